@@ -1,0 +1,3 @@
+module github.com/memra-ai/memra/engine
+
+go 1.26

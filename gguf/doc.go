@@ -1,0 +1,2 @@
+// Package gguf reads and writes GGUF files (llama.cpp's model format).
+package gguf

@@ -1,0 +1,3 @@
+module github.com/memra-ai/memra/gguf
+
+go 1.26

@@ -1,0 +1,165 @@
+//go:build mage
+
+// Memra's build targets. "go tool mage -l" lists them; the README names the two
+// a newcomer needs: "go tool mage gate" and "go tool mage test".
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/magefile/mage/mg"
+	"github.com/magefile/mage/sh"
+)
+
+// modules are the workspace's Go modules, in dependency order.
+var modules = []string{"gguf", "kernels", "gen", "engine", "tools"}
+
+// pkgs returns the `./mod/...` patterns of every module, for one go command.
+func pkgs() []string {
+	var out []string
+	for _, m := range modules {
+		if m == "." {
+			out = append(out, ".")
+			continue
+		}
+		out = append(out, "./"+m+"/...")
+	}
+	return out
+}
+
+func env(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// Gate runs the CUDA-graph gate (graph == eager, token for token) on MODEL or the built-in default model.
+//
+// Environment: MODEL (path to a .gguf; empty = built-in default), P (prompt
+// length, 64), N (generated tokens, 256), BENCH=1 adds the speed line.
+// Without a GPU it says so and runs the CPU part.
+func Gate() error {
+	args := []string{"run", "./tools/gate"}
+	if m := os.Getenv("MODEL"); m != "" {
+		args = append(args, m)
+	} else {
+		args = append(args, "default")
+	}
+	args = append(args, env("P", "64"), env("N", "256"))
+	if os.Getenv("BENCH") == "1" {
+		args = append(args, "bench")
+	}
+	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
+}
+
+// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and a short fuzz of the GGUF parser.
+func Test() error {
+	mg.SerialDeps(Check.Vet)
+	args := append([]string{"test", "-count=1"}, pkgs()...)
+	if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...); err != nil {
+		return err
+	}
+	return Fuzz{}.Short()
+}
+
+// Check holds the static checks.
+type Check mg.Namespace
+
+// Vet runs go vet on every module with CGO_ENABLED=0 (the CUDA path must build without cgo).
+func (Check) Vet() error {
+	args := append([]string{"vet"}, pkgs()...)
+	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
+}
+
+// Fmt fails when gofmt would change a file.
+func (Check) Fmt() error {
+	out, err := sh.Output("gofmt", "-l", ".")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(out) != "" {
+		return fmt.Errorf("gofmt would change:\n%s", out)
+	}
+	return nil
+}
+
+// Fuzz holds the fuzz runs.
+type Fuzz mg.Namespace
+
+// Short fuzzes the GGUF parser for FUZZTIME (default 20s), as CI does.
+func (Fuzz) Short() error {
+	return sh.RunV("go", "test", "./gguf", "-run=^$", "-fuzz=^FuzzOpen$", "-fuzztime="+env("FUZZTIME", "20s"))
+}
+
+// Long fuzzes the GGUF parser for FUZZTIME (default 10m).
+func (Fuzz) Long() error {
+	return sh.RunV("go", "test", "./gguf", "-run=^$", "-fuzz=^FuzzOpen$", "-fuzztime="+env("FUZZTIME", "10m"))
+}
+
+// Gen holds the code generators.
+type Gen mg.Namespace
+
+// All regenerates the driver binding, kernel launchers and capture tables (go generate).
+func (Gen) All() error {
+	return sh.RunV("go", "generate", "./engine/...", "./gen/...")
+}
+
+// Verify regenerates and fails when the committed generated files were stale.
+func (Gen) Verify() error {
+	mg.Deps(Gen.All)
+	out, err := sh.Output("git", "status", "--porcelain", "--", "engine", "gen", "kernels")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(out) != "" {
+		return fmt.Errorf("go generate changed files; commit them:\n%s", out)
+	}
+	return nil
+}
+
+// Cuda holds the targets that need the CUDA toolkit or prepare runs on the GPU machine.
+type Cuda mg.Namespace
+
+// Kernels compiles kernels/*.cu with nvcc into kernels/memra.fatbin and writes its manifest.
+//
+// Run it on a machine with nvcc (the GPU machine); commit both outputs.
+func (Cuda) Kernels() error {
+	return sh.RunV("go", "run", "./gen/cmd/buildkernels", "-dir", "kernels")
+}
+
+// Bins cross-builds static (CGO_ENABLED=0) binaries and test binaries into bin/ for the GPU machine.
+func (Cuda) Bins() error {
+	if err := os.MkdirAll("bin", 0o755); err != nil {
+		return err
+	}
+	e := map[string]string{"CGO_ENABLED": "0", "GOOS": "linux", "GOARCH": "amd64"}
+	for _, t := range []string{"memra", "gate", "bench"} {
+		if err := sh.RunWithV(e, "go", "build", "-o", filepath.Join("bin", t), "./tools/"+t); err != nil {
+			return err
+		}
+	}
+	// Test binaries for every package with GPU tests.
+	for _, p := range []string{"engine/cuda", "engine/gpu"} {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		name := strings.ReplaceAll(p, "/", "_") + ".test"
+		if err := sh.RunWithV(e, "go", "test", "-c", "-o", filepath.Join("bin", name), "./"+p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Bench runs tools/bench on the GPU (MODEL or the synth presets); results go to results/.
+func Bench() error {
+	args := []string{"run", "./tools/bench", "-out", env("OUT", "results")}
+	if m := os.Getenv("MODEL"); m != "" {
+		args = append(args, "-model", m)
+	}
+	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
+}

@@ -1,0 +1,3 @@
+module github.com/memra-ai/memra/tools
+
+go 1.26

@@ -1,0 +1,83 @@
+// Command memra is the user CLI: inspect, tokenize, convert, synthesize and run
+// hybrid models from GGUF files. "memra help" lists the subcommands.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand. Each lives in its own cmd_*.go file and is listed
+// in commands below.
+type command struct {
+	name    string
+	summary string // one line for "memra help"
+	usage   string // argument synopsis, e.g. "[--json] FILE.gguf"
+	// run parses args with its own FlagSet and does the work. It writes
+	// results to stdout and diagnostics to stderr.
+	run func(args []string, stdout, stderr io.Writer) error
+}
+
+// commands returns the subcommand table.
+func commands() []command {
+	cmds := []command{
+		// Each cmd_*.go file contributes one entry here.
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
+	return cmds
+}
+
+// errUsage marks an error caused by bad arguments: the caller prints usage.
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			for _, c := range commands() {
+				if c.name == args[1] {
+					_ = c.run([]string{"-h"}, stdout, stderr)
+					return 0
+				}
+			}
+		}
+		printHelp(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(args[1:], stdout, stderr)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "memra %s: %v\nusage: memra %s %s\n", c.name, err, c.name, c.usage)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "memra %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "memra: unknown command %q; run \"memra help\" for the list\n", args[0])
+	return 2
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "memra runs hybrid (Gated DeltaNet + attention) models from GGUF files.")
+	fmt.Fprintln(w, "\nUsage: memra COMMAND [flags] [args]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun \"memra help COMMAND\" (or \"memra COMMAND -h\") for a command's flags.")
+}
