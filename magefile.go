@@ -128,7 +128,7 @@ type Cuda mg.Namespace
 //
 // Run it on a machine with nvcc (the GPU machine); commit both outputs.
 func (Cuda) Kernels() error {
-	return sh.RunV("go", "run", "./gen/cmd/buildkernels", "-dir", "kernels")
+	return sh.RunV("go", "run", "./kernels/internal/build", "-dir", "kernels")
 }
 
 // Bins cross-builds static (CGO_ENABLED=0) binaries and test binaries into bin/ for the GPU machine.

@@ -1,3 +1,9 @@
 module github.com/memra-ai/memra/engine
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/ardanlabs/jinja v1.8.0 // indirect
+	github.com/ebitengine/purego v0.11.3 // indirect
+	golang.org/x/text v0.31.0 // indirect
+)

@@ -1,2 +1,22 @@
-// Package gguf reads and writes GGUF files (llama.cpp's model format).
+// Package gguf reads and writes GGUF files (llama.cpp's model format, v2
+// and v3, little-endian).
+//
+// Open maps a file read-only and parses only its header, metadata and tensor
+// infos; tensor data stays on disk until a TensorData slice is touched, so
+// opening a multi-gigabyte model costs milliseconds. Parse does the same
+// for an image already in memory (tests, the fuzzer). Every count, length,
+// offset and shape is checked against the file size before anything is
+// allocated, and errors name the key or tensor and the byte offset.
+//
+// Metadata getters add the architecture prefix (Uint32("block_count") reads
+// "qwen35.block_count"); see FullKey and the widening rules in getters.go.
+//
+// The ggml type table (Type, RowBytes) covers every id through 42.
+// Dequantize converts F32, F16, BF16, the integer types, Q4_0, Q4_1, Q5_0,
+// Q5_1, Q8_0, Q8_1 and the K-quants Q2_K..Q8_K to float32 without
+// allocating; Quantize produces F32, F16, BF16 and Q8_0.
+//
+// Writer streams a file: metadata and tensor infos first, then each
+// tensor's data from a callback, padded to the alignment. Output is
+// deterministic.
 package gguf

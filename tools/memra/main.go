@@ -26,6 +26,10 @@ type command struct {
 func commands() []command {
 	cmds := []command{
 		// Each cmd_*.go file contributes one entry here.
+		convertCmd(),
+		infoCmd(),
+		synthCmd(),
+		runCmd(),
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds

@@ -1,0 +1,400 @@
+// Package convert turns Hugging Face checkpoints of Qwen3.5 (text part) and
+// Qwen3 into GGUF files laid out exactly as llama.cpp's convert_hf_to_gguf.py
+// lays them out (names, shapes, types, metadata, transforms), and writes
+// random real-size models of the same layout (Synth) for benchmarks.
+//
+// Plan is the one place that lists a model's tensors; both paths use it.
+package convert
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// Options controls a conversion.
+type Options struct {
+	Type FileType
+	// Name is general.name; empty means the checkpoint directory's name.
+	Name string
+	// NoMTP drops the multi-token-prediction layers (llama.cpp --no-mtp).
+	NoMTP bool
+	// Progress, if set, is called after each chunk of output with the bytes
+	// of tensor data written so far and the total.
+	Progress func(done, total int64)
+}
+
+// chunkBytes bounds the float32 scratch of one streamed chunk, so peak
+// memory stays near one chunk rather than one tensor.
+const chunkBytes = 4 << 20
+
+// ConvertFile converts the checkpoint in dir to a GGUF file at out. The file
+// is written to a temporary name and renamed when complete.
+func ConvertFile(dir, out string, opt Options) (err error) {
+	tmp := out + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err = Convert(dir, bw, opt); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, out)
+}
+
+// Convert writes the GGUF of the checkpoint in dir to w.
+func Convert(dir string, w io.Writer, opt Options) error {
+	cfgPath := filepath.Join(dir, "config.json")
+	hc, _, err := readHFConfig(dir)
+	if err != nil {
+		return err
+	}
+	spec, err := specFromHF(hc, cfgPath)
+	if err != nil {
+		return err
+	}
+	if opt.NoMTP {
+		spec.NMTP = 0
+	}
+	ck, err := OpenCheckpoint(dir)
+	if err != nil {
+		return err
+	}
+	defer ck.Close()
+
+	// Normalise names and drop what llama.cpp drops.
+	type src struct {
+		meta *TensorMeta
+		name string // normalised Hugging Face name
+	}
+	var srcs []src
+	hasHead := false
+	for _, t := range ck.Tensors {
+		n, keep := normaliseName(t.Name, opt.NoMTP)
+		if !keep {
+			continue
+		}
+		if n == "lm_head.weight" {
+			hasHead = true
+		}
+		srcs = append(srcs, src{t, n})
+	}
+	// A checkpoint that stores lm_head gets output.weight even when the
+	// config says tied, as llama.cpp writes every tensor it finds.
+	if hasHead {
+		spec.Tied = false
+	}
+	plan, err := Plan(spec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfgPath, err)
+	}
+	byHF := make(map[string]*Entry, len(plan))
+	for i := range plan {
+		byHF[plan[i].HF] = &plan[i]
+	}
+	used := map[string]bool{}
+	type job struct {
+		meta *TensorMeta
+		e    *Entry
+		typ  gguf.Type
+	}
+	var jobs []job
+	var total int64
+	for _, s := range srcs {
+		e, ok := byHF[s.name]
+		if !ok {
+			hint := ""
+			if strings.HasPrefix(s.name, "mtp.") {
+				hint = " (MTP tensor but the config has no mtp_num_hidden_layers; use --no-mtp to drop MTP layers)"
+			}
+			return fmt.Errorf("%s: tensor %q is not part of a %s model with this config%s", s.meta.File, s.meta.Name, spec.Arch, hint)
+		}
+		if !shapeEq(s.meta.Shape, e.HFShape) {
+			return fmt.Errorf("%s: tensor %q has shape %v, want %v for %s", s.meta.File, s.meta.Name, s.meta.Shape, e.HFShape, e.Name)
+		}
+		used[s.name] = true
+		typ := TensorType(e, opt.Type)
+		nb, err := tensorSize(typ, e.Shape)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		total += nb
+		jobs = append(jobs, job{s.meta, e, typ})
+	}
+	var missing []string
+	for _, e := range plan {
+		if !used[e.HF] {
+			missing = append(missing, fmt.Sprintf("%s (for %s)", e.HF, e.Name))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: checkpoint is missing %d tensor(s): %s", dir, len(missing), short(missing))
+	}
+	vocab, err := ReadVocab(dir, spec.NVocab)
+	if err != nil {
+		return err
+	}
+	name := opt.Name
+	if name == "" {
+		name = filepath.Base(filepath.Clean(dir))
+	}
+
+	gw := gguf.NewWriter(w, 3)
+	for _, kv := range Metadata(spec, opt.Type, name) {
+		gw.SetKV(kv.Key, kv.Value)
+	}
+	for _, kv := range vocab.KVs(tokenizerPre(spec.Arch)) {
+		gw.SetKV(kv.Key, kv.Value)
+	}
+	var done int64
+	for _, j := range jobs {
+		j := j
+		gw.AddTensor(j.e.Name, j.typ, j.e.Shape, func(out io.Writer) error {
+			return streamTensor(out, ck, j.meta, j.e, j.typ, spec, func(n int64) {
+				done += n
+				if opt.Progress != nil {
+					opt.Progress(done, total)
+				}
+			})
+		})
+	}
+	return gw.Write()
+}
+
+// normaliseName maps multimodal-wrapper names to Qwen3_5ForCausalLM's and
+// reports whether llama.cpp keeps the tensor.
+func normaliseName(n string, noMTP bool) (string, bool) {
+	if strings.HasSuffix(n, ".rotary_emb.inv_freq") {
+		return "", false
+	}
+	if strings.HasPrefix(n, "model.language_model.") {
+		n = "model." + strings.TrimPrefix(n, "model.language_model.")
+	}
+	if strings.HasPrefix(n, "model.mtp.") {
+		n = strings.TrimPrefix(n, "model.")
+	}
+	if strings.Contains(n, "visual.") || strings.Contains(n, "vision_") || strings.Contains(n, "vision.") {
+		return "", false
+	}
+	if noMTP && strings.HasPrefix(n, "mtp.") {
+		return "", false
+	}
+	return n, true
+}
+
+func tokenizerPre(arch string) string {
+	if arch == ArchQwen35 {
+		return "qwen35"
+	}
+	return "qwen2"
+}
+
+func shapeEq(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func tensorSize(t gguf.Type, shape []uint64) (int64, error) {
+	rows := int64(1)
+	for _, d := range shape[1:] {
+		rows *= int64(d)
+	}
+	rb, err := gguf.RowBytes(t, int64(shape[0]))
+	if err != nil {
+		return 0, err
+	}
+	return rb * rows, nil
+}
+
+// Metadata returns the general.* and architecture keys in llama.cpp's
+// order (see convert_hf_to_gguf: TextModel, Qwen3Next and the Qwen3.5
+// mixins); the tokenizer keys follow.
+func Metadata(s *Spec, ft FileType, name string) []gguf.KV {
+	a := s.Arch + "."
+	u32 := func(k string, v int) gguf.KV { return gguf.KV{Key: k, Value: gguf.Uint32Value(uint32(v))} }
+	f32 := func(k string, v float32) gguf.KV { return gguf.KV{Key: k, Value: gguf.Float32Value(v)} }
+	kvs := []gguf.KV{
+		{Key: "general.architecture", Value: gguf.StringValue(s.Arch)},
+		{Key: "general.type", Value: gguf.StringValue("model")},
+	}
+	if name != "" {
+		kvs = append(kvs, gguf.KV{Key: "general.name", Value: gguf.StringValue(name)})
+	}
+	sections := gguf.KV{Key: a + "rope.dimension_sections", Value: gguf.Int32sValue(s.RopeSections[:])}
+	kvs = append(kvs,
+		u32(a+"block_count", s.BlockCount()),
+		u32(a+"context_length", s.ContextLength),
+		u32(a+"embedding_length", s.NEmbd),
+		u32(a+"feed_forward_length", s.NFF),
+		u32(a+"attention.head_count", s.NHead),
+		u32(a+"attention.head_count_kv", s.NHeadKV),
+	)
+	if s.Arch == ArchQwen35 && s.RopeSectionsFromConfig {
+		kvs = append(kvs, sections)
+	}
+	kvs = append(kvs,
+		f32(a+"rope.freq_base", s.RopeTheta),
+		f32(a+"attention.layer_norm_rms_epsilon", s.RMSEps),
+		u32(a+"attention.key_length", s.HeadDim),
+		u32(a+"attention.value_length", s.HeadDim),
+		u32("general.file_type", int(ft)),
+	)
+	if s.Arch == ArchQwen35 {
+		kvs = append(kvs,
+			u32(a+"ssm.conv_kernel", s.ConvKernel),
+			u32(a+"ssm.state_size", s.SSMKHeadDim),
+			u32(a+"ssm.group_count", s.SSMKHeads),
+			u32(a+"ssm.time_step_rank", s.SSMVHeads),
+			u32(a+"ssm.inner_size", s.VDim()),
+			u32(a+"full_attention_interval", s.FullAttnInterval),
+			u32(a+"rope.dimension_count", s.RopeDims),
+		)
+		if !s.RopeSectionsFromConfig {
+			kvs = append(kvs, sections)
+		}
+		if s.NMTP > 0 {
+			kvs = append(kvs, u32(a+"nextn_predict_layers", s.NMTP))
+		}
+	}
+	kvs = append(kvs, u32("general.quantization_version", 2))
+	return kvs
+}
+
+// view2D returns the tensor as rows × cols with cols = ne0 (1-D tensors
+// are n rows of 1 so reorders index rows).
+func view2D(e *Entry) (rows, cols int) {
+	if len(e.Shape) == 1 {
+		return int(e.Shape[0]), 1
+	}
+	cols = int(e.Shape[0])
+	rows = 1
+	for _, d := range e.Shape[1:] {
+		rows *= int(d)
+	}
+	return rows, cols
+}
+
+// streamTensor reads, transforms and encodes one tensor chunk by chunk.
+func streamTensor(out io.Writer, ck *Checkpoint, t *TensorMeta, e *Entry, typ gguf.Type, s *Spec, progress func(int64)) error {
+	rows, cols := view2D(e)
+	perChunk := max(1, chunkBytes/(4*cols))
+	if len(e.Shape) == 1 {
+		perChunk = rows // 1-D tensors are small; elementwise
+	}
+	buf := make([]float32, perChunk*cols)
+	rowTmp := make([]float32, cols)
+	var enc []byte
+	var raw []byte
+	f16src := t.DType == DTypeF16
+	for r0 := 0; r0 < rows; r0 += perChunk {
+		n := min(perChunk, rows-r0)
+		x := buf[:n*cols]
+		if e.R.HeadDim > 0 && e.R.Axis == 0 {
+			for r := 0; r < n; r++ {
+				sr := srcIndex(r0+r, e.R, s.SSMKHeads, s.SSMVHeads)
+				if err := ck.readElems(t, int64(sr)*int64(cols), x[r*cols:(r+1)*cols], &raw); err != nil {
+					return err
+				}
+			}
+		} else if err := ck.readElems(t, int64(r0)*int64(cols), x, &raw); err != nil {
+			return err
+		}
+		if e.R.HeadDim > 0 && e.R.Axis == 1 {
+			for r := 0; r < n; r++ {
+				row := x[r*cols : (r+1)*cols]
+				copy(rowTmp, row)
+				for c := range row {
+					row[c] = rowTmp[srcIndex(c, e.R, s.SSMKHeads, s.SSMVHeads)]
+				}
+			}
+		}
+		applyTransform(x, e.X, f16src)
+		nb, err := gguf.RowBytes(typ, int64(len(x)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		if int64(cap(enc)) < nb {
+			enc = make([]byte, nb)
+		}
+		enc = enc[:nb]
+		if err := gguf.Quantize(typ, x, enc); err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		if _, err := out.Write(enc); err != nil {
+			return err
+		}
+		progress(nb)
+	}
+	return nil
+}
+
+// applyTransform applies llama.cpp's elementwise transform. With an F16
+// source llama.cpp computes in half precision; the result is rounded to
+// half to match.
+func applyTransform(x []float32, t Transform, f16 bool) {
+	switch t {
+	case TNone:
+		return
+	case TPlusOne:
+		for i := range x {
+			x[i] += 1
+		}
+	case TNegExp:
+		for i := range x {
+			x[i] = float32(-math.Exp(float64(x[i])))
+		}
+	}
+	if f16 {
+		for i := range x {
+			x[i] = roundF16(x[i])
+		}
+	}
+}
+
+// readElems reads len(dst) elements starting at element index start.
+func (ck *Checkpoint) readElems(t *TensorMeta, start int64, dst []float32, scratch *[]byte) error {
+	f, ok := ck.handles[t.File]
+	if !ok {
+		return fmt.Errorf("tensor %q: file %s is not open", t.Name, t.File)
+	}
+	es := int64(t.DType.size())
+	n := int64(len(dst))
+	if start < 0 || (start+n)*es > t.Size {
+		return fmt.Errorf("tensor %q: read of %d elements at %d is out of range", t.Name, n, start)
+	}
+	if int64(cap(*scratch)) < n*es {
+		*scratch = make([]byte, n*es)
+	}
+	b := (*scratch)[:n*es]
+	if _, err := f.ReadAt(b, t.Begin+start*es); err != nil {
+		return fmt.Errorf("tensor %q in %s: %w", t.Name, t.File, err)
+	}
+	decodeInto(t.DType, b, dst)
+	return nil
+}

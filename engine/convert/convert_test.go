@@ -1,0 +1,496 @@
+package convert
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// want is one expected GGUF tensor: name, type, ne shape.
+type want struct {
+	name  string
+	typ   gguf.Type
+	shape []uint64
+}
+
+// qwen35Table is written by hand from llama.cpp's qwen35 naming
+// (gguf-py constants.py / tensor_mapping.py) for qwen35Dims, in
+// llama.cpp's write order (Hugging Face names sorted).
+// E=32, FF=32, vocab 40, H_k=2 H_v=4 d=4: K=8, V=16, C=32; attn head 8.
+func qwen35Table(mat, matOddRows gguf.Type) []want {
+	F := gguf.TypeF32
+	gdn := func(i int) []want {
+		p := fmt.Sprintf("blk.%d.", i)
+		// sorted by HF name: input_layernorm, linear_attn.{A_log, conv1d,
+		// dt_bias, in_proj_a, in_proj_b, in_proj_qkv, in_proj_z, norm,
+		// out_proj}, mlp.{down,gate,up}, post_attention_layernorm
+		return []want{
+			{p + "attn_norm.weight", F, []uint64{32}},
+			{p + "ssm_a", F, []uint64{4}},
+			{p + "ssm_conv1d.weight", F, []uint64{4, 32}},
+			{p + "ssm_dt.bias", F, []uint64{4}},
+			{p + "ssm_alpha.weight", mat, []uint64{32, 4}},
+			{p + "ssm_beta.weight", mat, []uint64{32, 4}},
+			{p + "attn_qkv.weight", mat, []uint64{32, 32}},
+			{p + "attn_gate.weight", mat, []uint64{32, 16}},
+			{p + "ssm_norm.weight", F, []uint64{4}},
+			{p + "ssm_out.weight", matOddRows, []uint64{16, 32}},
+			{p + "ffn_down.weight", mat, []uint64{32, 32}},
+			{p + "ffn_gate.weight", mat, []uint64{32, 32}},
+			{p + "ffn_up.weight", mat, []uint64{32, 32}},
+			{p + "post_attention_norm.weight", F, []uint64{32}},
+		}
+	}
+	attn := func(i int) []want {
+		p := fmt.Sprintf("blk.%d.", i)
+		// self_attn.k_norm sorts before self_attn.k_proj.
+		return []want{
+			{p + "attn_norm.weight", F, []uint64{32}},
+			{p + "ffn_down.weight", mat, []uint64{32, 32}},
+			{p + "ffn_gate.weight", mat, []uint64{32, 32}},
+			{p + "ffn_up.weight", mat, []uint64{32, 32}},
+			{p + "post_attention_norm.weight", F, []uint64{32}},
+			{p + "attn_k_norm.weight", F, []uint64{8}},
+			{p + "attn_k.weight", mat, []uint64{32, 8}},
+			{p + "attn_output.weight", matOddRows, []uint64{16, 32}},
+			{p + "attn_q_norm.weight", F, []uint64{8}},
+			{p + "attn_q.weight", mat, []uint64{32, 32}},
+			{p + "attn_v.weight", mat, []uint64{32, 8}},
+		}
+	}
+	ws := []want{{"output.weight", mat, []uint64{32, 40}}, {"token_embd.weight", mat, []uint64{32, 40}}}
+	ws = append(ws, gdn(0)...)
+	ws = append(ws, attn(1)...)
+	ws = append(ws, gdn(2)...)
+	ws = append(ws, attn(3)...)
+	ws = append(ws, want{"output_norm.weight", F, []uint64{32}})
+	return ws
+}
+
+func convertDir(t *testing.T, dir string, opt Options) (*gguf.File, []byte) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.gguf")
+	if err := ConvertFile(dir, out, opt); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f, b
+}
+
+func checkTable(t *testing.T, f *gguf.File, ws []want) {
+	t.Helper()
+	if len(f.Tensors) != len(ws) {
+		var got []string
+		for _, ti := range f.Tensors {
+			got = append(got, ti.Name)
+		}
+		t.Fatalf("got %d tensors, want %d:\n%s", len(f.Tensors), len(ws), strings.Join(got, "\n"))
+	}
+	for i, w := range ws {
+		ti := f.Tensors[i]
+		if ti.Name != w.name || ti.Type != w.typ || fmt.Sprint(ti.Shape) != fmt.Sprint(w.shape) {
+			t.Errorf("tensor %d: got %s %v %v, want %s %v %v", i, ti.Name, ti.Type, ti.Shape, w.name, w.typ, w.shape)
+		}
+	}
+}
+
+func TestConvertQwen35Layout(t *testing.T) {
+	d := qwen35Dims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 1, DTypeBF16))
+	for _, c := range []struct {
+		ft       FileType
+		mat, odd gguf.Type
+	}{
+		{FileF32, gguf.TypeF32, gguf.TypeF32},
+		{FileBF16, gguf.TypeBF16, gguf.TypeBF16},
+		{FileF16, gguf.TypeF16, gguf.TypeF16},
+		// Q8_0 needs rows of 32; ssm_out / attn_output rows are 16 here,
+		// so llama.cpp falls back to F16 for them.
+		{FileQ8_0, gguf.TypeQ8_0, gguf.TypeF16},
+	} {
+		t.Run(c.ft.String(), func(t *testing.T) {
+			f, _ := convertDir(t, dir, Options{Type: c.ft, Name: "tiny"})
+			checkTable(t, f, qwen35Table(c.mat, c.odd))
+			ft, err := f.Uint32("general.file_type")
+			if err != nil || FileType(ft) != c.ft {
+				t.Errorf("general.file_type = %d, %v; want %d", ft, err, c.ft)
+			}
+		})
+	}
+}
+
+func TestConvertQwen35Metadata(t *testing.T) {
+	d := qwen35Dims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 2, DTypeF32))
+	f, _ := convertDir(t, dir, Options{Type: FileF32, Name: "tiny"})
+	u := map[string]uint32{
+		"block_count": 4, "context_length": 4096, "embedding_length": 32, "feed_forward_length": 32,
+		"attention.head_count": 2, "attention.head_count_kv": 1, "attention.key_length": 8,
+		"attention.value_length": 8, "ssm.conv_kernel": 4, "ssm.state_size": 4, "ssm.group_count": 2,
+		"ssm.time_step_rank": 4, "ssm.inner_size": 16, "full_attention_interval": 2,
+		"rope.dimension_count":         2, // head_dim 8 × 0.25
+		"general.quantization_version": 2,
+	}
+	for k, v := range u {
+		got, err := f.Uint32(k)
+		if err != nil || got != v {
+			t.Errorf("%s = %d, %v; want %d", k, got, err, v)
+		}
+	}
+	if f.Arch() != "qwen35" {
+		t.Errorf("arch %q", f.Arch())
+	}
+	if s, _ := f.String("general.name"); s != "tiny" {
+		t.Errorf("general.name %q", s)
+	}
+	if x, _ := f.Float32("rope.freq_base"); x != 1e7 {
+		t.Errorf("rope.freq_base %g", x)
+	}
+	if x, _ := f.Float32("attention.layer_norm_rms_epsilon"); x != 1e-6 {
+		t.Errorf("rms eps %g", x)
+	}
+	if s, _ := f.Int32s("rope.dimension_sections"); fmt.Sprint(s) != "[11 11 10 0]" {
+		t.Errorf("rope.dimension_sections %v", s)
+	}
+	// Tokenizer: 29 base tokens, 3 added, 8 padding entries.
+	toks, _ := f.Strings("tokenizer.ggml.tokens")
+	types, _ := f.Int32s("tokenizer.ggml.token_type")
+	if len(toks) != 40 || len(types) != 40 {
+		t.Fatalf("tokens %d types %d, want 40", len(toks), len(types))
+	}
+	if toks[0] != "t0" || types[0] != TokenNormal || toks[29] != "<|endoftext|>" || types[29] != TokenControl ||
+		toks[31] != "<think>" || types[31] != TokenUserDefined || toks[39] != "[PAD39]" || types[39] != TokenUnused {
+		t.Errorf("token table: %q %v / %q %v / %q %v / %q %v", toks[0], types[0], toks[29], types[29], toks[31], types[31], toks[39], types[39])
+	}
+	merges, _ := f.Strings("tokenizer.ggml.merges")
+	if fmt.Sprintf("%q", merges) != `["t 1" "aĠb c"]` {
+		t.Errorf("merges %q", merges)
+	}
+	for k, v := range map[string]uint32{"tokenizer.ggml.eos_token_id": 30, "tokenizer.ggml.padding_token_id": 29} {
+		if got, err := f.Uint32(k); err != nil || got != v {
+			t.Errorf("%s = %d, %v; want %d", k, got, err, v)
+		}
+	}
+	if f.Has("tokenizer.ggml.bos_token_id") {
+		t.Error("bos_token_id written although bos_token is null")
+	}
+	if b, err := f.Bool("tokenizer.ggml.add_bos_token"); err != nil || b {
+		t.Errorf("add_bos_token %v %v", b, err)
+	}
+	if s, _ := f.String("tokenizer.ggml.pre"); s != "qwen35" {
+		t.Errorf("pre %q", s)
+	}
+	if s, _ := f.String("tokenizer.chat_template"); s != "{{ messages }}" {
+		t.Errorf("chat_template %q", s)
+	}
+	// Key order as llama.cpp writes it: architecture first, file_type
+	// after the attention keys, quantization_version before the tokenizer.
+	var keys []string
+	for _, kv := range f.KVs {
+		keys = append(keys, kv.Key)
+	}
+	joined := strings.Join(keys, ",")
+	for _, pair := range [][2]string{
+		{"general.architecture", "general.type"},
+		{"qwen35.attention.value_length", "general.file_type"},
+		{"general.file_type", "qwen35.ssm.conv_kernel"},
+		{"qwen35.rope.dimension_count", "general.quantization_version"},
+		{"general.quantization_version", "tokenizer.ggml.model"},
+	} {
+		if strings.Index(joined, pair[0]) > strings.Index(joined, pair[1]) {
+			t.Errorf("key %s should come before %s: %s", pair[0], pair[1], joined)
+		}
+	}
+	if keys[0] != "general.architecture" {
+		t.Errorf("first key %s", keys[0])
+	}
+}
+
+// TestConvertTransforms checks each llama.cpp transform against values
+// worked out by hand from the source tensors.
+func TestConvertTransforms(t *testing.T) {
+	d := qwen35Dims()
+	dir := t.TempDir()
+	ts := hfTensors(d, 3, DTypeF32)
+	writeCheckpoint(t, dir, d, ts)
+	f, _ := convertDir(t, dir, Options{Type: FileF32})
+	src := func(n string) []float32 { return ts[n].data }
+	near := func(what string, got, want []float32) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+		}
+		for i := range got {
+			// -exp in float32 vs float64: a few ulps.
+			if math.Abs(float64(got[i]-want[i])) > 1e-6*math.Max(1, math.Abs(float64(want[i]))) {
+				t.Fatalf("%s[%d] = %g, want %g", what, i, got[i], want[i])
+			}
+		}
+	}
+	plus1 := func(x []float32) []float32 {
+		y := make([]float32, len(x))
+		for i := range x {
+			y[i] = x[i] + 1
+		}
+		return y
+	}
+	near("output_norm", readF32Tensor(t, f, "output_norm.weight"), plus1(src("model.norm.weight")))
+	near("attn_norm", readF32Tensor(t, f, "blk.0.attn_norm.weight"), plus1(src("model.layers.0.input_layernorm.weight")))
+	near("q_norm", readF32Tensor(t, f, "blk.1.attn_q_norm.weight"), plus1(src("model.layers.1.self_attn.q_norm.weight")))
+	near("ssm_norm (no +1)", readF32Tensor(t, f, "blk.0.ssm_norm.weight"), src("model.layers.0.linear_attn.norm.weight"))
+
+	// H_k = 2, H_v = 4: HF groups V heads by K head as [g0v0 g0v1 g1v0 g1v1];
+	// GGUF tiles them as [g0v0 g1v0 g0v1 g1v1]: new head order = old [0 2 1 3].
+	perm := []int{0, 2, 1, 3}
+	al := src("model.layers.0.linear_attn.A_log")
+	var wantA []float32
+	for _, h := range perm {
+		wantA = append(wantA, -float32(math.Exp(float64(al[h]))))
+	}
+	near("ssm_a", readF32Tensor(t, f, "blk.0.ssm_a"), wantA)
+	dt := src("model.layers.0.linear_attn.dt_bias")
+	near("ssm_dt", readF32Tensor(t, f, "blk.0.ssm_dt.bias"), []float32{dt[0], dt[2], dt[1], dt[3]})
+
+	// conv1d [C=32,1,4] -> ne {4, 32}: channels 0..15 (q, k) unchanged, then
+	// V heads of 4 channels permuted.
+	cv := src("model.layers.0.linear_attn.conv1d.weight")
+	var wantConv []float32
+	wantConv = append(wantConv, cv[:16*4]...)
+	for _, h := range perm {
+		wantConv = append(wantConv, cv[(16+4*h)*4:(16+4*h+4)*4]...)
+	}
+	near("ssm_conv1d", readF32Tensor(t, f, "blk.0.ssm_conv1d.weight"), wantConv)
+
+	// out_proj [E=32, V=16]: columns permuted per head of 4 within each row.
+	op := src("model.layers.2.linear_attn.out_proj.weight")
+	var wantOut []float32
+	for r := 0; r < 32; r++ {
+		row := op[r*16 : r*16+16]
+		for _, h := range perm {
+			wantOut = append(wantOut, row[4*h:4*h+4]...)
+		}
+	}
+	near("ssm_out", readF32Tensor(t, f, "blk.2.ssm_out.weight"), wantOut)
+
+	// in_proj_qkv rows: q (8 rows) and k (8 rows) stay; v rows per head move.
+	qkv := src("model.layers.2.linear_attn.in_proj_qkv.weight")
+	var wantQKV []float32
+	wantQKV = append(wantQKV, qkv[:16*32]...)
+	for _, h := range perm {
+		wantQKV = append(wantQKV, qkv[(16+4*h)*32:(16+4*h+4)*32]...)
+	}
+	near("attn_qkv", readF32Tensor(t, f, "blk.2.attn_qkv.weight"), wantQKV)
+	b := src("model.layers.2.linear_attn.in_proj_b.weight")
+	var wantB []float32
+	for _, h := range perm {
+		wantB = append(wantB, b[32*h:32*h+32]...)
+	}
+	near("ssm_beta", readF32Tensor(t, f, "blk.2.ssm_beta.weight"), wantB)
+	// Matrices without a transform are copied.
+	near("ffn_down", readF32Tensor(t, f, "blk.3.ffn_down.weight"), src("model.layers.3.mlp.down_proj.weight"))
+	near("token_embd", readF32Tensor(t, f, "token_embd.weight"), src("model.embed_tokens.weight"))
+}
+
+func TestConvertDeterministic(t *testing.T) {
+	d := qwen35Dims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 4, DTypeBF16))
+	_, a := convertDir(t, dir, Options{Type: FileQ8_0})
+	_, b := convertDir(t, dir, Options{Type: FileQ8_0})
+	if !bytes.Equal(a, b) {
+		t.Fatal("two conversions of the same checkpoint differ")
+	}
+}
+
+func TestConvertQwen3(t *testing.T) {
+	d := qwen3Dims()
+	dir := t.TempDir()
+	ts := hfTensors(d, 5, DTypeF32)
+	writeCheckpoint(t, dir, d, ts)
+	f, _ := convertDir(t, dir, Options{Type: FileBF16})
+	F, B := gguf.TypeF32, gguf.TypeBF16
+	layer := func(i int) []want {
+		p := fmt.Sprintf("blk.%d.", i)
+		return []want{
+			{p + "attn_norm.weight", F, []uint64{32}},
+			{p + "ffn_down.weight", B, []uint64{32, 32}},
+			{p + "ffn_gate.weight", B, []uint64{32, 32}},
+			{p + "ffn_up.weight", B, []uint64{32, 32}},
+			{p + "ffn_norm.weight", F, []uint64{32}},
+			{p + "attn_k_norm.weight", F, []uint64{8}},
+			{p + "attn_k.weight", B, []uint64{32, 16}},
+			{p + "attn_output.weight", B, []uint64{32, 32}},
+			{p + "attn_q_norm.weight", F, []uint64{8}},
+			{p + "attn_q.weight", B, []uint64{32, 32}},
+			{p + "attn_v.weight", B, []uint64{32, 16}},
+		}
+	}
+	ws := []want{{"output.weight", B, []uint64{32, 40}}, {"token_embd.weight", B, []uint64{32, 40}}}
+	ws = append(ws, layer(0)...)
+	ws = append(ws, layer(1)...)
+	ws = append(ws, want{"output_norm.weight", F, []uint64{32}})
+	checkTable(t, f, ws)
+	// Qwen3 norms are plain weights: no +1.
+	got := readF32Tensor(t, f, "output_norm.weight")
+	for i, w := range ts["model.norm.weight"].data {
+		if got[i] != w {
+			t.Fatalf("output_norm[%d] = %g, want %g", i, got[i], w)
+		}
+	}
+	if s, _ := f.String("tokenizer.ggml.pre"); s != "qwen2" {
+		t.Errorf("pre %q", s)
+	}
+	if f.Has("rope.dimension_count") || f.Has("ssm.conv_kernel") {
+		t.Error("qwen3 file has qwen35-only keys")
+	}
+}
+
+func TestConvertTiedAndMTP(t *testing.T) {
+	d := qwen35Dims()
+	d.tied, d.mtp = true, true
+	dir := t.TempDir()
+	ts := hfTensors(d, 6, DTypeF32)
+	writeCheckpoint(t, dir, d, ts)
+	f, _ := convertDir(t, dir, Options{Type: FileF32})
+	if _, ok := f.Tensor("output.weight"); ok {
+		t.Error("tied model has output.weight")
+	}
+	if n, _ := f.Uint32("block_count"); n != 5 {
+		t.Errorf("block_count %d, want 5 (4 + 1 MTP)", n)
+	}
+	if n, _ := f.Uint32("nextn_predict_layers"); n != 1 {
+		t.Errorf("nextn_predict_layers %d", n)
+	}
+	for _, n := range []string{"blk.4.nextn.eh_proj.weight", "blk.4.attn_q.weight", "blk.4.nextn.shared_head_norm.weight"} {
+		if _, ok := f.Tensor(n); !ok {
+			t.Errorf("missing %s", n)
+		}
+	}
+	en := readF32Tensor(t, f, "blk.4.nextn.enorm.weight")
+	if en[3] != ts["mtp.pre_fc_norm_embedding.weight"].data[3]+1 {
+		t.Error("nextn.enorm is not w+1")
+	}
+	g, _ := convertDir(t, dir, Options{Type: FileF32, NoMTP: true})
+	if n, _ := g.Uint32("block_count"); n != 4 || g.Has("nextn_predict_layers") {
+		t.Errorf("--no-mtp: block_count %d", n)
+	}
+}
+
+func TestConvertSharded(t *testing.T) {
+	d := qwen35Dims()
+	ts := hfTensors(d, 7, DTypeBF16)
+	one := t.TempDir()
+	writeCheckpoint(t, one, d, ts)
+	sh := t.TempDir()
+	writeCheckpoint(t, sh, d, ts)
+	os.Remove(filepath.Join(sh, "model.safetensors"))
+	a, b := map[string]stTensor{}, map[string]stTensor{}
+	wm := map[string]string{}
+	for n, x := range ts {
+		if strings.Contains(n, "layers.1.") || strings.Contains(n, "layers.3.") || strings.HasPrefix(n, "lm_") {
+			b[n] = x
+			wm[n] = "model-00002-of-00002.safetensors"
+		} else {
+			a[n] = x
+			wm[n] = "model-00001-of-00002.safetensors"
+		}
+	}
+	writeSafetensors(t, filepath.Join(sh, "model-00001-of-00002.safetensors"), a)
+	writeSafetensors(t, filepath.Join(sh, "model-00002-of-00002.safetensors"), b)
+	writeJSON(t, filepath.Join(sh, "model.safetensors.index.json"), map[string]any{"weight_map": wm})
+	f1, _ := convertDir(t, one, Options{Type: FileBF16, Name: "x"})
+	f2, _ := convertDir(t, sh, Options{Type: FileBF16, Name: "x"})
+	if len(f1.Tensors) != len(f2.Tensors) {
+		t.Fatalf("%d vs %d tensors", len(f1.Tensors), len(f2.Tensors))
+	}
+	for _, ti := range f1.Tensors {
+		x, _ := f1.TensorData(ti.Name)
+		y, err := f2.TensorData(ti.Name)
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between single-file and sharded conversion", ti.Name)
+		}
+	}
+	// llama.cpp order: shard by shard, so layer 1 comes after output_norm.
+	if f2.Tensors[len(f2.Tensors)-1].Name == "output_norm.weight" {
+		t.Error("sharded order should follow shards")
+	}
+}
+
+func TestConvertErrors(t *testing.T) {
+	d := qwen35Dims()
+	base := func(t *testing.T) (string, map[string]stTensor) {
+		dir := t.TempDir()
+		ts := hfTensors(d, 8, DTypeF32)
+		writeCheckpoint(t, dir, d, ts)
+		return dir, ts
+	}
+	expectErr := func(t *testing.T, dir, substr string) {
+		t.Helper()
+		err := Convert(dir, &bytes.Buffer{}, Options{Type: FileF32})
+		if err == nil || !strings.Contains(err.Error(), substr) {
+			t.Fatalf("error %v, want one containing %q", err, substr)
+		}
+	}
+	t.Run("unknown architecture", func(t *testing.T) {
+		dir, _ := base(t)
+		writeJSON(t, filepath.Join(dir, "config.json"), map[string]any{"architectures": []string{"LlamaForCausalLM"}})
+		expectErr(t, dir, `architecture "LlamaForCausalLM" is not supported`)
+	})
+	t.Run("missing tensor", func(t *testing.T) {
+		dir, ts := base(t)
+		delete(ts, "model.layers.2.linear_attn.A_log")
+		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts)
+		expectErr(t, dir, "model.layers.2.linear_attn.A_log (for blk.2.ssm_a)")
+	})
+	t.Run("unexpected tensor", func(t *testing.T) {
+		dir, ts := base(t)
+		ts["model.layers.0.mlp.extra.weight"] = stTensor{shape: []int64{2}, data: []float32{1, 2}}
+		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts)
+		expectErr(t, dir, `"model.layers.0.mlp.extra.weight" is not part of a qwen35 model`)
+	})
+	t.Run("wrong shape", func(t *testing.T) {
+		dir, ts := base(t)
+		ts["model.norm.weight"] = stTensor{shape: []int64{31}, data: make([]float32, 31)}
+		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts)
+		expectErr(t, dir, `"model.norm.weight" has shape [31], want [32]`)
+	})
+	t.Run("truncated safetensors", func(t *testing.T) {
+		dir, _ := base(t)
+		p := filepath.Join(dir, "model.safetensors")
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, b[:len(b)-100], 0o644)
+		expectErr(t, dir, "truncated?")
+	})
+	t.Run("hostile header length", func(t *testing.T) {
+		dir, _ := base(t)
+		p := filepath.Join(dir, "model.safetensors")
+		b, _ := os.ReadFile(p)
+		b[7] = 0x7f
+		os.WriteFile(p, b, 0o644)
+		expectErr(t, dir, "header length")
+	})
+	t.Run("irregular layer_types", func(t *testing.T) {
+		dir, _ := base(t)
+		c := map[string]any{}
+		readJSONInto(t, filepath.Join(dir, "config.json"), &c)
+		c["layer_types"] = []string{"linear_attention", "full_attention", "full_attention", "full_attention"}
+		writeJSON(t, filepath.Join(dir, "config.json"), c)
+		expectErr(t, dir, "layer_types is not")
+	})
+}

@@ -1,0 +1,224 @@
+package convert
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// Transform is an elementwise change llama.cpp's converter applies.
+type Transform uint8
+
+const (
+	// TNone copies values.
+	TNone Transform = iota
+	// TPlusOne stores w+1: Qwen3.5's RMSNorm multiplies by (1+w), GGUF by w.
+	TPlusOne
+	// TNegExp stores −exp(A_log) as ssm_a.
+	TNegExp
+)
+
+// Reorder describes llama.cpp's qwen35 V-head reorder along one axis of the
+// PyTorch tensor: the span [Offset, Offset+H_v·HeadDim) holds H_v heads of
+// HeadDim entries grouped by K head (head g·r+j, r = H_v/H_k); GGUF stores
+// them tiled (new head j·H_k+g), so V head h pairs with K head h % H_k.
+// HeadDim 0 means no reorder.
+type Reorder struct {
+	Axis    int // 0: rows (outer dim), 1: columns (inner dim)
+	Offset  int
+	HeadDim int
+}
+
+// Entry is one GGUF tensor of a model and where it comes from.
+type Entry struct {
+	Name    string   // GGUF name, e.g. "blk.0.attn_qkv.weight"
+	HF      string   // Hugging Face name in a Qwen3_5ForCausalLM / Qwen3ForCausalLM checkpoint
+	Shape   []uint64 // ggml ne order: Shape[0] is the row length
+	HFShape []int64  // PyTorch shape in the checkpoint (conv1d keeps its middle 1)
+	Layer   int      // block index, -1 for global tensors
+	X       Transform
+	R       Reorder
+	// Role is the tensor's role, for synth's value distribution: "embd",
+	// "matrix", "norm" (multiplier near 1), "ssm_a", "ssm_dt", "conv".
+	Role string
+}
+
+// Plan returns the model's GGUF tensors in the order llama.cpp writes them
+// for a single-file checkpoint: sorted by Hugging Face name. Convert and
+// synth share it, so both lay out a model identically.
+func Plan(s *Spec) ([]Entry, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	E, V, FF := u(s.NEmbd), u(s.NVocab), u(s.NFF)
+	var es []Entry
+	add := func(e Entry) {
+		if e.HFShape == nil {
+			e.HFShape = make([]int64, len(e.Shape))
+			for i, d := range e.Shape {
+				e.HFShape[len(e.Shape)-1-i] = int64(d)
+			}
+		}
+		es = append(es, e)
+	}
+	norm := TNone
+	if s.Arch == ArchQwen35 {
+		norm = TPlusOne
+	}
+	add(Entry{Name: "token_embd.weight", HF: "model.embed_tokens.weight", Shape: []uint64{E, V}, Layer: -1, Role: "embd"})
+	add(Entry{Name: "output_norm.weight", HF: "model.norm.weight", Shape: []uint64{E}, Layer: -1, X: norm, Role: "norm"})
+	if !s.Tied {
+		add(Entry{Name: "output.weight", HF: "lm_head.weight", Shape: []uint64{E, V}, Layer: -1, Role: "matrix"})
+	}
+	for il := 0; il < s.BlockCount(); il++ {
+		hf := fmt.Sprintf("model.layers.%d.", il)
+		if il >= s.NLayer {
+			hf = fmt.Sprintf("mtp.layers.%d.", il-s.NLayer)
+		}
+		blk := fmt.Sprintf("blk.%d.", il)
+		lay := func(name, hfName string, shape []uint64, x Transform, role string) Entry {
+			return Entry{Name: blk + name, HF: hf + hfName, Shape: shape, Layer: il, X: x, Role: role}
+		}
+		add(lay("attn_norm.weight", "input_layernorm.weight", []uint64{E}, norm, "norm"))
+		if s.Arch == ArchQwen35 {
+			add(lay("post_attention_norm.weight", "post_attention_layernorm.weight", []uint64{E}, norm, "norm"))
+		} else {
+			add(lay("ffn_norm.weight", "post_attention_layernorm.weight", []uint64{E}, norm, "norm"))
+		}
+		add(lay("ffn_gate.weight", "mlp.gate_proj.weight", []uint64{E, FF}, TNone, "matrix"))
+		add(lay("ffn_up.weight", "mlp.up_proj.weight", []uint64{E, FF}, TNone, "matrix"))
+		add(lay("ffn_down.weight", "mlp.down_proj.weight", []uint64{FF, E}, TNone, "matrix"))
+		if s.IsRecurrent(il) {
+			K, Vd, C, Hv, Dv := s.KDim(), u(s.VDim()), u(s.ConvDim()), u(s.SSMVHeads), s.SSMVHeadDim
+			e := lay("attn_qkv.weight", "linear_attn.in_proj_qkv.weight", []uint64{E, C}, TNone, "matrix")
+			e.R = Reorder{Axis: 0, Offset: 2 * K, HeadDim: Dv}
+			add(e)
+			e = lay("attn_gate.weight", "linear_attn.in_proj_z.weight", []uint64{E, Vd}, TNone, "matrix")
+			e.R = Reorder{Axis: 0, HeadDim: Dv}
+			add(e)
+			e = lay("ssm_beta.weight", "linear_attn.in_proj_b.weight", []uint64{E, Hv}, TNone, "matrix")
+			e.R = Reorder{Axis: 0, HeadDim: 1}
+			add(e)
+			e = lay("ssm_alpha.weight", "linear_attn.in_proj_a.weight", []uint64{E, Hv}, TNone, "matrix")
+			e.R = Reorder{Axis: 0, HeadDim: 1}
+			add(e)
+			e = lay("ssm_a", "linear_attn.A_log", []uint64{Hv}, TNegExp, "ssm_a")
+			e.R = Reorder{Axis: 0, HeadDim: 1}
+			add(e)
+			e = lay("ssm_dt.bias", "linear_attn.dt_bias", []uint64{Hv}, TNone, "ssm_dt")
+			e.R = Reorder{Axis: 0, HeadDim: 1}
+			add(e)
+			e = lay("ssm_conv1d.weight", "linear_attn.conv1d.weight", []uint64{u(s.ConvKernel), C}, TNone, "conv")
+			e.HFShape = []int64{int64(C), 1, int64(s.ConvKernel)}
+			e.R = Reorder{Axis: 0, Offset: 2 * K, HeadDim: Dv}
+			add(e)
+			add(lay("ssm_norm.weight", "linear_attn.norm.weight", []uint64{u(Dv)}, TNone, "norm"))
+			e = lay("ssm_out.weight", "linear_attn.out_proj.weight", []uint64{Vd, E}, TNone, "matrix")
+			e.R = Reorder{Axis: 1, HeadDim: Dv}
+			add(e)
+			continue
+		}
+		qOut := s.HeadDim * s.NHead
+		if s.Arch == ArchQwen35 {
+			qOut *= 2 // per head: query then output gate
+		}
+		kv := u(s.HeadDim * s.NHeadKV)
+		add(lay("attn_q.weight", "self_attn.q_proj.weight", []uint64{E, u(qOut)}, TNone, "matrix"))
+		add(lay("attn_k.weight", "self_attn.k_proj.weight", []uint64{E, kv}, TNone, "matrix"))
+		add(lay("attn_v.weight", "self_attn.v_proj.weight", []uint64{E, kv}, TNone, "matrix"))
+		add(lay("attn_output.weight", "self_attn.o_proj.weight", []uint64{u(s.HeadDim * s.NHead), E}, TNone, "matrix"))
+		add(lay("attn_q_norm.weight", "self_attn.q_norm.weight", []uint64{u(s.HeadDim)}, norm, "norm"))
+		add(lay("attn_k_norm.weight", "self_attn.k_norm.weight", []uint64{u(s.HeadDim)}, norm, "norm"))
+		if il == s.NLayer { // the first MTP layer carries the nextn head
+			add(Entry{Name: blk + "nextn.eh_proj.weight", HF: "mtp.fc.weight", Shape: []uint64{2 * E, E}, Layer: il, Role: "matrix"})
+			add(Entry{Name: blk + "nextn.enorm.weight", HF: "mtp.pre_fc_norm_embedding.weight", Shape: []uint64{E}, Layer: il, X: TPlusOne, Role: "norm"})
+			add(Entry{Name: blk + "nextn.hnorm.weight", HF: "mtp.pre_fc_norm_hidden.weight", Shape: []uint64{E}, Layer: il, X: TPlusOne, Role: "norm"})
+			add(Entry{Name: blk + "nextn.shared_head_norm.weight", HF: "mtp.norm.weight", Shape: []uint64{E}, Layer: il, X: TPlusOne, Role: "norm"})
+		}
+	}
+	sort.SliceStable(es, func(i, j int) bool { return es[i].HF < es[j].HF })
+	return es, nil
+}
+
+func u(x int) uint64 { return uint64(x) }
+
+// FileType is a GGUF general.file_type (llama.cpp's LlamaFileType): the
+// type chosen for the weight matrices.
+type FileType uint32
+
+// File types the converter writes.
+const (
+	FileF32  FileType = 0
+	FileF16  FileType = 1
+	FileQ8_0 FileType = 7
+	FileBF16 FileType = 32
+)
+
+// ParseFileType parses the --type flag: f32, f16, bf16 or q8_0.
+func ParseFileType(s string) (FileType, error) {
+	switch strings.ToLower(s) {
+	case "f32":
+		return FileF32, nil
+	case "f16":
+		return FileF16, nil
+	case "bf16":
+		return FileBF16, nil
+	case "q8_0":
+		return FileQ8_0, nil
+	}
+	return 0, fmt.Errorf("unknown type %q (want f32, f16, bf16 or q8_0)", s)
+}
+
+func (ft FileType) String() string {
+	switch ft {
+	case FileF32:
+		return "f32"
+	case FileF16:
+		return "f16"
+	case FileBF16:
+		return "bf16"
+	case FileQ8_0:
+		return "q8_0"
+	}
+	return fmt.Sprintf("filetype(%d)", uint32(ft))
+}
+
+// TensorType is llama.cpp's per-tensor type rule: 1-D tensors, norms,
+// ssm_conv1d and tensors not named *.weight stay F32; the other matrices
+// take the file type, and Q8_0 falls back to F16 when the row length is not
+// a multiple of 32.
+func TensorType(e *Entry, ft FileType) gguf.Type {
+	if len(e.Shape) <= 1 || strings.HasSuffix(e.Name, "_norm.weight") ||
+		strings.HasSuffix(e.Name, ".ssm_conv1d.weight") || !strings.HasSuffix(e.Name, ".weight") {
+		return gguf.TypeF32
+	}
+	switch ft {
+	case FileF16:
+		return gguf.TypeF16
+	case FileBF16:
+		return gguf.TypeBF16
+	case FileQ8_0:
+		if e.Shape[0]%32 != 0 {
+			return gguf.TypeF16
+		}
+		return gguf.TypeQ8_0
+	}
+	return gguf.TypeF32
+}
+
+// srcIndex maps a destination index along a reordered span to its source:
+// destination head h = j·H_k + g comes from source head g·r + j.
+func srcIndex(dst int, r Reorder, hk, hv int) int {
+	if r.HeadDim == 0 {
+		return dst
+	}
+	rel := dst - r.Offset
+	if rel < 0 || rel >= hv*r.HeadDim {
+		return dst
+	}
+	h, d := rel/r.HeadDim, rel%r.HeadDim
+	g, j := h%hk, h/hk
+	return r.Offset + (g*(hv/hk)+j)*r.HeadDim + d
+}

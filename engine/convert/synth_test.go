@@ -1,0 +1,156 @@
+package convert
+
+import (
+	"bytes"
+	"io"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// TestSynthMatchesConvert: synth's tiny preset must lay out tensors and
+// architecture metadata exactly as converting a checkpoint of the same dims.
+func TestSynthMatchesConvert(t *testing.T) {
+	d := tinyDims{arch: ArchQwen35, embd: 64, ff: 128, vocab: 512, layers: 4, heads: 2, kvHeads: 1, headDim: 256,
+		hk: 2, hv: 4, dk: 128, dv: 128, conv: 4, interval: 2}
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 9, DTypeBF16))
+	conv, _ := convertDir(t, dir, Options{Type: FileQ8_0})
+	out := filepath.Join(t.TempDir(), "synth.gguf")
+	if err := SynthFile(out, SynthOptions{Preset: "tiny", Type: FileQ8_0, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	syn, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syn.Close()
+	var ws []want
+	for _, ti := range conv.Tensors {
+		ws = append(ws, want{ti.Name, ti.Type, ti.Shape})
+	}
+	checkTable(t, syn, ws)
+	arch := func(f *gguf.File) string {
+		var b strings.Builder
+		for _, kv := range f.KVs {
+			if strings.HasPrefix(kv.Key, "qwen35.") || kv.Key == "general.file_type" || kv.Key == "general.architecture" {
+				fmt.Fprintf(&b, "%s=%v\n", kv.Key, kv.Value.Any())
+			}
+		}
+		return b.String()
+	}
+	if a, b := arch(conv), arch(syn); a != b {
+		t.Errorf("metadata differs:\nconvert:\n%s\nsynth:\n%s", a, b)
+	}
+	// Value sanity: ssm_a negative, norms near 1.
+	for _, ti := range syn.Tensors {
+		if ti.Type != gguf.TypeF32 {
+			continue
+		}
+		x := readF32Tensor(t, syn, ti.Name)
+		for i, v := range x {
+			bad := v != v
+			switch {
+			case strings.HasSuffix(ti.Name, ".ssm_a"):
+				bad = bad || v >= 0
+			case strings.HasSuffix(ti.Name, "norm.weight"):
+				bad = bad || v < 0.9 || v > 1.1
+			}
+			if bad {
+				t.Fatalf("%s[%d] = %g out of its range", ti.Name, i, v)
+			}
+		}
+	}
+}
+
+func TestSynthDeterministic(t *testing.T) {
+	var a, b, c bytes.Buffer
+	if err := Synth(&a, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 7, Workers: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Synth(&b, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 7, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Synth(&c, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("same seed, different worker counts: outputs differ")
+	}
+	if bytes.Equal(a.Bytes(), c.Bytes()) {
+		t.Error("different seeds gave identical outputs")
+	}
+}
+
+func TestSynthPresetsPlan(t *testing.T) {
+	// Parameter counts of the text models (no vision tower, no MTP), a
+	// plausibility check of the preset shapes against the model names.
+	for name, lo := range map[string]float64{"0.8b": 0.7e9, "2b": 1.8e9, "9b": 8.5e9, "27b": 25e9} {
+		s, err := PresetSpec(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Plan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n float64
+		for _, e := range p {
+			m := 1.0
+			for _, d := range e.Shape {
+				m *= float64(d)
+			}
+			n += m
+		}
+		if n < lo || n > lo*1.25 {
+			t.Errorf("%s: %.3g parameters, want about %.3g", name, n, lo)
+		}
+	}
+	if _, err := PresetSpec("7b"); err == nil {
+		t.Error("unknown preset accepted")
+	}
+}
+
+func TestSynthVocabFromGGUF(t *testing.T) {
+	d := qwen3Dims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 10, DTypeF32))
+	vocabPath := filepath.Join(t.TempDir(), "vocab.gguf")
+	if err := ConvertFile(dir, vocabPath, Options{Type: FileF32}); err != nil {
+		t.Fatal(err)
+	}
+	kvs, desc, err := synthVocab(vocabPath, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(desc, vocabPath) {
+		t.Errorf("description %q", desc)
+	}
+	for _, kv := range kvs {
+		if kv.Key == "tokenizer.ggml.tokens" {
+			if kv.Value.Len() != 512 || kv.Value.Index(511).Any() != "[PAD511]" || kv.Value.Index(0).Any() != "t0" {
+				t.Errorf("tokens not padded from the source: len %d", kv.Value.Len())
+			}
+		}
+	}
+	os.Remove(vocabPath)
+	if _, _, err := synthVocab(vocabPath, 512); err == nil {
+		t.Error("missing vocab file accepted")
+	}
+}
+
+// BenchmarkSynthTensor measures generation + bf16 encoding of one
+// 4096×12288 matrix (a 9B ffn_up), the bulk of synth's work.
+func BenchmarkSynthTensor(b *testing.B) {
+	e := &Entry{Name: "blk.0.ffn_up.weight", Shape: []uint64{4096, 12288}, Role: "matrix"}
+	b.SetBytes(4096 * 12288 * 2)
+	for i := 0; i < b.N; i++ {
+		if err := synthTensor(io.Discard, e, gguf.TypeBF16, 1, 0, func(int64) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,330 @@
+package convert
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// Token types (llama.cpp's TokenType).
+const (
+	TokenNormal      int32 = 1
+	TokenControl     int32 = 3
+	TokenUserDefined int32 = 4
+	TokenUnused      int32 = 5
+)
+
+// maxTokenizerBytes bounds tokenizer.json; Qwen's is about 11 MB.
+const maxTokenizerBytes = 256 << 20
+
+// Vocab is the tokenizer metadata of a model, in llama.cpp's gpt2 layout.
+type Vocab struct {
+	Tokens []string // padded to the model's vocab size with "[PAD<i>]"
+	Types  []int32
+	Merges []string // "a b"
+	// Special token ids and add_* flags in the order llama.cpp writes them.
+	Special []gguf.KV
+	// ChatTemplate is tokenizer.chat_template ("" = none).
+	ChatTemplate string
+}
+
+// specialTypes is llama.cpp's SpecialVocab order and its key names.
+var specialTypes = []struct{ typ, key string }{
+	{"bos", "tokenizer.ggml.bos_token_id"},
+	{"eos", "tokenizer.ggml.eos_token_id"},
+	{"unk", "tokenizer.ggml.unknown_token_id"},
+	{"sep", "tokenizer.ggml.seperator_token_id"},
+	{"pad", "tokenizer.ggml.padding_token_id"},
+	{"cls", "tokenizer.ggml.cls_token_id"},
+	{"mask", "tokenizer.ggml.mask_token_id"},
+}
+
+// addFlagTypes are the add_<typ>_token flags llama.cpp's writer has keys for.
+var addFlagTypes = map[string]bool{"bos": true, "eos": true, "sep": true}
+
+// ReadVocab reads tokenizer.json, tokenizer_config.json (and a chat
+// template file) and config.json from dir, as llama.cpp's gpt2 vocab path
+// does, padding the token list to nVocab.
+func ReadVocab(dir string, nVocab int) (*Vocab, error) {
+	tjPath := filepath.Join(dir, "tokenizer.json")
+	tj, err := readJSONFile(tjPath)
+	if err != nil {
+		return nil, err
+	}
+	var tok struct {
+		Model struct {
+			Type   string            `json:"type"`
+			Vocab  map[string]int    `json:"vocab"`
+			Merges []json.RawMessage `json:"merges"`
+		} `json:"model"`
+		AddedTokens []struct {
+			ID      int    `json:"id"`
+			Content string `json:"content"`
+			Special bool   `json:"special"`
+		} `json:"added_tokens"`
+		PostProcessor json.RawMessage `json:"post_processor"`
+	}
+	if err := json.Unmarshal(tj, &tok); err != nil {
+		return nil, fmt.Errorf("%s: %w", tjPath, err)
+	}
+	if tok.Model.Type != "BPE" {
+		return nil, fmt.Errorf("%s: tokenizer model %q is not BPE", tjPath, tok.Model.Type)
+	}
+	if err := checkPostProcessor(tok.PostProcessor); err != nil {
+		return nil, fmt.Errorf("%s: %w", tjPath, err)
+	}
+	reverse := make(map[int]string, len(tok.Model.Vocab)+len(tok.AddedTokens))
+	for s, id := range tok.Model.Vocab {
+		if prev, dup := reverse[id]; dup && prev != s {
+			// deterministic choice for duplicated ids: the smaller string
+			if s > prev {
+				continue
+			}
+		}
+		reverse[id] = s
+	}
+	added := map[string]bool{} // content -> special
+	for _, a := range tok.AddedTokens {
+		reverse[a.ID] = a.Content
+		added[a.Content] = added[a.Content] || a.Special
+	}
+	for id := range reverse {
+		if id < 0 || id >= nVocab {
+			return nil, fmt.Errorf("%s: token id %d is outside the model's vocab_size %d", tjPath, id, nVocab)
+		}
+	}
+	v := &Vocab{Tokens: make([]string, nVocab), Types: make([]int32, nVocab)}
+	for i := 0; i < nVocab; i++ {
+		s, ok := reverse[i]
+		switch {
+		case !ok:
+			v.Tokens[i] = fmt.Sprintf("[PAD%d]", i)
+			v.Types[i] = TokenUnused
+		case hasAdded(added, s):
+			if added[s] || looksSpecial(s) {
+				v.Types[i] = TokenControl
+			} else {
+				s = strings.ReplaceAll(s, "\u2581", " ")
+				v.Types[i] = TokenUserDefined
+			}
+			v.Tokens[i] = s
+		default:
+			v.Tokens[i] = s
+			v.Types[i] = TokenNormal
+		}
+	}
+	for i, m := range tok.Model.Merges {
+		var s string
+		if json.Unmarshal(m, &s) == nil {
+			v.Merges = append(v.Merges, s)
+			continue
+		}
+		var pair []string
+		if err := json.Unmarshal(m, &pair); err != nil || len(pair) != 2 {
+			return nil, fmt.Errorf("%s: merges[%d] is neither \"a b\" nor [a, b]", tjPath, i)
+		}
+		// Spaces inside a pair are encoded as U+0120, as llama.cpp does.
+		enc := func(x string) string { return strings.ReplaceAll(x, " ", "\u0120") }
+		v.Merges = append(v.Merges, enc(pair[0])+" "+enc(pair[1]))
+	}
+
+	// Special tokens: tokenizer_config.json first, then config.json ids.
+	ids := map[string]uint32{}
+	var order []string
+	set := func(typ string, id int64) error {
+		if id < 0 {
+			return fmt.Errorf("invalid %s token id %d", typ, id)
+		}
+		if _, done := ids[typ]; done {
+			return nil
+		}
+		ids[typ] = uint32(id)
+		order = append(order, typ)
+		return nil
+	}
+	var flags []gguf.KV
+	tcPath := filepath.Join(dir, "tokenizer_config.json")
+	tc, err := readJSONFile(tcPath)
+	switch {
+	case err == nil:
+		var cfg map[string]json.RawMessage
+		if err := json.Unmarshal(tc, &cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", tcPath, err)
+		}
+		tmpl, err := chatTemplate(dir, cfg)
+		if err != nil {
+			return nil, err
+		}
+		v.ChatTemplate = tmpl
+		for _, st := range specialTypes {
+			if raw, ok := cfg["add_"+st.typ+"_token"]; ok {
+				var b bool
+				if json.Unmarshal(raw, &b) == nil && addFlagTypes[st.typ] {
+					flags = append(flags, gguf.KV{Key: "tokenizer.ggml.add_" + st.typ + "_token", Value: gguf.BoolValue(b)})
+				}
+			}
+			content, ok := tokenContent(cfg[st.typ+"_token"])
+			if !ok {
+				continue
+			}
+			for _, a := range tok.AddedTokens {
+				if a.Content == content {
+					if err := set(st.typ, int64(a.ID)); err != nil {
+						return nil, fmt.Errorf("%s: %w", tcPath, err)
+					}
+					break
+				}
+			}
+		}
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, err
+	}
+	cfgPath := filepath.Join(dir, "config.json")
+	if cb, err := readJSONFile(cfgPath); err == nil {
+		var c map[string]json.RawMessage
+		if err := json.Unmarshal(cb, &c); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfgPath, err)
+		}
+		var text map[string]json.RawMessage
+		if raw, ok := c["text_config"]; ok {
+			_ = json.Unmarshal(raw, &text)
+		}
+		for _, st := range specialTypes {
+			raw, ok := c[st.typ+"_token_id"]
+			if !ok || string(raw) == "null" {
+				raw, ok = text[st.typ+"_token_id"]
+			}
+			var id int64
+			if ok && json.Unmarshal(raw, &id) == nil {
+				if err := set(st.typ, id); err != nil {
+					return nil, fmt.Errorf("%s: %w", cfgPath, err)
+				}
+			}
+		}
+	}
+	for _, typ := range order {
+		for _, st := range specialTypes {
+			if st.typ == typ {
+				v.Special = append(v.Special, gguf.KV{Key: st.key, Value: gguf.Uint32Value(ids[typ])})
+			}
+		}
+	}
+	v.Special = append(v.Special, flags...)
+	return v, nil
+}
+
+func hasAdded(m map[string]bool, s string) bool { _, ok := m[s]; return ok }
+
+// looksSpecial is llama.cpp's does_token_look_special.
+func looksSpecial(s string) bool {
+	switch s {
+	case "<pad>", "<mask>", "<2mass>", "[@BOS@]":
+		return true
+	}
+	return (strings.HasPrefix(s, "<|") && strings.HasSuffix(s, "|>")) ||
+		(strings.HasPrefix(s, "<｜") && strings.HasSuffix(s, "｜>")) ||
+		(strings.HasPrefix(s, "<unused") && strings.HasSuffix(s, ">"))
+}
+
+// tokenContent reads a tokenizer_config "<typ>_token" entry: a string or an
+// object with "content".
+func tokenContent(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var o struct {
+		Content *string `json:"content"`
+	}
+	if json.Unmarshal(raw, &o) == nil && o.Content != nil {
+		return *o.Content, true
+	}
+	return "", false
+}
+
+// checkPostProcessor refuses post-processors whose BOS/EOS handling
+// llama.cpp infers heuristically (Roberta, Template); Qwen uses ByteLevel.
+func checkPostProcessor(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var pp struct {
+		Type       string            `json:"type"`
+		Processors []json.RawMessage `json:"processors"`
+	}
+	if err := json.Unmarshal(raw, &pp); err != nil {
+		return fmt.Errorf("post_processor: %w", err)
+	}
+	if pp.Type == "RobertaProcessing" || pp.Type == "TemplateProcessing" {
+		return fmt.Errorf("post_processor %s is not supported (only ByteLevel-style tokenizers)", pp.Type)
+	}
+	for _, p := range pp.Processors {
+		if err := checkPostProcessor(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chatTemplate returns tokenizer_config's chat_template, else the contents
+// of chat_template.jinja, else chat_template.json's chat_template.
+func chatTemplate(dir string, cfg map[string]json.RawMessage) (string, error) {
+	if raw, ok := cfg["chat_template"]; ok && string(raw) != "null" {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("tokenizer_config.json: chat_template must be a string (named template lists are not supported)")
+		}
+		return s, nil
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil {
+		return string(b), nil
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "chat_template.json")); err == nil {
+		var c struct {
+			ChatTemplate string `json:"chat_template"`
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			return "", fmt.Errorf("chat_template.json: %w", err)
+		}
+		return c.ChatTemplate, nil
+	}
+	return "", nil
+}
+
+func readJSONFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxTokenizerBytes {
+		return nil, fmt.Errorf("%s: %d bytes exceeds the %d-byte limit", path, fi.Size(), maxTokenizerBytes)
+	}
+	return os.ReadFile(path)
+}
+
+// KVs returns the tokenizer metadata in llama.cpp's order.
+func (v *Vocab) KVs(pre string) []gguf.KV {
+	kvs := []gguf.KV{
+		{Key: "tokenizer.ggml.model", Value: gguf.StringValue("gpt2")},
+		{Key: "tokenizer.ggml.pre", Value: gguf.StringValue(pre)},
+		{Key: "tokenizer.ggml.tokens", Value: gguf.StringsValue(v.Tokens)},
+		{Key: "tokenizer.ggml.token_type", Value: gguf.Int32sValue(v.Types)},
+	}
+	if len(v.Merges) > 0 {
+		kvs = append(kvs, gguf.KV{Key: "tokenizer.ggml.merges", Value: gguf.StringsValue(v.Merges)})
+	}
+	kvs = append(kvs, v.Special...)
+	if v.ChatTemplate != "" {
+		kvs = append(kvs, gguf.KV{Key: "tokenizer.chat_template", Value: gguf.StringValue(v.ChatTemplate)})
+	}
+	return kvs
+}

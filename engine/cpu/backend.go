@@ -1,0 +1,291 @@
+// Package cpu is the pure-Go CPU backend: caches, the one-token forward pass
+// and the building-block ops. It is the oracle every GPU kernel is checked
+// against (f32 math, the same model code path), and the fallback when no GPU
+// is present. Weights are read in place from the GGUF mmap in their stored
+// type; matrix-vector products use a fixed pool of workers.
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/memra-ai/memra/engine/model"
+)
+
+// DefaultContext caps the cache when Options.Ctx is 0 and the model's
+// context_length is larger (or unknown): the KV cache is allocated up front.
+const DefaultContext = 4096
+
+// Options configures a Backend.
+type Options struct {
+	// Ctx is the cache capacity in tokens; 0 means min(context_length,
+	// DefaultContext).
+	Ctx int
+	// Threads is the number of matvec workers; 0 means GOMAXPROCS.
+	Threads int
+}
+
+// mat is a weight matrix with its dot kernel chosen at load time.
+type mat struct {
+	t   *model.Tensor
+	dot dotFunc
+}
+
+// layerW holds one layer's weights ready for the forward pass: matrices in
+// place, small F32 tensors copied to []float32.
+type layerW struct {
+	kind              model.LayerKind
+	attnNorm, ffnNorm []float32
+
+	q, k, v, o   mat
+	qNorm, kNorm []float32
+
+	qkv, gate, beta, alpha, ssmOut mat
+	conv, dt, a, ssmNorm           []float32
+
+	ffnGate, ffnUp, ffnDown mat
+}
+
+// Backend runs a model on the CPU for one sequence. It implements the
+// Decoder contract (DecodeStep, Reset, Len, Capacity). Not safe for
+// concurrent use.
+type Backend struct {
+	m      *model.Model
+	cfg    *model.Config
+	pool   *Pool
+	cache  *Cache
+	embd   *model.Tensor
+	out    mat
+	outNrm []float32
+	layers []layerW
+
+	// scratch, sized once
+	x, xn, y           []float32 // [n_embd]
+	qg, q, k, v, att   []float32 // attention
+	scores, cos, sin   []float32
+	qkv, conv, z, o    []float32 // Gated DeltaNet
+	bet, alp           []float32 // [H_v]
+	ffnG, ffnU, logits []float32
+}
+
+// New prepares a backend for m: checks every weight has a CPU kernel, copies
+// the small F32 tensors, allocates the cache and starts the worker pool.
+// Close stops the pool.
+func New(m *model.Model, opts Options) (*Backend, error) {
+	cfg := &m.Config
+	capacity := opts.Ctx
+	if capacity <= 0 {
+		capacity = DefaultContext
+		if cfg.ContextLength > 0 {
+			capacity = min(capacity, cfg.ContextLength)
+		}
+	}
+	cache, err := NewCache(cfg, capacity)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{m: m, cfg: cfg, cache: cache, embd: m.TokenEmbd}
+	var errs []error
+	matOf := func(t *model.Tensor) mat {
+		if t == nil {
+			return mat{}
+		}
+		d, err := dotFor(t.Type)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tensor %s: %w", t.Name, err))
+		}
+		return mat{t, d}
+	}
+	f32 := func(t *model.Tensor) []float32 {
+		if t == nil {
+			return nil
+		}
+		v, err := Float32s(t)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return v
+	}
+	b.out = matOf(m.Output)
+	b.outNrm = f32(m.OutputNorm)
+	b.layers = make([]layerW, len(m.Layers))
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		b.layers[i] = layerW{
+			kind: L.Kind, attnNorm: f32(L.AttnNorm), ffnNorm: f32(L.FFNNorm),
+			q: matOf(L.AttnQ), k: matOf(L.AttnK), v: matOf(L.AttnV), o: matOf(L.AttnOutput),
+			qNorm: f32(L.AttnQNorm), kNorm: f32(L.AttnKNorm),
+			qkv: matOf(L.AttnQKV), gate: matOf(L.AttnGate), beta: matOf(L.SSMBeta), alpha: matOf(L.SSMAlpha),
+			ssmOut: matOf(L.SSMOut),
+			conv:   f32(L.SSMConv), dt: f32(L.SSMDt), a: f32(L.SSMA), ssmNorm: f32(L.SSMNorm),
+			ffnGate: matOf(L.FFNGate), ffnUp: matOf(L.FFNUp), ffnDown: matOf(L.FFNDown),
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("cpu backend: %v", errs[0])
+	}
+	if _, err := dotFor(m.TokenEmbd.Type); err != nil {
+		return nil, fmt.Errorf("cpu backend: tensor %s: %w", m.TokenEmbd.Name, err)
+	}
+
+	dh := cfg.HeadDimK
+	qRows := cfg.NHead * dh
+	if cfg.AttnOutputGate {
+		qRows *= 2
+	}
+	b.x, b.xn, b.y = make([]float32, cfg.NEmbd), make([]float32, cfg.NEmbd), make([]float32, cfg.NEmbd)
+	b.qg, b.q = make([]float32, qRows), make([]float32, cfg.NHead*dh)
+	b.k, b.v = make([]float32, cfg.NHeadKV*dh), make([]float32, cfg.NHeadKV*cfg.HeadDimV)
+	b.att = make([]float32, cfg.NHead*cfg.HeadDimV)
+	b.scores = make([]float32, cfg.NHead*capacity)
+	b.cos, b.sin = make([]float32, cfg.NRot/2), make([]float32, cfg.NRot/2)
+	if cfg.SSMInnerSize > 0 {
+		b.qkv, b.conv = make([]float32, cfg.SSMConvChannels()), make([]float32, cfg.SSMConvChannels())
+		b.z, b.o = make([]float32, cfg.SSMInnerSize), make([]float32, cfg.SSMInnerSize)
+		b.bet, b.alp = make([]float32, cfg.SSMNumVHeads), make([]float32, cfg.SSMNumVHeads)
+	}
+	b.ffnG, b.ffnU = make([]float32, cfg.NFF), make([]float32, cfg.NFF)
+	b.logits = make([]float32, cfg.NVocab)
+	b.pool = NewPool(opts.Threads)
+	return b, nil
+}
+
+// Close stops the worker pool. The backend must not be used afterwards.
+func (b *Backend) Close() { b.pool.Close() }
+
+// Model returns the model the backend runs.
+func (b *Backend) Model() *model.Model { return b.m }
+
+// Cache exposes the backend's state (for tests and state comparisons).
+func (b *Backend) Cache() *Cache { return b.cache }
+
+// Pool returns the backend's worker pool, for callers that run the exported
+// ops on the same workers.
+func (b *Backend) Pool() *Pool { return b.pool }
+
+// Reset empties the cache, starting a new sequence.
+func (b *Backend) Reset() { b.cache.Reset() }
+
+// Len returns the number of tokens in the cache.
+func (b *Backend) Len() int { return b.cache.Len() }
+
+// Capacity returns the most tokens the cache holds.
+func (b *Backend) Capacity() int { return b.cache.Capacity() }
+
+type job struct {
+	dst []float32
+	w   mat
+	x   []float32
+}
+
+func (b *Backend) mv(jobs ...job) {
+	bound := make([]boundJob, len(jobs))
+	for i, j := range jobs {
+		bound[i] = boundJob{MatVecJob{Dst: j.dst, W: j.w.t, X: j.x}, j.w.dot}
+	}
+	runJobs(b.pool, bound)
+}
+
+// DecodeStep appends token at position Len() and returns the logits for the
+// next token ([n_vocab], a fresh slice the caller owns).
+func (b *Backend) DecodeStep(token int32) ([]float32, error) {
+	cfg := b.cfg
+	if token < 0 || int(token) >= cfg.NVocab {
+		return nil, fmt.Errorf("decode: token %d out of range [0, %d)", token, cfg.NVocab)
+	}
+	if err := b.cache.checkRoom(); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	pos := b.cache.n
+	if err := DequantizeRow(b.x, b.embd, int(token)); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	RopeCosSin(b.cos, b.sin, pos, cfg.NRot, cfg.RopeBase)
+	for il := range b.layers {
+		L := &b.layers[il]
+		RMSNorm(b.xn, b.x, L.attnNorm, cfg.NormEps)
+		if L.kind == model.LayerAttention {
+			b.attention(il, L, pos)
+		} else {
+			b.deltaNet(il, L)
+		}
+		Add(b.x, b.y)
+
+		RMSNorm(b.xn, b.x, L.ffnNorm, cfg.NormEps)
+		b.mv(job{b.ffnG, L.ffnGate, b.xn}, job{b.ffnU, L.ffnUp, b.xn})
+		SwiGLU(b.ffnG, b.ffnG, b.ffnU)
+		b.mv(job{b.y, L.ffnDown, b.ffnG})
+		Add(b.x, b.y)
+	}
+	RMSNorm(b.xn, b.x, b.outNrm, cfg.NormEps)
+	b.mv(job{b.logits, b.out, b.xn})
+	b.cache.n++
+	return append([]float32(nil), b.logits...), nil
+}
+
+// attention: gated (qwen35) or plain (qwen3) GQA attention for one token at
+// pos, writing the layer output to b.y.
+func (b *Backend) attention(il int, L *layerW, pos int) {
+	cfg := b.cfg
+	dh, nh, nkv := cfg.HeadDimK, cfg.NHead, cfg.NHeadKV
+	qStride := dh
+	if cfg.AttnOutputGate {
+		qStride = 2 * dh // per head: q(Dh) then gate(Dh)
+	}
+	b.mv(job{b.qg, L.q, b.xn}, job{b.k, L.k, b.xn}, job{b.v, L.v, b.xn})
+	RMSNormHeads(b.qg, nh, dh, qStride, L.qNorm, cfg.NormEps)
+	RMSNormHeads(b.k, nkv, dh, dh, L.kNorm, cfg.NormEps)
+	RoPE(b.qg, nh, qStride, b.cos, b.sin)
+	RoPE(b.k, nkv, dh, b.cos, b.sin)
+	for h := range nh {
+		copy(b.q[h*dh:(h+1)*dh], b.qg[h*qStride:h*qStride+dh])
+	}
+	kRow, vRow := len(b.k), len(b.v)
+	K, V := b.cache.K[il], b.cache.V[il]
+	copy(K[pos*kRow:(pos+1)*kRow], b.k)
+	copy(V[pos*vRow:(pos+1)*vRow], b.v)
+	t := pos + 1
+	Attention(b.pool, b.att, b.q, K[:t*kRow], V[:t*vRow], t, nh, nkv, dh,
+		float32(1/math.Sqrt(float64(dh))), b.scores)
+	if cfg.AttnOutputGate {
+		for h := range nh {
+			gate := b.qg[h*qStride+dh : (h+1)*qStride]
+			a := b.att[h*dh : (h+1)*dh]
+			for d := range a {
+				a[d] *= Sigmoid(gate[d])
+			}
+		}
+	}
+	b.mv(job{b.y, L.o, b.att})
+}
+
+// deltaNet: one Gated DeltaNet step, writing the layer output to b.y.
+func (b *Backend) deltaNet(il int, L *layerW) {
+	cfg := b.cfg
+	S, Sv, Hk, Hv := cfg.SSMStateSize, cfg.SSMHeadDimV, cfg.SSMGroupCount, cfg.SSMNumVHeads
+	K := cfg.SSMKeyDim()
+	b.mv(job{b.qkv, L.qkv, b.xn}, job{b.z, L.gate, b.xn}, job{b.bet, L.beta, b.xn}, job{b.alp, L.alpha, b.xn})
+	ConvStep(b.conv, b.cache.Conv[il], b.qkv, L.conv, cfg.SSMConvChannels(), cfg.SSMConvKernel)
+	q, k, v := b.conv[:K], b.conv[K:2*K], b.conv[2*K:]
+	qScale := float32(1 / math.Sqrt(float64(S)))
+	for h := range Hk {
+		qh := q[h*S : (h+1)*S]
+		L2Norm(qh, L2NormEps)
+		for i := range qh {
+			qh[i] *= qScale
+		}
+		L2Norm(k[h*S:(h+1)*S], L2NormEps)
+	}
+	state := b.cache.State[il]
+	b.pool.Parallel(Hv, 1, func(_, lo, hi int) {
+		for h := lo; h < hi; h++ {
+			hk := cfg.SSMKHead(h)
+			beta := Sigmoid(b.bet[h])
+			g := L.a[h] * Softplus(b.alp[h]+L.dt[h])
+			oh := b.o[h*Sv : (h+1)*Sv]
+			DeltaRuleStep(state[h*Sv*S:(h+1)*Sv*S], q[hk*S:(hk+1)*S], k[hk*S:(hk+1)*S], v[h*Sv:(h+1)*Sv], oh, g, beta)
+			GatedRMSNorm(oh, oh, b.z[h*Sv:(h+1)*Sv], L.ssmNorm, cfg.NormEps)
+		}
+	})
+	b.mv(job{b.y, L.ssmOut, b.o})
+}

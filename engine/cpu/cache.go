@@ -1,0 +1,70 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/memra-ai/memra/engine/model"
+)
+
+// Cache is the per-sequence state of the CPU backend, all f32:
+//   - attention layers: K and V, [capacity][n_kv·Dh] each (positions in order);
+//   - Gated DeltaNet layers: conv state [C][conv_kernel−1] (the last inputs,
+//     oldest first) and recurrent state [H_v][Sv][Sk].
+//
+// Slices of the other layer kind are nil. Recurrent state does not grow with
+// the sequence; only the KV cache bounds Capacity.
+type Cache struct {
+	K, V  [][]float32 // per layer: [capacity][n_kv·Dh], nil for recurrent layers
+	Conv  [][]float32 // per layer: [C][conv_kernel−1], nil for attention layers
+	State [][]float32 // per layer: [H_v][Sv][Sk], nil for attention layers
+
+	n, capacity int
+}
+
+// NewCache allocates the cache of cfg for at most capacity tokens.
+func NewCache(cfg *model.Config, capacity int) (*Cache, error) {
+	if capacity <= 0 {
+		return nil, fmt.Errorf("cache capacity %d: must be positive", capacity)
+	}
+	c := &Cache{
+		K: make([][]float32, cfg.NLayer), V: make([][]float32, cfg.NLayer),
+		Conv: make([][]float32, cfg.NLayer), State: make([][]float32, cfg.NLayer),
+		capacity: capacity,
+	}
+	kvRow := cfg.NHeadKV * cfg.HeadDimK
+	for i, kind := range cfg.Kinds {
+		switch kind {
+		case model.LayerAttention:
+			c.K[i] = make([]float32, capacity*kvRow)
+			c.V[i] = make([]float32, capacity*cfg.NHeadKV*cfg.HeadDimV)
+		case model.LayerRecurrent:
+			c.Conv[i] = make([]float32, cfg.SSMConvChannels()*(cfg.SSMConvKernel-1))
+			c.State[i] = make([]float32, cfg.SSMNumVHeads*cfg.SSMHeadDimV*cfg.SSMStateSize)
+		}
+	}
+	return c, nil
+}
+
+// Len returns the number of tokens in the cache (the next token's position).
+func (c *Cache) Len() int { return c.n }
+
+// Capacity returns the most tokens the cache holds.
+func (c *Cache) Capacity() int { return c.capacity }
+
+// Reset empties the cache: length 0 and zero recurrent and conv state (KV
+// rows past Len are never read, so they are left as they are).
+func (c *Cache) Reset() {
+	c.n = 0
+	for i := range c.Conv {
+		clear(c.Conv[i])
+		clear(c.State[i])
+	}
+}
+
+// checkRoom returns an error when one more token does not fit.
+func (c *Cache) checkRoom() error {
+	if c.n >= c.capacity {
+		return fmt.Errorf("context full: %d tokens, capacity %d", c.n, c.capacity)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package cpu_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/cpu"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/gguf"
+)
+
+// Expected values below are worked out by hand in the comments.
+
+// opsTol: single f32 ops on O(1) values, a few roundings of 6e-8 each.
+const opsTol = 1e-6
+
+func near(t *testing.T, what string, got []float32, want []float64) {
+	t.Helper()
+	for i := range want {
+		if math.Abs(float64(got[i])-want[i]) > opsTol*math.Max(1, math.Abs(want[i])) {
+			t.Errorf("%s[%d] = %.7g, want %.7g", what, i, got[i], want[i])
+		}
+	}
+}
+
+func silu64(x float64) float64 { return x / (1 + math.Exp(-x)) }
+
+func TestRMSNorm(t *testing.T) {
+	// mean(3², 4²) = 12.5; 1/sqrt(12.5) = 0.28284271
+	out := make([]float32, 2)
+	cpu.RMSNorm(out, []float32{3, 4}, []float32{1, 2}, 0)
+	near(t, "rmsnorm", out, []float64{3 * 0.28284271247, 4 * 0.28284271247 * 2})
+	// qwen35 interleaved q/gate: only the q part of each 2·dim stride is normalised.
+	x := []float32{3, 4, 9, 9, 0, 5, 9, 9}
+	cpu.RMSNormHeads(x, 2, 2, 4, []float32{1, 1}, 0)
+	// head 1: mean(0, 25) = 12.5 → 5·0.2828 = 1.41421
+	near(t, "heads", x, []float64{0.84852814, 1.1313708, 9, 9, 0, 1.4142136, 9, 9})
+}
+
+func TestL2NormAndScalars(t *testing.T) {
+	x := []float32{3, 4}
+	cpu.L2Norm(x, 0)
+	near(t, "l2", x, []float64{0.6, 0.8})
+	near(t, "scalars", []float32{cpu.Softplus(0), cpu.Softplus(30), cpu.Sigmoid(0), cpu.SiLU(1)},
+		[]float64{math.Ln2, 30, 0.5, 1 / (1 + math.Exp(-1))})
+}
+
+func TestRoPE(t *testing.T) {
+	// nRot 4 (half 2), base 10000, pos 1: θ0 = 1, θ1 = 10000^(-1/2) = 0.01.
+	cos, sin := make([]float32, 2), make([]float32, 2)
+	cpu.RopeCosSin(cos, sin, 1, 4, 10000)
+	near(t, "cos", cos, []float64{math.Cos(1), math.Cos(0.01)})
+	// Head dim 6: dims 4, 5 untouched. Pair (0, 2) rotates by θ0, (1, 3) by θ1.
+	x := []float32{1, 0, 0, 2, 7, 8}
+	cpu.RoPE(x, 1, 6, cos, sin)
+	near(t, "rope", x, []float64{math.Cos(1), -2 * math.Sin(0.01), math.Sin(1), 2 * math.Cos(0.01), 7, 8})
+}
+
+func TestAttention(t *testing.T) {
+	// Scores (scale 1) for q = (1, 0): k0 = (0, 0) → 0, k1 = (ln 3, 0) → ln 3;
+	// softmax = (1/4, 3/4); values (4, 0), (0, 8) → out (1, 6).
+	q := []float32{1, 0}
+	keys := []float32{0, 0, float32(math.Log(3)), 0}
+	vals := []float32{4, 0, 0, 8}
+	out := make([]float32, 2)
+	cpu.AttendOne(out, q, keys, vals, 2, 2, 0, 1, make([]float32, 2))
+	near(t, "attend", out, []float64{1, 6})
+
+	// GQA: 2 query heads, 1 KV head: both read the same KV. With 2 KV heads
+	// (row stride 4) head 1 reads the second KV head, whose keys are zero
+	// → uniform weights → mean of its values.
+	q2 := []float32{1, 0, 1, 0}
+	out2 := make([]float32, 4)
+	cpu.Attention(nil, out2, q2, keys, vals, 2, 2, 1, 2, 1, make([]float32, 4))
+	near(t, "gqa shared", out2, []float64{1, 6, 1, 6})
+	keys2 := []float32{0, 0, 0, 0, float32(math.Log(3)), 0, 0, 0}
+	vals2 := []float32{4, 0, 2, 2, 0, 8, 4, 6}
+	cpu.Attention(nil, out2, q2, keys2, vals2, 2, 2, 2, 2, 1, make([]float32, 4))
+	near(t, "gqa split", out2, []float64{1, 6, 3, 4})
+}
+
+func TestConvStep(t *testing.T) {
+	// One channel, kernel 3, taps (1, 2, 3) oldest first, state starts 0.
+	w := []float32{1, 2, 3}
+	state := make([]float32, 2)
+	out := make([]float32, 1)
+	cpu.ConvStep(out, state, []float32{1}, w, 1, 3) // 3·1 = 3
+	near(t, "conv1", out, []float64{silu64(3)})
+	cpu.ConvStep(out, state, []float32{2}, w, 1, 3) // 1·0 + 2·1 + 3·2 = 8
+	near(t, "conv2", out, []float64{silu64(8)})
+	cpu.ConvStep(out, state, []float32{-1}, w, 1, 3) // 1·1 + 2·2 + 3·(−1) = 2
+	near(t, "conv3", out, []float64{silu64(2)})
+	near(t, "state", state, []float64{2, -1})
+}
+
+func TestDeltaRuleStep(t *testing.T) {
+	// Sk = 2, Sv = 1. Step 1: M = 0, k = (1, 0), v = 2, β = 0.5, g = 0:
+	// d = 0.5·(2 − 0) = 1, M = (1, 0), out = M·q with q = (1, 0) → 1.
+	state := make([]float32, 2)
+	out := make([]float32, 1)
+	cpu.DeltaRuleStep(state, []float32{1, 0}, []float32{1, 0}, []float32{2}, out, 0, 0.5)
+	near(t, "out1", out, []float64{1})
+	// Step 2: g = ln 0.5 → M = (0.5, 0); k = (0, 1), v = 4, β = 1: M·k = 0,
+	// d = 4, M = (0.5, 4); q = (1, 1) → 4.5.
+	cpu.DeltaRuleStep(state, []float32{1, 1}, []float32{0, 1}, []float32{4}, out, float32(math.Log(0.5)), 1)
+	near(t, "out2", out, []float64{4.5})
+	near(t, "state", state, []float64{0.5, 4})
+	// Step 3: the delta rule overwrites along k: k = (1, 0), v = 3, β = 1:
+	// M·k = 0.5, d = 2.5, M = (3, 4); q = (1, 0) → 3.
+	cpu.DeltaRuleStep(state, []float32{1, 0}, []float32{1, 0}, []float32{3}, out, 0, 1)
+	near(t, "out3", out, []float64{3})
+}
+
+func TestGatedNormSwiGLUArgmax(t *testing.T) {
+	// x = (1, −1): rms 1 → normalised (1, −1); ·w (2, 3); ·silu(z) with z = (0, 2).
+	out := make([]float32, 2)
+	cpu.GatedRMSNorm(out, []float32{1, -1}, []float32{0, 2}, []float32{2, 3}, 0)
+	near(t, "gated", out, []float64{0, -3 * silu64(2)})
+	sw := make([]float32, 2)
+	cpu.SwiGLU(sw, []float32{1, -2}, []float32{3, 4})
+	near(t, "swiglu", sw, []float64{3 * silu64(1), 4 * silu64(-2)})
+	nan := float32(math.NaN())
+	for _, c := range []struct {
+		x    []float32
+		want int
+	}{{[]float32{1, 5, 5, 2}, 1}, {[]float32{nan, -1, -3}, 1}, {[]float32{-2}, 0}} {
+		if got := cpu.Argmax(c.x); got != c.want {
+			t.Errorf("Argmax(%v) = %d, want %d", c.x, got, c.want)
+		}
+	}
+}
+
+// matvecTol: an f32 dot of n terms against float64 on identical weights
+// errs by ≲ n·6e-8 relative to Σ|w·x| (worst case, no cancellation luck);
+// n = 512 gives 3e-5.
+const matvecTol = 3e-5
+
+func TestMatVecAllTypes(t *testing.T) {
+	const cols, rows = 512, 37 // odd rows: uneven worker chunks
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = rng.Float32()*2 - 1
+	}
+	pool := cpu.NewPool(3)
+	defer pool.Close()
+	for _, typ := range model.MatrixTypes() {
+		data, err := modeltest.RandomTensor(rng, typ, []uint64{cols, rows}, modeltest.KindMatrix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &model.Tensor{Name: typ.String(), Type: typ, Shape: []int{cols, rows}, Data: data}
+		deq := make([]float32, cols*rows)
+		if err := gguf.Dequantize(typ, data, deq); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, rows)
+		for _, p := range []*cpu.Pool{nil, pool} {
+			if err := cpu.MatVec(p, got, w, x); err != nil {
+				t.Fatal(err)
+			}
+			for r := range rows {
+				var want, mag float64
+				for c := range cols {
+					want += float64(deq[r*cols+c]) * float64(x[c])
+					mag += math.Abs(float64(deq[r*cols+c]) * float64(x[c]))
+				}
+				if mag == 0 {
+					t.Fatalf("%v row %d: all-zero weights", typ, r)
+				}
+				if d := math.Abs(float64(got[r]) - want); d > matvecTol*mag {
+					t.Fatalf("%v row %d (pool %v): got %g want %g (|Σ| %g)", typ, r, p != nil, got[r], want, mag)
+				}
+			}
+		}
+		// Embedding lookup of one row.
+		row := make([]float32, cols)
+		if err := cpu.DequantizeRow(row, w, 5); err != nil {
+			t.Fatal(err)
+		}
+		for c := range cols {
+			if row[c] != deq[5*cols+c] {
+				t.Fatalf("%v DequantizeRow[%d] = %g, want %g", typ, c, row[c], deq[5*cols+c])
+			}
+		}
+	}
+}
+
+func TestMatVecsAndErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	mk := func(cols, rows int) *model.Tensor {
+		d, _ := modeltest.RandomTensor(rng, gguf.TypeF32, []uint64{uint64(cols), uint64(rows)}, modeltest.KindMatrix)
+		return &model.Tensor{Name: "w", Type: gguf.TypeF32, Shape: []int{cols, rows}, Data: d}
+	}
+	a, b := mk(64, 3), mk(64, 200)
+	x := make([]float32, 64)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	p := cpu.NewPool(4)
+	defer p.Close()
+	ya, yb := make([]float32, 3), make([]float32, 200)
+	if err := cpu.MatVecs(p, cpu.MatVecJob{Dst: ya, W: a, X: x}, cpu.MatVecJob{Dst: yb, W: b, X: x}); err != nil {
+		t.Fatal(err)
+	}
+	sa, sb := make([]float32, 3), make([]float32, 200)
+	_ = cpu.MatVec(nil, sa, a, x)
+	_ = cpu.MatVec(nil, sb, b, x)
+	for i := range sb {
+		if i < 3 && sa[i] != ya[i] || sb[i] != yb[i] {
+			t.Fatalf("MatVecs differs from MatVec at %d", i)
+		}
+	}
+	if err := cpu.MatVec(p, make([]float32, 3), a, x[:10]); err == nil {
+		t.Error("MatVec accepted a short x")
+	}
+}
+
+func TestPoolCoversRange(t *testing.T) {
+	p := cpu.NewPool(4)
+	defer p.Close()
+	for _, n := range []int{1, 3, 4, 5, 17, 1000} {
+		for _, minChunk := range []int{1, 2, 300} {
+			hits := make([]int, n)
+			p.Parallel(n, minChunk, func(_, lo, hi int) {
+				for i := lo; i < hi; i++ {
+					hits[i]++
+				}
+			})
+			for i, h := range hits {
+				if h != 1 {
+					t.Fatalf("n %d minChunk %d: index %d covered %d times", n, minChunk, i, h)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,334 @@
+package cuda
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+func TestNewWithoutDriver(t *testing.T) {
+	e, err := New(0)
+	if err == nil {
+		e.Close()
+		t.Skip("a CUDA driver and GPU are present; the no-driver path is tested by TestOpenDriverMissingLibrary")
+	}
+	if !errors.Is(err, ErrNoDriver) {
+		t.Skipf("libcuda.so.1 is present (New failed later: %v)", err)
+	}
+	if got, want := err.Error(), "no CUDA driver: libcuda.so.1 not found"; got != want {
+		t.Fatalf("New(0) error = %q, want %q", got, want)
+	}
+}
+
+func TestOpenDriverMissingLibrary(t *testing.T) {
+	_, err := openDriver("libmemra-no-such-driver.so.1")
+	if err == nil {
+		t.Fatal("openDriver of a missing library succeeded")
+	}
+	if got, want := err.Error(), "no CUDA driver: libcuda.so.1 not found"; got != want {
+		t.Fatalf("error = %q, want %q", got, want)
+	}
+	if !errors.Is(err, ErrNoDriver) {
+		t.Fatal("error does not match ErrNoDriver")
+	}
+	var dl purego.Dlerror
+	if !errors.As(err, &dl) {
+		t.Fatalf("the dlopen detail is not kept in the chain: %#v", err)
+	}
+}
+
+// The ABI facts below come from cudaTypedefs.h (PFN_<name>_v<version>) of
+// CUDA 12/13, not from the generator.
+func TestDriverABIFacts(t *testing.T) {
+	want := map[string]struct {
+		symbol  string
+		version int32
+		params  int
+	}{
+		"cuGetProcAddress":            {"cuGetProcAddress_v2", 12000, 5},
+		"cuStreamBeginCapture":        {"cuStreamBeginCapture_v2", 10010, 2},
+		"cuMemAlloc":                  {"cuMemAlloc_v2", 3020, 2},
+		"cuMemFree":                   {"cuMemFree_v2", 3020, 1},
+		"cuMemGetInfo":                {"cuMemGetInfo_v2", 3020, 2},
+		"cuMemcpyHtoD":                {"cuMemcpyHtoD_v2", 3020, 3},
+		"cuMemcpyDtoH":                {"cuMemcpyDtoH_v2", 3020, 3},
+		"cuMemcpyHtoDAsync":           {"cuMemcpyHtoDAsync_v2", 3020, 4},
+		"cuMemcpyDtoHAsync":           {"cuMemcpyDtoHAsync_v2", 3020, 4},
+		"cuMemcpyDtoDAsync":           {"cuMemcpyDtoDAsync_v2", 3020, 4},
+		"cuDeviceTotalMem":            {"cuDeviceTotalMem_v2", 3020, 2},
+		"cuDevicePrimaryCtxRelease":   {"cuDevicePrimaryCtxRelease_v2", 11000, 1},
+		"cuStreamDestroy":             {"cuStreamDestroy_v2", 4000, 1},
+		"cuEventDestroy":              {"cuEventDestroy_v2", 4000, 1},
+		"cuGraphInstantiateWithFlags": {"cuGraphInstantiateWithFlags", 11040, 3},
+		"cuGraphExecUpdate":           {"cuGraphExecUpdate_v2", 12000, 3},
+		"cuLaunchKernel":              {"cuLaunchKernel", 4000, 11},
+		"cuGraphGetNodes":             {"cuGraphGetNodes", 10000, 3},
+	}
+	got := map[string]abiEntry{}
+	for _, a := range driverABI() {
+		got[a.name] = a
+	}
+	for name, w := range want {
+		a, ok := got[name]
+		if !ok {
+			t.Errorf("%s is not bound", name)
+			continue
+		}
+		if a.symbol != w.symbol || a.version != w.version || a.params != w.params {
+			t.Errorf("%s bound as %s@%d with %d params, want %s@%d with %d", name, a.symbol, a.version, a.params, w.symbol, w.version, w.params)
+		}
+	}
+	if driverLoaderSymbol != "cuGetProcAddress_v2" || driverLibrary != "libcuda.so.1" {
+		t.Errorf("loader %s from %s, want cuGetProcAddress_v2 from libcuda.so.1", driverLoaderSymbol, driverLibrary)
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	var d driver // no entry points: the text comes from the generated table
+	err := d.check("cuMemAlloc", 2)
+	if got, want := err.Error(), "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; got != want {
+		t.Fatalf("error = %q, want %q", got, want)
+	}
+	if !errors.Is(err, ErrOutOfMemory) || errors.Is(err, ErrInvalidValue) {
+		t.Fatal("errors.Is does not match the code exactly")
+	}
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Code != 2 || ce.Func != "cuMemAlloc" {
+		t.Fatalf("errors.As: %#v", ce)
+	}
+	var r Result
+	if !errors.As(err, &r) || r != ErrOutOfMemory {
+		t.Fatalf("errors.As Result = %v", r)
+	}
+	if got := d.check("cuX", 12345).Error(); got != "cuX: CUresult(12345) (no description)" {
+		t.Fatalf("unknown code text = %q", got)
+	}
+}
+
+func TestCheckReadsOnlyLow32Bits(t *testing.T) {
+	var d driver
+	// CUresult is a C enum returned in eax; the upper half of rax is undefined.
+	if err := d.check("cuX", 0xdeadbeef_00000000); err != nil {
+		t.Fatalf("garbage in the upper half made success an error: %v", err)
+	}
+	if err := d.check("cuX", 0xdeadbeef_00000001); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("got %v, want CUDA_ERROR_INVALID_VALUE", err)
+	}
+}
+
+func TestUnresolvedCallIsAnError(t *testing.T) {
+	var d driver
+	var p DevPtr
+	err := d.cuMemAlloc(&p, 1024)
+	if err == nil || !strings.Contains(err.Error(), "cuMemAlloc") || !strings.Contains(err.Error(), "not resolved") {
+		t.Fatalf("call through a nil entry point: %v", err)
+	}
+}
+
+func TestParamsLayout(t *testing.T) {
+	p := NewParams(5)
+	p.SetPtr(0, 0x7f12_3456_7890)
+	p.SetI32(1, -7)
+	p.SetU32(2, 0xfedc_ba98)
+	p.SetF32(3, -1.25)
+	p.SetU64(4, 1<<40+3)
+	// The kernel reads each parameter through its pointer with its C width.
+	if v := *(*uint64)(p.ptrs[0]); v != 0x7f12_3456_7890 {
+		t.Errorf("ptr slot = %#x", v)
+	}
+	if v := *(*int32)(p.ptrs[1]); v != -7 {
+		t.Errorf("int slot = %d", v)
+	}
+	if v := *(*uint32)(p.ptrs[2]); v != 0xfedc_ba98 {
+		t.Errorf("uint slot = %#x", v)
+	}
+	if v := *(*float32)(p.ptrs[3]); v != -1.25 {
+		t.Errorf("float slot = %v", v)
+	}
+	if v := *(*uint64)(p.ptrs[4]); v != 1<<40+3 {
+		t.Errorf("u64 slot = %d", v)
+	}
+	for i := range p.ptrs {
+		if uintptr(p.ptrs[i])%8 != 0 {
+			t.Errorf("slot %d not 8-byte aligned", i)
+		}
+	}
+}
+
+func TestArenaCarving(t *testing.T) {
+	a := &Arena{base: 0x10000, size: 4096}
+	p1, err := a.Alloc(100)
+	if err != nil || p1 != 0x10000 {
+		t.Fatalf("first = %#x, %v", p1, err)
+	}
+	p2, err := a.Alloc(1)
+	if err != nil || p2 != 0x10000+256 {
+		t.Fatalf("second = %#x, %v; want base+256 (aligned)", p2, err)
+	}
+	if _, err := a.Alloc(4096); err == nil || !strings.Contains(err.Error(), "arena full") || !strings.Contains(err.Error(), "4.00 KiB") {
+		t.Fatalf("overflow: %v", err)
+	}
+	a.Reset()
+	if p, _ := a.Alloc(4096); p != 0x10000 {
+		t.Fatalf("after Reset = %#x", p)
+	}
+	if _, err := a.Alloc(1); err == nil {
+		t.Fatal("a full arena handed out memory")
+	}
+}
+
+func TestAsBytes(t *testing.T) {
+	f := []float32{1, -2}
+	b := AsBytes(f)
+	if len(b) != 8 || b[3] != 0x3f || b[7] != 0xc0 { // 1.0 = 0x3f800000, -2.0 = 0xc0000000, little-endian
+		t.Fatalf("AsBytes = % x", b)
+	}
+}
+
+// fakeEngine starts an engine whose hot driver entry points are libc's
+// sched_yield (returns 0, ignores arguments): enough to exercise threading,
+// capture bookkeeping and allocation counts without a GPU.
+func fakeEngine(t *testing.T) *Engine {
+	t.Helper()
+	libc, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Skipf("no libc.so.6 to fake the driver with: %v", err)
+	}
+	yield, err := purego.Dlsym(libc, "sched_yield")
+	if err != nil {
+		t.Skipf("no sched_yield: %v", err)
+	}
+	d := &driver{}
+	d.p.cuLaunchKernel = yield
+	d.p.cuGraphLaunch = yield
+	d.p.cuStreamSynchronize = yield
+	d.p.cuStreamBeginCapture = yield
+	d.p.cuStreamEndCapture = yield
+	d.p.cuMemcpyDtoHAsync = yield
+	d.p.cuMemcpyHtoDAsync = yield
+	e, err := start(d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func TestLaunchAllocatesNothing(t *testing.T) {
+	e := fakeEngine(t)
+	p := NewParams(3)
+	grid, block := [3]uint32{4, 1, 1}, [3]uint32{128, 1, 1}
+	buf := make([]byte, 4)
+	off := testing.AllocsPerRun(200, func() {
+		p.SetI32(0, 3)
+		if err := e.LaunchParams(1, grid, block, 0, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.GraphLaunch(1); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CopyDtoH(buf, 0x1000); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if off != 0 {
+		t.Errorf("launch from another goroutine: %v allocations per run, want 0", off)
+	}
+	var on float64
+	launchOnThread := func() error {
+		if err := e.LaunchParams(1, grid, block, 0, p); err != nil {
+			return err
+		}
+		if err := e.GraphLaunch(1); err != nil {
+			return err
+		}
+		return e.Synchronize()
+	}
+	if err := e.Do(func() error {
+		on = testing.AllocsPerRun(200, func() {
+			if err := launchOnThread(); err != nil {
+				t.Error(err)
+			}
+		})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if on != 0 {
+		t.Errorf("launch inside Do: %v allocations per run, want 0", on)
+	}
+}
+
+func TestDoRunsOnOneLockedThread(t *testing.T) {
+	e := fakeEngine(t)
+	var first int
+	if err := e.Do(func() error { first = gettid(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		runtime.Gosched()
+		var tid int
+		// Nested calls run directly instead of deadlocking on the channel.
+		if err := e.Do(func() error { return e.Do(func() error { tid = gettid(); return nil }) }); err != nil {
+			t.Fatal(err)
+		}
+		if tid != first {
+			t.Fatalf("call %d ran on thread %d, want %d", i, tid, first)
+		}
+	}
+	if err := e.Do(func() error { panic("boom") }); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("panic on the engine thread: %v", err)
+	}
+}
+
+func TestSyncInsideCaptureFailsAndDiscardsCapture(t *testing.T) {
+	e := fakeEngine(t)
+	if err := e.BeginCapture(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.LaunchParams(1, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := e.Synchronize()
+	if !errors.Is(err, ErrSyncInCapture) {
+		t.Fatalf("Synchronize in capture = %v, want ErrSyncInCapture", err)
+	}
+	if err := e.CopyDtoH(make([]byte, 4), 0x1000); !errors.Is(err, ErrSyncInCapture) {
+		t.Fatalf("CopyDtoH in capture = %v", err)
+	}
+	if _, err := e.Alloc(16); !errors.Is(err, ErrSyncInCapture) {
+		t.Fatalf("Alloc in capture = %v", err)
+	}
+	g, err := e.EndCapture()
+	if err == nil || g != 0 || !strings.Contains(err.Error(), "capture discarded") || !errors.Is(err, ErrSyncInCapture) {
+		t.Fatalf("EndCapture after a sync = %v, %v", g, err)
+	}
+	if err := e.Synchronize(); err != nil {
+		t.Fatalf("Synchronize after the capture ended: %v", err)
+	}
+}
+
+func TestCloseTwiceAndUseAfterClose(t *testing.T) {
+	e := fakeEngine(t)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := e.Synchronize(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Synchronize after Close = %v", err)
+	}
+	if err := e.LaunchParams(1, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("launch after Close = %v", err)
+	}
+	if _, err := e.Alloc(16); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Alloc after Close = %v", err)
+	}
+}
+
+var _ = unsafe.Pointer(nil)

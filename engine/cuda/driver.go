@@ -1,0 +1,87 @@
+package cuda
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// driver is the loaded libcuda: its handle and the resolved entry points
+// (procs and the call wrappers are generated into driver_gen.go).
+type driver struct {
+	lib uintptr
+	p   procs
+	hot [hotArgs]uintptr // argument buffer of Hot calls (engine thread only)
+}
+
+// openDriver dlopens lib (libcuda.so.1 in production), finds the loader
+// symbol with dlsym and resolves every other entry point through it.
+//
+// The library is never dlclose'd once resolved: the driver starts threads of
+// its own, and unloading it under them is unsafe. The dlopen reference is one
+// per Engine and costs nothing.
+func openDriver(lib string) (*driver, error) {
+	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, &noDriverError{detail: err}
+	}
+	sym, err := purego.Dlsym(h, driverLoaderSymbol)
+	if err != nil {
+		_ = purego.Dlclose(h)
+		return nil, fmt.Errorf("%s has no %s (the driver predates CUDA %s; memra needs a CUDA 12.0+ driver): %w",
+			lib, driverLoaderSymbol, versionString(driverMinVersion), err)
+	}
+	d := &driver{lib: h}
+	d.p.cuGetProcAddress = sym
+	if err := d.resolve(); err != nil {
+		_ = purego.Dlclose(h)
+		return nil, err
+	}
+	return d, nil
+}
+
+// proc resolves one entry point at an explicit ABI version.
+func (d *driver) proc(name string, version int32, optional bool) (uintptr, error) {
+	cname := cString(name)
+	var fn uintptr
+	var status procStatus
+	err := d.cuGetProcAddress(&cname[0], &fn, version, cuGetProcAddressDefault, &status)
+	switch {
+	case err == nil && status == procFound && fn != 0:
+		return fn, nil
+	case optional && (status == procSymbolNotFound || status == procVersionTooOld):
+		return 0, nil
+	case status == procVersionTooOld:
+		return 0, fmt.Errorf("resolve %s (CUDA %s ABI): the driver is too old for this version", name, versionString(int(version)))
+	case status == procSymbolNotFound:
+		return 0, fmt.Errorf("resolve %s (CUDA %s ABI): symbol not found in the driver", name, versionString(int(version)))
+	case err != nil:
+		return 0, fmt.Errorf("resolve %s (CUDA %s ABI): %w", name, versionString(int(version)), err)
+	}
+	return 0, fmt.Errorf("resolve %s (CUDA %s ABI): driver returned status %d and no address", name, versionString(int(version)), status)
+}
+
+// versionString formats a CUDA version number (12000) as "12.0".
+func versionString(v int) string {
+	return fmt.Sprintf("%d.%d", v/1000, (v%1000)/10)
+}
+
+// cString returns s as a NUL-terminated byte slice for a const char* argument.
+func cString(s string) []byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b
+}
+
+// goString copies a NUL-terminated C string (owned by the driver) into Go.
+func goString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice(p, n))
+}

@@ -1,0 +1,158 @@
+package cuda
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+// Handles of driver objects. They are plain values: copying one does not
+// copy the object, and each is released through the Engine that made it.
+type (
+	// DevPtr is a device address (CUdeviceptr, 64-bit).
+	DevPtr uint64
+	// Module is a loaded fatbin/cubin/PTX image (CUmodule).
+	Module uintptr
+	// Function is a kernel in a Module (CUfunction).
+	Function uintptr
+	// Stream is a CUDA stream (CUstream).
+	Stream uintptr
+	// Event is a CUDA event (CUevent), used for timing.
+	Event uintptr
+	// Graph is a captured, not yet executable graph (CUgraph).
+	Graph uintptr
+	// GraphExec is an instantiated, launchable graph (CUgraphExec).
+	GraphExec uintptr
+)
+
+// Add returns p advanced by off bytes.
+func (p DevPtr) Add(off uint64) DevPtr { return p + DevPtr(off) }
+
+// Driver-internal handle types.
+type (
+	cuDevice   int32   // CUdevice
+	cuContext  uintptr // CUcontext
+	graphNode  uintptr // CUgraphNode
+	procStatus int32   // CUdriverProcAddressQueryResult
+)
+
+// CUdriverProcAddressQueryResult values.
+const (
+	procFound          procStatus = 0 // CU_GET_PROC_ADDRESS_SUCCESS
+	procSymbolNotFound procStatus = 1 // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+	procVersionTooOld  procStatus = 2 // CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+)
+
+// cuGetProcAddressDefault is CU_GET_PROC_ADDRESS_DEFAULT: the legacy
+// default-stream variants (memra always passes an explicit stream).
+const cuGetProcAddressDefault = 0
+
+// graphExecUpdateResultInfo is CUgraphExecUpdateResultInfo (CUDA 12.0):
+// { CUgraphExecUpdateResult result; CUgraphNode errorNode; CUgraphNode errorFromNode; }.
+type graphExecUpdateResultInfo struct {
+	result        int32
+	_             int32 // padding to the pointer alignment of the C struct
+	errorNode     graphNode
+	errorFromNode graphNode
+}
+
+// The C struct is 24 bytes on 64-bit targets; this fails to compile otherwise.
+var _ [24 - unsafe.Sizeof(graphExecUpdateResultInfo{})]struct{}
+var _ [unsafe.Sizeof(graphExecUpdateResultInfo{}) - 24]struct{}
+
+// DeviceAttribute is a CUdevice_attribute.
+type DeviceAttribute int32
+
+// The device attributes memra reads.
+const (
+	AttrMaxThreadsPerBlock           DeviceAttribute = 1  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	AttrMaxSharedMemoryPerBlock      DeviceAttribute = 8  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+	AttrWarpSize                     DeviceAttribute = 10 // CU_DEVICE_ATTRIBUTE_WARP_SIZE
+	AttrClockRate                    DeviceAttribute = 13 // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (kHz)
+	AttrMultiprocessorCount          DeviceAttribute = 16 // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	AttrMemoryClockRate              DeviceAttribute = 36 // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (kHz)
+	AttrGlobalMemoryBusWidth         DeviceAttribute = 37 // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH (bits)
+	AttrL2CacheSize                  DeviceAttribute = 38 // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE (bytes)
+	AttrComputeCapabilityMajor       DeviceAttribute = 75 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	AttrComputeCapabilityMinor       DeviceAttribute = 76 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	AttrMaxSharedMemoryPerBlockOptin DeviceAttribute = 97 // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	AttrMaxSharedMemoryPerMultiproc  DeviceAttribute = 81 // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+	AttrMaxThreadsPerMultiprocessor  DeviceAttribute = 39 // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+)
+
+// FuncAttribute is a CUfunction_attribute.
+type FuncAttribute int32
+
+// The kernel attributes memra reads or sets.
+const (
+	FuncMaxThreadsPerBlock        FuncAttribute = 0 // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	FuncSharedSizeBytes           FuncAttribute = 1 // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static)
+	FuncLocalSizeBytes            FuncAttribute = 3 // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES (spills)
+	FuncNumRegs                   FuncAttribute = 4 // CU_FUNC_ATTRIBUTE_NUM_REGS
+	FuncPTXVersion                FuncAttribute = 5 // CU_FUNC_ATTRIBUTE_PTX_VERSION
+	FuncBinaryVersion             FuncAttribute = 6 // CU_FUNC_ATTRIBUTE_BINARY_VERSION
+	FuncMaxDynamicSharedSizeBytes FuncAttribute = 8 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+)
+
+// CaptureMode is a CUstreamCaptureMode.
+type CaptureMode int32
+
+// Capture modes (see Engine.BeginCapture for the one memra uses and why).
+const (
+	CaptureModeGlobal      CaptureMode = 0 // CU_STREAM_CAPTURE_MODE_GLOBAL
+	CaptureModeThreadLocal CaptureMode = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+	CaptureModeRelaxed     CaptureMode = 2 // CU_STREAM_CAPTURE_MODE_RELAXED
+)
+
+// CaptureStatus is a CUstreamCaptureStatus.
+type CaptureStatus int32
+
+// Capture states of a stream.
+const (
+	CaptureNone        CaptureStatus = 0 // CU_STREAM_CAPTURE_STATUS_NONE
+	CaptureActive      CaptureStatus = 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
+	CaptureInvalidated CaptureStatus = 2 // CU_STREAM_CAPTURE_STATUS_INVALIDATED
+)
+
+func (s CaptureStatus) String() string {
+	switch s {
+	case CaptureNone:
+		return "none"
+	case CaptureActive:
+		return "active"
+	case CaptureInvalidated:
+		return "invalidated"
+	}
+	return "CaptureStatus(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Flags.
+const (
+	streamNonBlocking    = 1 // CU_STREAM_NON_BLOCKING: no implicit sync with the legacy stream
+	eventDefault         = 0 // CU_EVENT_DEFAULT: timing enabled
+	memHostAllocPortable = 1 // CU_MEMHOSTALLOC_PORTABLE
+)
+
+// graphExecUpdate results (CUgraphExecUpdateResult), for error messages.
+func updateResultText(r int32) string {
+	switch r {
+	case 0:
+		return "success"
+	case 1:
+		return "error"
+	case 2:
+		return "topology changed"
+	case 3:
+		return "node type changed"
+	case 4:
+		return "kernel function changed"
+	case 5:
+		return "parameters changed in an unsupported way"
+	case 6:
+		return "not supported"
+	case 7:
+		return "unsupported function change"
+	case 8:
+		return "attributes changed"
+	}
+	return "result " + strconv.Itoa(int(r))
+}

@@ -1,0 +1,388 @@
+// Package model turns a GGUF file into a validated model description: the
+// configuration read from metadata and zero-copy views of every weight
+// tensor. Backends (engine/cpu, engine/gpu) read only the Model struct, so a
+// file is checked once here and nowhere else.
+package model
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// Architectures this package loads (the value of general.architecture).
+const (
+	ArchQwen35 = "qwen35" // Qwen3.5 dense: Gated DeltaNet + gated full attention
+	ArchQwen3  = "qwen3"  // Qwen3 dense: every layer attention
+)
+
+// SupportedArchs lists the architectures Load accepts, sorted.
+func SupportedArchs() []string { return []string{ArchQwen3, ArchQwen35} }
+
+// LayerKind says which token mixer a layer uses.
+type LayerKind uint8
+
+const (
+	// LayerAttention is (gated) softmax attention with a KV cache.
+	LayerAttention LayerKind = iota
+	// LayerRecurrent is a Gated DeltaNet layer with conv and recurrent state.
+	LayerRecurrent
+)
+
+func (k LayerKind) String() string {
+	if k == LayerRecurrent {
+		return "recurrent"
+	}
+	return "attention"
+}
+
+// Config holds the hyperparameters of a model, read from GGUF metadata. All
+// dimensions are element counts.
+type Config struct {
+	Arch string // general.architecture: ArchQwen35 or ArchQwen3
+
+	NLayer    int // main layers executed by the forward pass
+	NLayerAll int // block_count: main layers plus MTP (nextn) layers
+	NNextN    int // nextn_predict_layers: MTP layers stored after the main ones (skipped)
+
+	NEmbd  int // embedding_length (hidden size)
+	NFF    int // feed_forward_length (SwiGLU inner size)
+	NVocab int // rows of token_embd (its shape[1])
+
+	NHead    int // attention.head_count (query heads)
+	NHeadKV  int // attention.head_count_kv (KV heads, GQA)
+	HeadDimK int // attention.key_length (Dh of q and k)
+	HeadDimV int // attention.value_length (Dh of v)
+
+	NormEps      float32 // attention.layer_norm_rms_epsilon; also the gated norm's eps
+	RopeBase     float32 // rope.freq_base
+	NRot         int     // rope.dimension_count: dims [0, NRot) of each head are rotated (NEOX pairs i, i+NRot/2)
+	RopeSections [4]int  // rope.dimension_sections (qwen35); for text tokens the rope is plain NEOX
+
+	ContextLength int // context_length: the training context (a default cap, not a limit)
+
+	// Gated DeltaNet (qwen35 only; zero for qwen3).
+	SSMConvKernel int // ssm.conv_kernel (4): taps of the causal depthwise conv
+	SSMStateSize  int // ssm.state_size (S = 128): K head dim
+	SSMGroupCount int // ssm.group_count (H_k): K heads
+	SSMNumVHeads  int // ssm.time_step_rank (H_v): V heads
+	SSMInnerSize  int // ssm.inner_size = H_v × V head dim
+	SSMHeadDimV   int // SSMInnerSize / SSMNumVHeads
+
+	// AttnOutputGate: attn_q holds per head q then a sigmoid gate applied to
+	// the attention output (qwen35); false for qwen3.
+	AttnOutputGate bool
+
+	// TiedOutput: the file has no output.weight and the LM head is token_embd.
+	TiedOutput bool
+
+	// Kinds[i] is the token mixer of main layer i (len NLayer).
+	Kinds []LayerKind
+}
+
+// SSMKeyDim is K = H_k·S, the width of q and of k in a Gated DeltaNet layer.
+func (c *Config) SSMKeyDim() int { return c.SSMGroupCount * c.SSMStateSize }
+
+// SSMConvChannels is C = 2K + V, the channels of attn_qkv and the conv.
+func (c *Config) SSMConvChannels() int { return 2*c.SSMKeyDim() + c.SSMInnerSize }
+
+// SSMKHead returns the K head that V head h reads. qwen35 files store V heads
+// in tiled order (the converter reorders them), so V head h uses K head
+// h % H_k; transformers' grouped order h / (H_v/H_k) is undone at conversion.
+func (c *Config) SSMKHead(h int) int { return h % c.SSMGroupCount }
+
+// NumAttention returns how many main layers are attention layers.
+func (c *Config) NumAttention() int {
+	n := 0
+	for _, k := range c.Kinds {
+		if k == LayerAttention {
+			n++
+		}
+	}
+	return n
+}
+
+// metadata gives typed access to "<arch>.key" values of any integer or
+// float width, with errors that name the full key.
+type metadata struct {
+	arch string
+	f    *gguf.File
+}
+
+func (m *metadata) full(key string) string { return m.arch + "." + key }
+
+func (m *metadata) lookup(key string) (gguf.Value, bool) { return m.f.Lookup(m.full(key)) }
+
+// int reads a required non-negative integer key of any integer width.
+func (m *metadata) int(key string) (int, error) {
+	v, ok := m.lookup(key)
+	if !ok {
+		return 0, fmt.Errorf("missing metadata key %s", m.full(key))
+	}
+	return m.toInt(key, v)
+}
+
+// intOr reads an optional integer key.
+func (m *metadata) intOr(key string, def int) (int, error) {
+	v, ok := m.lookup(key)
+	if !ok {
+		return def, nil
+	}
+	return m.toInt(key, v)
+}
+
+func (m *metadata) toInt(key string, v gguf.Value) (int, error) {
+	x, ok := v.Int64()
+	if !ok || x < 0 || x > math.MaxInt32 {
+		return 0, fmt.Errorf("metadata key %s: want a non-negative integer, got %s %v", m.full(key), v.TypeName(), v)
+	}
+	return int(x), nil
+}
+
+// float reads a required float key (float32 or float64).
+func (m *metadata) float(key string) (float32, error) {
+	v, ok := m.lookup(key)
+	if !ok {
+		return 0, fmt.Errorf("missing metadata key %s", m.full(key))
+	}
+	x, ok := v.Float64()
+	if !ok {
+		return 0, fmt.Errorf("metadata key %s: want a float, got %s %v", m.full(key), v.TypeName(), v)
+	}
+	return float32(x), nil
+}
+
+// ints reads an optional integer array; ok is false when absent.
+func (m *metadata) ints(key string) (xs []int, ok bool, err error) {
+	v, ok := m.lookup(key)
+	if !ok {
+		return nil, false, nil
+	}
+	if v.Type() != gguf.ValueArray {
+		return nil, true, fmt.Errorf("metadata key %s: want an array, got %s", m.full(key), v.TypeName())
+	}
+	xs = make([]int, v.Len())
+	for i := range xs {
+		e := v.Index(i)
+		if b, isBool := e.Bool(); isBool {
+			if b {
+				xs[i] = 1
+			}
+			continue
+		}
+		x, ok := e.Int64()
+		if !ok {
+			return nil, true, fmt.Errorf("metadata key %s: want integers or bools, got %s", m.full(key), v.TypeName())
+		}
+		xs[i] = int(x)
+	}
+	return xs, true, nil
+}
+
+// ConfigFromGGUF reads the model configuration from the file's metadata and
+// the token_embd shape. It does not look at other tensors; Load does.
+func ConfigFromGGUF(f *gguf.File) (*Config, error) {
+	archV, ok := f.Lookup("general.architecture")
+	if !ok {
+		return nil, fmt.Errorf("missing metadata key general.architecture")
+	}
+	arch, ok := archV.Str()
+	if !ok {
+		return nil, fmt.Errorf("metadata key general.architecture: want a string, got %s", archV.TypeName())
+	}
+	if arch != ArchQwen35 && arch != ArchQwen3 {
+		return nil, fmt.Errorf("unsupported architecture %q (supported: %s)", arch, strings.Join(SupportedArchs(), ", "))
+	}
+	m := &metadata{arch: arch, f: f}
+	c := &Config{Arch: arch}
+	var err error
+	ints := []struct {
+		dst *int
+		key string
+	}{
+		{&c.NLayerAll, "block_count"},
+		{&c.NEmbd, "embedding_length"},
+		{&c.NFF, "feed_forward_length"},
+		{&c.NHead, "attention.head_count"},
+	}
+	for _, it := range ints {
+		if *it.dst, err = m.int(it.key); err != nil {
+			return nil, err
+		}
+	}
+	if c.NHeadKV, err = m.intOr("attention.head_count_kv", c.NHead); err != nil {
+		return nil, err
+	}
+	if c.NHead == 0 || c.NEmbd == 0 {
+		return nil, fmt.Errorf("metadata: %s and %s must be positive (got %d, %d)",
+			m.full("attention.head_count"), m.full("embedding_length"), c.NHead, c.NEmbd)
+	}
+	if c.HeadDimK, err = m.intOr("attention.key_length", c.NEmbd/c.NHead); err != nil {
+		return nil, err
+	}
+	if c.HeadDimV, err = m.intOr("attention.value_length", c.HeadDimK); err != nil {
+		return nil, err
+	}
+	if c.NormEps, err = m.float("attention.layer_norm_rms_epsilon"); err != nil {
+		return nil, err
+	}
+	c.RopeBase = 10000 // llama.cpp's default when rope.freq_base is absent
+	if _, ok := m.lookup("rope.freq_base"); ok {
+		if c.RopeBase, err = m.float("rope.freq_base"); err != nil {
+			return nil, err
+		}
+	}
+	if c.NRot, err = m.intOr("rope.dimension_count", c.HeadDimK); err != nil {
+		return nil, err
+	}
+	if c.ContextLength, err = m.intOr("context_length", 0); err != nil {
+		return nil, err
+	}
+	if c.NNextN, err = m.intOr("nextn_predict_layers", 0); err != nil {
+		return nil, err
+	}
+	if c.NNextN >= c.NLayerAll {
+		return nil, fmt.Errorf("metadata: %s = %d must be below %s = %d",
+			m.full("nextn_predict_layers"), c.NNextN, m.full("block_count"), c.NLayerAll)
+	}
+	c.NLayer = c.NLayerAll - c.NNextN
+
+	if te, ok := f.Tensor("token_embd.weight"); ok && len(te.Shape) == 2 {
+		c.NVocab = int(te.Shape[1])
+	} else {
+		return nil, fmt.Errorf("tensor token_embd.weight: missing or not 2-D (needed for the vocabulary size)")
+	}
+
+	c.Kinds = make([]LayerKind, c.NLayer)
+	switch arch {
+	case ArchQwen3:
+		// every layer attention, plain output
+	case ArchQwen35:
+		c.AttnOutputGate = true
+		if err := readSSM(m, c); err != nil {
+			return nil, err
+		}
+		secs, ok, err := m.ints("rope.dimension_sections")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("missing metadata key %s", m.full("rope.dimension_sections"))
+		}
+		copy(c.RopeSections[:], secs)
+		if err := readSchedule(m, c); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func readSSM(m *metadata, c *Config) error {
+	fields := []struct {
+		dst *int
+		key string
+	}{
+		{&c.SSMConvKernel, "ssm.conv_kernel"},
+		{&c.SSMStateSize, "ssm.state_size"},
+		{&c.SSMGroupCount, "ssm.group_count"},
+		{&c.SSMNumVHeads, "ssm.time_step_rank"},
+		{&c.SSMInnerSize, "ssm.inner_size"},
+	}
+	for _, fd := range fields {
+		v, err := m.int(fd.key)
+		if err != nil {
+			return err
+		}
+		if v == 0 {
+			return fmt.Errorf("metadata key %s must be positive", m.full(fd.key))
+		}
+		*fd.dst = v
+	}
+	if c.SSMInnerSize%c.SSMNumVHeads != 0 {
+		return fmt.Errorf("metadata: %s = %d is not a multiple of %s = %d",
+			m.full("ssm.inner_size"), c.SSMInnerSize, m.full("ssm.time_step_rank"), c.SSMNumVHeads)
+	}
+	c.SSMHeadDimV = c.SSMInnerSize / c.SSMNumVHeads
+	if c.SSMNumVHeads%c.SSMGroupCount != 0 {
+		return fmt.Errorf("metadata: %s = %d (V heads) is not a multiple of %s = %d (K heads)",
+			m.full("ssm.time_step_rank"), c.SSMNumVHeads, m.full("ssm.group_count"), c.SSMGroupCount)
+	}
+	return nil
+}
+
+// readSchedule decides each main layer's kind: attention.recurrent_layers
+// (per layer, non-zero = recurrent) wins; otherwise layer i is recurrent iff
+// (i+1) % full_attention_interval != 0 (default interval 4).
+func readSchedule(m *metadata, c *Config) error {
+	rec, ok, err := m.ints("attention.recurrent_layers")
+	if err != nil {
+		return err
+	}
+	if ok {
+		if len(rec) < c.NLayer {
+			return fmt.Errorf("metadata key %s has %d entries, want at least %d (main layers)",
+				m.full("attention.recurrent_layers"), len(rec), c.NLayer)
+		}
+		for i := range c.NLayer {
+			if rec[i] != 0 {
+				c.Kinds[i] = LayerRecurrent
+			}
+		}
+		return nil
+	}
+	interval, err := m.intOr("full_attention_interval", 4)
+	if err != nil {
+		return err
+	}
+	if interval == 0 {
+		return fmt.Errorf("metadata key %s must be positive", m.full("full_attention_interval"))
+	}
+	for i := range c.NLayer {
+		if (i+1)%interval != 0 {
+			c.Kinds[i] = LayerRecurrent
+		}
+	}
+	return nil
+}
+
+// check rejects configurations the forward pass cannot run.
+func (c *Config) check() error {
+	switch {
+	case c.NLayer <= 0:
+		return fmt.Errorf("config: no main layers (block_count %d, nextn %d)", c.NLayerAll, c.NNextN)
+	case c.NFF <= 0 || c.NVocab <= 0:
+		return fmt.Errorf("config: feed_forward_length %d and vocabulary %d must be positive", c.NFF, c.NVocab)
+	case c.NHeadKV <= 0 || c.NHead%c.NHeadKV != 0:
+		return fmt.Errorf("config: head_count %d is not a multiple of head_count_kv %d", c.NHead, c.NHeadKV)
+	case c.HeadDimK <= 0 || c.HeadDimV <= 0:
+		return fmt.Errorf("config: key_length %d and value_length %d must be positive", c.HeadDimK, c.HeadDimV)
+	case c.HeadDimK != c.HeadDimV:
+		return fmt.Errorf("config: key_length %d != value_length %d is not supported", c.HeadDimK, c.HeadDimV)
+	case c.NRot <= 0 || c.NRot > c.HeadDimK || c.NRot%2 != 0:
+		return fmt.Errorf("config: rope.dimension_count %d must be even and within head dim %d", c.NRot, c.HeadDimK)
+	case !(c.NormEps > 0) || !(c.RopeBase > 0):
+		return fmt.Errorf("config: rms epsilon %g and rope base %g must be positive", c.NormEps, c.RopeBase)
+	}
+	return nil
+}
+
+// String summarises the config in one line for logs and `memra info`.
+func (c *Config) String() string {
+	var kinds []string
+	counts := map[LayerKind]int{}
+	for _, k := range c.Kinds {
+		counts[k]++
+	}
+	for k, n := range counts {
+		kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(kinds)
+	return fmt.Sprintf("%s: %d layers (%s), embd %d, ff %d, vocab %d, heads %d/%d×%d, rope %d dims base %g",
+		c.Arch, c.NLayer, strings.Join(kinds, ", "), c.NEmbd, c.NFF, c.NVocab, c.NHead, c.NHeadKV, c.HeadDimK, c.NRot, c.RopeBase)
+}

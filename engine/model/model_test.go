@@ -1,0 +1,259 @@
+package model_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/gguf"
+)
+
+func writeSpec(t *testing.T, s modeltest.Spec) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := modeltest.Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func open(t *testing.T, path string) *gguf.File {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func load(t *testing.T, s modeltest.Spec) (*model.Model, error) {
+	t.Helper()
+	return model.Load(open(t, writeSpec(t, s)))
+}
+
+func TestLoadQwen35(t *testing.T) {
+	s := modeltest.TinyQwen35()
+	s.Type = func(name string) gguf.Type {
+		if strings.Contains(name, "ffn_down") {
+			return gguf.TypeQ8_0
+		}
+		return gguf.TypeBF16
+	}
+	m, err := load(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Config
+	// Expected values come from the spec, not from the loader.
+	checks := []struct {
+		name      string
+		got, want int
+	}{
+		{"NLayer", c.NLayer, s.NLayer},
+		{"NLayerAll", c.NLayerAll, s.NLayer + s.NNextN},
+		{"NNextN", c.NNextN, s.NNextN},
+		{"NEmbd", c.NEmbd, s.NEmbd},
+		{"NFF", c.NFF, s.NFF},
+		{"NVocab", c.NVocab, s.NVocab},
+		{"NHead", c.NHead, s.NHead},
+		{"NHeadKV", c.NHeadKV, s.NHeadKV},
+		{"HeadDimK", c.HeadDimK, s.HeadDim},
+		{"NRot", c.NRot, s.NRot},
+		{"SSMConvKernel", c.SSMConvKernel, s.ConvKernel},
+		{"SSMStateSize", c.SSMStateSize, s.StateSize},
+		{"SSMGroupCount", c.SSMGroupCount, s.GroupCount},
+		{"SSMNumVHeads", c.SSMNumVHeads, s.NumVHeads},
+		{"SSMHeadDimV", c.SSMHeadDimV, s.HeadDimV},
+		{"SSMConvChannels", c.SSMConvChannels(), 2*s.GroupCount*s.StateSize + s.NumVHeads*s.HeadDimV},
+		{"ContextLength", c.ContextLength, s.ContextLength},
+		{"RopeSections[2]", c.RopeSections[2], 10},
+		{"layers", len(m.Layers), s.NLayer},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s = %d, want %d", ck.name, ck.got, ck.want)
+		}
+	}
+	if c.NormEps != s.NormEps || c.RopeBase != s.RopeBase || !c.AttnOutputGate || c.TiedOutput {
+		t.Errorf("eps %g base %g gate %v tied %v", c.NormEps, c.RopeBase, c.AttnOutputGate, c.TiedOutput)
+	}
+	// interval 2: layers 1 and 3 are attention.
+	wantKinds := []model.LayerKind{model.LayerRecurrent, model.LayerAttention, model.LayerRecurrent, model.LayerAttention}
+	for i, k := range wantKinds {
+		if c.Kinds[i] != k || m.Layers[i].Kind != k {
+			t.Errorf("layer %d kind %v/%v, want %v", i, c.Kinds[i], m.Layers[i].Kind, k)
+		}
+	}
+	L0, L1 := m.Layers[0], m.Layers[1]
+	if L0.AttnQKV == nil || L0.SSMA == nil || L0.AttnQ != nil || L1.AttnQ == nil || L1.AttnQKV != nil {
+		t.Errorf("layer fields not set per kind")
+	}
+	if got, want := L1.AttnQ.Shape, []int{s.NEmbd, 2 * s.NHead * s.HeadDim}; !equal(got, want) {
+		t.Errorf("attn_q shape %v, want %v", got, want)
+	}
+	if L1.FFNDown.Type != gguf.TypeQ8_0 || L1.FFNUp.Type != gguf.TypeBF16 || L0.SSMConv.Type != gguf.TypeF32 {
+		t.Errorf("types: ffn_down %v ffn_up %v conv %v", L1.FFNDown.Type, L1.FFNUp.Type, L0.SSMConv.Type)
+	}
+	// Zero-copy: data length is exactly rows × row bytes, i.e. bf16 2 bytes.
+	if got, want := len(L1.FFNUp.Data), s.NEmbd*s.NFF*2; got != want {
+		t.Errorf("ffn_up data %d bytes, want %d", got, want)
+	}
+	if m.Output == m.TokenEmbd {
+		t.Errorf("untied model: Output aliases TokenEmbd")
+	}
+}
+
+func TestLoadTiedAndRecurrentLayers(t *testing.T) {
+	s := modeltest.TinyQwen35()
+	s.Tied = true
+	s.RecurrentLyrs = []bool{true, true, false, true, false} // 5th entry: MTP layer
+	m, err := load(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.TiedOutput || m.Output != m.TokenEmbd {
+		t.Errorf("tied: TiedOutput %v, Output %p TokenEmbd %p", m.TiedOutput, m.Output, m.TokenEmbd)
+	}
+	want := []model.LayerKind{model.LayerRecurrent, model.LayerRecurrent, model.LayerAttention, model.LayerRecurrent}
+	for i, k := range want {
+		if m.Kinds[i] != k {
+			t.Errorf("layer %d: %v, want %v", i, m.Kinds[i], k)
+		}
+	}
+	if m.NumAttention() != 1 {
+		t.Errorf("NumAttention %d, want 1", m.NumAttention())
+	}
+}
+
+func TestLoadQwen3(t *testing.T) {
+	s := modeltest.TinyQwen3()
+	m, err := load(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.AttnOutputGate || m.NLayer != s.NLayer || m.NRot != s.HeadDim {
+		t.Errorf("qwen3: gate %v layers %d rot %d", m.AttnOutputGate, m.NLayer, m.NRot)
+	}
+	for i, L := range m.Layers {
+		if L.Kind != model.LayerAttention || L.FFNNorm == nil || L.FFNNorm.Name != "blk."+itoa(i)+".ffn_norm.weight" {
+			t.Errorf("layer %d: kind %v ffn norm %v", i, L.Kind, L.FFNNorm)
+		}
+		if got, want := L.AttnQ.Shape[1], s.NHead*s.HeadDim; got != want {
+			t.Errorf("layer %d attn_q rows %d, want %d", i, got, want)
+		}
+	}
+}
+
+func itoa(i int) string { return string(rune('0' + i)) }
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestLoadErrors(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*modeltest.Spec)
+		want   []string // substrings of the error
+	}{
+		{"missing tensor", func(s *modeltest.Spec) { s.Omit = map[string]bool{"blk.2.ssm_a": true} },
+			[]string{"blk.2.ssm_a", "missing"}},
+		{"wrong shape", func(s *modeltest.Spec) {
+			s.Shape = map[string][]uint64{"blk.1.attn_k.weight": {256, 64}}
+		}, []string{"blk.1.attn_k.weight", "[256 64]", "expected [256 128]"}},
+		{"control: all F32 loads", func(s *modeltest.Spec) {
+			s.Type = func(string) gguf.Type { return gguf.TypeF32 }
+		}, nil},
+		{"wrong norm type", func(s *modeltest.Spec) {
+			s.Force = map[string]gguf.Type{"blk.3.attn_q_norm.weight": gguf.TypeBF16}
+		}, []string{"blk.3.attn_q_norm.weight", "BF16", "expected F32"}},
+		{"unsupported matrix type", func(s *modeltest.Spec) {
+			s.Type = func(name string) gguf.Type {
+				if name == "blk.0.ffn_up.weight" {
+					return gguf.TypeF64
+				}
+				return gguf.TypeF32
+			}
+		}, []string{"blk.0.ffn_up.weight", "F64", "not supported"}},
+		{"missing key", func(s *modeltest.Spec) { s.SkipKeys = map[string]bool{"ssm.state_size": true} },
+			[]string{"qwen35.ssm.state_size"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := modeltest.TinyQwen35()
+			tc.mutate(&s)
+			_, err := load(t, s)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want one mentioning %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestUnknownArchitecture(t *testing.T) {
+	var buf bytes.Buffer
+	w := gguf.NewWriter(&buf, 3)
+	w.SetKV("general.architecture", gguf.StringValue("llama"))
+	w.AddTensorBytes("token_embd.weight", gguf.TypeF32, []uint64{4, 2}, make([]byte, 32))
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = model.Load(f)
+	if err == nil || !strings.Contains(err.Error(), `"llama"`) || !strings.Contains(err.Error(), "qwen35") ||
+		!strings.Contains(err.Error(), "qwen3,") {
+		t.Fatalf("error %v: want it to name llama and list qwen3, qwen35", err)
+	}
+}
+
+func TestTruncatedFile(t *testing.T) {
+	path := writeSpec(t, modeltest.TinyQwen3())
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut inside the tensor data: the header parses, a tensor runs past the end.
+	cut := filepath.Join(t.TempDir(), "cut.gguf")
+	if err := os.WriteFile(cut, data[:len(data)-1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The reader or the loader must refuse it, naming the tensor cut short.
+	f, err := gguf.Open(cut)
+	if err == nil {
+		defer f.Close()
+		_, err = model.Load(f)
+	}
+	if err == nil {
+		t.Fatal("truncated file loaded without error")
+	}
+	if !strings.Contains(err.Error(), "tensor ") || !strings.Contains(err.Error(), "blk.2.ffn_down.weight") {
+		t.Errorf("error %q does not name the truncated tensor blk.2.ffn_down.weight", err)
+	}
+}

@@ -1,0 +1,104 @@
+package sample
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Decoder is the backend contract (docs/design.md, "Backends"): the CPU and
+// GPU backends both implement it.
+type Decoder interface {
+	DecodeStep(token int32) ([]float32, error) // appends one token, returns logits [n_vocab]
+	Reset()
+	Len() int      // tokens in the cache
+	Capacity() int // most tokens the cache holds
+}
+
+// Stats times a Generate call.
+type Stats struct {
+	PromptTokens int
+	GenTokens    int
+	PromptTime   time.Duration // feeding the prompt (ends with the first logits)
+	GenTime      time.Duration // every DecodeStep after the prompt
+}
+
+// PromptTokPerSec and GenTokPerSec are throughputs (0 when nothing was timed).
+func (s Stats) PromptTokPerSec() float64 { return rate(s.PromptTokens, s.PromptTime) }
+
+// GenTokPerSec counts the decode steps after the prompt (GenTokens − 1 of
+// them: the first generated token comes from the prompt's last logits).
+func (s Stats) GenTokPerSec() float64 { return rate(max(s.GenTokens-1, 0), s.GenTime) }
+
+func rate(n int, d time.Duration) float64 {
+	if n == 0 || d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// ErrStop may be returned by an emit callback to end generation early
+// without an error.
+var ErrStop = errors.New("stop generation")
+
+// Generate continues the decoder's sequence with prompt, then produces up to
+// n tokens. The first generated token is chosen from the logits after the
+// last prompt token; each later one from the logits after feeding the
+// previous. emit (may be nil) sees each token as soon as it is chosen;
+// generation ends after n tokens, a stop token (included), or emit returning
+// ErrStop. The decoder is not reset: call Reset first for a fresh sequence.
+func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int32) error) ([]int32, Stats, error) {
+	var st Stats
+	if len(prompt) == 0 {
+		return nil, st, fmt.Errorf("generate: empty prompt")
+	}
+	if n <= 0 {
+		return nil, st, nil
+	}
+	// The last generated token is never fed back, so the sequence needs
+	// room for the prompt and n−1 generated tokens.
+	if need := d.Len() + len(prompt) + n - 1; need > d.Capacity() {
+		return nil, st, fmt.Errorf("generate: context full: %d tokens needed (%d cached + %d prompt + %d generated − 1), capacity %d",
+			need, d.Len(), len(prompt), n, d.Capacity())
+	}
+	s, err := NewSampler(opts)
+	if err != nil {
+		return nil, st, fmt.Errorf("generate: %w", err)
+	}
+	history := append(make([]int32, 0, len(prompt)+n), prompt...)
+	start := time.Now()
+	var logits []float32
+	for i, tok := range prompt {
+		if logits, err = d.DecodeStep(tok); err != nil {
+			return nil, st, fmt.Errorf("generate: prompt token %d: %w", i, err)
+		}
+	}
+	st.PromptTokens = len(prompt)
+	st.PromptTime = time.Since(start)
+	start = time.Now()
+	var out []int32
+	for {
+		tok := s.Sample(logits, history)
+		out = append(out, tok)
+		history = append(history, tok)
+		st.GenTokens = len(out)
+		if emit != nil {
+			if err := emit(tok); err != nil {
+				st.GenTime = time.Since(start)
+				if errors.Is(err, ErrStop) {
+					return out, st, nil
+				}
+				return out, st, err
+			}
+		}
+		if len(out) == n || opts.IsStop(tok) {
+			break
+		}
+		if logits, err = d.DecodeStep(tok); err != nil {
+			st.GenTime = time.Since(start)
+			return out, st, fmt.Errorf("generate: step %d: %w", len(out), err)
+		}
+	}
+	st.GenTime = time.Since(start)
+	return out, st, nil
+}

@@ -1,0 +1,262 @@
+// Package sample turns logits into tokens: greedy decoding and sampling with
+// temperature, top-k, top-p, min-p and a repetition penalty, seeded for
+// reproducibility, plus Generate, the token loop shared by every backend.
+package sample
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// Options configures token selection. The zero value is greedy decoding.
+type Options struct {
+	// Temperature divides the logits before the softmax; 0 (or Greedy)
+	// means argmax.
+	Temperature float32
+	// Greedy forces argmax whatever the other fields say.
+	Greedy bool
+	// TopK keeps the k most likely tokens (0: all).
+	TopK int
+	// TopP keeps the smallest set of most likely tokens whose probability
+	// sums to at least TopP (0 or ≥ 1: all).
+	TopP float32
+	// MinP drops tokens whose probability is below MinP × the top
+	// probability (0: none).
+	MinP float32
+	// RepeatPenalty (> 1 discourages) applies to every distinct token among
+	// the last RepeatWindow of the history: a positive logit is divided by
+	// it, a negative one multiplied (as llama.cpp and transformers do).
+	// 0 or 1: off.
+	RepeatPenalty float32
+	// RepeatWindow is how many recent tokens the penalty looks at
+	// (0: 64).
+	RepeatWindow int
+	// Seed makes sampling deterministic (math/rand/v2 PCG).
+	Seed uint64
+	// Stop ends generation after any of these tokens is produced (the stop
+	// token is returned and emitted).
+	Stop []int32
+}
+
+// DefaultRepeatWindow is the repetition window when Options.RepeatWindow is 0.
+const DefaultRepeatWindow = 64
+
+func (o *Options) greedy() bool { return o.Greedy || o.Temperature <= 0 }
+
+// Validate reports out-of-range options.
+func (o *Options) Validate() error {
+	switch {
+	case o.Temperature < 0 || math.IsNaN(float64(o.Temperature)):
+		return fmt.Errorf("temperature %g: must be ≥ 0", o.Temperature)
+	case o.TopK < 0:
+		return fmt.Errorf("top-k %d: must be ≥ 0", o.TopK)
+	case o.TopP < 0 || o.TopP > 1:
+		return fmt.Errorf("top-p %g: must be in [0, 1]", o.TopP)
+	case o.MinP < 0 || o.MinP > 1:
+		return fmt.Errorf("min-p %g: must be in [0, 1]", o.MinP)
+	case o.RepeatPenalty < 0:
+		return fmt.Errorf("repeat penalty %g: must be ≥ 0", o.RepeatPenalty)
+	case o.RepeatWindow < 0:
+		return fmt.Errorf("repeat window %d: must be ≥ 0", o.RepeatWindow)
+	}
+	return nil
+}
+
+// Candidate is a token that survived filtering, with its probability after
+// renormalisation over the survivors.
+type Candidate struct {
+	ID int32
+	P  float64
+}
+
+// Sampler picks tokens from logits. It owns its random state: one Sampler
+// per sequence.
+type Sampler struct {
+	opts Options
+	rng  *rand.Rand
+	buf  []float32
+}
+
+// NewSampler returns a sampler for opts (validated).
+func NewSampler(opts Options) (*Sampler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))}, nil
+}
+
+// Penalize applies the repetition penalty in place to the logits of tokens
+// among the last window entries of history.
+func Penalize(logits []float32, history []int32, penalty float32, window int) {
+	if penalty == 0 || penalty == 1 {
+		return
+	}
+	if window == 0 {
+		window = DefaultRepeatWindow
+	}
+	if len(history) > window {
+		history = history[len(history)-window:]
+	}
+	seen := make(map[int32]bool, len(history))
+	for _, t := range history {
+		if t < 0 || int(t) >= len(logits) || seen[t] {
+			continue
+		}
+		seen[t] = true
+		if logits[t] > 0 {
+			logits[t] /= penalty
+		} else {
+			logits[t] *= penalty
+		}
+	}
+}
+
+// Filter returns the candidates sampling draws from, most likely first:
+// repetition penalty, then top-k, softmax at the temperature, top-p, min-p,
+// renormalised. With greedy options it returns the argmax alone (P = 1).
+// logits is not modified.
+func Filter(logits []float32, history []int32, opts Options) []Candidate {
+	l := append([]float32(nil), logits...)
+	return filter(l, history, &opts)
+}
+
+func filter(l []float32, history []int32, o *Options) []Candidate {
+	Penalize(l, history, o.RepeatPenalty, o.RepeatWindow)
+	if o.greedy() {
+		return []Candidate{{ID: int32(argmax(l)), P: 1}}
+	}
+	ids := topK(l, o.TopK)
+	// Softmax over the kept tokens at temperature T (max subtracted).
+	T := float64(o.Temperature)
+	maxL := float64(l[ids[0]])
+	cands := make([]Candidate, len(ids))
+	var sum float64
+	for i, id := range ids {
+		p := math.Exp((float64(l[id]) - maxL) / T)
+		cands[i] = Candidate{ID: id, P: p}
+		sum += p
+	}
+	for i := range cands {
+		cands[i].P /= sum
+	}
+	if o.TopP > 0 && o.TopP < 1 {
+		var cum float64
+		for i := range cands {
+			cum += cands[i].P
+			if cum >= float64(o.TopP) {
+				cands = cands[:i+1]
+				break
+			}
+		}
+	}
+	if o.MinP > 0 {
+		thr := float64(o.MinP) * cands[0].P
+		n := 1
+		for n < len(cands) && cands[n].P >= thr {
+			n++
+		}
+		cands = cands[:n]
+	}
+	sum = 0
+	for _, c := range cands {
+		sum += c.P
+	}
+	for i := range cands {
+		cands[i].P /= sum
+	}
+	return cands
+}
+
+// Sample picks the next token from logits given the token history (prompt
+// and generated tokens, for the repetition penalty).
+func (s *Sampler) Sample(logits []float32, history []int32) int32 {
+	s.buf = append(s.buf[:0], logits...)
+	cands := filter(s.buf, history, &s.opts)
+	if len(cands) == 1 {
+		return cands[0].ID
+	}
+	u := s.rng.Float64()
+	var cum float64
+	for _, c := range cands {
+		cum += c.P
+		if u < cum {
+			return c.ID
+		}
+	}
+	return cands[len(cands)-1].ID
+}
+
+// IsStop reports whether tok is one of the stop tokens.
+func (o *Options) IsStop(tok int32) bool {
+	for _, s := range o.Stop {
+		if s == tok {
+			return true
+		}
+	}
+	return false
+}
+
+// argmax returns the first index of the largest non-NaN value.
+func argmax(x []float32) int {
+	best := -1
+	for i, v := range x {
+		if v != v {
+			continue
+		}
+		if best < 0 || v > x[best] {
+			best = i
+		}
+	}
+	return max(best, 0)
+}
+
+// topK returns the ids of the k largest logits (all when k ≤ 0 or ≥ len),
+// sorted by logit descending, ties by lower id. A size-k min-heap keeps it
+// O(n log k) for the usual k = 40 over a 250k vocabulary.
+func topK(l []float32, k int) []int32 {
+	less := func(a, b int32) bool { // a ranks below b
+		if l[a] != l[b] {
+			return l[a] < l[b] || l[a] != l[a]
+		}
+		return a > b
+	}
+	var ids []int32
+	if k <= 0 || k >= len(l) {
+		ids = make([]int32, len(l))
+		for i := range ids {
+			ids[i] = int32(i)
+		}
+	} else {
+		h := &idHeap{less: less}
+		for i := range l {
+			id := int32(i)
+			if h.Len() < k {
+				heap.Push(h, id)
+			} else if less(h.ids[0], id) {
+				h.ids[0] = id
+				heap.Fix(h, 0)
+			}
+		}
+		ids = h.ids
+	}
+	sort.Slice(ids, func(i, j int) bool { return less(ids[j], ids[i]) })
+	return ids
+}
+
+type idHeap struct {
+	ids  []int32
+	less func(a, b int32) bool
+}
+
+func (h *idHeap) Len() int           { return len(h.ids) }
+func (h *idHeap) Less(i, j int) bool { return h.less(h.ids[i], h.ids[j]) }
+func (h *idHeap) Swap(i, j int)      { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
+func (h *idHeap) Push(x any)         { h.ids = append(h.ids, x.(int32)) }
+func (h *idHeap) Pop() any {
+	x := h.ids[len(h.ids)-1]
+	h.ids = h.ids[:len(h.ids)-1]
+	return x
+}

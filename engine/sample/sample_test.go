@@ -1,0 +1,196 @@
+package sample
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// probLogits gives logits whose softmax at T = 1 is exactly
+// (0.4, 0.3, 0.15, 0.1, 0.05).
+func probLogits() []float32 {
+	p := []float64{0.4, 0.3, 0.15, 0.1, 0.05}
+	l := make([]float32, len(p))
+	for i, v := range p {
+		l[i] = float32(math.Log(v))
+	}
+	return l
+}
+
+// probTol: logits are float32, so each probability carries ~1e-7 relative
+// error from rounding log(p); 1e-6 is ample.
+const probTol = 1e-6
+
+func checkCands(t *testing.T, name string, got []Candidate, ids []int32, ps []float64) {
+	t.Helper()
+	if len(got) != len(ids) {
+		t.Fatalf("%s: %d candidates %v, want ids %v", name, len(got), got, ids)
+	}
+	for i := range ids {
+		if got[i].ID != ids[i] || math.Abs(got[i].P-ps[i]) > probTol {
+			t.Errorf("%s: cand %d = %+v, want id %d p %.6f", name, i, got[i], ids[i], ps[i])
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	l := probLogits()
+	cases := []struct {
+		name string
+		opts Options
+		hist []int32
+		ids  []int32
+		ps   []float64
+	}{
+		{"greedy", Options{}, nil, []int32{0}, []float64{1}},
+		{"all", Options{Temperature: 1}, nil, []int32{0, 1, 2, 3, 4}, []float64{0.4, 0.3, 0.15, 0.1, 0.05}},
+		// keep 3, renormalise by 0.85
+		{"top-k 3", Options{Temperature: 1, TopK: 3}, nil, []int32{0, 1, 2}, []float64{0.4 / 0.85, 0.3 / 0.85, 0.15 / 0.85}},
+		// cumulative 0.4, 0.7 ≥ 0.65: keep 2
+		{"top-p 0.65", Options{Temperature: 1, TopP: 0.65}, nil, []int32{0, 1}, []float64{4.0 / 7, 3.0 / 7}},
+		// threshold 0.3·0.4 = 0.12: 0.15 stays, 0.1 goes
+		{"min-p 0.3", Options{Temperature: 1, MinP: 0.3}, nil, []int32{0, 1, 2}, []float64{0.4 / 0.85, 0.3 / 0.85, 0.15 / 0.85}},
+		// T = 0.5 squares the probabilities: 0.16, 0.09, 0.0225, 0.01, 0.0025 (sum 0.285)
+		{"temp 0.5", Options{Temperature: 0.5}, nil, []int32{0, 1, 2, 3, 4},
+			[]float64{0.16 / 0.285, 0.09 / 0.285, 0.0225 / 0.285, 0.01 / 0.285, 0.0025 / 0.285}},
+		// T = 0.5 then top-p 0.8: 0.5614 + 0.3158 = 0.877 ≥ 0.8 → keep 2: 0.16/0.25, 0.09/0.25
+		{"temp 0.5 + top-p 0.8", Options{Temperature: 0.5, TopP: 0.8}, nil, []int32{0, 1}, []float64{0.64, 0.36}},
+		// Negative logits are multiplied by the penalty: token 0 → 0.4² = 0.16,
+		// token 4 → 0.05² = 0.0025; order becomes 1, 0, 2, 3, 4 (sum 0.7125).
+		{"repeat 2", Options{Temperature: 1, RepeatPenalty: 2}, []int32{0, 4, 0}, []int32{1, 0, 2, 3, 4},
+			[]float64{0.3 / 0.7125, 0.16 / 0.7125, 0.15 / 0.7125, 0.1 / 0.7125, 0.0025 / 0.7125}},
+		// Window 1: only the last token (1) is penalised: 0.3² = 0.09 (sum 0.79).
+		{"repeat window 1", Options{Temperature: 1, RepeatPenalty: 2, RepeatWindow: 1}, []int32{0, 4, 1},
+			[]int32{0, 2, 3, 1, 4}, []float64{0.4 / 0.79, 0.15 / 0.79, 0.1 / 0.79, 0.09 / 0.79, 0.05 / 0.79}},
+		// top-k 4 then min-p 0.5 of the renormalised top (0.4/0.95): keeps 0.4 and 0.3 only.
+		{"top-k 4 + min-p 0.5", Options{Temperature: 1, TopK: 4, MinP: 0.5}, nil, []int32{0, 1}, []float64{4.0 / 7, 3.0 / 7}},
+	}
+	for _, c := range cases {
+		checkCands(t, c.name, Filter(l, c.hist, c.opts), c.ids, c.ps)
+	}
+	// Positive logits are divided: (2, 1) with penalty 2 on token 0 → (1, 1): a tie, lower id first.
+	got := Filter([]float32{2, 1}, []int32{0}, Options{Temperature: 1, RepeatPenalty: 2})
+	checkCands(t, "repeat positive", got, []int32{0, 1}, []float64{0.5, 0.5})
+	if l[0] != float32(math.Log(0.4)) {
+		t.Error("Filter modified its input")
+	}
+}
+
+func TestSamplerDistributionAndSeed(t *testing.T) {
+	l := probLogits()
+	opts := Options{Temperature: 1, TopK: 3, Seed: 42}
+	s1, _ := NewSampler(opts)
+	s2, _ := NewSampler(opts)
+	const n = 30000
+	counts := make([]int, len(l))
+	for range n {
+		a, b := s1.Sample(l, nil), s2.Sample(l, nil)
+		if a != b {
+			t.Fatal("same seed, different tokens")
+		}
+		counts[a]++
+	}
+	want := []float64{0.4 / 0.85, 0.3 / 0.85, 0.15 / 0.85, 0, 0}
+	for i, p := range want {
+		// 5 standard deviations of a binomial count: never flaky with a
+		// fixed seed, yet catches a wrong distribution.
+		sd := math.Sqrt(n * p * (1 - p))
+		if math.Abs(float64(counts[i])-n*p) > 5*sd+0.5 {
+			t.Errorf("token %d drawn %d times, want %.0f ± %.0f", i, counts[i], n*p, 5*sd)
+		}
+	}
+	s3, _ := NewSampler(Options{Temperature: 1, Seed: 43})
+	same := 0
+	s1, _ = NewSampler(Options{Temperature: 1, Seed: 42})
+	for range 200 {
+		if s1.Sample(l, nil) == s3.Sample(l, nil) {
+			same++
+		}
+	}
+	if same == 200 {
+		t.Error("different seeds gave identical streams")
+	}
+	if _, err := NewSampler(Options{TopP: 1.5}); err == nil {
+		t.Error("top-p 1.5 accepted")
+	}
+}
+
+// fakeDecoder's logits after token t peak at (t+1) mod vocab.
+type fakeDecoder struct {
+	vocab, n, capacity int
+	fed                []int32
+}
+
+func (f *fakeDecoder) DecodeStep(tok int32) ([]float32, error) {
+	if f.n >= f.capacity {
+		return nil, errors.New("full")
+	}
+	f.n++
+	f.fed = append(f.fed, tok)
+	l := make([]float32, f.vocab)
+	l[(int(tok)+1)%f.vocab] = 5
+	return l, nil
+}
+func (f *fakeDecoder) Reset()        { f.n = 0; f.fed = nil }
+func (f *fakeDecoder) Len() int      { return f.n }
+func (f *fakeDecoder) Capacity() int { return f.capacity }
+
+func TestGenerate(t *testing.T) {
+	d := &fakeDecoder{vocab: 10, capacity: 100}
+	var streamed []int32
+	out, st, err := Generate(d, []int32{3, 5}, 4, Options{}, func(tok int32) error {
+		streamed = append(streamed, tok)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// First token from the logits after the last prompt token (5 → 6).
+	want := []int32{6, 7, 8, 9}
+	if !equal32(out, want) || !equal32(streamed, want) {
+		t.Fatalf("out %v streamed %v, want %v", out, streamed, want)
+	}
+	// The last token is not fed back: prompt + 3 generated.
+	if !equal32(d.fed, []int32{3, 5, 6, 7, 8}) || st.GenTokens != 4 || st.PromptTokens != 2 {
+		t.Fatalf("fed %v stats %+v", d.fed, st)
+	}
+	// Stop token 8 ends after emitting it.
+	d.Reset()
+	out, _, err = Generate(d, []int32{5}, 10, Options{Stop: []int32{8}}, nil)
+	if err != nil || !equal32(out, []int32{6, 7, 8}) {
+		t.Fatalf("stop: out %v err %v", out, err)
+	}
+	// emit returning ErrStop ends without error.
+	d.Reset()
+	out, _, err = Generate(d, []int32{0}, 10, Options{}, func(tok int32) error {
+		if tok == 2 {
+			return ErrStop
+		}
+		return nil
+	})
+	if err != nil || !equal32(out, []int32{1, 2}) {
+		t.Fatalf("ErrStop: out %v err %v", out, err)
+	}
+	// Capacity: 3 prompt + 5 generated − 1 = 7 > 6.
+	d = &fakeDecoder{vocab: 10, capacity: 6}
+	if _, _, err := Generate(d, []int32{1, 2, 3}, 5, Options{}, nil); err == nil ||
+		!strings.Contains(err.Error(), "capacity 6") {
+		t.Fatalf("capacity: err %v", err)
+	}
+	if _, _, err := Generate(d, []int32{1, 2, 3}, 4, Options{}, nil); err != nil {
+		t.Fatalf("exactly full: %v", err)
+	}
+}
+
+func equal32(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

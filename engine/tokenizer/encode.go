@@ -1,0 +1,226 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// BOSMode says whether Encode puts the BOS token first.
+type BOSMode uint8
+
+const (
+	BOSFromVocab BOSMode = iota // as tokenizer.ggml.add_bos_token says (false for Qwen)
+	BOSAlways
+	BOSNever
+)
+
+// EncodeOptions are Encode's switches; the zero value is llama.cpp's
+// llama_tokenize(text, add_special=true, parse_special=false).
+type EncodeOptions struct {
+	// ParseSpecial makes control tokens written in the text (<|im_start|>,
+	// <|im_end|>, <|endoftext|> ...) encode as themselves. Without it they are
+	// plain text. User-defined tokens (<think>, <tool_call> ...) are matched
+	// either way, as llama.cpp and Hugging Face do. Text that merely looks
+	// like a special token (<|nope|>) is always plain text.
+	ParseSpecial bool
+	// AddBOS overrides the vocabulary's add_bos_token.
+	AddBOS BOSMode
+	// NFC normalises each text fragment to Unicode NFC before splitting, as
+	// Hugging Face's tokenizer.json for Qwen does (llama.cpp does not).
+	NFC bool
+	// MaxTokens, when > 0, is the most tokens the result may have (e.g. the
+	// context length); a longer input fails with an error wrapping
+	// ErrTooLong.
+	MaxTokens int
+}
+
+// ErrTooLong is wrapped by Encode's error when the result would exceed
+// EncodeOptions.MaxTokens.
+var ErrTooLong = errors.New("tokenizer: input longer than the token limit")
+
+// encState is the scratch of one Encode call, pooled per Tokenizer so that
+// encoding allocates little and keeps a per-state cache of merged words.
+type encState struct {
+	runes []rune
+	cls   []uint8
+	offs  []int32 // byte offset of each rune, plus the end
+	ends  []int32
+	syms  []int32
+	ranks []uint64 // merge value of each adjacent pair (mergeSmall)
+	buf   []byte
+	heap  bpeHeap
+	next  []int32
+	prev  []int32
+	cache map[string][]int32
+}
+
+// cacheLimit bounds a state's word cache (entries); it is cleared when full.
+const cacheLimit = 1 << 16
+
+func (t *Tokenizer) getState() *encState {
+	if s, ok := t.states.Get().(*encState); ok {
+		return s
+	}
+	return &encState{cache: make(map[string][]int32)}
+}
+
+// Encode turns text into token ids.
+func (t *Tokenizer) Encode(text string, opt EncodeOptions) ([]int32, error) {
+	st := t.getState()
+	defer t.states.Put(st)
+	out := make([]int32, 0, len(text)/3+2)
+	addBOS := t.addBOS
+	switch opt.AddBOS {
+	case BOSAlways:
+		addBOS = true
+	case BOSNever:
+		addBOS = false
+	}
+	if addBOS {
+		if t.bos == NoToken {
+			return nil, errors.New("tokenizer: AddBOS asked but the vocabulary has no BOS token")
+		}
+		out = append(out, t.bos)
+	}
+	for _, fr := range t.partition(text, opt.ParseSpecial) {
+		if fr.id != NoToken {
+			out = append(out, fr.id)
+		} else {
+			out = t.encodeText(st, text[fr.start:fr.end], opt.NFC, out)
+		}
+		if opt.MaxTokens > 0 && len(out) > opt.MaxTokens {
+			return nil, fmt.Errorf("%w: more than %d tokens (MaxTokens) from %d bytes of text", ErrTooLong, opt.MaxTokens, len(text))
+		}
+	}
+	return out, nil
+}
+
+// fragment is a piece of the input: text[start:end], or the token id when
+// a special token was cut out there.
+type fragment struct {
+	start, end int
+	id         int32
+}
+
+// partition cuts special tokens out of text as llama.cpp's
+// tokenizer_st_partition does: each special token in turn, longest first,
+// splits every text fragment at all its occurrences. Control and unknown
+// tokens take part only when parseSpecial is set; user-defined ones always.
+func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
+	if text == "" {
+		return nil
+	}
+	frags := []fragment{{0, len(text), NoToken}}
+	var next []fragment
+	for _, id := range t.special {
+		typ := t.types[id]
+		if !parseSpecial && typ != TokenUserDefined {
+			continue
+		}
+		tok := t.tokens[id]
+		if !strings.Contains(text, tok) {
+			continue
+		}
+		next = next[:0]
+		for _, fr := range frags {
+			if fr.id != NoToken {
+				next = append(next, fr)
+				continue
+			}
+			start := fr.start
+			for start < fr.end {
+				i := strings.Index(text[start:fr.end], tok)
+				if i < 0 {
+					break
+				}
+				if i > 0 {
+					next = append(next, fragment{start, start + i, NoToken})
+				}
+				next = append(next, fragment{start + i, start + i + len(tok), id})
+				start += i + len(tok)
+			}
+			if start < fr.end {
+				next = append(next, fragment{start, fr.end, NoToken})
+			}
+		}
+		frags, next = next, frags
+	}
+	return frags
+}
+
+// validUTF8 returns s with every byte that is not part of a well-formed
+// UTF-8 sequence replaced by U+FFFD, one per byte, as llama.cpp reads text.
+func validUTF8(s string, buf []byte) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	buf = buf[:0]
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			buf = append(buf, "\uFFFD"...)
+		} else {
+			buf = append(buf, s[i:i+w]...)
+		}
+		i += w
+	}
+	return string(buf)
+}
+
+// encodeText pre-tokenizes one text fragment and BPE-encodes each piece.
+func (t *Tokenizer) encodeText(st *encState, s string, nfc bool, out []int32) []int32 {
+	s = validUTF8(s, st.buf)
+	if nfc {
+		s = norm.NFC.String(s)
+	}
+	tab := classTable()
+	st.runes, st.cls, st.offs = st.runes[:0], st.cls[:0], st.offs[:0]
+	for i := 0; i < len(s); {
+		r, w := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, w = utf8.DecodeRuneInString(s[i:])
+		}
+		st.runes = append(st.runes, r)
+		st.cls = append(st.cls, classOf(tab, r))
+		st.offs = append(st.offs, int32(i))
+		i += w
+	}
+	st.offs = append(st.offs, int32(len(s)))
+	st.ends = t.pre.split(st.runes, st.cls, st.ends[:0])
+	start := int32(0)
+	for _, end := range st.ends {
+		out = t.encodeWord(st, s[st.offs[start]:st.offs[end]], out)
+		start = end
+	}
+	return out
+}
+
+// encodeWord BPE-encodes one pre-token (raw bytes) and appends its ids.
+func (t *Tokenizer) encodeWord(st *encState, w string, out []int32) []int32 {
+	if len(w) == 1 {
+		return append(out, t.byteTok[w[0]])
+	}
+	if t.ignoreMerges {
+		if id, ok := t.wordToID[w]; ok {
+			return append(out, id)
+		}
+	}
+	if ids, ok := st.cache[w]; ok {
+		return append(out, ids...)
+	}
+	var ids []int32
+	if len(w) <= smallWord {
+		ids = t.mergeSmall(st, w)
+	} else {
+		ids = t.mergeHeap(st, w)
+	}
+	if len(st.cache) >= cacheLimit {
+		clear(st.cache)
+	}
+	st.cache[strings.Clone(w)] = append([]int32(nil), ids...) // Clone: w points into the caller's text
+	return append(out, ids...)
+}

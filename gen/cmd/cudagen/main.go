@@ -1,0 +1,58 @@
+// Command cudagen writes memra's generated CUDA Go code: the purego driver
+// binding (engine/cuda/driver_gen.go) and the typed kernel launchers
+// (engine/gpu/launch_gen.go). It runs from go:generate directives:
+//
+//	cudagen -driver -out driver_gen.go               (in engine/cuda)
+//	cudagen -launchers -pkg gpu -out launch_gen.go   (in engine/gpu)
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/memra-ai/memra/gen/cudadrv"
+	"github.com/memra-ai/memra/gen/launch"
+	"github.com/memra-ai/memra/kernels"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "cudagen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("cudagen", flag.ContinueOnError)
+	driver := fs.Bool("driver", false, "write the purego CUDA driver binding (package cuda)")
+	launchers := fs.Bool("launchers", false, "write the typed kernel launchers from kernels.Spec()")
+	pkg := fs.String("pkg", "gpu", "package name of the launcher file")
+	out := fs.String("out", "", "output file (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || *driver == *launchers {
+		fs.Usage()
+		return fmt.Errorf("need exactly one of -driver or -launchers, and -out")
+	}
+	// The header records the invocation, so regenerating with the same flags
+	// reproduces the file byte for byte.
+	command := strings.Join(append([]string{"cudagen"}, args...), " ")
+	var src []byte
+	var err error
+	if *driver {
+		src, err = cudadrv.Generate(command, cudadrv.Driver())
+	} else {
+		src, err = launch.Generate(command, *pkg, kernels.Spec())
+	}
+	if err != nil {
+		return err
+	}
+	if old, err := os.ReadFile(*out); err == nil && bytes.Equal(old, src) {
+		return nil // unchanged: keep the mtime
+	}
+	return os.WriteFile(*out, src, 0o644)
+}

@@ -1,0 +1,201 @@
+package launch
+
+import (
+	"bytes"
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/kernels"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// launchCommand is the invocation in engine/gpu/gen.go.
+const launchCommand = "cudagen -launchers -pkg gpu -out launch_gen.go"
+
+func smallSpec() []kernels.Kernel {
+	return []kernels.Kernel{
+		{
+			Name: "rms_norm", File: "rmsnorm.cu", Doc: "out = x / rms(x) * w",
+			Params: []kernels.Param{{Name: "out", Kind: kernels.Ptr}, {Name: "x", Kind: kernels.Ptr},
+				{Name: "w", Kind: kernels.Ptr}, {Name: "n", Kind: kernels.I32}, {Name: "eps", Kind: kernels.F32}},
+			Dims:  []string{"rows"},
+			Block: [3]int{256, 1, 1},
+			Grid:  [3]string{"rows", "1", ""},
+		},
+		{
+			Name: "matvec_q8_0", File: "matvec.cu", Doc: "y = W x for Q8_0 rows",
+			Params: []kernels.Param{{Name: "y", Kind: kernels.Ptr}, {Name: "w", Kind: kernels.Ptr}, {Name: "x", Kind: kernels.Ptr},
+				{Name: "rows", Kind: kernels.U32}, {Name: "cols", Kind: kernels.U32}},
+			Block:  [3]int{32, 8, 1},
+			Grid:   [3]string{"(rows + 7) / 8", "1", "1"},
+			Shared: "cols * 4",
+		},
+		{
+			Name: "counters_advance", File: "counters.cu", Doc: "advances the device counters",
+			Params: []kernels.Param{{Name: "ctr", Kind: kernels.Ptr}},
+			Block:  [3]int{32, 1, 1},
+			Grid:   [3]string{"1", "1", "1"},
+		},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the generator output (go test -update rewrites it):\n%s", path, firstDiff(want, got))
+	}
+}
+
+func firstDiff(want, got []byte) string {
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
+		}
+	}
+	return "(lengths differ)"
+}
+
+func TestGoldenSmallSpec(t *testing.T) {
+	src, err := Generate("cudagen -test", "gpu", smallSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "launch_small.golden", src)
+	f, err := parser.ParseFile(token.NewFileSet(), "x.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatalf("output does not parse: %v", err)
+	}
+	if !ast.IsGenerated(f) {
+		t.Error("output lacks the Code generated header")
+	}
+	// The signatures the backend codes against.
+	for _, want := range []string{
+		"func (k_ *Kernels) RMSNorm(out cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, n int32, eps float32, rows int) error",
+		"func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, w cuda.DevPtr, x cuda.DevPtr, rows uint32, cols uint32) error",
+		"func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error)",
+		`const specHash = "`,
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// The committed launchers must be what the current spec generates.
+func TestCommittedLaunchersMatchSpec(t *testing.T) {
+	path := filepath.Join("..", "..", "engine", "gpu", "launch_gen.go")
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := Generate(launchCommand, "gpu", kernels.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(committed, []byte(`const specHash = "`+SpecHash(kernels.Spec())+`"`)) {
+		t.Errorf("%s: specHash is not the hash of kernels.Spec(): the spec changed; run go generate ./engine/gpu", path)
+	}
+	if !bytes.Equal(src, committed) {
+		t.Fatalf("%s is stale: run go generate ./engine/gpu\n%s", path, firstDiff(committed, src))
+	}
+}
+
+func TestSpecHashSeesEveryField(t *testing.T) {
+	base := SpecHash(smallSpec())
+	for name, edit := range map[string]func([]kernels.Kernel){
+		"name":   func(s []kernels.Kernel) { s[0].Name = "rms_norm2" },
+		"kind":   func(s []kernels.Kernel) { s[0].Params[3].Kind = kernels.U32 },
+		"param":  func(s []kernels.Kernel) { s[0].Params[3].Name = "m" },
+		"dims":   func(s []kernels.Kernel) { s[0].Dims = nil },
+		"block":  func(s []kernels.Kernel) { s[1].Block[1] = 4 },
+		"grid":   func(s []kernels.Kernel) { s[1].Grid[0] = "rows" },
+		"shared": func(s []kernels.Kernel) { s[1].Shared = "" },
+		"doc":    func(s []kernels.Kernel) { s[2].Doc = "x" },
+	} {
+		s := smallSpec()
+		edit(s)
+		if SpecHash(s) == base {
+			t.Errorf("changing %s does not change the hash", name)
+		}
+	}
+	if SpecHash(smallSpec()) != base {
+		t.Error("hash is not deterministic")
+	}
+}
+
+func TestGenerateRejects(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func([]kernels.Kernel) []kernels.Kernel
+		want string
+	}{
+		{"unknown ident", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "rows * eps"; return s }, "eps is not an integer parameter"},
+		{"float literal", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "rows / 2.5"; return s }, "not an integer"},
+		{"call", func(s []kernels.Kernel) []kernels.Kernel { s[0].Shared = "len(rows)"; return s }, "min"},
+		{"bad expr", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[1] = "(rows"; return s }, "not a Go expression"},
+		{"block", func(s []kernels.Kernel) []kernels.Kernel { s[0].Block = [3]int{512, 4, 1}; return s }, "limit is 1024"},
+		{"zero block", func(s []kernels.Kernel) []kernels.Kernel { s[0].Block[2] = 0; return s }, "block[2] = 0"},
+		{"dup kernel", func(s []kernels.Kernel) []kernels.Kernel { return append(s, s[0]) }, "listed twice"},
+		{"dup param", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[1].Name = "out"; return s }, "parameter out listed twice"},
+		{"dim clash", func(s []kernels.Kernel) []kernels.Kernel { s[0].Dims = []string{"n"}; return s }, "dim n repeats"},
+		{"keyword", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "range"; return s }, "not a Go identifier"},
+		{"predeclared", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "len"; return s }, "predeclared"},
+		{"reserved", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "fmt"; return s }, "reserved"},
+		{"go name clash", func(s []kernels.Kernel) []kernels.Kernel {
+			s[2].Name = "rms__norm"
+			return s
+		}, "both become Go method RMSNorm"},
+		{"kind", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[0].Kind = 9; return s }, "unknown kind 9"},
+		{"empty", func(s []kernels.Kernel) []kernels.Kernel { return nil }, "empty kernel spec"},
+	} {
+		_, err := Generate("x", "gpu", c.edit(smallSpec()))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestGoName(t *testing.T) {
+	for c, want := range map[string]string{
+		"rms_norm":           "RMSNorm",
+		"rmsnorm_gated":      "RMSNormGated",
+		"matvec_q8_0":        "MatvecQ8_0",
+		"attn_split_f16_d64": "AttnSplitF16D64",
+		"kv_store_fp8":       "KVStoreFP8",
+		"gdn_delta":          "GDNDelta",
+		"argmax_partial":     "ArgMaxPartial",
+		"swiglu":             "SwiGLU",
+		"add":                "Add",
+	} {
+		if got := GoName(c); got != want {
+			t.Errorf("GoName(%s) = %s, want %s", c, got, want)
+		}
+	}
+}

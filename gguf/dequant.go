@@ -1,0 +1,354 @@
+package gguf
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Dequantize converts len(dst) elements stored as type t in src to float32.
+// len(dst) must be a multiple of t's block size and len(src) must be exactly
+// RowBytes(t, len(dst)). It does not allocate, so the CPU backend can call
+// it per row or per block on its hot path.
+//
+// Supported: F32, F16, BF16, F64, I8, I16, I32, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K.
+func Dequantize(t Type, src []byte, dst []float32) error {
+	if !t.Valid() {
+		return fmt.Errorf("gguf: dequantize: unsupported type %v", t)
+	}
+	bs, bb := t.BlockSize(), t.BlockBytes()
+	if len(dst)%bs != 0 {
+		return fmt.Errorf("gguf: dequantize %v: %d elements is not a multiple of the block size %d", t, len(dst), bs)
+	}
+	nb := len(dst) / bs
+	if len(src) != nb*bb {
+		return fmt.Errorf("gguf: dequantize %v: %d bytes for %d elements, want %d", t, len(src), len(dst), nb*bb)
+	}
+	switch t {
+	case TypeF32:
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+		}
+	case TypeF16:
+		for i := range dst {
+			dst[i] = F16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		}
+	case TypeBF16:
+		for i := range dst {
+			dst[i] = BF16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		}
+	case TypeF64:
+		for i := range dst {
+			dst[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:])))
+		}
+	case TypeI8:
+		for i := range dst {
+			dst[i] = float32(int8(src[i]))
+		}
+	case TypeI16:
+		for i := range dst {
+			dst[i] = float32(int16(binary.LittleEndian.Uint16(src[2*i:])))
+		}
+	case TypeI32:
+		for i := range dst {
+			dst[i] = float32(int32(binary.LittleEndian.Uint32(src[4*i:])))
+		}
+	default:
+		f := blockDequantizer(t)
+		if f == nil {
+			return fmt.Errorf("gguf: dequantize: type %v is not supported", t)
+		}
+		for b := range nb {
+			f(src[b*bb:(b+1)*bb], dst[b*bs:(b+1)*bs])
+		}
+	}
+	return nil
+}
+
+// CanDequantize reports whether Dequantize supports t.
+func CanDequantize(t Type) bool {
+	switch t {
+	case TypeF32, TypeF16, TypeBF16, TypeF64, TypeI8, TypeI16, TypeI32:
+		return true
+	}
+	return blockDequantizer(t) != nil
+}
+
+func blockDequantizer(t Type) func(b []byte, y []float32) {
+	switch t {
+	case TypeQ4_0:
+		return dequantQ4_0
+	case TypeQ4_1:
+		return dequantQ4_1
+	case TypeQ5_0:
+		return dequantQ5_0
+	case TypeQ5_1:
+		return dequantQ5_1
+	case TypeQ8_0:
+		return dequantQ8_0
+	case TypeQ8_1:
+		return dequantQ8_1
+	case TypeQ2_K:
+		return dequantQ2_K
+	case TypeQ3_K:
+		return dequantQ3_K
+	case TypeQ4_K:
+		return dequantQ4_K
+	case TypeQ5_K:
+		return dequantQ5_K
+	case TypeQ6_K:
+		return dequantQ6_K
+	case TypeQ8_K:
+		return dequantQ8_K
+	}
+	return nil
+}
+
+func f16at(b []byte, i int) float32 { return F16ToF32(binary.LittleEndian.Uint16(b[i:])) }
+
+// Q4_0: d f16 | qs[16]. Element j (0..15) is the low nibble of qs[j],
+// element j+16 the high nibble; value (q-8)·d.
+func dequantQ4_0(b []byte, y []float32) {
+	d := f16at(b, 0)
+	qs := b[2:18]
+	y = y[:32]
+	for j, q := range qs {
+		y[j] = float32(int(q&0xf)-8) * d
+		y[j+16] = float32(int(q>>4)-8) * d
+	}
+}
+
+// Q4_1: d f16 | m f16 | qs[16]; value q·d + m.
+func dequantQ4_1(b []byte, y []float32) {
+	d, m := f16at(b, 0), f16at(b, 2)
+	qs := b[4:20]
+	y = y[:32]
+	for j, q := range qs {
+		y[j] = float32(q&0xf)*d + m
+		y[j+16] = float32(q>>4)*d + m
+	}
+}
+
+// Q5_0: d f16 | qh u32 | qs[16]. Bit j of qh is bit 4 of element j;
+// value (q-16)·d.
+func dequantQ5_0(b []byte, y []float32) {
+	d := f16at(b, 0)
+	qh := binary.LittleEndian.Uint32(b[2:])
+	qs := b[6:22]
+	y = y[:32]
+	for j, q := range qs {
+		h0 := byte(qh>>j) & 1 << 4
+		h1 := byte(qh>>(j+16)) & 1 << 4
+		y[j] = float32(int(q&0xf|h0)-16) * d
+		y[j+16] = float32(int(q>>4|h1)-16) * d
+	}
+}
+
+// Q5_1: d f16 | m f16 | qh u32 | qs[16]; value q·d + m.
+func dequantQ5_1(b []byte, y []float32) {
+	d, m := f16at(b, 0), f16at(b, 2)
+	qh := binary.LittleEndian.Uint32(b[4:])
+	qs := b[8:24]
+	y = y[:32]
+	for j, q := range qs {
+		h0 := byte(qh>>j) & 1 << 4
+		h1 := byte(qh>>(j+16)) & 1 << 4
+		y[j] = float32(q&0xf|h0)*d + m
+		y[j+16] = float32(q>>4|h1)*d + m
+	}
+}
+
+// Q8_0: d f16 | qs[32] int8; value q·d.
+func dequantQ8_0(b []byte, y []float32) {
+	d := f16at(b, 0)
+	qs := b[2:34]
+	y = y[:32]
+	for j, q := range qs {
+		y[j] = float32(int8(q)) * d
+	}
+}
+
+// Q8_1: d f16 | s f16 (d·Σq, unused here) | qs[32] int8; value q·d.
+func dequantQ8_1(b []byte, y []float32) {
+	d := f16at(b, 0)
+	qs := b[4:36]
+	y = y[:32]
+	for j, q := range qs {
+		y[j] = float32(int8(q)) * d
+	}
+}
+
+// Q2_K (256 elements): scales[16] | qs[64] | d f16 | dmin f16. Sixteen
+// sub-blocks of 16; scales[i] low nibble scales d, high nibble scales dmin.
+// qs byte l of each 32-byte half holds 2-bit values for four sub-blocks at
+// shifts 0, 2, 4, 6; value d·sc·q − dmin·m.
+func dequantQ2_K(b []byte, y []float32) {
+	scales := b[0:16]
+	qs := b[16:80]
+	d, dmin := f16at(b, 80), f16at(b, 82)
+	y = y[:256]
+	is := 0
+	for n := 0; n < 2; n++ {
+		q := qs[32*n : 32*n+32]
+		for j := 0; j < 4; j++ {
+			shift := uint(2 * j)
+			for h := 0; h < 2; h++ {
+				sc := scales[is]
+				is++
+				dl := d * float32(sc&0xf)
+				ml := dmin * float32(sc>>4)
+				out := y[128*n+32*j+16*h : 128*n+32*j+16*h+16]
+				qq := q[16*h : 16*h+16]
+				for l := range out {
+					out[l] = dl*float32(qq[l]>>shift&3) - ml
+				}
+			}
+		}
+	}
+}
+
+// Q3_K (256 elements): hmask[32] | qs[64] | scales[12] | d f16. Sixteen
+// 6-bit signed scales (offset 32): scale i takes its low 4 bits from byte i
+// (i<8, low nibble) or byte i-8 (high nibble), its high 2 bits from byte
+// 8+i%4 at bit 2·(i/4). Each value is 2 low bits from qs plus a high bit
+// from hmask; a clear high bit subtracts 4. value d·(sc−32)·q.
+func dequantQ3_K(b []byte, y []float32) {
+	hm := b[0:32]
+	qs := b[32:96]
+	s := b[96:108]
+	d := f16at(b, 108)
+	var sc [16]int8
+	for i := 0; i < 16; i++ {
+		var lo byte
+		if i < 8 {
+			lo = s[i] & 0xf
+		} else {
+			lo = s[i-8] >> 4
+		}
+		hi := s[8+i%4] >> (2 * (i / 4)) & 3
+		sc[i] = int8(lo|hi<<4) - 32
+	}
+	y = y[:256]
+	is := 0
+	m := byte(1)
+	for n := 0; n < 2; n++ {
+		q := qs[32*n : 32*n+32]
+		for j := 0; j < 4; j++ {
+			shift := uint(2 * j)
+			for h := 0; h < 2; h++ {
+				dl := d * float32(sc[is])
+				is++
+				out := y[128*n+32*j+16*h : 128*n+32*j+16*h+16]
+				qq := q[16*h : 16*h+16]
+				hh := hm[16*h : 16*h+16]
+				for l := range out {
+					v := int8(qq[l] >> shift & 3)
+					if hh[l]&m == 0 {
+						v -= 4
+					}
+					out[l] = dl * float32(v)
+				}
+			}
+			m <<= 1
+		}
+	}
+}
+
+// scaleMinK4 unpacks sub-block j's 6-bit scale and min from the 12-byte
+// Q4_K/Q5_K scales field: j<4 from the low 6 bits of bytes j and j+4;
+// otherwise low 4 bits from byte j+4 (nibbles) and high 2 bits from the top
+// of bytes j-4 and j.
+func scaleMinK4(j int, q []byte) (sc, m byte) {
+	if j < 4 {
+		return q[j] & 63, q[j+4] & 63
+	}
+	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
+}
+
+// Q4_K (256 elements): d f16 | dmin f16 | scales[12] | qs[128]. Eight
+// sub-blocks of 32: each 32-byte chunk of qs holds sub-block 2k in low
+// nibbles and 2k+1 in high nibbles; value d·sc·q − dmin·m.
+func dequantQ4_K(b []byte, y []float32) {
+	d, dmin := f16at(b, 0), f16at(b, 2)
+	s := b[4:16]
+	qs := b[16:144]
+	y = y[:256]
+	for k := 0; k < 4; k++ {
+		sc1, m1 := scaleMinK4(2*k, s)
+		sc2, m2 := scaleMinK4(2*k+1, s)
+		d1, o1 := d*float32(sc1), dmin*float32(m1)
+		d2, o2 := d*float32(sc2), dmin*float32(m2)
+		q := qs[32*k : 32*k+32]
+		lo := y[64*k : 64*k+32]
+		hi := y[64*k+32 : 64*k+64]
+		for l, x := range q {
+			lo[l] = d1*float32(x&0xf) - o1
+			hi[l] = d2*float32(x>>4) - o2
+		}
+	}
+}
+
+// Q5_K (256 elements): d f16 | dmin f16 | scales[12] | qh[32] | qs[128].
+// As Q4_K plus a fifth bit: bit 2k of qh[l] for the low-nibble sub-block
+// 2k, bit 2k+1 for the high-nibble one.
+func dequantQ5_K(b []byte, y []float32) {
+	d, dmin := f16at(b, 0), f16at(b, 2)
+	s := b[4:16]
+	qh := b[16:48]
+	qs := b[48:176]
+	y = y[:256]
+	for k := 0; k < 4; k++ {
+		sc1, m1 := scaleMinK4(2*k, s)
+		sc2, m2 := scaleMinK4(2*k+1, s)
+		d1, o1 := d*float32(sc1), dmin*float32(m1)
+		d2, o2 := d*float32(sc2), dmin*float32(m2)
+		q := qs[32*k : 32*k+32]
+		lo := y[64*k : 64*k+32]
+		hi := y[64*k+32 : 64*k+64]
+		s1, s2 := uint(2*k), uint(2*k+1)
+		for l, x := range q {
+			h := qh[l]
+			lo[l] = d1*float32(x&0xf|(h>>s1&1)<<4) - o1
+			hi[l] = d2*float32(x>>4|(h>>s2&1)<<4) - o2
+		}
+	}
+}
+
+// Q6_K (256 elements): ql[128] | qh[64] | scales[16] int8 | d f16. Two
+// halves of 128; in each, element l+32·i (i=0..3, l=0..31) takes 4 low bits
+// from ql (byte l or l+32, low or high nibble) and 2 high bits from qh[l]
+// at bit 2i; value d·scale·(q−32) with scale index l/16 + 2i.
+func dequantQ6_K(b []byte, y []float32) {
+	d := f16at(b, 208)
+	y = y[:256]
+	for n := 0; n < 2; n++ {
+		ql := b[64*n : 64*n+64]
+		qh := b[128+32*n : 128+32*n+32]
+		sc := b[192+8*n : 192+8*n+8]
+		out := y[128*n : 128*n+128]
+		for l := 0; l < 32; l++ {
+			is := l / 16
+			h := qh[l]
+			q1 := int(ql[l]&0xf|(h&3)<<4) - 32
+			q2 := int(ql[l+32]&0xf|(h>>2&3)<<4) - 32
+			q3 := int(ql[l]>>4|(h>>4&3)<<4) - 32
+			q4 := int(ql[l+32]>>4|(h>>6&3)<<4) - 32
+			out[l] = d * float32(int8(sc[is])) * float32(q1)
+			out[l+32] = d * float32(int8(sc[is+2])) * float32(q2)
+			out[l+64] = d * float32(int8(sc[is+4])) * float32(q3)
+			out[l+96] = d * float32(int8(sc[is+6])) * float32(q4)
+		}
+	}
+}
+
+// Q8_K (256 elements): d f32 | qs[256] int8 | bsums[16] int16 (sums of
+// groups of 16, unused here); value q·d.
+func dequantQ8_K(b []byte, y []float32) {
+	d := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	qs := b[4:260]
+	y = y[:256]
+	for j, q := range qs {
+		y[j] = float32(int8(q)) * d
+	}
+}

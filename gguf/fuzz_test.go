@@ -1,0 +1,119 @@
+package gguf
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"testing"
+)
+
+// allocSlack and allocFactor bound the bytes Parse may allocate for an
+// input of n bytes: allocFactor·n + allocSlack. The largest ratio comes from
+// metadata entries (13 bytes in the file, ~110 in memory with the index
+// map) and nested empty arrays (12 bytes in the file, ~80 in memory).
+const (
+	allocFactor = 16
+	allocSlack  = 256 << 10
+)
+
+// fuzzSeeds are small valid files made by the writer.
+func fuzzSeeds(t testing.TB) [][]byte {
+	var seeds [][]byte
+	seeds = append(seeds, build(t, func(w *Writer) {
+		for _, kv := range allValues() {
+			w.SetKV(kv.Key, kv.Value)
+		}
+	}))
+	seeds = append(seeds, build(t, func(w *Writer) {
+		w.SetKV("general.architecture", StringValue("qwen35"))
+		w.SetKV("general.alignment", Uint32Value(64))
+		w.SetKV("qwen35.block_count", Uint32Value(2))
+		w.SetKV("tokenizer.ggml.tokens", StringsValue([]string{"a", "b", "c"}))
+		for i, typ := range []Type{TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_K, TypeQ6_K} {
+			shape := []uint64{uint64(typ.BlockSize()), 2}
+			_, nb, _ := tensorBytes(typ, shape)
+			data := bytes.Repeat([]byte{byte(i + 1), 0x3c}, int(nb/2))
+			w.AddTensorBytes("blk."+typ.String(), typ, shape, data)
+		}
+	}))
+	return seeds
+}
+
+// FuzzOpen feeds mutated GGUF images to the parser: it must never panic or
+// hang, must allocate at most a small multiple of the input, and whatever
+// it accepts must be readable (every tensor's data, every value's text,
+// dequantisation of each tensor's first block).
+func FuzzOpen(f *testing.F) {
+	dir := f.TempDir()
+	for i, seed := range fuzzSeeds(f) {
+		path := filepath.Join(dir, "seed"+string(rune('0'+i))+".gguf")
+		if err := os.WriteFile(path, seed, 0o644); err != nil {
+			f.Fatal(err)
+		}
+		// The seed files open through mmap exactly as Parse sees them.
+		if g, err := Open(path); err != nil {
+			f.Fatal(err)
+		} else {
+			g.Close()
+		}
+		f.Add(seed)
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		limit := allocFactor*uint64(len(data)) + allocSlack
+		g, err, used := parseMeasured(data, sample)
+		// The heap counter is process-wide and the fuzz worker's own
+		// goroutines allocate too: confirm a violation with the smallest
+		// of three measurements.
+		for try := 0; used > limit && try < 2; try++ {
+			_, _, again := parseMeasured(data, sample)
+			used = min(used, again)
+		}
+		if used > limit {
+			t.Fatalf("Parse of %d bytes allocated %d bytes (limit %d)", len(data), used, limit)
+		}
+		if err != nil {
+			return
+		}
+		for _, kv := range g.KVs {
+			_ = kv.Value.Format(4)
+		}
+		_, _ = g.Uint32("block_count")
+		_, _ = g.Strings("tokenizer.ggml.tokens")
+		var buf [256]float32
+		for i := range g.Tensors {
+			ti := &g.Tensors[i]
+			b, err := g.Data(ti)
+			if err != nil {
+				t.Fatalf("accepted tensor %q has no data: %v", ti.Name, err)
+			}
+			if uint64(len(b)) != ti.Bytes() {
+				t.Fatalf("tensor %q: %d bytes, want %d", ti.Name, len(b), ti.Bytes())
+			}
+			bs, bb := ti.Type.BlockSize(), ti.Type.BlockBytes()
+			if CanDequantize(ti.Type) && len(b) >= bb && bs <= len(buf) {
+				if err := Dequantize(ti.Type, b[:bb], buf[:bs]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// What was accepted writes back and reads back the same.
+		w := NewWriter(io.Discard, g.Version)
+		for _, kv := range g.KVs {
+			w.SetKV(kv.Key, kv.Value)
+		}
+		if err := w.Write(); err != nil {
+			t.Fatalf("accepted metadata does not write back: %v", err)
+		}
+	})
+}
+
+func parseMeasured(data []byte, sample []metrics.Sample) (*File, error, uint64) {
+	metrics.Read(sample)
+	before := sample[0].Value.Uint64()
+	g, err := Parse(data)
+	metrics.Read(sample)
+	return g, err, sample[0].Value.Uint64() - before
+}

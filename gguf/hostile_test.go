@@ -1,0 +1,128 @@
+package gguf
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// img assembles a file image field by field.
+type img []byte
+
+func (b img) u32(x uint32) img  { return binary.LittleEndian.AppendUint32(b, x) }
+func (b img) u64(x uint64) img  { return binary.LittleEndian.AppendUint64(b, x) }
+func (b img) str(s string) img  { return append(b.u64(uint64(len(s))), s...) }
+func (b img) raw(x ...byte) img { return append(b, x...) }
+func (b img) pad(n int) img     { return append(b, make([]byte, n)...) }
+
+func header(version uint32, nt, nkv uint64) img {
+	return img("GGUF").u32(version).u64(nt).u64(nkv)
+}
+
+// tensorInfo appends one tensor info.
+func (b img) tensorInfo(name string, typ Type, offset uint64, shape ...uint64) img {
+	b = b.str(name).u32(uint32(len(shape)))
+	for _, d := range shape {
+		b = b.u64(d)
+	}
+	return b.u32(uint32(typ)).u64(offset)
+}
+
+func TestHostile(t *testing.T) {
+	cases := []struct {
+		name string
+		data img
+		want string
+	}{
+		{"empty", img{}, "too short"},
+		{"magic", img("GGML").u32(3).u64(0).u64(0), `bad magic "GGML"`},
+		{"v1", header(1, 0, 0), "GGUF v1 is not supported"},
+		{"big-endian", img("GGUF").raw(0, 0, 0, 3).u64(0).u64(0), "big-endian GGUF"},
+		{"v4", header(4, 0, 0), "unsupported GGUF version 4"},
+		{"truncated counts", img("GGUF").u32(3).u64(0), "offset 16: metadata count needs 8 bytes"},
+		{"kv count", header(3, 0, 1<<40), "metadata count 1099511627776 is impossible"},
+		{"tensor count", header(3, 1<<40, 0), "tensor count 1099511627776 is impossible"},
+		{"key length", header(3, 0, 1).u64(1 << 62).pad(8), "offset 24: metadata entry 0: key length 4611686018427387904 exceeds"},
+		{"value type", header(3, 0, 1).str("k").u32(13).pad(4), `offset 33: key "k": unknown value type 13`},
+		{"string length", header(3, 0, 1).str("k").u32(uint32(ValueString)).u64(100).raw('x'), `offset 37: key "k": string length 100 exceeds the 1 bytes left`},
+		{"array count", header(3, 0, 1).str("tokens").u32(uint32(ValueArray)).u32(uint32(ValueString)).u64(1 << 50).pad(16),
+			`offset 46: key "tokens": array count 1125899906842624 is impossible`},
+		{"array u32 count", header(3, 0, 1).str("k").u32(uint32(ValueArray)).u32(uint32(ValueUint32)).u64(3).pad(11),
+			`offset 41: key "k": array count 3 is impossible: 11 bytes left hold at most 2`},
+		{"array elem type", header(3, 0, 1).str("k").u32(uint32(ValueArray)).u32(99).u64(0), `key "k": unknown array element type 99`},
+		{"string elem", header(3, 0, 1).str("k").u32(uint32(ValueArray)).u32(uint32(ValueString)).u64(2).str("ok").u64(50).pad(2),
+			`offset 59: key "k": element 1 length 50 exceeds the 2 bytes left`},
+		{"nesting", nested(maxArrayDepth + 1), "arrays nested deeper than 8"},
+		{"dup key", header(3, 0, 2).str("k").u32(0).raw(1).str("k").u32(0).raw(1), `offset 38: key "k": duplicate metadata key`},
+		{"alignment type", header(3, 0, 1).str("general.alignment").u32(uint32(ValueUint64)).u64(32), `"general.alignment" is uint64, want uint32`},
+		{"alignment value", header(3, 0, 1).str("general.alignment").u32(uint32(ValueUint32)).u32(24), "general.alignment 24 is not a power of two"},
+		{"dims", header(3, 1, 0).tensorInfo("w", TypeF32, 0, 1, 1, 1, 1, 1).pad(64), `offset 33: tensor "w": 5 dims, at most 4 allowed`},
+		{"truncated info", header(3, 1, 0).str("w").u32(2).u64(4).pad(8), `offset 37: tensor "w": info needs 28 bytes`},
+		{"overflow", header(3, 1, 0).tensorInfo("w", TypeF32, 0, 1<<31, 1<<31, 1<<31).pad(64), `tensor "w": shape [2147483648 2147483648 2147483648] overflows`},
+		{"bytes overflow", header(3, 1, 0).tensorInfo("w", TypeF64, 0, 1<<60).pad(64), `tensor "w": shape [1152921504606846976] of F64 overflows`},
+		{"unknown type", header(3, 1, 0).tensorInfo("w", Type(77), 0, 4).pad(64), `offset 24: tensor "w": unknown type type(77)`},
+		{"removed type", header(3, 1, 0).tensorInfo("w", TypeQ4_0_4_4, 0, 32).pad(64), `offset 24: tensor "w": removed type Q4_0_4_4`},
+		{"block", header(3, 1, 0).tensorInfo("w", TypeQ4_K, 0, 100).pad(200), `tensor "w": row length 100 is not a multiple of the Q4_K block size 256`},
+		{"misaligned", header(3, 1, 0).tensorInfo("w", TypeF32, 4, 1).pad(64), `tensor "w": data offset 4 is not a multiple of the alignment 32`},
+		{"past end", header(3, 1, 0).tensorInfo("w", TypeF32, 0, 100).pad(64), `tensor "w": data [0, +400) runs past the end`},
+		{"offset past end", header(3, 1, 0).tensorInfo("w", TypeF32, 1<<63, 1).pad(64), `tensor "w": data [9223372036854775808, +4) runs past the end`},
+		{"no data section", header(3, 1, 0).tensorInfo("w", TypeF32, 0, 1), "offset 57: data section at 64 lies beyond the end of the file (57 bytes)"},
+		{"dup tensor", header(3, 2, 0).tensorInfo("w", TypeF32, 0, 1).tensorInfo("w", TypeF32, 32, 1).pad(64), `offset 57: tensor "w": duplicate tensor name`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(c.data)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// nested returns a file whose one key holds arrays nested depth deep.
+func nested(depth int) img {
+	b := header(3, 0, 1).str("deep").u32(uint32(ValueArray))
+	for range depth - 1 {
+		b = b.u32(uint32(ValueArray)).u64(1)
+	}
+	return b.u32(uint32(ValueUint8)).u64(1).raw(5)
+}
+
+func TestNestingLimit(t *testing.T) {
+	f, err := Parse(nested(maxArrayDepth))
+	if err != nil {
+		t.Fatalf("depth %d: %v", maxArrayDepth, err)
+	}
+	v, _ := f.Lookup("deep")
+	for range maxArrayDepth - 1 {
+		v = v.Index(0)
+	}
+	if x, _ := v.Index(0).Uint64(); x != 5 {
+		t.Errorf("innermost value %d, want 5", x)
+	}
+}
+
+func TestOpenErrorsNameFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.gguf")
+	if err := os.WriteFile(path, header(1, 0, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "v1") {
+		t.Errorf("error %v should name %s and v1", err, path)
+	}
+	_, err = Open(filepath.Join(dir, "missing.gguf"))
+	if err == nil || !strings.Contains(err.Error(), "missing.gguf") {
+		t.Errorf("error %v should name the file", err)
+	}
+	short := filepath.Join(dir, "short.gguf")
+	if err := os.WriteFile(short, []byte("GG"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(short); err == nil || !strings.Contains(err.Error(), "too short") {
+		t.Errorf("error %v, want too short", err)
+	}
+}

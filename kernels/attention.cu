@@ -1,0 +1,394 @@
+// attention.cu: split-K flash decoding for one query token (GQA), and the
+// combine that merges the splits (with qwen35's sigmoid output gate fused).
+//
+// Why it looks like this: at decode the attention cost is reading the KV
+// cache once, so a block owns ONE kv head and ALL of its query heads (up to G
+// of them; grid.z tiles larger GQA groups) and reads each K/V row once for
+// all of them. The keys are split over grid.y = n_splits blocks so short and
+// long contexts both fill the GPU: split s covers keys
+//   [s*chunk, min((s+1)*chunk, t_kv)),  chunk = ceil(t_kv / n_splits),
+// with t_kv from `t_kv, dt_kv` (dt_kv ? *dt_kv : t_kv) and n_splits fixed by
+// the launch (the host's bucket), so the eager path and a replayed graph that
+// reads the actual t_kv from the device counter split identically.
+//
+// Inside a block the keys are dealt round-robin to "sub-groups" of LPK lanes
+// (a whole warp for the scalar kernels; 4..16 lanes for the 16-byte-load
+// vector kernels); each sub-group runs an online softmax over its keys with
+// per-lane slices of q and the accumulator in registers; sub-groups are then
+// merged by a xor butterfly within the warp and by a fixed-order sum over the
+// 4 warps in shared memory. Every order is fixed by the geometry: no atomics,
+// same bits on every run.
+//
+// Scores are (q . k) * scale with scale = 1/sqrt(head_dim) passed by the host;
+// the softmax uses expf (accurate; no fast math). A split writes its partial
+// unnormalised state per q head h:
+//   part_ms[(h*n_splits + s)*2 + {0,1}] = {max, sum},  part_acc[(h*n_splits + s)*head_dim + d]
+// and an empty split writes {-inf, 0} and zeros. attn_combine merges the
+// splits of each q head in split order:
+//   M = max_s m_s, f_s = exp(m_s - M) (0 for empty), out = sum_s f_s*acc_s / sum_s f_s*sum_s
+// and, when gate != null, multiplies by sigmoid(gate[h*gate_stride + d])
+// (qwen35: gate = the second half of each head's q|gate projection row, i.e.
+// the qg buffer + head_dim floats with gate_stride = 2*head_dim).
+//
+// Layouts: q [n_head][head_dim] f32 (rope applied); q head h uses kv head
+// h / (n_head/n_kv); caches [n_kv][capacity][head_dim] f16 or e4m3 with f32
+// scales [n_kv][capacity] (see kv_store.cu).
+//
+// Variants (template <DH, EPL, FP8>): EPL = elements per lane per load.
+//   attn_split_f16_dD      EPL 1  (2-byte loads, lane d = j*32 + lane)
+//   attn_split_vec_f16_dD  EPL 8  (16-byte loads: 8 f16)
+//   attn_split_fp8_dD      EPL 1  (1-byte loads)
+//   attn_split_vec_fp8_dD  EPL 16 (16-byte loads: 16 e4m3)
+// for D in {64, 128, 256}. G (q heads per block) is 8, or 4 when a lane holds
+// 16 dims (the fp8 vector kernels), keeping q + acc within 128 registers.
+#include "common.cuh"
+
+template <int DH, int EPL>
+struct memra_attn_geom {
+    static constexpr int LPK = (DH / EPL < 32) ? DH / EPL : 32; // lanes per key
+    static constexpr int NL = DH / (LPK * EPL);                 // loads per lane per row
+    static constexpr int PD = NL * EPL;                         // dims per lane
+    static constexpr int SPW = 32 / LPK;                        // sub-groups per warp
+    static constexpr int NW = MEMRA_ATTN_THREADS / 32;          // warps per block
+    static constexpr int NSG = NW * SPW;                        // sub-groups per block
+    static constexpr int G = (64 / PD < 8) ? 64 / PD : 8;       // q heads per block
+    static_assert(DH % (LPK * EPL) == 0, "head_dim must tile the lanes");
+};
+
+// The dim held in slot (j, e) by sub-group lane sl.
+template <int LPK, int EPL>
+__device__ __forceinline__ int memra_attn_dim(int j, int e, int sl) {
+    return (j * LPK + sl) * EPL + e;
+}
+
+// Load one cache row's lane slice into f[PD] (f32; fp8 already multiplied by its scale).
+template <int DH, int EPL, bool FP8>
+__device__ __forceinline__ void memra_attn_load(float* f, const void* row, float scale, int sl) {
+    using Geo = memra_attn_geom<DH, EPL>;
+#pragma unroll
+    for (int j = 0; j < Geo::NL; j++) {
+        const int d0 = memra_attn_dim<Geo::LPK, EPL>(j, 0, sl);
+        if (FP8) {
+            const unsigned char* r = static_cast<const unsigned char*>(row);
+            if (EPL == 16) {
+                const uint4 u = memra_ldg16(r + d0);
+                const unsigned int w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+                for (int e = 0; e < 16; e++) {
+                    f[j * EPL + e] = memra_e4m3_to_f32((w[e >> 2] >> (8 * (e & 3))) & 0xffu) * scale;
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < EPL; e++) f[j * EPL + e] = memra_e4m3_to_f32(__ldg(r + d0 + e)) * scale;
+            }
+        } else {
+            const unsigned short* r = static_cast<const unsigned short*>(row);
+            if (EPL == 8) {
+                const uint4 u = memra_ldg16(r + d0);
+                const unsigned int w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    f[j * EPL + 2 * k] = memra_f16_to_f32(memra_lo16(w[k]));
+                    f[j * EPL + 2 * k + 1] = memra_f16_to_f32(memra_hi16(w[k]));
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < EPL; e++) f[j * EPL + e] = memra_f16_to_f32(__ldg(r + d0 + e));
+            }
+        }
+    }
+}
+
+template <int DH, int EPL, bool FP8>
+__device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc, const float* q,
+                                                 const void* kc, const void* vc, const float* ks, const float* vs,
+                                                 int n_head, int n_kv, int capacity, int n_splits,
+                                                 int t_kv, const int* dt_kv, float scale) {
+    using Geo = memra_attn_geom<DH, EPL>;
+    constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG;
+    constexpr int EB = FP8 ? 1 : 2; // bytes per cached element
+    __shared__ float sm_ms[NW][G][2];
+    __shared__ float sm_acc[NW][G][DH];
+
+    const int T = memra_load_or(t_kv, dt_kv);
+    const int g = blockIdx.x, s = blockIdx.y;
+    const int group = n_head / n_kv;
+    const int h0 = g * group + blockIdx.z * G;
+    const int nh = min(G, group - (int)blockIdx.z * G); // q heads in this block
+    const int chunk = (T + n_splits - 1) / n_splits;
+    const int k0 = s * chunk;
+    const int k1 = min(k0 + chunk, T);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int sl = lane % LPK;
+    const int sg = warp * Geo::SPW + lane / LPK;
+
+    float qr[G][PD];
+#pragma unroll
+    for (int r = 0; r < G; r++) {
+#pragma unroll
+        for (int j = 0; j < Geo::NL; j++) {
+#pragma unroll
+            for (int e = 0; e < EPL; e++) {
+                const int d = memra_attn_dim<LPK, EPL>(j, e, sl);
+                qr[r][j * EPL + e] = (r < nh) ? q[(long long)(h0 + r) * DH + d] : 0.0f;
+            }
+        }
+    }
+    float m[G], l[G], acc[G][PD];
+#pragma unroll
+    for (int r = 0; r < G; r++) {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+#pragma unroll
+        for (int p = 0; p < PD; p++) acc[r][p] = 0.0f;
+    }
+
+    const long long head_off = (long long)g * capacity; // row index of (g, token 0)
+    const unsigned char* kb = static_cast<const unsigned char*>(kc);
+    const unsigned char* vb = static_cast<const unsigned char*>(vc);
+    // Warp-uniform loop (the shuffles need every lane): sub-group sg takes
+    // keys k0 + sg + i*NSG; a sub-group past k1 computes on zeros and skips
+    // the update.
+    for (int tb = k0 + warp * Geo::SPW; tb < k1; tb += NSG) {
+        const int t = tb + lane / LPK;
+        const bool valid = t < k1;
+        float kf[PD], vf[PD];
+        if (valid) {
+            const long long row = head_off + t;
+            const float ksc = FP8 ? __ldg(ks + row) : 1.0f;
+            const float vsc = FP8 ? __ldg(vs + row) : 1.0f;
+            memra_attn_load<DH, EPL, FP8>(kf, kb + row * DH * EB, ksc, sl);
+            memra_attn_load<DH, EPL, FP8>(vf, vb + row * DH * EB, vsc, sl);
+        } else {
+#pragma unroll
+            for (int p = 0; p < PD; p++) {
+                kf[p] = 0.0f;
+                vf[p] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < G; r++) {
+            if (r >= nh) break; // block-uniform: the shuffles stay converged
+            float dot = 0.0f;
+#pragma unroll
+            for (int p = 0; p < PD; p++) dot += qr[r][p] * kf[p];
+#pragma unroll
+            for (int off = LPK / 2; off > 0; off >>= 1) dot += __shfl_xor_sync(MEMRA_FULL_MASK, dot, off);
+            if (valid) {
+                const float x = dot * scale;
+                const float mn = fmaxf(m[r], x);
+                const float c = expf(m[r] - mn); // m = -inf before the first key: c = 0
+                const float pr = expf(x - mn);
+                l[r] = l[r] * c + pr;
+#pragma unroll
+                for (int p = 0; p < PD; p++) acc[r][p] = acc[r][p] * c + pr * vf[p];
+                m[r] = mn;
+            }
+        }
+    }
+
+    // Merge the sub-groups of each warp (xor butterfly over lane offsets
+    // LPK..16; partners compute commutative sums, so all end bit-identical).
+#pragma unroll
+    for (int off = LPK; off < 32; off <<= 1) {
+#pragma unroll
+        for (int r = 0; r < G; r++) {
+            if (r >= nh) break;
+            const float mo = __shfl_xor_sync(MEMRA_FULL_MASK, m[r], off);
+            const float lo = __shfl_xor_sync(MEMRA_FULL_MASK, l[r], off);
+            const float mn = fmaxf(m[r], mo);
+            const float ca = (m[r] == -INFINITY) ? 0.0f : expf(m[r] - mn);
+            const float cb = (mo == -INFINITY) ? 0.0f : expf(mo - mn);
+            l[r] = l[r] * ca + lo * cb;
+#pragma unroll
+            for (int p = 0; p < PD; p++) {
+                const float ao = __shfl_xor_sync(MEMRA_FULL_MASK, acc[r][p], off);
+                acc[r][p] = acc[r][p] * ca + ao * cb;
+            }
+            m[r] = mn;
+        }
+    }
+
+    // Merge the warps in warp order through shared memory.
+    if (lane < LPK) {
+#pragma unroll
+        for (int r = 0; r < G; r++) {
+            if (lane == 0) {
+                sm_ms[warp][r][0] = m[r];
+                sm_ms[warp][r][1] = l[r];
+            }
+#pragma unroll
+            for (int j = 0; j < Geo::NL; j++) {
+#pragma unroll
+                for (int e = 0; e < EPL; e++) {
+                    sm_acc[warp][r][memra_attn_dim<LPK, EPL>(j, e, sl)] = acc[r][j * EPL + e];
+                }
+            }
+        }
+    }
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < nh * DH; idx += MEMRA_ATTN_THREADS) {
+        const int r = idx / DH, d = idx % DH;
+        float M = sm_ms[0][r][0];
+#pragma unroll
+        for (int w = 1; w < NW; w++) M = fmaxf(M, sm_ms[w][r][0]);
+        float L = 0.0f, A = 0.0f;
+#pragma unroll
+        for (int w = 0; w < NW; w++) {
+            const float mw = sm_ms[w][r][0];
+            const float f = (mw == -INFINITY) ? 0.0f : expf(mw - M);
+            L += sm_ms[w][r][1] * f;
+            A += sm_acc[w][r][d] * f;
+        }
+        const long long ps = (long long)(h0 + r) * n_splits + s;
+        part_acc[ps * DH + d] = A;
+        if (d == 0) {
+            part_ms[ps * 2] = M;
+            part_ms[ps * 2 + 1] = L;
+        }
+    }
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
+// kc, vc: [n_kv][capacity][64] f16
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<64, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
+// kc, vc: [n_kv][capacity][64] f16
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_vec_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<64, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
+// kc, vc: [n_kv][capacity][64] e4m3; ks, vs: [n_kv][capacity] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<64, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
+// kc, vc: [n_kv][capacity][64] e4m3; ks, vs: [n_kv][capacity] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<64, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
+// kc, vc: [n_kv][capacity][128] f16
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<128, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
+// kc, vc: [n_kv][capacity][128] f16
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_vec_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<128, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
+// kc, vc: [n_kv][capacity][128] e4m3; ks, vs: [n_kv][capacity] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<128, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
+// kc, vc: [n_kv][capacity][128] e4m3; ks, vs: [n_kv][capacity] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<128, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
+// kc, vc: [n_kv][capacity][256] f16
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<256, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
+// kc, vc: [n_kv][capacity][256] f16
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_vec_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<256, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
+// kc, vc: [n_kv][capacity][256] e4m3; ks, vs: [n_kv][capacity] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<256, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
+// kc, vc: [n_kv][capacity][256] e4m3; ks, vs: [n_kv][capacity] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_split<256, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+                                          n_splits, t_kv, dt_kv, scale);
+}
+
+// out: [n_head][head_dim] f32; part_ms, part_acc: as written by attn_split_*;
+// gate: null, or gate for head h at gate + h*gate_stride ([head_dim] f32 each).
+// Dynamic shared memory: n_splits floats (the merge factors).
+extern "C" __global__ void __launch_bounds__(MEMRA_COMBINE_THREADS)
+attn_combine(float* out, const float* part_ms, const float* part_acc, const float* gate,
+             int n_head, int head_dim, int n_splits, int gate_stride) {
+    extern __shared__ float f[];
+    const int h = blockIdx.x;
+    if (h >= n_head) return;
+    const float* ms = part_ms + (long long)h * n_splits * 2;
+    float M = -INFINITY;
+    for (int s = 0; s < n_splits; s++) M = fmaxf(M, ms[2 * s]);
+    for (int s = threadIdx.x; s < n_splits; s += MEMRA_COMBINE_THREADS) {
+        const float m = ms[2 * s];
+        f[s] = (m == -INFINITY) ? 0.0f : expf(m - M);
+    }
+    __syncthreads();
+    float L = 0.0f;
+    for (int s = 0; s < n_splits; s++) L += ms[2 * s + 1] * f[s];
+    const float inv = L > 0.0f ? 1.0f / L : 0.0f; // t_kv == 0: all splits empty, out = 0
+    const float* acc = part_acc + (long long)h * n_splits * head_dim;
+    for (int d = threadIdx.x; d < head_dim; d += MEMRA_COMBINE_THREADS) {
+        float a = 0.0f;
+        for (int s = 0; s < n_splits; s++) a += acc[(long long)s * head_dim + d] * f[s];
+        float o = a * inv;
+        if (gate) o *= memra_sigmoid(gate[(long long)h * gate_stride + d]);
+        out[(long long)h * head_dim + d] = o;
+    }
+}

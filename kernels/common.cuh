@@ -1,0 +1,220 @@
+// common.cuh: the helpers every memra kernel shares.
+//
+// Why it looks like this: the kernels are built into one fatbin by a unity
+// translation unit (memra.cu), so this header is included once per concept
+// file and guarded. It needs no CUDA header at all: f16 conversions are single
+// PTX cvt instructions, bf16 is a 16-bit shift, and the fp8 e4m3 codec is
+// written out bit by bit so the pure-Go CPU reference can mirror it exactly.
+// Block sizes are named here because each kernel's reduction tree is built for
+// exactly that many threads; spec_test.go checks that spec_table.go launches
+// every kernel with the size its __launch_bounds__ names.
+//
+// Numerics: everything is f32 and the fatbin is built WITHOUT --use_fast_math,
+// so expf/logf/sqrtf and '/' are the accurate IEEE versions, and every
+// reduction runs in a fixed order (no float atomics): the same kernel with the
+// same geometry produces bit-identical results, which the CUDA-graph gate needs.
+#ifndef MEMRA_COMMON_CUH
+#define MEMRA_COMMON_CUH
+
+// ---- block sizes (threads per block); spec_table.go must agree -------------
+#define MEMRA_EW_THREADS 256      // element-wise kernels: one thread per element
+#define MEMRA_NORM_THREADS 256    // rmsnorm family: one block per row
+#define MEMRA_MV_THREADS 256      // matvec: 8 warps, one row per warp
+#define MEMRA_MV_ROWS 8           // rows per matvec block (= warps)
+#define MEMRA_ROPE_THREADS 64     // rope: one block per head, a thread per pair
+#define MEMRA_KV_THREADS 128      // kv_store: one block per KV head
+#define MEMRA_ATTN_THREADS 128    // attention split: 4 warps per (kv head, split)
+#define MEMRA_COMBINE_THREADS 128 // attention combine: one block per q head
+#define MEMRA_GDN_THREADS 128     // delta rule: 4 warps x 4 state rows
+#define MEMRA_GDN_ROWS 16         // state rows per delta-rule block
+#define MEMRA_GDN_S 128           // Gated DeltaNet head dim (ssm.state_size)
+#define MEMRA_ARGMAX_THREADS 256  // argmax: partial blocks and the final block
+#define MEMRA_ARGMAX_CHUNK 8192   // logits per argmax_partial block
+#define MEMRA_CTR_THREADS 32      // counters: one warp, lane 0 works
+
+#define MEMRA_FULL_MASK 0xffffffffu
+
+// Device counters of the device-counter decode path (DecodeStepDC and the
+// captured graphs). One struct of int32 in device memory, byte offsets:
+//   0 token  the input token of the next step (argmax_final writes it)
+//   4 pos    the position of that token = its KV cache slot = its rope position
+//   8 t_kv   keys visible to attention during the step (= pos + 1)
+//  12 step   steps taken since counters_set (diagnostics)
+// Kernels never take the struct: they take `int v, const int* dv` pairs and
+// read `dv ? *dv : v`, so the eager path (host value, null pointer) and the
+// device-counter path (pointer into this struct) run the same arithmetic.
+struct memra_counters {
+    int token;
+    int pos;
+    int t_kv;
+    int step;
+};
+
+__device__ __forceinline__ int memra_load_or(int v, const int* dv) {
+    return dv ? *dv : v;
+}
+
+// ---- 16-bit floats ---------------------------------------------------------
+
+// f16 bits -> f32 (exact; cvt.f32.f16 handles subnormals, inf, NaN).
+__device__ __forceinline__ float memra_f16_to_f32(unsigned short h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+// f32 -> f16 bits, round to nearest even; overflow gives +-inf.
+__device__ __forceinline__ unsigned short memra_f32_to_f16(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+// bf16 bits -> f32 (exact: bf16 is the top half of an f32).
+__device__ __forceinline__ float memra_bf16_to_f32(unsigned short b) {
+    return __uint_as_float(((unsigned int)b) << 16);
+}
+
+// Low / high 16 bits of a 32-bit word holding two packed 16-bit floats
+// (little endian: element 2i is the low half).
+__device__ __forceinline__ unsigned short memra_lo16(unsigned int w) { return (unsigned short)(w & 0xffffu); }
+__device__ __forceinline__ unsigned short memra_hi16(unsigned int w) { return (unsigned short)(w >> 16); }
+
+// ---- fp8 e4m3 (OCP "E4M3FN": bias 7, no infinities, NaN = S.1111.111) -----
+//
+// decode: e = bits 6..3, m = bits 2..0
+//   e == 0          : (-1)^s * m * 2^-9            (subnormal)
+//   e == 15, m == 7 : NaN
+//   otherwise       : (-1)^s * (1 + m/8) * 2^(e-7)  (max 448)
+__device__ __forceinline__ float memra_e4m3_to_f32(unsigned int b) {
+    const unsigned int s = (b & 0x80u) << 24;
+    const unsigned int e = (b >> 3) & 0xfu;
+    const unsigned int m = b & 0x7u;
+    if (e == 0) {
+        // m * 2^-9 is exact in f32.
+        const float v = (float)m * 0.001953125f;
+        return __uint_as_float(__float_as_uint(v) | s);
+    }
+    if (e == 15 && m == 7) {
+        return __uint_as_float(0x7fc00000u | s);
+    }
+    return __uint_as_float(s | ((e + 120u) << 23) | (m << 20));
+}
+
+// encode: round to nearest even, saturating to +-448 (inf saturates too),
+// NaN -> 0x7f with the sign kept. Bit-exact against the decode above.
+__device__ __forceinline__ unsigned int memra_f32_to_e4m3(float x) {
+    const unsigned int bits = __float_as_uint(x);
+    const unsigned int s = (bits >> 24) & 0x80u;
+    const unsigned int a = bits & 0x7fffffffu; // |x| as bits
+    if (a > 0x7f800000u) {
+        return s | 0x7fu; // NaN
+    }
+    if (a >= 0x43e00000u) {
+        return s | 0x7eu; // |x| >= 448 (and inf): saturate
+    }
+    if (a < 0x3c800000u) {
+        // |x| < 2^-6: subnormal range. |x| * 2^9 is exact; rint rounds to
+        // nearest even; 8 lands on the smallest normal (0x08) by itself.
+        const float q = rintf(__uint_as_float(a) * 512.0f);
+        return s | (unsigned int)q;
+    }
+    // Normal: keep 3 mantissa bits of the f32, round the other 20 to nearest
+    // even; a carry ripples into the exponent, which is what we want.
+    unsigned int base = a >> 20;            // f32 exponent(8) | top 3 mantissa bits
+    const unsigned int rest = a & 0xfffffu; // the 20 bits rounded away
+    if (rest > 0x80000u || (rest == 0x80000u && (base & 1u))) {
+        base += 1;
+    }
+    unsigned int code = base - (120u << 3); // rebias 127 -> 7
+    if (code > 0x7eu) {
+        code = 0x7eu; // cannot happen below 448, kept as a guard
+    }
+    return s | code;
+}
+
+// ---- reductions ------------------------------------------------------------
+// Butterfly (xor) reductions: every lane ends with the same value, and since
+// IEEE add is commutative the partner lanes compute bit-identical sums.
+
+__device__ __forceinline__ float memra_warp_sum(float v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        v += __shfl_xor_sync(MEMRA_FULL_MASK, v, off);
+    }
+    return v;
+}
+
+__device__ __forceinline__ float memra_warp_max(float v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        v = fmaxf(v, __shfl_xor_sync(MEMRA_FULL_MASK, v, off));
+    }
+    return v;
+}
+
+// Sum over a block of NT threads (NT a multiple of 32, at most 1024); every
+// thread gets the result. Order: each warp's butterfly, then warp sums added
+// in warp order by every thread. `scratch` holds NT/32 floats.
+template <int NT>
+__device__ __forceinline__ float memra_block_sum(float v, float* scratch) {
+    constexpr int NW = NT / 32;
+    v = memra_warp_sum(v);
+    const int warp = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) {
+        scratch[warp] = v;
+    }
+    __syncthreads();
+    float t = 0.0f;
+#pragma unroll
+    for (int w = 0; w < NW; w++) {
+        t += scratch[w];
+    }
+    __syncthreads(); // scratch may be reused right after
+    return t;
+}
+
+template <int NT>
+__device__ __forceinline__ float memra_block_max(float v, float* scratch) {
+    constexpr int NW = NT / 32;
+    v = memra_warp_max(v);
+    const int warp = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) {
+        scratch[warp] = v;
+    }
+    __syncthreads();
+    float t = scratch[0];
+#pragma unroll
+    for (int w = 1; w < NW; w++) {
+        t = fmaxf(t, scratch[w]);
+    }
+    __syncthreads();
+    return t;
+}
+
+// ---- activations (accurate expf: no fast math) -----------------------------
+
+__device__ __forceinline__ float memra_sigmoid(float x) {
+    return 1.0f / (1.0f + expf(-x));
+}
+
+// silu(x) = x * sigmoid(x), written as x / (1 + e^-x); x -> -inf gives -0.
+__device__ __forceinline__ float memra_silu(float x) {
+    return x / (1.0f + expf(-x));
+}
+
+// softplus(x) = log(1 + e^x), linear above 20 where e^-x < f32 epsilon.
+__device__ __forceinline__ float memra_softplus(float x) {
+    return x > 20.0f ? x : log1pf(expf(x));
+}
+
+// Read-only 16-byte load through the non-coherent path (weights, KV cache).
+__device__ __forceinline__ uint4 memra_ldg16(const void* p) {
+    return __ldg(reinterpret_cast<const uint4*>(p));
+}
+
+__device__ __forceinline__ bool memra_aligned16(const void* p) {
+    return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
+}
+
+#endif // MEMRA_COMMON_CUH

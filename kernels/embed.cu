@@ -1,0 +1,73 @@
+// embed.cu: token embedding lookup, x[n_embd] f32 = row `token` of token_embd.
+//
+// Why it looks like this: a decode step embeds one token, so the kernel is a
+// plain gather, one thread per output element; one kernel per storage type
+// keeps the inner loop branch-free. The token comes from `token, dtoken`
+// (dtoken ? *dtoken : token) so the eager path and the device-counter path run
+// the same code. An out-of-range token never reads outside the table: it
+// writes NaN into x so the failure shows in the logits instead of hiding.
+//
+// Layout (ggml): row r is contiguous, n_embd elements; a q8_0 row is
+// n_embd/32 blocks of 34 bytes (f16 d, then 32 int8 q; value = d*q).
+#include "common.cuh"
+
+__device__ __forceinline__ bool memra_embed_token(int n_vocab, int token, const int* dtoken, int* t) {
+    *t = memra_load_or(token, dtoken);
+    return *t >= 0 && *t < n_vocab;
+}
+
+// x: [n_embd] f32; table: [n_vocab][n_embd] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_f32(float* x, const float* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_embd) return;
+    int t;
+    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
+        x[i] = __uint_as_float(0x7fc00000u);
+        return;
+    }
+    x[i] = table[(long long)t * n_embd + i];
+}
+
+// x: [n_embd] f32; table: [n_vocab][n_embd] f16 bits
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_f16(float* x, const unsigned short* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_embd) return;
+    int t;
+    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
+        x[i] = __uint_as_float(0x7fc00000u);
+        return;
+    }
+    x[i] = memra_f16_to_f32(table[(long long)t * n_embd + i]);
+}
+
+// x: [n_embd] f32; table: [n_vocab][n_embd] bf16 bits
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_bf16(float* x, const unsigned short* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_embd) return;
+    int t;
+    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
+        x[i] = __uint_as_float(0x7fc00000u);
+        return;
+    }
+    x[i] = memra_bf16_to_f32(table[(long long)t * n_embd + i]);
+}
+
+// x: [n_embd] f32; table: [n_vocab][n_embd/32] q8_0 blocks (34 bytes); n_embd % 32 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_q8_0(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_embd) return;
+    int t;
+    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
+        x[i] = __uint_as_float(0x7fc00000u);
+        return;
+    }
+    const unsigned char* blk = table + ((long long)t * (n_embd / 32) + i / 32) * 34;
+    // d is 2-byte aligned (block starts are even); q follows it.
+    const float d = memra_f16_to_f32(*reinterpret_cast<const unsigned short*>(blk));
+    const signed char q = (signed char)blk[2 + (i & 31)];
+    x[i] = d * (float)q;
+}

@@ -1,0 +1,79 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/kernels/internal/kbuild"
+)
+
+func TestManifestMatchesSources(t *testing.T) {
+	m, err := Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := kbuild.HashSources(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range kbuild.Stale(m, cur, "kernels") {
+		t.Error(msg)
+	}
+	if !slices.Equal(m.Flags, kbuild.Flags()) {
+		t.Errorf("fatbin built with flags %q, the builder now uses %q; run go tool mage cuda:kernels on a machine with nvcc",
+			m.Flags, kbuild.Flags())
+	}
+	for _, f := range m.Flags {
+		if strings.Contains(f, "fast-math") || strings.Contains(f, "fast_math") {
+			t.Errorf("fatbin built with %s: expf/sqrtf/division must stay accurate", f)
+		}
+	}
+}
+
+func TestFatbinMatchesManifest(t *testing.T) {
+	m, err := Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := Fatbin()
+	if len(fb) != m.FatbinBytes || kbuild.Sum(fb) != m.Fatbin {
+		t.Fatalf("memra.fatbin (%d bytes, sha256 %s) is not the one the manifest records (%d bytes, %s); rebuild both together",
+			len(fb), kbuild.Sum(fb), m.FatbinBytes, m.Fatbin)
+	}
+	// A fatbin container starts with the magic 0xBA55ED50 (little endian).
+	if len(fb) < 16 || binary.LittleEndian.Uint32(fb) != 0xBA55ED50 {
+		t.Fatalf("memra.fatbin does not start with the fatbin magic")
+	}
+}
+
+// The built fatbin holds exactly the spec's kernels, and the hot ones
+// (matvec, attention, delta rule) neither spill nor use a stack frame at sm_90.
+func TestManifestKernels(t *testing.T) {
+	m, err := Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := map[string]bool{}
+	for _, k := range Spec() {
+		spec[k.Name] = true
+		info, ok := m.Kernels[k.Name]
+		if !ok {
+			t.Errorf("%s is in Spec() but not in the built fatbin; run go tool mage cuda:kernels", k.Name)
+			continue
+		}
+		if info.SpillStores != 0 || info.SpillLoads != 0 {
+			t.Errorf("%s spills at %s: %+v", k.Name, kbuild.ReportArch, info)
+		}
+		// rope_neox keeps a stack frame: float64 sincos's slow argument reduction.
+		if info.StackBytes != 0 && k.Name != "rope_neox" {
+			t.Errorf("%s uses a %d-byte stack frame at %s", k.Name, info.StackBytes, kbuild.ReportArch)
+		}
+	}
+	for name := range m.Kernels {
+		if !spec[name] {
+			t.Errorf("the fatbin has kernel %s that Spec() does not list", name)
+		}
+	}
+}

@@ -1,0 +1,18 @@
+// memra.cu: the unity translation unit. Every concept file is included here
+// and the whole set is compiled by one nvcc call into kernels/memra.fatbin
+// (SASS for sm_80/86/89/90 + compute_90 PTX), so the engine loads a single
+// module. Built WITHOUT --use_fast_math: expf/logf/sqrtf and division stay
+// the accurate IEEE versions, which the CPU reference and the eager-vs-graph
+// determinism rely on. spec_test.go fails when a .cu file is missing here.
+#include "common.cuh"
+
+#include "argmax.cu"
+#include "attention.cu"
+#include "counters.cu"
+#include "elementwise.cu"
+#include "embed.cu"
+#include "gdn.cu"
+#include "kv_store.cu"
+#include "matvec.cu"
+#include "rmsnorm.cu"
+#include "rope.cu"

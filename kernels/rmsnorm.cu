@@ -1,0 +1,55 @@
+// rmsnorm.cu: RMS normalisation of independent rows, plain and gated.
+//
+// Why it looks like this: one block per row with a fixed 256-thread tree
+// (memra_block_sum), so the sum of squares is added in the same order on
+// every call: no atomics, bit-reproducible. Row strides let one kernel serve
+// the layer norms (rows = 1), the per-head q/k norms (rows = heads, w shared
+// by all heads) and reading q straight out of the interleaved q|gate
+// projection of qwen35 (x_stride = 2*Dh, out_stride = Dh), so no deinterleave
+// copy is needed. Each thread writes only the elements it read, so out == x
+// (in place) is safe.
+//
+//   rmsnorm:        out[r][i] = x[r][i] * (1/sqrt(mean_i(x[r]^2) + eps)) * w[i]
+//   rmsnorm_gated:  out[r][i] = x[r][i] * (1/sqrt(mean_i(x[r]^2) + eps)) * w[i] * silu(z[r][i])
+// (the Gated DeltaNet output norm: rows = H_v, n = 128, w = ssm_norm).
+// The inverse is 1.0f / sqrtf(.) (IEEE sqrt and divide), not rsqrtf.
+#include "common.cuh"
+
+__device__ __forceinline__ float memra_rms_inv(const float* xr, int n, float eps, float* scratch) {
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < n; i += MEMRA_NORM_THREADS) {
+        const float v = xr[i];
+        ss += v * v;
+    }
+    ss = memra_block_sum<MEMRA_NORM_THREADS>(ss, scratch);
+    return 1.0f / sqrtf(ss / (float)n + eps);
+}
+
+// out: [rows] rows of out_stride f32; x: [rows] rows of x_stride f32; w: [n] f32 or null (= 1)
+extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
+rmsnorm(float* out, const float* x, const float* w, int rows, int n, int x_stride, int out_stride, float eps) {
+    __shared__ float scratch[MEMRA_NORM_THREADS / 32];
+    const int r = blockIdx.x;
+    if (r >= rows) return;
+    const float* xr = x + (long long)r * x_stride;
+    float* orow = out + (long long)r * out_stride;
+    const float inv = memra_rms_inv(xr, n, eps, scratch);
+    for (int i = threadIdx.x; i < n; i += MEMRA_NORM_THREADS) {
+        float v = xr[i] * inv;
+        if (w) v *= w[i];
+        orow[i] = v;
+    }
+}
+
+// out, x, z: [rows][n] f32 (contiguous); w: [n] f32 shared by rows
+extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
+rmsnorm_gated(float* out, const float* x, const float* w, const float* z, int rows, int n, float eps) {
+    __shared__ float scratch[MEMRA_NORM_THREADS / 32];
+    const int r = blockIdx.x;
+    if (r >= rows) return;
+    const long long off = (long long)r * n;
+    const float inv = memra_rms_inv(x + off, n, eps, scratch);
+    for (int i = threadIdx.x; i < n; i += MEMRA_NORM_THREADS) {
+        out[off + i] = x[off + i] * inv * w[i] * memra_silu(z[off + i]);
+    }
+}

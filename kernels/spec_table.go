@@ -1,0 +1,233 @@
+package kernels
+
+import "fmt"
+
+// Block sizes, mirroring the MEMRA_*_THREADS defines of common.cuh (spec_test.go
+// checks each kernel's __launch_bounds__ against its Block).
+const (
+	ewThreads      = 256 // MEMRA_EW_THREADS
+	normThreads    = 256 // MEMRA_NORM_THREADS
+	mvThreads      = 256 // MEMRA_MV_THREADS (MEMRA_MV_ROWS = 8 rows per block)
+	ropeThreads    = 64  // MEMRA_ROPE_THREADS
+	kvThreads      = 128 // MEMRA_KV_THREADS
+	attnThreads    = 128 // MEMRA_ATTN_THREADS
+	combineThreads = 128 // MEMRA_COMBINE_THREADS
+	gdnThreads     = 128 // MEMRA_GDN_THREADS (MEMRA_GDN_ROWS = 16 state rows per block)
+	argmaxThreads  = 256 // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)
+	ctrThreads     = 32  // MEMRA_CTR_THREADS
+)
+
+// AttnHeadDims are the head dims the attention split kernels are built for.
+var attnHeadDims = []int{64, 128, 256}
+
+// CountersBytes is the size of struct memra_counters in device memory:
+// int32 {token, pos, t_kv, step} at byte offsets 0, 4, 8, 12.
+const CountersBytes = 16
+
+// Byte offsets of the fields of struct memra_counters (common.cuh).
+const (
+	CounterToken = 0
+	CounterPos   = 4
+	CounterTKV   = 8
+	CounterStep  = 12
+)
+
+// AttnSplitName returns the split kernel for a head dim, KV type and variant:
+// attn_split_[vec_]{f16,fp8}_d{64,128,256}.
+func AttnSplitName(headDim int, fp8, vec bool) (string, error) {
+	ok := false
+	for _, d := range attnHeadDims {
+		ok = ok || d == headDim
+	}
+	if !ok {
+		return "", fmt.Errorf("attention: head_dim %d has no kernel (built for %v)", headDim, attnHeadDims)
+	}
+	kv := "f16"
+	if fp8 {
+		kv = "fp8"
+	}
+	if vec {
+		kv = "vec_" + kv
+	}
+	return fmt.Sprintf("attn_split_%s_d%d", kv, headDim), nil
+}
+
+// AttnHeadsPerBlock is G, the query heads one attention split block serves
+// (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
+// accumulator per head, and G*PD stays within 64 registers each.
+//
+// EPL (elements per 16-bit or 8-bit lane load) is 1 for scalar kernels, 8 for
+// vec_f16, 16 for vec_fp8. LPK = min(32, headDim/EPL) lanes share a key.
+func AttnHeadsPerBlock(headDim int, fp8, vec bool) int {
+	epl := 1
+	if vec {
+		epl = 8
+		if fp8 {
+			epl = 16
+		}
+	}
+	lpk := min(32, headDim/epl)
+	pd := headDim / lpk
+	return min(8, 64/pd)
+}
+
+func param(name string, kind ParamKind) Param { return Param{Name: name, Kind: kind} }
+
+// Spec lists every extern "C" kernel of the fatbin with its parameters in
+// signature order and its launch geometry. gen/ turns it into typed
+// launchers; spec_test.go checks it against the .cu sources.
+func Spec() []Kernel {
+	one := "1"
+	var ks []Kernel
+
+	for _, t := range []string{"f32", "f16", "bf16", "q8_0"} {
+		ks = append(ks, Kernel{
+			Name: "embed_" + t, File: "embed.cu",
+			Doc: "x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a " + t + " embedding table",
+			Params: []Param{param("x", Ptr), param("table", Ptr), param("n_embd", I32), param("n_vocab", I32),
+				param("token", I32), param("dtoken", Ptr)},
+			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{"(n_embd+255)/256", one, one},
+		})
+	}
+
+	ks = append(ks,
+		Kernel{
+			Name: "rmsnorm", File: "rmsnorm.cu",
+			Doc: "out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w for rows strided rows of n",
+			Params: []Param{param("out", Ptr), param("x", Ptr), param("w", Ptr), param("rows", I32), param("n", I32),
+				param("x_stride", I32), param("out_stride", I32), param("eps", F32)},
+			Block: [3]int{normThreads, 1, 1}, Grid: [3]string{"rows", one, one},
+		},
+		Kernel{
+			Name: "rmsnorm_gated", File: "rmsnorm.cu",
+			Doc: "out[r] = rmsnorm(x[r]) * w * silu(z[r]) (Gated DeltaNet output norm)",
+			Params: []Param{param("out", Ptr), param("x", Ptr), param("w", Ptr), param("z", Ptr), param("rows", I32), param("n", I32),
+				param("eps", F32)},
+			Block: [3]int{normThreads, 1, 1}, Grid: [3]string{"rows", one, one},
+		},
+	)
+
+	for _, t := range []string{"f32", "f16", "bf16", "q8_0"} {
+		ks = append(ks, Kernel{
+			Name: "matvec_" + t, File: "matvec.cu",
+			Doc:    "y[rows] (+)= W x, W [rows][cols] " + t + " (ggml layout), f32 accumulation, one warp per row",
+			Params: []Param{param("y", Ptr), param("W", Ptr), param("x", Ptr), param("rows", I32), param("cols", I32), param("accumulate", I32)},
+			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"(rows+7)/8", one, one},
+		})
+	}
+
+	ks = append(ks,
+		Kernel{
+			Name: "rope_neox", File: "rope.cu",
+			Doc: "in-place NEOX rope of x [heads][head_dim] on dims [0, n_rot) at pos (dpos ? *dpos : pos)",
+			Params: []Param{param("x", Ptr), param("heads", I32), param("head_dim", I32), param("n_rot", I32),
+				param("pos", I32), param("dpos", Ptr), param("base", F32)},
+			Block: [3]int{ropeThreads, 1, 1}, Grid: [3]string{"heads", one, one},
+		},
+		Kernel{
+			Name: "kv_store_f16", File: "kv_store.cu",
+			Doc: "write k, v [n_kv][head_dim] as f16 into cache slot pos of [n_kv][capacity][head_dim]",
+			Params: []Param{param("kc", Ptr), param("vc", Ptr), param("k", Ptr), param("v", Ptr), param("n_kv", I32),
+				param("head_dim", I32), param("capacity", I32), param("pos", I32), param("dpos", Ptr)},
+			Block: [3]int{kvThreads, 1, 1}, Grid: [3]string{"n_kv", one, one},
+		},
+		Kernel{
+			Name: "kv_store_fp8", File: "kv_store.cu",
+			Doc: "write k, v as e4m3 with one f32 scale (amax/448) per (kv head, token) into slot pos",
+			Params: []Param{param("kc", Ptr), param("vc", Ptr), param("ks", Ptr), param("vs", Ptr), param("k", Ptr), param("v", Ptr),
+				param("n_kv", I32), param("head_dim", I32), param("capacity", I32), param("pos", I32), param("dpos", Ptr)},
+			Block: [3]int{kvThreads, 1, 1}, Grid: [3]string{"n_kv", one, one},
+		},
+	)
+
+	for _, d := range attnHeadDims {
+		for _, v := range []struct{ fp8, vec bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+			name, _ := AttnSplitName(d, v.fp8, v.vec) // d is from attnHeadDims: no error
+			g := AttnHeadsPerBlock(d, v.fp8, v.vec)
+			params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
+			kv := "f16"
+			if v.fp8 {
+				params = append(params, param("ks", Ptr), param("vs", Ptr))
+				kv = "e4m3"
+			}
+			params = append(params, param("n_head", I32), param("n_kv", I32), param("capacity", I32), param("n_splits", I32),
+				param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
+			ks = append(ks, Kernel{
+				Name: name, File: "attention.cu",
+				Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache: partial (max, sum, acc) per (q head, split), %d q heads per block",
+					d, kv, g),
+				Params: params,
+				Block:  [3]int{attnThreads, 1, 1},
+				Grid:   [3]string{"n_kv", "n_splits", fmt.Sprintf("(n_head/n_kv+%d)/%d", g-1, g)},
+			})
+		}
+	}
+
+	ks = append(ks,
+		Kernel{
+			Name: "attn_combine", File: "attention.cu",
+			Doc: "merge the n_splits partials of each q head in split order; out *= sigmoid(gate) when gate != 0",
+			Params: []Param{param("out", Ptr), param("part_ms", Ptr), param("part_acc", Ptr), param("gate", Ptr), param("n_head", I32),
+				param("head_dim", I32), param("n_splits", I32), param("gate_stride", I32)},
+			Block: [3]int{combineThreads, 1, 1}, Grid: [3]string{"n_head", one, one}, Shared: "n_splits*4",
+		},
+		Kernel{
+			Name: "gdn_conv", File: "gdn.cu",
+			Doc: "Gated DeltaNet causal conv step: y = silu(conv(state ++ x, w)), state shifted by one",
+			Params: []Param{param("y", Ptr), param("state", Ptr), param("x", Ptr), param("w", Ptr), param("channels", I32),
+				param("kern", I32)},
+			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{"(channels+255)/256", one, one},
+		},
+		Kernel{
+			Name: "gdn_delta", File: "gdn.cu",
+			Doc: "Gated DeltaNet delta-rule step on state [h_v][128][128] f32 held in registers: o = M q after M = decay*M + beta*(v - M k) k^T",
+			Params: []Param{param("state", Ptr), param("o", Ptr), param("q", Ptr), param("k", Ptr), param("v", Ptr), param("b", Ptr),
+				param("a", Ptr), param("ssm_a", Ptr), param("dt_bias", Ptr), param("h_k", I32), param("h_v", I32), param("head_map", I32),
+				param("l2_eps", F32)},
+			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", "128/16", one},
+		},
+		Kernel{
+			Name: "swiglu", File: "elementwise.cu",
+			Doc:    "out = silu(gate) * up over n elements",
+			Params: []Param{param("out", Ptr), param("gate", Ptr), param("up", Ptr), param("n", I32)},
+			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{"(n+255)/256", one, one},
+		},
+		Kernel{
+			Name: "add", File: "elementwise.cu",
+			Doc:    "y += x over n elements",
+			Params: []Param{param("y", Ptr), param("x", Ptr), param("n", I32)},
+			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{"(n+255)/256", one, one},
+		},
+		Kernel{
+			Name: "sigmoid_mul", File: "elementwise.cu",
+			Doc:    "x[r][i] *= sigmoid(gate[r*gate_stride + i]) for rows of n",
+			Params: []Param{param("x", Ptr), param("gate", Ptr), param("rows", I32), param("n", I32), param("gate_stride", I32)},
+			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{"(rows*n+255)/256", one, one},
+		},
+		Kernel{
+			Name: "argmax_partial", File: "argmax.cu",
+			Doc:    "per 8192-logit chunk: the largest value and its lowest index",
+			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("logits", Ptr), param("n", I32)},
+			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{"(n+8191)/8192", one, one},
+		},
+		Kernel{
+			Name: "argmax_final", File: "argmax.cu",
+			Doc:    "reduce the argmax partials to out[0] and, when dtoken != 0, the device token counter",
+			Params: []Param{param("out", Ptr), param("dtoken", Ptr), param("part_val", Ptr), param("part_idx", Ptr), param("n", I32)},
+			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{one, one, one},
+		},
+		Kernel{
+			Name: "counters_set", File: "counters.cu",
+			Doc:    "initialise the device counters {token, pos, t_kv, step = 0}",
+			Params: []Param{param("ctr", Ptr), param("token", I32), param("pos", I32), param("t_kv", I32)},
+			Block:  [3]int{ctrThreads, 1, 1}, Grid: [3]string{one, one, one},
+		},
+		Kernel{
+			Name: "counters_advance", File: "counters.cu",
+			Doc:    "end of a device-counter step: pos += 1, t_kv += 1, step += 1",
+			Params: []Param{param("ctr", Ptr)},
+			Block:  [3]int{ctrThreads, 1, 1}, Grid: [3]string{one, one, one},
+		},
+	)
+	return ks
+}

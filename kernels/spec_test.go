@@ -1,0 +1,280 @@
+package kernels
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/kernels/internal/kbuild"
+)
+
+// sourceKernels parses every .cu file in this directory except the unity file.
+func sourceKernels(t *testing.T) (map[string]cuKernel, []string) {
+	t.Helper()
+	names, err := kbuild.SourceFiles(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]cuKernel{}
+	var cus []string
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".cu") || n == kbuild.Unity {
+			continue
+		}
+		cus = append(cus, n)
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks, err := parseKernels(n, string(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ks {
+			if prev, dup := got[k.Name]; dup {
+				t.Errorf("kernel %s defined in %s and %s", k.Name, prev.File, k.File)
+			}
+			got[k.Name] = k
+		}
+	}
+	if len(got) == 0 {
+		t.Fatal("no extern \"C\" kernels found in kernels/*.cu")
+	}
+	return got, cus
+}
+
+func TestSpecMatchesSources(t *testing.T) {
+	src, _ := sourceKernels(t)
+	hdr, err := os.ReadFile("common.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defines := parseDefines(string(hdr))
+	spec := map[string]Kernel{}
+	for _, k := range Spec() {
+		if _, dup := spec[k.Name]; dup {
+			t.Errorf("spec lists %s twice", k.Name)
+		}
+		spec[k.Name] = k
+	}
+	for name, ck := range src {
+		k, ok := spec[name]
+		if !ok {
+			t.Errorf("%s: kernel %s is not in Spec()", ck.File, name)
+			continue
+		}
+		if k.File != ck.File {
+			t.Errorf("%s: spec says file %s, defined in %s", name, k.File, ck.File)
+		}
+		if len(k.Params) != len(ck.Params) {
+			t.Errorf("%s: spec has %d params, %s has %d", name, len(k.Params), ck.File, len(ck.Params))
+		} else {
+			for i := range k.Params {
+				if k.Params[i] != ck.Params[i] {
+					t.Errorf("%s: param %d: spec %v, source %v", name, i, k.Params[i], ck.Params[i])
+				}
+			}
+		}
+		if ck.LaunchBounds == "" {
+			t.Errorf("%s: no __launch_bounds__ (the spec's Block must match the kernel's reduction tree)", name)
+			continue
+		}
+		lb, ok := defines[ck.LaunchBounds]
+		if !ok {
+			v, err := strconv.Atoi(ck.LaunchBounds)
+			if err != nil {
+				t.Errorf("%s: __launch_bounds__(%s) is neither a number nor a #define of common.cuh", name, ck.LaunchBounds)
+				continue
+			}
+			lb = v
+		}
+		if n := k.Block[0] * k.Block[1] * k.Block[2]; n != lb {
+			t.Errorf("%s: spec Block %v = %d threads, __launch_bounds__(%s) = %d", name, k.Block, n, ck.LaunchBounds, lb)
+		}
+	}
+	for name, k := range spec {
+		if _, ok := src[name]; !ok {
+			t.Errorf("Spec() lists %s (file %s) but no .cu defines it", name, k.File)
+		}
+	}
+}
+
+func TestUnityIncludesEverySource(t *testing.T) {
+	_, cus := sourceKernels(t)
+	b, err := os.ReadFile(kbuild.Unity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := parseIncludes(string(b))
+	for _, n := range cus {
+		if !slices.Contains(inc, n) {
+			t.Errorf("kernels/%s is not #included by %s, so it is not in the fatbin", n, kbuild.Unity)
+		}
+	}
+	for _, n := range inc {
+		if _, err := os.Stat(filepath.Join(".", n)); err != nil {
+			t.Errorf("%s includes %s: %v", kbuild.Unity, n, err)
+		}
+	}
+}
+
+// evalExpr evaluates an integer Go expression over vars (+ - * / % and parentheses).
+func evalExpr(e ast.Expr, vars map[string]int) (int, error) {
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		if x.Kind != token.INT {
+			return 0, fmt.Errorf("literal %s is not an integer", x.Value)
+		}
+		return strconv.Atoi(x.Value)
+	case *ast.Ident:
+		v, ok := vars[x.Name]
+		if !ok {
+			return 0, fmt.Errorf("%s is not an integer parameter or a Dim", x.Name)
+		}
+		return v, nil
+	case *ast.ParenExpr:
+		return evalExpr(x.X, vars)
+	case *ast.BinaryExpr:
+		a, err := evalExpr(x.X, vars)
+		if err != nil {
+			return 0, err
+		}
+		b, err := evalExpr(x.Y, vars)
+		if err != nil {
+			return 0, err
+		}
+		switch x.Op {
+		case token.ADD:
+			return a + b, nil
+		case token.SUB:
+			return a - b, nil
+		case token.MUL:
+			return a * b, nil
+		case token.QUO, token.REM:
+			if b == 0 {
+				return 0, fmt.Errorf("division by zero")
+			}
+			if x.Op == token.QUO {
+				return a / b, nil
+			}
+			return a % b, nil
+		}
+	}
+	return 0, fmt.Errorf("unsupported expression %T", e)
+}
+
+// Every Grid and Shared expression must be an integer expression over the
+// kernel's I32/U32 params and Dims that gives a positive size for realistic values.
+func TestSpecGeometryExpressions(t *testing.T) {
+	// Realistic values (qwen35 9B-like, t_kv 1000): every name a spec may use.
+	sample := map[string]int{
+		"n_embd": 4096, "n_vocab": 248320, "rows": 4096, "cols": 4096, "n": 12288, "heads": 16,
+		"head_dim": 256, "n_rot": 64, "n_kv": 4, "n_head": 16, "capacity": 4096, "n_splits": 16,
+		"t_kv": 1000, "channels": 8192, "kern": 4, "h_k": 16, "h_v": 32, "x_stride": 512,
+		"out_stride": 256, "gate_stride": 512, "accumulate": 0, "token": 7, "pos": 999,
+		"head_map": 0,
+	}
+	for _, k := range Spec() {
+		if k.Doc == "" {
+			t.Errorf("%s: empty Doc", k.Name)
+		}
+		if n := k.Block[0] * k.Block[1] * k.Block[2]; n <= 0 || n > 1024 || n%32 != 0 {
+			t.Errorf("%s: Block %v is not 32..1024 threads in whole warps", k.Name, k.Block)
+		}
+		vars := map[string]int{}
+		for _, p := range k.Params {
+			if p.Kind == I32 || p.Kind == U32 {
+				v, ok := sample[p.Name]
+				if !ok {
+					v = 3 // any positive value
+				}
+				vars[p.Name] = v
+			}
+		}
+		for _, d := range k.Dims {
+			vars[d] = 5
+		}
+		exprs := map[string]string{"grid.x": k.Grid[0], "grid.y": k.Grid[1], "grid.z": k.Grid[2]}
+		if k.Shared != "" {
+			exprs["shared"] = k.Shared
+		}
+		for what, s := range exprs {
+			e, err := parser.ParseExpr(s)
+			if err != nil {
+				t.Errorf("%s: %s %q: %v", k.Name, what, s, err)
+				continue
+			}
+			v, err := evalExpr(e, vars)
+			if err != nil {
+				t.Errorf("%s: %s %q: %v", k.Name, what, s, err)
+				continue
+			}
+			if v <= 0 {
+				t.Errorf("%s: %s %q = %d for sample values, want > 0", k.Name, what, s, v)
+			}
+		}
+	}
+}
+
+// The attention heads-per-block rule, worked by hand from attention.cu's
+// memra_attn_geom (LPK = min(32, D/EPL), PD = D/LPK, G = min(8, 64/PD)).
+func TestAttnHeadsPerBlock(t *testing.T) {
+	cases := []struct {
+		d        int
+		fp8, vec bool
+		g        int
+	}{
+		{64, false, false, 8},  // PD 2
+		{256, false, false, 8}, // PD 8
+		{128, false, true, 8},  // LPK 16, PD 8
+		{256, false, true, 8},  // LPK 32, PD 8
+		{128, true, true, 4},   // LPK 8, PD 16
+		{256, true, true, 4},   // LPK 16, PD 16
+		{256, true, false, 8},  // scalar fp8: PD 8
+	}
+	for _, c := range cases {
+		if g := AttnHeadsPerBlock(c.d, c.fp8, c.vec); g != c.g {
+			t.Errorf("AttnHeadsPerBlock(%d, fp8=%v, vec=%v) = %d, want %d", c.d, c.fp8, c.vec, g, c.g)
+		}
+	}
+	if _, err := AttnSplitName(96, false, true); err == nil {
+		t.Error("AttnSplitName(96) succeeded; no kernel is built for head_dim 96")
+	}
+	if n, err := AttnSplitName(256, true, true); err != nil || n != "attn_split_vec_fp8_d256" {
+		t.Errorf("AttnSplitName(256, fp8, vec) = %q, %v", n, err)
+	}
+}
+
+// The parser must reject what it cannot map and see through comments.
+func TestParseKernels(t *testing.T) {
+	src := `// extern "C" __global__ void commented(int a) {}
+/* extern "C" __global__ void block_commented(int a) */
+#define X 64
+extern "C" __global__ void __launch_bounds__(X)
+good(float* __restrict__ y, const unsigned short* w, int n, unsigned int m, float eps) { }
+extern "C" __global__ void plain(const int* p) {}`
+	ks, err := parseKernels("t.cu", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 2 || ks[0].Name != "good" || ks[1].Name != "plain" {
+		t.Fatalf("parsed %+v, want good and plain", ks)
+	}
+	want := []Param{{"y", Ptr}, {"w", Ptr}, {"n", I32}, {"m", U32}, {"eps", F32}}
+	if !slices.Equal(ks[0].Params, want) || ks[0].LaunchBounds != "X" {
+		t.Errorf("good = %+v, want params %v and launch bounds X", ks[0], want)
+	}
+	if _, err := parseKernels("bad.cu", `extern "C" __global__ void bad(double d) {}`); err == nil {
+		t.Error("a double parameter was accepted")
+	}
+	if got := parseIncludes("#include \"a.cu\"\n  #include <x.h>\n#include \"b.cuh\""); !slices.Equal(got, []string{"a.cu", "b.cuh"}) {
+		t.Errorf("parseIncludes = %v", got)
+	}
+}

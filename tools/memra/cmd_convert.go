@@ -1,0 +1,121 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/memra-ai/memra/engine/convert"
+)
+
+func convertCmd() command {
+	return command{
+		name:    "convert",
+		summary: "convert a Hugging Face Qwen3.5 / Qwen3 checkpoint to GGUF",
+		usage:   "[--type f32|f16|bf16|q8_0] [--name NAME] [--no-mtp] [--progress] HF_DIR -o OUT.gguf",
+		run:     runConvert,
+	}
+}
+
+func runConvert(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "output GGUF path (required)")
+	typ := fs.String("type", "bf16", "matrix type: f32, f16, bf16 or q8_0")
+	name := fs.String("name", "", "general.name (default: the checkpoint directory's name)")
+	noMTP := fs.Bool("no-mtp", false, "drop multi-token-prediction layers")
+	progress := fs.Bool("progress", false, "show a progress bar even when stderr is not a terminal")
+	// Accept the checkpoint directory before or after the flags.
+	var dir string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		dir, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if dir == "" && fs.NArg() > 0 {
+		dir = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
+	if dir == "" || *out == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: need HF_DIR and -o OUT.gguf", errUsage)
+	}
+	ft, err := convert.ParseFileType(*typ)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	bar := newProgressBar(stderr, *progress, "convert")
+	err = convert.ConvertFile(dir, *out, convert.Options{Type: ft, Name: *name, NoMTP: *noMTP, Progress: bar.update})
+	bar.finish(err == nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return nil
+}
+
+// progressBar draws "label [=====>    ]  45%  1.2/2.6 GB" on stderr, at
+// most a few times a second, when enabled.
+type progressBar struct {
+	w     io.Writer
+	on    bool
+	label string
+	last  time.Time
+	done  int64
+	total int64
+}
+
+// newProgressBar enables the bar when forced or when w is a terminal.
+func newProgressBar(w io.Writer, force bool, label string) *progressBar {
+	on := force
+	if f, ok := w.(*os.File); ok && !on {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			on = true
+		}
+	}
+	return &progressBar{w: w, on: on, label: label}
+}
+
+func (p *progressBar) update(done, total int64) {
+	p.done, p.total = done, total
+	if !p.on || time.Since(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	p.draw()
+}
+
+func (p *progressBar) draw() {
+	const width = 30
+	frac := 0.0
+	if p.total > 0 {
+		frac = float64(p.done) / float64(p.total)
+	}
+	n := int(frac * width)
+	bar := make([]byte, width)
+	for i := range bar {
+		switch {
+		case i < n:
+			bar[i] = '='
+		case i == n:
+			bar[i] = '>'
+		default:
+			bar[i] = ' '
+		}
+	}
+	fmt.Fprintf(p.w, "\r%s [%s] %3.0f%%  %.2f/%.2f GB", p.label, bar, 100*frac, float64(p.done)/1e9, float64(p.total)/1e9)
+}
+
+func (p *progressBar) finish(ok bool) {
+	if !p.on {
+		return
+	}
+	if ok {
+		p.draw()
+	}
+	fmt.Fprintln(p.w)
+}

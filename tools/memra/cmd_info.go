@@ -1,0 +1,325 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+func infoCmd() command {
+	return command{
+		name:    "info",
+		summary: "show a GGUF file's metadata, tensors and totals",
+		usage:   "[--json] [--full] FILE.gguf",
+		run:     runInfo,
+	}
+}
+
+// infoJSON is the --json output. The schema is stable: fields are only
+// ever added, never renamed or removed.
+//
+//	{
+//	  "file": "model.gguf", "version": 3, "alignment": 32,
+//	  "data_offset": 7340032,          // file offset of the data section
+//	  "file_size": 123456789,
+//	  "metadata": [                    // file order
+//	    {"key": "general.architecture", "type": "string", "value": "qwen35"},
+//	    {"key": "tokenizer.ggml.tokens", "type": "[]string", "count": 151936,
+//	     "truncated": true, "value": ["!", "\"", ...]}   // first 16 unless --full
+//	  ],
+//	  "tensors": [                     // file order
+//	    {"name": "token_embd.weight", "type": "Q8_0", "shape": [1024, 151936],
+//	     "elements": 155582464, "offset": 0, "bytes": 165306368}
+//	  ],
+//	  "totals": {"tensors": 1, "parameters": 155582464, "bytes": 165306368,
+//	    "by_type": [{"type": "Q8_0", "tensors": 1, "parameters": 155582464, "bytes": 165306368}]}
+//	}
+//
+// Types are GGUF value type names ("uint32", "string", "[]int32",
+// "[][]string"). Integers are JSON numbers (uint64/int64 exact as digits),
+// floats are numbers except NaN and ±Inf, written as the strings "NaN",
+// "+Inf", "-Inf". Shapes are in ggml ne order (innermost dimension first);
+// tensor offsets are relative to data_offset. by_type is in ggml type id
+// order.
+type infoJSON struct {
+	File       string         `json:"file"`
+	Version    uint32         `json:"version"`
+	Alignment  uint64         `json:"alignment"`
+	DataOffset int64          `json:"data_offset"`
+	FileSize   int64          `json:"file_size"`
+	Metadata   []infoKV       `json:"metadata"`
+	Tensors    []infoTensor   `json:"tensors"`
+	Totals     infoTotalsJSON `json:"totals"`
+}
+
+type infoKV struct {
+	Key       string `json:"key"`
+	Type      string `json:"type"`
+	Count     *int   `json:"count,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Value     any    `json:"value"`
+}
+
+type infoTensor struct {
+	Name     string   `json:"name"`
+	Type     string   `json:"type"`
+	Shape    []uint64 `json:"shape"`
+	Elements uint64   `json:"elements"`
+	Offset   uint64   `json:"offset"`
+	Bytes    uint64   `json:"bytes"`
+}
+
+type infoTotalsJSON struct {
+	Tensors    int            `json:"tensors"`
+	Parameters uint64         `json:"parameters"`
+	Bytes      uint64         `json:"bytes"`
+	ByType     []infoTypeJSON `json:"by_type"`
+}
+
+type infoTypeJSON struct {
+	Type       string `json:"type"`
+	Tensors    int    `json:"tensors"`
+	Parameters uint64 `json:"parameters"`
+	Bytes      uint64 `json:"bytes"`
+}
+
+// jsonArrayLimit is how many array elements --json shows without --full.
+const jsonArrayLimit = 16
+
+// textArrayLimit: arrays longer than this are summarised in text output.
+const textArrayLimit = 8
+
+// textStringLimit: strings longer than this (bytes) are cut in text output.
+const textStringLimit = 120
+
+func runInfo(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON (schema in cmd_info.go, stable) instead of text")
+	full := fs.Bool("full", false, "print every array element and whole strings")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: memra info [--json] [--full] FILE.gguf\n\n")
+		fmt.Fprintf(stderr, "Shows a GGUF file's metadata (long arrays summarised), its tensor table\n")
+		fmt.Fprintf(stderr, "(name, type, shape in ggml order, offset, bytes) and totals by type.\n\n")
+		fmt.Fprintf(stderr, "Example:\n  memra info Qwen3.5-0.8B-Q8_0.gguf\n  memra info --json model.gguf | jq '.totals'\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: need exactly one FILE.gguf", errUsage)
+	}
+	path := fs.Arg(0)
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err // gguf errors name the file
+	}
+	defer f.Close()
+	info := describe(f, path, *full)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(info); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}
+	return printInfo(stdout, f, info, *full)
+}
+
+func describe(f *gguf.File, path string, full bool) *infoJSON {
+	info := &infoJSON{
+		File: path, Version: f.Version, Alignment: f.Alignment,
+		DataOffset: f.DataOffset, FileSize: f.Size,
+		Metadata: []infoKV{}, Tensors: []infoTensor{},
+	}
+	for _, kv := range f.KVs {
+		e := infoKV{Key: kv.Key, Type: kv.Value.TypeName()}
+		limit := jsonArrayLimit
+		if full {
+			limit = -1
+		}
+		if kv.Value.Type() == gguf.ValueArray {
+			n := kv.Value.Len()
+			e.Count = &n
+			e.Truncated = limit >= 0 && n > limit
+		}
+		e.Value = jsonValue(kv.Value, limit)
+		info.Metadata = append(info.Metadata, e)
+	}
+	byType := map[gguf.Type]*infoTypeJSON{}
+	for i := range f.Tensors {
+		ti := &f.Tensors[i]
+		t := infoTensor{Name: ti.Name, Type: ti.Type.String(), Shape: ti.Shape, Elements: ti.Elements(), Offset: ti.Offset, Bytes: ti.Bytes()}
+		if t.Shape == nil {
+			t.Shape = []uint64{}
+		}
+		info.Tensors = append(info.Tensors, t)
+		bt := byType[ti.Type]
+		if bt == nil {
+			bt = &infoTypeJSON{Type: t.Type}
+			byType[ti.Type] = bt
+		}
+		bt.Tensors++
+		bt.Parameters += t.Elements
+		bt.Bytes += t.Bytes
+		info.Totals.Tensors++
+		info.Totals.Parameters += t.Elements
+		info.Totals.Bytes += t.Bytes
+	}
+	info.Totals.ByType = []infoTypeJSON{}
+	for id := range gguf.Type(gguf.NumTypes) {
+		if bt := byType[id]; bt != nil {
+			info.Totals.ByType = append(info.Totals.ByType, *bt)
+		}
+	}
+	return info
+}
+
+// jsonValue converts a metadata value to JSON-encodable form, keeping at
+// most limit elements of each array (all when limit < 0).
+func jsonValue(v gguf.Value, limit int) any {
+	if v.Type() == gguf.ValueArray {
+		n := v.Len()
+		if limit >= 0 && n > limit {
+			n = limit
+		}
+		out := make([]any, n)
+		for i := range out {
+			out[i] = jsonValue(v.Index(i), limit)
+		}
+		return out
+	}
+	if x, ok := v.Float64(); ok {
+		switch {
+		case math.IsNaN(x):
+			return "NaN"
+		case math.IsInf(x, 1):
+			return "+Inf"
+		case math.IsInf(x, -1):
+			return "-Inf"
+		}
+		if v.Type() == gguf.ValueFloat32 {
+			// Print the shortest decimal that round-trips the float32.
+			return json.Number(strconv.FormatFloat(x, 'g', -1, 32))
+		}
+		return x
+	}
+	return v.Any()
+}
+
+func printInfo(w io.Writer, f *gguf.File, info *infoJSON, full bool) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "file:       %s\n", info.File)
+	fmt.Fprintf(ew, "version:    GGUF v%d\n", info.Version)
+	fmt.Fprintf(ew, "alignment:  %d\n", info.Alignment)
+	fmt.Fprintf(ew, "data:       offset %d, file size %s\n", info.DataOffset, humanBytes(uint64(info.FileSize)))
+
+	fmt.Fprintf(ew, "\nmetadata (%d keys):\n", len(f.KVs))
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	for _, kv := range f.KVs {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", kv.Key, kv.Value.TypeName(), textValue(kv.Value, full))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(ew, "\ntensors (%d; shape in ggml order, innermost first; offset from the data section):\n", len(info.Tensors))
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  NAME\tTYPE\tSHAPE\tOFFSET\tBYTES\n")
+	for _, t := range info.Tensors {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\n", t.Name, t.Type, shapeString(t.Shape), t.Offset, t.Bytes)
+	}
+	tw.Flush()
+
+	fmt.Fprintf(ew, "\ntotals:\n")
+	fmt.Fprintf(ew, "  tensors:     %d\n", info.Totals.Tensors)
+	fmt.Fprintf(ew, "  parameters:  %d (%s)\n", info.Totals.Parameters, humanCount(info.Totals.Parameters))
+	fmt.Fprintf(ew, "  bytes:       %d (%s)\n", info.Totals.Bytes, humanBytes(info.Totals.Bytes))
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  TYPE\tTENSORS\tPARAMETERS\tBYTES\t\t\n")
+	for _, bt := range info.Totals.ByType {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t\n", bt.Type, bt.Tensors, bt.Parameters, bt.Bytes, humanBytes(bt.Bytes))
+	}
+	tw.Flush()
+	if ew.err != nil {
+		return fmt.Errorf("%s: write: %w", info.File, ew.err)
+	}
+	return nil
+}
+
+// textValue renders a value for the text table: arrays longer than
+// textArrayLimit become `[151936 strings: "!", "\"", "#", ...]`, long
+// strings are cut with their length noted.
+func textValue(v gguf.Value, full bool) string {
+	if full {
+		return v.Format(-1)
+	}
+	if s, ok := v.Str(); ok && len(s) > textStringLimit {
+		cut := s[:textStringLimit]
+		// Do not split a multi-byte rune (at most 3 trailing bytes).
+		for range 3 {
+			if r, size := utf8.DecodeLastRuneInString(cut); r != utf8.RuneError || size != 1 {
+				break
+			}
+			cut = cut[:len(cut)-1]
+		}
+		return strconv.Quote(cut) + fmt.Sprintf("... (%d bytes)", len(s))
+	}
+	return v.Format(textArrayLimit)
+}
+
+func shapeString(shape []uint64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.FormatUint(d, 10)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.2f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func humanCount(n uint64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.2fK", float64(n)/1e3)
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// errWriter keeps the first write error so printing code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

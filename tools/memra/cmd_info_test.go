@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// writeInfoFixture writes a small GGUF with the writer: a 20-token vocab,
+// a long string, a float, and three tensors of different types.
+func writeInfoFixture(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gguf.NewWriter(&buf, 3)
+	w.SetKV("general.architecture", gguf.StringValue("qwen35"))
+	w.SetKV("qwen35.block_count", gguf.Uint32Value(2))
+	w.SetKV("qwen35.rope.freq_base", gguf.Float32Value(1e7))
+	toks := []string{"!", "\"", "#", "$", "%", "&", "'", "(", ")", "*", "+", ",", "-", ".", "/", "0", "1", "2", "3", "4"}
+	w.SetKV("tokenizer.ggml.tokens", gguf.StringsValue(toks))
+	w.SetKV("tokenizer.chat_template", gguf.StringValue(strings.Repeat("{% x %}", 40)))
+	w.SetKV("t.nested", gguf.ArrayValue(gguf.ValueArray, gguf.Int32sValue([]int32{1, -2})))
+	w.AddTensorBytes("token_embd.weight", gguf.TypeQ8_0, []uint64{64, 20}, make([]byte, 34*2*20))
+	w.AddTensorBytes("output_norm.weight", gguf.TypeF32, []uint64{64}, make([]byte, 256))
+	w.AddTensorBytes("blk.0.attn_q.weight", gguf.TypeQ8_0, []uint64{64, 3}, make([]byte, 34*2*3))
+	w.AddTensorBytes("blk.0.ffn_up.weight", gguf.TypeBF16, []uint64{5, 3, 2}, make([]byte, 60))
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestInfoText(t *testing.T) {
+	path := writeInfoFixture(t)
+	var out, errb bytes.Buffer
+	if err := infoCmd().run([]string{path}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	// Sizes worked out by hand: Q8_0 64×20 = 40 blocks × 34 B = 1360;
+	// F32 64 × 4 = 256; Q8_0 64×3 = 6 × 34 = 204; BF16 30 × 2 = 60.
+	// Offsets: 0, 1376 (1360 padded to 32), 1632, 1856.
+	checks := []string{
+		"version:    GGUF v3",
+		"metadata (6 keys):",
+		`[20 strings: "!", "\"", "#", ...]`,
+		"1e+07",
+		"... (280 bytes)",
+		"[[1, -2]]",
+		"tensors (4;",
+		"[64 20]", "[5 3 2]",
+		"tensors:     4",
+		// 64·20 + 64 + 64·3 + 5·3·2 = 1280 + 64 + 192 + 30 = 1566
+		"parameters:  1566 (1.57K)",
+		// 1360 + 256 + 204 + 60 = 1880
+		"bytes:       1880 (1.84 KiB)",
+	}
+	for _, want := range checks {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	// Tensor rows: name, type, shape, offset, bytes.
+	for _, row := range [][]string{
+		{"token_embd.weight", "Q8_0", "[64 20]", "0", "1360"},
+		{"output_norm.weight", "F32", "[64]", "1376", "256"},
+		{"blk.0.attn_q.weight", "Q8_0", "[64 3]", "1632", "204"},
+		{"blk.0.ffn_up.weight", "BF16", "[5 3 2]", "1856", "60"},
+		{"Q8_0", "2", "1472", "1564"},
+		{"F32", "1", "64", "256"},
+	} {
+		if !hasRow(text, row) {
+			t.Errorf("no line with fields %q in:\n%s", row, text)
+		}
+	}
+}
+
+// hasRow reports whether some line's fields start with want.
+func hasRow(text string, want []string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		f := joinShape(strings.Fields(line))
+		if len(f) >= len(want) && strings.Join(f[:len(want)], "\x00") == strings.Join(want, "\x00") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestInfoJSON(t *testing.T) {
+	path := writeInfoFixture(t)
+	var out, errb bytes.Buffer
+	if err := infoCmd().run([]string{"--json", path}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		File       string `json:"file"`
+		Version    int    `json:"version"`
+		Alignment  int    `json:"alignment"`
+		DataOffset int64  `json:"data_offset"`
+		Metadata   []struct {
+			Key       string `json:"key"`
+			Type      string `json:"type"`
+			Count     *int   `json:"count"`
+			Truncated bool   `json:"truncated"`
+			Value     any    `json:"value"`
+		} `json:"metadata"`
+		Tensors []struct {
+			Name     string   `json:"name"`
+			Type     string   `json:"type"`
+			Shape    []uint64 `json:"shape"`
+			Elements uint64   `json:"elements"`
+			Offset   uint64   `json:"offset"`
+			Bytes    uint64   `json:"bytes"`
+		} `json:"tensors"`
+		Totals struct {
+			Tensors    int    `json:"tensors"`
+			Parameters uint64 `json:"parameters"`
+			Bytes      uint64 `json:"bytes"`
+			ByType     []struct {
+				Type    string `json:"type"`
+				Tensors int    `json:"tensors"`
+				Bytes   uint64 `json:"bytes"`
+			} `json:"by_type"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if got.File != path || got.Version != 3 || got.Alignment != 32 || got.DataOffset%32 != 0 {
+		t.Errorf("header %+v", got)
+	}
+	if len(got.Metadata) != 6 || got.Metadata[0].Key != "general.architecture" || got.Metadata[0].Value != "qwen35" {
+		t.Fatalf("metadata %+v", got.Metadata)
+	}
+	if m := got.Metadata[2]; m.Type != "float32" || m.Value != 1e7 {
+		t.Errorf("freq_base %+v", m)
+	}
+	tok := got.Metadata[3]
+	if tok.Type != "[]string" || tok.Count == nil || *tok.Count != 20 || !tok.Truncated || len(tok.Value.([]any)) != 16 {
+		t.Errorf("tokens entry %+v", tok)
+	}
+	if n := got.Metadata[5]; n.Type != "[][]int32" || len(n.Value.([]any)) != 1 {
+		t.Errorf("nested entry %+v", n)
+	}
+	if len(got.Tensors) != 4 || got.Tensors[1].Name != "output_norm.weight" || got.Tensors[1].Offset != 1376 || got.Tensors[3].Elements != 30 {
+		t.Errorf("tensors %+v", got.Tensors)
+	}
+	if got.Totals.Tensors != 4 || got.Totals.Parameters != 1566 || got.Totals.Bytes != 1880 {
+		t.Errorf("totals %+v", got.Totals)
+	}
+	// by_type in type id order: F32 (0), Q8_0 (8), BF16 (30).
+	if bt := got.Totals.ByType; len(bt) != 3 || bt[0].Type != "F32" || bt[1].Type != "Q8_0" || bt[1].Tensors != 2 || bt[1].Bytes != 1564 || bt[2].Type != "BF16" {
+		t.Errorf("by_type %+v", got.Totals.ByType)
+	}
+
+	// --full keeps every element.
+	out.Reset()
+	if err := infoCmd().run([]string{"--json", "--full", path}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"4"`) || strings.Contains(out.String(), `"truncated"`) {
+		t.Errorf("--full output still truncated")
+	}
+}
+
+func TestInfoErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	missing := filepath.Join(t.TempDir(), "nope.gguf")
+	err := infoCmd().run([]string{missing}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("error %v should name %s", err, missing)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.gguf")
+	if err := os.WriteFile(bad, []byte("GGUF\x01\x00\x00\x00 and more bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := infoCmd().run([]string{bad}, &out, &errb); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("error %v should name %s", err, bad)
+	}
+	if err := infoCmd().run(nil, &out, &errb); !errors.Is(err, errUsage) {
+		t.Errorf("no args: %v, want errUsage", err)
+	}
+	errb.Reset()
+	if err := infoCmd().run([]string{"-h"}, &out, &errb); err == nil || !strings.Contains(errb.String(), "memra info") {
+		t.Errorf("-h: %v, usage %q", err, errb.String())
+	}
+}
+
+// joinShape rejoins a "[64 20]" shape that Fields split.
+func joinShape(f []string) []string {
+	var out []string
+	for i := 0; i < len(f); i++ {
+		if strings.HasPrefix(f[i], "[") && !strings.HasSuffix(f[i], "]") {
+			j := i
+			for j < len(f)-1 && !strings.HasSuffix(f[j], "]") {
+				j++
+			}
+			out = append(out, strings.Join(f[i:j+1], " "))
+			i = j
+			continue
+		}
+		out = append(out, f[i])
+	}
+	return out
+}

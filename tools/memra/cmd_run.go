@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/memra-ai/memra/engine/cpu"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/sample"
+	"github.com/memra-ai/memra/engine/tokenizer"
+	"github.com/memra-ai/memra/gguf"
+)
+
+func runCmd() command {
+	return command{
+		name:    "run",
+		summary: "generate text from a prompt, streaming it as it is produced",
+		usage:   "-m MODEL.gguf (-p TEXT | --prompt-tokens IDS) [-n N] [--chat] [sampling flags]",
+		run:     runRun,
+	}
+}
+
+const runExamples = `
+Examples:
+  memra run -m qwen3.5-0.8b.gguf -p "The capital of France is" -n 32
+  memra run -m qwen3.5-0.8b.gguf --chat -p "Write a haiku about Go." --temp 0.7 --seed 1
+  memra run -m model.gguf --prompt-tokens 785,6722,315 -n 16 --greedy --print-tokens
+
+The first generated token is chosen from the logits after the last prompt
+token. Text goes to stdout as it is generated; a summary line (prompt and
+generation tokens per second) goes to stderr. Sampling: --greedy (or
+--temp 0) takes the argmax; otherwise the repetition penalty, top-k,
+temperature, top-p and min-p filters apply in that order.
+`
+
+type runFlags struct {
+	model, prompt, promptTokens, device string
+	n, ctx, threads, topK, repeatWindow int
+	chat, think, printTokens, greedy    bool
+	temp, topP, minP, repeatPenalty     float64
+	seed                                int64
+}
+
+func runRun(args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.model, "m", "", "model `file` (.gguf), required")
+	fs.StringVar(&f.prompt, "p", "", "prompt `text`")
+	fs.StringVar(&f.promptTokens, "prompt-tokens", "", "prompt as comma-separated token `ids` instead of text (e.g. 100,107,114)")
+	fs.IntVar(&f.n, "n", 64, "tokens to generate")
+	fs.BoolVar(&f.chat, "chat", false, "wrap the prompt as a user turn with the model's chat template")
+	fs.BoolVar(&f.think, "think", false, "with --chat: let the model think (Qwen: no empty <think></think> pre-fill)")
+	fs.BoolVar(&f.printTokens, "print-tokens", false, "print only the generated token ids, space-separated on one line")
+	fs.StringVar(&f.device, "device", "auto", "backend: cpu, cuda or auto")
+	fs.IntVar(&f.ctx, "ctx", 0, "context capacity in tokens (0: prompt + n)")
+	fs.IntVar(&f.threads, "threads", 0, "CPU worker threads (0: all cores)")
+	fs.BoolVar(&f.greedy, "greedy", false, "always take the most likely token")
+	fs.Float64Var(&f.temp, "temp", 0.8, "sampling temperature (0: greedy)")
+	fs.IntVar(&f.topK, "top-k", 40, "keep the k most likely tokens (0: all)")
+	fs.Float64Var(&f.topP, "top-p", 0.95, "keep the most likely tokens up to this total probability (1: all)")
+	fs.Float64Var(&f.minP, "min-p", 0.05, "drop tokens below this fraction of the top probability (0: none)")
+	fs.Float64Var(&f.repeatPenalty, "repeat-penalty", 1.0, "penalty for tokens among the last --repeat-window (1: off)")
+	fs.IntVar(&f.repeatWindow, "repeat-window", sample.DefaultRepeatWindow, "tokens the repetition penalty looks back over")
+	fs.Int64Var(&f.seed, "seed", -1, "random seed (-1: pick one and report it)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: memra run %s\n\nFlags:\n", runCmd().usage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), runExamples)
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	case f.model == "":
+		return fmt.Errorf("%w: -m MODEL.gguf is required", errUsage)
+	case (f.prompt == "") == (f.promptTokens == ""):
+		return fmt.Errorf("%w: give exactly one of -p TEXT or --prompt-tokens IDS", errUsage)
+	case f.chat && f.promptTokens != "":
+		return fmt.Errorf("%w: --chat needs a text prompt (-p), not --prompt-tokens", errUsage)
+	case f.n <= 0:
+		return fmt.Errorf("%w: -n %d: must be positive", errUsage, f.n)
+	}
+	switch f.device {
+	case "cpu", "auto":
+	case "cuda":
+		return errors.New("--device cuda: the CUDA backend is not built yet; use --device cpu")
+	default:
+		return fmt.Errorf("%w: --device %q: want cpu, cuda or auto", errUsage, f.device)
+	}
+	opts := sample.Options{
+		Temperature: float32(f.temp), Greedy: f.greedy, TopK: f.topK, TopP: float32(f.topP), MinP: float32(f.minP),
+		RepeatPenalty: float32(f.repeatPenalty), RepeatWindow: f.repeatWindow,
+	}
+	if f.seed < 0 {
+		opts.Seed = rand.Uint64() >> 1 // reported below so the run can be repeated
+	} else {
+		opts.Seed = uint64(f.seed)
+	}
+	if err := opts.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+
+	gf, err := gguf.Open(f.model)
+	if err != nil {
+		return err
+	}
+	defer gf.Close()
+	m, err := model.Load(gf)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.model, err)
+	}
+	tok, tokErr := tokenizer.FromGGUF(gf)
+
+	var prompt []int32
+	if f.promptTokens != "" {
+		if prompt, err = parseIDs(f.promptTokens, m.NVocab); err != nil {
+			return fmt.Errorf("%w: --prompt-tokens: %v", errUsage, err)
+		}
+	} else {
+		if tokErr != nil {
+			return fmt.Errorf("text prompt needs the model's tokenizer: %w (use --prompt-tokens)", tokErr)
+		}
+		text, parseSpecial := f.prompt, false
+		if f.chat {
+			text, err = tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: f.prompt}}, true, f.think)
+			if err != nil {
+				return err
+			}
+			parseSpecial = true // the template's <|im_start|> etc. are control tokens
+		}
+		if prompt, err = tok.Encode(text, tokenizer.EncodeOptions{ParseSpecial: parseSpecial}); err != nil {
+			return err
+		}
+		if len(prompt) == 0 {
+			return fmt.Errorf("%w: the prompt encodes to no tokens", errUsage)
+		}
+	}
+	if tok != nil {
+		opts.Stop = tok.EOGs()
+	}
+
+	ctx := f.ctx
+	if ctx == 0 {
+		ctx = len(prompt) + f.n
+	}
+	be, err := cpu.New(m, cpu.Options{Ctx: ctx, Threads: f.threads})
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	var stream *tokenizer.Stream
+	if tok != nil && !f.printTokens {
+		stream = tok.NewStream()
+	}
+	first := true
+	emit := func(id int32) error {
+		switch {
+		case stream != nil:
+			out.WriteString(stream.Next(id))
+		default:
+			if !first {
+				out.WriteByte(' ')
+			}
+			out.WriteString(strconv.Itoa(int(id)))
+		}
+		first = false
+		return out.Flush()
+	}
+	_, st, genErr := sample.Generate(be, prompt, f.n, opts, emit)
+	if stream != nil {
+		out.WriteString(stream.Flush())
+	}
+	out.WriteByte('\n')
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	mode := fmt.Sprintf("seed %d", opts.Seed)
+	if opts.Greedy || opts.Temperature == 0 {
+		mode = "greedy"
+	}
+	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | generated %d tok, %.2f tok/s | cpu, %d threads, %s\n",
+		st.PromptTokens, st.PromptTokPerSec(), st.GenTokens, st.GenTokPerSec(), be.Pool().Workers(), mode)
+	return genErr
+}
+
+// parseIDs parses "1,2, 3" into token ids below vocab.
+func parseIDs(s string, vocab int) ([]int32, error) {
+	var ids []int32
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(part, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a token id", part)
+		}
+		if v < 0 || int(v) >= vocab {
+			return nil, fmt.Errorf("token id %d outside the vocabulary [0, %d)", v, vocab)
+		}
+		ids = append(ids, int32(v))
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("no token ids")
+	}
+	return ids, nil
+}

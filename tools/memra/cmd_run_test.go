@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/cpu"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/gguf"
+)
+
+func tinyModel(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	s := modeltest.TinyQwen35()
+	s.Type = func(string) gguf.Type { return gguf.TypeBF16 }
+	if err := modeltest.Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// greedyRef decodes greedily with the library directly: feed the prompt,
+// take argmax, feed it back.
+func greedyRef(t *testing.T, path string, prompt []int32, n int) []int32 {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := model.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cpu.New(m, cpu.Options{Ctx: 64, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var logits []float32
+	for _, tk := range prompt {
+		if logits, err = b.DecodeStep(tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []int32
+	for len(out) < n {
+		next := int32(cpu.Argmax(logits))
+		out = append(out, next)
+		if logits, err = b.DecodeStep(next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func TestRunPromptTokens(t *testing.T) {
+	path := tinyModel(t)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "-m", path, "--prompt-tokens", "5, 17,300", "-n", "6", "--greedy", "--print-tokens", "--threads", "2"},
+		&stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr: %s", code, stderr.String())
+	}
+	want := greedyRef(t, path, []int32{5, 17, 300}, 6)
+	var ws []string
+	for _, id := range want {
+		ws = append(ws, strconv.Itoa(int(id)))
+	}
+	if got := stdout.String(); got != strings.Join(ws, " ")+"\n" {
+		t.Errorf("stdout %q, want %q", got, strings.Join(ws, " ")+"\n")
+	}
+	if s := stderr.String(); !strings.Contains(s, "prompt 3 tok") || !strings.Contains(s, "generated 6 tok") ||
+		!strings.Contains(s, "tok/s") || strings.Count(s, "\n") != 1 {
+		t.Errorf("summary %q", s)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	path := tinyModel(t)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "-p", "hi"}, 2, "-m MODEL.gguf is required"},
+		{[]string{"run", "-m", path}, 2, "exactly one of -p"},
+		{[]string{"run", "-m", path, "-p", "hi", "--device", "cuda"}, 1, "not built yet"},
+		{[]string{"run", "-m", path, "-p", "hi", "--device", "tpu"}, 2, "want cpu, cuda or auto"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1,x"}, 2, `"x" is not a token id`},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1,320"}, 2, "outside the vocabulary [0, 320)"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "2"}, 2, "top-p 2"},
+		// The synthetic model has no tokenizer metadata.
+		{[]string{"run", "-m", path, "-p", "hello"}, 1, "needs the model's tokenizer"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "8", "--ctx", "4", "--greedy"}, 1, "capacity 4"},
+	}
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		code := run(c.args, &stdout, &stderr)
+		if code != c.code || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d stderr %q; want exit %d mentioning %q", c.args[1:], code, stderr.String(), c.code, c.want)
+		}
+	}
+}
+
+func TestRunHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"run", "-h"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	help := stderr.String()
+	for _, w := range []string{"Examples:", "memra run -m", "--prompt-tokens", "-top-k", "-seed"} {
+		if !strings.Contains(help, w) {
+			t.Errorf("help lacks %q:\n%s", w, help)
+		}
+	}
+}
