@@ -4,6 +4,6 @@ go 1.26.0
 
 require (
 	github.com/ardanlabs/jinja v1.8.0 // indirect
-	github.com/ebitengine/purego v0.11.3 // indirect
+	github.com/ebitengine/purego v0.11.3
 	golang.org/x/text v0.31.0 // indirect
 )

@@ -162,10 +162,10 @@ func dequantQ5_1(b []byte, y []float32) {
 // Q8_0: d f16 | qs[32] int8; value q·d.
 func dequantQ8_0(b []byte, y []float32) {
 	d := f16at(b, 0)
-	qs := b[2:34]
-	y = y[:32]
+	qs := (*[32]byte)(b[2:34])
+	out := (*[32]float32)(y)
 	for j, q := range qs {
-		y[j] = float32(int8(q)) * d
+		out[j] = float32(int8(q)) * d
 	}
 }
 
@@ -321,23 +321,27 @@ func dequantQ5_K(b []byte, y []float32) {
 // at bit 2i; value d·scale·(q−32) with scale index l/16 + 2i.
 func dequantQ6_K(b []byte, y []float32) {
 	d := f16at(b, 208)
+	// ds[i] = d·scale[i]: the same product llama.cpp forms first.
+	var ds [16]float32
+	for i, s := range (*[16]byte)(b[192:208]) {
+		ds[i] = d * float32(int8(s))
+	}
 	y = y[:256]
 	for n := 0; n < 2; n++ {
-		ql := b[64*n : 64*n+64]
-		qh := b[128+32*n : 128+32*n+32]
-		sc := b[192+8*n : 192+8*n+8]
-		out := y[128*n : 128*n+128]
-		for l := 0; l < 32; l++ {
-			is := l / 16
-			h := qh[l]
-			q1 := int(ql[l]&0xf|(h&3)<<4) - 32
-			q2 := int(ql[l+32]&0xf|(h>>2&3)<<4) - 32
-			q3 := int(ql[l]>>4|(h>>4&3)<<4) - 32
-			q4 := int(ql[l+32]>>4|(h>>6&3)<<4) - 32
-			out[l] = d * float32(int8(sc[is])) * float32(q1)
-			out[l+32] = d * float32(int8(sc[is+2])) * float32(q2)
-			out[l+64] = d * float32(int8(sc[is+4])) * float32(q3)
-			out[l+96] = d * float32(int8(sc[is+6])) * float32(q4)
+		ql := (*[64]byte)(b[64*n : 64*n+64])
+		qh := (*[32]byte)(b[128+32*n : 128+32*n+32])
+		out := (*[128]float32)(y[128*n : 128*n+128])
+		for half := 0; half < 2; half++ {
+			s := ds[8*n+half:]
+			d0, d2, d4, d6 := s[0], s[2], s[4], s[6]
+			for l := 16 * half; l < 16*half+16; l++ {
+				h := qh[l]
+				a, c := ql[l], ql[l+32]
+				out[l] = d0 * float32(int(a&0xf|(h&3)<<4)-32)
+				out[l+32] = d2 * float32(int(c&0xf|(h>>2&3)<<4)-32)
+				out[l+64] = d4 * float32(int(a>>4|(h>>4&3)<<4)-32)
+				out[l+96] = d6 * float32(int(c>>4|(h>>6&3)<<4)-32)
+			}
 		}
 	}
 }

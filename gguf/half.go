@@ -3,19 +3,17 @@ package gguf
 import "math"
 
 // F16ToF32 converts an IEEE 754 binary16 value to float32 (exact).
+//
+// The f16 exponent and mantissa bits are moved into f32 position and the
+// result scaled by 2^112 (the exponent bias difference 127−15), which is
+// exact and also renormalises f16 subnormals; only Inf/NaN need a branch.
 func F16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		// Zero or subnormal: mant × 2^-24, exact in float32.
-		f := float32(mant) * (1.0 / (1 << 24))
-		return math.Float32frombits(math.Float32bits(f) | sign)
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	bits := uint32(h&0x7fff) << 13
+	f := math.Float32frombits(bits) * 0x1p112
+	if h&0x7c00 == 0x7c00 {
+		f = math.Float32frombits(bits | 0x7f800000)
 	}
-	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
+	return math.Float32frombits(math.Float32bits(f) | uint32(h&0x8000)<<16)
 }
 
 // F32ToF16 converts float32 to binary16 with round-to-nearest-even.

@@ -10,18 +10,53 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-func TestNewWithoutDriver(t *testing.T) {
+// TestNewWithoutGPU checks the error of New on a machine without a GPU:
+// exact text without a driver, ordinal and device count with a driver but
+// no device.
+func TestNewWithoutGPU(t *testing.T) {
 	e, err := New(0)
-	if err == nil {
+	switch {
+	case err == nil:
 		e.Close()
-		t.Skip("a CUDA driver and GPU are present; the no-driver path is tested by TestOpenDriverMissingLibrary")
+		t.Skip("a GPU is present")
+	case errors.Is(err, ErrNoDriver):
+		if got, want := err.Error(), "no CUDA driver: libcuda.so.1 not found"; got != want {
+			t.Fatalf("New(0) error = %q, want %q", got, want)
+		}
+	case errors.Is(err, ErrNoDevice):
+		if !strings.HasPrefix(err.Error(), "no CUDA GPU: device 0 requested, 0 devices found") {
+			t.Fatalf("New(0) without a device: %q", err)
+		}
+	default:
+		t.Fatalf("New(0) failed in an unexpected way: %v", err)
 	}
-	if !errors.Is(err, ErrNoDriver) {
-		t.Skipf("libcuda.so.1 is present (New failed later: %v)", err)
+	t.Log(err)
+}
+
+// TestResolveInstalledDriver resolves every entry point of the table from the
+// machine's libcuda.so.1 when there is one (no GPU needed): each name must
+// exist at its ABI version.
+func TestResolveInstalledDriver(t *testing.T) {
+	d, err := openDriver(driverLibrary)
+	if errors.Is(err, ErrNoDriver) {
+		t.Skip("no libcuda.so.1 here")
 	}
-	if got, want := err.Error(), "no CUDA driver: libcuda.so.1 not found"; got != want {
-		t.Fatalf("New(0) error = %q, want %q", got, want)
+	if err != nil {
+		t.Fatal(err)
 	}
+	n := 0
+	for _, a := range driverABI()[1:] { // [0] is the loader, found with dlsym
+		fn, err := d.proc(a.name, a.version, a.optional)
+		if err != nil || (fn == 0 && !a.optional) {
+			t.Errorf("%s at CUDA %s ABI: %#x, %v", a.name, versionString(int(a.version)), fn, err)
+		}
+		n++
+	}
+	// The driver's own error text comes through.
+	if got := d.check("cuX", 100).Error(); !strings.HasPrefix(got, "cuX: CUDA_ERROR_NO_DEVICE (") {
+		t.Fatalf("driver error text: %q", got)
+	}
+	t.Logf("resolved %d entry points", n)
 }
 
 func TestOpenDriverMissingLibrary(t *testing.T) {

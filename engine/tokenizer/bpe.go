@@ -15,10 +15,7 @@ const smallWord = 48
 const noMerge = math.MaxUint64
 
 func (t *Tokenizer) pairValue(a, b int32) uint64 {
-	if v, ok := t.merges[pairKey(a, b)]; ok {
-		return v
-	}
-	return noMerge
+	return t.merges.get(pairKey(a, b))
 }
 
 // mergeSmall merges w (len(w) >= 2) by rescanning the pair values; the

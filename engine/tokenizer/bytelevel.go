@@ -92,7 +92,7 @@ func classSlow(r rune) uint8 {
 	if unicode.Is(unicode.White_Space, r) {
 		c |= clsSpace
 	}
-	if c != 0 || unicode.In(r, unicode.P, unicode.S, unicode.Z, unicode.C) {
+	if c != 0 || unicode.In(r, unicode.P, unicode.S, unicode.Z, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) {
 		c |= clsAssigned
 	}
 	return c

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -58,6 +59,10 @@ type encState struct {
 	cache map[string][]int32
 }
 
+// uncachedWord is the longest word merged without the cache: for such short
+// words the few pair lookups cost less than a cache lookup and insert.
+const uncachedWord = 3
+
 // cacheLimit bounds a state's word cache (entries); it is cleared when full.
 const cacheLimit = 1 << 16
 
@@ -72,7 +77,12 @@ func (t *Tokenizer) getState() *encState {
 func (t *Tokenizer) Encode(text string, opt EncodeOptions) ([]int32, error) {
 	st := t.getState()
 	defer t.states.Put(st)
-	out := make([]int32, 0, len(text)/3+2)
+	return t.encodeWith(st, text, opt)
+}
+
+// encodeWith is Encode with the scratch state given.
+func (t *Tokenizer) encodeWith(st *encState, text string, opt EncodeOptions) ([]int32, error) {
+	out := make([]int32, 0, len(text)/3+2) // ~3+ bytes per token for most text
 	addBOS := t.addBOS
 	switch opt.AddBOS {
 	case BOSAlways:
@@ -178,7 +188,9 @@ func (t *Tokenizer) encodeText(st *encState, s string, nfc bool, out []int32) []
 		s = norm.NFC.String(s)
 	}
 	tab := classTable()
-	st.runes, st.cls, st.offs = st.runes[:0], st.cls[:0], st.offs[:0]
+	st.runes = slices.Grow(st.runes[:0], len(s))
+	st.cls = slices.Grow(st.cls[:0], len(s))
+	st.offs = slices.Grow(st.offs[:0], len(s)+1)
 	for i := 0; i < len(s); {
 		r, w := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
@@ -208,6 +220,9 @@ func (t *Tokenizer) encodeWord(st *encState, w string, out []int32) []int32 {
 		if id, ok := t.wordToID[w]; ok {
 			return append(out, id)
 		}
+	}
+	if len(w) <= uncachedWord {
+		return append(out, t.mergeSmall(st, w)...)
 	}
 	if ids, ok := st.cache[w]; ok {
 		return append(out, ids...)

@@ -51,7 +51,7 @@ type Tokenizer struct {
 	textToID map[string]int32
 	wordToID map[string]int32 // raw bytes -> id, for ignoreMerges
 	byteTok  [256]int32       // token of each single byte
-	merges   map[uint64]uint64
+	merges   *pairTable
 
 	// special lists control, user-defined and unknown tokens, longest text
 	// first: the order llama.cpp cuts them out of text.
@@ -94,7 +94,7 @@ func newTokenizer(spec *vocabSpec) (*Tokenizer, error) {
 		pieces:   make([]string, n),
 		textToID: make(map[string]int32, n),
 		wordToID: make(map[string]int32),
-		merges:   make(map[uint64]uint64, len(spec.merges)),
+		merges:   newPairTable(len(spec.merges)),
 		bos:      NoToken, eos: NoToken, pad: NoToken, eot: NoToken,
 		eog:          make(map[int32]bool),
 		chatTemplate: spec.chatTemplate,
@@ -156,10 +156,7 @@ func newTokenizer(spec *vocabSpec) (*Tokenizer, error) {
 		if !okA || !okB || !okC {
 			return nil, fmt.Errorf("%s: tokenizer.ggml.merges[%d] = %q names a token that is not in the vocabulary", spec.source, i, m)
 		}
-		k := pairKey(a, b)
-		if _, dup := t.merges[k]; !dup { // the first rank wins, as in llama.cpp
-			t.merges[k] = uint64(i)<<32 | uint64(uint32(c))
-		}
+		t.merges.insert(pairKey(a, b), uint64(i)<<32|uint64(uint32(c))) // a repeated pair keeps its first rank, as in llama.cpp
 	}
 	for i, typ := range t.types {
 		if typ == TokenControl || typ == TokenUserDefined || typ == TokenUnknown {

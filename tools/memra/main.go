@@ -30,6 +30,8 @@ func commands() []command {
 		infoCmd(),
 		synthCmd(),
 		runCmd(),
+		tokenizeCmd(),
+		detokenizeCmd(),
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds

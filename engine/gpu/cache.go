@@ -1,0 +1,226 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/kernels"
+)
+
+// kvLayer is one attention layer's KV cache.
+type kvLayer struct {
+	k, v   cuda.DevPtr // [n_kv][capacity][Dh] f16, or e4m3 bytes with FP8
+	ks, vs cuda.DevPtr // FP8 only: [n_kv][capacity] f32 scales
+}
+
+// gdnLayer is one Gated DeltaNet layer's recurrent state.
+type gdnLayer struct {
+	conv  cuda.DevPtr // [C][conv_kernel-1] f32
+	state cuda.DevPtr // [H_v][128][128] f32
+}
+
+// scratch holds the activations of one step; every pointer stays fixed for
+// the cache's life, so a captured graph can replay them.
+type scratch struct {
+	x, xn cuda.DevPtr // [n_embd] f32: residual stream, normalised input
+	// attention
+	qg, q, kraw, k, v, attn cuda.DevPtr // qg [qRows], q/attn [n_head·Dh], kraw/k/v [n_kv·Dh] f32
+	partMS, partAcc         cuda.DevPtr // [n_head][maxSplits][2], [n_head][maxSplits][Dh] f32
+	// gated deltanet
+	qkv, y, z, b, a, o, on cuda.DevPtr // qkv/y [C], z/o/on [V], b/a [H_v] f32
+	// ffn
+	fg, fu, fh cuda.DevPtr // [n_ff] f32
+	// head
+	logits           cuda.DevPtr // [n_vocab] f32
+	amaxVal, amaxIdx cuda.DevPtr // argmax partials
+	token            cuda.DevPtr // [1] int32, argmax output
+	ctr              cuda.DevPtr // struct memra_counters (kernels.CountersBytes)
+}
+
+// Cache is everything one sequence mutates on the device: KV cache, Gated
+// DeltaNet states, the step's activations and the device counters. It is
+// allocated once; nothing is allocated while decoding.
+type Cache struct {
+	g        *Model
+	arena    *cuda.Arena
+	capacity int
+	n        int // tokens decoded (host mirror of the device position)
+	kv       []kvLayer
+	gdn      []gdnLayer
+	s        scratch
+
+	kvBytes, stateBytes, scratchBytes uint64
+	logitsHost                        []float32
+	tokenHost                         *cuda.HostBuf // pinned [1] int32
+}
+
+// NewCache allocates a cache for capacity tokens.
+func (g *Model) NewCache(capacity int) (*Cache, error) {
+	c := &g.cfg
+	if capacity < 1 {
+		return nil, fmt.Errorf("gpu: cache capacity %d must be at least 1", capacity)
+	}
+	dh := c.HeadDimK
+	kvElem := uint64(2)
+	if g.opt.KVFP8 {
+		kvElem = 1
+	}
+	type buf struct {
+		p     *cuda.DevPtr
+		bytes uint64
+		kind  int // 0 kv, 1 state, 2 scratch
+	}
+	var bufs []buf
+	add := func(p *cuda.DevPtr, bytes uint64, kind int) {
+		if bytes > 0 {
+			bufs = append(bufs, buf{p, bytes, kind})
+		}
+	}
+	cc := &Cache{g: g, capacity: capacity}
+	nAttn := c.NumAttention()
+	nGDN := c.NLayer - nAttn
+	cc.kv = make([]kvLayer, nAttn)
+	cc.gdn = make([]gdnLayer, nGDN)
+	kvSize := uint64(c.NHeadKV) * uint64(capacity) * uint64(dh)
+	for i := range cc.kv {
+		add(&cc.kv[i].k, kvSize*kvElem, 0)
+		add(&cc.kv[i].v, kvSize*kvElem, 0)
+		if g.opt.KVFP8 {
+			add(&cc.kv[i].ks, uint64(c.NHeadKV)*uint64(capacity)*4, 0)
+			add(&cc.kv[i].vs, uint64(c.NHeadKV)*uint64(capacity)*4, 0)
+		}
+	}
+	C := uint64(c.SSMConvChannels())
+	for i := range cc.gdn {
+		add(&cc.gdn[i].conv, C*uint64(c.SSMConvKernel-1)*4, 1)
+		add(&cc.gdn[i].state, uint64(c.SSMNumVHeads)*128*128*4, 1)
+	}
+	f := func(n int) uint64 { return uint64(n) * 4 }
+	s := &cc.s
+	add(&s.x, f(c.NEmbd), 2)
+	add(&s.xn, f(c.NEmbd), 2)
+	if nAttn > 0 {
+		qRows := c.NHead * dh
+		if c.AttnOutputGate {
+			qRows *= 2
+		}
+		add(&s.qg, f(qRows), 2)
+		add(&s.q, f(c.NHead*dh), 2)
+		add(&s.kraw, f(c.NHeadKV*dh), 2)
+		add(&s.k, f(c.NHeadKV*dh), 2)
+		add(&s.v, f(c.NHeadKV*dh), 2)
+		add(&s.attn, f(c.NHead*dh), 2)
+		add(&s.partMS, f(c.NHead*g.maxSplits*2), 2)
+		add(&s.partAcc, f(c.NHead*g.maxSplits*dh), 2)
+	}
+	if nGDN > 0 {
+		add(&s.qkv, f(int(C)), 2)
+		add(&s.y, f(int(C)), 2)
+		add(&s.z, f(c.SSMInnerSize), 2)
+		add(&s.o, f(c.SSMInnerSize), 2)
+		add(&s.on, f(c.SSMInnerSize), 2)
+		add(&s.b, f(c.SSMNumVHeads), 2)
+		add(&s.a, f(c.SSMNumVHeads), 2)
+	}
+	add(&s.fg, f(c.NFF), 2)
+	add(&s.fu, f(c.NFF), 2)
+	add(&s.fh, f(c.NFF), 2)
+	add(&s.logits, f(c.NVocab), 2)
+	parts := (c.NVocab + argmaxChunk - 1) / argmaxChunk
+	add(&s.amaxVal, f(parts), 2)
+	add(&s.amaxIdx, f(parts), 2)
+	add(&s.token, 4, 2)
+	add(&s.ctr, kernels.CountersBytes, 2)
+
+	var total uint64
+	for _, b := range bufs {
+		total += align(b.bytes)
+	}
+	var err error
+	if cc.arena, err = g.e.NewArena(total); err != nil {
+		return nil, fmt.Errorf("gpu: cache for %d tokens (%d bytes): %w", capacity, total, err)
+	}
+	for _, b := range bufs {
+		p, err := cc.arena.Alloc(b.bytes)
+		if err != nil {
+			cc.Close()
+			return nil, fmt.Errorf("gpu: cache: %w", err)
+		}
+		*b.p = p
+		switch b.kind {
+		case 0:
+			cc.kvBytes += b.bytes
+		case 1:
+			cc.stateBytes += b.bytes
+		default:
+			cc.scratchBytes += b.bytes
+		}
+	}
+	if cc.tokenHost, err = g.e.HostAlloc(4); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("gpu: cache: pinned token buffer: %w", err)
+	}
+	cc.logitsHost = make([]float32, c.NVocab)
+	if err := cc.Reset(); err != nil {
+		cc.Close()
+		return nil, err
+	}
+	return cc, nil
+}
+
+// argmaxChunk is MEMRA_ARGMAX_CHUNK: logits per argmax_partial block.
+const argmaxChunk = 8192
+
+// Reset empties the cache: position 0, zero recurrent states. KV contents
+// need no clearing (attention reads only the first t_kv rows).
+func (cc *Cache) Reset() error {
+	cc.n = 0
+	e := cc.g.e
+	return e.Do(func() error {
+		for _, l := range cc.gdn {
+			c := &cc.g.cfg
+			if err := e.MemsetD32Async(l.conv, 0, uint64(c.SSMConvChannels()*(c.SSMConvKernel-1))); err != nil {
+				return err
+			}
+			if err := e.MemsetD32Async(l.state, 0, uint64(c.SSMNumVHeads*128*128)); err != nil {
+				return err
+			}
+		}
+		if err := e.MemsetD32Async(cc.s.ctr, 0, kernels.CountersBytes/4); err != nil {
+			return err
+		}
+		return e.Synchronize()
+	})
+}
+
+// Len is the number of tokens in the cache.
+func (cc *Cache) Len() int { return cc.n }
+
+// Capacity is the most tokens the cache holds.
+func (cc *Cache) Capacity() int { return cc.capacity }
+
+// Bytes reports the device memory of the KV cache, the recurrent states and
+// the step scratch.
+func (cc *Cache) Bytes() (kv, state, scratch uint64) { return cc.kvBytes, cc.stateBytes, cc.scratchBytes }
+
+// Close frees the cache's device and pinned memory.
+func (cc *Cache) Close() error {
+	var errs []error
+	if cc.tokenHost != nil {
+		errs = append(errs, cc.tokenHost.Free())
+		cc.tokenHost = nil
+	}
+	if cc.arena != nil {
+		errs = append(errs, cc.arena.Free())
+		cc.arena = nil
+	}
+	return errors.Join(errs...)
+}
+
+func (cc *Cache) full() error {
+	if cc.n >= cc.capacity {
+		return fmt.Errorf("gpu: context full: %d tokens, capacity %d", cc.n, cc.capacity)
+	}
+	return nil
+}

@@ -1,0 +1,240 @@
+package gpu
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/memra-ai/memra/engine/cuda"
+)
+
+// DecodeStep is the eager path: it appends token at the cache's position,
+// with the position and attention length passed from the host, and returns
+// the logits [n_vocab] (a slice owned by the cache, valid until the next
+// step).
+func (g *Model) DecodeStep(cc *Cache, token int32) ([]float32, error) {
+	if err := cc.full(); err != nil {
+		return nil, err
+	}
+	if token < 0 || int(token) >= g.cfg.NVocab {
+		return nil, fmt.Errorf("gpu: token %d out of range [0, %d)", token, g.cfg.NVocab)
+	}
+	pos := cc.n
+	a := stepArgs{token: token, pos: int32(pos), bucket: g.BucketKey(pos + 1)}
+	err := g.e.Do(func() error {
+		if err := g.enqueue(cc, a); err != nil {
+			return err
+		}
+		return g.e.CopyDtoH(cuda.AsBytes(cc.logitsHost), cc.s.logits)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: decode step at %d: %w", pos, err)
+	}
+	cc.n++
+	return cc.logitsHost, nil
+}
+
+// dcArgs are the step arguments of the device-counter path for the bucket.
+func (cc *Cache) dcArgs(b Bucket) stepArgs {
+	ctr := cc.s.ctr
+	return stepArgs{
+		dtok: ctr.Add(0), dpos: ctr.Add(4), dtkv: ctr.Add(8),
+		bucket: b, deviceToken: true,
+	}
+}
+
+// DecodeStepDC is the device-counter step: the token, position, KV write
+// slot and t_kv are read from the cache's device counters, argmax writes
+// the next token into the counter and a kernel advances position and t_kv.
+// The host passes nothing but the bucket geometry, and nothing is read back.
+// The counters must have been set (GenerateGraph does that).
+func (g *Model) DecodeStepDC(cc *Cache) error {
+	if err := cc.full(); err != nil {
+		return err
+	}
+	a := cc.dcArgs(g.BucketKey(cc.n + 1))
+	if err := g.e.Do(func() error { return g.enqueue(cc, a) }); err != nil {
+		return fmt.Errorf("gpu: device-counter step at %d: %w", cc.n, err)
+	}
+	cc.n++
+	return nil
+}
+
+// GraphDecodeState owns the sequence cache of graph generation and one
+// instantiated CUDA graph per attention bucket. The graphs bake in the
+// cache's pointers, so they live and die with it.
+type GraphDecodeState struct {
+	g      *Model
+	cache  *Cache
+	graphs map[Bucket]cuda.GraphExec
+	// Captures counts graph captures over the state's life.
+	Captures int
+	// Nodes is the kernel-node count of the last captured graph.
+	Nodes int
+}
+
+// NewGraphDecodeState makes an empty state; GenerateGraph allocates its
+// cache on first use.
+func (g *Model) NewGraphDecodeState() *GraphDecodeState {
+	return &GraphDecodeState{g: g, graphs: map[Bucket]cuda.GraphExec{}}
+}
+
+// Buckets lists the buckets that have a captured graph.
+func (gs *GraphDecodeState) Buckets() []Bucket {
+	var bs []Bucket
+	for b := range gs.graphs {
+		bs = append(bs, b)
+	}
+	return bs
+}
+
+// Cache is the state's sequence cache (nil before the first GenerateGraph).
+func (gs *GraphDecodeState) Cache() *Cache { return gs.cache }
+
+// Close destroys the graphs and frees the cache.
+func (gs *GraphDecodeState) Close() error {
+	var errs []error
+	for b, x := range gs.graphs {
+		errs = append(errs, gs.g.e.DestroyGraphExec(x))
+		delete(gs.graphs, b)
+	}
+	if gs.cache != nil {
+		errs = append(errs, gs.cache.Close())
+		gs.cache = nil
+	}
+	return errors.Join(errs...)
+}
+
+// GenerateGraph primes the prompt eagerly through DecodeStepDC, then
+// generates n tokens: out[0] is the argmax after the last prompt token, and
+// each further token comes from replaying the CUDA graph of the current
+// bucket (captured on first use). Per step only the 4-byte token is copied
+// back (pinned memory, async copy). The cache is reset first; it grows
+// (dropping the graphs) when prompt+n exceeds its capacity.
+func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]int32, error) {
+	if gs.g != g {
+		return nil, errors.New("gpu: GraphDecodeState belongs to another model")
+	}
+	if len(prompt) == 0 {
+		return nil, errors.New("gpu: GenerateGraph needs at least one prompt token")
+	}
+	for i, t := range prompt {
+		if t < 0 || int(t) >= g.cfg.NVocab {
+			return nil, fmt.Errorf("gpu: prompt token %d (index %d) out of range [0, %d)", t, i, g.cfg.NVocab)
+		}
+	}
+	need := len(prompt) + n
+	if gs.cache == nil || gs.cache.capacity < need {
+		if err := gs.Close(); err != nil {
+			return nil, err
+		}
+		cc, err := g.NewCache(need)
+		if err != nil {
+			return nil, err
+		}
+		gs.cache = cc
+	} else if err := gs.cache.Reset(); err != nil {
+		return nil, err
+	}
+	cc := gs.cache
+	e := g.e
+
+	// Prime: counters at position 0, then per prompt token set the token
+	// counter and run a device-counter step.
+	err := e.Do(func() error {
+		if err := g.k.CountersSet(cc.s.ctr, prompt[0], 0, 1); err != nil {
+			return err
+		}
+		for i, t := range prompt {
+			if err := e.MemsetD32Async(cc.s.ctr, uint32(t), 1); err != nil {
+				return err
+			}
+			if err := g.enqueue(cc, cc.dcArgs(g.BucketKey(i+1))); err != nil {
+				return fmt.Errorf("prime step %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: prime: %w", err)
+	}
+	cc.n = len(prompt)
+	out := make([]int32, 0, n)
+	if n == 0 {
+		return out, e.Synchronize()
+	}
+	tok, err := g.readToken(cc)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, tok)
+	for len(out) < n {
+		b := g.BucketKey(cc.n + 1)
+		x, err := gs.graph(b)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.GraphLaunch(x); err != nil {
+			return nil, fmt.Errorf("gpu: replay %v at %d: %w", b, cc.n, err)
+		}
+		cc.n++
+		if tok, err = g.readToken(cc); err != nil {
+			return nil, err
+		}
+		out = append(out, tok)
+	}
+	return out, nil
+}
+
+// readToken copies the device token counter (4 bytes) into pinned memory
+// and waits for it.
+func (g *Model) readToken(cc *Cache) (int32, error) {
+	hb := cc.tokenHost.Bytes()
+	err := g.e.Do(func() error {
+		if err := g.e.CopyDtoHAsync(hb[:4], cc.s.ctr); err != nil {
+			return err
+		}
+		return g.e.Synchronize()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gpu: read token: %w", err)
+	}
+	return int32(binary.LittleEndian.Uint32(hb)), nil
+}
+
+// graph returns the instantiated graph of bucket b, capturing one device-
+// counter step on first use.
+func (gs *GraphDecodeState) graph(b Bucket) (cuda.GraphExec, error) {
+	if x, ok := gs.graphs[b]; ok {
+		return x, nil
+	}
+	g, cc, e := gs.g, gs.cache, gs.g.e
+	var x cuda.GraphExec
+	err := e.Do(func() error {
+		if err := e.BeginCapture(); err != nil {
+			return err
+		}
+		stepErr := g.enqueue(cc, cc.dcArgs(b))
+		graph, endErr := e.EndCapture()
+		if err := errors.Join(stepErr, endErr); err != nil {
+			if graph != 0 {
+				_ = e.DestroyGraph(graph)
+			}
+			return err
+		}
+		defer e.DestroyGraph(graph)
+		nodes, err := e.GraphNodeCount(graph)
+		if err != nil {
+			return err
+		}
+		gs.Nodes = nodes
+		x, err = e.Instantiate(graph)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gpu: capture bucket %v: %w", b, err)
+	}
+	gs.graphs[b] = x
+	gs.Captures++
+	return x, nil
+}

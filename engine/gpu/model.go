@@ -1,0 +1,235 @@
+// Package gpu is memra's CUDA backend: the model's weights uploaded once in
+// their GGUF types, a per-sequence device cache, and the three decode paths
+// of the seed's contract: eager DecodeStep (the host passes position and
+// attention length), DecodeStepDC (token, position, KV slot and t_kv live in
+// device counters and are advanced by kernels), and GenerateGraph (one CUDA
+// graph per attention bucket, replayed with only a 4-byte token read back).
+//
+// Eager and graph decoding launch the same kernels with the same geometry;
+// kernels read position-like values through (value, device pointer) pairs,
+// so the two paths compute the same bits.
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
+)
+
+// l2Eps is the Gated DeltaNet q/k L2-norm epsilon, transformers' l2norm
+// default (the CPU backend uses the same; see cpu.L2NormEps).
+const l2Eps = 1e-6
+
+// KVFP8FromEnv reports whether MEMRA_KV_FP8=1 asks for an FP8 KV cache.
+func KVFP8FromEnv() bool { return os.Getenv("MEMRA_KV_FP8") == "1" }
+
+// Options configure the device model.
+type Options struct {
+	// KVFP8 stores the KV cache as e4m3 with one f32 scale per (KV head,
+	// token) vector instead of f16.
+	KVFP8 bool
+}
+
+// dtensor is a weight tensor on the device, in its GGUF type.
+type dtensor struct {
+	name       string
+	ptr        cuda.DevPtr
+	typ        gguf.Type
+	rows, cols int
+}
+
+// layerWeights holds one layer's device tensors; fields of the other layer
+// kind are zero.
+type layerWeights struct {
+	kind              model.LayerKind
+	attnNorm, ffnNorm dtensor
+	// attention
+	q, k, v, o     dtensor
+	qNorm, kNorm   dtensor
+	qRows          int // rows of attn_q: n_head·Dh, or 2·n_head·Dh with the output gate
+	attnCacheIndex int // index into Cache.kv
+	// gated deltanet
+	qkv, gate, conv, dt, a, beta, alpha, ssmNorm, ssmOut dtensor
+	gdnIndex                                             int // index into Cache.gdn
+	// ffn
+	ffnGate, ffnUp, ffnDown dtensor
+}
+
+// Model is a model's weights on one GPU plus the loaded kernels. It is not
+// safe for concurrent use: one sequence decodes at a time.
+type Model struct {
+	e    *cuda.Engine
+	mod  cuda.Module
+	k    *Kernels
+	cfg  model.Config
+	opt  Options
+	tok  dtensor // token_embd
+	out  dtensor // output (== tok when tied)
+	norm dtensor // output_norm
+	ls   []layerWeights
+
+	weights     *cuda.Arena
+	weightBytes uint64
+	maxSplits   int
+}
+
+// Load uploads m's weights to e's GPU and loads the kernels. The weights
+// keep their GGUF types (F32, F16, BF16, Q8_0 matrices); any other type is
+// an error naming the tensor. progress, if not nil, is called with bytes
+// uploaded so far and the total.
+func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total int64)) (*Model, error) {
+	if err := supported(m); err != nil {
+		return nil, err
+	}
+	mod, err := e.LoadModule(kernels.Fatbin())
+	if err != nil {
+		return nil, fmt.Errorf("gpu: load kernels: %w", err)
+	}
+	k, err := loadKernels(e, mod)
+	if err != nil {
+		_ = e.UnloadModule(mod)
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt}
+	g.maxSplits = maxSplits(e.Info().SMs, m.NHeadKV)
+
+	// One arena for every weight: sizes are known up front, and one
+	// allocation keeps the device free of fragments.
+	ts := m.Tensors()
+	var total uint64
+	for _, t := range ts {
+		total += align(uint64(len(t.Data)))
+	}
+	if g.weights, err = e.NewArena(total); err != nil {
+		g.Close()
+		return nil, fmt.Errorf("gpu: weights (%d tensors, %d bytes): %w", len(ts), total, err)
+	}
+	up := map[*model.Tensor]dtensor{}
+	var done int64
+	upload := func(t *model.Tensor) (dtensor, error) {
+		if t == nil {
+			return dtensor{}, nil
+		}
+		if d, ok := up[t]; ok {
+			return d, nil
+		}
+		p, err := g.weights.Alloc(uint64(len(t.Data)))
+		if err != nil {
+			return dtensor{}, fmt.Errorf("gpu: upload %s: %w", t.Name, err)
+		}
+		if err := e.CopyHtoD(p, t.Data); err != nil {
+			return dtensor{}, fmt.Errorf("gpu: upload %s: %w", t.Name, err)
+		}
+		done += int64(len(t.Data))
+		if progress != nil {
+			progress(done, int64(total))
+		}
+		d := dtensor{name: t.Name, ptr: p, typ: t.Type, rows: t.Rows(), cols: t.Cols()}
+		up[t] = d
+		return d, nil
+	}
+	var errs []error
+	u := func(t *model.Tensor) dtensor {
+		d, err := upload(t)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return d
+	}
+	g.tok = u(m.TokenEmbd)
+	g.out = u(m.Output)
+	g.norm = u(m.OutputNorm)
+	nAttn, nGDN := 0, 0
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		lw := layerWeights{kind: L.Kind, attnNorm: u(L.AttnNorm), ffnNorm: u(L.FFNNorm),
+			ffnGate: u(L.FFNGate), ffnUp: u(L.FFNUp), ffnDown: u(L.FFNDown)}
+		if L.Kind == model.LayerAttention {
+			lw.q, lw.k, lw.v, lw.o = u(L.AttnQ), u(L.AttnK), u(L.AttnV), u(L.AttnOutput)
+			lw.qNorm, lw.kNorm = u(L.AttnQNorm), u(L.AttnKNorm)
+			lw.qRows = L.AttnQ.Rows()
+			lw.attnCacheIndex = nAttn
+			nAttn++
+		} else {
+			lw.qkv, lw.gate, lw.conv = u(L.AttnQKV), u(L.AttnGate), u(L.SSMConv)
+			lw.dt, lw.a, lw.beta, lw.alpha = u(L.SSMDt), u(L.SSMA), u(L.SSMBeta), u(L.SSMAlpha)
+			lw.ssmNorm, lw.ssmOut = u(L.SSMNorm), u(L.SSMOut)
+			lw.gdnIndex = nGDN
+			nGDN++
+		}
+		g.ls = append(g.ls, lw)
+		if len(errs) > 0 {
+			break
+		}
+	}
+	if len(errs) > 0 {
+		g.Close()
+		return nil, errors.Join(errs...)
+	}
+	g.weightBytes = g.weights.Used()
+	return g, nil
+}
+
+// supported checks, before anything is uploaded, that every matrix has a
+// type the GPU kernels read and that the dims fit the kernels.
+func supported(m *model.Model) error {
+	var errs []error
+	for _, t := range m.Tensors() {
+		switch t.Type {
+		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0:
+		default:
+			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16 and Q8_0 (use --device cpu or convert with --type bf16|q8_0)", t.Name, t.Type))
+		}
+	}
+	c := &m.Config
+	if c.NumAttention() > 0 {
+		if _, err := kernels.AttnSplitName(c.HeadDimK, false, false); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: %w", err))
+		}
+		if c.HeadDimK != c.HeadDimV {
+			errs = append(errs, fmt.Errorf("gpu: key_length %d != value_length %d is not supported", c.HeadDimK, c.HeadDimV))
+		}
+		if c.NHead%c.NHeadKV != 0 {
+			errs = append(errs, fmt.Errorf("gpu: head_count %d is not a multiple of head_count_kv %d", c.NHead, c.NHeadKV))
+		}
+	}
+	if c.Arch == model.ArchQwen35 && (c.SSMStateSize != 128 || c.SSMHeadDimV != 128) {
+		errs = append(errs, fmt.Errorf("gpu: Gated DeltaNet head dims %d/%d; the kernels are built for 128", c.SSMStateSize, c.SSMHeadDimV))
+	}
+	return errors.Join(errs...)
+}
+
+// Config is the model's configuration.
+func (g *Model) Config() *model.Config { return &g.cfg }
+
+// Engine is the engine the model lives on.
+func (g *Model) Engine() *cuda.Engine { return g.e }
+
+// WeightBytes is the device memory the weights take.
+func (g *Model) WeightBytes() uint64 { return g.weightBytes }
+
+// KVFP8 reports whether caches made by this model store FP8 keys and values.
+func (g *Model) KVFP8() bool { return g.opt.KVFP8 }
+
+// Close frees the weights and unloads the kernels.
+func (g *Model) Close() error {
+	var errs []error
+	if g.weights != nil {
+		errs = append(errs, g.weights.Free())
+		g.weights = nil
+	}
+	if g.mod != 0 {
+		errs = append(errs, g.e.UnloadModule(g.mod))
+		g.mod = 0
+	}
+	return errors.Join(errs...)
+}
+
+// align rounds a buffer size up so every buffer starts 256-byte aligned (the
+// kernels need 16; 256 matches cuMemAlloc's own alignment).
+func align(n uint64) uint64 { return (n + 255) &^ 255 }

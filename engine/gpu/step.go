@@ -1,0 +1,254 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/gguf"
+)
+
+// stepArgs are the values one step reads. On the eager path token and pos
+// come from the host and the device pointers are zero; on the device-counter
+// path the pointers address the counters and the host values are ignored.
+type stepArgs struct {
+	token       int32
+	pos         int32
+	dtok, dpos  cuda.DevPtr
+	dtkv        cuda.DevPtr
+	bucket      Bucket
+	deviceToken bool // run argmax on the device and advance the counters (DC path)
+}
+
+// enqueue launches one decode step on the engine stream. It must run on the
+// engine thread (inside Engine.Do); it never synchronises, so it is what a
+// CUDA graph captures.
+//
+// x = embed(token); per layer: x += mixer(rmsnorm(x)); x += ffn(rmsnorm(x));
+// logits = W_out rmsnorm(x). Everything is f32 between kernels.
+func (g *Model) enqueue(cc *Cache, a stepArgs) error {
+	c := &g.cfg
+	s := &cc.s
+	if err := g.embed(s.x, a.token, a.dtok); err != nil {
+		return err
+	}
+	for i := range g.ls {
+		L := &g.ls[i]
+		if err := g.k.RMSNorm(s.xn, s.x, L.attnNorm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
+			return err
+		}
+		var err error
+		if L.kind == model.LayerAttention {
+			err = g.attention(cc, L, a)
+		} else {
+			err = g.deltaNet(cc, L)
+		}
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+		if err := g.ffn(cc, L); err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	if err := g.k.RMSNorm(s.xn, s.x, g.norm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
+		return err
+	}
+	if err := g.matvec(s.logits, g.out, s.xn, false); err != nil {
+		return err
+	}
+	if !a.deviceToken {
+		return nil
+	}
+	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
+		return err
+	}
+	if err := g.k.ArgMaxFinal(s.token, s.ctr.Add(0), s.amaxVal, s.amaxIdx, int32(c.NVocab)); err != nil {
+		return err
+	}
+	return g.k.CountersAdvance(s.ctr)
+}
+
+// attention is the (gated) attention mixer for one token:
+// q,gate = W_q xn; q = rmsnorm(q)·q_norm; k = rmsnorm(W_k xn)·k_norm; v = W_v xn;
+// RoPE(q, k); store k, v at pos; o = softmax(q Kᵀ/√Dh) V; o *= sigmoid(gate);
+// x += W_o o.
+func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
+	c := &g.cfg
+	s := &cc.s
+	dh := int32(c.HeadDimK)
+	nh, nkv := int32(c.NHead), int32(c.NHeadKV)
+	kv := cc.kv[L.attnCacheIndex]
+	if err := g.matvec(s.qg, L.q, s.xn, false); err != nil {
+		return err
+	}
+	qStride := dh
+	gate := cuda.DevPtr(0)
+	if c.AttnOutputGate {
+		// Per head the projection holds q(Dh) then gate(Dh).
+		qStride = 2 * dh
+		gate = s.qg.Add(uint64(dh) * 4)
+	}
+	if err := g.k.RMSNorm(s.q, s.qg, L.qNorm.ptr, nh, dh, qStride, dh, c.NormEps); err != nil {
+		return err
+	}
+	if err := g.matvec(s.kraw, L.k, s.xn, false); err != nil {
+		return err
+	}
+	if err := g.k.RMSNorm(s.k, s.kraw, L.kNorm.ptr, nkv, dh, dh, dh, c.NormEps); err != nil {
+		return err
+	}
+	if err := g.matvec(s.v, L.v, s.xn, false); err != nil {
+		return err
+	}
+	if err := g.k.RoPENeox(s.q, nh, dh, int32(c.NRot), a.pos, a.dpos, c.RopeBase); err != nil {
+		return err
+	}
+	if err := g.k.RoPENeox(s.k, nkv, dh, int32(c.NRot), a.pos, a.dpos, c.RopeBase); err != nil {
+		return err
+	}
+	capacity := int32(cc.capacity)
+	if g.opt.KVFP8 {
+		if err := g.k.KVStoreFP8(kv.k, kv.v, kv.ks, kv.vs, s.k, s.v, nkv, dh, capacity, a.pos, a.dpos); err != nil {
+			return err
+		}
+	} else if err := g.k.KVStoreF16(kv.k, kv.v, s.k, s.v, nkv, dh, capacity, a.pos, a.dpos); err != nil {
+		return err
+	}
+	if err := g.attnSplit(cc, kv, a); err != nil {
+		return err
+	}
+	if err := g.k.AttnCombine(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(a.bucket.NSplits), 2*dh); err != nil {
+		return err
+	}
+	return g.matvec(s.x, L.o, s.attn, true)
+}
+
+// attnSplit launches the split kernel of the bucket's variant.
+func (g *Model) attnSplit(cc *Cache, kv kvLayer, a stepArgs) error {
+	c := &g.cfg
+	s := &cc.s
+	nh, nkv, capy := int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity)
+	ns := int32(a.bucket.NSplits)
+	tkv := a.pos + 1
+	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
+	k := g.k
+	type variant struct {
+		dh    int
+		fp8   bool
+		vec   bool
+		f16fn func(cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, int32, int32, int32, int32, int32, cuda.DevPtr, float32) error
+		fp8fn func(cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, int32, int32, int32, int32, int32, cuda.DevPtr, float32) error
+	}
+	vs := [...]variant{
+		{64, false, false, k.AttnSplitF16D64, nil}, {64, false, true, k.AttnSplitVecF16D64, nil},
+		{64, true, false, nil, k.AttnSplitFP8D64}, {64, true, true, nil, k.AttnSplitVecFP8D64},
+		{128, false, false, k.AttnSplitF16D128, nil}, {128, false, true, k.AttnSplitVecF16D128, nil},
+		{128, true, false, nil, k.AttnSplitFP8D128}, {128, true, true, nil, k.AttnSplitVecFP8D128},
+		{256, false, false, k.AttnSplitF16D256, nil}, {256, false, true, k.AttnSplitVecF16D256, nil},
+		{256, true, false, nil, k.AttnSplitFP8D256}, {256, true, true, nil, k.AttnSplitVecFP8D256},
+	}
+	for _, v := range vs {
+		if v.dh != c.HeadDimK || v.fp8 != g.opt.KVFP8 || v.vec != a.bucket.FAVec {
+			continue
+		}
+		if v.fp8 {
+			return v.fp8fn(s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs, nh, nkv, capy, ns, tkv, a.dtkv, scale)
+		}
+		return v.f16fn(s.partMS, s.partAcc, s.q, kv.k, kv.v, nh, nkv, capy, ns, tkv, a.dtkv, scale)
+	}
+	return fmt.Errorf("attention: no split kernel for head_dim %d fp8=%v vec=%v", c.HeadDimK, g.opt.KVFP8, a.bucket.FAVec)
+}
+
+// deltaNet is the Gated DeltaNet mixer for one token (qwen35-gguf.md):
+// qkv = W_qkv xn; z = W_gate xn; b = W_beta xn; a = W_alpha xn;
+// y = silu(conv(qkv)); o = delta-rule(y, b, a); on = rmsnorm(o)·ssm_norm·silu(z);
+// x += W_ssm_out on.
+func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
+	c := &g.cfg
+	s := &cc.s
+	st := cc.gdn[L.gdnIndex]
+	for _, mv := range []struct {
+		y cuda.DevPtr
+		w dtensor
+	}{{s.qkv, L.qkv}, {s.z, L.gate}, {s.b, L.beta}, {s.a, L.alpha}} {
+		if err := g.matvec(mv.y, mv.w, s.xn, false); err != nil {
+			return err
+		}
+	}
+	C := c.SSMConvChannels()
+	if err := g.k.GDNConv(s.y, st.conv, s.qkv, L.conv.ptr, int32(C), int32(c.SSMConvKernel)); err != nil {
+		return err
+	}
+	K := uint64(c.SSMKeyDim()) * 4
+	if err := g.k.GDNDelta(st.state, s.o, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr,
+		int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, l2Eps); err != nil {
+		return err
+	}
+	if err := g.k.RMSNormGated(s.on, s.o, L.ssmNorm.ptr, s.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps); err != nil {
+		return err
+	}
+	return g.matvec(s.x, L.ssmOut, s.on, true)
+}
+
+// ffn is the SwiGLU block: x += W_down (silu(W_gate h) ⊙ W_up h), h = rmsnorm(x)·ffn_norm.
+func (g *Model) ffn(cc *Cache, L *layerWeights) error {
+	c := &g.cfg
+	s := &cc.s
+	if err := g.k.RMSNorm(s.xn, s.x, L.ffnNorm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
+		return err
+	}
+	if err := g.matvec(s.fg, L.ffnGate, s.xn, false); err != nil {
+		return err
+	}
+	if err := g.matvec(s.fu, L.ffnUp, s.xn, false); err != nil {
+		return err
+	}
+	if err := g.k.SwiGLU(s.fh, s.fg, s.fu, int32(c.NFF)); err != nil {
+		return err
+	}
+	return g.matvec(s.x, L.ffnDown, s.fh, true)
+}
+
+// embed writes row token of token_embd into x as f32.
+func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr) error {
+	t := g.tok
+	ne, nv := int32(t.cols), int32(t.rows)
+	switch t.typ {
+	case gguf.TypeF32:
+		return g.k.EmbedF32(x, t.ptr, ne, nv, token, dtok)
+	case gguf.TypeF16:
+		return g.k.EmbedF16(x, t.ptr, ne, nv, token, dtok)
+	case gguf.TypeBF16:
+		return g.k.EmbedBF16(x, t.ptr, ne, nv, token, dtok)
+	case gguf.TypeQ8_0:
+		return g.k.EmbedQ8_0(x, t.ptr, ne, nv, token, dtok)
+	}
+	return fmt.Errorf("embed: %s is %s", t.name, t.typ)
+}
+
+// matvec computes y = W x (or y += W x) with the kernel for W's type.
+func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, accumulate bool) error {
+	acc := int32(0)
+	if accumulate {
+		acc = 1
+	}
+	r, c := int32(w.rows), int32(w.cols)
+	var err error
+	switch w.typ {
+	case gguf.TypeF32:
+		err = g.k.MatvecF32(y, w.ptr, x, r, c, acc)
+	case gguf.TypeF16:
+		err = g.k.MatvecF16(y, w.ptr, x, r, c, acc)
+	case gguf.TypeBF16:
+		err = g.k.MatvecBF16(y, w.ptr, x, r, c, acc)
+	case gguf.TypeQ8_0:
+		err = g.k.MatvecQ8_0(y, w.ptr, x, r, c, acc)
+	default:
+		err = fmt.Errorf("type %s has no matvec kernel", w.typ)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.name, err)
+	}
+	return nil
+}

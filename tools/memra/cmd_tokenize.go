@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/memra-ai/memra/engine/tokenizer"
+	"github.com/memra-ai/memra/gguf"
+)
+
+func tokenizeCmd() command {
+	return command{
+		name:    "tokenize",
+		summary: "encode UTF-8 text from stdin to token ids",
+		usage:   "-m FILE.gguf [--special] [--nfc] < text",
+		run: func(args []string, stdout, stderr io.Writer) error {
+			return runTokenize(args, os.Stdin, stdout, stderr)
+		},
+	}
+}
+
+func detokenizeCmd() command {
+	return command{
+		name:    "detokenize",
+		summary: "decode token ids from stdin to text",
+		usage:   "-m FILE.gguf < ids",
+		run: func(args []string, stdout, stderr io.Writer) error {
+			return runDetokenize(args, os.Stdin, stdout, stderr)
+		},
+	}
+}
+
+// loadTokenizer opens path and builds its tokenizer (the file is closed
+// again: the tokenizer copies what it needs).
+func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return tokenizer.FromGGUF(f)
+}
+
+func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("m", "", "GGUF `file` whose tokenizer.* metadata to use (required)")
+	special := fs.Bool("special", false, "parse control tokens written in the text (<|im_start|> ...); without it they are plain text")
+	nfc := fs.Bool("nfc", false, "normalise the text to Unicode NFC first (Hugging Face's behaviour; llama.cpp does not)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: memra tokenize -m FILE.gguf [--special] [--nfc] < text\n\n")
+		fmt.Fprintf(stderr, "Reads UTF-8 text from stdin (all of it, newlines included) and prints the token\n")
+		fmt.Fprintf(stderr, "ids on one line, space-separated. BOS is added only when the file's\n")
+		fmt.Fprintf(stderr, "tokenizer.ggml.add_bos_token asks for it. Invalid UTF-8 bytes read as U+FFFD.\n\n")
+		fmt.Fprintf(stderr, "Example:\n  printf 'Hello world' | memra tokenize -m model.gguf\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" || fs.NArg() != 0 {
+		return fmt.Errorf("%w: need -m FILE.gguf and no arguments (text comes on stdin)", errUsage)
+	}
+	tok, err := loadTokenizer(*model)
+	if err != nil {
+		return err
+	}
+	text, err := io.ReadAll(stdin)
+	if err != nil {
+		return fmt.Errorf("read stdin: %w", err)
+	}
+	ids, err := tok.Encode(string(text), tokenizer.EncodeOptions{ParseSpecial: *special, NFC: *nfc})
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(stdout)
+	for i, id := range ids {
+		if i > 0 {
+			w.WriteByte(' ')
+		}
+		w.WriteString(strconv.Itoa(int(id)))
+	}
+	w.WriteByte('\n')
+	return w.Flush()
+}
+
+func runDetokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("detokenize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("m", "", "GGUF `file` whose tokenizer.* metadata to use (required)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: memra detokenize -m FILE.gguf < ids\n\n")
+		fmt.Fprintf(stderr, "Reads token ids from stdin (separated by spaces, newlines or commas) and\n")
+		fmt.Fprintf(stderr, "writes the text they decode to, with nothing added. Control tokens are\n")
+		fmt.Fprintf(stderr, "written as their text.\n\n")
+		fmt.Fprintf(stderr, "Example:\n  printf 'Hello world' | memra tokenize -m m.gguf | memra detokenize -m m.gguf\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" || fs.NArg() != 0 {
+		return fmt.Errorf("%w: need -m FILE.gguf and no arguments (ids come on stdin)", errUsage)
+	}
+	tok, err := loadTokenizer(*model)
+	if err != nil {
+		return err
+	}
+	in, err := io.ReadAll(stdin)
+	if err != nil {
+		return fmt.Errorf("read stdin: %w", err)
+	}
+	fields := strings.FieldsFunc(string(in), func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == ','
+	})
+	ids := make([]int32, len(fields))
+	for i, s := range fields {
+		x, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return fmt.Errorf("stdin: token %d %q is not an integer id", i, s)
+		}
+		ids[i] = int32(x)
+	}
+	text, err := tok.Decode(ids)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(stdout, text); err != nil {
+		return fmt.Errorf("write stdout: %w", err)
+	}
+	return nil
+}

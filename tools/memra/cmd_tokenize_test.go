@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var vocabGGUF = filepath.Join("..", "..", "engine", "testdata", "tokenizer", "qwen3-vocab.gguf")
+
+func TestTokenizeCLI(t *testing.T) {
+	cases := []struct {
+		args []string
+		in   string
+		want string
+	}{
+		// Ids from Qwen's tokenizer.json: Hello=9707, Ġworld=1879,
+		// <|im_start|>=151644, "<"=27, "|"=91.
+		{[]string{"-m", vocabGGUF}, "Hello world", "9707 1879\n"},
+		{[]string{"-m", vocabGGUF, "--special"}, "<|im_start|>", "151644\n"},
+		{[]string{"-m", vocabGGUF}, "<|", "27 91\n"},
+		{[]string{"-m", vocabGGUF}, "", "\n"},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		if err := runTokenize(c.args, strings.NewReader(c.in), &out, &errb); err != nil {
+			t.Fatalf("%v %q: %v (%s)", c.args, c.in, err, errb.String())
+		}
+		if out.String() != c.want {
+			t.Errorf("%v %q: got %q, want %q", c.args, c.in, out.String(), c.want)
+		}
+	}
+}
+
+func TestDetokenizeCLI(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := runDetokenize([]string{"-m", vocabGGUF}, strings.NewReader("151644 9707,1879\n151645\n"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if want := "<|im_start|>Hello world<|im_end|>"; out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+	// Round trip through both commands, text with a newline and emoji.
+	const text = "Grüße 🎉\nline two"
+	var ids bytes.Buffer
+	if err := runTokenize([]string{"-m", vocabGGUF}, strings.NewReader(text), &ids, &errb); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runDetokenize([]string{"-m", vocabGGUF}, &ids, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != text {
+		t.Errorf("round trip: %q", out.String())
+	}
+}
+
+func TestTokenizeCLIErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := runTokenize(nil, strings.NewReader("x"), &out, &errb); !errors.Is(err, errUsage) {
+		t.Errorf("no -m: %v", err)
+	}
+	if err := runTokenize([]string{"-m", "nope.gguf"}, strings.NewReader("x"), &out, &errb); err == nil || !strings.Contains(err.Error(), "nope.gguf") {
+		t.Errorf("missing file: %v", err)
+	}
+	err := runDetokenize([]string{"-m", vocabGGUF}, strings.NewReader("1 abc"), &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), `"abc"`) {
+		t.Errorf("bad id: %v", err)
+	}
+	err = runDetokenize([]string{"-m", vocabGGUF}, strings.NewReader("999999"), &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "999999") {
+		t.Errorf("id out of range: %v", err)
+	}
+}
