@@ -158,6 +158,7 @@ func synthTensor(out io.Writer, e *Entry, typ gguf.Type, seed uint64, workers in
 	if len(e.Shape) == 1 {
 		rows, cols = 1, int(e.Shape[0])
 	}
+	workers = max(1, workers)
 	perChunk := max(1, synthChunk/cols)
 	nChunks := (rows + perChunk - 1) / perChunk
 	h := fnv.New64a()

@@ -2,8 +2,8 @@ package convert
 
 import (
 	"bytes"
-	"io"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"

@@ -1,10 +1,14 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
 
@@ -202,7 +206,9 @@ func (cc *Cache) Capacity() int { return cc.capacity }
 
 // Bytes reports the device memory of the KV cache, the recurrent states and
 // the step scratch.
-func (cc *Cache) Bytes() (kv, state, scratch uint64) { return cc.kvBytes, cc.stateBytes, cc.scratchBytes }
+func (cc *Cache) Bytes() (kv, state, scratch uint64) {
+	return cc.kvBytes, cc.stateBytes, cc.scratchBytes
+}
 
 // Close frees the cache's device and pinned memory.
 func (cc *Cache) Close() error {
@@ -222,5 +228,85 @@ func (cc *Cache) full() error {
 	if cc.n >= cc.capacity {
 		return fmt.Errorf("gpu: context full: %d tokens, capacity %d", cc.n, cc.capacity)
 	}
+	return nil
+}
+
+// FillSynthetic makes the cache look as if n tokens had been decoded, for
+// benchmarks at long contexts: KV rows [0, n) get random values (the same
+// block of random rows in every layer), the recurrent states random values,
+// and the position and device counters point at n with next input token
+// tok. Speed depends on the bytes moved, not on their values, so decode
+// timed from here matches decode after a real prompt of n tokens; the
+// tokens it produces mean nothing.
+func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
+	g := cc.g
+	c := &g.cfg
+	if n < 0 || n >= cc.capacity {
+		return fmt.Errorf("gpu: synthetic context %d must be in [0, %d)", n, cc.capacity)
+	}
+	if tok < 0 || int(tok) >= c.NVocab {
+		return fmt.Errorf("gpu: token %d out of range [0, %d)", tok, c.NVocab)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	e := g.e
+	if len(cc.kv) > 0 && n > 0 {
+		// One KV head's rows [0, n) for K and V; copied per head and layer.
+		dh := c.HeadDimK
+		elem := 2
+		if g.opt.KVFP8 {
+			elem = 1
+		}
+		row := make([]byte, n*dh*elem)
+		for i := 0; i < len(row); i += elem {
+			if elem == 2 {
+				binary.LittleEndian.PutUint16(row[i:], gguf.F32ToF16(float32(rng.NormFloat64())))
+			} else {
+				row[i] = kernels.E4M3FromFloat32(float32(rng.NormFloat64()) * 100)
+			}
+		}
+		var scales []byte
+		if g.opt.KVFP8 {
+			scales = make([]byte, 4*n)
+			for i := 0; i < n; i++ {
+				binary.LittleEndian.PutUint32(scales[4*i:], math.Float32bits(0.01))
+			}
+		}
+		headBytes := uint64(cc.capacity * dh * elem)
+		for _, l := range cc.kv {
+			for h := 0; h < c.NHeadKV; h++ {
+				for _, p := range []cuda.DevPtr{l.k, l.v} {
+					if err := e.CopyHtoD(p.Add(uint64(h)*headBytes), row); err != nil {
+						return err
+					}
+				}
+				if scales != nil {
+					for _, p := range []cuda.DevPtr{l.ks, l.vs} {
+						if err := e.CopyHtoD(p.Add(uint64(h*cc.capacity*4)), scales); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(cc.gdn) > 0 {
+		st := make([]float32, c.SSMNumVHeads*128*128)
+		for i := range st {
+			st[i] = float32(rng.NormFloat64()) * 0.1
+		}
+		for _, l := range cc.gdn {
+			if err := e.CopyHtoD(l.state, cuda.AsBytes(st)); err != nil {
+				return err
+			}
+		}
+	}
+	ctr := make([]int32, kernels.CountersBytes/4)
+	ctr[kernels.CounterToken/4] = tok
+	ctr[kernels.CounterPos/4] = int32(n)
+	ctr[kernels.CounterTKV/4] = int32(n + 1)
+	if err := e.CopyHtoD(cc.s.ctr, cuda.AsBytes(ctr)); err != nil {
+		return err
+	}
+	cc.n = n
 	return nil
 }

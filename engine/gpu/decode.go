@@ -123,17 +123,7 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 			return nil, fmt.Errorf("gpu: prompt token %d (index %d) out of range [0, %d)", t, i, g.cfg.NVocab)
 		}
 	}
-	need := len(prompt) + n
-	if gs.cache == nil || gs.cache.capacity < need {
-		if err := gs.Close(); err != nil {
-			return nil, err
-		}
-		cc, err := g.NewCache(need)
-		if err != nil {
-			return nil, err
-		}
-		gs.cache = cc
-	} else if err := gs.cache.Reset(); err != nil {
+	if err := gs.Reserve(len(prompt) + n); err != nil {
 		return nil, err
 	}
 	cc := gs.cache
@@ -159,31 +149,69 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 		return nil, fmt.Errorf("gpu: prime: %w", err)
 	}
 	cc.n = len(prompt)
-	out := make([]int32, 0, n)
 	if n == 0 {
-		return out, e.Synchronize()
+		return []int32{}, e.Synchronize()
 	}
-	tok, err := g.readToken(cc)
+	return g.ContinueGraph(gs, n)
+}
+
+// Reserve makes sure the state's cache holds capacity tokens, dropping the
+// graphs if it has to grow, and resets it.
+func (gs *GraphDecodeState) Reserve(capacity int) error {
+	if gs.cache != nil && gs.cache.capacity >= capacity {
+		return gs.cache.Reset()
+	}
+	if err := gs.Close(); err != nil {
+		return err
+	}
+	cc, err := gs.g.NewCache(capacity)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out = append(out, tok)
-	for len(out) < n {
-		b := g.BucketKey(cc.n + 1)
-		x, err := gs.graph(b)
+	gs.cache = cc
+	return nil
+}
+
+// ContinueGraph generates n tokens from the state's cache as it stands: the
+// device token counter holds the next input (the argmax of the last step),
+// which is out[0]; each further token is one graph replay.
+func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
+	out := make([]int32, 0, n)
+	err := g.ContinueGraphFunc(gs, n, func(t int32) error { out = append(out, t); return nil })
+	return out, err
+}
+
+// ContinueGraphFunc is ContinueGraph calling emit with each token as soon as
+// it is read back. An error from emit stops generation and is returned.
+func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) error) error {
+	cc := gs.cache
+	if cc == nil {
+		return errors.New("gpu: ContinueGraph before GenerateGraph or Reserve")
+	}
+	if cc.n+n-1 > cc.capacity {
+		return fmt.Errorf("gpu: context full: %d tokens + %d to generate exceed capacity %d", cc.n, n, cc.capacity)
+	}
+	for i := range n {
+		if i > 0 {
+			b := g.BucketKey(cc.n + 1)
+			x, err := gs.graph(b)
+			if err != nil {
+				return err
+			}
+			if err := g.e.GraphLaunch(x); err != nil {
+				return fmt.Errorf("gpu: replay %v at %d: %w", b, cc.n, err)
+			}
+			cc.n++
+		}
+		tok, err := g.readToken(cc)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := e.GraphLaunch(x); err != nil {
-			return nil, fmt.Errorf("gpu: replay %v at %d: %w", b, cc.n, err)
+		if err := emit(tok); err != nil {
+			return err
 		}
-		cc.n++
-		if tok, err = g.readToken(cc); err != nil {
-			return nil, err
-		}
-		out = append(out, tok)
 	}
-	return out, nil
+	return nil
 }
 
 // readToken copies the device token counter (4 bytes) into pinned memory

@@ -141,7 +141,8 @@ def main():
         f.write("\n")
 
     # Throughput, one thread, whole text in one encode call; best of 5.
-    text = open(os.path.join(TD, "bench.txt"), encoding="utf-8").read()
+    # newline="": keep CRLF as is, byte for byte the text the Go benchmark reads.
+    text = open(os.path.join(TD, "bench.txt"), encoding="utf-8", newline="").read()
     nbytes = len(text.encode("utf-8"))
     lines = [f"tokenizers {tokenizers.__version__}, RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS')}, "
              f"TOKENIZERS_PARALLELISM={os.environ.get('TOKENIZERS_PARALLELISM')}, text {nbytes} bytes"]

@@ -62,7 +62,7 @@ func greedyRef(t *testing.T, path string, prompt []int32, n int) []int32 {
 func TestRunPromptTokens(t *testing.T) {
 	path := tinyModel(t)
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"run", "-m", path, "--prompt-tokens", "5, 17,300", "-n", "6", "--greedy", "--print-tokens", "--threads", "2"},
+	code := run([]string{"run", "-m", path, "--prompt-tokens", "5, 17,300", "-n", "6", "--greedy", "--print-tokens", "--threads", "2", "--device", "cpu"},
 		&stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr: %s", code, stderr.String())
@@ -90,7 +90,7 @@ func TestRunErrors(t *testing.T) {
 	}{
 		{[]string{"run", "-p", "hi"}, 2, "-m MODEL.gguf is required"},
 		{[]string{"run", "-m", path}, 2, "exactly one of -p"},
-		{[]string{"run", "-m", path, "-p", "hi", "--device", "cuda"}, 1, "not built yet"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--device", "cuda"}, 1, "--device cuda: no CUDA"},
 		{[]string{"run", "-m", path, "-p", "hi", "--device", "tpu"}, 2, "want cpu, cuda or auto"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1,x"}, 2, `"x" is not a token id`},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1,320"}, 2, "outside the vocabulary [0, 320)"},
