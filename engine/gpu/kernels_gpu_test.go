@@ -1,0 +1,1262 @@
+package gpu
+
+// GPU tests of every CUDA kernel of kernels/ against its CPU reference
+// (engine/cpu, the Go fp8/f16 codecs, or the float64 references of
+// kernels_ref_test.go). Each test skips when there is no CUDA GPU.
+//
+// Method: random inputs (seeded, never all zero); every output buffer is
+// poisoned with a NaN bit pattern (ktNaN) before the launch so an element a
+// kernel fails to write fails the comparison, and a guard region after each
+// output must still hold the poison afterwards. Tolerances are stated where
+// they are used, with where they come from; u = 2^-24 is the f32 unit
+// roundoff.
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/cpu"
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
+)
+
+// ktEnv is the GPU and the loaded kernels, shared by the kernel tests of one
+// test binary (opening a context and loading the fatbin per test would cost
+// more than the tests).
+type ktEnv struct {
+	e *cuda.Engine
+	k *Kernels
+}
+
+// The shared environment: opened by the first kernel test that runs, closed
+// by TestMain. Tests of this package run sequentially (none is parallel), so
+// plain variables suffice.
+var (
+	ktShared  *ktEnv
+	ktNoGPU   error // cuda.New failed (no driver, no GPU): the kernel tests skip
+	ktLoadErr error // there is a GPU but the kernels did not load: the kernel tests fail
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if ktShared != nil {
+		_ = ktShared.e.Close() // the process exits next; nothing to report to
+	}
+	os.Exit(code)
+}
+
+// ktGPU returns the shared environment, skipping t when there is no GPU.
+func ktGPU(t *testing.T) *ktEnv {
+	t.Helper()
+	if ktShared == nil && ktNoGPU == nil && ktLoadErr == nil {
+		e, err := cuda.New(0)
+		if err != nil {
+			ktNoGPU = err
+		} else {
+			mod, err := e.LoadModule(kernels.Fatbin())
+			var k *Kernels
+			if err == nil {
+				k, err = loadKernels(e, mod)
+			}
+			if err != nil {
+				_ = e.Close()
+				ktLoadErr = fmt.Errorf("load the kernels: %w", err)
+			} else {
+				ktShared = &ktEnv{e: e, k: k}
+			}
+		}
+	}
+	switch {
+	case ktNoGPU != nil:
+		t.Skipf("cuda.New(0): %v", ktNoGPU)
+	case ktLoadErr != nil:
+		t.Fatal(ktLoadErr)
+	}
+	return ktShared
+}
+
+func ktMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// alloc allocates device memory freed when t ends.
+func (v *ktEnv) alloc(t *testing.T, bytes int) cuda.DevPtr {
+	t.Helper()
+	p, err := v.e.Alloc(uint64(max(bytes, 16)))
+	if err != nil {
+		t.Fatalf("alloc %d bytes: %v", bytes, err)
+	}
+	t.Cleanup(func() {
+		if err := v.e.Free(p); err != nil {
+			t.Errorf("free: %v", err)
+		}
+	})
+	return p
+}
+
+// poison fills n 32-bit words at p with bits (ktNaN unless a test needs another pattern).
+func (v *ktEnv) poison(t *testing.T, p cuda.DevPtr, n int, bits uint32) {
+	t.Helper()
+	ktMust(t, v.e.MemsetD32Async(p, bits, uint64(n)))
+}
+
+// ktPut copies s to p.
+func ktPut[T any](t *testing.T, v *ktEnv, p cuda.DevPtr, s []T) {
+	t.Helper()
+	ktMust(t, v.e.CopyHtoD(p, cuda.AsBytes(s)))
+}
+
+// ktUpload allocates device memory for s (plus extra bytes) and copies s there.
+func ktUpload[T any](t *testing.T, v *ktEnv, s []T, extra int) cuda.DevPtr {
+	t.Helper()
+	b := cuda.AsBytes(s)
+	p := v.alloc(t, len(b)+extra)
+	ktMust(t, v.e.CopyHtoD(p, b))
+	return p
+}
+
+// ktGet copies n elements from p (after all work queued before it, whose
+// errors, such as an illegal address, surface here).
+func ktGet[T any](t *testing.T, v *ktEnv, p cuda.DevPtr, n int) []T {
+	t.Helper()
+	out := make([]T, n)
+	if err := v.e.CopyDtoH(cuda.AsBytes(out), p); err != nil {
+		t.Fatalf("read back %d elements: %v", n, err)
+	}
+	return out
+}
+
+// ktCounters uploads a struct memra_counters {token, pos, t_kv, step} (int32
+// at the byte offsets kernels.Counter*) and returns its address.
+func ktCounters(t *testing.T, v *ktEnv, token, pos, tkv, step int32) cuda.DevPtr {
+	t.Helper()
+	p := v.alloc(t, kernels.CountersBytes)
+	ktSetCounters(t, v, p, token, pos, tkv, step)
+	return p
+}
+
+func ktSetCounters(t *testing.T, v *ktEnv, p cuda.DevPtr, token, pos, tkv, step int32) {
+	t.Helper()
+	c := make([]int32, kernels.CountersBytes/4)
+	c[kernels.CounterToken/4] = token
+	c[kernels.CounterPos/4] = pos
+	c[kernels.CounterTKV/4] = tkv
+	c[kernels.CounterStep/4] = step
+	ktPut(t, v, p, c)
+}
+
+// ktTensor quantises src ([rows][cols] f32) to typ with gguf.Quantize, as a
+// model tensor of ggml shape {cols, rows}.
+func ktTensor(t *testing.T, name string, typ gguf.Type, src []float32, cols, rows int) *model.Tensor {
+	t.Helper()
+	rb, err := gguf.RowBytes(typ, int64(cols))
+	ktMust(t, err)
+	data := make([]byte, int(rb)*rows)
+	for r := range rows {
+		ktMust(t, gguf.Quantize(typ, src[r*cols:(r+1)*cols], data[r*int(rb):(r+1)*int(rb)]))
+	}
+	return &model.Tensor{Name: name, Type: typ, Shape: []int{cols, rows}, Data: data}
+}
+
+// ktDequant returns every row of w as f32 through the CPU backend's
+// DequantizeRow: the exact values the kernels read (f16, bf16 and q8_0's d·q
+// all convert exactly to f32).
+func ktDequant(t *testing.T, w *model.Tensor) []float32 {
+	t.Helper()
+	cols, rows := w.Cols(), w.Rows()
+	out := make([]float32, cols*rows)
+	for r := range rows {
+		ktMust(t, cpu.DequantizeRow(out[r*cols:(r+1)*cols], w, r))
+	}
+	return out
+}
+
+// TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0} for host and device tokens
+// must equal the CPU's DequantizeRow bit for bit (a gather plus an exact
+// conversion), and an out-of-range token must give NaN in every element.
+func TestGPUKernelEmbed(t *testing.T) {
+	v := ktGPU(t)
+	const nVocab, nEmbd, guard = 37, 1056, 64 // 1056 = 33 q8_0 blocks; 4⅛ blocks of 256 threads
+	src := ktUniform(ktRand(1), nVocab*nEmbd, -2, 2)
+	type embedFn func(x, table cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error
+	for _, tc := range []struct {
+		typ gguf.Type
+		fn  embedFn
+	}{
+		{gguf.TypeF32, v.k.EmbedF32}, {gguf.TypeF16, v.k.EmbedF16},
+		{gguf.TypeBF16, v.k.EmbedBF16}, {gguf.TypeQ8_0, v.k.EmbedQ8_0},
+	} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			w := ktTensor(t, "token_embd.weight", tc.typ, src, nEmbd, nVocab)
+			table := ktUpload(t, v, w.Data, 0)
+			x := v.alloc(t, (nEmbd+guard)*4)
+			ctr := ktCounters(t, v, 0, 0, 0, 0)
+			run := func(name string, host, dev int32, useDev bool, fill uint32) []float32 {
+				t.Helper()
+				v.poison(t, x, nEmbd+guard, fill)
+				dtoken := cuda.DevPtr(0)
+				if useDev {
+					ktSetCounters(t, v, ctr, dev, 0, 0, 0)
+					dtoken = ctr.Add(kernels.CounterToken)
+				}
+				ktMust(t, tc.fn(x, table, nEmbd, nVocab, host, dtoken))
+				got := ktGet[float32](t, v, x, nEmbd+guard)
+				ktCheckPoison(t, name+" guard", got[nEmbd:], fill)
+				return got[:nEmbd]
+			}
+			want := make([]float32, nEmbd)
+			for _, c := range []struct {
+				host, dev int32
+				useDev    bool
+			}{
+				{0, 0, false}, {17, 0, false}, {nVocab - 1, 0, false},
+				{0, nVocab - 1, true}, {nVocab - 1, 5, true}, // the device token wins over the host one
+			} {
+				tok := c.host
+				if c.useDev {
+					tok = c.dev
+				}
+				name := fmt.Sprintf("token %d (host %d, device %v)", tok, c.host, c.useDev)
+				got := run(name, c.host, c.dev, c.useDev, ktNaN)
+				ktMust(t, cpu.DequantizeRow(want, w, int(tok)))
+				ktCheckBits(t, name, got, want)
+			}
+			// Out of range: every element NaN. Poison with a finite pattern
+			// (1.1f) here, since the kernel's NaN equals ktNaN.
+			for _, c := range []struct {
+				host, dev int32
+				useDev    bool
+			}{{nVocab, 0, false}, {-1, 0, false}, {3, nVocab, true}, {3, -7, true}} {
+				name := fmt.Sprintf("out-of-range token (host %d, device %d used %v)", c.host, c.dev, c.useDev)
+				got := run(name, c.host, c.dev, c.useDev, 0x3f8ccccd)
+				for i, g := range got {
+					if !math.IsNaN(float64(g)) {
+						t.Fatalf("%s: x[%d] = %v, want NaN", name, i, g)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGPUKernelRMSNorm checks rmsnorm against cpu.RMSNorm per row, with the
+// strides decode uses (q read out of the interleaved q|gate rows: x_stride
+// 2·Dh, out_stride Dh), gaps between output rows (must stay unwritten), a
+// 4096-wide layer norm, no weight (w = null means 1), and in place.
+//
+// Tolerance, per element relative: the kernel's sum of squares is a tree of
+// n/256 sequential adds per thread, 5 butterfly levels and 8 warp sums, all
+// positive terms, so its relative error is ≤ (n/256+13)·u; the inverse sqrt
+// halves that and adds 2 roundings, the products 2 more; the reference
+// (float64 sum, f32 products) adds 3. (n/256+32)·u covers it all.
+func TestGPUKernelRMSNorm(t *testing.T) {
+	v := ktGPU(t)
+	const eps, guard = 1e-6, 32
+	for i, tc := range []struct {
+		name                      string
+		rows, n, xStride, oStride int
+		weight, inPlace           bool
+	}{
+		{"q-from-qgate", 16, 256, 512, 256, true, false},
+		{"k-heads", 2, 256, 256, 256, true, false},
+		{"layer-4096", 1, 4096, 4096, 4096, true, false},
+		{"odd-gaps", 3, 100, 107, 103, true, false},
+		{"no-weight", 4, 128, 128, 128, false, false},
+		{"in-place", 8, 256, 256, 256, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ktRand(uint64(10 + i))
+			x := ktUniform(r, tc.rows*tc.xStride, -2, 2)
+			w := ktUniform(r, tc.n, 0.5, 1.5)
+			dx := ktUpload(t, v, x, guard*4)
+			v.poison(t, dx.Add(uint64(len(x)*4)), guard, ktNaN)
+			dw := cuda.DevPtr(0)
+			if tc.weight {
+				dw = ktUpload(t, v, w, 0)
+			} else {
+				for j := range w {
+					w[j] = 1
+				}
+			}
+			out, outLen := dx, len(x)
+			if !tc.inPlace {
+				outLen = tc.rows * tc.oStride
+				out = v.alloc(t, (outLen+guard)*4)
+				v.poison(t, out, outLen+guard, ktNaN)
+			}
+			ktMust(t, v.k.RMSNorm(out, dx, dw, int32(tc.rows), int32(tc.n), int32(tc.xStride), int32(tc.oStride), eps))
+			got := ktGet[float32](t, v, out, outLen+guard)
+			ktCheckPoison(t, "guard", got[outLen:], ktNaN)
+			want := make([]float32, tc.n)
+			for row := range tc.rows {
+				cpu.RMSNorm(want, x[row*tc.xStride:row*tc.xStride+tc.n], w, eps)
+				g := got[row*tc.oStride : row*tc.oStride+tc.n]
+				tol := float64(tc.n/256+32) * ktU
+				ktCheckElems(t, fmt.Sprintf("row %d", row), g, ktF64(want), func(i int) float64 { return tol * math.Abs(float64(want[i])) })
+				if !tc.inPlace && tc.oStride > tc.n {
+					ktCheckPoison(t, fmt.Sprintf("gap after row %d", row), got[row*tc.oStride+tc.n:(row+1)*tc.oStride], ktNaN)
+				}
+			}
+		})
+	}
+}
+
+// TestGPUKernelRMSNormGated checks rmsnorm_gated (the Gated DeltaNet output
+// norm, rows = H_v heads of 128) against cpu.GatedRMSNorm per row. Tolerance
+// per element: RMSNorm's (n/256+32)·u plus silu, where the kernel's expf (≤ 2
+// ulp, CUDA programming guide, no fast math) and the reference's rounded
+// float64 exp differ by a few ulp: (n/256+48)·u relative.
+func TestGPUKernelRMSNormGated(t *testing.T) {
+	v := ktGPU(t)
+	const eps, guard = 1e-6, 32
+	for i, tc := range []struct{ rows, n int }{{4, 128}, {32, 128}, {3, 1000}} {
+		t.Run(fmt.Sprintf("%dx%d", tc.rows, tc.n), func(t *testing.T) {
+			r := ktRand(uint64(20 + i))
+			x := ktUniform(r, tc.rows*tc.n, -2, 2)
+			z := ktUniform(r, tc.rows*tc.n, -4, 4)
+			w := ktUniform(r, tc.n, 0.5, 1.5)
+			dx, dz, dw := ktUpload(t, v, x, 0), ktUpload(t, v, z, 0), ktUpload(t, v, w, 0)
+			n := tc.rows * tc.n
+			out := v.alloc(t, (n+guard)*4)
+			v.poison(t, out, n+guard, ktNaN)
+			ktMust(t, v.k.RMSNormGated(out, dx, dw, dz, int32(tc.rows), int32(tc.n), eps))
+			got := ktGet[float32](t, v, out, n+guard)
+			ktCheckPoison(t, "guard", got[n:], ktNaN)
+			want := make([]float32, n)
+			for row := range tc.rows {
+				o := row * tc.n
+				cpu.GatedRMSNorm(want[o:o+tc.n], x[o:o+tc.n], z[o:o+tc.n], w, eps)
+			}
+			tol := float64(tc.n/256+48) * ktU
+			ktCheckElems(t, "out", got[:n], ktF64(want), func(i int) float64 { return tol * math.Abs(float64(want[i])) })
+		})
+	}
+}
+
+// TestGPUKernelMatvec checks matvec_{f32,f16,bf16,q8_0} with accumulate 0 and
+// 1 over shapes that take every path of matvec.cu: 16-byte loads (cols a
+// multiple of 4 for f32, 8 for f16/bf16), scalar loads (odd cols, cols ≡ 4
+// mod 8 for the 16-bit types, misaligned W/x), the q8_0 shared-memory stage
+// (cols/32 a multiple of 8) with and without leftover blocks, and rows not a
+// multiple of the 8 rows per block.
+//
+// Reference: the float64 dot product of the SAME quantised weights
+// (dequantised exactly by the CPU's DequantizeRow), so the tolerance is f32
+// accumulation only, per row: a lane adds cols/32 products in sequence (q8_0:
+// 32 per block, then d·, then one add per block of 32 blocks), then 5
+// butterfly levels, then the optional add into y; γ bound: |gpu − ref| ≤
+// (cols/32+48)·u·(Σ|w_i x_i| + |y0|). The CPU backend's cpu.MatVec (8 f32
+// partial sums of cols/8 terms) must agree within the sum of both bounds.
+func TestGPUKernelMatvec(t *testing.T) {
+	v := ktGPU(t)
+	type mvFn func(y, w, x cuda.DevPtr, rows, cols, accumulate int32) error
+	fns := map[gguf.Type]mvFn{
+		gguf.TypeF32: v.k.MatvecF32, gguf.TypeF16: v.k.MatvecF16,
+		gguf.TypeBF16: v.k.MatvecBF16, gguf.TypeQ8_0: v.k.MatvecQ8_0,
+	}
+	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
+	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
+	for i, sh := range []struct {
+		rows, cols int
+		types      []gguf.Type
+		misalign   bool // W and x 4 bytes (q8_0: W 2 bytes) past a 16-byte boundary
+	}{
+		{4096, 4096, all, false}, // q8_0: 128 blocks per row, staged
+		{1003, 1024, all, false},
+		{17, 2304, all, false},   // q8_0: 72 blocks = 64 staged + 8 left over
+		{1003, 1056, all, false}, // q8_0: 33 blocks, not staged; f16/bf16: 16-byte loads
+		{64, 1024, all, true},
+		{67, 1001, unq, false}, // odd cols
+		{33, 4100, unq, false}, // f32 vector, 16-bit scalar (4100 % 8 = 4)
+		{9, 7, unq, false},
+		{5, 32, all, false},
+	} {
+		for _, typ := range sh.types {
+			name := fmt.Sprintf("%s-%dx%d", typ, sh.rows, sh.cols)
+			if sh.misalign {
+				name += "-misaligned"
+			}
+			t.Run(name, func(t *testing.T) {
+				r := ktRand(uint64(100*i) + uint64(typ))
+				src := ktUniform(r, sh.rows*sh.cols, -1, 1)
+				xs := ktUniform(r, sh.cols, -1, 1)
+				y0 := ktUniform(r, sh.rows, -4, 4)
+				w := ktTensor(t, "w", typ, src, sh.cols, sh.rows)
+				deq := ktDequant(t, w)
+
+				woff, xoff := 0, 0
+				if sh.misalign {
+					woff, xoff = 4, 4
+					if typ == gguf.TypeQ8_0 {
+						woff = 2
+					}
+				}
+				dw := v.alloc(t, len(w.Data)+16)
+				ktMust(t, v.e.CopyHtoD(dw.Add(uint64(woff)), w.Data))
+				dx := v.alloc(t, len(xs)*4+16)
+				ktMust(t, v.e.CopyHtoD(dx.Add(uint64(xoff)), cuda.AsBytes(xs)))
+				const guard = 16
+				dy := v.alloc(t, (sh.rows+guard)*4)
+
+				dot := make([]float64, sh.rows)
+				abs := make([]float64, sh.rows)
+				for row := range sh.rows {
+					wr := deq[row*sh.cols : (row+1)*sh.cols]
+					for c, xv := range xs {
+						p := float64(wr[c]) * float64(xv)
+						dot[row] += p
+						abs[row] += math.Abs(p)
+					}
+				}
+				cpuY := make([]float32, sh.rows)
+				ktMust(t, cpu.MatVec(nil, cpuY, w, xs))
+				gpuDepth := float64(sh.cols/32 + 48)
+				cpuDepth := float64(sh.cols/8 + 16)
+
+				for _, acc := range []int32{0, 1} {
+					v.poison(t, dy, sh.rows+guard, ktNaN)
+					if acc == 1 {
+						ktPut(t, v, dy, y0)
+					}
+					ktMust(t, fns[typ](dy, dw.Add(uint64(woff)), dx.Add(uint64(xoff)), int32(sh.rows), int32(sh.cols), acc))
+					got := ktGet[float32](t, v, dy, sh.rows+guard)
+					ktCheckPoison(t, "y guard", got[sh.rows:], ktNaN)
+					got = got[:sh.rows]
+					want := make([]float64, sh.rows)
+					base := make([]float64, sh.rows)
+					for row := range want {
+						want[row] = dot[row]
+						if acc == 1 {
+							want[row] += float64(y0[row])
+							base[row] = math.Abs(float64(y0[row]))
+						}
+					}
+					what := fmt.Sprintf("accumulate %d", acc)
+					ktCheckElems(t, what+" vs float64", got, want, func(i int) float64 {
+						return gpuDepth * ktU * (abs[i] + base[i])
+					})
+					cpuWant := make([]float64, sh.rows)
+					for row := range cpuWant {
+						cpuWant[row] = float64(cpuY[row])
+						if acc == 1 {
+							cpuWant[row] = float64(cpuY[row] + y0[row])
+						}
+					}
+					ktCheckElems(t, what+" vs cpu.MatVec", got, cpuWant, func(i int) float64 {
+						return (gpuDepth + cpuDepth + 2) * ktU * (abs[i] + base[i])
+					})
+					e, _ := ktRelErr(got, want)
+					t.Logf("%s: max|gpu−ref|/max|ref| = %.3g", what, e)
+				}
+			})
+		}
+	}
+}
+
+// TestGPUKernelRoPE checks rope_neox against cpu.RopeCosSin + cpu.RoPE for
+// qwen35's partial rotary (head_dim 256, n_rot 64), full rotary (128/128),
+// n_rot/2 larger than the 64 threads of a block, a large position, and the
+// position read from the device counter (the host value is then wrong on
+// purpose). Dims past n_rot must come back bit-identical.
+//
+// Tolerance per element: both sides take cos/sin of the same float64 angle
+// rounded once to f32, which may differ by 1 f32 ulp (CUDA's and Go's
+// float64 pow/sincos are within 2 float64 ulp); the rotation is 2 products
+// and a sum (the GPU may fuse one into an FMA): |diff| ≤ 8·u·(|x0|+|x1|) of
+// the pair.
+func TestGPUKernelRoPE(t *testing.T) {
+	v := ktGPU(t)
+	for i, tc := range []struct {
+		heads, dh, nRot, pos int
+		base                 float32
+	}{
+		{8, 256, 64, 12345, 1e7},
+		{2, 256, 64, 0, 1e7},
+		{2, 128, 128, 7, 1e6},
+		{16, 256, 64, 262143, 1e7},
+		{4, 256, 256, 33, 1e4},
+		{3, 64, 32, 1000, 1e4},
+	} {
+		for _, dev := range []bool{false, true} {
+			t.Run(fmt.Sprintf("h%d-d%d-rot%d-pos%d-dev%v", tc.heads, tc.dh, tc.nRot, tc.pos, dev), func(t *testing.T) {
+				r := ktRand(uint64(200 + i))
+				n := tc.heads * tc.dh
+				x := ktUniform(r, n, -2, 2)
+				const guard = 16
+				dx := ktUpload(t, v, x, guard*4)
+				v.poison(t, dx.Add(uint64(n*4)), guard, ktNaN)
+				host, dpos := int32(tc.pos), cuda.DevPtr(0)
+				if dev {
+					host = int32(tc.pos + 1000) // wrong on purpose: the counter must win
+					dpos = ktCounters(t, v, 0, int32(tc.pos), int32(tc.pos+1), 0).Add(kernels.CounterPos)
+				}
+				ktMust(t, v.k.RoPENeox(dx, int32(tc.heads), int32(tc.dh), int32(tc.nRot), host, dpos, tc.base))
+				got := ktGet[float32](t, v, dx, n+guard)
+				ktCheckPoison(t, "guard", got[n:], ktNaN)
+				want := slices.Clone(x)
+				half := tc.nRot / 2
+				cos, sin := make([]float32, half), make([]float32, half)
+				cpu.RopeCosSin(cos, sin, tc.pos, tc.nRot, tc.base)
+				cpu.RoPE(want, tc.heads, tc.dh, cos, sin)
+				ktCheckElems(t, "rotated", got[:n], ktF64(want), func(j int) float64 {
+					h, d := j/tc.dh, j%tc.dh
+					if d >= tc.nRot {
+						return 0 // untouched: bit-identical
+					}
+					d %= half
+					return 8 * ktU * (math.Abs(float64(x[h*tc.dh+d])) + math.Abs(float64(x[h*tc.dh+d+half])))
+				})
+			})
+		}
+	}
+}
+
+// TestGPUKernelKVStore checks kv_store_f16 and kv_store_fp8: the slot of
+// position pos of every KV head holds exactly gguf.F32ToF16 of k and v (f16:
+// round to nearest even, overflow to inf, subnormals) or exactly the e4m3
+// codes and scales of the Go codec (kernels.E4M3FromFloat32, KVScaleFP8; the
+// fp8 path is specified as correctly rounded f32 steps), and nothing else in
+// the caches changes; a position from the device counter writes there, and
+// a position outside [0, capacity) writes nothing.
+func TestGPUKernelKVStore(t *testing.T) {
+	v := ktGPU(t)
+	const nKV, dh, capy = 4, 256, 50
+	r := ktRand(300)
+	// Random cache contents before the stores: a stray write changes them.
+	k16 := make([]uint16, nKV*capy*dh)
+	v16 := make([]uint16, nKV*capy*dh)
+	k8 := make([]uint8, nKV*capy*dh)
+	v8 := make([]uint8, nKV*capy*dh)
+	ksc := ktUniform(r, nKV*capy, 0, 1)
+	vsc := ktUniform(r, nKV*capy, 0, 1)
+	for i := range k16 {
+		k16[i], v16[i] = uint16(r.Uint32()), uint16(r.Uint32())
+		k8[i], v8[i] = uint8(r.Uint32()), uint8(r.Uint32())
+	}
+	dk16, dv16 := ktUpload(t, v, k16, 0), ktUpload(t, v, v16, 0)
+	dk8, dv8 := ktUpload(t, v, k8, 0), ktUpload(t, v, v8, 0)
+	dks, dvs := ktUpload(t, v, ksc, 0), ktUpload(t, v, vsc, 0)
+	ctr := ktCounters(t, v, 0, 0, 0, 0)
+
+	for step, c := range []struct {
+		pos, host int
+		dev       bool
+	}{
+		{37, 37, false}, {0, 0, false}, {capy - 1, capy - 1, false},
+		{11, 0, true},                                         // host value wrong on purpose: the counter wins
+		{capy, capy, false}, {-1, -1, false}, {capy, 3, true}, // out of range: no write
+	} {
+		k := ktUniform(r, nKV*dh, -3, 3)
+		vv := ktUniform(r, nKV*dh, -3, 3)
+		// Specials for f16: overflow to inf, f16 subnormals, -0, exact ties.
+		k[0], k[1], k[2], k[3], k[4] = 70000, -1e-6, float32(math.Copysign(0, -1)), 3e-8, 1+0x1p-11
+		// fp8: one all-zero v row (amax 0: scale 0, codes 0).
+		for i := range dh {
+			vv[2*dh+i] = 0
+		}
+		dk, dv := ktUpload(t, v, k, 0), ktUpload(t, v, vv, 0)
+		dpos := cuda.DevPtr(0)
+		if c.dev {
+			ktSetCounters(t, v, ctr, 0, int32(c.pos), int32(c.pos+1), 0)
+			dpos = ctr.Add(kernels.CounterPos)
+		}
+		what := fmt.Sprintf("store %d (pos %d, device %v)", step, c.pos, c.dev)
+		ktMust(t, v.k.KVStoreF16(dk16, dv16, dk, dv, nKV, dh, capy, int32(c.host), dpos))
+		ktMust(t, v.k.KVStoreFP8(dk8, dv8, dks, dvs, dk, dv, nKV, dh, capy, int32(c.host), dpos))
+		if c.pos >= 0 && c.pos < capy {
+			for g := range nKV {
+				o := (g*capy + c.pos) * dh
+				for i := range dh {
+					k16[o+i] = gguf.F32ToF16(k[g*dh+i])
+					v16[o+i] = gguf.F32ToF16(vv[g*dh+i])
+				}
+				deq := make([]float32, dh)
+				ksc[g*capy+c.pos] = ktFP8Row(k[g*dh:(g+1)*dh], k8[o:o+dh], deq)
+				vsc[g*capy+c.pos] = ktFP8Row(vv[g*dh:(g+1)*dh], v8[o:o+dh], deq)
+			}
+		}
+		for _, b := range []struct {
+			name string
+			got  []uint16
+			want []uint16
+		}{{"k f16", ktGet[uint16](t, v, dk16, len(k16)), k16}, {"v f16", ktGet[uint16](t, v, dv16, len(v16)), v16}} {
+			if i := ktFirstDiff(b.got, b.want); i >= 0 {
+				t.Fatalf("%s: %s cache element %d (head %d, slot %d, dim %d) = %#04x, want %#04x",
+					what, b.name, i, i/(capy*dh), i/dh%capy, i%dh, b.got[i], b.want[i])
+			}
+		}
+		for _, b := range []struct {
+			name string
+			got  []uint8
+			want []uint8
+		}{{"k fp8", ktGet[uint8](t, v, dk8, len(k8)), k8}, {"v fp8", ktGet[uint8](t, v, dv8, len(v8)), v8}} {
+			if i := ktFirstDiff(b.got, b.want); i >= 0 {
+				t.Fatalf("%s: %s cache element %d (head %d, slot %d, dim %d) = %#02x, want %#02x",
+					what, b.name, i, i/(capy*dh), i/dh%capy, i%dh, b.got[i], b.want[i])
+			}
+		}
+		ktCheckBits(t, what+": k scales", ktGet[float32](t, v, dks, len(ksc)), ksc)
+		ktCheckBits(t, what+": v scales", ktGet[float32](t, v, dvs, len(vsc)), vsc)
+	}
+}
+
+// ktFirstDiff returns the first index where a and b differ, or -1.
+func ktFirstDiff[T comparable](a, b []T) int {
+	for i := range b {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// ktSplitFn launches one attn_split variant (ks and vs are ignored for f16).
+type ktSplitFn func(ms, acc, q, kc, vc, ks, vs cuda.DevPtr, nHead, nKV, capy, ns, tkv int32, dtkv cuda.DevPtr, scale float32) error
+
+// ktAttnSplit returns the launcher of the split kernel kernels.AttnSplitName names.
+func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
+	type f16Fn = func(ms, acc, q, kc, vc cuda.DevPtr, nHead, nKV, capy, ns, tkv int32, dtkv cuda.DevPtr, scale float32) error
+	f16 := map[string]f16Fn{
+		"attn_split_f16_d64": k.AttnSplitF16D64, "attn_split_vec_f16_d64": k.AttnSplitVecF16D64,
+		"attn_split_f16_d128": k.AttnSplitF16D128, "attn_split_vec_f16_d128": k.AttnSplitVecF16D128,
+		"attn_split_f16_d256": k.AttnSplitF16D256, "attn_split_vec_f16_d256": k.AttnSplitVecF16D256,
+	}
+	f8 := map[string]ktSplitFn{
+		"attn_split_fp8_d64": k.AttnSplitFP8D64, "attn_split_vec_fp8_d64": k.AttnSplitVecFP8D64,
+		"attn_split_fp8_d128": k.AttnSplitFP8D128, "attn_split_vec_fp8_d128": k.AttnSplitVecFP8D128,
+		"attn_split_fp8_d256": k.AttnSplitFP8D256, "attn_split_vec_fp8_d256": k.AttnSplitVecFP8D256,
+	}
+	name, err := kernels.AttnSplitName(dh, fp8, vec)
+	if err != nil {
+		return nil, err
+	}
+	if fn, ok := f16[name]; ok {
+		return func(ms, acc, q, kc, vc, _, _ cuda.DevPtr, nHead, nKV, capy, ns, tkv int32, dtkv cuda.DevPtr, scale float32) error {
+			return fn(ms, acc, q, kc, vc, nHead, nKV, capy, ns, tkv, dtkv, scale)
+		}, nil
+	}
+	if fn, ok := f8[name]; ok {
+		return fn, nil
+	}
+	return nil, fmt.Errorf("no launcher for %s", name)
+}
+
+// TestGPUKernelAttention runs attn_split_* + attn_combine, every head dim
+// (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec), GQA 8/2,
+// 16/4 and 24/2 (24/2 tiles the 12 q heads of a KV head over 2 or 3 blocks
+// in grid.z), t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
+// the production cap (2·SMs/n_kv, bucket.go) and for cap 4 (chunks of up to
+// 8192 keys), plus more splits than keys for t_kv < 64 (empty splits), gate
+// off and on; the reference is float64 attention over the SAME dequantised
+// cache (f16 decoded, or e4m3 decoded times its f32 scale, both exact), so
+// only f32 arithmetic separates them.
+//
+// Cache slots from t_kv to capacity hold NaN (f16 0x7e00, e4m3 0x7f, NaN
+// scales), so a key read past t_kv turns the output into NaN; t_kv runs
+// from large to small and the poison grows with it.
+//
+// Checks, per run: the partials (empty splits exactly {−inf, 0, 0...};
+// per-split max and sum within their f32 bounds, ktAttnRef.checkSplits),
+// the output within an absolute tolerance, and the device-counter t_kv path
+// (with a wrong host value) bit-identical to the host path.
+//
+// Output tolerance: |gpu − ref| ≤ max|v|·(4e-5 + 2e-6·sqrt(t_kv)). The
+// constant covers score errors (an f32 dot of dh products, typically ≲1e-6
+// absolute, moving softmax weights by that relative amount) and the combine;
+// the sqrt term the online-softmax accumulation, ≤ 3u per key of a
+// sub-group's sequence (worst case at t_kv 32768 with 4 splits: 2048 keys,
+// 3.7e-4·max|v|, under the 3.6e-4 + 4e-5 allowed). The error is absolute
+// (relative to max|v|, not max|out|) because out is an average of random v
+// and shrinks like 1/sqrt(t_kv) while the f32 errors do not.
+//
+// FP8: the output is also compared with attention over the original f32
+// K/V and logged as "FP8 KV attention error"; e4m3 keeps 3 mantissa bits
+// (each value within 2^-4 relative), so a weighted average of v moves by at
+// most max|v|/16 (t_kv 1: out is the decoded v itself; in fact ≤ 16/448 of
+// the row's amax, half an e4m3 step in the top binade), and the K error moves
+// the softmax weights by ~|Δscore| ≈ 0.05 here, which averages out over many
+// keys but not over 2 or 5. The test bounds the error by max|v|/16 at every
+// t_kv; a float64 simulation of these seeded caches gives at most 3.8% (t_kv
+// 2) and at most 2% for t_kv ≥ 63.
+func TestGPUKernelAttention(t *testing.T) {
+	v := ktGPU(t)
+	sms := v.e.Info().SMs
+	seed := uint64(400)
+	fp8Worst := 0.0
+	for _, dh := range []int{64, 128, 256} {
+		for _, fp8 := range []bool{false, true} {
+			for _, gq := range []struct{ nHead, nKV int }{{8, 2}, {16, 4}, {24, 2}} {
+				seed++
+				kv := "f16"
+				if fp8 {
+					kv = "fp8"
+				}
+				t.Run(fmt.Sprintf("d%d-%s-%dq-%dkv", dh, kv, gq.nHead, gq.nKV), func(t *testing.T) {
+					fp8Worst = max(fp8Worst, ktAttentionCase(t, v, seed, dh, fp8, gq.nHead, gq.nKV, sms))
+				})
+			}
+		}
+	}
+	t.Logf("FP8 KV attention error, worst of all cases: max|out(fp8 cache) − out(f32 K/V)| = %.3g·max|v|", fp8Worst)
+}
+
+// ktAttentionCase runs one (head dim, KV type, GQA) configuration over every
+// t_kv and returns the worst fp8-vs-f32 output error (0 for f16).
+func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHead, nKV, sms int) float64 {
+	ts := []int{4097, 1000, 65, 64, 63, 5, 2, 1} // descending: the poisoned tail grows
+	if nHead == 8 && nKV == 2 {
+		ts = append([]int{32768}, ts...)
+	}
+	tmax := ts[0]
+	capy := tmax + 5
+	capSM := max(1, 2*sms/nKV) // bucket.go's cap: about two split blocks per SM
+	splits := func(tkv int) []int {
+		base := (tkv + 63) / 64
+		ns := []int{min(base, capSM), min(base, 4)}
+		if tkv < 64 {
+			ns = append(ns, tkv+2) // more splits than keys: the last ones are empty
+		}
+		slices.Sort(ns)
+		return slices.Compact(ns)
+	}
+	maxNS := 0
+	for _, tkv := range ts {
+		maxNS = max(maxNS, slices.Max(splits(tkv)))
+	}
+
+	// K and V rows U(-1,1) times a per-row factor e^U(-1,1): scores spread
+	// over a few units (the online max moves) and fp8 row scales differ.
+	r := ktRand(seed)
+	n := nKV * capy * dh
+	kf, vf := make([]float32, n), make([]float32, n)
+	for g := range nKV {
+		for j := range tmax {
+			fk := float32(math.Exp(float64(2*r.Float32() - 1)))
+			fv := float32(math.Exp(float64(2*r.Float32() - 1)))
+			row := (g*capy + j) * dh
+			for i := range dh {
+				kf[row+i] = (2*r.Float32() - 1) * fk
+				vf[row+i] = (2*r.Float32() - 1) * fv
+			}
+		}
+	}
+	kd, vd := make([]float32, n), make([]float32, n) // what the kernel reads
+	var dk, dv, dks, dvs cuda.DevPtr
+	if fp8 {
+		kc, vc := make([]uint8, n), make([]uint8, n)
+		ks, vs := make([]float32, nKV*capy), make([]float32, nKV*capy)
+		for g := range nKV {
+			for j := range tmax {
+				o := (g*capy + j) * dh
+				ks[g*capy+j] = ktFP8Row(kf[o:o+dh], kc[o:o+dh], kd[o:o+dh])
+				vs[g*capy+j] = ktFP8Row(vf[o:o+dh], vc[o:o+dh], vd[o:o+dh])
+			}
+		}
+		dk, dv, dks, dvs = ktUpload(t, v, kc, 0), ktUpload(t, v, vc, 0), ktUpload(t, v, ks, 0), ktUpload(t, v, vs, 0)
+	} else {
+		kc, vc := make([]uint16, n), make([]uint16, n)
+		for i := range n {
+			kc[i], vc[i] = gguf.F32ToF16(kf[i]), gguf.F32ToF16(vf[i])
+			kd[i], vd[i] = gguf.F16ToF32(kc[i]), gguf.F16ToF32(vc[i])
+		}
+		dk, dv = ktUpload(t, v, kc, 0), ktUpload(t, v, vc, 0)
+	}
+	var maxV, maxV32 float64
+	for i := range n {
+		maxV = math.Max(maxV, math.Abs(float64(vd[i])))
+		maxV32 = math.Max(maxV32, math.Abs(float64(vf[i])))
+	}
+
+	q := ktUniform(r, nHead*dh, -2, 2)
+	gate := ktUniform(r, nHead*2*dh, -3, 3) // the q|gate rows: gate of head h at h·2dh + dh
+	dq, dgate := ktUpload(t, v, q, 0), ktUpload(t, v, gate, 0)
+	gatePtr := dgate.Add(uint64(dh * 4))
+	ctr := ktCounters(t, v, 0, 0, 0, 0)
+	dms := v.alloc(t, nHead*maxNS*2*4)
+	dacc := v.alloc(t, nHead*maxNS*dh*4)
+	const guard = 16
+	nOut := nHead * dh
+	dout := v.alloc(t, (nOut+guard)*4)
+	scale := float32(1 / math.Sqrt(float64(dh)))
+
+	worst, fp8Worst := 0.0, 0.0
+	var fp8Log []string
+	for _, tkv := range ts {
+		for g := range nKV {
+			o := g*capy + tkv
+			if fp8 {
+				ktMust(t, v.e.MemsetD8Async(dk.Add(uint64(o*dh)), 0x7f, uint64((capy-tkv)*dh))) // e4m3 NaN
+				ktMust(t, v.e.MemsetD8Async(dv.Add(uint64(o*dh)), 0x7f, uint64((capy-tkv)*dh)))
+				v.poison(t, dks.Add(uint64(o*4)), capy-tkv, ktNaN)
+				v.poison(t, dvs.Add(uint64(o*4)), capy-tkv, ktNaN)
+			} else {
+				v.poison(t, dk.Add(uint64(o*dh*2)), (capy-tkv)*dh/2, 0x7e007e00) // two f16 NaNs
+				v.poison(t, dv.Add(uint64(o*dh*2)), (capy-tkv)*dh/2, 0x7e007e00)
+			}
+		}
+		ref := ktAttention(q, kd, vd, nHead, nKV, capy, dh, tkv, scale)
+		wantGated := make([]float64, nOut)
+		for i := range wantGated {
+			h, d := i/dh, i%dh
+			wantGated[i] = ref.out[i] / (1 + math.Exp(-float64(gate[h*2*dh+dh+d])))
+		}
+		var ref32 *ktAttnRef
+		if fp8 && tkv <= 4097 {
+			ref32 = ktAttention(q, kf, vf, nHead, nKV, capy, dh, tkv, scale)
+		}
+		tol := maxV * (4e-5 + 2e-6*math.Sqrt(float64(tkv)))
+		fp8AtT := 0.0
+		for _, ns := range splits(tkv) {
+			chunk := (tkv + ns - 1) / ns
+			empty := (ns-1)*chunk >= tkv
+			for _, vec := range []bool{false, true} {
+				split, err := ktAttnSplit(v.k, dh, fp8, vec)
+				ktMust(t, err)
+				what := fmt.Sprintf("t_kv %d, %d splits (chunk %d), vec %v", tkv, ns, chunk, vec)
+				var hostOut [2][]float32 // gate off, on
+				for _, dev := range []bool{false, true} {
+					v.poison(t, dms, nHead*maxNS*2, ktNaN)
+					v.poison(t, dacc, nHead*maxNS*dh, ktNaN)
+					host, dtkv := int32(tkv), cuda.DevPtr(0)
+					if dev {
+						ktSetCounters(t, v, ctr, 0, int32(tkv-1), int32(tkv), 0)
+						host = int32(tkv + 1) // wrong on purpose: slot t_kv is NaN
+						dtkv = ctr.Add(kernels.CounterTKV)
+					}
+					ktMust(t, split(dms, dacc, dq, dk, dv, dks, dvs, int32(nHead), int32(nKV), int32(capy), int32(ns), host, dtkv, scale))
+					if !dev {
+						ms := ktGet[float32](t, v, dms, nHead*ns*2)
+						var acc []float32
+						if empty {
+							acc = ktGet[float32](t, v, dacc, nHead*ns*dh)
+						}
+						if err := ref.checkSplits(ms, acc, ns); err != nil {
+							t.Fatalf("%s: partials: %v", what, err)
+						}
+					}
+					for gi, gated := range []bool{false, true} {
+						gp, want := cuda.DevPtr(0), ref.out
+						if gated {
+							gp, want = gatePtr, wantGated
+						}
+						w := fmt.Sprintf("%s, gate %v", what, gated)
+						v.poison(t, dout, nOut+guard, ktNaN)
+						ktMust(t, v.k.AttnCombine(dout, dms, dacc, gp, int32(nHead), int32(dh), int32(ns), int32(2*dh)))
+						got := ktGet[float32](t, v, dout, nOut+guard)
+						ktCheckPoison(t, w+": out guard", got[nOut:], ktNaN)
+						got = got[:nOut]
+						if dev {
+							ktCheckBits(t, w+": device t_kv vs host t_kv", got, hostOut[gi])
+							continue
+						}
+						hostOut[gi] = got
+						ktCheckElems(t, w, got, want, func(int) float64 { return tol })
+						d, _ := ktDiff(got, want)
+						worst = max(worst, d/maxV)
+						if ref32 != nil && !gated {
+							d32, _ := ktDiff(got, ref32.out)
+							fp8AtT = max(fp8AtT, d32/maxV32)
+							if !(d32 <= maxV32/16) {
+								t.Errorf("%s: FP8 KV attention error %.3g·max|v| > 1/16", w, d32/maxV32)
+							}
+						}
+					}
+				}
+			}
+		}
+		if ref32 != nil {
+			fp8Worst = max(fp8Worst, fp8AtT)
+			fp8Log = append(fp8Log, fmt.Sprintf("t_kv %d: %.3g", tkv, fp8AtT))
+		}
+	}
+	t.Logf("worst |gpu − ref|/max|v| = %.3g over %v (max|v| %.3g)", worst, ts, maxV)
+	if fp8 {
+		t.Logf("FP8 KV attention error (max|out_fp8 − out_f32|/max|v|): %v", fp8Log)
+	}
+	return fp8Worst
+}
+
+// TestGPUKernelAttnCombine checks attn_combine on its own with synthetic
+// partials: random (max, sum, acc) per split, about a quarter of the splits
+// empty ({−inf, 0, 0}), one head with every split empty (t_kv = 0: output
+// 0), n_splits 1, 7 and 300 (more splits than the block's 128 threads),
+// gate off and on. Reference ktCombine (float64). Tolerance per element:
+// the kernel adds n_splits terms in f32 for the sum and for each output dim
+// and takes expf (≤ 2 ulp) of f32 differences: (2·n_splits+32)·u·Σ_s f_s·|acc_s|/L.
+func TestGPUKernelAttnCombine(t *testing.T) {
+	v := ktGPU(t)
+	for i, tc := range []struct{ nHead, dh, ns int }{{6, 64, 1}, {6, 256, 7}, {4, 128, 300}} {
+		t.Run(fmt.Sprintf("h%d-d%d-splits%d", tc.nHead, tc.dh, tc.ns), func(t *testing.T) {
+			r := ktRand(uint64(500 + i))
+			ms := make([]float32, tc.nHead*tc.ns*2)
+			acc := make([]float32, tc.nHead*tc.ns*tc.dh)
+			for h := range tc.nHead {
+				for s := range tc.ns {
+					p := h*tc.ns + s
+					if h == 0 || r.Float32() < 0.25 {
+						ms[2*p], ms[2*p+1] = float32(math.Inf(-1)), 0
+						continue
+					}
+					l := 1 + 63*r.Float32()
+					ms[2*p], ms[2*p+1] = 10*r.Float32()-5, l
+					for d := range tc.dh {
+						acc[p*tc.dh+d] = l * (2*r.Float32() - 1)
+					}
+				}
+			}
+			gate := ktUniform(r, tc.nHead*2*tc.dh, -3, 3)
+			dms, dacc, dgate := ktUpload(t, v, ms, 0), ktUpload(t, v, acc, 0), ktUpload(t, v, gate, 0)
+			const guard = 16
+			n := tc.nHead * tc.dh
+			dout := v.alloc(t, (n+guard)*4)
+			for _, gated := range []bool{false, true} {
+				gp, gs := cuda.DevPtr(0), []float32(nil)
+				if gated {
+					gp, gs = dgate.Add(uint64(tc.dh*4)), gate[tc.dh:]
+				}
+				v.poison(t, dout, n+guard, ktNaN)
+				ktMust(t, v.k.AttnCombine(dout, dms, dacc, gp, int32(tc.nHead), int32(tc.dh), int32(tc.ns), int32(2*tc.dh)))
+				got := ktGet[float32](t, v, dout, n+guard)
+				ktCheckPoison(t, "guard", got[n:], ktNaN)
+				want, bound := ktCombine(ms, acc, gs, tc.nHead, tc.dh, tc.ns, 2*tc.dh)
+				tol := float64(2*tc.ns+32) * ktU
+				ktCheckElems(t, fmt.Sprintf("gate %v", gated), got[:n], want, func(i int) float64 { return tol * bound[i] })
+			}
+		})
+	}
+}
+
+// TestGPUKernelGDNConv runs gdn_conv for several steps in sequence, the
+// state carried on the device and in cpu.ConvStep, for qwen35's kernel 4
+// (channels 2K+V at H_k 2, H_v 4, and a count that is not a multiple of the
+// 256-thread block) and kernel 2. The state update is a shift plus a copy:
+// bit-identical. Output tolerance per channel: a sum of kern products in a
+// different order on each side (the GPU may use FMA) is within
+// (kern+4)·u·Σ|terms| per side, silu's slope is at most 1.1, and silu itself
+// differs by a few ulp (expf ≤ 2 ulp against a rounded float64 exp):
+// 2.2·(kern+4)·u·Σ|terms| + 8u·|y|.
+func TestGPUKernelGDNConv(t *testing.T) {
+	v := ktGPU(t)
+	for i, tc := range []struct{ channels, kern, steps int }{{1024, 4, 5}, {1000, 4, 5}, {300, 2, 3}} {
+		t.Run(fmt.Sprintf("c%d-k%d", tc.channels, tc.kern), func(t *testing.T) {
+			r := ktRand(uint64(600 + i))
+			c, ks := tc.channels, tc.kern-1
+			state := ktUniform(r, c*ks, -1, 1)
+			w := ktUniform(r, c*tc.kern, -1, 1)
+			const guard = 16
+			dstate := ktUpload(t, v, state, guard*4)
+			v.poison(t, dstate.Add(uint64(len(state)*4)), guard, ktNaN)
+			dw := ktUpload(t, v, w, 0)
+			dy := v.alloc(t, (c+guard)*4)
+			for step := range tc.steps {
+				x := ktUniform(r, c, -2, 2)
+				dx := ktUpload(t, v, x, 0)
+				abs := make([]float64, c)
+				for ch := range c {
+					abs[ch] = math.Abs(float64(x[ch]) * float64(w[ch*tc.kern+ks]))
+					for j := range ks {
+						abs[ch] += math.Abs(float64(state[ch*ks+j]) * float64(w[ch*tc.kern+j]))
+					}
+				}
+				want := make([]float32, c)
+				cpu.ConvStep(want, state, x, w, c, tc.kern)
+				v.poison(t, dy, c+guard, ktNaN)
+				ktMust(t, v.k.GDNConv(dy, dstate, dx, dw, int32(c), int32(tc.kern)))
+				got := ktGet[float32](t, v, dy, c+guard)
+				ktCheckPoison(t, "y guard", got[c:], ktNaN)
+				ktCheckElems(t, fmt.Sprintf("step %d y", step), got[:c], ktF64(want), func(i int) float64 {
+					return 2.2*float64(tc.kern+4)*ktU*abs[i] + 8*ktU*math.Abs(float64(want[i]))
+				})
+				st := ktGet[float32](t, v, dstate, len(state)+guard)
+				ktCheckPoison(t, "state guard", st[len(state):], ktNaN)
+				ktCheckBits(t, fmt.Sprintf("step %d state", step), st[:len(state)], state)
+			}
+		})
+	}
+}
+
+// TestGPUKernelGDNDelta runs gdn_delta for 4 steps with the state carried
+// (on the device, and through cpu.DeltaRuleStep on the host; both store
+// M[j][i] at state[(h·128+j)·128+i], j = v index, i = k index), for H_k 2 /
+// H_v 4 and H_k 16 / H_v 32, with both head maps (0: h % H_k, qwen35's tiled
+// order; 1: h / (H_v/H_k), grouped). The reference normalises q and k with
+// cpu.L2Norm (1/sqrt(Σx²+eps), eps cpu.L2NormEps), scales q by
+// 1/sqrtf(128), beta = sigmoid(b), g = ssm_a·softplus(a + dt_bias), as
+// gdn.cu documents. The initial state is random (not zero) so the decay and
+// the k·M products are exercised from step 0.
+//
+// Tolerance 2e-5 relative to max|ref| for o and for the state after each
+// step: the kernel's 128-term dot products are f32 (4 per lane + a 5-level
+// butterfly), the reference's float64; about 1e-6·sqrt(128) ≈ 1.1e-5 per
+// step for o, twice that allows for 4 steps of carried state (the state's
+// own per-step error is a few ulp of |M|).
+func TestGPUKernelGDNDelta(t *testing.T) {
+	v := ktGPU(t)
+	const S, steps, tol = 128, 4, 2e-5
+	for i, tc := range []struct{ hk, hv, headMap int }{{2, 4, 0}, {2, 4, 1}, {16, 32, 0}, {16, 32, 1}} {
+		t.Run(fmt.Sprintf("hk%d-hv%d-map%d", tc.hk, tc.hv, tc.headMap), func(t *testing.T) {
+			r := ktRand(uint64(700 + i))
+			state := ktUniform(r, tc.hv*S*S, -0.3, 0.3)
+			ssmA := ktUniform(r, tc.hv, -2, -0.1) // A = −exp(A_log) < 0
+			dtBias := ktUniform(r, tc.hv, -1, 1)
+			const guard = 16
+			dstate := ktUpload(t, v, state, guard*4)
+			v.poison(t, dstate.Add(uint64(len(state)*4)), guard, ktNaN)
+			dA, dDt := ktUpload(t, v, ssmA, 0), ktUpload(t, v, dtBias, 0)
+			do := v.alloc(t, (tc.hv*S+guard)*4)
+			qScale := 1 / float32(math.Sqrt(S)) // 1.0f/sqrtf(128): sqrtf is correctly rounded
+			for step := range steps {
+				q := ktUniform(r, tc.hk*S, -1, 1)
+				k := ktUniform(r, tc.hk*S, -1, 1)
+				vv := ktUniform(r, tc.hv*S, -1, 1)
+				b := ktUniform(r, tc.hv, -3, 3)
+				a := ktUniform(r, tc.hv, -2, 2)
+				dq, dk, dv := ktUpload(t, v, q, 0), ktUpload(t, v, k, 0), ktUpload(t, v, vv, 0)
+				db, da := ktUpload(t, v, b, 0), ktUpload(t, v, a, 0)
+				v.poison(t, do, tc.hv*S+guard, ktNaN)
+				ktMust(t, v.k.GDNDelta(dstate, do, dq, dk, dv, db, da, dA, dDt, int32(tc.hk), int32(tc.hv), int32(tc.headMap), cpu.L2NormEps))
+
+				want := make([]float32, tc.hv*S)
+				for h := range tc.hv {
+					hk := h % tc.hk
+					if tc.headMap == 1 {
+						hk = h / (tc.hv / tc.hk)
+					}
+					qh := slices.Clone(q[hk*S : (hk+1)*S])
+					kh := slices.Clone(k[hk*S : (hk+1)*S])
+					cpu.L2Norm(qh, cpu.L2NormEps)
+					cpu.L2Norm(kh, cpu.L2NormEps)
+					for j := range qh {
+						qh[j] *= qScale
+					}
+					beta := cpu.Sigmoid(b[h])
+					g := ssmA[h] * cpu.Softplus(a[h]+dtBias[h])
+					cpu.DeltaRuleStep(state[h*S*S:(h+1)*S*S], qh, kh, vv[h*S:(h+1)*S], want[h*S:(h+1)*S], g, beta)
+				}
+				got := ktGet[float32](t, v, do, tc.hv*S+guard)
+				ktCheckPoison(t, "o guard", got[tc.hv*S:], ktNaN)
+				eo := ktCheckRel(t, fmt.Sprintf("step %d o", step), got[:tc.hv*S], ktF64(want), tol)
+				st := ktGet[float32](t, v, dstate, len(state)+guard)
+				ktCheckPoison(t, "state guard", st[len(state):], ktNaN)
+				es := ktCheckRel(t, fmt.Sprintf("step %d state", step), st[:len(state)], ktF64(state), tol)
+				t.Logf("step %d: o rel err %.3g, state rel err %.3g", step, eo, es)
+			}
+		})
+	}
+}
+
+// TestGPUKernelElementwise checks swiglu (also in place, out = gate), add and
+// sigmoid_mul (with the gate rows strided, as for the q|gate projection).
+// add is one IEEE add: bit-exact. swiglu and sigmoid_mul differ from
+// cpu.SwiGLU / cpu.Sigmoid only in exp (expf ≤ 2 ulp, CUDA programming guide,
+// no fast math, i.e. ≤ 4u relative; the CPU's float64 exp rounded once, u),
+// then an IEEE add, divide and one or two multiplies on each side: ≤ 13u by
+// that count; 24u relative per element allowed.
+func TestGPUKernelElementwise(t *testing.T) {
+	v := ktGPU(t)
+	const n, guard = 10007, 16
+	r := ktRand(800)
+	gate := ktUniform(r, n, -8, 8)
+	up := ktUniform(r, n, -2, 2)
+	relTol := func(want []float32) func(int) float64 {
+		return func(i int) float64 { return 24 * ktU * math.Abs(float64(want[i])) }
+	}
+	t.Run("swiglu", func(t *testing.T) {
+		dg, du := ktUpload(t, v, gate, 0), ktUpload(t, v, up, 0)
+		dout := v.alloc(t, (n+guard)*4)
+		v.poison(t, dout, n+guard, ktNaN)
+		ktMust(t, v.k.SwiGLU(dout, dg, du, n))
+		want := make([]float32, n)
+		cpu.SwiGLU(want, gate, up)
+		got := ktGet[float32](t, v, dout, n+guard)
+		ktCheckPoison(t, "guard", got[n:], ktNaN)
+		ktCheckElems(t, "out", got[:n], ktF64(want), relTol(want))
+		ktMust(t, v.k.SwiGLU(dg, dg, du, n)) // in place over gate
+		ktCheckElems(t, "in place", ktGet[float32](t, v, dg, n), ktF64(want), relTol(want))
+	})
+	t.Run("add", func(t *testing.T) {
+		y := ktUniform(r, n, -4, 4)
+		dy := ktUpload(t, v, y, guard*4)
+		v.poison(t, dy.Add(n*4), guard, ktNaN)
+		ktMust(t, v.k.Add(dy, ktUpload(t, v, up, 0), n))
+		cpu.Add(y, up)
+		got := ktGet[float32](t, v, dy, n+guard)
+		ktCheckPoison(t, "guard", got[n:], ktNaN)
+		ktCheckBits(t, "y", got[:n], y)
+	})
+	for _, tc := range []struct{ rows, n, stride int }{{16, 256, 512}, {3, 100, 100}, {1, 4097, 4097}} {
+		t.Run(fmt.Sprintf("sigmoid_mul-%dx%d-stride%d", tc.rows, tc.n, tc.stride), func(t *testing.T) {
+			m := tc.rows * tc.n
+			x := ktUniform(r, m, -2, 2)
+			g := ktUniform(r, tc.rows*tc.stride, -8, 8)
+			dx := ktUpload(t, v, x, guard*4)
+			v.poison(t, dx.Add(uint64(m*4)), guard, ktNaN)
+			ktMust(t, v.k.SigmoidMul(dx, ktUpload(t, v, g, 0), int32(tc.rows), int32(tc.n), int32(tc.stride)))
+			want := make([]float32, m)
+			for row := range tc.rows {
+				for i := range tc.n {
+					want[row*tc.n+i] = x[row*tc.n+i] * cpu.Sigmoid(g[row*tc.stride+i])
+				}
+			}
+			got := ktGet[float32](t, v, dx, m+guard)
+			ktCheckPoison(t, "guard", got[m:], ktNaN)
+			ktCheckElems(t, "x", got[:m], ktF64(want), relTol(want))
+		})
+	}
+}
+
+// TestGPUKernelArgmax checks argmax_partial + argmax_final against
+// cpu.Argmax (exact: a comparison, no arithmetic) at the vocabulary size of
+// qwen35 (248320 = 30 chunks of 8192 and a partial one) and small sizes, with
+// ties in different chunks, in one thread's stride and in neighbouring
+// threads (the lowest index must win), the maximum in the last partial chunk
+// and at 0, NaNs (never chosen), and all -inf / all NaN (index 0). Each
+// partial is checked too (largest value, lowest index; (−inf, INT_MAX) for an
+// all-NaN chunk). With dtoken the token must also land in the device counter
+// and the other counters stay as they were.
+func TestGPUKernelArgmax(t *testing.T) {
+	v := ktGPU(t)
+	const chunk = 8192
+	for i, tc := range []struct {
+		name  string
+		n     int
+		setup func(x []float32)
+	}{
+		{"vocab-random", 248320, nil},
+		{"vocab-tie-across-chunks", 248320, func(x []float32) { x[200001], x[123457] = 100, 100 }},
+		{"vocab-tie-one-thread", 248320, func(x []float32) { x[16384+256*5+7], x[16384+7] = 50, 50 }},
+		{"vocab-tie-neighbours", 248320, func(x []float32) { x[70001], x[70000], x[70002] = 60, 60, 60 }},
+		{"vocab-max-last", 248320, func(x []float32) { x[248319] = 1e30 }},
+		{"vocab-max-first-nans", 248320, func(x []float32) {
+			for j := 5; j < len(x); j += 997 {
+				x[j] = float32(math.NaN())
+			}
+			x[0] = 1e20
+		}},
+		{"n1", 1, nil},
+		{"n7", 7, nil},
+		{"n8193-second-chunk", 8193, func(x []float32) { x[8192] = 1e9 }},
+		{"n1000-all-equal", 1000, func(x []float32) {
+			for j := range x {
+				x[j] = 0.25
+			}
+		}},
+		{"all-minus-inf", 9000, func(x []float32) {
+			for j := range x {
+				x[j] = float32(math.Inf(-1))
+			}
+		}},
+		{"all-nan", 20000, func(x []float32) {
+			for j := range x {
+				x[j] = float32(math.NaN())
+			}
+		}},
+		{"nan-chunk", 3 * chunk, func(x []float32) {
+			for j := chunk; j < 2*chunk; j++ {
+				x[j] = float32(math.NaN())
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ktRand(uint64(900 + i))
+			x := ktUniform(r, tc.n, -10, 10)
+			if tc.setup != nil {
+				tc.setup(x)
+			}
+			parts := (tc.n + chunk - 1) / chunk
+			dx := ktUpload(t, v, x, 0)
+			const guard = 4
+			dval, didx := v.alloc(t, (parts+guard)*4), v.alloc(t, (parts+guard)*4)
+			dout := v.alloc(t, 4*4)
+			ctr := ktCounters(t, v, -5, 10, 11, 3)
+			want := int32(cpu.Argmax(x))
+			for _, useCtr := range []bool{false, true} {
+				v.poison(t, dval, parts+guard, ktNaN)
+				v.poison(t, didx, parts+guard, ktNaN)
+				v.poison(t, dout, 4, ktNaN)
+				ktSetCounters(t, v, ctr, -5, 10, 11, 3)
+				ktMust(t, v.k.ArgMaxPartial(dval, didx, dx, int32(tc.n)))
+				dtoken := cuda.DevPtr(0)
+				if useCtr {
+					dtoken = ctr.Add(kernels.CounterToken)
+				}
+				ktMust(t, v.k.ArgMaxFinal(dout, dtoken, dval, didx, int32(tc.n)))
+				vals := ktGet[float32](t, v, dval, parts+guard)
+				idxs := ktGet[int32](t, v, didx, parts+guard)
+				ktCheckPoison(t, "part_val guard", vals[parts:], ktNaN)
+				for p := range parts {
+					lo, hi := p*chunk, min((p+1)*chunk, tc.n)
+					bv, bi := ktArgmaxChunk(x[lo:hi], lo)
+					if math.Float32bits(vals[p]) != math.Float32bits(bv) || idxs[p] != bi {
+						t.Fatalf("partial %d: (%v, %d), want (%v, %d)", p, vals[p], idxs[p], bv, bi)
+					}
+				}
+				for p := parts; p < parts+guard; p++ {
+					if uint32(idxs[p]) != ktNaN {
+						t.Fatalf("part_idx guard %d written: %d", p, idxs[p])
+					}
+				}
+				out := ktGet[int32](t, v, dout, 4)
+				if out[0] != want {
+					t.Fatalf("dtoken %v: argmax %d, want %d", useCtr, out[0], want)
+				}
+				for j := 1; j < 4; j++ {
+					if uint32(out[j]) != ktNaN {
+						t.Fatalf("out[%d] written: %d", j, out[j])
+					}
+				}
+				c := ktGet[int32](t, v, ctr, kernels.CountersBytes/4)
+				wantTok := int32(-5)
+				if useCtr {
+					wantTok = want
+				}
+				if c[kernels.CounterToken/4] != wantTok || c[kernels.CounterPos/4] != 10 || c[kernels.CounterTKV/4] != 11 || c[kernels.CounterStep/4] != 3 {
+					t.Fatalf("dtoken %v: counters %v, want token %d pos 10 t_kv 11 step 3", useCtr, c, wantTok)
+				}
+			}
+		})
+	}
+}
+
+// TestGPUKernelCounters checks counters_set (token, pos, t_kv as given,
+// step 0) and counters_advance (pos, t_kv and step +1, token kept) at the
+// byte offsets kernels.Counter* name.
+func TestGPUKernelCounters(t *testing.T) {
+	v := ktGPU(t)
+	const guard = 4
+	n := kernels.CountersBytes / 4
+	ctr := v.alloc(t, (n+guard)*4)
+	v.poison(t, ctr, n+guard, ktNaN)
+	read := func() []int32 {
+		c := ktGet[int32](t, v, ctr, n+guard)
+		for _, g := range c[n:] {
+			if uint32(g) != ktNaN {
+				t.Fatalf("counters guard written: %v", c)
+			}
+		}
+		return c[:n]
+	}
+	check := func(what string, token, pos, tkv, step int32) {
+		t.Helper()
+		c := read()
+		if c[kernels.CounterToken/4] != token || c[kernels.CounterPos/4] != pos || c[kernels.CounterTKV/4] != tkv || c[kernels.CounterStep/4] != step {
+			t.Fatalf("%s: counters %v, want token %d pos %d t_kv %d step %d", what, c, token, pos, tkv, step)
+		}
+	}
+	ktMust(t, v.k.CountersSet(ctr, 1234, 77, 78))
+	check("set", 1234, 77, 78, 0)
+	for i := int32(1); i <= 3; i++ {
+		ktMust(t, v.k.CountersAdvance(ctr))
+		check(fmt.Sprintf("advance %d", i), 1234, 77+i, 78+i, i)
+	}
+	ktMust(t, v.k.CountersSet(ctr, -1, 0, 1))
+	check("set again", -1, 0, 1, 0)
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/memra-ai/memra/engine/convert"
+)
+
+const usageHead = `usage: bench [flags]                   benchmark decode on the GPU
+       bench -compare OLD.json [NEW.json]  compare NEW (default: a fresh run) with OLD
+
+Measures, per model: load time, eager and graph decode speed at each context
+(filled synthetically), prompt priming time, device memory and graph
+captures, against the bandwidth roofline from a device copy measured in the
+same run. Writes bench-<time>.{json,md,svg} and latest.{json,md,svg} into
+-out, and prints the Markdown table.
+
+Examples:
+  bench -quick                          fast check: synth 0.8b+9b × bf16+q8_0, ctx 64,1024, 3 reps
+  bench                                 the full default run
+  bench -model /models/a.gguf,/models/b.gguf -ctx 64,4096 -reps 3
+  bench -compare results/old.json results/latest.json
+
+Flags:`
+
+// config is the parsed command line.
+type config struct {
+	models    []string // GGUF paths (-model)
+	presets   []string // synth presets (-preset)
+	types     []string // synth weight types (-type)
+	modelsDir string   // where synth files are written and reused
+	contexts  []int    // context lengths to decode at
+	tokens    int      // tokens generated per measurement
+	reps      int      // timed repetitions
+	warmup    int      // untimed repetitions before them
+	prompt    int      // prompt length of the priming measurement
+	kv        []string // KV cache types: "f16", "fp8"
+	copyMiB   int      // size of the copy-bandwidth buffer
+	out       string   // results folder
+	compare   string   // OLD.json for -compare
+	compareTo string   // NEW.json (positional, compare-only mode)
+	jsonOut   bool     // print JSON to stdout
+}
+
+// listFlag is a repeatable, comma-separated string flag.
+type listFlag struct {
+	vals []string
+	set  bool
+}
+
+func (l *listFlag) String() string { return strings.Join(l.vals, ",") }
+
+func (l *listFlag) Set(s string) error {
+	if !l.set { // the first explicit use replaces the default
+		l.vals, l.set = nil, true
+	}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			l.vals = append(l.vals, p)
+		}
+	}
+	return nil
+}
+
+var errHelp = errors.New("help")
+
+// parseArgs parses av (without the program name). Usage text and flag
+// errors go to w.
+func parseArgs(av []string, w io.Writer) (config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		fmt.Fprintln(w, usageHead)
+		fs.PrintDefaults()
+	}
+	var models listFlag
+	presets := listFlag{vals: []string{"0.8b", "9b"}}
+	types := listFlag{vals: []string{"bf16", "q8_0"}}
+	kv := listFlag{vals: []string{"f16"}}
+	fs.Var(&models, "model", "GGUF model `PATH` (repeatable or comma-separated); replaces the default presets unless -preset is given too")
+	fs.Var(&presets, "preset", "synth `PRESETS` to benchmark (comma-separated; have "+strings.Join(convert.Presets(), ", ")+")")
+	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated: bf16, q8_0, f16, f32)")
+	fs.Var(&kv, "kv", "KV cache `TYPES` (comma-separated: f16, fp8); each loads the model once")
+	modelsDir := fs.String("models-dir", filepath.Join(os.TempDir(), "memra-bench"), "`DIR` for synth models (reused when present)")
+	ctx := fs.String("ctx", "64,1024,4096,16384,32768", "context lengths `LIST` to decode at (filled synthetically)")
+	tokens := fs.Int("tokens", 128, "tokens generated per measurement")
+	reps := fs.Int("reps", 5, "timed repetitions per measurement (median and spread over them)")
+	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here)")
+	prompt := fs.Int("prompt", 64, "prompt length `P` of the priming measurement")
+	fp8 := fs.Bool("fp8", false, "FP8 (e4m3) KV cache: the same as -kv fp8")
+	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")
+	out := fs.String("out", "results", "results `DIR`")
+	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
+	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table then goes to stderr)")
+	quick := fs.Bool("quick", false, "fast check: -ctx 64,1024 -reps 3 (explicit -ctx/-reps win)")
+	if err := fs.Parse(av); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return config{}, errHelp
+		}
+		return config{}, err
+	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+
+	c := config{
+		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
+		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
+		models: models.vals, kv: kv.vals,
+	}
+	if *quick {
+		if !explicit["ctx"] {
+			*ctx = "64,1024"
+		}
+		if !explicit["reps"] {
+			c.reps = 3
+		}
+	}
+	// Explicit models replace the default presets; explicit presets add to them.
+	if len(c.models) == 0 || explicit["preset"] || explicit["type"] {
+		c.presets, c.types = presets.vals, types.vals
+	}
+	if *fp8 {
+		if explicit["kv"] && (len(kv.vals) != 1 || kv.vals[0] != "fp8") {
+			return config{}, fmt.Errorf("-fp8 conflicts with -kv %s", kv.String())
+		}
+		c.kv = []string{"fp8"}
+	}
+	var err error
+	if c.contexts, err = parseInts(*ctx); err != nil {
+		return config{}, fmt.Errorf("-ctx: %w", err)
+	}
+	if fs.NArg() > 0 {
+		if c.compare == "" || fs.NArg() > 1 {
+			return config{}, fmt.Errorf("unexpected arguments %q (only -compare OLD.json takes one, NEW.json)", fs.Args())
+		}
+		c.compareTo = fs.Arg(0)
+	}
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	var errs []error
+	for _, x := range []struct {
+		name string
+		v    int
+		min  int
+	}{{"tokens", c.tokens, 1}, {"reps", c.reps, 1}, {"warmup", c.warmup, 0}, {"prompt", c.prompt, 1}, {"copy-mib", c.copyMiB, 1}} {
+		if x.v < x.min {
+			errs = append(errs, fmt.Errorf("-%s %d must be at least %d", x.name, x.v, x.min))
+		}
+	}
+	for _, p := range c.presets {
+		if _, err := convert.PresetSpec(p); err != nil {
+			errs = append(errs, fmt.Errorf("-preset: %w", err))
+		}
+	}
+	for _, t := range c.types {
+		if _, err := convert.ParseFileType(t); err != nil {
+			errs = append(errs, fmt.Errorf("-type: %w", err))
+		}
+	}
+	for _, k := range c.kv {
+		if k != "f16" && k != "fp8" {
+			errs = append(errs, fmt.Errorf("-kv: unknown KV type %q (want f16 or fp8)", k))
+		}
+	}
+	if c.compareTo == "" && len(c.models) == 0 && (len(c.presets) == 0 || len(c.types) == 0) {
+		errs = append(errs, errors.New("nothing to benchmark: give -model or -preset and -type"))
+	}
+	return errors.Join(errs...)
+}
+
+// parseInts parses a comma-separated list of positive integers, returned
+// sorted without duplicates. A k suffix multiplies by 1024 ("4k" = 4096).
+func parseInts(s string) ([]int, error) {
+	seen := map[int]bool{}
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		mul := 1
+		if q, ok := strings.CutSuffix(strings.ToLower(p), "k"); ok {
+			p, mul = q, 1024
+		}
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", p)
+		}
+		v *= mul
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty list %q", s)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// job is one model to benchmark: a GGUF path, or a synth preset to write
+// there first.
+type job struct {
+	label  string // row key, e.g. "synth-9b-bf16" or the file's base name
+	path   string
+	preset string // "" for a user file
+	ftype  convert.FileType
+}
+
+// jobs lists the models in run order: user files first, then presets
+// (smallest first, as given) × types.
+func (c *config) jobs() []job {
+	var js []job
+	for _, p := range c.models {
+		js = append(js, job{label: strings.TrimSuffix(filepath.Base(p), ".gguf"), path: p})
+	}
+	for _, p := range c.presets {
+		for _, t := range c.types {
+			ft, _ := convert.ParseFileType(t) // validated
+			label := fmt.Sprintf("synth-%s-%s", p, ft)
+			js = append(js, job{label: label, preset: p, ftype: ft,
+				path: filepath.Join(c.modelsDir, fmt.Sprintf("memra-%s-seed1.gguf", label))})
+		}
+	}
+	return js
+}

@@ -1,0 +1,375 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/model"
+)
+
+func mustParse(t *testing.T, av ...string) config {
+	t.Helper()
+	c, err := parseArgs(av, io.Discard)
+	if err != nil {
+		t.Fatalf("parseArgs(%q): %v", av, err)
+	}
+	return c
+}
+
+func TestParseDefaults(t *testing.T) {
+	c := mustParse(t)
+	want := config{
+		presets: []string{"0.8b", "9b"}, types: []string{"bf16", "q8_0"}, kv: []string{"f16"},
+		contexts: []int{64, 1024, 4096, 16384, 32768}, tokens: 128, reps: 5, warmup: 1, prompt: 64,
+		copyMiB: 2048, out: "results", modelsDir: filepath.Join(os.TempDir(), "memra-bench"),
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+	js := c.jobs()
+	labels := []string{}
+	for _, j := range js {
+		labels = append(labels, j.label)
+	}
+	if got := strings.Join(labels, " "); got != "synth-0.8b-bf16 synth-0.8b-q8_0 synth-9b-bf16 synth-9b-q8_0" {
+		t.Fatalf("job order: %s", got)
+	}
+	if js[2].path != filepath.Join(want.modelsDir, "memra-synth-9b-bf16-seed1.gguf") || js[2].preset != "9b" {
+		t.Fatalf("job 2: %+v", js[2])
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	c := mustParse(t, "-quick")
+	if !reflect.DeepEqual(c.contexts, []int{64, 1024}) || c.reps != 3 {
+		t.Fatalf("-quick: ctx %v reps %d", c.contexts, c.reps)
+	}
+	c = mustParse(t, "-quick", "-reps", "7", "-ctx", "4k,64,64,100")
+	if !reflect.DeepEqual(c.contexts, []int{64, 100, 4096}) || c.reps != 7 {
+		t.Fatalf("-quick with explicit: ctx %v reps %d", c.contexts, c.reps)
+	}
+	c = mustParse(t, "-model", "/m/a.gguf,/m/b.gguf", "--model", "c.gguf", "-fp8", "-json", "-out", "r2")
+	if !reflect.DeepEqual(c.models, []string{"/m/a.gguf", "/m/b.gguf", "c.gguf"}) || c.presets != nil ||
+		!reflect.DeepEqual(c.kv, []string{"fp8"}) || !c.jsonOut || c.out != "r2" {
+		t.Fatalf("models: %+v", c)
+	}
+	if js := c.jobs(); len(js) != 3 || js[0].label != "a" || js[2].path != "c.gguf" || js[1].preset != "" {
+		t.Fatalf("model jobs: %+v", js)
+	}
+	c = mustParse(t, "-model", "x.gguf", "-preset", "9b", "-type", "q8_0", "-kv", "f16,fp8")
+	if len(c.jobs()) != 2 || c.jobs()[1].label != "synth-9b-q8_0" || len(c.kv) != 2 {
+		t.Fatalf("model + preset: %+v", c.jobs())
+	}
+	c = mustParse(t, "-compare", "old.json", "new.json")
+	if c.compare != "old.json" || c.compareTo != "new.json" {
+		t.Fatalf("compare: %+v", c)
+	}
+	if _, err := parseArgs([]string{"-h"}, io.Discard); !errors.Is(err, errHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		av   []string
+		want string
+	}{
+		{[]string{"-ctx", "64,x"}, `"x" is not a positive integer`},
+		{[]string{"-ctx", "0"}, "not a positive integer"},
+		{[]string{"-ctx", ","}, "empty list"},
+		{[]string{"-tokens", "0"}, "-tokens 0 must be at least 1"},
+		{[]string{"-reps", "0"}, "-reps 0"},
+		{[]string{"-warmup", "-1"}, "-warmup -1"},
+		{[]string{"-preset", "70b"}, `unknown preset "70b"`},
+		{[]string{"-type", "q4_k"}, `unknown type "q4_k"`},
+		{[]string{"-kv", "int8"}, `unknown KV type "int8"`},
+		{[]string{"-fp8", "-kv", "f16"}, "-fp8 conflicts"},
+		{[]string{"stray"}, "unexpected arguments"},
+		{[]string{"-compare", "a.json", "b.json", "c.json"}, "unexpected arguments"},
+		{[]string{"-nope"}, "flag provided but not defined"},
+	} {
+		_, err := parseArgs(tc.av, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseArgs(%q) = %v, want an error containing %q", tc.av, err, tc.want)
+		}
+	}
+}
+
+// qwen35 9b preset shape (convert presets: 32 layers, full attention every
+// 4th, 4 KV heads of 256, 16 K heads and 32 V heads of 128, conv kernel 4).
+func config9b() *model.Config {
+	c := &model.Config{Arch: model.ArchQwen35, NLayer: 32, NHeadKV: 4, HeadDimK: 256, HeadDimV: 256,
+		SSMConvKernel: 4, SSMStateSize: 128, SSMGroupCount: 16, SSMNumVHeads: 32, SSMInnerSize: 4096}
+	for i := range 32 {
+		k := model.LayerRecurrent
+		if i%4 == 3 {
+			k = model.LayerAttention
+		}
+		c.Kinds = append(c.Kinds, k)
+	}
+	return c
+}
+
+func TestRooflineArithmetic(t *testing.T) {
+	tr := trafficOf(config9b(), false)
+	// Hand-computed: 8 attn layers × 4 heads × 1000 keys × 256 × 2 bytes × (K, V).
+	if got := tr.kvBytes(1000); got != 32_768_000 {
+		t.Errorf("kv f16 at 1000 keys = %v, want 32768000", got)
+	}
+	// FP8: 256 one-byte values + a 4-byte scale per row.
+	if got := trafficOf(config9b(), true).kvBytes(1000); got != 16_640_000 {
+		t.Errorf("kv fp8 at 1000 keys = %v, want 16640000", got)
+	}
+	// 24 GDN layers × 2 (read+write) × (32·128·128·4 + 8192 channels · 3 taps · 4).
+	if got := tr.stateBytes(); got != 105_381_888 {
+		t.Errorf("state bytes = %v, want 105381888", got)
+	}
+	// Steps at positions 64…191 attend to 65…192 keys.
+	if got := meanTKV(64, 128); got != 128.5 {
+		t.Errorf("meanTKV(64, 128) = %v, want 128.5", got)
+	}
+	if got := rooflineMs(4.19e9, 4.19e12); math.Abs(got-1) > 1e-12 { // float rounding only
+		t.Errorf("rooflineMs = %v, want 1", got)
+	}
+	if got := rooflineMs(1e9, 0); got != 0 {
+		t.Errorf("rooflineMs without bandwidth = %v, want 0", got)
+	}
+	r := Row{Tokens: 128, RooflineMs: 1.5}
+	r.finish([]float64{256, 128 * 2.2, 128 * 1.9}) // 2.0, 2.2, 1.9 ms/token
+	if math.Abs(r.MsTok.Median-2) > 1e-12 || math.Abs(r.RooflinePct-75) > 1e-9 ||
+		math.Abs(r.TokS.Median-500) > 1e-9 || math.Abs(r.TokS.Max-1000/1.9) > 1e-9 {
+		t.Errorf("finish: ms %+v tok/s %+v pct %v", r.MsTok, r.TokS, r.RooflinePct)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	in := []float64{5, 1, 4, 2, 3}
+	s := summarize(in)
+	if s != (Stat{Median: 3, Min: 1, Max: 5, Q1: 2, Q3: 4}) {
+		t.Errorf("odd: %+v", s)
+	}
+	if in[0] != 5 {
+		t.Error("summarize reordered its input")
+	}
+	if s := summarize([]float64{4, 1, 3, 2}); s.Median != 2.5 || s.Q1 != 1.75 || s.Q3 != 3.25 {
+		t.Errorf("even: %+v", s)
+	}
+	if got := (Stat{Median: 4, Min: 3, Max: 5}).spreadPct(); got != 50 {
+		t.Errorf("spread = %v, want 50", got)
+	}
+}
+
+func row(model, kv string, ctx int, path string, toks, roofMs float64) Row {
+	r := Row{Model: model, KV: kv, Context: ctx, Path: path, Tokens: 128, MeanTKV: meanTKV(ctx, 128),
+		WeightBytes: 1.6e10, KVBytes: float64(ctx) * 1e3, StateBytes: 1.05e8, RooflineMs: roofMs}
+	r.finish([]float64{128 * 1000 / toks, 128 * 1000 / (toks * 1.01), 128 * 1000 / (toks * 0.98)})
+	return r
+}
+
+func sampleReport() *Report {
+	rep := &Report{Version: reportVersion, Started: "2025-01-02T03:04:05Z", Finished: "2025-01-02T03:09:05Z",
+		Device:   DeviceReport{Name: "NVIDIA H200", CC: "9.0", SMs: 132, TotalMem: 150_000_000_000},
+		Copy:     CopyReport{Bytes: 2 << 30, Reps: 10, Ms: Stat{Median: 1.02, Min: 1.01, Max: 1.05, Q1: 1.015, Q3: 1.03}, BWRW: 4.2e12, Samples: []float64{1.02, 1.01}},
+		Settings: Settings{Contexts: []int{64, 1024, 4096}, Tokens: 128, Reps: 3, Warmup: 1, Prompt: 64, KV: "f16"},
+		Notes:    []string{noteSynthetic, noteRoofline},
+	}
+	for i, name := range []string{"synth-9b-bf16", "weird <&> \"name\""} {
+		m := ModelReport{Model: name, Path: "/tmp/" + name, KV: "f16", LoadS: 9.5, Captures: 7, Nodes: 300,
+			Memory: Memory{WeightsDevice: 18e9, WeightsStep: 16e9, Capacity: 4232, KV: 1e9, State: 5e7, Scratch: 1e6, Caches: 2, DeviceUsed: 21e9},
+			Prime:  &Prime{Tokens: 64, Ms: Stat{Median: 300, Min: 290, Max: 310, Q1: 295, Q3: 305}, Samps: []float64{300, 290, 310}}}
+		base := 200.0 / float64(i+1)
+		for _, ctx := range []int{64, 1024, 4096} {
+			slow := 1 - float64(ctx)/20000
+			m.Rows = append(m.Rows, row(name, "f16", ctx, "graph", base*slow, 4.0*float64(i+1)),
+				row(name, "f16", ctx, "eager", 0.8*base*slow, 4.0*float64(i+1)))
+		}
+		rep.Models = append(rep.Models, m)
+	}
+	rep.Models = append(rep.Models, ModelReport{Model: "broken", KV: "f16", Error: "gpu: tensor x is Q4_K", Rows: []Row{}})
+	return rep
+}
+
+func TestReportRoundTrip(t *testing.T) {
+	rep := sampleReport()
+	dir := t.TempDir()
+	if err := rep.writeFiles(dir, "20250102-030405"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"bench-20250102-030405", "latest"} {
+		for _, ext := range []string{".json", ".md", ".svg"} {
+			if fi, err := os.Stat(filepath.Join(dir, n+ext)); err != nil || fi.Size() == 0 {
+				t.Errorf("%s%s: %v", n, ext, err)
+			}
+		}
+	}
+	got, err := readReport(filepath.Join(dir, "latest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rep) {
+		t.Fatalf("round trip differs:\n got %+v\nwant %+v", got, rep)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "latest.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"4.200 TB/s", "| synth-9b-bf16 | f16 | 1k | graph |", "gpu: tensor x is Q4_K", "bytes read + written"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	// A decode table line per row (6 per working model) plus header and rule.
+	if n := strings.Count(string(md), "| f16 | "); n < 12 {
+		t.Errorf("markdown has %d f16 rows, want at least 12", n)
+	}
+
+	bad := filepath.Join(dir, "v0.json")
+	if err := os.WriteFile(bad, []byte(`{"version": 0}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readReport(bad); err == nil || !strings.Contains(err.Error(), "version 0") {
+		t.Errorf("old version: %v", err)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	old := &Report{Version: reportVersion, Models: []ModelReport{{Model: "m", KV: "f16", Rows: []Row{
+		{Model: "m", KV: "f16", Context: 64, Path: "graph", TokS: Stat{Median: 100}, RooflinePct: 50},
+		{Model: "m", KV: "f16", Context: 64, Path: "eager", TokS: Stat{Median: 50}},
+		{Model: "m", KV: "f16", Context: 4096, Path: "graph", TokS: Stat{Median: 90}},
+	}}}}
+	cur := &Report{Version: reportVersion, Models: []ModelReport{{Model: "m", KV: "f16", Rows: []Row{
+		{Model: "m", KV: "f16", Context: 64, Path: "graph", TokS: Stat{Median: 120}, RooflinePct: 60},
+		{Model: "m", KV: "f16", Context: 64, Path: "eager", TokS: Stat{Median: 40}},
+		{Model: "m", KV: "fp8", Context: 64, Path: "graph", TokS: Stat{Median: 150}},
+	}}}}
+	c := compareReports(old, cur)
+	if len(c.Rows) != 2 || math.Abs(c.Rows[0].Ratio-1.2) > 1e-12 || math.Abs(c.Rows[1].Ratio-0.8) > 1e-12 {
+		t.Fatalf("ratios: %+v", c.Rows)
+	}
+	if !reflect.DeepEqual(c.OnlyOld, []string{"m|f16|4096|graph"}) || !reflect.DeepEqual(c.OnlyNew, []string{"m|fp8|64|graph"}) {
+		t.Fatalf("unmatched: old %v new %v", c.OnlyOld, c.OnlyNew)
+	}
+	if g, n := c.geomean(""); n != 2 || math.Abs(g-math.Sqrt(0.96)) > 1e-12 {
+		t.Errorf("geomean all = %v over %d, want sqrt(0.96) over 2", g, n)
+	}
+	var b bytes.Buffer
+	c.print(&b, "old.json", "new.json")
+	for _, want := range []string{"**1.200**", "**0.800**", "geomean new/old (graph, 1 rows): 1.200", "only in old: m|f16|4096|graph"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("compare output lacks %q:\n%s", want, b.String())
+		}
+	}
+
+	// Compare-only mode through run: no GPU needed.
+	dir := t.TempDir()
+	for name, r := range map[string]*Report{"old.json": old, "new.json": cur} {
+		if err := r.writeFiles(dir, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "latest.json"), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	code, err := run([]string{"-compare", filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")}, &out, io.Discard)
+	if err != nil || code != 0 || !strings.Contains(out.String(), "**1.200**") {
+		t.Fatalf("run -compare: code %d err %v\n%s", code, err, out.String())
+	}
+	if code, err := run([]string{"-compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "new.json")}, &out, io.Discard); code != 2 || err == nil {
+		t.Errorf("missing file: code %d err %v", code, err)
+	}
+}
+
+// svgStats parses an SVG, failing on malformed XML, and returns the
+// polylines' classes with their point counts.
+func svgStats(t *testing.T, data []byte) map[string][]int {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(data))
+	lines := map[string][]int{}
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("malformed SVG: %v", err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			depth++
+			if el.Name.Local != "polyline" {
+				continue
+			}
+			var class, points string
+			for _, a := range el.Attr {
+				switch a.Name.Local {
+				case "class":
+					class = a.Value
+				case "points":
+					points = a.Value
+				}
+			}
+			lines[class] = append(lines[class], len(strings.Fields(points)))
+		case xml.EndElement:
+			depth--
+		}
+	}
+	if depth != 0 {
+		t.Fatalf("unbalanced SVG elements: depth %d", depth)
+	}
+	return lines
+}
+
+func TestChart(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeChart(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	lines := svgStats(t, b.Bytes())
+	// Two models with rows (the broken one has none) × {graph, eager,
+	// roofline}, three contexts each.
+	for _, class := range []string{"series graph", "series eager", "series roofline"} {
+		if got := lines[class]; !reflect.DeepEqual(got, []int{3, 3}) {
+			t.Errorf("%s: point counts %v, want [3 3]", class, got)
+		}
+	}
+	if len(lines) != 3 {
+		t.Errorf("polyline classes %v, want 3", lines)
+	}
+	if !strings.Contains(b.String(), "weird &lt;&amp;&gt;") || !strings.Contains(b.String(), `stroke-dasharray="8 5"`) {
+		t.Error("chart lacks the escaped label or the dashed roofline")
+	}
+
+	b.Reset()
+	if err := writeChart(&b, &Report{}); err != nil {
+		t.Fatal(err)
+	}
+	if lines := svgStats(t, b.Bytes()); len(lines) != 0 || !strings.Contains(b.String(), "no data") {
+		t.Errorf("empty chart: %v", lines)
+	}
+}
+
+func TestLogAxis(t *testing.T) {
+	a := logAxis{lo: 10, hi: 1000, p0: 500, p1: 100}
+	for _, tc := range []struct{ v, want float64 }{{10, 500}, {1000, 100}, {100, 300}} {
+		if got := a.pos(tc.v); math.Abs(got-tc.want) > 1e-9 { // float log10 rounding
+			t.Errorf("pos(%v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+	if got := ticks125(3, 600); !reflect.DeepEqual(got, []float64{5, 10, 20, 50, 100, 200, 500}) {
+		t.Errorf("ticks125(3, 600) = %v", got)
+	}
+	if got := tickLabel(32768) + " " + tickLabel(64) + " " + tickLabel(2000); got != "32k 64 2k" {
+		t.Errorf("tick labels %q", got)
+	}
+}

@@ -1,0 +1,479 @@
+// Command bench measures memra's decode speed on the GPU against the
+// bandwidth roofline: per model, load time; eager (DecodeStep) and graph
+// (captured CUDA graph replay) tokens/s at several contexts; prompt
+// priming; device memory; graph captures. A device-to-device copy measured
+// in the same run gives the bandwidth, and roofline % compares the measured
+// time per token with the bytes a token must move at that bandwidth.
+//
+// Contexts are filled synthetically (Cache.FillSynthetic): decode speed
+// depends on the bytes moved, not on their values, so there is no need to
+// prime 32k tokens one by one.
+//
+// Results (JSON, Markdown, SVG chart) are rewritten after every measured
+// context, so a killed run keeps what it measured. -compare OLD.json prints
+// new/old ratios.
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/memra-ai/memra/engine/convert"
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/gpu"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/gguf"
+)
+
+func main() {
+	code, err := run(os.Args[1:], os.Stdout, os.Stderr)
+	var ng noGPUError
+	switch {
+	case errors.As(err, &ng):
+		fmt.Fprintln(os.Stderr, err) // already says "bench needs ..."
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "bench:", err)
+	}
+	os.Exit(code)
+}
+
+// run returns the exit status: 0 success, 1 some model failed, 2 usage,
+// setup error or no GPU.
+func run(av []string, stdout, stderr io.Writer) (int, error) {
+	c, err := parseArgs(av, stderr)
+	if errors.Is(err, errHelp) {
+		return 0, nil
+	}
+	if err != nil {
+		return 2, err
+	}
+	if c.compareTo != "" { // files only
+		return compareFiles(c.compare, c.compareTo, stdout)
+	}
+	var old *Report
+	if c.compare != "" { // read it before spending minutes on the GPU
+		if old, err = readReport(c.compare); err != nil {
+			return 2, fmt.Errorf("-compare: %w", err)
+		}
+	}
+	e, err := cuda.New(0)
+	if err != nil {
+		return 2, noGPUError{err}
+	}
+	defer e.Close()
+
+	t0 := time.Now()
+	b := &bencher{c: c, e: e, log: stderr, stamp: t0.Format("20060102-150405")}
+	b.rep = newReport(c, e)
+	code := b.all()
+	b.logf("done in %.0fs", time.Since(t0).Seconds())
+	b.rep.Finished = time.Now().Format(time.RFC3339)
+	if err := b.flush(); err != nil {
+		fmt.Fprintf(stderr, "bench: write results: %v\n", err)
+		code = max(code, 1)
+	}
+	fmt.Fprintf(stderr, "[bench] results in %s/bench-%s.{json,md,svg} (and latest.*)\n", c.out, b.stamp)
+
+	tableOut := stdout
+	if c.jsonOut {
+		tableOut = stderr
+	}
+	b.rep.markdown(tableOut)
+	if old != nil {
+		fmt.Fprintln(tableOut)
+		compareReports(old, b.rep).print(tableOut, c.compare, "this run")
+	}
+	if c.jsonOut {
+		js, err := b.rep.json()
+		if err != nil {
+			return 2, err
+		}
+		stdout.Write(js)
+	}
+	return code, nil
+}
+
+// noGPUError is the error of a machine without a usable NVIDIA GPU.
+type noGPUError struct{ err error }
+
+func (e noGPUError) Error() string { return "bench needs an NVIDIA GPU: " + e.err.Error() }
+func (e noGPUError) Unwrap() error { return e.err }
+
+func compareFiles(oldPath, newPath string, w io.Writer) (int, error) {
+	old, err := readReport(oldPath)
+	if err != nil {
+		return 2, err
+	}
+	cur, err := readReport(newPath)
+	if err != nil {
+		return 2, err
+	}
+	compareReports(old, cur).print(w, oldPath, newPath)
+	return 0, nil
+}
+
+func newReport(c config, e *cuda.Engine) *Report {
+	info := e.Info()
+	host, _ := os.Hostname()
+	rep := &Report{
+		Version: reportVersion, Started: time.Now().Format(time.RFC3339), Host: host, Revision: revision(),
+		Device: DeviceReport{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.Major, info.Minor), SMs: info.SMs,
+			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion},
+		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ",")},
+		Notes:    []string{noteSynthetic, noteRoofline, noteBytes, notePaths},
+		Models:   []ModelReport{},
+	}
+	return rep
+}
+
+// revision is the VCS revision the binary was built from, if recorded.
+func revision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
+}
+
+// bencher runs the measurements and keeps the report current on disk.
+type bencher struct {
+	c     config
+	e     *cuda.Engine
+	log   io.Writer
+	stamp string
+	rep   *Report
+}
+
+func (b *bencher) logf(format string, a ...any) {
+	fmt.Fprintf(b.log, "[bench] "+format+"\n", a...)
+}
+
+func (b *bencher) flush() error { return b.rep.writeFiles(b.c.out, b.stamp) }
+
+// all measures the copy bandwidth, then every model × KV type. A failing
+// model is recorded and the run goes on; the result is 1 if any failed.
+func (b *bencher) all() int {
+	info := b.e.Info()
+	b.logf("device %s (sm_%d%d, %d SMs, %.1f GB)", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/1e9)
+	cp, err := measureCopy(b.e, uint64(b.c.copyMiB)<<20, 10)
+	if err != nil {
+		b.logf("copy bandwidth: %v", err)
+		b.rep.Error = err.Error()
+		return 1
+	}
+	b.rep.Copy = cp
+	b.logf("copy bandwidth %.3f TB/s read+write (%.1f MiB, median %.3f ms of %d, min–max %.3f–%.3f ms)",
+		cp.BWRW/1e12, float64(cp.Bytes)/(1<<20), cp.Ms.Median, cp.Reps, cp.Ms.Min, cp.Ms.Max)
+	if err := b.flush(); err != nil {
+		b.logf("write results: %v", err)
+	}
+	code := 0
+	for _, j := range b.c.jobs() {
+		synthS, err := b.ensure(j)
+		for _, kv := range b.c.kv {
+			b.rep.Models = append(b.rep.Models, ModelReport{Model: j.label, Path: j.path, KV: kv, SynthS: synthS, Rows: []Row{}})
+			mr := &b.rep.Models[len(b.rep.Models)-1]
+			if err == nil {
+				err2 := b.model(j, kv, mr)
+				if err2 != nil {
+					mr.Error = err2.Error()
+				}
+			} else {
+				mr.Error = err.Error()
+			}
+			if mr.Error != "" {
+				b.logf("%s %s: FAILED: %s", j.label, kv, mr.Error)
+				code = 1
+			}
+			if err := b.flush(); err != nil {
+				b.logf("write results: %v", err)
+			}
+		}
+	}
+	return code
+}
+
+// ensure writes a synth model if it is not there yet, returning the
+// seconds it took (0 when reused or for a user file).
+func (b *bencher) ensure(j job) (float64, error) {
+	if j.preset == "" {
+		return 0, nil
+	}
+	if _, err := os.Stat(j.path); err == nil {
+		b.logf("%s: reusing %s", j.label, j.path)
+		return 0, nil
+	}
+	if err := os.MkdirAll(b.c.modelsDir, 0o755); err != nil {
+		return 0, fmt.Errorf("models dir: %w", err)
+	}
+	b.logf("%s: synthesising into %s", j.label, j.path)
+	t0 := time.Now()
+	next := int64(0)
+	err := convert.SynthFile(j.path, convert.SynthOptions{Preset: j.preset, Type: j.ftype, Seed: 1,
+		Progress: func(done, total int64) {
+			if total > 0 && done*10 >= next*total { // a line per 10%
+				b.logf("%s: synth %3d%% (%.1f / %.1f GB, %.0fs)", j.label, done*100/total, float64(done)/1e9, float64(total)/1e9, time.Since(t0).Seconds())
+				next = done*10/total + 1
+			}
+		}})
+	if err != nil {
+		return 0, fmt.Errorf("synth %s: %w", j.label, err)
+	}
+	s := time.Since(t0).Seconds()
+	b.logf("%s: synth done in %.1fs", j.label, s)
+	return s, nil
+}
+
+// measureCopy times a device-to-device copy of size bytes of random data
+// with CUDA events: 2 warm-up copies, then reps timed ones.
+func measureCopy(e *cuda.Engine, size uint64, reps int) (CopyReport, error) {
+	src, err := e.Alloc(size)
+	if err != nil {
+		return CopyReport{}, fmt.Errorf("copy bandwidth: %w", err)
+	}
+	defer e.Free(src)
+	dst, err := e.Alloc(size)
+	if err != nil {
+		return CopyReport{}, fmt.Errorf("copy bandwidth: %w", err)
+	}
+	defer e.Free(dst)
+	// Random source bytes, 64 MiB of fresh random data at a time.
+	rng := rand.New(rand.NewPCG(1, 2))
+	chunk := make([]byte, min(size, 64<<20))
+	for off := uint64(0); off < size; off += uint64(len(chunk)) {
+		n := min(uint64(len(chunk)), size-off)
+		for i := uint64(0); i+8 <= n; i += 8 {
+			binary.LittleEndian.PutUint64(chunk[i:], rng.Uint64())
+		}
+		if err := e.CopyHtoD(src.Add(off), chunk[:n]); err != nil {
+			return CopyReport{}, fmt.Errorf("copy bandwidth: fill: %w", err)
+		}
+	}
+	ev0, err := e.NewEvent()
+	if err != nil {
+		return CopyReport{}, err
+	}
+	defer e.DestroyEvent(ev0)
+	ev1, err := e.NewEvent()
+	if err != nil {
+		return CopyReport{}, err
+	}
+	defer e.DestroyEvent(ev1)
+	var ms []float64
+	for i := range reps + 2 {
+		if err := errors.Join(e.Record(ev0), e.CopyDtoDAsync(dst, src, size), e.Record(ev1), e.EventSynchronize(ev1)); err != nil {
+			return CopyReport{}, fmt.Errorf("copy bandwidth: %w", err)
+		}
+		d, err := e.Elapsed(ev0, ev1)
+		if err != nil {
+			return CopyReport{}, fmt.Errorf("copy bandwidth: %w", err)
+		}
+		if i >= 2 {
+			ms = append(ms, float64(d)/float64(time.Millisecond))
+		}
+	}
+	st := summarize(ms)
+	return CopyReport{Bytes: size, Reps: reps, Ms: st, BWRW: 2 * float64(size) / (st.Median / 1e3), Samples: ms}, nil
+}
+
+// model loads one model with one KV type and measures it, filling mr.
+func (b *bencher) model(j job, kv string, mr *ModelReport) error {
+	c := b.c
+	t0 := time.Now()
+	f, err := gguf.Open(j.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	m, err := model.Load(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.path, err)
+	}
+	mr.Arch, mr.Layers, mr.Attn, mr.Vocab = m.Arch, m.NLayer, m.NumAttention(), m.NVocab
+	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
+	tu := time.Now()
+	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8"}, nil)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	mr.LoadS, mr.UploadS = time.Since(t0).Seconds(), time.Since(tu).Seconds()
+	b.logf("%s %s: loaded %.2f GB in %.2fs (upload %.2fs, %.1f GB/s)", j.label, kv, float64(g.WeightBytes())/1e9,
+		mr.LoadS, mr.UploadS, float64(g.WeightBytes())/1e9/mr.UploadS)
+
+	capacity := max(c.contexts[len(c.contexts)-1]+c.tokens+8, c.prompt+8)
+	cc, err := g.NewCache(capacity)
+	if err != nil {
+		return fmt.Errorf("eager cache: %w", err)
+	}
+	defer cc.Close()
+	gs := g.NewGraphDecodeState()
+	defer gs.Close()
+	if err := gs.Reserve(capacity); err != nil {
+		return fmt.Errorf("graph cache: %w", err)
+	}
+	kvB, stB, scB := cc.Bytes()
+	free, total, err := b.e.MemInfo()
+	if err != nil {
+		return err
+	}
+	mr.Memory = Memory{WeightsDevice: g.WeightBytes(), WeightsStep: uint64(m.WeightBytes()), Capacity: capacity,
+		KV: kvB, State: stB, Scratch: scB, Caches: 2, DeviceUsed: total - free}
+
+	// Prompt priming: GenerateGraph with nothing to generate primes only.
+	prompt := make([]int32, c.prompt)
+	for i := range prompt {
+		prompt[i] = int32((100 + i*7919) % m.NVocab)
+	}
+	var primeMs []float64
+	for i := range c.warmup + c.reps {
+		t := time.Now()
+		if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
+			return fmt.Errorf("prime: %w", err)
+		}
+		if i >= c.warmup {
+			primeMs = append(primeMs, msSince(t))
+		}
+	}
+	mr.Prime = &Prime{Tokens: c.prompt, Ms: summarize(primeMs), Samps: primeMs}
+	b.logf("%s %s: prime %d tokens %.2f ms (min–max %.2f–%.2f)", j.label, kv, c.prompt, mr.Prime.Ms.Median, mr.Prime.Ms.Min, mr.Prime.Ms.Max)
+
+	tr := trafficOf(&m.Config, kv == "fp8")
+	tok := int32(1000 % m.NVocab)
+	for _, ctx := range c.contexts {
+		base := Row{Model: j.label, KV: kv, Context: ctx, Tokens: c.tokens, MeanTKV: meanTKV(ctx, c.tokens),
+			WeightBytes: float64(m.WeightBytes()), StateBytes: tr.stateBytes()}
+		base.KVBytes = tr.kvBytes(base.MeanTKV)
+		base.RooflineMs = rooflineMs(base.bytes(), b.rep.Copy.BWRW)
+
+		gr := base
+		gr.Path = "graph"
+		if err := b.graph(g, gs, ctx, tok, &gr); err != nil {
+			return fmt.Errorf("graph decode at context %d: %w", ctx, err)
+		}
+		mr.Rows = append(mr.Rows, gr)
+		mr.Captures, mr.Nodes = gs.Captures, gs.Nodes
+		er := base
+		er.Path = "eager"
+		if err := b.eager(g, cc, ctx, tok, &er); err != nil {
+			return fmt.Errorf("eager decode at context %d: %w", ctx, err)
+		}
+		mr.Rows = append(mr.Rows, er)
+		for _, r := range []*Row{&gr, &er} {
+			b.logf("%s %s ctx %6d %s: %7.3f ms/tok (%.3f–%.3f) %8.1f tok/s  %.1f MB/tok  roofline %.3f ms = %5.1f%%%s",
+				j.label, kv, ctx, r.Path, r.MsTok.Median, r.MsTok.Min, r.MsTok.Max, r.TokS.Median, r.bytes()/1e6, r.RooflineMs, r.RooflinePct,
+				map[bool]string{true: fmt.Sprintf("  (%d captures, warm-up %.1f ms)", r.Captures, r.WarmupMs)}[r.Path == "graph"])
+		}
+		if err := b.flush(); err != nil {
+			b.logf("write results: %v", err)
+		}
+	}
+	return nil
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t)) / float64(time.Millisecond) }
+
+// finish fills a row's statistics from per-repeat times of r.Tokens tokens.
+func (r *Row) finish(totalMs []float64) {
+	per := make([]float64, len(totalMs))
+	rate := make([]float64, len(totalMs))
+	for i, t := range totalMs {
+		per[i] = t / float64(r.Tokens)
+		rate[i] = 1000 / per[i]
+	}
+	r.Samples = per
+	r.MsTok, r.TokS = summarize(per), summarize(rate)
+	if r.MsTok.Median > 0 {
+		r.RooflinePct = r.RooflineMs / r.MsTok.Median * 100
+	}
+}
+
+// graph times ContinueGraph from a synthetic context: each repeat refills
+// the cache to ctx and generates r.Tokens tokens (r.Tokens graph replays;
+// ContinueGraph's first token is the filled-in input, read back without a
+// step). Warm-ups capture the graphs of the buckets the window crosses.
+func (b *bencher) graph(g *gpu.Model, gs *gpu.GraphDecodeState, ctx int, tok int32, r *Row) error {
+	before := gs.Captures
+	var ms []float64
+	for i := range b.c.warmup + b.c.reps {
+		if err := gs.Cache().FillSynthetic(ctx, tok, uint64(1+i)); err != nil {
+			return err
+		}
+		t := time.Now()
+		if _, err := g.ContinueGraph(gs, r.Tokens+1); err != nil {
+			return err
+		}
+		d := msSince(t)
+		if i == 0 && b.c.warmup > 0 {
+			r.WarmupMs = d
+		}
+		if i >= b.c.warmup {
+			ms = append(ms, d)
+		}
+	}
+	r.Captures = gs.Captures - before
+	r.finish(ms)
+	return nil
+}
+
+// eager times r.Tokens DecodeStep calls with host argmax from a synthetic
+// context (refilled per repeat).
+func (b *bencher) eager(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, r *Row) error {
+	var ms []float64
+	for i := range b.c.warmup + b.c.reps {
+		if err := cc.FillSynthetic(ctx, tok, uint64(1+i)); err != nil {
+			return err
+		}
+		if err := g.Engine().Synchronize(); err != nil {
+			return err
+		}
+		in := tok
+		t := time.Now()
+		for range r.Tokens {
+			ll, err := g.DecodeStep(cc, in)
+			if err != nil {
+				return err
+			}
+			in = argmax(ll)
+		}
+		if i >= b.c.warmup {
+			ms = append(ms, msSince(t))
+		}
+	}
+	r.finish(ms)
+	return nil
+}
+
+func argmax(x []float32) int32 {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}

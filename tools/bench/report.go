@@ -1,0 +1,380 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// reportVersion is bumped when the JSON layout changes incompatibly.
+const reportVersion = 1
+
+// Notes every report carries, so a reader of the files alone knows how the
+// numbers were made.
+const (
+	noteSynthetic = "context filled synthetically (random KV rows and recurrent states, counters at the context); speed depends on bytes moved, not values"
+	noteRoofline  = "roofline ms = (weight + KV + state bytes per token) / copy bandwidth, where copy bandwidth counts bytes read + written (GPU.md convention: copy 4.19 TB/s read+write, read-only streaming 4.11 TB/s); roofline % = roofline ms / measured ms"
+	noteBytes     = "bytes per token: weights as one decode step reads them (untied token_embd: one row) + KV at the mean attention length of the measured steps + GDN recurrent and conv states read and written"
+	notePaths     = "eager = DecodeStep with logits copied to the host and host argmax per token; graph = ContinueGraph replaying one captured CUDA graph per attention bucket, 4-byte token read back per token; captures happen in the warm-up and are excluded from the timed repeats"
+)
+
+// Report is one bench run, written as JSON.
+type Report struct {
+	Version  int           `json:"version"`
+	Started  string        `json:"started"` // RFC 3339
+	Finished string        `json:"finished,omitempty"`
+	Host     string        `json:"host,omitempty"`
+	Revision string        `json:"revision,omitempty"` // vcs.revision of the binary, "+dirty" if modified
+	Device   DeviceReport  `json:"device"`
+	Copy     CopyReport    `json:"copy"`
+	Settings Settings      `json:"settings"`
+	Notes    []string      `json:"notes"`
+	Models   []ModelReport `json:"models"`
+	Error    string        `json:"error,omitempty"` // a failure before any model (the copy measurement)
+}
+
+// DeviceReport describes the GPU.
+type DeviceReport struct {
+	Name          string `json:"name"`
+	CC            string `json:"cc"` // compute capability, "9.0"
+	SMs           int    `json:"sms"`
+	TotalMem      uint64 `json:"total_mem"`
+	MemBusBits    int    `json:"mem_bus_bits,omitempty"`
+	MemClockKHz   int    `json:"mem_clock_khz,omitempty"`
+	DriverVersion int    `json:"driver_version,omitempty"`
+}
+
+// CopyReport is the device-to-device copy that sets the roofline.
+type CopyReport struct {
+	Bytes   uint64    `json:"bytes"` // buffer size; each copy reads and writes it
+	Reps    int       `json:"reps"`
+	Ms      Stat      `json:"ms"`
+	BWRW    float64   `json:"bw_rw"` // bytes read + written per second, from the median time
+	Samples []float64 `json:"samples_ms,omitempty"`
+}
+
+// Settings are the measurement parameters.
+type Settings struct {
+	Contexts []int  `json:"contexts"`
+	Tokens   int    `json:"tokens"`
+	Reps     int    `json:"reps"`
+	Warmup   int    `json:"warmup"`
+	Prompt   int    `json:"prompt"`
+	KV       string `json:"kv_list"`
+}
+
+// ModelReport is one model with one KV type.
+type ModelReport struct {
+	Model    string  `json:"model"` // row key
+	Path     string  `json:"path"`
+	KV       string  `json:"kv"` // "f16" or "fp8"
+	Arch     string  `json:"arch,omitempty"`
+	Layers   int     `json:"layers,omitempty"`
+	Attn     int     `json:"attn_layers,omitempty"`
+	Vocab    int     `json:"vocab,omitempty"`
+	SynthS   float64 `json:"synth_s,omitempty"` // seconds writing the synth file (0: reused or a user file)
+	LoadS    float64 `json:"load_s,omitempty"`  // open + parse + upload
+	UploadS  float64 `json:"upload_s,omitempty"`
+	Memory   Memory  `json:"memory"`
+	Prime    *Prime  `json:"prime,omitempty"`
+	Captures int     `json:"captures"` // graphs captured in total
+	Nodes    int     `json:"nodes"`    // kernel nodes of a captured graph
+	Rows     []Row   `json:"rows"`
+	Error    string  `json:"error,omitempty"`
+}
+
+// Memory is device memory in bytes.
+type Memory struct {
+	WeightsDevice uint64 `json:"weights_device"` // uploaded weights
+	WeightsStep   uint64 `json:"weights_step"`   // weight bytes one decode step reads
+	Capacity      int    `json:"cache_capacity"` // tokens each cache holds
+	KV            uint64 `json:"kv"`             // per cache, at capacity
+	State         uint64 `json:"state"`
+	Scratch       uint64 `json:"scratch"`
+	Caches        int    `json:"caches"`      // caches allocated (eager + graph)
+	DeviceUsed    uint64 `json:"device_used"` // total - free with everything allocated
+}
+
+// Prime is the prompt priming measurement (GenerateGraph with nothing to
+// generate).
+type Prime struct {
+	Tokens int       `json:"tokens"`
+	Ms     Stat      `json:"ms"`
+	Samps  []float64 `json:"samples_ms,omitempty"`
+}
+
+// Row is one (model, kv, context, path) measurement.
+type Row struct {
+	Model   string  `json:"model"`
+	KV      string  `json:"kv"`
+	Context int     `json:"context"`
+	Path    string  `json:"path"` // "eager" or "graph"
+	Tokens  int     `json:"tokens"`
+	MeanTKV float64 `json:"mean_tkv"`
+	MsTok   Stat    `json:"ms_per_token"`
+	TokS    Stat    `json:"tok_s"`
+	// Bytes one token moves.
+	WeightBytes float64   `json:"weight_bytes"`
+	KVBytes     float64   `json:"kv_bytes"`
+	StateBytes  float64   `json:"state_bytes"`
+	RooflineMs  float64   `json:"roofline_ms"`
+	RooflinePct float64   `json:"roofline_pct"`        // roofline ms / median ms × 100
+	Captures    int       `json:"captures,omitempty"`  // graphs captured in this context's warm-up
+	WarmupMs    float64   `json:"warmup_ms,omitempty"` // first warm-up run, captures included
+	Samples     []float64 `json:"samples_ms,omitempty"`
+}
+
+func (r *Row) bytes() float64 { return r.WeightBytes + r.KVBytes + r.StateBytes }
+
+// key identifies a row across runs.
+func (r *Row) key() string { return fmt.Sprintf("%s|%s|%d|%s", r.Model, r.KV, r.Context, r.Path) }
+
+// allRows flattens the models' rows in order.
+func (rep *Report) allRows() []Row {
+	var rows []Row
+	for _, m := range rep.Models {
+		rows = append(rows, m.Rows...)
+	}
+	return rows
+}
+
+// readReport reads a JSON report and checks its version.
+func readReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("read report %s: %w", path, err)
+	}
+	if r.Version != reportVersion {
+		return nil, fmt.Errorf("read report %s: version %d, this bench reads version %d", path, r.Version, reportVersion)
+	}
+	return &r, nil
+}
+
+func (rep *Report) json() ([]byte, error) {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// writeFiles writes bench-<stamp>.{json,md,svg} and latest.{json,md,svg}
+// into dir. Each file is written to a temporary name and renamed, so a run
+// killed mid-write leaves the previous version.
+func (rep *Report) writeFiles(dir, stamp string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results folder: %w", err)
+	}
+	js, err := rep.json()
+	if err != nil {
+		return err
+	}
+	var md, svg strings.Builder
+	rep.markdown(&md)
+	if err := writeChart(&svg, rep); err != nil {
+		return err
+	}
+	var errs []error
+	for _, base := range []string{"bench-" + stamp, "latest"} {
+		for ext, data := range map[string][]byte{".json": js, ".md": []byte(md.String()), ".svg": []byte(svg.String())} {
+			errs = append(errs, writeAtomic(filepath.Join(dir, base+ext), data))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Unit formatting.
+func gb(b uint64) string    { return fmt.Sprintf("%.2f GB", float64(b)/1e9) }
+func mb(b float64) string   { return fmt.Sprintf("%.1f", b/1e6) }
+func tbs(bw float64) string { return fmt.Sprintf("%.3f TB/s", bw/1e12) }
+func f2(x float64) string   { return fmt.Sprintf("%.2f", x) }
+func f1(x float64) string   { return fmt.Sprintf("%.1f", x) }
+func ctxName(c int) string {
+	if c >= 1024 && c%1024 == 0 {
+		return fmt.Sprintf("%dk", c/1024)
+	}
+	return fmt.Sprint(c)
+}
+
+// markdown writes the report as Markdown: setup, per-model summary, and
+// the decode table.
+func (rep *Report) markdown(w io.Writer) {
+	fmt.Fprintf(w, "# memra decode benchmark\n\n")
+	d := rep.Device
+	fmt.Fprintf(w, "- device: %s (sm %s, %d SMs, %s), driver %d\n", d.Name, d.CC, d.SMs, gb(d.TotalMem), d.DriverVersion)
+	fmt.Fprintf(w, "- started %s", rep.Started)
+	if rep.Finished != "" {
+		fmt.Fprintf(w, ", finished %s", rep.Finished)
+	} else {
+		fmt.Fprintf(w, " (in progress or interrupted)")
+	}
+	if rep.Revision != "" {
+		fmt.Fprintf(w, ", revision %s", rep.Revision)
+	}
+	fmt.Fprintln(w)
+	if rep.Error != "" {
+		fmt.Fprintf(w, "- **error:** %s\n", rep.Error)
+	}
+	if rep.Copy.BWRW > 0 {
+		fmt.Fprintf(w, "- copy bandwidth: **%s** (bytes read + written; device-to-device copy of %.2f GiB of random bytes, median of %d, %.3f ms, spread %.1f%%)\n",
+			tbs(rep.Copy.BWRW), float64(rep.Copy.Bytes)/(1<<30), rep.Copy.Reps, rep.Copy.Ms.Median, rep.Copy.Ms.spreadPct())
+	}
+	s := rep.Settings
+	ctxs := make([]string, len(s.Contexts))
+	for i, c := range s.Contexts {
+		ctxs[i] = fmt.Sprint(c)
+	}
+	fmt.Fprintf(w, "- %d tokens per measurement, %d warm-up + %d timed repeats (median, min–max), contexts %s, priming prompt %d tokens\n",
+		s.Tokens, s.Warmup, s.Reps, strings.Join(ctxs, ", "), s.Prompt)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+
+	fmt.Fprintf(w, "\n## Models\n\n")
+	fmt.Fprintln(w, "| model | kv | load s | weights (device) | weights/step | KV @cap | states | scratch | cap | device used | prime ms (P) | captures | nodes/graph |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, m := range rep.Models {
+		if m.Error != "" && m.Memory.WeightsDevice == 0 {
+			fmt.Fprintf(w, "| %s | %s | error: %s |||||||||||\n", m.Model, m.KV, strings.ReplaceAll(m.Error, "|", "/"))
+			continue
+		}
+		prime := "–"
+		if m.Prime != nil {
+			prime = fmt.Sprintf("%.1f (%d)", m.Prime.Ms.Median, m.Prime.Tokens)
+		}
+		mem := m.Memory
+		fmt.Fprintf(w, "| %s | %s | %.1f | %s | %s | %s | %s | %s | %d | %s | %s | %d | %d |\n",
+			m.Model, m.KV, m.LoadS, gb(mem.WeightsDevice), gb(mem.WeightsStep), gb(mem.KV), gb(mem.State), gb(mem.Scratch),
+			mem.Capacity, gb(mem.DeviceUsed), prime, m.Captures, m.Nodes)
+	}
+	for _, m := range rep.Models {
+		if m.Error != "" {
+			fmt.Fprintf(w, "\n**%s (%s) error:** %s\n", m.Model, m.KV, m.Error)
+		}
+	}
+
+	fmt.Fprintf(w, "\n## Decode\n\n")
+	rep.decodeTable(w)
+}
+
+// decodeTable writes the Markdown table of decode rows.
+func (rep *Report) decodeTable(w io.Writer) {
+	fmt.Fprintln(w, "| model | kv | ctx | path | ms/tok | min–max | spread % | tok/s | MB/tok | (weights+kv+state) | roofline ms | roofline % | captures |")
+	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rep.allRows() {
+		capt := ""
+		if r.Path == "graph" {
+			capt = fmt.Sprint(r.Captures)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.3f | %.3f–%.3f | %.1f | %.1f | %s | %s+%s+%s | %.3f | %.1f | %s |\n",
+			r.Model, r.KV, ctxName(r.Context), r.Path, r.MsTok.Median, r.MsTok.Min, r.MsTok.Max, r.MsTok.spreadPct(),
+			r.TokS.Median, mb(r.bytes()), mb(r.WeightBytes), mb(r.KVBytes), mb(r.StateBytes), r.RooflineMs, r.RooflinePct, capt)
+	}
+}
+
+// ratio is one matched row of a comparison.
+type ratio struct {
+	Key          string
+	Old, New     float64 // tok/s medians
+	Ratio        float64 // new / old
+	OldPct, NewP float64 // roofline %
+}
+
+// comparison matches rows by (model, kv, context, path).
+type comparison struct {
+	Rows             []ratio
+	OnlyOld, OnlyNew []string
+}
+
+func compareReports(old, cur *Report) comparison {
+	var c comparison
+	oldRows := map[string]Row{}
+	for _, r := range old.allRows() {
+		oldRows[r.key()] = r
+	}
+	seen := map[string]bool{}
+	for _, r := range cur.allRows() {
+		k := r.key()
+		o, ok := oldRows[k]
+		if !ok {
+			c.OnlyNew = append(c.OnlyNew, k)
+			continue
+		}
+		seen[k] = true
+		x := ratio{Key: k, Old: o.TokS.Median, New: r.TokS.Median, OldPct: o.RooflinePct, NewP: r.RooflinePct}
+		x.Ratio = math.NaN()
+		if o.TokS.Median > 0 {
+			x.Ratio = r.TokS.Median / o.TokS.Median
+		}
+		c.Rows = append(c.Rows, x)
+	}
+	for _, r := range old.allRows() {
+		if k := r.key(); !seen[k] {
+			c.OnlyOld = append(c.OnlyOld, k)
+		}
+	}
+	sort.Strings(c.OnlyOld)
+	return c
+}
+
+// geomean of the ratios of rows whose path is path ("" for all).
+func (c comparison) geomean(path string) (float64, int) {
+	s, n := 0.0, 0
+	for _, r := range c.Rows {
+		if path != "" && !strings.HasSuffix(r.Key, "|"+path) {
+			continue
+		}
+		if r.Ratio > 0 && !math.IsInf(r.Ratio, 0) {
+			s += math.Log(r.Ratio)
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), 0
+	}
+	return math.Exp(s / float64(n)), n
+}
+
+func (c comparison) print(w io.Writer, oldName, newName string) {
+	fmt.Fprintf(w, "## Compare: new %s / old %s (tok/s; > 1 is faster)\n\n", newName, oldName)
+	fmt.Fprintln(w, "| model | kv | ctx | path | old tok/s | new tok/s | new/old | roofline % old → new |")
+	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|")
+	for _, r := range c.Rows {
+		p := strings.Split(r.Key, "|")
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.1f | **%.3f** | %.1f → %.1f |\n", p[0], p[1], p[2], p[3], r.Old, r.New, r.Ratio, r.OldPct, r.NewP)
+	}
+	fmt.Fprintln(w)
+	for _, path := range []string{"graph", "eager", ""} {
+		if g, n := c.geomean(path); n > 0 {
+			name := path
+			if name == "" {
+				name = "all"
+			}
+			fmt.Fprintf(w, "geomean new/old (%s, %d rows): %.3f\n", name, n, g)
+		}
+	}
+	if len(c.OnlyOld) > 0 {
+		fmt.Fprintf(w, "only in old: %s\n", strings.Join(c.OnlyOld, ", "))
+	}
+	if len(c.OnlyNew) > 0 {
+		fmt.Fprintf(w, "only in new: %s\n", strings.Join(c.OnlyNew, ", "))
+	}
+}
