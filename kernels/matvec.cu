@@ -3,7 +3,8 @@
 // Why it looks like this: at n_tokens = 1 every projection is a matrix-vector
 // product whose cost is streaming W from memory once, so each row is read by
 // one warp with 16-byte loads (8 f16/bf16, 4 f32, or staged q8_0 blocks),
-// four loads in flight per lane, f32 accumulation. One warp per row keeps the
+// four loads in flight per lane, f32 accumulation (eight were tried and
+// measured no faster: docs/perf.md). One warp per row keeps the
 // reduction fixed: lane l adds its chunks in ascending order, then a xor
 // butterfly across the warp; the same geometry always gives the same bits.
 // `accumulate` != 0 adds the product into y (the residual add of x += W_o a and
@@ -24,6 +25,34 @@ __device__ __forceinline__ void memra_mv_store(float* y, int r, float acc, int a
     if ((threadIdx.x & 31) == 0) {
         y[r] = accumulate ? y[r] + acc : acc;
     }
+}
+
+// With xnorm != 0 the block first normalises its input: xs = x / sqrt(mean(x^2)
+// + eps) * norm_w, staged in dynamic shared memory (cols floats), and the
+// rows read xs instead of x. This fuses the RMSNorm that precedes every
+// projection into the projection: one launch and one pass fewer per norm.
+// Every block computes the same sum in the same order (thread-strided
+// partials, xor butterfly, warps in index order), so all blocks, and the
+// eager and graph paths, see identical xs.
+__device__ __forceinline__ const float* memra_mv_input(const float* x, const float* norm_w, int xnorm, int cols, float eps) {
+    extern __shared__ float memra_xs[];
+    if (!xnorm) return x;
+    __shared__ float red[MEMRA_MV_THREADS / 32];
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) {
+        const float v = x[i];
+        ss += v * v;
+    }
+    ss = memra_warp_sum(ss);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+    __syncthreads();
+    float tot = 0.0f;
+#pragma unroll
+    for (int w = 0; w < MEMRA_MV_THREADS / 32; w++) tot += red[w];
+    const float inv = 1.0f / sqrtf(tot / (float)cols + eps);
+    for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) memra_xs[i] = x[i] * inv * norm_w[i];
+    __syncthreads();
+    return memra_xs;
 }
 
 // dot of 8 packed 16-bit floats with x[0..7]
@@ -48,7 +77,9 @@ __device__ __forceinline__ float memra_dot8(uint4 w, float4 x0, float4 x1, float
 }
 
 template <bool BF16>
-__device__ __forceinline__ void memra_mv16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate) {
+__device__ __forceinline__ void memra_mv16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate,
+                                           const float* norm_w, int xnorm, float eps) {
+    x = memra_mv_input(x, norm_w, xnorm, cols, eps);
     const int r = blockIdx.x * MEMRA_MV_ROWS + (threadIdx.x >> 5);
     const int lane = threadIdx.x & 31;
     if (r >= rows) return;
@@ -82,9 +113,11 @@ __device__ __forceinline__ void memra_mv16(float* y, const unsigned short* W, co
     memra_mv_store(y, r, acc, accumulate);
 }
 
-// y: [rows] f32; W: [rows][cols] f32; x: [cols] f32
+// y: [rows] f32; W: [rows][cols] f32; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_f32(float* y, const float* W, const float* x, int rows, int cols, int accumulate) {
+matvec_f32(float* y, const float* W, const float* x, int rows, int cols, int accumulate,
+           const float* norm_w, int xnorm, float eps) {
+    x = memra_mv_input(x, norm_w, xnorm, cols, eps);
     const int r = blockIdx.x * MEMRA_MV_ROWS + (threadIdx.x >> 5);
     const int lane = threadIdx.x & 31;
     if (r >= rows) return;
@@ -125,36 +158,43 @@ matvec_f32(float* y, const float* W, const float* x, int rows, int cols, int acc
     memra_mv_store(y, r, acc, accumulate);
 }
 
-// y: [rows] f32; W: [rows][cols] f16 bits; x: [cols] f32
+// y: [rows] f32; W: [rows][cols] f16 bits; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_f16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate) {
-    memra_mv16<false>(y, W, x, rows, cols, accumulate);
+matvec_f16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate,
+           const float* norm_w, int xnorm, float eps) {
+    memra_mv16<false>(y, W, x, rows, cols, accumulate, norm_w, xnorm, eps);
 }
 
-// y: [rows] f32; W: [rows][cols] bf16 bits; x: [cols] f32
+// y: [rows] f32; W: [rows][cols] bf16 bits; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_bf16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate) {
-    memra_mv16<true>(y, W, x, rows, cols, accumulate);
+matvec_bf16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate,
+            const float* norm_w, int xnorm, float eps) {
+    memra_mv16<true>(y, W, x, rows, cols, accumulate, norm_w, xnorm, eps);
 }
 
-// One q8_0 block: returns d * sum_k(q_k * x_k), the sum taken in k order.
-// q points at 32 int8 (2-byte aligned), x at 32 f32 (16-byte aligned when xal).
-__device__ __forceinline__ float memra_q8_block(float d, const unsigned short* q16, const float* x) {
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < 16; k++) {
-        const unsigned short p = q16[k];
-        s += (float)(signed char)(p & 0xff) * x[2 * k];
-        s += (float)(signed char)(p >> 8) * x[2 * k + 1];
-    }
-    return d * s;
+// Four int8 quants (bytes b0..b3 of q, little-endian) dotted with x0..x3.
+__device__ __forceinline__ float memra_q8_dot4(unsigned int q, float4 xv) {
+    float s = (float)(signed char)(q & 0xff) * xv.x;
+    s += (float)(signed char)((q >> 8) & 0xff) * xv.y;
+    s += (float)(signed char)((q >> 16) & 0xff) * xv.z;
+    s += (float)(signed char)(q >> 24) * xv.w;
+    return s;
 }
 
 // y: [rows] f32; W: [rows][cols/32] q8_0 blocks (34 bytes: f16 d, int8 q[32]); x: [cols] f32; cols % 32 == 0
+//
+// Each warp streams its row 32 blocks (1088 bytes = 68 aligned 16-byte
+// chunks) at a time into shared memory with coalesced 16-byte loads, the
+// next chunk's loads issued before the current chunk is consumed (two
+// chunks ahead measured slower: docs/perf.md). From the
+// stage, 8 lanes share a block (4 quants each, x read as one float4: a warp
+// reads 4 blocks' x = 512 contiguous bytes per step, coalesced), and every
+// lane adds d * (its 4-quant partial) to its accumulator in a fixed order.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_q8_0(float* y, const unsigned char* W, const float* x, int rows, int cols, int accumulate) {
-    // 32 blocks x 34 bytes per warp stage = 68 chunks of 16 bytes.
+matvec_q8_0(float* y, const unsigned char* W, const float* x, int rows, int cols, int accumulate,
+            const float* norm_w, int xnorm, float eps) {
     __shared__ uint4 stage[MEMRA_MV_ROWS][68];
+    x = memra_mv_input(x, norm_w, xnorm, cols, eps);
     const int warp = threadIdx.x >> 5;
     const int r = blockIdx.x * MEMRA_MV_ROWS + warp;
     const int lane = threadIdx.x & 31;
@@ -163,31 +203,53 @@ matvec_q8_0(float* y, const unsigned char* W, const float* x, int rows, int cols
     const unsigned char* wr = W + (long long)r * nb * 34;
     float acc = 0.0f;
     int b0 = 0;
-    if ((nb & 7) == 0 && memra_aligned16(W)) {
+    if ((nb & 7) == 0 && memra_aligned16(W) && memra_aligned16(x) && nb >= 32) {
         const uint4* src = reinterpret_cast<const uint4*>(wr);
         uint4* st = stage[warp];
         const unsigned char* sb = reinterpret_cast<const unsigned char*>(st);
+        const int sub = lane >> 3;        // which of 4 blocks this lane reads per step
+        const int j = (lane & 7) * 4;     // its first quant in the block
+        uint4 c0 = memra_ldg16(src + lane);
+        uint4 c1 = memra_ldg16(src + 32 + lane);
+        uint4 c2 = make_uint4(0, 0, 0, 0);
+        if (lane < 4) c2 = memra_ldg16(src + 64 + lane);
         for (; b0 + 32 <= nb; b0 += 32) {
-            const uint4* s = src + (b0 / 32) * 68;
-            const uint4 c0 = memra_ldg16(s + lane);
-            const uint4 c1 = memra_ldg16(s + 32 + lane);
-            uint4 c2;
-            if (lane < 4) c2 = memra_ldg16(s + 64 + lane);
             __syncwarp();
             st[lane] = c0;
             st[32 + lane] = c1;
             if (lane < 4) st[64 + lane] = c2;
             __syncwarp();
-            const unsigned char* blk = sb + lane * 34;
-            const float d = memra_f16_to_f32(*reinterpret_cast<const unsigned short*>(blk));
-            acc += memra_q8_block(d, reinterpret_cast<const unsigned short*>(blk + 2), x + (b0 + lane) * 32);
+            if (b0 + 64 <= nb) { // prefetch the next 32 blocks
+                const uint4* s = src + (b0 / 32 + 1) * 68;
+                c0 = memra_ldg16(s + lane);
+                c1 = memra_ldg16(s + 32 + lane);
+                if (lane < 4) c2 = memra_ldg16(s + 64 + lane);
+            }
+            const float4* xb = reinterpret_cast<const float4*>(x + (long long)b0 * 32 + j);
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                const int b = k * 4 + sub;
+                const unsigned char* blk = sb + b * 34;
+                const float d = memra_f16_to_f32(*reinterpret_cast<const unsigned short*>(blk));
+                const unsigned short* q16 = reinterpret_cast<const unsigned short*>(blk + 2 + j);
+                const unsigned int q = (unsigned int)q16[0] | ((unsigned int)q16[1] << 16);
+                acc += d * memra_q8_dot4(q, xb[b * 8]);
+            }
         }
     }
     // Remaining blocks (or the whole row when unaligned): one block per lane.
     for (int b = b0 + lane; b < nb; b += 32) {
         const unsigned char* blk = wr + (long long)b * 34;
         const float d = memra_f16_to_f32(__ldg(reinterpret_cast<const unsigned short*>(blk)));
-        acc += memra_q8_block(d, reinterpret_cast<const unsigned short*>(blk + 2), x + b * 32);
+        const unsigned short* q16 = reinterpret_cast<const unsigned short*>(blk + 2);
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 16; k++) {
+            const unsigned short p = q16[k];
+            s += (float)(signed char)(p & 0xff) * x[b * 32 + 2 * k];
+            s += (float)(signed char)(p >> 8) * x[b * 32 + 2 * k + 1];
+        }
+        acc += d * s;
     }
     acc = memra_warp_sum(acc);
     memra_mv_store(y, r, acc, accumulate);

@@ -110,9 +110,11 @@ func Spec() []Kernel {
 	for _, t := range []string{"f32", "f16", "bf16", "q8_0"} {
 		ks = append(ks, Kernel{
 			Name: "matvec_" + t, File: "matvec.cu",
-			Doc:    "y[rows] (+)= W x, W [rows][cols] " + t + " (ggml layout), f32 accumulation, one warp per row",
-			Params: []Param{param("y", Ptr), param("W", Ptr), param("x", Ptr), param("rows", I32), param("cols", I32), param("accumulate", I32)},
-			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"(rows+7)/8", one, one},
+			Doc: "y[rows] (+)= W x', W [rows][cols] " + t + " (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row",
+			Params: []Param{param("y", Ptr), param("W", Ptr), param("x", Ptr), param("rows", I32), param("cols", I32), param("accumulate", I32),
+				param("norm_w", Ptr), param("xnorm", I32), param("eps", F32)},
+			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{"(rows+7)/8", one, one},
+			Shared: "xnorm * cols * 4",
 		})
 	}
 

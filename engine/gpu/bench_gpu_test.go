@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -154,10 +155,10 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer e.Free(y)
-				g := &Model{k: k}
+				g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}}
 				d := dtensor{name: name, ptr: w, typ: typ, rows: shape.rows, cols: shape.cols}
 				b.SetBytes(int64(wBytes))
-				timeLaunches(b, e, func() error { return g.matvec(y, d, x, false) })
+				timeLaunches(b, e, func() error { return g.matvec(y, d, x, false, 0) })
 			})
 		}
 	}

@@ -109,26 +109,22 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		if c.AttnOutputGate {
 			qRows *= 2
 		}
-		add(&s.qg, f(qRows), 2)
+		// qg | kraw | v back to back: the fused q|k|v matvec writes them at once.
+		add(&s.qg, f(qRows+2*c.NHeadKV*dh), 2)
 		add(&s.q, f(c.NHead*dh), 2)
-		add(&s.kraw, f(c.NHeadKV*dh), 2)
 		add(&s.k, f(c.NHeadKV*dh), 2)
-		add(&s.v, f(c.NHeadKV*dh), 2)
 		add(&s.attn, f(c.NHead*dh), 2)
 		add(&s.partMS, f(c.NHead*g.maxSplits*2), 2)
 		add(&s.partAcc, f(c.NHead*g.maxSplits*dh), 2)
 	}
 	if nGDN > 0 {
-		add(&s.qkv, f(int(C)), 2)
+		// qkv | z | b | a back to back: the fused input matvec writes them at once.
+		add(&s.qkv, f(int(C)+c.SSMInnerSize+2*c.SSMNumVHeads), 2)
 		add(&s.y, f(int(C)), 2)
-		add(&s.z, f(c.SSMInnerSize), 2)
 		add(&s.o, f(c.SSMInnerSize), 2)
 		add(&s.on, f(c.SSMInnerSize), 2)
-		add(&s.b, f(c.SSMNumVHeads), 2)
-		add(&s.a, f(c.SSMNumVHeads), 2)
 	}
-	add(&s.fg, f(c.NFF), 2)
-	add(&s.fu, f(c.NFF), 2)
+	add(&s.fg, f(2*c.NFF), 2) // fg | fu
 	add(&s.fh, f(c.NFF), 2)
 	add(&s.logits, f(c.NVocab), 2)
 	parts := (c.NVocab + argmaxChunk - 1) / argmaxChunk
@@ -161,6 +157,21 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 			cc.scratchBytes += b.bytes
 		}
 	}
+	// Views into the fused buffers.
+	if nAttn > 0 {
+		qRows := c.NHead * dh
+		if c.AttnOutputGate {
+			qRows *= 2
+		}
+		s.kraw = s.qg.Add(uint64(qRows) * 4)
+		s.v = s.kraw.Add(uint64(c.NHeadKV*dh) * 4)
+	}
+	if nGDN > 0 {
+		s.z = s.qkv.Add(C * 4)
+		s.b = s.z.Add(uint64(c.SSMInnerSize) * 4)
+		s.a = s.b.Add(uint64(c.SSMNumVHeads) * 4)
+	}
+	s.fu = s.fg.Add(uint64(c.NFF) * 4)
 	if cc.tokenHost, err = g.e.HostAlloc(4); err != nil {
 		cc.Close()
 		return nil, fmt.Errorf("gpu: cache: pinned token buffer: %w", err)

@@ -357,7 +357,7 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 // partial sums of cols/8 terms) must agree within the sum of both bounds.
 func TestGPUKernelMatvec(t *testing.T) {
 	v := ktGPU(t)
-	type mvFn func(y, w, x cuda.DevPtr, rows, cols, accumulate int32) error
+	type mvFn func(y, w, x cuda.DevPtr, rows, cols, accumulate int32, normW cuda.DevPtr, xnorm int32, eps float32) error
 	fns := map[gguf.Type]mvFn{
 		gguf.TypeF32: v.k.MatvecF32, gguf.TypeF16: v.k.MatvecF16,
 		gguf.TypeBF16: v.k.MatvecBF16, gguf.TypeQ8_0: v.k.MatvecQ8_0,
@@ -416,6 +416,26 @@ func TestGPUKernelMatvec(t *testing.T) {
 						abs[row] += math.Abs(p)
 					}
 				}
+				// The fused-norm input: x' = x / sqrt(mean(x²) + eps) · nw, in float64.
+				const normEps = 1e-6
+				nw := ktUniform(r, sh.cols, 0.5, 1.5)
+				var ss float64
+				for _, xv := range xs {
+					ss += float64(xv) * float64(xv)
+				}
+				inv := 1 / math.Sqrt(ss/float64(sh.cols)+normEps)
+				dotN := make([]float64, sh.rows)
+				absN := make([]float64, sh.rows)
+				for row := range sh.rows {
+					wr := deq[row*sh.cols : (row+1)*sh.cols]
+					for c, xv := range xs {
+						p := float64(wr[c]) * float64(xv) * inv * float64(nw[c])
+						dotN[row] += p
+						absN[row] += math.Abs(p)
+					}
+				}
+				dnw := v.alloc(t, len(nw)*4)
+				ktMust(t, v.e.CopyHtoD(dnw, cuda.AsBytes(nw)))
 				cpuY := make([]float32, sh.rows)
 				ktMust(t, cpu.MatVec(nil, cpuY, w, xs))
 				gpuDepth := float64(sh.cols/32 + 48)
@@ -426,7 +446,7 @@ func TestGPUKernelMatvec(t *testing.T) {
 					if acc == 1 {
 						ktPut(t, v, dy, y0)
 					}
-					ktMust(t, fns[typ](dy, dw.Add(uint64(woff)), dx.Add(uint64(xoff)), int32(sh.rows), int32(sh.cols), acc))
+					ktMust(t, fns[typ](dy, dw.Add(uint64(woff)), dx.Add(uint64(xoff)), int32(sh.rows), int32(sh.cols), acc, 0, 0, 0))
 					got := ktGet[float32](t, v, dy, sh.rows+guard)
 					ktCheckPoison(t, "y guard", got[sh.rows:], ktNaN)
 					got = got[:sh.rows]
@@ -456,6 +476,19 @@ func TestGPUKernelMatvec(t *testing.T) {
 					e, _ := ktRelErr(got, want)
 					t.Logf("%s: max|gpu−ref|/max|ref| = %.3g", what, e)
 				}
+				// Norm fused in (xnorm = 1): the block's sum of squares adds
+				// cols/256+8 rounding steps to each input (thread partials,
+				// butterfly, 8 warp sums), and the scale and the weight two
+				// more products.
+				v.poison(t, dy, sh.rows+guard, ktNaN)
+				ktMust(t, fns[typ](dy, dw.Add(uint64(woff)), dx.Add(uint64(xoff)), int32(sh.rows), int32(sh.cols), 0, dnw, 1, normEps))
+				got := ktGet[float32](t, v, dy, sh.rows+guard)
+				ktCheckPoison(t, "y guard (xnorm)", got[sh.rows:], ktNaN)
+				got = got[:sh.rows]
+				normDepth := gpuDepth + float64(sh.cols/256+8) + 4
+				ktCheckElems(t, "xnorm vs float64", got, dotN, func(i int) float64 {
+					return normDepth * ktU * absN[i]
+				})
 			})
 		}
 	}

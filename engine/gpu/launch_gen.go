@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "27fed951bb79a97f69ee93cd4f13f01395b2393c75157b740a29bd5780653c56"
+const specHash = "c250ba5e2be3858f739e2dfca8ffadc147189f3f8d2b82c643716b677f0ab986"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -77,10 +77,10 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"embed_q8_0", "embed.cu", 6, &ks.kEmbedQ8_0},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
-		{"matvec_f32", "matvec.cu", 6, &ks.kMatvecF32},
-		{"matvec_f16", "matvec.cu", 6, &ks.kMatvecF16},
-		{"matvec_bf16", "matvec.cu", 6, &ks.kMatvecBF16},
-		{"matvec_q8_0", "matvec.cu", 6, &ks.kMatvecQ8_0},
+		{"matvec_f32", "matvec.cu", 9, &ks.kMatvecF32},
+		{"matvec_f16", "matvec.cu", 9, &ks.kMatvecF16},
+		{"matvec_bf16", "matvec.cu", 9, &ks.kMatvecBF16},
+		{"matvec_q8_0", "matvec.cu", 9, &ks.kMatvecQ8_0},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"kv_store_f16", "kv_store.cu", 9, &ks.kKVStoreF16},
 		{"kv_store_fp8", "kv_store.cu", 11, &ks.kKVStoreFP8},
@@ -297,15 +297,15 @@ func (k_ *Kernels) RMSNormGated(out cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, z
 }
 
 // geomMatvecF32 is matvec_f32's grid and dynamic shared memory, from the spec.
-func geomMatvecF32(rows, cols, accumulate int) ([3]int, int) {
-	return [3]int{(rows + 7) / 8, 1, 1}, 0
+func geomMatvecF32(rows, cols, accumulate, xnorm int) ([3]int, int) {
+	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecF32 launches matvec_f32 (kernels/matvec.cu): y[rows] (+)= W x, W [rows][cols] f32 (ggml layout), f32 accumulation, one warp per row.
+// MatvecF32 launches matvec_f32 (kernels/matvec.cu): y[rows] (+)= W x', W [rows][cols] f32 (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row.
 //
-// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32) error {
-	geom_, shmem_ := geomMatvecF32(int(rows), int(cols), int(accumulate))
+// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecF32(int(rows), int(cols), int(accumulate), int(xnorm))
 	grid_, shared_, err_ := launchGeometry("matvec_f32", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -317,6 +317,9 @@ func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, accumulate)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_f32: %w", err_)
 	}
@@ -324,15 +327,15 @@ func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 }
 
 // geomMatvecF16 is matvec_f16's grid and dynamic shared memory, from the spec.
-func geomMatvecF16(rows, cols, accumulate int) ([3]int, int) {
-	return [3]int{(rows + 7) / 8, 1, 1}, 0
+func geomMatvecF16(rows, cols, accumulate, xnorm int) ([3]int, int) {
+	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecF16 launches matvec_f16 (kernels/matvec.cu): y[rows] (+)= W x, W [rows][cols] f16 (ggml layout), f32 accumulation, one warp per row.
+// MatvecF16 launches matvec_f16 (kernels/matvec.cu): y[rows] (+)= W x', W [rows][cols] f16 (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row.
 //
-// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32) error {
-	geom_, shmem_ := geomMatvecF16(int(rows), int(cols), int(accumulate))
+// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecF16(int(rows), int(cols), int(accumulate), int(xnorm))
 	grid_, shared_, err_ := launchGeometry("matvec_f16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -344,6 +347,9 @@ func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, accumulate)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_f16: %w", err_)
 	}
@@ -351,15 +357,15 @@ func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 }
 
 // geomMatvecBF16 is matvec_bf16's grid and dynamic shared memory, from the spec.
-func geomMatvecBF16(rows, cols, accumulate int) ([3]int, int) {
-	return [3]int{(rows + 7) / 8, 1, 1}, 0
+func geomMatvecBF16(rows, cols, accumulate, xnorm int) ([3]int, int) {
+	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecBF16 launches matvec_bf16 (kernels/matvec.cu): y[rows] (+)= W x, W [rows][cols] bf16 (ggml layout), f32 accumulation, one warp per row.
+// MatvecBF16 launches matvec_bf16 (kernels/matvec.cu): y[rows] (+)= W x', W [rows][cols] bf16 (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row.
 //
-// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32) error {
-	geom_, shmem_ := geomMatvecBF16(int(rows), int(cols), int(accumulate))
+// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecBF16(int(rows), int(cols), int(accumulate), int(xnorm))
 	grid_, shared_, err_ := launchGeometry("matvec_bf16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -371,6 +377,9 @@ func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows 
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, accumulate)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_bf16: %w", err_)
 	}
@@ -378,15 +387,15 @@ func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows 
 }
 
 // geomMatvecQ8_0 is matvec_q8_0's grid and dynamic shared memory, from the spec.
-func geomMatvecQ8_0(rows, cols, accumulate int) ([3]int, int) {
-	return [3]int{(rows + 7) / 8, 1, 1}, 0
+func geomMatvecQ8_0(rows, cols, accumulate, xnorm int) ([3]int, int) {
+	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecQ8_0 launches matvec_q8_0 (kernels/matvec.cu): y[rows] (+)= W x, W [rows][cols] q8_0 (ggml layout), f32 accumulation, one warp per row.
+// MatvecQ8_0 launches matvec_q8_0 (kernels/matvec.cu): y[rows] (+)= W x', W [rows][cols] q8_0 (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row.
 //
-// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32) error {
-	geom_, shmem_ := geomMatvecQ8_0(int(rows), int(cols), int(accumulate))
+// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecQ8_0(int(rows), int(cols), int(accumulate), int(xnorm))
 	grid_, shared_, err_ := launchGeometry("matvec_q8_0", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -398,6 +407,9 @@ func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows 
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, accumulate)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q8_0: %w", err_)
 	}

@@ -48,6 +48,10 @@ type dtensor struct {
 type layerWeights struct {
 	kind              model.LayerKind
 	attnNorm, ffnNorm dtensor
+	// Fused tensors (rows of several matrices back to back, one matvec) or
+	// zero when the parts differ in type or row length: qkvAttn = q|k|v,
+	// gdnIn = qkv|gate|beta|alpha, ffnGateUp = gate|up.
+	qkvAttn, gdnIn, ffnGateUp dtensor
 	// attention
 	q, k, v, o     dtensor
 	qNorm, kNorm   dtensor
@@ -141,23 +145,69 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		}
 		return d
 	}
+	// ug uploads matrices that read the same input back to back, so one
+	// matvec launch covers them all (rows concatenate when type and row
+	// length agree). Otherwise they are uploaded separately and the fused
+	// tensor is left zero, which makes the step launch them one by one.
+	ug := func(ts ...*model.Tensor) (dtensor, []dtensor) {
+		parts := make([]dtensor, len(ts))
+		fuse := true
+		var bytes uint64
+		rows := 0
+		for _, t := range ts {
+			fuse = fuse && t.Type == ts[0].Type && t.Cols() == ts[0].Cols()
+			bytes += uint64(len(t.Data))
+			rows += t.Rows()
+		}
+		if !fuse {
+			for i, t := range ts {
+				parts[i] = u(t)
+			}
+			return dtensor{}, parts
+		}
+		base, err := g.weights.Alloc(bytes)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gpu: upload %s…: %w", ts[0].Name, err))
+			return dtensor{}, parts
+		}
+		var off uint64
+		for i, t := range ts {
+			if err := e.CopyHtoD(base.Add(off), t.Data); err != nil {
+				errs = append(errs, fmt.Errorf("gpu: upload %s: %w", t.Name, err))
+				return dtensor{}, parts
+			}
+			parts[i] = dtensor{name: t.Name, ptr: base.Add(off), typ: t.Type, rows: t.Rows(), cols: t.Cols()}
+			up[t] = parts[i]
+			off += uint64(len(t.Data))
+			done += int64(len(t.Data))
+			if progress != nil {
+				progress(done, int64(total))
+			}
+		}
+		return dtensor{name: ts[0].Name + "+", ptr: base, typ: ts[0].Type, rows: rows, cols: ts[0].Cols()}, parts
+	}
 	g.tok = u(m.TokenEmbd)
 	g.out = u(m.Output)
 	g.norm = u(m.OutputNorm)
 	nAttn, nGDN := 0, 0
 	for i := range m.Layers {
 		L := &m.Layers[i]
-		lw := layerWeights{kind: L.Kind, attnNorm: u(L.AttnNorm), ffnNorm: u(L.FFNNorm),
-			ffnGate: u(L.FFNGate), ffnUp: u(L.FFNUp), ffnDown: u(L.FFNDown)}
+		lw := layerWeights{kind: L.Kind, attnNorm: u(L.AttnNorm), ffnNorm: u(L.FFNNorm), ffnDown: u(L.FFNDown)}
+		var p []dtensor
+		lw.ffnGateUp, p = ug(L.FFNGate, L.FFNUp)
+		lw.ffnGate, lw.ffnUp = p[0], p[1]
 		if L.Kind == model.LayerAttention {
-			lw.q, lw.k, lw.v, lw.o = u(L.AttnQ), u(L.AttnK), u(L.AttnV), u(L.AttnOutput)
+			lw.qkvAttn, p = ug(L.AttnQ, L.AttnK, L.AttnV)
+			lw.q, lw.k, lw.v = p[0], p[1], p[2]
+			lw.o = u(L.AttnOutput)
 			lw.qNorm, lw.kNorm = u(L.AttnQNorm), u(L.AttnKNorm)
 			lw.qRows = L.AttnQ.Rows()
 			lw.attnCacheIndex = nAttn
 			nAttn++
 		} else {
-			lw.qkv, lw.gate, lw.conv = u(L.AttnQKV), u(L.AttnGate), u(L.SSMConv)
-			lw.dt, lw.a, lw.beta, lw.alpha = u(L.SSMDt), u(L.SSMA), u(L.SSMBeta), u(L.SSMAlpha)
+			lw.gdnIn, p = ug(L.AttnQKV, L.AttnGate, L.SSMBeta, L.SSMAlpha)
+			lw.qkv, lw.gate, lw.beta, lw.alpha = p[0], p[1], p[2], p[3]
+			lw.conv, lw.dt, lw.a = u(L.SSMConv), u(L.SSMDt), u(L.SSMA)
 			lw.ssmNorm, lw.ssmOut = u(L.SSMNorm), u(L.SSMOut)
 			lw.gdnIndex = nGDN
 			nGDN++

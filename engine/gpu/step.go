@@ -35,9 +35,6 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	}
 	for i := range g.ls {
 		L := &g.ls[i]
-		if err := g.k.RMSNorm(s.xn, s.x, L.attnNorm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
-			return err
-		}
 		var err error
 		if L.kind == model.LayerAttention {
 			err = g.attention(cc, L, a)
@@ -51,10 +48,7 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
-	if err := g.k.RMSNorm(s.xn, s.x, g.norm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
-		return err
-	}
-	if err := g.matvec(s.logits, g.out, s.xn, false); err != nil {
+	if err := g.normed(cc, g.norm, s.logits, g.out, nil, nil); err != nil {
 		return err
 	}
 	if !a.deviceToken {
@@ -79,7 +73,7 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	dh := int32(c.HeadDimK)
 	nh, nkv := int32(c.NHead), int32(c.NHeadKV)
 	kv := cc.kv[L.attnCacheIndex]
-	if err := g.matvec(s.qg, L.q, s.xn, false); err != nil {
+	if err := g.normed(cc, L.attnNorm, s.qg, L.qkvAttn, []cuda.DevPtr{s.qg, s.kraw, s.v}, []dtensor{L.q, L.k, L.v}); err != nil {
 		return err
 	}
 	qStride := dh
@@ -92,13 +86,7 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	if err := g.k.RMSNorm(s.q, s.qg, L.qNorm.ptr, nh, dh, qStride, dh, c.NormEps); err != nil {
 		return err
 	}
-	if err := g.matvec(s.kraw, L.k, s.xn, false); err != nil {
-		return err
-	}
 	if err := g.k.RMSNorm(s.k, s.kraw, L.kNorm.ptr, nkv, dh, dh, dh, c.NormEps); err != nil {
-		return err
-	}
-	if err := g.matvec(s.v, L.v, s.xn, false); err != nil {
 		return err
 	}
 	if err := g.k.RoPENeox(s.q, nh, dh, int32(c.NRot), a.pos, a.dpos, c.RopeBase); err != nil {
@@ -121,7 +109,7 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	if err := g.k.AttnCombine(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(a.bucket.NSplits), 2*dh); err != nil {
 		return err
 	}
-	return g.matvec(s.x, L.o, s.attn, true)
+	return g.matvec(s.x, L.o, s.attn, true, 0)
 }
 
 // attnSplit launches the split kernel of the bucket's variant.
@@ -168,13 +156,8 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 	c := &g.cfg
 	s := &cc.s
 	st := cc.gdn[L.gdnIndex]
-	for _, mv := range []struct {
-		y cuda.DevPtr
-		w dtensor
-	}{{s.qkv, L.qkv}, {s.z, L.gate}, {s.b, L.beta}, {s.a, L.alpha}} {
-		if err := g.matvec(mv.y, mv.w, s.xn, false); err != nil {
-			return err
-		}
+	if err := g.normed(cc, L.attnNorm, s.qkv, L.gdnIn, []cuda.DevPtr{s.qkv, s.z, s.b, s.a}, []dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
+		return err
 	}
 	C := c.SSMConvChannels()
 	if err := g.k.GDNConv(s.y, st.conv, s.qkv, L.conv.ptr, int32(C), int32(c.SSMConvKernel)); err != nil {
@@ -188,26 +171,20 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 	if err := g.k.RMSNormGated(s.on, s.o, L.ssmNorm.ptr, s.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps); err != nil {
 		return err
 	}
-	return g.matvec(s.x, L.ssmOut, s.on, true)
+	return g.matvec(s.x, L.ssmOut, s.on, true, 0)
 }
 
 // ffn is the SwiGLU block: x += W_down (silu(W_gate h) ⊙ W_up h), h = rmsnorm(x)·ffn_norm.
 func (g *Model) ffn(cc *Cache, L *layerWeights) error {
 	c := &g.cfg
 	s := &cc.s
-	if err := g.k.RMSNorm(s.xn, s.x, L.ffnNorm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
-		return err
-	}
-	if err := g.matvec(s.fg, L.ffnGate, s.xn, false); err != nil {
-		return err
-	}
-	if err := g.matvec(s.fu, L.ffnUp, s.xn, false); err != nil {
+	if err := g.normed(cc, L.ffnNorm, s.fg, L.ffnGateUp, []cuda.DevPtr{s.fg, s.fu}, []dtensor{L.ffnGate, L.ffnUp}); err != nil {
 		return err
 	}
 	if err := g.k.SwiGLU(s.fh, s.fg, s.fu, int32(c.NFF)); err != nil {
 		return err
 	}
-	return g.matvec(s.x, L.ffnDown, s.fh, true)
+	return g.matvec(s.x, L.ffnDown, s.fh, true, 0)
 }
 
 // embed writes row token of token_embd into x as f32.
@@ -227,23 +204,65 @@ func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr) error {
 	return fmt.Errorf("embed: %s is %s", t.name, t.typ)
 }
 
-// matvec computes y = W x (or y += W x) with the kernel for W's type.
-func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, accumulate bool) error {
+// matvecs computes several products of the same input: one launch over the
+// fused tensor when the parts were uploaded back to back (their outputs are
+// back to back from y), else one launch per part into ys. With norm != 0 the
+// kernels normalise x by RMSNorm with weight norm first.
+func (g *Model) matvecs(y cuda.DevPtr, fused dtensor, x cuda.DevPtr, ys []cuda.DevPtr, parts []dtensor, norm cuda.DevPtr) error {
+	if fused.ptr != 0 {
+		return g.matvec(y, fused, x, false, norm)
+	}
+	for i, w := range parts {
+		if err := g.matvec(ys[i], w, x, false, norm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxFusedNormCols is the widest input the norm-fused matvec stages in shared
+// memory: 48 KiB of shared memory per block without opt-in, less the q8_0
+// kernel's 8.7 KB static stage.
+const maxFusedNormCols = (48*1024 - 9*1024) / 4
+
+// normed computes products of rmsnorm(x)·norm (x the residual stream), with
+// the norm fused into the matvecs when the row fits shared memory, else as
+// its own kernel into xn.
+func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, ys []cuda.DevPtr, parts []dtensor) error {
+	c := &g.cfg
+	s := &cc.s
+	if c.NEmbd <= maxFusedNormCols {
+		return g.matvecs(y, fused, s.x, ys, parts, norm.ptr)
+	}
+	if err := g.k.RMSNorm(s.xn, s.x, norm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
+		return err
+	}
+	return g.matvecs(y, fused, s.xn, ys, parts, 0)
+}
+
+// matvec computes y = W x' (or y += W x') with the kernel for W's type, where
+// x' = x, or rmsnorm(x)·norm when norm != 0.
+func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, accumulate bool, norm cuda.DevPtr) error {
 	acc := int32(0)
 	if accumulate {
 		acc = 1
 	}
+	xnorm := int32(0)
+	if norm != 0 {
+		xnorm = 1
+	}
+	eps := g.cfg.NormEps
 	r, c := int32(w.rows), int32(w.cols)
 	var err error
 	switch w.typ {
 	case gguf.TypeF32:
-		err = g.k.MatvecF32(y, w.ptr, x, r, c, acc)
+		err = g.k.MatvecF32(y, w.ptr, x, r, c, acc, norm, xnorm, eps)
 	case gguf.TypeF16:
-		err = g.k.MatvecF16(y, w.ptr, x, r, c, acc)
+		err = g.k.MatvecF16(y, w.ptr, x, r, c, acc, norm, xnorm, eps)
 	case gguf.TypeBF16:
-		err = g.k.MatvecBF16(y, w.ptr, x, r, c, acc)
+		err = g.k.MatvecBF16(y, w.ptr, x, r, c, acc, norm, xnorm, eps)
 	case gguf.TypeQ8_0:
-		err = g.k.MatvecQ8_0(y, w.ptr, x, r, c, acc)
+		err = g.k.MatvecQ8_0(y, w.ptr, x, r, c, acc, norm, xnorm, eps)
 	default:
 		err = fmt.Errorf("type %s has no matvec kernel", w.typ)
 	}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# GPU session 3: new kernels (q8_0 matvec, norm fusion, fused projections):
+# tests, gates, bench before/after.
+set -u
+exec > >(tee -a $OUT/log.txt) 2>&1
+M=/tmp/models; mkdir -p $M
+T0=$(date +%s); el() { echo "[t+$(( $(date +%s) - T0 ))s] $*"; }
+R=$PWD
+el "engine/gpu tests"; (cd engine/gpu && timeout 90 $R/bin/engine_gpu.test -test.run 'GPU' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic|worst|identical|unchanged|FP8 KV attention error, worst" | grep -v "^    --- PASS" | head -60)
+el "synth"
+for p in 0.8b 9b; do for t in bf16 q8_0; do ./bin/memra synth --arch qwen35 --preset $p --type $t -o $M/$p-$t.gguf >/dev/null 2>&1; done; done; ls $M
+g() { local r; r=$(MEMRA_KV_FP8=$4 timeout 120 ./bin/gate $1 $2 $3 ${5:+$5} 2>/dev/null | grep -E "decode tok/s|captures:|gate (PASS|FAIL)|MISMATCH" | tr '\n' ' '); echo "gate $(basename $1) P=$2 N=$3 fp8=$4: $r"; }
+el "gates"
+g default 64 256 0; g default 1 300 1
+for m in 0.8b-bf16 0.8b-q8_0 9b-bf16 9b-q8_0; do g $M/$m.gguf 64 256 0 bench; done
+g $M/0.8b-bf16.gguf 300 2000 1; g $M/9b-q8_0.gguf 64 2000 0; g $M/9b-bf16.gguf 300 2000 1
+ALL=$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf
+el "bench new"; mkdir -p /tmp/bn; timeout 200 ./bin/bench -model $ALL -ctx 64,1024,4096,16384,32768 -reps 3 -tokens 64 -out /tmp/bn 2>/tmp/bn/stderr.txt | tail -40; tar czf $OUT/bench-new.tgz -C /tmp bn
+el "bench old"; mkdir -p /tmp/bo; timeout 110 ./bin/bench-old -model $ALL -ctx 64,1024 -reps 3 -tokens 64 -out /tmp/bo 2>/tmp/bo/stderr.txt | tail -20; tar czf $OUT/bench-old.tgz -C /tmp bo
+el "matvec bench"; (cd engine/gpu && timeout 60 $R/bin/engine_gpu.test -test.run XXX -test.bench 'Copy|Matvec/(BF16|Q8_0)' -test.benchtime 100x 2>&1 | grep -E "^Benchmark")
+el done
