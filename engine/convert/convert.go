@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/memra-ai/memra/gguf"
@@ -36,8 +37,14 @@ const chunkBytes = 4 << 20
 
 // ConvertFile converts the checkpoint in dir to a GGUF file at out. The file
 // is written to a temporary name and renamed when complete.
-func ConvertFile(dir, out string, opt Options) (err error) {
-	tmp := out + ".tmp"
+func ConvertFile(dir, out string, opt Options) error {
+	return writeFileAtomic(out, func(w io.Writer) error { return Convert(dir, w, opt) })
+}
+
+// writeFileAtomic streams write's output through a buffer into path+".tmp"
+// and renames it to path once complete; on error nothing is left behind.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
@@ -48,8 +55,8 @@ func ConvertFile(dir, out string, opt Options) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = Convert(dir, bw, opt); err != nil {
+	bw := bufio.NewWriterSize(f, 4<<20)
+	if err = write(bw); err != nil {
 		return err
 	}
 	if err = bw.Flush(); err != nil {
@@ -58,7 +65,7 @@ func ConvertFile(dir, out string, opt Options) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, out)
+	return os.Rename(tmp, path)
 }
 
 // Convert writes the GGUF of the checkpoint in dir to w.
@@ -128,7 +135,7 @@ func Convert(dir string, w io.Writer, opt Options) error {
 			}
 			return fmt.Errorf("%s: tensor %q is not part of a %s model with this config%s", s.meta.File, s.meta.Name, spec.Arch, hint)
 		}
-		if !shapeEq(s.meta.Shape, e.HFShape) {
+		if !slices.Equal(s.meta.Shape, e.HFShape) {
 			return fmt.Errorf("%s: tensor %q has shape %v, want %v for %s", s.meta.File, s.meta.Name, s.meta.Shape, e.HFShape, e.Name)
 		}
 		used[s.name] = true
@@ -206,18 +213,6 @@ func tokenizerPre(arch string) string {
 		return "qwen35"
 	}
 	return "qwen2"
-}
-
-func shapeEq(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func tensorSize(t gguf.Type, shape []uint64) (int64, error) {

@@ -1,13 +1,11 @@
 package convert
 
 import (
-	"bufio"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -74,29 +72,8 @@ type SynthOptions struct {
 const synthChunk = 1 << 20
 
 // SynthFile writes a synthetic model to path (via a temporary file).
-func SynthFile(path string, opt SynthOptions) (err error) {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 4<<20)
-	if err = Synth(bw, opt); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+func SynthFile(path string, opt SynthOptions) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return Synth(w, opt) })
 }
 
 // Synth writes a GGUF with deterministic random weights in llama.cpp's

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memra-ai/memra/engine/tokenizer"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,7 +107,7 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 			v.Tokens[i] = fmt.Sprintf("[PAD%d]", i)
 			v.Types[i] = TokenUnused
 		case hasAdded(added, s):
-			if added[s] || looksSpecial(s) {
+			if added[s] || tokenizer.LooksSpecial(s) {
 				v.Types[i] = TokenControl
 			} else {
 				s = strings.ReplaceAll(s, "\u2581", " ")
@@ -220,17 +221,6 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 }
 
 func hasAdded(m map[string]bool, s string) bool { _, ok := m[s]; return ok }
-
-// looksSpecial is llama.cpp's does_token_look_special.
-func looksSpecial(s string) bool {
-	switch s {
-	case "<pad>", "<mask>", "<2mass>", "[@BOS@]":
-		return true
-	}
-	return (strings.HasPrefix(s, "<|") && strings.HasSuffix(s, "|>")) ||
-		(strings.HasPrefix(s, "<｜") && strings.HasSuffix(s, "｜>")) ||
-		(strings.HasPrefix(s, "<unused") && strings.HasSuffix(s, ">"))
-}
 
 // tokenContent reads a tokenizer_config "<typ>_token" entry: a string or an
 // object with "content".

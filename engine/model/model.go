@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/memra-ai/memra/gguf"
@@ -224,7 +225,7 @@ func (l *loader) tensor(name string, want []int, anyMatrixType bool) *Tensor {
 	for len(shape) > len(want) && shape[len(shape)-1] == 1 {
 		shape = shape[:len(shape)-1]
 	}
-	if !equalInts(shape, want) {
+	if !slices.Equal(shape, want) {
 		return fail("shape %v, expected %v (ggml ne order)", info.Shape, want)
 	}
 	switch {
@@ -245,18 +246,6 @@ func (l *loader) tensor(name string, want []int, anyMatrixType bool) *Tensor {
 		return fail("data is %d bytes, expected %d", len(data), wantBytes)
 	}
 	return t
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Tensors returns every loaded tensor once (TokenEmbd before Output; a tied

@@ -6,6 +6,7 @@ package sample
 import (
 	"container/heap"
 	"fmt"
+	"github.com/memra-ai/memra/engine/cpu"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -126,7 +127,7 @@ func Filter(logits []float32, history []int32, opts Options) []Candidate {
 func filter(l []float32, history []int32, o *Options) []Candidate {
 	Penalize(l, history, o.RepeatPenalty, o.RepeatWindow)
 	if o.greedy() {
-		return []Candidate{{ID: int32(argmax(l)), P: 1}}
+		return []Candidate{{ID: int32(cpu.Argmax(l)), P: 1}}
 	}
 	ids := topK(l, o.TopK)
 	// Softmax over the kept tokens at temperature T (max subtracted).
@@ -197,20 +198,6 @@ func (o *Options) IsStop(tok int32) bool {
 		}
 	}
 	return false
-}
-
-// argmax returns the first index of the largest non-NaN value.
-func argmax(x []float32) int {
-	best := -1
-	for i, v := range x {
-		if v != v {
-			continue
-		}
-		if best < 0 || v > x[best] {
-			best = i
-		}
-	}
-	return max(best, 0)
 }
 
 // topK returns the ids of the k largest logits (all when k ≤ 0 or ≥ len),

@@ -103,7 +103,7 @@ func ConvertHF(tokenizerJSON, tokenizerConfigJSON []byte, opt HFOptions) (*HFVoc
 		case !ok:
 			v.Tokens[i], v.Types[i] = fmt.Sprintf("[PAD%d]", i), TokenUnused
 		case isAdded:
-			if a.Special || looksSpecial(s) {
+			if a.Special || LooksSpecial(s) {
 				v.Types[i] = TokenControl
 			} else {
 				s = strings.ReplaceAll(s, "\u2581", " ")
@@ -178,9 +178,9 @@ func ConvertHF(tokenizerJSON, tokenizerConfigJSON []byte, opt HFOptions) (*HFVoc
 	return v, nil
 }
 
-// looksSpecial is llama.cpp's converter rule for added tokens that are not
+// LooksSpecial is llama.cpp's converter rule for added tokens that are not
 // marked special but are control tokens by their spelling.
-func looksSpecial(s string) bool {
+func LooksSpecial(s string) bool {
 	switch s {
 	case "<pad>", "<mask>", "<2mass>", "[@BOS@]":
 		return true

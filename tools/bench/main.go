@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/memra-ai/memra/engine/cpu"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -458,7 +459,7 @@ func (b *bencher) eager(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, r *Row)
 			if err != nil {
 				return err
 			}
-			in = argmax(ll)
+			in = int32(cpu.Argmax(ll))
 		}
 		if i >= b.c.warmup {
 			ms = append(ms, msSince(t))
@@ -466,14 +467,4 @@ func (b *bencher) eager(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, r *Row)
 	}
 	r.finish(ms)
 	return nil
-}
-
-func argmax(x []float32) int32 {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return int32(best)
 }

@@ -166,7 +166,7 @@ func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 	fmt.Fprintln(os.Stderr, "[gate] eager prime done")
 	// Stream convention: the first generated token (argmax of the last
 	// prime step) is part of the stream; GenerateGraph emits it as out[0].
-	eager := []int32{argmax(ll)}
+	eager := []int32{argmaxT(ll)}
 	var buckets []gpu.Bucket
 	for len(eager) < n {
 		b := g.BucketKey(ce.Len() + 1)
@@ -176,7 +176,7 @@ func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 		if ll, err = g.DecodeStep(ce, eager[len(eager)-1]); err != nil {
 			return 2, err
 		}
-		eager = append(eager, argmax(ll))
+		eager = append(eager, argmaxT(ll))
 	}
 
 	// ---- GRAPH path: prime + generate N via capture/replay ----
@@ -262,7 +262,7 @@ func bench(g *gpu.Model, prompt []int32) error {
 			return err
 		}
 	}
-	in := argmax(ll)
+	in := argmaxT(ll)
 	if err := e.Synchronize(); err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func bench(g *gpu.Model, prompt []int32) error {
 		if ll, err = g.DecodeStep(cb, in); err != nil {
 			return err
 		}
-		in = argmax(ll)
+		in = argmaxT(ll)
 	}
 	if err := e.Synchronize(); err != nil {
 		return err
@@ -324,13 +324,13 @@ func cpuPart(m *model.Model, prompt []int32, n int) (int, error) {
 		}
 	}
 	tPrime := time.Since(t0)
-	toks := []int32{argmax(ll)}
+	toks := []int32{argmaxT(ll)}
 	t1 := time.Now()
 	for len(toks) < n {
 		if ll, err = cb.DecodeStep(toks[len(toks)-1]); err != nil {
 			return 2, err
 		}
-		toks = append(toks, argmax(ll))
+		toks = append(toks, argmaxT(ll))
 	}
 	tGen := time.Since(t1)
 	distinct := map[int32]bool{}
@@ -367,16 +367,6 @@ func defaultModel() (string, error) {
 	return path, nil
 }
 
-func argmax(x []float32) int32 {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return int32(best)
-}
-
 func contains(bs []gpu.Bucket, b gpu.Bucket) bool {
 	for _, x := range bs {
 		if x == b {
@@ -393,3 +383,8 @@ func formatBuckets(bs []gpu.Bucket) string {
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
+
+// argmaxT is cpu.Argmax as a token id: the device argmax's rule (largest
+// value, lowest index on ties, NaN never wins), so eager and graph compare
+// like for like.
+func argmaxT(x []float32) int32 { return int32(cpu.Argmax(x)) }
