@@ -7,3 +7,5 @@ require (
 	github.com/ebitengine/purego v0.11.3
 	golang.org/x/text v0.31.0
 )
+
+require golang.org/x/sys v0.50.0

@@ -36,6 +36,9 @@ type dotFunc func(row []byte, x []float32) float32
 // dotFor returns the dot product for type t, or an error if neither a fused
 // kernel nor gguf.Dequantize handles it.
 func dotFor(t gguf.Type) (dotFunc, error) {
+	if f, ok := simdDot(t); ok {
+		return f, nil
+	}
 	switch t {
 	case gguf.TypeF32:
 		return dotF32, nil
