@@ -344,6 +344,11 @@ func cpuPart(m *model.Model, prompt []int32, n int) (int, error) {
 	return 0, nil
 }
 
+// defaultModelFile names the cached built-in model; bump the version when
+// the tiny preset or the synth generator changes, so a stale file is not
+// reused.
+const defaultModelFile = "default-tiny-bf16-v1.gguf"
+
 // defaultModel synthesises the built-in tiny qwen35 (bf16, deterministic)
 // into the user cache directory once and returns its path.
 func defaultModel() (string, error) {
@@ -355,7 +360,7 @@ func defaultModel() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("default model: %w", err)
 	}
-	path := filepath.Join(dir, "default-tiny-bf16.gguf")
+	path := filepath.Join(dir, defaultModelFile)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
