@@ -36,4 +36,12 @@ type Kernel struct {
 	Block  [3]int    // threads per block
 	Grid   [3]string // blocks per grid
 	Shared string    // dynamic shared memory bytes ("" = 0)
+
+	// Family and Variant group kernels that are alternatives for one step of
+	// a decode, picked per launch by their variant keys (the attention split
+	// kernels by head dim, KV type and fa_vec). gen emits one dispatcher per
+	// family: the per-bucket table a captured graph takes its kernel from.
+	// Every member of a family has the same variant keys.
+	Family  string         `json:",omitempty"`
+	Variant map[string]int `json:",omitempty"`
 }

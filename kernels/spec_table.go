@@ -73,6 +73,13 @@ func AttnHeadsPerBlock(headDim int, fp8, vec bool) int {
 
 func param(name string, kind ParamKind) Param { return Param{Name: name, Kind: kind} }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // Spec lists every extern "C" kernel of the fatbin with its parameters in
 // signature order and its launch geometry. gen/ turns it into typed
 // launchers; spec_test.go checks it against the .cu sources.
@@ -158,9 +165,11 @@ func Spec() []Kernel {
 				Name: name, File: "attention.cu",
 				Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache: partial (max, sum, acc) per (q head, split), %d q heads per block",
 					d, kv, g),
-				Params: params,
-				Block:  [3]int{attnThreads, 1, 1},
-				Grid:   [3]string{"n_kv", "n_splits", fmt.Sprintf("(n_head/n_kv+%d)/%d", g-1, g)},
+				Params:  params,
+				Block:   [3]int{attnThreads, 1, 1},
+				Grid:    [3]string{"n_kv", "n_splits", fmt.Sprintf("(n_head/n_kv+%d)/%d", g-1, g)},
+				Family:  "attn_split",
+				Variant: map[string]int{"head_dim": d, "fp8": b2i(v.fp8), "vec": b2i(v.vec)},
 			})
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "c250ba5e2be3858f739e2dfca8ffadc147189f3f8d2b82c643716b677f0ab986"
+const specHash = "cfd705c20c8da110babe7125dd5e288a56cbbd6a8d5b37c7bc8834f81572c26b"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -1175,4 +1175,62 @@ func (k_ *Kernels) CountersAdvance(ctr cuda.DevPtr) error {
 		return fmt.Errorf("counters_advance: %w", err_)
 	}
 	return nil
+}
+
+// AttnSplitVariant selects one kernel of the attn_split family (kernels.Kernel.Variant).
+type AttnSplitVariant struct {
+	FP8     int // fp8
+	HeadDim int // head_dim
+	Vec     int // vec
+}
+
+// AttnSplitVariants lists the variants the spec builds, in spec order.
+func AttnSplitVariants() []AttnSplitVariant {
+	return []AttnSplitVariant{
+		{FP8: 0, HeadDim: 64, Vec: 0},
+		{FP8: 0, HeadDim: 64, Vec: 1},
+		{FP8: 1, HeadDim: 64, Vec: 0},
+		{FP8: 1, HeadDim: 64, Vec: 1},
+		{FP8: 0, HeadDim: 128, Vec: 0},
+		{FP8: 0, HeadDim: 128, Vec: 1},
+		{FP8: 1, HeadDim: 128, Vec: 0},
+		{FP8: 1, HeadDim: 128, Vec: 1},
+		{FP8: 0, HeadDim: 256, Vec: 0},
+		{FP8: 0, HeadDim: 256, Vec: 1},
+		{FP8: 1, HeadDim: 256, Vec: 0},
+		{FP8: 1, HeadDim: 256, Vec: 1},
+	}
+}
+
+// AttnSplit launches the attn_split kernel of variant v: the table a captured graph's
+// bucket picks its kernel from. Parameters only some variants take are ignored
+// by the others.
+func (k_ *Kernels) AttnSplit(v AttnSplitVariant, part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	switch v {
+	case AttnSplitVariant{FP8: 0, HeadDim: 64, Vec: 0}:
+		return k_.AttnSplitF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 0, HeadDim: 64, Vec: 1}:
+		return k_.AttnSplitVecF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 1, HeadDim: 64, Vec: 0}:
+		return k_.AttnSplitFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 1, HeadDim: 64, Vec: 1}:
+		return k_.AttnSplitVecFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 0, HeadDim: 128, Vec: 0}:
+		return k_.AttnSplitF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 0, HeadDim: 128, Vec: 1}:
+		return k_.AttnSplitVecF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 1, HeadDim: 128, Vec: 0}:
+		return k_.AttnSplitFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 1, HeadDim: 128, Vec: 1}:
+		return k_.AttnSplitVecFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 0, HeadDim: 256, Vec: 0}:
+		return k_.AttnSplitF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 0, HeadDim: 256, Vec: 1}:
+		return k_.AttnSplitVecF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 1, HeadDim: 256, Vec: 0}:
+		return k_.AttnSplitFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 1, HeadDim: 256, Vec: 1}:
+		return k_.AttnSplitVecFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+	}
+	return fmt.Errorf("attn_split: no kernel for variant %+v", v)
 }

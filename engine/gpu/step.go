@@ -112,40 +112,22 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	return g.matvec(s.x, L.o, s.attn, true, 0)
 }
 
-// attnSplit launches the split kernel of the bucket's variant.
+// attnSplit launches the split kernel of the bucket's variant, through the
+// generated per-bucket table (kernels.Spec family attn_split).
 func (g *Model) attnSplit(cc *Cache, kv kvLayer, a stepArgs) error {
 	c := &g.cfg
 	s := &cc.s
-	nh, nkv, capy := int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity)
-	ns := int32(a.bucket.NSplits)
-	tkv := a.pos + 1
+	v := AttnSplitVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8), Vec: b2i(a.bucket.FAVec)}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
-	k := g.k
-	type variant struct {
-		dh    int
-		fp8   bool
-		vec   bool
-		f16fn func(cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, int32, int32, int32, int32, int32, cuda.DevPtr, float32) error
-		fp8fn func(cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, int32, int32, int32, int32, int32, cuda.DevPtr, float32) error
+	return g.k.AttnSplit(v, s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs,
+		int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), a.pos+1, a.dtkv, scale)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	vs := [...]variant{
-		{64, false, false, k.AttnSplitF16D64, nil}, {64, false, true, k.AttnSplitVecF16D64, nil},
-		{64, true, false, nil, k.AttnSplitFP8D64}, {64, true, true, nil, k.AttnSplitVecFP8D64},
-		{128, false, false, k.AttnSplitF16D128, nil}, {128, false, true, k.AttnSplitVecF16D128, nil},
-		{128, true, false, nil, k.AttnSplitFP8D128}, {128, true, true, nil, k.AttnSplitVecFP8D128},
-		{256, false, false, k.AttnSplitF16D256, nil}, {256, false, true, k.AttnSplitVecF16D256, nil},
-		{256, true, false, nil, k.AttnSplitFP8D256}, {256, true, true, nil, k.AttnSplitVecFP8D256},
-	}
-	for _, v := range vs {
-		if v.dh != c.HeadDimK || v.fp8 != g.opt.KVFP8 || v.vec != a.bucket.FAVec {
-			continue
-		}
-		if v.fp8 {
-			return v.fp8fn(s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs, nh, nkv, capy, ns, tkv, a.dtkv, scale)
-		}
-		return v.f16fn(s.partMS, s.partAcc, s.q, kv.k, kv.v, nh, nkv, capy, ns, tkv, a.dtkv, scale)
-	}
-	return fmt.Errorf("attention: no split kernel for head_dim %d fp8=%v vec=%v", c.HeadDimK, g.opt.KVFP8, a.bucket.FAVec)
+	return 0
 }
 
 // deltaNet is the Gated DeltaNet mixer for one token (qwen35-gguf.md):

@@ -20,6 +20,8 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -196,6 +198,16 @@ func Generate(command, pkg string, specs []kernels.Kernel) ([]byte, error) {
 
 	for _, k := range ks {
 		emitLauncher(f, k)
+	}
+	fams, err := families(ks)
+	if err != nil {
+		return nil, err
+	}
+	for _, fam := range fams {
+		if other, ok := goNames[fam.goName]; ok {
+			return nil, fmt.Errorf("family %s and kernel %s both become Go method %s", fam.name, other, fam.goName)
+		}
+		emitFamily(f, fam)
 	}
 
 	var buf bytes.Buffer
@@ -472,5 +484,145 @@ func emitLauncher(f *jen.File, k kernel) {
 	f.Comment(fmt.Sprintf("Grid (%s, %s, %s), block (%d, %d, %d), dynamic shared %s bytes.",
 		k.grid[0], k.grid[1], k.grid[2], k.Block[0], k.Block[1], k.Block[2], k.shared))
 	f.Func().Params(jen.Id("k_").Op("*").Id("Kernels")).Id(k.goName).Params(params...).Error().Block(body...)
+	f.Line()
+}
+
+// family is the kernels of one Family with the union of their parameters
+// (in signature order, a parameter only some members take inserted after
+// its predecessor) and their sorted variant keys.
+type family struct {
+	name    string
+	goName  string
+	keys    []string
+	params  []kernels.Param
+	members []kernel
+}
+
+// families groups the spec's family members, in spec order.
+func families(ks []kernel) ([]*family, error) {
+	var out []*family
+	byName := map[string]*family{}
+	for _, k := range ks {
+		if k.Family == "" {
+			if len(k.Variant) > 0 {
+				return nil, fmt.Errorf("kernel %s: variant keys without a family", k.Name)
+			}
+			continue
+		}
+		fam := byName[k.Family]
+		if fam == nil {
+			fam = &family{name: k.Family, goName: GoName(k.Family)}
+			for key := range k.Variant {
+				if err := usableName(k.Name, "variant key", key); err != nil {
+					return nil, err
+				}
+				fam.keys = append(fam.keys, key)
+			}
+			sort.Strings(fam.keys)
+			if len(fam.keys) == 0 {
+				return nil, fmt.Errorf("kernel %s: family %s without variant keys", k.Name, k.Family)
+			}
+			byName[k.Family] = fam
+			out = append(out, fam)
+		}
+		if len(k.Variant) != len(fam.keys) {
+			return nil, fmt.Errorf("kernel %s: variant keys %v, family %s has %v", k.Name, k.Variant, k.Family, fam.keys)
+		}
+		for _, key := range fam.keys {
+			if _, ok := k.Variant[key]; !ok {
+				return nil, fmt.Errorf("kernel %s: variant lacks key %q of family %s", k.Name, key, k.Family)
+			}
+		}
+		for _, m := range fam.members {
+			if variantEq(m.Variant, k.Variant) {
+				return nil, fmt.Errorf("kernels %s and %s: same variant %v", m.Name, k.Name, k.Variant)
+			}
+		}
+		if len(k.Dims) > 0 {
+			return nil, fmt.Errorf("kernel %s: family members take no dims", k.Name)
+		}
+		if err := fam.merge(k); err != nil {
+			return nil, err
+		}
+		fam.members = append(fam.members, k)
+	}
+	return out, nil
+}
+
+func variantEq(a, b map[string]int) bool {
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// merge adds k's parameters to the family's union.
+func (fam *family) merge(k kernel) error {
+	at := 0 // insertion point: after the previous parameter of k
+	for _, p := range k.Params {
+		i := slices.IndexFunc(fam.params, func(q kernels.Param) bool { return q.Name == p.Name })
+		switch {
+		case i < 0:
+			fam.params = slices.Insert(fam.params, at, p)
+			at++
+		case fam.params[i].Kind != p.Kind:
+			return fmt.Errorf("family %s: parameter %s has two kinds", fam.name, p.Name)
+		default:
+			at = i + 1
+		}
+	}
+	return nil
+}
+
+// emitFamily writes the variant type, the variant list and the dispatcher
+// of one family.
+func emitFamily(f *jen.File, fam *family) {
+	vt := fam.goName + "Variant"
+	f.Comment(fmt.Sprintf("%s selects one kernel of the %s family (kernels.Kernel.Variant).", vt, fam.name))
+	f.Type().Id(vt).StructFunc(func(g *jen.Group) {
+		for _, key := range fam.keys {
+			g.Id(GoName(key)).Int().Comment(key)
+		}
+	})
+	f.Line()
+	fields := func(m kernel) []jen.Code {
+		var fs []jen.Code
+		for _, key := range fam.keys {
+			fs = append(fs, jen.Id(GoName(key)).Op(":").Lit(m.Variant[key]))
+		}
+		return fs
+	}
+	lit := func(m kernel) jen.Code { return jen.Id(vt).Values(fields(m)...) }
+	f.Comment(fmt.Sprintf("%ss lists the variants the spec builds, in spec order.", vt))
+	f.Func().Id(vt + "s").Params().Index().Id(vt).Block(
+		jen.Return(jen.Index().Id(vt).CustomFunc(multiLine(), func(g *jen.Group) {
+			for _, m := range fam.members {
+				g.Values(fields(m)...)
+			}
+		})),
+	)
+	f.Line()
+	var params []jen.Code
+	params = append(params, jen.Id("v").Id(vt))
+	for _, p := range fam.params {
+		params = append(params, jen.Id(p.Name).Add(goParamType(p.Kind)))
+	}
+	f.Comment(fmt.Sprintf("%s launches the %s kernel of variant v: the table a captured graph's", fam.goName, fam.name))
+	f.Comment("bucket picks its kernel from. Parameters only some variants take are ignored")
+	f.Comment("by the others.")
+	f.Func().Params(jen.Id("k_").Op("*").Id("Kernels")).Id(fam.goName).Params(params...).Error().Block(
+		jen.Switch(jen.Id("v")).BlockFunc(func(g *jen.Group) {
+			for _, m := range fam.members {
+				var args []jen.Code
+				for _, p := range m.Params {
+					args = append(args, jen.Id(p.Name))
+				}
+				g.Case(lit(m)).Block(jen.Return(jen.Id("k_").Dot(m.goName).Call(args...)))
+			}
+		}),
+		jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fam.name+": no kernel for variant %+v"), jen.Id("v"))),
+	)
 	f.Line()
 }

@@ -39,6 +39,20 @@ func smallSpec() []kernels.Kernel {
 			Shared: "cols * 4",
 		},
 		{
+			Name: "split_f16", File: "attention.cu", Doc: "one split over an f16 cache",
+			Params: []kernels.Param{{Name: "out", Kind: kernels.Ptr}, {Name: "kc", Kind: kernels.Ptr},
+				{Name: "n", Kind: kernels.I32}},
+			Block: [3]int{128, 1, 1}, Grid: [3]string{"n", "1", "1"},
+			Family: "split", Variant: map[string]int{"fp8": 0, "head_dim": 128},
+		},
+		{
+			Name: "split_fp8", File: "attention.cu", Doc: "one split over an e4m3 cache with scales",
+			Params: []kernels.Param{{Name: "out", Kind: kernels.Ptr}, {Name: "kc", Kind: kernels.Ptr},
+				{Name: "ks", Kind: kernels.Ptr}, {Name: "n", Kind: kernels.I32}},
+			Block: [3]int{128, 1, 1}, Grid: [3]string{"n", "1", "1"},
+			Family: "split", Variant: map[string]int{"fp8": 1, "head_dim": 128},
+		},
+		{
 			Name: "counters_advance", File: "counters.cu", Doc: "advances the device counters",
 			Params: []kernels.Param{{Name: "ctr", Kind: kernels.Ptr}},
 			Block:  [3]int{32, 1, 1},
@@ -130,14 +144,16 @@ func TestCommittedLaunchersMatchSpec(t *testing.T) {
 func TestSpecHashSeesEveryField(t *testing.T) {
 	base := SpecHash(smallSpec())
 	for name, edit := range map[string]func([]kernels.Kernel){
-		"name":   func(s []kernels.Kernel) { s[0].Name = "rms_norm2" },
-		"kind":   func(s []kernels.Kernel) { s[0].Params[3].Kind = kernels.U32 },
-		"param":  func(s []kernels.Kernel) { s[0].Params[3].Name = "m" },
-		"dims":   func(s []kernels.Kernel) { s[0].Dims = nil },
-		"block":  func(s []kernels.Kernel) { s[1].Block[1] = 4 },
-		"grid":   func(s []kernels.Kernel) { s[1].Grid[0] = "rows" },
-		"shared": func(s []kernels.Kernel) { s[1].Shared = "" },
-		"doc":    func(s []kernels.Kernel) { s[2].Doc = "x" },
+		"name":    func(s []kernels.Kernel) { s[0].Name = "rms_norm2" },
+		"kind":    func(s []kernels.Kernel) { s[0].Params[3].Kind = kernels.U32 },
+		"param":   func(s []kernels.Kernel) { s[0].Params[3].Name = "m" },
+		"dims":    func(s []kernels.Kernel) { s[0].Dims = nil },
+		"block":   func(s []kernels.Kernel) { s[1].Block[1] = 4 },
+		"grid":    func(s []kernels.Kernel) { s[1].Grid[0] = "rows" },
+		"shared":  func(s []kernels.Kernel) { s[1].Shared = "" },
+		"doc":     func(s []kernels.Kernel) { s[4].Doc = "x" },
+		"family":  func(s []kernels.Kernel) { s[2].Family = "other" },
+		"variant": func(s []kernels.Kernel) { s[3].Variant["head_dim"] = 64 },
 	} {
 		s := smallSpec()
 		edit(s)
@@ -168,8 +184,12 @@ func TestGenerateRejects(t *testing.T) {
 		{"keyword", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "range"; return s }, "not a Go identifier"},
 		{"predeclared", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "len"; return s }, "predeclared"},
 		{"reserved", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "fmt"; return s }, "reserved"},
+		{"variant keys", func(s []kernels.Kernel) []kernels.Kernel { delete(s[3].Variant, "fp8"); return s }, "variant keys"},
+		{"same variant", func(s []kernels.Kernel) []kernels.Kernel { s[3].Variant["fp8"] = 0; return s }, "same variant"},
+		{"param kinds", func(s []kernels.Kernel) []kernels.Kernel { s[3].Params[1].Kind = kernels.I32; return s }, "two kinds"},
+		{"variant without family", func(s []kernels.Kernel) []kernels.Kernel { s[4].Variant = map[string]int{"x": 1}; return s }, "without a family"},
 		{"go name clash", func(s []kernels.Kernel) []kernels.Kernel {
-			s[2].Name = "rms__norm"
+			s[4].Name = "rms__norm"
 			return s
 		}, "both become Go method RMSNorm"},
 		{"kind", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[0].Kind = 9; return s }, "unknown kind 9"},

@@ -1,0 +1,64 @@
+package gpu
+
+import (
+	"testing"
+
+	"github.com/memra-ai/memra/kernels"
+)
+
+// TestBucketKey checks the bucket geometry by hand-worked cases: ceil(t/64)
+// splits, capped at 2·SMs/n_kv, and fa_vec when the head dim holds whole
+// 16-byte vectors.
+func TestBucketKey(t *testing.T) {
+	for _, c := range []struct {
+		tKV, dh, nkv int
+		fp8          bool
+		sms          int
+		vec          bool
+		splits       int
+	}{
+		{1, 256, 2, false, 132, true, 1},
+		{64, 256, 2, false, 132, true, 1},
+		{65, 256, 2, false, 132, true, 2},
+		{8448, 256, 2, false, 132, true, 132}, // 2·132/2 = 132: the cap
+		{8449, 256, 2, false, 132, true, 132}, // past the cap the bucket stays
+		{32768, 256, 4, true, 132, true, 66},  // 2·132/4
+		{100, 72, 2, false, 132, true, 2},     // 72 = 9 vectors of 8 f16
+		{100, 72, 2, true, 132, false, 2},     // 72 is not whole vectors of 16 e4m3
+		{100000, 128, 64, false, 20, true, 1}, // more KV heads than SMs: at least one split
+	} {
+		vec, n := BucketKey(c.tKV, c.dh, c.nkv, c.fp8, c.sms)
+		if vec != c.vec || n != c.splits {
+			t.Errorf("BucketKey(%d, %d, %d, %v, %d) = (%v, %d), want (%v, %d)", c.tKV, c.dh, c.nkv, c.fp8, c.sms, vec, n, c.vec, c.splits)
+		}
+	}
+}
+
+// TestAttnSplitTable checks that the generated per-bucket table has exactly
+// one variant for every split kernel the spec builds, so every bucket of
+// every supported head dim and KV type has a kernel to capture.
+func TestAttnSplitTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, v := range AttnSplitVariants() {
+		name, err := kernels.AttnSplitName(v.HeadDim, v.FP8 == 1, v.Vec == 1)
+		if err != nil {
+			t.Fatalf("variant %+v: %v", v, err)
+		}
+		if seen[name] {
+			t.Fatalf("variant %+v: %s twice", v, name)
+		}
+		seen[name] = true
+	}
+	n := 0
+	for _, k := range kernels.Spec() {
+		if k.Family == "attn_split" {
+			n++
+			if !seen[k.Name] {
+				t.Errorf("spec kernel %s has no variant in the table", k.Name)
+			}
+		}
+	}
+	if n != len(seen) || n == 0 {
+		t.Fatalf("table has %d variants, spec %d split kernels", len(seen), n)
+	}
+}
