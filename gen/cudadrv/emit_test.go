@@ -8,9 +8,10 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	golden_ "github.com/memra-ai/memra/gen/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -39,37 +40,7 @@ func smallTable() Table {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the generator output (go test -update rewrites it):\n%s", path, firstDiff(want, got))
-	}
-}
-
-func firstDiff(want, got []byte) string {
-	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
-		}
-	}
-	return "(lengths differ)"
+	golden_.Check(t, name, got, *update)
 }
 
 func TestGoldenSmallTable(t *testing.T) {
@@ -102,7 +73,7 @@ func TestCommittedBindingIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(src, committed) {
-		t.Fatalf("%s is stale: run go generate ./engine/cuda\n%s", path, firstDiff(committed, src))
+		t.Fatalf("%s is stale: run go generate ./engine/cuda\n%s", path, golden_.FirstDiff(committed, src))
 	}
 	gen, err := os.ReadFile(filepath.Join("..", "..", "engine", "cuda", "gen.go"))
 	if err != nil {
