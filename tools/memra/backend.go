@@ -19,7 +19,7 @@ import (
 // function and a name for the summary line.
 func openBackend(device string, m *model.Model, ctx, threads int, stderr io.Writer) (sample.Decoder, func(), string, error) {
 	if device != "cpu" {
-		g, err := openGPU(m, ctx)
+		g, err := openGPU(m, ctx, stderr)
 		switch {
 		case err == nil:
 			return g, g.close, "cuda " + g.e.Info().Name, nil
@@ -45,12 +45,14 @@ type gpuBackend struct {
 	ctx int
 }
 
-func openGPU(m *model.Model, ctx int) (*gpuBackend, error) {
+func openGPU(m *model.Model, ctx int, stderr io.Writer) (*gpuBackend, error) {
 	e, err := cuda.New(0)
 	if err != nil {
 		return nil, err
 	}
-	g, err := gpu.Load(e, m, gpu.Options{KVFP8: gpu.KVFP8FromEnv()}, nil)
+	bar := newProgressBar(stderr, false, "load to "+e.Info().Name)
+	g, err := gpu.Load(e, m, gpu.Options{KVFP8: gpu.KVFP8FromEnv()}, bar.update)
+	bar.finish(err == nil)
 	if err != nil {
 		e.Close()
 		return nil, err
