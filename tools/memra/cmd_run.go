@@ -165,7 +165,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	emit := func(id int32) error {
 		switch {
 		case stream != nil:
-			out.WriteString(stream.Next(id))
+			if !tok.IsEOG(id) { // the end-of-generation token ends the text; its text is not part of it
+				out.WriteString(stream.Next(id))
+			}
 		default:
 			if !first {
 				out.WriteByte(' ')

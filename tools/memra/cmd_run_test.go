@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -118,5 +120,52 @@ func TestRunHelp(t *testing.T) {
 		if !strings.Contains(help, w) {
 			t.Errorf("help lacks %q:\n%s", w, help)
 		}
+	}
+}
+
+// TestRunMatchesTransformers runs the CLI on the committed qwen35-tiny
+// fixture with its prompt ids: the greedy ids must be transformers' 40
+// tokens exactly. Then a chat prompt in text mode must stream text and stop
+// without printing the end-of-turn token.
+func TestRunMatchesTransformers(t *testing.T) {
+	dir := filepath.Join("..", "..", "engine", "testdata", "fixtures")
+	raw, err := os.ReadFile(filepath.Join(dir, "qwen35-tiny.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct{ Prompt, Tokens []int32 }
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "qwen35-tiny-f32.gguf")
+	var ids []string
+	for _, id := range fx.Prompt {
+		ids = append(ids, strconv.Itoa(int(id)))
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "-m", model, "--prompt-tokens", strings.Join(ids, ","), "-n", strconv.Itoa(len(fx.Tokens)),
+		"--greedy", "--print-tokens", "--device", "cpu"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var want []string
+	for _, id := range fx.Tokens {
+		want = append(want, strconv.Itoa(int(id)))
+	}
+	if got := strings.TrimSpace(stdout.String()); got != strings.Join(want, " ") {
+		t.Fatalf("greedy ids\n got %s\nwant %s (transformers)", got, strings.Join(want, " "))
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	code = run([]string{"run", "-m", model, "-p", "The quick brown fox", "-n", "12", "--chat", "--greedy", "--device", "cpu"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("chat: exit %d: %s", code, stderr.String())
+	}
+	if strings.Contains(stdout.String(), "<|im_end|>") {
+		t.Errorf("chat output prints the end-of-turn token: %q", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "generated") || !strings.Contains(stderr.String(), "tok/s") {
+		t.Errorf("no summary line: %q", stderr.String())
 	}
 }
