@@ -19,8 +19,7 @@
 // ---- block sizes (threads per block); spec_table.go must agree -------------
 #define MEMRA_EW_THREADS 256      // element-wise kernels: one thread per element
 #define MEMRA_NORM_THREADS 256    // rmsnorm family: one block per row
-#define MEMRA_MV_THREADS 256      // matvec: 8 warps, one row per warp
-#define MEMRA_MV_ROWS 8           // rows per matvec block (= warps)
+#define MEMRA_MV_THREADS 256      // matvec: 8 warps (row groups x K split: matvec.cu)
 #define MEMRA_ROPE_THREADS 64     // rope: one block per head, a thread per pair
 #define MEMRA_KV_THREADS 128      // kv_store: one block per KV head
 #define MEMRA_ATTN_THREADS 128    // attention split: 4 warps per (kv head, split)

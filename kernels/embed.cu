@@ -7,8 +7,8 @@
 // the same code. An out-of-range token never reads outside the table: it
 // writes NaN into x so the failure shows in the logits instead of hiding.
 //
-// Layout (ggml): row r is contiguous, n_embd elements; a q8_0 row is
-// n_embd/32 blocks of 34 bytes (f16 d, then 32 int8 q; value = d*q).
+// Layout: row r is contiguous, n_embd elements (ggml); a q8_0 table is
+// repacked at upload into quants and block scales (value = d*q; matvec.cu).
 #include "common.cuh"
 
 __device__ __forceinline__ bool memra_embed_token(int n_vocab, int token, const int* dtoken, int* t) {
@@ -55,9 +55,11 @@ embed_bf16(float* x, const unsigned short* table, int n_embd, int n_vocab, int t
     x[i] = memra_bf16_to_f32(table[(long long)t * n_embd + i]);
 }
 
-// x: [n_embd] f32; table: [n_vocab][n_embd/32] q8_0 blocks (34 bytes); n_embd % 32 == 0
+// x: [n_embd] f32; table: [n_vocab][n_embd] int8 quants, scales: [n_vocab][n_embd/32] f16
+// (q8_0 repacked at upload, as matvec_q8_0 reads it); n_embd % 32 == 0
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
-embed_q8_0(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+embed_q8_0(float* x, const signed char* table, const unsigned short* scales, int n_embd, int n_vocab, int token,
+           const int* dtoken) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_embd) return;
     int t;
@@ -65,9 +67,6 @@ embed_q8_0(float* x, const unsigned char* table, int n_embd, int n_vocab, int to
         x[i] = __uint_as_float(0x7fc00000u);
         return;
     }
-    const unsigned char* blk = table + ((long long)t * (n_embd / 32) + i / 32) * 34;
-    // d is 2-byte aligned (block starts are even); q follows it.
-    const float d = memra_f16_to_f32(*reinterpret_cast<const unsigned short*>(blk));
-    const signed char q = (signed char)blk[2 + (i & 31)];
-    x[i] = d * (float)q;
+    const long long e = (long long)t * n_embd + i;
+    x[i] = memra_f16_to_f32(scales[e >> 5]) * (float)table[e];
 }

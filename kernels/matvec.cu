@@ -1,31 +1,31 @@
 // matvec.cu: y[rows] (+)= W x for the weight types of a decode step.
 //
 // Why it looks like this: at n_tokens = 1 every projection is a matrix-vector
-// product whose cost is streaming W from memory once, so each row is read by
-// one warp with 16-byte loads (8 f16/bf16, 4 f32, or staged q8_0 blocks),
-// four loads in flight per lane, f32 accumulation (eight were tried and
-// measured no faster: docs/perf.md). One warp per row keeps the
-// reduction fixed: lane l adds its chunks in ascending order, then a xor
-// butterfly across the warp; the same geometry always gives the same bits.
-// `accumulate` != 0 adds the product into y (the residual add of x += W_o a and
-// x += W_down h), saving a separate kernel; y must not alias x.
+// product whose cost is streaming W from memory once. A warp owns R rows and
+// streams them with 16-byte loads (4 f32, 8 f16/bf16 or 16 q8_0 quants per
+// load), U loads per row in flight, each x chunk read once for all R rows;
+// KW warps split a row group's columns between them. R, KW and U were picked
+// per type and shape family on the H200 from a side-by-side run of 25
+// variants (docs/perf.md): wide kernels (KW = 8) for matrices of few rows,
+// where K-splitting is the only way to fill the GPU.
 //
-// Layout (ggml): W row-major, row r = output r, `cols` contiguous inputs.
-// 16-byte loads need 16-byte aligned rows: cols % 8 == 0 (f16/bf16),
-// cols % 4 == 0 (f32) and W, x 16-byte aligned; otherwise the row is read with
-// scalar loads (any cols works, only slower). q8_0 needs cols % 32 == 0; its
-// 34-byte blocks are staged 32 at a time (1088 bytes = 68 aligned 16-byte
-// chunks) through shared memory when cols % 256 == 0 (every row then starts
-// 16-byte aligned), and read with 2-byte loads otherwise.
+// The reduction order is fixed: a lane adds its chunks in ascending order, a
+// xor butterfly sums the warp, and the KW warp partials of a row are added in
+// warp order, so the same geometry always gives the same bits.
+//
+// mode: 0 stores y = W x', 1 adds into y (the residual adds x += W_o a and
+// x += W_down h, saving a kernel), 2 is the SwiGLU epilogue: rows come in
+// (gate, up) pairs (the FFN gate and up matrices are uploaded row-interleaved)
+// and y[i] = silu(W_2i x') * (W_2i+1 x'), saving the swiglu kernel. y must not
+// alias x.
+//
+// Layout: f32/f16/bf16 are ggml's, row-major, row r = output r. q8_0 is
+// repacked at upload (gpu.RepackQ8_0): W holds the int8 quants [rows][cols]
+// and S the f16 block scales [rows][cols/32], so every quant row is 16-byte
+// aligned and streams like the 16-bit types (ggml's 34-byte blocks are not).
+// 16-byte loads need cols a multiple of the values per load and W, x 16-byte
+// aligned; otherwise rows are read element by element (any shape, slower).
 #include "common.cuh"
-
-#define MEMRA_MV_UNROLL 4
-
-__device__ __forceinline__ void memra_mv_store(float* y, int r, float acc, int accumulate) {
-    if ((threadIdx.x & 31) == 0) {
-        y[r] = accumulate ? y[r] + acc : acc;
-    }
-}
 
 // With xnorm != 0 the block first normalises its input: xs = x / sqrt(mean(x^2)
 // + eps) * norm_w, staged in dynamic shared memory (cols floats), and the
@@ -55,202 +55,199 @@ __device__ __forceinline__ const float* memra_mv_input(const float* x, const flo
     return memra_xs;
 }
 
-// dot of 8 packed 16-bit floats with x[0..7]
-template <bool BF16>
-__device__ __forceinline__ float memra_dot8(uint4 w, float4 x0, float4 x1, float acc) {
-    float f[8];
+// Weight kinds. V: values per 16-byte load.
+enum { MEMRA_MV_F32 = 0, MEMRA_MV_F16 = 1, MEMRA_MV_BF16 = 2, MEMRA_MV_Q8 = 3 };
+
+template <int KIND>
+struct memra_mv_kind {
+    static constexpr int V = KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 16 : 8;
+};
+
+// Element c of a row, as f32 (the scalar path).
+template <int KIND>
+__device__ __forceinline__ float memra_mv_elem(const void* row, const unsigned short* srow, int c) {
+    if (KIND == MEMRA_MV_F32) return reinterpret_cast<const float*>(row)[c];
+    if (KIND == MEMRA_MV_F16) return memra_f16_to_f32(reinterpret_cast<const unsigned short*>(row)[c]);
+    if (KIND == MEMRA_MV_BF16) return memra_bf16_to_f32(reinterpret_cast<const unsigned short*>(row)[c]);
+    return memra_f16_to_f32(srow[c >> 5]) * (float)reinterpret_cast<const signed char*>(row)[c];
+}
+
+// int8 quant k (0..3) of u = q ^ 0x80808080 as an exact f32: the byte placed
+// under exponent 2^23 is q_k + 128, so the float is 2^23 + 128 + q_k. One byte
+// permute and one add instead of a (quarter-rate) integer-to-float convert.
+__device__ __forceinline__ float memra_q8_val(unsigned int u, int k) {
+    return __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440u | k)) - 8388736.0f;
+}
+
+// The dot of one 16-byte load w with its V inputs at xp (16-byte aligned),
+// added to acc. q8_0: the 16 quants' sum, times the block scale d.
+template <int KIND>
+__device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d, float acc) {
     const unsigned int u[4] = {w.x, w.y, w.z, w.w};
+    if (KIND == MEMRA_MV_F32) {
+        const float4 xv = xp[0];
+        acc += __uint_as_float(u[0]) * xv.x;
+        acc += __uint_as_float(u[1]) * xv.y;
+        acc += __uint_as_float(u[2]) * xv.z;
+        acc += __uint_as_float(u[3]) * xv.w;
+        return acc;
+    }
+    if (KIND == MEMRA_MV_Q8) {
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const unsigned int b = u[k] ^ 0x80808080u;
+            const float4 xv = xp[k];
+            s += memra_q8_val(b, 0) * xv.x;
+            s += memra_q8_val(b, 1) * xv.y;
+            s += memra_q8_val(b, 2) * xv.z;
+            s += memra_q8_val(b, 3) * xv.w;
+        }
+        return acc + d * s;
+    }
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        f[2 * k] = BF16 ? memra_bf16_to_f32(memra_lo16(u[k])) : memra_f16_to_f32(memra_lo16(u[k]));
-        f[2 * k + 1] = BF16 ? memra_bf16_to_f32(memra_hi16(u[k])) : memra_f16_to_f32(memra_hi16(u[k]));
+        const float lo = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] << 16) : memra_f16_to_f32(memra_lo16(u[k]));
+        const float hi = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] & 0xffff0000u) : memra_f16_to_f32(memra_hi16(u[k]));
+        const float4 xv = xp[k >> 1];
+        acc += lo * ((k & 1) ? xv.z : xv.x);
+        acc += hi * ((k & 1) ? xv.w : xv.y);
     }
-    acc += f[0] * x0.x;
-    acc += f[1] * x0.y;
-    acc += f[2] * x0.z;
-    acc += f[3] * x0.w;
-    acc += f[4] * x1.x;
-    acc += f[5] * x1.y;
-    acc += f[6] * x1.z;
-    acc += f[7] * x1.w;
     return acc;
 }
 
-template <bool BF16>
-__device__ __forceinline__ void memra_mv16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate,
-                                           const float* norm_w, int xnorm, float eps) {
+// One block: 8 warps = 8/KW row groups of R rows; warp kw of a group takes
+// the row group's 16-byte column chunks kw*32 + lane, + KW*32, ...
+// W: [rows][cols] of KIND (q8_0: quants), S: [rows][cols/32] f16 (q8_0 only).
+template <int KIND, int R, int KW, int U>
+__device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
+                                         int mode, const float* norm_w, int xnorm, float eps) {
+    constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
+    constexpr int V = memra_mv_kind<KIND>::V;
+    constexpr int EB = KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 1 : 2; // bytes per weight
+    __shared__ float red[MEMRA_MV_THREADS / 32][R];
     x = memra_mv_input(x, norm_w, xnorm, cols, eps);
-    const int r = blockIdx.x * MEMRA_MV_ROWS + (threadIdx.x >> 5);
-    const int lane = threadIdx.x & 31;
-    if (r >= rows) return;
-    const unsigned short* wr = W + (long long)r * cols;
-    float acc = 0.0f;
-    if ((cols & 7) == 0 && memra_aligned16(W) && memra_aligned16(x)) {
-        const int nv = cols >> 3; // 16-byte vectors per row
-        const uint4* w4 = reinterpret_cast<const uint4*>(wr);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = warp / KW, kw = warp % KW;
+    const int r0 = (blockIdx.x * G + g) * R;
+    const unsigned char* rowp[R];
+    const unsigned short* srow[R];
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const long long rr = min(r0 + i, rows - 1); // rows past the end re-read the last row, never stored
+        rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * cols * EB;
+        srow[i] = KIND == MEMRA_MV_Q8 ? S + rr * (cols >> 5) : nullptr;
+    }
+    float acc[R];
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[i] = 0.0f;
+    constexpr int step = KW * 32;
+    if (cols % V == 0 && memra_aligned16(W) && memra_aligned16(x)) {
+        const int nv = cols / V;
         const float4* x4 = reinterpret_cast<const float4*>(x);
-        int v = lane;
-        for (; v + 32 * (MEMRA_MV_UNROLL - 1) < nv; v += 32 * MEMRA_MV_UNROLL) {
-            uint4 wv[MEMRA_MV_UNROLL];
+        constexpr int XF4 = V / 4; // float4s of x per load
+        int v = kw * 32 + lane;
+        for (; v + step * (U - 1) < nv; v += step * U) {
+            uint4 wv[U][R];
+            float d[U][R];
 #pragma unroll
-            for (int u = 0; u < MEMRA_MV_UNROLL; u++) wv[u] = memra_ldg16(w4 + v + 32 * u);
+            for (int u = 0; u < U; u++)
 #pragma unroll
-            for (int u = 0; u < MEMRA_MV_UNROLL; u++) {
-                const int vv = v + 32 * u;
-                acc = memra_dot8<BF16>(wv[u], x4[2 * vv], x4[2 * vv + 1], acc);
+                for (int i = 0; i < R; i++) {
+                    wv[u][i] = memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v + step * u);
+                    d[u][i] = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + ((v + step * u) >> 1))) : 0.0f;
+                }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+#pragma unroll
+                for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
+        }
+        for (; v < nv; v += step) {
+#pragma unroll
+            for (int i = 0; i < R; i++) {
+                const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
+                acc[i] = memra_mv_dot<KIND>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
             }
         }
-        for (; v < nv; v += 32) {
-            acc = memra_dot8<BF16>(memra_ldg16(w4 + v), x4[2 * v], x4[2 * v + 1], acc);
-        }
     } else {
-        for (int i = lane; i < cols; i += 32) {
-            const unsigned short h = wr[i];
-            acc += (BF16 ? memra_bf16_to_f32(h) : memra_f16_to_f32(h)) * x[i];
+        for (int c = kw * 32 + lane; c < cols; c += step) {
+            const float xc = x[c];
+#pragma unroll
+            for (int i = 0; i < R; i++) acc[i] += memra_mv_elem<KIND>(rowp[i], srow[i], c) * xc;
         }
     }
-    acc = memra_warp_sum(acc);
-    memra_mv_store(y, r, acc, accumulate);
-}
-
-// y: [rows] f32; W: [rows][cols] f32; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_f32(float* y, const float* W, const float* x, int rows, int cols, int accumulate,
-           const float* norm_w, int xnorm, float eps) {
-    x = memra_mv_input(x, norm_w, xnorm, cols, eps);
-    const int r = blockIdx.x * MEMRA_MV_ROWS + (threadIdx.x >> 5);
-    const int lane = threadIdx.x & 31;
-    if (r >= rows) return;
-    const float* wr = W + (long long)r * cols;
-    float acc = 0.0f;
-    if ((cols & 3) == 0 && memra_aligned16(W) && memra_aligned16(x)) {
-        const int nv = cols >> 2;
-        const float4* w4 = reinterpret_cast<const float4*>(wr);
-        const float4* x4 = reinterpret_cast<const float4*>(x);
-        int v = lane;
-        for (; v + 32 * (MEMRA_MV_UNROLL - 1) < nv; v += 32 * MEMRA_MV_UNROLL) {
-            float4 wv[MEMRA_MV_UNROLL];
 #pragma unroll
-            for (int u = 0; u < MEMRA_MV_UNROLL; u++) wv[u] = __ldg(w4 + v + 32 * u);
+    for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
+    if (KW > 1) {
+        if (lane == 0) {
 #pragma unroll
-            for (int u = 0; u < MEMRA_MV_UNROLL; u++) {
-                const float4 xv = x4[v + 32 * u];
-                acc += wv[u].x * xv.x;
-                acc += wv[u].y * xv.y;
-                acc += wv[u].z * xv.z;
-                acc += wv[u].w * xv.w;
-            }
+            for (int i = 0; i < R; i++) red[warp][i] = acc[i];
         }
-        for (; v < nv; v += 32) {
-            const float4 wv = __ldg(w4 + v);
-            const float4 xv = x4[v];
-            acc += wv.x * xv.x;
-            acc += wv.y * xv.y;
-            acc += wv.z * xv.z;
-            acc += wv.w * xv.w;
-        }
-    } else {
-        for (int i = lane; i < cols; i += 32) {
-            acc += wr[i] * x[i];
+        __syncthreads();
+        if (kw != 0) return;
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            float s = 0.0f;
+#pragma unroll
+            for (int k = 0; k < KW; k++) s += red[g * KW + k][i];
+            acc[i] = s;
         }
     }
-    acc = memra_warp_sum(acc);
-    memra_mv_store(y, r, acc, accumulate);
+    // Every lane of the owning warp holds all R sums; lane i writes row r0+i.
+    if (mode == 2) {
+#pragma unroll
+        for (int i = 0; i + 1 < R; i += 2) {
+            if (lane == i && r0 + i + 1 < rows) y[(r0 + i) >> 1] = memra_silu(acc[i]) * acc[i + 1];
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        if (lane == i && r0 + i < rows) y[r0 + i] = mode == 1 ? y[r0 + i] + acc[i] : acc[i];
+    }
 }
 
-// y: [rows] f32; W: [rows][cols] f16 bits; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_f16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate,
-           const float* norm_w, int xnorm, float eps) {
-    memra_mv16<false>(y, W, x, rows, cols, accumulate, norm_w, xnorm, eps);
-}
-
-// y: [rows] f32; W: [rows][cols] bf16 bits; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_bf16(float* y, const unsigned short* W, const float* x, int rows, int cols, int accumulate,
-            const float* norm_w, int xnorm, float eps) {
-    memra_mv16<true>(y, W, x, rows, cols, accumulate, norm_w, xnorm, eps);
-}
-
-// Four int8 quants (bytes b0..b3 of q, little-endian) dotted with x0..x3.
-__device__ __forceinline__ float memra_q8_dot4(unsigned int q, float4 xv) {
-    float s = (float)(signed char)(q & 0xff) * xv.x;
-    s += (float)(signed char)((q >> 8) & 0xff) * xv.y;
-    s += (float)(signed char)((q >> 16) & 0xff) * xv.z;
-    s += (float)(signed char)(q >> 24) * xv.w;
-    return s;
-}
-
-// y: [rows] f32; W: [rows][cols/32] q8_0 blocks (34 bytes: f16 d, int8 q[32]); x: [cols] f32; cols % 32 == 0
+// The kernels. Rows per block = (8/KW)*R, which spec_table.go's grid
+// expressions repeat; R is even so SwiGLU pairs never straddle a warp. The
+// q8_0 kernel asks for 3 blocks per SM: its unbounded build took 101
+// registers (2 blocks), bounded it takes 80 without spilling.
 //
-// Each warp streams its row 32 blocks (1088 bytes = 68 aligned 16-byte
-// chunks) at a time into shared memory with coalesced 16-byte loads, the
-// next chunk's loads issued before the current chunk is consumed (two
-// chunks ahead measured slower: docs/perf.md). From the
-// stage, 8 lanes share a block (4 quants each, x read as one float4: a warp
-// reads 4 blocks' x = 512 contiguous bytes per step, coalesced), and every
-// lane adds d * (its 4-quant partial) to its accumulator in a fixed order.
+// y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols]; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_q8_0(float* y, const unsigned char* W, const float* x, int rows, int cols, int accumulate,
+matvec_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_F32, 4, 4, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_F16, 4, 4, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_F16, 4, 8, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_BF16, 4, 4, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_BF16, 4, 8, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+// y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] int8 quants; S: [rows][cols/32] f16 scales;
+// x: [cols] f32; cols % 32 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
+matvec_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
             const float* norm_w, int xnorm, float eps) {
-    __shared__ uint4 stage[MEMRA_MV_ROWS][68];
-    x = memra_mv_input(x, norm_w, xnorm, cols, eps);
-    const int warp = threadIdx.x >> 5;
-    const int r = blockIdx.x * MEMRA_MV_ROWS + warp;
-    const int lane = threadIdx.x & 31;
-    if (r >= rows) return; // whole warps leave: no block-wide barrier below
-    const int nb = cols >> 5;
-    const unsigned char* wr = W + (long long)r * nb * 34;
-    float acc = 0.0f;
-    int b0 = 0;
-    if ((nb & 7) == 0 && memra_aligned16(W) && memra_aligned16(x) && nb >= 32) {
-        const uint4* src = reinterpret_cast<const uint4*>(wr);
-        uint4* st = stage[warp];
-        const unsigned char* sb = reinterpret_cast<const unsigned char*>(st);
-        const int sub = lane >> 3;        // which of 4 blocks this lane reads per step
-        const int j = (lane & 7) * 4;     // its first quant in the block
-        uint4 c0 = memra_ldg16(src + lane);
-        uint4 c1 = memra_ldg16(src + 32 + lane);
-        uint4 c2 = make_uint4(0, 0, 0, 0);
-        if (lane < 4) c2 = memra_ldg16(src + 64 + lane);
-        for (; b0 + 32 <= nb; b0 += 32) {
-            __syncwarp();
-            st[lane] = c0;
-            st[32 + lane] = c1;
-            if (lane < 4) st[64 + lane] = c2;
-            __syncwarp();
-            if (b0 + 64 <= nb) { // prefetch the next 32 blocks
-                const uint4* s = src + (b0 / 32 + 1) * 68;
-                c0 = memra_ldg16(s + lane);
-                c1 = memra_ldg16(s + 32 + lane);
-                if (lane < 4) c2 = memra_ldg16(s + 64 + lane);
-            }
-            const float4* xb = reinterpret_cast<const float4*>(x + (long long)b0 * 32 + j);
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                const int b = k * 4 + sub;
-                const unsigned char* blk = sb + b * 34;
-                const float d = memra_f16_to_f32(*reinterpret_cast<const unsigned short*>(blk));
-                const unsigned short* q16 = reinterpret_cast<const unsigned short*>(blk + 2 + j);
-                const unsigned int q = (unsigned int)q16[0] | ((unsigned int)q16[1] << 16);
-                acc += d * memra_q8_dot4(q, xb[b * 8]);
-            }
-        }
-    }
-    // Remaining blocks (or the whole row when unaligned): one block per lane.
-    for (int b = b0 + lane; b < nb; b += 32) {
-        const unsigned char* blk = wr + (long long)b * 34;
-        const float d = memra_f16_to_f32(__ldg(reinterpret_cast<const unsigned short*>(blk)));
-        const unsigned short* q16 = reinterpret_cast<const unsigned short*>(blk + 2);
-        float s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 16; k++) {
-            const unsigned short p = q16[k];
-            s += (float)(signed char)(p & 0xff) * x[b * 32 + 2 * k];
-            s += (float)(signed char)(p >> 8) * x[b * 32 + 2 * k + 1];
-        }
-        acc += d * s;
-    }
-    acc = memra_warp_sum(acc);
-    memra_mv_store(y, r, acc, accumulate);
+    memra_mv<MEMRA_MV_Q8, 4, 1, 2>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
+                 const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_Q8, 2, 8, 4>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }

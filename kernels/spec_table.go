@@ -7,7 +7,7 @@ import "fmt"
 const (
 	ewThreads      = 256 // MEMRA_EW_THREADS
 	normThreads    = 256 // MEMRA_NORM_THREADS
-	mvThreads      = 256 // MEMRA_MV_THREADS (MEMRA_MV_ROWS = 8 rows per block)
+	mvThreads      = 256 // MEMRA_MV_THREADS
 	ropeThreads    = 64  // MEMRA_ROPE_THREADS
 	kvThreads      = 128 // MEMRA_KV_THREADS
 	attnThreads    = 128 // MEMRA_ATTN_THREADS
@@ -88,11 +88,15 @@ func Spec() []Kernel {
 	var ks []Kernel
 
 	for _, t := range []string{"f32", "f16", "bf16", "q8_0"} {
+		ps := []Param{param("x", Ptr), param("table", Ptr)}
+		if t == "q8_0" { // repacked: quants in table, f16 block scales in scales
+			ps = append(ps, param("scales", Ptr))
+		}
 		ks = append(ks, Kernel{
 			Name: "embed_" + t, File: "embed.cu",
 			Doc: "x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a " + t + " embedding table",
-			Params: []Param{param("x", Ptr), param("table", Ptr), param("n_embd", I32), param("n_vocab", I32),
-				param("token", I32), param("dtoken", Ptr)},
+			Params: append(ps, param("n_embd", I32), param("n_vocab", I32),
+				param("token", I32), param("dtoken", Ptr)),
 			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{"(n_embd+255)/256", one, one},
 		})
 	}
@@ -114,14 +118,39 @@ func Spec() []Kernel {
 		},
 	)
 
-	for _, t := range []string{"f32", "f16", "bf16", "q8_0"} {
+	// The matvec family (matvec.cu): per weight type a kernel for matrices
+	// of many rows and, for f16/bf16/q8_0, a "wide" one that splits each
+	// row over 8 warps for matrices of few rows (MatvecWide says which).
+	for _, m := range []struct {
+		name        string
+		typ         int // ggml type id
+		wide        bool
+		rowsPerBlk  int // (8/KW)*R of the kernel's template arguments
+		scales, doc string
+	}{
+		{"matvec_f32", 0, false, 8, "", "f32"},
+		{"matvec_f16", 1, false, 8, "", "f16"},
+		{"matvec_f16_wide", 1, true, 4, "", "f16"},
+		{"matvec_bf16", 30, false, 8, "", "bf16"},
+		{"matvec_bf16_wide", 30, true, 4, "", "bf16"},
+		{"matvec_q8_0", 8, false, 32, "S", "q8_0 (quants W, scales S: repacked)"},
+		{"matvec_q8_0_wide", 8, true, 2, "S", "q8_0 (quants W, scales S: repacked)"},
+	} {
+		ps := []Param{param("y", Ptr), param("W", Ptr)}
+		if m.scales != "" {
+			ps = append(ps, param(m.scales, Ptr))
+		}
+		ps = append(ps, param("x", Ptr), param("rows", I32), param("cols", I32), param("mode", I32),
+			param("norm_w", Ptr), param("xnorm", I32), param("eps", F32))
 		ks = append(ks, Kernel{
-			Name: "matvec_" + t, File: "matvec.cu",
-			Doc: "y[rows] (+)= W x', W [rows][cols] " + t + " (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row",
-			Params: []Param{param("y", Ptr), param("W", Ptr), param("x", Ptr), param("rows", I32), param("cols", I32), param("accumulate", I32),
-				param("norm_w", Ptr), param("xnorm", I32), param("eps", F32)},
-			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{"(rows+7)/8", one, one},
-			Shared: "xnorm * cols * 4",
+			Name: m.name, File: "matvec.cu",
+			Doc: "y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] " + m.doc +
+				", x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation",
+			Params: ps,
+			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{fmt.Sprintf("(rows+%d)/%d", m.rowsPerBlk-1, m.rowsPerBlk), one, one},
+			Shared:  "xnorm * cols * 4",
+			Family:  "matvec",
+			Variant: map[string]int{"ggml_type": m.typ, "wide": b2i(m.wide)},
 		})
 	}
 

@@ -86,9 +86,11 @@ func TestSpecMatchesSources(t *testing.T) {
 			t.Errorf("%s: no __launch_bounds__ (the spec's Block must match the kernel's reduction tree)", name)
 			continue
 		}
-		lb, ok := defines[ck.LaunchBounds]
+		// __launch_bounds__(threads[, min blocks per SM]): the threads count.
+		threads, _, _ := strings.Cut(ck.LaunchBounds, ",")
+		lb, ok := defines[threads]
 		if !ok {
-			v, err := strconv.Atoi(ck.LaunchBounds)
+			v, err := strconv.Atoi(threads)
 			if err != nil {
 				t.Errorf("%s: __launch_bounds__(%s) is neither a number nor a #define of common.cuh", name, ck.LaunchBounds)
 				continue

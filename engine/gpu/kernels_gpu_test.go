@@ -179,6 +179,24 @@ func ktDequant(t *testing.T, w *model.Tensor) []float32 {
 	return out
 }
 
+// ktWeights uploads w in its device layout (q8_0 repacked by repackQ8_0:
+// quants at q, f16 scales at s; otherwise s is 0), q placed off bytes past a
+// 16-byte boundary to reach the kernels' unaligned paths.
+func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int) (q, s cuda.DevPtr) {
+	t.Helper()
+	if w.Type != gguf.TypeQ8_0 {
+		p := v.alloc(t, len(w.Data)+16)
+		ktMust(t, v.e.CopyHtoD(p.Add(uint64(off)), w.Data))
+		return p.Add(uint64(off)), 0
+	}
+	n := len(w.Data) / q8Block
+	qb, sb := make([]byte, 32*n), make([]byte, 2*n)
+	repackQ8_0(qb, sb, w.Data)
+	p := v.alloc(t, len(qb)+16)
+	ktMust(t, v.e.CopyHtoD(p.Add(uint64(off)), qb))
+	return p.Add(uint64(off)), ktUpload(t, v, sb, 0)
+}
+
 // TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0} for host and device tokens
 // must equal the CPU's DequantizeRow bit for bit (a gather plus an exact
 // conversion), and an out-of-range token must give NaN in every element.
@@ -186,17 +204,22 @@ func TestGPUKernelEmbed(t *testing.T) {
 	v := ktGPU(t)
 	const nVocab, nEmbd, guard = 37, 1056, 64 // 1056 = 33 q8_0 blocks; 4⅛ blocks of 256 threads
 	src := ktUniform(ktRand(1), nVocab*nEmbd, -2, 2)
-	type embedFn func(x, table cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error
+	type embedFn func(x, table, scales cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error
+	unscaled := func(f func(x, table cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error) embedFn {
+		return func(x, table, _ cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error {
+			return f(x, table, nEmbd, nVocab, token, dtoken)
+		}
+	}
 	for _, tc := range []struct {
 		typ gguf.Type
 		fn  embedFn
 	}{
-		{gguf.TypeF32, v.k.EmbedF32}, {gguf.TypeF16, v.k.EmbedF16},
-		{gguf.TypeBF16, v.k.EmbedBF16}, {gguf.TypeQ8_0, v.k.EmbedQ8_0},
+		{gguf.TypeF32, unscaled(v.k.EmbedF32)}, {gguf.TypeF16, unscaled(v.k.EmbedF16)},
+		{gguf.TypeBF16, unscaled(v.k.EmbedBF16)}, {gguf.TypeQ8_0, v.k.EmbedQ8_0},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			w := ktTensor(t, "token_embd.weight", tc.typ, src, nEmbd, nVocab)
-			table := ktUpload(t, v, w.Data, 0)
+			table, scales := ktWeights(t, v, w, 0)
 			x := v.alloc(t, (nEmbd+guard)*4)
 			ctr := ktCounters(t, v, 0, 0, 0, 0)
 			run := func(name string, host, dev int32, useDev bool, fill uint32) []float32 {
@@ -207,7 +230,7 @@ func TestGPUKernelEmbed(t *testing.T) {
 					ktSetCounters(t, v, ctr, dev, 0, 0, 0)
 					dtoken = ctr.Add(kernels.CounterToken)
 				}
-				ktMust(t, tc.fn(x, table, nEmbd, nVocab, host, dtoken))
+				ktMust(t, tc.fn(x, table, scales, nEmbd, nVocab, host, dtoken))
 				got := ktGet[float32](t, v, x, nEmbd+guard)
 				ktCheckPoison(t, name+" guard", got[nEmbd:], fill)
 				return got[:nEmbd]
@@ -341,157 +364,188 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 	}
 }
 
-// TestGPUKernelMatvec checks matvec_{f32,f16,bf16,q8_0} with accumulate 0 and
-// 1 over shapes that take every path of matvec.cu: 16-byte loads (cols a
-// multiple of 4 for f32, 8 for f16/bf16), scalar loads (odd cols, cols ≡ 4
-// mod 8 for the 16-bit types, misaligned W/x), the q8_0 shared-memory stage
-// (cols/32 a multiple of 8) with and without leftover blocks, and rows not a
-// multiple of the 8 rows per block.
+// TestGPUKernelMatvec checks every kernel of the matvec family (f32, f16,
+// bf16, q8_0; plain and wide) in modes store, accumulate and SwiGLU, with and
+// without the fused norm, over shapes that take every path of matvec.cu:
+// 16-byte loads (cols a multiple of 4 for f32, 8 for f16/bf16, 16 for q8_0's
+// repacked quants), the leftover loop (chunks not a multiple of the unrolled
+// step), element-wise loads (odd cols, cols ≡ 4 mod 8 for the 16-bit types,
+// misaligned W/x), rows not a multiple of the rows per block, and rows past
+// the end of the last row group.
 //
 // Reference: the float64 dot product of the SAME quantised weights
 // (dequantised exactly by the CPU's DequantizeRow), so the tolerance is f32
-// accumulation only, per row: a lane adds cols/32 products in sequence (q8_0:
-// 32 per block, then d·, then one add per block of 32 blocks), then 5
-// butterfly levels, then the optional add into y; γ bound: |gpu − ref| ≤
+// accumulation only, per row: a lane adds at most cols/32 chunk results in
+// sequence (a q8_0 chunk: 16 products, then d·), then 5 butterfly levels, up
+// to 8 warp partials, then the optional add into y; γ bound: |gpu − ref| ≤
 // (cols/32+48)·u·(Σ|w_i x_i| + |y0|). The CPU backend's cpu.MatVec (8 f32
 // partial sums of cols/8 terms) must agree within the sum of both bounds.
 func TestGPUKernelMatvec(t *testing.T) {
 	v := ktGPU(t)
-	type mvFn func(y, w, x cuda.DevPtr, rows, cols, accumulate int32, normW cuda.DevPtr, xnorm int32, eps float32) error
-	fns := map[gguf.Type]mvFn{
-		gguf.TypeF32: v.k.MatvecF32, gguf.TypeF16: v.k.MatvecF16,
-		gguf.TypeBF16: v.k.MatvecBF16, gguf.TypeQ8_0: v.k.MatvecQ8_0,
-	}
 	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
 	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
 	for i, sh := range []struct {
 		rows, cols int
 		types      []gguf.Type
-		misalign   bool // W and x 4 bytes (q8_0: W 2 bytes) past a 16-byte boundary
+		misalign   bool // W and x 4 bytes (q8_0 quants: 2 bytes) past a 16-byte boundary
 	}{
-		{4096, 4096, all, false}, // q8_0: 128 blocks per row, staged
+		{4096, 4096, all, false},
 		{1003, 1024, all, false},
-		{17, 2304, all, false},   // q8_0: 72 blocks = 64 staged + 8 left over
-		{1003, 1056, all, false}, // q8_0: 33 blocks, not staged; f16/bf16: 16-byte loads
+		{17, 2304, all, false},   // q8_0: 144 chunks, leftover after the unrolled loop
+		{1003, 1056, all, false}, // 66 16-byte q8_0 chunks
 		{64, 1024, all, true},
 		{67, 1001, unq, false}, // odd cols
 		{33, 4100, unq, false}, // f32 vector, 16-bit scalar (4100 % 8 = 4)
 		{9, 7, unq, false},
 		{5, 32, all, false},
+		{2050, 96, all, false}, // odd row groups in both wide and plain kernels
 	} {
 		for _, typ := range sh.types {
-			name := fmt.Sprintf("%s-%dx%d", typ, sh.rows, sh.cols)
-			if sh.misalign {
-				name += "-misaligned"
-			}
-			t.Run(name, func(t *testing.T) {
-				r := ktRand(uint64(100*i) + uint64(typ))
-				src := ktUniform(r, sh.rows*sh.cols, -1, 1)
-				xs := ktUniform(r, sh.cols, -1, 1)
-				y0 := ktUniform(r, sh.rows, -4, 4)
-				w := ktTensor(t, "w", typ, src, sh.cols, sh.rows)
-				deq := ktDequant(t, w)
-
-				woff, xoff := 0, 0
+			for _, wide := range []int{0, 1} {
+				variant := MatvecVariant{GgmlType: int(typ), Wide: wide}
+				if !slices.Contains(MatvecVariants(), variant) {
+					continue
+				}
+				name := fmt.Sprintf("%s-wide%d-%dx%d", typ, wide, sh.rows, sh.cols)
 				if sh.misalign {
-					woff, xoff = 4, 4
-					if typ == gguf.TypeQ8_0 {
-						woff = 2
-					}
+					name += "-misaligned"
 				}
-				dw := v.alloc(t, len(w.Data)+16)
-				ktMust(t, v.e.CopyHtoD(dw.Add(uint64(woff)), w.Data))
-				dx := v.alloc(t, len(xs)*4+16)
-				ktMust(t, v.e.CopyHtoD(dx.Add(uint64(xoff)), cuda.AsBytes(xs)))
-				const guard = 16
-				dy := v.alloc(t, (sh.rows+guard)*4)
-
-				dot := make([]float64, sh.rows)
-				abs := make([]float64, sh.rows)
-				for row := range sh.rows {
-					wr := deq[row*sh.cols : (row+1)*sh.cols]
-					for c, xv := range xs {
-						p := float64(wr[c]) * float64(xv)
-						dot[row] += p
-						abs[row] += math.Abs(p)
-					}
-				}
-				// The fused-norm input: x' = x / sqrt(mean(x²) + eps) · nw, in float64.
-				const normEps = 1e-6
-				nw := ktUniform(r, sh.cols, 0.5, 1.5)
-				var ss float64
-				for _, xv := range xs {
-					ss += float64(xv) * float64(xv)
-				}
-				inv := 1 / math.Sqrt(ss/float64(sh.cols)+normEps)
-				dotN := make([]float64, sh.rows)
-				absN := make([]float64, sh.rows)
-				for row := range sh.rows {
-					wr := deq[row*sh.cols : (row+1)*sh.cols]
-					for c, xv := range xs {
-						p := float64(wr[c]) * float64(xv) * inv * float64(nw[c])
-						dotN[row] += p
-						absN[row] += math.Abs(p)
-					}
-				}
-				dnw := v.alloc(t, len(nw)*4)
-				ktMust(t, v.e.CopyHtoD(dnw, cuda.AsBytes(nw)))
-				cpuY := make([]float32, sh.rows)
-				ktMust(t, cpu.MatVec(nil, cpuY, w, xs))
-				gpuDepth := float64(sh.cols/32 + 48)
-				cpuDepth := float64(sh.cols/8 + 16)
-
-				for _, acc := range []int32{0, 1} {
-					v.poison(t, dy, sh.rows+guard, ktNaN)
-					if acc == 1 {
-						ktPut(t, v, dy, y0)
-					}
-					ktMust(t, fns[typ](dy, dw.Add(uint64(woff)), dx.Add(uint64(xoff)), int32(sh.rows), int32(sh.cols), acc, 0, 0, 0))
-					got := ktGet[float32](t, v, dy, sh.rows+guard)
-					ktCheckPoison(t, "y guard", got[sh.rows:], ktNaN)
-					got = got[:sh.rows]
-					want := make([]float64, sh.rows)
-					base := make([]float64, sh.rows)
-					for row := range want {
-						want[row] = dot[row]
-						if acc == 1 {
-							want[row] += float64(y0[row])
-							base[row] = math.Abs(float64(y0[row]))
-						}
-					}
-					what := fmt.Sprintf("accumulate %d", acc)
-					ktCheckElems(t, what+" vs float64", got, want, func(i int) float64 {
-						return gpuDepth * ktU * (abs[i] + base[i])
-					})
-					cpuWant := make([]float64, sh.rows)
-					for row := range cpuWant {
-						cpuWant[row] = float64(cpuY[row])
-						if acc == 1 {
-							cpuWant[row] = float64(cpuY[row] + y0[row])
-						}
-					}
-					ktCheckElems(t, what+" vs cpu.MatVec", got, cpuWant, func(i int) float64 {
-						return (gpuDepth + cpuDepth + 2) * ktU * (abs[i] + base[i])
-					})
-					e, _ := ktRelErr(got, want)
-					t.Logf("%s: max|gpu−ref|/max|ref| = %.3g", what, e)
-				}
-				// Norm fused in (xnorm = 1): the block's sum of squares adds
-				// cols/256+8 rounding steps to each input (thread partials,
-				// butterfly, 8 warp sums), and the scale and the weight two
-				// more products.
-				v.poison(t, dy, sh.rows+guard, ktNaN)
-				ktMust(t, fns[typ](dy, dw.Add(uint64(woff)), dx.Add(uint64(xoff)), int32(sh.rows), int32(sh.cols), 0, dnw, 1, normEps))
-				got := ktGet[float32](t, v, dy, sh.rows+guard)
-				ktCheckPoison(t, "y guard (xnorm)", got[sh.rows:], ktNaN)
-				got = got[:sh.rows]
-				normDepth := gpuDepth + float64(sh.cols/256+8) + 4
-				ktCheckElems(t, "xnorm vs float64", got, dotN, func(i int) float64 {
-					return normDepth * ktU * absN[i]
+				t.Run(name, func(t *testing.T) {
+					ktMatvecCase(t, v, variant, typ, sh.rows, sh.cols, sh.misalign, uint64(100*i)+uint64(typ))
 				})
-			})
+			}
 		}
 	}
+}
+
+func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, rows, cols int, misalign bool, seed uint64) {
+	r := ktRand(seed)
+	src := ktUniform(r, rows*cols, -1, 1)
+	xs := ktUniform(r, cols, -1, 1)
+	y0 := ktUniform(r, rows, -4, 4)
+	w := ktTensor(t, "w", typ, src, cols, rows)
+	deq := ktDequant(t, w)
+
+	woff, xoff := 0, 0
+	if misalign {
+		woff, xoff = 4, 4
+		if typ == gguf.TypeQ8_0 {
+			woff = 2
+		}
+	}
+	dw, ds := ktWeights(t, v, w, woff)
+	dx := v.alloc(t, len(xs)*4+16)
+	ktMust(t, v.e.CopyHtoD(dx.Add(uint64(xoff)), cuda.AsBytes(xs)))
+	dx = dx.Add(uint64(xoff))
+	const guard = 16
+	dy := v.alloc(t, (rows+guard)*4)
+	run := func(mode int32, norm cuda.DevPtr, xnorm int32) {
+		t.Helper()
+		ktMust(t, v.k.Matvec(variant, dy, dw, ds, dx, int32(rows), int32(cols), mode, norm, xnorm, 1e-6))
+	}
+
+	dot := make([]float64, rows)
+	abs := make([]float64, rows)
+	for row := range rows {
+		wr := deq[row*cols : (row+1)*cols]
+		for c, xv := range xs {
+			p := float64(wr[c]) * float64(xv)
+			dot[row] += p
+			abs[row] += math.Abs(p)
+		}
+	}
+	// The fused-norm input: x' = x / sqrt(mean(x²) + eps) · nw, in float64.
+	const normEps = 1e-6
+	nw := ktUniform(r, cols, 0.5, 1.5)
+	var ss float64
+	for _, xv := range xs {
+		ss += float64(xv) * float64(xv)
+	}
+	inv := 1 / math.Sqrt(ss/float64(cols)+normEps)
+	dotN := make([]float64, rows)
+	absN := make([]float64, rows)
+	for row := range rows {
+		wr := deq[row*cols : (row+1)*cols]
+		for c, xv := range xs {
+			p := float64(wr[c]) * float64(xv) * inv * float64(nw[c])
+			dotN[row] += p
+			absN[row] += math.Abs(p)
+		}
+	}
+	dnw := v.alloc(t, len(nw)*4)
+	ktMust(t, v.e.CopyHtoD(dnw, cuda.AsBytes(nw)))
+	cpuY := make([]float32, rows)
+	ktMust(t, cpu.MatVec(nil, cpuY, w, xs))
+	gpuDepth := float64(cols/32 + 48)
+	cpuDepth := float64(cols/8 + 16)
+
+	for _, mode := range []int32{mvStore, mvAccumulate} {
+		v.poison(t, dy, rows+guard, ktNaN)
+		if mode == mvAccumulate {
+			ktPut(t, v, dy, y0)
+		}
+		run(mode, 0, 0)
+		got := ktGet[float32](t, v, dy, rows+guard)
+		ktCheckPoison(t, "y guard", got[rows:], ktNaN)
+		got = got[:rows]
+		want := make([]float64, rows)
+		base := make([]float64, rows)
+		for row := range want {
+			want[row] = dot[row]
+			if mode == mvAccumulate {
+				want[row] += float64(y0[row])
+				base[row] = math.Abs(float64(y0[row]))
+			}
+		}
+		what := fmt.Sprintf("mode %d", mode)
+		ktCheckElems(t, what+" vs float64", got, want, func(i int) float64 {
+			return gpuDepth * ktU * (abs[i] + base[i])
+		})
+		cpuWant := make([]float64, rows)
+		for row := range cpuWant {
+			cpuWant[row] = float64(cpuY[row])
+			if mode == mvAccumulate {
+				cpuWant[row] = float64(cpuY[row] + y0[row])
+			}
+		}
+		ktCheckElems(t, what+" vs cpu.MatVec", got, cpuWant, func(i int) float64 {
+			return (gpuDepth + cpuDepth + 2) * ktU * (abs[i] + base[i])
+		})
+		e, _ := ktRelErr(got, want)
+		t.Logf("%s: max|gpu−ref|/max|ref| = %.3g", what, e)
+	}
+	// SwiGLU epilogue: y[i] = silu(row 2i) · row 2i+1. Each dot carries the
+	// bound above (δg, δu); silu's slope is below 1.1, so |Δ| ≤ 1.1·δg·|u| +
+	// |silu(g)|·δu + δg·δu, plus 8 roundings of the silu and the product.
+	if rows >= 2 {
+		half := rows / 2
+		v.poison(t, dy, rows+guard, ktNaN)
+		run(mvSwiGLU, 0, 0)
+		got := ktGet[float32](t, v, dy, rows+guard)
+		ktCheckPoison(t, "y guard (swiglu)", got[half:], ktNaN)
+		want := make([]float64, half)
+		tol := make([]float64, half)
+		for i := range half {
+			g, u := dot[2*i], dot[2*i+1]
+			silu := g / (1 + math.Exp(-g))
+			want[i] = silu * u
+			dg, du := gpuDepth*ktU*abs[2*i], gpuDepth*ktU*abs[2*i+1]
+			tol[i] = 1.1*dg*math.Abs(u) + math.Abs(silu)*du + dg*du + 8*ktU*math.Abs(want[i])
+		}
+		ktCheckElems(t, "swiglu vs float64", got[:half], want, func(i int) float64 { return tol[i] })
+	}
+	// Norm fused in (xnorm = 1): the block's sum of squares adds cols/256+8
+	// rounding steps to each input (thread partials, butterfly, 8 warp
+	// sums), and the scale and the weight two more products.
+	v.poison(t, dy, rows+guard, ktNaN)
+	run(mvStore, dnw, 1)
+	got := ktGet[float32](t, v, dy, rows+guard)
+	ktCheckPoison(t, "y guard (xnorm)", got[rows:], ktNaN)
+	got = got[:rows]
+	normDepth := gpuDepth + float64(cols/256+8) + 4
+	ktCheckElems(t, "xnorm vs float64", got, dotN, func(i int) float64 {
+		return normDepth * ktU * absN[i]
+	})
 }
 
 // TestGPUKernelRoPE checks rope_neox against cpu.RopeCosSin + cpu.RoPE for

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "cfd705c20c8da110babe7125dd5e288a56cbbd6a8d5b37c7bc8834f81572c26b"
+const specHash = "ca03af59cab4841528348ef4e8b8428768719debce2927ba0306c61cbdeac13a"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -26,8 +26,11 @@ type Kernels struct {
 	kRMSNormGated        kernelSlot // rmsnorm_gated
 	kMatvecF32           kernelSlot // matvec_f32
 	kMatvecF16           kernelSlot // matvec_f16
+	kMatvecF16Wide       kernelSlot // matvec_f16_wide
 	kMatvecBF16          kernelSlot // matvec_bf16
+	kMatvecBF16Wide      kernelSlot // matvec_bf16_wide
 	kMatvecQ8_0          kernelSlot // matvec_q8_0
+	kMatvecQ8_0Wide      kernelSlot // matvec_q8_0_wide
 	kRoPENeox            kernelSlot // rope_neox
 	kKVStoreF16          kernelSlot // kv_store_f16
 	kKVStoreFP8          kernelSlot // kv_store_fp8
@@ -74,13 +77,16 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"embed_f32", "embed.cu", 6, &ks.kEmbedF32},
 		{"embed_f16", "embed.cu", 6, &ks.kEmbedF16},
 		{"embed_bf16", "embed.cu", 6, &ks.kEmbedBF16},
-		{"embed_q8_0", "embed.cu", 6, &ks.kEmbedQ8_0},
+		{"embed_q8_0", "embed.cu", 7, &ks.kEmbedQ8_0},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
 		{"matvec_f32", "matvec.cu", 9, &ks.kMatvecF32},
 		{"matvec_f16", "matvec.cu", 9, &ks.kMatvecF16},
+		{"matvec_f16_wide", "matvec.cu", 9, &ks.kMatvecF16Wide},
 		{"matvec_bf16", "matvec.cu", 9, &ks.kMatvecBF16},
-		{"matvec_q8_0", "matvec.cu", 9, &ks.kMatvecQ8_0},
+		{"matvec_bf16_wide", "matvec.cu", 9, &ks.kMatvecBF16Wide},
+		{"matvec_q8_0", "matvec.cu", 10, &ks.kMatvecQ8_0},
+		{"matvec_q8_0_wide", "matvec.cu", 10, &ks.kMatvecQ8_0Wide},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"kv_store_f16", "kv_store.cu", 9, &ks.kKVStoreF16},
 		{"kv_store_fp8", "kv_store.cu", 11, &ks.kKVStoreFP8},
@@ -220,7 +226,7 @@ func geomEmbedQ8_0(n_embd, n_vocab, token int) ([3]int, int) {
 // EmbedQ8_0 launches embed_q8_0 (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q8_0 embedding table.
 //
 // Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
 	geom_, shmem_ := geomEmbedQ8_0(int(n_embd), int(n_vocab), int(token))
 	grid_, shared_, err_ := launchGeometry("embed_q8_0", geom_, shmem_)
 	if err_ != nil {
@@ -229,10 +235,11 @@ func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_v
 	slot_ := &k_.kEmbedQ8_0
 	slot_.p.SetPtr(0, x)
 	slot_.p.SetPtr(1, table)
-	slot_.p.SetI32(2, n_embd)
-	slot_.p.SetI32(3, n_vocab)
-	slot_.p.SetI32(4, token)
-	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetPtr(2, scales)
+	slot_.p.SetI32(3, n_embd)
+	slot_.p.SetI32(4, n_vocab)
+	slot_.p.SetI32(5, token)
+	slot_.p.SetPtr(6, dtoken)
 	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q8_0: %w", err_)
 	}
@@ -297,15 +304,15 @@ func (k_ *Kernels) RMSNormGated(out cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, z
 }
 
 // geomMatvecF32 is matvec_f32's grid and dynamic shared memory, from the spec.
-func geomMatvecF32(rows, cols, accumulate, xnorm int) ([3]int, int) {
+func geomMatvecF32(rows, cols, mode, xnorm int) ([3]int, int) {
 	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecF32 launches matvec_f32 (kernels/matvec.cu): y[rows] (+)= W x', W [rows][cols] f32 (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row.
+// MatvecF32 launches matvec_f32 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f32, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
 //
 // Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecF32(int(rows), int(cols), int(accumulate), int(xnorm))
+func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecF32(int(rows), int(cols), int(mode), int(xnorm))
 	grid_, shared_, err_ := launchGeometry("matvec_f32", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -316,7 +323,7 @@ func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	slot_.p.SetPtr(2, x)
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
-	slot_.p.SetI32(5, accumulate)
+	slot_.p.SetI32(5, mode)
 	slot_.p.SetPtr(6, norm_w)
 	slot_.p.SetI32(7, xnorm)
 	slot_.p.SetF32(8, eps)
@@ -327,15 +334,15 @@ func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 }
 
 // geomMatvecF16 is matvec_f16's grid and dynamic shared memory, from the spec.
-func geomMatvecF16(rows, cols, accumulate, xnorm int) ([3]int, int) {
+func geomMatvecF16(rows, cols, mode, xnorm int) ([3]int, int) {
 	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecF16 launches matvec_f16 (kernels/matvec.cu): y[rows] (+)= W x', W [rows][cols] f16 (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row.
+// MatvecF16 launches matvec_f16 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f16, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
 //
 // Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecF16(int(rows), int(cols), int(accumulate), int(xnorm))
+func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecF16(int(rows), int(cols), int(mode), int(xnorm))
 	grid_, shared_, err_ := launchGeometry("matvec_f16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -346,7 +353,7 @@ func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	slot_.p.SetPtr(2, x)
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
-	slot_.p.SetI32(5, accumulate)
+	slot_.p.SetI32(5, mode)
 	slot_.p.SetPtr(6, norm_w)
 	slot_.p.SetI32(7, xnorm)
 	slot_.p.SetF32(8, eps)
@@ -356,16 +363,46 @@ func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	return nil
 }
 
+// geomMatvecF16Wide is matvec_f16_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecF16Wide(rows, cols, mode, xnorm int) ([3]int, int) {
+	return [3]int{(rows + 3) / 4, 1, 1}, xnorm * cols * 4
+}
+
+// MatvecF16Wide launches matvec_f16_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f16, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+//
+// Grid ((rows+3)/4, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecF16Wide(int(rows), int(cols), int(mode), int(xnorm))
+	grid_, shared_, err_ := launchGeometry("matvec_f16_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecF16Wide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_f16_wide: %w", err_)
+	}
+	return nil
+}
+
 // geomMatvecBF16 is matvec_bf16's grid and dynamic shared memory, from the spec.
-func geomMatvecBF16(rows, cols, accumulate, xnorm int) ([3]int, int) {
+func geomMatvecBF16(rows, cols, mode, xnorm int) ([3]int, int) {
 	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecBF16 launches matvec_bf16 (kernels/matvec.cu): y[rows] (+)= W x', W [rows][cols] bf16 (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row.
+// MatvecBF16 launches matvec_bf16 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] bf16, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
 //
 // Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecBF16(int(rows), int(cols), int(accumulate), int(xnorm))
+func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecBF16(int(rows), int(cols), int(mode), int(xnorm))
 	grid_, shared_, err_ := launchGeometry("matvec_bf16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -376,7 +413,7 @@ func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows 
 	slot_.p.SetPtr(2, x)
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
-	slot_.p.SetI32(5, accumulate)
+	slot_.p.SetI32(5, mode)
 	slot_.p.SetPtr(6, norm_w)
 	slot_.p.SetI32(7, xnorm)
 	slot_.p.SetF32(8, eps)
@@ -386,16 +423,46 @@ func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows 
 	return nil
 }
 
-// geomMatvecQ8_0 is matvec_q8_0's grid and dynamic shared memory, from the spec.
-func geomMatvecQ8_0(rows, cols, accumulate, xnorm int) ([3]int, int) {
-	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
+// geomMatvecBF16Wide is matvec_bf16_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBF16Wide(rows, cols, mode, xnorm int) ([3]int, int) {
+	return [3]int{(rows + 3) / 4, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecQ8_0 launches matvec_q8_0 (kernels/matvec.cu): y[rows] (+)= W x', W [rows][cols] q8_0 (ggml layout), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation, one warp per row.
+// MatvecBF16Wide launches matvec_bf16_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] bf16, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
 //
-// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, accumulate int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecQ8_0(int(rows), int(cols), int(accumulate), int(xnorm))
+// Grid ((rows+3)/4, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecBF16Wide(int(rows), int(cols), int(mode), int(xnorm))
+	grid_, shared_, err_ := launchGeometry("matvec_bf16_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBF16Wide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_bf16_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ8_0 is matvec_q8_0's grid and dynamic shared memory, from the spec.
+func geomMatvecQ8_0(rows, cols, mode, xnorm int) ([3]int, int) {
+	return [3]int{(rows + 31) / 32, 1, 1}, xnorm * cols * 4
+}
+
+// MatvecQ8_0 launches matvec_q8_0 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+//
+// Grid ((rows+31)/32, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecQ8_0(int(rows), int(cols), int(mode), int(xnorm))
 	grid_, shared_, err_ := launchGeometry("matvec_q8_0", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -403,15 +470,47 @@ func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows 
 	slot_ := &k_.kMatvecQ8_0
 	slot_.p.SetPtr(0, y)
 	slot_.p.SetPtr(1, W)
-	slot_.p.SetPtr(2, x)
-	slot_.p.SetI32(3, rows)
-	slot_.p.SetI32(4, cols)
-	slot_.p.SetI32(5, accumulate)
-	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, xnorm)
-	slot_.p.SetF32(8, eps)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetPtr(7, norm_w)
+	slot_.p.SetI32(8, xnorm)
+	slot_.p.SetF32(9, eps)
 	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q8_0: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ8_0Wide is matvec_q8_0_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecQ8_0Wide(rows, cols, mode, xnorm int) ([3]int, int) {
+	return [3]int{(rows + 1) / 2, 1, 1}, xnorm * cols * 4
+}
+
+// MatvecQ8_0Wide launches matvec_q8_0_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+//
+// Grid ((rows+1)/2, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	geom_, shmem_ := geomMatvecQ8_0Wide(int(rows), int(cols), int(mode), int(xnorm))
+	grid_, shared_, err_ := launchGeometry("matvec_q8_0_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ8_0Wide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetPtr(7, norm_w)
+	slot_.p.SetI32(8, xnorm)
+	slot_.p.SetF32(9, eps)
+	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q8_0_wide: %w", err_)
 	}
 	return nil
 }
@@ -1175,6 +1274,48 @@ func (k_ *Kernels) CountersAdvance(ctr cuda.DevPtr) error {
 		return fmt.Errorf("counters_advance: %w", err_)
 	}
 	return nil
+}
+
+// MatvecVariant selects one kernel of the matvec family (kernels.Kernel.Variant).
+type MatvecVariant struct {
+	GgmlType int // ggml_type
+	Wide     int // wide
+}
+
+// MatvecVariants lists the variants the spec builds, in spec order.
+func MatvecVariants() []MatvecVariant {
+	return []MatvecVariant{
+		{GgmlType: 0, Wide: 0},
+		{GgmlType: 1, Wide: 0},
+		{GgmlType: 1, Wide: 1},
+		{GgmlType: 30, Wide: 0},
+		{GgmlType: 30, Wide: 1},
+		{GgmlType: 8, Wide: 0},
+		{GgmlType: 8, Wide: 1},
+	}
+}
+
+// Matvec launches the matvec kernel of variant v: the table a captured graph's
+// bucket picks its kernel from. Parameters only some variants take are ignored
+// by the others.
+func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+	switch v {
+	case MatvecVariant{GgmlType: 0, Wide: 0}:
+		return k_.MatvecF32(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+	case MatvecVariant{GgmlType: 1, Wide: 0}:
+		return k_.MatvecF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+	case MatvecVariant{GgmlType: 1, Wide: 1}:
+		return k_.MatvecF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+	case MatvecVariant{GgmlType: 30, Wide: 0}:
+		return k_.MatvecBF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+	case MatvecVariant{GgmlType: 30, Wide: 1}:
+		return k_.MatvecBF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+	case MatvecVariant{GgmlType: 8, Wide: 0}:
+		return k_.MatvecQ8_0(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps)
+	case MatvecVariant{GgmlType: 8, Wide: 1}:
+		return k_.MatvecQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps)
+	}
+	return fmt.Errorf("matvec: no kernel for variant %+v", v)
 }
 
 // AttnSplitVariant selects one kernel of the attn_split family (kernels.Kernel.Variant).

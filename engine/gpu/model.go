@@ -35,10 +35,14 @@ type Options struct {
 	KVFP8 bool
 }
 
-// dtensor is a weight tensor on the device, in its GGUF type.
+// dtensor is a weight tensor on the device, in its GGUF type. A q8_0 matrix
+// is repacked (repackQ8_0): ptr holds its int8 quants [rows][cols] and
+// scales its f16 block scales [rows][cols/32], so quant rows are 16-byte
+// aligned for the matvec's vector loads; the bytes are ggml's, reordered.
 type dtensor struct {
 	name       string
 	ptr        cuda.DevPtr
+	scales     cuda.DevPtr // q8_0 only
 	typ        gguf.Type
 	rows, cols int
 }
@@ -50,7 +54,8 @@ type layerWeights struct {
 	attnNorm, ffnNorm dtensor
 	// Fused tensors (rows of several matrices back to back, one matvec) or
 	// zero when the parts differ in type or row length: qkvAttn = q|k|v,
-	// gdnIn = qkv|gate|beta|alpha, ffnGateUp = gate|up.
+	// gdnIn = qkv|gate|beta|alpha. ffnGateUp interleaves the rows of gate
+	// and up (gate 0, up 0, gate 1, …) for the matvec's SwiGLU epilogue.
 	qkvAttn, gdnIn, ffnGateUp dtensor
 	// attention
 	q, k, v, o     dtensor
@@ -115,76 +120,110 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	up := map[*model.Tensor]dtensor{}
 	var done int64
-	upload := func(t *model.Tensor) (dtensor, error) {
-		if t == nil {
-			return dtensor{}, nil
-		}
-		if d, ok := up[t]; ok {
-			return d, nil
-		}
-		p, err := g.weights.Alloc(uint64(len(t.Data)))
-		if err != nil {
-			return dtensor{}, fmt.Errorf("gpu: upload %s: %w", t.Name, err)
-		}
-		if err := e.CopyHtoD(p, t.Data); err != nil {
-			return dtensor{}, fmt.Errorf("gpu: upload %s: %w", t.Name, err)
-		}
-		done += int64(len(t.Data))
-		if progress != nil {
-			progress(done, int64(total))
-		}
-		d := dtensor{name: t.Name, ptr: p, typ: t.Type, rows: t.Rows(), cols: t.Cols()}
-		up[t] = d
-		return d, nil
-	}
 	var errs []error
-	u := func(t *model.Tensor) dtensor {
-		d, err := upload(t)
+	var stage []byte
+	// place uploads a matrix whose device row i is rowOf(i) (GGUF bytes), in
+	// the device layout of its type, and reports progress.
+	place := func(name string, typ gguf.Type, rows, cols int, rowOf func(i int) []byte) dtensor {
+		rb, err := gguf.RowBytes(typ, int64(cols))
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))
+			return dtensor{}
+		}
+		p, err := g.weights.Alloc(uint64(rows) * uint64(rb))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))
+			return dtensor{}
+		}
+		d := dtensor{name: name, ptr: p, typ: typ, rows: rows, cols: cols}
+		if typ == gguf.TypeQ8_0 {
+			d.scales = p.Add(uint64(rows) * uint64(cols))
+		}
+		if err := g.put(d, rowOf, int(rb), &stage, func(n int64) {
+			done += n
+			if progress != nil {
+				progress(done, int64(total))
+			}
+		}); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))
+			return dtensor{}
 		}
 		return d
 	}
-	// ug uploads matrices that read the same input back to back, so one
-	// matvec launch covers them all (rows concatenate when type and row
-	// length agree). Otherwise they are uploaded separately and the fused
-	// tensor is left zero, which makes the step launch them one by one.
+	rowsOf := func(t *model.Tensor) func(int) []byte {
+		rb := len(t.Data) / t.Rows()
+		return func(i int) []byte { return t.Data[i*rb : (i+1)*rb] }
+	}
+	u := func(t *model.Tensor) dtensor {
+		if t == nil {
+			return dtensor{}
+		}
+		if d, ok := up[t]; ok {
+			return d
+		}
+		d := place(t.Name, t.Type, t.Rows(), t.Cols(), rowsOf(t))
+		up[t] = d
+		return d
+	}
+	fusable := func(ts ...*model.Tensor) bool {
+		for _, t := range ts {
+			if t.Type != ts[0].Type || t.Cols() != ts[0].Cols() {
+				return false
+			}
+		}
+		return true
+	}
+	// ug uploads matrices that read the same input as one matrix, rows back
+	// to back, so one matvec launch covers them all; parts are views of it.
+	// Otherwise they are uploaded separately and the fused tensor is left
+	// zero, which makes the step launch them one by one.
 	ug := func(ts ...*model.Tensor) (dtensor, []dtensor) {
 		parts := make([]dtensor, len(ts))
-		fuse := true
-		var bytes uint64
-		rows := 0
-		for _, t := range ts {
-			fuse = fuse && t.Type == ts[0].Type && t.Cols() == ts[0].Cols()
-			bytes += uint64(len(t.Data))
-			rows += t.Rows()
-		}
-		if !fuse {
+		if !fusable(ts...) {
 			for i, t := range ts {
 				parts[i] = u(t)
 			}
 			return dtensor{}, parts
 		}
-		base, err := g.weights.Alloc(bytes)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("gpu: upload %s…: %w", ts[0].Name, err))
+		rows := 0
+		var srcs []func(int) []byte
+		var first []int
+		for _, t := range ts {
+			first = append(first, rows)
+			srcs = append(srcs, rowsOf(t))
+			rows += t.Rows()
+		}
+		cols := ts[0].Cols()
+		f := place(ts[0].Name+"+", ts[0].Type, rows, cols, func(i int) []byte {
+			k := len(first) - 1
+			for first[k] > i {
+				k--
+			}
+			return srcs[k](i - first[k])
+		})
+		if f.ptr == 0 {
 			return dtensor{}, parts
 		}
-		var off uint64
 		for i, t := range ts {
-			if err := e.CopyHtoD(base.Add(off), t.Data); err != nil {
-				errs = append(errs, fmt.Errorf("gpu: upload %s: %w", t.Name, err))
-				return dtensor{}, parts
-			}
-			parts[i] = dtensor{name: t.Name, ptr: base.Add(off), typ: t.Type, rows: t.Rows(), cols: t.Cols()}
+			parts[i] = f.rowsView(t.Name, first[i], t.Rows())
 			up[t] = parts[i]
-			off += uint64(len(t.Data))
-			done += int64(len(t.Data))
-			if progress != nil {
-				progress(done, int64(total))
-			}
 		}
-		return dtensor{name: ts[0].Name + "+", ptr: base, typ: ts[0].Type, rows: rows, cols: ts[0].Cols()}, parts
+		return f, parts
+	}
+	// pairs uploads gate and up row-interleaved (the SwiGLU epilogue's
+	// layout), or separately when they differ in type or shape.
+	pairs := func(gate, upT *model.Tensor) (dtensor, []dtensor) {
+		if !fusable(gate, upT) || gate.Rows() != upT.Rows() {
+			return dtensor{}, []dtensor{u(gate), u(upT)}
+		}
+		gr, ur := rowsOf(gate), rowsOf(upT)
+		f := place(gate.Name+"|up", gate.Type, 2*gate.Rows(), gate.Cols(), func(i int) []byte {
+			if i%2 == 0 {
+				return gr(i / 2)
+			}
+			return ur(i / 2)
+		})
+		return f, []dtensor{{}, {}}
 	}
 	g.tok = u(m.TokenEmbd)
 	g.out = u(m.Output)
@@ -194,7 +233,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		L := &m.Layers[i]
 		lw := layerWeights{kind: L.Kind, attnNorm: u(L.AttnNorm), ffnNorm: u(L.FFNNorm), ffnDown: u(L.FFNDown)}
 		var p []dtensor
-		lw.ffnGateUp, p = ug(L.FFNGate, L.FFNUp)
+		lw.ffnGateUp, p = pairs(L.FFNGate, L.FFNUp)
 		lw.ffnGate, lw.ffnUp = p[0], p[1]
 		if L.Kind == model.LayerAttention {
 			lw.qkvAttn, p = ug(L.AttnQ, L.AttnK, L.AttnV)

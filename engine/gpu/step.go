@@ -48,7 +48,7 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
-	if err := g.normed(cc, g.norm, s.logits, g.out, nil, nil); err != nil {
+	if err := g.normed(cc, g.norm, s.logits, g.out, mvStore, nil, nil); err != nil {
 		return err
 	}
 	if !a.deviceToken {
@@ -73,7 +73,7 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	dh := int32(c.HeadDimK)
 	nh, nkv := int32(c.NHead), int32(c.NHeadKV)
 	kv := cc.kv[L.attnCacheIndex]
-	if err := g.normed(cc, L.attnNorm, s.qg, L.qkvAttn, []cuda.DevPtr{s.qg, s.kraw, s.v}, []dtensor{L.q, L.k, L.v}); err != nil {
+	if err := g.normed(cc, L.attnNorm, s.qg, L.qkvAttn, mvStore, []cuda.DevPtr{s.qg, s.kraw, s.v}, []dtensor{L.q, L.k, L.v}); err != nil {
 		return err
 	}
 	qStride := dh
@@ -109,7 +109,7 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	if err := g.k.AttnCombine(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(a.bucket.NSplits), 2*dh); err != nil {
 		return err
 	}
-	return g.matvec(s.x, L.o, s.attn, true, 0)
+	return g.matvec(s.x, L.o, s.attn, mvAccumulate, 0)
 }
 
 // attnSplit launches the split kernel of the bucket's variant, through the
@@ -138,7 +138,7 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 	c := &g.cfg
 	s := &cc.s
 	st := cc.gdn[L.gdnIndex]
-	if err := g.normed(cc, L.attnNorm, s.qkv, L.gdnIn, []cuda.DevPtr{s.qkv, s.z, s.b, s.a}, []dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
+	if err := g.normed(cc, L.attnNorm, s.qkv, L.gdnIn, mvStore, []cuda.DevPtr{s.qkv, s.z, s.b, s.a}, []dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
 		return err
 	}
 	C := c.SSMConvChannels()
@@ -153,20 +153,28 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 	if err := g.k.RMSNormGated(s.on, s.o, L.ssmNorm.ptr, s.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps); err != nil {
 		return err
 	}
-	return g.matvec(s.x, L.ssmOut, s.on, true, 0)
+	return g.matvec(s.x, L.ssmOut, s.on, mvAccumulate, 0)
 }
 
 // ffn is the SwiGLU block: x += W_down (silu(W_gate h) ⊙ W_up h), h = rmsnorm(x)·ffn_norm.
+// With gate and up uploaded row-interleaved, the SwiGLU is the matvec's
+// epilogue; otherwise two products and the swiglu kernel.
 func (g *Model) ffn(cc *Cache, L *layerWeights) error {
 	c := &g.cfg
 	s := &cc.s
-	if err := g.normed(cc, L.ffnNorm, s.fg, L.ffnGateUp, []cuda.DevPtr{s.fg, s.fu}, []dtensor{L.ffnGate, L.ffnUp}); err != nil {
-		return err
+	if L.ffnGateUp.ptr != 0 {
+		if err := g.normed(cc, L.ffnNorm, s.fh, L.ffnGateUp, mvSwiGLU, nil, nil); err != nil {
+			return err
+		}
+	} else {
+		if err := g.normed(cc, L.ffnNorm, 0, dtensor{}, mvStore, []cuda.DevPtr{s.fg, s.fu}, []dtensor{L.ffnGate, L.ffnUp}); err != nil {
+			return err
+		}
+		if err := g.k.SwiGLU(s.fh, s.fg, s.fu, int32(c.NFF)); err != nil {
+			return err
+		}
 	}
-	if err := g.k.SwiGLU(s.fh, s.fg, s.fu, int32(c.NFF)); err != nil {
-		return err
-	}
-	return g.matvec(s.x, L.ffnDown, s.fh, true, 0)
+	return g.matvec(s.x, L.ffnDown, s.fh, mvAccumulate, 0)
 }
 
 // embed writes row token of token_embd into x as f32.
@@ -181,21 +189,29 @@ func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr) error {
 	case gguf.TypeBF16:
 		return g.k.EmbedBF16(x, t.ptr, ne, nv, token, dtok)
 	case gguf.TypeQ8_0:
-		return g.k.EmbedQ8_0(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedQ8_0(x, t.ptr, t.scales, ne, nv, token, dtok)
 	}
 	return fmt.Errorf("embed: %s is %s", t.name, t.typ)
 }
 
+// matvec modes (matvec.cu): store y = W x', add into y, or the SwiGLU of
+// (gate, up) row pairs into y[rows/2].
+const (
+	mvStore      int32 = 0
+	mvAccumulate int32 = 1
+	mvSwiGLU     int32 = 2
+)
+
 // matvecs computes several products of the same input: one launch over the
-// fused tensor when the parts were uploaded back to back (their outputs are
-// back to back from y), else one launch per part into ys. With norm != 0 the
-// kernels normalise x by RMSNorm with weight norm first.
-func (g *Model) matvecs(y cuda.DevPtr, fused dtensor, x cuda.DevPtr, ys []cuda.DevPtr, parts []dtensor, norm cuda.DevPtr) error {
+// fused tensor (with the given mode) when the parts were uploaded together,
+// else one launch per part into ys. With norm != 0 the kernels normalise x by
+// RMSNorm with weight norm first.
+func (g *Model) matvecs(y cuda.DevPtr, fused dtensor, mode int32, x cuda.DevPtr, ys []cuda.DevPtr, parts []dtensor, norm cuda.DevPtr) error {
 	if fused.ptr != 0 {
-		return g.matvec(y, fused, x, false, norm)
+		return g.matvec(y, fused, x, mode, norm)
 	}
 	for i, w := range parts {
-		if err := g.matvec(ys[i], w, x, false, norm); err != nil {
+		if err := g.matvec(ys[i], w, x, mvStore, norm); err != nil {
 			return err
 		}
 	}
@@ -203,52 +219,49 @@ func (g *Model) matvecs(y cuda.DevPtr, fused dtensor, x cuda.DevPtr, ys []cuda.D
 }
 
 // maxFusedNormCols is the widest input the norm-fused matvec stages in shared
-// memory: 48 KiB of shared memory per block without opt-in, less the q8_0
-// kernel's 8.7 KB static stage.
-const maxFusedNormCols = (48*1024 - 9*1024) / 4
+// memory: 48 KiB of shared memory per block without opt-in, less 1 KiB for
+// the kernels' static reduction arrays (160 bytes today).
+const maxFusedNormCols = (48*1024 - 1024) / 4
 
 // normed computes products of rmsnorm(x)·norm (x the residual stream), with
 // the norm fused into the matvecs when the row fits shared memory, else as
 // its own kernel into xn.
-func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, ys []cuda.DevPtr, parts []dtensor) error {
+func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mode int32, ys []cuda.DevPtr, parts []dtensor) error {
 	c := &g.cfg
 	s := &cc.s
 	if c.NEmbd <= maxFusedNormCols {
-		return g.matvecs(y, fused, s.x, ys, parts, norm.ptr)
+		return g.matvecs(y, fused, mode, s.x, ys, parts, norm.ptr)
 	}
 	if err := g.k.RMSNorm(s.xn, s.x, norm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
 		return err
 	}
-	return g.matvecs(y, fused, s.xn, ys, parts, 0)
+	return g.matvecs(y, fused, mode, s.xn, ys, parts, 0)
 }
 
-// matvec computes y = W x' (or y += W x') with the kernel for W's type, where
-// x' = x, or rmsnorm(x)·norm when norm != 0.
-func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, accumulate bool, norm cuda.DevPtr) error {
-	acc := int32(0)
-	if accumulate {
-		acc = 1
+// MatvecWide reports whether a matrix of rows rows of type t takes the
+// family's wide kernel (each row split over 8 warps): matrices of few rows,
+// where one or two warps per row leave the GPU idle. The thresholds are where
+// the wide and plain kernels crossed in the H200 variant run (docs/perf.md).
+func MatvecWide(t gguf.Type, rows int) bool {
+	switch t {
+	case gguf.TypeF16, gguf.TypeBF16:
+		return rows <= 2048
+	case gguf.TypeQ8_0:
+		return rows <= 4096
 	}
+	return false
+}
+
+// matvec computes y = W x' (mode mvStore), y += W x' (mvAccumulate) or the
+// SwiGLU of row pairs (mvSwiGLU) with the kernel for W's type and shape,
+// where x' = x, or rmsnorm(x)·norm when norm != 0.
+func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm cuda.DevPtr) error {
 	xnorm := int32(0)
 	if norm != 0 {
 		xnorm = 1
 	}
-	eps := g.cfg.NormEps
-	r, c := int32(w.rows), int32(w.cols)
-	var err error
-	switch w.typ {
-	case gguf.TypeF32:
-		err = g.k.MatvecF32(y, w.ptr, x, r, c, acc, norm, xnorm, eps)
-	case gguf.TypeF16:
-		err = g.k.MatvecF16(y, w.ptr, x, r, c, acc, norm, xnorm, eps)
-	case gguf.TypeBF16:
-		err = g.k.MatvecBF16(y, w.ptr, x, r, c, acc, norm, xnorm, eps)
-	case gguf.TypeQ8_0:
-		err = g.k.MatvecQ8_0(y, w.ptr, x, r, c, acc, norm, xnorm, eps)
-	default:
-		err = fmt.Errorf("type %s has no matvec kernel", w.typ)
-	}
-	if err != nil {
+	v := MatvecVariant{GgmlType: int(w.typ), Wide: b2i(MatvecWide(w.typ, w.rows))}
+	if err := g.k.Matvec(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, xnorm, g.cfg.NormEps); err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)
 	}
 	return nil
