@@ -48,6 +48,8 @@ __device__ __forceinline__ void memra_argmax_block(float* v, int* i) {
 // part_val: [(n+8191)/8192] f32; part_idx: same, int32; logits: [n] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_ARGMAX_THREADS)
 argmax_partial(float* part_val, int* part_idx, const float* logits, int n) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int start = blockIdx.x * MEMRA_ARGMAX_CHUNK;
     const int end = min(n, start + MEMRA_ARGMAX_CHUNK);
     float bv = -INFINITY;
@@ -70,6 +72,8 @@ argmax_partial(float* part_val, int* part_idx, const float* logits, int n) {
 // &memra_counters.token; part_*: from argmax_partial with the same n
 extern "C" __global__ void __launch_bounds__(MEMRA_ARGMAX_THREADS)
 argmax_final(int* out, int* dtoken, const float* part_val, const int* part_idx, int n) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
     float bv = -INFINITY;
     int bi = 0x7fffffff;

@@ -254,6 +254,8 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<64, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -263,6 +265,8 @@ attn_split_f16_d64(float* part_ms, float* part_acc, const float* q, const unsign
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<64, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -273,6 +277,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<64, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -283,6 +289,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<64, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -292,6 +300,8 @@ attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const un
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<128, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -301,6 +311,8 @@ attn_split_f16_d128(float* part_ms, float* part_acc, const float* q, const unsig
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<128, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -311,6 +323,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<128, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -321,6 +335,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<128, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -330,6 +346,8 @@ attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const u
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<256, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -339,6 +357,8 @@ attn_split_f16_d256(float* part_ms, float* part_acc, const float* q, const unsig
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<256, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -349,6 +369,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<256, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -359,6 +381,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     memra_attn_split<256, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, t_kv, dt_kv, scale);
 }
@@ -369,6 +393,8 @@ attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const u
 extern "C" __global__ void __launch_bounds__(MEMRA_COMBINE_THREADS)
 attn_combine(float* out, const float* part_ms, const float* part_acc, const float* gate,
              int n_head, int head_dim, int n_splits, int gate_stride) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     extern __shared__ float f[];
     const int h = blockIdx.x;
     if (h >= n_head) return;

@@ -216,4 +216,32 @@ __device__ __forceinline__ bool memra_aligned16(const void* p) {
     return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
 }
 
+// ---- programmatic dependent launch -----------------------------------------
+// On sm_90 the engine launches every kernel with programmatic stream
+// serialisation, so a kernel may begin while the one before it in the stream
+// (or graph) is still running. memra_grid_wait() returns once that kernel
+// has completed and its writes are visible; every kernel calls it before it
+// reads anything an earlier kernel wrote and before it writes anything
+// (spec_test.go checks that each kernel does). Reading weights, which no
+// kernel writes, may come first. memra_grid_launch_dependents() lets the next
+// kernel start launching: single-wave kernels call it at once, the matvecs
+// after their weight stream, so a waiting successor never takes the SM slots
+// a later wave needs. Both are no-ops before sm_90 and without the attribute.
+__device__ __forceinline__ void memra_grid_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void memra_grid_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// Hint the L2 to fetch the 128-byte line holding p (no fault, no result).
+__device__ __forceinline__ void memra_prefetch_l2(const void* p) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 #endif // MEMRA_COMMON_CUH

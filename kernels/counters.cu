@@ -13,6 +13,8 @@
 // ctr: one memra_counters (16 bytes)
 extern "C" __global__ void __launch_bounds__(MEMRA_CTR_THREADS)
 counters_set(int* ctr, int token, int pos, int t_kv) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
     memra_counters* c = reinterpret_cast<memra_counters*>(ctr);
     c->token = token;
@@ -24,6 +26,8 @@ counters_set(int* ctr, int token, int pos, int t_kv) {
 // ctr: one memra_counters (16 bytes)
 extern "C" __global__ void __launch_bounds__(MEMRA_CTR_THREADS)
 counters_advance(int* ctr) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
     memra_counters* c = reinterpret_cast<memra_counters*>(ctr);
     c->pos += 1;

@@ -12,6 +12,8 @@
 // out, gate, up: [n] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 swiglu(float* out, const float* gate, const float* up, int n) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = memra_silu(gate[i]) * up[i];
 }
@@ -19,6 +21,8 @@ swiglu(float* out, const float* gate, const float* up, int n) {
 // y, x: [n] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 add(float* y, const float* x, int n) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] += x[i];
 }
@@ -26,6 +30,8 @@ add(float* y, const float* x, int n) {
 // x: [rows][n] f32 (in place); gate: row r at gate + r*gate_stride, [n] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 sigmoid_mul(float* x, const float* gate, int rows, int n, int gate_stride) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= rows * n) return;
     const int r = i / n, c = i % n;

@@ -19,6 +19,8 @@ __device__ __forceinline__ bool memra_embed_token(int n_vocab, int token, const 
 // x: [n_embd] f32; table: [n_vocab][n_embd] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_f32(float* x, const float* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_embd) return;
     int t;
@@ -32,6 +34,8 @@ embed_f32(float* x, const float* table, int n_embd, int n_vocab, int token, cons
 // x: [n_embd] f32; table: [n_vocab][n_embd] f16 bits
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_f16(float* x, const unsigned short* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_embd) return;
     int t;
@@ -45,6 +49,8 @@ embed_f16(float* x, const unsigned short* table, int n_embd, int n_vocab, int to
 // x: [n_embd] f32; table: [n_vocab][n_embd] bf16 bits
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_bf16(float* x, const unsigned short* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_embd) return;
     int t;
@@ -60,6 +66,8 @@ embed_bf16(float* x, const unsigned short* table, int n_embd, int n_vocab, int t
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_q8_0(float* x, const signed char* table, const unsigned short* scales, int n_embd, int n_vocab, int token,
            const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_embd) return;
     int t;

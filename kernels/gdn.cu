@@ -30,6 +30,8 @@
 // y, x: [C] f32; state: [C][kern-1] f32 (updated); w: [C][kern] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 gdn_conv(float* y, float* state, const float* x, const float* w, int channels, int kern) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= channels) return;
     float* st = state + (long long)c * (kern - 1);
@@ -61,6 +63,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_GDN_THREADS)
 gdn_delta(float* state, float* o, const float* q, const float* k, const float* v,
           const float* b, const float* a, const float* ssm_a, const float* dt_bias,
           int h_k, int h_v, int head_map, float l2_eps) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     constexpr int S = MEMRA_GDN_S;
     constexpr int RPW = MEMRA_GDN_ROWS / (MEMRA_GDN_THREADS / 32); // rows per warp
     const int h = blockIdx.x;

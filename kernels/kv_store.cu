@@ -23,6 +23,8 @@
 extern "C" __global__ void __launch_bounds__(MEMRA_KV_THREADS)
 kv_store_f16(unsigned short* kc, unsigned short* vc, const float* k, const float* v,
              int n_kv, int head_dim, int capacity, int pos, const int* dpos) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int g = blockIdx.x;
     const int p = memra_load_or(pos, dpos);
     if (g >= n_kv || p < 0 || p >= capacity) return;
@@ -39,6 +41,8 @@ kv_store_f16(unsigned short* kc, unsigned short* vc, const float* k, const float
 extern "C" __global__ void __launch_bounds__(MEMRA_KV_THREADS)
 kv_store_fp8(unsigned char* kc, unsigned char* vc, float* ks, float* vs, const float* k, const float* v,
              int n_kv, int head_dim, int capacity, int pos, const int* dpos) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     __shared__ float scratch[MEMRA_KV_THREADS / 32];
     const int g = blockIdx.x;
     const int p = memra_load_or(pos, dpos);

@@ -126,7 +126,6 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
     constexpr int V = memra_mv_kind<KIND>::V;
     constexpr int EB = KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 1 : 2; // bytes per weight
     __shared__ float red[MEMRA_MV_THREADS / 32][R];
-    x = memra_mv_input(x, norm_w, xnorm, cols, eps);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int r0 = (blockIdx.x * G + g) * R;
@@ -138,10 +137,24 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
         rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * cols * EB;
         srow[i] = KIND == MEMRA_MV_Q8 ? S + rr * (cols >> 5) : nullptr;
     }
+    constexpr int step = KW * 32;
+    // Weights are never written by a kernel: start pulling this lane's
+    // first loads into L2 while the previous kernel finishes, then wait.
+    if (cols % V == 0) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int v = kw * 32 + lane + step * u;
+            if (v < cols / V) {
+#pragma unroll
+                for (int i = 0; i < R; i++) memra_prefetch_l2(rowp[i] + 16 * v);
+            }
+        }
+    }
+    memra_grid_wait();
+    x = memra_mv_input(x, norm_w, xnorm, cols, eps);
     float acc[R];
 #pragma unroll
     for (int i = 0; i < R; i++) acc[i] = 0.0f;
-    constexpr int step = KW * 32;
     if (cols % V == 0 && memra_aligned16(W) && memra_aligned16(x)) {
         const int nv = cols / V;
         const float4* x4 = reinterpret_cast<const float4*>(x);
@@ -176,6 +189,7 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
             for (int i = 0; i < R; i++) acc[i] += memra_mv_elem<KIND>(rowp[i], srow[i], c) * xc;
         }
     }
+    memra_grid_launch_dependents();
 #pragma unroll
     for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
     if (KW > 1) {

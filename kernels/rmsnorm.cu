@@ -28,6 +28,8 @@ __device__ __forceinline__ float memra_rms_inv(const float* xr, int n, float eps
 // out: [rows] rows of out_stride f32; x: [rows] rows of x_stride f32; w: [n] f32 or null (= 1)
 extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
 rmsnorm(float* out, const float* x, const float* w, int rows, int n, int x_stride, int out_stride, float eps) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     __shared__ float scratch[MEMRA_NORM_THREADS / 32];
     const int r = blockIdx.x;
     if (r >= rows) return;
@@ -44,6 +46,8 @@ rmsnorm(float* out, const float* x, const float* w, int rows, int n, int x_strid
 // out, x, z: [rows][n] f32 (contiguous); w: [n] f32 shared by rows
 extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
 rmsnorm_gated(float* out, const float* x, const float* w, const float* z, int rows, int n, float eps) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     __shared__ float scratch[MEMRA_NORM_THREADS / 32];
     const int r = blockIdx.x;
     if (r >= rows) return;

@@ -16,6 +16,8 @@
 // x: [heads][head_dim] f32, rotated in place; n_rot even, n_rot <= head_dim
 extern "C" __global__ void __launch_bounds__(MEMRA_ROPE_THREADS)
 rope_neox(float* x, int heads, int head_dim, int n_rot, int pos, const int* dpos, float base) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     const int h = blockIdx.x;
     if (h >= heads) return;
     const int p = memra_load_or(pos, dpos);

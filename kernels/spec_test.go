@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,4 +280,56 @@ extern "C" __global__ void plain(const int* p) {}`
 	if got := parseIncludes("#include \"a.cu\"\n  #include <x.h>\n#include \"b.cuh\""); !slices.Equal(got, []string{"a.cu", "b.cuh"}) {
 		t.Errorf("parseIncludes = %v", got)
 	}
+}
+
+// TestKernelsWaitForTheirPredecessor: with programmatic dependent launch a
+// kernel may start before the previous one finishes, so every kernel must
+// call memra_grid_wait() before touching memory an earlier kernel wrote
+// (common.cuh). The matvecs wait inside memra_mv, after their L2 prefetch.
+// A kernel without the wait would race its predecessor on sm_90.
+func TestKernelsWaitForTheirPredecessor(t *testing.T) {
+	_, cus := sourceKernels(t)
+	waits := regexp.MustCompile(`memra_grid_wait\(\)|memra_mv<`)
+	for _, n := range cus {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		for i := 0; ; {
+			j := strings.Index(src[i:], `extern "C" __global__`)
+			if j < 0 {
+				break
+			}
+			start := i + j
+			open := strings.Index(src[start:], "{")
+			if open < 0 {
+				t.Fatalf("%s: kernel at byte %d has no body", n, start)
+			}
+			body, end := braceBody(src, start+open)
+			head := src[start : start+open]
+			if !waits.MatchString(body) {
+				t.Errorf("%s: %s does not call memra_grid_wait()", n, strings.Join(strings.Fields(head), " "))
+			}
+			i = end
+		}
+	}
+}
+
+// braceBody returns the text between the '{' at src[open] and its matching
+// '}', and the index just past that '}'.
+func braceBody(src string, open int) (string, int) {
+	depth := 0
+	for k := open; k < len(src); k++ {
+		switch src[k] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return src[open+1 : k], k + 1
+			}
+		}
+	}
+	return src[open+1:], len(src)
 }

@@ -367,3 +367,27 @@ func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 }
 
 var _ = unsafe.Pointer(nil)
+
+// TestLaunchStructLayout pins launchConfig and launchAttribute to the byte
+// layout of cuda.h's CUlaunchConfig (56 bytes: stream at 32, attrs at 40,
+// numAttrs at 48) and CUlaunchAttribute (72 bytes: value union at 8), which
+// cuLaunchKernelEx reads through a pointer.
+func TestLaunchStructLayout(t *testing.T) {
+	var c launchConfig
+	var a launchAttribute
+	for _, f := range []struct {
+		what      string
+		got, want uintptr
+	}{
+		{"sizeof(CUlaunchConfig)", unsafe.Sizeof(c), 56},
+		{"offsetof(hStream)", unsafe.Offsetof(c.stream), 32},
+		{"offsetof(attrs)", unsafe.Offsetof(c.attrs), 40},
+		{"offsetof(numAttrs)", unsafe.Offsetof(c.numAttrs), 48},
+		{"sizeof(CUlaunchAttribute)", unsafe.Sizeof(a), 72},
+		{"offsetof(value)", unsafe.Offsetof(a.value), 8},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s = %d, want %d", f.what, f.got, f.want)
+		}
+	}
+}

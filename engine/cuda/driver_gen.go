@@ -203,6 +203,7 @@ type procs struct {
 	cuEventElapsedTime          uintptr // cuEventElapsedTime, CUDA 2.0 ABI
 	cuEventDestroy              uintptr // cuEventDestroy_v2, CUDA 4.0 ABI
 	cuLaunchKernel              uintptr // cuLaunchKernel, CUDA 4.0 ABI
+	cuLaunchKernelEx            uintptr // cuLaunchKernelEx, CUDA 11.6 ABI
 	cuGraphInstantiateWithFlags uintptr // cuGraphInstantiateWithFlags, CUDA 11.4 ABI
 	cuGraphLaunch               uintptr // cuGraphLaunch, CUDA 10.0 ABI
 	cuGraphExecUpdate           uintptr // cuGraphExecUpdate_v2, CUDA 12.0 ABI
@@ -267,6 +268,7 @@ func driverABI() []abiEntry {
 		{"cuEventElapsedTime", "cuEventElapsedTime", 2000, false, 3},
 		{"cuEventDestroy", "cuEventDestroy_v2", 4000, false, 1},
 		{"cuLaunchKernel", "cuLaunchKernel", 4000, false, 11},
+		{"cuLaunchKernelEx", "cuLaunchKernelEx", 11060, false, 4},
 		{"cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", 11040, false, 3},
 		{"cuGraphLaunch", "cuGraphLaunch", 10000, false, 2},
 		{"cuGraphExecUpdate", "cuGraphExecUpdate_v2", 12000, false, 3},
@@ -328,6 +330,7 @@ func (d *driver) resolve() error {
 		{"cuEventElapsedTime", 2000, false, &d.p.cuEventElapsedTime},
 		{"cuEventDestroy", 4000, false, &d.p.cuEventDestroy},
 		{"cuLaunchKernel", 4000, false, &d.p.cuLaunchKernel},
+		{"cuLaunchKernelEx", 11060, false, &d.p.cuLaunchKernelEx},
 		{"cuGraphInstantiateWithFlags", 11040, false, &d.p.cuGraphInstantiateWithFlags},
 		{"cuGraphLaunch", 10000, false, &d.p.cuGraphLaunch},
 		{"cuGraphExecUpdate", 12000, false, &d.p.cuGraphExecUpdate},
@@ -888,6 +891,27 @@ func (d *driver) cuLaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gr
 	runtime.KeepAlive(kernelParams)
 	runtime.KeepAlive(extra)
 	return d.check("cuLaunchKernel", r)
+}
+
+// cuLaunchKernelEx launches a kernel with launch attributes (programmatic dependent launch on sm_90).
+//
+// C: CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra); CUDA 11.6 ABI.
+//
+// Hot: allocation-free; pointer arguments must reference heap or C memory.
+func (d *driver) cuLaunchKernelEx(config *launchConfig, f Function, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
+	if d.p.cuLaunchKernelEx == 0 {
+		return unresolved("cuLaunchKernelEx")
+	}
+	a := &d.hot
+	a[0] = uintptr(unsafe.Pointer(config))
+	a[1] = uintptr(f)
+	a[2] = uintptr(unsafe.Pointer(kernelParams))
+	a[3] = uintptr(unsafe.Pointer(extra))
+	r, _, _ := purego.SyscallN(d.p.cuLaunchKernelEx, a[:4]...)
+	runtime.KeepAlive(config)
+	runtime.KeepAlive(kernelParams)
+	runtime.KeepAlive(extra)
+	return d.check("cuLaunchKernelEx", r)
 }
 
 // cuGraphInstantiateWithFlags turns a captured graph into an executable graph.

@@ -17,6 +17,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -62,6 +63,14 @@ type Engine struct {
 	execs     map[GraphExec]struct{}
 	capturing bool
 	poison    error // first forbidden call made during the current capture
+
+	// Programmatic dependent launch (sm_90+, MEMRA_PDL != "0"): kernels are
+	// launched with cuLaunchKernelEx so each may start while the previous
+	// one drains; the kernels order themselves with griddepcontrol.wait.
+	// The config and attribute live on the heap, filled per launch.
+	pdl   bool
+	lcfg  *launchConfig
+	lattr *launchAttribute
 }
 
 type op uint8
@@ -356,8 +365,20 @@ func (e *Engine) initContext(ordinal, ver int) error {
 		*a.dst = v
 	}
 	e.info = info
+	// PDL needs Hopper (griddepcontrol) and a driver that captures
+	// programmatic edges into graphs (12.3).
+	if info.Major >= 9 && ver >= 12030 && os.Getenv("MEMRA_PDL") != "0" && d.p.cuLaunchKernelEx != 0 {
+		e.pdl = true
+		e.lattr = &launchAttribute{id: launchAttrProgrammaticSerialization}
+		e.lattr.value[0] = 1
+		e.lcfg = &launchConfig{attrs: e.lattr, numAttrs: 1}
+	}
 	return nil
 }
+
+// PDL reports whether kernels are launched with programmatic dependent
+// launch (set MEMRA_PDL=0 to turn it off).
+func (e *Engine) PDL() bool { return e.pdl }
 
 // Attribute reads one device attribute.
 func (e *Engine) Attribute(a DeviceAttribute) (int, error) {

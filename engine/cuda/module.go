@@ -153,6 +153,13 @@ func (e *Engine) launch(fn Function, grid, block [3]uint32, shared uint32, args 
 	if fn == 0 {
 		return errors.New("cuda: launch of a nil Function")
 	}
+	if e.pdl {
+		c := e.lcfg
+		c.gridX, c.gridY, c.gridZ = grid[0], grid[1], grid[2]
+		c.blockX, c.blockY, c.blockZ = block[0], block[1], block[2]
+		c.sharedMem, c.stream = shared, e.stream
+		return e.d.cuLaunchKernelEx(c, fn, args, nil)
+	}
 	return e.d.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
 		shared, e.stream, args, nil)
 }

@@ -27,6 +27,32 @@ type (
 // Add returns p advanced by off bytes.
 func (p DevPtr) Add(off uint64) DevPtr { return p + DevPtr(off) }
 
+// launchConfig is CUlaunchConfig (cuda.h): 7 uint32 then, 8-byte aligned,
+// the stream, the attribute array and its length; 56 bytes.
+type launchConfig struct {
+	gridX, gridY, gridZ    uint32
+	blockX, blockY, blockZ uint32
+	sharedMem              uint32
+	_                      uint32
+	stream                 Stream
+	attrs                  *launchAttribute
+	numAttrs               uint32
+	_                      uint32
+}
+
+// launchAttribute is CUlaunchAttribute: a 4-byte id, 4 bytes of padding and
+// a 64-byte value union; 72 bytes.
+type launchAttribute struct {
+	id    uint32
+	_     uint32
+	value [64]byte
+}
+
+// launchAttrProgrammaticSerialization is CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+// the value's first int, when non-zero, lets the launch overlap the previous
+// kernel of the stream, which then must order itself with griddepcontrol.
+const launchAttrProgrammaticSerialization = 6
+
 // Driver-internal handle types.
 type (
 	cuDevice   int32   // CUdevice

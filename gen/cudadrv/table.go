@@ -108,6 +108,7 @@ func Driver() Table {
 	pUpdInfo := Type{"CUgraphExecUpdateResultInfo *", "*graphExecUpdateResultInfo"}
 	pProcStat := Type{"CUdriverProcAddressQueryResult *", "*procStatus"}
 	pFnPtr := Type{"void **", "*uintptr"}
+	pLaunchCfg := Type{"const CUlaunchConfig *", "*launchConfig"}
 
 	return Table{
 		Library:   "libcuda.so.1",
@@ -269,6 +270,9 @@ func Driver() Table {
 					p("blockDimX", tUint), p("blockDimY", tUint), p("blockDimZ", tUint),
 					p("sharedMemBytes", tUint), p("hStream", tStream),
 					p("kernelParams", pVoidP), p("extra", pVoidP)}},
+			{Name: "cuLaunchKernelEx", Symbol: "cuLaunchKernelEx", Version: 11060, Hot: true,
+				Doc: "launches a kernel with launch attributes (programmatic dependent launch on sm_90)",
+				Params: []Param{p("config", pLaunchCfg), p("f", tFunc), p("kernelParams", pVoidP), p("extra", pVoidP)}},
 
 			// Graphs. cuGraphInstantiate changed meaning in 12.0; the WithFlags
 			// entry (11.4) has had one signature throughout.

@@ -126,7 +126,7 @@ func newReport(c config, e *cuda.Engine) *Report {
 	rep := &Report{
 		Version: reportVersion, Started: time.Now().Format(time.RFC3339), Host: host, Revision: revision(),
 		Device: DeviceReport{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.Major, info.Minor), SMs: info.SMs,
-			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion},
+			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL()},
 		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ",")},
 		Notes:    []string{noteSynthetic, noteRoofline, noteBytes, notePaths},
 		Models:   []ModelReport{},
@@ -179,7 +179,7 @@ func (b *bencher) flush() error { return b.rep.writeFiles(b.c.out, b.stamp) }
 // model is recorded and the run goes on; the result is 1 if any failed.
 func (b *bencher) all() int {
 	info := b.e.Info()
-	b.logf("device %s (sm_%d%d, %d SMs, %.1f GB)", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/1e9)
+	b.logf("device %s (sm_%d%d, %d SMs, %.1f GB), programmatic dependent launch %v", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/1e9, b.e.PDL())
 	cp, err := measureCopy(b.e, uint64(b.c.copyMiB)<<20, 10)
 	if err != nil {
 		b.logf("copy bandwidth: %v", err)

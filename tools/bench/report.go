@@ -48,6 +48,7 @@ type DeviceReport struct {
 	MemBusBits    int    `json:"mem_bus_bits,omitempty"`
 	MemClockKHz   int    `json:"mem_clock_khz,omitempty"`
 	DriverVersion int    `json:"driver_version,omitempty"`
+	PDL           bool   `json:"pdl"` // kernels launched with programmatic dependent launch
 }
 
 // CopyReport is the device-to-device copy that sets the roofline.

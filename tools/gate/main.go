@@ -137,7 +137,8 @@ func run(av []string) (int, error) {
 	defer e.Close()
 	info := e.Info()
 	fp8 := gpu.KVFP8FromEnv()
-	fmt.Fprintf(os.Stderr, "[gate] device %s (sm_%d%d, %d SMs), KV %s\n", info.Name, info.Major, info.Minor, info.SMs, map[bool]string{false: "f16", true: "fp8 e4m3"}[fp8])
+	fmt.Fprintf(os.Stderr, "[gate] device %s (sm_%d%d, %d SMs), KV %s, programmatic dependent launch %s\n", info.Name, info.Major, info.Minor, info.SMs,
+		map[bool]string{false: "f16", true: "fp8 e4m3"}[fp8], map[bool]string{false: "off", true: "on"}[e.PDL()])
 	t0 := time.Now()
 	g, err := gpu.Load(e, m, gpu.Options{KVFP8: fp8}, nil)
 	if err != nil {
