@@ -271,7 +271,7 @@ func Driver() Table {
 					p("sharedMemBytes", tUint), p("hStream", tStream),
 					p("kernelParams", pVoidP), p("extra", pVoidP)}},
 			{Name: "cuLaunchKernelEx", Symbol: "cuLaunchKernelEx", Version: 11060, Hot: true,
-				Doc: "launches a kernel with launch attributes (programmatic dependent launch on sm_90)",
+				Doc:    "launches a kernel with launch attributes (programmatic dependent launch on sm_90)",
 				Params: []Param{p("config", pLaunchCfg), p("f", tFunc), p("kernelParams", pVoidP), p("extra", pVoidP)}},
 
 			// Graphs. cuGraphInstantiate changed meaning in 12.0; the WithFlags
