@@ -220,7 +220,11 @@ func ctxName(c int) string {
 func (rep *Report) markdown(w io.Writer) {
 	fmt.Fprintf(w, "# memra decode benchmark\n\n")
 	d := rep.Device
-	fmt.Fprintf(w, "- device: %s (sm %s, %d SMs, %s), driver %d\n", d.Name, d.CC, d.SMs, gb(d.TotalMem), d.DriverVersion)
+	pdl := "off"
+	if d.PDL {
+		pdl = "on"
+	}
+	fmt.Fprintf(w, "- device: %s (sm %s, %d SMs, %s), driver %d, programmatic dependent launch %s\n", d.Name, d.CC, d.SMs, gb(d.TotalMem), d.DriverVersion, pdl)
 	fmt.Fprintf(w, "- started %s", rep.Started)
 	if rep.Finished != "" {
 		fmt.Fprintf(w, ", finished %s", rep.Finished)

@@ -1,0 +1,378 @@
+// Command mvexp benchmarks the matvec variants of mvexp.cu against the
+// engine's kernels on the decode shapes of the 0.8B and 9B presets: each
+// variant's output is checked against a float64 reference, then timed with
+// CUDA events over enough weight copies to defeat the L2. It is the record
+// behind docs/perf.md step 6 (scripts/gpu/run6.sh ran it):
+//
+//	nvcc -O3 -arch=sm_90 -cubin -o bin/mvexp.cubin engine/internal/mvexp/mvexp.cu
+//	CGO_ENABLED=0 go build -o bin/mvexp ./engine/internal/mvexp
+//	bin/mvexp -cubin bin/mvexp.cubin
+//
+// The "engine" rows are the engine's own matvec_bf16 and matvec_q8_0 (at the
+// time of step 6 these were the session-1 kernels, commit c03d01b, whose
+// q8_0 kernel read ggml's blocks; check that commit out to reproduce them).
+package main
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/kernels"
+)
+
+type variant struct {
+	name      string
+	r, kw     int
+	q8, xs    bool
+	engine    bool // the engine's own kernel (extra parameters)
+	fn        cuda.Function
+	rowsBlock int
+}
+
+func main() {
+	cubin := flag.String("cubin", "bin/mvexp.cubin", "the compiled mvexp.cu")
+	only := flag.String("shapes", "", "rowsxcols,... (default: decode shapes)")
+	flag.Parse()
+	if err := run(*cubin, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "mvexp:", err)
+		os.Exit(1)
+	}
+}
+
+func parseVariants(names []string) []variant {
+	var vs []variant
+	for _, n := range names {
+		var v variant
+		v.name = n
+		if strings.HasPrefix(n, "mvx_q8") {
+			v.q8 = true
+			var u int
+			fmt.Sscanf(n, "mvx_q8_r%d_k%d_u%d", &v.r, &v.kw, &u)
+		} else {
+			var u, s int
+			fmt.Sscanf(n, "mvx_bf16_r%d_k%d_u%d_s%d", &v.r, &v.kw, &u, &s)
+			v.xs = s == 1
+		}
+		v.rowsBlock = 8 / v.kw * v.r
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+var expNames = []string{
+	"mvx_bf16_r1_k1_u4_s0", "mvx_bf16_r2_k1_u2_s0", "mvx_bf16_r2_k1_u4_s0", "mvx_bf16_r4_k1_u2_s0",
+	"mvx_bf16_r4_k1_u4_s0", "mvx_bf16_r2_k2_u4_s0", "mvx_bf16_r4_k2_u2_s0", "mvx_bf16_r4_k4_u2_s0",
+	"mvx_bf16_r8_k8_u2_s0", "mvx_bf16_r2_k8_u4_s0", "mvx_bf16_r4_k8_u4_s0", "mvx_bf16_r2_k1_u4_s1",
+	"mvx_bf16_r4_k2_u2_s1", "mvx_bf16_r4_k4_u4_s1",
+	"mvx_q8_r1_k1_u4", "mvx_q8_r2_k1_u2", "mvx_q8_r2_k1_u4", "mvx_q8_r4_k1_u2", "mvx_q8_r4_k1_u4",
+	"mvx_q8_r2_k2_u4", "mvx_q8_r4_k2_u2", "mvx_q8_r4_k4_u2", "mvx_q8_r2_k8_u4", "mvx_q8_r4_k8_u2",
+	"mvx_q8_r8_k8_u2",
+}
+
+func run(cubin, only string) error {
+	e, err := cuda.New(0)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	mainMod, err := e.LoadModule(kernels.Fatbin())
+	if err != nil {
+		return err
+	}
+	img, err := os.ReadFile(cubin)
+	if err != nil {
+		return err
+	}
+	expMod, err := e.LoadModule(img)
+	if err != nil {
+		return err
+	}
+	vs := parseVariants(expNames)
+	for i := range vs {
+		if vs[i].fn, err = e.Function(expMod, vs[i].name); err != nil {
+			return err
+		}
+	}
+	engBF, err := e.Function(mainMod, "matvec_bf16")
+	if err != nil {
+		return err
+	}
+	engQ8, err := e.Function(mainMod, "matvec_q8_0")
+	if err != nil {
+		return err
+	}
+	vs = append([]variant{
+		{name: "engine matvec_bf16", engine: true, fn: engBF, rowsBlock: 8},
+		{name: "engine matvec_q8_0", engine: true, q8: true, fn: engQ8, rowsBlock: 32},
+	}, vs...)
+
+	copyBW, err := copyBandwidth(e)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("copy bandwidth (read+write): %.3f TB/s\n", copyBW/1e12)
+
+	shapes := [][2]int{{4096, 12288}, {12352, 4096}, {10240, 4096}, {4096, 4096}, {248320, 4096},
+		{7168, 1024}, {1024, 3584}, {8224, 1024}, {1024, 2048}, {248320, 1024}}
+	if only != "" {
+		shapes = nil
+		for _, s := range strings.Split(only, ",") {
+			var r, c int
+			fmt.Sscanf(s, "%dx%d", &r, &c)
+			shapes = append(shapes, [2]int{r, c})
+		}
+	}
+	for _, sh := range shapes {
+		if err := bench(e, vs, sh[0], sh[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyBandwidth(e *cuda.Engine) (float64, error) {
+	const n = 1 << 30
+	src, err := e.Alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	defer e.Free(src)
+	dst, err := e.Alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	defer e.Free(dst)
+	e.MemsetD8Async(src, 7, n)
+	t, err := timeIt(e, 20, func(int) error { return e.CopyDtoDAsync(dst, src, n) })
+	if err != nil {
+		return 0, err
+	}
+	return 2 * n / t, nil
+}
+
+// timeIt returns the median seconds per launch of 5 batches of n launches.
+func timeIt(e *cuda.Engine, n int, fn func(i int) error) (float64, error) {
+	start, _ := e.NewEvent()
+	end, _ := e.NewEvent()
+	defer e.DestroyEvent(start)
+	defer e.DestroyEvent(end)
+	for i := range 3 {
+		if err := fn(i); err != nil {
+			return 0, err
+		}
+	}
+	var ts []float64
+	for range 5 {
+		err := e.Do(func() error {
+			if err := e.Record(start); err != nil {
+				return err
+			}
+			for i := range n {
+				if err := fn(i); err != nil {
+					return err
+				}
+			}
+			return e.Record(end)
+		})
+		if err != nil {
+			return 0, err
+		}
+		if err := e.EventSynchronize(end); err != nil {
+			return 0, err
+		}
+		d, err := e.Elapsed(start, end)
+		if err != nil {
+			return 0, err
+		}
+		ts = append(ts, d.Seconds()/float64(n))
+	}
+	sort.Float64s(ts)
+	return ts[2], nil
+}
+
+// f16 bits of (1 + k/1024) * 2^-8 (exponent field 7).
+func f16Scale(k int) uint16 { return uint16(7<<10 | (k & 1023)) }
+
+func f16Val(h uint16) float64 {
+	return math.Ldexp(1+float64(h&1023)/1024, int(h>>10&31)-15)
+}
+
+func parallel(n int, fn func(lo, hi int, r *rand.Rand)) {
+	w := runtime.NumCPU()
+	var wg sync.WaitGroup
+	for t := range w {
+		lo, hi := n*t/w, n*(t+1)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi, rand.New(rand.NewPCG(uint64(t)+1, uint64(n))))
+		}()
+	}
+	wg.Wait()
+}
+
+func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
+	fmt.Printf("\n== %d x %d\n", rows, cols)
+	x := make([]float32, cols)
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	// bf16 weights; q8_0 weights in the repacked layout (quants, f16 scales).
+	bf := make([]byte, rows*cols*2)
+	qs := make([]byte, rows*cols)
+	sc := make([]uint16, rows*cols/32)
+	parallel(rows, func(lo, hi int, r *rand.Rand) {
+		for i := lo * cols; i < hi*cols; i++ {
+			binary.LittleEndian.PutUint16(bf[2*i:], uint16(math.Float32bits(float32(r.NormFloat64()))>>16))
+			qs[i] = byte(r.IntN(256))
+		}
+		for i := lo * cols / 32; i < hi*cols/32; i++ {
+			sc[i] = f16Scale(r.IntN(1024))
+		}
+	})
+	refBF := make([]float64, rows)
+	refQ8 := make([]float64, rows)
+	magBF := make([]float64, rows)
+	magQ8 := make([]float64, rows)
+	parallel(rows, func(lo, hi int, _ *rand.Rand) {
+		for i := lo; i < hi; i++ {
+			var s, m, sq, mq float64
+			for c := range cols {
+				w := float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(bf[2*(i*cols+c):])) << 16))
+				s += w * float64(x[c])
+				m += math.Abs(w * float64(x[c]))
+				q := float64(int8(qs[i*cols+c])) * f16Val(sc[(i*cols+c)/32])
+				sq += q * float64(x[c])
+				mq += math.Abs(q * float64(x[c]))
+			}
+			refBF[i], magBF[i], refQ8[i], magQ8[i] = s, m, sq, mq
+		}
+	})
+	// Copies so the set exceeds L2 (decode streams many different matrices).
+	copies := max(1, int((512<<20)/(rows*cols*2)))
+	type dev struct{ bf, q, s cuda.DevPtr }
+	var ds []dev
+	for range copies {
+		var d dev
+		var err error
+		if d.bf, err = upload(e, bf); err != nil {
+			return err
+		}
+		if d.q, err = upload(e, qs); err != nil {
+			return err
+		}
+		if d.s, err = upload(e, cuda.AsBytes(sc)); err != nil {
+			return err
+		}
+		ds = append(ds, d)
+	}
+	defer func() {
+		for _, d := range ds {
+			e.Free(d.bf)
+			e.Free(d.q)
+			e.Free(d.s)
+		}
+	}()
+	dx, err := upload(e, cuda.AsBytes(x))
+	if err != nil {
+		return err
+	}
+	defer e.Free(dx)
+	dy, err := e.Alloc(uint64(rows * 4))
+	if err != nil {
+		return err
+	}
+	defer e.Free(dy)
+	y := make([]float32, rows)
+	for _, v := range vs {
+		if !v.q8 && cols%8 != 0 || v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
+			continue
+		}
+		p := cuda.NewParams(10)
+		grid := [3]uint32{uint32((rows + v.rowsBlock - 1) / v.rowsBlock), 1, 1}
+		block := [3]uint32{256, 1, 1}
+		shared := uint32(0)
+		if v.xs {
+			shared = uint32(cols * 4)
+		}
+		// Parameters: (y, W, [S,] x, rows, cols) and, for the engine's
+		// kernels, (mode, norm_w, xnorm, eps) = (store, none, 0, 1e-6).
+		set := func(d dev) {
+			i := 0
+			put := func(f func(int)) { f(i); i++ }
+			put(func(i int) { p.SetPtr(i, dy) })
+			if v.q8 {
+				put(func(i int) { p.SetPtr(i, d.q) })
+				put(func(i int) { p.SetPtr(i, d.s) })
+			} else {
+				put(func(i int) { p.SetPtr(i, d.bf) })
+			}
+			put(func(i int) { p.SetPtr(i, dx) })
+			put(func(i int) { p.SetI32(i, int32(rows)) })
+			put(func(i int) { p.SetI32(i, int32(cols)) })
+			if v.engine {
+				put(func(i int) { p.SetI32(i, 0) })
+				put(func(i int) { p.SetPtr(i, 0) })
+				put(func(i int) { p.SetI32(i, 0) })
+				put(func(i int) { p.SetF32(i, 1e-6) })
+			}
+		}
+		if err := e.MemsetD32Async(dy, 0x7fc00000, uint64(rows)); err != nil {
+			return err
+		}
+		set(ds[0])
+		if err := e.LaunchParams(v.fn, grid, block, shared, p); err != nil {
+			return fmt.Errorf("%s: %w", v.name, err)
+		}
+		if err := e.CopyDtoH(cuda.AsBytes(y), dy); err != nil {
+			return fmt.Errorf("%s: %w", v.name, err)
+		}
+		ref, mag := refBF, magBF
+		if v.q8 {
+			ref, mag = refQ8, magQ8
+		}
+		worst := 0.0
+		for i := range rows {
+			d := math.Abs(float64(y[i])-ref[i]) / mag[i]
+			if math.IsNaN(d) {
+				d = math.Inf(1)
+			}
+			worst = max(worst, d)
+		}
+		t, err := timeIt(e, 30, func(i int) error {
+			set(ds[i%len(ds)])
+			return e.LaunchParams(v.fn, grid, block, shared, p)
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.name, err)
+		}
+		bytes := float64(rows * cols * 2)
+		if v.q8 {
+			bytes = float64(rows * cols / 32 * 34)
+		}
+		ok := "ok"
+		if worst > 1e-5 {
+			ok = "WRONG"
+		}
+		fmt.Printf("%-24s %8.2f µs %6.3f TB/s  err %.1e %s\n", v.name, t*1e6, bytes/t/1e12, worst, ok)
+	}
+	return nil
+}
+
+func upload(e *cuda.Engine, b []byte) (cuda.DevPtr, error) {
+	p, err := e.Alloc(uint64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	return p, e.CopyHtoD(p, b)
+}
