@@ -40,7 +40,7 @@ func BenchmarkEncode(b *testing.B) {
 				if c.warm {
 					ids, err = tok.Encode(text, c.opt)
 				} else {
-					ids, err = tok.encodeWith(&encState{cache: make(map[string][]int32)}, text, c.opt)
+					ids, err = tok.encodeWith(newEncState(), text, c.opt)
 				}
 				if err != nil {
 					b.Fatal(err)

@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -46,31 +45,29 @@ var ErrTooLong = errors.New("tokenizer: input longer than the token limit")
 // encState is the scratch of one Encode call, pooled per Tokenizer so that
 // encoding allocates little and keeps a per-state cache of merged words.
 type encState struct {
-	runes []rune
-	cls   []uint8
-	offs  []int32 // byte offset of each rune, plus the end
-	ends  []int32
 	syms  []int32
 	ranks []uint64 // merge value of each adjacent pair (mergeSmall)
 	buf   []byte
 	heap  bpeHeap
 	next  []int32
 	prev  []int32
-	cache map[string][]int32
+	cache *wordCache
+	pairs *[1 << pairCacheBits]pairSlot
 }
 
 // uncachedWord is the longest word merged without the cache: for such short
 // words the few pair lookups cost less than a cache lookup and insert.
 const uncachedWord = 3
 
-// cacheLimit bounds a state's word cache (entries); it is cleared when full.
-const cacheLimit = 1 << 16
-
 func (t *Tokenizer) getState() *encState {
 	if s, ok := t.states.Get().(*encState); ok {
 		return s
 	}
-	return &encState{cache: make(map[string][]int32)}
+	return newEncState()
+}
+
+func newEncState() *encState {
+	return &encState{cache: newWordCache(), pairs: new([1 << pairCacheBits]pairSlot)}
 }
 
 // Encode turns text into token ids.
@@ -187,26 +184,11 @@ func (t *Tokenizer) encodeText(st *encState, s string, nfc bool, out []int32) []
 	if nfc {
 		s = norm.NFC.String(s)
 	}
-	tab := classTable()
-	st.runes = slices.Grow(st.runes[:0], len(s))
-	st.cls = slices.Grow(st.cls[:0], len(s))
-	st.offs = slices.Grow(st.offs[:0], len(s)+1)
+	sc := scanner{s: s, tab: classTable()}
 	for i := 0; i < len(s); {
-		r, w := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, w = utf8.DecodeRuneInString(s[i:])
-		}
-		st.runes = append(st.runes, r)
-		st.cls = append(st.cls, classOf(tab, r))
-		st.offs = append(st.offs, int32(i))
-		i += w
-	}
-	st.offs = append(st.offs, int32(len(s)))
-	st.ends = t.pre.split(st.runes, st.cls, st.ends[:0])
-	start := int32(0)
-	for _, end := range st.ends {
-		out = t.encodeWord(st, s[st.offs[start]:st.offs[end]], out)
-		start = end
+		end := t.pre.pieceEnd(&sc, i)
+		out = t.encodeWord(st, s[i:end], out)
+		i = end
 	}
 	return out
 }
@@ -222,10 +204,11 @@ func (t *Tokenizer) encodeWord(st *encState, w string, out []int32) []int32 {
 		}
 	}
 	if len(w) <= uncachedWord {
-		return append(out, t.mergeSmall(st, w)...)
+		return appendIDs(out, t.mergeSmall(st, w))
 	}
-	if ids, ok := st.cache[w]; ok {
-		return append(out, ids...)
+	cached, h, ok := st.cache.get(w)
+	if ok {
+		return appendIDs(out, cached)
 	}
 	var ids []int32
 	if len(w) <= smallWord {
@@ -233,9 +216,15 @@ func (t *Tokenizer) encodeWord(st *encState, w string, out []int32) []int32 {
 	} else {
 		ids = t.mergeHeap(st, w)
 	}
-	if len(st.cache) >= cacheLimit {
-		clear(st.cache)
+	st.cache.put(w, h, ids)
+	return appendIDs(out, ids)
+}
+
+// appendIDs is append(out, ids...) without a memmove call for one id, the
+// most common case.
+func appendIDs(out, ids []int32) []int32 {
+	if len(ids) == 1 {
+		return append(out, ids[0])
 	}
-	st.cache[strings.Clone(w)] = append([]int32(nil), ids...) // Clone: w points into the caller's text
 	return append(out, ids...)
 }

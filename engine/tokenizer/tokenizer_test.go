@@ -14,18 +14,12 @@ import (
 
 // pieces splits s with the pre-tokenizer p and returns the pieces' text.
 func pieces(p preType, s string) []string {
-	var rs []rune
-	var cls []uint8
-	tab := classTable()
-	for _, r := range s {
-		rs = append(rs, r)
-		cls = append(cls, classOf(tab, r))
-	}
+	sc := scanner{s: s, tab: classTable()}
 	var out []string
-	start := 0
-	for _, e := range p.split(rs, cls, nil) {
-		out = append(out, string(rs[start:e]))
-		start = int(e)
+	for i := 0; i < len(s); {
+		end := p.pieceEnd(&sc, i)
+		out = append(out, s[i:end])
+		i = end
 	}
 	return out
 }
@@ -233,7 +227,7 @@ func TestMergeHeapMatchesSmall(t *testing.T) {
 	tok := loadQwen3(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []string{"a", "b", "e", "th", "in", "er", " ", "你", "好", "🎉", "0", "é", "\u0301"}
-	st := &encState{}
+	st := newEncState()
 	for range 2000 {
 		var b strings.Builder
 		for n := 2 + rng.IntN(30); n > 0; n-- {

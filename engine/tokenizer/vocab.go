@@ -52,6 +52,10 @@ type Tokenizer struct {
 	wordToID map[string]int32 // raw bytes -> id, for ignoreMerges
 	byteTok  [256]int32       // token of each single byte
 	merges   *pairTable
+	// bytePairs is merges for the pairs of byte tokens, indexed by
+	// byte1<<8 | byte2: a word's first round of lookups, about half of
+	// all, hits this dense 512 KiB table instead of the hash table.
+	bytePairs *[1 << 16]uint64
 
 	// special lists control, user-defined and unknown tokens, longest text
 	// first: the order llama.cpp cuts them out of text.
@@ -157,6 +161,10 @@ func newTokenizer(spec *vocabSpec) (*Tokenizer, error) {
 			return nil, fmt.Errorf("%s: tokenizer.ggml.merges[%d] = %q names a token that is not in the vocabulary", spec.source, i, m)
 		}
 		t.merges.insert(pairKey(a, b), uint64(i)<<32|uint64(uint32(c))) // a repeated pair keeps its first rank, as in llama.cpp
+	}
+	t.bytePairs = new([1 << 16]uint64)
+	for i := range t.bytePairs {
+		t.bytePairs[i] = t.pairValue(t.byteTok[i>>8], t.byteTok[i&0xFF])
 	}
 	for i, typ := range t.types {
 		if typ == TokenControl || typ == TokenUserDefined || typ == TokenUnknown {
