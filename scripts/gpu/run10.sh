@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ready for the next GPU session (not yet run): the full gate matrix on the
 # current kernels: 5 tiny fixtures, 0.8B and 9B (bf16, q8_0) × P {1,64,300} ×
-# N {256,2000} × FP8 KV off/on = 156 runs, in four parallel streams
+# N {256,2000} × FP8 KV off/on = 108 runs, in four parallel streams
 # (correctness only: no timing is read from them). Wait on explicit pids:
 # a bare `wait` also waits for the tee process substitution and never returns.
 set -u
