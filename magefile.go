@@ -56,7 +56,7 @@ func Gate() error {
 	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
 }
 
-// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and a short fuzz of the GGUF parser.
+// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser and the tokenizer.
 func Test() error {
 	mg.SerialDeps(Check.Vet)
 	args := append([]string{"test", "-count=1"}, pkgs()...)
@@ -90,15 +90,27 @@ func (Check) Fmt() error {
 // Fuzz holds the fuzz runs.
 type Fuzz mg.Namespace
 
-// Short fuzzes the GGUF parser for FUZZTIME (default 20s), as CI does.
-func (Fuzz) Short() error {
-	return sh.RunV("go", "test", "./gguf", "-run=^$", "-fuzz=^FuzzOpen$", "-fuzztime="+env("FUZZTIME", "20s"))
+// fuzzTargets are the fuzz tests: the GGUF parser and the tokenizer's encoder.
+var fuzzTargets = []struct{ pkg, name string }{
+	{"./gguf", "FuzzOpen"},
+	{"./engine/tokenizer", "FuzzEncode"},
 }
 
-// Long fuzzes the GGUF parser for FUZZTIME (default 10m).
-func (Fuzz) Long() error {
-	return sh.RunV("go", "test", "./gguf", "-run=^$", "-fuzz=^FuzzOpen$", "-fuzztime="+env("FUZZTIME", "10m"))
+// fuzz runs every fuzz target for d each.
+func fuzz(d string) error {
+	for _, f := range fuzzTargets {
+		if err := sh.RunV("go", "test", f.pkg, "-run=^$", "-fuzz=^"+f.name+"$", "-fuzztime="+d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// Short fuzzes the GGUF parser and the tokenizer for FUZZTIME each (default 20s), as CI does.
+func (Fuzz) Short() error { return fuzz(env("FUZZTIME", "20s")) }
+
+// Long fuzzes the GGUF parser and the tokenizer for FUZZTIME each (default 10m).
+func (Fuzz) Long() error { return fuzz(env("FUZZTIME", "10m")) }
 
 // Gen holds the code generators.
 type Gen mg.Namespace
