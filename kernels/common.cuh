@@ -222,11 +222,13 @@ __device__ __forceinline__ bool memra_aligned16(const void* p) {
 // (or graph) is still running. memra_grid_wait() returns once that kernel
 // has completed and its writes are visible; every kernel calls it before it
 // reads anything an earlier kernel wrote and before it writes anything
-// (spec_test.go checks that each kernel does). Reading weights, which no
-// kernel writes, may come first. memra_grid_launch_dependents() lets the next
-// kernel start launching: single-wave kernels call it at once, the matvecs
-// after their weight stream, so a waiting successor never takes the SM slots
-// a later wave needs. Both are no-ops before sm_90 and without the attribute.
+// (spec_test.go checks that each kernel starts with it). Reading weights,
+// which no kernel writes, may come first. memra_grid_launch_dependents() lets
+// the next kernel launch once every block of this one has called it (or
+// exited): most kernels call it at once; the matvecs call it after their
+// weight stream, a tuning choice that keeps the successor's waiting blocks
+// from sharing the SMs with the stream. Both are no-ops before sm_90 and
+// without the launch attribute.
 __device__ __forceinline__ void memra_grid_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");

@@ -64,10 +64,11 @@ type Engine struct {
 	capturing bool
 	poison    error // first forbidden call made during the current capture
 
-	// Programmatic dependent launch (sm_90+, MEMRA_PDL != "0"): kernels are
-	// launched with cuLaunchKernelEx so each may start while the previous
-	// one drains; the kernels order themselves with griddepcontrol.wait.
-	// The config and attribute live on the heap, filled per launch.
+	// Programmatic dependent launch (sm_90+, MEMRA_PDL != "0"): kernels
+	// launched through LaunchParamsPDL go through cuLaunchKernelEx so each
+	// may start while the previous one drains; those kernels order
+	// themselves with griddepcontrol.wait. The config and attribute live on
+	// the heap, filled per launch.
 	pdl   bool
 	lcfg  *launchConfig
 	lattr *launchAttribute
@@ -94,6 +95,7 @@ type request struct {
 	block  [3]uint32
 	shared uint32
 	args   *unsafe.Pointer
+	pdl    bool // launch with programmatic dependent launch
 	exec   GraphExec
 	host   unsafe.Pointer
 	dev    DevPtr
@@ -156,7 +158,7 @@ func (e *Engine) loop(setup func(*Engine) error, ready chan<- error) {
 func (e *Engine) serve(r *request) (err error) {
 	switch r.op {
 	case opLaunch:
-		return e.launch(r.f, r.grid, r.block, r.shared, r.args)
+		return e.launch(r.f, r.grid, r.block, r.shared, r.args, r.pdl)
 	case opGraphLaunch:
 		return e.graphLaunch(r.exec)
 	case opCopyHtoD:

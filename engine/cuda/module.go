@@ -122,22 +122,36 @@ func (e *Engine) Launch(fn Function, grid, block [3]uint32, shared uint32, param
 	if len(params) > 0 {
 		args = &params[0]
 	}
-	return e.launchArgs(fn, grid, block, shared, args)
+	return e.launchArgs(fn, grid, block, shared, args, false)
 }
 
-// LaunchParams is Launch with a preallocated parameter block: the
-// allocation-free path the generated launchers use.
+// LaunchParams is Launch with a preallocated parameter block: allocation-free.
 func (e *Engine) LaunchParams(fn Function, grid, block [3]uint32, shared uint32, p *Params) error {
-	var args *unsafe.Pointer
-	if p != nil && len(p.ptrs) > 0 {
-		args = &p.ptrs[0]
-	}
-	return e.launchArgs(fn, grid, block, shared, args)
+	return e.launchArgs(fn, grid, block, shared, p.args(), false)
 }
 
-func (e *Engine) launchArgs(fn Function, grid, block [3]uint32, shared uint32, args *unsafe.Pointer) error {
+// LaunchParamsPDL is LaunchParams with programmatic dependent launch where
+// the engine uses it (PDL reports whether): fn may then start before the
+// previous kernel in the stream has finished, so fn must execute
+// griddepcontrol.wait before it reads anything an earlier kernel wrote or
+// writes anything. memra's generated launchers use it; their kernels' sources
+// are checked for the wait (kernels/spec_test.go). Any other kernel must go
+// through Launch or LaunchParams.
+func (e *Engine) LaunchParamsPDL(fn Function, grid, block [3]uint32, shared uint32, p *Params) error {
+	return e.launchArgs(fn, grid, block, shared, p.args(), e.pdl)
+}
+
+// args is the kernelParams array of p (nil for none).
+func (p *Params) args() *unsafe.Pointer {
+	if p == nil || len(p.ptrs) == 0 {
+		return nil
+	}
+	return &p.ptrs[0]
+}
+
+func (e *Engine) launchArgs(fn Function, grid, block [3]uint32, shared uint32, args *unsafe.Pointer, pdl bool) error {
 	if e.onThread() {
-		return e.launch(fn, grid, block, shared, args)
+		return e.launch(fn, grid, block, shared, args, pdl)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -145,15 +159,15 @@ func (e *Engine) launchArgs(fn Function, grid, block [3]uint32, shared uint32, a
 		return ErrClosed
 	}
 	s := &e.slot
-	s.op, s.f, s.grid, s.block, s.shared, s.args = opLaunch, fn, grid, block, shared, args
+	s.op, s.f, s.grid, s.block, s.shared, s.args, s.pdl = opLaunch, fn, grid, block, shared, args, pdl
 	return e.roundTrip()
 }
 
-func (e *Engine) launch(fn Function, grid, block [3]uint32, shared uint32, args *unsafe.Pointer) error {
+func (e *Engine) launch(fn Function, grid, block [3]uint32, shared uint32, args *unsafe.Pointer, pdl bool) error {
 	if fn == 0 {
 		return errors.New("cuda: launch of a nil Function")
 	}
-	if e.pdl {
+	if pdl {
 		c := e.lcfg
 		c.gridX, c.gridY, c.gridZ = grid[0], grid[1], grid[2]
 		c.blockX, c.blockY, c.blockZ = block[0], block[1], block[2]

@@ -158,7 +158,7 @@ func (k_ *Kernels) EmbedF32(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_f32: %w", err_)
 	}
 	return nil
@@ -185,7 +185,7 @@ func (k_ *Kernels) EmbedF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_f16: %w", err_)
 	}
 	return nil
@@ -212,7 +212,7 @@ func (k_ *Kernels) EmbedBF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_v
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_bf16: %w", err_)
 	}
 	return nil
@@ -240,7 +240,7 @@ func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPt
 	slot_.p.SetI32(4, n_vocab)
 	slot_.p.SetI32(5, token)
 	slot_.p.SetPtr(6, dtoken)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q8_0: %w", err_)
 	}
 	return nil
@@ -269,7 +269,7 @@ func (k_ *Kernels) RMSNorm(out cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, rows i
 	slot_.p.SetI32(5, x_stride)
 	slot_.p.SetI32(6, out_stride)
 	slot_.p.SetF32(7, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("rmsnorm: %w", err_)
 	}
 	return nil
@@ -297,7 +297,7 @@ func (k_ *Kernels) RMSNormGated(out cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, z
 	slot_.p.SetI32(4, rows)
 	slot_.p.SetI32(5, n)
 	slot_.p.SetF32(6, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("rmsnorm_gated: %w", err_)
 	}
 	return nil
@@ -327,7 +327,7 @@ func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	slot_.p.SetPtr(6, norm_w)
 	slot_.p.SetI32(7, xnorm)
 	slot_.p.SetF32(8, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_f32: %w", err_)
 	}
 	return nil
@@ -357,7 +357,7 @@ func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	slot_.p.SetPtr(6, norm_w)
 	slot_.p.SetI32(7, xnorm)
 	slot_.p.SetF32(8, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_f16: %w", err_)
 	}
 	return nil
@@ -387,7 +387,7 @@ func (k_ *Kernels) MatvecF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 	slot_.p.SetPtr(6, norm_w)
 	slot_.p.SetI32(7, xnorm)
 	slot_.p.SetF32(8, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_f16_wide: %w", err_)
 	}
 	return nil
@@ -417,7 +417,7 @@ func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows 
 	slot_.p.SetPtr(6, norm_w)
 	slot_.p.SetI32(7, xnorm)
 	slot_.p.SetF32(8, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_bf16: %w", err_)
 	}
 	return nil
@@ -447,7 +447,7 @@ func (k_ *Kernels) MatvecBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 	slot_.p.SetPtr(6, norm_w)
 	slot_.p.SetI32(7, xnorm)
 	slot_.p.SetF32(8, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_bf16_wide: %w", err_)
 	}
 	return nil
@@ -478,7 +478,7 @@ func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cud
 	slot_.p.SetPtr(7, norm_w)
 	slot_.p.SetI32(8, xnorm)
 	slot_.p.SetF32(9, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q8_0: %w", err_)
 	}
 	return nil
@@ -509,7 +509,7 @@ func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x
 	slot_.p.SetPtr(7, norm_w)
 	slot_.p.SetI32(8, xnorm)
 	slot_.p.SetF32(9, eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q8_0_wide: %w", err_)
 	}
 	return nil
@@ -537,7 +537,7 @@ func (k_ *Kernels) RoPENeox(x cuda.DevPtr, heads int32, head_dim int32, n_rot in
 	slot_.p.SetI32(4, pos)
 	slot_.p.SetPtr(5, dpos)
 	slot_.p.SetF32(6, base)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{64, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{64, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("rope_neox: %w", err_)
 	}
 	return nil
@@ -567,7 +567,7 @@ func (k_ *Kernels) KVStoreF16(kc cuda.DevPtr, vc cuda.DevPtr, k cuda.DevPtr, v c
 	slot_.p.SetI32(6, capacity)
 	slot_.p.SetI32(7, pos)
 	slot_.p.SetPtr(8, dpos)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("kv_store_f16: %w", err_)
 	}
 	return nil
@@ -599,7 +599,7 @@ func (k_ *Kernels) KVStoreFP8(kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs
 	slot_.p.SetI32(8, capacity)
 	slot_.p.SetI32(9, pos)
 	slot_.p.SetPtr(10, dpos)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("kv_store_fp8: %w", err_)
 	}
 	return nil
@@ -632,7 +632,7 @@ func (k_ *Kernels) AttnSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q 
 	slot_.p.SetI32(9, t_kv)
 	slot_.p.SetPtr(10, dt_kv)
 	slot_.p.SetF32(11, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d64: %w", err_)
 	}
 	return nil
@@ -665,7 +665,7 @@ func (k_ *Kernels) AttnSplitVecF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr,
 	slot_.p.SetI32(9, t_kv)
 	slot_.p.SetPtr(10, dt_kv)
 	slot_.p.SetF32(11, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d64: %w", err_)
 	}
 	return nil
@@ -700,7 +700,7 @@ func (k_ *Kernels) AttnSplitFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q 
 	slot_.p.SetI32(11, t_kv)
 	slot_.p.SetPtr(12, dt_kv)
 	slot_.p.SetF32(13, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d64: %w", err_)
 	}
 	return nil
@@ -735,7 +735,7 @@ func (k_ *Kernels) AttnSplitVecFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr,
 	slot_.p.SetI32(11, t_kv)
 	slot_.p.SetPtr(12, dt_kv)
 	slot_.p.SetF32(13, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d64: %w", err_)
 	}
 	return nil
@@ -768,7 +768,7 @@ func (k_ *Kernels) AttnSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(9, t_kv)
 	slot_.p.SetPtr(10, dt_kv)
 	slot_.p.SetF32(11, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d128: %w", err_)
 	}
 	return nil
@@ -801,7 +801,7 @@ func (k_ *Kernels) AttnSplitVecF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(9, t_kv)
 	slot_.p.SetPtr(10, dt_kv)
 	slot_.p.SetF32(11, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d128: %w", err_)
 	}
 	return nil
@@ -836,7 +836,7 @@ func (k_ *Kernels) AttnSplitFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(11, t_kv)
 	slot_.p.SetPtr(12, dt_kv)
 	slot_.p.SetF32(13, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d128: %w", err_)
 	}
 	return nil
@@ -871,7 +871,7 @@ func (k_ *Kernels) AttnSplitVecFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(11, t_kv)
 	slot_.p.SetPtr(12, dt_kv)
 	slot_.p.SetF32(13, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d128: %w", err_)
 	}
 	return nil
@@ -904,7 +904,7 @@ func (k_ *Kernels) AttnSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(9, t_kv)
 	slot_.p.SetPtr(10, dt_kv)
 	slot_.p.SetF32(11, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d256: %w", err_)
 	}
 	return nil
@@ -937,7 +937,7 @@ func (k_ *Kernels) AttnSplitVecF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(9, t_kv)
 	slot_.p.SetPtr(10, dt_kv)
 	slot_.p.SetF32(11, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d256: %w", err_)
 	}
 	return nil
@@ -972,7 +972,7 @@ func (k_ *Kernels) AttnSplitFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(11, t_kv)
 	slot_.p.SetPtr(12, dt_kv)
 	slot_.p.SetF32(13, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d256: %w", err_)
 	}
 	return nil
@@ -1007,7 +1007,7 @@ func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(11, t_kv)
 	slot_.p.SetPtr(12, dt_kv)
 	slot_.p.SetF32(13, scale)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d256: %w", err_)
 	}
 	return nil
@@ -1036,7 +1036,7 @@ func (k_ *Kernels) AttnCombine(out cuda.DevPtr, part_ms cuda.DevPtr, part_acc cu
 	slot_.p.SetI32(5, head_dim)
 	slot_.p.SetI32(6, n_splits)
 	slot_.p.SetI32(7, gate_stride)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_combine: %w", err_)
 	}
 	return nil
@@ -1063,7 +1063,7 @@ func (k_ *Kernels) GDNConv(y cuda.DevPtr, state cuda.DevPtr, x cuda.DevPtr, w cu
 	slot_.p.SetPtr(3, w)
 	slot_.p.SetI32(4, channels)
 	slot_.p.SetI32(5, kern)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("gdn_conv: %w", err_)
 	}
 	return nil
@@ -1097,7 +1097,7 @@ func (k_ *Kernels) GDNDelta(state cuda.DevPtr, o cuda.DevPtr, q cuda.DevPtr, k c
 	slot_.p.SetI32(10, h_v)
 	slot_.p.SetI32(11, head_map)
 	slot_.p.SetF32(12, l2_eps)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("gdn_delta: %w", err_)
 	}
 	return nil
@@ -1122,7 +1122,7 @@ func (k_ *Kernels) SwiGLU(out cuda.DevPtr, gate cuda.DevPtr, up cuda.DevPtr, n i
 	slot_.p.SetPtr(1, gate)
 	slot_.p.SetPtr(2, up)
 	slot_.p.SetI32(3, n)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("swiglu: %w", err_)
 	}
 	return nil
@@ -1146,7 +1146,7 @@ func (k_ *Kernels) Add(y cuda.DevPtr, x cuda.DevPtr, n int32) error {
 	slot_.p.SetPtr(0, y)
 	slot_.p.SetPtr(1, x)
 	slot_.p.SetI32(2, n)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("add: %w", err_)
 	}
 	return nil
@@ -1172,7 +1172,7 @@ func (k_ *Kernels) SigmoidMul(x cuda.DevPtr, gate cuda.DevPtr, rows int32, n int
 	slot_.p.SetI32(2, rows)
 	slot_.p.SetI32(3, n)
 	slot_.p.SetI32(4, gate_stride)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("sigmoid_mul: %w", err_)
 	}
 	return nil
@@ -1197,7 +1197,7 @@ func (k_ *Kernels) ArgMaxPartial(part_val cuda.DevPtr, part_idx cuda.DevPtr, log
 	slot_.p.SetPtr(1, part_idx)
 	slot_.p.SetPtr(2, logits)
 	slot_.p.SetI32(3, n)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("argmax_partial: %w", err_)
 	}
 	return nil
@@ -1223,7 +1223,7 @@ func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, dtoken cuda.DevPtr, part_val cud
 	slot_.p.SetPtr(2, part_val)
 	slot_.p.SetPtr(3, part_idx)
 	slot_.p.SetI32(4, n)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("argmax_final: %w", err_)
 	}
 	return nil
@@ -1248,7 +1248,7 @@ func (k_ *Kernels) CountersSet(ctr cuda.DevPtr, token int32, pos int32, t_kv int
 	slot_.p.SetI32(1, token)
 	slot_.p.SetI32(2, pos)
 	slot_.p.SetI32(3, t_kv)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("counters_set: %w", err_)
 	}
 	return nil
@@ -1270,7 +1270,7 @@ func (k_ *Kernels) CountersAdvance(ctr cuda.DevPtr) error {
 	}
 	slot_ := &k_.kCountersAdvance
 	slot_.p.SetPtr(0, ctr)
-	if err_ := k_.e.LaunchParams(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("counters_advance: %w", err_)
 	}
 	return nil

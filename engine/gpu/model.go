@@ -110,9 +110,11 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	// One arena for every weight: sizes are known up front, and one
 	// allocation keeps the device free of fragments.
 	ts := m.Tensors()
-	var total uint64
+	var total uint64 // arena bytes: every buffer 256-byte aligned
+	var bytes int64  // progress total: the bytes that travel
 	for _, t := range ts {
 		total += align(uint64(len(t.Data)))
+		bytes += int64(len(t.Data))
 	}
 	if g.weights, err = e.NewArena(total); err != nil {
 		g.Close()
@@ -142,7 +144,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		if err := g.put(d, rowOf, int(rb), &stage, func(n int64) {
 			done += n
 			if progress != nil {
-				progress(done, int64(total))
+				progress(done, bytes)
 			}
 		}); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))

@@ -466,7 +466,7 @@ func emitLauncher(f *jen.File, k kernel) {
 		body = append(body, jen.Id("slot_").Dot("p").Dot(setter(prm.Kind)).Call(jen.Lit(i), jen.Id(prm.Name)))
 	}
 	body = append(body,
-		jen.If(jen.Id("err_").Op(":=").Id("k_").Dot("e").Dot("LaunchParams").Call(
+		jen.If(jen.Id("err_").Op(":=").Id("k_").Dot("e").Dot("LaunchParamsPDL").Call(
 			jen.Id("slot_").Dot("fn"), jen.Id("grid_"),
 			jen.Index(jen.Lit(3)).Uint32().Values(jen.Lit(k.Block[0]), jen.Lit(k.Block[1]), jen.Lit(k.Block[2])),
 			jen.Id("shared_"), jen.Id("slot_").Dot("p"),
