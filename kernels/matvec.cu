@@ -116,8 +116,12 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
     return acc;
 }
 
-// One block: 8 warps = 8/KW row groups of R rows; warp kw of a group takes
-// the row group's 16-byte column chunks kw*32 + lane, + KW*32, ...
+// One unit: 8 warps = 8/KW row groups of R rows; warp kw of a group takes
+// the group's 16-byte column chunks kw*32 + lane, + KW*32, ... A block
+// handles units blockIdx.x, + gridDim.x, ...: the caller launches one block
+// per unit or fewer (the blocks the GPU holds at once), which pays the
+// prologue (PDL wait, the fused norm) once per block instead of per unit.
+// Which block computes a row never changes the row's arithmetic.
 // W: [rows][cols] of KIND (q8_0: quants), S: [rows][cols/32] f16 (q8_0 only).
 template <int KIND, int R, int KW, int U>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
@@ -125,104 +129,114 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
     constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
     constexpr int V = memra_mv_kind<KIND>::V;
     constexpr int EB = KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 1 : 2; // bytes per weight
+    constexpr int step = KW * 32;
     __shared__ float red[MEMRA_MV_THREADS / 32][R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
-    const int r0 = (blockIdx.x * G + g) * R;
-    const unsigned char* rowp[R];
-    const unsigned short* srow[R];
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-        const long long rr = min(r0 + i, rows - 1); // rows past the end re-read the last row, never stored
-        rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * cols * EB;
-        srow[i] = KIND == MEMRA_MV_Q8 ? S + rr * (cols >> 5) : nullptr;
-    }
-    constexpr int step = KW * 32;
+    const int units = (rows + G * R - 1) / (G * R);
     // Weights are never written by a kernel: start pulling this lane's
-    // first loads into L2 while the previous kernel finishes, then wait.
-    if (cols % V == 0) {
+    // first loads of its first unit into L2 while the previous kernel
+    // finishes, then wait.
+    if (cols % V == 0 && (int)blockIdx.x < units) {
+        const int r0 = (blockIdx.x * G + g) * R;
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int v = kw * 32 + lane + step * u;
             if (v < cols / V) {
 #pragma unroll
-                for (int i = 0; i < R; i++) memra_prefetch_l2(rowp[i] + 16 * v);
+                for (int i = 0; i < R; i++)
+                    memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) + (long long)min(r0 + i, rows - 1) * cols * EB + 16 * v);
             }
         }
     }
     memra_grid_wait();
     x = memra_mv_input(x, norm_w, xnorm, cols, eps);
-    float acc[R];
-#pragma unroll
-    for (int i = 0; i < R; i++) acc[i] = 0.0f;
-    if (cols % V == 0 && memra_aligned16(W) && memra_aligned16(x)) {
-        const int nv = cols / V;
-        const float4* x4 = reinterpret_cast<const float4*>(x);
-        constexpr int XF4 = V / 4; // float4s of x per load
-        int v = kw * 32 + lane;
-        for (; v + step * (U - 1) < nv; v += step * U) {
-            uint4 wv[U][R];
-            float d[U][R];
-#pragma unroll
-            for (int u = 0; u < U; u++)
-#pragma unroll
-                for (int i = 0; i < R; i++) {
-                    wv[u][i] = memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v + step * u);
-                    d[u][i] = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + ((v + step * u) >> 1))) : 0.0f;
-                }
-#pragma unroll
-            for (int u = 0; u < U; u++)
-#pragma unroll
-                for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
-        }
-        for (; v < nv; v += step) {
-#pragma unroll
-            for (int i = 0; i < R; i++) {
-                const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
-                acc[i] = memra_mv_dot<KIND>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
-            }
-        }
-    } else {
-        for (int c = kw * 32 + lane; c < cols; c += step) {
-            const float xc = x[c];
-#pragma unroll
-            for (int i = 0; i < R; i++) acc[i] += memra_mv_elem<KIND>(rowp[i], srow[i], c) * xc;
-        }
-    }
-    memra_grid_launch_dependents();
-#pragma unroll
-    for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
-    if (KW > 1) {
-        if (lane == 0) {
-#pragma unroll
-            for (int i = 0; i < R; i++) red[warp][i] = acc[i];
-        }
-        __syncthreads();
-        if (kw != 0) return;
+    const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x);
+    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        const int r0 = (unit * G + g) * R;
+        const unsigned char* rowp[R];
+        const unsigned short* srow[R];
 #pragma unroll
         for (int i = 0; i < R; i++) {
-            float s = 0.0f;
-#pragma unroll
-            for (int k = 0; k < KW; k++) s += red[g * KW + k][i];
-            acc[i] = s;
+            const long long rr = min(r0 + i, rows - 1); // rows past the end re-read the last row, never stored
+            rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * cols * EB;
+            srow[i] = KIND == MEMRA_MV_Q8 ? S + rr * (cols >> 5) : nullptr;
         }
-    }
-    // Every lane of the owning warp holds all R sums; lane i writes row r0+i.
-    if (mode == 2) {
+        float acc[R];
 #pragma unroll
-        for (int i = 0; i + 1 < R; i += 2) {
-            if (lane == i && r0 + i + 1 < rows) y[(r0 + i) >> 1] = memra_silu(acc[i]) * acc[i + 1];
+        for (int i = 0; i < R; i++) acc[i] = 0.0f;
+        if (vec) {
+            const int nv = cols / V;
+            const float4* x4 = reinterpret_cast<const float4*>(x);
+            constexpr int XF4 = V / 4; // float4s of x per load
+            int v = kw * 32 + lane;
+            for (; v + step * (U - 1) < nv; v += step * U) {
+                uint4 wv[U][R];
+                float d[U][R];
+#pragma unroll
+                for (int u = 0; u < U; u++)
+#pragma unroll
+                    for (int i = 0; i < R; i++) {
+                        wv[u][i] = memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v + step * u);
+                        d[u][i] = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + ((v + step * u) >> 1))) : 0.0f;
+                    }
+#pragma unroll
+                for (int u = 0; u < U; u++)
+#pragma unroll
+                    for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
+            }
+            for (; v < nv; v += step) {
+#pragma unroll
+                for (int i = 0; i < R; i++) {
+                    const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
+                    acc[i] = memra_mv_dot<KIND>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
+                }
+            }
+        } else {
+            for (int c = kw * 32 + lane; c < cols; c += step) {
+                const float xc = x[c];
+#pragma unroll
+                for (int i = 0; i < R; i++) acc[i] += memra_mv_elem<KIND>(rowp[i], srow[i], c) * xc;
+            }
         }
-        return;
-    }
+        if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
 #pragma unroll
-    for (int i = 0; i < R; i++) {
-        if (lane == i && r0 + i < rows) y[r0 + i] = mode == 1 ? y[r0 + i] + acc[i] : acc[i];
+        for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
+        if (KW > 1) {
+            if (lane == 0) {
+#pragma unroll
+                for (int i = 0; i < R; i++) red[warp][i] = acc[i];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < R; i++) {
+                float s = 0.0f;
+#pragma unroll
+                for (int k = 0; k < KW; k++) s += red[g * KW + k][i];
+                acc[i] = s;
+            }
+            __syncthreads(); // red is rewritten by the next unit
+        }
+        // Warp kw == 0 of the group owns the rows; every lane of it holds all
+        // R sums, lane i writes row r0+i (mode 2: lane 2j writes pair j).
+        if (kw == 0) {
+            if (mode == 2) {
+#pragma unroll
+                for (int i = 0; i + 1 < R; i += 2) {
+                    if (lane == i && r0 + i + 1 < rows) y[(r0 + i) >> 1] = memra_silu(acc[i]) * acc[i + 1];
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < R; i++) {
+                    if (lane == i && r0 + i < rows) y[r0 + i] = mode == 1 ? y[r0 + i] + acc[i] : acc[i];
+                }
+            }
+        }
     }
 }
 
-// The kernels. Rows per block = (8/KW)*R, which spec_table.go's grid
-// expressions repeat; R is even so SwiGLU pairs never straddle a warp. The
+// The kernels. Rows per unit = (8/KW)*R, which kernels.MatvecKernels
+// repeats for the host; R is even so SwiGLU pairs never straddle a warp. The
 // q8_0 kernel asks for 3 blocks per SM: its unbounded build took 101
 // registers (2 blocks), bounded it takes 80 without spilling.
 //

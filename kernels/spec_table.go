@@ -7,7 +7,7 @@ import "fmt"
 const (
 	ewThreads      = 256 // MEMRA_EW_THREADS
 	normThreads    = 256 // MEMRA_NORM_THREADS
-	mvThreads      = 256 // MEMRA_MV_THREADS
+	mvThreads      = MatvecThreads
 	ropeThreads    = 64  // MEMRA_ROPE_THREADS
 	kvThreads      = 128 // MEMRA_KV_THREADS
 	attnThreads    = 128 // MEMRA_ATTN_THREADS
@@ -71,6 +71,43 @@ func AttnHeadsPerBlock(headDim int, fp8, vec bool) int {
 	return min(8, 64/pd)
 }
 
+// MatvecThreads is the block size of every matvec kernel (MEMRA_MV_THREADS).
+const MatvecThreads = 256
+
+// MatvecKernel is one member of the matvec family.
+type MatvecKernel struct {
+	Name         string
+	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0
+	Wide         bool // each row split over 8 warps (for matrices of few rows)
+	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*R of the template
+}
+
+// MatvecKernels lists the matvec family with the geometry of matvec.cu's
+// template arguments (R rows per warp group, KW warps per row).
+func MatvecKernels() []MatvecKernel {
+	return []MatvecKernel{
+		{"matvec_f32", 0, false, 8},       // R4 KW4
+		{"matvec_f16", 1, false, 8},       // R4 KW4
+		{"matvec_f16_wide", 1, true, 4},   // R4 KW8
+		{"matvec_bf16", 30, false, 8},     // R4 KW4
+		{"matvec_bf16_wide", 30, true, 4}, // R4 KW8
+		{"matvec_q8_0", 8, false, 32},     // R4 KW1
+		{"matvec_q8_0_wide", 8, true, 2},  // R2 KW8
+	}
+}
+
+func matvecKind(ggmlType int) int {
+	switch ggmlType {
+	case 0:
+		return 0
+	case 1:
+		return 1
+	case 30:
+		return 2
+	}
+	return 3
+}
+
 func param(name string, kind ParamKind) Param { return Param{Name: name, Kind: kind} }
 
 func b2i(b bool) int {
@@ -118,39 +155,28 @@ func Spec() []Kernel {
 		},
 	)
 
-	// The matvec family (matvec.cu): per weight type a kernel for matrices
-	// of many rows and, for f16/bf16/q8_0, a "wide" one that splits each
-	// row over 8 warps for matrices of few rows (MatvecWide says which).
-	for _, m := range []struct {
-		name        string
-		typ         int // ggml type id
-		wide        bool
-		rowsPerBlk  int // (8/KW)*R of the kernel's template arguments
-		scales, doc string
-	}{
-		{"matvec_f32", 0, false, 8, "", "f32"},
-		{"matvec_f16", 1, false, 8, "", "f16"},
-		{"matvec_f16_wide", 1, true, 4, "", "f16"},
-		{"matvec_bf16", 30, false, 8, "", "bf16"},
-		{"matvec_bf16_wide", 30, true, 4, "", "bf16"},
-		{"matvec_q8_0", 8, false, 32, "S", "q8_0 (quants W, scales S: repacked)"},
-		{"matvec_q8_0_wide", 8, true, 2, "S", "q8_0 (quants W, scales S: repacked)"},
-	} {
+	// The matvec family (matvec.cu; MatvecKernels). Every block loops over
+	// row units (unit = blockIdx.x, += gridDim.x), so the caller sizes the
+	// grid: one block per unit, or fewer (the resident blocks the GPU
+	// holds) so that each block's prologue is paid once.
+	for _, m := range MatvecKernels() {
 		ps := []Param{param("y", Ptr), param("W", Ptr)}
-		if m.scales != "" {
-			ps = append(ps, param(m.scales, Ptr))
+		what := []string{"f32", "f16", "bf16", "q8_0 (quants W, scales S: repacked)"}[matvecKind(m.GgmlType)]
+		if m.GgmlType == 8 {
+			ps = append(ps, param("S", Ptr))
 		}
 		ps = append(ps, param("x", Ptr), param("rows", I32), param("cols", I32), param("mode", I32),
 			param("norm_w", Ptr), param("xnorm", I32), param("eps", F32))
 		ks = append(ks, Kernel{
-			Name: m.name, File: "matvec.cu",
-			Doc: "y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] " + m.doc +
-				", x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation",
+			Name: m.Name, File: "matvec.cu",
+			Doc: "y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] " + what +
+				fmt.Sprintf(", x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of %d rows", m.RowsPerBlock),
 			Params: ps,
-			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{fmt.Sprintf("(rows+%d)/%d", m.rowsPerBlk-1, m.rowsPerBlk), one, one},
+			Dims:   []string{"blocks"},
+			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
 			Shared:  "xnorm * cols * 4",
 			Family:  "matvec",
-			Variant: map[string]int{"ggml_type": m.typ, "wide": b2i(m.wide)},
+			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide)},
 		})
 	}
 

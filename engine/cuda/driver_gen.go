@@ -159,57 +159,58 @@ func resultText(r Result) (name, desc string, ok bool) {
 
 // procs holds the driver entry points, each at the ABI version listed in driverABI.
 type procs struct {
-	cuGetProcAddress            uintptr // cuGetProcAddress_v2, CUDA 12.0 ABI
-	cuGetErrorName              uintptr // cuGetErrorName, CUDA 6.0 ABI
-	cuGetErrorString            uintptr // cuGetErrorString, CUDA 6.0 ABI
-	cuInit                      uintptr // cuInit, CUDA 2.0 ABI
-	cuDriverGetVersion          uintptr // cuDriverGetVersion, CUDA 2.2 ABI
-	cuDeviceGet                 uintptr // cuDeviceGet, CUDA 2.0 ABI
-	cuDeviceGetCount            uintptr // cuDeviceGetCount, CUDA 2.0 ABI
-	cuDeviceGetName             uintptr // cuDeviceGetName, CUDA 2.0 ABI
-	cuDeviceGetAttribute        uintptr // cuDeviceGetAttribute, CUDA 2.0 ABI
-	cuDeviceTotalMem            uintptr // cuDeviceTotalMem_v2, CUDA 3.2 ABI
-	cuDevicePrimaryCtxRetain    uintptr // cuDevicePrimaryCtxRetain, CUDA 7.0 ABI
-	cuDevicePrimaryCtxRelease   uintptr // cuDevicePrimaryCtxRelease_v2, CUDA 11.0 ABI
-	cuCtxSetCurrent             uintptr // cuCtxSetCurrent, CUDA 4.0 ABI
-	cuCtxSynchronize            uintptr // cuCtxSynchronize, CUDA 2.0 ABI
-	cuModuleLoadData            uintptr // cuModuleLoadData, CUDA 2.0 ABI
-	cuModuleUnload              uintptr // cuModuleUnload, CUDA 2.0 ABI
-	cuModuleGetFunction         uintptr // cuModuleGetFunction, CUDA 2.0 ABI
-	cuFuncGetAttribute          uintptr // cuFuncGetAttribute, CUDA 2.2 ABI
-	cuFuncSetAttribute          uintptr // cuFuncSetAttribute, CUDA 9.0 ABI
-	cuMemGetInfo                uintptr // cuMemGetInfo_v2, CUDA 3.2 ABI
-	cuMemAlloc                  uintptr // cuMemAlloc_v2, CUDA 3.2 ABI
-	cuMemFree                   uintptr // cuMemFree_v2, CUDA 3.2 ABI
-	cuMemHostAlloc              uintptr // cuMemHostAlloc, CUDA 2.2 ABI
-	cuMemFreeHost               uintptr // cuMemFreeHost, CUDA 2.0 ABI
-	cuMemcpyHtoD                uintptr // cuMemcpyHtoD_v2, CUDA 3.2 ABI
-	cuMemcpyDtoH                uintptr // cuMemcpyDtoH_v2, CUDA 3.2 ABI
-	cuMemcpyHtoDAsync           uintptr // cuMemcpyHtoDAsync_v2, CUDA 3.2 ABI
-	cuMemcpyDtoHAsync           uintptr // cuMemcpyDtoHAsync_v2, CUDA 3.2 ABI
-	cuMemcpyDtoDAsync           uintptr // cuMemcpyDtoDAsync_v2, CUDA 3.2 ABI
-	cuMemsetD8Async             uintptr // cuMemsetD8Async, CUDA 3.2 ABI
-	cuMemsetD32Async            uintptr // cuMemsetD32Async, CUDA 3.2 ABI
-	cuStreamCreate              uintptr // cuStreamCreate, CUDA 2.0 ABI
-	cuStreamDestroy             uintptr // cuStreamDestroy_v2, CUDA 4.0 ABI
-	cuStreamSynchronize         uintptr // cuStreamSynchronize, CUDA 2.0 ABI
-	cuStreamBeginCapture        uintptr // cuStreamBeginCapture_v2, CUDA 10.1 ABI
-	cuStreamEndCapture          uintptr // cuStreamEndCapture, CUDA 10.0 ABI
-	cuStreamIsCapturing         uintptr // cuStreamIsCapturing, CUDA 10.0 ABI
-	cuStreamGetCaptureInfo      uintptr // cuStreamGetCaptureInfo_v2, CUDA 11.3 ABI
-	cuEventCreate               uintptr // cuEventCreate, CUDA 2.0 ABI
-	cuEventRecord               uintptr // cuEventRecord, CUDA 2.0 ABI
-	cuEventSynchronize          uintptr // cuEventSynchronize, CUDA 2.0 ABI
-	cuEventElapsedTime          uintptr // cuEventElapsedTime, CUDA 2.0 ABI
-	cuEventDestroy              uintptr // cuEventDestroy_v2, CUDA 4.0 ABI
-	cuLaunchKernel              uintptr // cuLaunchKernel, CUDA 4.0 ABI
-	cuLaunchKernelEx            uintptr // cuLaunchKernelEx, CUDA 11.6 ABI
-	cuGraphInstantiateWithFlags uintptr // cuGraphInstantiateWithFlags, CUDA 11.4 ABI
-	cuGraphLaunch               uintptr // cuGraphLaunch, CUDA 10.0 ABI
-	cuGraphExecUpdate           uintptr // cuGraphExecUpdate_v2, CUDA 12.0 ABI
-	cuGraphExecDestroy          uintptr // cuGraphExecDestroy, CUDA 10.0 ABI
-	cuGraphDestroy              uintptr // cuGraphDestroy, CUDA 10.0 ABI
-	cuGraphGetNodes             uintptr // cuGraphGetNodes, CUDA 10.0 ABI
+	cuGetProcAddress                            uintptr // cuGetProcAddress_v2, CUDA 12.0 ABI
+	cuGetErrorName                              uintptr // cuGetErrorName, CUDA 6.0 ABI
+	cuGetErrorString                            uintptr // cuGetErrorString, CUDA 6.0 ABI
+	cuInit                                      uintptr // cuInit, CUDA 2.0 ABI
+	cuDriverGetVersion                          uintptr // cuDriverGetVersion, CUDA 2.2 ABI
+	cuDeviceGet                                 uintptr // cuDeviceGet, CUDA 2.0 ABI
+	cuDeviceGetCount                            uintptr // cuDeviceGetCount, CUDA 2.0 ABI
+	cuDeviceGetName                             uintptr // cuDeviceGetName, CUDA 2.0 ABI
+	cuDeviceGetAttribute                        uintptr // cuDeviceGetAttribute, CUDA 2.0 ABI
+	cuDeviceTotalMem                            uintptr // cuDeviceTotalMem_v2, CUDA 3.2 ABI
+	cuDevicePrimaryCtxRetain                    uintptr // cuDevicePrimaryCtxRetain, CUDA 7.0 ABI
+	cuDevicePrimaryCtxRelease                   uintptr // cuDevicePrimaryCtxRelease_v2, CUDA 11.0 ABI
+	cuCtxSetCurrent                             uintptr // cuCtxSetCurrent, CUDA 4.0 ABI
+	cuCtxSynchronize                            uintptr // cuCtxSynchronize, CUDA 2.0 ABI
+	cuModuleLoadData                            uintptr // cuModuleLoadData, CUDA 2.0 ABI
+	cuModuleUnload                              uintptr // cuModuleUnload, CUDA 2.0 ABI
+	cuModuleGetFunction                         uintptr // cuModuleGetFunction, CUDA 2.0 ABI
+	cuFuncGetAttribute                          uintptr // cuFuncGetAttribute, CUDA 2.2 ABI
+	cuOccupancyMaxActiveBlocksPerMultiprocessor uintptr // cuOccupancyMaxActiveBlocksPerMultiprocessor, CUDA 6.5 ABI
+	cuFuncSetAttribute                          uintptr // cuFuncSetAttribute, CUDA 9.0 ABI
+	cuMemGetInfo                                uintptr // cuMemGetInfo_v2, CUDA 3.2 ABI
+	cuMemAlloc                                  uintptr // cuMemAlloc_v2, CUDA 3.2 ABI
+	cuMemFree                                   uintptr // cuMemFree_v2, CUDA 3.2 ABI
+	cuMemHostAlloc                              uintptr // cuMemHostAlloc, CUDA 2.2 ABI
+	cuMemFreeHost                               uintptr // cuMemFreeHost, CUDA 2.0 ABI
+	cuMemcpyHtoD                                uintptr // cuMemcpyHtoD_v2, CUDA 3.2 ABI
+	cuMemcpyDtoH                                uintptr // cuMemcpyDtoH_v2, CUDA 3.2 ABI
+	cuMemcpyHtoDAsync                           uintptr // cuMemcpyHtoDAsync_v2, CUDA 3.2 ABI
+	cuMemcpyDtoHAsync                           uintptr // cuMemcpyDtoHAsync_v2, CUDA 3.2 ABI
+	cuMemcpyDtoDAsync                           uintptr // cuMemcpyDtoDAsync_v2, CUDA 3.2 ABI
+	cuMemsetD8Async                             uintptr // cuMemsetD8Async, CUDA 3.2 ABI
+	cuMemsetD32Async                            uintptr // cuMemsetD32Async, CUDA 3.2 ABI
+	cuStreamCreate                              uintptr // cuStreamCreate, CUDA 2.0 ABI
+	cuStreamDestroy                             uintptr // cuStreamDestroy_v2, CUDA 4.0 ABI
+	cuStreamSynchronize                         uintptr // cuStreamSynchronize, CUDA 2.0 ABI
+	cuStreamBeginCapture                        uintptr // cuStreamBeginCapture_v2, CUDA 10.1 ABI
+	cuStreamEndCapture                          uintptr // cuStreamEndCapture, CUDA 10.0 ABI
+	cuStreamIsCapturing                         uintptr // cuStreamIsCapturing, CUDA 10.0 ABI
+	cuStreamGetCaptureInfo                      uintptr // cuStreamGetCaptureInfo_v2, CUDA 11.3 ABI
+	cuEventCreate                               uintptr // cuEventCreate, CUDA 2.0 ABI
+	cuEventRecord                               uintptr // cuEventRecord, CUDA 2.0 ABI
+	cuEventSynchronize                          uintptr // cuEventSynchronize, CUDA 2.0 ABI
+	cuEventElapsedTime                          uintptr // cuEventElapsedTime, CUDA 2.0 ABI
+	cuEventDestroy                              uintptr // cuEventDestroy_v2, CUDA 4.0 ABI
+	cuLaunchKernel                              uintptr // cuLaunchKernel, CUDA 4.0 ABI
+	cuLaunchKernelEx                            uintptr // cuLaunchKernelEx, CUDA 11.6 ABI
+	cuGraphInstantiateWithFlags                 uintptr // cuGraphInstantiateWithFlags, CUDA 11.4 ABI
+	cuGraphLaunch                               uintptr // cuGraphLaunch, CUDA 10.0 ABI
+	cuGraphExecUpdate                           uintptr // cuGraphExecUpdate_v2, CUDA 12.0 ABI
+	cuGraphExecDestroy                          uintptr // cuGraphExecDestroy, CUDA 10.0 ABI
+	cuGraphDestroy                              uintptr // cuGraphDestroy, CUDA 10.0 ABI
+	cuGraphGetNodes                             uintptr // cuGraphGetNodes, CUDA 10.0 ABI
 }
 
 // abiEntry describes one bound entry point.
@@ -242,6 +243,7 @@ func driverABI() []abiEntry {
 		{"cuModuleUnload", "cuModuleUnload", 2000, false, 1},
 		{"cuModuleGetFunction", "cuModuleGetFunction", 2000, false, 3},
 		{"cuFuncGetAttribute", "cuFuncGetAttribute", 2020, false, 3},
+		{"cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, false, 4},
 		{"cuFuncSetAttribute", "cuFuncSetAttribute", 9000, false, 3},
 		{"cuMemGetInfo", "cuMemGetInfo_v2", 3020, false, 2},
 		{"cuMemAlloc", "cuMemAlloc_v2", 3020, false, 2},
@@ -304,6 +306,7 @@ func (d *driver) resolve() error {
 		{"cuModuleUnload", 2000, false, &d.p.cuModuleUnload},
 		{"cuModuleGetFunction", 2000, false, &d.p.cuModuleGetFunction},
 		{"cuFuncGetAttribute", 2020, false, &d.p.cuFuncGetAttribute},
+		{"cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, false, &d.p.cuOccupancyMaxActiveBlocksPerMultiprocessor},
 		{"cuFuncSetAttribute", 9000, false, &d.p.cuFuncSetAttribute},
 		{"cuMemGetInfo", 3020, false, &d.p.cuMemGetInfo},
 		{"cuMemAlloc", 3020, false, &d.p.cuMemAlloc},
@@ -543,6 +546,17 @@ func (d *driver) cuFuncGetAttribute(pi *int32, attrib FuncAttribute, hfunc Funct
 	}
 	r, _, _ := purego.SyscallN(d.p.cuFuncGetAttribute, uintptr(unsafe.Pointer(pi)), uintptr(attrib), uintptr(hfunc))
 	return d.check("cuFuncGetAttribute", r)
+}
+
+// cuOccupancyMaxActiveBlocksPerMultiprocessor how many blocks of a kernel one SM holds at once (sizes persistent grids).
+//
+// C: CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction f, int blockSize, size_t dynamicSMemSize); CUDA 6.5 ABI.
+func (d *driver) cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks *int32, f Function, blockSize int32, dynamicSMemSize uint64) error {
+	if d.p.cuOccupancyMaxActiveBlocksPerMultiprocessor == 0 {
+		return unresolved("cuOccupancyMaxActiveBlocksPerMultiprocessor")
+	}
+	r, _, _ := purego.SyscallN(d.p.cuOccupancyMaxActiveBlocksPerMultiprocessor, uintptr(unsafe.Pointer(numBlocks)), uintptr(f), uintptr(blockSize), uintptr(dynamicSMemSize))
+	return d.check("cuOccupancyMaxActiveBlocksPerMultiprocessor", r)
 }
 
 // cuFuncSetAttribute sets a kernel attribute (opt-in dynamic shared memory).

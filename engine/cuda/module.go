@@ -67,6 +67,16 @@ func (e *Engine) FuncAttribute(f Function, a FuncAttribute) (int, error) {
 	return int(v), err
 }
 
+// MaxActiveBlocksPerSM is how many blocks of f, with block threads and
+// shared bytes of dynamic shared memory, one SM holds at once.
+func (e *Engine) MaxActiveBlocksPerSM(f Function, block, shared int) (int, error) {
+	var v int32
+	err := e.Do(func() error {
+		return e.d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&v, f, int32(block), uint64(shared))
+	})
+	return int(v), err
+}
+
 // SetFuncAttribute sets a kernel attribute, e.g. FuncMaxDynamicSharedSizeBytes
 // before launching with more than 48 KiB of dynamic shared memory.
 func (e *Engine) SetFuncAttribute(f Function, a FuncAttribute, v int) error {

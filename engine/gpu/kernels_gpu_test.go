@@ -370,8 +370,9 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 // 16-byte loads (cols a multiple of 4 for f32, 8 for f16/bf16, 16 for q8_0's
 // repacked quants), the leftover loop (chunks not a multiple of the unrolled
 // step), element-wise loads (odd cols, cols ≡ 4 mod 8 for the 16-bit types,
-// misaligned W/x), rows not a multiple of the rows per block, and rows past
-// the end of the last row group.
+// misaligned W/x), rows not a multiple of the rows per block, rows past the
+// end of the last row group, and grids of one block per row unit or of 3
+// blocks that loop over the units.
 //
 // Reference: the float64 dot product of the SAME quantised weights
 // (dequantised exactly by the CPU's DequantizeRow), so the tolerance is f32
@@ -406,19 +407,24 @@ func TestGPUKernelMatvec(t *testing.T) {
 				if !slices.Contains(MatvecVariants(), variant) {
 					continue
 				}
-				name := fmt.Sprintf("%s-wide%d-%dx%d", typ, wide, sh.rows, sh.cols)
-				if sh.misalign {
-					name += "-misaligned"
+				// One block per row unit, and 3 blocks looping over the units
+				// (the persistent grid the engine launches on big matrices).
+				units := matvecUnits(variant, sh.rows)
+				for _, blocks := range []int{units, min(3, units)} {
+					name := fmt.Sprintf("%s-wide%d-%dx%d-blocks%d", typ, wide, sh.rows, sh.cols, blocks)
+					if sh.misalign {
+						name += "-misaligned"
+					}
+					t.Run(name, func(t *testing.T) {
+						ktMatvecCase(t, v, variant, typ, sh.rows, sh.cols, sh.misalign, blocks, uint64(100*i)+uint64(typ))
+					})
 				}
-				t.Run(name, func(t *testing.T) {
-					ktMatvecCase(t, v, variant, typ, sh.rows, sh.cols, sh.misalign, uint64(100*i)+uint64(typ))
-				})
 			}
 		}
 	}
 }
 
-func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, rows, cols int, misalign bool, seed uint64) {
+func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, rows, cols int, misalign bool, blocks int, seed uint64) {
 	r := ktRand(seed)
 	src := ktUniform(r, rows*cols, -1, 1)
 	xs := ktUniform(r, cols, -1, 1)
@@ -441,7 +447,7 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 	dy := v.alloc(t, (rows+guard)*4)
 	run := func(mode int32, norm cuda.DevPtr, xnorm int32) {
 		t.Helper()
-		ktMust(t, v.k.Matvec(variant, dy, dw, ds, dx, int32(rows), int32(cols), mode, norm, xnorm, 1e-6))
+		ktMust(t, v.k.Matvec(variant, dy, dw, ds, dx, int32(rows), int32(cols), mode, norm, xnorm, 1e-6, blocks))
 	}
 
 	dot := make([]float64, rows)

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "ca03af59cab4841528348ef4e8b8428768719debce2927ba0306c61cbdeac13a"
+const specHash = "d3ac23fd8dcabce7038cd2ce3bc867aba27970c0844ad6e01e9bd1af93701e48"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -304,15 +304,15 @@ func (k_ *Kernels) RMSNormGated(out cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, z
 }
 
 // geomMatvecF32 is matvec_f32's grid and dynamic shared memory, from the spec.
-func geomMatvecF32(rows, cols, mode, xnorm int) ([3]int, int) {
-	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
+func geomMatvecF32(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecF32 launches matvec_f32 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f32, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+// MatvecF32 launches matvec_f32 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f32, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 8 rows.
 //
-// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecF32(int(rows), int(cols), int(mode), int(xnorm))
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecF32(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_f32", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -334,15 +334,15 @@ func (k_ *Kernels) MatvecF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 }
 
 // geomMatvecF16 is matvec_f16's grid and dynamic shared memory, from the spec.
-func geomMatvecF16(rows, cols, mode, xnorm int) ([3]int, int) {
-	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
+func geomMatvecF16(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecF16 launches matvec_f16 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f16, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+// MatvecF16 launches matvec_f16 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f16, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 8 rows.
 //
-// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecF16(int(rows), int(cols), int(mode), int(xnorm))
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecF16(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_f16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -364,15 +364,15 @@ func (k_ *Kernels) MatvecF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 }
 
 // geomMatvecF16Wide is matvec_f16_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecF16Wide(rows, cols, mode, xnorm int) ([3]int, int) {
-	return [3]int{(rows + 3) / 4, 1, 1}, xnorm * cols * 4
+func geomMatvecF16Wide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecF16Wide launches matvec_f16_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f16, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+// MatvecF16Wide launches matvec_f16_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] f16, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 4 rows.
 //
-// Grid ((rows+3)/4, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecF16Wide(int(rows), int(cols), int(mode), int(xnorm))
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecF16Wide(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_f16_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -394,15 +394,15 @@ func (k_ *Kernels) MatvecF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 }
 
 // geomMatvecBF16 is matvec_bf16's grid and dynamic shared memory, from the spec.
-func geomMatvecBF16(rows, cols, mode, xnorm int) ([3]int, int) {
-	return [3]int{(rows + 7) / 8, 1, 1}, xnorm * cols * 4
+func geomMatvecBF16(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecBF16 launches matvec_bf16 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] bf16, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+// MatvecBF16 launches matvec_bf16 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] bf16, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 8 rows.
 //
-// Grid ((rows+7)/8, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecBF16(int(rows), int(cols), int(mode), int(xnorm))
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecBF16(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_bf16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -424,15 +424,15 @@ func (k_ *Kernels) MatvecBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows 
 }
 
 // geomMatvecBF16Wide is matvec_bf16_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBF16Wide(rows, cols, mode, xnorm int) ([3]int, int) {
-	return [3]int{(rows + 3) / 4, 1, 1}, xnorm * cols * 4
+func geomMatvecBF16Wide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecBF16Wide launches matvec_bf16_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] bf16, x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+// MatvecBF16Wide launches matvec_bf16_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] bf16, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 4 rows.
 //
-// Grid ((rows+3)/4, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecBF16Wide(int(rows), int(cols), int(mode), int(xnorm))
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecBF16Wide(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_bf16_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -454,15 +454,15 @@ func (k_ *Kernels) MatvecBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 }
 
 // geomMatvecQ8_0 is matvec_q8_0's grid and dynamic shared memory, from the spec.
-func geomMatvecQ8_0(rows, cols, mode, xnorm int) ([3]int, int) {
-	return [3]int{(rows + 31) / 32, 1, 1}, xnorm * cols * 4
+func geomMatvecQ8_0(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecQ8_0 launches matvec_q8_0 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+// MatvecQ8_0 launches matvec_q8_0 (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
 //
-// Grid ((rows+31)/32, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecQ8_0(int(rows), int(cols), int(mode), int(xnorm))
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ8_0(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q8_0", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -485,15 +485,15 @@ func (k_ *Kernels) MatvecQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cud
 }
 
 // geomMatvecQ8_0Wide is matvec_q8_0_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecQ8_0Wide(rows, cols, mode, xnorm int) ([3]int, int) {
-	return [3]int{(rows + 1) / 2, 1, 1}, xnorm * cols * 4
+func geomMatvecQ8_0Wide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecQ8_0Wide launches matvec_q8_0_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; f32 accumulation.
+// MatvecQ8_0Wide launches matvec_q8_0_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 2 rows.
 //
-// Grid ((rows+1)/2, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
-	geom_, shmem_ := geomMatvecQ8_0Wide(int(rows), int(cols), int(mode), int(xnorm))
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ8_0Wide(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q8_0_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1298,22 +1298,22 @@ func MatvecVariants() []MatvecVariant {
 // Matvec launches the matvec kernel of variant v: the table a captured graph's
 // bucket picks its kernel from. Parameters only some variants take are ignored
 // by the others.
-func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32) error {
+func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	switch v {
 	case MatvecVariant{GgmlType: 0, Wide: 0}:
-		return k_.MatvecF32(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+		return k_.MatvecF32(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 1, Wide: 0}:
-		return k_.MatvecF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+		return k_.MatvecF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 1, Wide: 1}:
-		return k_.MatvecF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+		return k_.MatvecF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 30, Wide: 0}:
-		return k_.MatvecBF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+		return k_.MatvecBF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 30, Wide: 1}:
-		return k_.MatvecBF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps)
+		return k_.MatvecBF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 8, Wide: 0}:
-		return k_.MatvecQ8_0(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps)
+		return k_.MatvecQ8_0(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 8, Wide: 1}:
-		return k_.MatvecQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps)
+		return k_.MatvecQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
 }

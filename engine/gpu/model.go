@@ -85,6 +85,17 @@ type Model struct {
 	weights     *cuda.Arena
 	weightBytes uint64
 	maxSplits   int
+	// mvBlocks caps each matvec grid at the blocks the GPU holds at once
+	// (SMs × resident blocks per SM, without and with the fused norm's
+	// shared memory): each block then loops over row units and pays its
+	// prologue once. Absent entries mean one block per unit.
+	mvBlocks map[mvKey]int
+}
+
+// mvKey names one matvec kernel and whether its launch fuses the norm.
+type mvKey struct {
+	v     MatvecVariant
+	xnorm bool
 }
 
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
@@ -106,6 +117,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt}
 	g.maxSplits = maxSplits(e.Info().SMs, m.NHeadKV)
+	if g.mvBlocks, err = matvecGrids(e, mod, m.NEmbd); err != nil {
+		_ = e.UnloadModule(mod)
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
 
 	// One arena for every weight: sizes are known up front, and one
 	// allocation keeps the device free of fragments.
@@ -264,6 +279,38 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g.weightBytes = g.weights.Used()
 	return g, nil
+}
+
+// matvecGrids measures, for every matvec kernel, how many blocks the GPU
+// holds at once, with no dynamic shared memory and with the fused norm's
+// (nEmbd floats: the norm-fused matvecs read the residual stream).
+func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int) (map[mvKey]int, error) {
+	out := map[mvKey]int{}
+	sms := e.Info().SMs
+	for _, mk := range kernels.MatvecKernels() {
+		fn, err := e.Function(mod, mk.Name)
+		if err != nil {
+			return nil, err
+		}
+		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: b2i(mk.Wide)}
+		for _, xnorm := range []bool{false, true} {
+			shared := 0
+			if xnorm {
+				if nEmbd > maxFusedNormCols {
+					continue
+				}
+				shared = nEmbd * 4
+			}
+			n, err := e.MaxActiveBlocksPerSM(fn, kernels.MatvecThreads, shared)
+			if err != nil {
+				return nil, fmt.Errorf("occupancy of %s: %w", mk.Name, err)
+			}
+			if n > 0 {
+				out[mvKey{v, xnorm}] = sms * n
+			}
+		}
+	}
+	return out, nil
 }
 
 // supported checks, before anything is uploaded, that every matrix has a

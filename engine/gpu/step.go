@@ -7,6 +7,7 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // stepArgs are the values one step reads. On the eager path token and pos
@@ -252,6 +253,17 @@ func MatvecWide(t gguf.Type, rows int) bool {
 	return false
 }
 
+// matvecUnits is the number of row units of a rows-row matrix in kernel v
+// (kernels.MatvecKernels): the grid that gives every block one unit.
+func matvecUnits(v MatvecVariant, rows int) int {
+	for _, mk := range kernels.MatvecKernels() {
+		if mk.GgmlType == v.GgmlType && b2i(mk.Wide) == v.Wide {
+			return (rows + mk.RowsPerBlock - 1) / mk.RowsPerBlock
+		}
+	}
+	return 1 // no such kernel: Matvec reports the variant
+}
+
 // matvec computes y = W x' (mode mvStore), y += W x' (mvAccumulate) or the
 // SwiGLU of row pairs (mvSwiGLU) with the kernel for W's type and shape,
 // where x' = x, or rmsnorm(x)·norm when norm != 0.
@@ -261,7 +273,11 @@ func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm
 		xnorm = 1
 	}
 	v := MatvecVariant{GgmlType: int(w.typ), Wide: b2i(MatvecWide(w.typ, w.rows))}
-	if err := g.k.Matvec(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, xnorm, g.cfg.NormEps); err != nil {
+	blocks := matvecUnits(v, w.rows)
+	if c := g.mvBlocks[mvKey{v, xnorm != 0}]; c > 0 && c < blocks {
+		blocks = c
+	}
+	if err := g.k.Matvec(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, xnorm, g.cfg.NormEps, blocks); err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)
 	}
 	return nil

@@ -495,6 +495,7 @@ type family struct {
 	goName  string
 	keys    []string
 	params  []kernels.Param
+	dims    []string // every member takes the same dims
 	members []kernel
 }
 
@@ -538,8 +539,10 @@ func families(ks []kernel) ([]*family, error) {
 				return nil, fmt.Errorf("kernels %s and %s: same variant %v", m.Name, k.Name, k.Variant)
 			}
 		}
-		if len(k.Dims) > 0 {
-			return nil, fmt.Errorf("kernel %s: family members take no dims", k.Name)
+		if len(fam.members) == 0 {
+			fam.dims = k.Dims
+		} else if !slices.Equal(fam.dims, k.Dims) {
+			return nil, fmt.Errorf("kernel %s: dims %v, family %s has %v", k.Name, k.Dims, k.Family, fam.dims)
 		}
 		if err := fam.merge(k); err != nil {
 			return nil, err
@@ -609,6 +612,9 @@ func emitFamily(f *jen.File, fam *family) {
 	for _, p := range fam.params {
 		params = append(params, jen.Id(p.Name).Add(goParamType(p.Kind)))
 	}
+	for _, d := range fam.dims {
+		params = append(params, jen.Id(d).Int())
+	}
 	f.Comment(fmt.Sprintf("%s launches the %s kernel of variant v: the table a captured graph's", fam.goName, fam.name))
 	f.Comment("bucket picks its kernel from. Parameters only some variants take are ignored")
 	f.Comment("by the others.")
@@ -618,6 +624,9 @@ func emitFamily(f *jen.File, fam *family) {
 				var args []jen.Code
 				for _, p := range m.Params {
 					args = append(args, jen.Id(p.Name))
+				}
+				for _, d := range fam.dims {
+					args = append(args, jen.Id(d))
 				}
 				g.Case(lit(m)).Block(jen.Return(jen.Id("k_").Dot(m.goName).Call(args...)))
 			}

@@ -158,6 +158,7 @@ func TestGenerateRejects(t *testing.T) {
 		{"variant keys", func(s []kernels.Kernel) []kernels.Kernel { delete(s[3].Variant, "fp8"); return s }, "variant keys"},
 		{"same variant", func(s []kernels.Kernel) []kernels.Kernel { s[3].Variant["fp8"] = 0; return s }, "same variant"},
 		{"param kinds", func(s []kernels.Kernel) []kernels.Kernel { s[3].Params[1].Kind = kernels.I32; return s }, "two kinds"},
+		{"family dims differ", func(s []kernels.Kernel) []kernels.Kernel { s[3].Dims = []string{"blocks"}; return s }, "dims [blocks], family split has []"},
 		{"variant without family", func(s []kernels.Kernel) []kernels.Kernel { s[4].Variant = map[string]int{"x": 1}; return s }, "without a family"},
 		{"go name clash", func(s []kernels.Kernel) []kernels.Kernel {
 			s[4].Name = "rms__norm"
