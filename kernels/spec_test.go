@@ -336,3 +336,34 @@ func braceBody(src string, open int) (string, int) {
 	}
 	return src[open+1:], len(src)
 }
+
+// TestMatvecUnitsMatchTemplates: the host sizes matvec grids from
+// MatvecKernels' RowsPerBlock, which must be (8 warps / KW) * R of the
+// template arguments each kernel in matvec.cu instantiates.
+func TestMatvecUnitsMatchTemplates(t *testing.T) {
+	b, err := os.ReadFile("matvec.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)>`)
+	for _, mk := range MatvecKernels() {
+		at := strings.Index(src, "\n"+mk.Name+"(")
+		if at < 0 {
+			t.Errorf("%s: not defined in matvec.cu", mk.Name)
+			continue
+		}
+		open := strings.Index(src[at:], "{")
+		body, _ := braceBody(src, at+open)
+		m := args.FindStringSubmatch(body)
+		if m == nil {
+			t.Errorf("%s: no memra_mv<KIND, R, KW, U> call in its body", mk.Name)
+			continue
+		}
+		r, _ := strconv.Atoi(m[1])
+		kw, _ := strconv.Atoi(m[2])
+		if got := (MatvecThreads / 32 / kw) * r; got != mk.RowsPerBlock {
+			t.Errorf("%s: template R=%d KW=%d gives %d rows per unit, MatvecKernels says %d", mk.Name, r, kw, got, mk.RowsPerBlock)
+		}
+	}
+}
