@@ -16,3 +16,6 @@
 #include "matvec.cu"
 #include "rmsnorm.cu"
 #include "rope.cu"
+
+// After rmsnorm.cu and rope.cu: it reuses their device functions.
+#include "attn_prep.cu"

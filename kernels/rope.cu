@@ -10,8 +10,26 @@
 // the cost (32 sincos per head per layer) is nothing. The position comes from
 // `pos, dpos` (dpos ? *dpos : pos) like every position-dependent kernel.
 //
-//   x0' = x0*cos - x1*sin,  x1' = x0*sin + x1*cos   (f32, with the f32 cos/sin)
+//   x0' = x0*cos - x1*sin,  x1' = x0*sin + x1*cos   (f32, with the f32 cos/sin;
+//   each product and sum rounded, never fused: memra_rope_pair)
 #include "common.cuh"
+
+// cos and sin of pair i's angle at position p, in float64, rounded to f32 once.
+__device__ __forceinline__ void memra_rope_cs(int p, int i, int n_rot, float base, float* c, float* s) {
+    const double theta = (double)p * pow((double)base, -2.0 * (double)i / (double)n_rot);
+    double sd, cd;
+    sincos(theta, &sd, &cd);
+    *s = (float)sd;
+    *c = (float)cd;
+}
+
+// The rotation of one pair with explicitly rounded products and sums (no
+// FMA contraction), so every kernel that rotates (rope_neox, attn_prep)
+// produces the same bits.
+__device__ __forceinline__ void memra_rope_pair(float x0, float x1, float c, float s, float* y0, float* y1) {
+    *y0 = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+    *y1 = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+}
 
 // x: [heads][head_dim] f32, rotated in place; n_rot even, n_rot <= head_dim
 extern "C" __global__ void __launch_bounds__(MEMRA_ROPE_THREADS)
@@ -24,14 +42,8 @@ rope_neox(float* x, int heads, int head_dim, int n_rot, int pos, const int* dpos
     const int half = n_rot / 2;
     float* xh = x + (long long)h * head_dim;
     for (int i = threadIdx.x; i < half; i += MEMRA_ROPE_THREADS) {
-        const double theta = (double)p * pow((double)base, -2.0 * (double)i / (double)n_rot);
-        double sd, cd;
-        sincos(theta, &sd, &cd);
-        const float s = (float)sd;
-        const float c = (float)cd;
-        const float x0 = xh[i];
-        const float x1 = xh[i + half];
-        xh[i] = x0 * c - x1 * s;
-        xh[i + half] = x0 * s + x1 * c;
+        float c, s;
+        memra_rope_cs(p, i, n_rot, base, &c, &s);
+        memra_rope_pair(xh[i], xh[i + half], c, s, &xh[i], &xh[i + half]);
     }
 }

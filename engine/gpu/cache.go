@@ -29,8 +29,8 @@ type gdnLayer struct {
 type scratch struct {
 	x, xn cuda.DevPtr // [n_embd] f32: residual stream, normalised input
 	// attention
-	qg, q, kraw, k, v, attn cuda.DevPtr // qg [qRows], q/attn [n_head·Dh], kraw/k/v [n_kv·Dh] f32
-	partMS, partAcc         cuda.DevPtr // [n_head][maxSplits][2], [n_head][maxSplits][Dh] f32
+	qg, q, kraw, v, attn cuda.DevPtr // qg [qRows], q/attn [n_head·Dh], kraw/v [n_kv·Dh] f32
+	partMS, partAcc      cuda.DevPtr // [n_head][maxSplits][2], [n_head][maxSplits][Dh] f32
 	// gated deltanet
 	qkv, y, z, b, a, o, on cuda.DevPtr // qkv/y [C], z/o/on [V], b/a [H_v] f32
 	// ffn
@@ -112,7 +112,6 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		// qg | kraw | v back to back: the fused q|k|v matvec writes them at once.
 		add(&s.qg, f(qRows+2*c.NHeadKV*dh), 2)
 		add(&s.q, f(c.NHead*dh), 2)
-		add(&s.k, f(c.NHeadKV*dh), 2)
 		add(&s.attn, f(c.NHead*dh), 2)
 		add(&s.partMS, f(c.NHead*g.maxSplits*2), 2)
 		add(&s.partAcc, f(c.NHead*g.maxSplits*dh), 2)

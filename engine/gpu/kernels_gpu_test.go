@@ -12,6 +12,7 @@ package gpu
 // roundoff.
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -1352,4 +1353,106 @@ func TestGPUKernelCounters(t *testing.T) {
 	}
 	ktMust(t, v.k.CountersSet(ctr, -1, 0, 1))
 	check("set again", -1, 0, 1, 0)
+}
+
+// TestGPUKernelAttnPrep: attn_prep_{f16,fp8} must give the bits of the five
+// kernels it replaces, run on the same inputs: rmsnorm of the q heads (read
+// at q_stride out of q|gate) and of the k heads, rope_neox of both, then
+// kv_store of k and v. Both paths use the same device functions (norm sum,
+// rope angle and rotation without FMA contraction, the f16 and e4m3 codecs;
+// the e4m3 amax is order-free), so the comparison is bit for bit: q, both
+// caches (the slots written and every other slot untouched) and the fp8
+// scales, for a host position, a device-counter position and positions
+// outside [0, capacity), which must write nothing.
+func TestGPUKernelAttnPrep(t *testing.T) {
+	v := ktGPU(t)
+	for ci, tc := range []struct {
+		nh, nkv, dh, nRot, qStride int
+	}{
+		{8, 2, 256, 64, 512},  // qwen35: partial rotary, q read out of q|gate
+		{4, 4, 128, 128, 128}, // qwen3: full rotary, no gate
+		{16, 4, 64, 32, 64},
+	} {
+		t.Run(fmt.Sprintf("h%d-kv%d-d%d-rot%d", tc.nh, tc.nkv, tc.dh, tc.nRot), func(t *testing.T) {
+			const capy = 40
+			const base, eps = float32(1e7), float32(1e-6)
+			r := ktRand(uint64(700 + ci))
+			nh, nkv, dh := tc.nh, tc.nkv, tc.dh
+			qg := ktUniform(r, nh*tc.qStride, -3, 3)
+			kv := ktUniform(r, 2*nkv*dh, -3, 3) // kraw | v, as the fused q|k|v matvec writes them
+			qn := ktUniform(r, dh, 0.5, 1.5)
+			kn := ktUniform(r, dh, 0.5, 1.5)
+			dqg, dkv := ktUpload(t, v, qg, 0), ktUpload(t, v, kv, 0)
+			dkraw, dv := dkv, dkv.Add(uint64(nkv*dh)*4)
+			dqn, dkn := ktUpload(t, v, qn, 0), ktUpload(t, v, kn, 0)
+			ctr := ktCounters(t, v, 0, 0, 0, 0)
+			// Two copies of random caches: the reference sequence writes one,
+			// the fused kernel the other.
+			n := nkv * capy * dh
+			c16 := make([]uint16, 2*n)
+			c8 := make([]uint8, 2*n)
+			for i := range c16 {
+				c16[i], c8[i] = uint16(r.Uint32()), uint8(r.Uint32())
+			}
+			sc := ktUniform(r, 2*nkv*capy, 0, 1)
+			type caches struct{ k16, v16, k8, v8, ks, vs cuda.DevPtr }
+			mk := func() caches {
+				return caches{ktUpload(t, v, c16[:n], 0), ktUpload(t, v, c16[n:], 0), ktUpload(t, v, c8[:n], 0),
+					ktUpload(t, v, c8[n:], 0), ktUpload(t, v, sc[:nkv*capy], 0), ktUpload(t, v, sc[nkv*capy:], 0)}
+			}
+			ref, got := mk(), mk()
+			qRef, kRef := v.alloc(t, nh*dh*4), v.alloc(t, nkv*dh*4)
+			qGot := v.alloc(t, nh*dh*4)
+			for _, c := range []struct {
+				host, dev int32
+				useDev    bool
+			}{
+				{17, 0, false},
+				{123456, 0, false},              // a large angle, and a slot past the cache: no write
+				{0, 5, true},                    // the device counter wins over the host value
+				{capy, 0, false}, {3, -1, true}, // outside [0, capacity): no write
+			} {
+				p, dpos := c.host, cuda.DevPtr(0)
+				if c.useDev {
+					ktSetCounters(t, v, ctr, 0, c.dev, c.dev+1, 0)
+					dpos = ctr.Add(kernels.CounterPos)
+				}
+				ktMust(t, v.k.RMSNorm(qRef, dqg, dqn, int32(nh), int32(dh), int32(tc.qStride), int32(dh), eps))
+				ktMust(t, v.k.RMSNorm(kRef, dkraw, dkn, int32(nkv), int32(dh), int32(dh), int32(dh), eps))
+				ktMust(t, v.k.RoPENeox(qRef, int32(nh), int32(dh), int32(tc.nRot), p, dpos, base))
+				ktMust(t, v.k.RoPENeox(kRef, int32(nkv), int32(dh), int32(tc.nRot), p, dpos, base))
+				ktMust(t, v.k.KVStoreF16(ref.k16, ref.v16, kRef, dv, int32(nkv), int32(dh), capy, p, dpos))
+				ktMust(t, v.k.KVStoreFP8(ref.k8, ref.v8, ref.ks, ref.vs, kRef, dv, int32(nkv), int32(dh), capy, p, dpos))
+				v.poison(t, qGot, nh*dh, ktNaN)
+				ktMust(t, v.k.AttnPrepF16(qGot, dqg, int32(tc.qStride), dqn, dkraw, dkn, dv, got.k16, got.v16,
+					int32(nh), int32(nkv), int32(dh), int32(tc.nRot), capy, p, dpos, base, eps))
+				what := fmt.Sprintf("pos host %d device %d (used %v)", c.host, c.dev, c.useDev)
+				ktCheckBits(t, what+" q (f16 launch)", ktGet[float32](t, v, qGot, nh*dh), ktGet[float32](t, v, qRef, nh*dh))
+				v.poison(t, qGot, nh*dh, ktNaN)
+				ktMust(t, v.k.AttnPrepFP8(qGot, dqg, int32(tc.qStride), dqn, dkraw, dkn, dv, got.k8, got.v8, got.ks, got.vs,
+					int32(nh), int32(nkv), int32(dh), int32(tc.nRot), capy, p, dpos, base, eps))
+				ktCheckBits(t, what+" q (fp8 launch)", ktGet[float32](t, v, qGot, nh*dh), ktGet[float32](t, v, qRef, nh*dh))
+				for _, b := range []struct {
+					name      string
+					got, want cuda.DevPtr
+					bytes     int
+				}{
+					{"k f16 cache", got.k16, ref.k16, 2 * n}, {"v f16 cache", got.v16, ref.v16, 2 * n},
+					{"k e4m3 cache", got.k8, ref.k8, n}, {"v e4m3 cache", got.v8, ref.v8, n},
+					{"k scales", got.ks, ref.ks, 4 * nkv * capy}, {"v scales", got.vs, ref.vs, 4 * nkv * capy},
+				} {
+					g, w := ktGet[byte](t, v, b.got, b.bytes), ktGet[byte](t, v, b.want, b.bytes)
+					if !bytes.Equal(g, w) {
+						diff := 0
+						for i := range g {
+							if g[i] != w[i] {
+								diff++
+							}
+						}
+						t.Errorf("%s: %s differs from the five-kernel sequence in %d of %d bytes", what, b.name, diff, b.bytes)
+					}
+				}
+			}
+		})
+	}
 }

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "d3ac23fd8dcabce7038cd2ce3bc867aba27970c0844ad6e01e9bd1af93701e48"
+const specHash = "2bd16fce8f6bd22a23fcd2bfc3794c6ace9dab83f5d612c12d240665591823ca"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -32,6 +32,8 @@ type Kernels struct {
 	kMatvecQ8_0          kernelSlot // matvec_q8_0
 	kMatvecQ8_0Wide      kernelSlot // matvec_q8_0_wide
 	kRoPENeox            kernelSlot // rope_neox
+	kAttnPrepF16         kernelSlot // attn_prep_f16
+	kAttnPrepFP8         kernelSlot // attn_prep_fp8
 	kKVStoreF16          kernelSlot // kv_store_f16
 	kKVStoreFP8          kernelSlot // kv_store_fp8
 	kAttnSplitF16D64     kernelSlot // attn_split_f16_d64
@@ -88,6 +90,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q8_0", "matvec.cu", 10, &ks.kMatvecQ8_0},
 		{"matvec_q8_0_wide", "matvec.cu", 10, &ks.kMatvecQ8_0Wide},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
+		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
+		{"attn_prep_fp8", "attn_prep.cu", 20, &ks.kAttnPrepFP8},
 		{"kv_store_f16", "kv_store.cu", 9, &ks.kKVStoreF16},
 		{"kv_store_fp8", "kv_store.cu", 11, &ks.kKVStoreFP8},
 		{"attn_split_f16_d64", "attention.cu", 12, &ks.kAttnSplitF16D64},
@@ -539,6 +543,86 @@ func (k_ *Kernels) RoPENeox(x cuda.DevPtr, heads int32, head_dim int32, n_rot in
 	slot_.p.SetF32(6, base)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{64, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("rope_neox: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnPrepF16 is attn_prep_f16's grid and dynamic shared memory, from the spec.
+func geomAttnPrepF16(q_stride, n_head, n_kv, head_dim, n_rot, capacity, pos int) ([3]int, int) {
+	return [3]int{n_head + n_kv, 1, 1}, 0
+}
+
+// AttnPrepF16 launches attn_prep_f16 (kernels/attn_prep.cu): q = rope(rmsnorm(q heads of qg)*q_norm); k = rope(rmsnorm(kraw)*k_norm); store k, v as f16 at slot pos.
+//
+// Grid (n_head+n_kv, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnPrepF16(q cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_norm cuda.DevPtr, kraw cuda.DevPtr, k_norm cuda.DevPtr, v cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, head_dim int32, n_rot int32, capacity int32, pos int32, dpos cuda.DevPtr, base float32, eps float32) error {
+	geom_, shmem_ := geomAttnPrepF16(int(q_stride), int(n_head), int(n_kv), int(head_dim), int(n_rot), int(capacity), int(pos))
+	grid_, shared_, err_ := launchGeometry("attn_prep_f16", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnPrepF16
+	slot_.p.SetPtr(0, q)
+	slot_.p.SetPtr(1, qg)
+	slot_.p.SetI32(2, q_stride)
+	slot_.p.SetPtr(3, q_norm)
+	slot_.p.SetPtr(4, kraw)
+	slot_.p.SetPtr(5, k_norm)
+	slot_.p.SetPtr(6, v)
+	slot_.p.SetPtr(7, kc)
+	slot_.p.SetPtr(8, vc)
+	slot_.p.SetI32(9, n_head)
+	slot_.p.SetI32(10, n_kv)
+	slot_.p.SetI32(11, head_dim)
+	slot_.p.SetI32(12, n_rot)
+	slot_.p.SetI32(13, capacity)
+	slot_.p.SetI32(14, pos)
+	slot_.p.SetPtr(15, dpos)
+	slot_.p.SetF32(16, base)
+	slot_.p.SetF32(17, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_prep_f16: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnPrepFP8 is attn_prep_fp8's grid and dynamic shared memory, from the spec.
+func geomAttnPrepFP8(q_stride, n_head, n_kv, head_dim, n_rot, capacity, pos int) ([3]int, int) {
+	return [3]int{n_head + n_kv, 1, 1}, 0
+}
+
+// AttnPrepFP8 launches attn_prep_fp8 (kernels/attn_prep.cu): attn_prep_f16 with an e4m3 cache and one f32 scale per (KV head, token).
+//
+// Grid (n_head+n_kv, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnPrepFP8(q cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_norm cuda.DevPtr, kraw cuda.DevPtr, k_norm cuda.DevPtr, v cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, kscale cuda.DevPtr, vscale cuda.DevPtr, n_head int32, n_kv int32, head_dim int32, n_rot int32, capacity int32, pos int32, dpos cuda.DevPtr, base float32, eps float32) error {
+	geom_, shmem_ := geomAttnPrepFP8(int(q_stride), int(n_head), int(n_kv), int(head_dim), int(n_rot), int(capacity), int(pos))
+	grid_, shared_, err_ := launchGeometry("attn_prep_fp8", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnPrepFP8
+	slot_.p.SetPtr(0, q)
+	slot_.p.SetPtr(1, qg)
+	slot_.p.SetI32(2, q_stride)
+	slot_.p.SetPtr(3, q_norm)
+	slot_.p.SetPtr(4, kraw)
+	slot_.p.SetPtr(5, k_norm)
+	slot_.p.SetPtr(6, v)
+	slot_.p.SetPtr(7, kc)
+	slot_.p.SetPtr(8, vc)
+	slot_.p.SetPtr(9, kscale)
+	slot_.p.SetPtr(10, vscale)
+	slot_.p.SetI32(11, n_head)
+	slot_.p.SetI32(12, n_kv)
+	slot_.p.SetI32(13, head_dim)
+	slot_.p.SetI32(14, n_rot)
+	slot_.p.SetI32(15, capacity)
+	slot_.p.SetI32(16, pos)
+	slot_.p.SetPtr(17, dpos)
+	slot_.p.SetF32(18, base)
+	slot_.p.SetF32(19, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_prep_fp8: %w", err_)
 	}
 	return nil
 }

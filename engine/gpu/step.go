@@ -66,7 +66,7 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 
 // attention is the (gated) attention mixer for one token:
 // q,gate = W_q xn; q = rmsnorm(q)·q_norm; k = rmsnorm(W_k xn)·k_norm; v = W_v xn;
-// RoPE(q, k); store k, v at pos; o = softmax(q Kᵀ/√Dh) V; o *= sigmoid(gate);
+// RoPE(q, k); store k, v at pos (those four in one kernel); o = softmax(q Kᵀ/√Dh) V; o *= sigmoid(gate);
 // x += W_o o.
 func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	c := &g.cfg
@@ -84,24 +84,15 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 		qStride = 2 * dh
 		gate = s.qg.Add(uint64(dh) * 4)
 	}
-	if err := g.k.RMSNorm(s.q, s.qg, L.qNorm.ptr, nh, dh, qStride, dh, c.NormEps); err != nil {
-		return err
-	}
-	if err := g.k.RMSNorm(s.k, s.kraw, L.kNorm.ptr, nkv, dh, dh, dh, c.NormEps); err != nil {
-		return err
-	}
-	if err := g.k.RoPENeox(s.q, nh, dh, int32(c.NRot), a.pos, a.dpos, c.RopeBase); err != nil {
-		return err
-	}
-	if err := g.k.RoPENeox(s.k, nkv, dh, int32(c.NRot), a.pos, a.dpos, c.RopeBase); err != nil {
-		return err
-	}
+	// q/k norms, RoPE and the KV store in one launch (attn_prep.cu).
 	capacity := int32(cc.capacity)
 	if g.opt.KVFP8 {
-		if err := g.k.KVStoreFP8(kv.k, kv.v, kv.ks, kv.vs, s.k, s.v, nkv, dh, capacity, a.pos, a.dpos); err != nil {
+		if err := g.k.AttnPrepFP8(s.q, s.qg, qStride, L.qNorm.ptr, s.kraw, L.kNorm.ptr, s.v, kv.k, kv.v, kv.ks, kv.vs,
+			nh, nkv, dh, int32(c.NRot), capacity, a.pos, a.dpos, c.RopeBase, c.NormEps); err != nil {
 			return err
 		}
-	} else if err := g.k.KVStoreF16(kv.k, kv.v, s.k, s.v, nkv, dh, capacity, a.pos, a.dpos); err != nil {
+	} else if err := g.k.AttnPrepF16(s.q, s.qg, qStride, L.qNorm.ptr, s.kraw, L.kNorm.ptr, s.v, kv.k, kv.v,
+		nh, nkv, dh, int32(c.NRot), capacity, a.pos, a.dpos, c.RopeBase, c.NormEps); err != nil {
 		return err
 	}
 	if err := g.attnSplit(cc, kv, a); err != nil {

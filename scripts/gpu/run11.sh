@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# For branch next/matvec-persistent (not yet run): matvec grids capped at the
+# For branches next/matvec-persistent and next/attn-prep (stacked; not yet
+# run): attn_prep (q/k norm + RoPE + KV store in one launch) and matvec grids capped at the
 # resident blocks, each block looping over row units (one prologue per
 # block). Kernel tests (both grid shapes), gates, gate bench lines and the
 # full bench to compare with docs/results/h200-after.json.
