@@ -3,7 +3,8 @@
 # run): attn_prep (q/k norm + RoPE + KV store in one launch) and matvec grids capped at the
 # resident blocks, each block looping over row units (one prologue per
 # block). Kernel tests (both grid shapes), gates, gate bench lines and the
-# full bench to compare with docs/results/h200-after.json.
+# full bench to compare with docs/results/h200-after.json. Also the 1,000-call
+# TestGPUGraphMemoryStable (in the GPU tests).
 set -u
 exec > >(tee -a $OUT/log.txt) 2>&1
 M=/tmp/models; mkdir -p $M
@@ -13,13 +14,13 @@ pids=""
 for p in 0.8b 9b; do for t in bf16 q8_0; do
   [ -s $M/$p-$t.gguf ] || { ./bin/memra synth --arch qwen35 --preset $p --type $t -o $M/$p-$t.gguf >/dev/null 2>&1 & pids="$pids $!"; }
 done; done
-el "engine/gpu tests"; (cd engine/gpu && timeout 200 $R/bin/engine_gpu.test -test.run 'GPU' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic|worst rel|identical|rror" | grep -v "^    --- PASS" | head -40)
+el "engine/gpu tests"; (cd engine/gpu && timeout 200 $R/bin/engine_gpu.test -test.run 'GPU' -test.v -test.timeout 190s 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic|worst rel|identical|rror|memory|heap" | grep -v "^    --- PASS" | head -60)
 el "matvec bench"; (cd engine/gpu && timeout 90 $R/bin/engine_gpu.test -test.run XXX -test.bench 'Copy|Matvec' -test.benchtime 100x 2>&1 | grep -E "^Benchmark|FAIL|panic")
 [ -n "$pids" ] && wait $pids
 g() { local r; r=$(MEMRA_KV_FP8=$4 timeout 120 ./bin/gate $1 $2 $3 ${5:+$5} 2>/dev/null | grep -E "decode tok/s|gate (PASS|FAIL)|MISMATCH" | head -3 | tr '\n' ' '); echo "gate $(basename $1 .gguf) P=$2 N=$3 fp8=$4: $r"; }
 el "gates"
 for f in engine/testdata/fixtures/*.gguf; do g $f 64 256 0; g $f 300 256 1; done
-for m in 0.8b-bf16 0.8b-q8_0 9b-bf16 9b-q8_0; do g $M/$m.gguf 64 256 0 bench; done
+for m in 0.8b-bf16 0.8b-q8_0 9b-bf16 9b-q8_0; do g $M/$m.gguf 64 256 0; done
 ALL=$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf
 el "bench"; mkdir -p /tmp/bn; timeout 240 ./bin/bench -model $ALL -ctx 64,1024,4096,16384,32768 -reps 3 -tokens 64 -out /tmp/bn 2>/tmp/bn/stderr.txt | tail -42
 ./bin/bench -compare docs/results/h200-after.json /tmp/bn/latest.json | head -30
