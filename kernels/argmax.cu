@@ -2,8 +2,8 @@
 //
 // Why it looks like this: the captured decode graph must hand back only a
 // 4-byte token and feed it to the next step without the host, so argmax runs
-// on the device and also writes the token into the device counter
-// (memra_counters.token, see common.cuh). Two passes keep it deterministic
+// on the device, writes the token into the device counters and ends the
+// step there (memra_counters, see common.cuh). Two passes keep it deterministic
 // and wide: argmax_partial gives each block a fixed chunk of 8192 logits, and
 // argmax_final (one block) reduces the partials in a fixed tree.
 // Order: larger value wins; equal values -> lower index wins; NaN never wins
@@ -68,10 +68,12 @@ argmax_partial(float* part_val, int* part_idx, const float* logits, int n) {
     }
 }
 
-// out: [1] int32 (the token read back by the host); dtoken: null or
-// &memra_counters.token; part_*: from argmax_partial with the same n
+// out: [1] int32 (the token read back by the host); ctr: null or one
+// memra_counters, which then gets token = the winner and pos, t_kv and step
+// one higher (the end of a device-counter step: one launch fewer than a
+// kernel of its own); part_*: from argmax_partial with the same n
 extern "C" __global__ void __launch_bounds__(MEMRA_ARGMAX_THREADS)
-argmax_final(int* out, int* dtoken, const float* part_val, const int* part_idx, int n) {
+argmax_final(int* out, int* ctr, const float* part_val, const int* part_idx, int n) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
@@ -87,6 +89,12 @@ argmax_final(int* out, int* dtoken, const float* part_val, const int* part_idx, 
     if (threadIdx.x == 0) {
         const int tok = (bi == 0x7fffffff) ? 0 : bi;
         out[0] = tok;
-        if (dtoken) *dtoken = tok;
+        if (ctr) {
+            memra_counters* c = reinterpret_cast<memra_counters*>(ctr);
+            c->token = tok;
+            c->pos += 1;
+            c->t_kv += 1;
+            c->step += 1;
+        }
     }
 }

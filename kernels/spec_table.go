@@ -296,20 +296,14 @@ func Spec() []Kernel {
 		},
 		Kernel{
 			Name: "argmax_final", File: "argmax.cu",
-			Doc:    "reduce the argmax partials to out[0] and, when dtoken != 0, the device token counter",
-			Params: []Param{param("out", Ptr), param("dtoken", Ptr), param("part_val", Ptr), param("part_idx", Ptr), param("n", I32)},
+			Doc:    "reduce the argmax partials to out[0] and, when ctr != 0, end the device-counter step: token = out[0], pos, t_kv, step + 1",
+			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("part_val", Ptr), param("part_idx", Ptr), param("n", I32)},
 			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
 			Name: "counters_set", File: "counters.cu",
 			Doc:    "initialise the device counters {token, pos, t_kv, step = 0}",
 			Params: []Param{param("ctr", Ptr), param("token", I32), param("pos", I32), param("t_kv", I32)},
-			Block:  [3]int{ctrThreads, 1, 1}, Grid: [3]string{one, one, one},
-		},
-		Kernel{
-			Name: "counters_advance", File: "counters.cu",
-			Doc:    "end of a device-counter step: pos += 1, t_kv += 1, step += 1",
-			Params: []Param{param("ctr", Ptr)},
 			Block:  [3]int{ctrThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 	)

@@ -128,9 +128,26 @@ func TestUnityIncludesEverySource(t *testing.T) {
 	}
 }
 
-// evalExpr evaluates an integer Go expression over vars (+ - * / % and parentheses).
+// evalExpr evaluates an integer Go expression over vars (+ - * / %,
+// parentheses, min and max).
 func evalExpr(e ast.Expr, vars map[string]int) (int, error) {
 	switch x := e.(type) {
+	case *ast.CallExpr:
+		fn, ok := x.Fun.(*ast.Ident)
+		if !ok || (fn.Name != "min" && fn.Name != "max") || len(x.Args) == 0 {
+			return 0, fmt.Errorf("call %T: only min and max", x.Fun)
+		}
+		var out int
+		for i, a := range x.Args {
+			v, err := evalExpr(a, vars)
+			if err != nil {
+				return 0, err
+			}
+			if i == 0 || (fn.Name == "min" && v < out) || (fn.Name == "max" && v > out) {
+				out = v
+			}
+		}
+		return out, nil
 	case *ast.BasicLit:
 		if x.Kind != token.INT {
 			return 0, fmt.Errorf("literal %s is not an integer", x.Value)

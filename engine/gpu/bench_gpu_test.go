@@ -12,7 +12,7 @@ import (
 )
 
 // benchEngine opens the GPU and the kernels for a benchmark or skips.
-func benchEngine(b *testing.B) (*cuda.Engine, *Kernels) {
+func benchEngine(b *testing.B) (*cuda.Engine, *Kernels, cuda.Module) {
 	b.Helper()
 	e, err := cuda.New(0)
 	if err != nil {
@@ -27,7 +27,7 @@ func benchEngine(b *testing.B) (*cuda.Engine, *Kernels) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return e, k
+	return e, k, mod
 }
 
 // randomDevice uploads n random bytes (never zeros: zeros can run faster).
@@ -98,7 +98,7 @@ func timeLaunches(b *testing.B, e *cuda.Engine, fn func() error) {
 // BenchmarkGPUCopy is the ceiling: a 2 GiB device-to-device copy; the GB/s
 // it reports counts bytes read plus written, as GPU.md's 4.19 TB/s does.
 func BenchmarkGPUCopy(b *testing.B) {
-	e, _ := benchEngine(b)
+	e, _, _ := benchEngine(b)
 	const n = 2 << 30
 	src := randomDevice(b, e, n, 1)
 	dst, err := e.Alloc(n)
@@ -113,11 +113,17 @@ func BenchmarkGPUCopy(b *testing.B) {
 // BenchmarkGPUMatvec measures the weight-streaming rate of the matvec
 // kernels on the decode shapes of the 9B (4096 → 24576 gate|up, 4096 →
 // 12288, 12288 → 4096) and 0.8B (1024 → 248320 logits) presets, each in the
-// kernel the engine picks for it (MatvecWide). SetBytes counts the weight
+// kernel the engine picks for it (MatvecWide), on a grid of one block per
+// row unit and on the engine's grid (capped at the resident blocks, each
+// block looping over units). SetBytes counts the weight
 // bytes, the traffic that must move; every matrix here is larger than the
 // 50 MB L2, and the input vector stays in L2.
 func BenchmarkGPUMatvec(b *testing.B) {
-	e, k := benchEngine(b)
+	e, k, mod := benchEngine(b)
+	resident, err := matvecGrids(e, mod, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {248320, 1024}} {
 		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeF32} {
 			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
@@ -163,9 +169,16 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer e.Free(y)
-				g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}}
-				b.SetBytes(int64(wBytes))
-				timeLaunches(b, e, func() error { return g.matvec(y, d, x, mvStore, 0) })
+				for _, grid := range []struct {
+					name   string
+					blocks map[mvKey]int
+				}{{"units", nil}, {"resident", resident}} {
+					b.Run(grid.name, func(b *testing.B) {
+						g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}, mvBlocks: grid.blocks}
+						b.SetBytes(int64(wBytes))
+						timeLaunches(b, e, func() error { return g.matvec(y, d, x, mvStore, 0) })
+					})
+				}
 			})
 		}
 	}

@@ -1214,8 +1214,9 @@ func TestGPUKernelElementwise(t *testing.T) {
 // threads (the lowest index must win), the maximum in the last partial chunk
 // and at 0, NaNs (never chosen), and all -inf / all NaN (index 0). Each
 // partial is checked too (largest value, lowest index; (−inf, INT_MAX) for an
-// all-NaN chunk). With dtoken the token must also land in the device counter
-// and the other counters stay as they were.
+// all-NaN chunk). With ctr the token must also land in the device counters
+// and pos, t_kv and step advance by one (the end of a device-counter step);
+// without, the counters stay as they were.
 func TestGPUKernelArgmax(t *testing.T) {
 	v := ktGPU(t)
 	const chunk = 8192
@@ -1278,11 +1279,11 @@ func TestGPUKernelArgmax(t *testing.T) {
 				v.poison(t, dout, 4, ktNaN)
 				ktSetCounters(t, v, ctr, -5, 10, 11, 3)
 				ktMust(t, v.k.ArgMaxPartial(dval, didx, dx, int32(tc.n)))
-				dtoken := cuda.DevPtr(0)
+				dctr := cuda.DevPtr(0)
 				if useCtr {
-					dtoken = ctr.Add(kernels.CounterToken)
+					dctr = ctr
 				}
-				ktMust(t, v.k.ArgMaxFinal(dout, dtoken, dval, didx, int32(tc.n)))
+				ktMust(t, v.k.ArgMaxFinal(dout, dctr, dval, didx, int32(tc.n)))
 				vals := ktGet[float32](t, v, dval, parts+guard)
 				idxs := ktGet[int32](t, v, didx, parts+guard)
 				ktCheckPoison(t, "part_val guard", vals[parts:], ktNaN)
@@ -1300,7 +1301,7 @@ func TestGPUKernelArgmax(t *testing.T) {
 				}
 				out := ktGet[int32](t, v, dout, 4)
 				if out[0] != want {
-					t.Fatalf("dtoken %v: argmax %d, want %d", useCtr, out[0], want)
+					t.Fatalf("ctr %v: argmax %d, want %d", useCtr, out[0], want)
 				}
 				for j := 1; j < 4; j++ {
 					if uint32(out[j]) != ktNaN {
@@ -1308,12 +1309,12 @@ func TestGPUKernelArgmax(t *testing.T) {
 					}
 				}
 				c := ktGet[int32](t, v, ctr, kernels.CountersBytes/4)
-				wantTok := int32(-5)
+				wc := [4]int32{-5, 10, 11, 3}
 				if useCtr {
-					wantTok = want
+					wc = [4]int32{want, 11, 12, 4}
 				}
-				if c[kernels.CounterToken/4] != wantTok || c[kernels.CounterPos/4] != 10 || c[kernels.CounterTKV/4] != 11 || c[kernels.CounterStep/4] != 3 {
-					t.Fatalf("dtoken %v: counters %v, want token %d pos 10 t_kv 11 step 3", useCtr, c, wantTok)
+				if c[kernels.CounterToken/4] != wc[0] || c[kernels.CounterPos/4] != wc[1] || c[kernels.CounterTKV/4] != wc[2] || c[kernels.CounterStep/4] != wc[3] {
+					t.Fatalf("ctr %v: counters %v, want token %d pos %d t_kv %d step %d", useCtr, c, wc[0], wc[1], wc[2], wc[3])
 				}
 			}
 		})
@@ -1321,8 +1322,8 @@ func TestGPUKernelArgmax(t *testing.T) {
 }
 
 // TestGPUKernelCounters checks counters_set (token, pos, t_kv as given,
-// step 0) and counters_advance (pos, t_kv and step +1, token kept) at the
-// byte offsets kernels.Counter* name.
+// step 0) at the byte offsets kernels.Counter* name (argmax_final's advance
+// is in TestGPUKernelArgmax).
 func TestGPUKernelCounters(t *testing.T) {
 	v := ktGPU(t)
 	const guard = 4
@@ -1347,10 +1348,6 @@ func TestGPUKernelCounters(t *testing.T) {
 	}
 	ktMust(t, v.k.CountersSet(ctr, 1234, 77, 78))
 	check("set", 1234, 77, 78, 0)
-	for i := int32(1); i <= 3; i++ {
-		ktMust(t, v.k.CountersAdvance(ctr))
-		check(fmt.Sprintf("advance %d", i), 1234, 77+i, 78+i, i)
-	}
 	ktMust(t, v.k.CountersSet(ctr, -1, 0, 1))
 	check("set again", -1, 0, 1, 0)
 }

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "2bd16fce8f6bd22a23fcd2bfc3794c6ace9dab83f5d612c12d240665591823ca"
+const specHash = "a5405501704e3bc06910ea79ba08cf0979c1228172ae3777759a6a60d43e8985"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -57,7 +57,6 @@ type Kernels struct {
 	kArgMaxPartial       kernelSlot // argmax_partial
 	kArgMaxFinal         kernelSlot // argmax_final
 	kCountersSet         kernelSlot // counters_set
-	kCountersAdvance     kernelSlot // counters_advance
 }
 
 // kernelSlot is one kernel's function handle and parameter block.
@@ -115,7 +114,6 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
 		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
 		{"counters_set", "counters.cu", 4, &ks.kCountersSet},
-		{"counters_advance", "counters.cu", 1, &ks.kCountersAdvance},
 	} {
 		fn, err := e.Function(mod, s.name)
 		if err != nil {
@@ -1292,10 +1290,10 @@ func geomArgMaxFinal(n int) ([3]int, int) {
 	return [3]int{1, 1, 1}, 0
 }
 
-// ArgMaxFinal launches argmax_final (kernels/argmax.cu): reduce the argmax partials to out[0] and, when dtoken != 0, the device token counter.
+// ArgMaxFinal launches argmax_final (kernels/argmax.cu): reduce the argmax partials to out[0] and, when ctr != 0, end the device-counter step: token = out[0], pos, t_kv, step + 1.
 //
 // Grid (1, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, dtoken cuda.DevPtr, part_val cuda.DevPtr, part_idx cuda.DevPtr, n int32) error {
+func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.DevPtr, part_idx cuda.DevPtr, n int32) error {
 	geom_, shmem_ := geomArgMaxFinal(int(n))
 	grid_, shared_, err_ := launchGeometry("argmax_final", geom_, shmem_)
 	if err_ != nil {
@@ -1303,7 +1301,7 @@ func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, dtoken cuda.DevPtr, part_val cud
 	}
 	slot_ := &k_.kArgMaxFinal
 	slot_.p.SetPtr(0, out)
-	slot_.p.SetPtr(1, dtoken)
+	slot_.p.SetPtr(1, ctr)
 	slot_.p.SetPtr(2, part_val)
 	slot_.p.SetPtr(3, part_idx)
 	slot_.p.SetI32(4, n)
@@ -1334,28 +1332,6 @@ func (k_ *Kernels) CountersSet(ctr cuda.DevPtr, token int32, pos int32, t_kv int
 	slot_.p.SetI32(3, t_kv)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("counters_set: %w", err_)
-	}
-	return nil
-}
-
-// geomCountersAdvance is counters_advance's grid and dynamic shared memory, from the spec.
-func geomCountersAdvance() ([3]int, int) {
-	return [3]int{1, 1, 1}, 0
-}
-
-// CountersAdvance launches counters_advance (kernels/counters.cu): end of a device-counter step: pos += 1, t_kv += 1, step += 1.
-//
-// Grid (1, 1, 1), block (32, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) CountersAdvance(ctr cuda.DevPtr) error {
-	geom_, shmem_ := geomCountersAdvance()
-	grid_, shared_, err_ := launchGeometry("counters_advance", geom_, shmem_)
-	if err_ != nil {
-		return err_
-	}
-	slot_ := &k_.kCountersAdvance
-	slot_.p.SetPtr(0, ctr)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
-		return fmt.Errorf("counters_advance: %w", err_)
 	}
 	return nil
 }

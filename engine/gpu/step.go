@@ -58,10 +58,8 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
 		return err
 	}
-	if err := g.k.ArgMaxFinal(s.token, s.ctr.Add(0), s.amaxVal, s.amaxIdx, int32(c.NVocab)); err != nil {
-		return err
-	}
-	return g.k.CountersAdvance(s.ctr)
+	// argmax_final also ends the step: token, pos, t_kv and step advance.
+	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, int32(c.NVocab))
 }
 
 // attention is the (gated) attention mixer for one token:
