@@ -162,16 +162,6 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
             rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * cols * EB;
             srow[i] = KIND == MEMRA_MV_Q8 ? S + rr * (cols >> 5) : nullptr;
         }
-        // Start pulling this lane's first line of each row of the block's
-        // next unit into L2 while this one streams: the gap between units is
-        // otherwise a full round trip.
-        const int next = unit + (int)gridDim.x;
-        if (vec && next < units && kw * 32 + lane < cols / V) {
-            const int n0 = (next * G + g) * R;
-#pragma unroll
-            for (int i = 0; i < R; i++)
-                memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) + (long long)min(n0 + i, rows - 1) * cols * EB + 16 * (kw * 32 + lane));
-        }
         float acc[R];
 #pragma unroll
         for (int i = 0; i < R; i++) acc[i] = 0.0f;
@@ -195,36 +185,12 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
 #pragma unroll
                     for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
             }
-            if (KW == 1) {
-                for (; v < nv; v += step) {
+            for (; v < nv; v += step) {
 #pragma unroll
-                    for (int i = 0; i < R; i++) {
-                        const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
-                        acc[i] = memra_mv_dot<KIND>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
-                    }
+                for (int i = 0; i < R; i++) {
+                    const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
+                    acc[i] = memra_mv_dot<KIND>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
                 }
-            } else if (v < nv) {
-                // The tail: fewer than U loads per row left, all issued at
-                // once (a loop would wait for each in turn), added in the
-                // same ascending order. In the wide kernels the tail is most
-                // of a row (9B ffn_down q8_0: 3 loads per lane, U = 4); the
-                // plain q8_0 kernel keeps the loop (a batch there spills).
-                uint4 wv[U][R];
-                float d[U][R];
-#pragma unroll
-                for (int u = 0; u < U; u++)
-#pragma unroll
-                    for (int i = 0; i < R; i++) {
-                        const bool in = v + step * u < nv;
-                        wv[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v + step * u) : make_uint4(0, 0, 0, 0);
-                        d[u][i] = KIND == MEMRA_MV_Q8 && in ? memra_f16_to_f32(__ldg(srow[i] + ((v + step * u) >> 1))) : 0.0f;
-                    }
-#pragma unroll
-                for (int u = 0; u < U; u++)
-                    if (v + step * u < nv) {
-#pragma unroll
-                        for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
-                    }
             }
         } else {
             for (int c = kw * 32 + lane; c < cols; c += step) {
@@ -271,8 +237,8 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
 
 // The kernels. Rows per unit = (8/KW)*R, which kernels.MatvecKernels
 // repeats for the host; R is even so SwiGLU pairs never straddle a warp. The
-// q8_0 kernels ask for 3 blocks per SM: unbounded they take 101 / 102
-// registers (2 blocks), bounded 80 (the plain one spills 8 bytes).
+// q8_0 kernel asks for 3 blocks per SM: its unbounded build took 101
+// registers (2 blocks), bounded it takes 80 without spilling.
 //
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols]; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
@@ -308,7 +274,7 @@ matvec_q8_0(float* y, const void* W, const unsigned short* S, const float* x, in
     memra_mv<MEMRA_MV_Q8, 4, 1, 2>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                  const float* norm_w, int xnorm, float eps) {
     memra_mv<MEMRA_MV_Q8, 2, 8, 4>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
