@@ -123,7 +123,13 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
 // prologue (PDL wait, the fused norm) once per block instead of per unit.
 // Which block computes a row never changes the row's arithmetic.
 // W: [rows][cols] of KIND (q8_0: quants), S: [rows][cols/32] f16 (q8_0 only).
-template <int KIND, int R, int KW, int U>
+//
+// TB and PF are experiments the engine's kernels leave off (docs/perf.md step
+// 12; engine/internal/mvexp times them): TB issues a row's tail loads (fewer
+// than U left) at once instead of one per loop trip, PF prefetches the first
+// line of each row of the block's next unit into L2 while this unit streams.
+// Neither changes the arithmetic.
+template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
     constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
@@ -162,6 +168,16 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
             rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * cols * EB;
             srow[i] = KIND == MEMRA_MV_Q8 ? S + rr * (cols >> 5) : nullptr;
         }
+        if (PF) {
+            const int next = unit + (int)gridDim.x;
+            if (vec && next < units && kw * 32 + lane < cols / V) {
+                const int n0 = (next * G + g) * R;
+#pragma unroll
+                for (int i = 0; i < R; i++)
+                    memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) + (long long)min(n0 + i, rows - 1) * cols * EB +
+                                      16 * (kw * 32 + lane));
+            }
+        }
         float acc[R];
 #pragma unroll
         for (int i = 0; i < R; i++) acc[i] = 0.0f;
@@ -185,11 +201,30 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
 #pragma unroll
                     for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
             }
-            for (; v < nv; v += step) {
+            if (TB && v < nv) {
+                uint4 wv[U][R];
+                float d[U][R];
 #pragma unroll
-                for (int i = 0; i < R; i++) {
-                    const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
-                    acc[i] = memra_mv_dot<KIND>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
+                for (int u = 0; u < U; u++)
+#pragma unroll
+                    for (int i = 0; i < R; i++) {
+                        const bool in = v + step * u < nv;
+                        wv[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v + step * u) : make_uint4(0, 0, 0, 0);
+                        d[u][i] = KIND == MEMRA_MV_Q8 && in ? memra_f16_to_f32(__ldg(srow[i] + ((v + step * u) >> 1))) : 0.0f;
+                    }
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (v + step * u < nv) {
+#pragma unroll
+                        for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
+                    }
+            } else {
+                for (; v < nv; v += step) {
+#pragma unroll
+                    for (int i = 0; i < R; i++) {
+                        const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
+                        acc[i] = memra_mv_dot<KIND>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
+                    }
                 }
             }
         } else {

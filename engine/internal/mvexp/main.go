@@ -8,9 +8,12 @@
 //	CGO_ENABLED=0 go build -o bin/mvexp ./engine/internal/mvexp
 //	bin/mvexp -cubin bin/mvexp.cubin
 //
-// The "engine" rows are the engine's own matvec_bf16 and matvec_q8_0 (at the
-// time of step 6 these were the session-1 kernels, commit c03d01b, whose
-// q8_0 kernel read ggml's blocks; check that commit out to reproduce them).
+// The "engine" rows are the engine's own matvec kernels (at the time of step
+// 6 these were the session-1 kernels, commit c03d01b, whose q8_0 kernel read
+// ggml's blocks; check that commit out to reproduce them). The mvg_ variants
+// (docs/perf.md step 12) instantiate the engine's template with its
+// experiment switches; they and the engine rows are timed on one block per
+// row unit and on the engine's grid (SMs × resident blocks, each looping).
 package main
 
 import (
@@ -34,6 +37,7 @@ type variant struct {
 	r, kw     int
 	q8, xs    bool
 	engine    bool // the engine's own kernel (extra parameters)
+	mvg       bool // the engine's template: (y, W, S, x, rows, cols), S null for bf16
 	fn        cuda.Function
 	rowsBlock int
 }
@@ -53,7 +57,12 @@ func parseVariants(names []string) []variant {
 	for _, n := range names {
 		var v variant
 		v.name = n
-		if strings.HasPrefix(n, "mvx_q8") {
+		if rest, ok := strings.CutPrefix(n, "mvg_"); ok {
+			v.mvg = true
+			v.q8 = strings.HasPrefix(rest, "q8_")
+			var u, tb, pf int
+			fmt.Sscanf(rest[strings.IndexByte(rest, '_')+1:], "r%d_k%d_u%d_t%d_p%d", &v.r, &v.kw, &u, &tb, &pf)
+		} else if strings.HasPrefix(n, "mvx_q8") {
 			v.q8 = true
 			var u int
 			fmt.Sscanf(n, "mvx_q8_r%d_k%d_u%d", &v.r, &v.kw, &u)
@@ -76,6 +85,11 @@ var expNames = []string{
 	"mvx_q8_r1_k1_u4", "mvx_q8_r2_k1_u2", "mvx_q8_r2_k1_u4", "mvx_q8_r4_k1_u2", "mvx_q8_r4_k1_u4",
 	"mvx_q8_r2_k2_u4", "mvx_q8_r4_k2_u2", "mvx_q8_r4_k4_u2", "mvx_q8_r2_k8_u4", "mvx_q8_r4_k8_u2",
 	"mvx_q8_r8_k8_u2",
+	"mvg_bf16_r4_k4_u2_t0_p0", "mvg_bf16_r4_k4_u2_t0_p1", "mvg_bf16_r4_k8_u4_t0_p0", "mvg_bf16_r4_k8_u4_t1_p0",
+	"mvg_bf16_r4_k8_u4_t0_p1", "mvg_bf16_r4_k8_u4_t1_p1", "mvg_bf16_r1_k1_u4_t0_p0", "mvg_bf16_r1_k1_u4_t0_p1",
+	"mvg_q8_r4_k1_u2_t0_p0_b3", "mvg_q8_r4_k1_u2_t0_p1_b3", "mvg_q8_r2_k8_u4_t0_p0_b3", "mvg_q8_r2_k8_u4_t1_p0_b3",
+	"mvg_q8_r2_k8_u4_t0_p1_b3", "mvg_q8_r2_k8_u4_t1_p1_b3", "mvg_q8_r4_k8_u2_t0_p0", "mvg_q8_r4_k8_u2_t1_p0",
+	"mvg_q8_r4_k8_u4_t1_p0", "mvg_q8_r8_k8_u2_t1_p0", "mvg_q8_r4_k4_u2_t1_p0",
 }
 
 func run(cubin, only string) error {
@@ -102,18 +116,18 @@ func run(cubin, only string) error {
 			return err
 		}
 	}
-	engBF, err := e.Function(mainMod, "matvec_bf16")
-	if err != nil {
-		return err
+	var eng []variant
+	for _, mk := range kernels.MatvecKernels() {
+		if mk.GgmlType != 30 && mk.GgmlType != 8 { // bf16, q8_0
+			continue
+		}
+		fn, err := e.Function(mainMod, mk.Name)
+		if err != nil {
+			return err
+		}
+		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, fn: fn, rowsBlock: mk.RowsPerBlock})
 	}
-	engQ8, err := e.Function(mainMod, "matvec_q8_0")
-	if err != nil {
-		return err
-	}
-	vs = append([]variant{
-		{name: "engine matvec_bf16", engine: true, fn: engBF, rowsBlock: 8},
-		{name: "engine matvec_q8_0", engine: true, q8: true, fn: engQ8, rowsBlock: 32},
-	}, vs...)
+	vs = append(eng, vs...)
 
 	copyBW, err := copyBandwidth(e)
 	if err != nil {
@@ -295,11 +309,13 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 	defer e.Free(dy)
 	y := make([]float32, rows)
 	for _, v := range vs {
-		if !v.q8 && cols%8 != 0 || v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
+		old := !v.engine && !v.mvg
+		if !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
 			continue
 		}
 		p := cuda.NewParams(10)
-		grid := [3]uint32{uint32((rows + v.rowsBlock - 1) / v.rowsBlock), 1, 1}
+		units := (rows + v.rowsBlock - 1) / v.rowsBlock
+		grid := [3]uint32{uint32(units), 1, 1}
 		block := [3]uint32{256, 1, 1}
 		shared := uint32(0)
 		if v.xs {
@@ -316,6 +332,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 				put(func(i int) { p.SetPtr(i, d.s) })
 			} else {
 				put(func(i int) { p.SetPtr(i, d.bf) })
+				if v.mvg {
+					put(func(i int) { p.SetPtr(i, 0) })
+				}
 			}
 			put(func(i int) { p.SetPtr(i, dx) })
 			put(func(i int) { p.SetI32(i, int32(rows)) })
@@ -349,13 +368,6 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			}
 			worst = max(worst, d)
 		}
-		t, err := timeIt(e, 30, func(i int) error {
-			set(ds[i%len(ds)])
-			return e.LaunchParams(v.fn, grid, block, shared, p)
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", v.name, err)
-		}
 		bytes := float64(rows * cols * 2)
 		if v.q8 {
 			bytes = float64(rows * cols / 32 * 34)
@@ -364,7 +376,50 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		if worst > 1e-5 {
 			ok = "WRONG"
 		}
-		fmt.Printf("%-24s %8.2f µs %6.3f TB/s  err %.1e %s\n", v.name, t*1e6, bytes/t/1e12, worst, ok)
+		grids := []struct {
+			name   string
+			blocks int
+		}{{"", units}}
+		if v.engine || v.mvg {
+			per, err := e.MaxActiveBlocksPerSM(v.fn, 256, int(shared))
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			grids = []struct {
+				name   string
+				blocks int
+			}{{"/units", units}, {"/resident", min(units, e.Info().SMs*per)}}
+		}
+		for _, gr := range grids {
+			grid := [3]uint32{uint32(gr.blocks), 1, 1}
+			if gr.blocks != units {
+				// The looping grid must compute the same rows: check it too.
+				if err := e.MemsetD32Async(dy, 0x7fc00000, uint64(rows)); err != nil {
+					return err
+				}
+				set(ds[0])
+				if err := e.LaunchParams(v.fn, grid, block, shared, p); err != nil {
+					return fmt.Errorf("%s: %w", v.name, err)
+				}
+				y2 := make([]float32, rows)
+				if err := e.CopyDtoH(cuda.AsBytes(y2), dy); err != nil {
+					return fmt.Errorf("%s: %w", v.name, err)
+				}
+				for i := range y2 {
+					if math.Float32bits(y2[i]) != math.Float32bits(y[i]) {
+						ok = "WRONG(grid)"
+					}
+				}
+			}
+			t, err := timeIt(e, 30, func(i int) error {
+				set(ds[i%len(ds)])
+				return e.LaunchParams(v.fn, grid, block, shared, p)
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			fmt.Printf("%-36s %8.2f µs %6.3f TB/s  err %.1e %s\n", v.name+gr.name, t*1e6, bytes/t/1e12, worst, ok)
+		}
 	}
 	return nil
 }

@@ -209,3 +209,45 @@ Q8(4, 4, 2)
 Q8(2, 8, 4)
 Q8(4, 8, 2)
 Q8(8, 8, 2)
+
+// Session 3 (docs/perf.md step 12): the engine's own template (matvec.cu)
+// with its experiment switches, TB (tail loads at once) and PF (next unit's
+// first lines prefetched into L2), and more rows per warp for the wide q8_0
+// kernel. main.go times each on one block per row unit and on the engine's
+// grid (the resident blocks, each looping over units).
+// Names: mvg_<bf16|q8>_r<R>_k<KW>_u<U>_t<TB>_p<PF>[_b3: 3 blocks per SM].
+#include "../../../kernels/matvec.cu"
+
+#define MVG_KERNEL(NAME, BOUNDS, KIND, R, KW, U, TB, PF)                                                         \
+    extern "C" __global__ void BOUNDS NAME(float* y, const void* W, const unsigned short* S, const float* x,     \
+                                           int rows, int cols) {                                                 \
+        memra_mv<KIND, R, KW, U, TB, PF>(y, W, S, x, rows, cols, 0, nullptr, 0, 1e-6f);                          \
+    }
+#define MVG_BF(R, KW, U, TB, PF)                                                                                 \
+    MVG_KERNEL(mvg_bf16_r##R##_k##KW##_u##U##_t##TB##_p##PF, __launch_bounds__(256), MEMRA_MV_BF16, R, KW, U, TB, PF)
+#define MVG_Q8(R, KW, U, TB, PF)                                                                                 \
+    MVG_KERNEL(mvg_q8_r##R##_k##KW##_u##U##_t##TB##_p##PF, __launch_bounds__(256), MEMRA_MV_Q8, R, KW, U, TB, PF)
+#define MVG_Q8B3(R, KW, U, TB, PF)                                                                               \
+    MVG_KERNEL(mvg_q8_r##R##_k##KW##_u##U##_t##TB##_p##PF##_b3, __launch_bounds__(256, 3), MEMRA_MV_Q8, R, KW, U, \
+               TB, PF)
+
+MVG_BF(4, 4, 2, 0, 0) // = matvec_bf16
+MVG_BF(4, 4, 2, 0, 1)
+MVG_BF(4, 8, 4, 0, 0) // = matvec_bf16_wide
+MVG_BF(4, 8, 4, 1, 0)
+MVG_BF(4, 8, 4, 0, 1)
+MVG_BF(4, 8, 4, 1, 1)
+MVG_BF(1, 1, 4, 0, 0)
+MVG_BF(1, 1, 4, 0, 1)
+
+MVG_Q8B3(4, 1, 2, 0, 0) // = matvec_q8_0
+MVG_Q8B3(4, 1, 2, 0, 1)
+MVG_Q8B3(2, 8, 4, 0, 0) // = matvec_q8_0_wide (unbounded there, 80 registers either way)
+MVG_Q8B3(2, 8, 4, 1, 0)
+MVG_Q8B3(2, 8, 4, 0, 1)
+MVG_Q8B3(2, 8, 4, 1, 1)
+MVG_Q8(4, 8, 2, 0, 0)
+MVG_Q8(4, 8, 2, 1, 0)
+MVG_Q8(4, 8, 4, 1, 0)
+MVG_Q8(8, 8, 2, 1, 0)
+MVG_Q8(4, 4, 2, 1, 0)
