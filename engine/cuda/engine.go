@@ -63,6 +63,8 @@ type Engine struct {
 	execs     map[GraphExec]struct{}
 	capturing bool
 	poison    error // first forbidden call made during the current capture
+	fnNames   map[Function]string
+	observer  func(Function) // called after each launch (SetLaunchObserver)
 
 	// Programmatic dependent launch (sm_90+, MEMRA_PDL != "0"): kernels
 	// launched through LaunchParamsPDL go through cuLaunchKernelEx so each
@@ -126,6 +128,7 @@ func start(d *driver, setup func(*Engine) error) (*Engine, error) {
 		hosts:   map[unsafe.Pointer]uint64{},
 		modules: map[Module]struct{}{},
 		events:  map[Event]struct{}{},
+		fnNames: map[Function]string{},
 		graphs:  map[Graph]struct{}{},
 		execs:   map[GraphExec]struct{}{},
 	}

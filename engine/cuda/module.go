@@ -55,9 +55,25 @@ func (e *Engine) Function(m Module, name string) (Function, error) {
 		if err := e.d.cuModuleGetFunction(&f, m, &cname[0]); err != nil {
 			return fmt.Errorf("cuda: kernel %q: %w", name, err)
 		}
+		e.fnNames[f] = name
 		return nil
 	})
 	return f, err
+}
+
+// FunctionName is the name f was found by ("" for a function this engine
+// did not look up).
+func (e *Engine) FunctionName(f Function) string {
+	var n string
+	_ = e.Do(func() error { n = e.fnNames[f]; return nil })
+	return n
+}
+
+// SetLaunchObserver has f called on the engine thread after every
+// successful kernel launch (nil: none), so a profiler can record an event
+// behind each kernel. f may use the engine (it runs inside Do).
+func (e *Engine) SetLaunchObserver(f func(Function)) {
+	_ = e.Do(func() error { e.observer = f; return nil })
 }
 
 // FuncAttribute reads a kernel attribute (registers, spills, max threads...).
@@ -177,15 +193,21 @@ func (e *Engine) launch(fn Function, grid, block [3]uint32, shared uint32, args 
 	if fn == 0 {
 		return errors.New("cuda: launch of a nil Function")
 	}
+	var err error
 	if pdl {
 		c := e.lcfg
 		c.gridX, c.gridY, c.gridZ = grid[0], grid[1], grid[2]
 		c.blockX, c.blockY, c.blockZ = block[0], block[1], block[2]
 		c.sharedMem, c.stream = shared, e.stream
-		return e.d.cuLaunchKernelEx(c, fn, args, nil)
+		err = e.d.cuLaunchKernelEx(c, fn, args, nil)
+	} else {
+		err = e.d.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+			shared, e.stream, args, nil)
 	}
-	return e.d.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-		shared, e.stream, args, nil)
+	if err == nil && e.observer != nil {
+		e.observer(fn)
+	}
+	return err
 }
 
 // Synchronize waits for all work on the engine stream. During capture it

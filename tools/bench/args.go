@@ -28,6 +28,7 @@ Examples:
   bench                                 the full default run
   bench -model /models/a.gguf,/models/b.gguf -ctx 64,4096 -reps 3
   bench -compare results/old.json results/latest.json
+  bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel
 
 Flags:`
 
@@ -48,6 +49,7 @@ type config struct {
 	compare   string   // OLD.json for -compare
 	compareTo string   // NEW.json (positional, compare-only mode)
 	jsonOut   bool     // print JSON to stdout
+	profile   int      // profiled eager steps per context (0: none)
 }
 
 // listFlag is a repeatable, comma-separated string flag.
@@ -100,6 +102,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	out := fs.String("out", "results", "results `DIR`")
 	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
 	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table then goes to stderr)")
+	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print each kernel's share of a step")
 	quick := fs.Bool("quick", false, "fast check: -ctx 64,1024 -reps 3 (explicit -ctx/-reps win)")
 	if err := fs.Parse(av); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -113,7 +116,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		models: models.vals, kv: kv.vals,
+		models: models.vals, kv: kv.vals, profile: *profile,
 	}
 	if *quick {
 		if !explicit["ctx"] {
@@ -152,7 +155,7 @@ func (c *config) validate() error {
 		name string
 		v    int
 		min  int
-	}{{"tokens", c.tokens, 1}, {"reps", c.reps, 1}, {"warmup", c.warmup, 0}, {"prompt", c.prompt, 1}, {"copy-mib", c.copyMiB, 1}} {
+	}{{"tokens", c.tokens, 1}, {"reps", c.reps, 1}, {"warmup", c.warmup, 0}, {"prompt", c.prompt, 1}, {"copy-mib", c.copyMiB, 1}, {"profile", c.profile, 0}} {
 		if x.v < x.min {
 			errs = append(errs, fmt.Errorf("-%s %d must be at least %d", x.name, x.v, x.min))
 		}

@@ -11,7 +11,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
 )
 
@@ -95,6 +97,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"stray"}, "unexpected arguments"},
 		{[]string{"-compare", "a.json", "b.json", "c.json"}, "unexpected arguments"},
 		{[]string{"-nope"}, "flag provided but not defined"},
+		{[]string{"-profile", "-2"}, "-profile -2 must be at least 0"},
 	} {
 		_, err := parseArgs(tc.av, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -371,5 +374,43 @@ func TestLogAxis(t *testing.T) {
 	}
 	if got := tickLabel(32768) + " " + tickLabel(64) + " " + tickLabel(2000); got != "32k 64 2k" {
 		t.Errorf("tick labels %q", got)
+	}
+}
+
+// TestProfileShares checks the -profile aggregation: per-step launches and
+// microseconds per kernel over two steps, shares of the total, largest
+// first, and the Markdown table that prints them.
+func TestProfileShares(t *testing.T) {
+	us := func(n float64) time.Duration { return time.Duration(n * float64(time.Microsecond)) }
+	steps := [][]gpu.Launch{
+		{{Kernel: "embed_bf16", Time: us(2)}, {Kernel: "matvec_bf16", Time: us(30)}, {Kernel: "gdn_delta", Time: us(4)}, {Kernel: "matvec_bf16", Time: us(10)}},
+		{{Kernel: "embed_bf16", Time: us(4)}, {Kernel: "matvec_bf16", Time: us(34)}, {Kernel: "gdn_delta", Time: us(6)}, {Kernel: "matvec_bf16", Time: us(10)}},
+	}
+	var all []gpu.Launch
+	for _, s := range steps {
+		all = append(all, s...)
+	}
+	p := newProfile(1024, 2, all)
+	want := []KernelShare{
+		{Kernel: "matvec_bf16", Launches: 2, Us: 42, Pct: 42.0 / 50 * 100},
+		{Kernel: "gdn_delta", Launches: 1, Us: 5, Pct: 10},
+		{Kernel: "embed_bf16", Launches: 1, Us: 3, Pct: 6},
+	}
+	if p.Context != 1024 || p.Steps != 2 || math.Abs(p.TotalUs-50) > 1e-9 || len(p.Kernels) != len(want) {
+		t.Fatalf("profile %+v, want context 1024, 2 steps, 50 µs, %d kernels", p, len(want))
+	}
+	for i, k := range p.Kernels {
+		w := want[i]
+		if k.Kernel != w.Kernel || math.Abs(k.Launches-w.Launches) > 1e-9 || math.Abs(k.Us-w.Us) > 1e-9 || math.Abs(k.Pct-w.Pct) > 1e-9 {
+			t.Errorf("kernel %d: %+v, want %+v", i, k, w)
+		}
+	}
+	rep := &Report{Models: []ModelReport{{Model: "m", KV: "f16", Profile: []Profile{p}}}}
+	var b bytes.Buffer
+	rep.profileTables(&b)
+	for _, line := range []string{"## Kernel time per step: m f16 @ctx 1k (2 steps, 50.0 µs of kernels per step)", "| matvec_bf16 | 2 | 42.0 | 84.0 |", "| embed_bf16 | 1 | 3.0 | 6.0 |"} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("profile table lacks %q:\n%s", line, b.String())
+		}
 	}
 }

@@ -326,7 +326,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	b.logf("%s %s: loaded %.2f GB in %.2fs (upload %.2fs, %.1f GB/s)", j.label, kv, float64(g.WeightBytes())/1e9,
 		mr.LoadS, mr.UploadS, float64(g.WeightBytes())/1e9/mr.UploadS)
 
-	capacity := max(c.contexts[len(c.contexts)-1]+c.tokens+8, c.prompt+8)
+	capacity := max(c.contexts[len(c.contexts)-1]+max(c.tokens, c.profile)+8, c.prompt+8)
 	cc, err := g.NewCache(capacity)
 	if err != nil {
 		return fmt.Errorf("eager cache: %w", err)
@@ -389,10 +389,35 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 				j.label, kv, ctx, r.Path, r.MsTok.Median, r.MsTok.Min, r.MsTok.Max, r.TokS.Median, r.bytes()/1e6, r.RooflineMs, r.RooflinePct,
 				map[bool]string{true: fmt.Sprintf("  (%d captures, warm-up %.1f ms)", r.Captures, r.WarmupMs)}[r.Path == "graph"])
 		}
+		if c.profile > 0 {
+			if err := b.profile(g, cc, ctx, tok, mr); err != nil {
+				return fmt.Errorf("profile at context %d: %w", ctx, err)
+			}
+		}
 		if err := b.flush(); err != nil {
 			b.logf("write results: %v", err)
 		}
 	}
+	return nil
+}
+
+// profile times every kernel of c.profile eager steps from a synthetic
+// context (gpu.Model.ProfileStep) and adds the per-kernel shares to mr.
+func (b *bencher) profile(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, mr *ModelReport) error {
+	if err := cc.FillSynthetic(ctx, tok, 1); err != nil {
+		return err
+	}
+	var all []gpu.Launch
+	for range b.c.profile {
+		ls, err := g.ProfileStep(cc, tok)
+		if err != nil {
+			return err
+		}
+		all = append(all, ls...)
+	}
+	p := newProfile(ctx, b.c.profile, all)
+	mr.Profile = append(mr.Profile, p)
+	b.logf("%s %s ctx %6d profile: %.1f µs of kernels per step, %d kernels", mr.Model, mr.KV, ctx, p.TotalUs, len(p.Kernels))
 	return nil
 }
 

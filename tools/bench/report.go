@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/memra-ai/memra/engine/gpu"
 )
 
 // reportVersion is bumped when the JSON layout changes incompatibly.
@@ -72,22 +74,40 @@ type Settings struct {
 
 // ModelReport is one model with one KV type.
 type ModelReport struct {
-	Model    string  `json:"model"` // row key
-	Path     string  `json:"path"`
-	KV       string  `json:"kv"` // "f16" or "fp8"
-	Arch     string  `json:"arch,omitempty"`
-	Layers   int     `json:"layers,omitempty"`
-	Attn     int     `json:"attn_layers,omitempty"`
-	Vocab    int     `json:"vocab,omitempty"`
-	SynthS   float64 `json:"synth_s,omitempty"` // seconds writing the synth file (0: reused or a user file)
-	LoadS    float64 `json:"load_s,omitempty"`  // open + parse + upload
-	UploadS  float64 `json:"upload_s,omitempty"`
-	Memory   Memory  `json:"memory"`
-	Prime    *Prime  `json:"prime,omitempty"`
-	Captures int     `json:"captures"` // graphs captured in total
-	Nodes    int     `json:"nodes"`    // kernel nodes of a captured graph
-	Rows     []Row   `json:"rows"`
-	Error    string  `json:"error,omitempty"`
+	Model    string    `json:"model"` // row key
+	Path     string    `json:"path"`
+	KV       string    `json:"kv"` // "f16" or "fp8"
+	Arch     string    `json:"arch,omitempty"`
+	Layers   int       `json:"layers,omitempty"`
+	Attn     int       `json:"attn_layers,omitempty"`
+	Vocab    int       `json:"vocab,omitempty"`
+	SynthS   float64   `json:"synth_s,omitempty"` // seconds writing the synth file (0: reused or a user file)
+	LoadS    float64   `json:"load_s,omitempty"`  // open + parse + upload
+	UploadS  float64   `json:"upload_s,omitempty"`
+	Memory   Memory    `json:"memory"`
+	Prime    *Prime    `json:"prime,omitempty"`
+	Captures int       `json:"captures"` // graphs captured in total
+	Nodes    int       `json:"nodes"`    // kernel nodes of a captured graph
+	Rows     []Row     `json:"rows"`
+	Profile  []Profile `json:"profile,omitempty"` // -profile: kernel time per step, per context
+	Error    string    `json:"error,omitempty"`
+}
+
+// Profile is where an eager step's GPU time goes at one context (-profile):
+// every kernel timed alone (gpu.Model.ProfileStep), averaged over Steps.
+type Profile struct {
+	Context int           `json:"context"`
+	Steps   int           `json:"steps"`
+	TotalUs float64       `json:"total_us"` // kernel time per step
+	Kernels []KernelShare `json:"kernels"`  // largest first
+}
+
+// KernelShare is one kernel's part of a profiled step.
+type KernelShare struct {
+	Kernel   string  `json:"kernel"`
+	Launches float64 `json:"launches"` // per step
+	Us       float64 `json:"us"`       // per step
+	Pct      float64 `json:"pct"`      // of TotalUs
 }
 
 // Memory is device memory in bytes.
@@ -278,6 +298,47 @@ func (rep *Report) markdown(w io.Writer) {
 
 	fmt.Fprintf(w, "\n## Decode\n\n")
 	rep.decodeTable(w)
+	rep.profileTables(w)
+}
+
+// profileTables writes the -profile tables, one per model and context.
+func (rep *Report) profileTables(w io.Writer) {
+	for _, m := range rep.Models {
+		for _, p := range m.Profile {
+			fmt.Fprintf(w, "\n## Kernel time per step: %s %s @ctx %s (%d steps, %.1f µs of kernels per step)\n\n",
+				m.Model, m.KV, ctxName(p.Context), p.Steps, p.TotalUs)
+			fmt.Fprintln(w, "| kernel | launches/step | µs/step | % |")
+			fmt.Fprintln(w, "|---|---:|---:|---:|")
+			for _, k := range p.Kernels {
+				fmt.Fprintf(w, "| %s | %.0f | %.1f | %.1f |\n", k.Kernel, k.Launches, k.Us, k.Pct)
+			}
+		}
+	}
+}
+
+// newProfile sums the launches of steps profiled steps by kernel name.
+func newProfile(ctx, steps int, launches []gpu.Launch) Profile {
+	p := Profile{Context: ctx, Steps: steps}
+	at := map[string]int{}
+	for _, l := range launches {
+		i, ok := at[l.Kernel]
+		if !ok {
+			i = len(p.Kernels)
+			at[l.Kernel] = i
+			p.Kernels = append(p.Kernels, KernelShare{Kernel: l.Kernel})
+		}
+		us := l.Time.Seconds() * 1e6 / float64(steps)
+		p.Kernels[i].Launches += 1 / float64(steps)
+		p.Kernels[i].Us += us
+		p.TotalUs += us
+	}
+	for i := range p.Kernels {
+		if p.TotalUs > 0 {
+			p.Kernels[i].Pct = 100 * p.Kernels[i].Us / p.TotalUs
+		}
+	}
+	sort.SliceStable(p.Kernels, func(i, j int) bool { return p.Kernels[i].Us > p.Kernels[j].Us })
+	return p
 }
 
 // decodeTable writes the Markdown table of decode rows.

@@ -1,0 +1,104 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/memra-ai/memra/engine/cuda"
+)
+
+// Launch is one kernel launch of a profiled step and its GPU time.
+type Launch struct {
+	Kernel string
+	Time   time.Duration
+}
+
+// maxProfiledLaunches bounds the timing events of ProfileStep (a decode step
+// of the 9B preset launches 228 kernels).
+const maxProfiledLaunches = 1023
+
+// ProfileStep runs one eager decode step (as DecodeStep, without copying the
+// logits back) and returns each kernel launch's GPU time, in launch order.
+// The step is captured with a timing event behind every kernel and replayed
+// once as a graph, so no host launch gap lands between two events. The
+// events order the kernels (programmatic dependent launch has nothing to
+// overlap), so each time is the kernel's own run, and their sum exceeds a
+// graph step by what the overlap saves.
+func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
+	if err := cc.full(); err != nil {
+		return nil, err
+	}
+	if token < 0 || int(token) >= g.cfg.NVocab {
+		return nil, fmt.Errorf("gpu: token %d out of range [0, %d)", token, g.cfg.NVocab)
+	}
+	e := g.e
+	evs := make([]cuda.Event, 0, maxProfiledLaunches+1)
+	defer func() {
+		for _, ev := range evs {
+			_ = e.DestroyEvent(ev)
+		}
+	}()
+	for range maxProfiledLaunches + 1 {
+		ev, err := e.NewEvent()
+		if err != nil {
+			return nil, fmt.Errorf("gpu: profile: %w", err)
+		}
+		evs = append(evs, ev)
+	}
+	pos := cc.n
+	a := stepArgs{token: token, pos: int32(pos), bucket: g.BucketKey(pos + 1)}
+	var fns []cuda.Function
+	var x cuda.GraphExec
+	err := e.Do(func() error {
+		if err := e.BeginCapture(); err != nil {
+			return err
+		}
+		var obsErr error
+		recErr := e.Record(evs[0])
+		e.SetLaunchObserver(func(fn cuda.Function) {
+			if len(fns) == maxProfiledLaunches {
+				obsErr = fmt.Errorf("more than %d launches in a step", maxProfiledLaunches)
+				return
+			}
+			fns = append(fns, fn)
+			if err := e.Record(evs[len(fns)]); err != nil && obsErr == nil {
+				obsErr = err
+			}
+		})
+		stepErr := g.enqueue(cc, a)
+		e.SetLaunchObserver(nil)
+		graph, endErr := e.EndCapture()
+		if err := errors.Join(recErr, stepErr, obsErr, endErr); err != nil {
+			if graph != 0 {
+				_ = e.DestroyGraph(graph)
+			}
+			return err
+		}
+		defer e.DestroyGraph(graph)
+		var err error
+		if x, err = e.Instantiate(graph); err != nil {
+			return err
+		}
+		return e.GraphLaunch(x)
+	})
+	if x != 0 {
+		defer e.DestroyGraphExec(x)
+	}
+	if err == nil {
+		err = e.EventSynchronize(evs[len(fns)])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu: profiled step at %d: %w", pos, err)
+	}
+	cc.n++
+	out := make([]Launch, len(fns))
+	for i, fn := range fns {
+		d, err := e.Elapsed(evs[i], evs[i+1])
+		if err != nil {
+			return nil, fmt.Errorf("gpu: profiled step at %d: %w", pos, err)
+		}
+		out[i] = Launch{Kernel: e.FunctionName(fn), Time: d}
+	}
+	return out, nil
+}

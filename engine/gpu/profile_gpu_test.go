@@ -1,0 +1,92 @@
+package gpu
+
+import (
+	"math"
+	"testing"
+
+	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
+)
+
+// TestGPUProfileStep checks ProfileStep on the tiny qwen35 preset: the step
+// it runs is a real decode step (the next eager step from its cache gives
+// the same logits, bit for bit, as from a cache that took that step through
+// DecodeStep), it reports every kernel the step launches (a device-counter
+// graph's nodes less its argmax pair) by their spec names, each with a
+// positive time.
+func TestGPUProfileStep(t *testing.T) {
+	e := decodeEngine(t)
+	m := writeModel(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	g, err := Load(e, m, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	names := map[string]bool{}
+	for _, k := range kernels.Spec() {
+		names[k.Name] = true
+	}
+	a, err := g.NewCache(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := g.NewCache(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	prompt := []int32{5, 900, 17, 333}
+	for _, tk := range prompt[:3] {
+		if _, err := g.DecodeStep(a, tk); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.DecodeStep(b, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	launches, err := g.ProfileStep(a, prompt[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.DecodeStep(b, prompt[3]); err != nil {
+		t.Fatal(err)
+	}
+	if a.Len() != b.Len() {
+		t.Fatalf("cache lengths %d and %d after the profiled step", a.Len(), b.Len())
+	}
+	la, err := g.DecodeStep(a, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	la = append([]float32(nil), la...)
+	lb, err := g.DecodeStep(b, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range la {
+		if math.Float32bits(la[i]) != math.Float32bits(lb[i]) {
+			t.Fatalf("logit %d after the profiled step: %v, after DecodeStep: %v", i, la[i], lb[i])
+		}
+	}
+
+	gs := g.NewGraphDecodeState()
+	defer gs.Close()
+	if _, err := g.GenerateGraph(gs, prompt, 2); err != nil {
+		t.Fatal(err)
+	}
+	if want := gs.Nodes - 2; len(launches) != want {
+		t.Fatalf("%d launches profiled, want %d (graph nodes %d less argmax_partial, argmax_final)", len(launches), want, gs.Nodes)
+	}
+	var sum float64
+	for i, l := range launches {
+		if !names[l.Kernel] {
+			t.Fatalf("launch %d: kernel %q is not in kernels.Spec()", i, l.Kernel)
+		}
+		if l.Time <= 0 {
+			t.Fatalf("launch %d (%s): time %v", i, l.Kernel, l.Time)
+		}
+		sum += l.Time.Seconds()
+	}
+	t.Logf("%d launches, %.1f µs of kernel time", len(launches), sum*1e6)
+}
