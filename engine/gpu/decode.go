@@ -13,11 +13,8 @@ import (
 // the logits [n_vocab] (a slice owned by the cache, valid until the next
 // step).
 func (g *Model) DecodeStep(cc *Cache, token int32) ([]float32, error) {
-	if err := cc.full(); err != nil {
+	if err := g.checkStep(cc, token); err != nil {
 		return nil, err
-	}
-	if token < 0 || int(token) >= g.cfg.NVocab {
-		return nil, fmt.Errorf("gpu: token %d out of range [0, %d)", token, g.cfg.NVocab)
 	}
 	pos := cc.n
 	a := stepArgs{token: token, pos: int32(pos), bucket: g.BucketKey(pos + 1)}
@@ -32,6 +29,18 @@ func (g *Model) DecodeStep(cc *Cache, token int32) ([]float32, error) {
 	}
 	cc.n++
 	return cc.logitsHost, nil
+}
+
+// checkStep reports why an eager step of token cannot run on cc: the cache
+// is full or the token is not in the vocabulary.
+func (g *Model) checkStep(cc *Cache, token int32) error {
+	if err := cc.full(); err != nil {
+		return err
+	}
+	if token < 0 || int(token) >= g.cfg.NVocab {
+		return fmt.Errorf("gpu: token %d out of range [0, %d)", token, g.cfg.NVocab)
+	}
+	return nil
 }
 
 // dcArgs are the step arguments of the device-counter path for the bucket.

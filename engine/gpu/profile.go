@@ -26,11 +26,8 @@ const maxProfiledLaunches = 1023
 // overlap), so each time is the kernel's own run, and their sum exceeds a
 // graph step by what the overlap saves.
 func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
-	if err := cc.full(); err != nil {
+	if err := g.checkStep(cc, token); err != nil {
 		return nil, err
-	}
-	if token < 0 || int(token) >= g.cfg.NVocab {
-		return nil, fmt.Errorf("gpu: token %d out of range [0, %d)", token, g.cfg.NVocab)
 	}
 	e := g.e
 	evs := make([]cuda.Event, 0, maxProfiledLaunches+1)
