@@ -200,6 +200,7 @@ type procs struct {
 	cuStreamGetCaptureInfo                      uintptr // cuStreamGetCaptureInfo_v2, CUDA 11.3 ABI
 	cuEventCreate                               uintptr // cuEventCreate, CUDA 2.0 ABI
 	cuEventRecord                               uintptr // cuEventRecord, CUDA 2.0 ABI
+	cuEventRecordWithFlags                      uintptr // cuEventRecordWithFlags, CUDA 11.1 ABI
 	cuEventSynchronize                          uintptr // cuEventSynchronize, CUDA 2.0 ABI
 	cuEventElapsedTime                          uintptr // cuEventElapsedTime, CUDA 2.0 ABI
 	cuEventDestroy                              uintptr // cuEventDestroy_v2, CUDA 4.0 ABI
@@ -266,6 +267,7 @@ func driverABI() []abiEntry {
 		{"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030, true, 6},
 		{"cuEventCreate", "cuEventCreate", 2000, false, 2},
 		{"cuEventRecord", "cuEventRecord", 2000, false, 2},
+		{"cuEventRecordWithFlags", "cuEventRecordWithFlags", 11010, true, 3},
 		{"cuEventSynchronize", "cuEventSynchronize", 2000, false, 1},
 		{"cuEventElapsedTime", "cuEventElapsedTime", 2000, false, 3},
 		{"cuEventDestroy", "cuEventDestroy_v2", 4000, false, 1},
@@ -329,6 +331,7 @@ func (d *driver) resolve() error {
 		{"cuStreamGetCaptureInfo", 11030, true, &d.p.cuStreamGetCaptureInfo},
 		{"cuEventCreate", 2000, false, &d.p.cuEventCreate},
 		{"cuEventRecord", 2000, false, &d.p.cuEventRecord},
+		{"cuEventRecordWithFlags", 11010, true, &d.p.cuEventRecordWithFlags},
 		{"cuEventSynchronize", 2000, false, &d.p.cuEventSynchronize},
 		{"cuEventElapsedTime", 2000, false, &d.p.cuEventElapsedTime},
 		{"cuEventDestroy", 4000, false, &d.p.cuEventDestroy},
@@ -845,6 +848,17 @@ func (d *driver) cuEventRecord(hEvent Event, hStream Stream) error {
 	a[1] = uintptr(hStream)
 	r, _, _ := purego.SyscallN(d.p.cuEventRecord, a[:2]...)
 	return d.check("cuEventRecord", r)
+}
+
+// cuEventRecordWithFlags records an event on a stream; with CU_EVENT_RECORD_EXTERNAL during capture it becomes an event-record node of the graph.
+//
+// C: CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags); CUDA 11.1 ABI.
+func (d *driver) cuEventRecordWithFlags(hEvent Event, hStream Stream, flags uint32) error {
+	if d.p.cuEventRecordWithFlags == 0 {
+		return unresolved("cuEventRecordWithFlags")
+	}
+	r, _, _ := purego.SyscallN(d.p.cuEventRecordWithFlags, uintptr(hEvent), uintptr(hStream), uintptr(flags))
+	return d.check("cuEventRecordWithFlags", r)
 }
 
 // cuEventSynchronize waits for an event.

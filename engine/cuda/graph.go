@@ -154,9 +154,27 @@ func (e *Engine) NewEvent() (Event, error) {
 	return ev, err
 }
 
-// Record records ev on the engine stream (allowed during capture).
+// Record records ev on the engine stream. During capture it is allowed but
+// only marks a dependency point: the graph gets no event node, so ev can be
+// neither waited on nor timed after the graph runs (RecordTiming can).
 func (e *Engine) Record(ev Event) error {
 	return e.Do(func() error { return e.d.cuEventRecord(ev, e.stream) })
+}
+
+// eventRecordExternal is CU_EVENT_RECORD_EXTERNAL.
+const eventRecordExternal = 1
+
+// RecordTiming records ev on the engine stream such that it can be timed:
+// during capture as an event-record node of the graph (the driver's
+// external record, CUDA 11.1+), which records ev each time the graph runs;
+// otherwise as Record.
+func (e *Engine) RecordTiming(ev Event) error {
+	return e.Do(func() error {
+		if !e.capturing {
+			return e.d.cuEventRecord(ev, e.stream)
+		}
+		return e.d.cuEventRecordWithFlags(ev, e.stream, eventRecordExternal)
+	})
 }
 
 // EventSynchronize waits for ev. Refused during capture.

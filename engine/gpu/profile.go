@@ -20,8 +20,10 @@ const maxProfiledLaunches = 1023
 
 // ProfileStep runs one eager decode step (as DecodeStep, without copying the
 // logits back) and returns each kernel launch's GPU time, in launch order.
-// The step is captured with a timing event behind every kernel and replayed
-// once as a graph, so no host launch gap lands between two events. The
+// The step is captured with a timing event (an event-record node) behind
+// every kernel and replayed once as a graph, so no host launch gap lands
+// between two events. Once the graph has run the cache has taken the step,
+// even when reading the times fails. The
 // events order the kernels (programmatic dependent launch has nothing to
 // overlap), so each time is the kernel's own run, and their sum exceeds a
 // graph step by what the overlap saves.
@@ -47,24 +49,27 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 	a := stepArgs{token: token, pos: int32(pos), bucket: g.BucketKey(pos + 1)}
 	var fns []cuda.Function
 	var x cuda.GraphExec
+	launched := false
 	err := e.Do(func() error {
 		if err := e.BeginCapture(); err != nil {
 			return err
 		}
 		var obsErr error
-		recErr := e.Record(evs[0])
+		recErr := e.RecordTiming(evs[0])
 		e.SetLaunchObserver(func(fn cuda.Function) {
 			if len(fns) == maxProfiledLaunches {
 				obsErr = fmt.Errorf("more than %d launches in a step", maxProfiledLaunches)
 				return
 			}
 			fns = append(fns, fn)
-			if err := e.Record(evs[len(fns)]); err != nil && obsErr == nil {
+			if err := e.RecordTiming(evs[len(fns)]); err != nil && obsErr == nil {
 				obsErr = err
 			}
 		})
-		stepErr := g.enqueue(cc, a)
-		e.SetLaunchObserver(nil)
+		stepErr := func() error {
+			defer e.SetLaunchObserver(nil)
+			return g.enqueue(cc, a)
+		}()
 		graph, endErr := e.EndCapture()
 		if err := errors.Join(recErr, stepErr, obsErr, endErr); err != nil {
 			if graph != 0 {
@@ -77,10 +82,17 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 		if x, err = e.Instantiate(graph); err != nil {
 			return err
 		}
-		return e.GraphLaunch(x)
+		if err := e.GraphLaunch(x); err != nil {
+			return err
+		}
+		launched = true
+		return nil
 	})
 	if x != 0 {
 		defer e.DestroyGraphExec(x)
+	}
+	if launched {
+		cc.n++ // the step ran (KV row written, states advanced), timed or not
 	}
 	if err == nil {
 		err = e.EventSynchronize(evs[len(fns)])
@@ -88,7 +100,6 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu: profiled step at %d: %w", pos, err)
 	}
-	cc.n++
 	out := make([]Launch, len(fns))
 	for i, fn := range fns {
 		d, err := e.Elapsed(evs[i], evs[i+1])

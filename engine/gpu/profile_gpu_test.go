@@ -12,8 +12,9 @@ import (
 // it runs is a real decode step (the next eager step from its cache gives
 // the same logits, bit for bit, as from a cache that took that step through
 // DecodeStep), it reports every kernel the step launches (a device-counter
-// graph's nodes less its argmax pair) by their spec names, each with a
-// positive time.
+// graph's nodes less its argmax pair) by their spec names, none with a
+// negative time (a tiny kernel may read 0 at the events' ~0.5 µs
+// resolution) and the step's total positive.
 func TestGPUProfileStep(t *testing.T) {
 	e := decodeEngine(t)
 	m := writeModel(t, gpuTinySpec(gguf.TypeBF16, false, 11))
@@ -83,10 +84,13 @@ func TestGPUProfileStep(t *testing.T) {
 		if !names[l.Kernel] {
 			t.Fatalf("launch %d: kernel %q is not in kernels.Spec()", i, l.Kernel)
 		}
-		if l.Time <= 0 {
+		if l.Time < 0 {
 			t.Fatalf("launch %d (%s): time %v", i, l.Kernel, l.Time)
 		}
 		sum += l.Time.Seconds()
+	}
+	if sum <= 0 {
+		t.Fatalf("%d launches with no kernel time in total", len(launches))
 	}
 	t.Logf("%d launches, %.1f µs of kernel time", len(launches), sum*1e6)
 }

@@ -102,7 +102,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	out := fs.String("out", "results", "results `DIR`")
 	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
 	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table then goes to stderr)")
-	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print each kernel's share of a step")
+	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print each kernel's share of a step; the caches hold max(N, -tokens) tokens past the largest context")
 	quick := fs.Bool("quick", false, "fast check: -ctx 64,1024 -reps 3 (explicit -ctx/-reps win)")
 	if err := fs.Parse(av); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -308,6 +308,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 	}
 	defer e.Free(dy)
 	y := make([]float32, rows)
+	// The TB/PF switches must not change a bit: each mvg_ output is compared
+	// with the first one of the same kind, R, KW and U.
+	family := map[string][]float32{}
 	for _, v := range vs {
 		old := !v.engine && !v.mvg
 		if !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
@@ -375,6 +378,19 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		ok := "ok"
 		if worst > 1e-5 {
 			ok = "WRONG"
+		}
+		if v.mvg {
+			key := v.name[:strings.Index(v.name, "_t")]
+			if ref, seen := family[key]; !seen {
+				family[key] = append([]float32(nil), y...)
+			} else {
+				for i := range y {
+					if math.Float32bits(y[i]) != math.Float32bits(ref[i]) {
+						ok = "WRONG(switches changed bits)"
+						break
+					}
+				}
+			}
 		}
 		grids := []struct {
 			name   string
