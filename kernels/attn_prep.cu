@@ -41,6 +41,26 @@ __device__ __forceinline__ void memra_prep_head(float* out, const float* xr, con
 
 #define MEMRA_PREP_MAX_DH 256
 
+// What both kernels do first: block b < n_head prepares q head b and returns
+// -1; block n_head + j prepares k head j into ks and returns the cache row
+// j * capacity + p to store k and v[j] at, or -1 when the slot is outside
+// the cache.
+__device__ __forceinline__ long long memra_prep_block(float* q, const float* qg, int q_stride, const float* q_norm,
+                                                      const float* kraw, const float* k_norm, int n_head, int n_kv,
+                                                      int head_dim, int n_rot, int capacity, int p, float base, float eps,
+                                                      float* ks, float* xs, float* scratch) {
+    const int b = blockIdx.x;
+    if (b < n_head) {
+        memra_prep_head(q + (long long)b * head_dim, qg + (long long)b * q_stride, q_norm, head_dim, n_rot, p, base, eps, xs, scratch);
+        return -1;
+    }
+    const int j = b - n_head;
+    if (j >= n_kv) return -1;
+    memra_prep_head(ks, kraw + (long long)j * head_dim, k_norm, head_dim, n_rot, p, base, eps, xs, scratch);
+    if (p < 0 || p >= capacity) return -1;
+    return (long long)j * capacity + p;
+}
+
 // q: [n_head][dh] f32 out; qg: q heads at stride q_stride; kraw, v: [n_kv][dh] f32;
 // q_norm, k_norm: [dh] f32; kc, vc: [n_kv][capacity][dh] f16 bits; dh <= 256
 extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
@@ -52,22 +72,10 @@ attn_prep_f16(float* q, const float* qg, int q_stride, const float* q_norm, cons
     __shared__ float scratch[MEMRA_NORM_THREADS / 32];
     __shared__ float xs[MEMRA_PREP_MAX_DH];
     __shared__ float ks[MEMRA_PREP_MAX_DH];
-    const int b = blockIdx.x;
-    const int p = memra_load_or(pos, dpos);
-    if (b < n_head) {
-        memra_prep_head(q + (long long)b * head_dim, qg + (long long)b * q_stride, q_norm, head_dim, n_rot, p, base, eps, xs, scratch);
-        return;
-    }
-    const int j = b - n_head;
-    if (j >= n_kv) return;
-    memra_prep_head(ks, kraw + (long long)j * head_dim, k_norm, head_dim, n_rot, p, base, eps, xs, scratch);
-    if (p < 0 || p >= capacity) return;
-    const long long dst = ((long long)j * capacity + p) * head_dim;
-    const float* vr = v + (long long)j * head_dim;
-    for (int i = threadIdx.x; i < head_dim; i += MEMRA_NORM_THREADS) {
-        kc[dst + i] = memra_f32_to_f16(ks[i]);
-        vc[dst + i] = memra_f32_to_f16(vr[i]);
-    }
+    const long long row = memra_prep_block(q, qg, q_stride, q_norm, kraw, k_norm, n_head, n_kv, head_dim, n_rot, capacity,
+                                           memra_load_or(pos, dpos), base, eps, ks, xs, scratch);
+    if (row < 0) return;
+    memra_kv_row_f16<MEMRA_NORM_THREADS>(kc, vc, row * head_dim, ks, v + (long long)(blockIdx.x - n_head) * head_dim, head_dim);
 }
 
 // As attn_prep_f16 with an e4m3 cache: kc, vc [n_kv][capacity][dh] bytes and
@@ -81,33 +89,9 @@ attn_prep_fp8(float* q, const float* qg, int q_stride, const float* q_norm, cons
     __shared__ float scratch[MEMRA_NORM_THREADS / 32];
     __shared__ float xs[MEMRA_PREP_MAX_DH];
     __shared__ float ks[MEMRA_PREP_MAX_DH];
-    const int b = blockIdx.x;
-    const int p = memra_load_or(pos, dpos);
-    if (b < n_head) {
-        memra_prep_head(q + (long long)b * head_dim, qg + (long long)b * q_stride, q_norm, head_dim, n_rot, p, base, eps, xs, scratch);
-        return;
-    }
-    const int j = b - n_head;
-    if (j >= n_kv) return;
-    memra_prep_head(ks, kraw + (long long)j * head_dim, k_norm, head_dim, n_rot, p, base, eps, xs, scratch);
-    if (p < 0 || p >= capacity) return;
-    const long long dst = ((long long)j * capacity + p) * head_dim;
-    const float* vr = v + (long long)j * head_dim;
-    float ka = 0.0f, va = 0.0f;
-    for (int i = threadIdx.x; i < head_dim; i += MEMRA_NORM_THREADS) {
-        ka = fmaxf(ka, fabsf(ks[i]));
-        va = fmaxf(va, fabsf(vr[i]));
-    }
-    ka = memra_block_max<MEMRA_NORM_THREADS>(ka, scratch);
-    va = memra_block_max<MEMRA_NORM_THREADS>(va, scratch);
-    const float kinv = ka > 0.0f ? 448.0f / ka : 0.0f;
-    const float vinv = va > 0.0f ? 448.0f / va : 0.0f;
-    for (int i = threadIdx.x; i < head_dim; i += MEMRA_NORM_THREADS) {
-        kc[dst + i] = (unsigned char)memra_f32_to_e4m3(ks[i] * kinv);
-        vc[dst + i] = (unsigned char)memra_f32_to_e4m3(vr[i] * vinv);
-    }
-    if (threadIdx.x == 0) {
-        kscale[(long long)j * capacity + p] = ka / 448.0f;
-        vscale[(long long)j * capacity + p] = va / 448.0f;
-    }
+    const long long row = memra_prep_block(q, qg, q_stride, q_norm, kraw, k_norm, n_head, n_kv, head_dim, n_rot, capacity,
+                                           memra_load_or(pos, dpos), base, eps, ks, xs, scratch);
+    if (row < 0) return;
+    memra_kv_row_fp8<MEMRA_NORM_THREADS>(kc, vc, kscale, vscale, row, ks, v + (long long)(blockIdx.x - n_head) * head_dim,
+                                         head_dim, scratch);
 }

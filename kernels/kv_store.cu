@@ -19,6 +19,42 @@
 // does the same produces the same bytes.
 #include "common.cuh"
 
+// One KV head's k and v rows kr, vr [head_dim] f32 into the f16 cache at
+// element offset dst, by the block's NT threads.
+template <int NT>
+__device__ __forceinline__ void memra_kv_row_f16(unsigned short* kc, unsigned short* vc, long long dst, const float* kr,
+                                                 const float* vr, int head_dim) {
+    for (int i = threadIdx.x; i < head_dim; i += NT) {
+        kc[dst + i] = memra_f32_to_f16(kr[i]);
+        vc[dst + i] = memra_f32_to_f16(vr[i]);
+    }
+}
+
+// One KV head's k and v rows into the e4m3 cache at row `row` (= head *
+// capacity + slot) with their scales; NT threads, scratch NT/32 floats.
+template <int NT>
+__device__ __forceinline__ void memra_kv_row_fp8(unsigned char* kc, unsigned char* vc, float* ks, float* vs, long long row,
+                                                 const float* kr, const float* vr, int head_dim, float* scratch) {
+    const long long dst = row * head_dim;
+    float ka = 0.0f, va = 0.0f;
+    for (int i = threadIdx.x; i < head_dim; i += NT) {
+        ka = fmaxf(ka, fabsf(kr[i]));
+        va = fmaxf(va, fabsf(vr[i]));
+    }
+    ka = memra_block_max<NT>(ka, scratch);
+    va = memra_block_max<NT>(va, scratch);
+    const float kinv = ka > 0.0f ? 448.0f / ka : 0.0f;
+    const float vinv = va > 0.0f ? 448.0f / va : 0.0f;
+    for (int i = threadIdx.x; i < head_dim; i += NT) {
+        kc[dst + i] = (unsigned char)memra_f32_to_e4m3(kr[i] * kinv);
+        vc[dst + i] = (unsigned char)memra_f32_to_e4m3(vr[i] * vinv);
+    }
+    if (threadIdx.x == 0) {
+        ks[row] = ka / 448.0f;
+        vs[row] = va / 448.0f;
+    }
+}
+
 // kc, vc: [n_kv][capacity][head_dim] f16 bits; k, v: [n_kv][head_dim] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_KV_THREADS)
 kv_store_f16(unsigned short* kc, unsigned short* vc, const float* k, const float* v,
@@ -28,12 +64,8 @@ kv_store_f16(unsigned short* kc, unsigned short* vc, const float* k, const float
     const int g = blockIdx.x;
     const int p = memra_load_or(pos, dpos);
     if (g >= n_kv || p < 0 || p >= capacity) return;
-    const long long dst = ((long long)g * capacity + p) * head_dim;
     const long long src = (long long)g * head_dim;
-    for (int i = threadIdx.x; i < head_dim; i += MEMRA_KV_THREADS) {
-        kc[dst + i] = memra_f32_to_f16(k[src + i]);
-        vc[dst + i] = memra_f32_to_f16(v[src + i]);
-    }
+    memra_kv_row_f16<MEMRA_KV_THREADS>(kc, vc, ((long long)g * capacity + p) * head_dim, k + src, v + src, head_dim);
 }
 
 // kc, vc: [n_kv][capacity][head_dim] e4m3 bytes; ks, vs: [n_kv][capacity] f32 scales;
@@ -47,24 +79,6 @@ kv_store_fp8(unsigned char* kc, unsigned char* vc, float* ks, float* vs, const f
     const int g = blockIdx.x;
     const int p = memra_load_or(pos, dpos);
     if (g >= n_kv || p < 0 || p >= capacity) return;
-    const long long dst = ((long long)g * capacity + p) * head_dim;
-    const float* kr = k + (long long)g * head_dim;
-    const float* vr = v + (long long)g * head_dim;
-    float ka = 0.0f, va = 0.0f;
-    for (int i = threadIdx.x; i < head_dim; i += MEMRA_KV_THREADS) {
-        ka = fmaxf(ka, fabsf(kr[i]));
-        va = fmaxf(va, fabsf(vr[i]));
-    }
-    ka = memra_block_max<MEMRA_KV_THREADS>(ka, scratch);
-    va = memra_block_max<MEMRA_KV_THREADS>(va, scratch);
-    const float kinv = ka > 0.0f ? 448.0f / ka : 0.0f;
-    const float vinv = va > 0.0f ? 448.0f / va : 0.0f;
-    for (int i = threadIdx.x; i < head_dim; i += MEMRA_KV_THREADS) {
-        kc[dst + i] = (unsigned char)memra_f32_to_e4m3(kr[i] * kinv);
-        vc[dst + i] = (unsigned char)memra_f32_to_e4m3(vr[i] * vinv);
-    }
-    if (threadIdx.x == 0) {
-        ks[(long long)g * capacity + p] = ka / 448.0f;
-        vs[(long long)g * capacity + p] = va / 448.0f;
-    }
+    const long long src = (long long)g * head_dim;
+    memra_kv_row_fp8<MEMRA_KV_THREADS>(kc, vc, ks, vs, (long long)g * capacity + p, k + src, v + src, head_dim, scratch);
 }
