@@ -52,6 +52,7 @@ struct memra_attn_geom {
     static constexpr int NW = MEMRA_ATTN_THREADS / 32;          // warps per block
     static constexpr int NSG = NW * SPW;                        // sub-groups per block
     static constexpr int G = (64 / PD < 8) ? 64 / PD : 8;       // q heads per block
+    static constexpr int NK = (32 / PD < 1) ? 1 : (32 / PD > 4 ? 4 : 32 / PD); // keys per sub-group per trip
     static_assert(DH % (LPK * EPL) == 0, "head_dim must tile the lanes");
 };
 
@@ -105,7 +106,7 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
                                                  int n_head, int n_kv, int capacity, int n_splits,
                                                  int t_kv, const int* dt_kv, float scale) {
     using Geo = memra_attn_geom<DH, EPL>;
-    constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG;
+    constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG, NK = Geo::NK;
     constexpr int EB = FP8 ? 1 : 2; // bytes per cached element
     __shared__ float sm_ms[NW][G][2];
     __shared__ float sm_acc[NW][G][DH];
@@ -120,20 +121,15 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     const int k1 = min(k0 + chunk, T);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int sl = lane % LPK;
-    const int sg = warp * Geo::SPW + lane / LPK;
 
-    float qr[G][PD];
-#pragma unroll
-    for (int r = 0; r < G; r++) {
-#pragma unroll
-        for (int j = 0; j < Geo::NL; j++) {
-#pragma unroll
-            for (int e = 0; e < EPL; e++) {
-                const int d = memra_attn_dim<LPK, EPL>(j, e, sl);
-                qr[r][j * EPL + e] = (r < nh) ? q[(long long)(h0 + r) * DH + d] : 0.0f;
-            }
-        }
+    // q lives in shared memory: a trip reads each head's slice once for its
+    // NK keys, and the registers go to the keys in flight.
+    __shared__ __align__(16) float sm_q[G][DH];
+    for (int i = threadIdx.x; i < G * DH; i += MEMRA_ATTN_THREADS) {
+        const int r = i / DH;
+        sm_q[r][i % DH] = (r < nh) ? q[(long long)h0 * DH + i] : 0.0f;
     }
+    __syncthreads();
     float m[G], l[G], acc[G][PD];
 #pragma unroll
     for (int r = 0; r < G; r++) {
@@ -146,44 +142,72 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     const long long head_off = (long long)g * capacity; // row index of (g, token 0)
     const unsigned char* kb = static_cast<const unsigned char*>(kc);
     const unsigned char* vb = static_cast<const unsigned char*>(vc);
-    // Warp-uniform loop (the shuffles need every lane): sub-group sg takes
-    // keys k0 + sg + i*NSG; a sub-group past k1 computes on zeros and skips
-    // the update.
-    for (int tb = k0 + warp * Geo::SPW; tb < k1; tb += NSG) {
-        const int t = tb + lane / LPK;
-        const bool valid = t < k1;
-        float kf[PD], vf[PD];
-        if (valid) {
-            const long long row = head_off + t;
+    // Warp-uniform loop (the shuffles need every lane). A trip gives each
+    // sub-group NK consecutive keys: sub-group sg = warp*SPW + lane/LPK takes
+    // keys tb + sg*NK .. + NK-1 with tb = k0, k0 + NSG*NK, ... Keys past k1 load
+    // row k1-1 (no branch around the loads) and score -inf (weight 0).
+    // The NK keys are what makes this fast: their loads, dot products and
+    // shuffle reductions are independent, so a trip costs about one key's
+    // latency instead of NK (one key per trip streamed the cache at ~1 TB/s:
+    // every head's dot -> butterfly -> exp chain ran back to back,
+    // docs/perf.md step 13), and the running max/sum rescale once per trip.
+    for (int tb = k0 + warp * Geo::SPW * NK; tb < k1; tb += NSG * NK) {
+        const int t0 = tb + (lane / LPK) * NK;
+        float kf[NK][PD], vf[NK][PD];
+#pragma unroll
+        for (int i = 0; i < NK; i++) {
+            const long long row = head_off + min(t0 + i, k1 - 1);
             const float ksc = FP8 ? __ldg(ks + row) : 1.0f;
             const float vsc = FP8 ? __ldg(vs + row) : 1.0f;
-            memra_attn_load<DH, EPL, FP8>(kf, kb + row * DH * EB, ksc, sl);
-            memra_attn_load<DH, EPL, FP8>(vf, vb + row * DH * EB, vsc, sl);
-        } else {
-#pragma unroll
-            for (int p = 0; p < PD; p++) {
-                kf[p] = 0.0f;
-                vf[p] = 0.0f;
-            }
+            memra_attn_load<DH, EPL, FP8>(kf[i], kb + row * DH * EB, ksc, sl);
+            memra_attn_load<DH, EPL, FP8>(vf[i], vb + row * DH * EB, vsc, sl);
         }
+        // Per q head: the NK scores, then the online softmax over the trip
+        // (one rescale by c = exp(m - m'), the keys in ascending order).
 #pragma unroll
         for (int r = 0; r < G; r++) {
             if (r >= nh) break; // block-uniform: the shuffles stay converged
-            float dot = 0.0f;
+            float qr[PD];
 #pragma unroll
-            for (int p = 0; p < PD; p++) dot += qr[r][p] * kf[p];
+            for (int j = 0; j < Geo::NL; j++) {
 #pragma unroll
-            for (int off = LPK / 2; off > 0; off >>= 1) dot += __shfl_xor_sync(MEMRA_FULL_MASK, dot, off);
-            if (valid) {
-                const float x = dot * scale;
-                const float mn = fmaxf(m[r], x);
-                const float c = expf(m[r] - mn); // m = -inf before the first key: c = 0
-                const float pr = expf(x - mn);
-                l[r] = l[r] * c + pr;
-#pragma unroll
-                for (int p = 0; p < PD; p++) acc[r][p] = acc[r][p] * c + pr * vf[p];
-                m[r] = mn;
+                for (int e = 0; e < EPL; e++) qr[j * EPL + e] = sm_q[r][memra_attn_dim<LPK, EPL>(j, e, sl)];
             }
+            float x[NK];
+#pragma unroll
+            for (int i = 0; i < NK; i++) {
+                x[i] = 0.0f;
+#pragma unroll
+                for (int p = 0; p < PD; p++) x[i] += qr[p] * kf[i][p];
+            }
+#pragma unroll
+            for (int off = LPK / 2; off > 0; off >>= 1) {
+#pragma unroll
+                for (int i = 0; i < NK; i++) x[i] += __shfl_xor_sync(MEMRA_FULL_MASK, x[i], off);
+            }
+            float mn = m[r];
+#pragma unroll
+            for (int i = 0; i < NK; i++) {
+                x[i] = (t0 + i < k1) ? x[i] * scale : -INFINITY;
+                mn = fmaxf(mn, x[i]);
+            }
+            if (mn == -INFINITY) continue; // this sub-group's keys all lie past k1
+            const float c = expf(m[r] - mn); // m = -inf before the first key: c = 0
+            float ps = 0.0f;
+#pragma unroll
+            for (int i = 0; i < NK; i++) {
+                x[i] = expf(x[i] - mn); // past k1: exp(-inf) = 0
+                ps += x[i];
+            }
+            l[r] = l[r] * c + ps;
+#pragma unroll
+            for (int p = 0; p < PD; p++) {
+                float a = acc[r][p] * c;
+#pragma unroll
+                for (int i = 0; i < NK; i++) a += x[i] * vf[i][p];
+                acc[r][p] = a;
+            }
+            m[r] = mn;
         }
     }
 

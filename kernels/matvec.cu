@@ -34,9 +34,9 @@
 // Every block computes the same sum in the same order (thread-strided
 // partials, xor butterfly, warps in index order), so all blocks, and the
 // eager and graph paths, see identical xs.
-__device__ __forceinline__ const float* memra_mv_input(const float* x, const float* norm_w, int xnorm, int cols, float eps) {
-    extern __shared__ float memra_xs[];
-    if (!xnorm) return x;
+extern __shared__ float memra_xs[];
+
+__device__ __forceinline__ void memra_mv_input(const float* x, const float* norm_w, int cols, float eps) {
     __shared__ float red[MEMRA_MV_THREADS / 32];
     float ss = 0.0f;
     for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) {
@@ -52,7 +52,6 @@ __device__ __forceinline__ const float* memra_mv_input(const float* x, const flo
     const float inv = 1.0f / sqrtf(tot / (float)cols + eps);
     for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) memra_xs[i] = x[i] * inv * norm_w[i];
     __syncthreads();
-    return memra_xs;
 }
 
 // Weight kinds. V: values per 16-byte load.
@@ -79,13 +78,20 @@ __device__ __forceinline__ float memra_q8_val(unsigned int u, int k) {
     return __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440u | k)) - 8388736.0f;
 }
 
+// x chunk k at xp: from global memory through the read-only path (XG), or
+// from the block's normalised copy in shared memory.
+template <bool XG>
+__device__ __forceinline__ float4 memra_mv_x(const float4* xp, int k) {
+    return XG ? __ldg(xp + k) : xp[k];
+}
+
 // The dot of one 16-byte load w with its V inputs at xp (16-byte aligned),
 // added to acc. q8_0: the 16 quants' sum, times the block scale d.
-template <int KIND>
+template <int KIND, bool XG>
 __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d, float acc) {
     const unsigned int u[4] = {w.x, w.y, w.z, w.w};
     if (KIND == MEMRA_MV_F32) {
-        const float4 xv = xp[0];
+        const float4 xv = memra_mv_x<XG>(xp, 0);
         acc += __uint_as_float(u[0]) * xv.x;
         acc += __uint_as_float(u[1]) * xv.y;
         acc += __uint_as_float(u[2]) * xv.z;
@@ -97,7 +103,7 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             const unsigned int b = u[k] ^ 0x80808080u;
-            const float4 xv = xp[k];
+            const float4 xv = memra_mv_x<XG>(xp, k);
             s += memra_q8_val(b, 0) * xv.x;
             s += memra_q8_val(b, 1) * xv.y;
             s += memra_q8_val(b, 2) * xv.z;
@@ -109,7 +115,7 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
     for (int k = 0; k < 4; k++) {
         const float lo = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] << 16) : memra_f16_to_f32(memra_lo16(u[k]));
         const float hi = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] & 0xffff0000u) : memra_f16_to_f32(memra_hi16(u[k]));
-        const float4 xv = xp[k >> 1];
+        const float4 xv = memra_mv_x<XG>(xp, k >> 1);
         acc += lo * ((k & 1) ? xv.z : xv.x);
         acc += hi * ((k & 1) ? xv.w : xv.y);
     }
@@ -129,34 +135,28 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
 // than U left) at once instead of one per loop trip, PF prefetches the first
 // line of each row of the block's next unit into L2 while this unit streams.
 // Neither changes the arithmetic.
-template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false>
-__device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
-                                         int mode, const float* norm_w, int xnorm, float eps) {
-    constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
-    constexpr int V = memra_mv_kind<KIND>::V;
-    constexpr int EB = KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 1 : 2; // bytes per weight
-    constexpr int step = KW * 32;
+// The geometry shared by memra_mv and its row loop.
+template <int KIND, int R, int KW>
+struct memra_mv_geom {
+    static constexpr int G = (MEMRA_MV_THREADS / 32) / KW;                          // row groups per unit
+    static constexpr int V = memra_mv_kind<KIND>::V;                                 // values per 16-byte load
+    static constexpr int EB = KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 1 : 2; // bytes per weight
+    static constexpr int step = KW * 32;
+};
+
+// The row loop of memra_mv. XG: x is in global memory (read through the
+// read-only path), else it is the block's normalised copy in shared memory;
+// one function for both let the compiler use generic loads for x, and the
+// two instantiations each get the load they need.
+template <int KIND, int R, int KW, int U, bool TB, bool PF, bool XG>
+__device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const unsigned short* S, const float* x, int rows,
+                                              int cols, int mode) {
+    using Geo = memra_mv_geom<KIND, R, KW>;
+    constexpr int G = Geo::G, V = Geo::V, EB = Geo::EB, step = Geo::step;
     __shared__ float red[MEMRA_MV_THREADS / 32][R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
-    // Weights are never written by a kernel: start pulling this lane's
-    // first loads of its first unit into L2 while the previous kernel
-    // finishes, then wait.
-    if (cols % V == 0 && (int)blockIdx.x < units) {
-        const int r0 = (blockIdx.x * G + g) * R;
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int v = kw * 32 + lane + step * u;
-            if (v < cols / V) {
-#pragma unroll
-                for (int i = 0; i < R; i++)
-                    memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) + (long long)min(r0 + i, rows - 1) * cols * EB + 16 * v);
-            }
-        }
-    }
-    memra_grid_wait();
-    x = memra_mv_input(x, norm_w, xnorm, cols, eps);
     const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x);
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         const int r0 = (unit * G + g) * R;
@@ -199,7 +199,7 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
 #pragma unroll
                 for (int u = 0; u < U; u++)
 #pragma unroll
-                    for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
+                    for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND, XG>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
             }
             if (TB && v < nv) {
                 uint4 wv[U][R];
@@ -216,14 +216,14 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
                 for (int u = 0; u < U; u++)
                     if (v + step * u < nv) {
 #pragma unroll
-                        for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
+                        for (int i = 0; i < R; i++) acc[i] = memra_mv_dot<KIND, XG>(wv[u][i], x4 + XF4 * (v + step * u), d[u][i], acc[i]);
                     }
             } else {
                 for (; v < nv; v += step) {
 #pragma unroll
                     for (int i = 0; i < R; i++) {
                         const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
-                        acc[i] = memra_mv_dot<KIND>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
+                        acc[i] = memra_mv_dot<KIND, XG>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
                     }
                 }
             }
@@ -270,13 +270,47 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
     }
 }
 
+template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false>
+__device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
+                                         int mode, const float* norm_w, int xnorm, float eps) {
+    using Geo = memra_mv_geom<KIND, R, KW>;
+    constexpr int G = Geo::G, V = Geo::V, EB = Geo::EB, step = Geo::step;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = warp / KW, kw = warp % KW;
+    const int units = (rows + G * R - 1) / (G * R);
+    // Weights are never written by a kernel: start pulling this lane's
+    // first loads of its first unit into L2 while the previous kernel
+    // finishes, then wait.
+    if (cols % V == 0 && (int)blockIdx.x < units) {
+        const int r0 = (blockIdx.x * G + g) * R;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int v = kw * 32 + lane + step * u;
+            if (v < cols / V) {
+#pragma unroll
+                for (int i = 0; i < R; i++)
+                    memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) + (long long)min(r0 + i, rows - 1) * cols * EB + 16 * v);
+            }
+        }
+    }
+    memra_grid_wait();
+    if (xnorm) {
+        memra_mv_input(x, norm_w, cols, eps);
+        memra_mv_rows<KIND, R, KW, U, TB, PF, false>(y, W, S, memra_xs, rows, cols, mode);
+    } else {
+        memra_mv_rows<KIND, R, KW, U, TB, PF, true>(y, W, S, x, rows, cols, mode);
+    }
+}
+
 // The kernels. Rows per unit = (8/KW)*R, which kernels.MatvecKernels
 // repeats for the host; R is even so SwiGLU pairs never straddle a warp. The
 // q8_0 kernel asks for 3 blocks per SM: its unbounded build took 101
 // registers (2 blocks), bounded it takes 80 without spilling.
 //
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols]; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+// matvec_f32 names one block per SM as its minimum: without it ptxas (11.8)
+// squeezed it into 48 registers and spilled.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mv<MEMRA_MV_F32, 4, 4, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
@@ -312,5 +346,5 @@ matvec_q8_0(float* y, const void* W, const unsigned short* S, const float* x, in
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                  const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_Q8, 2, 8, 4>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_Q8, 4, 4, 2, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }

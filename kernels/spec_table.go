@@ -92,7 +92,7 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_bf16", 30, false, 8},     // R4 KW4
 		{"matvec_bf16_wide", 30, true, 4}, // R4 KW8
 		{"matvec_q8_0", 8, false, 32},     // R4 KW1
-		{"matvec_q8_0_wide", 8, true, 2},  // R2 KW8
+		{"matvec_q8_0_wide", 8, true, 8},  // R4 KW4 TB
 	}
 }
 

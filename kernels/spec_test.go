@@ -363,7 +363,7 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := string(b)
-	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)>`)
+	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)(?:, \w+)*>`)
 	for _, mk := range MatvecKernels() {
 		at := strings.Index(src, "\n"+mk.Name+"(")
 		if at < 0 {

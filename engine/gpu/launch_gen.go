@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "a5405501704e3bc06910ea79ba08cf0979c1228172ae3777759a6a60d43e8985"
+const specHash = "6c5c4eb5203b726aeaf310c24d2db0351be22e5d6ec2c5bf3922505dfd12811c"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -491,7 +491,7 @@ func geomMatvecQ8_0Wide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
 	return [3]int{blocks, 1, 1}, xnorm * cols * 4
 }
 
-// MatvecQ8_0Wide launches matvec_q8_0_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 2 rows.
+// MatvecQ8_0Wide launches matvec_q8_0_wide (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 8 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
 func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
