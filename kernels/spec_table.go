@@ -250,10 +250,10 @@ func Spec() []Kernel {
 	ks = append(ks,
 		Kernel{
 			Name: "attn_combine", File: "attention.cu",
-			Doc: "merge the n_splits partials of each q head in split order; out *= sigmoid(gate) when gate != 0",
+			Doc: "merge the n_splits partials of each q head (32 dims per block); out *= sigmoid(gate) when gate != 0",
 			Params: []Param{param("out", Ptr), param("part_ms", Ptr), param("part_acc", Ptr), param("gate", Ptr), param("n_head", I32),
 				param("head_dim", I32), param("n_splits", I32), param("gate_stride", I32)},
-			Block: [3]int{combineThreads, 1, 1}, Grid: [3]string{"n_head", one, one}, Shared: "n_splits*4",
+			Block: [3]int{combineThreads, 1, 1}, Grid: [3]string{"n_head", "(head_dim+31)/32", one}, Shared: "n_splits*4",
 		},
 		Kernel{
 			Name: "gdn_conv", File: "gdn.cu",

@@ -19,8 +19,8 @@ type Bucket struct {
 func (b Bucket) String() string { return fmt.Sprintf("(%v, %d)", b.FAVec, b.NSplits) }
 
 // maxSplits caps n_splits so that one attention layer launches at most about
-// two blocks per SM: the d256 split kernels hold ~190 registers × 128
-// threads, so two blocks fit on an SM, and splits beyond that fill no idle
+// three blocks per SM: the vector split kernels hold 168 registers × 128
+// threads, so three blocks fit on an SM, and splits beyond that fill no idle
 // SM but add partials for the combine to read. With the cap, contexts longer
 // than maxSplits·64 keys stay in one bucket (chunks grow instead), so long
 // generations stop re-capturing.
@@ -28,7 +28,7 @@ func maxSplits(sms, nKV int) int {
 	if nKV < 1 {
 		nKV = 1
 	}
-	return max(1, 2*sms/nKV)
+	return max(1, 3*sms/nKV)
 }
 
 // BucketKey returns (fa_vec, n_splits) for an attention step over tKV keys:

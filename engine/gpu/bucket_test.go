@@ -7,7 +7,7 @@ import (
 )
 
 // TestBucketKey checks the bucket geometry by hand-worked cases: ceil(t/64)
-// splits, capped at 2·SMs/n_kv, and fa_vec when the head dim holds whole
+// splits, capped at 3·SMs/n_kv, and fa_vec when the head dim holds whole
 // 16-byte vectors.
 func TestBucketKey(t *testing.T) {
 	for _, c := range []struct {
@@ -20,12 +20,13 @@ func TestBucketKey(t *testing.T) {
 		{1, 256, 2, false, 132, true, 1},
 		{64, 256, 2, false, 132, true, 1},
 		{65, 256, 2, false, 132, true, 2},
-		{8448, 256, 2, false, 132, true, 132}, // 2·132/2 = 132: the cap
-		{8449, 256, 2, false, 132, true, 132}, // past the cap the bucket stays
-		{32768, 256, 4, true, 132, true, 66},  // 2·132/4
-		{100, 72, 2, false, 132, true, 2},     // 72 = 9 vectors of 8 f16
-		{100, 72, 2, true, 132, false, 2},     // 72 is not whole vectors of 16 e4m3
-		{100000, 128, 64, false, 20, true, 1}, // more KV heads than SMs: at least one split
+		{8448, 256, 2, false, 132, true, 132},  // ceil(8448/64) = 132, under the cap
+		{12672, 256, 2, false, 132, true, 198}, // 3·132/2 = 198: the cap
+		{12673, 256, 2, false, 132, true, 198}, // past the cap the bucket stays
+		{32768, 256, 4, true, 132, true, 99},   // 3·132/4
+		{100, 72, 2, false, 132, true, 2},      // 72 = 9 vectors of 8 f16
+		{100, 72, 2, true, 132, false, 2},      // 72 is not whole vectors of 16 e4m3
+		{100000, 128, 64, false, 20, true, 1},  // more KV heads than SMs: at least one split
 	} {
 		vec, n := BucketKey(c.tKV, c.dh, c.nkv, c.fp8, c.sms)
 		if vec != c.vec || n != c.splits {

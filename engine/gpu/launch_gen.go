@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "6c5c4eb5203b726aeaf310c24d2db0351be22e5d6ec2c5bf3922505dfd12811c"
+const specHash = "6efb615963a9c3329bb45d8b5e9613fd50714644521f56760c9950ab92ff66c5"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -1097,12 +1097,12 @@ func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 
 // geomAttnCombine is attn_combine's grid and dynamic shared memory, from the spec.
 func geomAttnCombine(n_head, head_dim, n_splits, gate_stride int) ([3]int, int) {
-	return [3]int{n_head, 1, 1}, n_splits * 4
+	return [3]int{n_head, (head_dim + 31) / 32, 1}, n_splits * 4
 }
 
-// AttnCombine launches attn_combine (kernels/attention.cu): merge the n_splits partials of each q head in split order; out *= sigmoid(gate) when gate != 0.
+// AttnCombine launches attn_combine (kernels/attention.cu): merge the n_splits partials of each q head (32 dims per block); out *= sigmoid(gate) when gate != 0.
 //
-// Grid (n_head, 1, 1), block (128, 1, 1), dynamic shared n_splits*4 bytes.
+// Grid (n_head, (head_dim+31)/32, 1), block (128, 1, 1), dynamic shared n_splits*4 bytes.
 func (k_ *Kernels) AttnCombine(out cuda.DevPtr, part_ms cuda.DevPtr, part_acc cuda.DevPtr, gate cuda.DevPtr, n_head int32, head_dim int32, n_splits int32, gate_stride int32) error {
 	geom_, shmem_ := geomAttnCombine(int(n_head), int(head_dim), int(n_splits), int(gate_stride))
 	grid_, shared_, err_ := launchGeometry("attn_combine", geom_, shmem_)
