@@ -11,10 +11,11 @@
 // the launch (the host's bucket), so the eager path and a replayed graph that
 // reads the actual t_kv from the device counter split identically.
 //
-// Inside a block the keys are dealt round-robin to "sub-groups" of LPK lanes
-// (a whole warp for the scalar kernels; 4..16 lanes for the 16-byte-load
-// vector kernels); each sub-group runs an online softmax over its keys with
-// per-lane slices of q and the accumulator in registers; sub-groups are then
+// Inside a block the keys are dealt, NK consecutive keys at a time, to
+// "sub-groups" of LPK lanes (a whole warp for the scalar kernels; 4..16 lanes
+// for the 16-byte-load vector kernels); each sub-group runs an online softmax
+// over its keys with a per-lane slice of the accumulator in registers (q is
+// in shared memory); sub-groups are then
 // merged by a xor butterfly within the warp and by a fixed-order sum over the
 // 4 warps in shared memory. Every order is fixed by the geometry: no atomics,
 // same bits on every run.
@@ -40,7 +41,7 @@
 //   attn_split_fp8_dD      EPL 1  (1-byte loads)
 //   attn_split_vec_fp8_dD  EPL 16 (16-byte loads: 16 e4m3)
 // for D in {64, 128, 256}. G (q heads per block) is 8, or 4 when a lane holds
-// 16 dims (the fp8 vector kernels), keeping q + acc within 128 registers.
+// 16 dims (the fp8 vector kernels), keeping acc within 64 registers.
 #include "common.cuh"
 
 template <int DH, int EPL>
