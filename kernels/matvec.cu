@@ -6,8 +6,9 @@
 // load), U loads per row in flight, each x chunk read once for all R rows;
 // KW warps split a row group's columns between them. R, KW and U were picked
 // per type and shape family on the H200 from a side-by-side run of 25
-// variants (docs/perf.md): wide kernels (KW = 8) for matrices of few rows,
-// where K-splitting is the only way to fill the GPU.
+// variants (docs/perf.md steps 6 and 14): wide kernels (more warps per row:
+// KW = 8 for f16/bf16, 4 for q8_0) for matrices of few rows, where
+// K-splitting is the only way to fill the GPU.
 //
 // The reduction order is fixed: a lane adds its chunks in ascending order, a
 // xor butterfly sums the warp, and the KW warp partials of a row are added in
@@ -122,19 +123,6 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
     return acc;
 }
 
-// One unit: 8 warps = 8/KW row groups of R rows; warp kw of a group takes
-// the group's 16-byte column chunks kw*32 + lane, + KW*32, ... A block
-// handles units blockIdx.x, + gridDim.x, ...: the caller launches one block
-// per unit or fewer (the blocks the GPU holds at once), which pays the
-// prologue (PDL wait, the fused norm) once per block instead of per unit.
-// Which block computes a row never changes the row's arithmetic.
-// W: [rows][cols] of KIND (q8_0: quants), S: [rows][cols/32] f16 (q8_0 only).
-//
-// TB and PF are experiments the engine's kernels leave off (docs/perf.md step
-// 12; engine/internal/mvexp times them): TB issues a row's tail loads (fewer
-// than U left) at once instead of one per loop trip, PF prefetches the first
-// line of each row of the block's next unit into L2 while this unit streams.
-// Neither changes the arithmetic.
 // The geometry shared by memra_mv and its row loop.
 template <int KIND, int R, int KW>
 struct memra_mv_geom {
@@ -270,6 +258,19 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
     }
 }
 
+// One unit: 8 warps = 8/KW row groups of R rows; warp kw of a group takes
+// the group's 16-byte column chunks kw*32 + lane, + KW*32, ... A block
+// handles units blockIdx.x, + gridDim.x, ...: the caller launches one block
+// per unit or fewer (the blocks the GPU holds at once), which pays the
+// prologue (PDL wait, the fused norm) once per block instead of per unit.
+// Which block computes a row never changes the row's arithmetic.
+// W: [rows][cols] of KIND (q8_0: quants), S: [rows][cols/32] f16 (q8_0 only).
+//
+// TB issues a row's tail loads (fewer than U left) at once instead of one per
+// loop trip (on in matvec_q8_0_wide, docs/perf.md step 14); PF prefetches the
+// first line of each row of the block's next unit into L2 while this unit
+// streams (an experiment the engine's kernels leave off, step 12;
+// engine/internal/mvexp times both). Neither changes the arithmetic.
 template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
