@@ -45,8 +45,9 @@ type variant struct {
 func main() {
 	cubin := flag.String("cubin", "bin/mvexp.cubin", "the compiled mvexp.cu")
 	only := flag.String("shapes", "", "rowsxcols,... (default: decode shapes)")
+	match := flag.String("variants", "", "time only the variants (and engine kernels) whose names contain this")
 	flag.Parse()
-	if err := run(*cubin, *only); err != nil {
+	if err := run(*cubin, *only, *match); err != nil {
 		fmt.Fprintln(os.Stderr, "mvexp:", err)
 		os.Exit(1)
 	}
@@ -90,9 +91,12 @@ var expNames = []string{
 	"mvg_q8_r4_k1_u2_t0_p0_b3", "mvg_q8_r4_k1_u2_t0_p1_b3", "mvg_q8_r2_k8_u4_t0_p0_b3", "mvg_q8_r2_k8_u4_t1_p0_b3",
 	"mvg_q8_r2_k8_u4_t0_p1_b3", "mvg_q8_r2_k8_u4_t1_p1_b3", "mvg_q8_r4_k8_u2_t0_p0", "mvg_q8_r4_k8_u2_t1_p0",
 	"mvg_q8_r4_k8_u4_t1_p0", "mvg_q8_r8_k8_u2_t1_p0", "mvg_q8_r4_k4_u2_t1_p0",
+	"mvg_q8_r16_k8_u1_t1_p0_b2", "mvg_q8_r8_k8_u1_t1_p0_b2", "mvg_q8_r8_k8_u1_t1_p0_b3", "mvg_q8_r8_k4_u2_t1_p0_b2",
+	"mvg_q8_r4_k4_u2_t1_p0_b3", "mvg_q8_r2_k4_u2_t1_p0_b4", "mvg_q8_r4_k8_u1_t1_p0_b3", "mvg_q8_r4_k2_u2_t1_p0_b3",
+	"mvg_q8_r8_k1_u2_t0_p0_b2", "mvg_q8_r4_k1_u4_t0_p0_b2", "mvg_q8_r2_k1_u4_t0_p0_b4",
 }
 
-func run(cubin, only string) error {
+func run(cubin, only, match string) error {
 	e, err := cuda.New(0)
 	if err != nil {
 		return err
@@ -110,7 +114,13 @@ func run(cubin, only string) error {
 	if err != nil {
 		return err
 	}
-	vs := parseVariants(expNames)
+	var names []string
+	for _, n := range expNames {
+		if strings.Contains(n, match) {
+			names = append(names, n)
+		}
+	}
+	vs := parseVariants(names)
 	for i := range vs {
 		if vs[i].fn, err = e.Function(expMod, vs[i].name); err != nil {
 			return err

@@ -20,13 +20,13 @@ func TestVariantNames(t *testing.T) {
 			t.Errorf("%s: parsed R %d KW %d", v.name, v.r, v.kw)
 		}
 		// mvx_ names appear as macro calls BF(R, KW, U, XS) / Q8(R, KW, U),
-		// mvg_ names as MVG_BF / MVG_Q8 / MVG_Q8B3(R, KW, U, TB, PF).
+		// mvg_ names as MVG_BF / MVG_Q8(R, KW, U, TB, PF) / MVG_Q8B(R, KW, U, TB, PF, B).
 		var call string
 		f := strings.Split(v.name, "_")
 		num := func(s string) string { return s[1:] }
 		switch {
-		case v.mvg && v.q8 && strings.HasSuffix(v.name, "_b3"):
-			call = "MVG_Q8B3(" + strings.Join([]string{num(f[2]), num(f[3]), num(f[4]), num(f[5]), num(f[6])}, ", ") + ")"
+		case v.mvg && v.q8 && len(f) == 8:
+			call = "MVG_Q8B(" + strings.Join([]string{num(f[2]), num(f[3]), num(f[4]), num(f[5]), num(f[6]), num(f[7])}, ", ") + ")"
 		case v.mvg && v.q8:
 			call = "MVG_Q8(" + strings.Join([]string{num(f[2]), num(f[3]), num(f[4]), num(f[5]), num(f[6])}, ", ") + ")"
 		case v.mvg:

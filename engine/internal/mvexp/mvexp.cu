@@ -215,7 +215,7 @@ Q8(8, 8, 2)
 // first lines prefetched into L2), and more rows per warp for the wide q8_0
 // kernel. main.go times each on one block per row unit and on the engine's
 // grid (the resident blocks, each looping over units).
-// Names: mvg_<bf16|q8>_r<R>_k<KW>_u<U>_t<TB>_p<PF>[_b3: 3 blocks per SM].
+// Names: mvg_<bf16|q8>_r<R>_k<KW>_u<U>_t<TB>_p<PF>[_b<B>: bounded to B blocks per SM].
 #include "../../../kernels/matvec.cu"
 
 #define MVG_KERNEL(NAME, BOUNDS, KIND, R, KW, U, TB, PF)                                                         \
@@ -227,8 +227,8 @@ Q8(8, 8, 2)
     MVG_KERNEL(mvg_bf16_r##R##_k##KW##_u##U##_t##TB##_p##PF, __launch_bounds__(256), MEMRA_MV_BF16, R, KW, U, TB, PF)
 #define MVG_Q8(R, KW, U, TB, PF)                                                                                 \
     MVG_KERNEL(mvg_q8_r##R##_k##KW##_u##U##_t##TB##_p##PF, __launch_bounds__(256), MEMRA_MV_Q8, R, KW, U, TB, PF)
-#define MVG_Q8B3(R, KW, U, TB, PF)                                                                               \
-    MVG_KERNEL(mvg_q8_r##R##_k##KW##_u##U##_t##TB##_p##PF##_b3, __launch_bounds__(256, 3), MEMRA_MV_Q8, R, KW, U, \
+#define MVG_Q8B(R, KW, U, TB, PF, B)                                                                             \
+    MVG_KERNEL(mvg_q8_r##R##_k##KW##_u##U##_t##TB##_p##PF##_b##B, __launch_bounds__(256, B), MEMRA_MV_Q8, R, KW, U, \
                TB, PF)
 
 MVG_BF(4, 4, 2, 0, 0) // = matvec_bf16
@@ -240,14 +240,30 @@ MVG_BF(4, 8, 4, 1, 1)
 MVG_BF(1, 1, 4, 0, 0)
 MVG_BF(1, 1, 4, 0, 1)
 
-MVG_Q8B3(4, 1, 2, 0, 0) // = matvec_q8_0
-MVG_Q8B3(4, 1, 2, 0, 1)
-MVG_Q8B3(2, 8, 4, 0, 0) // = matvec_q8_0_wide (unbounded there, 80 registers either way)
-MVG_Q8B3(2, 8, 4, 1, 0)
-MVG_Q8B3(2, 8, 4, 0, 1)
-MVG_Q8B3(2, 8, 4, 1, 1)
+MVG_Q8B(4, 1, 2, 0, 0, 3) // = matvec_q8_0
+MVG_Q8B(4, 1, 2, 0, 1, 3)
+MVG_Q8B(2, 8, 4, 0, 0, 3) // = matvec_q8_0_wide (unbounded there, 80 registers either way)
+MVG_Q8B(2, 8, 4, 1, 0, 3)
+MVG_Q8B(2, 8, 4, 0, 1, 3)
+MVG_Q8B(2, 8, 4, 1, 1, 3)
 MVG_Q8(4, 8, 2, 0, 0)
 MVG_Q8(4, 8, 2, 1, 0)
 MVG_Q8(4, 8, 4, 1, 0)
 MVG_Q8(8, 8, 2, 1, 0)
 MVG_Q8(4, 4, 2, 1, 0)
+
+// Session 5: every load of a block's unit in flight at once (R16 / R8 with
+// KW8: one 16-byte chunk per thread per row of 4,096 q8_0 columns), and the
+// register bounds that give 2, 3 or 4 resident blocks, for the <= 4,096-row
+// (wide) and the 10,240 / 12,352-row input projections.
+MVG_Q8B(16, 8, 1, 1, 0, 2)
+MVG_Q8B(8, 8, 1, 1, 0, 2)
+MVG_Q8B(8, 8, 1, 1, 0, 3)
+MVG_Q8B(8, 4, 2, 1, 0, 2)
+MVG_Q8B(4, 4, 2, 1, 0, 3)
+MVG_Q8B(2, 4, 2, 1, 0, 4)
+MVG_Q8B(4, 8, 1, 1, 0, 3)
+MVG_Q8B(4, 2, 2, 1, 0, 3)
+MVG_Q8B(8, 1, 2, 0, 0, 2)
+MVG_Q8B(4, 1, 4, 0, 0, 2)
+MVG_Q8B(2, 1, 4, 0, 0, 4)
