@@ -16,7 +16,31 @@ import (
 //     (half away from zero, as llama.cpp's roundf), clamped to [-127, 127];
 //     an all-zero block stores d = 0, q = 0. x/d uses the f32 d before f16
 //     rounding, as llama.cpp's reference quantiser does.
+//   - Q4_K: per superblock of 256, eight sub-blocks of 32 with
+//     x ≈ d·sc·q − dmin·mn, q in 0..15, 6-bit sc and mn. A sub-block's naive
+//     step s = (max + m)/15 and min m = max(0, −min) cover its range;
+//     d = max s/63 and dmin = max m/63 (f16). Each sub-block then takes the
+//     (sc, mn) with the least squared error among round(s/d)±1 ×
+//     round(m/dmin)±1, the covering grid (both rounded up) and two
+//     least-squares refits, provided its worst error stays within the naive
+//     choice's bound; q is the nearest grid point for the decoded f16·6-bit
+//     step and offset.
+//   - Q5_K: as Q4_K with q in 0..31 (s = range/31) and the fifth bit in qh.
+//   - Q6_K: per superblock, sixteen sub-blocks of 16 with
+//     x ≈ d·sc·(q − 32), q in 0..63, int8 sc within ±127. Naive symmetric
+//     step s = amax/31, d = max s/127 (f16); each sub-block takes the scale
+//     with the least squared error among round(s/d)±1, the opposite-sign
+//     scale mapping its extreme value to −32 (±1), and two least-squares
+//     refits, within the naive choice's worst-error bound; q = 32 +
+//     round(x/(d·sc)), clamped.
+//
+// The K types need whole superblocks: len(src) a multiple of 256. Inputs
+// are assumed finite and small enough for the f16 super-scales (|x| below
+// about 8·10⁶ for every quantised type).
 func Quantize(t Type, src []float32, dst []byte) error {
+	if bs := t.BlockSize(); t.Valid() && len(src)%bs != 0 {
+		return fmt.Errorf("gguf: quantize %v: %d elements is not a multiple of its block size %d", t, len(src), bs)
+	}
 	want, err := RowBytes(t, int64(len(src)))
 	if err != nil {
 		return fmt.Errorf("gguf: quantize: %w", err)
@@ -41,8 +65,20 @@ func Quantize(t Type, src []float32, dst []byte) error {
 		for b := 0; b < len(src)/32; b++ {
 			quantQ8_0(src[32*b:32*b+32], dst[34*b:34*b+34])
 		}
+	case TypeQ4_K:
+		for b := 0; b < len(src)/qkK; b++ {
+			quantQ45KBlock(src[qkK*b:qkK*b+qkK], dst[144*b:144*b+144], false)
+		}
+	case TypeQ5_K:
+		for b := 0; b < len(src)/qkK; b++ {
+			quantQ45KBlock(src[qkK*b:qkK*b+qkK], dst[176*b:176*b+176], true)
+		}
+	case TypeQ6_K:
+		for b := 0; b < len(src)/qkK; b++ {
+			quantQ6_KBlock(src[qkK*b:qkK*b+qkK], dst[210*b:210*b+210])
+		}
 	default:
-		return fmt.Errorf("gguf: quantize: type %v is not supported (F32, F16, BF16, Q8_0 are)", t)
+		return fmt.Errorf("gguf: quantize: type %v is not supported (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K are)", t)
 	}
 	return nil
 }
@@ -50,7 +86,7 @@ func Quantize(t Type, src []float32, dst []byte) error {
 // CanQuantize reports whether Quantize supports t.
 func CanQuantize(t Type) bool {
 	switch t {
-	case TypeF32, TypeF16, TypeBF16, TypeQ8_0:
+	case TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_K, TypeQ5_K, TypeQ6_K:
 		return true
 	}
 	return false

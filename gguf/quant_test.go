@@ -138,8 +138,8 @@ func TestQuantizeRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if err := Quantize(TypeQ4_K, x, make([]byte, 144)); err == nil {
-		t.Error("Q4_K quantisation accepted")
+	if err := Quantize(TypeQ2_K, x, make([]byte, 84)); err == nil {
+		t.Error("Q2_K quantisation accepted")
 	}
 	if err := Quantize(TypeF16, x, make([]byte, 3)); err == nil {
 		t.Error("short dst accepted")

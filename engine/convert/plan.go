@@ -148,51 +148,79 @@ func u(x int) uint64 { return uint64(x) }
 // type chosen for the weight matrices.
 type FileType uint32
 
-// File types the converter writes.
+// File types the converter writes. The K-quant ones use llama.cpp's
+// numbers for the _S ("small") mixes, LLAMA_FTYPE_MOSTLY_Q4_K_S = 14 and
+// Q5_K_S = 16, and Q6_K = 18; unlike llama-quantize's mixes, every matrix
+// gets that one type (see TensorType).
 const (
 	FileF32  FileType = 0
 	FileF16  FileType = 1
 	FileQ8_0 FileType = 7
+	FileQ4_K FileType = 14
+	FileQ5_K FileType = 16
+	FileQ6_K FileType = 18
 	FileBF16 FileType = 32
 )
 
-// ParseFileType parses the --type flag: f32, f16, bf16 or q8_0.
-func ParseFileType(s string) (FileType, error) {
-	switch strings.ToLower(s) {
-	case "f32":
-		return FileF32, nil
-	case "f16":
-		return FileF16, nil
-	case "bf16":
-		return FileBF16, nil
-	case "q8_0":
-		return FileQ8_0, nil
+// fileTypeNames lists the --type values in the order usage text gives them.
+var fileTypeNames = []struct {
+	name string
+	ft   FileType
+}{
+	{"f32", FileF32}, {"f16", FileF16}, {"bf16", FileBF16}, {"q8_0", FileQ8_0},
+	{"q6_k", FileQ6_K}, {"q5_k", FileQ5_K}, {"q4_k", FileQ4_K},
+}
+
+// FileTypeNames returns the values ParseFileType accepts, for usage text.
+func FileTypeNames() []string {
+	var ns []string
+	for _, n := range fileTypeNames {
+		ns = append(ns, n.name)
 	}
-	return 0, fmt.Errorf("unknown type %q (want f32, f16, bf16 or q8_0)", s)
+	return ns
+}
+
+// ParseFileType parses the --type flag: f32, f16, bf16, q8_0, q6_k, q5_k or
+// q4_k (any case).
+func ParseFileType(s string) (FileType, error) {
+	for _, n := range fileTypeNames {
+		if strings.EqualFold(s, n.name) {
+			return n.ft, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown type %q (want one of %s)", s, strings.Join(FileTypeNames(), ", "))
 }
 
 func (ft FileType) String() string {
-	switch ft {
-	case FileF32:
-		return "f32"
-	case FileF16:
-		return "f16"
-	case FileBF16:
-		return "bf16"
-	case FileQ8_0:
-		return "q8_0"
+	for _, n := range fileTypeNames {
+		if n.ft == ft {
+			return n.name
+		}
 	}
 	return fmt.Sprintf("filetype(%d)", uint32(ft))
 }
 
 // TensorType is llama.cpp's per-tensor type rule: 1-D tensors, norms,
 // ssm_conv1d and tensors not named *.weight stay F32; the other matrices
-// take the file type, and Q8_0 falls back to F16 when the row length is not
-// a multiple of 32.
+// take the file type. Q8_0 falls back to F16 when the row length (Shape[0])
+// is not a multiple of 32. The K-quants need rows of whole 256-value
+// superblocks; other rows take Q8_0 if a multiple of 32, else F16. That is
+// llama.cpp's fallback for Q6_K; for Q4_K and Q5_K it picks Q5_0 and Q5_1,
+// which Quantize does not write, so Q8_0 (more precise) stands in.
 func TensorType(e *Entry, ft FileType) gguf.Type {
 	if len(e.Shape) <= 1 || strings.HasSuffix(e.Name, "_norm.weight") ||
 		strings.HasSuffix(e.Name, ".ssm_conv1d.weight") || !strings.HasSuffix(e.Name, ".weight") {
 		return gguf.TypeF32
+	}
+	q8 := gguf.TypeQ8_0
+	if e.Shape[0]%32 != 0 {
+		q8 = gguf.TypeF16
+	}
+	k := func(t gguf.Type) gguf.Type {
+		if e.Shape[0]%256 != 0 {
+			return q8
+		}
+		return t
 	}
 	switch ft {
 	case FileF16:
@@ -200,10 +228,13 @@ func TensorType(e *Entry, ft FileType) gguf.Type {
 	case FileBF16:
 		return gguf.TypeBF16
 	case FileQ8_0:
-		if e.Shape[0]%32 != 0 {
-			return gguf.TypeF16
-		}
-		return gguf.TypeQ8_0
+		return q8
+	case FileQ4_K:
+		return k(gguf.TypeQ4_K)
+	case FileQ5_K:
+		return k(gguf.TypeQ5_K)
+	case FileQ6_K:
+		return k(gguf.TypeQ6_K)
 	}
 	return gguf.TypeF32
 }

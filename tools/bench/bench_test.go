@@ -91,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-reps", "0"}, "-reps 0"},
 		{[]string{"-warmup", "-1"}, "-warmup -1"},
 		{[]string{"-preset", "70b"}, `unknown preset "70b"`},
-		{[]string{"-type", "q4_k"}, `unknown type "q4_k"`},
+		{[]string{"-type", "q3_k"}, `unknown type "q3_k"`},
 		{[]string{"-kv", "int8"}, `unknown KV type "int8"`},
 		{[]string{"-fp8", "-kv", "f16"}, "-fp8 conflicts"},
 		{[]string{"stray"}, "unexpected arguments"},

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/memra-ai/memra/engine/convert"
 )
@@ -12,7 +13,7 @@ func convertCmd() command {
 	return command{
 		name:    "convert",
 		summary: "convert a Hugging Face Qwen3.5 / Qwen3 checkpoint to GGUF",
-		usage:   "[--type f32|f16|bf16|q8_0] [--name NAME] [--no-mtp] [--progress] HF_DIR -o OUT.gguf",
+		usage:   "[--type " + strings.Join(convert.FileTypeNames(), "|") + "] [--name NAME] [--no-mtp] [--progress] HF_DIR -o OUT.gguf",
 		run:     runConvert,
 	}
 }
@@ -21,7 +22,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "output GGUF path (required)")
-	typ := fs.String("type", "bf16", "matrix type: f32, f16, bf16 or q8_0")
+	typ := fs.String("type", "bf16", "matrix type: "+typeHelp)
 	name := fs.String("name", "", "general.name (default: the checkpoint directory's name)")
 	noMTP := fs.Bool("no-mtp", false, "drop multi-token-prediction layers")
 	progress := fs.Bool("progress", false, "show a progress bar even when stderr is not a terminal")

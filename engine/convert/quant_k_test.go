@@ -1,0 +1,190 @@
+package convert
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+func TestParseFileType(t *testing.T) {
+	for _, c := range []struct {
+		s  string
+		ft FileType
+	}{
+		{"f32", 0}, {"f16", 1}, {"bf16", 32}, {"q8_0", 7},
+		// llama.cpp's LLAMA_FTYPE_MOSTLY_Q4_K_S, Q5_K_S and Q6_K.
+		{"q4_k", 14}, {"Q5_K", 16}, {"q6_K", 18},
+	} {
+		ft, err := ParseFileType(c.s)
+		if err != nil || ft != c.ft {
+			t.Errorf("ParseFileType(%q) = %d, %v; want %d", c.s, ft, err, c.ft)
+		}
+		if got := ft.String(); got != strings.ToLower(c.s) {
+			t.Errorf("%d.String() = %q, want %q", ft, got, strings.ToLower(c.s))
+		}
+	}
+	_, err := ParseFileType("q4_k_m")
+	if err == nil || !strings.Contains(err.Error(), "q4_k") || !strings.Contains(err.Error(), "q8_0") {
+		t.Errorf("q4_k_m: %v", err)
+	}
+}
+
+// kDims: a Qwen3.5 model whose matrices mostly have rows of 256 or 512, so
+// the K-quants apply; attn_output's rows are 128 (Q8_0 fallback).
+func kDims() tinyDims {
+	return tinyDims{arch: ArchQwen35, embd: 256, ff: 512, vocab: 40, layers: 2, heads: 2, kvHeads: 1, headDim: 64,
+		hk: 2, hv: 4, dk: 32, dv: 64, conv: 4, interval: 2}
+}
+
+// TestConvertKQuant converts a checkpoint with each K type and checks every
+// tensor's type against the rule (K type for 2-D weights with rows of 256,
+// Q8_0 for other rows of 32, F32 for norms, conv and 1-D tensors) and its
+// bytes against gguf.Quantize of the same tensor converted to F32: the
+// converter must quantise exactly the values it would otherwise store.
+func TestConvertKQuant(t *testing.T) {
+	d := kDims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 11, DTypeF32))
+	ref, _ := convertDir(t, dir, Options{Type: FileF32})
+	for _, c := range []struct {
+		ft  FileType
+		typ gguf.Type
+		rel float64 // RMS error bound relative to the values' RMS
+	}{
+		// Sub-blocks of 32 normals span ≈4.1σ on average, so a step of
+		// range/15 ≈ 0.27σ and uniform rounding error ≈ 0.27σ/√12 ≈ 0.08σ;
+		// range/31 gives ≈ 0.04σ; Q6_K's amax/31 over 16 normals (≈2σ)
+		// ≈ 0.065σ, error ≈ 0.02σ. Bounds with ≈25% headroom.
+		{FileQ4_K, gguf.TypeQ4_K, 0.1},
+		{FileQ5_K, gguf.TypeQ5_K, 0.05},
+		{FileQ6_K, gguf.TypeQ6_K, 0.025},
+	} {
+		t.Run(c.ft.String(), func(t *testing.T) {
+			f, _ := convertDir(t, dir, Options{Type: c.ft})
+			if ft, err := f.Uint32("general.file_type"); err != nil || FileType(ft) != c.ft {
+				t.Errorf("general.file_type = %d, %v; want %d", ft, err, c.ft)
+			}
+			nK, worst := 0, 0.0
+			for _, ti := range f.Tensors {
+				want := gguf.TypeF32
+				switch {
+				case len(ti.Shape) < 2 || strings.HasSuffix(ti.Name, "norm.weight") || strings.HasSuffix(ti.Name, "ssm_conv1d.weight") || !strings.HasSuffix(ti.Name, ".weight"):
+				case ti.Shape[0]%256 == 0:
+					want = c.typ
+				case ti.Shape[0]%32 == 0:
+					want = gguf.TypeQ8_0
+				default:
+					want = gguf.TypeF16
+				}
+				if ti.Type != want {
+					t.Errorf("%s %v: type %v, want %v", ti.Name, ti.Shape, ti.Type, want)
+					continue
+				}
+				x := readF32Tensor(t, ref, ti.Name)
+				got, err := f.TensorData(ti.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := gguf.RowBytes(want, int64(len(x)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				enc := make([]byte, n)
+				if err := gguf.Quantize(want, x, enc); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, enc) {
+					t.Errorf("%s: %v bytes differ from gguf.Quantize of the F32 conversion", ti.Name, want)
+				}
+				if want != c.typ {
+					continue
+				}
+				nK++
+				y := make([]float32, len(x))
+				if err := gguf.Dequantize(want, got, y); err != nil {
+					t.Fatal(err)
+				}
+				var se, sx float64
+				for i := range x {
+					e := float64(y[i] - x[i])
+					se += e * e
+					sx += float64(x[i]) * float64(x[i])
+				}
+				r := math.Sqrt(se / sx)
+				if r > c.rel {
+					t.Errorf("%s: relative RMS error %.3g > %.3g", ti.Name, r, c.rel)
+				}
+				worst = max(worst, r)
+			}
+			// token_embd, output, per layer ffn ×3 and attn_q/k/v or
+			// attn_qkv, attn_gate, ssm_alpha, ssm_beta, ssm_out.
+			t.Logf("%d %v tensors, largest relative RMS error %.4f (bound %g)", nK, c.typ, worst, c.rel)
+			if nK != 2+3+4+3+4 {
+				t.Errorf("%d tensors of %v, want 16", nK, c.typ)
+			}
+		})
+	}
+}
+
+// TestSynthKQuant: synth writes K-quant matrices that decode to its uniform
+// value range (up to the quantisation error).
+func TestSynthKQuant(t *testing.T) {
+	e := &Entry{Name: "blk.0.ffn_up.weight", Shape: []uint64{512, 6}, Role: "matrix"}
+	lo, hi := valueRange(e)
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := synthTensor(&buf, e, typ, 1, 2, func(int64) {}); err != nil {
+				t.Fatal(err)
+			}
+			y := make([]float32, 512*6)
+			if err := gguf.Dequantize(typ, buf.Bytes(), y); err != nil {
+				t.Fatal(err)
+			}
+			// A sub-block's step is at most (hi − lo)/15; the values decode
+			// within about half a step plus the 6-bit scale rounding of
+			// their range, well inside a full step.
+			step := (hi - lo) / 15
+			var sum float64
+			for i, v := range y {
+				if v < lo-step || v > hi+step {
+					t.Fatalf("value %d = %g outside [%g, %g]", i, v, lo, hi)
+				}
+				sum += float64(v)
+			}
+			if m := sum / float64(len(y)); math.Abs(m) > float64(hi-lo)/20 {
+				t.Errorf("mean %g, want about 0", m)
+			}
+		})
+	}
+}
+
+// TestTensorTypeK: the K types' fallback for rows that are not whole
+// superblocks, and the tensors that stay F32 whatever the file type.
+func TestTensorTypeK(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		shape []uint64
+		ft    FileType
+		want  gguf.Type
+	}{
+		{"blk.0.ffn_up.weight", []uint64{512, 4}, FileQ4_K, gguf.TypeQ4_K},
+		{"blk.0.ffn_up.weight", []uint64{256, 4}, FileQ5_K, gguf.TypeQ5_K},
+		{"blk.0.ffn_up.weight", []uint64{768, 4}, FileQ6_K, gguf.TypeQ6_K},
+		{"blk.0.ffn_up.weight", []uint64{384, 4}, FileQ4_K, gguf.TypeQ8_0}, // 384 = 12·32, not 256·k
+		{"blk.0.ffn_up.weight", []uint64{384, 4}, FileQ6_K, gguf.TypeQ8_0},
+		{"blk.0.ffn_up.weight", []uint64{300, 4}, FileQ5_K, gguf.TypeF16},
+		{"blk.0.attn_norm.weight", []uint64{512}, FileQ4_K, gguf.TypeF32},
+		{"blk.0.attn_q_norm.weight", []uint64{256, 2}, FileQ4_K, gguf.TypeF32},
+		{"blk.0.ssm_conv1d.weight", []uint64{256, 4}, FileQ6_K, gguf.TypeF32},
+		{"blk.0.ssm_a", []uint64{256, 2}, FileQ4_K, gguf.TypeF32},
+	} {
+		e := &Entry{Name: c.name, Shape: c.shape}
+		if got := TensorType(e, c.ft); got != c.want {
+			t.Errorf("%s %v %v: %v, want %v", c.name, c.shape, c.ft, got, c.want)
+		}
+	}
+}
