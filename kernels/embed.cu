@@ -8,8 +8,10 @@
 // writes NaN into x so the failure shows in the logits instead of hiding.
 //
 // Layout: row r is contiguous, n_embd elements (ggml); a q8_0 table is
-// repacked at upload into quants and block scales (value = d*q; matvec.cu).
+// repacked at upload into quants and block scales (value = d*q; matvec.cu),
+// a K-quant table is stored as kquant.cuh describes (Q6_K's d split off).
 #include "common.cuh"
+#include "kquant.cuh"
 
 __device__ __forceinline__ bool memra_embed_token(int n_vocab, int token, const int* dtoken, int* t) {
     *t = memra_load_or(token, dtoken);
@@ -77,4 +79,46 @@ embed_q8_0(float* x, const signed char* table, const unsigned short* scales, int
     }
     const long long e = (long long)t * n_embd + i;
     x[i] = memra_f16_to_f32(scales[e >> 5]) * (float)table[e];
+}
+
+// K-quant rows (after the kernel's grid wait): x[i] is value i of the row decoded as the CPU decodes it
+// (kquant.cuh, memra_kq_value), so the embedding matches the CPU bit for bit.
+template <int KQ>
+__device__ __forceinline__ void memra_embed_kq(float* x, const unsigned char* table, const unsigned short* scales, int n_embd,
+                                               int n_vocab, int token, const int* dtoken) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_embd) return;
+    int t;
+    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
+        x[i] = __uint_as_float(0x7fc00000u);
+        return;
+    }
+    const long long sb = (long long)t * (n_embd >> 8) + (i >> 8); // superblock of the table
+    x[i] = memra_kq_value<KQ>(table + sb * memra_kq<KQ>::BB, scales + sb, i & 255);
+}
+
+// x: [n_embd] f32; table: [n_vocab][n_embd/256] Q4_K blocks; n_embd % 256 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_q4_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_embed_kq<MEMRA_KQ4>(x, table, nullptr, n_embd, n_vocab, token, dtoken);
+}
+
+// x: [n_embd] f32; table: [n_vocab][n_embd/256] Q5_K blocks; n_embd % 256 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_q5_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_embed_kq<MEMRA_KQ5>(x, table, nullptr, n_embd, n_vocab, token, dtoken);
+}
+
+// x: [n_embd] f32; table: [n_vocab][n_embd/256] Q6_K blocks less d (208 bytes);
+// scales: [n_vocab][n_embd/256] f16 d; n_embd % 256 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_q6_k(float* x, const unsigned char* table, const unsigned short* scales, int n_embd, int n_vocab, int token,
+           const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_embed_kq<MEMRA_KQ6>(x, table, scales, n_embd, n_vocab, token, dtoken);
 }

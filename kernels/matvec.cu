@@ -24,9 +24,13 @@
 // repacked at upload (gpu.RepackQ8_0): W holds the int8 quants [rows][cols]
 // and S the f16 block scales [rows][cols/32], so every quant row is 16-byte
 // aligned and streams like the 16-bit types (ggml's 34-byte blocks are not).
-// 16-byte loads need cols a multiple of the values per load and W, x 16-byte
-// aligned; otherwise rows are read element by element (any shape, slower).
+// Q4_K, Q5_K and Q6_K stream as kquant.cuh describes (16-byte items of 32
+// values; Q6_K split like q8_0, its f16 d in S).
+// 16-byte loads need cols a multiple of the values per load (K-quants: of
+// 256) and W, x 16-byte aligned; otherwise rows are read element by element
+// (any shape, slower).
 #include "common.cuh"
+#include "kquant.cuh"
 
 // With xnorm != 0 the block first normalises its input: xs = x / sqrt(mean(x^2)
 // + eps) * norm_w, staged in dynamic shared memory (cols floats), and the
@@ -55,13 +59,31 @@ __device__ __forceinline__ void memra_mv_input(const float* x, const float* norm
     __syncthreads();
 }
 
-// Weight kinds. V: values per 16-byte load.
-enum { MEMRA_MV_F32 = 0, MEMRA_MV_F16 = 1, MEMRA_MV_BF16 = 2, MEMRA_MV_Q8 = 3 };
+// Weight kinds. V: values per 16-byte load (K-quants: per item, kquant.cuh).
+enum { MEMRA_MV_F32 = 0, MEMRA_MV_F16 = 1, MEMRA_MV_BF16 = 2, MEMRA_MV_Q8 = 3, MEMRA_MV_Q4K = 4, MEMRA_MV_Q5K = 5, MEMRA_MV_Q6K = 6 };
 
 template <int KIND>
 struct memra_mv_kind {
-    static constexpr int V = KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 16 : 8;
+    static constexpr bool K = KIND >= MEMRA_MV_Q4K;
+    static constexpr int KQ = KIND - MEMRA_MV_Q4K; // kquant.cuh's type, when K
+    static constexpr int V = KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 16 : K ? 32 : 8;
 };
+
+// Bytes of one row of cols values (K-quants: whole superblocks).
+template <int KIND>
+__device__ __forceinline__ long long memra_mv_row_bytes(int cols) {
+    if (memra_mv_kind<KIND>::K) return (long long)(cols >> 8) * memra_kq<memra_mv_kind<KIND>::KQ>::BB;
+    return (long long)cols * (KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 1 : 2);
+}
+
+// Where a row's side array S starts: q8_0's f16 scale per 32, Q6_K's f16 d
+// per 256; nullptr for the others.
+template <int KIND>
+__device__ __forceinline__ const unsigned short* memra_mv_srow(const unsigned short* S, long long r, int cols) {
+    if (KIND == MEMRA_MV_Q8) return S + r * (cols >> 5);
+    if (KIND == MEMRA_MV_Q6K) return S + r * (cols >> 8);
+    return nullptr;
+}
 
 // Element c of a row, as f32 (the scalar path).
 template <int KIND>
@@ -69,6 +91,11 @@ __device__ __forceinline__ float memra_mv_elem(const void* row, const unsigned s
     if (KIND == MEMRA_MV_F32) return reinterpret_cast<const float*>(row)[c];
     if (KIND == MEMRA_MV_F16) return memra_f16_to_f32(reinterpret_cast<const unsigned short*>(row)[c]);
     if (KIND == MEMRA_MV_BF16) return memra_bf16_to_f32(reinterpret_cast<const unsigned short*>(row)[c]);
+    if (memra_mv_kind<KIND>::K) {
+        constexpr int KQ = memra_mv_kind<KIND>::KQ;
+        return memra_kq_value<KQ>(reinterpret_cast<const unsigned char*>(row) + (long long)(c >> 8) * memra_kq<KQ>::BB,
+                                  srow + (c >> 8), c & 255);
+    }
     return memra_f16_to_f32(srow[c >> 5]) * (float)reinterpret_cast<const signed char*>(row)[c];
 }
 
@@ -123,6 +150,55 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
     return acc;
 }
 
+// The K-quant inner loop of memra_mv_rows: items v0, v0 + step, ... of the
+// R rows (nv items per row), U items per row loaded before any is used.
+// Each item's two runs of x (16 columns each) and their sums are read once
+// for all R rows; a run's Σ(a·q − m)·x is a·Σq·x − m·Σx.
+template <int KQ, int R, int U, bool XG>
+__device__ __forceinline__ void memra_mv_kq_rows(float acc[R], const unsigned char* const rowp[R],
+                                                 const unsigned short* const srow[R], const float* x, int nv, int v0, int step) {
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    for (int v = v0; v < nv; v += step * U) {
+        memra_kitem it[U][R];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int i = 0; i < R; i++)
+                if (v + step * u < nv) it[u][i] = memra_kq_load<KQ>(rowp[i], srow[i], v + step * u);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int vu = v + step * u;
+            if (vu >= nv) break;
+            int xl, xh;
+            memra_kq_pos<KQ>(vu, &xl, &xh);
+            float4 xa[4], xb[4];
+            float sa = 0.0f, sb = 0.0f;
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                xa[k] = memra_mv_x<XG>(x4 + (xl >> 2), k);
+                xb[k] = memra_mv_x<XG>(x4 + (xh >> 2), k);
+                sa += xa[k].x + xa[k].y + xa[k].z + xa[k].w;
+                sb += xb[k].x + xb[k].y + xb[k].z + xb[k].w;
+            }
+#pragma unroll
+            for (int i = 0; i < R; i++) {
+                float alo, mlo, ahi, mhi;
+                unsigned int lo[4], hi[4];
+                memra_kq_decode<KQ>(it[u][i], vu, &alo, &mlo, &ahi, &mhi, lo, hi);
+                float qa = 0.0f, qb = 0.0f;
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    qa += memra_u8_val(lo[k], 0) * xa[k].x + memra_u8_val(lo[k], 1) * xa[k].y + memra_u8_val(lo[k], 2) * xa[k].z +
+                          memra_u8_val(lo[k], 3) * xa[k].w;
+                    qb += memra_u8_val(hi[k], 0) * xb[k].x + memra_u8_val(hi[k], 1) * xb[k].y + memra_u8_val(hi[k], 2) * xb[k].z +
+                          memra_u8_val(hi[k], 3) * xb[k].w;
+                }
+                acc[i] += alo * qa - mlo * sa + (ahi * qb - mhi * sb);
+            }
+        }
+    }
+}
+
 // The geometry shared by memra_mv and its row loop.
 template <int KIND, int R, int KW>
 struct memra_mv_geom {
@@ -145,7 +221,7 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
-    const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x);
+    const bool vec = cols % (memra_mv_kind<KIND>::K ? 256 : V) == 0 && memra_aligned16(W) && memra_aligned16(x);
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         const int r0 = (unit * G + g) * R;
         const unsigned char* rowp[R];
@@ -153,10 +229,10 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 #pragma unroll
         for (int i = 0; i < R; i++) {
             const long long rr = min(r0 + i, rows - 1); // rows past the end re-read the last row, never stored
-            rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * cols * EB;
-            srow[i] = KIND == MEMRA_MV_Q8 ? S + rr * (cols >> 5) : nullptr;
+            rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * memra_mv_row_bytes<KIND>(cols);
+            srow[i] = memra_mv_srow<KIND>(S, rr, cols);
         }
-        if (PF) {
+        if (PF && !memra_mv_kind<KIND>::K) {
             const int next = unit + (int)gridDim.x;
             if (vec && next < units && kw * 32 + lane < cols / V) {
                 const int n0 = (next * G + g) * R;
@@ -169,7 +245,9 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
         float acc[R];
 #pragma unroll
         for (int i = 0; i < R; i++) acc[i] = 0.0f;
-        if (vec) {
+        if (vec && memra_mv_kind<KIND>::K) {
+            memra_mv_kq_rows<memra_mv_kind<KIND>::KQ, R, U, XG>(acc, rowp, srow, x, cols >> 5, kw * 32 + lane, step);
+        } else if (vec) {
             const int nv = cols / V;
             const float4* x4 = reinterpret_cast<const float4*>(x);
             constexpr int XF4 = V / 4; // float4s of x per load
@@ -282,7 +360,23 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
     // Weights are never written by a kernel: start pulling this lane's
     // first loads of its first unit into L2 while the previous kernel
     // finishes, then wait.
-    if (cols % V == 0 && (int)blockIdx.x < units) {
+    if (memra_mv_kind<KIND>::K) {
+        // K-quants: the 16-byte code chunk of each of the lane's first items.
+        if (cols % 256 == 0 && (int)blockIdx.x < units) {
+            const int r0 = (blockIdx.x * G + g) * R;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int v = kw * 32 + lane + step * u;
+                if (v < cols / V) {
+#pragma unroll
+                    for (int i = 0; i < R; i++)
+                        memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) +
+                                          (long long)min(r0 + i, rows - 1) * memra_mv_row_bytes<KIND>(cols) +
+                                          (v >> 3) * memra_kq<memra_mv_kind<KIND>::KQ>::BB + 16 * (v & 7));
+                }
+            }
+        }
+    } else if (cols % V == 0 && (int)blockIdx.x < units) {
         const int r0 = (blockIdx.x * G + g) * R;
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -348,4 +442,25 @@ extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                  const float* norm_w, int xnorm, float eps) {
     memra_mv<MEMRA_MV_Q8, 4, 4, 2, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+// The K-quants (kquant.cuh): W [rows][cols/256] superblocks (Q4_K, Q5_K as
+// ggml stores them; Q6_K without its d, which is in S [rows][cols/256] f16);
+// x: [cols] f32; cols % 256 == 0. R4 KW2: a 4,096-column row has 128 items,
+// two per lane; a 1,024-column row (the 0.8B preset) 32, so KW2 leaves one
+// warp of each pair idle there.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_Q4K, 4, 2, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_Q5K, 4, 2, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q6_k(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
+            const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_Q6K, 4, 2, 1>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }

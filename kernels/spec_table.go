@@ -77,7 +77,7 @@ const MatvecThreads = 256
 // MatvecKernel is one member of the matvec family.
 type MatvecKernel struct {
 	Name         string
-	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0
+	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0, 12 q4_K, 13 q5_K, 14 q6_K
 	Wide         bool // each row split over 8 warps (for matrices of few rows)
 	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*R of the template
 }
@@ -93,6 +93,9 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_bf16_wide", 30, true, 4}, // R4 KW8
 		{"matvec_q8_0", 8, false, 32},     // R4 KW1
 		{"matvec_q8_0_wide", 8, true, 8},  // R4 KW4 TB
+		{"matvec_q4_k", 12, false, 16},    // R4 KW2
+		{"matvec_q5_k", 13, false, 16},    // R4 KW2
+		{"matvec_q6_k", 14, false, 16},    // R4 KW2
 	}
 }
 
@@ -104,9 +107,15 @@ func matvecKind(ggmlType int) int {
 		return 1
 	case 30:
 		return 2
+	case 8:
+		return 3
 	}
-	return 3
+	return ggmlType - 12 + 4 // q4_K, q5_K, q6_K
 }
+
+// matvecSide reports whether a matvec kernel or embedding table of ggml
+// type t takes the side array S: q8_0's block scales, Q6_K's superblock d.
+func matvecSide(t int) bool { return t == 8 || t == 14 }
 
 func param(name string, kind ParamKind) Param { return Param{Name: name, Kind: kind} }
 
@@ -124,9 +133,9 @@ func Spec() []Kernel {
 	one := "1"
 	var ks []Kernel
 
-	for _, t := range []string{"f32", "f16", "bf16", "q8_0"} {
+	for _, t := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"} {
 		ps := []Param{param("x", Ptr), param("table", Ptr)}
-		if t == "q8_0" { // repacked: quants in table, f16 block scales in scales
+		if t == "q8_0" || t == "q6_k" { // repacked: f16 block scales (q8_0) or superblock d (q6_k) in scales
 			ps = append(ps, param("scales", Ptr))
 		}
 		ks = append(ks, Kernel{
@@ -161,8 +170,9 @@ func Spec() []Kernel {
 	// holds) so that each block's prologue is paid once.
 	for _, m := range MatvecKernels() {
 		ps := []Param{param("y", Ptr), param("W", Ptr)}
-		what := []string{"f32", "f16", "bf16", "q8_0 (quants W, scales S: repacked)"}[matvecKind(m.GgmlType)]
-		if m.GgmlType == 8 {
+		what := []string{"f32", "f16", "bf16", "q8_0 (quants W, scales S: repacked)", "q4_K", "q5_K",
+			"q6_K (blocks less d in W, d in S)"}[matvecKind(m.GgmlType)]
+		if matvecSide(m.GgmlType) {
 			ps = append(ps, param("S", Ptr))
 		}
 		ps = append(ps, param("x", Ptr), param("rows", I32), param("cols", I32), param("mode", I32),

@@ -125,7 +125,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {248320, 1024}} {
-		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeF32} {
+		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeF32, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
 			b.Run(name, func(b *testing.B) {
 				rb, err := gguf.RowBytes(typ, int64(shape.cols))
@@ -154,8 +154,9 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					b.Cleanup(func() { e.Free(p) })
 					g := &Model{e: e}
 					d.ptr = p
-					if typ == gguf.TypeQ8_0 {
-						d.scales = p.Add(uint64(shape.rows * shape.cols))
+					if l, ok := splitOf(typ); ok {
+						wb, _ := l.rowBytes(shape.cols)
+						d.scales = p.Add(uint64(shape.rows * wb))
 					}
 					var stage []byte
 					err = g.put(d, func(i int) []byte { return data[i*int(rb) : (i+1)*int(rb)] }, int(rb), &stage, func(int64) {})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cpu"
@@ -41,6 +42,22 @@ func gpuTinySpec(typ gguf.Type, tied bool, seed uint64) modeltest.Spec {
 	s.Tied, s.Seed = tied, seed
 	s.Type = func(string) gguf.Type { return typ }
 	return s
+}
+
+// kMix types a model as llama.cpp's mixed K-quant files do, in spirit:
+// mostly Q4_K, with Q6_K, Q5_K and Q8_0 matrices between them, so matrices
+// that share an input differ in type (no fused launch) and every K kernel
+// runs in one step.
+func kMix(name string) gguf.Type {
+	switch {
+	case strings.Contains(name, "ffn_down"), strings.Contains(name, "attn_v."), name == "output.weight":
+		return gguf.TypeQ6_K
+	case strings.Contains(name, "ssm_out"), strings.Contains(name, "attn_k."):
+		return gguf.TypeQ5_K
+	case strings.Contains(name, "ssm_alpha"):
+		return gguf.TypeQ8_0
+	}
+	return gguf.TypeQ4_K
 }
 
 func writeModel(t *testing.T, s modeltest.Spec) *model.Model {
@@ -92,10 +109,17 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 		{"qwen35-bf16-tied", gguf.TypeBF16, true, "qwen35"},
 		{"qwen35-f16", gguf.TypeF16, false, "qwen35"},
 		{"qwen35-q8_0", gguf.TypeQ8_0, false, "qwen35"},
+		{"qwen35-q4_k", gguf.TypeQ4_K, false, "qwen35"},
+		{"qwen35-q5_k", gguf.TypeQ5_K, false, "qwen35"},
+		{"qwen35-q6_k-tied", gguf.TypeQ6_K, true, "qwen35"},
+		{"qwen35-k-mix", gguf.TypeQ4_K, false, "qwen35"}, // Q4_K with Q6_K/Q5_K/Q8_0 matrices in between
 		{"qwen3-bf16", gguf.TypeBF16, false, "qwen3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := gpuTinySpec(tc.typ, tc.tied, 7)
+			if tc.name == "qwen35-k-mix" {
+				s.Type = kMix
+			}
 			if tc.arch == "qwen3" {
 				s = modeltest.TinyQwen3()
 				s.NVocab, s.HeadDim, s.NRot, s.ContextLength = 1000, 128, 128, 4096

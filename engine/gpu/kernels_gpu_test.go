@@ -22,6 +22,7 @@ import (
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -180,31 +181,35 @@ func ktDequant(t *testing.T, w *model.Tensor) []float32 {
 	return out
 }
 
-// ktWeights uploads w in its device layout (q8_0 repacked by repackQ8_0:
-// quants at q, f16 scales at s; otherwise s is 0), q placed off bytes past a
-// 16-byte boundary to reach the kernels' unaligned paths.
+// ktWeights uploads w in its device layout (q8_0 and Q6_K split as upload
+// does: payloads at q, f16 scales at s; otherwise s is 0), q placed off
+// bytes past a 16-byte boundary to reach the kernels' unaligned paths.
 func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int) (q, s cuda.DevPtr) {
 	t.Helper()
-	if w.Type != gguf.TypeQ8_0 {
+	l, ok := splitOf(w.Type)
+	if !ok {
 		p := v.alloc(t, len(w.Data)+16)
 		ktMust(t, v.e.CopyHtoD(p.Add(uint64(off)), w.Data))
 		return p.Add(uint64(off)), 0
 	}
-	n := len(w.Data) / q8Block
-	qb, sb := make([]byte, 32*n), make([]byte, 2*n)
-	repackQ8_0(qb, sb, w.Data)
+	n := len(w.Data) / l.block
+	qb, sb := make([]byte, l.payload()*n), make([]byte, 2*n)
+	l.repack(qb, sb, w.Data)
 	p := v.alloc(t, len(qb)+16)
 	ktMust(t, v.e.CopyHtoD(p.Add(uint64(off)), qb))
 	return p.Add(uint64(off)), ktUpload(t, v, sb, 0)
 }
 
-// TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0} for host and device tokens
-// must equal the CPU's DequantizeRow bit for bit (a gather plus an exact
-// conversion), and an out-of-range token must give NaN in every element.
+// TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0,q4_k,q5_k,q6_k} for host and
+// device tokens must equal the CPU's DequantizeRow bit for bit (a gather plus
+// an exact conversion; the K-quants decode in the CPU's order of operations,
+// kquant.cuh), and an out-of-range token must give NaN in every element.
 func TestGPUKernelEmbed(t *testing.T) {
 	v := ktGPU(t)
-	const nVocab, nEmbd, guard = 37, 1056, 64 // 1056 = 33 q8_0 blocks; 4⅛ blocks of 256 threads
-	src := ktUniform(ktRand(1), nVocab*nEmbd, -2, 2)
+	// 1056 = 33 q8_0 blocks, 4⅛ blocks of 256 threads; the K-quants need
+	// whole superblocks: 1280 = 5.
+	const nVocab, guard = 37, 64
+	src := ktUniform(ktRand(1), nVocab*1280, -2, 2)
 	type embedFn func(x, table, scales cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error
 	unscaled := func(f func(x, table cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error) embedFn {
 		return func(x, table, _ cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error {
@@ -212,14 +217,18 @@ func TestGPUKernelEmbed(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		typ gguf.Type
-		fn  embedFn
+		typ   gguf.Type
+		fn    embedFn
+		nEmbd int
 	}{
-		{gguf.TypeF32, unscaled(v.k.EmbedF32)}, {gguf.TypeF16, unscaled(v.k.EmbedF16)},
-		{gguf.TypeBF16, unscaled(v.k.EmbedBF16)}, {gguf.TypeQ8_0, v.k.EmbedQ8_0},
+		{gguf.TypeF32, unscaled(v.k.EmbedF32), 1056}, {gguf.TypeF16, unscaled(v.k.EmbedF16), 1056},
+		{gguf.TypeBF16, unscaled(v.k.EmbedBF16), 1056}, {gguf.TypeQ8_0, v.k.EmbedQ8_0, 1056},
+		{gguf.TypeQ4_K, unscaled(v.k.EmbedQ4K), 1280}, {gguf.TypeQ5_K, unscaled(v.k.EmbedQ5K), 1280},
+		{gguf.TypeQ6_K, v.k.EmbedQ6K, 1280},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
-			w := ktTensor(t, "token_embd.weight", tc.typ, src, nEmbd, nVocab)
+			nEmbd := tc.nEmbd
+			w := ktTensor(t, "token_embd.weight", tc.typ, src[:nVocab*nEmbd], nEmbd, nVocab)
 			table, scales := ktWeights(t, v, w, 0)
 			x := v.alloc(t, (nEmbd+guard)*4)
 			ctr := ktCounters(t, v, 0, 0, 0, 0)
@@ -231,7 +240,7 @@ func TestGPUKernelEmbed(t *testing.T) {
 					ktSetCounters(t, v, ctr, dev, 0, 0, 0)
 					dtoken = ctr.Add(kernels.CounterToken)
 				}
-				ktMust(t, tc.fn(x, table, scales, nEmbd, nVocab, host, dtoken))
+				ktMust(t, tc.fn(x, table, scales, int32(nEmbd), nVocab, host, dtoken))
 				got := ktGet[float32](t, v, x, nEmbd+guard)
 				ktCheckPoison(t, name+" guard", got[nEmbd:], fill)
 				return got[:nEmbd]
@@ -386,18 +395,22 @@ func TestGPUKernelMatvec(t *testing.T) {
 	v := ktGPU(t)
 	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
 	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
+	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} // cols % 256 == 0
+	allK := append(slices.Clone(all), kq...)
 	for i, sh := range []struct {
 		rows, cols int
 		types      []gguf.Type
 		misalign   bool // W and x 4 bytes (q8_0 quants: 2 bytes) past a 16-byte boundary
 	}{
-		{4096, 4096, all, false},
-		{1003, 1024, all, false},
-		{17, 2304, all, false},   // q8_0: 144 chunks, leftover after the unrolled loop
+		{4096, 4096, allK, false},
+		{1003, 1024, allK, false},
+		{17, 2304, allK, false},  // q8_0: 144 chunks, leftover after the unrolled loop; K: 72 items, 64 lanes per row
 		{1003, 1056, all, false}, // 66 16-byte q8_0 chunks
-		{64, 1024, all, true},
-		{67, 1001, unq, false}, // odd cols
-		{33, 4100, unq, false}, // f32 vector, 16-bit scalar (4100 % 8 = 4)
+		{64, 1024, allK, true},   // K-quants: the byte-wise fallback
+		{37, 12288, kq, false},   // 6 items per lane
+		{2050, 512, kq, false},   // 16 items per row: most lanes idle; a partial last unit
+		{67, 1001, unq, false},   // odd cols
+		{33, 4100, unq, false},   // f32 vector, 16-bit scalar (4100 % 8 = 4)
 		{9, 7, unq, false},
 		{5, 32, all, false},
 		{2050, 96, all, false}, // odd row groups in both wide and plain kernels
@@ -451,6 +464,13 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 		ktMust(t, v.k.Matvec(variant, dy, dw, ds, dx, int32(rows), int32(cols), mode, norm, xnorm, 1e-6, blocks))
 	}
 
+	// mag[i] bounds the magnitude of the terms weight i is made of: |w| for
+	// the exact types; for the K-quants, whose value is a·q − m (kquant.cuh)
+	// and which the kernel sums as a·Σq·x − m·Σx, |a·q| + |m| ≤ |w| + 2|m|.
+	// mag bounds the size of the terms a weight's product is made of: |w|,
+	// or for the K-quants, which the kernels sum as a·Σq·x − m·Σx per run of
+	// 16 (kquant.cuh), |a·q| + |m| (modeltest.KQuantMag).
+	mag := modeltest.KQuantMag(typ, w.Data, deq)
 	dot := make([]float64, rows)
 	abs := make([]float64, rows)
 	for row := range rows {
@@ -458,7 +478,7 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 		for c, xv := range xs {
 			p := float64(wr[c]) * float64(xv)
 			dot[row] += p
-			abs[row] += math.Abs(p)
+			abs[row] += mag[row*cols+c] * math.Abs(float64(xv))
 		}
 	}
 	// The fused-norm input: x' = x / sqrt(mean(x²) + eps) · nw, in float64.
@@ -476,7 +496,7 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 		for c, xv := range xs {
 			p := float64(wr[c]) * float64(xv) * inv * float64(nw[c])
 			dotN[row] += p
-			absN[row] += math.Abs(p)
+			absN[row] += mag[row*cols+c] * math.Abs(float64(xv)*inv*float64(nw[c]))
 		}
 	}
 	dnw := v.alloc(t, len(nw)*4)
@@ -485,6 +505,11 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 	ktMust(t, cpu.MatVec(nil, cpuY, w, xs))
 	gpuDepth := float64(cols/32 + 48)
 	cpuDepth := float64(cols/8 + 16)
+	if w.Type.BlockSize() == 256 {
+		// cpu.dotBlocks: two partial sums of 128 products per superblock,
+		// then a running sum over the superblocks.
+		cpuDepth = max(cpuDepth, float64(128+cols/256+2))
+	}
 
 	for _, mode := range []int32{mvStore, mvAccumulate} {
 		v.poison(t, dy, rows+guard, ktNaN)
@@ -533,13 +558,16 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 		want := make([]float64, half)
 		tol := make([]float64, half)
 		for i := range half {
-			g, u := dot[2*i], dot[2*i+1]
+			g, u := dot[2*i], dot[2*i+1] // abs below is the mag-based sum
 			silu := g / (1 + math.Exp(-g))
 			want[i] = silu * u
 			dg, du := gpuDepth*ktU*abs[2*i], gpuDepth*ktU*abs[2*i+1]
 			tol[i] = 1.1*dg*math.Abs(u) + math.Abs(silu)*du + dg*du + 8*ktU*math.Abs(want[i])
 		}
 		ktCheckElems(t, "swiglu vs float64", got[:half], want, func(i int) float64 { return tol[i] })
+	}
+	if cols > maxFusedNormCols {
+		return // the engine never fuses the norm into so wide an input (its copy would not fit)
 	}
 	// Norm fused in (xnorm = 1): the block's sum of squares adds cols/256+8
 	// rounding steps to each input (thread partials, butterfly, 8 warp

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "6efb615963a9c3329bb45d8b5e9613fd50714644521f56760c9950ab92ff66c5"
+const specHash = "ae7b2e938d6cb2f82c7d2cf8854a1e98ef34d32f445cc3949a2d30e7ee7bae72"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -22,6 +22,9 @@ type Kernels struct {
 	kEmbedF16            kernelSlot // embed_f16
 	kEmbedBF16           kernelSlot // embed_bf16
 	kEmbedQ8_0           kernelSlot // embed_q8_0
+	kEmbedQ4K            kernelSlot // embed_q4_k
+	kEmbedQ5K            kernelSlot // embed_q5_k
+	kEmbedQ6K            kernelSlot // embed_q6_k
 	kRMSNorm             kernelSlot // rmsnorm
 	kRMSNormGated        kernelSlot // rmsnorm_gated
 	kMatvecF32           kernelSlot // matvec_f32
@@ -31,6 +34,9 @@ type Kernels struct {
 	kMatvecBF16Wide      kernelSlot // matvec_bf16_wide
 	kMatvecQ8_0          kernelSlot // matvec_q8_0
 	kMatvecQ8_0Wide      kernelSlot // matvec_q8_0_wide
+	kMatvecQ4K           kernelSlot // matvec_q4_k
+	kMatvecQ5K           kernelSlot // matvec_q5_k
+	kMatvecQ6K           kernelSlot // matvec_q6_k
 	kRoPENeox            kernelSlot // rope_neox
 	kAttnPrepF16         kernelSlot // attn_prep_f16
 	kAttnPrepFP8         kernelSlot // attn_prep_fp8
@@ -79,6 +85,9 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"embed_f16", "embed.cu", 6, &ks.kEmbedF16},
 		{"embed_bf16", "embed.cu", 6, &ks.kEmbedBF16},
 		{"embed_q8_0", "embed.cu", 7, &ks.kEmbedQ8_0},
+		{"embed_q4_k", "embed.cu", 6, &ks.kEmbedQ4K},
+		{"embed_q5_k", "embed.cu", 6, &ks.kEmbedQ5K},
+		{"embed_q6_k", "embed.cu", 7, &ks.kEmbedQ6K},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
 		{"matvec_f32", "matvec.cu", 9, &ks.kMatvecF32},
@@ -88,6 +97,9 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_bf16_wide", "matvec.cu", 9, &ks.kMatvecBF16Wide},
 		{"matvec_q8_0", "matvec.cu", 10, &ks.kMatvecQ8_0},
 		{"matvec_q8_0_wide", "matvec.cu", 10, &ks.kMatvecQ8_0Wide},
+		{"matvec_q4_k", "matvec.cu", 9, &ks.kMatvecQ4K},
+		{"matvec_q5_k", "matvec.cu", 9, &ks.kMatvecQ5K},
+		{"matvec_q6_k", "matvec.cu", 10, &ks.kMatvecQ6K},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
 		{"attn_prep_fp8", "attn_prep.cu", 20, &ks.kAttnPrepFP8},
@@ -244,6 +256,88 @@ func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPt
 	slot_.p.SetPtr(6, dtoken)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q8_0: %w", err_)
+	}
+	return nil
+}
+
+// geomEmbedQ4K is embed_q4_k's grid and dynamic shared memory, from the spec.
+func geomEmbedQ4K(n_embd, n_vocab, token int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+}
+
+// EmbedQ4K launches embed_q4_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q4_k embedding table.
+//
+// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ4K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+	geom_, shmem_ := geomEmbedQ4K(int(n_embd), int(n_vocab), int(token))
+	grid_, shared_, err_ := launchGeometry("embed_q4_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kEmbedQ4K
+	slot_.p.SetPtr(0, x)
+	slot_.p.SetPtr(1, table)
+	slot_.p.SetI32(2, n_embd)
+	slot_.p.SetI32(3, n_vocab)
+	slot_.p.SetI32(4, token)
+	slot_.p.SetPtr(5, dtoken)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("embed_q4_k: %w", err_)
+	}
+	return nil
+}
+
+// geomEmbedQ5K is embed_q5_k's grid and dynamic shared memory, from the spec.
+func geomEmbedQ5K(n_embd, n_vocab, token int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+}
+
+// EmbedQ5K launches embed_q5_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q5_k embedding table.
+//
+// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ5K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+	geom_, shmem_ := geomEmbedQ5K(int(n_embd), int(n_vocab), int(token))
+	grid_, shared_, err_ := launchGeometry("embed_q5_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kEmbedQ5K
+	slot_.p.SetPtr(0, x)
+	slot_.p.SetPtr(1, table)
+	slot_.p.SetI32(2, n_embd)
+	slot_.p.SetI32(3, n_vocab)
+	slot_.p.SetI32(4, token)
+	slot_.p.SetPtr(5, dtoken)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("embed_q5_k: %w", err_)
+	}
+	return nil
+}
+
+// geomEmbedQ6K is embed_q6_k's grid and dynamic shared memory, from the spec.
+func geomEmbedQ6K(n_embd, n_vocab, token int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+}
+
+// EmbedQ6K launches embed_q6_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q6_k embedding table.
+//
+// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+	geom_, shmem_ := geomEmbedQ6K(int(n_embd), int(n_vocab), int(token))
+	grid_, shared_, err_ := launchGeometry("embed_q6_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kEmbedQ6K
+	slot_.p.SetPtr(0, x)
+	slot_.p.SetPtr(1, table)
+	slot_.p.SetPtr(2, scales)
+	slot_.p.SetI32(3, n_embd)
+	slot_.p.SetI32(4, n_vocab)
+	slot_.p.SetI32(5, token)
+	slot_.p.SetPtr(6, dtoken)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("embed_q6_k: %w", err_)
 	}
 	return nil
 }
@@ -513,6 +607,97 @@ func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x
 	slot_.p.SetF32(9, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q8_0_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ4K is matvec_q4_k's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
+}
+
+// MatvecQ4K launches matvec_q4_k (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4K(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4K
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ5K is matvec_q5_k's grid and dynamic shared memory, from the spec.
+func geomMatvecQ5K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
+}
+
+// MatvecQ5K launches matvec_q5_k (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q5_K, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ5K(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q5_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ5K
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q5_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ6K is matvec_q6_k's grid and dynamic shared memory, from the spec.
+func geomMatvecQ6K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
+}
+
+// MatvecQ6K launches matvec_q6_k (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q6_K (blocks less d in W, d in S), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ6K(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ6K(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q6_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ6K
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetPtr(7, norm_w)
+	slot_.p.SetI32(8, xnorm)
+	slot_.p.SetF32(9, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q6_k: %w", err_)
 	}
 	return nil
 }
@@ -1352,6 +1537,9 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 30, Wide: 1},
 		{GgmlType: 8, Wide: 0},
 		{GgmlType: 8, Wide: 1},
+		{GgmlType: 12, Wide: 0},
+		{GgmlType: 13, Wide: 0},
+		{GgmlType: 14, Wide: 0},
 	}
 }
 
@@ -1374,6 +1562,12 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ8_0(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 8, Wide: 1}:
 		return k_.MatvecQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 12, Wide: 0}:
+		return k_.MatvecQ4K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 13, Wide: 0}:
+		return k_.MatvecQ5K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 14, Wide: 0}:
+		return k_.MatvecQ6K(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
 }

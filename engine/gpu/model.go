@@ -35,14 +35,15 @@ type Options struct {
 	KVFP8 bool
 }
 
-// dtensor is a weight tensor on the device, in its GGUF type. A q8_0 matrix
-// is repacked (repackQ8_0): ptr holds its int8 quants [rows][cols] and
-// scales its f16 block scales [rows][cols/32], so quant rows are 16-byte
-// aligned for the matvec's vector loads; the bytes are ggml's, reordered.
+// dtensor is a weight tensor on the device, in its GGUF type. q8_0 and Q6_K
+// matrices are split (upload.go, splitOf): ptr holds the blocks less their
+// f16 scale (q8_0: int8 quants [rows][cols]; Q6_K: 208 bytes per superblock)
+// and scales the f16s [rows][blocks per row], so rows stay 16-byte aligned
+// for the matvec's vector loads; the bytes are ggml's, reordered.
 type dtensor struct {
 	name       string
 	ptr        cuda.DevPtr
-	scales     cuda.DevPtr // q8_0 only
+	scales     cuda.DevPtr // split types only
 	typ        gguf.Type
 	rows, cols int
 }
@@ -153,8 +154,9 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			return dtensor{}
 		}
 		d := dtensor{name: name, ptr: p, typ: typ, rows: rows, cols: cols}
-		if typ == gguf.TypeQ8_0 {
-			d.scales = p.Add(uint64(rows) * uint64(cols))
+		if l, ok := splitOf(typ); ok {
+			wb, _ := l.rowBytes(cols)
+			d.scales = p.Add(uint64(rows) * uint64(wb))
 		}
 		if err := g.put(d, rowOf, int(rb), &stage, func(n int64) {
 			done += n
@@ -319,9 +321,9 @@ func supported(m *model.Model) error {
 	var errs []error
 	for _, t := range m.Tensors() {
 		switch t.Type {
-		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0:
+		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		default:
-			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16 and Q8_0 (use --device cpu or convert with --type bf16|q8_0)", t.Name, t.Type))
+			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q4_K, Q5_K and Q6_K (use --device cpu or convert with --type bf16|q8_0|q4_k)", t.Name, t.Type))
 		}
 	}
 	c := &m.Config

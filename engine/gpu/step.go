@@ -180,6 +180,12 @@ func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr) error {
 		return g.k.EmbedBF16(x, t.ptr, ne, nv, token, dtok)
 	case gguf.TypeQ8_0:
 		return g.k.EmbedQ8_0(x, t.ptr, t.scales, ne, nv, token, dtok)
+	case gguf.TypeQ4_K:
+		return g.k.EmbedQ4K(x, t.ptr, ne, nv, token, dtok)
+	case gguf.TypeQ5_K:
+		return g.k.EmbedQ5K(x, t.ptr, ne, nv, token, dtok)
+	case gguf.TypeQ6_K:
+		return g.k.EmbedQ6K(x, t.ptr, t.scales, ne, nv, token, dtok)
 	}
 	return fmt.Errorf("embed: %s is %s", t.name, t.typ)
 }

@@ -10,31 +10,60 @@ import (
 )
 
 // stageBytes bounds the host staging buffer of an upload that reorders rows
-// (row-interleaved pairs, q8_0 repacking): big enough to keep the copy engine
+// (row-interleaved pairs, q8_0 and Q6_K repacking): big enough to keep the copy engine
 // busy, small enough not to double a 1 GB tensor in host memory.
 const stageBytes = 16 << 20
 
-// q8Block is ggml's q8_0 block: an f16 scale d then 32 int8 quants.
-const q8Block = 34
+// split is how the device stores a type whose GGUF blocks do not keep 16-byte
+// alignment: each block's payload goes to W (back to back, so rows of whole
+// blocks stay aligned for the matvec's vector loads) and its one f16 at byte
+// side goes to the side array S. q8_0 (34 bytes: d, then 32 quants) and Q6_K
+// (210 bytes: 208 of codes and scales, then d) are split; the other types
+// are stored as they are.
+type split struct {
+	block, values, side int // bytes and values per GGUF block; offset of the f16 moved to S
+}
 
-// repackQ8_0 splits ggml q8_0 blocks (src, len a multiple of 34) into their
-// quants (q, 32 bytes per block) and f16 scales (s, 2 bytes per block): the
-// device layout of q8_0 matrices, whose quant rows stay 16-byte aligned.
-func repackQ8_0(q, s, src []byte) {
-	n := len(src) / q8Block
-	for b := range n {
-		blk := src[b*q8Block : (b+1)*q8Block]
-		s[2*b], s[2*b+1] = blk[0], blk[1]
-		copy(q[32*b:32*b+32], blk[2:])
+func (l split) payload() int { return l.block - 2 }
+
+// rowBytes returns the W and S bytes of a row of cols values.
+func (l split) rowBytes(cols int) (w, s int) {
+	n := cols / l.values
+	return n * l.payload(), n * 2
+}
+
+// splitOf returns t's split layout, if it has one.
+func splitOf(t gguf.Type) (split, bool) {
+	switch t {
+	case gguf.TypeQ8_0:
+		return split{block: 34, values: 32, side: 0}, true
+	case gguf.TypeQ6_K:
+		return split{block: 210, values: 256, side: 208}, true
+	}
+	return split{}, false
+}
+
+// repack splits GGUF blocks (src, a whole number of them) into payloads (w)
+// and side f16s (s).
+func (l split) repack(w, s, src []byte) {
+	pl := l.payload()
+	for b := range len(src) / l.block {
+		blk := src[b*l.block : (b+1)*l.block]
+		s[2*b], s[2*b+1] = blk[l.side], blk[l.side+1]
+		copy(w[b*pl:], blk[:l.side])
+		copy(w[b*pl+l.side:(b+1)*pl], blk[l.side+2:])
 	}
 }
 
-// unpackQ8Row rebuilds ggml q8_0 blocks from repacked quants and scales (the
-// inverse of repackQ8_0; tests use it to read device tensors back).
-func unpackQ8Row(dst, q, s []byte) {
-	for b := range len(q) / 32 {
-		binary.LittleEndian.PutUint16(dst[b*q8Block:], binary.LittleEndian.Uint16(s[2*b:]))
-		copy(dst[b*q8Block+2:(b+1)*q8Block], q[32*b:32*b+32])
+// unpack rebuilds GGUF blocks from payloads and side f16s (the inverse of
+// repack; tests use it to read device tensors back).
+func (l split) unpack(dst, w, s []byte) {
+	pl := l.payload()
+	for b := range len(w) / pl {
+		blk := dst[b*l.block : (b+1)*l.block]
+		copy(blk, w[b*pl:b*pl+l.side])
+		binary.LittleEndian.PutUint16(blk[l.side:], binary.LittleEndian.Uint16(s[2*b:]))
+		copy(blk[l.side+2:], w[b*pl+l.side:(b+1)*pl])
 	}
 }
 
@@ -47,9 +76,10 @@ func (d dtensor) rowBytes() int {
 // rowsView is the view of rows [first, first+n) of d as its own tensor.
 func (d dtensor) rowsView(name string, first, n int) dtensor {
 	v := dtensor{name: name, typ: d.typ, rows: n, cols: d.cols}
-	if d.typ == gguf.TypeQ8_0 {
-		v.ptr = d.ptr.Add(uint64(first) * uint64(d.cols))
-		v.scales = d.scales.Add(uint64(first) * uint64(d.cols/32) * 2)
+	if l, ok := splitOf(d.typ); ok {
+		wb, sb := l.rowBytes(d.cols)
+		v.ptr = d.ptr.Add(uint64(first) * uint64(wb))
+		v.scales = d.scales.Add(uint64(first) * uint64(sb))
 		return v
 	}
 	v.ptr = d.ptr.Add(uint64(first) * uint64(d.rowBytes()))
@@ -62,9 +92,10 @@ func (d dtensor) rowsView(name string, first, n int) dtensor {
 // repacked is staged through *stage, which put grows as needed.
 func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
 	chunk := max(1, stageBytes/rowBytes)
+	l, isSplit := splitOf(d.typ)
 	for r0 := 0; r0 < d.rows; r0 += chunk {
 		n := min(chunk, d.rows-r0)
-		if d.typ != gguf.TypeQ8_0 {
+		if !isSplit {
 			if run, ok := contiguous(rowOf, r0, n, rowBytes); ok {
 				if err := g.e.CopyHtoD(d.ptr.Add(uint64(r0)*uint64(rowBytes)), run); err != nil {
 					return err
@@ -77,7 +108,7 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]by
 			*stage = make([]byte, n*rowBytes)
 		}
 		buf := (*stage)[:n*rowBytes]
-		if d.typ != gguf.TypeQ8_0 {
+		if !isSplit {
 			for i := range n {
 				copy(buf[i*rowBytes:], rowOf(r0+i))
 			}
@@ -87,11 +118,11 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]by
 			progress(int64(len(buf)))
 			continue
 		}
-		qb, sb := d.cols, d.cols/32*2 // quant and scale bytes per row
+		qb, sb := l.rowBytes(d.cols) // payload and side bytes per row
 		q, s := buf[:n*qb], buf[n*qb:]
 		parallelRows(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				repackQ8_0(q[i*qb:(i+1)*qb], s[i*sb:(i+1)*sb], rowOf(r0+i))
+				l.repack(q[i*qb:(i+1)*qb], s[i*sb:(i+1)*sb], rowOf(r0+i))
 			}
 		})
 		if err := g.e.CopyHtoD(d.ptr.Add(uint64(r0)*uint64(qb)), q); err != nil {

@@ -2,36 +2,56 @@ package gpu
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/memra-ai/memra/gguf"
 )
 
-// TestRepackQ8_0 checks the q8_0 device layout on hand-built blocks: block b's
-// scale bytes land at s[2b:2b+2], its 32 quants at q[32b:32b+32], and
-// unpackQ8Row restores ggml's bytes.
-func TestRepackQ8_0(t *testing.T) {
-	const n = 3
-	src := make([]byte, n*q8Block)
-	for b := range n {
-		src[b*q8Block] = byte(0x10 + b) // scale low byte
-		src[b*q8Block+1] = byte(0x3c)   // scale high byte
-		for j := range 32 {
-			src[b*q8Block+2+j] = byte(b*32 + j + 1)
+// TestSplit checks the split device layouts on hand-built blocks: q8_0's
+// block b has its f16 d at bytes 0-1 and 32 quants after it; Q6_K's 208
+// bytes of codes and scales come first and d last. The f16 lands at
+// s[2b:2b+2], the rest, in order, at w[b·payload:], and unpack restores the
+// GGUF bytes.
+func TestSplit(t *testing.T) {
+	for _, tc := range []struct {
+		typ         gguf.Type
+		block, side int
+	}{{gguf.TypeQ8_0, 34, 0}, {gguf.TypeQ6_K, 210, 208}} {
+		l, ok := splitOf(tc.typ)
+		if !ok || l.block != tc.block || l.side != tc.side {
+			t.Fatalf("%v: splitOf = %+v, %v", tc.typ, l, ok)
+		}
+		const n = 3
+		src := make([]byte, n*l.block)
+		var wantW, wantS []byte
+		for b := range n {
+			blk := src[b*l.block : (b+1)*l.block]
+			for j := range blk {
+				blk[j] = byte(7*b + j + 1)
+			}
+			wantS = append(wantS, blk[tc.side], blk[tc.side+1])
+			wantW = append(wantW, blk[:tc.side]...)
+			wantW = append(wantW, blk[tc.side+2:]...)
+		}
+		w, s := make([]byte, l.payload()*n), make([]byte, 2*n)
+		l.repack(w, s, src)
+		if !bytes.Equal(s, wantS) || !bytes.Equal(w, wantW) {
+			t.Fatalf("%v: repack gave side % x / payload % x…, want % x / % x…", tc.typ, s, w[:8], wantS, wantW[:8])
+		}
+		if wb, sb := l.rowBytes(2 * l.values); wb != 2*l.payload() || sb != 4 {
+			t.Fatalf("%v: rowBytes = %d, %d", tc.typ, wb, sb)
+		}
+		back := make([]byte, len(src))
+		l.unpack(back, w, s)
+		if !bytes.Equal(back, src) {
+			t.Fatalf("%v: unpack(repack(x)) != x", tc.typ)
 		}
 	}
-	q, s := make([]byte, 32*n), make([]byte, 2*n)
-	repackQ8_0(q, s, src)
-	if want := []byte{0x10, 0x3c, 0x11, 0x3c, 0x12, 0x3c}; !bytes.Equal(s, want) {
-		t.Fatalf("scales % x, want % x", s, want)
-	}
-	for i, v := range q {
-		if v != byte(i+1) {
-			t.Fatalf("quant %d = %d, want %d", i, v, i+1)
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeBF16, gguf.TypeQ4_K, gguf.TypeQ5_K} {
+		if _, ok := splitOf(typ); ok {
+			t.Errorf("%v is split; its blocks keep 16-byte alignment", typ)
 		}
-	}
-	back := make([]byte, len(src))
-	unpackQ8Row(back, q, s)
-	if !bytes.Equal(back, src) {
-		t.Fatal("unpackQ8Row(repackQ8_0(x)) != x")
 	}
 }
 
@@ -49,5 +69,31 @@ func TestContiguous(t *testing.T) {
 	}
 	if _, ok := contiguous(rows(data[0:10], other[10:20], data[20:30]), 0, 3, 10); ok {
 		t.Fatal("a foreign middle row accepted")
+	}
+}
+
+// TestSupportedTypes: a model typed like a mixed K-quant file passes the
+// GPU's load check; one Q2_K matrix (which has no kernel) fails it with an
+// error naming the tensor, its type and what to do.
+func TestSupportedTypes(t *testing.T) {
+	s := gpuTinySpec(gguf.TypeQ4_K, false, 3)
+	s.Type = kMix
+	if err := supported(writeModel(t, s)); err != nil {
+		t.Fatalf("mixed K-quant model: %v", err)
+	}
+	s.Type = func(name string) gguf.Type {
+		if name == "blk.1.ffn_up.weight" {
+			return gguf.TypeQ2_K
+		}
+		return kMix(name)
+	}
+	err := supported(writeModel(t, s))
+	if err == nil {
+		t.Fatal("a Q2_K matrix was accepted")
+	}
+	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q4_K, Q5_K and Q6_K", "--device cpu"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }

@@ -89,7 +89,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	kv := listFlag{vals: []string{"f16"}}
 	fs.Var(&models, "model", "GGUF model `PATH` (repeatable or comma-separated); replaces the default presets unless -preset is given too")
 	fs.Var(&presets, "preset", "synth `PRESETS` to benchmark (comma-separated; have "+strings.Join(convert.Presets(), ", ")+")")
-	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated: bf16, q8_0, f16, f32)")
+	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated: bf16, q8_0, q4_k, q5_k, q6_k, f16, f32)")
 	fs.Var(&kv, "kv", "KV cache `TYPES` (comma-separated: f16, fp8); each loads the model once")
 	modelsDir := fs.String("models-dir", filepath.Join(os.TempDir(), "memra-bench"), "`DIR` for synth models (reused when present)")
 	ctx := fs.String("ctx", "64,1024,4096,16384,32768", "context lengths `LIST` to decode at (filled synthetically)")

@@ -350,3 +350,35 @@ func AllTypes(types []gguf.Type) func(string) gguf.Type {
 		return t
 	}
 }
+
+// KQuantMag returns, per weight of a matrix of type typ (GGUF bytes data,
+// dequantised deq), a bound on |a·q| + |m| for the K-quants, whose values
+// are a·q − m and whose matvecs sum a·Σq·x and m·Σx apart: |w| + 2·M, with
+// M the largest offset the weight's superblock can subtract (Q4_K/Q5_K:
+// 63·|dmin|; Q6_K: m = 32·d·sc ≤ 32·128·|d|; gguf/dequant.go's layouts).
+// For other types it is |w|.
+func KQuantMag(typ gguf.Type, data []byte, deq []float32) []float64 {
+	mag := make([]float64, len(deq))
+	for i, x := range deq {
+		mag[i] = math.Abs(float64(x))
+	}
+	var bb, off int
+	var mmax float64
+	switch typ {
+	case gguf.TypeQ4_K:
+		bb, off, mmax = 144, 2, 63
+	case gguf.TypeQ5_K:
+		bb, off, mmax = 176, 2, 63
+	case gguf.TypeQ6_K:
+		bb, off, mmax = 210, 208, 32*128
+	default:
+		return mag
+	}
+	for sb := range len(data) / bb {
+		m := mmax * math.Abs(float64(gguf.F16ToF32(binary.LittleEndian.Uint16(data[sb*bb+off:]))))
+		for i := 256 * sb; i < 256*(sb+1) && i < len(mag); i++ {
+			mag[i] += 2 * m
+		}
+	}
+	return mag
+}

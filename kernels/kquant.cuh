@@ -1,0 +1,187 @@
+// kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K) as the matvec and
+// embedding kernels read them.
+//
+// Why it looks like this: a superblock holds 256 values. The matvec streams
+// it in 16-byte "items" of 32 values each (eight per superblock): one 16-byte
+// load of 4-bit codes, plus, for Q5_K and Q6_K, one of high bits, plus the
+// superblock's 16 bytes of scales (read by the eight lanes that share them,
+// so mostly from L1). In every type an item's 32 values are two runs of 16
+// consecutive columns, each run with one scale a and one offset m:
+// value = a*q - m, q unsigned. That lets one dot routine serve all three:
+// Σ a*q*x - m*x = a*Σq*x - m*Σx, and Σx is shared by the rows of a warp.
+//
+// Layouts (gguf/dequant.go decodes the same bytes on the CPU). Q4_K and
+// Q5_K are ggml's blocks as they are (144 and 176 bytes: multiples of 16, so
+// rows of whole superblocks stay 16-byte aligned):
+//   Q4_K: d f16 | dmin f16 | scales[12] | qs[128]
+//   Q5_K: d f16 | dmin f16 | scales[12] | qh[32] | qs[128]
+// Q6_K's 210-byte block is split at upload (engine/gpu upload.go): the first 208
+// bytes, ql[128] | qh[64] | scales[16] int8, stay together in W, the f16 d
+// goes to S [rows][cols/256].
+#ifndef MEMRA_KQUANT_CUH
+#define MEMRA_KQUANT_CUH
+#include "common.cuh"
+
+enum { MEMRA_KQ4 = 0, MEMRA_KQ5 = 1, MEMRA_KQ6 = 2 };
+
+// Device bytes per superblock of W.
+template <int KQ>
+struct memra_kq {
+    static constexpr int BB = KQ == MEMRA_KQ4 ? 144 : KQ == MEMRA_KQ5 ? 176 : 208;
+};
+
+// Byte i (0..15) of a 16-byte register group, i known only at run time
+// (selects, not an indexed array: that would go to local memory).
+__device__ __forceinline__ unsigned int memra_byte16(uint4 v, int i) {
+    const int w = i >> 2;
+    const unsigned int u = w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
+    return (u >> (8 * (i & 3))) & 0xffu;
+}
+
+// The 6-bit scale and min of sub-block j (0..7) of Q4_K/Q5_K, from the
+// 12 packed bytes at bytes 4..15 of the header h.
+__device__ __forceinline__ void memra_kq_scale_min(uint4 h, int j, unsigned int* sc, unsigned int* m) {
+    if (j < 4) {
+        *sc = memra_byte16(h, 4 + j) & 63u;
+        *m = memra_byte16(h, 8 + j) & 63u;
+    } else {
+        const unsigned int b = memra_byte16(h, 8 + j);
+        *sc = (b & 0xfu) | ((memra_byte16(h, j) >> 6) << 4);
+        *m = (b >> 4) | ((memra_byte16(h, 4 + j) >> 6) << 4);
+    }
+}
+
+// Unsigned byte k (0..3) of u as an exact f32 (byte under 2^23's exponent).
+__device__ __forceinline__ float memra_u8_val(unsigned int u, int k) {
+    return __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440u | k)) - 8388608.0f;
+}
+
+// One item's loads: the 4-bit codes q, the high bits hb (Q5_K, Q6_K), the
+// header or scales hd, and Q6_K's d.
+struct memra_kitem {
+    uint4 q, hb, hd;
+    float d;
+};
+
+// Item v of a row (superblock v/8, item c = v%8 of it). blk: the row's W;
+// srow: the row's S (Q6_K).
+template <int KQ>
+__device__ __forceinline__ memra_kitem memra_kq_load(const unsigned char* row, const unsigned short* srow, int v) {
+    const int b = v >> 3, c = v & 7;
+    const unsigned char* blk = row + (long long)b * memra_kq<KQ>::BB;
+    memra_kitem it;
+    if (KQ == MEMRA_KQ4) {
+        it.hd = memra_ldg16(blk);
+        it.q = memra_ldg16(blk + 16 + 16 * c);
+        it.hb = make_uint4(0, 0, 0, 0);
+        it.d = 0.0f;
+    } else if (KQ == MEMRA_KQ5) {
+        it.hd = memra_ldg16(blk);
+        it.hb = memra_ldg16(blk + 16 + 16 * (c & 1));
+        it.q = memra_ldg16(blk + 48 + 16 * c);
+        it.d = 0.0f;
+    } else {
+        it.q = memra_ldg16(blk + 16 * c);
+        it.hb = memra_ldg16(blk + 128 + 32 * (c >> 2) + 16 * (c & 1));
+        it.hd = memra_ldg16(blk + 192);
+        it.d = memra_f16_to_f32(__ldg(srow + b));
+    }
+    return it;
+}
+
+// The columns of item v's two runs: lo (16 values from column *xl) and hi
+// (from *xh).
+template <int KQ>
+__device__ __forceinline__ void memra_kq_pos(int v, int* xl, int* xh) {
+    const int b = v >> 3, c = v & 7;
+    if (KQ == MEMRA_KQ6) {
+        *xl = 256 * b + 128 * (c >> 2) + 16 * (c & 3);
+        *xh = *xl + 64;
+    } else {
+        *xl = 256 * b + 64 * (c >> 1) + 16 * (c & 1);
+        *xh = *xl + 32;
+    }
+}
+
+// Item v's two runs as (a, m) pairs and their 16 codes each, packed four per
+// word (lo[k], hi[k]: bytes of columns 4k..4k+3 of the run).
+template <int KQ>
+__device__ __forceinline__ void memra_kq_decode(const memra_kitem& it, int v, float* alo, float* mlo, float* ahi, float* mhi,
+                                                unsigned int lo[4], unsigned int hi[4]) {
+    const int c = v & 7;
+    const unsigned int qw[4] = {it.q.x, it.q.y, it.q.z, it.q.w};
+    const unsigned int hw[4] = {it.hb.x, it.hb.y, it.hb.z, it.hb.w};
+    if (KQ == MEMRA_KQ6) {
+        // ql chunk c: half n = c/4; the low nibbles take qh bits (sh, sh+1),
+        // the high nibbles bits (sh+4, sh+5), sh = 2 for the second 32 of a
+        // half's 64 ql bytes; scales 8n + c%2 + sh (+4 for the high run).
+        const int sh = (c & 2) ? 2 : 0;
+        const int si = 8 * (c >> 2) + (c & 1) + sh;
+        const float alo_ = it.d * (float)(signed char)memra_byte16(it.hd, si);
+        const float ahi_ = it.d * (float)(signed char)memra_byte16(it.hd, si + 4);
+        *alo = alo_;
+        *ahi = ahi_;
+        *mlo = 32.0f * alo_;
+        *mhi = 32.0f * ahi_;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            lo[k] = (qw[k] & 0x0f0f0f0fu) | (((hw[k] >> sh) & 0x03030303u) << 4);
+            hi[k] = ((qw[k] >> 4) & 0x0f0f0f0fu) | (((hw[k] >> (sh + 4)) & 0x03030303u) << 4);
+        }
+        return;
+    }
+    // Q4_K / Q5_K: qs chunk c is half of group g = c/2, low nibbles sub-block
+    // 2g, high nibbles 2g+1; Q5_K's fifth bits are bits 2g and 2g+1 of qh.
+    const int g = c >> 1;
+    unsigned int sc0, m0, sc1, m1;
+    memra_kq_scale_min(it.hd, 2 * g, &sc0, &m0);
+    memra_kq_scale_min(it.hd, 2 * g + 1, &sc1, &m1);
+    const float d = memra_f16_to_f32((unsigned short)(it.hd.x & 0xffffu));
+    const float dmin = memra_f16_to_f32((unsigned short)(it.hd.x >> 16));
+    *alo = d * (float)sc0;
+    *mlo = dmin * (float)m0;
+    *ahi = d * (float)sc1;
+    *mhi = dmin * (float)m1;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        lo[k] = qw[k] & 0x0f0f0f0fu;
+        hi[k] = (qw[k] >> 4) & 0x0f0f0f0fu;
+        if (KQ == MEMRA_KQ5) {
+            lo[k] |= ((hw[k] >> (2 * g)) & 0x01010101u) << 4;
+            hi[k] |= ((hw[k] >> (2 * g + 1)) & 0x01010101u) << 4;
+        }
+    }
+}
+
+// Value i (0..255) of superblock blk as f32, in the CPU decoder's order of
+// operations ((d*sc)*q - dmin*m, or (d*sc)*(q-32)) with no contraction into
+// an FMA, so an embedding row is the CPU's bit for bit. Byte loads only: the
+// matvec's fallback for unaligned W uses it too.
+template <int KQ>
+__device__ __forceinline__ float memra_kq_value(const unsigned char* blk, const unsigned short* sblk, int i) {
+    if (KQ == MEMRA_KQ6) {
+        const int n = i >> 7, r = i & 127, g = r >> 5, l = r & 31;
+        const unsigned int qlb = blk[64 * n + l + 32 * (g & 1)];
+        const unsigned int q = ((g >> 1) ? qlb >> 4 : qlb & 0xfu) | (((blk[128 + 32 * n + l] >> (2 * g)) & 3u) << 4);
+        const float ds = __fmul_rn(memra_f16_to_f32(*sblk), (float)(signed char)blk[192 + 8 * n + l / 16 + 2 * g]);
+        return __fmul_rn(ds, (float)((int)q - 32));
+    }
+    const int k = i >> 6, hi = (i >> 5) & 1, l = i & 31, j = 2 * k + hi;
+    const unsigned char* sc6 = blk + 4; // the 12 packed scale/min bytes
+    unsigned int sc, m;
+    if (j < 4) {
+        sc = sc6[j] & 63u;
+        m = sc6[j + 4] & 63u;
+    } else {
+        sc = (sc6[j + 4] & 0xfu) | ((unsigned int)(sc6[j - 4] >> 6) << 4);
+        m = (sc6[j + 4] >> 4) | ((unsigned int)(sc6[j] >> 6) << 4);
+    }
+    const int qs = KQ == MEMRA_KQ5 ? 48 : 16;
+    unsigned int q = (blk[qs + 32 * k + l] >> (4 * hi)) & 0xfu;
+    if (KQ == MEMRA_KQ5) q |= ((blk[16 + l] >> j) & 1u) << 4;
+    const float d = memra_f16_to_f32((unsigned short)(blk[0] | (blk[1] << 8)));
+    const float dmin = memra_f16_to_f32((unsigned short)(blk[2] | (blk[3] << 8)));
+    return __fsub_rn(__fmul_rn(__fmul_rn(d, (float)sc), (float)q), __fmul_rn(dmin, (float)m));
+}
+
+#endif // MEMRA_KQUANT_CUH
