@@ -12,7 +12,7 @@ func TestConvertCommandUsage(t *testing.T) {
 		{},
 		{"dir"},
 		{"-o", "x.gguf"},
-		{"dir", "-o", "x.gguf", "--type", "q4_k"},
+		{"dir", "-o", "x.gguf", "--type", "q3_k"},
 		{"dir", "extra", "-o", "x.gguf"},
 	} {
 		err := runConvert(args, &bytes.Buffer{}, &bytes.Buffer{})
