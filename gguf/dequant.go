@@ -277,14 +277,17 @@ func dequantQ4_K(b []byte, y []float32) {
 	for k := 0; k < 4; k++ {
 		sc1, m1 := scaleMinK4(2*k, s)
 		sc2, m2 := scaleMinK4(2*k+1, s)
-		d1, o1 := d*float32(sc1), dmin*float32(m1)
-		d2, o2 := d*float32(sc2), dmin*float32(m2)
+		// The explicit float32 conversions round each product, so no
+		// platform fuses them into an FMA (Go does on arm64): the GPU's
+		// embedding (kquant.cuh) reproduces these values bit for bit.
+		d1, o1 := float32(d*float32(sc1)), float32(dmin*float32(m1))
+		d2, o2 := float32(d*float32(sc2)), float32(dmin*float32(m2))
 		q := qs[32*k : 32*k+32]
 		lo := y[64*k : 64*k+32]
 		hi := y[64*k+32 : 64*k+64]
 		for l, x := range q {
-			lo[l] = d1*float32(x&0xf) - o1
-			hi[l] = d2*float32(x>>4) - o2
+			lo[l] = float32(d1*float32(x&0xf)) - o1
+			hi[l] = float32(d2*float32(x>>4)) - o2
 		}
 	}
 }
@@ -301,16 +304,16 @@ func dequantQ5_K(b []byte, y []float32) {
 	for k := 0; k < 4; k++ {
 		sc1, m1 := scaleMinK4(2*k, s)
 		sc2, m2 := scaleMinK4(2*k+1, s)
-		d1, o1 := d*float32(sc1), dmin*float32(m1)
-		d2, o2 := d*float32(sc2), dmin*float32(m2)
+		d1, o1 := float32(d*float32(sc1)), float32(dmin*float32(m1)) // rounded products: see dequantQ4_K
+		d2, o2 := float32(d*float32(sc2)), float32(dmin*float32(m2))
 		q := qs[32*k : 32*k+32]
 		lo := y[64*k : 64*k+32]
 		hi := y[64*k+32 : 64*k+64]
 		s1, s2 := uint(2*k), uint(2*k+1)
 		for l, x := range q {
 			h := qh[l]
-			lo[l] = d1*float32(x&0xf|(h>>s1&1)<<4) - o1
-			hi[l] = d2*float32(x>>4|(h>>s2&1)<<4) - o2
+			lo[l] = float32(d1*float32(x&0xf|(h>>s1&1)<<4)) - o1
+			hi[l] = float32(d2*float32(x>>4|(h>>s2&1)<<4)) - o2
 		}
 	}
 }

@@ -63,7 +63,13 @@ struct memra_kitem {
     float d;
 };
 
-// Item v of a row (superblock v/8, item c = v%8 of it). blk: the row's W;
+// Byte offset of item c's 16 bytes of 4-bit codes in its superblock.
+template <int KQ>
+__device__ __forceinline__ int memra_kq_code_off(int c) {
+    return (KQ == MEMRA_KQ4 ? 16 : KQ == MEMRA_KQ5 ? 48 : 0) + 16 * c;
+}
+
+// Item v of a row (superblock v/8, item c = v%8 of it). row: the row's W;
 // srow: the row's S (Q6_K).
 template <int KQ>
 __device__ __forceinline__ memra_kitem memra_kq_load(const unsigned char* row, const unsigned short* srow, int v) {
@@ -72,16 +78,16 @@ __device__ __forceinline__ memra_kitem memra_kq_load(const unsigned char* row, c
     memra_kitem it;
     if (KQ == MEMRA_KQ4) {
         it.hd = memra_ldg16(blk);
-        it.q = memra_ldg16(blk + 16 + 16 * c);
+        it.q = memra_ldg16(blk + memra_kq_code_off<KQ>(c));
         it.hb = make_uint4(0, 0, 0, 0);
         it.d = 0.0f;
     } else if (KQ == MEMRA_KQ5) {
         it.hd = memra_ldg16(blk);
         it.hb = memra_ldg16(blk + 16 + 16 * (c & 1));
-        it.q = memra_ldg16(blk + 48 + 16 * c);
+        it.q = memra_ldg16(blk + memra_kq_code_off<KQ>(c));
         it.d = 0.0f;
     } else {
-        it.q = memra_ldg16(blk + 16 * c);
+        it.q = memra_ldg16(blk + memra_kq_code_off<KQ>(c));
         it.hb = memra_ldg16(blk + 128 + 32 * (c >> 2) + 16 * (c & 1));
         it.hd = memra_ldg16(blk + 192);
         it.d = memra_f16_to_f32(__ldg(srow + b));

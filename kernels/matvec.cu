@@ -342,7 +342,8 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // per unit or fewer (the blocks the GPU holds at once), which pays the
 // prologue (PDL wait, the fused norm) once per block instead of per unit.
 // Which block computes a row never changes the row's arithmetic.
-// W: [rows][cols] of KIND (q8_0: quants), S: [rows][cols/32] f16 (q8_0 only).
+// W: [rows][cols] of KIND (q8_0: quants; K-quants: kquant.cuh), S: [rows][cols/32]
+// f16 (q8_0) or [rows][cols/256] f16 (Q6_K's d); null for the other kinds.
 //
 // TB issues a row's tail loads (fewer than U left) at once instead of one per
 // loop trip (on in matvec_q8_0_wide, docs/perf.md step 14); PF prefetches the
@@ -372,7 +373,8 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
                     for (int i = 0; i < R; i++)
                         memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) +
                                           (long long)min(r0 + i, rows - 1) * memra_mv_row_bytes<KIND>(cols) +
-                                          (v >> 3) * memra_kq<memra_mv_kind<KIND>::KQ>::BB + 16 * (v & 7));
+                                          (v >> 3) * memra_kq<memra_mv_kind<KIND>::KQ>::BB +
+                                          memra_kq_code_off<memra_mv_kind<KIND>::KQ>(v & 7));
                 }
             }
         }

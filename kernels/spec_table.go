@@ -99,18 +99,25 @@ func MatvecKernels() []MatvecKernel {
 	}
 }
 
-func matvecKind(ggmlType int) int {
+// matvecWhat names a matvec kernel's weight layout for its doc line.
+func matvecWhat(ggmlType int) string {
 	switch ggmlType {
 	case 0:
-		return 0
+		return "f32"
 	case 1:
-		return 1
+		return "f16"
 	case 30:
-		return 2
+		return "bf16"
 	case 8:
-		return 3
+		return "q8_0 (quants W, scales S: repacked)"
+	case 12:
+		return "q4_K"
+	case 13:
+		return "q5_K"
+	case 14:
+		return "q6_K (blocks less d in W, d in S)"
 	}
-	return ggmlType - 12 + 4 // q4_K, q5_K, q6_K
+	return fmt.Sprintf("ggml type %d", ggmlType)
 }
 
 // matvecSide reports whether a matvec kernel or embedding table of ggml
@@ -170,8 +177,7 @@ func Spec() []Kernel {
 	// holds) so that each block's prologue is paid once.
 	for _, m := range MatvecKernels() {
 		ps := []Param{param("y", Ptr), param("W", Ptr)}
-		what := []string{"f32", "f16", "bf16", "q8_0 (quants W, scales S: repacked)", "q4_K", "q5_K",
-			"q6_K (blocks less d in W, d in S)"}[matvecKind(m.GgmlType)]
+		what := matvecWhat(m.GgmlType)
 		if matvecSide(m.GgmlType) {
 			ps = append(ps, param("S", Ptr))
 		}

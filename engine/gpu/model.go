@@ -100,7 +100,7 @@ type mvKey struct {
 }
 
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
-// keep their GGUF types (F32, F16, BF16, Q8_0 matrices); any other type is
+// keep their GGUF types (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K matrices); any other type is
 // an error naming the tensor. progress, if not nil, is called with bytes
 // uploaded so far and the total.
 func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total int64)) (*Model, error) {
@@ -323,7 +323,7 @@ func supported(m *model.Model) error {
 		switch t.Type {
 		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		default:
-			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q4_K, Q5_K and Q6_K (use --device cpu or convert with --type bf16|q8_0|q4_k)", t.Name, t.Type))
+			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q4_K, Q5_K and Q6_K (use --device cpu or convert with --type bf16|q8_0|q4_k|q5_k|q6_k)", t.Name, t.Type))
 		}
 	}
 	c := &m.Config

@@ -97,3 +97,35 @@ func TestSupportedTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsViewSplit: a view of rows [first, first+n) of a split tensor
+// starts first rows into both arrays (payload and side), and an unsplit
+// one first GGUF rows in.
+func TestRowsViewSplit(t *testing.T) {
+	const cols = 512 // two Q6_K superblocks, 16 q8_0 blocks
+	for _, tc := range []struct {
+		typ          gguf.Type
+		wRow, sRow   uint64 // device bytes per row in W and S
+		unsplitBytes uint64
+	}{
+		{gguf.TypeQ6_K, 2 * 208, 2 * 2, 0},
+		{gguf.TypeQ8_0, cols, cols / 32 * 2, 0},
+		{gguf.TypeQ4_K, 2 * 144, 0, 2 * 144},
+		{gguf.TypeBF16, 2 * cols, 0, 2 * cols},
+	} {
+		d := dtensor{name: "w", typ: tc.typ, rows: 40, cols: cols, ptr: 1 << 20, scales: 1 << 30}
+		v := d.rowsView("w[7:]", 7, 5)
+		if v.rows != 5 || v.cols != cols || v.typ != tc.typ {
+			t.Fatalf("%v: view %+v", tc.typ, v)
+		}
+		if tc.unsplitBytes != 0 {
+			if v.ptr != d.ptr.Add(7*tc.unsplitBytes) {
+				t.Errorf("%v: ptr %#x, want %#x", tc.typ, v.ptr, d.ptr.Add(7*tc.unsplitBytes))
+			}
+			continue
+		}
+		if v.ptr != d.ptr.Add(7*tc.wRow) || v.scales != d.scales.Add(7*tc.sRow) {
+			t.Errorf("%v: ptr %#x scales %#x, want %#x %#x", tc.typ, v.ptr, v.scales, d.ptr.Add(7*tc.wRow), d.scales.Add(7*tc.sRow))
+		}
+	}
+}
