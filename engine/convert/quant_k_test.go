@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -185,6 +186,33 @@ func TestTensorTypeK(t *testing.T) {
 		e := &Entry{Name: c.name, Shape: c.shape}
 		if got := TensorType(e, c.ft); got != c.want {
 			t.Errorf("%s %v %v: %v, want %v", c.name, c.shape, c.ft, got, c.want)
+		}
+	}
+}
+
+// TestQuantizeRowsSplit: the row-parallel quantisation writes the same
+// bytes as one gguf.Quantize call over the whole chunk, for every type.
+func TestQuantizeRowsSplit(t *testing.T) {
+	const rows, cols = 37, 512
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, rows*cols)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for _, typ := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+		nb, err := gguf.RowBytes(typ, int64(len(x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := make([]byte, nb), make([]byte, nb)
+		if err := gguf.Quantize(typ, x, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := quantizeRows(typ, x, got, rows); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%v: row-parallel bytes differ from one Quantize call", typ)
 		}
 	}
 }
