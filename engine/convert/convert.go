@@ -14,11 +14,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/memra-ai/memra/engine/internal/par"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -357,22 +357,19 @@ func streamTensor(out io.Writer, ck *Checkpoint, t *TensorMeta, e *Entry, typ gg
 // which made a 9B conversion take minutes on one. Each row's bytes depend on
 // that row only, so the output is the same for any split.
 func quantizeRows(typ gguf.Type, x []float32, enc []byte, n int) error {
-	w := min(runtime.GOMAXPROCS(0), n)
-	if w <= 1 || typ == gguf.TypeF32 {
+	if n <= 1 || typ == gguf.TypeF32 {
 		return gguf.Quantize(typ, x, enc)
 	}
 	cols, rb := len(x)/n, len(enc)/n
-	errs := make([]error, w)
-	var wg sync.WaitGroup
-	for i := range w {
-		lo, hi := n*i/w, n*(i+1)/w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = gguf.Quantize(typ, x[lo*cols:hi*cols], enc[lo*rb:hi*rb])
-		}()
-	}
-	wg.Wait()
+	var mu sync.Mutex
+	var errs []error
+	par.Rows(n, 1, func(lo, hi int) {
+		if err := gguf.Quantize(typ, x[lo*cols:hi*cols], enc[lo*rb:hi*rb]); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	})
 	return errors.Join(errs...)
 }
 

@@ -2,10 +2,9 @@ package gpu
 
 import (
 	"encoding/binary"
-	"runtime"
-	"sync"
 	"unsafe"
 
+	"github.com/memra-ai/memra/engine/internal/par"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -120,7 +119,7 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]by
 		}
 		qb, sb := l.rowBytes(d.cols) // payload and side bytes per row
 		q, s := buf[:n*qb], buf[n*qb:]
-		parallelRows(n, func(lo, hi int) {
+		par.Rows(n, 64, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				l.repack(q[i*qb:(i+1)*qb], s[i*sb:(i+1)*sb], rowOf(r0+i))
 			}
@@ -150,22 +149,4 @@ func contiguous(rowOf func(int) []byte, r0, n, rowBytes int) ([]byte, bool) {
 		}
 	}
 	return first[:n*rowBytes], true
-}
-
-// parallelRows runs fn over [0, n) split across the CPUs.
-func parallelRows(n int, fn func(lo, hi int)) {
-	w := min(runtime.GOMAXPROCS(0), max(1, n/64))
-	if w == 1 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for t := range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(n*t/w, n*(t+1)/w)
-		}()
-	}
-	wg.Wait()
 }
