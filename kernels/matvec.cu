@@ -76,6 +76,13 @@ __device__ __forceinline__ long long memra_mv_row_bytes(int cols) {
     return (long long)cols * (KIND == MEMRA_MV_F32 ? 4 : KIND == MEMRA_MV_Q8 ? 1 : 2);
 }
 
+// Byte offset in a row of its 16-byte load v (K-quants: item v's codes).
+template <int KIND>
+__device__ __forceinline__ int memra_mv_load_off(int v) {
+    if (memra_mv_kind<KIND>::K) return (v >> 3) * memra_kq<memra_mv_kind<KIND>::KQ>::BB + memra_kq_code_off<memra_mv_kind<KIND>::KQ>(v & 7);
+    return 16 * v;
+}
+
 // Where a row's side array S starts: q8_0's f16 scale per 32, Q6_K's f16 d
 // per 256; nullptr for the others.
 template <int KIND>
@@ -354,31 +361,14 @@ template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
     using Geo = memra_mv_geom<KIND, R, KW>;
-    constexpr int G = Geo::G, V = Geo::V, EB = Geo::EB, step = Geo::step;
+    constexpr int G = Geo::G, V = Geo::V, step = Geo::step;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
     // Weights are never written by a kernel: start pulling this lane's
     // first loads of its first unit into L2 while the previous kernel
     // finishes, then wait.
-    if (memra_mv_kind<KIND>::K) {
-        // K-quants: the 16-byte code chunk of each of the lane's first items.
-        if (cols % 256 == 0 && (int)blockIdx.x < units) {
-            const int r0 = (blockIdx.x * G + g) * R;
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int v = kw * 32 + lane + step * u;
-                if (v < cols / V) {
-#pragma unroll
-                    for (int i = 0; i < R; i++)
-                        memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) +
-                                          (long long)min(r0 + i, rows - 1) * memra_mv_row_bytes<KIND>(cols) +
-                                          (v >> 3) * memra_kq<memra_mv_kind<KIND>::KQ>::BB +
-                                          memra_kq_code_off<memra_mv_kind<KIND>::KQ>(v & 7));
-                }
-            }
-        }
-    } else if (cols % V == 0 && (int)blockIdx.x < units) {
+    if (cols % (memra_mv_kind<KIND>::K ? 256 : V) == 0 && (int)blockIdx.x < units) {
         const int r0 = (blockIdx.x * G + g) * R;
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -386,7 +376,8 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
             if (v < cols / V) {
 #pragma unroll
                 for (int i = 0; i < R; i++)
-                    memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) + (long long)min(r0 + i, rows - 1) * cols * EB + 16 * v);
+                    memra_prefetch_l2(reinterpret_cast<const unsigned char*>(W) +
+                                      (long long)min(r0 + i, rows - 1) * memra_mv_row_bytes<KIND>(cols) + memra_mv_load_off<KIND>(v));
             }
         }
     }
