@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -57,6 +58,13 @@ func randomDevice(b *testing.B, e *cuda.Engine, n int, seed uint64) cuda.DevPtr 
 // aggregate; the events bracket the whole batch).
 func timeLaunches(b *testing.B, e *cuda.Engine, fn func() error) {
 	b.Helper()
+	timeOps(b, e, fn, 1, "µs/launch")
+}
+
+// timeOps is timeLaunches for an fn that does per units of work, reported
+// as µs per unit under the given name.
+func timeOps(b *testing.B, e *cuda.Engine, fn func() error, per int, unit string) {
+	b.Helper()
 	start, _ := e.NewEvent()
 	end, _ := e.NewEvent()
 	defer e.DestroyEvent(start)
@@ -92,7 +100,7 @@ func timeLaunches(b *testing.B, e *cuda.Engine, fn func() error) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(d.Nanoseconds())/float64(b.N)/1e3, "µs/launch")
+	b.ReportMetric(float64(d.Nanoseconds())/float64(b.N*per)/1e3, unit)
 }
 
 // BenchmarkGPUCopy is the ceiling: a 2 GiB device-to-device copy; the GB/s
@@ -183,4 +191,155 @@ func BenchmarkGPUMatvec(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkGPUGraphChain measures what one kernel costs inside a CUDA graph,
+// as decode steps run them: a graph of n launches in stream order (so, on
+// sm_90, with programmatic dependent launch between neighbours) replayed
+// b.N times; device time per node. The matvecs cycle over enough copies of
+// their weights (≥ 64 MB) that every node streams from HBM, as in a step,
+// or (/L2) read one copy that the 60 MB L2 keeps; GB/s counts weight bytes. Against the same kernel timed alone
+// (BenchmarkGPUMatvec) and against bytes / copy bandwidth, this separates a
+// node's own streaming from what every node costs: docs/perf.md step 22.
+func BenchmarkGPUGraphChain(b *testing.B) {
+	e, k, mod := benchEngine(b)
+	const n = 64 // nodes per graph
+	// Each case also runs as n launches on the stream (the eager path):
+	// the same kernels without the graph.
+	both := func(b *testing.B, bytes int, launch func(i int) error) {
+		b.Run("graph", func(b *testing.B) { graphChain(b, e, n, bytes, launch) })
+		b.Run("stream", func(b *testing.B) {
+			if bytes > 0 {
+				b.SetBytes(int64(n * bytes))
+			}
+			timeOps(b, e, func() error {
+				for i := range n {
+					if err := launch(i); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, n, "µs/node")
+		})
+	}
+	// A one-block kernel: the floor of a node.
+	b.Run("swiglu_256", func(b *testing.B) {
+		x := randomDevice(b, e, 3*256*4, 7)
+		both(b, 0, func(int) error { return k.SwiGLU(x, x.Add(1024), x.Add(2048), 256) })
+	})
+	for _, c := range []struct {
+		typ        gguf.Type
+		rows, cols int
+		xnorm      bool
+		l2         bool // one copy of the weights, which stays in the L2
+	}{
+		{typ: gguf.TypeQ8_0, rows: 4096, cols: 4096, l2: true},
+		{typ: gguf.TypeQ8_0, rows: 1024, cols: 3584, l2: true},
+		{typ: gguf.TypeBF16, rows: 1024, cols: 3584, l2: true},
+		{typ: gguf.TypeBF16, rows: 7168, cols: 1024, xnorm: true, l2: true},
+		{typ: gguf.TypeQ8_0, rows: 4096, cols: 4096},               // 9B ssm_out / attn_output (wide)
+		{typ: gguf.TypeQ8_0, rows: 4096, cols: 12288},              // 9B ffn_down (wide)
+		{typ: gguf.TypeQ8_0, rows: 12288, cols: 4096, xnorm: true}, // 9B-like input projection, norm fused
+		{typ: gguf.TypeQ8_0, rows: 24576, cols: 4096, xnorm: true}, // 9B gate|up
+		{typ: gguf.TypeQ8_0, rows: 1024, cols: 3584},               // 0.8B ffn_down (wide)
+		{typ: gguf.TypeQ8_0, rows: 7168, cols: 1024, xnorm: true},  // 0.8B gate|up
+		{typ: gguf.TypeBF16, rows: 4096, cols: 4096},               // 9B ssm_out, bf16
+		{typ: gguf.TypeBF16, rows: 24576, cols: 4096, xnorm: true}, // 9B gate|up, bf16
+		{typ: gguf.TypeBF16, rows: 1024, cols: 3584},               // 0.8B ffn_down, bf16 (wide)
+		{typ: gguf.TypeBF16, rows: 7168, cols: 1024, xnorm: true},  // 0.8B gate|up, bf16
+	} {
+		name := fmt.Sprintf("%s/%dx%d/xnorm=%v", c.typ, c.rows, c.cols, c.xnorm)
+		minBytes := 64 << 20
+		if c.l2 {
+			name, minBytes = name+"/L2", 0
+		}
+		b.Run(name, func(b *testing.B) {
+			// The grids the engine gives a model whose residual stream
+			// is cols wide (the fused norm's shared memory sets them).
+			resident, err := matvecGrids(e, mod, c.cols)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := &Model{e: e, k: k, cfg: model.Config{NormEps: 1e-6}, mvBlocks: resident}
+			ws, bytes := benchWeights(b, e, c.typ, c.rows, c.cols, minBytes)
+			x := randomDevice(b, e, c.cols*4, 5)
+			y := randomDevice(b, e, c.rows*4, 6)
+			norm := cuda.DevPtr(0)
+			mode := mvAccumulate
+			if c.xnorm {
+				norm, mode = randomDevice(b, e, c.cols*4, 8), mvStore
+			}
+			// Random bits hold NaNs; the speed of a product does not
+			// depend on its values, and y is never read.
+			both(b, bytes, func(i int) error { return g.matvec(y, ws[i%len(ws)], x, mode, norm) })
+		})
+	}
+}
+
+// benchWeights uploads copies of a rows×cols matrix of typ in the device
+// layout, at least minBytes in all, with random bytes (q8_0: random quants,
+// scales between 2^-7 and 2^-6); it returns them and one copy's bytes.
+func benchWeights(b *testing.B, e *cuda.Engine, typ gguf.Type, rows, cols, minBytes int) ([]dtensor, int) {
+	b.Helper()
+	rb, err := gguf.RowBytes(typ, int64(cols))
+	if err != nil {
+		b.Fatal(err)
+	}
+	one := int(rb) * rows
+	copies := max(1, (minBytes+one-1)/one)
+	var ws []dtensor
+	for i := range copies {
+		d := dtensor{name: fmt.Sprintf("w%d", i), typ: typ, rows: rows, cols: cols}
+		d.ptr = randomDevice(b, e, one, uint64(10+i))
+		if l, ok := splitOf(typ); ok {
+			wb, sb := l.rowBytes(cols)
+			d.scales = d.ptr.Add(uint64(rows * wb))
+			s := make([]uint16, rows*sb/2)
+			r := rand.New(rand.NewPCG(uint64(i), 9))
+			for j := range s {
+				s[j] = 0x2000 + uint16(r.IntN(0x400)) // f16 in [2^-7, 2^-6)
+			}
+			if err := e.CopyHtoD(d.scales, cuda.AsBytes(s)); err != nil {
+				b.Fatal(err)
+			}
+		} else if typ != gguf.TypeBF16 && typ != gguf.TypeF16 && typ != gguf.TypeF32 {
+			b.Fatalf("benchWeights: %s needs valid blocks", typ)
+		}
+		ws = append(ws, d)
+	}
+	return ws, one
+}
+
+// graphChain captures n launches of launch(i) into one graph, replays it
+// b.N times between two events and reports device µs per node (and, with
+// bytes > 0, the bytes each node moves).
+func graphChain(b *testing.B, e *cuda.Engine, n, bytes int, launch func(i int) error) {
+	b.Helper()
+	var x cuda.GraphExec
+	err := e.Do(func() error {
+		if err := e.BeginCapture(); err != nil {
+			return err
+		}
+		var lerr error
+		for i := range n {
+			if lerr = launch(i); lerr != nil {
+				break
+			}
+		}
+		graph, err := e.EndCapture()
+		if lerr != nil || err != nil {
+			return errors.Join(lerr, err)
+		}
+		defer e.DestroyGraph(graph)
+		x, err = e.Instantiate(graph)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.DestroyGraphExec(x)
+	if bytes > 0 {
+		b.SetBytes(int64(n * bytes))
+	}
+	timeOps(b, e, func() error { return e.GraphLaunch(x) }, n, "µs/node")
 }
