@@ -61,8 +61,8 @@ func timeLaunches(b *testing.B, e *cuda.Engine, fn func() error) {
 	timeOps(b, e, fn, 1, "µs/launch")
 }
 
-// timeOps is timeLaunches for an fn that does per units of work, reported
-// as µs per unit under the given name.
+// timeOps is timeLaunches for an fn that does `per` units of work (a graph
+// of per nodes, say), reported as µs per unit under the name unit.
 func timeOps(b *testing.B, e *cuda.Engine, fn func() error, per int, unit string) {
 	b.Helper()
 	start, _ := e.NewEvent()
@@ -198,9 +198,10 @@ func BenchmarkGPUMatvec(b *testing.B) {
 // sm_90, with programmatic dependent launch between neighbours) replayed
 // b.N times; device time per node. The matvecs cycle over enough copies of
 // their weights (≥ 64 MB) that every node streams from HBM, as in a step,
-// or (/L2) read one copy that the 60 MB L2 keeps; GB/s counts weight bytes. Against the same kernel timed alone
-// (BenchmarkGPUMatvec) and against bytes / copy bandwidth, this separates a
-// node's own streaming from what every node costs: docs/perf.md step 22.
+// or (/L2) read one copy that the 60 MB L2 keeps; GB/s counts weight
+// bytes. Against bytes / copy bandwidth and an empty one-block node, this
+// separates a node's streaming from what every node costs beyond it
+// (docs/perf.md step 22).
 func BenchmarkGPUGraphChain(b *testing.B) {
 	e, k, mod := benchEngine(b)
 	const n = 64 // nodes per graph
@@ -327,10 +328,12 @@ func graphChain(b *testing.B, e *cuda.Engine, n, bytes int, launch func(i int) e
 			}
 		}
 		graph, err := e.EndCapture()
+		if err == nil {
+			defer e.DestroyGraph(graph)
+		}
 		if lerr != nil || err != nil {
 			return errors.Join(lerr, err)
 		}
-		defer e.DestroyGraph(graph)
 		x, err = e.Instantiate(graph)
 		return err
 	})
