@@ -206,6 +206,14 @@ __device__ __forceinline__ void memra_mv_kq_rows(float acc[R], const unsigned ch
     }
 }
 
+// Whether memra_mv_rows streams the rows with 16-byte loads (else element
+// by element; memra_mv_rows spells the same test out, which keeps the
+// kernels without HL instruction for instruction as step 22 timed them).
+template <int KIND>
+__device__ __forceinline__ bool memra_mv_vec(const void* W, const float* x, int cols) {
+    return cols % (memra_mv_kind<KIND>::K ? 256 : memra_mv_kind<KIND>::V) == 0 && memra_aligned16(W) && memra_aligned16(x);
+}
+
 // The geometry shared by memra_mv and its row loop.
 template <int KIND, int R, int KW>
 struct memra_mv_geom {
@@ -215,13 +223,43 @@ struct memra_mv_geom {
     static constexpr int step = KW * 32;
 };
 
+// A batch of a lane's first loads of a unit (memra_mv's HL): U 16-byte
+// loads of each of its R rows, step loads apart, and for q8_0 each load's f16
+// scale, kept raw so that nothing waits for a load before the batch is used.
+template <int R, int U>
+struct memra_mv_batch {
+    uint4 w[U > 0 ? U : 1][R]; // U = 0: a batch never loaded
+    unsigned short d[U > 0 ? U : 1][R];
+};
+
+// Issue batch b's loads v, v + step, ... of unit's rows for this thread's
+// row group; those at or past nv are not issued (their slots hold zero).
+template <int KIND, int R, int KW, int U>
+__device__ __forceinline__ void memra_mv_head(memra_mv_batch<R, U>& b, const void* W, const unsigned short* S, int unit,
+                                              int rows, int cols, int v, int nv) {
+    using Geo = memra_mv_geom<KIND, R, KW>;
+    const int r0 = (unit * Geo::G + (int)(threadIdx.x >> 5) / KW) * R;
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const long long rr = min(r0 + i, rows - 1);
+            const int vu = v + Geo::step * u;
+            const bool in = vu < nv;
+            b.w[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(W) +
+                                                                         rr * memra_mv_row_bytes<KIND>(cols)) + vu)
+                           : make_uint4(0, 0, 0, 0);
+            b.d[u][i] = KIND == MEMRA_MV_Q8 && in ? __ldg(memra_mv_srow<KIND>(S, rr, cols) + (vu >> 1)) : (unsigned short)0;
+        }
+}
+
 // The row loop of memra_mv. XG: x is in global memory (read through the
 // read-only path), else it is the block's normalised copy in shared memory;
 // one function for both let the compiler use generic loads for x, and the
 // two instantiations each get the load they need.
-template <int KIND, int R, int KW, int U, bool TB, bool PF, bool XG>
+template <int KIND, int R, int KW, int U, bool TB, bool PF, int HL, bool XG>
 __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const unsigned short* S, const float* x, int rows,
-                                              int cols, int mode) {
+                                              int cols, int mode, memra_mv_batch<R, HL>& head) {
     using Geo = memra_mv_geom<KIND, R, KW>;
     constexpr int G = Geo::G, V = Geo::V, EB = Geo::EB, step = Geo::step;
     __shared__ float red[MEMRA_MV_THREADS / 32][R];
@@ -259,6 +297,17 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
             const float4* x4 = reinterpret_cast<const float4*>(x);
             constexpr int XF4 = V / 4; // float4s of x per load
             int v = kw * 32 + lane;
+            if (HL) {
+#pragma unroll
+                for (int u = 0; u < HL; u++)
+                    if (v + step * u < nv) {
+#pragma unroll
+                        for (int i = 0; i < R; i++)
+                            acc[i] = memra_mv_dot<KIND, XG>(head.w[u][i], x4 + XF4 * (v + step * u),
+                                                            KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(head.d[u][i]) : 0.0f, acc[i]);
+                    }
+                v += step * HL;
+            }
             for (; v + step * (U - 1) < nv; v += step * U) {
                 uint4 wv[U][R];
                 float d[U][R];
@@ -299,6 +348,10 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
                         acc[i] = memra_mv_dot<KIND, XG>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
                     }
                 }
+            }
+            if (HL) { // the next unit's first batch (all zeros past the last unit, so head is rewritten every trip)
+                const int next = unit + (int)gridDim.x;
+                memra_mv_head<KIND, R, KW, HL>(head, W, S, min(next, units - 1), rows, cols, kw * 32 + lane, next < units ? nv : 0);
             }
         } else {
             for (int c = kw * 32 + lane; c < cols; c += step) {
@@ -357,7 +410,16 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // first line of each row of the block's next unit into L2 while this unit
 // streams (an experiment the engine's kernels leave off, step 12;
 // engine/internal/mvexp times both). Neither changes the arithmetic.
-template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false>
+//
+// HL (16-byte kinds but the K-quants) issues each row's first HL loads of
+// the block's first unit into registers before the grid wait and the fused
+// norm, so they overlap the previous kernel's tail and the norm, and each
+// unit issues its successor's first HL loads before its own reduction
+// (memra_mv_rows). A lane still adds its loads in ascending order, so HL
+// changes no bit either. It costs registers, hence blocks per SM: it pays
+// in the narrow f16/bf16 kernels held to 4 blocks per SM, and lost in the
+// wide ones and in q8_0 (docs/perf.md step 23), which leave it off.
+template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
     using Geo = memra_mv_geom<KIND, R, KW>;
@@ -366,9 +428,15 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
     // Weights are never written by a kernel: start pulling this lane's
-    // first loads of its first unit into L2 while the previous kernel
-    // finishes, then wait.
-    if (cols % (memra_mv_kind<KIND>::K ? 256 : V) == 0 && (int)blockIdx.x < units) {
+    // first loads of its first unit into registers (HL) or L2 while the
+    // previous kernel finishes, then wait.
+    constexpr int H = memra_mv_kind<KIND>::K ? 0 : HL;
+    memra_mv_batch<R, H> head;
+    if (H) {
+        // Only where memra_mv_rows takes the 16-byte path (else no load).
+        memra_mv_head<KIND, R, KW, H>(head, W, S, blockIdx.x, rows, cols, kw * 32 + lane,
+                                      (int)blockIdx.x < units && memra_mv_vec<KIND>(W, xnorm ? memra_xs : x, cols) ? cols / V : 0);
+    } else if (cols % (memra_mv_kind<KIND>::K ? 256 : V) == 0 && (int)blockIdx.x < units) {
         const int r0 = (blockIdx.x * G + g) * R;
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -384,14 +452,17 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
     memra_grid_wait();
     if (xnorm) {
         memra_mv_input(x, norm_w, cols, eps);
-        memra_mv_rows<KIND, R, KW, U, TB, PF, false>(y, W, S, memra_xs, rows, cols, mode);
+        memra_mv_rows<KIND, R, KW, U, TB, PF, H, false>(y, W, S, memra_xs, rows, cols, mode, head);
     } else {
-        memra_mv_rows<KIND, R, KW, U, TB, PF, true>(y, W, S, x, rows, cols, mode);
+        memra_mv_rows<KIND, R, KW, U, TB, PF, H, true>(y, W, S, x, rows, cols, mode, head);
     }
 }
 
 // The kernels. Rows per unit = (8/KW)*R, which kernels.MatvecKernels
-// repeats for the host; R is even so SwiGLU pairs never straddle a warp. The
+// repeats for the host; R is even so SwiGLU pairs never straddle a warp.
+// matvec_f16/bf16 take HL = 1 bounded to 4 blocks per SM: 64 registers
+// without spilling (74 unbounded, 3 blocks), so a 4,096-row matrix's 512
+// units still run in one wave of 528 blocks (step 23). The
 // q8_0 kernel asks for 3 blocks per SM: its unbounded build took 101
 // registers (2 blocks), bounded it takes 80 without spilling.
 //
@@ -403,9 +474,9 @@ matvec_f32(float* y, const void* W, const float* x, int rows, int cols, int mode
     memra_mv<MEMRA_MV_F32, 4, 4, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 4)
 matvec_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_F16, 4, 4, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_F16, 4, 4, 2, false, false, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
@@ -413,9 +484,9 @@ matvec_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int
     memra_mv<MEMRA_MV_F16, 4, 8, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 4)
 matvec_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_BF16, 4, 4, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_BF16, 4, 4, 2, false, false, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
