@@ -415,10 +415,11 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // the block's first unit into registers before the grid wait and the fused
 // norm, so they overlap the previous kernel's tail and the norm, and each
 // unit issues its successor's first HL loads before its own reduction
-// (memra_mv_rows). A lane still adds its loads in ascending order, so HL
-// changes no bit either. It costs registers, hence blocks per SM: it pays
-// in the narrow f16/bf16 kernels held to 4 blocks per SM, and lost in the
-// wide ones and in q8_0 (docs/perf.md step 23), which leave it off.
+// (memra_mv_rows). A lane still adds its loads in ascending order with the
+// same expressions: HL moves loads, not arithmetic. It costs registers,
+// hence blocks per SM: it pays in the narrow f16/bf16 kernels held to 4
+// blocks per SM, and lost in the wide ones and in q8_0 (docs/perf.md step
+// 23), which leave it off.
 template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
