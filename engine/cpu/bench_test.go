@@ -114,15 +114,7 @@ func BenchmarkDecode(b *testing.B) {
 	if path == "" {
 		b.Skip("set MEMRA_BENCH_MODEL to a .gguf file to benchmark decode")
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := model.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := modeltest.Open(b, path)
 	be, err := cpu.New(m, cpu.Options{Ctx: 512})
 	if err != nil {
 		b.Fatal(err)

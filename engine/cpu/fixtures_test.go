@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cpu"
-	"github.com/memra-ai/memra/engine/model"
-	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/engine/model/modeltest"
 )
 
 // fixtureDir holds tiny random models converted to GGUF and the logits
@@ -68,15 +67,7 @@ func TestTransformersFixtures(t *testing.T) {
 			if len(fx.Logits) != len(fx.Tokens) || len(fx.Prompt) == 0 {
 				t.Fatalf("%s: %d logits rows for %d tokens, prompt %d", jsonPath, len(fx.Logits), len(fx.Tokens), len(fx.Prompt))
 			}
-			f, err := gguf.Open(ggufPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			m, err := model.Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := modeltest.Open(t, ggufPath)
 			if m.Arch != fx.Arch {
 				t.Fatalf("gguf arch %s, fixture arch %s", m.Arch, fx.Arch)
 			}

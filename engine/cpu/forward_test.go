@@ -3,7 +3,6 @@ package cpu_test
 import (
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,24 +11,6 @@ import (
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 )
-
-func loadSpec(t testing.TB, s modeltest.Spec) *model.Model {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	if err := modeltest.Write(path, s); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // relErr returns max|got−want| / max|want|.
 func relErr(got []float32, want []float64) float64 {
@@ -79,7 +60,7 @@ func TestForwardMatchesReference(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := loadSpec(t, tc.spec())
+			m := modeltest.Load(t, tc.spec())
 			// Every supported type must be in use in the all-types models.
 			if strings.HasSuffix(tc.name, "alltypes") {
 				used := map[gguf.Type]bool{}
@@ -122,7 +103,7 @@ func TestForwardMatchesReference(t *testing.T) {
 }
 
 func TestResetRepeats(t *testing.T) {
-	m := loadSpec(t, modeltest.TinyQwen35())
+	m := modeltest.Load(t, modeltest.TinyQwen35())
 	b, err := cpu.New(m, cpu.Options{Ctx: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +133,7 @@ func TestResetRepeats(t *testing.T) {
 }
 
 func TestContextFull(t *testing.T) {
-	m := loadSpec(t, modeltest.TinyQwen3())
+	m := modeltest.Load(t, modeltest.TinyQwen3())
 	b, err := cpu.New(m, cpu.Options{Ctx: 3})
 	if err != nil {
 		t.Fatal(err)

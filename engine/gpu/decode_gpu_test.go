@@ -13,7 +13,6 @@ import (
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/fixture"
-	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 )
@@ -58,24 +57,6 @@ func kMix(name string) gguf.Type {
 		return gguf.TypeQ8_0
 	}
 	return gguf.TypeQ4_K
-}
-
-func writeModel(t *testing.T, s modeltest.Spec) *model.Model {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	if err := modeltest.Write(path, s); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // argmax is the host argmax with the device kernel's rule.
@@ -125,7 +106,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 				s.NVocab, s.HeadDim, s.NRot, s.ContextLength = 1000, 128, 128, 4096
 				s.Type = func(string) gguf.Type { return tc.typ }
 			}
-			m := writeModel(t, s)
+			m := modeltest.Load(t, s)
 			cb, err := cpu.New(m, cpu.Options{Ctx: 256})
 			if err != nil {
 				t.Fatal(err)
@@ -172,7 +153,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 // the KV cache in f16 and in FP8.
 func TestGPUGraphEqualsEager(t *testing.T) {
 	e := decodeEngine(t)
-	m := writeModel(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
 	for _, fp8 := range []bool{false, true} {
 		for _, p := range []int{1, 64, 100} {
 			t.Run(fmt.Sprintf("fp8=%v/P=%d", fp8, p), func(t *testing.T) {
@@ -238,7 +219,7 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 // captured step fails loudly, and that a correct capture contains none.
 func TestGPUHostSyncInCaptureFails(t *testing.T) {
 	e := decodeEngine(t)
-	m := writeModel(t, gpuTinySpec(gguf.TypeBF16, false, 3))
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 3))
 	g, err := Load(e, m, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +267,7 @@ func TestGPUHostSyncInCaptureFails(t *testing.T) {
 // stop growing after the first.
 func TestGPUGraphMemoryStable(t *testing.T) {
 	e := decodeEngine(t)
-	m := writeModel(t, gpuTinySpec(gguf.TypeQ8_0, true, 5))
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeQ8_0, true, 5))
 	g, err := Load(e, m, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -355,15 +336,7 @@ func TestGPUFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := gguf.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			m, err := model.Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := modeltest.Open(t, p)
 			g, err := Load(e, m, Options{}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -412,15 +385,7 @@ func TestGPUModelAgainstCPU(t *testing.T) {
 	if s := os.Getenv("MEMRA_TEST_STEPS"); s != "" {
 		fmt.Sscan(s, &steps)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := model.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := modeltest.Open(t, path)
 	cb, err := cpu.New(m, cpu.Options{Ctx: steps + 8})
 	if err != nil {
 		t.Fatal(err)

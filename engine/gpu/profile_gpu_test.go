@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -17,7 +18,7 @@ import (
 // resolution) and the step's total positive.
 func TestGPUProfileStep(t *testing.T) {
 	e := decodeEngine(t)
-	m := writeModel(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
 	g, err := Load(e, m, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -78,7 +79,7 @@ func TestContiguous(t *testing.T) {
 func TestSupportedTypes(t *testing.T) {
 	s := gpuTinySpec(gguf.TypeQ4_K, false, 3)
 	s.Type = kMix
-	if err := supported(writeModel(t, s)); err != nil {
+	if err := supported(modeltest.Load(t, s)); err != nil {
 		t.Fatalf("mixed K-quant model: %v", err)
 	}
 	s.Type = func(name string) gguf.Type {
@@ -87,7 +88,7 @@ func TestSupportedTypes(t *testing.T) {
 		}
 		return kMix(name)
 	}
-	err := supported(writeModel(t, s))
+	err := supported(modeltest.Load(t, s))
 	if err == nil {
 		t.Fatal("a Q2_K matrix was accepted")
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cpu"
-	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 )
@@ -30,15 +29,7 @@ func tinyModel(t *testing.T) string {
 // take argmax, feed it back.
 func greedyRef(t *testing.T, path string, prompt []int32, n int) []int32 {
 	t.Helper()
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := model.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := modeltest.Open(t, path)
 	b, err := cpu.New(m, cpu.Options{Ctx: 64, Threads: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"testing"
 
+	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -381,4 +384,30 @@ func KQuantMag(typ gguf.Type, data []byte, deq []float32) []float64 {
 		}
 	}
 	return mag
+}
+
+// Open opens the GGUF file at path and loads its model, failing t on any
+// error; the file stays open until t ends.
+func Open(t testing.TB, path string) *model.Model {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := model.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Load writes s into t's temporary directory and opens it (Open).
+func Load(t testing.TB, s Spec) *model.Model {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	return Open(t, path)
 }
