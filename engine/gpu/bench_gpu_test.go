@@ -248,6 +248,7 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 		{typ: gguf.TypeBF16, rows: 24576, cols: 4096, xnorm: true}, // 9B gate|up, bf16
 		{typ: gguf.TypeBF16, rows: 1024, cols: 3584},               // 0.8B ffn_down, bf16 (wide)
 		{typ: gguf.TypeBF16, rows: 7168, cols: 1024, xnorm: true},  // 0.8B gate|up, bf16
+		{typ: gguf.TypeBF16, rows: 7168, cols: 1024},               // the same without the norm (step 25's persistent chain has none)
 	} {
 		name := fmt.Sprintf("%s/%dx%d/xnorm=%v", c.typ, c.rows, c.cols, c.xnorm)
 		minBytes := 64 << 20
