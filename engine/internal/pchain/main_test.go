@@ -1,17 +1,19 @@
 package main
 
 import (
+	"math"
+	"slices"
 	"testing"
 	"unsafe"
 )
 
 // TestPhaseLayout checks what pchain.cu assumes of the host: pc_phase is
-// three pointers and three int32 (40 bytes with padding), kind 0 is R 4 rows
+// four pointers and four int32 (48 bytes), kind 0 is R 4 rows
 // of cols/256 = 4 loads per lane and kind 1 R 1 row of 14 (pc_prefetch's
 // template arguments), and a unit's loads fit the 16-entry register buffer.
 func TestPhaseLayout(t *testing.T) {
-	if got := unsafe.Sizeof(phase{}); got != 40 {
-		t.Errorf("phase is %d bytes, pc_phase 40", got)
+	if got := unsafe.Sizeof(phase{}); got != 48 {
+		t.Errorf("phase is %d bytes, pc_phase 48", got)
 	}
 	for k, want := range []struct{ r, c int }{{4, 4}, {1, 14}} {
 		s := shapes[k]
@@ -22,9 +24,58 @@ func TestPhaseLayout(t *testing.T) {
 			t.Errorf("kind %d: %d rows in units of %d (%d loads)", k, s.rows, want.r, want.r*want.c)
 		}
 	}
-	// The FFN chain: down reads the first cols of gate|up's output, and
-	// writes the gate|up input.
-	if shapes[1].cols > shapes[0].rows || shapes[1].rows != shapes[0].cols {
+	// The FFN chain: down reads gate|up's SwiGLU outputs (half its rows)
+	// and adds into the gate|up input.
+	if shapes[1].cols != shapes[0].rows/2 || shapes[1].rows != shapes[0].cols {
 		t.Errorf("shapes %v do not chain", shapes)
+	}
+}
+
+// TestFFNCheck feeds the GPU check its own reference (error ≈ 0) and the
+// same outputs off by 1e-3 relative: the first must pass, the second fail,
+// so a kernel that rounds its outputs to bf16 (~4e-3) or worse cannot slip
+// through. (The bound itself is ~1e-5 of Σ|w·x|, which on these random rows
+// is ~10× |w·x|.)
+func TestFFNCheck(t *testing.T) {
+	ws := [2]weights{
+		{s: shape{16, 256}}, // gate|up: 8 SwiGLU outputs
+		{s: shape{256, 8}},  // down
+	}
+	ws[0].host = randomBF16(ws[0].s, 1)
+	ws[1].host = randomBF16(ws[1].s, 2)
+	x0 := make([]float32, 256)
+	nw := make([]float32, 256)
+	for i := range x0 {
+		x0[i] = float32(i%7) - 3
+		nw[i] = 1 + float32(i%3)/4
+	}
+	f := ffnRef(ws, x0, nw)
+	h := make([]float32, 8)
+	for j := range h {
+		g := f.g[j]
+		h[j] = float32(g / (1 + math.Exp(-g)) * f.u[j])
+	}
+	y := make([]float32, 256)
+	for i := range y {
+		d := float64(x0[i])
+		for c := range 8 {
+			d += bf16(ws[1].host[i*8+c]) * float64(h[c])
+		}
+		y[i] = float32(d)
+	}
+	if r := max(f.checkH(h), f.checkX(ws[1], x0, h, y)); r > 1 {
+		t.Fatalf("exact outputs: %.3g of the bound, want ≤ 1", r)
+	}
+	hBad := slices.Clone(h)
+	for j := range hBad {
+		hBad[j] *= 1.001
+	}
+	if r := f.checkH(hBad); r <= 1 {
+		t.Errorf("h off by 1e-3: %.3g of the bound, want > 1", r)
+	}
+	yBad := slices.Clone(y)
+	yBad[100] += 1e-3 * (1 + float32(math.Abs(float64(yBad[100]))))
+	if r := f.checkX(ws[1], x0, h, yBad); r <= 1 {
+		t.Errorf("y off by 1e-3: %.3g of the bound, want > 1", r)
 	}
 }

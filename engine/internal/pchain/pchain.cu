@@ -12,15 +12,22 @@
 // loads of 16 bytes per lane, held in registers.
 #include "../../../kernels/common.cuh"
 
-// One matvec: y[rows] = W x, W rows × cols bf16 row-major (cols % 256 == 0).
-// kind 0 is the gate|up shape (R 4 rows per warp, cols/256 = 4 loads per row
-// per lane), kind 1 the down shape (R 1, cols/256 = 14).
+// One matvec: W rows × cols bf16 row-major (cols % 256 == 0) times x', where
+// x' = x, or rmsnorm(x)·norm when norm is set (the FFN's pre-norm, computed
+// by every block as the engine's fused-norm matvecs do); mode 0 stores y =
+// W x', 1 adds it into y (the residual), 2 stores the SwiGLU of row pairs,
+// y[r/2] = silu(row r)·row r+1 (gate and up interleaved, as the engine
+// uploads them). kind 0 is the gate|up shape (R 4 rows per warp, cols/256 =
+// 4 loads per row per lane), kind 1 the down shape (R 1, cols/256 = 14).
 struct pc_phase {
     const uint4* w;
     const float* x;
     float* y;
-    int rows, cols, kind;
+    const float* norm;
+    int rows, cols, kind, mode;
 };
+
+#define PC_EPS 1e-6f
 
 #define PC_BUF 16
 #define PC_THREADS 256
@@ -32,9 +39,26 @@ struct pc_phase {
 // weight bytes of L2 traffic on the down shape).
 __shared__ __align__(16) float pc_xs[PC_MAX_COLS];
 
+__shared__ float pc_red[PC_THREADS / 32];
+
 __device__ __forceinline__ void pc_stage_x(const pc_phase& f) {
     const float4* x4 = reinterpret_cast<const float4*>(f.x);
-    for (int i = threadIdx.x; i < f.cols / 4; i += PC_THREADS) reinterpret_cast<float4*>(pc_xs)[i] = __ldcg(x4 + i);
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < f.cols / 4; i += PC_THREADS) {
+        const float4 v = __ldcg(x4 + i);
+        reinterpret_cast<float4*>(pc_xs)[i] = v;
+        ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+    if (f.norm) {
+        ss = memra_warp_sum(ss);
+        if ((threadIdx.x & 31) == 0) pc_red[threadIdx.x >> 5] = ss;
+        __syncthreads();
+        float t = 0.0f;
+#pragma unroll
+        for (int w = 0; w < PC_THREADS / 32; w++) t += pc_red[w];
+        const float inv = rsqrtf(t / f.cols + PC_EPS);
+        for (int i = threadIdx.x; i < f.cols; i += PC_THREADS) pc_xs[i] = pc_xs[i] * inv * f.norm[i];
+    }
     __syncthreads();
 }
 
@@ -48,8 +72,9 @@ __device__ __forceinline__ void pc_load(uint4 (&buf)[PC_BUF], const pc_phase& f,
         for (int c = 0; c < C; c++) buf[i * C + c] = memra_ldg16(f.w + (long long)(u * R + i) * chunks + c * 32 + lane);
 }
 
-// y rows of unit u from buf and x: a lane adds its chunks in ascending order,
-// then the warp's xor butterfly; lane i stores row i.
+// y rows of unit u from buf and the staged x': a lane adds its chunks in
+// ascending order, then the warp's xor butterfly; lane i stores row i (mode
+// 2: the even lane of each pair stores its SwiGLU).
 template <int R, int C>
 __device__ __forceinline__ void pc_dot(const uint4 (&buf)[PC_BUF], const pc_phase& f, int u, int lane) {
     float acc[R];
@@ -71,9 +96,15 @@ __device__ __forceinline__ void pc_dot(const uint4 (&buf)[PC_BUF], const pc_phas
         }
     }
 #pragma unroll
+    for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
+#pragma unroll
     for (int i = 0; i < R; i++) {
-        acc[i] = memra_warp_sum(acc[i]);
-        if (lane == i) f.y[u * R + i] = acc[i];
+        const int row = u * R + i;
+        if (f.mode == 2) {
+            if (i % 2 == 0 && i + 1 < R && lane == i) f.y[row / 2] = acc[i] / (1.0f + expf(-acc[i])) * acc[i + 1];
+        } else if (lane == i) {
+            f.y[row] = f.mode == 1 ? __ldcg(f.y + row) + acc[i] : acc[i];
+        }
     }
 }
 
