@@ -3,7 +3,7 @@
 // as ONE persistent kernel with grid barriers between phases (pchain.cu), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md step 25
-// (scripts/gpu/run43.sh to run48.sh ran its forms):
+// (scripts/gpu/run43.sh to run49.sh ran its forms; run49 this one):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain

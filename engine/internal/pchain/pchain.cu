@@ -50,13 +50,7 @@ __device__ __forceinline__ void pc_stage_x(const pc_phase& f) {
         ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
     }
     if (f.norm) {
-        ss = memra_warp_sum(ss);
-        if ((threadIdx.x & 31) == 0) pc_red[threadIdx.x >> 5] = ss;
-        __syncthreads();
-        float t = 0.0f;
-#pragma unroll
-        for (int w = 0; w < PC_THREADS / 32; w++) t += pc_red[w];
-        const float inv = rsqrtf(t / f.cols + PC_EPS);
+        const float inv = rsqrtf(memra_block_sum<PC_THREADS>(ss, pc_red) / f.cols + PC_EPS);
         for (int i = threadIdx.x; i < f.cols; i += PC_THREADS) pc_xs[i] = pc_xs[i] * inv * f.norm[i];
     }
     __syncthreads();
