@@ -39,11 +39,10 @@ type phase struct {
 	rows, cols, kind, mode int32
 }
 
-// pc_phase.mode: store, add into y, SwiGLU of row pairs.
+// pc_phase.mode values the chains use (0 stores y = W x').
 const (
-	modeStore = iota
-	modeAdd
-	modeSwiGLU
+	modeAdd    = 1 // y += W x'
+	modeSwiGLU = 2 // y[r/2] = silu(row r)·row r+1
 )
 
 func main() {
@@ -248,7 +247,8 @@ func run(cubin string, n int, perSM string) error {
 		}
 	}
 
-	// Timing: µs per phase, median of 5 batches of 10 launches of n phases.
+	// Timing: µs per phase, median of 5 batches of 10 launches of n phases
+	// (a sixth, first, warms up).
 	start, err := e.NewEvent()
 	if err != nil {
 		return err
