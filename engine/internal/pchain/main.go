@@ -1,17 +1,18 @@
 // Command pchain times the 0.8B preset's bf16 FFN (gate|up 7168 × 1024 with
 // the pre-norm and the SwiGLU, down 1024 × 3584 added into the residual) run
-// as ONE persistent kernel with grid barriers between phases (pchain.cu), to
+// as ONE persistent kernel with grid barriers between phases (pchain.cu's
+// pchain, and pstream, which streams the weights ahead of the barriers), to
 // set against what the same products cost as graph nodes (engine/gpu
-// BenchmarkGPUGraphChain). It is the record behind docs/perf.md step 25
-// (scripts/gpu/run43.sh to run49.sh ran its forms; run49 this one):
+// BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25
+// and 27 (scripts/gpu/run43.sh to run51.sh ran its forms; run51 this one):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
 //	bin/pchain -cubin bin/pchain.cubin
 //
 // Each chain's first phases are checked against a float64 reference before
-// any timing, for every flag setting; all settings must agree bit for bit
-// (they add the same products in the same order).
+// any timing, for every flag setting; all settings, and pstream, must agree
+// bit for bit (they add the same products in the same order).
 package main
 
 import (
@@ -104,6 +105,10 @@ func run(cubin string, n int, perSM string) error {
 		return err
 	}
 	fmt.Printf("pchain: %d SMs, %d blocks of 256 per SM resident\n", e.Info().SMs, resident)
+	stream, err := loadStream(e, mod)
+	if err != nil {
+		return err
+	}
 
 	var alloc []cuda.DevPtr
 	defer func() {
@@ -246,6 +251,28 @@ func run(cubin string, n int, perSM string) error {
 			fmt.Printf("check blocks %d flags %d: max error %.3g of its bound (ok)\n", blocks, flags, worst)
 		}
 	}
+	// pstream adds the same products in the same order: pchain's bits.
+	if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
+		return err
+	}
+	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), len(ph)*int(unsafe.Sizeof(phase{})))); err != nil {
+		return err
+	}
+	if err := stream.launch(e, dph, len(ph), dbar); err != nil {
+		return err
+	}
+	hs := make([]float32, shapes[1].cols)
+	ys := make([]float32, shapes[0].cols)
+	if err := e.CopyDtoH(cuda.AsBytes(hs), dh); err != nil {
+		return err
+	}
+	if err := e.CopyDtoH(cuda.AsBytes(ys), dx); err != nil {
+		return err
+	}
+	if !slices.Equal(bitsOf(got[0]), bitsOf(slices.Concat(hs, ys))) {
+		return fmt.Errorf("pstream: results differ from pchain's (bound ratio %.3g)", max(want.checkH(hs), want.checkX(ws[1], x0, hs, ys)))
+	}
+	fmt.Println("check pstream: bit-identical to pchain (ok)")
 
 	// Timing: µs per phase, median of 5 batches of 10 launches of n phases
 	// (a sixth, first, warms up).
@@ -259,6 +286,37 @@ func run(cubin string, n int, perSM string) error {
 		return err
 	}
 	defer e.DestroyEvent(end)
+	timeIt := func(launch func() error) (float64, error) {
+		var ts []float64
+		for rep := range 6 {
+			err := e.Do(func() error {
+				if err := e.Record(start); err != nil {
+					return err
+				}
+				for range 10 {
+					if err := launch(); err != nil {
+						return err
+					}
+				}
+				return e.Record(end)
+			})
+			if err != nil {
+				return 0, err
+			}
+			if err := e.EventSynchronize(end); err != nil {
+				return 0, err
+			}
+			d, err := e.Elapsed(start, end)
+			if err != nil {
+				return 0, err
+			}
+			if rep > 0 { // the first batch warms up
+				ts = append(ts, d.Seconds()/10)
+			}
+		}
+		slices.Sort(ts)
+		return ts[len(ts)/2], nil
+	}
 	for _, kinds := range []string{"0", "ab", "a", "b"} {
 		for _, l2 := range []bool{false, true} {
 			if kinds == "0" && l2 {
@@ -272,40 +330,21 @@ func run(cubin string, n int, perSM string) error {
 			for _, p := range ph {
 				bytes += 2 * float64(p.rows) * float64(p.cols)
 			}
+			where := "hbm"
+			if l2 {
+				where = "l2"
+			}
+			t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar) })
+			if err != nil {
+				return err
+			}
+			fmt.Printf("chain %-2s %-3s pstream blocks %4d                %7.3f µs/phase  %5.2f TB/s of weights\n",
+				kinds, where, e.Info().SMs, t/float64(n)*1e6, bytes/t/1e12)
 			for _, blocks := range blocksList {
 				for _, flags := range []int{0, flagPrefetch} {
-					var ts []float64
-					for rep := range 6 {
-						err := e.Do(func() error {
-							if err := e.Record(start); err != nil {
-								return err
-							}
-							for range 10 {
-								if err := launchOnly(e, fn, dph, n, dbar, blocks, flags); err != nil {
-									return err
-								}
-							}
-							return e.Record(end)
-						})
-						if err != nil {
-							return err
-						}
-						if err := e.EventSynchronize(end); err != nil {
-							return err
-						}
-						d, err := e.Elapsed(start, end)
-						if err != nil {
-							return err
-						}
-						if rep > 0 { // the first batch warms up
-							ts = append(ts, d.Seconds()/10)
-						}
-					}
-					slices.Sort(ts)
-					t := ts[len(ts)/2]
-					where := "hbm"
-					if l2 {
-						where = "l2"
+					t, err := timeIt(func() error { return launchOnly(e, fn, dph, n, dbar, blocks, flags) })
+					if err != nil {
+						return err
 					}
 					fmt.Printf("chain %-2s %-3s blocks %4d prefetch %-5v red %-5v  %7.3f µs/phase  %5.2f TB/s of weights\n",
 						kinds, where, blocks, flags&flagPrefetch != 0, flags&flagRed != 0, t/float64(n)*1e6, bytes/t/1e12)
@@ -314,6 +353,43 @@ func run(cubin string, n int, perSM string) error {
 		}
 	}
 	return nil
+}
+
+// streamKernel is pchain.cu's pstream: one block of 288 threads per SM
+// with the ring of weight tiles in opt-in dynamic shared memory.
+type streamKernel struct {
+	fn     cuda.Function
+	blocks int
+}
+
+// pstream's ring: PS_SLOTS slots of PS_TILE_ROWS rows of the widest phase.
+const streamRing = 3 * 8 * 3584 * 2
+
+func loadStream(e *cuda.Engine, mod cuda.Module) (streamKernel, error) {
+	fn, err := e.Function(mod, "pstream")
+	if err != nil {
+		return streamKernel{}, err
+	}
+	if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, streamRing); err != nil {
+		return streamKernel{}, fmt.Errorf("pstream: %d bytes of dynamic shared memory: %w", streamRing, err)
+	}
+	per, err := e.MaxActiveBlocksPerSM(fn, 288, streamRing)
+	if err != nil || per < 1 {
+		return streamKernel{}, fmt.Errorf("pstream: %d blocks per SM resident (%v)", per, err)
+	}
+	return streamKernel{fn: fn, blocks: e.Info().SMs}, nil
+}
+
+// launch zeroes the barrier counter and launches pstream on the chain in dph.
+func (k streamKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr) error {
+	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
+		return err
+	}
+	p := cuda.NewParams(3)
+	p.SetPtr(0, dph)
+	p.SetI32(1, int32(n))
+	p.SetPtr(2, dbar)
+	return e.LaunchParams(k.fn, [3]uint32{uint32(k.blocks), 1, 1}, [3]uint32{288, 1, 1}, streamRing, p)
 }
 
 // pchain.cu's PC_PREFETCH and PC_RED.

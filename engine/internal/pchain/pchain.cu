@@ -9,7 +9,8 @@
 // (R rows) of a phase, and with `prefetch` it issues the loads of its unit of
 // the NEXT phase (weights are never written) between arriving at the barrier
 // and waiting on it, so HBM streams through the barrier. A unit is at most 16
-// loads of 16 bytes per lane, held in registers.
+// loads of 16 bytes per lane, held in registers. pstream (below) streams
+// further ahead through shared memory.
 #include "../../../kernels/common.cuh"
 
 // One matvec: W rows × cols bf16 row-major (cols % 256 == 0) times x', where
@@ -41,6 +42,19 @@ __shared__ __align__(16) float pc_xs[PC_MAX_COLS];
 
 __shared__ float pc_red[PC_THREADS / 32];
 
+// The threads that compute: the whole block in pchain (__syncthreads), the
+// 256 consumer threads in pstream (named barrier 1; its producer warp never
+// joins).
+template <bool NAMED>
+__device__ __forceinline__ void pc_sync() {
+    if (NAMED) {
+        asm volatile("bar.sync 1, %0;" ::"n"(PC_THREADS) : "memory");
+    } else {
+        __syncthreads();
+    }
+}
+
+template <bool NAMED = false>
 __device__ __forceinline__ void pc_stage_x(const pc_phase& f) {
     const float4* x4 = reinterpret_cast<const float4*>(f.x);
     float ss = 0.0f;
@@ -50,10 +64,18 @@ __device__ __forceinline__ void pc_stage_x(const pc_phase& f) {
         ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
     }
     if (f.norm) {
-        const float inv = rsqrtf(memra_block_sum<PC_THREADS>(ss, pc_red) / f.cols + PC_EPS);
+        // memra_block_sum's order, with this kernel's barrier.
+        ss = memra_warp_sum(ss);
+        if ((threadIdx.x & 31) == 0) pc_red[threadIdx.x >> 5] = ss;
+        pc_sync<NAMED>();
+        float t = 0.0f;
+#pragma unroll
+        for (int w = 0; w < PC_THREADS / 32; w++) t += pc_red[w];
+        pc_sync<NAMED>(); // pc_red is rewritten by the next phase
+        const float inv = rsqrtf(t / f.cols + PC_EPS);
         for (int i = threadIdx.x; i < f.cols; i += PC_THREADS) pc_xs[i] = pc_xs[i] * inv * f.norm[i];
     }
-    __syncthreads();
+    pc_sync<NAMED>();
 }
 
 // Loads unit u of phase f (R rows × C chunks per lane) into buf.
@@ -174,5 +196,156 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS) pchain(const pc_phase* 
             }
         }
         __syncthreads();
+    }
+}
+
+// ---- pstream: the weights streamed ahead of the barriers (step 27). One
+// block per SM: warps 0-7 compute, warp 8's lane 0 is a producer that copies
+// the block's tiles (tiles b, b + grid, ... of each phase, in chain order)
+// into a ring of shared-memory slots with bulk copies (cp.async.bulk,
+// completion counted on an mbarrier per slot), as far ahead as free slots
+// allow, whatever phase the consumers are in: HBM keeps streaming while they
+// wait at a grid barrier. A gate|up tile is 16 rows (a warp owns a gate/up
+// pair and stores its SwiGLU), a down tile 8 (a warp a row); a warp frees its
+// part of a slot as soon as it has read it, so no block barrier per tile. A
+// lane adds the same chunks in the same order as pchain's pc_dot, so the
+// sums are pchain's bit for bit. Needs PTX 8.0 (nvcc >= 12): compiled on the
+// GPU machine.
+#define PS_SLOTS 3
+#define PS_SLOT_BYTES (8 * PC_MAX_COLS * 2) // a down tile; a gate|up tile is 16 × 1024 × 2
+
+// Rows of a tile of phase kind k.
+__device__ __forceinline__ int ps_tile_rows(int kind) {
+    return kind == 0 ? 16 : 8;
+}
+
+__device__ __forceinline__ unsigned ps_smem(const void* p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void ps_mb_init(unsigned long long* mb, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(ps_smem(mb)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void ps_mb_arrive(unsigned long long* mb) {
+    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.shared::cta.b64 st, [%0];\n\t}" ::"r"(ps_smem(mb)) : "memory");
+}
+
+__device__ __forceinline__ void ps_mb_expect(unsigned long long* mb, unsigned bytes) {
+    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(ps_smem(mb)), "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void ps_mb_wait(unsigned long long* mb, unsigned parity) {
+    unsigned ok = 0;
+    while (!ok) {
+        asm volatile("{\n\t.reg .pred P;\n\tmbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\tselp.b32 %0, 1, 0, P;\n\t}"
+                     : "=r"(ok)
+                     : "r"(ps_smem(mb)), "r"(parity)
+                     : "memory");
+    }
+}
+
+__device__ __forceinline__ void ps_bulk_copy(void* dst, const void* src, unsigned bytes, unsigned long long* mb) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(ps_smem(dst)),
+                 "l"(src), "r"(bytes), "r"(ps_smem(mb))
+                 : "memory");
+}
+
+// One row of a tile in shared memory: C chunks of 16 bytes per lane.
+template <int C>
+__device__ __forceinline__ float ps_row(const uint4* row, int lane) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        const uint4 w = row[c * 32 + lane];
+        const float4* xp = reinterpret_cast<const float4*>(pc_xs) + 2 * (c * 32 + lane);
+        const float4 x0 = xp[0], x1 = xp[1];
+        const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+        const unsigned int q[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            acc += __uint_as_float(q[k] << 16) * xv[2 * k];
+            acc += __uint_as_float(q[k] & 0xffff0000u) * xv[2 * k + 1];
+        }
+    }
+    return memra_warp_sum(acc);
+}
+
+// Lane 0 stores a row's sum the way pc_dot does (mode 0 store, 1 add).
+__device__ __forceinline__ void ps_store(const pc_phase& f, int row, float sum) {
+    f.y[row] = f.mode == 1 ? __ldcg(f.y + row) + sum : sum;
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const pc_phase* phases, int n, unsigned* bar) {
+    extern __shared__ __align__(128) unsigned char ps_ring[]; // PS_SLOTS × PS_SLOT_BYTES
+    __shared__ __align__(8) unsigned long long full[PS_SLOTS], empty[PS_SLOTS];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < PS_SLOTS; s++) {
+            ps_mb_init(&full[s], 1);                 // the producer's expect_tx
+            ps_mb_init(&empty[s], PC_THREADS / 32); // one arrival per consumer warp
+        }
+    }
+    __syncthreads();
+    if (warp == PC_THREADS / 32) { // the producer
+        if (lane != 0) return;
+        int k = 0;
+        for (int p = 0; p < n; p++) {
+            const pc_phase f = phases[p];
+            const int tr = ps_tile_rows(f.kind);
+            const unsigned bytes = tr * f.cols * 2;
+            for (int t = blockIdx.x; t < f.rows / tr; t += gridDim.x, k++) {
+                const int s = k % PS_SLOTS;
+                if (k >= PS_SLOTS) ps_mb_wait(&empty[s], ((k / PS_SLOTS) - 1) & 1);
+                ps_mb_expect(&full[s], bytes);
+                ps_bulk_copy(ps_ring + s * PS_SLOT_BYTES, reinterpret_cast<const unsigned char*>(f.w) + (long long)t * bytes, bytes,
+                             &full[s]);
+            }
+        }
+        return;
+    }
+    int k = 0;
+    for (int p = 0; p < n; p++) {
+        const pc_phase f = phases[p];
+        if (f.rows > 0) pc_stage_x<true>(f);
+        const int tr = ps_tile_rows(f.kind);
+        for (int t = blockIdx.x; t < f.rows / tr; t += gridDim.x, k++) {
+            const int s = k % PS_SLOTS;
+            ps_mb_wait(&full[s], (k / PS_SLOTS) & 1);
+            const uint4* tile = reinterpret_cast<const uint4*>(ps_ring + s * PS_SLOT_BYTES);
+            const int r0 = t * tr;
+            if (f.kind == 0) {
+                const float g = ps_row<4>(tile + (2 * warp) * (f.cols / 8), lane);
+                const float u = ps_row<4>(tile + (2 * warp + 1) * (f.cols / 8), lane);
+                __syncwarp();
+                if (lane == 0) {
+                    ps_mb_arrive(&empty[s]);
+                    if (f.mode == 2) {
+                        f.y[r0 / 2 + warp] = g / (1.0f + expf(-g)) * u;
+                    } else {
+                        ps_store(f, r0 + 2 * warp, g);
+                        ps_store(f, r0 + 2 * warp + 1, u);
+                    }
+                }
+            } else {
+                const float sum = ps_row<14>(tile + warp * (f.cols / 8), lane);
+                __syncwarp();
+                if (lane == 0) {
+                    ps_mb_arrive(&empty[s]);
+                    ps_store(f, r0 + warp, sum);
+                }
+            }
+        }
+        if (p + 1 == n) break;
+        pc_sync<true>();
+        if (threadIdx.x == 0) {
+            __threadfence();
+            atomicAdd(bar, 1u);
+            const unsigned target = (unsigned)(p + 1) * gridDim.x;
+            while (pc_ld_acquire(bar) < target) {
+            }
+        }
+        pc_sync<true>();
     }
 }
