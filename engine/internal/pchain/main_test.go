@@ -2,7 +2,10 @@ package main
 
 import (
 	"math"
+	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 	"unsafe"
 )
@@ -77,5 +80,32 @@ func TestFFNCheck(t *testing.T) {
 	yBad[100] += 1e-3 * (1 + float32(math.Abs(float64(yBad[100]))))
 	if r := f.checkX(ws[1], x0, h, yBad); r <= 1 {
 		t.Errorf("y off by 1e-3: %.3g of the bound, want > 1", r)
+	}
+}
+
+// TestStreamRing checks the host's dynamic shared memory for pstream against
+// pchain.cu's PS_SLOTS × PS_SLOT_BYTES (8 rows of PC_MAX_COLS bf16): too
+// little and the ring's last slot would run past the allocation.
+func TestStreamRing(t *testing.T) {
+	src, err := os.ReadFile("pchain.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := func(name string) int {
+		m := regexp.MustCompile(`#define ` + name + ` (\d+)`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("pchain.cu defines no %s as a number", name)
+		}
+		v, _ := strconv.Atoi(string(m[1]))
+		return v
+	}
+	if !regexp.MustCompile(`#define PS_SLOT_BYTES \(8 \* PC_MAX_COLS \* 2\)`).Match(src) {
+		t.Fatal("PS_SLOT_BYTES is no longer 8 rows of PC_MAX_COLS bf16: update this test and streamRing")
+	}
+	if want := def("PS_SLOTS") * 8 * def("PC_MAX_COLS") * 2; streamRing != want {
+		t.Errorf("streamRing %d, pchain.cu's ring %d", streamRing, want)
+	}
+	if shapes[1].cols > def("PC_MAX_COLS") {
+		t.Errorf("the down shape's %d columns exceed PC_MAX_COLS %d", shapes[1].cols, def("PC_MAX_COLS"))
 	}
 }
