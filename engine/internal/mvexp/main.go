@@ -24,11 +24,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/internal/evtime"
 	"github.com/memra-ai/memra/kernels"
 )
 
@@ -176,51 +176,11 @@ func copyBandwidth(e *cuda.Engine) (float64, error) {
 	}
 	defer e.Free(dst)
 	e.MemsetD8Async(src, 7, n)
-	t, err := timeIt(e, 20, func(int) error { return e.CopyDtoDAsync(dst, src, n) })
+	t, err := evtime.PerCall(e, 3, 5, 20, func(int) error { return e.CopyDtoDAsync(dst, src, n) })
 	if err != nil {
 		return 0, err
 	}
 	return 2 * n / t, nil
-}
-
-// timeIt returns the median seconds per launch of 5 batches of n launches.
-func timeIt(e *cuda.Engine, n int, fn func(i int) error) (float64, error) {
-	start, _ := e.NewEvent()
-	end, _ := e.NewEvent()
-	defer e.DestroyEvent(start)
-	defer e.DestroyEvent(end)
-	for i := range 3 {
-		if err := fn(i); err != nil {
-			return 0, err
-		}
-	}
-	var ts []float64
-	for range 5 {
-		err := e.Do(func() error {
-			if err := e.Record(start); err != nil {
-				return err
-			}
-			for i := range n {
-				if err := fn(i); err != nil {
-					return err
-				}
-			}
-			return e.Record(end)
-		})
-		if err != nil {
-			return 0, err
-		}
-		if err := e.EventSynchronize(end); err != nil {
-			return 0, err
-		}
-		d, err := e.Elapsed(start, end)
-		if err != nil {
-			return 0, err
-		}
-		ts = append(ts, d.Seconds()/float64(n))
-	}
-	sort.Float64s(ts)
-	return ts[2], nil
 }
 
 // f16 bits of (1 + k/1024) * 2^-8 (exponent field 7).
@@ -437,7 +397,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 					}
 				}
 			}
-			t, err := timeIt(e, 30, func(i int) error {
+			t, err := evtime.PerCall(e, 3, 5, 30, func(i int) error {
 				set(ds[i%len(ds)])
 				return e.LaunchParams(v.fn, grid, block, shared, p)
 			})

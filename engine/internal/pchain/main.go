@@ -27,6 +27,7 @@ import (
 	"unsafe"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/internal/evtime"
 )
 
 // shape is one phase kind of pchain.cu (pc_phase.kind is its index).
@@ -275,47 +276,9 @@ func run(cubin string, n int, perSM string) error {
 	fmt.Println("check pstream: bit-identical to pchain (ok)")
 
 	// Timing: µs per phase, median of 5 batches of 10 launches of n phases
-	// (a sixth, first, warms up).
-	start, err := e.NewEvent()
-	if err != nil {
-		return err
-	}
-	defer e.DestroyEvent(start)
-	end, err := e.NewEvent()
-	if err != nil {
-		return err
-	}
-	defer e.DestroyEvent(end)
+	// after 10 untimed ones.
 	timeIt := func(launch func() error) (float64, error) {
-		var ts []float64
-		for rep := range 6 {
-			err := e.Do(func() error {
-				if err := e.Record(start); err != nil {
-					return err
-				}
-				for range 10 {
-					if err := launch(); err != nil {
-						return err
-					}
-				}
-				return e.Record(end)
-			})
-			if err != nil {
-				return 0, err
-			}
-			if err := e.EventSynchronize(end); err != nil {
-				return 0, err
-			}
-			d, err := e.Elapsed(start, end)
-			if err != nil {
-				return 0, err
-			}
-			if rep > 0 { // the first batch warms up
-				ts = append(ts, d.Seconds()/10)
-			}
-		}
-		slices.Sort(ts)
-		return ts[len(ts)/2], nil
+		return evtime.PerCall(e, 10, 5, 10, func(int) error { return launch() })
 	}
 	for _, kinds := range []string{"0", "ab", "a", "b"} {
 		for _, l2 := range []bool{false, true} {
