@@ -4,7 +4,7 @@
 // pchain, and pstream, which streams the weights ahead of the barriers), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25
-// and 27 (scripts/gpu/run43.sh to run51.sh ran its forms; run51 this one):
+// and 27 (scripts/gpu/run43.sh to run53.sh ran its forms; run53 this one):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
@@ -259,7 +259,7 @@ func run(cubin string, n int, perSM string) error {
 	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), len(ph)*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
 	}
-	if err := stream.launch(e, dph, len(ph), dbar); err != nil {
+	if err := stream.launch(e, dph, len(ph), dbar, 0); err != nil {
 		return err
 	}
 	hs := make([]float32, shapes[1].cols)
@@ -297,12 +297,19 @@ func run(cubin string, n int, perSM string) error {
 			if l2 {
 				where = "l2"
 			}
-			t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar) })
-			if err != nil {
-				return err
+			// pstream whole, then with stages left out (the difference is
+			// what a stage costs; the results are then wrong).
+			for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
+				t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar, sf) })
+				if err != nil {
+					return err
+				}
+				fmt.Printf("chain %-2s %-3s pstream blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
+					kinds, where, e.Info().SMs, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
+				if kinds == "0" {
+					break
+				}
 			}
-			fmt.Printf("chain %-2s %-3s pstream blocks %4d                %7.3f µs/phase  %5.2f TB/s of weights\n",
-				kinds, where, e.Info().SMs, t/float64(n)*1e6, bytes/t/1e12)
 			for _, blocks := range blocksList {
 				for _, flags := range []int{0, flagPrefetch} {
 					t, err := timeIt(func() error { return launchOnly(e, fn, dph, n, dbar, blocks, flags) })
@@ -343,15 +350,22 @@ func loadStream(e *cuda.Engine, mod cuda.Module) (streamKernel, error) {
 	return streamKernel{fn: fn, blocks: e.Info().SMs}, nil
 }
 
+// pchain.cu's PS_NO_STAGE and PS_NO_DOT.
+const (
+	streamNoStage = 1
+	streamNoDot   = 2
+)
+
 // launch zeroes the barrier counter and launches pstream on the chain in dph.
-func (k streamKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr) error {
+func (k streamKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int) error {
 	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
 		return err
 	}
-	p := cuda.NewParams(3)
+	p := cuda.NewParams(4)
 	p.SetPtr(0, dph)
 	p.SetI32(1, int32(n))
 	p.SetPtr(2, dbar)
+	p.SetI32(3, int32(flags))
 	return e.LaunchParams(k.fn, [3]uint32{uint32(k.blocks), 1, 1}, [3]uint32{288, 1, 1}, streamRing, p)
 }
 

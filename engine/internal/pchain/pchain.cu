@@ -277,7 +277,13 @@ __device__ __forceinline__ void ps_store(const pc_phase& f, int row, float sum) 
     f.y[row] = f.mode == 1 ? __ldcg(f.y + row) + sum : sum;
 }
 
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const pc_phase* phases, int n, unsigned* bar) {
+// Flags of pstream that leave a stage out, to time the others (results then
+// wrong): PS_NO_STAGE stages x for the first phase only, PS_NO_DOT reads no
+// tile (every sum 0; the slots still fill and drain).
+#define PS_NO_STAGE 1
+#define PS_NO_DOT 2
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const pc_phase* phases, int n, unsigned* bar, int flags) {
     extern __shared__ __align__(128) unsigned char ps_ring[]; // PS_SLOTS × PS_SLOT_BYTES
     __shared__ __align__(8) unsigned long long full[PS_SLOTS], empty[PS_SLOTS];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -308,16 +314,17 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const p
     int k = 0;
     for (int p = 0; p < n; p++) {
         const pc_phase f = phases[p];
-        if (f.rows > 0) pc_stage_x<true>(f);
+        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<true>(f);
         const int tr = ps_tile_rows(f.kind);
+        const bool dot = !(flags & PS_NO_DOT);
         for (int t = blockIdx.x; t < f.rows / tr; t += gridDim.x, k++) {
             const int s = k % PS_SLOTS;
             ps_mb_wait(&full[s], (k / PS_SLOTS) & 1);
             const uint4* tile = reinterpret_cast<const uint4*>(ps_ring + s * PS_SLOT_BYTES);
             const int r0 = t * tr;
             if (f.kind == 0) {
-                const float g = ps_row<4>(tile + (2 * warp) * (f.cols / 8), lane);
-                const float u = ps_row<4>(tile + (2 * warp + 1) * (f.cols / 8), lane);
+                const float g = dot ? ps_row<4>(tile + (2 * warp) * (f.cols / 8), lane) : 0.0f;
+                const float u = dot ? ps_row<4>(tile + (2 * warp + 1) * (f.cols / 8), lane) : 0.0f;
                 __syncwarp();
                 if (lane == 0) {
                     ps_mb_arrive(&empty[s]);
@@ -329,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const p
                     }
                 }
             } else {
-                const float sum = ps_row<14>(tile + warp * (f.cols / 8), lane);
+                const float sum = dot ? ps_row<14>(tile + warp * (f.cols / 8), lane) : 0.0f;
                 __syncwarp();
                 if (lane == 0) {
                     ps_mb_arrive(&empty[s]);
