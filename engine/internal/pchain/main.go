@@ -4,7 +4,7 @@
 // pchain, and pstream, which streams the weights ahead of the barriers), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25
-// and 27 (scripts/gpu/run43.sh to run53.sh ran its forms; run53 this one):
+// and 27 (scripts/gpu/run43.sh to run54.sh ran its forms; run54 this one):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
@@ -259,7 +259,7 @@ func run(cubin string, n int, perSM string) error {
 	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), len(ph)*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
 	}
-	if err := stream.launch(e, dph, len(ph), dbar, 0); err != nil {
+	if err := stream.launch(e, dph, len(ph), dbar, 0, ringSums); err != nil {
 		return err
 	}
 	hs := make([]float32, shapes[1].cols)
@@ -300,7 +300,7 @@ func run(cubin string, n int, perSM string) error {
 			// pstream whole, then with stages left out (the difference is
 			// what a stage costs; the results are then wrong).
 			for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
-				t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar, sf) })
+				t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar, sf, ringSums) })
 				if err != nil {
 					return err
 				}
@@ -308,6 +308,17 @@ func run(cubin string, n int, perSM string) error {
 					kinds, where, e.Info().SMs, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
 				if kinds == "0" {
 					break
+				}
+			}
+			// The ring alone (no staging, no sums) in more, smaller slots.
+			if kinds == "ab" {
+				for _, g := range ringSweep {
+					t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar, streamNoStage|streamNoDot, g) })
+					if err != nil {
+						return err
+					}
+					fmt.Printf("chain %-2s %-3s pstream ring %2d slots of %5d bytes (tiles %2d/%d rows) %7.3f µs/phase  %5.2f TB/s of weights\n",
+						kinds, where, g.slots, g.slotBytes(), g.tileA, g.tileB, t/float64(n)*1e6, bytes/t/1e12)
 				}
 			}
 			for _, blocks := range blocksList {
@@ -332,8 +343,28 @@ type streamKernel struct {
 	blocks int
 }
 
-// pstream's ring: PS_SLOTS slots of PS_TILE_ROWS rows of the widest phase.
-const streamRing = 3 * 8 * 3584 * 2
+// ring is a geometry of pstream's ring (pchain.cu's ps_geom): slots of the
+// larger tile, gate|up tiles of tileA rows, down tiles of tileB.
+type ring struct{ tileA, tileB, slots int }
+
+func (g ring) slotBytes() int {
+	return max(g.tileA*shapes[0].cols*2, g.tileB*shapes[1].cols*2)
+}
+
+// ringSums is the geometry the sums are written for (a warp per gate/up
+// pair of a 16-row tile, a warp per row of an 8-row one); ringSweep the
+// same shared memory in more, smaller slots, which only stream.
+var (
+	ringSums  = ring{16, 8, 3}
+	ringSweep = []ring{ringSums, {8, 4, 6}, {4, 2, 12}, {2, 1, 24}}
+)
+
+// pchain.cu's PS_MAX_SLOTS, and the dynamic shared memory pstream asks for
+// (every geometry above fits it).
+const (
+	maxSlots   = 32
+	streamRing = 3 * 8 * 3584 * 2
+)
 
 func loadStream(e *cuda.Engine, mod cuda.Module) (streamKernel, error) {
 	fn, err := e.Function(mod, "pstream")
@@ -357,15 +388,22 @@ const (
 )
 
 // launch zeroes the barrier counter and launches pstream on the chain in dph.
-func (k streamKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int) error {
+func (k streamKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, g ring) error {
+	if g.slots > maxSlots || g.slots*g.slotBytes() > streamRing {
+		return fmt.Errorf("pstream: ring %+v does not fit (%d slots, %d bytes at most)", g, maxSlots, streamRing)
+	}
 	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
 		return err
 	}
-	p := cuda.NewParams(4)
+	p := cuda.NewParams(8)
 	p.SetPtr(0, dph)
 	p.SetI32(1, int32(n))
 	p.SetPtr(2, dbar)
 	p.SetI32(3, int32(flags))
+	p.SetI32(4, int32(g.tileA))
+	p.SetI32(5, int32(g.tileB))
+	p.SetI32(6, int32(g.slots))
+	p.SetI32(7, int32(g.slotBytes()))
 	return e.LaunchParams(k.fn, [3]uint32{uint32(k.blocks), 1, 1}, [3]uint32{288, 1, 1}, streamRing, p)
 }
 

@@ -83,9 +83,11 @@ func TestFFNCheck(t *testing.T) {
 	}
 }
 
-// TestStreamRing checks the host's dynamic shared memory for pstream against
-// pchain.cu's PS_SLOTS × PS_SLOT_BYTES (8 rows of PC_MAX_COLS bf16): too
-// little and the ring's last slot would run past the allocation.
+// TestStreamRing checks pstream's ring geometries against pchain.cu and the
+// shapes: every geometry fits PS_MAX_SLOTS and the dynamic shared memory the
+// host asks for, its tiles divide each shape's rows (a phase is whole tiles)
+// and are 16-byte copies, and the geometry the sums run on is the one they
+// are written for (16-row gate|up tiles, 8-row down tiles).
 func TestStreamRing(t *testing.T) {
 	src, err := os.ReadFile("pchain.cu")
 	if err != nil {
@@ -99,11 +101,21 @@ func TestStreamRing(t *testing.T) {
 		v, _ := strconv.Atoi(string(m[1]))
 		return v
 	}
-	if !regexp.MustCompile(`#define PS_SLOT_BYTES \(8 \* PC_MAX_COLS \* 2\)`).Match(src) {
-		t.Fatal("PS_SLOT_BYTES is no longer 8 rows of PC_MAX_COLS bf16: update this test and streamRing")
+	if maxSlots != def("PS_MAX_SLOTS") {
+		t.Errorf("maxSlots %d, PS_MAX_SLOTS %d", maxSlots, def("PS_MAX_SLOTS"))
 	}
-	if want := def("PS_SLOTS") * 8 * def("PC_MAX_COLS") * 2; streamRing != want {
-		t.Errorf("streamRing %d, pchain.cu's ring %d", streamRing, want)
+	if !regexp.MustCompile(`geo\.tile_a == 16 && geo\.tile_b == 8`).Match(src) || ringSums != (ring{16, 8, ringSums.slots}) {
+		t.Errorf("the sums' geometry: pchain.cu asks for 16/8-row tiles, ringSums is %+v", ringSums)
+	}
+	for _, g := range ringSweep {
+		if g.slots > maxSlots || g.slots*g.slotBytes() > streamRing {
+			t.Errorf("%+v: %d slots of %d bytes, over %d slots or %d bytes", g, g.slots, g.slotBytes(), maxSlots, streamRing)
+		}
+		for k, tr := range []int{g.tileA, g.tileB} {
+			if shapes[k].rows%tr != 0 || tr*shapes[k].cols*2%16 != 0 {
+				t.Errorf("%+v: %d-row tiles of %v", g, tr, shapes[k])
+			}
+		}
 	}
 	if shapes[1].cols > def("PC_MAX_COLS") {
 		t.Errorf("the down shape's %d columns exceed PC_MAX_COLS %d", shapes[1].cols, def("PC_MAX_COLS"))

@@ -206,17 +206,25 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS) pchain(const pc_phase* 
 // completion counted on an mbarrier per slot), as far ahead as free slots
 // allow, whatever phase the consumers are in: HBM keeps streaming while they
 // wait at a grid barrier. A gate|up tile is 16 rows (a warp owns a gate/up
-// pair and stores its SwiGLU), a down tile 8 (a warp a row); a warp frees its
+// pair and stores its SwiGLU), a down tile 8 (a warp a row) (other tile
+// sizes, to time the ring alone, only stream); a warp frees its
 // part of a slot as soon as it has read it, so no block barrier per tile. A
 // lane adds the same chunks in the same order as pchain's pc_dot, so the
 // sums are pchain's bit for bit. Needs PTX 8.0 (nvcc >= 12): compiled on the
 // GPU machine.
-#define PS_SLOTS 3
-#define PS_SLOT_BYTES (8 * PC_MAX_COLS * 2) // a down tile; a gate|up tile is 16 × 1024 × 2
+// The ring's geometry is the launch's (ps_geom): slots of slot_bytes, gate|up
+// tiles of tile_a rows, down tiles of tile_b. The sums assume 16 and 8 (a
+// warp per gate/up pair, a warp per down row); other tiles only stream
+// (PS_NO_DOT is forced), to time the ring alone.
+#define PS_MAX_SLOTS 32
+
+struct ps_geom {
+    int tile_a, tile_b, slots, slot_bytes;
+};
 
 // Rows of a tile of phase kind k.
-__device__ __forceinline__ int ps_tile_rows(int kind) {
-    return kind == 0 ? 16 : 8;
+__device__ __forceinline__ int ps_tile_rows(const ps_geom& g, int kind) {
+    return kind == 0 ? g.tile_a : g.tile_b;
 }
 
 __device__ __forceinline__ unsigned ps_smem(const void* p) {
@@ -283,12 +291,15 @@ __device__ __forceinline__ void ps_store(const pc_phase& f, int row, float sum) 
 #define PS_NO_STAGE 1
 #define PS_NO_DOT 2
 
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const pc_phase* phases, int n, unsigned* bar, int flags) {
-    extern __shared__ __align__(128) unsigned char ps_ring[]; // PS_SLOTS × PS_SLOT_BYTES
-    __shared__ __align__(8) unsigned long long full[PS_SLOTS], empty[PS_SLOTS];
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                          int tile_a, int tile_b, int slots, int slot_bytes) {
+    extern __shared__ __align__(128) unsigned char ps_ring[]; // slots × slot_bytes
+    const ps_geom geo = {tile_a, tile_b, slots, slot_bytes};
+    __shared__ __align__(8) unsigned long long full[PS_MAX_SLOTS], empty[PS_MAX_SLOTS];
+    const int S = min(geo.slots, PS_MAX_SLOTS);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < PS_SLOTS; s++) {
+        for (int s = 0; s < S; s++) {
             ps_mb_init(&full[s], 1);                 // the producer's expect_tx
             ps_mb_init(&empty[s], PC_THREADS / 32); // one arrival per consumer warp
         }
@@ -299,13 +310,13 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const p
         int k = 0;
         for (int p = 0; p < n; p++) {
             const pc_phase f = phases[p];
-            const int tr = ps_tile_rows(f.kind);
+            const int tr = ps_tile_rows(geo, f.kind);
             const unsigned bytes = tr * f.cols * 2;
             for (int t = blockIdx.x; t < f.rows / tr; t += gridDim.x, k++) {
-                const int s = k % PS_SLOTS;
-                if (k >= PS_SLOTS) ps_mb_wait(&empty[s], ((k / PS_SLOTS) - 1) & 1);
+                const int s = k % S;
+                if (k >= S) ps_mb_wait(&empty[s], ((k / S) - 1) & 1);
                 ps_mb_expect(&full[s], bytes);
-                ps_bulk_copy(ps_ring + s * PS_SLOT_BYTES, reinterpret_cast<const unsigned char*>(f.w) + (long long)t * bytes, bytes,
+                ps_bulk_copy(ps_ring + (long long)s * geo.slot_bytes, reinterpret_cast<const unsigned char*>(f.w) + (long long)t * bytes, bytes,
                              &full[s]);
             }
         }
@@ -315,12 +326,12 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const p
     for (int p = 0; p < n; p++) {
         const pc_phase f = phases[p];
         if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<true>(f);
-        const int tr = ps_tile_rows(f.kind);
-        const bool dot = !(flags & PS_NO_DOT);
+        const int tr = ps_tile_rows(geo, f.kind);
+        const bool dot = !(flags & PS_NO_DOT) && geo.tile_a == 16 && geo.tile_b == 8;
         for (int t = blockIdx.x; t < f.rows / tr; t += gridDim.x, k++) {
-            const int s = k % PS_SLOTS;
-            ps_mb_wait(&full[s], (k / PS_SLOTS) & 1);
-            const uint4* tile = reinterpret_cast<const uint4*>(ps_ring + s * PS_SLOT_BYTES);
+            const int s = k % S;
+            ps_mb_wait(&full[s], (k / S) & 1);
+            const uint4* tile = reinterpret_cast<const uint4*>(ps_ring + (long long)s * geo.slot_bytes);
             const int r0 = t * tr;
             if (f.kind == 0) {
                 const float g = dot ? ps_row<4>(tile + (2 * warp) * (f.cols / 8), lane) : 0.0f;
@@ -328,11 +339,13 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const p
                 __syncwarp();
                 if (lane == 0) {
                     ps_mb_arrive(&empty[s]);
-                    if (f.mode == 2) {
-                        f.y[r0 / 2 + warp] = g / (1.0f + expf(-g)) * u;
-                    } else {
-                        ps_store(f, r0 + 2 * warp, g);
-                        ps_store(f, r0 + 2 * warp + 1, u);
+                    if (2 * warp + 1 < tr) { // the ring-alone tiles may have fewer rows than warps
+                        if (f.mode == 2) {
+                            f.y[r0 / 2 + warp] = g / (1.0f + expf(-g)) * u;
+                        } else {
+                            ps_store(f, r0 + 2 * warp, g);
+                            ps_store(f, r0 + 2 * warp + 1, u);
+                        }
                     }
                 }
             } else {
@@ -340,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const p
                 __syncwarp();
                 if (lane == 0) {
                     ps_mb_arrive(&empty[s]);
-                    ps_store(f, r0 + warp, sum);
+                    if (warp < tr) ps_store(f, r0 + warp, sum);
                 }
             }
         }
