@@ -1,18 +1,19 @@
 // Command pchain times the 0.8B preset's bf16 FFN (gate|up 7168 × 1024 with
 // the pre-norm and the SwiGLU, down 1024 × 3584 added into the residual) run
 // as ONE persistent kernel with grid barriers between phases (pchain.cu's
-// pchain, and pstream, which streams the weights ahead of the barriers), to
+// pchain; pstream and pwarp, which stream the weights ahead of the barriers
+// through shared memory), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25
-// and 27 (scripts/gpu/run43.sh to run54.sh ran its forms; run54 this one):
+// and 27 (scripts/gpu/run43.sh to run55.sh ran its forms; run55 this one):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
 //	bin/pchain -cubin bin/pchain.cubin
 //
 // Each chain's first phases are checked against a float64 reference before
-// any timing, for every flag setting; all settings, and pstream, must agree
-// bit for bit (they add the same products in the same order).
+// any timing, for every flag setting; all settings, pstream and pwarp must
+// agree bit for bit (they add the same products in the same order).
 package main
 
 import (
@@ -106,7 +107,11 @@ func run(cubin string, n int, perSM string) error {
 		return err
 	}
 	fmt.Printf("pchain: %d SMs, %d blocks of 256 per SM resident\n", e.Info().SMs, resident)
-	stream, err := loadStream(e, mod)
+	stream, err := loadStream(e, mod, "pstream", 288)
+	if err != nil {
+		return err
+	}
+	perWarp, err := loadStream(e, mod, "pwarp", 256)
 	if err != nil {
 		return err
 	}
@@ -274,6 +279,22 @@ func run(cubin string, n int, perSM string) error {
 		return fmt.Errorf("pstream: results differ from pchain's (bound ratio %.3g)", max(want.checkH(hs), want.checkX(ws[1], x0, hs, ys)))
 	}
 	fmt.Println("check pstream: bit-identical to pchain (ok)")
+	if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
+		return err
+	}
+	if err := perWarp.launchWarp(e, dph, len(ph), dbar, 0); err != nil {
+		return err
+	}
+	if err := e.CopyDtoH(cuda.AsBytes(hs), dh); err != nil {
+		return err
+	}
+	if err := e.CopyDtoH(cuda.AsBytes(ys), dx); err != nil {
+		return err
+	}
+	if !slices.Equal(bitsOf(got[0]), bitsOf(slices.Concat(hs, ys))) {
+		return fmt.Errorf("pwarp: results differ from pchain's (bound ratio %.3g)", max(want.checkH(hs), want.checkX(ws[1], x0, hs, ys)))
+	}
+	fmt.Println("check pwarp: bit-identical to pchain (ok)")
 
 	// Timing: µs per phase, median of 5 batches of 10 launches of n phases
 	// after 10 untimed ones.
@@ -310,6 +331,17 @@ func run(cubin string, n int, perSM string) error {
 					break
 				}
 			}
+			for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
+				t, err := timeIt(func() error { return perWarp.launchWarp(e, dph, n, dbar, sf) })
+				if err != nil {
+					return err
+				}
+				fmt.Printf("chain %-2s %-3s pwarp   blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
+					kinds, where, e.Info().SMs, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
+				if kinds == "0" {
+					break
+				}
+			}
 			// The ring alone (no staging, no sums) in more, smaller slots.
 			if kinds == "ab" {
 				for _, g := range ringSweep {
@@ -336,11 +368,13 @@ func run(cubin string, n int, perSM string) error {
 	return nil
 }
 
-// streamKernel is pchain.cu's pstream: one block of 288 threads per SM
-// with the ring of weight tiles in opt-in dynamic shared memory.
+// streamKernel is pchain.cu's pstream or pwarp: one block per SM (288 or
+// 256 threads) with its ring of weight tiles in opt-in dynamic shared
+// memory (streamRing bytes; pwarp's is 8 warps × 3 slots of a down row).
 type streamKernel struct {
-	fn     cuda.Function
-	blocks int
+	fn      cuda.Function
+	blocks  int
+	threads int
 }
 
 // ring is a geometry of pstream's ring (pchain.cu's ps_geom): slots of the
@@ -366,19 +400,32 @@ const (
 	streamRing = 3 * 8 * 3584 * 2
 )
 
-func loadStream(e *cuda.Engine, mod cuda.Module) (streamKernel, error) {
-	fn, err := e.Function(mod, "pstream")
+func loadStream(e *cuda.Engine, mod cuda.Module, name string, threads int) (streamKernel, error) {
+	fn, err := e.Function(mod, name)
 	if err != nil {
 		return streamKernel{}, err
 	}
 	if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, streamRing); err != nil {
-		return streamKernel{}, fmt.Errorf("pstream: %d bytes of dynamic shared memory: %w", streamRing, err)
+		return streamKernel{}, fmt.Errorf("%s: %d bytes of dynamic shared memory: %w", name, streamRing, err)
 	}
-	per, err := e.MaxActiveBlocksPerSM(fn, 288, streamRing)
+	per, err := e.MaxActiveBlocksPerSM(fn, threads, streamRing)
 	if err != nil || per < 1 {
-		return streamKernel{}, fmt.Errorf("pstream: %d blocks per SM resident (%v)", per, err)
+		return streamKernel{}, fmt.Errorf("%s: %d blocks per SM resident (%v)", name, per, err)
 	}
-	return streamKernel{fn: fn, blocks: e.Info().SMs}, nil
+	return streamKernel{fn: fn, blocks: e.Info().SMs, threads: threads}, nil
+}
+
+// launchWarp zeroes the barrier counter and launches pwarp on the chain in dph.
+func (k streamKernel) launchWarp(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int) error {
+	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
+		return err
+	}
+	p := cuda.NewParams(4)
+	p.SetPtr(0, dph)
+	p.SetI32(1, int32(n))
+	p.SetPtr(2, dbar)
+	p.SetI32(3, int32(flags))
+	return e.LaunchParams(k.fn, [3]uint32{uint32(k.blocks), 1, 1}, [3]uint32{uint32(k.threads), 1, 1}, streamRing, p)
 }
 
 // pchain.cu's PS_NO_STAGE and PS_NO_DOT.
@@ -404,7 +451,7 @@ func (k streamKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.D
 	p.SetI32(5, int32(g.tileB))
 	p.SetI32(6, int32(g.slots))
 	p.SetI32(7, int32(g.slotBytes()))
-	return e.LaunchParams(k.fn, [3]uint32{uint32(k.blocks), 1, 1}, [3]uint32{288, 1, 1}, streamRing, p)
+	return e.LaunchParams(k.fn, [3]uint32{uint32(k.blocks), 1, 1}, [3]uint32{uint32(k.threads), 1, 1}, streamRing, p)
 }
 
 // pchain.cu's PC_PREFETCH and PC_RED.

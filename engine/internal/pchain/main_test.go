@@ -117,6 +117,13 @@ func TestStreamRing(t *testing.T) {
 			}
 		}
 	}
+	// pwarp: 8 warps × PW_SLOTS slots of a down row (PW_SLOT_BYTES).
+	if !regexp.MustCompile(`#define PW_SLOT_BYTES \(PC_MAX_COLS \* 2\)`).Match(src) {
+		t.Error("PW_SLOT_BYTES is no longer a row of PC_MAX_COLS bf16: update this test")
+	}
+	if pw := 8 * def("PW_SLOTS") * def("PC_MAX_COLS") * 2; pw > streamRing {
+		t.Errorf("pwarp's ring %d exceeds the %d bytes the host asks for", pw, streamRing)
+	}
 	if shapes[1].cols > def("PC_MAX_COLS") {
 		t.Errorf("the down shape's %d columns exceed PC_MAX_COLS %d", shapes[1].cols, def("PC_MAX_COLS"))
 	}

@@ -369,3 +369,106 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pstream(const p
         pc_sync<true>();
     }
 }
+
+// ---- pwarp: every warp streams its own rows (step 27, after run54 found a
+// fixed cost per tile in pstream's shared ring). One block per SM, 8 warps;
+// warp w of block b owns gate/up pairs (2 rows, 4 KB) or down rows (7 KB)
+// gw, gw + all warps, ... (gw = 8b + w) of every phase, and keeps PW_SLOTS
+// of them in flight in its own slots: lane 0 issues the bulk copy of the
+// tile PW_SLOTS ahead (across phases: weights never change) as soon as the
+// warp has read a slot. The only handshake is the warp's own wait on a
+// slot's mbarrier. Sums as pchain's, bit for bit.
+#define PW_SLOTS 3
+#define PW_SLOT_BYTES (PC_MAX_COLS * 2) // a down row; a gate/up pair is 2 × 1024 × 2
+
+// A warp's walk over its tiles in chain order: phase p, the warp's i-th unit.
+struct pw_cursor {
+    int p, u;
+};
+
+// Units of phase f (gate|up pairs or down rows).
+__device__ __forceinline__ int pw_units(const pc_phase& f) {
+    return f.kind == 0 ? f.rows / 2 : f.rows;
+}
+
+// Moves c to the warp's next tile at or after it; false past the last phase.
+__device__ __forceinline__ bool pw_settle(pw_cursor& c, const pc_phase* phases, int n, int gw, int nw) {
+    while (c.p < n) {
+        if (gw + c.u * nw < pw_units(phases[c.p])) return true;
+        c.p++;
+        c.u = 0;
+    }
+    return false;
+}
+
+// Issues the copy of c's tile into slot s and moves c past it.
+__device__ __forceinline__ void pw_issue(pw_cursor& c, const pc_phase* phases, int n, int gw, int nw, unsigned char* slot,
+                                         unsigned long long* mb) {
+    if (!pw_settle(c, phases, n, gw, nw)) return;
+    const pc_phase f = phases[c.p];
+    const int unit = gw + c.u * nw;
+    const unsigned bytes = (f.kind == 0 ? 2 : 1) * f.cols * 2;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the warp's reads of the slot come first
+    ps_mb_expect(mb, bytes);
+    ps_bulk_copy(slot, reinterpret_cast<const unsigned char*>(f.w) + (long long)unit * bytes, bytes, mb);
+    c.u++;
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS, 1) pwarp(const pc_phase* phases, int n, unsigned* bar, int flags) {
+    extern __shared__ __align__(128) unsigned char pw_ring[]; // 8 warps × PW_SLOTS × PW_SLOT_BYTES
+    __shared__ __align__(8) unsigned long long full[PC_THREADS / 32][PW_SLOTS];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
+    unsigned char* ring = pw_ring + warp * PW_SLOTS * PW_SLOT_BYTES;
+    pw_cursor ahead = {0, 0}; // the next tile to copy (lane 0's)
+    if (lane == 0) {
+        for (int s = 0; s < PW_SLOTS; s++) ps_mb_init(&full[warp][s], 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < PW_SLOTS; s++) pw_issue(ahead, phases, n, gw, nw, ring + s * PW_SLOT_BYTES, &full[warp][s]);
+    }
+    __syncwarp();
+    int k = 0; // tiles this warp has consumed
+    for (int p = 0; p < n; p++) {
+        const pc_phase f = phases[p];
+        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<false>(f);
+        const bool dot = !(flags & PS_NO_DOT);
+        for (int unit = gw; unit < pw_units(f); unit += nw, k++) {
+            const int s = k % PW_SLOTS;
+            ps_mb_wait(&full[warp][s], (k / PW_SLOTS) & 1);
+            const uint4* tile = reinterpret_cast<const uint4*>(ring + s * PW_SLOT_BYTES);
+            float a = 0.0f, b = 0.0f;
+            if (dot) {
+                if (f.kind == 0) {
+                    a = ps_row<4>(tile, lane);
+                    b = ps_row<4>(tile + f.cols / 8, lane);
+                } else {
+                    a = ps_row<14>(tile, lane);
+                }
+            }
+            __syncwarp();
+            if (lane == 0) {
+                pw_issue(ahead, phases, n, gw, nw, ring + s * PW_SLOT_BYTES, &full[warp][s]);
+                if (f.kind == 0) {
+                    if (f.mode == 2) {
+                        f.y[unit] = a / (1.0f + expf(-a)) * b;
+                    } else {
+                        ps_store(f, 2 * unit, a);
+                        ps_store(f, 2 * unit + 1, b);
+                    }
+                } else {
+                    ps_store(f, unit, a);
+                }
+            }
+        }
+        if (p + 1 == n) break;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence();
+            atomicAdd(bar, 1u);
+            const unsigned target = (unsigned)(p + 1) * gridDim.x;
+            while (pc_ld_acquire(bar) < target) {
+            }
+        }
+        __syncthreads();
+    }
+}
