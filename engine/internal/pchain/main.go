@@ -216,6 +216,14 @@ func run(cubin string, n int, perSM string) error {
 		return launchOnly(e, fn, dph, len(ph), dbar, blocks, flags)
 	}
 
+	// readBack returns the first FFN's SwiGLU outputs h and residual y.
+	readBack := func() (h, y []float32, err error) {
+		h, y = make([]float32, shapes[1].cols), make([]float32, shapes[0].cols)
+		if err := e.CopyDtoH(cuda.AsBytes(h), dh); err != nil {
+			return nil, nil, err
+		}
+		return h, y, e.CopyDtoH(cuda.AsBytes(y), dx)
+	}
 	// Correctness: gate|up then down from x0, against float64.
 	ph := chain("ab", false)[:2]
 	want := ffnRef(ws, x0, nw)
@@ -236,12 +244,8 @@ func run(cubin string, n int, perSM string) error {
 			if err := launch(ph, blocks, flags); err != nil {
 				return err
 			}
-			h := make([]float32, shapes[1].cols)
-			y := make([]float32, shapes[0].cols)
-			if err := e.CopyDtoH(cuda.AsBytes(h), dh); err != nil {
-				return err
-			}
-			if err := e.CopyDtoH(cuda.AsBytes(y), dx); err != nil {
+			h, y, err := readBack()
+			if err != nil {
 				return err
 			}
 			worst := max(want.checkH(h), want.checkX(ws[1], x0, h, y))
@@ -257,44 +261,32 @@ func run(cubin string, n int, perSM string) error {
 			fmt.Printf("check blocks %d flags %d: max error %.3g of its bound (ok)\n", blocks, flags, worst)
 		}
 	}
-	// pstream adds the same products in the same order: pchain's bits.
-	if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
-		return err
-	}
+	// pstream and pwarp add the same products in the same order: pchain's bits.
 	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), len(ph)*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
 	}
-	if err := stream.launch(e, dph, len(ph), dbar, 0, ringSums); err != nil {
-		return err
+	for _, k := range []struct {
+		name   string
+		launch func() error
+	}{
+		{"pstream", func() error { return stream.launch(e, dph, len(ph), dbar, 0, ringSums) }},
+		{"pwarp", func() error { return perWarp.launchWarp(e, dph, len(ph), dbar, 0) }},
+	} {
+		if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
+			return err
+		}
+		if err := k.launch(); err != nil {
+			return err
+		}
+		h, y, err := readBack()
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(bitsOf(got[0]), bitsOf(slices.Concat(h, y))) {
+			return fmt.Errorf("%s: results differ from pchain's (bound ratio %.3g)", k.name, max(want.checkH(h), want.checkX(ws[1], x0, h, y)))
+		}
+		fmt.Printf("check %s: bit-identical to pchain (ok)\n", k.name)
 	}
-	hs := make([]float32, shapes[1].cols)
-	ys := make([]float32, shapes[0].cols)
-	if err := e.CopyDtoH(cuda.AsBytes(hs), dh); err != nil {
-		return err
-	}
-	if err := e.CopyDtoH(cuda.AsBytes(ys), dx); err != nil {
-		return err
-	}
-	if !slices.Equal(bitsOf(got[0]), bitsOf(slices.Concat(hs, ys))) {
-		return fmt.Errorf("pstream: results differ from pchain's (bound ratio %.3g)", max(want.checkH(hs), want.checkX(ws[1], x0, hs, ys)))
-	}
-	fmt.Println("check pstream: bit-identical to pchain (ok)")
-	if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
-		return err
-	}
-	if err := perWarp.launchWarp(e, dph, len(ph), dbar, 0); err != nil {
-		return err
-	}
-	if err := e.CopyDtoH(cuda.AsBytes(hs), dh); err != nil {
-		return err
-	}
-	if err := e.CopyDtoH(cuda.AsBytes(ys), dx); err != nil {
-		return err
-	}
-	if !slices.Equal(bitsOf(got[0]), bitsOf(slices.Concat(hs, ys))) {
-		return fmt.Errorf("pwarp: results differ from pchain's (bound ratio %.3g)", max(want.checkH(hs), want.checkX(ws[1], x0, hs, ys)))
-	}
-	fmt.Println("check pwarp: bit-identical to pchain (ok)")
 
 	// Timing: µs per phase, median of 5 batches of 10 launches of n phases
 	// after 10 untimed ones.
@@ -415,17 +407,9 @@ func loadStream(e *cuda.Engine, mod cuda.Module, name string, threads int) (stre
 	return streamKernel{fn: fn, blocks: e.Info().SMs, threads: threads}, nil
 }
 
-// launchWarp zeroes the barrier counter and launches pwarp on the chain in dph.
+// launchWarp launches pwarp on the chain in dph.
 func (k streamKernel) launchWarp(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int) error {
-	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
-		return err
-	}
-	p := cuda.NewParams(4)
-	p.SetPtr(0, dph)
-	p.SetI32(1, int32(n))
-	p.SetPtr(2, dbar)
-	p.SetI32(3, int32(flags))
-	return e.LaunchParams(k.fn, [3]uint32{uint32(k.blocks), 1, 1}, [3]uint32{uint32(k.threads), 1, 1}, streamRing, p)
+	return launchChain(e, k.fn, k.blocks, k.threads, streamRing, dph, n, dbar, flags)
 }
 
 // pchain.cu's PS_NO_STAGE and PS_NO_DOT.
@@ -434,24 +418,13 @@ const (
 	streamNoDot   = 2
 )
 
-// launch zeroes the barrier counter and launches pstream on the chain in dph.
+// launch launches pstream on the chain in dph with ring geometry g.
 func (k streamKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, g ring) error {
 	if g.slots > maxSlots || g.slots*g.slotBytes() > streamRing {
 		return fmt.Errorf("pstream: ring %+v does not fit (%d slots, %d bytes at most)", g, maxSlots, streamRing)
 	}
-	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
-		return err
-	}
-	p := cuda.NewParams(8)
-	p.SetPtr(0, dph)
-	p.SetI32(1, int32(n))
-	p.SetPtr(2, dbar)
-	p.SetI32(3, int32(flags))
-	p.SetI32(4, int32(g.tileA))
-	p.SetI32(5, int32(g.tileB))
-	p.SetI32(6, int32(g.slots))
-	p.SetI32(7, int32(g.slotBytes()))
-	return e.LaunchParams(k.fn, [3]uint32{uint32(k.blocks), 1, 1}, [3]uint32{uint32(k.threads), 1, 1}, streamRing, p)
+	return launchChain(e, k.fn, k.blocks, k.threads, streamRing, dph, n, dbar, flags,
+		int32(g.tileA), int32(g.tileB), int32(g.slots), int32(g.slotBytes()))
 }
 
 // pchain.cu's PC_PREFETCH and PC_RED.
@@ -460,17 +433,26 @@ const (
 	flagRed      = 2
 )
 
-// launchOnly zeroes the barrier counter and launches the chain already in dph.
+// launchOnly launches pchain on the chain already in dph.
 func launchOnly(e *cuda.Engine, fn cuda.Function, dph cuda.DevPtr, n int, dbar cuda.DevPtr, blocks, flags int) error {
+	return launchChain(e, fn, blocks, 256, 0, dph, n, dbar, flags)
+}
+
+// launchChain zeroes the barrier counter and launches one of pchain.cu's
+// kernels: (phases, n, bar, flags) and the kernel's own int arguments.
+func launchChain(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, more ...int32) error {
 	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
 		return err
 	}
-	p := cuda.NewParams(4)
+	p := cuda.NewParams(4 + len(more))
 	p.SetPtr(0, dph)
 	p.SetI32(1, int32(n))
 	p.SetPtr(2, dbar)
 	p.SetI32(3, int32(flags))
-	return e.LaunchParams(fn, [3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, 0, p)
+	for i, v := range more {
+		p.SetI32(4+i, v)
+	}
+	return e.LaunchParams(fn, [3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(threads), 1, 1}, uint32(shared), p)
 }
 
 // ffn is the float64 reference of one FFN from x0: the normalised input,
