@@ -14,6 +14,11 @@
 // (docs/perf.md step 12) instantiate the engine's template with its
 // experiment switches; they and the engine rows are timed on one block per
 // row unit and on the engine's grid (SMs × resident blocks, each looping).
+//
+// mma.cuh (included by mvexp.cu) holds the tensor-core kernels of docs/perf.md
+// steps 28 and 29: mma_q8_ (q8_0, the engine's layout or tileQ8's) and
+// mmak_q4_ (Q4_K in tileQ4K's layout, timed against the engine's
+// matvec_q4_k); scripts/gpu/run56.sh to run59.sh ran them.
 package main
 
 import (
@@ -37,6 +42,9 @@ type variant struct {
 	r, kw     int
 	q8, xs    bool
 	engine    bool // the engine's own kernel (extra parameters)
+	mma       bool // mma.cuh's tensor-core q8_0 kernels: the engine's parameters, x staged in shared memory
+	tiled     bool // an mma kernel reading mma.cuh's tiled layout (W = the tiles, S unused)
+	q4k       bool // Q4_K weights: ggml's blocks (engine matvec_q4_k) or mma.cuh's Q4_K tiles (mmak_)
 	mvg       bool // the engine's template: (y, W, S, x, rows, cols), S null for bf16
 	fn        cuda.Function
 	rowsBlock int
@@ -58,6 +66,25 @@ func parseVariants(names []string) []variant {
 	for _, n := range names {
 		var v variant
 		v.name = n
+		if strings.HasPrefix(n, "mmak_q4_") {
+			v.mma, v.tiled, v.q4k = true, true, true
+			var u int
+			fmt.Sscanf(n, "mmak_q4_k%d_u%d", &v.kw, &u)
+			v.r = 16
+			v.rowsBlock = 8 / v.kw * v.r
+			vs = append(vs, v)
+			continue
+		}
+		if strings.HasPrefix(n, "mma_q8_") {
+			v.mma, v.q8 = true, true
+			var t, u, l int
+			fmt.Sscanf(n, "mma_q8_t%d_k%d_u%d_l%d", &t, &v.kw, &u, &l)
+			v.tiled = l == 1
+			v.r = 16 * t // rows per warp group
+			v.rowsBlock = 8 / v.kw * v.r
+			vs = append(vs, v)
+			continue
+		}
 		if rest, ok := strings.CutPrefix(n, "mvg_"); ok {
 			v.mvg = true
 			v.q8 = strings.HasPrefix(rest, "q8_")
@@ -94,6 +121,11 @@ var expNames = []string{
 	"mvg_q8_r16_k8_u1_t1_p0_b2", "mvg_q8_r8_k8_u1_t1_p0_b2", "mvg_q8_r8_k8_u1_t1_p0_b3", "mvg_q8_r8_k4_u2_t1_p0_b2",
 	"mvg_q8_r4_k4_u2_t1_p0_b3", "mvg_q8_r2_k4_u2_t1_p0_b4", "mvg_q8_r4_k8_u1_t1_p0_b3", "mvg_q8_r4_k2_u2_t1_p0_b3",
 	"mvg_q8_r8_k1_u2_t0_p0_b2", "mvg_q8_r4_k1_u4_t0_p0_b2", "mvg_q8_r2_k1_u4_t0_p0_b4",
+	"mma_q8_t1_k8_u4_l0", "mma_q8_t1_k8_u4_l1", "mma_q8_t1_k4_u4_l0", "mma_q8_t1_k4_u4_l1", "mma_q8_t2_k4_u2_l1",
+	"mma_q8_t1_k2_u4_l0", "mma_q8_t1_k2_u4_l1", "mma_q8_t2_k2_u2_l1", "mma_q8_t1_k8_u2_l1", "mma_q8_t2_k8_u2_l1",
+	"mma_q8_t1_k4_u2_l1",
+	"mmak_q4_k1_u2_b0", "mmak_q4_k2_u2_b0", "mmak_q4_k4_u1_b0", "mmak_q4_k2_u1_b0", "mmak_q4_k8_u1_b0", "mmak_q4_k4_u2_b0",
+	"mmak_q4_k1_u2_b2", "mmak_q4_k4_u2_b2", "mmak_q4_k4_u1_b3", "mmak_q4_k2_u2_b2",
 }
 
 func run(cubin, only, match string) error {
@@ -125,17 +157,23 @@ func run(cubin, only, match string) error {
 		if vs[i].fn, err = e.Function(expMod, vs[i].name); err != nil {
 			return err
 		}
+		if vs[i].mma { // x's split copy: cols*4 bytes, 48 KiB at 12,288 columns
+			if err := e.SetFuncAttribute(vs[i].fn, cuda.FuncMaxDynamicSharedSizeBytes, 96<<10); err != nil {
+				return fmt.Errorf("%s: %w", vs[i].name, err)
+			}
+		}
 	}
 	var eng []variant
 	for _, mk := range kernels.MatvecKernels() {
-		if mk.GgmlType != 30 && mk.GgmlType != 8 { // bf16, q8_0
+		if mk.GgmlType != 30 && mk.GgmlType != 8 && mk.GgmlType != 12 { // bf16, q8_0, Q4_K
 			continue
 		}
 		fn, err := e.Function(mainMod, mk.Name)
 		if err != nil {
 			return err
 		}
-		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, fn: fn, rowsBlock: mk.RowsPerBlock})
+		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: mk.GgmlType == 12, fn: fn,
+			rowsBlock: mk.RowsPerBlock})
 	}
 	vs = append(eng, vs...)
 
@@ -224,6 +262,43 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			sc[i] = f16Scale(r.IntN(1024))
 		}
 	})
+	// Q4_K: random codes and packed scales, d and dmin small f16 (ggml's
+	// blocks for the engine's kernel; mma.cuh's tiles from the same bytes).
+	var k4, k4t []byte
+	var refQ4, magQ4 []float64
+	if cols%256 == 0 {
+		k4 = make([]byte, rows*cols/256*144)
+		parallel(rows, func(lo, hi int, r *rand.Rand) {
+			for i := lo * cols / 256; i < hi*cols/256; i++ {
+				b := k4[144*i : 144*i+144]
+				binary.LittleEndian.PutUint16(b[0:], f16Scale(r.IntN(1024)))
+				binary.LittleEndian.PutUint16(b[2:], f16Scale(r.IntN(1024)))
+				for j := 4; j < 144; j++ {
+					b[j] = byte(r.IntN(256))
+				}
+			}
+		})
+		refQ4, magQ4 = make([]float64, rows), make([]float64, rows)
+		parallel(rows, func(lo, hi int, _ *rand.Rand) {
+			for i := lo; i < hi; i++ {
+				var s, m float64
+				for sb := range cols / 256 {
+					b := k4[(i*cols/256+sb)*144:]
+					d, dmin := f16Val(binary.LittleEndian.Uint16(b)), f16Val(binary.LittleEndian.Uint16(b[2:]))
+					for v := range 256 {
+						sc, mn := q4kScaleMin(b[4:16], v/32)
+						a, off := d*float64(sc), dmin*float64(mn)
+						q := float64(q4kCode(b[16:144], v))
+						xv := float64(x[sb*256+v])
+						s += (a*q - off) * xv
+						m += (math.Abs(a*q) + off) * math.Abs(xv)
+					}
+				}
+				refQ4[i], magQ4[i] = s, m
+			}
+		})
+		k4t = tileQ4K(k4, rows, cols)
+	}
 	refBF := make([]float64, rows)
 	refQ8 := make([]float64, rows)
 	magBF := make([]float64, rows)
@@ -244,7 +319,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 	})
 	// Copies so the set exceeds L2 (decode streams many different matrices).
 	copies := max(1, int((512<<20)/(rows*cols*2)))
-	type dev struct{ bf, q, s cuda.DevPtr }
+	qt := tileQ8(qs, sc, rows, cols)
+	type dev struct{ bf, q, s, qt, k, kt cuda.DevPtr }
 	var ds []dev
 	for range copies {
 		var d dev
@@ -258,6 +334,17 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		if d.s, err = upload(e, cuda.AsBytes(sc)); err != nil {
 			return err
 		}
+		if d.qt, err = upload(e, qt); err != nil {
+			return err
+		}
+		if k4 != nil {
+			if d.k, err = upload(e, k4); err != nil {
+				return err
+			}
+			if d.kt, err = upload(e, k4t); err != nil {
+				return err
+			}
+		}
 		ds = append(ds, d)
 	}
 	defer func() {
@@ -265,6 +352,11 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			e.Free(d.bf)
 			e.Free(d.q)
 			e.Free(d.s)
+			e.Free(d.qt)
+			if d.k != 0 {
+				e.Free(d.k)
+				e.Free(d.kt)
+			}
 		}
 	}()
 	dx, err := upload(e, cuda.AsBytes(x))
@@ -282,8 +374,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 	// with the first one of the same kind, R, KW and U.
 	family := map[string][]float32{}
 	for _, v := range vs {
-		old := !v.engine && !v.mvg
-		if !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
+		old := !v.engine && !v.mvg && !v.mma
+		if v.q4k && cols%256 != 0 || !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
 			continue
 		}
 		p := cuda.NewParams(10)
@@ -291,8 +383,11 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		grid := [3]uint32{uint32(units), 1, 1}
 		block := [3]uint32{256, 1, 1}
 		shared := uint32(0)
-		if v.xs {
+		if v.xs || v.mma {
 			shared = uint32(cols * 4)
+		}
+		if v.mma && v.q4k {
+			shared += uint32(cols / 32 * 4) // the runs' sums of x
 		}
 		// Parameters: (y, W, [S,] x, rows, cols) and, for the engine's
 		// kernels, (mode, norm_w, xnorm, eps) = (store, none, 0, 1e-6).
@@ -300,7 +395,14 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			i := 0
 			put := func(f func(int)) { f(i); i++ }
 			put(func(i int) { p.SetPtr(i, dy) })
-			if v.q8 {
+			if v.q4k && v.tiled {
+				put(func(i int) { p.SetPtr(i, d.kt) })
+			} else if v.q4k {
+				put(func(i int) { p.SetPtr(i, d.k) })
+			} else if v.tiled {
+				put(func(i int) { p.SetPtr(i, d.qt) })
+				put(func(i int) { p.SetPtr(i, 0) })
+			} else if v.q8 {
 				put(func(i int) { p.SetPtr(i, d.q) })
 				put(func(i int) { p.SetPtr(i, d.s) })
 			} else {
@@ -312,7 +414,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			put(func(i int) { p.SetPtr(i, dx) })
 			put(func(i int) { p.SetI32(i, int32(rows)) })
 			put(func(i int) { p.SetI32(i, int32(cols)) })
-			if v.engine {
+			if v.engine || v.mma {
 				put(func(i int) { p.SetI32(i, 0) })
 				put(func(i int) { p.SetPtr(i, 0) })
 				put(func(i int) { p.SetI32(i, 0) })
@@ -332,6 +434,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		ref, mag := refBF, magBF
 		if v.q8 {
 			ref, mag = refQ8, magQ8
+		} else if v.q4k {
+			ref, mag = refQ4, magQ4
 		}
 		worst := 0.0
 		for i := range rows {
@@ -344,6 +448,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		bytes := float64(rows * cols * 2)
 		if v.q8 {
 			bytes = float64(rows * cols / 32 * 34)
+		} else if v.q4k {
+			bytes = float64(rows * cols / 256 * 144)
 		}
 		ok := "ok"
 		if worst > 1e-5 {
@@ -366,7 +472,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			name   string
 			blocks int
 		}{{"", units}}
-		if v.engine || v.mvg {
+		if v.engine || v.mvg || v.mma {
 			per, err := e.MaxActiveBlocksPerSM(v.fn, 256, int(shared))
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
@@ -408,6 +514,97 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		}
 	}
 	return nil
+}
+
+// tileQ8 lays q8_0 quants qs [rows][cols] and scales sc [rows][cols/32] out
+// as mma.cuh's tiled layout (MMA_TILE_BYTES per 16 rows × 32 columns; rows
+// past the end are zero).
+func tileQ8(qs []byte, sc []uint16, rows, cols int) []byte {
+	const tileBytes = 544
+	nb := cols / 32
+	tiles := (rows + 15) / 16
+	out := make([]byte, tiles*nb*tileBytes)
+	for t := range tiles {
+		for b := range nb {
+			o := out[(t*nb+b)*tileBytes:]
+			for l := range 32 {
+				g, c := l/4, l%4
+				for h, r := range [2]int{16*t + g, 16*t + g + 8} {
+					if r < rows {
+						copy(o[16*l+8*h:16*l+8*h+8], qs[r*cols+32*b+8*c:])
+					}
+				}
+			}
+			for g := range 8 {
+				var lo, hi uint16
+				if r := 16*t + g; r < rows {
+					lo = sc[r*nb+b]
+				}
+				if r := 16*t + g + 8; r < rows {
+					hi = sc[r*nb+b]
+				}
+				binary.LittleEndian.PutUint32(o[512+4*g:], uint32(lo)|uint32(hi)<<16)
+			}
+		}
+	}
+	return out
+}
+
+// q4kScaleMin is run j's 6-bit scale and min from a Q4_K block's 12 packed bytes.
+func q4kScaleMin(s []byte, j int) (sc, m int) {
+	if j < 4 {
+		return int(s[j] & 63), int(s[j+4] & 63)
+	}
+	return int(s[j+4]&0xF | (s[j-4]>>6)<<4), int(s[j+4]>>4 | (s[j]>>6)<<4)
+}
+
+// q4kCode is value v's 4-bit code from a Q4_K block's 128 code bytes: byte
+// 32*(j/2) + v%32 of run j = v/32, low nibble for even j, high for odd.
+func q4kCode(qs []byte, v int) byte {
+	j := v / 32
+	b := qs[32*(j/2)+v%32]
+	if j%2 == 1 {
+		return b >> 4
+	}
+	return b & 15
+}
+
+// tileQ4K lays Q4_K blocks (ggml's 144 bytes) out as mma.cuh's Q4_K tiles.
+func tileQ4K(k4 []byte, rows, cols int) []byte {
+	const tileBytes = 2368
+	ns := cols / 256
+	tiles := (rows + 15) / 16
+	out := make([]byte, tiles*ns*tileBytes)
+	parallel(tiles, func(lo, hi int, _ *rand.Rand) {
+		for t := lo; t < hi; t++ {
+			for sb := range ns {
+				o := out[(t*ns+sb)*tileBytes:]
+				for rr := range 16 {
+					r := 16*t + rr
+					if r >= rows {
+						continue
+					}
+					b := k4[(r*ns+sb)*144:]
+					g, h := rr%8, rr/8
+					for j := range 8 {
+						sc, m := q4kScaleMin(b[4:16], j)
+						o[2048+16*rr+j], o[2048+16*rr+8+j] = byte(sc), byte(m)
+						p, odd := j/2, j%2
+						for c := range 4 {
+							var n [8]byte
+							for i := range 8 {
+								n[i] = q4kCode(b[16:144], 32*j+8*c+i)
+							}
+							w := o[512*p+16*(4*g+c)+8*odd+4*h:]
+							w[0], w[1], w[2], w[3] = n[0]|n[2]<<4, n[4]|n[6]<<4, n[1]|n[3]<<4, n[5]|n[7]<<4
+						}
+					}
+					copy(o[2304+8*g+4*h:2304+8*g+4*h+4], b[0:4])
+				}
+			}
+		}
+	})
+	return out
 }
 
 func upload(e *cuda.Engine, b []byte) (cuda.DevPtr, error) {
