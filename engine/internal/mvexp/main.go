@@ -42,7 +42,7 @@ type variant struct {
 	r, kw     int
 	q8, xs    bool
 	engine    bool // the engine's own kernel (extra parameters)
-	mma       bool // mma.cuh's tensor-core q8_0 kernels: the engine's parameters, x staged in shared memory
+	mma       bool // mma.cuh's tensor-core kernels: the engine's parameters, x staged in shared memory
 	tiled     bool // an mma kernel reading mma.cuh's tiled layout (W = the tiles, S unused)
 	q4k       bool // Q4_K weights: ggml's blocks (engine matvec_q4_k) or mma.cuh's Q4_K tiles (mmak_)
 	mvg       bool // the engine's template: (y, W, S, x, rows, cols), S null for bf16
@@ -157,7 +157,7 @@ func run(cubin, only, match string) error {
 		if vs[i].fn, err = e.Function(expMod, vs[i].name); err != nil {
 			return err
 		}
-		if vs[i].mma { // x's split copy: cols*4 bytes, 48 KiB at 12,288 columns
+		if vs[i].mma { // x's split copy: cols*4 bytes (Q4_K: + cols/8), 48 KiB and more at 12,288 columns
 			if err := e.SetFuncAttribute(vs[i].fn, cuda.FuncMaxDynamicSharedSizeBytes, 96<<10); err != nil {
 				return fmt.Errorf("%s: %w", vs[i].name, err)
 			}

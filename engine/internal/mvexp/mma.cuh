@@ -4,8 +4,8 @@
 // Why: ncu (perf.md "Top kernels") found the q8_0 kernels issue-bound, 1.7 to
 // 2.5 times the bf16 kernel's instructions per weight byte, most of them the
 // int8 -> f32 conversion and one FFMA per quant. Here a byte pair becomes an
-// exact f16 pair in two instructions (PRMT under 1024's exponent, HADD2 of
-// -1152) and mma.m16n8k16 does 16 x 16 products per instruction. x stays
+// exact f16 pair in two instructions (PRMT under 1024's exponent, HSUB2 of
+// 1152) and mma.m16n8k16 does 16 x 16 products per instruction. x stays
 // f32-accurate: every block scales x' = x * 2^k (max |x'| in [2^14, 2^15),
 // f16's range) and splits it into hi = f16(x') and lo = f16(x' - hi), 22
 // significant bits, B's columns 0 and 1 (the other six are zero), so
@@ -103,7 +103,7 @@ __device__ __forceinline__ float mma_stage_x(uint4* xsplit, const float* x, cons
 // T tiles of 16 rows per row group, KW warps split a group's 32-column
 // blocks, U blocks per loop trip. Rows per unit: (8/KW) * T * 16.
 //
-// TL: W is the tiled stream mma_tile describes (S unused) instead of the
+// TL: W is the tiled stream of MMA_TILE_BYTES's comment (S unused) instead of the
 // engine's layout. Either way a lane's share of one (tile, block) is held as
 // q: rows g (.x, .y) and g+8 (.z, .w), 8 quants each; d: their f16 scales
 // (row g low, g+8 high).
