@@ -202,6 +202,17 @@ __device__ __forceinline__ float memra_silu(float x) {
     return x / (1.0f + expf(-x));
 }
 
+// A matvec output (the epilogue of matvec.cu and matvec_q4k.cu): mode 0
+// stores y[r] = v, 1 adds into y[r], 2 is the SwiGLU of a (gate, up) row
+// pair: r even, v the gate row's sum, up the next row's, y[r/2] written.
+__device__ __forceinline__ void memra_mv_put(float* y, int r, float v, float up, int mode) {
+    if (mode == 2) {
+        y[r >> 1] = memra_silu(v) * up;
+    } else {
+        y[r] = mode == 1 ? y[r] + v : v;
+    }
+}
+
 // softplus(x) = log(1 + e^x), linear above 20 where e^-x < f32 epsilon.
 __device__ __forceinline__ float memra_softplus(float x) {
     return x > 20.0f ? x : log1pf(expf(x));

@@ -9,7 +9,8 @@
 //
 // Layout: row r is contiguous, n_embd elements (ggml); a q8_0 table is
 // repacked at upload into quants and block scales (value = d*q; matvec.cu),
-// a K-quant table is stored as kquant.cuh describes (Q6_K's d split off).
+// a K-quant table is stored as kquant.cuh describes (Q6_K's d split off,
+// Q4_K in the tensor-core matvec's tiles).
 #include "common.cuh"
 #include "kquant.cuh"
 
@@ -97,12 +98,20 @@ __device__ __forceinline__ void memra_embed_kq(float* x, const unsigned char* ta
     x[i] = memra_kq_value<KQ>(table + sb * memra_kq<KQ>::BB, scales + sb, i & 255);
 }
 
-// x: [n_embd] f32; table: [n_vocab][n_embd/256] Q4_K blocks; n_embd % 256 == 0
+// x: [n_embd] f32; table: [n_vocab][n_embd] Q4_K in the tiled layout of
+// matvec_q4k.cu (kquant.cuh, memra_q4t_value); n_embd % 256 == 0
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_q4_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_embed_kq<MEMRA_KQ4>(x, table, nullptr, n_embd, n_vocab, token, dtoken);
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_embd) return;
+    int t;
+    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
+        x[i] = __uint_as_float(0x7fc00000u);
+        return;
+    }
+    x[i] = memra_q4t_value(table, n_embd >> 8, t, i);
 }
 
 // x: [n_embd] f32; table: [n_vocab][n_embd/256] Q5_K blocks; n_embd % 256 == 0

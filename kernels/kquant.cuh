@@ -190,4 +190,29 @@ __device__ __forceinline__ float memra_kq_value(const unsigned char* blk, const 
     return __fsub_rn(__fmul_rn(__fmul_rn(d, (float)sc), (float)q), __fmul_rn(dmin, (float)m));
 }
 
+// The tiled Q4_K layout the tensor-core matvec streams (matvec_q4k.cu; Go:
+// engine/internal/q4ktile, which documents it): 16 rows x one superblock per
+// MEMRA_Q4T_BYTES, tiles row after row, zero rows past the end. Per tile,
+// with g = row%8, h = row/8 of its 16 rows: the codes of run pair p at 512p,
+// lane 4g+c's 16 bytes = runs 2p, 2p+1, each 4 bytes of row g then of row
+// g+8, columns 8c..8c+7 as nibbles c0|c2<<4, c4|c6<<4, c1|c3<<4, c5|c7<<4;
+// then at 2048 per row sc[8] and m[8] unpacked; then at 2304 per g d and
+// dmin of row g, of row g+8.
+#define MEMRA_Q4T_BYTES 2368
+
+// Value (row, col) of a tiled Q4_K matrix of ns superblocks per row, in the
+// CPU decoder's order of operations like memra_kq_value.
+__device__ __forceinline__ float memra_q4t_value(const unsigned char* tiles, int ns, long long row, int col) {
+    const unsigned char* t = tiles + ((row >> 4) * ns + (col >> 8)) * MEMRA_Q4T_BYTES;
+    const int rr = (int)(row & 15), v = col & 255, g = rr & 7, h = rr >> 3;
+    const int j = v >> 5, c = (v >> 3) & 3, i = v & 7;
+    const unsigned int b = t[512 * (j >> 1) + 16 * (4 * g + c) + 8 * (j & 1) + 4 * h + 2 * (i & 1) + (i >> 2)];
+    const unsigned int q = (b >> (4 * ((i >> 1) & 1))) & 15u;
+    const unsigned int sc = t[2048 + 16 * rr + j], m = t[2048 + 16 * rr + 8 + j];
+    const unsigned char* dd = t + 2304 + 8 * g + 4 * h;
+    const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
+    const float dmin = memra_f16_to_f32((unsigned short)(dd[2] | (dd[3] << 8)));
+    return __fsub_rn(__fmul_rn(__fmul_rn(d, (float)sc), (float)q), __fmul_rn(dmin, (float)m));
+}
+
 #endif // MEMRA_KQUANT_CUH

@@ -21,10 +21,10 @@
 // alias x.
 //
 // Layout: f32/f16/bf16 are ggml's, row-major, row r = output r. q8_0 is
-// repacked at upload (gpu.RepackQ8_0): W holds the int8 quants [rows][cols]
+// repacked at upload (engine/gpu upload.go): W holds the int8 quants [rows][cols]
 // and S the f16 block scales [rows][cols/32], so every quant row is 16-byte
 // aligned and streams like the 16-bit types (ggml's 34-byte blocks are not).
-// Q4_K, Q5_K and Q6_K stream as kquant.cuh describes (16-byte items of 32
+// Q5_K and Q6_K stream as kquant.cuh describes (16-byte items of 32
 // values; Q6_K split like q8_0, its f16 d in S).
 // 16-byte loads need cols a multiple of the values per load (K-quants: of
 // 256) and W, x 16-byte aligned; otherwise rows are read element by element
@@ -384,12 +384,12 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
             if (mode == 2) {
 #pragma unroll
                 for (int i = 0; i + 1 < R; i += 2) {
-                    if (lane == i && r0 + i + 1 < rows) y[(r0 + i) >> 1] = memra_silu(acc[i]) * acc[i + 1];
+                    if (lane == i && r0 + i + 1 < rows) memra_mv_put(y, r0 + i, acc[i], acc[i + 1], 2);
                 }
             } else {
 #pragma unroll
                 for (int i = 0; i < R; i++) {
-                    if (lane == i && r0 + i < rows) y[r0 + i] = mode == 1 ? y[r0 + i] + acc[i] : acc[i];
+                    if (lane == i && r0 + i < rows) memra_mv_put(y, r0 + i, acc[i], 0.0f, mode);
                 }
             }
         }
@@ -509,16 +509,13 @@ matvec_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* 
     memra_mv<MEMRA_MV_Q8, 4, 4, 2, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-// The K-quants (kquant.cuh): W [rows][cols/256] superblocks (Q4_K, Q5_K as
-// ggml stores them; Q6_K without its d, which is in S [rows][cols/256] f16);
+// The K-quants (kquant.cuh): W [rows][cols/256] superblocks (Q5_K as ggml
+// stores them; Q6_K without its d, which is in S [rows][cols/256] f16);
 // x: [cols] f32; cols % 256 == 0. R4 KW2: a 4,096-column row has 128 items,
 // two per lane; a 1,024-column row (the 0.8B preset) 32, so KW2 leaves one
-// warp of each pair idle there.
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_Q4K, 4, 2, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
-}
-
+// warp of each pair idle there. Q4_K has its own kernels on the tensor cores
+// (matvec_q4k.cu); memra_mv still reads ggml's Q4_K blocks for the
+// side-by-side timings of engine/internal/mvexp.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mv<MEMRA_MV_Q5K, 4, 2, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);

@@ -14,6 +14,7 @@
 #include "gdn.cu"
 #include "kv_store.cu"
 #include "matvec.cu"
+#include "matvec_q4k.cu"
 #include "rmsnorm.cu"
 #include "rope.cu"
 

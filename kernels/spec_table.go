@@ -80,22 +80,56 @@ type MatvecKernel struct {
 	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0, 12 q4_K, 13 q5_K, 14 q6_K
 	Wide         bool // each row split over 8 warps (for matrices of few rows)
 	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*R of the template
+	// TensorCore: the kernel of matvec_q4k.cu (tiled weights, mma.m16n8k16),
+	// which always stages x in shared memory: Shared's cols*4 + cols/8 bytes.
+	TensorCore bool
+}
+
+// File is the source of the kernel.
+func (m MatvecKernel) File() string {
+	if m.TensorCore {
+		return "matvec_q4k.cu"
+	}
+	return "matvec.cu"
+}
+
+// Shared is the dynamic shared memory of a launch over cols columns, with or
+// without the fused norm: the normalised x (cols f32) when xnorm; for the
+// tensor-core kernels x split into f16 hi and lo (cols*4 bytes) and the sums
+// of its 32-column runs (cols/32 f32), norm or not. The spec's Shared
+// expression says the same (a test in engine/gpu compares them).
+func (m MatvecKernel) Shared(cols int, xnorm bool) int {
+	switch {
+	case m.TensorCore:
+		return cols*4 + cols/8
+	case xnorm:
+		return cols * 4
+	}
+	return 0
+}
+
+func (m MatvecKernel) sharedExpr() string {
+	if m.TensorCore {
+		return "cols*4 + cols/8"
+	}
+	return "xnorm * cols * 4"
 }
 
 // MatvecKernels lists the matvec family with the geometry of matvec.cu's
 // template arguments (R rows per warp group, KW warps per row).
 func MatvecKernels() []MatvecKernel {
 	return []MatvecKernel{
-		{"matvec_f32", 0, false, 8},       // R4 KW4
-		{"matvec_f16", 1, false, 8},       // R4 KW4
-		{"matvec_f16_wide", 1, true, 4},   // R4 KW8
-		{"matvec_bf16", 30, false, 8},     // R4 KW4
-		{"matvec_bf16_wide", 30, true, 4}, // R4 KW8
-		{"matvec_q8_0", 8, false, 32},     // R4 KW1
-		{"matvec_q8_0_wide", 8, true, 8},  // R4 KW4 TB
-		{"matvec_q4_k", 12, false, 16},    // R4 KW2
-		{"matvec_q5_k", 13, false, 16},    // R4 KW2
-		{"matvec_q6_k", 14, false, 16},    // R4 KW2
+		{"matvec_f32", 0, false, 8, false},       // R4 KW4
+		{"matvec_f16", 1, false, 8, false},       // R4 KW4
+		{"matvec_f16_wide", 1, true, 4, false},   // R4 KW8
+		{"matvec_bf16", 30, false, 8, false},     // R4 KW4
+		{"matvec_bf16_wide", 30, true, 4, false}, // R4 KW8
+		{"matvec_q8_0", 8, false, 32, false},     // R4 KW1
+		{"matvec_q8_0_wide", 8, true, 8, false},  // R4 KW4 TB
+		{"matvec_q4_k", 12, false, 32, true},     // 16-row tiles, KW4
+		{"matvec_q4_k_wide", 12, true, 16, true}, // 16-row tiles, KW8
+		{"matvec_q5_k", 13, false, 16, false},    // R4 KW2
+		{"matvec_q6_k", 14, false, 16, false},    // R4 KW2
 	}
 }
 
@@ -111,7 +145,7 @@ func matvecWhat(ggmlType int) string {
 	case 8:
 		return "q8_0 (quants W, scales S: repacked)"
 	case 12:
-		return "q4_K"
+		return "q4_K (16-row tiles, engine/internal/q4ktile)"
 	case 13:
 		return "q5_K"
 	case 14:
@@ -184,13 +218,13 @@ func Spec() []Kernel {
 		ps = append(ps, param("x", Ptr), param("rows", I32), param("cols", I32), param("mode", I32),
 			param("norm_w", Ptr), param("xnorm", I32), param("eps", F32))
 		ks = append(ks, Kernel{
-			Name: m.Name, File: "matvec.cu",
+			Name: m.Name, File: m.File(),
 			Doc: "y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] " + what +
 				fmt.Sprintf(", x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of %d rows", m.RowsPerBlock),
 			Params: ps,
 			Dims:   []string{"blocks"},
 			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
-			Shared:  "xnorm * cols * 4",
+			Shared:  m.sharedExpr(),
 			Family:  "matvec",
 			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide)},
 		})

@@ -304,11 +304,11 @@ extern "C" __global__ void plain(const int* p) {}`
 // call memra_grid_wait() before touching memory an earlier kernel wrote
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
-// prefetch of weights. A kernel without the wait would race its
+// prefetch of weights, or of memra_mvq4, which waits first. A kernel without the wait would race its
 // predecessor on sm_90.
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 	_, cus := sourceKernels(t)
-	mv := regexp.MustCompile(`^memra_mv<[^;]*;$`)
+	mv := regexp.MustCompile(`^memra_mv(q4)?<[^;]*;$`)
 	for _, n := range cus {
 		b, err := os.ReadFile(n)
 		if err != nil {
@@ -356,29 +356,42 @@ func braceBody(src string, open int) (string, int) {
 
 // TestMatvecUnitsMatchTemplates: the host sizes matvec grids from
 // MatvecKernels' RowsPerBlock, which must be (8 warps / KW) * R of the
-// template arguments each kernel in matvec.cu instantiates.
+// template arguments each kernel instantiates: memra_mv<KIND, R, KW, U>
+// (matvec.cu) or memra_mvq4<KW, U> (matvec_q4k.cu, R = one 16-row tile).
 func TestMatvecUnitsMatchTemplates(t *testing.T) {
-	b, err := os.ReadFile("matvec.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(b)
 	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)(?:, \w+)*>`)
+	tc := regexp.MustCompile(`memra_mvq4<(\d+), (\d+)>`)
 	for _, mk := range MatvecKernels() {
+		b, err := os.ReadFile(mk.File())
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
 		at := strings.Index(src, "\n"+mk.Name+"(")
 		if at < 0 {
-			t.Errorf("%s: not defined in matvec.cu", mk.Name)
+			t.Errorf("%s: not defined in %s", mk.Name, mk.File())
 			continue
 		}
 		open := strings.Index(src[at:], "{")
 		body, _ := braceBody(src, at+open)
-		m := args.FindStringSubmatch(body)
-		if m == nil {
-			t.Errorf("%s: no memra_mv<KIND, R, KW, U> call in its body", mk.Name)
-			continue
+		var r, kw int
+		if mk.TensorCore {
+			m := tc.FindStringSubmatch(body)
+			if m == nil {
+				t.Errorf("%s: no memra_mvq4<KW, U> call in its body", mk.Name)
+				continue
+			}
+			r = 16
+			kw, _ = strconv.Atoi(m[1])
+		} else {
+			m := args.FindStringSubmatch(body)
+			if m == nil {
+				t.Errorf("%s: no memra_mv<KIND, R, KW, U> call in its body", mk.Name)
+				continue
+			}
+			r, _ = strconv.Atoi(m[1])
+			kw, _ = strconv.Atoi(m[2])
 		}
-		r, _ := strconv.Atoi(m[1])
-		kw, _ := strconv.Atoi(m[2])
 		if got := (MatvecThreads / 32 / kw) * r; got != mk.RowsPerBlock {
 			t.Errorf("%s: template R=%d KW=%d gives %d rows per unit, MatvecKernels says %d", mk.Name, r, kw, got, mk.RowsPerBlock)
 		}

@@ -128,7 +128,7 @@ func BenchmarkGPUCopy(b *testing.B) {
 // 50 MB L2, and the input vector stays in L2.
 func BenchmarkGPUMatvec(b *testing.B) {
 	e, k, mod := benchEngine(b)
-	resident, err := matvecGrids(e, mod, 0)
+	resident, err := matvecGrids(e, mod, 0, map[int]string{4096: "4096 columns", 12288: "12288 columns", 1024: "1024 columns"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					if err := gguf.Quantize(typ, src, data); err != nil {
 						b.Fatal(err)
 					}
-					p, err := e.Alloc(uint64(wBytes))
+					p, err := e.Alloc(devBytes(typ, shape.rows, shape.cols, int(rb)))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -258,7 +258,7 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			// The grids the engine gives a model whose residual stream
 			// is cols wide (the fused norm's shared memory sets them).
-			resident, err := matvecGrids(e, mod, c.cols)
+			resident, err := matvecGrids(e, mod, c.cols, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

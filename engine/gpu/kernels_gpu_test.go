@@ -21,6 +21,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/internal/q4ktile"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
@@ -64,6 +65,11 @@ func ktGPU(t *testing.T) *ktEnv {
 			var k *Kernels
 			if err == nil {
 				k, err = loadKernels(e, mod)
+			}
+			if err == nil {
+				// Lets the tensor-core matvecs use the shared memory of the
+				// widest test matrix, as Load does for a model's.
+				_, err = matvecGrids(e, mod, 0, map[int]string{12288: "test matrix"})
 			}
 			if err != nil {
 				_ = e.Close()
@@ -182,10 +188,17 @@ func ktDequant(t *testing.T, w *model.Tensor) []float32 {
 }
 
 // ktWeights uploads w in its device layout (q8_0 and Q6_K split as upload
-// does: payloads at q, f16 scales at s; otherwise s is 0), q placed off
-// bytes past a 16-byte boundary to reach the kernels' unaligned paths.
+// does: payloads at q, f16 scales at s; Q4_K tiled; otherwise s is 0), q
+// placed off bytes past a 16-byte boundary to reach the kernels' unaligned
+// paths.
 func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int) (q, s cuda.DevPtr) {
 	t.Helper()
+	if tiled(w.Type) {
+		tiles := q4ktile.Tile(w.Data, w.Rows(), w.Cols())
+		p := v.alloc(t, len(tiles)+16)
+		ktMust(t, v.e.CopyHtoD(p.Add(uint64(off)), tiles))
+		return p.Add(uint64(off)), 0
+	}
 	l, ok := splitOf(w.Type)
 	if !ok {
 		p := v.alloc(t, len(w.Data)+16)
@@ -375,7 +388,7 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 }
 
 // TestGPUKernelMatvec checks every kernel of the matvec family (f32, f16,
-// bf16, q8_0, plain and wide; Q4_K, Q5_K, Q6_K) in modes store, accumulate and SwiGLU, with and
+// bf16, q8_0, Q4_K, plain and wide; Q5_K, Q6_K) in modes store, accumulate and SwiGLU, with and
 // without the fused norm, over shapes that take every path of matvec.cu:
 // 16-byte loads (cols a multiple of 4 for f32, 8 for f16/bf16, 16 for q8_0's
 // repacked quants), the leftover loop (chunks not a multiple of the unrolled
@@ -394,7 +407,15 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 // steps) and the add into the lane's sum; a lane has cols/2048 items, then
 // the same butterfly and warp partials: ≤ 21 + cols/2048 + 8 steps, inside
 // cols/32+48 for every cols ≥ 256, measured against Σ(|a·q|+|m|)·|x|
-// (modeltest.KQuantMag) since the kernel never forms a·q − m. The
+// (modeltest.KQuantMag) since the kernel never forms a·q − m. The Q4_K
+// tensor-core kernels (matvec_q4k.cu) take x as hi + lo f16 (relative error
+// 2^-22, half a u) and add, per row: two mma of 16 products each per run of
+// 32 (counted as 17 steps each: the tensor core's summation order is not
+// specified), D0 + D1, the scale's product and the sum over a superblock's
+// 8 runs; the run sums X_j of 64 halves each, times m, summed over 8 runs;
+// then d·, dmin·, the difference, the lane's sum over its cols/256/KW
+// superblocks and up to 8 warp partials: ≤ 64 + 8 + 4 + cols/256 + 8 + 1
+// steps; tcDepth is that with the x split's half u added. The
 // reference's own rounding of a·q − m (1–2 u per weight) fits the slack. The CPU backend's cpu.MatVec (8 f32
 // partial sums of cols/8 terms) must agree within the sum of both bounds.
 func TestGPUKernelMatvec(t *testing.T) {
@@ -403,6 +424,7 @@ func TestGPUKernelMatvec(t *testing.T) {
 	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
 	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} // cols % 256 == 0
 	allK := append(slices.Clone(all), kq...)
+	unaligned := slices.DeleteFunc(slices.Clone(allK), tiled)
 	for i, sh := range []struct {
 		rows, cols int
 		types      []gguf.Type
@@ -410,14 +432,14 @@ func TestGPUKernelMatvec(t *testing.T) {
 	}{
 		{4096, 4096, allK, false},
 		{1003, 1024, allK, false},
-		{17, 2304, allK, false},  // q8_0: 144 chunks, leftover after the unrolled loop; K: 72 items, 64 lanes per row
-		{1003, 1056, all, false}, // 66 16-byte q8_0 chunks
-		{64, 1024, allK, true},   // K-quants: the byte-wise fallback
-		{37, 12288, kq, false},   // 6 items per lane
-		{2050, 512, kq, false},   // 16 items per row: most lanes idle; a partial last unit
-		{33, 256, kq, false},     // one superblock per row: 8 items, the second warp of a row idle
-		{67, 1001, unq, false},   // odd cols
-		{33, 4100, unq, false},   // f32 vector, 16-bit scalar (4100 % 8 = 4)
+		{17, 2304, allK, false},     // q8_0: 144 chunks, leftover after the unrolled loop; K: 72 items, 64 lanes per row
+		{1003, 1056, all, false},    // 66 16-byte q8_0 chunks
+		{64, 1024, unaligned, true}, // K-quants: the byte-wise fallback (Q4_K is tiled: always aligned)
+		{37, 12288, kq, false},      // 6 items per lane
+		{2050, 512, kq, false},      // 16 items per row: most lanes idle; a partial last unit
+		{33, 256, kq, false},        // one superblock per row: 8 items, the second warp of a row idle
+		{67, 1001, unq, false},      // odd cols
+		{33, 4100, unq, false},      // f32 vector, 16-bit scalar (4100 % 8 = 4)
 		{9, 7, unq, false},
 		{5, 32, all, false},
 		{2050, 96, all, false}, // odd row groups in both wide and plain kernels
@@ -508,6 +530,9 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 	cpuY := make([]float32, rows)
 	ktMust(t, cpu.MatVec(nil, cpuY, w, xs))
 	gpuDepth := float64(cols/32 + 48)
+	if tiled(typ) {
+		gpuDepth = max(gpuDepth, float64(64+8+4+cols/256+8+1+1))
+	}
 	cpuDepth := float64(cols/8 + 16)
 	if w.Type.BlockSize() == 256 {
 		// cpu.dotBlocks: two partial sums of 128 products per superblock,

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "ae7b2e938d6cb2f82c7d2cf8854a1e98ef34d32f445cc3949a2d30e7ee7bae72"
+const specHash = "4846477dee50224edb791d59e32e19f2c391445400040ecac51587503c89f566"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -35,6 +35,7 @@ type Kernels struct {
 	kMatvecQ8_0          kernelSlot // matvec_q8_0
 	kMatvecQ8_0Wide      kernelSlot // matvec_q8_0_wide
 	kMatvecQ4K           kernelSlot // matvec_q4_k
+	kMatvecQ4KWide       kernelSlot // matvec_q4_k_wide
 	kMatvecQ5K           kernelSlot // matvec_q5_k
 	kMatvecQ6K           kernelSlot // matvec_q6_k
 	kRoPENeox            kernelSlot // rope_neox
@@ -97,7 +98,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_bf16_wide", "matvec.cu", 9, &ks.kMatvecBF16Wide},
 		{"matvec_q8_0", "matvec.cu", 10, &ks.kMatvecQ8_0},
 		{"matvec_q8_0_wide", "matvec.cu", 10, &ks.kMatvecQ8_0Wide},
-		{"matvec_q4_k", "matvec.cu", 9, &ks.kMatvecQ4K},
+		{"matvec_q4_k", "matvec_q4k.cu", 9, &ks.kMatvecQ4K},
+		{"matvec_q4_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ4KWide},
 		{"matvec_q5_k", "matvec.cu", 9, &ks.kMatvecQ5K},
 		{"matvec_q6_k", "matvec.cu", 10, &ks.kMatvecQ6K},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
@@ -613,12 +615,12 @@ func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x
 
 // geomMatvecQ4K is matvec_q4_k's grid and dynamic shared memory, from the spec.
 func geomMatvecQ4K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * cols * 4
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8
 }
 
-// MatvecQ4K launches matvec_q4_k (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+// MatvecQ4K launches matvec_q4_k (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/q4ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 bytes.
 func (k_ *Kernels) MatvecQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	geom_, shmem_ := geomMatvecQ4K(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q4_k", geom_, shmem_)
@@ -637,6 +639,36 @@ func (k_ *Kernels) MatvecQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q4_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ4KWide is matvec_q4_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4KWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8
+}
+
+// MatvecQ4KWide launches matvec_q4_k_wide (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/q4ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 bytes.
+func (k_ *Kernels) MatvecQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4KWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4KWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_k_wide: %w", err_)
 	}
 	return nil
 }
@@ -1538,6 +1570,7 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 8, Wide: 0},
 		{GgmlType: 8, Wide: 1},
 		{GgmlType: 12, Wide: 0},
+		{GgmlType: 12, Wide: 1},
 		{GgmlType: 13, Wide: 0},
 		{GgmlType: 14, Wide: 0},
 	}
@@ -1564,6 +1597,8 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Wide: 0}:
 		return k_.MatvecQ4K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 12, Wide: 1}:
+		return k_.MatvecQ4KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 13, Wide: 0}:
 		return k_.MatvecQ5K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 14, Wide: 0}:

@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/internal/q4ktile"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
@@ -39,7 +40,9 @@ type Options struct {
 // matrices are split (upload.go, splitOf): ptr holds the blocks less their
 // f16 scale (q8_0: int8 quants [rows][cols]; Q6_K: 208 bytes per superblock)
 // and scales the f16s [rows][blocks per row], so rows stay 16-byte aligned
-// for the matvec's vector loads; the bytes are ggml's, reordered.
+// for the matvec's vector loads; Q4_K is tiled, 16 rows × 256 columns per
+// 2,368 bytes (upload.go tiled, engine/internal/q4ktile) for the tensor-core
+// matvec. The bytes are ggml's, reordered.
 type dtensor struct {
 	name       string
 	ptr        cuda.DevPtr
@@ -87,16 +90,17 @@ type Model struct {
 	weightBytes uint64
 	maxSplits   int
 	// mvBlocks caps each matvec grid at the blocks the GPU holds at once
-	// (SMs × resident blocks per SM, without and with the fused norm's
-	// shared memory): each block then loops over row units and pays its
-	// prologue once. Absent entries mean one block per unit.
+	// (SMs × resident blocks per SM with the launch's dynamic shared
+	// memory): each block then loops over row units and pays its prologue
+	// once. Absent entries mean one block per unit.
 	mvBlocks map[mvKey]int
 }
 
-// mvKey names one matvec kernel and whether its launch fuses the norm.
+// mvKey names one matvec kernel and the dynamic shared memory of a launch
+// (kernels.MatvecKernel.Shared).
 type mvKey struct {
-	v     MatvecVariant
-	xnorm bool
+	v      MatvecVariant
+	shared int
 }
 
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
@@ -118,7 +122,13 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt}
 	g.maxSplits = maxSplits(e.Info().SMs, m.NHeadKV)
-	if g.mvBlocks, err = matvecGrids(e, mod, m.NEmbd); err != nil {
+	tiledCols := map[int]string{} // column counts of the tiled matrices, each with one name
+	for _, t := range m.Tensors() {
+		if _, ok := tiledCols[t.Cols()]; tiled(t.Type) && !ok {
+			tiledCols[t.Cols()] = t.Name
+		}
+	}
+	if g.mvBlocks, err = matvecGrids(e, mod, m.NEmbd, tiledCols); err != nil {
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -129,7 +139,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	var total uint64 // arena bytes: every buffer 256-byte aligned
 	var bytes int64  // progress total: the bytes that travel
 	for _, t := range ts {
-		total += align(uint64(len(t.Data)))
+		total += align(devBytes(t.Type, t.Rows(), t.Cols(), len(t.Data)/max(1, t.Rows())))
 		bytes += int64(len(t.Data))
 	}
 	if g.weights, err = e.NewArena(total); err != nil {
@@ -148,7 +158,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))
 			return dtensor{}
 		}
-		p, err := g.weights.Alloc(uint64(rows) * uint64(rb))
+		p, err := g.weights.Alloc(devBytes(typ, rows, cols, int(rb)))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))
 			return dtensor{}
@@ -184,9 +194,15 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		up[t] = d
 		return d
 	}
+	// fusable: same type and row length, and for a tiled type every part
+	// but the last a whole number of tiles, so each part's view starts on a
+	// tile.
 	fusable := func(ts ...*model.Tensor) bool {
-		for _, t := range ts {
+		for i, t := range ts {
 			if t.Type != ts[0].Type || t.Cols() != ts[0].Cols() {
+				return false
+			}
+			if tiled(t.Type) && i < len(ts)-1 && t.Rows()%q4ktile.Rows != 0 {
 				return false
 			}
 		}
@@ -284,31 +300,63 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 }
 
 // matvecGrids measures, for every matvec kernel, how many blocks the GPU
-// holds at once, with no dynamic shared memory and with the fused norm's
-// (nEmbd floats: the norm-fused matvecs read the residual stream).
-func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int) (map[mvKey]int, error) {
+// holds at once with the dynamic shared memory of each launch the model can
+// make: none, or the fused norm's copy of x (nEmbd floats: the norm-fused
+// matvecs read the residual stream); for the tensor-core kernels x's split
+// copy at each column count of the tiled (Q4_K) matrices, tiledCols (count →
+// a matrix's name). Those kernels are also allowed the shared memory the
+// widest needs (past 48 KiB at 12,288 columns), or it fails naming the
+// matrix.
+func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols map[int]string) (map[mvKey]int, error) {
 	out := map[mvKey]int{}
 	sms := e.Info().SMs
+	widest := 0
+	for c := range tiledCols {
+		widest = max(widest, c)
+	}
+	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	if err != nil {
+		return nil, err
+	}
 	for _, mk := range kernels.MatvecKernels() {
 		fn, err := e.Function(mod, mk.Name)
 		if err != nil {
 			return nil, err
 		}
-		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: b2i(mk.Wide)}
-		for _, xnorm := range []bool{false, true} {
-			shared := 0
-			if xnorm {
-				if nEmbd > maxFusedNormCols {
-					continue
-				}
-				shared = nEmbd * 4
+		var shared []int
+		if mk.TensorCore {
+			if widest == 0 {
+				continue
 			}
-			n, err := e.MaxActiveBlocksPerSM(fn, kernels.MatvecThreads, shared)
+			need := mk.Shared(widest, false)
+			static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", mk.Name, err)
+			}
+			if need+static > optin {
+				return nil, fmt.Errorf("tensor %s: %d columns need %d bytes of shared memory per block in %s; this GPU allows %d",
+					tiledCols[widest], widest, need+static, mk.Name, optin)
+			}
+			if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, need); err != nil {
+				return nil, fmt.Errorf("%s: allow %d bytes of shared memory: %w", mk.Name, need, err)
+			}
+			for c := range tiledCols {
+				shared = append(shared, mk.Shared(c, false))
+			}
+		} else {
+			shared = append(shared, mk.Shared(nEmbd, false))
+			if nEmbd <= maxFusedNormCols {
+				shared = append(shared, mk.Shared(nEmbd, true))
+			}
+		}
+		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: b2i(mk.Wide)}
+		for _, sh := range shared {
+			n, err := e.MaxActiveBlocksPerSM(fn, kernels.MatvecThreads, sh)
 			if err != nil {
 				return nil, fmt.Errorf("occupancy of %s: %w", mk.Name, err)
 			}
 			if n > 0 {
-				out[mvKey{v, xnorm}] = sms * n
+				out[mvKey{v, sh}] = sms * n
 			}
 		}
 	}

@@ -240,7 +240,7 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // the wide and plain kernels crossed in the H200 variant run (docs/perf.md).
 func MatvecWide(t gguf.Type, rows int) bool {
 	switch t {
-	case gguf.TypeF16, gguf.TypeBF16:
+	case gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ4_K:
 		return rows <= 2048
 	case gguf.TypeQ8_0:
 		return rows <= 4096
@@ -248,13 +248,21 @@ func MatvecWide(t gguf.Type, rows int) bool {
 	return false
 }
 
+// matvecKernel is the kernel of variant v (kernels.MatvecKernels).
+func matvecKernel(v MatvecVariant) (kernels.MatvecKernel, bool) {
+	for _, mk := range kernels.MatvecKernels() {
+		if mk.GgmlType == v.GgmlType && b2i(mk.Wide) == v.Wide {
+			return mk, true
+		}
+	}
+	return kernels.MatvecKernel{}, false
+}
+
 // matvecUnits is the number of row units of a rows-row matrix in kernel v
 // (kernels.MatvecKernels): the grid that gives every block one unit.
 func matvecUnits(v MatvecVariant, rows int) int {
-	for _, mk := range kernels.MatvecKernels() {
-		if mk.GgmlType == v.GgmlType && b2i(mk.Wide) == v.Wide {
-			return (rows + mk.RowsPerBlock - 1) / mk.RowsPerBlock
-		}
+	if mk, ok := matvecKernel(v); ok {
+		return (rows + mk.RowsPerBlock - 1) / mk.RowsPerBlock
 	}
 	return 1 // no such kernel: Matvec reports the variant
 }
@@ -269,7 +277,8 @@ func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm
 	}
 	v := MatvecVariant{GgmlType: int(w.typ), Wide: b2i(MatvecWide(w.typ, w.rows))}
 	blocks := matvecUnits(v, w.rows)
-	if c := g.mvBlocks[mvKey{v, xnorm != 0}]; c > 0 && c < blocks {
+	mk, _ := matvecKernel(v) // none: Matvec reports the variant
+	if c := g.mvBlocks[mvKey{v, mk.Shared(w.cols, xnorm != 0)}]; c > 0 && c < blocks {
 		blocks = c
 	}
 	if err := g.k.Matvec(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, xnorm, g.cfg.NormEps, blocks); err != nil {

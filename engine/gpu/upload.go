@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/memra-ai/memra/engine/internal/par"
+	"github.com/memra-ai/memra/engine/internal/q4ktile"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -66,15 +67,34 @@ func (l split) unpack(dst, w, s []byte) {
 	}
 }
 
+// tiled reports whether the device stores t in 16-row tiles: Q4_K, for the
+// tensor-core matvec (engine/internal/q4ktile, kernels/matvec_q4k.cu). A
+// tiled matrix's views start on a tile boundary (rows a multiple of 16).
+func tiled(t gguf.Type) bool { return t == gguf.TypeQ4_K }
+
+// devBytes is the device size of a rows × cols matrix of type t (rb bytes
+// per GGUF row): the GGUF size, or whole tiles for a tiled type.
+func devBytes(t gguf.Type, rows, cols, rb int) uint64 {
+	if tiled(t) {
+		return uint64(q4ktile.Size(rows, cols))
+	}
+	return uint64(rows) * uint64(rb)
+}
+
 // rowBytes is the GGUF size of one row of d (its type was checked at load).
 func (d dtensor) rowBytes() int {
 	rb, _ := gguf.RowBytes(d.typ, int64(d.cols))
 	return int(rb)
 }
 
-// rowsView is the view of rows [first, first+n) of d as its own tensor.
+// rowsView is the view of rows [first, first+n) of d as its own tensor
+// (tiled types: first a multiple of q4ktile.Rows).
 func (d dtensor) rowsView(name string, first, n int) dtensor {
 	v := dtensor{name: name, typ: d.typ, rows: n, cols: d.cols}
+	if tiled(d.typ) {
+		v.ptr = d.ptr.Add(uint64(first/q4ktile.Rows) * uint64(d.cols/q4ktile.Cols*q4ktile.Bytes))
+		return v
+	}
 	if l, ok := splitOf(d.typ); ok {
 		wb, sb := l.rowBytes(d.cols)
 		v.ptr = d.ptr.Add(uint64(first) * uint64(wb))
@@ -90,6 +110,9 @@ func (d dtensor) rowsView(name string, first, n int) dtensor {
 // host memory go straight from there (the mmap); anything reordered or
 // repacked is staged through *stage, which put grows as needed.
 func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
+	if tiled(d.typ) {
+		return g.putTiles(d, rowOf, rowBytes, stage, progress)
+	}
 	chunk := max(1, stageBytes/rowBytes)
 	l, isSplit := splitOf(d.typ)
 	for r0 := 0; r0 < d.rows; r0 += chunk {
@@ -131,6 +154,34 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]by
 			return err
 		}
 		progress(int64(len(buf)))
+	}
+	return nil
+}
+
+// putTiles is put for a tiled type: whole tiles of 16 rows, staged, the
+// last one padded with zero rows.
+func (g *Model) putTiles(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
+	tileRow := d.cols / q4ktile.Cols * q4ktile.Bytes // bytes of 16 rows
+	chunk := max(1, stageBytes/tileRow) * q4ktile.Rows
+	for r0 := 0; r0 < d.rows; r0 += chunk {
+		n := min(chunk, d.rows-r0)
+		tiles := (n + q4ktile.Rows - 1) / q4ktile.Rows
+		if cap(*stage) < tiles*tileRow {
+			*stage = make([]byte, tiles*tileRow)
+		}
+		buf := (*stage)[:tiles*tileRow]
+		clear(buf)
+		par.Rows(tiles, 4, func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				for rr := range min(q4ktile.Rows, n-t*q4ktile.Rows) {
+					q4ktile.PutRow(buf[t*tileRow:], rr, rowOf(r0+t*q4ktile.Rows+rr), d.cols)
+				}
+			}
+		})
+		if err := g.e.CopyHtoD(d.ptr.Add(uint64(r0/q4ktile.Rows)*uint64(tileRow)), buf); err != nil {
+			return err
+		}
+		progress(int64(n * rowBytes))
 	}
 	return nil
 }

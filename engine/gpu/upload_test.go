@@ -7,6 +7,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // TestSplit checks the split device layouts on hand-built blocks: q8_0's
@@ -100,8 +101,8 @@ func TestSupportedTypes(t *testing.T) {
 }
 
 // TestRowsViewSplit: a view of rows [first, first+n) of a split tensor
-// starts first rows into both arrays (payload and side), and an unsplit
-// one first GGUF rows in.
+// starts first rows into both arrays (payload and side), an unsplit one
+// first GGUF rows in, and a tiled (Q4_K) one first/16 tile rows in.
 func TestRowsViewSplit(t *testing.T) {
 	const cols = 512 // two Q6_K superblocks, 16 q8_0 blocks
 	for _, tc := range []struct {
@@ -111,7 +112,6 @@ func TestRowsViewSplit(t *testing.T) {
 	}{
 		{gguf.TypeQ6_K, 2 * 208, 2 * 2, 0},
 		{gguf.TypeQ8_0, cols, cols / 32 * 2, 0},
-		{gguf.TypeQ4_K, 2 * 144, 0, 2 * 144},
 		{gguf.TypeBF16, 2 * cols, 0, 2 * cols},
 	} {
 		d := dtensor{name: "w", typ: tc.typ, rows: 40, cols: cols, ptr: 1 << 20, scales: 1 << 30}
@@ -127,6 +127,38 @@ func TestRowsViewSplit(t *testing.T) {
 		}
 		if v.ptr != d.ptr.Add(7*tc.wRow) || v.scales != d.scales.Add(7*tc.sRow) {
 			t.Errorf("%v: ptr %#x scales %#x, want %#x %#x", tc.typ, v.ptr, v.scales, d.ptr.Add(7*tc.wRow), d.scales.Add(7*tc.sRow))
+		}
+	}
+	d := dtensor{name: "w", typ: gguf.TypeQ4_K, rows: 40, cols: cols, ptr: 1 << 20}
+	v := d.rowsView("w[32:]", 32, 8)
+	if want := d.ptr.Add(2 * 2 * 2368); v.ptr != want || v.rows != 8 || v.cols != cols {
+		t.Errorf("Q4_K: view %+v, want ptr %#x", v, want)
+	}
+}
+
+// TestMatvecShared: the grid caps (matvecGrids, matvec) look occupancy up
+// by kernels.MatvecKernel.Shared, the launchers compute the shared memory
+// from the spec's expression; they must agree for every kernel, or a cap
+// would be measured for a launch that never happens.
+func TestMatvecShared(t *testing.T) {
+	geom := map[string]func(rows, cols, mode, xnorm, blocks int) ([3]int, int){
+		"matvec_f32": geomMatvecF32, "matvec_f16": geomMatvecF16, "matvec_f16_wide": geomMatvecF16Wide,
+		"matvec_bf16": geomMatvecBF16, "matvec_bf16_wide": geomMatvecBF16Wide, "matvec_q8_0": geomMatvecQ8_0,
+		"matvec_q8_0_wide": geomMatvecQ8_0Wide, "matvec_q4_k": geomMatvecQ4K, "matvec_q4_k_wide": geomMatvecQ4KWide,
+		"matvec_q5_k": geomMatvecQ5K, "matvec_q6_k": geomMatvecQ6K,
+	}
+	for _, mk := range kernels.MatvecKernels() {
+		f, ok := geom[mk.Name]
+		if !ok {
+			t.Errorf("%s: no launcher geometry listed here", mk.Name)
+			continue
+		}
+		for _, cols := range []int{1024, 4096, 12288} {
+			for _, xnorm := range []bool{false, true} {
+				if _, sh := f(100, cols, 0, b2i(xnorm), 7); sh != mk.Shared(cols, xnorm) {
+					t.Errorf("%s cols %d xnorm %v: launcher %d bytes, MatvecKernel.Shared %d", mk.Name, cols, xnorm, sh, mk.Shared(cols, xnorm))
+				}
+			}
 		}
 	}
 }

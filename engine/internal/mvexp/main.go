@@ -17,8 +17,9 @@
 //
 // mma.cuh (included by mvexp.cu) holds the tensor-core kernels of docs/perf.md
 // steps 28 and 29: mma_q8_ (q8_0, the engine's layout or tileQ8's) and
-// mmak_q4_ (Q4_K in tileQ4K's layout, timed against the engine's
-// matvec_q4_k); scripts/gpu/run56.sh to run59.sh ran them.
+// mmak_q4_ (the engine's Q4_K kernel, kernels/matvec_q4k.cu, at other
+// geometries, on q4ktile's tiles); mvk_q4_cuda is the CUDA-core Q4_K kernel
+// the engine ran before; scripts/gpu/run56.sh to run59.sh ran them.
 package main
 
 import (
@@ -34,6 +35,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/evtime"
+	"github.com/memra-ai/memra/engine/internal/q4ktile"
 	"github.com/memra-ai/memra/kernels"
 )
 
@@ -41,10 +43,10 @@ type variant struct {
 	name      string
 	r, kw     int
 	q8, xs    bool
-	engine    bool // the engine's own kernel (extra parameters)
+	engine    bool // the engine's own kernel, or mvk_q4_cuda (the engine's parameters)
 	mma       bool // mma.cuh's tensor-core kernels: the engine's parameters, x staged in shared memory
 	tiled     bool // an mma kernel reading mma.cuh's tiled layout (W = the tiles, S unused)
-	q4k       bool // Q4_K weights: ggml's blocks (engine matvec_q4_k) or mma.cuh's Q4_K tiles (mmak_)
+	q4k       bool // Q4_K weights: ggml's blocks (mvk_q4_cuda) or q4ktile's tiles (the engine's matvec_q4_k, mmak_)
 	mvg       bool // the engine's template: (y, W, S, x, rows, cols), S null for bf16
 	fn        cuda.Function
 	rowsBlock int
@@ -66,6 +68,11 @@ func parseVariants(names []string) []variant {
 	for _, n := range names {
 		var v variant
 		v.name = n
+		if n == "mvk_q4_cuda" { // memra_mv's Q4_K instantiation: R4 KW2, the engine's parameters
+			v.q4k, v.engine, v.r, v.kw, v.rowsBlock = true, true, 4, 2, 16
+			vs = append(vs, v)
+			continue
+		}
 		if strings.HasPrefix(n, "mmak_q4_") {
 			v.mma, v.tiled, v.q4k = true, true, true
 			var u int
@@ -126,6 +133,7 @@ var expNames = []string{
 	"mma_q8_t1_k4_u2_l1",
 	"mmak_q4_k1_u2_b0", "mmak_q4_k2_u2_b0", "mmak_q4_k4_u1_b0", "mmak_q4_k2_u1_b0", "mmak_q4_k8_u1_b0", "mmak_q4_k4_u2_b0",
 	"mmak_q4_k1_u2_b2", "mmak_q4_k4_u2_b2", "mmak_q4_k4_u1_b3", "mmak_q4_k2_u2_b2",
+	"mvk_q4_cuda",
 }
 
 func run(cubin, only, match string) error {
@@ -157,11 +165,6 @@ func run(cubin, only, match string) error {
 		if vs[i].fn, err = e.Function(expMod, vs[i].name); err != nil {
 			return err
 		}
-		if vs[i].mma { // x's split copy: cols*4 bytes (Q4_K: + cols/8), 48 KiB and more at 12,288 columns
-			if err := e.SetFuncAttribute(vs[i].fn, cuda.FuncMaxDynamicSharedSizeBytes, 96<<10); err != nil {
-				return fmt.Errorf("%s: %w", vs[i].name, err)
-			}
-		}
 	}
 	var eng []variant
 	for _, mk := range kernels.MatvecKernels() {
@@ -172,10 +175,18 @@ func run(cubin, only, match string) error {
 		if err != nil {
 			return err
 		}
-		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: mk.GgmlType == 12, fn: fn,
-			rowsBlock: mk.RowsPerBlock})
+		q4k := mk.GgmlType == 12 // the tensor-core kernel on q4ktile's tiles
+		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: q4k, mma: q4k, tiled: q4k,
+			fn: fn, rowsBlock: mk.RowsPerBlock})
 	}
 	vs = append(eng, vs...)
+	for i := range vs {
+		if vs[i].mma { // x's split copy: cols*4 bytes (Q4_K: + cols/8), 48 KiB and more at 12,288 columns
+			if err := e.SetFuncAttribute(vs[i].fn, cuda.FuncMaxDynamicSharedSizeBytes, 96<<10); err != nil {
+				return fmt.Errorf("%s: %w", vs[i].name, err)
+			}
+		}
+	}
 
 	copyBW, err := copyBandwidth(e)
 	if err != nil {
@@ -286,9 +297,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 					b := k4[(i*cols/256+sb)*144:]
 					d, dmin := f16Val(binary.LittleEndian.Uint16(b)), f16Val(binary.LittleEndian.Uint16(b[2:]))
 					for v := range 256 {
-						sc, mn := q4kScaleMin(b[4:16], v/32)
+						sc, mn := q4ktile.ScaleMin(b[4:16], v/32)
 						a, off := d*float64(sc), dmin*float64(mn)
-						q := float64(q4kCode(b[16:144], v))
+						q := float64(q4ktile.Code(b[16:144], v))
 						xv := float64(x[sb*256+v])
 						s += (a*q - off) * xv
 						m += (math.Abs(a*q) + off) * math.Abs(xv)
@@ -297,7 +308,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 				refQ4[i], magQ4[i] = s, m
 			}
 		})
-		k4t = tileQ4K(k4, rows, cols)
+		k4t = q4ktile.Tile(k4, rows, cols)
 	}
 	refBF := make([]float64, rows)
 	refQ8 := make([]float64, rows)
@@ -547,63 +558,6 @@ func tileQ8(qs []byte, sc []uint16, rows, cols int) []byte {
 			}
 		}
 	}
-	return out
-}
-
-// q4kScaleMin is run j's 6-bit scale and min from a Q4_K block's 12 packed bytes.
-func q4kScaleMin(s []byte, j int) (sc, m int) {
-	if j < 4 {
-		return int(s[j] & 63), int(s[j+4] & 63)
-	}
-	return int(s[j+4]&0xF | (s[j-4]>>6)<<4), int(s[j+4]>>4 | (s[j]>>6)<<4)
-}
-
-// q4kCode is value v's 4-bit code from a Q4_K block's 128 code bytes: byte
-// 32*(j/2) + v%32 of run j = v/32, low nibble for even j, high for odd.
-func q4kCode(qs []byte, v int) byte {
-	j := v / 32
-	b := qs[32*(j/2)+v%32]
-	if j%2 == 1 {
-		return b >> 4
-	}
-	return b & 15
-}
-
-// tileQ4K lays Q4_K blocks (ggml's 144 bytes) out as mma.cuh's Q4_K tiles.
-func tileQ4K(k4 []byte, rows, cols int) []byte {
-	const tileBytes = 2368
-	ns := cols / 256
-	tiles := (rows + 15) / 16
-	out := make([]byte, tiles*ns*tileBytes)
-	parallel(tiles, func(lo, hi int, _ *rand.Rand) {
-		for t := lo; t < hi; t++ {
-			for sb := range ns {
-				o := out[(t*ns+sb)*tileBytes:]
-				for rr := range 16 {
-					r := 16*t + rr
-					if r >= rows {
-						continue
-					}
-					b := k4[(r*ns+sb)*144:]
-					g, h := rr%8, rr/8
-					for j := range 8 {
-						sc, m := q4kScaleMin(b[4:16], j)
-						o[2048+16*rr+j], o[2048+16*rr+8+j] = byte(sc), byte(m)
-						p, odd := j/2, j%2
-						for c := range 4 {
-							var n [8]byte
-							for i := range 8 {
-								n[i] = q4kCode(b[16:144], 32*j+8*c+i)
-							}
-							w := o[512*p+16*(4*g+c)+8*odd+4*h:]
-							w[0], w[1], w[2], w[3] = n[0]|n[2]<<4, n[4]|n[6]<<4, n[1]|n[3]<<4, n[5]|n[7]<<4
-						}
-					}
-					copy(o[2304+8*g+4*h:2304+8*g+4*h+4], b[0:4])
-				}
-			}
-		}
-	})
 	return out
 }
 
