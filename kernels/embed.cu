@@ -14,9 +14,17 @@
 #include "common.cuh"
 #include "kquant.cuh"
 
-__device__ __forceinline__ bool memra_embed_token(int n_vocab, int token, const int* dtoken, int* t) {
+// This thread's element i of x and the token t: false when there is nothing
+// more to do, past n_embd or for an out-of-range token (x[i] = NaN written).
+__device__ __forceinline__ bool memra_embed_at(float* x, int n_embd, int n_vocab, int token, const int* dtoken, int* i, int* t) {
+    *i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (*i >= n_embd) return false;
     *t = memra_load_or(token, dtoken);
-    return *t >= 0 && *t < n_vocab;
+    if (*t < 0 || *t >= n_vocab) {
+        x[*i] = __uint_as_float(0x7fc00000u);
+        return false;
+    }
+    return true;
 }
 
 // x: [n_embd] f32; table: [n_vocab][n_embd] f32
@@ -24,13 +32,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_f32(float* x, const float* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_embd) return;
-    int t;
-    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
-        x[i] = __uint_as_float(0x7fc00000u);
-        return;
-    }
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     x[i] = table[(long long)t * n_embd + i];
 }
 
@@ -39,13 +42,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_f16(float* x, const unsigned short* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_embd) return;
-    int t;
-    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
-        x[i] = __uint_as_float(0x7fc00000u);
-        return;
-    }
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     x[i] = memra_f16_to_f32(table[(long long)t * n_embd + i]);
 }
 
@@ -54,13 +52,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_bf16(float* x, const unsigned short* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_embd) return;
-    int t;
-    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
-        x[i] = __uint_as_float(0x7fc00000u);
-        return;
-    }
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     x[i] = memra_bf16_to_f32(table[(long long)t * n_embd + i]);
 }
 
@@ -71,13 +64,8 @@ embed_q8_0(float* x, const signed char* table, const unsigned short* scales, int
            const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_embd) return;
-    int t;
-    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
-        x[i] = __uint_as_float(0x7fc00000u);
-        return;
-    }
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     const long long e = (long long)t * n_embd + i;
     x[i] = memra_f16_to_f32(scales[e >> 5]) * (float)table[e];
 }
@@ -87,13 +75,8 @@ embed_q8_0(float* x, const signed char* table, const unsigned short* scales, int
 template <int KQ>
 __device__ __forceinline__ void memra_embed_kq(float* x, const unsigned char* table, const unsigned short* scales, int n_embd,
                                                int n_vocab, int token, const int* dtoken) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_embd) return;
-    int t;
-    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
-        x[i] = __uint_as_float(0x7fc00000u);
-        return;
-    }
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     const long long sb = (long long)t * (n_embd >> 8) + (i >> 8); // superblock of the table
     x[i] = memra_kq_value<KQ>(table + sb * memra_kq<KQ>::BB, scales + sb, i & 255);
 }
@@ -104,13 +87,8 @@ extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_q4_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_embd) return;
-    int t;
-    if (!memra_embed_token(n_vocab, token, dtoken, &t)) {
-        x[i] = __uint_as_float(0x7fc00000u);
-        return;
-    }
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     x[i] = memra_q4t_value(table, n_embd >> 8, t, i);
 }
 
