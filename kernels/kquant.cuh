@@ -191,7 +191,7 @@ __device__ __forceinline__ float memra_kq_value(const unsigned char* blk, const 
 }
 
 // The tiled Q4_K layout the tensor-core matvec streams (matvec_q4k.cu; Go:
-// engine/internal/q4ktile, which documents it): 16 rows x one superblock per
+// engine/internal/ktile, which documents it): 16 rows x one superblock per
 // MEMRA_Q4T_BYTES, tiles row after row, zero rows past the end. Per tile,
 // with g = row%8, h = row/8 of its 16 rows: the codes of run pair p at 512p,
 // lane 4g+c's 16 bytes = runs 2p, 2p+1, each 4 bytes of row g then of row

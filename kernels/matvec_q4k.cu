@@ -13,7 +13,7 @@
 // shapes (docs/perf.md step 29).
 //
 // Layout: ggml's 144-byte blocks do not give a warp whole fragments, so the
-// upload tiles them (kquant.cuh MEMRA_Q4T_BYTES, engine/internal/q4ktile):
+// upload tiles them (kquant.cuh MEMRA_Q4T_BYTES, engine/internal/ktile):
 // one 16-row x 256-column tile is 2,368 contiguous bytes, a lane's A
 // fragments of a run pair one 16-byte load.
 //

@@ -145,7 +145,7 @@ func matvecWhat(ggmlType int) string {
 	case 8:
 		return "q8_0 (quants W, scales S: repacked)"
 	case 12:
-		return "q4_K (16-row tiles, engine/internal/q4ktile)"
+		return "q4_K (16-row tiles, engine/internal/ktile)"
 	case 13:
 		return "q5_K"
 	case 14:

@@ -17,11 +17,11 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
-	"github.com/memra-ai/memra/engine/internal/q4ktile"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
@@ -193,8 +193,8 @@ func ktDequant(t *testing.T, w *model.Tensor) []float32 {
 // paths.
 func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int) (q, s cuda.DevPtr) {
 	t.Helper()
-	if tiled(w.Type) {
-		tiles := q4ktile.Tile(w.Data, w.Rows(), w.Cols())
+	if l, ok := tileOf(w.Type); ok {
+		tiles := l.Tile(w.Data, w.Rows(), w.Cols())
 		p := v.alloc(t, len(tiles)+16)
 		ktMust(t, v.e.CopyHtoD(p.Add(uint64(off)), tiles))
 		return p.Add(uint64(off)), 0
@@ -384,6 +384,30 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 			tol := float64(tc.n/256+48) * ktU
 			ktCheckElems(t, "out", got[:n], ktF64(want), func(i int) float64 { return tol * math.Abs(float64(want[i])) })
 		})
+	}
+}
+
+// TestGPUMatvecSharedLimit: a Q4_K matrix too wide for the tensor-core
+// kernels' copy of x (cols·4 + cols/8 bytes of shared memory per block,
+// 227 KiB at most on sm_90) must fail the load with an error that names the
+// matrix, its width and the limit, not a launch failure in the first step.
+func TestGPUMatvecSharedLimit(t *testing.T) {
+	v := ktGPU(t)
+	mod, err := v.e.LoadModule(kernels.Fatbin())
+	ktMust(t, err)
+	defer v.e.UnloadModule(mod)
+	const name = "blk.0.ffn_down.weight"
+	_, err = matvecGrids(v.e, mod, 1024, map[int]string{4096: "blk.0.ffn_up.weight", 61440: name})
+	if err == nil {
+		t.Fatal("61,440 columns accepted")
+	}
+	for _, want := range []string{name, "61440 columns", "shared memory", "allows"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if _, err := matvecGrids(v.e, mod, 1024, map[int]string{12288: "blk.0.ffn_down.weight"}); err != nil {
+		t.Errorf("12,288 columns (the 9B down projection): %v", err)
 	}
 }
 

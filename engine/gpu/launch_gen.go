@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "4846477dee50224edb791d59e32e19f2c391445400040ecac51587503c89f566"
+const specHash = "67149c2cca0fd0978a2311561362fd22bfdeb5fd3bbe7eaa5f90dd04974f4218"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -618,7 +618,7 @@ func geomMatvecQ4K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
 	return [3]int{blocks, 1, 1}, cols*4 + cols/8
 }
 
-// MatvecQ4K launches matvec_q4_k (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/q4ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+// MatvecQ4K launches matvec_q4_k (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 bytes.
 func (k_ *Kernels) MatvecQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
@@ -648,7 +648,7 @@ func geomMatvecQ4KWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
 	return [3]int{blocks, 1, 1}, cols*4 + cols/8
 }
 
-// MatvecQ4KWide launches matvec_q4_k_wide (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/q4ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+// MatvecQ4KWide launches matvec_q4_k_wide (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 bytes.
 func (k_ *Kernels) MatvecQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {

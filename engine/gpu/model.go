@@ -16,7 +16,7 @@ import (
 	"os"
 
 	"github.com/memra-ai/memra/engine/cuda"
-	"github.com/memra-ai/memra/engine/internal/q4ktile"
+	"github.com/memra-ai/memra/engine/internal/ktile"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
@@ -41,7 +41,7 @@ type Options struct {
 // f16 scale (q8_0: int8 quants [rows][cols]; Q6_K: 208 bytes per superblock)
 // and scales the f16s [rows][blocks per row], so rows stay 16-byte aligned
 // for the matvec's vector loads; Q4_K is tiled, 16 rows × 256 columns per
-// 2,368 bytes (upload.go tiled, engine/internal/q4ktile) for the tensor-core
+// 2,368 bytes (upload.go tileOf, engine/internal/ktile) for the tensor-core
 // matvec. The bytes are ggml's, reordered.
 type dtensor struct {
 	name       string
@@ -202,7 +202,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			if t.Type != ts[0].Type || t.Cols() != ts[0].Cols() {
 				return false
 			}
-			if tiled(t.Type) && i < len(ts)-1 && t.Rows()%q4ktile.Rows != 0 {
+			if tiled(t.Type) && i < len(ts)-1 && t.Rows()%ktile.Rows != 0 {
 				return false
 			}
 		}
@@ -334,7 +334,8 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols map[int]s
 				return nil, fmt.Errorf("%s: %w", mk.Name, err)
 			}
 			if need+static > optin {
-				return nil, fmt.Errorf("tensor %s: %d columns need %d bytes of shared memory per block in %s; this GPU allows %d",
+				return nil, fmt.Errorf("tensor %s: %d columns need %d bytes of shared memory per block in %s; this GPU allows %d "+
+					"(use --device cpu or convert with --type q8_0|q5_k|q6_k)",
 					tiledCols[widest], widest, need+static, mk.Name, optin)
 			}
 			if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, need); err != nil {

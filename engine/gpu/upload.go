@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"unsafe"
 
+	"github.com/memra-ai/memra/engine/internal/ktile"
 	"github.com/memra-ai/memra/engine/internal/par"
-	"github.com/memra-ai/memra/engine/internal/q4ktile"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -67,16 +67,26 @@ func (l split) unpack(dst, w, s []byte) {
 	}
 }
 
-// tiled reports whether the device stores t in 16-row tiles: Q4_K, for the
-// tensor-core matvec (engine/internal/q4ktile, kernels/matvec_q4k.cu). A
+// tileOf returns the tiled layout the device stores t in, if any: Q4_K, for
+// the tensor-core matvec (engine/internal/ktile, kernels/matvec_q4k.cu). A
 // tiled matrix's views start on a tile boundary (rows a multiple of 16).
-func tiled(t gguf.Type) bool { return t == gguf.TypeQ4_K }
+func tileOf(t gguf.Type) (ktile.Layout, bool) {
+	if t == gguf.TypeQ4_K {
+		return ktile.Q4K, true
+	}
+	return ktile.Layout{}, false
+}
+
+func tiled(t gguf.Type) bool {
+	_, ok := tileOf(t)
+	return ok
+}
 
 // devBytes is the device size of a rows × cols matrix of type t (rb bytes
 // per GGUF row): the GGUF size, or whole tiles for a tiled type.
 func devBytes(t gguf.Type, rows, cols, rb int) uint64 {
-	if tiled(t) {
-		return uint64(q4ktile.Size(rows, cols))
+	if l, ok := tileOf(t); ok {
+		return uint64(l.Size(rows, cols))
 	}
 	return uint64(rows) * uint64(rb)
 }
@@ -88,11 +98,11 @@ func (d dtensor) rowBytes() int {
 }
 
 // rowsView is the view of rows [first, first+n) of d as its own tensor
-// (tiled types: first a multiple of q4ktile.Rows).
+// (tiled types: first a multiple of ktile.Rows).
 func (d dtensor) rowsView(name string, first, n int) dtensor {
 	v := dtensor{name: name, typ: d.typ, rows: n, cols: d.cols}
-	if tiled(d.typ) {
-		v.ptr = d.ptr.Add(uint64(first/q4ktile.Rows) * uint64(d.cols/q4ktile.Cols*q4ktile.Bytes))
+	if l, ok := tileOf(d.typ); ok {
+		v.ptr = d.ptr.Add(uint64(first/ktile.Rows) * uint64(d.cols/ktile.Cols*l.Bytes))
 		return v
 	}
 	if l, ok := splitOf(d.typ); ok {
@@ -110,8 +120,8 @@ func (d dtensor) rowsView(name string, first, n int) dtensor {
 // host memory go straight from there (the mmap); anything reordered or
 // repacked is staged through *stage, which put grows as needed.
 func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
-	if tiled(d.typ) {
-		return g.putTiles(d, rowOf, rowBytes, stage, progress)
+	if l, ok := tileOf(d.typ); ok {
+		return g.putTiles(d, l, rowOf, rowBytes, stage, progress)
 	}
 	chunk := max(1, stageBytes/rowBytes)
 	l, isSplit := splitOf(d.typ)
@@ -160,25 +170,25 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]by
 
 // putTiles is put for a tiled type: whole tiles of 16 rows, staged, the
 // last one padded with zero rows.
-func (g *Model) putTiles(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
-	tileRow := d.cols / q4ktile.Cols * q4ktile.Bytes // bytes of 16 rows
-	chunk := max(1, stageBytes/tileRow) * q4ktile.Rows
+func (g *Model) putTiles(d dtensor, l ktile.Layout, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
+	tileRow := d.cols / ktile.Cols * l.Bytes // bytes of 16 rows
+	chunk := max(1, stageBytes/tileRow) * ktile.Rows
 	for r0 := 0; r0 < d.rows; r0 += chunk {
 		n := min(chunk, d.rows-r0)
-		tiles := (n + q4ktile.Rows - 1) / q4ktile.Rows
+		tiles := (n + ktile.Rows - 1) / ktile.Rows
 		if cap(*stage) < tiles*tileRow {
 			*stage = make([]byte, tiles*tileRow)
 		}
 		buf := (*stage)[:tiles*tileRow]
-		clear(buf)
+		clear(buf) // PutRow ORs bits into place; padding rows stay zero
 		par.Rows(tiles, 4, func(lo, hi int) {
 			for t := lo; t < hi; t++ {
-				for rr := range min(q4ktile.Rows, n-t*q4ktile.Rows) {
-					q4ktile.PutRow(buf[t*tileRow:], rr, rowOf(r0+t*q4ktile.Rows+rr), d.cols)
+				for rr := range min(ktile.Rows, n-t*ktile.Rows) {
+					l.PutRow(buf[t*tileRow:], rr, rowOf(r0+t*ktile.Rows+rr), d.cols)
 				}
 			}
 		})
-		if err := g.e.CopyHtoD(d.ptr.Add(uint64(r0/q4ktile.Rows)*uint64(tileRow)), buf); err != nil {
+		if err := g.e.CopyHtoD(d.ptr.Add(uint64(r0/ktile.Rows)*uint64(tileRow)), buf); err != nil {
 			return err
 		}
 		progress(int64(n * rowBytes))

@@ -18,7 +18,7 @@
 // mma.cuh (included by mvexp.cu) holds the tensor-core kernels of docs/perf.md
 // steps 28 and 29: mma_q8_ (q8_0, the engine's layout or tileQ8's) and
 // mmak_q4_ (the engine's Q4_K kernel, kernels/matvec_q4k.cu, at other
-// geometries, on q4ktile's tiles); mvk_q4_cuda is the CUDA-core Q4_K kernel
+// geometries, on ktile's Q4_K tiles); mvk_q4_cuda is the CUDA-core Q4_K kernel
 // the engine ran before; scripts/gpu/run56.sh to run59.sh ran them.
 package main
 
@@ -35,7 +35,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/evtime"
-	"github.com/memra-ai/memra/engine/internal/q4ktile"
+	"github.com/memra-ai/memra/engine/internal/ktile"
 	"github.com/memra-ai/memra/kernels"
 )
 
@@ -46,7 +46,8 @@ type variant struct {
 	engine    bool // the engine's own kernel, or mvk_q4_cuda (the engine's parameters)
 	mma       bool // mma.cuh's tensor-core kernels: the engine's parameters, x staged in shared memory
 	tiled     bool // an mma kernel reading mma.cuh's tiled layout (W = the tiles, S unused)
-	q4k       bool // Q4_K weights: ggml's blocks (mvk_q4_cuda) or q4ktile's tiles (the engine's matvec_q4_k, mmak_)
+	q6k       bool // Q6_K weights: the engine's split layout (its CUDA-core matvec_q6_k) or ktile.Q6K's tiles (mmk6_)
+	q4k       bool // Q4_K weights: ggml's blocks (mvk_q4_cuda) or ktile.Q4K's tiles (the engine's matvec_q4_k, mmak_)
 	mvg       bool // the engine's template: (y, W, S, x, rows, cols), S null for bf16
 	fn        cuda.Function
 	rowsBlock int
@@ -70,6 +71,15 @@ func parseVariants(names []string) []variant {
 		v.name = n
 		if n == "mvk_q4_cuda" { // memra_mv's Q4_K instantiation: R4 KW2, the engine's parameters
 			v.q4k, v.engine, v.r, v.kw, v.rowsBlock = true, true, 4, 2, 16
+			vs = append(vs, v)
+			continue
+		}
+		if strings.HasPrefix(n, "mmk6_q6_") {
+			v.mma, v.tiled, v.q6k = true, true, true
+			var u int
+			fmt.Sscanf(n, "mmk6_q6_k%d_u%d", &v.kw, &u)
+			v.r = 16
+			v.rowsBlock = 8 / v.kw * v.r
 			vs = append(vs, v)
 			continue
 		}
@@ -134,6 +144,7 @@ var expNames = []string{
 	"mmak_q4_k1_u2_b0", "mmak_q4_k2_u2_b0", "mmak_q4_k4_u1_b0", "mmak_q4_k2_u1_b0", "mmak_q4_k8_u1_b0", "mmak_q4_k4_u2_b0",
 	"mmak_q4_k1_u2_b2", "mmak_q4_k4_u2_b2", "mmak_q4_k4_u1_b3", "mmak_q4_k2_u2_b2",
 	"mvk_q4_cuda",
+	"mmk6_q6_k4_u1_b0", "mmk6_q6_k8_u1_b0", "mmk6_q6_k2_u1_b0", "mmk6_q6_k1_u2_b0", "mmk6_q6_k4_u2_b0", "mmk6_q6_k4_u1_b3",
 }
 
 func run(cubin, only, match string) error {
@@ -168,15 +179,15 @@ func run(cubin, only, match string) error {
 	}
 	var eng []variant
 	for _, mk := range kernels.MatvecKernels() {
-		if mk.GgmlType != 30 && mk.GgmlType != 8 && mk.GgmlType != 12 { // bf16, q8_0, Q4_K
+		if mk.GgmlType != 30 && mk.GgmlType != 8 && mk.GgmlType != 12 && mk.GgmlType != 14 { // bf16, q8_0, Q4_K, Q6_K
 			continue
 		}
 		fn, err := e.Function(mainMod, mk.Name)
 		if err != nil {
 			return err
 		}
-		q4k := mk.GgmlType == 12 // the tensor-core kernel on q4ktile's tiles
-		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: q4k, mma: q4k, tiled: q4k,
+		q4k := mk.GgmlType == 12 // the tensor-core kernel on ktile.Q4K's tiles
+		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: q4k, q6k: mk.GgmlType == 14, mma: q4k, tiled: q4k,
 			fn: fn, rowsBlock: mk.RowsPerBlock})
 	}
 	vs = append(eng, vs...)
@@ -297,9 +308,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 					b := k4[(i*cols/256+sb)*144:]
 					d, dmin := f16Val(binary.LittleEndian.Uint16(b)), f16Val(binary.LittleEndian.Uint16(b[2:]))
 					for v := range 256 {
-						sc, mn := q4ktile.ScaleMin(b[4:16], v/32)
+						sc, mn := ktile.ScaleMin(b[4:16], v/32)
 						a, off := d*float64(sc), dmin*float64(mn)
-						q := float64(q4ktile.Code(b[16:144], v))
+						q := float64(ktile.Code(b[16:144], v))
 						xv := float64(x[sb*256+v])
 						s += (a*q - off) * xv
 						m += (math.Abs(a*q) + off) * math.Abs(xv)
@@ -308,7 +319,46 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 				refQ4[i], magQ4[i] = s, m
 			}
 		})
-		k4t = q4ktile.Tile(k4, rows, cols)
+		k4t = ktile.Q4K.Tile(k4, rows, cols)
+	}
+	// Q6_K: random codes and int8 scales, d a small f16: the engine's split
+	// layout (208 bytes per superblock in W, d in S) and ktile.Q6K's tiles.
+	var k6t, k6w, k6s []byte
+	var refQ6, magQ6 []float64
+	if cols%256 == 0 {
+		k6 := make([]byte, rows*cols/256*210)
+		parallel(rows, func(lo, hi int, r *rand.Rand) {
+			for i := lo * cols / 256; i < hi*cols/256; i++ {
+				b := k6[210*i : 210*i+210]
+				for j := range 208 {
+					b[j] = byte(r.IntN(256))
+				}
+				binary.LittleEndian.PutUint16(b[208:], f16Scale(r.IntN(1024)))
+			}
+		})
+		refQ6, magQ6 = make([]float64, rows), make([]float64, rows)
+		parallel(rows, func(lo, hi int, _ *rand.Rand) {
+			for i := lo; i < hi; i++ {
+				var s, m float64
+				for sb := range cols / 256 {
+					b := k6[(i*cols/256+sb)*210:]
+					d := f16Val(binary.LittleEndian.Uint16(b[208:]))
+					for v := range 256 {
+						w := d * float64(int8(b[192+v/16])) * float64(int(ktile.Code6(b, v))-32)
+						s += w * float64(x[sb*256+v])
+						m += math.Abs(w * float64(x[sb*256+v]))
+					}
+				}
+				refQ6[i], magQ6[i] = s, m
+			}
+		})
+		k6t = ktile.Q6K.Tile(k6, rows, cols)
+		n := rows * cols / 256
+		k6w, k6s = make([]byte, 208*n), make([]byte, 2*n)
+		for b := range n {
+			copy(k6w[208*b:], k6[210*b:210*b+208])
+			copy(k6s[2*b:], k6[210*b+208:210*b+210])
+		}
 	}
 	refBF := make([]float64, rows)
 	refQ8 := make([]float64, rows)
@@ -331,7 +381,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 	// Copies so the set exceeds L2 (decode streams many different matrices).
 	copies := max(1, int((512<<20)/(rows*cols*2)))
 	qt := tileQ8(qs, sc, rows, cols)
-	type dev struct{ bf, q, s, qt, k, kt cuda.DevPtr }
+	type dev struct{ bf, q, s, qt, k, kt, k6w, k6s, k6t cuda.DevPtr }
 	var ds []dev
 	for range copies {
 		var d dev
@@ -355,6 +405,15 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			if d.kt, err = upload(e, k4t); err != nil {
 				return err
 			}
+			if d.k6w, err = upload(e, k6w); err != nil {
+				return err
+			}
+			if d.k6s, err = upload(e, k6s); err != nil {
+				return err
+			}
+			if d.k6t, err = upload(e, k6t); err != nil {
+				return err
+			}
 		}
 		ds = append(ds, d)
 	}
@@ -367,6 +426,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			if d.k != 0 {
 				e.Free(d.k)
 				e.Free(d.kt)
+				e.Free(d.k6w)
+				e.Free(d.k6s)
+				e.Free(d.k6t)
 			}
 		}
 	}()
@@ -386,7 +448,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 	family := map[string][]float32{}
 	for _, v := range vs {
 		old := !v.engine && !v.mvg && !v.mma
-		if v.q4k && cols%256 != 0 || !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
+		if (v.q4k || v.q6k) && cols%256 != 0 || !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
 			continue
 		}
 		p := cuda.NewParams(10)
@@ -397,8 +459,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		if v.xs || v.mma {
 			shared = uint32(cols * 4)
 		}
-		if v.mma && v.q4k {
-			shared += uint32(cols / 32 * 4) // the runs' sums of x
+		if v.mma && (v.q4k || v.q6k) {
+			shared += uint32(cols / 32 * 4) // the runs' sums of x (Q4_K; the engine's Shared asks it of Q6_K too)
 		}
 		// Parameters: (y, W, [S,] x, rows, cols) and, for the engine's
 		// kernels, (mode, norm_w, xnorm, eps) = (store, none, 0, 1e-6).
@@ -406,7 +468,12 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			i := 0
 			put := func(f func(int)) { f(i); i++ }
 			put(func(i int) { p.SetPtr(i, dy) })
-			if v.q4k && v.tiled {
+			if v.q6k && v.tiled {
+				put(func(i int) { p.SetPtr(i, d.k6t) })
+			} else if v.q6k {
+				put(func(i int) { p.SetPtr(i, d.k6w) })
+				put(func(i int) { p.SetPtr(i, d.k6s) })
+			} else if v.q4k && v.tiled {
 				put(func(i int) { p.SetPtr(i, d.kt) })
 			} else if v.q4k {
 				put(func(i int) { p.SetPtr(i, d.k) })
@@ -447,6 +514,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			ref, mag = refQ8, magQ8
 		} else if v.q4k {
 			ref, mag = refQ4, magQ4
+		} else if v.q6k {
+			ref, mag = refQ6, magQ6
 		}
 		worst := 0.0
 		for i := range rows {
@@ -461,6 +530,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			bytes = float64(rows * cols / 32 * 34)
 		} else if v.q4k {
 			bytes = float64(rows * cols / 256 * 144)
+		} else if v.q6k {
+			bytes = float64(rows * cols / 256 * 210)
 		}
 		ok := "ok"
 		if worst > 1e-5 {

@@ -13,7 +13,7 @@ import (
 // otherwise surface only on the GPU machine, as a missing function.
 func TestVariantNames(t *testing.T) {
 	var cu string
-	for _, f := range []string{"mvexp.cu", "mma.cuh"} {
+	for _, f := range []string{"mvexp.cu", "mma.cuh", "mmk6.cuh"} {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -27,6 +27,7 @@ func TestVariantNames(t *testing.T) {
 		// mvx_ names appear as macro calls BF(R, KW, U, XS) / Q8(R, KW, U),
 		// mvg_ names as MVG_BF / MVG_Q8(R, KW, U, TB, PF) / MVG_Q8B(R, KW, U, TB, PF, B),
 		// mma_ names as MMA_Q8(T, KW, U, TL), mmak_ names as MMAK_Q4(KW, U, B),
+		// mmk6_ names as MMK6(KW, U, B),
 		// mvk_q4_cuda as its kernel's line.
 		var call string
 		f := strings.Split(v.name, "_")
@@ -34,6 +35,8 @@ func TestVariantNames(t *testing.T) {
 		switch {
 		case v.name == "mvk_q4_cuda":
 			call = "mvk_q4_cuda("
+		case v.q6k:
+			call = "MMK6(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
 		case v.q4k:
 			call = "MMAK_Q4(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
 		case v.mma:
@@ -58,7 +61,7 @@ func TestVariantNames(t *testing.T) {
 // TestTileLayoutQ8 reads every value back out of tileQ8's output by the
 // addressing mma.cuh's q8_0 kernels use (lane 4g+c, row halves), on a row
 // count that is not a multiple of 16. (Q4_K's tiles are the engine's:
-// engine/internal/q4ktile tests them.)
+// engine/internal/ktile tests them.)
 func TestTileLayoutQ8(t *testing.T) {
 	const rows, cols = 21, 512
 	r := rand.New(rand.NewPCG(1, 2))

@@ -20,6 +20,7 @@
 #include "../../../kernels/common.cuh"
 #include "../../../kernels/kquant.cuh"
 #include "../../../kernels/mma.cuh"
+#include "mmk6.cuh"
 
 // The tiled layout (TL): tile t (rows 16t..16t+15, zero rows past the end)
 // times block b (columns 32b..32b+31) is MMA_TILE_BYTES at (t * cols/32 + b)
@@ -194,6 +195,21 @@ MMAK_Q4(1, 2, 2)
 MMAK_Q4(4, 2, 2)
 MMAK_Q4(4, 1, 3)
 MMAK_Q4(2, 2, 2)
+
+// Q6_K on the tensor cores (mmk6.cuh) at several geometries, against the
+// engine's CUDA-core matvec_q6_k.
+#define MMK6(KW, U, B)                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, B) mmk6_q6_k##KW##_u##U##_b##B(                         \
+        float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) { \
+        memra_mvq6<KW, U>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);           \
+    }
+
+MMK6(4, 1, 0)
+MMK6(8, 1, 0)
+MMK6(2, 1, 0)
+MMK6(1, 2, 0)
+MMK6(4, 2, 0)
+MMK6(4, 1, 3)
 
 #define MMA_Q8(T, KW, U, TL)                                                                                               \
     extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS) mma_q8_t##T##_k##KW##_u##U##_l##TL(                  \

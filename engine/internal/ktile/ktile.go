@@ -1,0 +1,149 @@
+// Package ktile holds the tiled layouts of K-quant matrices for matvecs on
+// the tensor cores: Q4K is the engine's for Q4_K (kernels/matvec_q4k.cu,
+// embed_q4_k), Q6K that of an experiment (engine/internal/mvexp mmk6.cuh,
+// docs/perf.md step 31). Both are tiles of 16 rows × one 256-column superblock,
+// stored tile row by tile row (tile (t, s) at (t·cols/256 + s)·Bytes), the
+// last tile row padded with zero rows. Inside a tile, g = row%8 and
+// h = row/8 of its 16 rows, and lane L = 4g+c of a warp owns rows g and
+// g+8: its bytes are the A fragments of mma.m16n8k16 once each code is
+// placed under an f16 exponent (the kernels' headers say how).
+//
+// Q4K (2,368 bytes; 148 per row and superblock against ggml's 144):
+//   - 0..2047: the 4-bit codes, 512 bytes per pair p of 32-column runs
+//     (runs 2p, 2p+1); lane L's 16 bytes at 512p + 16L are run 2p then
+//     2p+1, each 4 bytes of row g then 4 of row g+8, columns 8c..8c+7 of the
+//     run as nibbles c0|c2<<4, c4|c6<<4, c1|c3<<4, c5|c7<<4;
+//   - 2048..2303: per row 16 bytes, the eight 6-bit run scales then the
+//     eight mins, unpacked from ggml's 12 bytes;
+//   - 2304..2367: per g 8 bytes: d and dmin (f16) of row g, then of g+8.
+//
+// Q6K (3,360 bytes; 210 per row and superblock, as ggml's; mvexp only):
+//   - 0..2047: the low 4 bits of the codes, 512 bytes per quad p of
+//     16-column sub-blocks (4p..4p+3); lane L's 16 bytes at 512p + 16L are
+//     one word per sub-block j: columns 4c..4c+3 of rows g and g+8 as the
+//     bytes n(g,4c)|n(g,4c+2)<<4, n(g+8,4c)|n(g+8,4c+2)<<4,
+//     n(g,4c+1)|n(g,4c+3)<<4, n(g+8,4c+1)|n(g+8,4c+3)<<4;
+//   - 2048..3071: the high 2 bits, 512 bytes per 8 sub-blocks (8q..8q+7);
+//     lane L's 16 bytes at 2048 + 512q + 16L are one word per sub-block
+//     pair (j even, j+1): pair k of sub-block j — (g, 4c|4c+1),
+//     (g+8, 4c|4c+1), (g, 4c+2|4c+3), (g+8, 4c+2|4c+3) for k = 0..3 — has
+//     its first value's bits at 2k + 8(j%2), its second's 16 bits higher;
+//   - 3072..3327: per row the 16 int8 sub-block scales, as ggml's;
+//   - 3328..3359: per g 4 bytes: d (f16) of row g, then of row g+8.
+package ktile
+
+const (
+	Rows = 16  // rows per tile
+	Cols = 256 // columns per tile: one superblock
+)
+
+// Layout is one type's tiled layout.
+type Layout struct {
+	Bytes      int // bytes per tile
+	BlockBytes int // bytes of ggml's block (one row of a tile)
+	// putBlock writes row rr of one tile from a ggml block.
+	putBlock func(tile []byte, rr int, blk []byte)
+}
+
+var (
+	// Q4K is Q4_K's layout (kernels/matvec_q4k.cu).
+	Q4K = Layout{Bytes: 2368, BlockBytes: 144, putBlock: putQ4K}
+	// Q6K is Q6_K's layout for mvexp's experiment (mmk6.cuh).
+	Q6K = Layout{Bytes: 3360, BlockBytes: 210, putBlock: putQ6K}
+)
+
+// Size is the device size of a rows × cols matrix (cols a multiple of 256):
+// whole tiles.
+func (l Layout) Size(rows, cols int) int { return (rows + Rows - 1) / Rows * (cols / Cols) * l.Bytes }
+
+// PutRow writes row rr (0..15) of the tile row starting at dst (cols/256
+// tiles) from the row's ggml blocks src.
+func (l Layout) PutRow(dst []byte, rr int, src []byte, cols int) {
+	for s := range cols / Cols {
+		l.putBlock(dst[s*l.Bytes:(s+1)*l.Bytes], rr, src[s*l.BlockBytes:(s+1)*l.BlockBytes])
+	}
+}
+
+// Tile lays out rows × cols blocks (ggml's, row after row) as tiles.
+func (l Layout) Tile(src []byte, rows, cols int) []byte {
+	out := make([]byte, l.Size(rows, cols))
+	rb, tr := cols/Cols*l.BlockBytes, cols/Cols*l.Bytes
+	for r := range rows {
+		l.PutRow(out[r/Rows*tr:], r%Rows, src[r*rb:(r+1)*rb], cols)
+	}
+	return out
+}
+
+// ScaleMin is Q4_K run j's (0..7) 6-bit scale and min from a block's 12
+// packed bytes s (ggml's get_scale_min_k4).
+func ScaleMin(s []byte, j int) (sc, m byte) {
+	if j < 4 {
+		return s[j] & 63, s[j+4] & 63
+	}
+	return s[j+4]&0xF | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
+}
+
+// Code is Q4_K value v's (0..255) 4-bit code from a block's 128 code bytes:
+// byte 32·(j/2) + v%32 of run j = v/32, the low nibble for even j, high for
+// odd.
+func Code(qs []byte, v int) byte {
+	j := v / 32
+	b := qs[32*(j/2)+v%32]
+	if j%2 == 1 {
+		return b >> 4
+	}
+	return b & 15
+}
+
+// Code6 is Q6_K value v's (0..255) 6-bit code from a block: in half n =
+// v/128, group G = v%128/32, l = v%32, the nibble of ql byte 64n + l +
+// 32·(G%2) (low for G < 2) and bits 2G, 2G+1 of qh byte 32n + l.
+func Code6(blk []byte, v int) byte {
+	n, G, l := v/128, v%128/32, v%32
+	q := blk[64*n+l+32*(G%2)]
+	if G >= 2 {
+		q >>= 4
+	}
+	return q&15 | (blk[128+32*n+l]>>(2*G)&3)<<4
+}
+
+func putQ4K(o []byte, rr int, b []byte) {
+	g, h := rr%8, rr/8
+	for j := range 8 {
+		o[2048+16*rr+j], o[2048+16*rr+8+j] = ScaleMin(b[4:16], j)
+		sh := 4 * (j % 2)                     // run j's codes: low nibbles for even j, high for odd
+		qs := b[16+32*(j/2) : 16+32*(j/2)+32] // of the 32 code bytes its pair shares
+		for c := range 4 {
+			q := qs[8*c : 8*c+8] // columns 8c..8c+7 of the run
+			w := o[512*(j/2)+16*(4*g+c)+8*(j%2)+4*h:]
+			w[0] = q[0]>>sh&15 | (q[2]>>sh&15)<<4
+			w[1] = q[4]>>sh&15 | (q[6]>>sh&15)<<4
+			w[2] = q[1]>>sh&15 | (q[3]>>sh&15)<<4
+			w[3] = q[5]>>sh&15 | (q[7]>>sh&15)<<4
+		}
+	}
+	copy(o[2304+8*g+4*h:2304+8*g+4*h+4], b[0:4])
+}
+
+func putQ6K(o []byte, rr int, b []byte) {
+	g, h := rr%8, rr/8
+	for j := range 16 {
+		for c := range 4 {
+			var q [4]byte // columns 4c..4c+3 of sub-block j
+			for p := range q {
+				q[p] = Code6(b, 16*j+4*c+p)
+			}
+			w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
+			w[h] |= q[0]&15 | (q[2]&15)<<4
+			w[2+h] |= q[1]&15 | (q[3]&15)<<4
+			hw := o[2048+512*(j/8)+16*(4*g+c)+4*(j%8/2):]
+			for p, v := range q {
+				k := h + 2*(p/2)                // pair k holds this value
+				bit := 2*k + 8*(j%2) + 16*(p%2) // first of a pair low, second 16 bits up
+				hw[bit/8] |= (v >> 4) << (bit % 8)
+			}
+		}
+	}
+	copy(o[3072+16*rr:3072+16*rr+16], b[192:208])
+	copy(o[3328+4*g+2*h:3328+4*g+2*h+2], b[208:210])
+}

@@ -1,0 +1,132 @@
+package ktile
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// valueQ4K reads (row, col) of Q4K tiles by the addressing the kernels use
+// (embed_q4_k, matvec_q4k.cu's fragments), decoded as gguf's dequantiser
+// does: float32(d·sc)·q − float32(dmin·m).
+func valueQ4K(tiles []byte, cols, row, col int) float32 {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q4K.Bytes:]
+	rr, v := row%Rows, col%Cols
+	g, h := rr%8, rr/8
+	j, c, i := v/32, v%32/8, v%8
+	w := t[512*(j/2)+16*(4*g+c)+8*(j%2)+4*h:]
+	q := w[2*(i%2)+i/4] >> (4 * (i / 2 % 2)) & 15
+	sc, m := t[2048+16*rr+j], t[2048+16*rr+8+j]
+	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h:]))
+	dmin := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h+2:]))
+	a, o := float32(d*float32(sc)), float32(dmin*float32(m))
+	return float32(a*float32(q)) - o
+}
+
+// valueQ6K reads (row, col) of Q6K tiles by the addressing the kernels use
+// (embed_q6_k, matvec_q6k.cu's fragments), decoded as gguf's dequantiser
+// does: float32(d·sc)·(q − 32).
+func valueQ6K(tiles []byte, cols, row, col int) float32 {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q6K.Bytes:]
+	rr, v := row%Rows, col%Cols
+	g, h := rr%8, rr/8
+	j, c, p := v/16, v%16/4, v%4
+	nib := t[512*(j/4)+16*(4*g+c)+4*(j%4)+2*(p%2)+h] >> (4 * (p / 2)) & 15
+	hw := binary.LittleEndian.Uint32(t[2048+512*(j/8)+16*(4*g+c)+4*(j%8/2):])
+	hi := hw >> (2*(h+2*(p/2)) + 8*(j%2) + 16*(p%2)) & 3
+	q := int(nib) | int(hi)<<4
+	sc := int8(t[3072+16*rr+j])
+	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[3328+4*g+2*h:]))
+	ds := float32(d * float32(sc))
+	return ds * float32(q-32)
+}
+
+// TestTile reads every value of random blocks back out of the tiles by the
+// kernels' addressing and compares it with gguf.Dequantize of the original
+// blocks (bit for bit: the same operations), on a row count that is not a
+// multiple of 16; the padding rows must be zero.
+func TestTile(t *testing.T) {
+	const rows, cols = 21, 512
+	for _, tc := range []struct {
+		typ   gguf.Type
+		l     Layout
+		value func(tiles []byte, cols, row, col int) float32
+		d     []int // byte offsets of a block's f16 scales
+	}{
+		{gguf.TypeQ4_K, Q4K, valueQ4K, []int{0, 2}},
+		{gguf.TypeQ6_K, Q6K, valueQ6K, []int{208}},
+	} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, uint64(tc.typ)))
+			src := make([]byte, rows*cols/Cols*tc.l.BlockBytes)
+			for i := range src {
+				src[i] = byte(r.IntN(256))
+			}
+			for b := 0; b < len(src); b += tc.l.BlockBytes { // finite f16 scales
+				for _, o := range tc.d {
+					binary.LittleEndian.PutUint16(src[b+o:], gguf.F32ToF16(r.Float32()/64))
+				}
+			}
+			want := make([]float32, rows*cols)
+			if err := gguf.Dequantize(tc.typ, src, want); err != nil {
+				t.Fatal(err)
+			}
+			tiles := tc.l.Tile(src, rows, cols)
+			if len(tiles) != tc.l.Size(rows, cols) || len(tiles) != 2*2*tc.l.Bytes {
+				t.Fatalf("tiled %d bytes, Size %d, want %d", len(tiles), tc.l.Size(rows, cols), 4*tc.l.Bytes)
+			}
+			for row := range rows {
+				for col := range cols {
+					if got := tc.value(tiles, cols, row, col); got != want[row*cols+col] {
+						t.Fatalf("row %d col %d: %g, want %g", row, col, got, want[row*cols+col])
+					}
+				}
+			}
+			for row := rows; row < 32; row++ {
+				for col := range cols {
+					if got := tc.value(tiles, cols, row, col); got != 0 {
+						t.Fatalf("padding row %d col %d: %g, want 0", row, col, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCode checks Code and Code6 (mvexp's float64 references use them)
+// against gguf.Dequantize on blocks with unit scales and zero mins.
+func TestCode(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	b4 := make([]byte, 144)
+	for i := range b4 {
+		b4[i] = byte(r.IntN(256))
+	}
+	binary.LittleEndian.PutUint16(b4[0:], gguf.F32ToF16(1))
+	binary.LittleEndian.PutUint16(b4[2:], gguf.F32ToF16(0))
+	b6 := make([]byte, 210)
+	for i := range b6 {
+		b6[i] = byte(r.IntN(256))
+	}
+	binary.LittleEndian.PutUint16(b6[208:], gguf.F32ToF16(1))
+	for i := 192; i < 208; i++ {
+		b6[i] = 1
+	}
+	y4, y6 := make([]float32, 256), make([]float32, 256)
+	if err := gguf.Dequantize(gguf.TypeQ4_K, b4, y4); err != nil {
+		t.Fatal(err)
+	}
+	if err := gguf.Dequantize(gguf.TypeQ6_K, b6, y6); err != nil {
+		t.Fatal(err)
+	}
+	for v := range 256 {
+		sc, _ := ScaleMin(b4[4:16], v/32)
+		if want := float32(sc) * float32(Code(b4[16:], v)); y4[v] != want {
+			t.Fatalf("Q4_K value %d: dequant %g, sc·Code %g", v, y4[v], want)
+		}
+		if want := float32(int(Code6(b6, v)) - 32); y6[v] != want {
+			t.Fatalf("Q6_K value %d: dequant %g, Code6−32 %g", v, y6[v], want)
+		}
+	}
+}
