@@ -1,7 +1,8 @@
 // mmk6.cuh: Q6_K on the tensor cores (docs/perf.md step 31), an
 // experiment next to the engine's kernels: measured correct but no faster
-// than the engine's CUDA-core matvec_q6_k on the 9B shapes, so the engine
-// does not use it.
+// than the engine's CUDA-core matvec_q6_k on the 9B shapes, nor, timed
+// inside a decode step (norm fused, run64 and run65), on the output
+// projections, so the engine does not use it.
 //
 // Why it looks like this: as kernels/matvec_q4k.cu, but a Q6_K value is
 // d * sc_j * (q - 32) over sub-block j of 16 columns, q = low nibble + 16 *
