@@ -19,7 +19,11 @@
 // steps 28 and 29: mma_q8_ (q8_0, the engine's layout or tileQ8's) and
 // mmak_q4_ (the engine's Q4_K kernel, kernels/matvec_q4k.cu, at other
 // geometries, on ktile's Q4_K tiles); mvk_q4_cuda is the CUDA-core Q4_K kernel
-// the engine ran before; scripts/gpu/run56.sh to run59.sh ran them.
+// the engine ran before; scripts/gpu/run56.sh to run59.sh ran them. mmk6_ is
+// step 31's Q6_K form (mmk6.cuh, run62). -xnorm runs the kernels with the
+// RMSNorm fused, as a decode step runs its projections: without it the
+// CUDA-core kernels read x from global memory and look slower on the large
+// shapes than they are in a step (step 31, run65 and run66).
 package main
 
 import (
@@ -57,8 +61,10 @@ func main() {
 	cubin := flag.String("cubin", "bin/mvexp.cubin", "the compiled mvexp.cu")
 	only := flag.String("shapes", "", "rowsxcols,... (default: decode shapes)")
 	match := flag.String("variants", "", "time only the variants (and engine kernels) whose names contain this")
+	xnorm := flag.Bool("xnorm", false, "fuse the RMSNorm into the kernels that take it (the engine's, mvk_, mma_, mmak_, mmk6_; the others are skipped), "+
+		"x normalised with a norm weight in shared memory as a decode step's projections run; without it x is read as it is")
 	flag.Parse()
-	if err := run(*cubin, *only, *match); err != nil {
+	if err := run(*cubin, *only, *match, *xnorm); err != nil {
 		fmt.Fprintln(os.Stderr, "mvexp:", err)
 		os.Exit(1)
 	}
@@ -147,7 +153,7 @@ var expNames = []string{
 	"mmk6_q6_k4_u1_b0", "mmk6_q6_k8_u1_b0", "mmk6_q6_k2_u1_b0", "mmk6_q6_k1_u2_b0", "mmk6_q6_k4_u2_b0", "mmk6_q6_k4_u1_b3",
 }
 
-func run(cubin, only, match string) error {
+func run(cubin, only, match string, xnorm bool) error {
 	e, err := cuda.New(0)
 	if err != nil {
 		return err
@@ -216,7 +222,7 @@ func run(cubin, only, match string) error {
 		}
 	}
 	for _, sh := range shapes {
-		if err := bench(e, vs, sh[0], sh[1]); err != nil {
+		if err := bench(e, vs, sh[0], sh[1], xnorm); err != nil {
 			return err
 		}
 	}
@@ -264,12 +270,31 @@ func parallel(n int, fn func(lo, hi int, r *rand.Rand)) {
 	wg.Wait()
 }
 
-func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
+// bench times the variants on one shape. With xnorm the kernels that take
+// the engine's parameters get the norm fused (xnorm = 1, a norm weight in
+// [0.5, 1.5)): the references then use x' = x / sqrt(mean(x²) + eps) · w,
+// and the variants without those parameters are skipped.
+func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 	fmt.Printf("\n== %d x %d\n", rows, cols)
 	x := make([]float32, cols)
 	r := rand.New(rand.NewPCG(9, 9))
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
+	}
+	const eps = 1e-6
+	nw := make([]float32, cols)
+	xr := make([]float64, cols) // the input the kernels multiply: x, or x' with the norm
+	var ss float64
+	for i := range x {
+		nw[i] = 0.5 + r.Float32()
+		xr[i] = float64(x[i])
+		ss += xr[i] * xr[i]
+	}
+	if xnorm {
+		inv := 1 / math.Sqrt(ss/float64(cols)+eps)
+		for i := range xr {
+			xr[i] *= inv * float64(nw[i])
+		}
 	}
 	// bf16 weights; q8_0 weights in the repacked layout (quants, f16 scales).
 	bf := make([]byte, rows*cols*2)
@@ -311,7 +336,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 						sc, mn := ktile.ScaleMin(b[4:16], v/32)
 						a, off := d*float64(sc), dmin*float64(mn)
 						q := float64(ktile.Code(b[16:144], v))
-						xv := float64(x[sb*256+v])
+						xv := xr[sb*256+v]
 						s += (a*q - off) * xv
 						m += (math.Abs(a*q) + off) * math.Abs(xv)
 					}
@@ -345,8 +370,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 					d := f16Val(binary.LittleEndian.Uint16(b[208:]))
 					for v := range 256 {
 						w := d * float64(int8(b[192+v/16])) * float64(int(ktile.Code6(b, v))-32)
-						s += w * float64(x[sb*256+v])
-						m += math.Abs(w * float64(x[sb*256+v]))
+						s += w * xr[sb*256+v]
+						m += math.Abs(w * xr[sb*256+v])
 					}
 				}
 				refQ6[i], magQ6[i] = s, m
@@ -369,11 +394,11 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			var s, m, sq, mq float64
 			for c := range cols {
 				w := float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(bf[2*(i*cols+c):])) << 16))
-				s += w * float64(x[c])
-				m += math.Abs(w * float64(x[c]))
+				s += w * xr[c]
+				m += math.Abs(w * xr[c])
 				q := float64(int8(qs[i*cols+c])) * f16Val(sc[(i*cols+c)/32])
-				sq += q * float64(x[c])
-				mq += math.Abs(q * float64(x[c]))
+				sq += q * xr[c]
+				mq += math.Abs(q * xr[c])
 			}
 			refBF[i], magBF[i], refQ8[i], magQ8[i] = s, m, sq, mq
 		}
@@ -437,6 +462,11 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		return err
 	}
 	defer e.Free(dx)
+	dnw, err := upload(e, cuda.AsBytes(nw))
+	if err != nil {
+		return err
+	}
+	defer e.Free(dnw)
 	dy, err := e.Alloc(uint64(rows * 4))
 	if err != nil {
 		return err
@@ -448,6 +478,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 	family := map[string][]float32{}
 	for _, v := range vs {
 		old := !v.engine && !v.mvg && !v.mma
+		if xnorm && !v.engine && !v.mma || xnorm && !v.mma && cols > (48<<10-1024)/4 { // no norm parameters; the engine's norm copy must fit 47 KiB
+			continue
+		}
 		if (v.q4k || v.q6k) && cols%256 != 0 || !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
 			continue
 		}
@@ -456,8 +489,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 		grid := [3]uint32{uint32(units), 1, 1}
 		block := [3]uint32{256, 1, 1}
 		shared := uint32(0)
-		if v.xs || v.mma {
-			shared = uint32(cols * 4)
+		if v.xs || v.mma || xnorm {
+			shared = uint32(cols * 4) // x's copy (split, or normalised)
 		}
 		if v.mma && (v.q4k || v.q6k) {
 			shared += uint32(cols / 32 * 4) // the runs' sums of x (Q4_K; the engine's Shared asks it of Q6_K too)
@@ -493,10 +526,15 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int) error {
 			put(func(i int) { p.SetI32(i, int32(rows)) })
 			put(func(i int) { p.SetI32(i, int32(cols)) })
 			if v.engine || v.mma {
-				put(func(i int) { p.SetI32(i, 0) })
-				put(func(i int) { p.SetPtr(i, 0) })
-				put(func(i int) { p.SetI32(i, 0) })
-				put(func(i int) { p.SetF32(i, 1e-6) })
+				put(func(i int) { p.SetI32(i, 0) }) // mode: store
+				if xnorm {
+					put(func(i int) { p.SetPtr(i, dnw) })
+					put(func(i int) { p.SetI32(i, 1) })
+				} else {
+					put(func(i int) { p.SetPtr(i, 0) })
+					put(func(i int) { p.SetI32(i, 0) })
+				}
+				put(func(i int) { p.SetF32(i, eps) })
 			}
 		}
 		if err := e.MemsetD32Async(dy, 0x7fc00000, uint64(rows)); err != nil {
