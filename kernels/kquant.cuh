@@ -1,5 +1,8 @@
 // kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K) as the matvec and
-// embedding kernels read them.
+// embedding kernels read them. The engine tiles Q4_K for its tensor-core
+// matvec (matvec_q4k.cu; the tiled layout and its reader are at the end of
+// this file); the item reader below serves Q5_K and Q6_K, and Q4_K only in
+// engine/internal/mvexp's CUDA-core baseline.
 //
 // Why it looks like this: a superblock holds 256 values. The matvec streams
 // it in 16-byte "items" of 32 values each (eight per superblock): one 16-byte
@@ -10,8 +13,8 @@
 // value = a*q - m, q unsigned. That lets one dot routine serve all three:
 // Σ a*q*x - m*x = a*Σq*x - m*Σx, and Σx is shared by the rows of a warp.
 //
-// Layouts (gguf/dequant.go decodes the same bytes on the CPU). Q4_K and
-// Q5_K are ggml's blocks as they are (144 and 176 bytes: multiples of 16, so
+// Layouts (gguf/dequant.go decodes the same bytes on the CPU). Q4_K (for
+// the items) and Q5_K are ggml's blocks as they are (144 and 176 bytes: multiples of 16, so
 // rows of whole superblocks stay 16-byte aligned):
 //   Q4_K: d f16 | dmin f16 | scales[12] | qs[128]
 //   Q5_K: d f16 | dmin f16 | scales[12] | qh[32] | qs[128]

@@ -9,8 +9,9 @@
 // Q4_K's value is d*sc_j*q - dmin*m_j over run j of 32 columns, so per run
 // the mma gives D_j = sum q x', and per row
 //   y = 2^-k (d * sum_j sc_j * D_j - dmin * sum_j m_j * X_j),  X_j = sum over run j of x'.
-// Measured 1.1-2.8x faster than the CUDA-core kernel on the 9B and 0.8B
-// shapes (docs/perf.md step 29).
+// With the norm fused, as a decode step runs it, 1.1-1.9x faster than the
+// CUDA-core kernel on the 9B and 0.8B shapes of many rows, about even on the
+// 1,024-row ones (docs/perf.md steps 29-31, run66).
 //
 // Layout: ggml's 144-byte blocks do not give a warp whole fragments, so the
 // upload tiles them (kquant.cuh MEMRA_Q4T_BYTES, engine/internal/ktile):

@@ -7,8 +7,10 @@
 // in f16; x is not, so every block scales x' = x * 2^k (max |x'| in
 // [2^14, 2^15), inside f16's range) and splits it into hi = f16(x') and
 // lo = f16(x' - hi): 22 significant bits, carried in B's columns 0 and 1 (the
-// other six columns are zero), so D[r][0] + D[r][1] = sum_k q[r][k] * x'[k]
-// to within 2^-23 sum |q x'|. Products of an f16 integer and an f16 are exact
+// other six columns are zero), so hi + lo is x' to within 2^-22 |x'| (f16
+// rounds to 2^-11 twice; an lo below f16's normal range adds at most 2^-25
+// 2^-k absolutely) and D[r][0] + D[r][1] = sum_k q[r][k] * x'[k] to that
+// accuracy plus the f32 accumulation's. Products of an f16 integer and an f16 are exact
 // in the f32 accumulate.
 #ifndef MEMRA_MMA_CUH
 #define MEMRA_MMA_CUH

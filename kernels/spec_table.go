@@ -115,8 +115,9 @@ func (m MatvecKernel) sharedExpr() string {
 	return "xnorm * cols * 4"
 }
 
-// MatvecKernels lists the matvec family with the geometry of matvec.cu's
-// template arguments (R rows per warp group, KW warps per row).
+// MatvecKernels lists the matvec family with the geometry of its template
+// arguments: matvec.cu's memra_mv (R rows per warp group, KW warps per row)
+// and matvec_q4k.cu's memra_mvq4 (one 16-row tile per warp group, KW).
 func MatvecKernels() []MatvecKernel {
 	return []MatvecKernel{
 		{"matvec_f32", 0, false, 8, false},       // R4 KW4

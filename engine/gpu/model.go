@@ -194,19 +194,24 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		up[t] = d
 		return d
 	}
-	// fusable: same type and row length, and for a tiled type every part
-	// but the last a whole number of tiles, so each part's view starts on a
-	// tile.
-	fusable := func(ts ...*model.Tensor) bool {
-		for i, t := range ts {
+	sameShape := func(ts ...*model.Tensor) bool {
+		for _, t := range ts {
 			if t.Type != ts[0].Type || t.Cols() != ts[0].Cols() {
-				return false
-			}
-			if tiled(t.Type) && i < len(ts)-1 && t.Rows()%ktile.Rows != 0 {
 				return false
 			}
 		}
 		return true
+	}
+	// fusable: parts of the same type and row length, and for a tiled type
+	// every part but the last a whole number of tiles, so each part's view
+	// starts on a tile.
+	fusable := func(ts ...*model.Tensor) bool {
+		for _, t := range ts[:len(ts)-1] {
+			if tiled(t.Type) && t.Rows()%ktile.Rows != 0 {
+				return false
+			}
+		}
+		return sameShape(ts...)
 	}
 	// ug uploads matrices that read the same input as one matrix, rows back
 	// to back, so one matvec launch covers them all; parts are views of it.
@@ -246,9 +251,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		return f, parts
 	}
 	// pairs uploads gate and up row-interleaved (the SwiGLU epilogue's
-	// layout), or separately when they differ in type or shape.
+	// layout), or separately when they differ in type or shape. No part
+	// views, so no tile rule: a pair never straddles a tile.
 	pairs := func(gate, upT *model.Tensor) (dtensor, []dtensor) {
-		if !fusable(gate, upT) || gate.Rows() != upT.Rows() {
+		if !sameShape(gate, upT) || gate.Rows() != upT.Rows() {
 			return dtensor{}, []dtensor{u(gate), u(upT)}
 		}
 		gr, ur := rowsOf(gate), rowsOf(upT)

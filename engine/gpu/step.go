@@ -278,6 +278,11 @@ func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm
 	v := MatvecVariant{GgmlType: int(w.typ), Wide: b2i(MatvecWide(w.typ, w.rows))}
 	blocks := matvecUnits(v, w.rows)
 	mk, _ := matvecKernel(v) // none: Matvec reports the variant
+	if mk.TensorCore && (x%16 != 0 || norm%16 != 0) {
+		// The engine's buffers are 256-byte aligned; a view that is not
+		// would make the kernel's 16-byte loads of x fault.
+		return fmt.Errorf("%s: the tensor-core matvec needs x (%#x) and the norm weight (%#x) 16-byte aligned", w.name, x, norm)
+	}
 	if c := g.mvBlocks[mvKey{v, mk.Shared(w.cols, xnorm != 0)}]; c > 0 && c < blocks {
 		blocks = c
 	}

@@ -171,24 +171,34 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]by
 // putTiles is put for a tiled type: whole tiles of 16 rows, staged, the
 // last one padded with zero rows.
 func (g *Model) putTiles(d dtensor, l ktile.Layout, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
-	tileRow := d.cols / ktile.Cols * l.Bytes // bytes of 16 rows
-	chunk := max(1, stageBytes/tileRow) * ktile.Rows
-	for r0 := 0; r0 < d.rows; r0 += chunk {
-		n := min(chunk, d.rows-r0)
+	return stageTiles(l, d.rows, d.cols, rowOf, rowBytes, stageBytes, stage, func(off uint64, b []byte) error {
+		return g.e.CopyHtoD(d.ptr.Add(off), b)
+	}, progress)
+}
+
+// stageTiles lays rows × cols out in l's tiles a chunk of whole tiles (at
+// most limit bytes, at least one tile row) at a time through *stage and
+// hands each chunk to send with its byte offset in the tiled matrix.
+func stageTiles(l ktile.Layout, rows, cols int, rowOf func(int) []byte, rowBytes, limit int, stage *[]byte,
+	send func(off uint64, b []byte) error, progress func(int64)) error {
+	tileRow := cols / ktile.Cols * l.Bytes // bytes of 16 rows
+	chunk := max(1, limit/tileRow) * ktile.Rows
+	for r0 := 0; r0 < rows; r0 += chunk {
+		n := min(chunk, rows-r0)
 		tiles := (n + ktile.Rows - 1) / ktile.Rows
 		if cap(*stage) < tiles*tileRow {
 			*stage = make([]byte, tiles*tileRow)
 		}
 		buf := (*stage)[:tiles*tileRow]
-		clear(buf) // PutRow ORs bits into place; padding rows stay zero
+		clear(buf) // padding rows must be zero, and PutRow writes into a zeroed tile
 		par.Rows(tiles, 4, func(lo, hi int) {
 			for t := lo; t < hi; t++ {
 				for rr := range min(ktile.Rows, n-t*ktile.Rows) {
-					l.PutRow(buf[t*tileRow:], rr, rowOf(r0+t*ktile.Rows+rr), d.cols)
+					l.PutRow(buf[t*tileRow:], rr, rowOf(r0+t*ktile.Rows+rr), cols)
 				}
 			}
 		})
-		if err := g.e.CopyHtoD(d.ptr.Add(uint64(r0/ktile.Rows)*uint64(tileRow)), buf); err != nil {
+		if err := send(uint64(r0/ktile.Rows)*uint64(tileRow), buf); err != nil {
 			return err
 		}
 		progress(int64(n * rowBytes))

@@ -2,9 +2,12 @@ package gpu
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/internal/ktile"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
@@ -159,6 +162,60 @@ func TestMatvecShared(t *testing.T) {
 					t.Errorf("%s cols %d xnorm %v: launcher %d bytes, MatvecKernel.Shared %d", mk.Name, cols, xnorm, sh, mk.Shared(cols, xnorm))
 				}
 			}
+		}
+	}
+}
+
+// TestStageTiles: staged through chunks of a few tile rows (a matrix of
+// several chunks, the last one partial and its last tile padded), the bytes
+// that reach the device are ktile's layout of the whole matrix, each chunk
+// at its offset, and progress counts every GGUF byte once.
+func TestStageTiles(t *testing.T) {
+	const rows, cols = 16*7 + 5, 512
+	rb := cols / 256 * 144
+	r := rand.New(rand.NewPCG(5, 6))
+	src := make([]byte, rows*rb)
+	for i := range src {
+		src[i] = byte(r.IntN(256))
+	}
+	want := ktile.Q4K.Tile(src, rows, cols)
+	got := make([]byte, len(want))
+	for i := range got {
+		got[i] = 0xAA // what the device held before
+	}
+	var stage []byte
+	var sent, done int64
+	tileRow := cols / 256 * ktile.Q4K.Bytes
+	err := stageTiles(ktile.Q4K, rows, cols, func(i int) []byte { return src[i*rb : (i+1)*rb] }, rb, 3*tileRow, &stage,
+		func(off uint64, b []byte) error {
+			if off%uint64(3*tileRow) != 0 || int(off)+len(b) > len(got) {
+				t.Fatalf("chunk at %d, %d bytes: not on a 3-tile-row boundary inside %d bytes", off, len(b), len(got))
+			}
+			copy(got[off:], b)
+			sent++
+			return nil
+		}, func(n int64) { done += n })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("the staged chunks differ from ktile.Q4K.Tile of the whole matrix")
+	}
+	if sent != 3 || done != int64(len(src)) {
+		t.Errorf("%d chunks, progress %d bytes; want 3 chunks, %d bytes", sent, done, len(src))
+	}
+}
+
+// TestMatvecNeedsAlignedInput: the tensor-core matvec reads x and the norm
+// weight 16 bytes at a time; a pointer that is not 16-byte aligned is an
+// error naming the matrix before anything is launched.
+func TestMatvecNeedsAlignedInput(t *testing.T) {
+	g := &Model{}
+	w := dtensor{name: "blk.0.ffn_down.weight", typ: gguf.TypeQ4_K, rows: 16, cols: 256}
+	for _, c := range []struct{ x, norm cuda.DevPtr }{{0x1004, 0}, {0x1000, 0x2008}} {
+		err := g.matvec(0, w, c.x, mvStore, c.norm)
+		if err == nil || !strings.Contains(err.Error(), w.name) || !strings.Contains(err.Error(), "16-byte aligned") {
+			t.Errorf("x %#x norm %#x: %v", c.x, c.norm, err)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 10, third call: Q6_K on the tensor cores (kernels/matvec_q6k.cu's
-# template, ktile.Q6K tiles) at six geometries (mvexp mmk6_) beside the
+# template then, engine/internal/mvexp/mmk6.cuh since; ktile.Q6K tiles) at six geometries (mvexp mmk6_) beside the
 # engine's CUDA-core matvec_q6_k, each alone on the GPU, every output
 # checked against float64 first. bin/mvexp.cubin built here with nvcc 11.8.
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 10, last call: the tree as it lands (embed kernels through one
+# Session 10, fourth call: the tree as it lands (embed kernels through one
 # helper, the shared-memory limit test, Q6_K's experiment moved to mvexp).
 # Every GPU test, gates on every preset type, bench at 1k on all eight.
 set -u

@@ -57,7 +57,8 @@ var (
 func (l Layout) Size(rows, cols int) int { return (rows + Rows - 1) / Rows * (cols / Cols) * l.Bytes }
 
 // PutRow writes row rr (0..15) of the tile row starting at dst (cols/256
-// tiles) from the row's ggml blocks src.
+// tiles) from the row's ggml blocks src. dst must be zero where no row was
+// written yet: Q6K ORs rows g and g+8's high bits into shared bytes.
 func (l Layout) PutRow(dst []byte, rr int, src []byte, cols int) {
 	for s := range cols / Cols {
 		l.putBlock(dst[s*l.Bytes:(s+1)*l.Bytes], rr, src[s*l.BlockBytes:(s+1)*l.BlockBytes])

@@ -26,7 +26,7 @@ func valueQ4K(tiles []byte, cols, row, col int) float32 {
 }
 
 // valueQ6K reads (row, col) of Q6K tiles by the addressing the kernels use
-// (embed_q6_k, matvec_q6k.cu's fragments), decoded as gguf's dequantiser
+// (engine/internal/mvexp mmk6.cuh's fragments), decoded as gguf's dequantiser
 // does: float32(d·sc)·(q − 32).
 func valueQ6K(tiles []byte, cols, row, col int) float32 {
 	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q6K.Bytes:]

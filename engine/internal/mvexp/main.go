@@ -492,8 +492,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		if v.xs || v.mma || xnorm {
 			shared = uint32(cols * 4) // x's copy (split, or normalised)
 		}
-		if v.mma && (v.q4k || v.q6k) {
-			shared += uint32(cols / 32 * 4) // the runs' sums of x (Q4_K; the engine's Shared asks it of Q6_K too)
+		if v.mma && v.q4k {
+			shared += uint32(cols / 32 * 4) // the runs' sums of x
 		}
 		// Parameters: (y, W, [S,] x, rows, cols) and, for the engine's
 		// kernels, (mode, norm_w, xnorm, eps) = (store, none, 0, 1e-6).

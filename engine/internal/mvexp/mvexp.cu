@@ -219,7 +219,7 @@ Q8(8, 8, 2)
 #include "../../../kernels/matvec.cu"
 #include "../../../kernels/matvec_q4k.cu"
 
-// The CUDA-core Q4_K kernel the engine ran before step 29 landed (ggml's
+// The CUDA-core Q4_K kernel the engine ran before step 30 landed (ggml's
 // blocks, R4 KW2 U1), the baseline of the tensor-core one.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 mvk_q4_cuda(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
