@@ -80,19 +80,11 @@ func parseVariants(names []string) []variant {
 			vs = append(vs, v)
 			continue
 		}
-		if strings.HasPrefix(n, "mmk6_q6_") {
-			v.mma, v.tiled, v.q6k = true, true, true
+		if q4, q6 := strings.HasPrefix(n, "mmak_q4_"), strings.HasPrefix(n, "mmk6_q6_"); q4 || q6 {
+			// Tensor-core K-quant kernels on ktile's tiles: 16-row tiles, KW.
+			v.mma, v.tiled, v.q4k, v.q6k = true, true, q4, q6
 			var u int
-			fmt.Sscanf(n, "mmk6_q6_k%d_u%d", &v.kw, &u)
-			v.r = 16
-			v.rowsBlock = 8 / v.kw * v.r
-			vs = append(vs, v)
-			continue
-		}
-		if strings.HasPrefix(n, "mmak_q4_") {
-			v.mma, v.tiled, v.q4k = true, true, true
-			var u int
-			fmt.Sscanf(n, "mmak_q4_k%d_u%d", &v.kw, &u)
+			fmt.Sscanf(n[len("mmak_q4_"):], "k%d_u%d", &v.kw, &u)
 			v.r = 16
 			v.rowsBlock = 8 / v.kw * v.r
 			vs = append(vs, v)
