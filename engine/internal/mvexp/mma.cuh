@@ -178,12 +178,15 @@ __device__ __forceinline__ void mma_q8(float* y, const signed char* W, const uns
 // ---- Q4_K ------------------------------------------------------------------
 // Step 29's kernel is the engine's now (kernels/matvec_q4k.cu, landed in
 // step 30); these instantiate its template at other geometries.
-// B: the blocks per SM __launch_bounds__ asks for (0: none), which caps the registers.
-#define MMAK_Q4(KW, U, B)                                                                                                  \
-    extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, B) mmak_q4_k##KW##_u##U##_b##B(                        \
+// One tensor-core K-quant kernel NAME_k<KW>_u<U>_b<B> calling the template
+// TMPL<KW, U> with the engine's parameters. B: the blocks per SM
+// __launch_bounds__ asks for (0: none), which caps the registers.
+#define MMA_KQ(NAME, TMPL, KW, U, B)                                                                                       \
+    extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, B) NAME##_k##KW##_u##U##_b##B(                          \
         float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) { \
-        memra_mvq4<KW, U>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);           \
+        TMPL<KW, U>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);                 \
     }
+#define MMAK_Q4(KW, U, B) MMA_KQ(mmak_q4, memra_mvq4, KW, U, B)
 
 MMAK_Q4(1, 2, 0)
 MMAK_Q4(2, 2, 0)
@@ -198,11 +201,7 @@ MMAK_Q4(2, 2, 2)
 
 // Q6_K on the tensor cores (mmk6.cuh) at several geometries, against the
 // engine's CUDA-core matvec_q6_k.
-#define MMK6(KW, U, B)                                                                                                     \
-    extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, B) mmk6_q6_k##KW##_u##U##_b##B(                         \
-        float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) { \
-        memra_mvq6<KW, U>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);           \
-    }
+#define MMK6(KW, U, B) MMA_KQ(mmk6_q6, memra_mvq6, KW, U, B)
 
 MMK6(4, 1, 0)
 MMK6(8, 1, 0)
