@@ -2,10 +2,14 @@
 // combine that merges the splits (with qwen35's sigmoid output gate fused).
 //
 // Why it looks like this: at decode the attention cost is reading the KV
-// cache once, so a block owns ONE kv head and ALL of its query heads (up to G
-// of them; grid.z tiles larger GQA groups) and reads each K/V row once for
-// all of them. The keys are split over grid.y = n_splits blocks so short and
-// long contexts both fill the GPU: split s covers keys
+// cache once, so a block owns ONE kv head and up to G of its query heads,
+// hpb of them (grid.z tiles the group): all of them where the splits alone
+// fill the GPU, fewer where they do not (short contexts, whose cache the L2
+// holds for the blocks that read it again), so that more blocks share the
+// work, each through a shorter per-head chain. A head's arithmetic does not
+// depend on hpb: the same bits for every choice. The keys are split
+// over grid.y = n_splits blocks so short and long contexts both fill the GPU:
+// split s covers keys
 //   [s*chunk, min((s+1)*chunk, t_kv)),  chunk = ceil(t_kv / n_splits),
 // with t_kv from `t_kv, dt_kv` (dt_kv ? *dt_kv : t_kv) and n_splits fixed by
 // the launch (the host's bucket), so the eager path and a replayed graph that
@@ -104,7 +108,7 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
 template <int DH, int EPL, bool FP8>
 __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc, const float* q,
                                                  const void* kc, const void* vc, const float* ks, const float* vs,
-                                                 int n_head, int n_kv, int capacity, int n_splits,
+                                                 int n_head, int n_kv, int capacity, int n_splits, int hpb,
                                                  int t_kv, const int* dt_kv, float scale) {
     using Geo = memra_attn_geom<DH, EPL>;
     constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG, NK = Geo::NK;
@@ -113,10 +117,16 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     __shared__ float sm_acc[NW][G][DH];
 
     const int T = memra_load_or(t_kv, dt_kv);
+    // hpb (<= G) sizes the grid, gridDim.z = ceil(group / hpb); the group is
+    // tiled over those blocks by ceil(group / gridDim.z) <= hpb heads, which
+    // is hpb wherever it divides the group. (Computed from gridDim.z, ptxas
+    // 11.8 keeps every vector kernel free of spills; from hpb it did not.)
+    (void)hpb;
     const int g = blockIdx.x, s = blockIdx.y;
     const int group = n_head / n_kv;
-    const int h0 = g * group + blockIdx.z * G;
-    const int nh = min(G, group - (int)blockIdx.z * G); // q heads in this block
+    const int per = (group + (int)gridDim.z - 1) / (int)gridDim.z;
+    const int h0 = g * group + blockIdx.z * per;
+    const int nh = min(per, group - (int)blockIdx.z * per); // q heads in this block
     const int chunk = (T + n_splits - 1) / n_splits;
     const int k0 = s * chunk;
     const int k1 = min(k0 + chunk, T);
@@ -278,22 +288,22 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
 // kc, vc: [n_kv][capacity][64] f16
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
 // kc, vc: [n_kv][capacity][64] f16
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
@@ -301,11 +311,11 @@ attn_split_vec_f16_d64(float* part_ms, float* part_acc, const float* q, const un
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
@@ -313,33 +323,33 @@ attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsign
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
 // kc, vc: [n_kv][capacity][128] f16
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
 // kc, vc: [n_kv][capacity][128] f16
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
@@ -347,11 +357,11 @@ attn_split_vec_f16_d128(float* part_ms, float* part_acc, const float* q, const u
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
@@ -359,33 +369,33 @@ attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsig
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
 // kc, vc: [n_kv][capacity][256] f16
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
 // kc, vc: [n_kv][capacity][256] f16
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
@@ -393,11 +403,11 @@ attn_split_vec_f16_d256(float* part_ms, float* part_acc, const float* q, const u
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
@@ -405,11 +415,11 @@ attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsig
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
-    int n_head, int n_kv, int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale);
 }
 
 // out: [n_head][head_dim] f32; part_ms, part_acc: as written by attn_split_*;

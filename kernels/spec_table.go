@@ -284,14 +284,14 @@ func Spec() []Kernel {
 				kv = "e4m3"
 			}
 			params = append(params, param("n_head", I32), param("n_kv", I32), param("capacity", I32), param("n_splits", I32),
-				param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
+				param("hpb", I32), param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
 			ks = append(ks, Kernel{
 				Name: name, File: "attention.cu",
-				Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache: partial (max, sum, acc) per (q head, split), %d q heads per block",
+				Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache: partial (max, sum, acc) per (q head, split), hpb <= %d q heads per block",
 					d, kv, g),
 				Params:  params,
 				Block:   [3]int{attnThreads, 1, 1},
-				Grid:    [3]string{"n_kv", "n_splits", fmt.Sprintf("(n_head/n_kv+%d)/%d", g-1, g)},
+				Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
 				Family:  "attn_split",
 				Variant: map[string]int{"head_dim": d, "fp8": b2i(v.fp8), "vec": b2i(v.vec)},
 			})

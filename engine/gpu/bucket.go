@@ -31,6 +31,27 @@ func maxSplits(sms, nKV int) int {
 	return max(1, 3*sms/nKV)
 }
 
+// splitHeads returns hpb, the q heads one attn_split block serves (at most
+// g, the kernel's register budget, and at most the KV head's group): the
+// most that still give every SM a block of the layer, or 1 when no choice
+// does. At short contexts the splits alone leave SMs idle (9B at 1k: 16
+// splits × 4 KV heads = 64 blocks on 132 SMs), and one head per block puts
+// them to work with a quarter of the per-head chain each (perf.md step 33);
+// where the splits fill the GPU, whole groups read each K/V row once. Of
+// the choices with the same block count the smallest is taken (even tiles).
+// A head's arithmetic does not depend on hpb.
+func splitHeads(nSplits, nHead, nKV, g, sms int) int {
+	nKV = max(1, nKV)
+	group := max(1, nHead/nKV)
+	hpb, blocks := 1, nKV*nSplits*group
+	for h := 2; h <= min(g, group); h++ {
+		if b := nKV * nSplits * ((group + h - 1) / h); b >= sms && b < blocks {
+			hpb, blocks = h, b
+		}
+	}
+	return hpb
+}
+
 // BucketKey returns (fa_vec, n_splits) for an attention step over tKV keys:
 // the vector kernel when the head dim holds whole 16-byte loads (8 f16 or
 // 16 e4m3 values per lane), and ceil(tKV/64) splits capped by the SM count.

@@ -63,3 +63,27 @@ func TestAttnSplitTable(t *testing.T) {
 		t.Fatalf("table has %d variants, spec %d split kernels", len(seen), n)
 	}
 }
+
+// TestSplitHeads: short contexts spread a KV head's q heads over blocks
+// until every SM has one (9B: 16 q / 4 KV heads, head dim 256, G 8; 0.8B:
+// 8 / 2; 132 SMs); where the splits fill the SMs, whole groups. Expected
+// values worked out by hand from the rule in splitHeads' comment.
+func TestSplitHeads(t *testing.T) {
+	for _, c := range []struct{ ns, nHead, nKV, g, sms, want int }{
+		{16, 16, 4, 8, 132, 1},  // 9B 1k: 64 blocks of 4 heads, 128 of 2: too few; 256 of 1
+		{32, 16, 4, 8, 132, 2},  // 9B 2k: 128 of 4 too few, 256 of 2
+		{64, 16, 4, 8, 132, 4},  // 9B 4k: 256 blocks of whole groups
+		{99, 16, 4, 8, 132, 4},  // 9B at the split cap
+		{16, 8, 2, 8, 132, 1},   // 0.8B 1k: 128 blocks even of 1 head (fewer than the SMs)
+		{64, 8, 2, 8, 132, 2},   // 0.8B 4k: 128 of 4 too few, 256 of 2
+		{198, 8, 2, 8, 132, 4},  // 0.8B at the cap
+		{4, 24, 2, 8, 132, 1},   // group 12 over G 8: 96 blocks even of 1 head
+		{12, 24, 2, 8, 132, 2},  // 288 blocks of 1, 144 of 2, 96 of 3 (too few)
+		{198, 24, 2, 8, 132, 6}, // 6 + 6 makes as few blocks (792) as 8 + 4, evenly
+		{16, 4, 4, 8, 132, 1},   // no GQA: one head per group
+	} {
+		if got := splitHeads(c.ns, c.nHead, c.nKV, c.g, c.sms); got != c.want {
+			t.Errorf("splitHeads(%d splits, %d/%d heads, G %d, %d SMs) = %d, want %d", c.ns, c.nHead, c.nKV, c.g, c.sms, got, c.want)
+		}
+	}
+}

@@ -796,11 +796,11 @@ func ktFirstDiff[T comparable](a, b []T) int {
 }
 
 // ktSplitFn launches one attn_split variant (ks and vs are ignored for f16).
-type ktSplitFn func(ms, acc, q, kc, vc, ks, vs cuda.DevPtr, nHead, nKV, capy, ns, tkv int32, dtkv cuda.DevPtr, scale float32) error
+type ktSplitFn func(ms, acc, q, kc, vc, ks, vs cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error
 
 // ktAttnSplit returns the launcher of the split kernel kernels.AttnSplitName names.
 func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
-	type f16Fn = func(ms, acc, q, kc, vc cuda.DevPtr, nHead, nKV, capy, ns, tkv int32, dtkv cuda.DevPtr, scale float32) error
+	type f16Fn = func(ms, acc, q, kc, vc cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error
 	f16 := map[string]f16Fn{
 		"attn_split_f16_d64": k.AttnSplitF16D64, "attn_split_vec_f16_d64": k.AttnSplitVecF16D64,
 		"attn_split_f16_d128": k.AttnSplitF16D128, "attn_split_vec_f16_d128": k.AttnSplitVecF16D128,
@@ -816,8 +816,8 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 		return nil, err
 	}
 	if fn, ok := f16[name]; ok {
-		return func(ms, acc, q, kc, vc, _, _ cuda.DevPtr, nHead, nKV, capy, ns, tkv int32, dtkv cuda.DevPtr, scale float32) error {
-			return fn(ms, acc, q, kc, vc, nHead, nKV, capy, ns, tkv, dtkv, scale)
+		return func(ms, acc, q, kc, vc, _, _ cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error {
+			return fn(ms, acc, q, kc, vc, nHead, nKV, capy, ns, hpb, tkv, dtkv, scale)
 		}, nil
 	}
 	if fn, ok := f8[name]; ok {
@@ -828,8 +828,8 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 
 // TestGPUKernelAttention runs attn_split_* + attn_combine, every head dim
 // (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec), GQA 8/2,
-// 16/4 and 24/2 (24/2 tiles the 12 q heads of a KV head over 2 or 3 blocks
-// in grid.z), t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
+// 16/4 and 24/2 (24/2 tiles the 12 q heads of a KV head over 2 or 3 blocks),
+// t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
 // the production cap (maxSplits: 3·SMs/n_kv, bucket.go) and for cap 4 (chunks of up to
 // 8192 keys), plus more splits than keys for t_kv < 64 (empty splits), gate
 // off and on; the reference is float64 attention over the SAME dequantised
@@ -842,8 +842,10 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 //
 // Checks, per run: the partials (empty splits exactly {−inf, 0, 0...};
 // per-split max and sum within their f32 bounds, ktAttnRef.checkSplits),
-// the output within an absolute tolerance, and the device-counter t_kv path
-// (with a wrong host value) bit-identical to the host path.
+// the output within an absolute tolerance, the device-counter t_kv path
+// (with a wrong host value) bit-identical to the host path, and the
+// partials with 1 and 3 q heads per block (hpb) bit-identical to those with
+// the kernel's G.
 //
 // Output tolerance: |gpu − ref| ≤ max|v|·(4e-5 + 2e-6·sqrt(t_kv)). The
 // constant covers score errors (an f32 dot of dh products, typically ≲1e-6
@@ -999,6 +1001,8 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 				ktMust(t, err)
 				what := fmt.Sprintf("t_kv %d, %d splits (chunk %d), vec %v", tkv, ns, chunk, vec)
 				var hostOut [2][]float32 // gate off, on
+				g := kernels.AttnHeadsPerBlock(dh, fp8, vec)
+				var partMS, partAcc []float32 // the host path's partials with g q heads per block
 				for _, dev := range []bool{false, true} {
 					v.poison(t, dms, nHead*maxNS*2, ktNaN)
 					v.poison(t, dacc, nHead*maxNS*dh, ktNaN)
@@ -1008,9 +1012,10 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 						host = int32(tkv + 1) // wrong on purpose: slot t_kv is NaN
 						dtkv = ctr.Add(kernels.CounterTKV)
 					}
-					ktMust(t, split(dms, dacc, dq, dk, dv, dks, dvs, int32(nHead), int32(nKV), int32(capy), int32(ns), host, dtkv, scale))
+					ktMust(t, split(dms, dacc, dq, dk, dv, dks, dvs, int32(nHead), int32(nKV), int32(capy), int32(ns), int32(g), host, dtkv, scale))
 					if !dev {
 						ms := ktGet[float32](t, v, dms, nHead*ns*2)
+						partMS, partAcc = ms, ktGet[float32](t, v, dacc, nHead*ns*dh)
 						var acc []float32
 						if empty {
 							acc = ktGet[float32](t, v, dacc, nHead*ns*dh)
@@ -1046,6 +1051,20 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 							}
 						}
 					}
+				}
+				// Fewer q heads per block (1, and 3: the kernel tiles a group of
+				// 4 as 2 + 2, of 12 as 4 × 3): every head's partials bit for bit
+				// as with g.
+				for _, hpb := range []int{1, 3} {
+					if hpb >= min(g, nHead/nKV) {
+						continue
+					}
+					v.poison(t, dms, nHead*maxNS*2, ktNaN)
+					v.poison(t, dacc, nHead*maxNS*dh, ktNaN)
+					ktMust(t, split(dms, dacc, dq, dk, dv, dks, dvs, int32(nHead), int32(nKV), int32(capy), int32(ns), int32(hpb), int32(tkv), 0, scale))
+					w := fmt.Sprintf("%s, %d q heads per block", what, hpb)
+					ktCheckBits(t, w+": max, sum", ktGet[float32](t, v, dms, nHead*ns*2), partMS)
+					ktCheckBits(t, w+": acc", ktGet[float32](t, v, dacc, nHead*ns*dh), partAcc)
 				}
 			}
 		}

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "67149c2cca0fd0978a2311561362fd22bfdeb5fd3bbe7eaa5f90dd04974f4218"
+const specHash = "527dee87d3f89f4714adced5673b8a0cd9e86128070158cb837feb1627f3df20"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -107,18 +107,18 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"attn_prep_fp8", "attn_prep.cu", 20, &ks.kAttnPrepFP8},
 		{"kv_store_f16", "kv_store.cu", 9, &ks.kKVStoreF16},
 		{"kv_store_fp8", "kv_store.cu", 11, &ks.kKVStoreFP8},
-		{"attn_split_f16_d64", "attention.cu", 12, &ks.kAttnSplitF16D64},
-		{"attn_split_vec_f16_d64", "attention.cu", 12, &ks.kAttnSplitVecF16D64},
-		{"attn_split_fp8_d64", "attention.cu", 14, &ks.kAttnSplitFP8D64},
-		{"attn_split_vec_fp8_d64", "attention.cu", 14, &ks.kAttnSplitVecFP8D64},
-		{"attn_split_f16_d128", "attention.cu", 12, &ks.kAttnSplitF16D128},
-		{"attn_split_vec_f16_d128", "attention.cu", 12, &ks.kAttnSplitVecF16D128},
-		{"attn_split_fp8_d128", "attention.cu", 14, &ks.kAttnSplitFP8D128},
-		{"attn_split_vec_fp8_d128", "attention.cu", 14, &ks.kAttnSplitVecFP8D128},
-		{"attn_split_f16_d256", "attention.cu", 12, &ks.kAttnSplitF16D256},
-		{"attn_split_vec_f16_d256", "attention.cu", 12, &ks.kAttnSplitVecF16D256},
-		{"attn_split_fp8_d256", "attention.cu", 14, &ks.kAttnSplitFP8D256},
-		{"attn_split_vec_fp8_d256", "attention.cu", 14, &ks.kAttnSplitVecFP8D256},
+		{"attn_split_f16_d64", "attention.cu", 13, &ks.kAttnSplitF16D64},
+		{"attn_split_vec_f16_d64", "attention.cu", 13, &ks.kAttnSplitVecF16D64},
+		{"attn_split_fp8_d64", "attention.cu", 15, &ks.kAttnSplitFP8D64},
+		{"attn_split_vec_fp8_d64", "attention.cu", 15, &ks.kAttnSplitVecFP8D64},
+		{"attn_split_f16_d128", "attention.cu", 13, &ks.kAttnSplitF16D128},
+		{"attn_split_vec_f16_d128", "attention.cu", 13, &ks.kAttnSplitVecF16D128},
+		{"attn_split_fp8_d128", "attention.cu", 15, &ks.kAttnSplitFP8D128},
+		{"attn_split_vec_fp8_d128", "attention.cu", 15, &ks.kAttnSplitVecFP8D128},
+		{"attn_split_f16_d256", "attention.cu", 13, &ks.kAttnSplitF16D256},
+		{"attn_split_vec_f16_d256", "attention.cu", 13, &ks.kAttnSplitVecF16D256},
+		{"attn_split_fp8_d256", "attention.cu", 15, &ks.kAttnSplitFP8D256},
+		{"attn_split_vec_fp8_d256", "attention.cu", 15, &ks.kAttnSplitVecFP8D256},
 		{"attn_combine", "attention.cu", 8, &ks.kAttnCombine},
 		{"gdn_conv", "gdn.cu", 6, &ks.kGDNConv},
 		{"gdn_delta", "gdn.cu", 13, &ks.kGDNDelta},
@@ -905,15 +905,15 @@ func (k_ *Kernels) KVStoreFP8(kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs
 }
 
 // geomAttnSplitF16D64 is attn_split_f16_d64's grid and dynamic shared memory, from the spec.
-func geomAttnSplitF16D64(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitF16D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D64 launches attn_split_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitF16D64 launches attn_split_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitF16D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitF16D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_f16_d64", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -928,9 +928,10 @@ func (k_ *Kernels) AttnSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q 
 	slot_.p.SetI32(6, n_kv)
 	slot_.p.SetI32(7, capacity)
 	slot_.p.SetI32(8, n_splits)
-	slot_.p.SetI32(9, t_kv)
-	slot_.p.SetPtr(10, dt_kv)
-	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetPtr(11, dt_kv)
+	slot_.p.SetF32(12, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d64: %w", err_)
 	}
@@ -938,15 +939,15 @@ func (k_ *Kernels) AttnSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q 
 }
 
 // geomAttnSplitVecF16D64 is attn_split_vec_f16_d64's grid and dynamic shared memory, from the spec.
-func geomAttnSplitVecF16D64(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitVecF16D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D64 launches attn_split_vec_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitVecF16D64 launches attn_split_vec_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitVecF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitVecF16D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitVecF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitVecF16D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_f16_d64", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -961,9 +962,10 @@ func (k_ *Kernels) AttnSplitVecF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr,
 	slot_.p.SetI32(6, n_kv)
 	slot_.p.SetI32(7, capacity)
 	slot_.p.SetI32(8, n_splits)
-	slot_.p.SetI32(9, t_kv)
-	slot_.p.SetPtr(10, dt_kv)
-	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetPtr(11, dt_kv)
+	slot_.p.SetF32(12, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d64: %w", err_)
 	}
@@ -971,15 +973,15 @@ func (k_ *Kernels) AttnSplitVecF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr,
 }
 
 // geomAttnSplitFP8D64 is attn_split_fp8_d64's grid and dynamic shared memory, from the spec.
-func geomAttnSplitFP8D64(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitFP8D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D64 launches attn_split_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitFP8D64 launches attn_split_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitFP8D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitFP8D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_fp8_d64", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -996,9 +998,10 @@ func (k_ *Kernels) AttnSplitFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q 
 	slot_.p.SetI32(8, n_kv)
 	slot_.p.SetI32(9, capacity)
 	slot_.p.SetI32(10, n_splits)
-	slot_.p.SetI32(11, t_kv)
-	slot_.p.SetPtr(12, dt_kv)
-	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetPtr(13, dt_kv)
+	slot_.p.SetF32(14, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d64: %w", err_)
 	}
@@ -1006,15 +1009,15 @@ func (k_ *Kernels) AttnSplitFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q 
 }
 
 // geomAttnSplitVecFP8D64 is attn_split_vec_fp8_d64's grid and dynamic shared memory, from the spec.
-func geomAttnSplitVecFP8D64(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 3) / 4}, 0
+func geomAttnSplitVecFP8D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecFP8D64 launches attn_split_vec_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), 4 q heads per block.
+// AttnSplitVecFP8D64 launches attn_split_vec_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+3)/4), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitVecFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitVecFP8D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitVecFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitVecFP8D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_fp8_d64", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1031,9 +1034,10 @@ func (k_ *Kernels) AttnSplitVecFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr,
 	slot_.p.SetI32(8, n_kv)
 	slot_.p.SetI32(9, capacity)
 	slot_.p.SetI32(10, n_splits)
-	slot_.p.SetI32(11, t_kv)
-	slot_.p.SetPtr(12, dt_kv)
-	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetPtr(13, dt_kv)
+	slot_.p.SetF32(14, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d64: %w", err_)
 	}
@@ -1041,15 +1045,15 @@ func (k_ *Kernels) AttnSplitVecFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr,
 }
 
 // geomAttnSplitF16D128 is attn_split_f16_d128's grid and dynamic shared memory, from the spec.
-func geomAttnSplitF16D128(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitF16D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D128 launches attn_split_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitF16D128 launches attn_split_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitF16D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitF16D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_f16_d128", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1064,9 +1068,10 @@ func (k_ *Kernels) AttnSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(6, n_kv)
 	slot_.p.SetI32(7, capacity)
 	slot_.p.SetI32(8, n_splits)
-	slot_.p.SetI32(9, t_kv)
-	slot_.p.SetPtr(10, dt_kv)
-	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetPtr(11, dt_kv)
+	slot_.p.SetF32(12, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d128: %w", err_)
 	}
@@ -1074,15 +1079,15 @@ func (k_ *Kernels) AttnSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 }
 
 // geomAttnSplitVecF16D128 is attn_split_vec_f16_d128's grid and dynamic shared memory, from the spec.
-func geomAttnSplitVecF16D128(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitVecF16D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D128 launches attn_split_vec_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitVecF16D128 launches attn_split_vec_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitVecF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitVecF16D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitVecF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitVecF16D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_f16_d128", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1097,9 +1102,10 @@ func (k_ *Kernels) AttnSplitVecF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(6, n_kv)
 	slot_.p.SetI32(7, capacity)
 	slot_.p.SetI32(8, n_splits)
-	slot_.p.SetI32(9, t_kv)
-	slot_.p.SetPtr(10, dt_kv)
-	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetPtr(11, dt_kv)
+	slot_.p.SetF32(12, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d128: %w", err_)
 	}
@@ -1107,15 +1113,15 @@ func (k_ *Kernels) AttnSplitVecF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 }
 
 // geomAttnSplitFP8D128 is attn_split_fp8_d128's grid and dynamic shared memory, from the spec.
-func geomAttnSplitFP8D128(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitFP8D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D128 launches attn_split_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitFP8D128 launches attn_split_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitFP8D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitFP8D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_fp8_d128", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1132,9 +1138,10 @@ func (k_ *Kernels) AttnSplitFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(8, n_kv)
 	slot_.p.SetI32(9, capacity)
 	slot_.p.SetI32(10, n_splits)
-	slot_.p.SetI32(11, t_kv)
-	slot_.p.SetPtr(12, dt_kv)
-	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetPtr(13, dt_kv)
+	slot_.p.SetF32(14, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d128: %w", err_)
 	}
@@ -1142,15 +1149,15 @@ func (k_ *Kernels) AttnSplitFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 }
 
 // geomAttnSplitVecFP8D128 is attn_split_vec_fp8_d128's grid and dynamic shared memory, from the spec.
-func geomAttnSplitVecFP8D128(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 3) / 4}, 0
+func geomAttnSplitVecFP8D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecFP8D128 launches attn_split_vec_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), 4 q heads per block.
+// AttnSplitVecFP8D128 launches attn_split_vec_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+3)/4), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitVecFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitVecFP8D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitVecFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitVecFP8D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_fp8_d128", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1167,9 +1174,10 @@ func (k_ *Kernels) AttnSplitVecFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(8, n_kv)
 	slot_.p.SetI32(9, capacity)
 	slot_.p.SetI32(10, n_splits)
-	slot_.p.SetI32(11, t_kv)
-	slot_.p.SetPtr(12, dt_kv)
-	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetPtr(13, dt_kv)
+	slot_.p.SetF32(14, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d128: %w", err_)
 	}
@@ -1177,15 +1185,15 @@ func (k_ *Kernels) AttnSplitVecFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 }
 
 // geomAttnSplitF16D256 is attn_split_f16_d256's grid and dynamic shared memory, from the spec.
-func geomAttnSplitF16D256(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D256 launches attn_split_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitF16D256 launches attn_split_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_f16_d256", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1200,9 +1208,10 @@ func (k_ *Kernels) AttnSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(6, n_kv)
 	slot_.p.SetI32(7, capacity)
 	slot_.p.SetI32(8, n_splits)
-	slot_.p.SetI32(9, t_kv)
-	slot_.p.SetPtr(10, dt_kv)
-	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetPtr(11, dt_kv)
+	slot_.p.SetF32(12, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d256: %w", err_)
 	}
@@ -1210,15 +1219,15 @@ func (k_ *Kernels) AttnSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 }
 
 // geomAttnSplitVecF16D256 is attn_split_vec_f16_d256's grid and dynamic shared memory, from the spec.
-func geomAttnSplitVecF16D256(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitVecF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D256 launches attn_split_vec_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitVecF16D256 launches attn_split_vec_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitVecF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitVecF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitVecF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitVecF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_f16_d256", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1233,9 +1242,10 @@ func (k_ *Kernels) AttnSplitVecF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(6, n_kv)
 	slot_.p.SetI32(7, capacity)
 	slot_.p.SetI32(8, n_splits)
-	slot_.p.SetI32(9, t_kv)
-	slot_.p.SetPtr(10, dt_kv)
-	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetPtr(11, dt_kv)
+	slot_.p.SetF32(12, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d256: %w", err_)
 	}
@@ -1243,15 +1253,15 @@ func (k_ *Kernels) AttnSplitVecF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 }
 
 // geomAttnSplitFP8D256 is attn_split_fp8_d256's grid and dynamic shared memory, from the spec.
-func geomAttnSplitFP8D256(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 7) / 8}, 0
+func geomAttnSplitFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D256 launches attn_split_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), 8 q heads per block.
+// AttnSplitFP8D256 launches attn_split_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+7)/8), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_fp8_d256", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1268,9 +1278,10 @@ func (k_ *Kernels) AttnSplitFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(8, n_kv)
 	slot_.p.SetI32(9, capacity)
 	slot_.p.SetI32(10, n_splits)
-	slot_.p.SetI32(11, t_kv)
-	slot_.p.SetPtr(12, dt_kv)
-	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetPtr(13, dt_kv)
+	slot_.p.SetF32(14, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d256: %w", err_)
 	}
@@ -1278,15 +1289,15 @@ func (k_ *Kernels) AttnSplitFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 }
 
 // geomAttnSplitVecFP8D256 is attn_split_vec_fp8_d256's grid and dynamic shared memory, from the spec.
-func geomAttnSplitVecFP8D256(n_head, n_kv, capacity, n_splits, t_kv int) ([3]int, int) {
-	return [3]int{n_kv, n_splits, (n_head/n_kv + 3) / 4}, 0
+func geomAttnSplitVecFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecFP8D256 launches attn_split_vec_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), 4 q heads per block.
+// AttnSplitVecFP8D256 launches attn_split_vec_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+3)/4), block (128, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitVecFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(t_kv))
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitVecFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_fp8_d256", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1303,9 +1314,10 @@ func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(8, n_kv)
 	slot_.p.SetI32(9, capacity)
 	slot_.p.SetI32(10, n_splits)
-	slot_.p.SetI32(11, t_kv)
-	slot_.p.SetPtr(12, dt_kv)
-	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetPtr(13, dt_kv)
+	slot_.p.SetF32(14, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d256: %w", err_)
 	}
@@ -1635,32 +1647,32 @@ func AttnSplitVariants() []AttnSplitVariant {
 // AttnSplit launches the attn_split kernel of variant v: the table a captured graph's
 // bucket picks its kernel from. Parameters only some variants take are ignored
 // by the others.
-func (k_ *Kernels) AttnSplit(v AttnSplitVariant, part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+func (k_ *Kernels) AttnSplit(v AttnSplitVariant, part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	switch v {
 	case AttnSplitVariant{FP8: 0, HeadDim: 64, Vec: 0}:
-		return k_.AttnSplitF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 0, HeadDim: 64, Vec: 1}:
-		return k_.AttnSplitVecF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitVecF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 1, HeadDim: 64, Vec: 0}:
-		return k_.AttnSplitFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 1, HeadDim: 64, Vec: 1}:
-		return k_.AttnSplitVecFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitVecFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 0, HeadDim: 128, Vec: 0}:
-		return k_.AttnSplitF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 0, HeadDim: 128, Vec: 1}:
-		return k_.AttnSplitVecF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitVecF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 1, HeadDim: 128, Vec: 0}:
-		return k_.AttnSplitFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 1, HeadDim: 128, Vec: 1}:
-		return k_.AttnSplitVecFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitVecFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 0, HeadDim: 256, Vec: 0}:
-		return k_.AttnSplitF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 0, HeadDim: 256, Vec: 1}:
-		return k_.AttnSplitVecF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitVecF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 1, HeadDim: 256, Vec: 0}:
-		return k_.AttnSplitFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	case AttnSplitVariant{FP8: 1, HeadDim: 256, Vec: 1}:
-		return k_.AttnSplitVecFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale)
+		return k_.AttnSplitVecFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	}
 	return fmt.Errorf("attn_split: no kernel for variant %+v", v)
 }
