@@ -31,25 +31,24 @@ func maxSplits(sms, nKV int) int {
 	return max(1, 3*sms/nKV)
 }
 
-// splitHeads returns hpb, the q heads one attn_split block serves (at most
-// g, the kernel's register budget, and at most the KV head's group): the
-// most that still give every SM a block of the layer, or 1 when no choice
-// does. At short contexts the splits alone leave SMs idle (9B at 1k: 16
-// splits × 4 KV heads = 64 blocks on 132 SMs), and one head per block puts
-// them to work with a quarter of the per-head chain each (perf.md step 33);
-// where the splits fill the GPU, whole groups read each K/V row once. Of
-// the choices with the same block count the smallest is taken (even tiles).
-// A head's arithmetic does not depend on hpb.
+// splitHeads returns hpb, the q heads one attn_split block serves: the
+// fewest (so the most blocks) whose grid still fits one wave of maxSplits'
+// three blocks per SM, and at most g, the kernel's register budget. At
+// short contexts the splits alone leave SMs idle (9B at 1k: 17 splits × 4
+// KV heads = 68 blocks of 4 q heads on 132 SMs); one head per block puts
+// them to work, each block with a quarter of the chain. Past one wave a
+// block waits for a slot, so beyond it whole groups read each K/V row once
+// (perf.md step 33). A head's arithmetic does not depend on hpb.
 func splitHeads(nSplits, nHead, nKV, g, sms int) int {
 	nKV = max(1, nKV)
 	group := max(1, nHead/nKV)
-	hpb, blocks := 1, nKV*nSplits*group
-	for h := 2; h <= min(g, group); h++ {
-		if b := nKV * nSplits * ((group + h - 1) / h); b >= sms && b < blocks {
-			hpb, blocks = h, b
+	top := max(1, min(g, group))
+	for h := 1; h < top; h++ {
+		if nKV*nSplits*((group+h-1)/h) <= 3*sms {
+			return h
 		}
 	}
-	return hpb
+	return top
 }
 
 // BucketKey returns (fa_vec, n_splits) for an attention step over tKV keys:

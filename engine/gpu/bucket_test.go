@@ -64,22 +64,24 @@ func TestAttnSplitTable(t *testing.T) {
 	}
 }
 
-// TestSplitHeads: short contexts spread a KV head's q heads over blocks
-// until every SM has one (9B: 16 q / 4 KV heads, head dim 256, G 8; 0.8B:
-// 8 / 2; 132 SMs); where the splits fill the SMs, whole groups. Expected
-// values worked out by hand from the rule in splitHeads' comment.
+// TestSplitHeads: short contexts spread a KV head's q heads over blocks as
+// far as one wave of three blocks per SM allows (9B: 16 q / 4 KV heads,
+// head dim 256, G 8; 0.8B: 8 / 2; 132 SMs: 396 blocks); long ones keep whole
+// groups. Expected values worked out by hand from the rule in splitHeads'
+// comment.
 func TestSplitHeads(t *testing.T) {
 	for _, c := range []struct{ ns, nHead, nKV, g, sms, want int }{
-		{16, 16, 4, 8, 132, 1},  // 9B 1k: 64 blocks of 4 heads, 128 of 2: too few; 256 of 1
-		{32, 16, 4, 8, 132, 2},  // 9B 2k: 128 of 4 too few, 256 of 2
-		{64, 16, 4, 8, 132, 4},  // 9B 4k: 256 blocks of whole groups
-		{99, 16, 4, 8, 132, 4},  // 9B at the split cap
-		{16, 8, 2, 8, 132, 1},   // 0.8B 1k: 128 blocks even of 1 head (fewer than the SMs)
-		{64, 8, 2, 8, 132, 2},   // 0.8B 4k: 128 of 4 too few, 256 of 2
+		{17, 16, 4, 8, 132, 1},  // 9B 1k: 272 blocks of 1 head fit
+		{33, 16, 4, 8, 132, 2},  // 9B 2k: 528 of 1 do not, 264 of 2 do
+		{65, 16, 4, 8, 132, 4},  // 9B 4k: 520 of 2 do not; whole groups, 260
+		{99, 16, 4, 8, 132, 4},  // 9B at the split cap: 396
+		{17, 8, 2, 8, 132, 1},   // 0.8B 1k: 136 of 1
+		{33, 8, 2, 8, 132, 1},   // 0.8B 2k: 264 of 1
+		{65, 8, 2, 8, 132, 2},   // 0.8B 4k: 520 of 1 do not, 260 of 2
 		{198, 8, 2, 8, 132, 4},  // 0.8B at the cap
-		{4, 24, 2, 8, 132, 1},   // group 12 over G 8: 96 blocks even of 1 head
-		{12, 24, 2, 8, 132, 2},  // 288 blocks of 1, 144 of 2, 96 of 3 (too few)
-		{198, 24, 2, 8, 132, 6}, // 6 + 6 makes as few blocks (792) as 8 + 4, evenly
+		{4, 24, 2, 8, 132, 1},   // group 12: 96 of 1
+		{30, 24, 2, 8, 132, 2},  // 720 of 1 do not, 360 of 2
+		{198, 24, 2, 8, 132, 8}, // nothing fits: G's 8, as the kernel allows
 		{16, 4, 4, 8, 132, 1},   // no GQA: one head per group
 	} {
 		if got := splitHeads(c.ns, c.nHead, c.nKV, c.g, c.sms); got != c.want {
