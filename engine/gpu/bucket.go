@@ -33,7 +33,8 @@ func maxSplits(sms, nKV int) int {
 
 // splitHeads returns hpb, the q heads one attn_split block serves: the
 // fewest (so the most blocks) whose grid still fits one wave of maxSplits'
-// three blocks per SM, and at most g, the kernel's register budget. At
+// three blocks per SM; at most g, the kernel's register budget, and the KV
+// head's group, which is also what it returns when nothing fits. At
 // short contexts the splits alone leave SMs idle (9B at 1k: 17 splits × 4
 // KV heads = 68 blocks of 4 q heads on 132 SMs); one head per block puts
 // them to work, each block with a quarter of the chain. Past one wave a

@@ -89,3 +89,20 @@ func TestSplitHeads(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitHeadsBounds: attn_split's merge holds at most G heads per block,
+// so hpb must be in [1, min(G, group)] for every bucket a model can reach.
+func TestSplitHeadsBounds(t *testing.T) {
+	for _, sms := range []int{1, 16, 132} {
+		for _, hd := range [][2]int{{1, 1}, {4, 1}, {8, 2}, {16, 4}, {24, 2}, {64, 4}, {40, 8}} {
+			for _, g := range []int{4, 8} {
+				for ns := 1; ns <= maxSplits(sms, hd[1]); ns++ {
+					group := hd[0] / hd[1]
+					if h := splitHeads(ns, hd[0], hd[1], g, sms); h < 1 || h > min(g, group) {
+						t.Fatalf("splitHeads(%d, %d/%d heads, G %d, %d SMs) = %d, outside [1, %d]", ns, hd[0], hd[1], g, sms, h, min(g, group))
+					}
+				}
+			}
+		}
+	}
+}

@@ -828,8 +828,8 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 
 // TestGPUKernelAttention runs attn_split_* + attn_combine, every head dim
 // (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec), GQA 8/2,
-// 16/4 and 24/2 (24/2 tiles the 12 q heads of a KV head over 2 or 3 blocks),
-// t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
+// 16/4 and 24/2 (with G q heads per block, 24/2 tiles the 12 q heads of a
+// KV head over 2 or 3 blocks), t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
 // the production cap (maxSplits: 3·SMs/n_kv, bucket.go) and for cap 4 (chunks of up to
 // 8192 keys), plus more splits than keys for t_kv < 64 (empty splits), gate
 // off and on; the reference is float64 attention over the SAME dequantised
@@ -1052,10 +1052,10 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 						}
 					}
 				}
-				// Fewer q heads per block (1, and 3: the kernel tiles a group of
-				// 4 as 2 + 2, of 12 as 4 × 3): every head's partials bit for bit
-				// as with g.
-				for _, hpb := range []int{1, 3} {
+				// Fewer q heads per block (1, 2 and 3: the kernel tiles a group of
+				// 4 as 4 × 1, 2 × 2, 2 × 2, of 12 as 12 × 1, 6 × 2, 4 × 3): every
+				// head's partials bit for bit as with g, nothing written past them.
+				for _, hpb := range []int{1, 2, 3} {
 					if hpb >= min(g, nHead/nKV) {
 						continue
 					}
@@ -1063,8 +1063,12 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 					v.poison(t, dacc, nHead*maxNS*dh, ktNaN)
 					ktMust(t, split(dms, dacc, dq, dk, dv, dks, dvs, int32(nHead), int32(nKV), int32(capy), int32(ns), int32(hpb), int32(tkv), 0, scale))
 					w := fmt.Sprintf("%s, %d q heads per block", what, hpb)
-					ktCheckBits(t, w+": max, sum", ktGet[float32](t, v, dms, nHead*ns*2), partMS)
-					ktCheckBits(t, w+": acc", ktGet[float32](t, v, dacc, nHead*ns*dh), partAcc)
+					ms := ktGet[float32](t, v, dms, nHead*maxNS*2)
+					acc := ktGet[float32](t, v, dacc, nHead*maxNS*dh)
+					ktCheckBits(t, w+": max, sum", ms[:nHead*ns*2], partMS)
+					ktCheckBits(t, w+": acc", acc[:nHead*ns*dh], partAcc)
+					ktCheckPoison(t, w+": past the max, sum partials", ms[nHead*ns*2:], ktNaN)
+					ktCheckPoison(t, w+": past the acc partials", acc[nHead*ns*dh:], ktNaN)
 				}
 			}
 		}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Session 11, fifth call: the tree as it lands (attn_split's q heads per
-# block chosen so that every SM has a block, perf.md step 33). Every GPU
-# test, gates on every preset type (one at P = 3,000 across the 2k-4k
-# buckets), greedy tokens cuda == cpu, a 0.8B profile, the full table.
+# Session 11, fifth call: step 33's second rule (attn_split's q heads per
+# block: the fewest blocks that give every SM one; run73 then measured the
+# rule that landed, which differs from it at 9B 1k). Every GPU test, gates
+# on every preset type (one at P = 3,000 across the 3k-4k buckets), greedy
+# tokens cuda == cpu, a 0.8B profile, the full table.
 set -u
 exec > >(tee -a $OUT/log.txt) 2>&1
 T0=$(date +%s); el() { echo "[t+$(( $(date +%s) - T0 ))s] $*"; }

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# Session 11, sixth call: the landed q-heads-per-block rule at 2k and 4k
-# (9B: 2 and 4 heads per block; 0.8B: 2 and 2), where run70's first rule
-# (hpb for three blocks per SM) was not what lands: bench old (c013425) and
-# new alternating on the same files.
+# Session 11, sixth call: step 33's second q-heads-per-block rule (run71's
+# binaries) at 2k and 4k (9B: 4 and 4 heads per block; 0.8B: 2 and 2):
+# bench old (c013425) and new alternating on the same files.
 set -u
 exec > >(tee -a $OUT/log.txt) 2>&1
 T0=$(date +%s); el() { echo "[t+$(( $(date +%s) - T0 ))s] $*"; }
