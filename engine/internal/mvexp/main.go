@@ -53,6 +53,8 @@ type variant struct {
 	q6k       bool // Q6_K weights: the engine's split layout (its CUDA-core matvec_q6_k) or ktile.Q6K's tiles (mmk6_)
 	q4k       bool // Q4_K weights: ggml's blocks (mvk_q4_cuda) or ktile.Q4K's tiles (the engine's matvec_q4_k, mmak_)
 	mvg       bool // the engine's template: (y, W, S, x, rows, cols), S null for bf16
+	ring      int  // mmaks_, mmakc_ (mvq4s.cuh): tile slots per warp in shared memory
+	quad      bool // mmakc_, mmakr_: the runs spread over the quad (mvq4s_step4)
 	fn        cuda.Function
 	rowsBlock int
 }
@@ -77,6 +79,20 @@ func parseVariants(names []string) []variant {
 		v.name = n
 		if n == "mvk_q4_cuda" { // memra_mv's Q4_K instantiation: R4 KW2, the engine's parameters
 			v.q4k, v.engine, v.r, v.kw, v.rowsBlock = true, true, 4, 2, 16
+			vs = append(vs, v)
+			continue
+		}
+		if pre := n[:min(len(n), 9)]; pre == "mmaks_q4_" || pre == "mmakc_q4_" || pre == "mmakr_q4_" {
+			// The engine's Q4_K kernel with a shared-memory ring, the runs
+			// spread over the quad, or both (mvq4s.cuh).
+			v.mma, v.tiled, v.q4k, v.r = true, true, true, 16
+			v.quad = pre != "mmaks_q4_"
+			if pre == "mmakr_q4_" {
+				fmt.Sscanf(n[9:], "k%d_u", &v.kw)
+			} else {
+				fmt.Sscanf(n[9:], "k%d_s%d", &v.kw, &v.ring)
+			}
+			v.rowsBlock = 8 / v.kw * v.r
 			vs = append(vs, v)
 			continue
 		}
@@ -142,6 +158,12 @@ var expNames = []string{
 	"mmak_q4_k1_u2_b0", "mmak_q4_k2_u2_b0", "mmak_q4_k4_u1_b0", "mmak_q4_k2_u1_b0", "mmak_q4_k8_u1_b0", "mmak_q4_k4_u2_b0",
 	"mmak_q4_k1_u2_b2", "mmak_q4_k4_u2_b2", "mmak_q4_k4_u1_b3", "mmak_q4_k2_u2_b2",
 	"mvk_q4_cuda",
+	"mmaks_q4_k4_s2_b0", "mmaks_q4_k4_s3_b0", "mmaks_q4_k4_s4_b0", "mmaks_q4_k4_s6_b0", "mmaks_q4_k8_s3_b0", "mmaks_q4_k8_s4_b0",
+	"mmaks_q4_k2_s4_b0", "mmaks_q4_k1_s4_b0",
+	"mmakr_q4_k4_u1_b0", "mmakr_q4_k8_u1_b0", "mmakr_q4_k2_u1_b0", "mmakr_q4_k1_u2_b0", "mmakr_q4_k4_u2_b0", "mmakr_q4_k8_u2_b0",
+	"mmakr_q4_k2_u2_b0",
+	"mmakc_q4_k4_s2_b0", "mmakc_q4_k4_s3_b0", "mmakc_q4_k4_s4_b0", "mmakc_q4_k8_s3_b0", "mmakc_q4_k8_s4_b0", "mmakc_q4_k2_s4_b0",
+	"mmakc_q4_k1_s4_b0", "mmakc_q4_k2_s2_b0", "mmakc_q4_k1_s2_b0",
 	"mmk6_q6_k4_u1_b0", "mmk6_q6_k8_u1_b0", "mmk6_q6_k2_u1_b0", "mmk6_q6_k1_u2_b0", "mmk6_q6_k4_u2_b0", "mmk6_q6_k4_u1_b3",
 }
 
@@ -190,8 +212,12 @@ func run(cubin, only, match string, xnorm bool) error {
 	}
 	vs = append(eng, vs...)
 	for i := range vs {
-		if vs[i].mma { // x's split copy: cols*4 bytes (Q4_K: + cols/8), 48 KiB and more at 12,288 columns
-			if err := e.SetFuncAttribute(vs[i].fn, cuda.FuncMaxDynamicSharedSizeBytes, 96<<10); err != nil {
+		if vs[i].mma { // x's split copy: cols*4 bytes (Q4_K: + cols/8), 48 KiB and more at 12,288 columns; mmaks_ add their rings
+			limit := 96 << 10
+			if vs[i].ring > 0 {
+				limit = 200 << 10
+			}
+			if err := e.SetFuncAttribute(vs[i].fn, cuda.FuncMaxDynamicSharedSizeBytes, limit); err != nil {
 				return fmt.Errorf("%s: %w", vs[i].name, err)
 			}
 		}
@@ -487,6 +513,12 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		if v.mma && v.q4k {
 			shared += uint32(cols / 32 * 4) // the runs' sums of x
 		}
+		if v.ring > 0 {
+			shared += uint32(8 * v.ring * ktile.Q4K.Bytes)
+			if shared > 200<<10 {
+				continue
+			}
+		}
 		// Parameters: (y, W, [S,] x, rows, cols) and, for the engine's
 		// kernels, (mode, norm_w, xnorm, eps) = (store, none, 0, 1e-6).
 		set := func(d dev) {
@@ -566,6 +598,30 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		ok := "ok"
 		if worst > 1e-5 {
 			ok = "WRONG"
+		}
+		if v.q4k && v.tiled {
+			// Equal KW, equal order of sums: the same bits as the engine's kernel.
+			kw := v.kw
+			switch v.name {
+			case "engine matvec_q4_k":
+				kw = 4
+			case "engine matvec_q4_k_wide":
+				kw = 8
+			}
+			key := fmt.Sprintf("q4k/kw%d", kw)
+			if v.quad {
+				key = fmt.Sprintf("q4k-quad/kw%d", kw)
+			}
+			if ref, seen := family[key]; !seen {
+				family[key] = append([]float32(nil), y...)
+			} else {
+				for i := range y {
+					if math.Float32bits(y[i]) != math.Float32bits(ref[i]) {
+						ok = "WRONG(bits differ from " + key + ")"
+						break
+					}
+				}
+			}
 		}
 		if v.mvg {
 			key := v.name[:strings.Index(v.name, "_t")]

@@ -199,6 +199,9 @@ MMAK_Q4(4, 2, 2)
 MMAK_Q4(4, 1, 3)
 MMAK_Q4(2, 2, 2)
 
+// The same kernel with its tiles streamed through shared memory (step 34).
+#include "mvq4s.cuh"
+
 // Q6_K on the tensor cores (mmk6.cuh) at several geometries, against the
 // engine's CUDA-core matvec_q6_k.
 #define MMK6(KW, U, B) MMA_KQ(mmk6_q6, memra_mvq6, KW, U, B)
