@@ -16,14 +16,19 @@
 // Layout: ggml's 144-byte blocks do not give a warp whole fragments, so the
 // upload tiles them (kquant.cuh MEMRA_Q4T_BYTES, engine/internal/ktile):
 // one 16-row x 256-column tile is 2,368 contiguous bytes, a lane's A
-// fragments of a run pair one 16-byte load.
+// fragments of a run pair one 16-byte word.
 //
 // Geometry: a warp owns a tile row (16 rows); KW warps split its
-// superblocks (superblock kw, kw + KW, ...), U superblocks loaded per loop
-// trip, the next trip's loads issued before this one's products (ptxas
-// otherwise sinks them between the mma). Rows per unit: (8/KW) * 16. The
-// order of every sum is fixed by the geometry, so eager and graph runs give
-// the same bits. W, x and norm_w 16-byte aligned; cols % 256 == 0.
+// superblocks (superblock kw, kw + KW, ...). Rows per unit: (8/KW) * 16.
+// The kernel is bound by its instructions and their latency more than by
+// bytes in flight (perf.md step 34: ncu issues 0.5 warps a cycle per
+// scheduler at 41% of DRAM), so a lane sums the scales of 2 of a superblock's
+// 8 runs rather than all 8 (memra_q4t_step), and the tiles stream through a
+// ring of S slots per warp in shared memory, S - 1 ahead, across the ends of
+// units, which leaves the registers to the arithmetic (64 against 99 with a
+// superblock held ahead in registers). The order of every sum is fixed by
+// the geometry, so eager and graph runs give the same bits. W, x and norm_w
+// 16-byte aligned; cols % 256 == 0.
 #include "common.cuh"
 #include "kquant.cuh"
 #include "mma.cuh"
@@ -46,68 +51,130 @@ __device__ __forceinline__ unsigned int memra_q4t_hi(unsigned int w) {
     return r;
 }
 
-// One superblock of a lane's tile: its four 16-byte code loads (run pairs),
+// One superblock of a lane's tile: its four 16-byte code words (run pairs),
 // the scale/min rows g and g+8, and d, dmin of both.
 struct memra_q4t_sb {
     uint4 q[4], scg, sch;
     uint2 dd;
 };
 
-__device__ __forceinline__ memra_q4t_sb memra_q4t_load(const unsigned char* tile, int lane) {
+// The lane's share of one superblock tile, read from its ring slot.
+__device__ __forceinline__ memra_q4t_sb memra_q4t_read(const unsigned char* slot, int lane) {
     memra_q4t_sb s;
 #pragma unroll
-    for (int k = 0; k < 4; k++) s.q[k] = __ldg(reinterpret_cast<const uint4*>(tile + 512 * k) + lane);
-    s.scg = __ldg(reinterpret_cast<const uint4*>(tile + 2048) + (lane >> 2));
-    s.sch = __ldg(reinterpret_cast<const uint4*>(tile + 2048) + (lane >> 2) + 8);
-    s.dd = __ldg(reinterpret_cast<const uint2*>(tile + 2304) + (lane >> 2));
+    for (int k = 0; k < 4; k++) s.q[k] = reinterpret_cast<const uint4*>(slot + 512 * k)[lane];
+    s.scg = reinterpret_cast<const uint4*>(slot + 2048)[lane >> 2];
+    s.sch = reinterpret_cast<const uint4*>(slot + 2048)[(lane >> 2) + 8];
+    s.dd = reinterpret_cast<const uint2*>(slot + 2304)[lane >> 2];
     return s;
 }
 
-// acc[h] (rows g + 8h of the tile) += superblock sb's d * sum sc_j D_j - dmin * sum m_j X_j.
+// The lane's share of copying one tile (148 chunks of 16 bytes) into a slot
+// at shared address slot; ld.global.cg, as weights are read once.
+__device__ __forceinline__ void memra_q4t_copy(unsigned int slot, const unsigned char* tile, int lane) {
+#pragma unroll
+    for (int c = lane; c < MEMRA_Q4T_BYTES / 16; c += 32)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(slot + 16 * c), "l"(tile + 16 * c) : "memory");
+}
+
+// acc[h] += this lane's share of superblock sb for row g + 8h. Run j's two
+// mma write B columns 2(j%4) and 2(j%4)+1 (x' hi and lo; the other columns
+// of B are zero), runs 0-3 into dA and 4-7 into dB, so afterwards lane
+// (g, c) holds rows g, g+8 of runs c and c+4 in its own D registers and
+// does the scales and mins of those two runs only:
+//   acc[h] += d * (sc_c D_c + sc_c+4 D_c+4) - dmin * (m_c X_c + m_c+4 X_c+4).
+// (With B's columns 0 and 1 for every run, each lane of a quad repeated the
+// scale arithmetic of all 8 runs, on zero columns in three of them.) The
+// quad's four shares are added at the end of a unit (memra_q4t_put).
 __device__ __forceinline__ void memra_q4t_step(float acc[2], const memra_q4t_sb& s, int sb, const uint4* xsplit, const float* xsum,
                                                int lane) {
     const int lg = lane >> 2, lc = lane & 3;
-    float a1[2] = {0.0f, 0.0f}, a2[2] = {0.0f, 0.0f};
-    const unsigned int sw[2][4] = {{s.scg.x, s.scg.y, s.scg.z, s.scg.w}, {s.sch.x, s.sch.y, s.sch.z, s.sch.w}};
+    const int t = lg >> 1, hl = lg & 1; // this lane's B column 2t + hl: runs j with j % 4 == t
+    float dA[4] = {0.0f, 0.0f, 0.0f, 0.0f}, dB[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         const int blk = sb * 8 + j; // run of 32 columns
         uint4 bx = make_uint4(0, 0, 0, 0);
-        if (lg < 2) bx = xsplit[(blk * 4 + lc) * 2 + lg]; // B columns 0 (hi) and 1 (lo)
+        if (t == (j & 3)) bx = xsplit[(blk * 4 + lc) * 2 + hl];
         const unsigned int wg = (j & 1) ? s.q[j >> 1].z : s.q[j >> 1].x;
         const unsigned int wh = (j & 1) ? s.q[j >> 1].w : s.q[j >> 1].y;
-        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        float* d = j < 4 ? dA : dB;
         unsigned int a[4] = {memra_q4t_lo(wg), memra_q4t_lo(wh), memra_q4t_hi(wg), memra_q4t_hi(wh)};
         memra_mma_f16(d, a, bx.x, bx.y);
         a[0] = memra_q4t_lo(wg >> 8), a[1] = memra_q4t_lo(wh >> 8), a[2] = memra_q4t_hi(wg >> 8), a[3] = memra_q4t_hi(wh >> 8);
         memra_mma_f16(d, a, bx.z, bx.w);
-        const float xj = xsum[blk];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const float sc = memra_u8_val(sw[h][j >> 2], j & 3), m = memra_u8_val(sw[h][2 + (j >> 2)], j & 3);
-            a1[h] += sc * (d[2 * h] + d[2 * h + 1]);
-            a2[h] += m * xj;
-        }
     }
+    const float xA = xsum[sb * 8 + lc], xB = xsum[sb * 8 + 4 + lc];
+    const unsigned int sw[2][4] = {{s.scg.x, s.scg.y, s.scg.z, s.scg.w}, {s.sch.x, s.sch.y, s.sch.z, s.sch.w}};
     const unsigned int dw[2] = {s.dd.x, s.dd.y};
 #pragma unroll
-    for (int h = 0; h < 2; h++) acc[h] += memra_f16_to_f32(memra_lo16(dw[h])) * a1[h] - memra_f16_to_f32(memra_hi16(dw[h])) * a2[h];
+    for (int h = 0; h < 2; h++) {
+        const float a1 = memra_u8_val(sw[h][0], lc) * (dA[2 * h] + dA[2 * h + 1]) + memra_u8_val(sw[h][1], lc) * (dB[2 * h] + dB[2 * h + 1]);
+        const float a2 = memra_u8_val(sw[h][2], lc) * xA + memra_u8_val(sw[h][3], lc) * xB;
+        acc[h] += memra_f16_to_f32(memra_lo16(dw[h])) * a1 - memra_f16_to_f32(memra_hi16(dw[h])) * a2;
+    }
 }
 
-// Dynamic shared memory: cols * 4 bytes of split x, then cols/32 f32 run sums
-// (kernels.MatvecKernel.Shared).
-template <int KW, int U>
+// The end of a unit: the quad's shares of rows g and g+8 added in lane
+// order, then the KW warps' partials of a row in warp order, unscaled, put.
+__device__ __forceinline__ void memra_q4t_put(float* y, float (*red)[16], float acc[2], int unit, int G, int KW, int lane, int rows,
+                                              int mode, float unscale) {
+    const int warp = threadIdx.x >> 5, g = warp / KW, kw = warp % KW;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const float s1 = acc[h] + __shfl_xor_sync(MEMRA_FULL_MASK, acc[h], 1);
+        acc[h] = s1 + __shfl_xor_sync(MEMRA_FULL_MASK, s1, 2);
+    }
+    if ((lane & 3) == 0) red[warp][lane >> 2] = acc[0], red[warp][(lane >> 2) + 8] = acc[1];
+    __syncthreads();
+    if (kw == 0) {
+        float v = 0.0f;
+        if (lane < 16) {
+            for (int k = 0; k < KW; k++) v += red[g * KW + k][lane];
+            v *= unscale;
+        }
+        const float up = __shfl_down_sync(MEMRA_FULL_MASK, v, 1);
+        const int r = (unit * G + g) * 16 + lane;
+        if (lane < 16 && r < rows && (mode != 2 || ((lane & 1) == 0 && r + 1 < rows))) memra_mv_put(y, r, v, up, mode);
+    }
+    __syncthreads(); // red is rewritten by the next unit
+}
+
+// Dynamic shared memory (kernels.MatvecKernel.Shared): cols * 4 bytes of
+// split x, cols/32 f32 run sums, then each warp's ring of S tile slots.
+// A warp's items are its superblocks kw, kw + KW, ... of every unit the
+// block loops over, in order; the ring holds S - 1 of them in flight,
+// across the ends of units, and one commit group per item (empty past the
+// last) keeps cp.async.wait_group counting items.
+template <int KW, int S>
 __device__ __forceinline__ void memra_mvq4(float* y, const unsigned char* W, const float* x, int rows, int cols, int mode,
                                            const float* norm_w, int xnorm, float eps) {
+    static_assert(S >= 2, "a ring needs the slot being summed and one in flight");
     constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
     extern __shared__ uint4 memra_xsplit[];
     __shared__ float red[MEMRA_MV_THREADS / 32][16];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
-    const int lg = lane >> 2, lc = lane & 3;
     const int ns = cols >> 8;
     const int units = (rows + G * 16 - 1) / (G * 16);
+    const int tiles = (rows + 15) / 16;
+    const int per = kw < ns ? (ns - kw + KW - 1) / KW : 0; // this warp's superblocks per unit
     float* xsum = reinterpret_cast<float*>(memra_xsplit + cols / 4);
+    unsigned char* ring = reinterpret_cast<unsigned char*>(xsum + cols / 32) + (long long)warp * S * MEMRA_Q4T_BYTES;
+    const unsigned int ring_s = (unsigned int)__cvta_generic_to_shared(ring);
+    int pu = blockIdx.x, pj = 0, pi = 0; // the next item to copy: unit pu's pj-th superblock, item pi
+    auto issue = [&]() {
+        if (per > 0 && pu < units) {
+            const long long tile = min(pu * G + g, tiles - 1); // a group past the end re-reads the last tile, never stored
+            memra_q4t_copy(ring_s + (pi % S) * MEMRA_Q4T_BYTES, W + (tile * ns + kw + pj * KW) * MEMRA_Q4T_BYTES, lane);
+            if (++pj == per) pj = 0, pu += gridDim.x;
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        pi++;
+    };
+    // Weights are never written: the first S - 1 items leave before the wait.
+#pragma unroll
+    for (int k = 0; k < S - 1; k++) issue();
     memra_grid_wait();
     const float unscale = memra_stage_x(memra_xsplit, x, norm_w, cols, xnorm, eps);
     for (int j = threadIdx.x; j < cols / 32; j += MEMRA_MV_THREADS) {
@@ -126,60 +193,33 @@ __device__ __forceinline__ void memra_mvq4(float* y, const unsigned char* W, con
         xsum[j] = sum;
     }
     __syncthreads();
+    int ci = 0; // the item being summed
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        const long long tile = min(unit * G + g, (rows + 15) / 16 - 1); // a group past the end re-reads the last tile, never stored
-        const unsigned char* tp = W + tile * ns * MEMRA_Q4T_BYTES;
         float acc[2] = {0.0f, 0.0f};
-        int sb = kw;
-        memra_q4t_sb next[U];
-        if (sb + KW * (U - 1) < ns) {
-#pragma unroll
-            for (int u = 0; u < U; u++) next[u] = memra_q4t_load(tp + (long long)(sb + KW * u) * MEMRA_Q4T_BYTES, lane);
+        for (int j = 0; j < per; j++, ci++) {
+            asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory"); // this lane's copies of item ci have landed
+            __syncwarp(); // ... and every lane's, and item ci - 1's slot is free
+            issue();
+            memra_q4t_step(acc, memra_q4t_read(ring + (ci % S) * MEMRA_Q4T_BYTES, lane), kw + j * KW, memra_xsplit, xsum, lane);
         }
-        for (; sb + KW * (U - 1) < ns; sb += KW * U) {
-            memra_q4t_sb cur[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) cur[u] = next[u];
-            if (sb + KW * U + KW * (U - 1) < ns) {
-#pragma unroll
-                for (int u = 0; u < U; u++) next[u] = memra_q4t_load(tp + (long long)(sb + KW * U + KW * u) * MEMRA_Q4T_BYTES, lane);
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) memra_q4t_step(acc, cur[u], sb + KW * u, memra_xsplit, xsum, lane);
-        }
-        for (; sb < ns; sb += KW) memra_q4t_step(acc, memra_q4t_load(tp + (long long)sb * MEMRA_Q4T_BYTES, lane), sb, memra_xsplit, xsum, lane);
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
-        // Lanes 4g hold rows g and g+8 (the mma's column 0 + 1 sums, the
-        // other lanes of the quad hold B's zero columns); the KW partials of
-        // a row are added in warp order.
-        if (lc == 0) red[warp][lg] = acc[0], red[warp][lg + 8] = acc[1];
-        __syncthreads();
-        if (kw == 0) {
-            float v = 0.0f;
-            if (lane < 16) {
-#pragma unroll
-                for (int k = 0; k < KW; k++) v += red[g * KW + k][lane];
-                v *= unscale;
-            }
-            const float up = __shfl_down_sync(MEMRA_FULL_MASK, v, 1);
-            const int r = (unit * G + g) * 16 + lane;
-            if (lane < 16 && r < rows && (mode != 2 || ((lane & 1) == 0 && r + 1 < rows))) memra_mv_put(y, r, v, up, mode);
-        }
-        __syncthreads(); // red is rewritten by the next unit
+        memra_q4t_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale);
     }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q4_K tiled; x: [cols] f32;
-// norm_w: [cols] f32 (read when xnorm != 0). KW4: the best single geometry
-// on every 4,096-column shape; the wide kernel (KW8, for matrices of few
-// rows, gpu.MatvecWide) on the 0.8B preset's 1,024 x 3,584 (perf.md step 29).
+// norm_w: [cols] f32 (read when xnorm != 0). KW4 with 3 slots: the best
+// single geometry over the presets' shapes of more than 2,048 rows; the wide
+// kernel (KW8, 4 slots, for matrices of few rows, gpu.MatvecWide) on the
+// 0.8B preset's 1,024 x 3,584 and 1,024 x 2,048 (perf.md step 34, run78).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mvq4<4, 1>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mvq4<4, 3>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q4_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                  float eps) {
-    memra_mvq4<8, 1>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mvq4<8, 4>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }

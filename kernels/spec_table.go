@@ -81,9 +81,14 @@ type MatvecKernel struct {
 	Wide         bool // each row split over 8 warps (for matrices of few rows)
 	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*R of the template
 	// TensorCore: the kernel of matvec_q4k.cu (tiled weights, mma.m16n8k16),
-	// which always stages x in shared memory: Shared's cols*4 + cols/8 bytes.
+	// which always stages x in shared memory (cols*4 + cols/8 bytes) and
+	// streams its tiles through Ring slots per warp (memra_mvq4's S).
 	TensorCore bool
+	Ring       int
 }
+
+// q4TileBytes is one Q4_K tile (kquant.cuh MEMRA_Q4T_BYTES, ktile.Q4K).
+const q4TileBytes = 2368
 
 // File is the source of the kernel.
 func (m MatvecKernel) File() string {
@@ -95,22 +100,25 @@ func (m MatvecKernel) File() string {
 
 // Shared is the dynamic shared memory of a launch over cols columns, with or
 // without the fused norm: the normalised x (cols f32) when xnorm; for the
-// tensor-core kernels x split into f16 hi and lo (cols*4 bytes) and the sums
-// of its 32-column runs (cols/32 f32), norm or not. The spec's Shared
-// expression says the same (a test in engine/gpu compares them).
+// tensor-core kernels x split into f16 hi and lo (cols*4 bytes), the sums
+// of its 32-column runs (cols/32 f32) and the 8 warps' rings of tiles, norm
+// or not. The spec's Shared expression says the same (a test in engine/gpu
+// compares them).
 func (m MatvecKernel) Shared(cols int, xnorm bool) int {
 	switch {
 	case m.TensorCore:
-		return cols*4 + cols/8
+		return cols*4 + cols/8 + m.ringBytes()
 	case xnorm:
 		return cols * 4
 	}
 	return 0
 }
 
+func (m MatvecKernel) ringBytes() int { return MatvecThreads / 32 * m.Ring * q4TileBytes }
+
 func (m MatvecKernel) sharedExpr() string {
 	if m.TensorCore {
-		return "cols*4 + cols/8"
+		return fmt.Sprintf("cols*4 + cols/8 + %d", m.ringBytes())
 	}
 	return "xnorm * cols * 4"
 }
@@ -120,17 +128,17 @@ func (m MatvecKernel) sharedExpr() string {
 // and matvec_q4k.cu's memra_mvq4 (one 16-row tile per warp group, KW).
 func MatvecKernels() []MatvecKernel {
 	return []MatvecKernel{
-		{"matvec_f32", 0, false, 8, false},       // R4 KW4
-		{"matvec_f16", 1, false, 8, false},       // R4 KW4
-		{"matvec_f16_wide", 1, true, 4, false},   // R4 KW8
-		{"matvec_bf16", 30, false, 8, false},     // R4 KW4
-		{"matvec_bf16_wide", 30, true, 4, false}, // R4 KW8
-		{"matvec_q8_0", 8, false, 32, false},     // R4 KW1
-		{"matvec_q8_0_wide", 8, true, 8, false},  // R4 KW4 TB
-		{"matvec_q4_k", 12, false, 32, true},     // 16-row tiles, KW4
-		{"matvec_q4_k_wide", 12, true, 16, true}, // 16-row tiles, KW8
-		{"matvec_q5_k", 13, false, 16, false},    // R4 KW2
-		{"matvec_q6_k", 14, false, 16, false},    // R4 KW2
+		{"matvec_f32", 0, false, 8, false, 0},       // R4 KW4
+		{"matvec_f16", 1, false, 8, false, 0},       // R4 KW4
+		{"matvec_f16_wide", 1, true, 4, false, 0},   // R4 KW8
+		{"matvec_bf16", 30, false, 8, false, 0},     // R4 KW4
+		{"matvec_bf16_wide", 30, true, 4, false, 0}, // R4 KW8
+		{"matvec_q8_0", 8, false, 32, false, 0},     // R4 KW1
+		{"matvec_q8_0_wide", 8, true, 8, false, 0},  // R4 KW4 TB
+		{"matvec_q4_k", 12, false, 32, true, 3},     // 16-row tiles, KW4, 3 slots
+		{"matvec_q4_k_wide", 12, true, 16, true, 4}, // 16-row tiles, KW8, 4 slots
+		{"matvec_q5_k", 13, false, 16, false, 0},    // R4 KW2
+		{"matvec_q6_k", 14, false, 16, false, 0},    // R4 KW2
 	}
 }
 

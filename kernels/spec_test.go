@@ -357,10 +357,19 @@ func braceBody(src string, open int) (string, int) {
 // TestMatvecUnitsMatchTemplates: the host sizes matvec grids from
 // MatvecKernels' RowsPerBlock, which must be (8 warps / KW) * R of the
 // template arguments each kernel instantiates: memra_mv<KIND, R, KW, U>
-// (matvec.cu) or memra_mvq4<KW, U> (matvec_q4k.cu, R = one 16-row tile).
+// (matvec.cu) or memra_mvq4<KW, S> (matvec_q4k.cu, R = one 16-row tile),
+// and sizes their shared memory from Ring, which must be S, with tiles of
+// q4TileBytes, which must be kquant.cuh's MEMRA_Q4T_BYTES.
 func TestMatvecUnitsMatchTemplates(t *testing.T) {
 	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)(?:, \w+)*>`)
 	tc := regexp.MustCompile(`memra_mvq4<(\d+), (\d+)>`)
+	kq, err := os.ReadFile("kquant.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("#define MEMRA_Q4T_BYTES %d\n", q4TileBytes); !strings.Contains(string(kq), want) {
+		t.Errorf("kquant.cuh does not say %q", strings.TrimSpace(want))
+	}
 	for _, mk := range MatvecKernels() {
 		b, err := os.ReadFile(mk.File())
 		if err != nil {
@@ -378,11 +387,14 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 		if mk.TensorCore {
 			m := tc.FindStringSubmatch(body)
 			if m == nil {
-				t.Errorf("%s: no memra_mvq4<KW, U> call in its body", mk.Name)
+				t.Errorf("%s: no memra_mvq4<KW, S> call in its body", mk.Name)
 				continue
 			}
 			r = 16
 			kw, _ = strconv.Atoi(m[1])
+			if ring, _ := strconv.Atoi(m[2]); ring != mk.Ring {
+				t.Errorf("%s: template S=%d slots, MatvecKernels says Ring %d", mk.Name, ring, mk.Ring)
+			}
 		} else {
 			m := args.FindStringSubmatch(body)
 			if m == nil {

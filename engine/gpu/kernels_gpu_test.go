@@ -388,7 +388,7 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 }
 
 // TestGPUMatvecSharedLimit: a Q4_K matrix too wide for the tensor-core
-// kernels' copy of x (cols·4 + cols/8 bytes of shared memory per block,
+// kernels' copy of x and ring of tiles (cols·4 + cols/8 + 8·S·2,368 bytes of shared memory per block,
 // 227 KiB at most on sm_90) must fail the load with an error that names the
 // matrix, its width and the limit, not a launch failure in the first step.
 func TestGPUMatvecSharedLimit(t *testing.T) {
@@ -435,12 +435,14 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 // tensor-core kernels (matvec_q4k.cu) take x as hi + lo f16, x' to within
 // 2^-22 = 4 u (mma.cuh), and add per row: two mma of 16 products into one
 // accumulator per run of 32, 33 additions, each counted as 2 u since neither
-// the tensor core's order nor its rounding is specified (66); D0 + D1, the
-// scale's product and the sum over a superblock's 8 runs (10; the min's
-// path, the run sums X_j of 64 halves times m over 8 runs, is shorter:
-// 73); then d· or dmin·, the difference, the lane's sum over its
-// cols/256/KW superblocks, up to 8 warp partials and the add into y:
-// ≤ 76 + 2 + cols/256 + 8 + 1 + 4 steps, used where it exceeds cols/32+48
+// the tensor core's order nor its rounding is specified (66), then the six
+// mma of the other runs that share the accumulator and add exact zeros to
+// this run's columns, counted as 2 u each all the same (12); D0 + D1, the
+// scale's product and the sum of the lane's two runs (3; the min's path, the
+// run sums X_j of 64 halves times m over 2 runs, is shorter: 67); then d· or
+// dmin·, the difference, the lane's sum over its cols/256/KW superblocks,
+// the quad's four lanes (2), up to 8 warp partials and the add into y:
+// ≤ 81 + 2 + cols/256 + 2 + 8 + 1 + 4 steps, used where it exceeds cols/32+48
 // (below ~1,100 columns). The
 // reference's own rounding of a·q − m (1–2 u per weight) fits the slack. The CPU backend's cpu.MatVec (8 f32
 // partial sums of cols/8 terms) must agree within the sum of both bounds.
@@ -557,7 +559,7 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 	ktMust(t, cpu.MatVec(nil, cpuY, w, xs))
 	gpuDepth := float64(cols/32 + 48)
 	if tiled(typ) {
-		gpuDepth = max(gpuDepth, float64(76+2+cols/256+8+1+4))
+		gpuDepth = max(gpuDepth, float64(81+2+cols/256+2+8+1+4))
 	}
 	cpuDepth := float64(cols/8 + 16)
 	if w.Type.BlockSize() == 256 {

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "527dee87d3f89f4714adced5673b8a0cd9e86128070158cb837feb1627f3df20"
+const specHash = "9df5327fa54f12a10db3634285f2bd5ea28744f8be2e053b77c2032ed5c8a9ac"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -615,12 +615,12 @@ func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x
 
 // geomMatvecQ4K is matvec_q4_k's grid and dynamic shared memory, from the spec.
 func geomMatvecQ4K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, cols*4 + cols/8
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 56832
 }
 
 // MatvecQ4K launches matvec_q4_k (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 bytes.
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 56832 bytes.
 func (k_ *Kernels) MatvecQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	geom_, shmem_ := geomMatvecQ4K(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q4_k", geom_, shmem_)
@@ -645,12 +645,12 @@ func (k_ *Kernels) MatvecQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 
 // geomMatvecQ4KWide is matvec_q4_k_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecQ4KWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, cols*4 + cols/8
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 75776
 }
 
 // MatvecQ4KWide launches matvec_q4_k_wide (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 bytes.
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 75776 bytes.
 func (k_ *Kernels) MatvecQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	geom_, shmem_ := geomMatvecQ4KWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q4_k_wide", geom_, shmem_)

@@ -18,8 +18,10 @@
 // mma.cuh (included by mvexp.cu) holds the tensor-core kernels of docs/perf.md
 // steps 28 and 29: mma_q8_ (q8_0, the engine's layout or tileQ8's) and
 // mmak_q4_ (the engine's Q4_K kernel, kernels/matvec_q4k.cu, at other
-// geometries, on ktile's Q4_K tiles); mvk_q4_cuda is the CUDA-core Q4_K kernel
-// the engine ran before; scripts/gpu/run56.sh to run59.sh ran them. mmk6_ is
+// geometries KW and ring slots S, on ktile's Q4_K tiles; an output must equal
+// the engine kernel's of the same KW bit for bit); mvk_q4_cuda is the
+// CUDA-core Q4_K kernel the engine ran before; scripts/gpu/run56.sh to
+// run59.sh ran them (step 34's forms, run77 and run78: commit a7b69b7). mmk6_ is
 // step 31's Q6_K form (mmk6.cuh, run62). -xnorm runs the kernels with the
 // RMSNorm fused, as a decode step runs its projections: without it the
 // CUDA-core kernels read x from global memory and look slower on the large
@@ -53,8 +55,7 @@ type variant struct {
 	q6k       bool // Q6_K weights: the engine's split layout (its CUDA-core matvec_q6_k) or ktile.Q6K's tiles (mmk6_)
 	q4k       bool // Q4_K weights: ggml's blocks (mvk_q4_cuda) or ktile.Q4K's tiles (the engine's matvec_q4_k, mmak_)
 	mvg       bool // the engine's template: (y, W, S, x, rows, cols), S null for bf16
-	ring      int  // mmaks_, mmakc_ (mvq4s.cuh): tile slots per warp in shared memory
-	quad      bool // mmakc_, mmakr_: the runs spread over the quad (mvq4s_step4)
+	ring      int  // mmak_ and the engine's Q4_K kernels: tile slots per warp in shared memory (memra_mvq4's S)
 	fn        cuda.Function
 	rowsBlock int
 }
@@ -82,25 +83,15 @@ func parseVariants(names []string) []variant {
 			vs = append(vs, v)
 			continue
 		}
-		if pre := n[:min(len(n), 9)]; pre == "mmaks_q4_" || pre == "mmakc_q4_" || pre == "mmakr_q4_" {
-			// The engine's Q4_K kernel with a shared-memory ring, the runs
-			// spread over the quad, or both (mvq4s.cuh).
-			v.mma, v.tiled, v.q4k, v.r = true, true, true, 16
-			v.quad = pre != "mmaks_q4_"
-			if pre == "mmakr_q4_" {
-				fmt.Sscanf(n[9:], "k%d_u", &v.kw)
-			} else {
-				fmt.Sscanf(n[9:], "k%d_s%d", &v.kw, &v.ring)
-			}
-			v.rowsBlock = 8 / v.kw * v.r
-			vs = append(vs, v)
-			continue
-		}
 		if q4, q6 := strings.HasPrefix(n, "mmak_q4_"), strings.HasPrefix(n, "mmk6_q6_"); q4 || q6 {
 			// Tensor-core K-quant kernels on ktile's tiles: 16-row tiles, KW.
 			v.mma, v.tiled, v.q4k, v.q6k = true, true, q4, q6
-			var u int
-			fmt.Sscanf(n[len("mmak_q4_"):], "k%d_u%d", &v.kw, &u)
+			if q4 {
+				fmt.Sscanf(n[len("mmak_q4_"):], "k%d_s%d", &v.kw, &v.ring)
+			} else {
+				var u int
+				fmt.Sscanf(n[len("mmk6_q6_"):], "k%d_u%d", &v.kw, &u)
+			}
 			v.r = 16
 			v.rowsBlock = 8 / v.kw * v.r
 			vs = append(vs, v)
@@ -155,15 +146,9 @@ var expNames = []string{
 	"mma_q8_t1_k8_u4_l0", "mma_q8_t1_k8_u4_l1", "mma_q8_t1_k4_u4_l0", "mma_q8_t1_k4_u4_l1", "mma_q8_t2_k4_u2_l1",
 	"mma_q8_t1_k2_u4_l0", "mma_q8_t1_k2_u4_l1", "mma_q8_t2_k2_u2_l1", "mma_q8_t1_k8_u2_l1", "mma_q8_t2_k8_u2_l1",
 	"mma_q8_t1_k4_u2_l1",
-	"mmak_q4_k1_u2_b0", "mmak_q4_k2_u2_b0", "mmak_q4_k4_u1_b0", "mmak_q4_k2_u1_b0", "mmak_q4_k8_u1_b0", "mmak_q4_k4_u2_b0",
-	"mmak_q4_k1_u2_b2", "mmak_q4_k4_u2_b2", "mmak_q4_k4_u1_b3", "mmak_q4_k2_u2_b2",
+	"mmak_q4_k4_s2_b0", "mmak_q4_k4_s3_b0", "mmak_q4_k4_s4_b0", "mmak_q4_k8_s3_b0", "mmak_q4_k8_s4_b0", "mmak_q4_k2_s2_b0",
+	"mmak_q4_k2_s4_b0", "mmak_q4_k1_s2_b0", "mmak_q4_k1_s4_b0",
 	"mvk_q4_cuda",
-	"mmaks_q4_k4_s2_b0", "mmaks_q4_k4_s3_b0", "mmaks_q4_k4_s4_b0", "mmaks_q4_k4_s6_b0", "mmaks_q4_k8_s3_b0", "mmaks_q4_k8_s4_b0",
-	"mmaks_q4_k2_s4_b0", "mmaks_q4_k1_s4_b0",
-	"mmakr_q4_k4_u1_b0", "mmakr_q4_k8_u1_b0", "mmakr_q4_k2_u1_b0", "mmakr_q4_k1_u2_b0", "mmakr_q4_k4_u2_b0", "mmakr_q4_k8_u2_b0",
-	"mmakr_q4_k2_u2_b0",
-	"mmakc_q4_k4_s2_b0", "mmakc_q4_k4_s3_b0", "mmakc_q4_k4_s4_b0", "mmakc_q4_k8_s3_b0", "mmakc_q4_k8_s4_b0", "mmakc_q4_k2_s4_b0",
-	"mmakc_q4_k1_s4_b0", "mmakc_q4_k2_s2_b0", "mmakc_q4_k1_s2_b0",
 	"mmk6_q6_k4_u1_b0", "mmk6_q6_k8_u1_b0", "mmk6_q6_k2_u1_b0", "mmk6_q6_k1_u2_b0", "mmk6_q6_k4_u2_b0", "mmk6_q6_k4_u1_b3",
 }
 
@@ -207,12 +192,12 @@ func run(cubin, only, match string, xnorm bool) error {
 			return err
 		}
 		q4k := mk.GgmlType == 12 // the tensor-core kernel on ktile.Q4K's tiles
-		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: q4k, q6k: mk.GgmlType == 14, mma: q4k, tiled: q4k,
+		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: q4k, q6k: mk.GgmlType == 14, mma: q4k, tiled: q4k, ring: mk.Ring,
 			fn: fn, rowsBlock: mk.RowsPerBlock})
 	}
 	vs = append(eng, vs...)
 	for i := range vs {
-		if vs[i].mma { // x's split copy: cols*4 bytes (Q4_K: + cols/8), 48 KiB and more at 12,288 columns; mmaks_ add their rings
+		if vs[i].mma { // x's split copy: cols*4 bytes (Q4_K: + cols/8), 48 KiB and more at 12,288 columns; Q4_K adds the rings
 			limit := 96 << 10
 			if vs[i].ring > 0 {
 				limit = 200 << 10
@@ -609,9 +594,6 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 				kw = 8
 			}
 			key := fmt.Sprintf("q4k/kw%d", kw)
-			if v.quad {
-				key = fmt.Sprintf("q4k-quad/kw%d", kw)
-			}
 			if ref, seen := family[key]; !seen {
 				family[key] = append([]float32(nil), y...)
 			} else {

@@ -13,7 +13,7 @@ import (
 // otherwise surface only on the GPU machine, as a missing function.
 func TestVariantNames(t *testing.T) {
 	var cu string
-	for _, f := range []string{"mvexp.cu", "mma.cuh", "mmk6.cuh", "mvq4s.cuh"} {
+	for _, f := range []string{"mvexp.cu", "mma.cuh", "mmk6.cuh"} {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -26,8 +26,8 @@ func TestVariantNames(t *testing.T) {
 		}
 		// mvx_ names appear as macro calls BF(R, KW, U, XS) / Q8(R, KW, U),
 		// mvg_ names as MVG_BF / MVG_Q8(R, KW, U, TB, PF) / MVG_Q8B(R, KW, U, TB, PF, B),
-		// mma_ names as MMA_Q8(T, KW, U, TL), mmak_ names as MMAK_Q4(KW, U, B),
-		// mmk6_ names as MMK6(KW, U, B), mmaks_/mmakc_/mmakr_ names as MMAKS_Q4 / MMAKC_Q4(KW, S, B), MMAKR_Q4(KW, U, B),
+		// mma_ names as MMA_Q8(T, KW, U, TL), mmak_ names as MMAK_Q4(KW, S, B),
+		// mmk6_ names as MMK6(KW, U, B),
 		// mvk_q4_cuda as its kernel's line.
 		var call string
 		f := strings.Split(v.name, "_")
@@ -35,8 +35,6 @@ func TestVariantNames(t *testing.T) {
 		switch {
 		case v.name == "mvk_q4_cuda":
 			call = "mvk_q4_cuda("
-		case strings.HasPrefix(v.name, "mmak") && v.name[4] != '_':
-			call = strings.ToUpper(f[0]) + "_Q4(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
 		case v.q6k:
 			call = "MMK6(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
 		case v.q4k:

@@ -176,35 +176,32 @@ __device__ __forceinline__ void mma_q8(float* y, const signed char* W, const uns
 }
 
 // ---- Q4_K ------------------------------------------------------------------
-// Step 29's kernel is the engine's now (kernels/matvec_q4k.cu, landed in
-// step 30); these instantiate its template at other geometries.
-// One tensor-core K-quant kernel NAME_k<KW>_u<U>_b<B> calling the template
-// TMPL<KW, U> with the engine's parameters. B: the blocks per SM
+// Step 29's kernel is the engine's (kernels/matvec_q4k.cu, landed in step 30,
+// reshaped in step 34); these instantiate its template at other geometries.
+// One tensor-core K-quant kernel NAME_k<KW>_<P><A>_b<B> calling the template
+// TMPL<KW, A> with the engine's parameters (Q4_K: A = S ring slots, P = s;
+// Q6_K: A = U superblocks per trip, P = u). B: the blocks per SM
 // __launch_bounds__ asks for (0: none), which caps the registers.
-#define MMA_KQ(NAME, TMPL, KW, U, B)                                                                                       \
-    extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, B) NAME##_k##KW##_u##U##_b##B(                          \
+#define MMA_KQ(NAME, TMPL, KW, P, A, B)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, B) NAME##_k##KW##_##P##A##_b##B(                        \
         float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) { \
-        TMPL<KW, U>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);                 \
+        TMPL<KW, A>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);                 \
     }
-#define MMAK_Q4(KW, U, B) MMA_KQ(mmak_q4, memra_mvq4, KW, U, B)
+#define MMAK_Q4(KW, S, B) MMA_KQ(mmak_q4, memra_mvq4, KW, s, S, B)
 
-MMAK_Q4(1, 2, 0)
-MMAK_Q4(2, 2, 0)
-MMAK_Q4(4, 1, 0)
-MMAK_Q4(2, 1, 0)
-MMAK_Q4(8, 1, 0)
 MMAK_Q4(4, 2, 0)
-MMAK_Q4(1, 2, 2)
-MMAK_Q4(4, 2, 2)
-MMAK_Q4(4, 1, 3)
-MMAK_Q4(2, 2, 2)
-
-// The same kernel with its tiles streamed through shared memory (step 34).
-#include "mvq4s.cuh"
+MMAK_Q4(4, 3, 0)
+MMAK_Q4(4, 4, 0)
+MMAK_Q4(8, 3, 0)
+MMAK_Q4(8, 4, 0)
+MMAK_Q4(2, 2, 0)
+MMAK_Q4(2, 4, 0)
+MMAK_Q4(1, 2, 0)
+MMAK_Q4(1, 4, 0)
 
 // Q6_K on the tensor cores (mmk6.cuh) at several geometries, against the
 // engine's CUDA-core matvec_q6_k.
-#define MMK6(KW, U, B) MMA_KQ(mmk6_q6, memra_mvq6, KW, U, B)
+#define MMK6(KW, U, B) MMA_KQ(mmk6_q6, memra_mvq6, KW, u, U, B)
 
 MMK6(4, 1, 0)
 MMK6(8, 1, 0)
