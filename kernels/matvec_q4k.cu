@@ -176,23 +176,7 @@ __device__ __forceinline__ void memra_mvq4(float* y, const unsigned char* W, con
 #pragma unroll
     for (int k = 0; k < S - 1; k++) issue();
     memra_grid_wait();
-    const float unscale = memra_stage_x(memra_xsplit, x, norm_w, cols, xnorm, eps);
-    for (int j = threadIdx.x; j < cols / 32; j += MEMRA_MV_THREADS) {
-        // X_j as the mma sees x' (hi + lo), in column order.
-        float sum = 0.0f;
-        for (int q = 0; q < 4; q++) {
-            const uint4 h = memra_xsplit[(j * 4 + q) * 2], l = memra_xsplit[(j * 4 + q) * 2 + 1];
-            const unsigned int hw[4] = {h.x, h.y, h.z, h.w}, lw[4] = {l.x, l.y, l.z, l.w};
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                const __half2 hh = *reinterpret_cast<const __half2*>(&hw[k]), ll = *reinterpret_cast<const __half2*>(&lw[k]);
-                sum += __low2float(hh) + __low2float(ll);
-                sum += __high2float(hh) + __high2float(ll);
-            }
-        }
-        xsum[j] = sum;
-    }
-    __syncthreads();
+    const float unscale = memra_stage_x(memra_xsplit, xsum, x, norm_w, cols, xnorm, eps);
     int ci = 0; // the item being summed
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         float acc[2] = {0.0f, 0.0f};

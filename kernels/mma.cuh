@@ -25,26 +25,28 @@ __device__ __forceinline__ void memra_mma_f16(float d[4], const unsigned int a[4
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// The hi (lo = false) or lo (lo = true) halves of the pair (a, b).
-__device__ __forceinline__ unsigned int memra_split_pair(float a, float b, bool lo) {
-    __half2 h = __floats2half2_rn(a, b);
-    if (lo) h = __floats2half2_rn(a - __low2float(h), b - __high2float(h));
-    return *reinterpret_cast<unsigned int*>(&h);
-}
-
-// The block's prologue: x' = (xnorm ? x / sqrt(mean(x^2) + eps) * norm_w : x)
-// * 2^k, split into xsplit[(col/8)*2 + n] (n = 0 hi, 1 lo: the 8 halves of
-// columns 8q..8q+7); returns 2^-k. The sum of squares is memra_mv_input's
-// (thread-strided partials, xor butterfly, warps in order), so every block,
-// and the eager and graph paths, see the same x'. x and norm_w 16-byte
-// aligned, cols % 8 == 0.
-__device__ __forceinline__ float memra_stage_x(uint4* xsplit, const float* x, const float* norm_w, int cols, int xnorm, float eps) {
+// The block's prologue: x' = (xnorm ? x / sqrt(mean(x^2) + eps) * norm_w :
+// x) * 2^k, split into xsplit[(col/8)*2 + n] (n = 0 hi, 1 lo: the 8 halves
+// of columns 8q..8q+7), and, when xsum is not null, xsum[j] = the sum of
+// 32-column run j's x' as the mma sees it (hi + lo), formed as the split is
+// written: thread t owns 8-column groups t, t + 256, ..., so a run is 4
+// groups on 4 neighbouring lanes, added by two shuffles. Returns 2^-k. Every
+// block adds in the same fixed order, so all blocks (and eager and graph
+// runs) see the same x'. x and norm_w 16-byte aligned, cols % 8 == 0, and
+// with xsum cols % 256 == 0 (the loops over groups are then warp-uniform).
+__device__ __forceinline__ float memra_stage_x(uint4* xsplit, float* xsum, const float* x, const float* norm_w, int cols, int xnorm,
+                                                 float eps) {
     __shared__ float red[2][MEMRA_MV_THREADS / 32];
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    const float4* n4 = reinterpret_cast<const float4*>(norm_w);
     float ss = 0.0f, mx = 0.0f;
-    for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) {
-        const float v = x[i];
-        ss += v * v;
-        mx = fmaxf(mx, fabsf(xnorm ? v * norm_w[i] : v));
+    for (int c = threadIdx.x; c < cols / 8; c += MEMRA_MV_THREADS) {
+        const float4 a = x4[2 * c], b = x4[2 * c + 1];
+        float4 na = make_float4(1.0f, 1.0f, 1.0f, 1.0f), nb = na;
+        if (xnorm) na = n4[2 * c], nb = n4[2 * c + 1];
+        ss += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w + b.x * b.x + b.y * b.y + b.z * b.z + b.w * b.w;
+        mx = fmaxf(mx, fmaxf(fmaxf(fmaxf(fabsf(a.x * na.x), fabsf(a.y * na.y)), fmaxf(fabsf(a.z * na.z), fabsf(a.w * na.w))),
+                             fmaxf(fmaxf(fabsf(b.x * nb.x), fabsf(b.y * nb.y)), fmaxf(fabsf(b.z * nb.z), fabsf(b.w * nb.w)))));
     }
     ss = memra_warp_sum(ss);
     mx = memra_warp_max(mx);
@@ -61,22 +63,33 @@ __device__ __forceinline__ float memra_stage_x(uint4* xsplit, const float* x, co
         k = min(126, max(-126, 14 - ex));
     }
     const float scale = __int_as_float((127 + k) << 23);
-    for (int q = threadIdx.x; q < cols / 8 * 2; q += MEMRA_MV_THREADS) {
-        const int c0 = (q >> 1) * 8;
-        float v[8];
-        const float4 x0 = reinterpret_cast<const float4*>(x + c0)[0], x1 = reinterpret_cast<const float4*>(x + c0)[1];
-        v[0] = x0.x, v[1] = x0.y, v[2] = x0.z, v[3] = x0.w, v[4] = x1.x, v[5] = x1.y, v[6] = x1.z, v[7] = x1.w;
+    for (int c = threadIdx.x; c < cols / 8; c += MEMRA_MV_THREADS) {
+        const float4 a = x4[2 * c], b = x4[2 * c + 1];
+        float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
         if (xnorm) {
-            const float4 n0 = reinterpret_cast<const float4*>(norm_w + c0)[0], n1 = reinterpret_cast<const float4*>(norm_w + c0)[1];
-            const float nw[8] = {n0.x, n0.y, n0.z, n0.w, n1.x, n1.y, n1.z, n1.w};
+            const float4 na = n4[2 * c], nb = n4[2 * c + 1];
+            const float nw[8] = {na.x, na.y, na.z, na.w, nb.x, nb.y, nb.z, nb.w};
 #pragma unroll
             for (int j = 0; j < 8; j++) v[j] = v[j] * inv * nw[j];
         }
+        unsigned int hw[4], lw[4];
+        float part = 0.0f;
 #pragma unroll
-        for (int j = 0; j < 8; j++) v[j] *= scale;
-        const bool lo = q & 1;
-        xsplit[q] = make_uint4(memra_split_pair(v[0], v[1], lo), memra_split_pair(v[2], v[3], lo), memra_split_pair(v[4], v[5], lo),
-                               memra_split_pair(v[6], v[7], lo));
+        for (int j = 0; j < 4; j++) {
+            const float p = v[2 * j] * scale, q = v[2 * j + 1] * scale;
+            const __half2 h = __floats2half2_rn(p, q);
+            const __half2 l = __floats2half2_rn(p - __low2float(h), q - __high2float(h));
+            hw[j] = *reinterpret_cast<const unsigned int*>(&h);
+            lw[j] = *reinterpret_cast<const unsigned int*>(&l);
+            part += (__low2float(h) + __low2float(l)) + (__high2float(h) + __high2float(l));
+        }
+        xsplit[2 * c] = make_uint4(hw[0], hw[1], hw[2], hw[3]);
+        xsplit[2 * c + 1] = make_uint4(lw[0], lw[1], lw[2], lw[3]);
+        if (xsum) {
+            part += __shfl_xor_sync(MEMRA_FULL_MASK, part, 1);
+            part += __shfl_xor_sync(MEMRA_FULL_MASK, part, 2);
+            if ((threadIdx.x & 3) == 0) xsum[c >> 2] = part;
+        }
     }
     __syncthreads();
     return __int_as_float((127 - k) << 23);

@@ -58,7 +58,7 @@ __device__ __forceinline__ void mma_q8(float* y, const signed char* W, const uns
     const int nb = cols >> 5;
     const int units = (rows + G * T * 16 - 1) / (G * T * 16);
     memra_grid_wait();
-    const float unscale = memra_stage_x(mma_xsplit, x, norm_w, cols, xnorm, eps);
+    const float unscale = memra_stage_x(mma_xsplit, nullptr, x, norm_w, cols, xnorm, eps);
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         const int r0 = (unit * G + g) * T * 16;
         const signed char* wr[T][2];

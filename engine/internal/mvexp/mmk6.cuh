@@ -111,7 +111,7 @@ __device__ __forceinline__ void memra_mvq6(float* y, const unsigned char* W, con
     const int ns = cols >> 8;
     const int units = (rows + G * 16 - 1) / (G * 16);
     memra_grid_wait();
-    const float unscale = memra_stage_x(memra_xsplit, x, norm_w, cols, xnorm, eps);
+    const float unscale = memra_stage_x(memra_xsplit, nullptr, x, norm_w, cols, xnorm, eps);
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         const long long tile = min(unit * G + g, (rows + 15) / 16 - 1); // a group past the end re-reads the last tile, never stored
         const unsigned char* tp = W + tile * ns * MEMRA_Q6T_BYTES;
