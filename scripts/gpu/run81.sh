@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Session 12, last call: step 37 (memra_mv_input reads float4s: the fused
+# norm's two passes of the f16/bf16/q8_0/K-quant CUDA-core matvecs). bin/old =
+# aefdabd (step 36), bin/new = the change. Every GPU test, 4 gates, greedy
+# tokens, bench old/new alternating at 1k (two rounds), then docs/perf.md's
+# full table with the faster of the two (by the summed tok/s of both rounds).
+set -u
+exec > >(tee -a $OUT/log.txt) 2>&1
+T0=$(date +%s); el() { echo "[t+$(( $(date +%s) - T0 ))s] $*"; }
+tar xJf bin/bin.txz -C bin
+nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader
+M=/tmp/models; mkdir -p $M
+R=$PWD
+pids=""
+for p in 0.8b 9b; do for t in bf16 q8_0 q4_k q6_k; do
+  ./bin/new/memra synth --arch qwen35 --preset $p --type $t -o $M/$p-$t.gguf > $M/$p-$t.log 2>&1 & pids="$pids $!"
+done; done
+el "engine/gpu tests"
+(cd engine/gpu && timeout 240 $R/bin/new/engine_gpu.test -test.run 'GPU|Matvec|RowsView|SplitHeads' -test.v -test.timeout 230s > $OUT/gputest.txt 2>&1)
+grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic" $OUT/gputest.txt | grep -v "^    --- PASS" | head -40
+wait $pids
+g() { echo "gate $(basename $1 .gguf) P=$2 N=$3 fp8=$4: $(MEMRA_KV_FP8=$4 timeout 150 ./bin/new/gate $1 $2 $3 2>/dev/null | grep -E 'gate (PASS|FAIL)|MISMATCH' | head -3 | tr '\n' ' ')"; }
+el "gates, greedy tokens"
+( g $M/0.8b-bf16.gguf 300 2000 0; g $M/0.8b-q8_0.gguf 64 2000 1 ) > $OUT/gates1.txt 2>&1 & g1=$!
+( g $M/9b-q8_0.gguf 64 1000 1; g $M/9b-bf16.gguf 1500 600 0 ) > $OUT/gates2.txt 2>&1 & g2=$!
+for d in cuda cpu; do
+  timeout 200 ./bin/new/memra run -m $M/0.8b-q8_0.gguf --prompt-tokens 1,2,3 -n 24 -greedy -print-tokens -device $d > $OUT/tok-$d.txt 2>&1 &
+  eval "t_$d=$!"
+done
+wait $g1 $g2 $t_cuda $t_cpu
+cat $OUT/gates?.txt
+for d in cuda cpu; do echo "$d: $(grep -E '^[0-9 ,]+$' $OUT/tok-$d.txt | head -1)"; done
+cmp -s <(grep -E '^[0-9 ,]+$' $OUT/tok-cuda.txt) <(grep -E '^[0-9 ,]+$' $OUT/tok-cpu.txt) && echo "greedy tokens cuda == cpu" || echo "greedy tokens DIFFER (see tok-*.txt)"
+Q=$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf
+mkdir -p /tmp/bn
+declare -A sum=([old]=0 [new]=0)
+for b in old new old new; do
+  el "bench 1k ($b)"
+  d=/tmp/bn/$b-$(date +%s); mkdir -p $d
+  timeout 100 ./bin/$b/bench -model $Q -ctx 1024 -reps 3 -tokens 64 -out $d 2>$d/stderr.txt | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13 | tee $d/rows.txt
+  sum[$b]=$(awk -F'|' -v s=${sum[$b]} '{s+=$5} END {print s}' $d/rows.txt)
+done
+echo "summed graph tok/s: old ${sum[old]} new ${sum[new]}"
+best=$(awk -v o=${sum[old]} -v n=${sum[new]} 'BEGIN {print (n >= o) ? "new" : "old"}')
+el "bench (full table, $best)"
+ALL=$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/0.8b-q4_k.gguf,$M/0.8b-q6_k.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf,$M/9b-q4_k.gguf,$M/9b-q6_k.gguf
+mkdir -p $OUT/table
+timeout 300 ./bin/$best/bench -model $ALL -ctx 64,1024,4096,16384,32768 -reps 3 -tokens 64 -out $OUT/table 2>$OUT/table/stderr.txt | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
+el done
