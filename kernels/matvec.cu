@@ -42,7 +42,7 @@
 // critical path (after the wait), so with x and norm_w 16-byte aligned and
 // cols % 4 == 0 they read float4s: 4 times fewer loads, each pass's loads in
 // flight at once rather than in round trips of a few (perf.md step 37).
-extern __shared__ float memra_xs[];
+extern __shared__ __align__(16) float memra_xs[];
 
 __device__ __forceinline__ void memra_mv_input(const float* x, const float* norm_w, int cols, float eps) {
     __shared__ float red[MEMRA_MV_THREADS / 32];

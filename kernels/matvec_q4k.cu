@@ -21,12 +21,13 @@
 // Geometry: a warp owns a tile row (16 rows); KW warps split its
 // superblocks (superblock kw, kw + KW, ...). Rows per unit: (8/KW) * 16.
 // The kernel is bound by its instructions and their latency more than by
-// bytes in flight (perf.md step 34: ncu issues 0.5 warps a cycle per
+// bytes in flight (perf.md step 35: ncu issues 0.5 warps a cycle per
 // scheduler at 41% of DRAM), so a lane sums the scales of 2 of a superblock's
 // 8 runs rather than all 8 (memra_q4t_step), and the tiles stream through a
 // ring of S slots per warp in shared memory, S - 1 ahead, across the ends of
-// units, which leaves the registers to the arithmetic (64 against 99 with a
-// superblock held ahead in registers). The order of every sum is fixed by
+// units, which leaves the registers to the arithmetic (56 against 99 with a
+// superblock held ahead in registers); the block's x staging is one pass
+// (mma.cuh memra_stage_x, step 36). The order of every sum is fixed by
 // the geometry, so eager and graph runs give the same bits. W, x and norm_w
 // 16-byte aligned; cols % 256 == 0.
 #include "common.cuh"
@@ -193,10 +194,10 @@ __device__ __forceinline__ void memra_mvq4(float* y, const unsigned char* W, con
 }
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q4_K tiled; x: [cols] f32;
-// norm_w: [cols] f32 (read when xnorm != 0). KW4 with 3 slots: the best
-// single geometry over the presets' shapes of more than 2,048 rows; the wide
-// kernel (KW8, 4 slots, for matrices of few rows, gpu.MatvecWide) on the
-// 0.8B preset's 1,024 x 3,584 and 1,024 x 2,048 (perf.md step 34, run78).
+// norm_w: [cols] f32 (read when xnorm != 0). KW4 with 3 slots: a compromise
+// over the presets' shapes of more than 2,048 rows (S2 and S4 each win some);
+// the wide kernel (KW8, 4 slots, for matrices of few rows, gpu.MatvecWide) on
+// the 0.8B preset's 1,024 x 3,584 and 1,024 x 2,048 (perf.md step 35, run78).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvq4<4, 3>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);

@@ -443,7 +443,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 // dmin·, the difference, the lane's sum over its cols/256/KW superblocks,
 // the quad's four lanes (2), up to 8 warp partials and the add into y:
 // ≤ 81 + 2 + cols/256 + 2 + 8 + 1 + 4 steps, used where it exceeds cols/32+48
-// (below ~1,100 columns). The
+// (below ~1,830 columns). The
 // reference's own rounding of a·q − m (1–2 u per weight) fits the slack. The CPU backend's cpu.MatVec (8 f32
 // partial sums of cols/8 terms) must agree within the sum of both bounds.
 func TestGPUKernelMatvec(t *testing.T) {

@@ -2,7 +2,7 @@
 # Session 12: the two experiments prepared in session 11, alone and together.
 # bin/old = main (d19bb8c), bin/A = next/attn-short-splits (short-context buckets
 # run 2x or 4x the splits), bin/B = next/gdn-early-state (gdn_delta loads its
-# state before the wait), bin/AB = both (next/s12-both). GPU tests and 5 gates
+# state before the wait), bin/AB = both (next/s12-both). GPU tests and 4 gates
 # on AB, greedy cuda == cpu, bench at 1k and 4k in rotation (two rounds), a 0.8B
 # profile of AB.
 set -u

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 12: the Q4_K tensor-core matvec with its tiles streamed through a
-# per-warp shared-memory ring (mvexp mmaks_, mvq4s.cuh; perf.md step 34)
+# per-warp shared-memory ring (mvexp mmaks_, mvq4s.cuh; perf.md step 35)
 # against the engine's matvec_q4_k / _wide and step 29's register forms,
 # norm fused, on the 9B and 0.8B Q4_K shapes. mvexp checks every output
 # against float64 and the mmaks_ bits against the engine kernel of equal KW.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 12: step 34 in the engine: matvec_q4_k / _wide with each run's sums
+# Session 12: step 35 in the engine: matvec_q4_k / _wide with each run's sums
 # in its own B column pair and the tiles streamed through a per-warp ring
 # (KW4 S3, KW8 S4). bin/old = a7b69b7 (main's kernels), bin/new = the change.
 # Every GPU test, the engine's Q4_K kernels in mvexp, 4 Q4_K gates, greedy

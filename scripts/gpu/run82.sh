@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 12: docs/perf.md's full table with main's binaries (aefdabd; run81's
-# table ran them with step 37, which is not kept). Reuses run81's models when
-# the machine still holds them.
+# Session 12: docs/perf.md's full table with the binaries before step 37
+# (aefdabd), the control for run81's table, which ran step 37 (kept after
+# the two were compared). Reuses run81's models when the machine holds them.
 set -u
 exec > >(tee -a $OUT/log.txt) 2>&1
 T0=$(date +%s); el() { echo "[t+$(( $(date +%s) - T0 ))s] $*"; }

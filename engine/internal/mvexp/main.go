@@ -21,7 +21,7 @@
 // geometries KW and ring slots S, on ktile's Q4_K tiles; an output must equal
 // the engine kernel's of the same KW bit for bit); mvk_q4_cuda is the
 // CUDA-core Q4_K kernel the engine ran before; scripts/gpu/run56.sh to
-// run59.sh ran them (step 34's forms, run77 and run78: commit a7b69b7). mmk6_ is
+// run59.sh ran them (step 35's forms, run77 and run78: commit a7b69b7). mmk6_ is
 // step 31's Q6_K form (mmk6.cuh, run62). -xnorm runs the kernels with the
 // RMSNorm fused, as a decode step runs its projections: without it the
 // CUDA-core kernels read x from global memory and look slower on the large
@@ -501,6 +501,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		if v.ring > 0 {
 			shared += uint32(8 * v.ring * ktile.Q4K.Bytes)
 			if shared > 200<<10 {
+				fmt.Printf("%-36s skipped: %d bytes of shared memory\n", v.name, shared)
 				continue
 			}
 		}

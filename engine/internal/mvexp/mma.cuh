@@ -177,7 +177,7 @@ __device__ __forceinline__ void mma_q8(float* y, const signed char* W, const uns
 
 // ---- Q4_K ------------------------------------------------------------------
 // Step 29's kernel is the engine's (kernels/matvec_q4k.cu, landed in step 30,
-// reshaped in step 34); these instantiate its template at other geometries.
+// reshaped in steps 35 and 36); these instantiate its template at other geometries.
 // One tensor-core K-quant kernel NAME_k<KW>_<P><A>_b<B> calling the template
 // TMPL<KW, A> with the engine's parameters (Q4_K: A = S ring slots, P = s;
 // Q6_K: A = U superblocks per trip, P = u). B: the blocks per SM
