@@ -304,10 +304,14 @@ extern "C" __global__ void plain(const int* p) {}`
 // call memra_grid_wait() before touching memory an earlier kernel wrote
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
-// prefetch of weights, or of memra_mvq4, which waits first. A kernel without the wait would race its
+// prefetch of weights, or of memra_mvq4, which copies weights first.
+// gdn_conv and rmsnorm_gated load before their wait what kernels at least two
+// back wrote (gdn.cu says why that is safe); they must still wait before
+// their first plain (L1) load. A kernel without the wait would race its
 // predecessor on sm_90.
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
-	_, cus := sourceKernels(t)
+	kernels, cus := sourceKernels(t)
+	name := regexp.MustCompile(`__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(`)
 	mv := regexp.MustCompile(`^memra_mv(q4)?<[^;]*;$`)
 	for _, n := range cus {
 		b, err := os.ReadFile(n)
@@ -327,11 +331,81 @@ func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 			}
 			body, end := braceBody(src, start+open)
 			body = strings.TrimSpace(body)
+			if m := name.FindStringSubmatch(src[start : start+open]); m != nil && earlyLoads[m[1]] {
+				checkEarlyLoads(t, kernels[m[1]], body)
+				i = end
+				continue
+			}
 			if !strings.HasPrefix(body, "memra_grid_wait();") && !mv.MatchString(strings.Join(strings.Fields(body), " ")) {
 				head := strings.Join(strings.Fields(src[start:start+open]), " ")
 				t.Errorf("%s: %s does not start with memra_grid_wait()", n, head)
 			}
 			i = end
+		}
+	}
+}
+
+// earlyLoads are the kernels that load before memra_grid_wait().
+var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true}
+
+// TestKernelsTriggerAfterTheirWait: a kernel that reads before its wait
+// what kernels two back wrote (earlyLoads) relies on every kernel calling
+// memra_grid_launch_dependents() only after its own memra_grid_wait(): then
+// when a kernel starts, the one before it has waited, so the one before that
+// has completed. Checked in every kernel's body and in the matvec templates
+// that hold the calls for theirs.
+func TestKernelsTriggerAfterTheirWait(t *testing.T) {
+	_, cus := sourceKernels(t)
+	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvq4)\()`)
+	checked := 0
+	for _, n := range cus {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		for _, loc := range fn.FindAllStringIndex(src, -1) {
+			open := strings.Index(src[loc[0]:], "{")
+			if open < 0 {
+				continue
+			}
+			body, _ := braceBody(src, loc[0]+open)
+			head := strings.Join(strings.Fields(src[loc[0]:loc[0]+open]), " ")
+			w, d := strings.Index(body, "memra_grid_wait();"), strings.Index(body, "memra_grid_launch_dependents();")
+			if d >= 0 && (w < 0 || d < w) {
+				t.Errorf("%s: %s triggers its dependents before its wait", n, head)
+			}
+			checked++
+		}
+	}
+	if checked < 40 {
+		t.Errorf("checked %d kernel bodies; the pattern no longer finds them", checked)
+	}
+}
+
+// checkEarlyLoads: before its wait a kernel may read memory only through
+// __ldcg (L2, never a stale L1 line) or __ldg (weights): the only arrays it
+// may index there are the ones it declares there (registers), and it may
+// not dereference a pointer parameter.
+func checkEarlyLoads(t *testing.T, k cuKernel, body string) {
+	t.Helper()
+	pre, _, ok := strings.Cut(body, "memra_grid_wait();")
+	if !ok {
+		t.Errorf("%s: %s loads early but never calls memra_grid_wait()", k.File, k.Name)
+		return
+	}
+	local := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\b(?:float4|float|int|unsigned)\s+(\w+)\s*\[`).FindAllStringSubmatch(pre, -1) {
+		local[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`\b(\w+)\s*\[`).FindAllStringSubmatch(pre, -1) {
+		if !local[m[1]] {
+			t.Errorf("%s: %s: %s[...] before memra_grid_wait(): a plain load; use __ldcg or __ldg", k.File, k.Name, m[1])
+		}
+	}
+	for _, p := range k.Params {
+		if p.Kind == Ptr && regexp.MustCompile(`\*\s*`+p.Name+`\b`).MatchString(pre) {
+			t.Errorf("%s: %s: *%s before memra_grid_wait(): a plain load of a parameter", k.File, k.Name, p.Name)
 		}
 	}
 }
