@@ -305,8 +305,8 @@ extern "C" __global__ void plain(const int* p) {}`
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
 // prefetch of weights, or of memra_mvq4, which copies weights first.
-// gdn_conv and rmsnorm_gated load before their wait what kernels at least two
-// back wrote (gdn.cu says why that is safe); they must still wait before
+// gdn_conv, rmsnorm_gated and attn_prep load before their wait what kernels
+// at least two back wrote (gdn.cu says why that is safe); they must still wait before
 // their first plain (L1) load. A kernel without the wait would race its
 // predecessor on sm_90.
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
@@ -346,7 +346,7 @@ func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 }
 
 // earlyLoads are the kernels that load before memra_grid_wait().
-var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true}
+var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "attn_prep_f16": true, "attn_prep_fp8": true}
 
 // TestKernelsTriggerAfterTheirWait: a kernel that reads before its wait
 // what kernels two back wrote (earlyLoads) relies on every kernel calling
@@ -386,7 +386,8 @@ func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 // checkEarlyLoads: before its wait a kernel may read memory only through
 // __ldcg (L2, never a stale L1 line) or __ldg (weights): the only arrays it
 // may index there are the ones it declares there (registers), and it may
-// not dereference a pointer parameter.
+// not dereference a pointer parameter. A helper it calls there must be named
+// memra_*_before_wait, and its body is held to the same rules.
 func checkEarlyLoads(t *testing.T, k cuKernel, body string) {
 	t.Helper()
 	pre, _, ok := strings.Cut(body, "memra_grid_wait();")
@@ -394,20 +395,72 @@ func checkEarlyLoads(t *testing.T, k cuKernel, body string) {
 		t.Errorf("%s: %s loads early but never calls memra_grid_wait()", k.File, k.Name)
 		return
 	}
+	var ptrs []string
+	for _, p := range k.Params {
+		if p.Kind == Ptr {
+			ptrs = append(ptrs, p.Name)
+		}
+	}
+	checkNoPlainLoads(t, k.File+": "+k.Name, pre, ptrs)
+	for _, m := range regexp.MustCompile(`\b(memra_\w+)\s*\(`).FindAllStringSubmatch(pre, -1) {
+		if !strings.HasSuffix(m[1], "_before_wait") {
+			continue
+		}
+		body, params, ok := deviceFunc(t, m[1])
+		if !ok {
+			t.Errorf("%s: %s calls %s before its wait, which no source defines", k.File, k.Name, m[1])
+			continue
+		}
+		checkNoPlainLoads(t, k.File+": "+k.Name+" → "+m[1], body, params)
+	}
+}
+
+// checkNoPlainLoads reports indexing of arrays not declared in code, and
+// dereferences of the pointers ptrs.
+func checkNoPlainLoads(t *testing.T, where, code string, ptrs []string) {
+	t.Helper()
 	local := map[string]bool{}
-	for _, m := range regexp.MustCompile(`\b(?:float4|float|int|unsigned)\s+(\w+)\s*\[`).FindAllStringSubmatch(pre, -1) {
+	for _, m := range regexp.MustCompile(`\b(?:float4|float|int|unsigned)\s+(\w+)\s*\[`).FindAllStringSubmatch(code, -1) {
 		local[m[1]] = true
 	}
-	for _, m := range regexp.MustCompile(`\b(\w+)\s*\[`).FindAllStringSubmatch(pre, -1) {
+	for _, m := range regexp.MustCompile(`\b(\w+)\s*\[`).FindAllStringSubmatch(code, -1) {
 		if !local[m[1]] {
-			t.Errorf("%s: %s: %s[...] before memra_grid_wait(): a plain load; use __ldcg or __ldg", k.File, k.Name, m[1])
+			t.Errorf("%s: %s[...] before memra_grid_wait(): a plain load; use __ldcg or __ldg", where, m[1])
 		}
 	}
-	for _, p := range k.Params {
-		if p.Kind == Ptr && regexp.MustCompile(`\*\s*`+p.Name+`\b`).MatchString(pre) {
-			t.Errorf("%s: %s: *%s before memra_grid_wait(): a plain load of a parameter", k.File, k.Name, p.Name)
+	for _, p := range ptrs {
+		if regexp.MustCompile(`\*\s*` + p + `\b`).MatchString(code) {
+			t.Errorf("%s: *%s before memra_grid_wait(): a plain load of a parameter", where, p)
 		}
 	}
+}
+
+// deviceFunc finds the __device__ function name in the kernel sources: its
+// body and its pointer parameters' names.
+func deviceFunc(t *testing.T, name string) (string, []string, bool) {
+	t.Helper()
+	_, cus := sourceKernels(t)
+	def := regexp.MustCompile(`__device__[^;{]*\b` + name + `\s*\(([^)]*)\)\s*\{`)
+	for _, n := range cus {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		loc := def.FindStringSubmatchIndex(src)
+		if loc == nil {
+			continue
+		}
+		body, _ := braceBody(src, loc[1]-1)
+		var ptrs []string
+		for _, arg := range strings.Split(src[loc[2]:loc[3]], ",") {
+			if f := strings.Fields(strings.ReplaceAll(arg, "*", " * ")); len(f) >= 2 && slices.Contains(f, "*") {
+				ptrs = append(ptrs, f[len(f)-1])
+			}
+		}
+		return body, ptrs, true
+	}
+	return "", nil, false
 }
 
 // braceBody returns the text between the '{' at src[open] and its matching
