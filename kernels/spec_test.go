@@ -306,7 +306,7 @@ extern "C" __global__ void plain(const int* p) {}`
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
 // prefetch of weights, or of memra_mvq4, which copies weights first.
 // gdn_conv, rmsnorm_gated and attn_prep load before their wait what kernels
-// at least two back wrote (gdn.cu says why that is safe); they must still wait before
+// at least two back wrote, and the attention splits prefetch their first keys (gdn.cu says why that is safe); they must still wait before
 // their first plain (L1) load. A kernel without the wait would race its
 // predecessor on sm_90.
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
@@ -347,6 +347,15 @@ func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 
 // earlyLoads are the kernels that load before memra_grid_wait().
 var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "attn_prep_f16": true, "attn_prep_fp8": true}
+
+func init() {
+	// Every attention split kernel prefetches its first keys (attention.cu).
+	for _, dh := range []int{64, 128, 256} {
+		for _, k := range []string{"f16", "vec_f16", "fp8", "vec_fp8"} {
+			earlyLoads[fmt.Sprintf("attn_split_%s_d%d", k, dh)] = true
+		}
+	}
+}
 
 // TestKernelsTriggerAfterTheirWait: a kernel that reads before its wait
 // what kernels two back wrote (earlyLoads) relies on every kernel calling

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepared in session 12 for the next GPU session (branch next/prologue-loads):
 # gdn_conv loads its taps and conv state, rmsnorm_gated its weight and gate,
-# attn_prep the position, its rope cos/sin (float64) and norm weights,
-# before griddepcontrol.wait (what kernels two or more back wrote; spec_test.go
+# attn_prep the position, its rope cos/sin (float64) and norm weights, and
+# attn_split prefetches its first 64 keys into L2, before griddepcontrol.wait (what kernels two or more back wrote; spec_test.go
 # checks the trigger-after-wait order that makes it safe), so after the wait
 # each reads only its predecessor's output. bin/old = main, bin/new = the
 # branch. Every GPU test, 5 gates (FP8 on and off, one at P = 3,000), greedy
