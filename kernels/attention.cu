@@ -109,7 +109,8 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
 }
 
 // Before the wait: pull the block's first keys (up to 64: at short contexts
-// its whole split) into L2, K and V rows and the e4m3 scales. t_kv comes
+// its whole split) into L2, K and V rows and the e4m3 scales, the lines that
+// hold them and no more (the last row of the last head ends its buffer). t_kv comes
 // from the step counter, written by the previous step's last kernel (under
 // PDL everything two kernels back has completed when a kernel starts: gdn.cu);
 // every row but the current token's was written a step or more ago, and that
@@ -119,16 +120,24 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
 template <int DH, bool FP8>
 __device__ __forceinline__ void memra_attn_before_wait(const void* kc, const void* vc, const float* ks, const float* vs, int capacity,
                                                        int n_splits, int t_kv, const int* dt_kv) {
+    if (blockIdx.z != 0) return; // the group's other blocks read the same keys
     const int T = dt_kv ? __ldcg(dt_kv) : t_kv;
     const int chunk = (T + n_splits - 1) / n_splits;
     const int k0 = (int)blockIdx.y * chunk;
     const int nk = max(0, min(min(chunk, T - k0), 64));
+    if (nk == 0) return;
     constexpr int RB = DH * (FP8 ? 1 : 2); // bytes per cached row
     const long long off = ((long long)blockIdx.x * capacity + k0) * RB;
-    const int lines = (nk * RB + 127) / 128 + 1; // + 1: the rows need not start on a line
-    for (int i = threadIdx.x; i < 2 * lines && nk > 0; i += MEMRA_ATTN_THREADS)
-        memra_prefetch_l2(static_cast<const unsigned char*>(i < lines ? kc : vc) + off + (long long)(i % lines) * 128);
-    if (FP8 && nk > 0 && threadIdx.x < 2) memra_prefetch_l2((threadIdx.x ? vs : ks) + (long long)blockIdx.x * capacity + k0);
+    const long long first = off & ~127ll; // whole lines from the one holding the first row
+    const int lines = (int)(((off & 127) + (long long)nk * RB + 127) >> 7);
+    for (int i = threadIdx.x; i < 2 * lines; i += MEMRA_ATTN_THREADS)
+        memra_prefetch_l2(static_cast<const unsigned char*>(i < lines ? kc : vc) + first + (long long)(i % lines) * 128);
+    if (FP8) { // the scales: 4 bytes a key, up to 3 lines
+        const long long so = ((long long)blockIdx.x * capacity + k0) * 4, sf = so & ~127ll;
+        const int sl = (int)(((so & 127) + (long long)nk * 4 + 127) >> 7);
+        const int i = (int)threadIdx.x;
+        if (i < 2 * sl) memra_prefetch_l2(reinterpret_cast<const unsigned char*>(i < sl ? ks : vs) + sf + (long long)(i % sl) * 128);
+    }
 }
 
 template <int DH, int EPL, bool FP8>

@@ -34,6 +34,10 @@
 // kernel triggers its dependents only after its own wait; spec_test.go checks
 // both), so only x[c], the output of the input projection just before, waits.
 // __ldcg reads the state from L2, never a stale L1 line; __ldg the weights.
+// (That a completed grid's writes are in L2 for a kernel that has not waited
+// yet is how the hardware works, not something the PTX memory model states;
+// the gates, which compare graph and eager steps token by token, would see a
+// stale read.)
 // Up to MEMRA_CONV_MAX taps stay in registers; wider kernels take the loop.
 #define MEMRA_CONV_MAX 8
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)

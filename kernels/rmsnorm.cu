@@ -45,10 +45,11 @@ rmsnorm(float* out, const float* x, const float* w, int rows, int n, int x_strid
 
 // out, x, z: [rows][n] f32 (contiguous); w: [n] f32 shared by rows.
 // A thread's first element of w (a weight) and silu(z) (the gate, written by
-// the input projection three kernels back: under PDL everything two kernels
-// back has completed when a kernel starts, gdn.cu) are ready before the
-// wait, so after it only x (the delta rule's output) is read. The products
-// are taken in the same order as before, so the bits are the same.
+// the input projection three kernels back, five when its parts launch apart:
+// under PDL everything two kernels back has completed when a kernel starts,
+// gdn.cu) are ready before the wait, so after it only x (the delta rule's
+// output) is read. The products are taken in the same order as before, so
+// the bits are the same.
 extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
 rmsnorm_gated(float* out, const float* x, const float* w, const float* z, int rows, int n, float eps) {
     __shared__ float scratch[MEMRA_NORM_THREADS / 32];

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -345,6 +346,50 @@ func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 	}
 }
 
+// TestSASSWaitBeforeTrigger reads the committed fatbin's sm_90 code (with
+// cuobjdump, when this machine has it, as machines that build the kernels
+// do): in every function the first griddepcontrol.wait (ACQBULK) must come
+// before any griddepcontrol.launch_dependents (PREEXIT) and any EXIT, in code
+// order, which is what the early loads' argument needs whatever the source
+// says (helpers included).
+func TestSASSWaitBeforeTrigger(t *testing.T) {
+	tool, err := exec.LookPath("cuobjdump")
+	if err != nil {
+		t.Skip("no cuobjdump on this machine")
+	}
+	out, err := exec.Command(tool, "-sass", "-arch", "sm_90", "memra.fatbin").Output()
+	if err != nil {
+		t.Fatalf("cuobjdump: %v", err)
+	}
+	fn := regexp.MustCompile(`Function : (\w+)`)
+	op := regexp.MustCompile(`^\s*/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z]+)`)
+	var name string
+	waited, checked := false, 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := fn.FindStringSubmatch(line); m != nil {
+			name, waited = m[1], false
+			checked++
+			continue
+		}
+		m := op.FindStringSubmatch(line)
+		if m == nil || name == "" {
+			continue
+		}
+		switch m[1] {
+		case "ACQBULK":
+			waited = true
+		case "PREEXIT", "EXIT":
+			if !waited {
+				t.Errorf("%s: %s before the first ACQBULK (griddepcontrol.wait)", name, m[1])
+				name = "" // one report per function
+			}
+		}
+	}
+	if checked < 40 {
+		t.Errorf("read %d functions from the fatbin; expected every kernel", checked)
+	}
+}
+
 // earlyLoads are the kernels that load before memra_grid_wait().
 var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "attn_prep_f16": true, "attn_prep_fp8": true}
 
@@ -395,8 +440,10 @@ func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 // checkEarlyLoads: before its wait a kernel may read memory only through
 // __ldcg (L2, never a stale L1 line) or __ldg (weights): the only arrays it
 // may index there are the ones it declares there (registers), and it may
-// not dereference a pointer parameter. A helper it calls there must be named
-// memra_*_before_wait, and its body is held to the same rules.
+// not dereference a pointer parameter. A helper it calls there must be a
+// pure one (earlyPure) or named memra_*_before_wait, whose body is held to
+// the same rules and may neither wait nor trigger. (A source check; the SASS
+// order of wait and trigger is TestSASSWaitBeforeTrigger's.)
 func checkEarlyLoads(t *testing.T, k cuKernel, body string) {
 	t.Helper()
 	pre, _, ok := strings.Cut(body, "memra_grid_wait();")
@@ -411,8 +458,12 @@ func checkEarlyLoads(t *testing.T, k cuKernel, body string) {
 		}
 	}
 	checkNoPlainLoads(t, k.File+": "+k.Name, pre, ptrs)
-	for _, m := range regexp.MustCompile(`\b(memra_\w+)\s*\(`).FindAllStringSubmatch(pre, -1) {
+	for _, m := range earlyCall.FindAllStringSubmatch(pre, -1) {
+		if earlyPure[m[1]] {
+			continue
+		}
 		if !strings.HasSuffix(m[1], "_before_wait") {
+			t.Errorf("%s: %s calls %s before its wait: only pure helpers and memra_*_before_wait ones may run there", k.File, k.Name, m[1])
 			continue
 		}
 		body, params, ok := deviceFunc(t, m[1])
@@ -420,9 +471,25 @@ func checkEarlyLoads(t *testing.T, k cuKernel, body string) {
 			t.Errorf("%s: %s calls %s before its wait, which no source defines", k.File, k.Name, m[1])
 			continue
 		}
-		checkNoPlainLoads(t, k.File+": "+k.Name+" → "+m[1], body, params)
+		where := k.File + ": " + k.Name + " → " + m[1]
+		checkNoPlainLoads(t, where, body, params)
+		if strings.Contains(body, "memra_grid_") {
+			t.Errorf("%s: waits or triggers inside a helper that runs before the wait", where)
+		}
+		for _, c := range earlyCall.FindAllStringSubmatch(body, -1) {
+			if !earlyPure[c[1]] {
+				t.Errorf("%s: calls %s, not a pure helper", where, c[1])
+			}
+		}
 	}
 }
+
+// earlyCall finds calls of memra_ helpers, template arguments or not.
+var earlyCall = regexp.MustCompile(`\b(memra_\w+)\s*(?:<[^>;]*>)?\s*\(`)
+
+// earlyPure are the helpers that read no memory (arithmetic, or an L2
+// prefetch, which moves no data into registers), so may run before a wait.
+var earlyPure = map[string]bool{"memra_silu": true, "memra_rope_cs": true, "memra_prefetch_l2": true}
 
 // checkNoPlainLoads reports indexing of arrays not declared in code, and
 // dereferences of the pointers ptrs.
