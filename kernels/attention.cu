@@ -47,7 +47,8 @@
 // for D in {64, 128, 256}. G (the most q heads a block serves) is 8, or 4 when
 // a lane holds 16 dims (the fp8 vector kernels), keeping acc within 64
 // registers; the host's hpb must not exceed it (engine/gpu splitHeads), or
-// the merge would index sm_ms/sm_acc past their G rows.
+// the merge would index sm_ms/sm_acc past their G rows. Each split kernel
+// starts its first keys toward L2 before its wait (memra_attn_before_wait).
 #include "common.cuh"
 
 template <int DH, int EPL>
@@ -104,6 +105,38 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
                 for (int e = 0; e < EPL; e++) f[j * EPL + e] = memra_f16_to_f32(__ldg(r + d0 + e));
             }
         }
+    }
+}
+
+// Before the wait: pull the block's first keys (up to 64: at short contexts
+// its whole split) into L2, K and V rows and the e4m3 scales, the lines that
+// hold them and no more (the last row of the last head ends its buffer). t_kv comes
+// from the step counter, written by the previous step's last kernel (under
+// PDL everything two kernels back has completed when a kernel starts: gdn.cu);
+// every row but the current token's was written a step or more ago, and that
+// one (attn_prep, the kernel just before) is only prefetched: a prefetch moves
+// lines into L2, the point of coherence, so the loads after the wait read
+// what attn_prep wrote.
+template <int DH, bool FP8>
+__device__ __forceinline__ void memra_attn_before_wait(const void* kc, const void* vc, const float* ks, const float* vs, int capacity,
+                                                       int n_splits, int t_kv, const int* dt_kv) {
+    if (blockIdx.z != 0) return; // the group's other blocks read the same keys
+    const int T = dt_kv ? __ldcg(dt_kv) : t_kv;
+    const int chunk = (T + n_splits - 1) / n_splits;
+    const int k0 = (int)blockIdx.y * chunk;
+    const int nk = max(0, min(min(chunk, T - k0), 64));
+    if (nk == 0) return;
+    constexpr int RB = DH * (FP8 ? 1 : 2); // bytes per cached row
+    const long long off = ((long long)blockIdx.x * capacity + k0) * RB;
+    const long long first = off & ~127ll; // whole lines from the one holding the first row
+    const int lines = (int)(((off & 127) + (long long)nk * RB + 127) >> 7);
+    for (int i = threadIdx.x; i < 2 * lines; i += MEMRA_ATTN_THREADS)
+        memra_prefetch_l2(static_cast<const unsigned char*>(i < lines ? kc : vc) + first + (long long)(i % lines) * 128);
+    if (FP8) { // the scales: 4 bytes a key, up to 3 lines
+        const long long so = ((long long)blockIdx.x * capacity + k0) * 4, sf = so & ~127ll;
+        const int sl = (int)(((so & 127) + (long long)nk * 4 + 127) >> 7);
+        const int i = (int)threadIdx.x;
+        if (i < 2 * sl) memra_prefetch_l2(reinterpret_cast<const unsigned char*>(i < sl ? ks : vs) + sf + (long long)(i % sl) * 128);
     }
 }
 
@@ -291,6 +324,7 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<64, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
@@ -302,6 +336,7 @@ attn_split_f16_d64(float* part_ms, float* part_acc, const float* q, const unsign
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<64, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
@@ -314,6 +349,7 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<64, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
@@ -326,6 +362,7 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<64, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
@@ -337,6 +374,7 @@ attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const un
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<128, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
@@ -348,6 +386,7 @@ attn_split_f16_d128(float* part_ms, float* part_acc, const float* q, const unsig
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<128, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
@@ -360,6 +399,7 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<128, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
@@ -372,6 +412,7 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<128, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
@@ -383,6 +424,7 @@ attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const u
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
@@ -394,6 +436,7 @@ attn_split_f16_d256(float* part_ms, float* part_acc, const float* q, const unsig
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
@@ -406,6 +449,7 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
@@ -418,6 +462,7 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
+    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,

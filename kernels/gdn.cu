@@ -27,20 +27,54 @@
 // i = k index); q, k: [H_k][128] f32; v, o: [H_v][128] f32; b, a, ssm_a, dt_bias: [H_v] f32.
 #include "common.cuh"
 
-// y, x: [C] f32; state: [C][kern-1] f32 (updated); w: [C][kern] f32
+// y, x: [C] f32; state: [C][kern-1] f32 (updated); w: [C][kern] f32.
+// The taps (weights) and the channel's conv state are loaded before the
+// wait: the state was last written by this kernel a token step ago, and under
+// PDL everything two kernels back has completed when a kernel starts (every
+// kernel triggers its dependents only after its own wait; spec_test.go checks
+// both), so only x[c], the output of the input projection just before, waits.
+// __ldcg reads the state from L2, never a stale L1 line; __ldg the weights.
+// (That a completed grid's writes are in L2 for a kernel that has not waited
+// yet is how the hardware works, not something the PTX memory model states;
+// the gates, which compare graph and eager steps token by token, would see a
+// stale read.)
+// Up to MEMRA_CONV_MAX taps stay in registers; wider kernels take the loop.
+#define MEMRA_CONV_MAX 8
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 gdn_conv(float* y, float* state, const float* x, const float* w, int channels, int kern) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool regs = c < channels && kern <= MEMRA_CONV_MAX;
+    float wr[MEMRA_CONV_MAX];
+    float sr[MEMRA_CONV_MAX];
+#pragma unroll
+    for (int j = 0; j < MEMRA_CONV_MAX; j++) {
+        wr[j] = regs && j < kern ? __ldg(w + (long long)c * kern + j) : 0.0f;
+        sr[j] = regs && j < kern - 1 ? __ldcg(state + (long long)c * (kern - 1) + j) : 0.0f;
+    }
     memra_grid_wait();
     memra_grid_launch_dependents();
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= channels) return;
     float* st = state + (long long)c * (kern - 1);
     const float* wc = w + (long long)c * kern;
     const float xc = x[c];
     float acc = 0.0f;
-    for (int j = 0; j < kern - 1; j++) acc += st[j] * wc[j];
-    acc += xc * wc[kern - 1];
-    for (int j = 0; j + 1 < kern - 1; j++) st[j] = st[j + 1];
+    if (regs) {
+        // The same sum in the same order as the loop below: taps oldest first, x last.
+        float wl = 0.0f;
+#pragma unroll
+        for (int j = 0; j < MEMRA_CONV_MAX; j++) {
+            if (j < kern - 1) acc += sr[j] * wr[j];
+            if (j == kern - 1) wl = wr[j];
+        }
+        acc += xc * wl;
+#pragma unroll
+        for (int j = 0; j + 1 < MEMRA_CONV_MAX; j++)
+            if (j + 1 < kern - 1) st[j] = sr[j + 1];
+    } else {
+        for (int j = 0; j < kern - 1; j++) acc += st[j] * wc[j];
+        acc += xc * wc[kern - 1];
+        for (int j = 0; j + 1 < kern - 1; j++) st[j] = st[j + 1];
+    }
     if (kern > 1) st[kern - 2] = xc;
     y[c] = memra_silu(acc);
 }

@@ -43,17 +43,27 @@ rmsnorm(float* out, const float* x, const float* w, int rows, int n, int x_strid
     }
 }
 
-// out, x, z: [rows][n] f32 (contiguous); w: [n] f32 shared by rows
+// out, x, z: [rows][n] f32 (contiguous); w: [n] f32 shared by rows.
+// A thread's first element of w (a weight) and silu(z) (the gate, written by
+// the input projection three kernels back, five when its parts launch apart:
+// under PDL everything two kernels back has completed when a kernel starts,
+// gdn.cu) are ready before the wait, so after it only x (the delta rule's
+// output) is read. The products are taken in the same order as before, so
+// the bits are the same.
 extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
 rmsnorm_gated(float* out, const float* x, const float* w, const float* z, int rows, int n, float eps) {
-    memra_grid_wait();
-    memra_grid_launch_dependents();
     __shared__ float scratch[MEMRA_NORM_THREADS / 32];
     const int r = blockIdx.x;
-    if (r >= rows) return;
     const long long off = (long long)r * n;
+    const bool first = r < rows && (int)threadIdx.x < n;
+    const float w0 = first ? __ldg(w + threadIdx.x) : 0.0f;
+    const float s0 = first ? memra_silu(__ldcg(z + off + threadIdx.x)) : 0.0f;
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    if (r >= rows) return;
     const float inv = memra_rms_inv(x + off, n, eps, scratch);
     for (int i = threadIdx.x; i < n; i += MEMRA_NORM_THREADS) {
-        out[off + i] = x[off + i] * inv * w[i] * memra_silu(z[off + i]);
+        const bool own = i == (int)threadIdx.x;
+        out[off + i] = x[off + i] * inv * (own ? w0 : w[i]) * (own ? s0 : memra_silu(z[off + i]));
     }
 }

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -304,10 +305,14 @@ extern "C" __global__ void plain(const int* p) {}`
 // call memra_grid_wait() before touching memory an earlier kernel wrote
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
-// prefetch of weights, or of memra_mvq4, which waits first. A kernel without the wait would race its
+// prefetch of weights, or of memra_mvq4, which copies weights first.
+// gdn_conv, rmsnorm_gated and attn_prep load before their wait what kernels
+// at least two back wrote, and the attention splits prefetch their first keys (gdn.cu says why that is safe); they must still wait before
+// their first plain (L1) load. A kernel without the wait would race its
 // predecessor on sm_90.
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
-	_, cus := sourceKernels(t)
+	kernels, cus := sourceKernels(t)
+	name := regexp.MustCompile(`__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(`)
 	mv := regexp.MustCompile(`^memra_mv(q4)?<[^;]*;$`)
 	for _, n := range cus {
 		b, err := os.ReadFile(n)
@@ -327,6 +332,11 @@ func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 			}
 			body, end := braceBody(src, start+open)
 			body = strings.TrimSpace(body)
+			if m := name.FindStringSubmatch(src[start : start+open]); m != nil && earlyLoads[m[1]] {
+				checkEarlyLoads(t, kernels[m[1]], body)
+				i = end
+				continue
+			}
 			if !strings.HasPrefix(body, "memra_grid_wait();") && !mv.MatchString(strings.Join(strings.Fields(body), " ")) {
 				head := strings.Join(strings.Fields(src[start:start+open]), " ")
 				t.Errorf("%s: %s does not start with memra_grid_wait()", n, head)
@@ -334,6 +344,199 @@ func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 			i = end
 		}
 	}
+}
+
+// TestSASSWaitBeforeTrigger reads the committed fatbin's sm_90 code (with
+// cuobjdump, when this machine has it, as machines that build the kernels
+// do): in every function the first griddepcontrol.wait (ACQBULK) must come
+// before any griddepcontrol.launch_dependents (PREEXIT) and any EXIT, in code
+// order, which is what the early loads' argument needs whatever the source
+// says (helpers included).
+func TestSASSWaitBeforeTrigger(t *testing.T) {
+	tool, err := exec.LookPath("cuobjdump")
+	if err != nil {
+		t.Skip("no cuobjdump on this machine")
+	}
+	out, err := exec.Command(tool, "-sass", "-arch", "sm_90", "memra.fatbin").Output()
+	if err != nil {
+		t.Fatalf("cuobjdump: %v", err)
+	}
+	fn := regexp.MustCompile(`Function : (\w+)`)
+	op := regexp.MustCompile(`^\s*/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z]+)`)
+	var name string
+	waited, checked := false, 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := fn.FindStringSubmatch(line); m != nil {
+			name, waited = m[1], false
+			checked++
+			continue
+		}
+		m := op.FindStringSubmatch(line)
+		if m == nil || name == "" {
+			continue
+		}
+		switch m[1] {
+		case "ACQBULK":
+			waited = true
+		case "PREEXIT", "EXIT":
+			if !waited {
+				t.Errorf("%s: %s before the first ACQBULK (griddepcontrol.wait)", name, m[1])
+				name = "" // one report per function
+			}
+		}
+	}
+	if checked < 40 {
+		t.Errorf("read %d functions from the fatbin; expected every kernel", checked)
+	}
+}
+
+// earlyLoads are the kernels that load before memra_grid_wait().
+var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "attn_prep_f16": true, "attn_prep_fp8": true}
+
+func init() {
+	// Every attention split kernel prefetches its first keys (attention.cu).
+	for _, dh := range []int{64, 128, 256} {
+		for _, k := range []string{"f16", "vec_f16", "fp8", "vec_fp8"} {
+			earlyLoads[fmt.Sprintf("attn_split_%s_d%d", k, dh)] = true
+		}
+	}
+}
+
+// TestKernelsTriggerAfterTheirWait: a kernel that reads before its wait
+// what kernels two back wrote (earlyLoads) relies on every kernel calling
+// memra_grid_launch_dependents() only after its own memra_grid_wait(): then
+// when a kernel starts, the one before it has waited, so the one before that
+// has completed. Checked in every kernel's body and in the matvec templates
+// that hold the calls for theirs.
+func TestKernelsTriggerAfterTheirWait(t *testing.T) {
+	_, cus := sourceKernels(t)
+	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvq4)\()`)
+	checked := 0
+	for _, n := range cus {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		for _, loc := range fn.FindAllStringIndex(src, -1) {
+			open := strings.Index(src[loc[0]:], "{")
+			if open < 0 {
+				continue
+			}
+			body, _ := braceBody(src, loc[0]+open)
+			head := strings.Join(strings.Fields(src[loc[0]:loc[0]+open]), " ")
+			w, d := strings.Index(body, "memra_grid_wait();"), strings.Index(body, "memra_grid_launch_dependents();")
+			if d >= 0 && (w < 0 || d < w) {
+				t.Errorf("%s: %s triggers its dependents before its wait", n, head)
+			}
+			checked++
+		}
+	}
+	if checked < 40 {
+		t.Errorf("checked %d kernel bodies; the pattern no longer finds them", checked)
+	}
+}
+
+// checkEarlyLoads: before its wait a kernel may read memory only through
+// __ldcg (L2, never a stale L1 line) or __ldg (weights): the only arrays it
+// may index there are the ones it declares there (registers), and it may
+// not dereference a pointer parameter. A helper it calls there must be a
+// pure one (earlyPure) or named memra_*_before_wait, whose body is held to
+// the same rules and may neither wait nor trigger. (A source check; the SASS
+// order of wait and trigger is TestSASSWaitBeforeTrigger's.)
+func checkEarlyLoads(t *testing.T, k cuKernel, body string) {
+	t.Helper()
+	pre, _, ok := strings.Cut(body, "memra_grid_wait();")
+	if !ok {
+		t.Errorf("%s: %s loads early but never calls memra_grid_wait()", k.File, k.Name)
+		return
+	}
+	var ptrs []string
+	for _, p := range k.Params {
+		if p.Kind == Ptr {
+			ptrs = append(ptrs, p.Name)
+		}
+	}
+	checkNoPlainLoads(t, k.File+": "+k.Name, pre, ptrs)
+	for _, m := range earlyCall.FindAllStringSubmatch(pre, -1) {
+		if earlyPure[m[1]] {
+			continue
+		}
+		if !strings.HasSuffix(m[1], "_before_wait") {
+			t.Errorf("%s: %s calls %s before its wait: only pure helpers and memra_*_before_wait ones may run there", k.File, k.Name, m[1])
+			continue
+		}
+		body, params, ok := deviceFunc(t, m[1])
+		if !ok {
+			t.Errorf("%s: %s calls %s before its wait, which no source defines", k.File, k.Name, m[1])
+			continue
+		}
+		where := k.File + ": " + k.Name + " → " + m[1]
+		checkNoPlainLoads(t, where, body, params)
+		if strings.Contains(body, "memra_grid_") {
+			t.Errorf("%s: waits or triggers inside a helper that runs before the wait", where)
+		}
+		for _, c := range earlyCall.FindAllStringSubmatch(body, -1) {
+			if !earlyPure[c[1]] {
+				t.Errorf("%s: calls %s, not a pure helper", where, c[1])
+			}
+		}
+	}
+}
+
+// earlyCall finds calls of memra_ helpers, template arguments or not.
+var earlyCall = regexp.MustCompile(`\b(memra_\w+)\s*(?:<[^>;]*>)?\s*\(`)
+
+// earlyPure are the helpers that read no memory (arithmetic, or an L2
+// prefetch, which moves no data into registers), so may run before a wait.
+var earlyPure = map[string]bool{"memra_silu": true, "memra_rope_cs": true, "memra_prefetch_l2": true}
+
+// checkNoPlainLoads reports indexing of arrays not declared in code, and
+// dereferences of the pointers ptrs.
+func checkNoPlainLoads(t *testing.T, where, code string, ptrs []string) {
+	t.Helper()
+	local := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\b(?:float4|float|int|unsigned)\s+(\w+)\s*\[`).FindAllStringSubmatch(code, -1) {
+		local[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`\b(\w+)\s*\[`).FindAllStringSubmatch(code, -1) {
+		if !local[m[1]] {
+			t.Errorf("%s: %s[...] before memra_grid_wait(): a plain load; use __ldcg or __ldg", where, m[1])
+		}
+	}
+	for _, p := range ptrs {
+		if regexp.MustCompile(`\*\s*` + p + `\b`).MatchString(code) {
+			t.Errorf("%s: *%s before memra_grid_wait(): a plain load of a parameter", where, p)
+		}
+	}
+}
+
+// deviceFunc finds the __device__ function name in the kernel sources: its
+// body and its pointer parameters' names.
+func deviceFunc(t *testing.T, name string) (string, []string, bool) {
+	t.Helper()
+	_, cus := sourceKernels(t)
+	def := regexp.MustCompile(`__device__[^;{]*\b` + name + `\s*\(([^)]*)\)\s*\{`)
+	for _, n := range cus {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		loc := def.FindStringSubmatchIndex(src)
+		if loc == nil {
+			continue
+		}
+		body, _ := braceBody(src, loc[1]-1)
+		var ptrs []string
+		for _, arg := range strings.Split(src[loc[2]:loc[3]], ",") {
+			if f := strings.Fields(strings.ReplaceAll(arg, "*", " * ")); len(f) >= 2 && slices.Contains(f, "*") {
+				ptrs = append(ptrs, f[len(f)-1])
+			}
+		}
+		return body, ptrs, true
+	}
+	return "", nil, false
 }
 
 // braceBody returns the text between the '{' at src[open] and its matching

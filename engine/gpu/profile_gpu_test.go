@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/model/modeltest"
@@ -94,4 +95,53 @@ func TestGPUProfileStep(t *testing.T) {
 		t.Fatalf("%d launches with no kernel time in total", len(launches))
 	}
 	t.Logf("%d launches, %.1f µs of kernel time", len(launches), sum*1e6)
+}
+
+// TestGPUEarlyLoadsFollowNoWriter pins the launch order that lets kernels
+// read before their wait what kernels two or more back wrote (kernels/gdn.cu,
+// spec_test.go's earlyLoads): in a step of the tiny qwen35 preset,
+// rmsnorm_gated (which reads the gate z early) follows gdn_delta, never the
+// input projection that writes z; every gdn_conv follows a matvec (its conv
+// state was written by itself, a step ago); and the step opens with embed,
+// so no early reader of the step counter directly follows argmax_final,
+// which advanced it at the end of the previous step.
+func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 12))
+	g, err := Load(e, m, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	c, err := g.NewCache(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := g.DecodeStep(c, 7); err != nil {
+		t.Fatal(err)
+	}
+	launches, err := g.ProfileStep(c, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(launches) == 0 || !strings.HasPrefix(launches[0].Kernel, "embed_") {
+		t.Fatalf("the step opens with %v, want an embed kernel", launches[:min(1, len(launches))])
+	}
+	seen := map[string]int{}
+	for i, l := range launches[1:] {
+		prev := launches[i].Kernel
+		switch {
+		case l.Kernel == "rmsnorm_gated" && prev != "gdn_delta":
+			t.Errorf("launch %d: rmsnorm_gated follows %s, want gdn_delta", i+1, prev)
+		case l.Kernel == "gdn_conv" && !strings.HasPrefix(prev, "matvec_"):
+			t.Errorf("launch %d: gdn_conv follows %s, want the input projection", i+1, prev)
+		}
+		seen[l.Kernel]++
+	}
+	for _, k := range []string{"gdn_conv", "rmsnorm_gated"} {
+		if seen[k] == 0 {
+			t.Errorf("no %s in the step: the tiny preset no longer has Gated DeltaNet layers", k)
+		}
+	}
 }
