@@ -9,8 +9,8 @@
 //
 // Layout: row r is contiguous, n_embd elements (ggml); a q8_0 table is
 // repacked at upload into quants and block scales (value = d*q; matvec.cu),
-// a K-quant table is stored as kquant.cuh describes (Q6_K's d split off,
-// Q4_K in the tensor-core matvec's tiles).
+// a K-quant table is stored as kquant.cuh describes (Q4_K and Q6_K in the
+// tensor-core matvecs' tiles, Q5_K as ggml's blocks).
 #include "common.cuh"
 #include "kquant.cuh"
 
@@ -70,17 +70,6 @@ embed_q8_0(float* x, const signed char* table, const unsigned short* scales, int
     x[i] = memra_f16_to_f32(scales[e >> 5]) * (float)table[e];
 }
 
-// K-quant rows (after the kernel's grid wait): x[i] is value i of the row decoded as the CPU decodes it
-// (kquant.cuh, memra_kq_value), so the embedding matches the CPU bit for bit.
-template <int KQ>
-__device__ __forceinline__ void memra_embed_kq(float* x, const unsigned char* table, const unsigned short* scales, int n_embd,
-                                               int n_vocab, int token, const int* dtoken) {
-    int i, t;
-    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
-    const long long sb = (long long)t * (n_embd >> 8) + (i >> 8); // superblock of the table
-    x[i] = memra_kq_value<KQ>(table + sb * memra_kq<KQ>::BB, scales + sb, i & 255);
-}
-
 // x: [n_embd] f32; table: [n_vocab][n_embd] Q4_K in the tiled layout of
 // matvec_q4k.cu (kquant.cuh, memra_q4t_value); n_embd % 256 == 0
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
@@ -92,20 +81,26 @@ embed_q4_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int to
     x[i] = memra_q4t_value(table, n_embd >> 8, t, i);
 }
 
-// x: [n_embd] f32; table: [n_vocab][n_embd/256] Q5_K blocks; n_embd % 256 == 0
+// x: [n_embd] f32; table: [n_vocab][n_embd/256] Q5_K blocks; n_embd % 256 == 0.
+// The K-quant rows are decoded as the CPU decodes them (kquant.cuh), so the
+// embedding matches the CPU bit for bit.
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_q5_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_embed_kq<MEMRA_KQ5>(x, table, nullptr, n_embd, n_vocab, token, dtoken);
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
+    const long long sb = (long long)t * (n_embd >> 8) + (i >> 8); // superblock of the table
+    x[i] = memra_kq_value<MEMRA_KQ5>(table + sb * memra_kq<MEMRA_KQ5>::BB, nullptr, i & 255);
 }
 
-// x: [n_embd] f32; table: [n_vocab][n_embd/256] Q6_K blocks less d (208 bytes);
-// scales: [n_vocab][n_embd/256] f16 d; n_embd % 256 == 0
+// x: [n_embd] f32; table: [n_vocab][n_embd] Q6_K in the tiled layout of
+// matvec_q6k.cu (kquant.cuh, memra_q6t_value); n_embd % 256 == 0
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
-embed_q6_k(float* x, const unsigned char* table, const unsigned short* scales, int n_embd, int n_vocab, int token,
-           const int* dtoken) {
+embed_q6_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_embed_kq<MEMRA_KQ6>(x, table, scales, n_embd, n_vocab, token, dtoken);
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
+    x[i] = memra_q6t_value(table, n_embd >> 8, t, i);
 }

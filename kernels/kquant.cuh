@@ -1,8 +1,9 @@
 // kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K) as the matvec and
-// embedding kernels read them. The engine tiles Q4_K for its tensor-core
-// matvec (matvec_q4k.cu; the tiled layout and its reader are at the end of
-// this file); the item reader below serves Q5_K and Q6_K, and Q4_K only in
-// engine/internal/mvexp's CUDA-core baseline.
+// embedding kernels read them. The engine tiles Q4_K and Q6_K for its
+// tensor-core matvecs (matvec_q4k.cu, matvec_q6k.cu; the tiled layouts and
+// their readers are at the end of this file); the item reader below serves
+// Q5_K, and Q4_K and Q6_K only in engine/internal/mvexp's CUDA-core
+// baselines.
 //
 // Why it looks like this: a superblock holds 256 values. The matvec streams
 // it in 16-byte "items" of 32 values each (eight per superblock): one 16-byte
@@ -18,9 +19,9 @@
 // rows of whole superblocks stay 16-byte aligned):
 //   Q4_K: d f16 | dmin f16 | scales[12] | qs[128]
 //   Q5_K: d f16 | dmin f16 | scales[12] | qh[32] | qs[128]
-// Q6_K's 210-byte block is split at upload (engine/gpu upload.go): the first 208
-// bytes, ql[128] | qh[64] | scales[16] int8, stay together in W, the f16 d
-// goes to S [rows][cols/256].
+// Q6_K's 210-byte block, for mvexp's baseline, is split as q8_0's are: the
+// first 208 bytes, ql[128] | qh[64] | scales[16] int8, stay together in W,
+// the f16 d goes to S [rows][cols/256].
 #ifndef MEMRA_KQUANT_CUH
 #define MEMRA_KQUANT_CUH
 #include "common.cuh"
@@ -216,6 +217,30 @@ __device__ __forceinline__ float memra_q4t_value(const unsigned char* tiles, int
     const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
     const float dmin = memra_f16_to_f32((unsigned short)(dd[2] | (dd[3] << 8)));
     return __fsub_rn(__fmul_rn(__fmul_rn(d, (float)sc), (float)q), __fmul_rn(dmin, (float)m));
+}
+
+// The tiled Q6_K layout (matvec_q6k.cu; engine/internal/ktile documents
+// it): 16 rows x one superblock per MEMRA_Q6T_BYTES, as Q4_K's. Per tile,
+// with g = row%8, h = row/8: the low nibbles of sub-blocks 4p..4p+3 at
+// 512p, lane 4g+c's 16 bytes = one word per sub-block, columns 4c..4c+3 of
+// rows g and g+8; the high bit pairs of sub-blocks 8q..8q+7 at 2048 + 512q,
+// one word per sub-block pair; then at 3072 per row the 16 int8 scales; at
+// 3328 per g d of row g, of row g+8.
+#define MEMRA_Q6T_BYTES 3360
+
+// Value (row, col) of a tiled Q6_K matrix of ns superblocks per row, in the
+// CPU decoder's order of operations like memra_kq_value.
+__device__ __forceinline__ float memra_q6t_value(const unsigned char* tiles, int ns, long long row, int col) {
+    const unsigned char* t = tiles + ((row >> 4) * ns + (col >> 8)) * MEMRA_Q6T_BYTES;
+    const int rr = (int)(row & 15), v = col & 255, g = rr & 7, h = rr >> 3;
+    const int j = v >> 4, c = (v >> 2) & 3, p = v & 3; // sub-block j, lane column group c, column p of it
+    const unsigned int nb = t[512 * (j >> 2) + 16 * (4 * g + c) + 4 * (j & 3) + 2 * (p & 1) + h];
+    const int bit = 2 * (h + 2 * (p >> 1)) + 8 * (j & 1) + 16 * (p & 1); // of the pair word
+    const unsigned int hb = t[2048 + 512 * (j >> 3) + 16 * (4 * g + c) + 4 * ((j & 7) >> 1) + (bit >> 3)];
+    const int q = (int)(((nb >> (4 * (p >> 1))) & 15u) | (((hb >> (bit & 7)) & 3u) << 4));
+    const unsigned char* dd = t + 3328 + 4 * g + 2 * h;
+    const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
+    return __fmul_rn(__fmul_rn(d, (float)(signed char)t[3072 + 16 * rr + j]), (float)(q - 32));
 }
 
 #endif // MEMRA_KQUANT_CUH

@@ -15,6 +15,7 @@
 #include "kv_store.cu"
 #include "matvec.cu"
 #include "matvec_q4k.cu"
+#include "matvec_q6k.cu"
 #include "rmsnorm.cu"
 #include "rope.cu"
 

@@ -80,22 +80,38 @@ type MatvecKernel struct {
 	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0, 12 q4_K, 13 q5_K, 14 q6_K
 	Wide         bool // each row split over 8 warps (for matrices of few rows)
 	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*R of the template
-	// TensorCore: the kernel of matvec_q4k.cu (tiled weights, mma.m16n8k16),
-	// which always stages x in shared memory (cols*4 + cols/8 bytes) and
-	// streams its tiles through Ring slots per warp (memra_mvq4's S).
+	// TensorCore: a kernel of matvec_q4k.cu or matvec_q6k.cu (tiled weights,
+	// mma.m16n8k16), which always stages x in shared memory (cols*4 +
+	// cols/8 bytes) and streams its tiles through Ring slots per warp
+	// (mvring.cuh memra_mvt's S).
 	TensorCore bool
 	Ring       int
 }
 
-// q4TileBytes is one Q4_K tile (kquant.cuh MEMRA_Q4T_BYTES, ktile.Q4K).
-const q4TileBytes = 2368
+// Bytes of one tile of 16 rows × 256 columns (kquant.cuh MEMRA_Q4T_BYTES and
+// MEMRA_Q6T_BYTES, engine/internal/ktile Q4K and Q6K).
+const (
+	q4TileBytes = 2368
+	q6TileBytes = 3360
+)
 
 // File is the source of the kernel.
 func (m MatvecKernel) File() string {
-	if m.TensorCore {
+	switch {
+	case m.TensorCore && m.GgmlType == 14:
+		return "matvec_q6k.cu"
+	case m.TensorCore:
 		return "matvec_q4k.cu"
 	}
 	return "matvec.cu"
+}
+
+// tileBytes is the bytes of one of the kernel's tiles (tensor-core kernels).
+func (m MatvecKernel) tileBytes() int {
+	if m.GgmlType == 14 {
+		return q6TileBytes
+	}
+	return q4TileBytes
 }
 
 // Shared is the dynamic shared memory of a launch over cols columns, with or
@@ -114,7 +130,7 @@ func (m MatvecKernel) Shared(cols int, xnorm bool) int {
 	return 0
 }
 
-func (m MatvecKernel) ringBytes() int { return MatvecThreads / 32 * m.Ring * q4TileBytes }
+func (m MatvecKernel) ringBytes() int { return MatvecThreads / 32 * m.Ring * m.tileBytes() }
 
 func (m MatvecKernel) sharedExpr() string {
 	if m.TensorCore {
@@ -125,7 +141,7 @@ func (m MatvecKernel) sharedExpr() string {
 
 // MatvecKernels lists the matvec family with the geometry of its template
 // arguments: matvec.cu's memra_mv (R rows per warp group, KW warps per row)
-// and matvec_q4k.cu's memra_mvq4 (one 16-row tile per warp group, KW).
+// and mvring.cuh's memra_mvt (one 16-row tile per warp group, KW).
 func MatvecKernels() []MatvecKernel {
 	return []MatvecKernel{
 		{"matvec_f32", 0, false, 8, false, 0},       // R4 KW4
@@ -138,7 +154,8 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_q4_k", 12, false, 32, true, 3},     // 16-row tiles, KW4, 3 slots
 		{"matvec_q4_k_wide", 12, true, 16, true, 4}, // 16-row tiles, KW8, 4 slots
 		{"matvec_q5_k", 13, false, 16, false, 0},    // R4 KW2
-		{"matvec_q6_k", 14, false, 16, false, 0},    // R4 KW2
+		{"matvec_q6_k", 14, false, 32, true, 2},     // 16-row tiles, KW4, 2 slots
+		{"matvec_q6_k_wide", 14, true, 16, true, 3}, // 16-row tiles, KW8, 3 slots
 	}
 }
 
@@ -158,14 +175,14 @@ func matvecWhat(ggmlType int) string {
 	case 13:
 		return "q5_K"
 	case 14:
-		return "q6_K (blocks less d in W, d in S)"
+		return "q6_K (16-row tiles, engine/internal/ktile)"
 	}
 	return fmt.Sprintf("ggml type %d", ggmlType)
 }
 
 // matvecSide reports whether a matvec kernel or embedding table of ggml
-// type t takes the side array S: q8_0's block scales, Q6_K's superblock d.
-func matvecSide(t int) bool { return t == 8 || t == 14 }
+// type t takes the side array S: q8_0's block scales.
+func matvecSide(t int) bool { return t == 8 }
 
 func param(name string, kind ParamKind) Param { return Param{Name: name, Kind: kind} }
 
@@ -185,7 +202,7 @@ func Spec() []Kernel {
 
 	for _, t := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"} {
 		ps := []Param{param("x", Ptr), param("table", Ptr)}
-		if t == "q8_0" || t == "q6_k" { // repacked: f16 block scales (q8_0) or superblock d (q6_k) in scales
+		if t == "q8_0" { // repacked: f16 block scales in scales
 			ps = append(ps, param("scales", Ptr))
 		}
 		ks = append(ks, Kernel{

@@ -305,7 +305,7 @@ extern "C" __global__ void plain(const int* p) {}`
 // call memra_grid_wait() before touching memory an earlier kernel wrote
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
-// prefetch of weights, or of memra_mvq4, which copies weights first.
+// prefetch of weights, or of memra_mvt, which copies weights first.
 // gdn_conv, rmsnorm_gated and attn_prep load before their wait what kernels
 // at least two back wrote, and the attention splits prefetch their first keys (gdn.cu says why that is safe); they must still wait before
 // their first plain (L1) load. A kernel without the wait would race its
@@ -313,7 +313,7 @@ extern "C" __global__ void plain(const int* p) {}`
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 	kernels, cus := sourceKernels(t)
 	name := regexp.MustCompile(`__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(`)
-	mv := regexp.MustCompile(`^memra_mv(q4)?<[^;]*;$`)
+	mv := regexp.MustCompile(`^memra_mvt?<[^;]*;$`)
 	for _, n := range cus {
 		b, err := os.ReadFile(n)
 		if err != nil {
@@ -409,10 +409,13 @@ func init() {
 // has completed. Checked in every kernel's body and in the matvec templates
 // that hold the calls for theirs.
 func TestKernelsTriggerAfterTheirWait(t *testing.T) {
-	_, cus := sourceKernels(t)
-	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvq4)\()`)
-	checked := 0
-	for _, n := range cus {
+	names, err := kbuild.SourceFiles(".") // the .cuh too: mvring.cuh holds memra_mvt
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvt)\()`)
+	checked, templates := 0, 0
+	for _, n := range names {
 		b, err := os.ReadFile(n)
 		if err != nil {
 			t.Fatal(err)
@@ -429,8 +432,14 @@ func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 			if d >= 0 && (w < 0 || d < w) {
 				t.Errorf("%s: %s triggers its dependents before its wait", n, head)
 			}
+			if !strings.HasPrefix(head, "extern") {
+				templates++
+			}
 			checked++
 		}
+	}
+	if templates != 2 {
+		t.Errorf("checked %d matvec templates (memra_mv, memra_mvt); the pattern no longer finds them", templates)
 	}
 	if checked < 40 {
 		t.Errorf("checked %d kernel bodies; the pattern no longer finds them", checked)
@@ -560,19 +569,18 @@ func braceBody(src string, open int) (string, int) {
 // TestMatvecUnitsMatchTemplates: the host sizes matvec grids from
 // MatvecKernels' RowsPerBlock, which must be (8 warps / KW) * R of the
 // template arguments each kernel instantiates: memra_mv<KIND, R, KW, U>
-// (matvec.cu) or memra_mvq4<KW, S> (matvec_q4k.cu, R = one 16-row tile),
+// (matvec.cu) or memra_mvt<KW, S, T> (mvring.cuh, R = one 16-row tile),
 // and sizes their shared memory from Ring, which must be S, with tiles of
-// q4TileBytes, which must be kquant.cuh's MEMRA_Q4T_BYTES.
+// tileBytes, which must be T's: kquant.cuh's MEMRA_Q4T_BYTES for memra_q4t,
+// MEMRA_Q6T_BYTES for memra_q6t.
 func TestMatvecUnitsMatchTemplates(t *testing.T) {
 	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)(?:, \w+)*>`)
-	tc := regexp.MustCompile(`memra_mvq4<(\d+), (\d+)>`)
+	tc := regexp.MustCompile(`memra_mvt<(\d+), (\d+), (\w+)>`)
 	kq, err := os.ReadFile("kquant.cuh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("#define MEMRA_Q4T_BYTES %d\n", q4TileBytes); !strings.Contains(string(kq), want) {
-		t.Errorf("kquant.cuh does not say %q", strings.TrimSpace(want))
-	}
+	tileMacro := map[string]string{"memra_q4t": "MEMRA_Q4T_BYTES", "memra_q6t": "MEMRA_Q6T_BYTES"}
 	for _, mk := range MatvecKernels() {
 		b, err := os.ReadFile(mk.File())
 		if err != nil {
@@ -590,13 +598,22 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 		if mk.TensorCore {
 			m := tc.FindStringSubmatch(body)
 			if m == nil {
-				t.Errorf("%s: no memra_mvq4<KW, S> call in its body", mk.Name)
+				t.Errorf("%s: no memra_mvt<KW, S, T> call in its body", mk.Name)
 				continue
 			}
 			r = 16
 			kw, _ = strconv.Atoi(m[1])
 			if ring, _ := strconv.Atoi(m[2]); ring != mk.Ring {
 				t.Errorf("%s: template S=%d slots, MatvecKernels says Ring %d", mk.Name, ring, mk.Ring)
+			}
+			macro, ok := tileMacro[m[3]]
+			if !ok {
+				t.Errorf("%s: tile type %s has no known size macro", mk.Name, m[3])
+			} else if want := fmt.Sprintf("#define %s %d\n", macro, mk.tileBytes()); !strings.Contains(string(kq), want) {
+				t.Errorf("%s: tiles of %d bytes, but kquant.cuh does not say %q", mk.Name, mk.tileBytes(), strings.TrimSpace(want))
+			}
+			if b, _ := os.ReadFile(mk.File()); !strings.Contains(string(b), "struct "+m[3]+" {") {
+				t.Errorf("%s: tile type %s is not defined in %s", mk.Name, m[3], mk.File())
 			}
 		} else {
 			m := args.FindStringSubmatch(body)

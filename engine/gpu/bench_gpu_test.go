@@ -128,7 +128,8 @@ func BenchmarkGPUCopy(b *testing.B) {
 // 50 MB L2, and the input vector stays in L2.
 func BenchmarkGPUMatvec(b *testing.B) {
 	e, k, mod := benchEngine(b)
-	resident, err := matvecGrids(e, mod, 0, map[int]string{4096: "4096 columns", 12288: "12288 columns", 1024: "1024 columns"})
+	cols := map[int]string{4096: "4096 columns", 12288: "12288 columns", 1024: "1024 columns"}
+	resident, err := matvecGrids(e, mod, 0, tiledShapes{gguf.TypeQ4_K: cols, gguf.TypeQ6_K: cols})
 	if err != nil {
 		b.Fatal(err)
 	}

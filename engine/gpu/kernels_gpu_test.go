@@ -69,7 +69,8 @@ func ktGPU(t *testing.T) *ktEnv {
 			if err == nil {
 				// Lets the tensor-core matvecs use the shared memory of the
 				// widest test matrix, as Load does for a model's.
-				_, err = matvecGrids(e, mod, 0, map[int]string{12288: "test matrix"})
+				widest := map[int]string{12288: "test matrix"}
+				_, err = matvecGrids(e, mod, 0, tiledShapes{gguf.TypeQ4_K: widest, gguf.TypeQ6_K: widest})
 			}
 			if err != nil {
 				_ = e.Close()
@@ -187,8 +188,8 @@ func ktDequant(t *testing.T, w *model.Tensor) []float32 {
 	return out
 }
 
-// ktWeights uploads w in its device layout (q8_0 and Q6_K split as upload
-// does: payloads at q, f16 scales at s; Q4_K tiled; otherwise s is 0), q
+// ktWeights uploads w in its device layout (q8_0 split as upload does:
+// payloads at q, f16 scales at s; Q4_K and Q6_K tiled; otherwise s is 0), q
 // placed off bytes past a 16-byte boundary to reach the kernels' unaligned
 // paths.
 func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int) (q, s cuda.DevPtr) {
@@ -237,7 +238,7 @@ func TestGPUKernelEmbed(t *testing.T) {
 		{gguf.TypeF32, unscaled(v.k.EmbedF32), 1056}, {gguf.TypeF16, unscaled(v.k.EmbedF16), 1056},
 		{gguf.TypeBF16, unscaled(v.k.EmbedBF16), 1056}, {gguf.TypeQ8_0, v.k.EmbedQ8_0, 1056},
 		{gguf.TypeQ4_K, unscaled(v.k.EmbedQ4K), 1280}, {gguf.TypeQ5_K, unscaled(v.k.EmbedQ5K), 1280},
-		{gguf.TypeQ6_K, v.k.EmbedQ6K, 1280},
+		{gguf.TypeQ6_K, unscaled(v.k.EmbedQ6K), 1280},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			nEmbd := tc.nEmbd
@@ -387,27 +388,39 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 	}
 }
 
-// TestGPUMatvecSharedLimit: a Q4_K matrix too wide for the tensor-core
-// kernels' copy of x and ring of tiles (cols·4 + cols/8 + 8·S·2,368 bytes of shared memory per block,
-// 227 KiB at most on sm_90) must fail the load with an error that names the
-// matrix, its width and the limit, not a launch failure in the first step.
+// TestGPUMatvecSharedLimit: a Q4_K or Q6_K matrix too wide for the
+// tensor-core kernels' copy of x and ring of tiles (cols·4 + cols/8 + 8·S·tile
+// bytes of shared memory per block, 227 KiB at most on sm_90) must fail the
+// load with an error that names the matrix, its width and the limit, not a
+// launch failure in the first step; a width is checked against the kernels
+// of its own type only.
 func TestGPUMatvecSharedLimit(t *testing.T) {
 	v := ktGPU(t)
 	mod, err := v.e.LoadModule(kernels.Fatbin())
 	ktMust(t, err)
 	defer v.e.UnloadModule(mod)
 	const name = "blk.0.ffn_down.weight"
-	_, err = matvecGrids(v.e, mod, 1024, map[int]string{4096: "blk.0.ffn_up.weight", 61440: name})
-	if err == nil {
-		t.Fatal("61,440 columns accepted")
-	}
-	for _, want := range []string{name, "61440 columns", "shared memory", "allows"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K} {
+		_, err = matvecGrids(v.e, mod, 1024, tiledShapes{typ: {4096: "blk.0.ffn_up.weight", 61440: name}})
+		if err == nil {
+			t.Fatalf("%v: 61,440 columns accepted", typ)
+		}
+		for _, want := range []string{name, "61440 columns", "shared memory", "allows"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%v: error %q does not say %q", typ, err, want)
+			}
+		}
+		if _, err := matvecGrids(v.e, mod, 1024, tiledShapes{typ: {12288: "blk.0.ffn_down.weight"}}); err != nil {
+			t.Errorf("%v: 12,288 columns (the 9B down projection): %v", typ, err)
 		}
 	}
-	if _, err := matvecGrids(v.e, mod, 1024, map[int]string{12288: "blk.0.ffn_down.weight"}); err != nil {
-		t.Errorf("12,288 columns (the 9B down projection): %v", err)
+	// 36,864 columns: within Q4_K's widest ring (KW8 S4, 75,776 bytes), past
+	// Q6_K's (KW8 S3, 80,640 bytes): only a Q6_K matrix that wide fails.
+	if _, err := matvecGrids(v.e, mod, 1024, tiledShapes{gguf.TypeQ4_K: {36864: name}, gguf.TypeQ6_K: {4096: "output.weight"}}); err != nil {
+		t.Errorf("a 36,864-column Q4_K matrix next to Q6_K ones: %v", err)
+	}
+	if _, err := matvecGrids(v.e, mod, 1024, tiledShapes{gguf.TypeQ6_K: {36864: name}}); err == nil {
+		t.Error("a 36,864-column Q6_K matrix accepted")
 	}
 }
 
@@ -443,7 +456,12 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 // dmin·, the difference, the lane's sum over its cols/256/KW superblocks,
 // the quad's four lanes (2), up to 8 warp partials and the add into y:
 // ≤ 81 + 2 + cols/256 + 2 + 8 + 1 + 4 steps, used where it exceeds cols/32+48
-// (below ~1,830 columns). The
+// (below ~1,830 columns). Q6_K's (matvec_q6k.cu) fit the same count: per
+// sub-block of 16 columns two mma of 16 products (nibble − 32 and 16·high
+// bits, each term within |q − 32| + 32 of |x|, so KQuantMag's |a·q| + |m|
+// bounds them) into one accumulator, 33 additions (66), the 6 mma of the
+// other sub-blocks adding zeros (12), D0 + D1, the scale's product and the
+// lane's 4 sub-blocks (5 ≤ 3 + 2), then d·, and the rest as Q4_K's. The
 // reference's own rounding of a·q − m (1–2 u per weight) fits the slack. The CPU backend's cpu.MatVec (8 f32
 // partial sums of cols/8 terms) must agree within the sum of both bounds.
 func TestGPUKernelMatvec(t *testing.T) {

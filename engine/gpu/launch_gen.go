@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "9df5327fa54f12a10db3634285f2bd5ea28744f8be2e053b77c2032ed5c8a9ac"
+const specHash = "f8bad715baf3e04074e1dba2999ffe058554f8a940cf8b17bc011948e369c27e"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -38,6 +38,7 @@ type Kernels struct {
 	kMatvecQ4KWide       kernelSlot // matvec_q4_k_wide
 	kMatvecQ5K           kernelSlot // matvec_q5_k
 	kMatvecQ6K           kernelSlot // matvec_q6_k
+	kMatvecQ6KWide       kernelSlot // matvec_q6_k_wide
 	kRoPENeox            kernelSlot // rope_neox
 	kAttnPrepF16         kernelSlot // attn_prep_f16
 	kAttnPrepFP8         kernelSlot // attn_prep_fp8
@@ -88,7 +89,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"embed_q8_0", "embed.cu", 7, &ks.kEmbedQ8_0},
 		{"embed_q4_k", "embed.cu", 6, &ks.kEmbedQ4K},
 		{"embed_q5_k", "embed.cu", 6, &ks.kEmbedQ5K},
-		{"embed_q6_k", "embed.cu", 7, &ks.kEmbedQ6K},
+		{"embed_q6_k", "embed.cu", 6, &ks.kEmbedQ6K},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
 		{"matvec_f32", "matvec.cu", 9, &ks.kMatvecF32},
@@ -101,7 +102,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q4_k", "matvec_q4k.cu", 9, &ks.kMatvecQ4K},
 		{"matvec_q4_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ4KWide},
 		{"matvec_q5_k", "matvec.cu", 9, &ks.kMatvecQ5K},
-		{"matvec_q6_k", "matvec.cu", 10, &ks.kMatvecQ6K},
+		{"matvec_q6_k", "matvec_q6k.cu", 9, &ks.kMatvecQ6K},
+		{"matvec_q6_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ6KWide},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
 		{"attn_prep_fp8", "attn_prep.cu", 20, &ks.kAttnPrepFP8},
@@ -324,7 +326,7 @@ func geomEmbedQ6K(n_embd, n_vocab, token int) ([3]int, int) {
 // EmbedQ6K launches embed_q6_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q6_k embedding table.
 //
 // Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
 	geom_, shmem_ := geomEmbedQ6K(int(n_embd), int(n_vocab), int(token))
 	grid_, shared_, err_ := launchGeometry("embed_q6_k", geom_, shmem_)
 	if err_ != nil {
@@ -333,11 +335,10 @@ func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPtr
 	slot_ := &k_.kEmbedQ6K
 	slot_.p.SetPtr(0, x)
 	slot_.p.SetPtr(1, table)
-	slot_.p.SetPtr(2, scales)
-	slot_.p.SetI32(3, n_embd)
-	slot_.p.SetI32(4, n_vocab)
-	slot_.p.SetI32(5, token)
-	slot_.p.SetPtr(6, dtoken)
+	slot_.p.SetI32(2, n_embd)
+	slot_.p.SetI32(3, n_vocab)
+	slot_.p.SetI32(4, token)
+	slot_.p.SetPtr(5, dtoken)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q6_k: %w", err_)
 	}
@@ -705,13 +706,13 @@ func (k_ *Kernels) MatvecQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 
 // geomMatvecQ6K is matvec_q6_k's grid and dynamic shared memory, from the spec.
 func geomMatvecQ6K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * cols * 4
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
 }
 
-// MatvecQ6K launches matvec_q6_k (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q6_K (blocks less d in W, d in S), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+// MatvecQ6K launches matvec_q6_k (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) MatvecQ6K(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	geom_, shmem_ := geomMatvecQ6K(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q6_k", geom_, shmem_)
 	if err_ != nil {
@@ -720,16 +721,45 @@ func (k_ *Kernels) MatvecQ6K(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda
 	slot_ := &k_.kMatvecQ6K
 	slot_.p.SetPtr(0, y)
 	slot_.p.SetPtr(1, W)
-	slot_.p.SetPtr(2, S)
-	slot_.p.SetPtr(3, x)
-	slot_.p.SetI32(4, rows)
-	slot_.p.SetI32(5, cols)
-	slot_.p.SetI32(6, mode)
-	slot_.p.SetPtr(7, norm_w)
-	slot_.p.SetI32(8, xnorm)
-	slot_.p.SetF32(9, eps)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q6_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ6KWide is matvec_q6_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecQ6KWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 80640
+}
+
+// MatvecQ6KWide launches matvec_q6_k_wide (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 80640 bytes.
+func (k_ *Kernels) MatvecQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ6KWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q6_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ6KWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q6_k_wide: %w", err_)
 	}
 	return nil
 }
@@ -1585,6 +1615,7 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 12, Wide: 1},
 		{GgmlType: 13, Wide: 0},
 		{GgmlType: 14, Wide: 0},
+		{GgmlType: 14, Wide: 1},
 	}
 }
 
@@ -1614,7 +1645,9 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 	case MatvecVariant{GgmlType: 13, Wide: 0}:
 		return k_.MatvecQ5K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 14, Wide: 0}:
-		return k_.MatvecQ6K(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+		return k_.MatvecQ6K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 14, Wide: 1}:
+		return k_.MatvecQ6KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
 }

@@ -122,10 +122,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt}
 	g.maxSplits = maxSplits(e.Info().SMs, m.NHeadKV)
-	tiledCols := map[int]string{} // column counts of the tiled matrices, each with one name
+	tiledCols := tiledShapes{} // column counts of the tiled matrices per type, each with one name
 	for _, t := range m.Tensors() {
-		if _, ok := tiledCols[t.Cols()]; tiled(t.Type) && !ok {
-			tiledCols[t.Cols()] = t.Name
+		if tiled(t.Type) {
+			tiledCols.add(t.Type, t.Cols(), t.Name)
 		}
 	}
 	if g.mvBlocks, err = matvecGrids(e, mod, m.NEmbd, tiledCols); err != nil {
@@ -309,17 +309,13 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 // holds at once with the dynamic shared memory of each launch the model can
 // make: none, or the fused norm's copy of x (nEmbd floats: the norm-fused
 // matvecs read the residual stream); for the tensor-core kernels x's split
-// copy at each column count of the tiled (Q4_K) matrices, tiledCols (count →
-// a matrix's name). Those kernels are also allowed the shared memory the
-// widest needs (past 48 KiB at 12,288 columns), or it fails naming the
-// matrix.
-func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols map[int]string) (map[mvKey]int, error) {
+// copy and their rings at each column count of the tiled (Q4_K, Q6_K)
+// matrices of their type, tiledCols. Those kernels are also allowed the
+// shared memory the widest needs (past 48 KiB at 12,288 columns), or it
+// fails naming the matrix.
+func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShapes) (map[mvKey]int, error) {
 	out := map[mvKey]int{}
 	sms := e.Info().SMs
-	widest := 0
-	for c := range tiledCols {
-		widest = max(widest, c)
-	}
 	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
 	if err != nil {
 		return nil, err
@@ -331,6 +327,11 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols map[int]s
 		}
 		var shared []int
 		if mk.TensorCore {
+			cols := tiledCols[gguf.Type(mk.GgmlType)]
+			widest := 0
+			for c := range cols {
+				widest = max(widest, c)
+			}
 			if widest == 0 {
 				continue
 			}
@@ -342,12 +343,12 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols map[int]s
 			if need+static > optin {
 				return nil, fmt.Errorf("tensor %s: %d columns need %d bytes of shared memory per block in %s; this GPU allows %d "+
 					"(use --device cpu or convert with --type q8_0|q5_k|q6_k)",
-					tiledCols[widest], widest, need+static, mk.Name, optin)
+					cols[widest], widest, need+static, mk.Name, optin)
 			}
 			if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, need); err != nil {
 				return nil, fmt.Errorf("%s: allow %d bytes of shared memory: %w", mk.Name, need, err)
 			}
-			for c := range tiledCols {
+			for c := range cols {
 				shared = append(shared, mk.Shared(c, false))
 			}
 		} else {
@@ -368,6 +369,19 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols map[int]s
 		}
 	}
 	return out, nil
+}
+
+// tiledShapes holds, per tiled type, the column counts of its matrices,
+// each with the name of one matrix of that width.
+type tiledShapes map[gguf.Type]map[int]string
+
+func (ts tiledShapes) add(t gguf.Type, cols int, name string) {
+	if ts[t] == nil {
+		ts[t] = map[int]string{}
+	}
+	if _, ok := ts[t][cols]; !ok {
+		ts[t][cols] = name
+	}
 }
 
 // supported checks, before anything is uploaded, that every matrix has a

@@ -186,7 +186,7 @@ func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr) error {
 	case gguf.TypeQ5_K:
 		return g.k.EmbedQ5K(x, t.ptr, ne, nv, token, dtok)
 	case gguf.TypeQ6_K:
-		return g.k.EmbedQ6K(x, t.ptr, t.scales, ne, nv, token, dtok)
+		return g.k.EmbedQ6K(x, t.ptr, ne, nv, token, dtok)
 	}
 	return fmt.Errorf("embed: %s is %s", t.name, t.typ)
 }
@@ -241,7 +241,7 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // the wide and plain kernels crossed in the H200 variant run (docs/perf.md).
 func MatvecWide(t gguf.Type, rows int) bool {
 	switch t {
-	case gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ4_K:
+	case gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ4_K, gguf.TypeQ6_K:
 		return rows <= 2048
 	case gguf.TypeQ8_0:
 		return rows <= 4096

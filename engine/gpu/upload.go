@@ -10,16 +10,16 @@ import (
 )
 
 // stageBytes bounds the host staging buffer of an upload that reorders rows
-// (row-interleaved pairs, q8_0 and Q6_K repacking): big enough to keep the copy engine
+// (row-interleaved pairs, q8_0 repacking, K-quant tiles): big enough to keep the copy engine
 // busy, small enough not to double a 1 GB tensor in host memory.
 const stageBytes = 16 << 20
 
 // split is how the device stores a type whose GGUF blocks do not keep 16-byte
 // alignment: each block's payload goes to W (back to back, so rows of whole
 // blocks stay aligned for the matvec's vector loads) and its one f16 at byte
-// side goes to the side array S. q8_0 (34 bytes: d, then 32 quants) and Q6_K
-// (210 bytes: 208 of codes and scales, then d) are split; the other types
-// are stored as they are.
+// side goes to the side array S. q8_0 (34 bytes: d, then 32 quants) is
+// split; Q4_K and Q6_K are tiled (tileOf); the other types are stored as
+// they are.
 type split struct {
 	block, values, side int // bytes and values per GGUF block; offset of the f16 moved to S
 }
@@ -34,11 +34,8 @@ func (l split) rowBytes(cols int) (w, s int) {
 
 // splitOf returns t's split layout, if it has one.
 func splitOf(t gguf.Type) (split, bool) {
-	switch t {
-	case gguf.TypeQ8_0:
+	if t == gguf.TypeQ8_0 {
 		return split{block: 34, values: 32, side: 0}, true
-	case gguf.TypeQ6_K:
-		return split{block: 210, values: 256, side: 208}, true
 	}
 	return split{}, false
 }
@@ -67,12 +64,16 @@ func (l split) unpack(dst, w, s []byte) {
 	}
 }
 
-// tileOf returns the tiled layout the device stores t in, if any: Q4_K, for
-// the tensor-core matvec (engine/internal/ktile, kernels/matvec_q4k.cu). A
-// tiled matrix's views start on a tile boundary (rows a multiple of 16).
+// tileOf returns the tiled layout the device stores t in, if any: Q4_K and
+// Q6_K, for the tensor-core matvecs (engine/internal/ktile,
+// kernels/matvec_q4k.cu and matvec_q6k.cu). A tiled matrix's views start
+// on a tile boundary (rows a multiple of 16).
 func tileOf(t gguf.Type) (ktile.Layout, bool) {
-	if t == gguf.TypeQ4_K {
+	switch t {
+	case gguf.TypeQ4_K:
 		return ktile.Q4K, true
+	case gguf.TypeQ6_K:
+		return ktile.Q6K, true
 	}
 	return ktile.Layout{}, false
 }

@@ -13,16 +13,15 @@ import (
 	"github.com/memra-ai/memra/kernels"
 )
 
-// TestSplit checks the split device layouts on hand-built blocks: q8_0's
-// block b has its f16 d at bytes 0-1 and 32 quants after it; Q6_K's 208
-// bytes of codes and scales come first and d last. The f16 lands at
+// TestSplit checks the split device layout on hand-built blocks: q8_0's
+// block b has its f16 d at bytes 0-1 and 32 quants after it. The f16 lands at
 // s[2b:2b+2], the rest, in order, at w[b·payload:], and unpack restores the
 // GGUF bytes.
 func TestSplit(t *testing.T) {
 	for _, tc := range []struct {
 		typ         gguf.Type
 		block, side int
-	}{{gguf.TypeQ8_0, 34, 0}, {gguf.TypeQ6_K, 210, 208}} {
+	}{{gguf.TypeQ8_0, 34, 0}} {
 		l, ok := splitOf(tc.typ)
 		if !ok || l.block != tc.block || l.side != tc.side {
 			t.Fatalf("%v: splitOf = %+v, %v", tc.typ, l, ok)
@@ -53,9 +52,9 @@ func TestSplit(t *testing.T) {
 			t.Fatalf("%v: unpack(repack(x)) != x", tc.typ)
 		}
 	}
-	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeBF16, gguf.TypeQ4_K, gguf.TypeQ5_K} {
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeBF16, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		if _, ok := splitOf(typ); ok {
-			t.Errorf("%v is split; its blocks keep 16-byte alignment", typ)
+			t.Errorf("%v is split; its blocks keep 16-byte alignment or are tiled", typ)
 		}
 	}
 }
@@ -105,15 +104,14 @@ func TestSupportedTypes(t *testing.T) {
 
 // TestRowsViewSplit: a view of rows [first, first+n) of a split tensor
 // starts first rows into both arrays (payload and side), an unsplit one
-// first GGUF rows in, and a tiled (Q4_K) one first/16 tile rows in.
+// first GGUF rows in, and a tiled (Q4_K, Q6_K) one first/16 tile rows in.
 func TestRowsViewSplit(t *testing.T) {
-	const cols = 512 // two Q6_K superblocks, 16 q8_0 blocks
+	const cols = 512 // two K-quant superblocks, 16 q8_0 blocks
 	for _, tc := range []struct {
 		typ          gguf.Type
 		wRow, sRow   uint64 // device bytes per row in W and S
 		unsplitBytes uint64
 	}{
-		{gguf.TypeQ6_K, 2 * 208, 2 * 2, 0},
 		{gguf.TypeQ8_0, cols, cols / 32 * 2, 0},
 		{gguf.TypeBF16, 2 * cols, 0, 2 * cols},
 	} {
@@ -132,10 +130,12 @@ func TestRowsViewSplit(t *testing.T) {
 			t.Errorf("%v: ptr %#x scales %#x, want %#x %#x", tc.typ, v.ptr, v.scales, d.ptr.Add(7*tc.wRow), d.scales.Add(7*tc.sRow))
 		}
 	}
-	d := dtensor{name: "w", typ: gguf.TypeQ4_K, rows: 40, cols: cols, ptr: 1 << 20}
-	v := d.rowsView("w[32:]", 32, 8)
-	if want := d.ptr.Add(2 * 2 * 2368); v.ptr != want || v.rows != 8 || v.cols != cols {
-		t.Errorf("Q4_K: view %+v, want ptr %#x", v, want)
+	for typ, tile := range map[gguf.Type]uint64{gguf.TypeQ4_K: 2368, gguf.TypeQ6_K: 3360} {
+		d := dtensor{name: "w", typ: typ, rows: 40, cols: cols, ptr: 1 << 20}
+		v := d.rowsView("w[32:]", 32, 8)
+		if want := d.ptr.Add(2 * 2 * tile); v.ptr != want || v.rows != 8 || v.cols != cols {
+			t.Errorf("%v: view %+v, want ptr %#x", typ, v, want)
+		}
 	}
 }
 
@@ -148,7 +148,7 @@ func TestMatvecShared(t *testing.T) {
 		"matvec_f32": geomMatvecF32, "matvec_f16": geomMatvecF16, "matvec_f16_wide": geomMatvecF16Wide,
 		"matvec_bf16": geomMatvecBF16, "matvec_bf16_wide": geomMatvecBF16Wide, "matvec_q8_0": geomMatvecQ8_0,
 		"matvec_q8_0_wide": geomMatvecQ8_0Wide, "matvec_q4_k": geomMatvecQ4K, "matvec_q4_k_wide": geomMatvecQ4KWide,
-		"matvec_q5_k": geomMatvecQ5K, "matvec_q6_k": geomMatvecQ6K,
+		"matvec_q5_k": geomMatvecQ5K, "matvec_q6_k": geomMatvecQ6K, "matvec_q6_k_wide": geomMatvecQ6KWide,
 	}
 	for _, mk := range kernels.MatvecKernels() {
 		f, ok := geom[mk.Name]

@@ -21,11 +21,15 @@
 // geometries KW and ring slots S, on ktile's Q4_K tiles; an output must equal
 // the engine kernel's of the same KW bit for bit); mvk_q4_cuda is the
 // CUDA-core Q4_K kernel the engine ran before; scripts/gpu/run56.sh to
-// run59.sh ran them (step 35's forms, run77 and run78: commit a7b69b7). mmk6_ is
-// step 31's Q6_K form (mmk6.cuh, run62). -xnorm runs the kernels with the
-// RMSNorm fused, as a decode step runs its projections: without it the
-// CUDA-core kernels read x from global memory and look slower on the large
-// shapes than they are in a step (step 31, run65 and run66).
+// run59.sh ran them (step 35's forms, run77 and run78: commit a7b69b7).
+// mmak_q6_ are the engine's Q6_K kernel (kernels/matvec_q6k.cu, step 39) at
+// other geometries, on ktile's Q6_K tiles, bit for bit as mmak_q4_; mvk_q6_cuda
+// is the CUDA-core Q6_K kernel the engine ran before (its split layout: 208
+// bytes per superblock in W, the f16 d in S), and mmk6_ step 31's Q6_K form
+// (mmk6.cuh, run62). -xnorm runs the kernels with the RMSNorm fused, as a
+// decode step runs its projections: without it the CUDA-core kernels read x
+// from global memory and look slower on the large shapes than they are in a
+// step (step 31, run65 and run66).
 package main
 
 import (
@@ -49,13 +53,13 @@ type variant struct {
 	name      string
 	r, kw     int
 	q8, xs    bool
-	engine    bool // the engine's own kernel, or mvk_q4_cuda (the engine's parameters)
-	mma       bool // mma.cuh's tensor-core kernels: the engine's parameters, x staged in shared memory
-	tiled     bool // an mma kernel reading mma.cuh's tiled layout (W = the tiles, S unused)
-	q6k       bool // Q6_K weights: the engine's split layout (its CUDA-core matvec_q6_k) or ktile.Q6K's tiles (mmk6_)
-	q4k       bool // Q4_K weights: ggml's blocks (mvk_q4_cuda) or ktile.Q4K's tiles (the engine's matvec_q4_k, mmak_)
+	engine    bool // the engine's own kernel, or mvk_ (the engine's parameters)
+	mma       bool // the tensor-core kernels (mma.cuh's, the engine's K-quant ones): the engine's parameters, x staged in shared memory
+	tiled     bool // an mma kernel reading a tiled layout (W = the tiles: tileQ8's, ktile's; S unused or absent)
+	q6k       bool // Q6_K weights: the split layout (mvk_q6_cuda) or ktile.Q6K's tiles (the engine's matvec_q6_k, mmak_q6_, mmk6_)
+	q4k       bool // Q4_K weights: ggml's blocks (mvk_q4_cuda) or ktile.Q4K's tiles (the engine's matvec_q4_k, mmak_q4_)
 	mvg       bool // the engine's template: (y, W, S, x, rows, cols), S null for bf16
-	ring      int  // mmak_ and the engine's Q4_K kernels: tile slots per warp in shared memory (memra_mvq4's S)
+	ring      int  // mmak_ and the engine's K-quant kernels: tile slots per warp in shared memory (memra_mvt's S)
 	fn        cuda.Function
 	rowsBlock int
 }
@@ -78,19 +82,22 @@ func parseVariants(names []string) []variant {
 	for _, n := range names {
 		var v variant
 		v.name = n
-		if n == "mvk_q4_cuda" { // memra_mv's Q4_K instantiation: R4 KW2, the engine's parameters
-			v.q4k, v.engine, v.r, v.kw, v.rowsBlock = true, true, 4, 2, 16
+		if n == "mvk_q4_cuda" || n == "mvk_q6_cuda" { // memra_mv's K-quant instantiations: R4 KW2, the engine's parameters
+			v.q4k, v.q6k, v.engine, v.r, v.kw, v.rowsBlock = n == "mvk_q4_cuda", n == "mvk_q6_cuda", true, 4, 2, 16
 			vs = append(vs, v)
 			continue
 		}
-		if q4, q6 := strings.HasPrefix(n, "mmak_q4_"), strings.HasPrefix(n, "mmk6_q6_"); q4 || q6 {
+		if strings.HasPrefix(n, "mmak_") || strings.HasPrefix(n, "mmk6_") {
 			// Tensor-core K-quant kernels on ktile's tiles: 16-row tiles, KW.
-			v.mma, v.tiled, v.q4k, v.q6k = true, true, q4, q6
-			if q4 {
-				fmt.Sscanf(n[len("mmak_q4_"):], "k%d_s%d", &v.kw, &v.ring)
+			v.mma, v.tiled = true, true
+			if strings.HasPrefix(n, "mmak_") {
+				var q int
+				fmt.Sscanf(n, "mmak_q%d_k%d_s%d", &q, &v.kw, &v.ring)
+				v.q4k, v.q6k = q == 4, q == 6
 			} else {
 				var u int
-				fmt.Sscanf(n[len("mmk6_q6_"):], "k%d_u%d", &v.kw, &u)
+				fmt.Sscanf(n, "mmk6_q6_k%d_u%d", &v.kw, &u)
+				v.q6k = true
 			}
 			v.r = 16
 			v.rowsBlock = 8 / v.kw * v.r
@@ -149,7 +156,45 @@ var expNames = []string{
 	"mmak_q4_k4_s2_b0", "mmak_q4_k4_s3_b0", "mmak_q4_k4_s4_b0", "mmak_q4_k8_s3_b0", "mmak_q4_k8_s4_b0", "mmak_q4_k2_s2_b0",
 	"mmak_q4_k2_s4_b0", "mmak_q4_k1_s2_b0", "mmak_q4_k1_s4_b0",
 	"mvk_q4_cuda",
+	"mmak_q6_k4_s2_b0", "mmak_q6_k4_s3_b0", "mmak_q6_k8_s2_b0", "mmak_q6_k8_s3_b0", "mmak_q6_k2_s2_b0",
+	"mvk_q6_cuda",
 	"mmk6_q6_k4_u1_b0", "mmk6_q6_k8_u1_b0", "mmk6_q6_k2_u1_b0", "mmk6_q6_k1_u2_b0", "mmk6_q6_k4_u2_b0", "mmk6_q6_k4_u1_b3",
+}
+
+// engineVariants are the engine's matvec kernels of the types timed here.
+func engineVariants() []variant {
+	var vs []variant
+	for _, mk := range kernels.MatvecKernels() {
+		if mk.GgmlType != 30 && mk.GgmlType != 8 && mk.GgmlType != 12 && mk.GgmlType != 14 { // bf16, q8_0, Q4_K, Q6_K
+			continue
+		}
+		v := variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: mk.GgmlType == 12, q6k: mk.GgmlType == 14,
+			rowsBlock: mk.RowsPerBlock}
+		if mk.TensorCore { // the K-quant kernels on ktile's tiles: (8/KW) warp groups of one 16-row tile per unit
+			v.mma, v.tiled, v.ring, v.r, v.kw = true, true, mk.Ring, 16, 8*16/mk.RowsPerBlock
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// sharedBytes is the dynamic shared memory of v's launches over cols
+// columns: x's copy (split, or normalised) and, for memra_mvt's kernels, as
+// kernels.MatvecKernel.Shared, the runs' sums of x (room kept for Q6_K too)
+// and the rings.
+func (v variant) sharedBytes(cols int, xnorm bool) int {
+	n := 0
+	if v.xs || v.mma || xnorm {
+		n = cols * 4
+	}
+	if v.ring > 0 {
+		tile := ktile.Q4K.Bytes
+		if v.q6k {
+			tile = ktile.Q6K.Bytes
+		}
+		n += cols/32*4 + 8*v.ring*tile
+	}
+	return n
 }
 
 func run(cubin, only, match string, xnorm bool) error {
@@ -182,22 +227,15 @@ func run(cubin, only, match string, xnorm bool) error {
 			return err
 		}
 	}
-	var eng []variant
-	for _, mk := range kernels.MatvecKernels() {
-		if mk.GgmlType != 30 && mk.GgmlType != 8 && mk.GgmlType != 12 && mk.GgmlType != 14 { // bf16, q8_0, Q4_K, Q6_K
-			continue
-		}
-		fn, err := e.Function(mainMod, mk.Name)
-		if err != nil {
+	eng := engineVariants()
+	for i := range eng {
+		if eng[i].fn, err = e.Function(mainMod, strings.TrimPrefix(eng[i].name, "engine ")); err != nil {
 			return err
 		}
-		q4k := mk.GgmlType == 12 // the tensor-core kernel on ktile.Q4K's tiles
-		eng = append(eng, variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: q4k, q6k: mk.GgmlType == 14, mma: q4k, tiled: q4k, ring: mk.Ring,
-			fn: fn, rowsBlock: mk.RowsPerBlock})
 	}
 	vs = append(eng, vs...)
 	for i := range vs {
-		if vs[i].mma { // x's split copy: cols*4 bytes (Q4_K: + cols/8), 48 KiB and more at 12,288 columns; Q4_K adds the rings
+		if vs[i].mma { // x's split copy: cols*4 bytes, 48 KiB and more at 12,288 columns; the rings' kernels add cols/8 and the rings
 			limit := 96 << 10
 			if vs[i].ring > 0 {
 				limit = 200 << 10
@@ -349,8 +387,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		})
 		k4t = ktile.Q4K.Tile(k4, rows, cols)
 	}
-	// Q6_K: random codes and int8 scales, d a small f16: the engine's split
-	// layout (208 bytes per superblock in W, d in S) and ktile.Q6K's tiles.
+	// Q6_K: random codes and int8 scales, d a small f16: ktile.Q6K's tiles
+	// (the engine's) and mvk_q6_cuda's split layout (208 bytes per
+	// superblock in W, d in S).
 	var k6t, k6w, k6s []byte
 	var refQ6, magQ6 []float64
 	if cols%256 == 0 {
@@ -491,19 +530,10 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		units := (rows + v.rowsBlock - 1) / v.rowsBlock
 		grid := [3]uint32{uint32(units), 1, 1}
 		block := [3]uint32{256, 1, 1}
-		shared := uint32(0)
-		if v.xs || v.mma || xnorm {
-			shared = uint32(cols * 4) // x's copy (split, or normalised)
-		}
-		if v.mma && v.q4k {
-			shared += uint32(cols / 32 * 4) // the runs' sums of x
-		}
-		if v.ring > 0 {
-			shared += uint32(8 * v.ring * ktile.Q4K.Bytes)
-			if shared > 200<<10 {
-				fmt.Printf("%-36s skipped: %d bytes of shared memory\n", v.name, shared)
-				continue
-			}
+		shared := uint32(v.sharedBytes(cols, xnorm))
+		if shared > 200<<10 {
+			fmt.Printf("%-36s skipped: %d bytes of shared memory\n", v.name, shared)
+			continue
 		}
 		// Parameters: (y, W, [S,] x, rows, cols) and, for the engine's
 		// kernels, (mode, norm_w, xnorm, eps) = (store, none, 0, 1e-6).
@@ -585,16 +615,13 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		if worst > 1e-5 {
 			ok = "WRONG"
 		}
-		if v.q4k && v.tiled {
-			// Equal KW, equal order of sums: the same bits as the engine's kernel.
-			kw := v.kw
-			switch v.name {
-			case "engine matvec_q4_k":
-				kw = 4
-			case "engine matvec_q4_k_wide":
-				kw = 8
+		if v.ring > 0 {
+			// memra_mvt of one type, equal KW, whatever S: one order of
+			// sums, the same bits as the engine's kernel of that KW.
+			key := fmt.Sprintf("q4k/kw%d", v.kw)
+			if v.q6k {
+				key = fmt.Sprintf("q6k/kw%d", v.kw)
 			}
-			key := fmt.Sprintf("q4k/kw%d", kw)
 			if ref, seen := family[key]; !seen {
 				family[key] = append([]float32(nil), y...)
 			} else {

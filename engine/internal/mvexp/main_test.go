@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/memra-ai/memra/kernels"
 )
 
 // TestVariantNames checks that every variant main.go times is defined in
@@ -26,19 +28,19 @@ func TestVariantNames(t *testing.T) {
 		}
 		// mvx_ names appear as macro calls BF(R, KW, U, XS) / Q8(R, KW, U),
 		// mvg_ names as MVG_BF / MVG_Q8(R, KW, U, TB, PF) / MVG_Q8B(R, KW, U, TB, PF, B),
-		// mma_ names as MMA_Q8(T, KW, U, TL), mmak_ names as MMAK_Q4(KW, S, B),
+		// mma_ names as MMA_Q8(T, KW, U, TL), mmak_ names as MMAK_Q4 / MMAK_Q6(KW, S, B),
 		// mmk6_ names as MMK6(KW, U, B),
-		// mvk_q4_cuda as its kernel's line.
+		// mvk_ names as their kernels' lines.
 		var call string
 		f := strings.Split(v.name, "_")
 		num := func(s string) string { return s[1:] }
 		switch {
-		case v.name == "mvk_q4_cuda":
-			call = "mvk_q4_cuda("
-		case v.q6k:
+		case f[0] == "mvk":
+			call = v.name + "("
+		case f[0] == "mmk6":
 			call = "MMK6(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
-		case v.q4k:
-			call = "MMAK_Q4(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
+		case f[0] == "mmak":
+			call = "MMAK_" + strings.ToUpper(f[1]) + "(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
 		case v.mma:
 			call = "MMA_Q8(" + strings.Join([]string{num(f[2]), num(f[3]), num(f[4]), num(f[5])}, ", ") + ")"
 		case v.mvg && v.q8 && len(f) == 8:
@@ -54,6 +56,29 @@ func TestVariantNames(t *testing.T) {
 		}
 		if !strings.Contains(cu, "\n"+call) {
 			t.Errorf("%s: mvexp.cu has no %s", v.name, call)
+		}
+	}
+}
+
+// TestEngineVariants checks the engine's kernels as mvexp launches them
+// against the engine's own table: a tensor-core kernel's KW divides 8 and
+// gives its rows per unit, and every launch's shared memory is the engine's.
+func TestEngineVariants(t *testing.T) {
+	mks := map[string]kernels.MatvecKernel{}
+	for _, mk := range kernels.MatvecKernels() {
+		mks["engine "+mk.Name] = mk
+	}
+	for _, v := range engineVariants() {
+		mk := mks[v.name]
+		if mk.TensorCore && (v.kw <= 0 || 8%v.kw != 0 || 8/v.kw*16 != mk.RowsPerBlock || v.ring < 2) {
+			t.Errorf("%s: KW %d, ring %d for %d rows per unit", v.name, v.kw, v.ring, mk.RowsPerBlock)
+		}
+		for _, cols := range []int{1024, 4096, 12288} {
+			for _, xnorm := range []bool{false, true} {
+				if got, want := v.sharedBytes(cols, xnorm), mk.Shared(cols, xnorm); got != want {
+					t.Errorf("%s: %d columns, xnorm %v: %d bytes of shared memory, the engine's %d", v.name, cols, xnorm, got, want)
+				}
+			}
 		}
 	}
 }

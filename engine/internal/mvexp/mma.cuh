@@ -1,6 +1,7 @@
 // mma.cuh: the q8_0 matvec on the tensor cores (docs/perf.md step 28) and
-// other geometries of the engine's Q4_K one (step 29, kernels/matvec_q4k.cu),
-// experiments next to the engine's kernels.
+// other geometries of the engine's Q4_K and Q6_K ones (steps 29 and 39,
+// kernels/matvec_q4k.cu, matvec_q6k.cu), experiments next to the engine's
+// kernels.
 //
 // Why: ncu (perf.md "Top kernels") found the q8_0 kernels issue-bound, 1.7 to
 // 2.5 times the bf16 kernel's instructions per weight byte, most of them the
@@ -175,19 +176,21 @@ __device__ __forceinline__ void mma_q8(float* y, const signed char* W, const uns
     }
 }
 
-// ---- Q4_K ------------------------------------------------------------------
+// ---- Q4_K, Q6_K ------------------------------------------------------------
 // Step 29's kernel is the engine's (kernels/matvec_q4k.cu, landed in step 30,
-// reshaped in steps 35 and 36); these instantiate its template at other geometries.
-// One tensor-core K-quant kernel NAME_k<KW>_<P><A>_b<B> calling the template
-// TMPL<KW, A> with the engine's parameters (Q4_K: A = S ring slots, P = s;
-// Q6_K: A = U superblocks per trip, P = u). B: the blocks per SM
-// __launch_bounds__ asks for (0: none), which caps the registers.
-#define MMA_KQ(NAME, TMPL, KW, P, A, B)                                                                                    \
+// reshaped in steps 35 and 36), as is step 39's Q6_K one (matvec_q6k.cu);
+// these instantiate their ring template (mvring.cuh memra_mvt) at other
+// geometries. One tensor-core K-quant kernel NAME_k<KW>_<P><A>_b<B> with the
+// engine's parameters, calling the template given last (variadic, as its
+// arguments hold commas) at KW and A (memra_mvt: A = S ring slots, P = s;
+// mmk6.cuh's memra_mvq6: A = U superblocks per trip, P = u). B: the blocks
+// per SM __launch_bounds__ asks for (0: none), which caps the registers.
+#define MMA_KQ(NAME, KW, P, A, B, ...)                                                                                     \
     extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, B) NAME##_k##KW##_##P##A##_b##B(                        \
         float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) { \
-        TMPL<KW, A>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);                 \
+        __VA_ARGS__(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);                 \
     }
-#define MMAK_Q4(KW, S, B) MMA_KQ(mmak_q4, memra_mvq4, KW, s, S, B)
+#define MMAK_Q4(KW, S, B) MMA_KQ(mmak_q4, KW, s, S, B, memra_mvt<KW, S, memra_q4t>)
 
 MMAK_Q4(4, 2, 0)
 MMAK_Q4(4, 3, 0)
@@ -199,9 +202,16 @@ MMAK_Q4(2, 4, 0)
 MMAK_Q4(1, 2, 0)
 MMAK_Q4(1, 4, 0)
 
-// Q6_K on the tensor cores (mmk6.cuh) at several geometries, against the
-// engine's CUDA-core matvec_q6_k.
-#define MMK6(KW, U, B) MMA_KQ(mmk6_q6, memra_mvq6, KW, u, U, B)
+#define MMAK_Q6(KW, S, B) MMA_KQ(mmak_q6, KW, s, S, B, memra_mvt<KW, S, memra_q6t>)
+
+MMAK_Q6(4, 2, 0)
+MMAK_Q6(4, 3, 0)
+MMAK_Q6(8, 2, 0)
+MMAK_Q6(8, 3, 0)
+MMAK_Q6(2, 2, 0)
+
+// Step 31's Q6_K form (mmk6.cuh) at several geometries.
+#define MMK6(KW, U, B) MMA_KQ(mmk6_q6, KW, u, U, B, memra_mvq6<KW, U>)
 
 MMK6(4, 1, 0)
 MMK6(8, 1, 0)

@@ -1,63 +1,15 @@
-// mmk6.cuh: Q6_K on the tensor cores (docs/perf.md step 31), an
-// experiment next to the engine's kernels: measured correct but no faster
-// than the engine's CUDA-core matvec_q6_k on the 9B shapes, nor, timed
-// inside a decode step (norm fused, run64 and run65), on the output
-// projections, so the engine does not use it.
-//
-// Why it looks like this: as kernels/matvec_q4k.cu, but a Q6_K value is
-// d * sc_j * (q - 32) over sub-block j of 16 columns, q = low nibble + 16 *
-// high 2 bits, so one mma.m16n8k16 covers exactly one sub-block of 16 rows,
-// and per row y = 2^-k * d * sum_j sc_j * D_j with D_j = sum (q - 32) x'.
-// The two parts of q go in as two exact f16 A operands of the same product
-// (nibble - 32 from one LOP3 + one HSUB2 or HFMA2 per pair, 16 * high bits
-// from one LOP3 + one HFMA2 per pair), so D_j takes two mma and no separate
-// sum of x. x is staged as kernels/mma.cuh describes.
-//
-// Layout: engine/internal/ktile Q6K (3,360 bytes per 16 rows x 256
-// columns, the same bytes per row as ggml's blocks): lane L = 4g + c holds
-// columns 4c..4c+3 of each sub-block for rows g and g+8; its low nibbles of
-// four sub-blocks are one 16-byte load, its high bits of eight another, its
-// rows' 16 int8 scales two more. Geometry as matvec_q4k.cu.
-#include "../../../kernels/common.cuh"
-#include "../../../kernels/mma.cuh"
+// mmk6.cuh: step 31's form of Q6_K on the tensor cores (docs/perf.md step
+// 31, run62), kept as a record: measured correct but no faster than the
+// CUDA-core kernel the engine ran then (mvexp.cu mvk_q6_cuda). The engine's
+// kernel (kernels/matvec_q6k.cu, step 39) has the same tiles and A operands
+// (its memra_q6t_lo, _hi, _top, memra_word and memra_q6t_sb, which this
+// file uses, so mvexp.cu includes matvec_q6k.cu first) but spreads the
+// scales over a quad and streams the tiles through mvring.cuh's ring; here
+// every lane of a quad multiplies all 16 scales (memra_q6t_step_all) and a
+// warp holds U superblocks ahead in registers (memra_mvq6). Geometry as
+// matvec_q4k.cu.
 
-#define MEMRA_Q6T_BYTES 3360
-
-// (w & mask) | 1024s: the masked bits as the mantissa of f16s of 1024 + bits.
-__device__ __forceinline__ unsigned int memra_q6t_or1024(unsigned int w, unsigned int mask) {
-    unsigned int r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(r) : "r"(w), "r"(mask), "r"(0x64006400u));
-    return r;
-}
-// Nibble pairs - 32: low nibbles (1024 + n) - 1056, high nibbles (1024 + 16n) / 16 - 96.
-__device__ __forceinline__ unsigned int memra_q6t_lo(unsigned int w) {
-    unsigned int r;
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_q6t_or1024(w, 0x000F000Fu)), "r"(0x64206420u));
-    return r;
-}
-__device__ __forceinline__ unsigned int memra_q6t_hi(unsigned int w) {
-    unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_q6t_or1024(w, 0x00F000F0u)), "r"(0x2C002C00u), "r"(0xD600D600u));
-    return r;
-}
-// 16 * the 2-bit pair K of w (bits 2K and 16 + 2K): (1024 + 4^K h) * 16/4^K - 16384/4^K.
-template <int K>
-__device__ __forceinline__ unsigned int memra_q6t_top(unsigned int w) {
-    constexpr unsigned int scale[4] = {0x4C004C00u, 0x44004400u, 0x3C003C00u, 0x34003400u}; // 16, 4, 1, 1/4
-    constexpr unsigned int off[4] = {0xF400F400u, 0xEC00EC00u, 0xE400E400u, 0xDC00DC00u};   // -16384, -4096, -1024, -256
-    unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_q6t_or1024(w, 0x00030003u << (2 * K))), "r"(scale[K]), "r"(off[K]));
-    return r;
-}
-
-// One superblock of a lane's tile: four 16-byte loads of low nibbles (four
-// sub-blocks each), two of high bits (eight each), the 16 scales of rows g
-// and g+8, and their d.
-struct memra_q6t_sb {
-    uint4 n[4], h[2], scg, sch;
-    unsigned int dd;
-};
-
+// The lane's share of one superblock tile, loaded from global memory.
 __device__ __forceinline__ memra_q6t_sb memra_q6t_load(const unsigned char* tile, int lane) {
     memra_q6t_sb s;
 #pragma unroll
@@ -70,10 +22,10 @@ __device__ __forceinline__ memra_q6t_sb memra_q6t_load(const unsigned char* tile
     return s;
 }
 
-__device__ __forceinline__ unsigned int memra_word(uint4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
-
-// acc[h] (rows g + 8h of the tile) += superblock sb's d * sum_j sc_j * D_j.
-__device__ __forceinline__ void memra_q6t_step(float acc[2], const memra_q6t_sb& s, int sb, const uint4* xsplit, int lane) {
+// acc[h] (rows g + 8h of the tile) += superblock sb's d * sum_j sc_j * D_j,
+// B columns 0 (x' hi) and 1 (lo) for every sub-block, so lane (g, 0) holds
+// the rows' sums.
+__device__ __forceinline__ void memra_q6t_step_all(float acc[2], const memra_q6t_sb& s, int sb, const uint4* xsplit, int lane) {
     const int lg = lane >> 2, lc = lane & 3;
     const uint2* x2 = reinterpret_cast<const uint2*>(xsplit);
     float a1[2] = {0.0f, 0.0f};
@@ -131,9 +83,9 @@ __device__ __forceinline__ void memra_mvq6(float* y, const unsigned char* W, con
                 for (int u = 0; u < U; u++) next[u] = memra_q6t_load(tp + (long long)(sb + KW * U + KW * u) * MEMRA_Q6T_BYTES, lane);
             }
 #pragma unroll
-            for (int u = 0; u < U; u++) memra_q6t_step(acc, cur[u], sb + KW * u, memra_xsplit, lane);
+            for (int u = 0; u < U; u++) memra_q6t_step_all(acc, cur[u], sb + KW * u, memra_xsplit, lane);
         }
-        for (; sb < ns; sb += KW) memra_q6t_step(acc, memra_q6t_load(tp + (long long)sb * MEMRA_Q6T_BYTES, lane), sb, memra_xsplit, lane);
+        for (; sb < ns; sb += KW) memra_q6t_step_all(acc, memra_q6t_load(tp + (long long)sb * MEMRA_Q6T_BYTES, lane), sb, memra_xsplit, lane);
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
         // Lanes 4g hold rows g and g+8; the KW partials of a row are added in warp order.
         if (lc == 0) red[warp][lg] = acc[0], red[warp][lg + 8] = acc[1];

@@ -218,12 +218,22 @@ Q8(8, 8, 2)
 // Names: mvg_<bf16|q8>_r<R>_k<KW>_u<U>_t<TB>_p<PF>[_b<B>: bounded to B blocks per SM].
 #include "../../../kernels/matvec.cu"
 #include "../../../kernels/matvec_q4k.cu"
+#include "../../../kernels/matvec_q6k.cu"
 
 // The CUDA-core Q4_K kernel the engine ran before step 30 landed (ggml's
 // blocks, R4 KW2 U1), the baseline of the tensor-core one.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 mvk_q4_cuda(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mv<MEMRA_MV_Q4K, 4, 2, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+// The CUDA-core Q6_K kernel the engine ran before step 39 landed (R4 KW2
+// U1), the baseline of the tensor-core one: W the 208 bytes of each block
+// less d, S [rows][cols/256] the f16 d.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+mvk_q6_cuda(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w,
+            int xnorm, float eps) {
+    memra_mv<MEMRA_MV_Q6K, 4, 2, 1>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 #define MVG_KERNEL(NAME, BOUNDS, KIND, R, KW, U, TB, PF)                                                         \

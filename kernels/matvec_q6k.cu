@@ -1,0 +1,128 @@
+// matvec_q6k.cu: y (+)= W x for Q6_K matrices, on the tensor cores.
+//
+// Why it looks like this: as matvec_q4k.cu. A Q6_K value is
+// d * sc_j * (q - 32) over sub-block j of 16 columns, q = low nibble + 16 *
+// high 2 bits, so one mma.m16n8k16 covers exactly one sub-block of 16 rows,
+// and per row y = 2^-k * d * sum_j sc_j * D_j with D_j = sum (q - 32) x'.
+// The two parts of q go in as two exact f16 A operands of the same product
+// (nibble - 32 from one LOP3 + one HSUB2 or HFMA2 per pair, 16 * high bits
+// from one LOP3 + one HFMA2 per pair), so D_j takes two mma and no sum of
+// x. Step 31's form (every lane of a quad multiplying all 16 scales) was no
+// faster than the CUDA-core kernel; with the scales spread over the quad
+// (~518 SASS instructions a tile against ~730) and the tiles through the
+// ring of mvring.cuh it is 1.2-1.8x faster on the presets' shapes of many
+// rows (perf.md step 39, run86).
+//
+// Layout: engine/internal/ktile Q6K (kquant.cuh MEMRA_Q6T_BYTES: 3,360
+// bytes per 16 rows x 256 columns, ggml's bytes per row): lane L = 4g + c
+// holds columns 4c..4c+3 of each sub-block for rows g and g+8; its low
+// nibbles of four sub-blocks are one 16-byte word, its high bits of eight
+// another, its rows' 16 int8 scales two more.
+#include "common.cuh"
+#include "kquant.cuh"
+#include "mma.cuh"
+#include "mvring.cuh"
+
+// Nibble pairs - 32: low nibbles (1024 + n) - 1056, high nibbles
+// (1024 + 16n) / 16 - 96.
+__device__ __forceinline__ unsigned int memra_q6t_lo(unsigned int w) {
+    unsigned int r;
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(w, 0x000F000Fu)), "r"(0x64206420u));
+    return r;
+}
+__device__ __forceinline__ unsigned int memra_q6t_hi(unsigned int w) {
+    unsigned int r;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00F000F0u)), "r"(0x2C002C00u), "r"(0xD600D600u));
+    return r;
+}
+// 16 * the 2-bit pair K of w (bits 2K and 16 + 2K): (1024 + 4^K h) * 16/4^K - 16384/4^K.
+template <int K>
+__device__ __forceinline__ unsigned int memra_q6t_top(unsigned int w) {
+    constexpr unsigned int scale[4] = {0x4C004C00u, 0x44004400u, 0x3C003C00u, 0x34003400u}; // 16, 4, 1, 1/4
+    constexpr unsigned int off[4] = {0xF400F400u, 0xEC00EC00u, 0xE400E400u, 0xDC00DC00u};   // -16384, -4096, -1024, -256
+    unsigned int r;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00030003u << (2 * K))), "r"(scale[K]), "r"(off[K]));
+    return r;
+}
+
+__device__ __forceinline__ unsigned int memra_word(uint4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+// One superblock of a lane's tile: four 16-byte words of low nibbles (four
+// sub-blocks each), two of high bits (eight each), the 16 scales of rows g
+// and g+8, and their d.
+struct memra_q6t_sb {
+    uint4 n[4], h[2], scg, sch;
+    unsigned int dd;
+};
+
+// acc[h] (rows g + 8h of the tile) += superblock sb's d * sum_j sc_j * D_j.
+// Sub-block j's two mma write B columns 2(j%4), 2(j%4)+1 (x' hi and lo;
+// the other columns of B are zero), sub-blocks 4k..4k+3 into accumulator
+// k, so lane (g, c) ends with sub-blocks c, c+4, c+8, c+12 of its rows and
+// multiplies 4 scales instead of 16; the quad's shares are added at the end
+// of a unit (memra_tile_put).
+__device__ __forceinline__ void memra_q6t_step(float acc[2], const memra_q6t_sb& s, int sb, const uint4* xsplit, int lane) {
+    const int lg = lane >> 2, lc = lane & 3;
+    const int t = lg >> 1, hl = lg & 1; // this lane's B column 2t + hl: sub-blocks j with j % 4 == t
+    const uint2* x2 = reinterpret_cast<const uint2*>(xsplit);
+    float d[4][4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+        const int col = sb * 256 + 16 * j;
+        uint2 bx = make_uint2(0, 0);
+        if (t == (j & 3)) bx = x2[((col / 8 + lc / 2) * 2 + hl) * 2 + (lc & 1)];
+        const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
+        const unsigned int hw = memra_word(s.h[j >> 3], (j & 7) >> 1) >> (8 * (j & 1));
+        const unsigned int a[4] = {memra_q6t_lo(nw), memra_q6t_lo(nw >> 8), memra_q6t_hi(nw), memra_q6t_hi(nw >> 8)};
+        memra_mma_f16(d[j >> 2], a, bx.x, bx.y);
+        const unsigned int tp[4] = {memra_q6t_top<0>(hw), memra_q6t_top<1>(hw), memra_q6t_top<2>(hw), memra_q6t_top<3>(hw)};
+        memra_mma_f16(d[j >> 2], tp, bx.x, bx.y);
+    }
+    float a1[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < 4; k++) { // sub-block 4k + lc: byte lc of scale word k
+        a1[0] += (float)(signed char)(memra_word(s.scg, k) >> (8 * lc)) * (d[k][0] + d[k][1]);
+        a1[1] += (float)(signed char)(memra_word(s.sch, k) >> (8 * lc)) * (d[k][2] + d[k][3]);
+    }
+    acc[0] += memra_f16_to_f32(memra_lo16(s.dd)) * a1[0];
+    acc[1] += memra_f16_to_f32(memra_hi16(s.dd)) * a1[1];
+}
+
+// Q6_K's tile for memra_mvt (mvring.cuh).
+struct memra_q6t {
+    static constexpr int BYTES = MEMRA_Q6T_BYTES;
+    static constexpr bool XSUM = false;
+    using sb = memra_q6t_sb;
+    static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) {
+        sb s;
+#pragma unroll
+        for (int k = 0; k < 4; k++) s.n[k] = reinterpret_cast<const uint4*>(slot + 512 * k)[lane];
+#pragma unroll
+        for (int k = 0; k < 2; k++) s.h[k] = reinterpret_cast<const uint4*>(slot + 2048 + 512 * k)[lane];
+        s.scg = reinterpret_cast<const uint4*>(slot + 3072)[lane >> 2];
+        s.sch = reinterpret_cast<const uint4*>(slot + 3072)[(lane >> 2) + 8];
+        s.dd = reinterpret_cast<const unsigned int*>(slot + 3328)[lane >> 2];
+        return s;
+    }
+    static __device__ __forceinline__ void step(float acc[2], const sb& s, int i, const uint4* xsplit, const float*, int lane) {
+        memra_q6t_step(acc, s, i, xsplit, lane);
+    }
+};
+
+// y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q6_K tiled; x: [cols] f32;
+// norm_w: [cols] f32 (read when xnorm != 0). KW4 with 2 slots, the fastest
+// or within 4% of it on the presets' shapes of more than 2,048 rows; the
+// wide kernel (KW8, 3 slots, gpu.MatvecWide) on the 0.8B preset's 1,024 x
+// 3,584 (perf.md step 39, run86).
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 2, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q6_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                 float eps) {
+    memra_mvt<8, 3, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}

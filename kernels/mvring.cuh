@@ -1,0 +1,120 @@
+// mvring.cuh: the tensor-core matvecs' loop over tiles (matvec_q4k.cu,
+// matvec_q6k.cu), one type's tile step given as a policy.
+//
+// Why it looks like this: both K-quant kernels are bound by their
+// instructions and their latency more than by bytes in flight (perf.md
+// step 35: ncu issued 0.5 warps a cycle per scheduler at 41% of DRAM), so
+// the tiles stream through a ring of S slots per warp in shared memory,
+// filled by cp.async S - 1 tiles ahead, across the ends of units: the
+// registers are left to the arithmetic (Q4_K: 56 against 99 with a
+// superblock held ahead in registers). A type's tile (memra_q4t, memra_q6t)
+// says its bytes, how a lane reads its share from a slot, its step, and
+// whether the step needs the run sums of x.
+//
+// Geometry: a warp owns a tile row (16 rows); KW warps split its
+// superblocks (superblock kw, kw + KW, ...). Rows per unit: (8/KW) * 16.
+// The order of every sum is fixed by the geometry, so eager and graph runs
+// give the same bits. W, x and norm_w 16-byte aligned; cols % 256 == 0.
+#ifndef MEMRA_MVRING_CUH
+#define MEMRA_MVRING_CUH
+#include "common.cuh"
+#include "mma.cuh"
+
+// The lane's share of copying one tile of BYTES (a multiple of 16) into a
+// slot at shared address slot; ld.global.cg, as weights are read once.
+template <int BYTES>
+__device__ __forceinline__ void memra_tile_copy(unsigned int slot, const unsigned char* tile, int lane) {
+#pragma unroll
+    for (int c = lane; c < BYTES / 16; c += 32)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(slot + 16 * c), "l"(tile + 16 * c) : "memory");
+}
+
+// The end of a unit: the quad's shares of rows g and g+8 added in lane
+// order, then the KW warps' partials of a row in warp order, unscaled, put.
+__device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float acc[2], int unit, int G, int KW, int lane, int rows,
+                                               int mode, float unscale) {
+    const int warp = threadIdx.x >> 5, g = warp / KW, kw = warp % KW;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const float s1 = acc[h] + __shfl_xor_sync(MEMRA_FULL_MASK, acc[h], 1);
+        acc[h] = s1 + __shfl_xor_sync(MEMRA_FULL_MASK, s1, 2);
+    }
+    if ((lane & 3) == 0) red[warp][lane >> 2] = acc[0], red[warp][(lane >> 2) + 8] = acc[1];
+    __syncthreads();
+    if (kw == 0) {
+        float v = 0.0f;
+        if (lane < 16) {
+            for (int k = 0; k < KW; k++) v += red[g * KW + k][lane];
+            v *= unscale;
+        }
+        const float up = __shfl_down_sync(MEMRA_FULL_MASK, v, 1);
+        const int r = (unit * G + g) * 16 + lane;
+        if (lane < 16 && r < rows && (mode != 2 || ((lane & 1) == 0 && r + 1 < rows))) memra_mv_put(y, r, v, up, mode);
+    }
+    __syncthreads(); // red is rewritten by the next unit
+}
+
+// The ring matvec over 16-row tiles of one superblock, tile type T: T::step
+// leaves a lane's share of rows g, g+8 in acc, the quad's shares added by
+// memra_tile_put. Dynamic shared memory (kernels.MatvecKernel.Shared):
+// cols * 4 bytes of split x, cols/32 f32 run sums (filled when T::XSUM),
+// then each warp's ring of S tile slots. A warp's items are its superblocks
+// kw, kw + KW, ... of every unit the block loops over, in order; the ring
+// holds S - 1 of them in flight, across the ends of units, and one commit
+// group per item (empty past the last) keeps cp.async.wait_group counting
+// items.
+template <int KW, int S, class T>
+__device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, const float* x, int rows, int cols, int mode,
+                                          const float* norm_w, int xnorm, float eps) {
+    static_assert(S >= 2, "a ring needs the slot being summed and one in flight");
+    constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
+    extern __shared__ uint4 memra_xsplit[];
+    __shared__ float red[MEMRA_MV_THREADS / 32][16];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = warp / KW, kw = warp % KW;
+    const int ns = cols >> 8;
+    const int units = (rows + G * 16 - 1) / (G * 16);
+    const int tiles = (rows + 15) / 16;
+    const int per = kw < ns ? (ns - kw + KW - 1) / KW : 0; // this warp's superblocks per unit
+    float* xsum = reinterpret_cast<float*>(memra_xsplit + cols / 4);
+    unsigned char* ring = reinterpret_cast<unsigned char*>(xsum + cols / 32) + (long long)warp * S * T::BYTES;
+    const unsigned int ring_s = (unsigned int)__cvta_generic_to_shared(ring);
+    int pu = blockIdx.x, pj = 0, pi = 0; // the next item to copy: unit pu's pj-th superblock, item pi
+    auto issue = [&]() {
+        if (per > 0 && pu < units) {
+            const long long tile = min(pu * G + g, tiles - 1); // a group past the end re-reads the last tile, never stored
+            memra_tile_copy<T::BYTES>(ring_s + (pi % S) * T::BYTES, W + (tile * ns + kw + pj * KW) * T::BYTES, lane);
+            if (++pj == per) pj = 0, pu += gridDim.x;
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        pi++;
+    };
+    // Weights are never written: the first S - 1 items leave before the wait.
+#pragma unroll
+    for (int k = 0; k < S - 1; k++) issue();
+    memra_grid_wait();
+    const float unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps);
+    int ci = 0; // the item being summed
+    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        float acc[2] = {0.0f, 0.0f};
+        for (int j = 0; j < per; j++, ci++) {
+            asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory"); // this lane's copies of item ci have landed
+            __syncwarp(); // ... and every lane's, and item ci - 1's slot is free
+            issue();
+            T::step(acc, T::read(ring + (ci % S) * T::BYTES, lane), kw + j * KW, memra_xsplit, xsum, lane);
+        }
+        if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
+        memra_tile_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale);
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+
+// The A pair of f16s 1024 + b for the bits b of w under mask (each half's
+// bits below f16's 10 mantissa bits): one LOP3.
+__device__ __forceinline__ unsigned int memra_or1024(unsigned int w, unsigned int mask) {
+    unsigned int r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(r) : "r"(w), "r"(mask), "r"(0x64006400u)); // (w & mask) | 1024s
+    return r;
+}
+
+#endif // MEMRA_MVRING_CUH
