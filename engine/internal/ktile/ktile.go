@@ -1,7 +1,6 @@
 // Package ktile holds the tiled layouts of K-quant matrices for matvecs on
-// the tensor cores: Q4K is the engine's for Q4_K (kernels/matvec_q4k.cu,
-// embed_q4_k), Q6K that of an experiment (engine/internal/mvexp mmk6.cuh,
-// docs/perf.md step 31). Both are tiles of 16 rows × one 256-column superblock,
+// the tensor cores: Q4K for Q4_K (kernels/matvec_q4k.cu, embed_q4_k), Q6K
+// for Q6_K (kernels/matvec_q6k.cu, embed_q6_k). Both are tiles of 16 rows × one 256-column superblock,
 // stored tile row by tile row (tile (t, s) at (t·cols/256 + s)·Bytes), the
 // last tile row padded with zero rows. Inside a tile, g = row%8 and
 // h = row/8 of its 16 rows, and lane L = 4g+c of a warp owns rows g and
@@ -17,7 +16,7 @@
 //     eight mins, unpacked from ggml's 12 bytes;
 //   - 2304..2367: per g 8 bytes: d and dmin (f16) of row g, then of g+8.
 //
-// Q6K (3,360 bytes; 210 per row and superblock, as ggml's; mvexp only):
+// Q6K (3,360 bytes; 210 per row and superblock, as ggml's):
 //   - 0..2047: the low 4 bits of the codes, 512 bytes per quad p of
 //     16-column sub-blocks (4p..4p+3); lane L's 16 bytes at 512p + 16L are
 //     one word per sub-block j: columns 4c..4c+3 of rows g and g+8 as the
@@ -31,6 +30,8 @@
 //   - 3072..3327: per row the 16 int8 sub-block scales, as ggml's;
 //   - 3328..3359: per g 4 bytes: d (f16) of row g, then of row g+8.
 package ktile
+
+import "encoding/binary"
 
 const (
 	Rows = 16  // rows per tile
@@ -48,7 +49,7 @@ type Layout struct {
 var (
 	// Q4K is Q4_K's layout (kernels/matvec_q4k.cu).
 	Q4K = Layout{Bytes: 2368, BlockBytes: 144, putBlock: putQ4K}
-	// Q6K is Q6_K's layout for mvexp's experiment (mmk6.cuh).
+	// Q6K is Q6_K's layout (kernels/matvec_q6k.cu).
 	Q6K = Layout{Bytes: 3360, BlockBytes: 210, putBlock: putQ6K}
 )
 
@@ -129,20 +130,22 @@ func putQ4K(o []byte, rr int, b []byte) {
 func putQ6K(o []byte, rr int, b []byte) {
 	g, h := rr%8, rr/8
 	for j := range 16 {
+		// Sub-block j's 16 values (as Code6): half n, group G, offset l0 in
+		// the group's 32; their low nibbles at ql[64n+32(G%2)+l0:] (the
+		// high nibbles for G ≥ 2), their high bits at qh[32n+l0:], bits 2G.
+		n, G, l0 := j/8, j%8/2, 16*(j%2)
+		ql, qh := b[64*n+32*(G%2)+l0:][:16], b[128+32*n+l0:][:16]
+		ns, hs := 4*(G/2), 2*G
+		sh := uint(2*h + 8*(j%2)) // value p's high bits at sh + 4(p/2) + 16(p%2) of the pair word
 		for c := range 4 {
-			var q [4]byte // columns 4c..4c+3 of sub-block j
-			for p := range q {
-				q[p] = Code6(b, 16*j+4*c+p)
-			}
+			lo := binary.LittleEndian.Uint32(ql[4*c:]) >> ns & 0x0F0F0F0F // columns 4c..4c+3, one per byte
+			hi := binary.LittleEndian.Uint32(qh[4*c:]) >> hs & 0x03030303
 			w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
-			w[h] |= q[0]&15 | (q[2]&15)<<4
-			w[2+h] |= q[1]&15 | (q[3]&15)<<4
-			hw := o[2048+512*(j/8)+16*(4*g+c)+4*(j%8/2):]
-			for p, v := range q {
-				k := h + 2*(p/2)                // pair k holds this value
-				bit := 2*k + 8*(j%2) + 16*(p%2) // first of a pair low, second 16 bits up
-				hw[bit/8] |= (v >> 4) << (bit % 8)
-			}
+			w[h] |= byte(lo) | byte(lo>>16)<<4
+			w[2+h] |= byte(lo>>8) | byte(lo>>24)<<4
+			pairs := (hi&3 | hi>>8&3<<16 | hi>>16&3<<4 | hi>>24&3<<20) << sh
+			hw := o[2048+512*(j/8)+16*(4*g+c)+4*(j%8/2):][:4]
+			binary.LittleEndian.PutUint32(hw, binary.LittleEndian.Uint32(hw)|pairs)
 		}
 	}
 	copy(o[3072+16*rr:3072+16*rr+16], b[192:208])

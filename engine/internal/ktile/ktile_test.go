@@ -130,3 +130,25 @@ func TestCode(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTile is the host cost of laying a 256 × 4096 matrix out in
+// tiles, as a load does for every K-quant matrix (SetBytes: GGUF bytes).
+func BenchmarkTile(b *testing.B) {
+	const rows, cols = 256, 4096
+	for _, tc := range []struct {
+		name string
+		l    Layout
+	}{{"Q4_K", Q4K}, {"Q6_K", Q6K}} {
+		b.Run(tc.name, func(b *testing.B) {
+			src := make([]byte, rows*cols/Cols*tc.l.BlockBytes)
+			r := rand.New(rand.NewPCG(1, 2))
+			for i := range src {
+				src[i] = byte(r.IntN(256))
+			}
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				tc.l.Tile(src, rows, cols)
+			}
+		})
+	}
+}
