@@ -9,8 +9,9 @@
 //
 // Layout: row r is contiguous, n_embd elements (ggml); a q8_0 table is
 // repacked at upload into quants and block scales (value = d*q; matvec.cu),
-// a K-quant table is stored as kquant.cuh describes (Q4_K and Q6_K in the
-// tensor-core matvecs' tiles, Q5_K as ggml's blocks).
+// a K-quant table in the tensor-core matvecs' tiles (kquant.cuh); the
+// K-quant rows are decoded as the CPU decodes them, so the embedding
+// matches the CPU bit for bit.
 #include "common.cuh"
 #include "kquant.cuh"
 
@@ -71,27 +72,25 @@ embed_q8_0(float* x, const signed char* table, const unsigned short* scales, int
 }
 
 // x: [n_embd] f32; table: [n_vocab][n_embd] Q4_K in the tiled layout of
-// matvec_q4k.cu (kquant.cuh, memra_q4t_value); n_embd % 256 == 0
+// matvec_q4k.cu (kquant.cuh, memra_k4t_value); n_embd % 256 == 0
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_q4_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     int i, t;
     if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
-    x[i] = memra_q4t_value(table, n_embd >> 8, t, i);
+    x[i] = memra_k4t_value<false>(table, n_embd >> 8, t, i);
 }
 
-// x: [n_embd] f32; table: [n_vocab][n_embd/256] Q5_K blocks; n_embd % 256 == 0.
-// The K-quant rows are decoded as the CPU decodes them (kquant.cuh), so the
-// embedding matches the CPU bit for bit.
+// x: [n_embd] f32; table: [n_vocab][n_embd] Q5_K in the tiled layout of
+// matvec_q4k.cu (kquant.cuh, memra_k4t_value); n_embd % 256 == 0
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 embed_q5_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     int i, t;
     if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
-    const long long sb = (long long)t * (n_embd >> 8) + (i >> 8); // superblock of the table
-    x[i] = memra_kq_value<MEMRA_KQ5>(table + sb * memra_kq<MEMRA_KQ5>::BB, nullptr, i & 255);
+    x[i] = memra_k4t_value<true>(table, n_embd >> 8, t, i);
 }
 
 // x: [n_embd] f32; table: [n_vocab][n_embd] Q6_K in the tiled layout of

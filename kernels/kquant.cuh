@@ -1,24 +1,23 @@
 // kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K) as the matvec and
-// embedding kernels read them. The engine tiles Q4_K and Q6_K for its
+// embedding kernels read them. The engine tiles all three for its
 // tensor-core matvecs (matvec_q4k.cu, matvec_q6k.cu; the tiled layouts and
 // their readers are at the end of this file); the item reader below serves
-// Q5_K, and Q4_K and Q6_K only in engine/internal/mvexp's CUDA-core
-// baselines.
+// engine/internal/mvexp's CUDA-core baselines of Q4_K and Q6_K (Q5_K's
+// CUDA-core kernel, 1.5 TB/s at 24576 x 4096, is gone: step 40).
 //
 // Why it looks like this: a superblock holds 256 values. The matvec streams
 // it in 16-byte "items" of 32 values each (eight per superblock): one 16-byte
-// load of 4-bit codes, plus, for Q5_K and Q6_K, one of high bits, plus the
+// load of 4-bit codes, plus, for Q6_K, one of high bits, plus the
 // superblock's 16 bytes of scales (read by the eight lanes that share them,
 // so mostly from L1). In every type an item's 32 values are two runs of 16
 // consecutive columns, each run with one scale a and one offset m:
-// value = a*q - m, q unsigned. That lets one dot routine serve all three:
+// value = a*q - m, q unsigned. That lets one dot routine serve both:
 // Σ a*q*x - m*x = a*Σq*x - m*Σx, and Σx is shared by the rows of a warp.
 //
 // Layouts (gguf/dequant.go decodes the same bytes on the CPU). Q4_K (for
-// the items) and Q5_K are ggml's blocks as they are (144 and 176 bytes: multiples of 16, so
-// rows of whole superblocks stay 16-byte aligned):
+// the items) is ggml's block as it is (144 bytes: a multiple of 16, so rows
+// of whole superblocks stay 16-byte aligned):
 //   Q4_K: d f16 | dmin f16 | scales[12] | qs[128]
-//   Q5_K: d f16 | dmin f16 | scales[12] | qh[32] | qs[128]
 // Q6_K's 210-byte block, for mvexp's baseline, is split as q8_0's are: the
 // first 208 bytes, ql[128] | qh[64] | scales[16] int8, stay together in W,
 // the f16 d goes to S [rows][cols/256].
@@ -26,12 +25,12 @@
 #define MEMRA_KQUANT_CUH
 #include "common.cuh"
 
-enum { MEMRA_KQ4 = 0, MEMRA_KQ5 = 1, MEMRA_KQ6 = 2 };
+enum { MEMRA_KQ4 = 0, MEMRA_KQ6 = 1 };
 
 // Device bytes per superblock of W.
 template <int KQ>
 struct memra_kq {
-    static constexpr int BB = KQ == MEMRA_KQ4 ? 144 : KQ == MEMRA_KQ5 ? 176 : 208;
+    static constexpr int BB = KQ == MEMRA_KQ4 ? 144 : 208;
 };
 
 // Byte i (0..15) of a 16-byte register group, i known only at run time
@@ -42,7 +41,7 @@ __device__ __forceinline__ unsigned int memra_byte16(uint4 v, int i) {
     return (u >> (8 * (i & 3))) & 0xffu;
 }
 
-// The 6-bit scale and min of sub-block j (0..7) of Q4_K/Q5_K, from the
+// The 6-bit scale and min of sub-block j (0..7) of Q4_K, from the
 // 12 packed bytes at bytes 4..15 of the header h.
 __device__ __forceinline__ void memra_kq_scale_min(uint4 h, int j, unsigned int* sc, unsigned int* m) {
     if (j < 4) {
@@ -60,7 +59,7 @@ __device__ __forceinline__ float memra_u8_val(unsigned int u, int k) {
     return __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440u | k)) - 8388608.0f;
 }
 
-// One item's loads: the 4-bit codes q, the high bits hb (Q5_K, Q6_K), the
+// One item's loads: the 4-bit codes q, the high bits hb (Q6_K), the
 // header or scales hd, and Q6_K's d.
 struct memra_kitem {
     uint4 q, hb, hd;
@@ -70,7 +69,7 @@ struct memra_kitem {
 // Byte offset of item c's 16 bytes of 4-bit codes in its superblock.
 template <int KQ>
 __device__ __forceinline__ int memra_kq_code_off(int c) {
-    return (KQ == MEMRA_KQ4 ? 16 : KQ == MEMRA_KQ5 ? 48 : 0) + 16 * c;
+    return (KQ == MEMRA_KQ4 ? 16 : 0) + 16 * c;
 }
 
 // Item v of a row (superblock v/8, item c = v%8 of it). row: the row's W;
@@ -84,11 +83,6 @@ __device__ __forceinline__ memra_kitem memra_kq_load(const unsigned char* row, c
         it.hd = memra_ldg16(blk);
         it.q = memra_ldg16(blk + memra_kq_code_off<KQ>(c));
         it.hb = make_uint4(0, 0, 0, 0);
-        it.d = 0.0f;
-    } else if (KQ == MEMRA_KQ5) {
-        it.hd = memra_ldg16(blk);
-        it.hb = memra_ldg16(blk + 16 + 16 * (c & 1));
-        it.q = memra_ldg16(blk + memra_kq_code_off<KQ>(c));
         it.d = 0.0f;
     } else {
         it.q = memra_ldg16(blk + memra_kq_code_off<KQ>(c));
@@ -140,8 +134,8 @@ __device__ __forceinline__ void memra_kq_decode(const memra_kitem& it, int v, fl
         }
         return;
     }
-    // Q4_K / Q5_K: qs chunk c is half of group g = c/2, low nibbles sub-block
-    // 2g, high nibbles 2g+1; Q5_K's fifth bits are bits 2g and 2g+1 of qh.
+    // Q4_K: qs chunk c is half of group g = c/2, low nibbles sub-block 2g,
+    // high nibbles 2g+1.
     const int g = c >> 1;
     unsigned int sc0, m0, sc1, m1;
     memra_kq_scale_min(it.hd, 2 * g, &sc0, &m0);
@@ -156,10 +150,6 @@ __device__ __forceinline__ void memra_kq_decode(const memra_kitem& it, int v, fl
     for (int k = 0; k < 4; k++) {
         lo[k] = qw[k] & 0x0f0f0f0fu;
         hi[k] = (qw[k] >> 4) & 0x0f0f0f0fu;
-        if (KQ == MEMRA_KQ5) {
-            lo[k] |= ((hw[k] >> (2 * g)) & 0x01010101u) << 4;
-            hi[k] |= ((hw[k] >> (2 * g + 1)) & 0x01010101u) << 4;
-        }
     }
 }
 
@@ -186,9 +176,7 @@ __device__ __forceinline__ float memra_kq_value(const unsigned char* blk, const 
         sc = (sc6[j + 4] & 0xfu) | ((unsigned int)(sc6[j - 4] >> 6) << 4);
         m = (sc6[j + 4] >> 4) | ((unsigned int)(sc6[j] >> 6) << 4);
     }
-    const int qs = KQ == MEMRA_KQ5 ? 48 : 16;
-    unsigned int q = (blk[qs + 32 * k + l] >> (4 * hi)) & 0xfu;
-    if (KQ == MEMRA_KQ5) q |= ((blk[16 + l] >> j) & 1u) << 4;
+    const unsigned int q = (blk[16 + 32 * k + l] >> (4 * hi)) & 0xfu;
     const float d = memra_f16_to_f32((unsigned short)(blk[0] | (blk[1] << 8)));
     const float dmin = memra_f16_to_f32((unsigned short)(blk[2] | (blk[3] << 8)));
     return __fsub_rn(__fmul_rn(__fmul_rn(d, (float)sc), (float)q), __fmul_rn(dmin, (float)m));
@@ -204,14 +192,25 @@ __device__ __forceinline__ float memra_kq_value(const unsigned char* blk, const 
 // dmin of row g, of row g+8.
 #define MEMRA_Q4T_BYTES 2368
 
-// Value (row, col) of a tiled Q4_K matrix of ns superblocks per row, in the
-// CPU decoder's order of operations like memra_kq_value.
-__device__ __forceinline__ float memra_q4t_value(const unsigned char* tiles, int ns, long long row, int col) {
-    const unsigned char* t = tiles + ((row >> 4) * ns + (col >> 8)) * MEMRA_Q4T_BYTES;
+// Q5_K's tiles (ktile.Q5K): Q4_K's bytes, then at MEMRA_Q4T_BYTES the
+// fifth bits, lane 4g+c's 16 bytes: word p for run pair p, the value at
+// nibble n of code word m (run 2p row g, row g+8, run 2p+1 row g, row g+8)
+// at bit 4n + m.
+#define MEMRA_Q5T_BYTES 2880
+
+// Value (row, col) of a tiled Q4_K (Q5: Q5_K) matrix of ns superblocks per
+// row, in the CPU decoder's order of operations like memra_kq_value.
+template <bool Q5>
+__device__ __forceinline__ float memra_k4t_value(const unsigned char* tiles, int ns, long long row, int col) {
+    const unsigned char* t = tiles + ((row >> 4) * ns + (col >> 8)) * (Q5 ? MEMRA_Q5T_BYTES : MEMRA_Q4T_BYTES);
     const int rr = (int)(row & 15), v = col & 255, g = rr & 7, h = rr >> 3;
     const int j = v >> 5, c = (v >> 3) & 3, i = v & 7;
     const unsigned int b = t[512 * (j >> 1) + 16 * (4 * g + c) + 8 * (j & 1) + 4 * h + 2 * (i & 1) + (i >> 2)];
-    const unsigned int q = (b >> (4 * ((i >> 1) & 1))) & 15u;
+    unsigned int q = (b >> (4 * ((i >> 1) & 1))) & 15u;
+    if (Q5) {
+        const int bit = 4 * (4 * (i & 1) + (i >> 1)) + 2 * (j & 1) + h;
+        q |= ((t[MEMRA_Q4T_BYTES + 16 * (4 * g + c) + 4 * (j >> 1) + (bit >> 3)] >> (bit & 7)) & 1u) << 4;
+    }
     const unsigned int sc = t[2048 + 16 * rr + j], m = t[2048 + 16 * rr + 8 + j];
     const unsigned char* dd = t + 2304 + 8 * g + 4 * h;
     const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));

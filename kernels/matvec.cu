@@ -24,8 +24,10 @@
 // repacked at upload (engine/gpu upload.go): W holds the int8 quants [rows][cols]
 // and S the f16 block scales [rows][cols/32], so every quant row is 16-byte
 // aligned and streams like the 16-bit types (ggml's 34-byte blocks are not).
-// Q5_K streams as kquant.cuh describes (16-byte items of 32 values; so do
-// mvexp's baselines of Q4_K and of Q6_K, split like q8_0, its f16 d in S).
+// The K-quants have their own kernels on the tensor cores (matvec_q4k.cu,
+// matvec_q6k.cu); memra_mv still streams ggml's blocks as kquant.cuh
+// describes (16-byte items of 32 values; Q6_K split like q8_0, its f16 d in
+// S) for the CUDA-core baselines of engine/internal/mvexp.
 // 16-byte loads need cols a multiple of the values per load (K-quants: of
 // 256) and W, x 16-byte aligned; otherwise rows are read element by element
 // (any shape, slower).
@@ -79,7 +81,7 @@ __device__ __forceinline__ void memra_mv_input(const float* x, const float* norm
 }
 
 // Weight kinds. V: values per 16-byte load (K-quants: per item, kquant.cuh).
-enum { MEMRA_MV_F32 = 0, MEMRA_MV_F16 = 1, MEMRA_MV_BF16 = 2, MEMRA_MV_Q8 = 3, MEMRA_MV_Q4K = 4, MEMRA_MV_Q5K = 5, MEMRA_MV_Q6K = 6 };
+enum { MEMRA_MV_F32 = 0, MEMRA_MV_F16 = 1, MEMRA_MV_BF16 = 2, MEMRA_MV_Q8 = 3, MEMRA_MV_Q4K = 4, MEMRA_MV_Q6K = 5 };
 
 template <int KIND>
 struct memra_mv_kind {
@@ -526,16 +528,4 @@ extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                  const float* norm_w, int xnorm, float eps) {
     memra_mv<MEMRA_MV_Q8, 4, 4, 2, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
-}
-
-// Q5_K (kquant.cuh): W [rows][cols/256] superblocks as ggml stores them;
-// x: [cols] f32; cols % 256 == 0. R4 KW2: a 4,096-column row has 128 items,
-// two per lane; a 1,024-column row (the 0.8B preset) 32, so KW2 leaves one
-// warp of each pair idle there. Q4_K and Q6_K have their own kernels on the
-// tensor cores (matvec_q4k.cu, matvec_q6k.cu); memra_mv still reads ggml's
-// Q4_K blocks and split Q6_K blocks for the side-by-side timings of
-// engine/internal/mvexp.
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-matvec_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_Q5K, 4, 2, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }

@@ -1,4 +1,4 @@
-// matvec_q4k.cu: y (+)= W x for Q4_K matrices, on the tensor cores.
+// matvec_q4k.cu: y (+)= W x for Q4_K and Q5_K matrices, on the tensor cores.
 //
 // Why it looks like this: the CUDA-core kernel (matvec.cu) decodes every
 // nibble to f32 and multiplies it alone, so Q4_K streamed at 0.5-1.4 TB/s,
@@ -18,6 +18,11 @@
 // one 16-row x 256-column tile is 2,368 contiguous bytes, a lane's A
 // fragments of a run pair one 16-byte word.
 //
+// Q5_K is Q4_K with a fifth bit per code: its tile (MEMRA_Q5T_BYTES) is
+// Q4_K's plus 512 bytes of fifth bits, a lane's 16 bytes arranged so that
+// one shift puts a code word's bits under bits 4 and 8 of the halves its
+// nibbles become, ORed in with one more LOP3 per pair: (1024 + q + 16b) - 1024.
+//
 // Geometry and the ring of tiles: mvring.cuh. A lane sums the scales of 2
 // of a superblock's 8 runs rather than all 8 (memra_q4t_step, perf.md step
 // 35), and the block's x staging is one pass (mma.cuh memra_stage_x, step
@@ -28,26 +33,36 @@
 #include "mvring.cuh"
 
 // The A pairs of one code word: low nibbles (1024 + q) - 1024, high nibbles
-// (1024 + 16q) / 16 - 64 in one HFMA2.
-__device__ __forceinline__ unsigned int memra_q4t_lo(unsigned int w) {
+// (1024 + 16q) / 16 - 64 in one HFMA2. top is ORed into the halves: 1024s
+// (f16 0x6400), with Q5_K's fifth bits at bit 4 (low nibbles) or bit 8
+// (high nibbles) of each half (memra_q5t_top).
+__device__ __forceinline__ unsigned int memra_q4t_lo(unsigned int w, unsigned int top = 0x64006400u) {
     unsigned int r;
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(w, 0x000F000Fu)), "r"(0x64006400u));
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or_bits(w, 0x000F000Fu, top)), "r"(0x64006400u));
     return r;
 }
-__device__ __forceinline__ unsigned int memra_q4t_hi(unsigned int w) {
+__device__ __forceinline__ unsigned int memra_q4t_hi(unsigned int w, unsigned int top = 0x64006400u) {
     unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00F000F0u)), "r"(0x2C002C00u), "r"(0xD400D400u));
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or_bits(w, 0x00F000F0u, top)), "r"(0x2C002C00u), "r"(0xD400D400u));
     return r;
 }
 
+// Q5_K's top for memra_q4t_lo (hi: false) or _hi (hi: true) from fifth
+// bits already shifted under the code word's nibbles.
+template <bool HI>
+__device__ __forceinline__ unsigned int memra_q5t_top(unsigned int bits) {
+    return memra_or_bits(bits, HI ? 0x01000100u : 0x00100010u, 0x64006400u);
+}
+
 // One superblock of a lane's tile: its four 16-byte code words (run pairs),
-// the scale/min rows g and g+8, and d, dmin of both.
+// the scale/min rows g and g+8, d, dmin of both, and (Q5_K) its fifth bits.
 struct memra_q4t_sb {
-    uint4 q[4], scg, sch;
+    uint4 q[4], scg, sch, hb;
     uint2 dd;
 };
 
 // The lane's share of one superblock tile, read from its ring slot.
+template <bool Q5>
 __device__ __forceinline__ memra_q4t_sb memra_q4t_read(const unsigned char* slot, int lane) {
     memra_q4t_sb s;
 #pragma unroll
@@ -55,6 +70,7 @@ __device__ __forceinline__ memra_q4t_sb memra_q4t_read(const unsigned char* slot
     s.scg = reinterpret_cast<const uint4*>(slot + 2048)[lane >> 2];
     s.sch = reinterpret_cast<const uint4*>(slot + 2048)[(lane >> 2) + 8];
     s.dd = reinterpret_cast<const uint2*>(slot + 2304)[lane >> 2];
+    if (Q5) s.hb = reinterpret_cast<const uint4*>(slot + MEMRA_Q4T_BYTES)[lane];
     return s;
 }
 
@@ -67,6 +83,11 @@ __device__ __forceinline__ memra_q4t_sb memra_q4t_read(const unsigned char* slot
 // (With B's columns 0 and 1 for every run, each lane of a quad repeated the
 // scale arithmetic of all 8 runs, on zero columns in three of them.) The
 // quad's four shares are added at the end of a unit (memra_tile_put).
+// Q5_K: code word m (0..3: run 2p row g, row g+8, run 2p+1 row g, row g+8)
+// has its fifth bits at 4n + m of the pair's word, so << (4 - m) puts those
+// of nibbles 0, 1, 4, 5 at bits 4, 8, 20, 24, and >> (4 + m) those of the
+// word >> 8's.
+template <bool Q5>
 __device__ __forceinline__ void memra_q4t_step(float acc[2], const memra_q4t_sb& s, int sb, const uint4* xsplit, const float* xsum,
                                                int lane) {
     const int lg = lane >> 2, lc = lane & 3;
@@ -80,9 +101,19 @@ __device__ __forceinline__ void memra_q4t_step(float acc[2], const memra_q4t_sb&
         const unsigned int wg = (j & 1) ? s.q[j >> 1].z : s.q[j >> 1].x;
         const unsigned int wh = (j & 1) ? s.q[j >> 1].w : s.q[j >> 1].y;
         float* d = j < 4 ? dA : dB;
-        unsigned int a[4] = {memra_q4t_lo(wg), memra_q4t_lo(wh), memra_q4t_hi(wg), memra_q4t_hi(wh)};
+        // The tops of wg, wh (t) and of wg >> 8, wh >> 8 (u), low nibbles then high.
+        unsigned int t[4] = {0x64006400u, 0x64006400u, 0x64006400u, 0x64006400u}, u[4] = {t[0], t[1], t[2], t[3]};
+        if (Q5) {
+            const unsigned int hw = memra_word(s.hb, j >> 1);
+            const int m = 2 * (j & 1); // wg's code word; wh's is m + 1
+            const unsigned int ag = hw << (4 - m), ah = hw << (3 - m), bg = hw >> (4 + m), bh = hw >> (5 + m);
+            t[0] = memra_q5t_top<false>(ag), t[1] = memra_q5t_top<false>(ah), t[2] = memra_q5t_top<true>(ag), t[3] = memra_q5t_top<true>(ah);
+            u[0] = memra_q5t_top<false>(bg), u[1] = memra_q5t_top<false>(bh), u[2] = memra_q5t_top<true>(bg), u[3] = memra_q5t_top<true>(bh);
+        }
+        unsigned int a[4] = {memra_q4t_lo(wg, t[0]), memra_q4t_lo(wh, t[1]), memra_q4t_hi(wg, t[2]), memra_q4t_hi(wh, t[3])};
         memra_mma_f16(d, a, bx.x, bx.y);
-        a[0] = memra_q4t_lo(wg >> 8), a[1] = memra_q4t_lo(wh >> 8), a[2] = memra_q4t_hi(wg >> 8), a[3] = memra_q4t_hi(wh >> 8);
+        a[0] = memra_q4t_lo(wg >> 8, u[0]), a[1] = memra_q4t_lo(wh >> 8, u[1]), a[2] = memra_q4t_hi(wg >> 8, u[2]),
+        a[3] = memra_q4t_hi(wh >> 8, u[3]);
         memra_mma_f16(d, a, bx.z, bx.w);
     }
     const float xA = xsum[sb * 8 + lc], xB = xsum[sb * 8 + 4 + lc];
@@ -96,17 +127,20 @@ __device__ __forceinline__ void memra_q4t_step(float acc[2], const memra_q4t_sb&
     }
 }
 
-// Q4_K's tile for memra_mvt: its bytes, a lane's share read from a slot,
-// the step, and that the step needs the run sums of x.
-struct memra_q4t {
-    static constexpr int BYTES = MEMRA_Q4T_BYTES;
+// Q4_K's (Q5: Q5_K's) tile for memra_mvt: its bytes, a lane's share read
+// from a slot, the step, and that the step needs the run sums of x.
+template <bool Q5>
+struct memra_k4t {
+    static constexpr int BYTES = Q5 ? MEMRA_Q5T_BYTES : MEMRA_Q4T_BYTES;
     static constexpr bool XSUM = true;
     using sb = memra_q4t_sb;
-    static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) { return memra_q4t_read(slot, lane); }
+    static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) { return memra_q4t_read<Q5>(slot, lane); }
     static __device__ __forceinline__ void step(float acc[2], const sb& s, int i, const uint4* xsplit, const float* xsum, int lane) {
-        memra_q4t_step(acc, s, i, xsplit, xsum, lane);
+        memra_q4t_step<Q5>(acc, s, i, xsplit, xsum, lane);
     }
 };
+using memra_q4t = memra_k4t<false>;
+using memra_q5t = memra_k4t<true>;
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q4_K tiled; x: [cols] f32;
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 3 slots: a compromise
@@ -122,4 +156,19 @@ extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q4_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                  float eps) {
     memra_mvt<8, 4, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+// As matvec_q4_k and _wide, for Q5_K tiles: Q4_K's geometry, not measured
+// apart (perf.md step 40). The minimum of one block per SM is there for
+// ptxas 11.8, which without it held the kernels to 64 registers and spilled
+// 20 bytes; with it they take 72 and none.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 3, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_q5_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                 float eps) {
+    memra_mvt<8, 4, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }

@@ -45,8 +45,6 @@ __device__ __forceinline__ unsigned int memra_q6t_top(unsigned int w) {
     return r;
 }
 
-__device__ __forceinline__ unsigned int memra_word(uint4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
-
 // One superblock of a lane's tile: four 16-byte words of low nibbles (four
 // sub-blocks each), two of high bits (eight each), the 16 scales of rows g
 // and g+8, and their d.

@@ -109,12 +109,17 @@ __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, cons
     asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 
-// The A pair of f16s 1024 + b for the bits b of w under mask (each half's
-// bits below f16's 10 mantissa bits): one LOP3.
-__device__ __forceinline__ unsigned int memra_or1024(unsigned int w, unsigned int mask) {
+// (w & mask) | top in one LOP3: with top = 1024s (f16 0x6400) the A pair of
+// f16s 1024 + b for the bits b of w under mask (each half's bits below
+// f16's 10 mantissa bits).
+__device__ __forceinline__ unsigned int memra_or_bits(unsigned int w, unsigned int mask, unsigned int top) {
     unsigned int r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(r) : "r"(w), "r"(mask), "r"(0x64006400u)); // (w & mask) | 1024s
+    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(r) : "r"(w), "r"(mask), "r"(top));
     return r;
 }
+__device__ __forceinline__ unsigned int memra_or1024(unsigned int w, unsigned int mask) { return memra_or_bits(w, mask, 0x64006400u); }
+
+// Word i of v, i known at compile time after unrolling.
+__device__ __forceinline__ unsigned int memra_word(uint4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
 #endif // MEMRA_MVRING_CUH

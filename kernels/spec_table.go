@@ -80,7 +80,7 @@ type MatvecKernel struct {
 	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0, 12 q4_K, 13 q5_K, 14 q6_K
 	Wide         bool // each row split over 8 warps (for matrices of few rows)
 	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*R of the template
-	// TensorCore: a kernel of matvec_q4k.cu or matvec_q6k.cu (tiled weights,
+	// TensorCore: a kernel of matvec_q4k.cu (Q4_K, Q5_K) or matvec_q6k.cu (tiled weights,
 	// mma.m16n8k16), which always stages x in shared memory (cols*4 +
 	// cols/8 bytes) and streams its tiles through Ring slots per warp
 	// (mvring.cuh memra_mvt's S).
@@ -88,10 +88,11 @@ type MatvecKernel struct {
 	Ring       int
 }
 
-// Bytes of one tile of 16 rows × 256 columns (kquant.cuh MEMRA_Q4T_BYTES and
-// MEMRA_Q6T_BYTES, engine/internal/ktile Q4K and Q6K).
+// Bytes of one tile of 16 rows × 256 columns (kquant.cuh MEMRA_Q4T_BYTES,
+// MEMRA_Q5T_BYTES and MEMRA_Q6T_BYTES; engine/internal/ktile Q4K, Q5K, Q6K).
 const (
 	q4TileBytes = 2368
+	q5TileBytes = 2880
 	q6TileBytes = 3360
 )
 
@@ -108,7 +109,10 @@ func (m MatvecKernel) File() string {
 
 // tileBytes is the bytes of one of the kernel's tiles (tensor-core kernels).
 func (m MatvecKernel) tileBytes() int {
-	if m.GgmlType == 14 {
+	switch m.GgmlType {
+	case 13:
+		return q5TileBytes
+	case 14:
 		return q6TileBytes
 	}
 	return q4TileBytes
@@ -153,7 +157,8 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_q8_0_wide", 8, true, 8, false, 0},  // R4 KW4 TB
 		{"matvec_q4_k", 12, false, 32, true, 3},     // 16-row tiles, KW4, 3 slots
 		{"matvec_q4_k_wide", 12, true, 16, true, 4}, // 16-row tiles, KW8, 4 slots
-		{"matvec_q5_k", 13, false, 16, false, 0},    // R4 KW2
+		{"matvec_q5_k", 13, false, 32, true, 3},     // 16-row tiles, KW4, 3 slots
+		{"matvec_q5_k_wide", 13, true, 16, true, 4}, // 16-row tiles, KW8, 4 slots
 		{"matvec_q6_k", 14, false, 32, true, 2},     // 16-row tiles, KW4, 2 slots
 		{"matvec_q6_k_wide", 14, true, 16, true, 3}, // 16-row tiles, KW8, 3 slots
 	}
@@ -173,7 +178,7 @@ func matvecWhat(ggmlType int) string {
 	case 12:
 		return "q4_K (16-row tiles, engine/internal/ktile)"
 	case 13:
-		return "q5_K"
+		return "q5_K (16-row tiles, engine/internal/ktile)"
 	case 14:
 		return "q6_K (16-row tiles, engine/internal/ktile)"
 	}

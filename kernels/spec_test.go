@@ -572,7 +572,7 @@ func braceBody(src string, open int) (string, int) {
 // (matvec.cu) or memra_mvt<KW, S, T> (mvring.cuh, R = one 16-row tile),
 // and sizes their shared memory from Ring, which must be S, with tiles of
 // tileBytes, which must be T's: kquant.cuh's MEMRA_Q4T_BYTES for memra_q4t,
-// MEMRA_Q6T_BYTES for memra_q6t.
+// MEMRA_Q5T_BYTES for memra_q5t, MEMRA_Q6T_BYTES for memra_q6t.
 func TestMatvecUnitsMatchTemplates(t *testing.T) {
 	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)(?:, \w+)*>`)
 	tc := regexp.MustCompile(`memra_mvt<(\d+), (\d+), (\w+)>`)
@@ -580,7 +580,7 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tileMacro := map[string]string{"memra_q4t": "MEMRA_Q4T_BYTES", "memra_q6t": "MEMRA_Q6T_BYTES"}
+	tileMacro := map[string]string{"memra_q4t": "MEMRA_Q4T_BYTES", "memra_q5t": "MEMRA_Q5T_BYTES", "memra_q6t": "MEMRA_Q6T_BYTES"}
 	for _, mk := range MatvecKernels() {
 		b, err := os.ReadFile(mk.File())
 		if err != nil {
@@ -612,7 +612,7 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 			} else if want := fmt.Sprintf("#define %s %d\n", macro, mk.tileBytes()); !strings.Contains(string(kq), want) {
 				t.Errorf("%s: tiles of %d bytes, but kquant.cuh does not say %q", mk.Name, mk.tileBytes(), strings.TrimSpace(want))
 			}
-			if b, _ := os.ReadFile(mk.File()); !strings.Contains(string(b), "struct "+m[3]+" {") {
+			if b, _ := os.ReadFile(mk.File()); !strings.Contains(string(b), "struct "+m[3]+" {") && !strings.Contains(string(b), "using "+m[3]+" = ") {
 				t.Errorf("%s: tile type %s is not defined in %s", mk.Name, m[3], mk.File())
 			}
 		} else {

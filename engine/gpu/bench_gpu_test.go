@@ -129,7 +129,7 @@ func BenchmarkGPUCopy(b *testing.B) {
 func BenchmarkGPUMatvec(b *testing.B) {
 	e, k, mod := benchEngine(b)
 	cols := map[int]string{4096: "4096 columns", 12288: "12288 columns", 1024: "1024 columns"}
-	resident, err := matvecGrids(e, mod, 0, tiledShapes{gguf.TypeQ4_K: cols, gguf.TypeQ6_K: cols})
+	resident, err := matvecGrids(e, mod, 0, tiledShapes{gguf.TypeQ4_K: cols, gguf.TypeQ5_K: cols, gguf.TypeQ6_K: cols})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func ktGPU(t *testing.T) *ktEnv {
 				// Lets the tensor-core matvecs use the shared memory of the
 				// widest test matrix, as Load does for a model's.
 				widest := map[int]string{12288: "test matrix"}
-				_, err = matvecGrids(e, mod, 0, tiledShapes{gguf.TypeQ4_K: widest, gguf.TypeQ6_K: widest})
+				_, err = matvecGrids(e, mod, 0, tiledShapes{gguf.TypeQ4_K: widest, gguf.TypeQ5_K: widest, gguf.TypeQ6_K: widest})
 			}
 			if err != nil {
 				_ = e.Close()
@@ -189,7 +189,7 @@ func ktDequant(t *testing.T, w *model.Tensor) []float32 {
 }
 
 // ktWeights uploads w in its device layout (q8_0 split as upload does:
-// payloads at q, f16 scales at s; Q4_K and Q6_K tiled; otherwise s is 0), q
+// payloads at q, f16 scales at s; the K-quants tiled; otherwise s is 0), q
 // placed off bytes past a 16-byte boundary to reach the kernels' unaligned
 // paths.
 func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int) (q, s cuda.DevPtr) {
@@ -388,7 +388,7 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 	}
 }
 
-// TestGPUMatvecSharedLimit: a Q4_K or Q6_K matrix too wide for the
+// TestGPUMatvecSharedLimit: a K-quant matrix too wide for the
 // tensor-core kernels' copy of x and ring of tiles (cols·4 + cols/8 + 8·S·tile
 // bytes of shared memory per block, 227 KiB at most on sm_90) must fail the
 // load with an error that names the matrix, its width and the limit, not a
@@ -400,7 +400,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 	ktMust(t, err)
 	defer v.e.UnloadModule(mod)
 	const name = "blk.0.ffn_down.weight"
-	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		_, err = matvecGrids(v.e, mod, 1024, tiledShapes{typ: {4096: "blk.0.ffn_up.weight", 61440: name}})
 		if err == nil {
 			t.Fatalf("%v: 61,440 columns accepted", typ)
@@ -425,7 +425,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 }
 
 // TestGPUKernelMatvec checks every kernel of the matvec family (f32, f16,
-// bf16, q8_0, Q4_K, plain and wide; Q5_K, Q6_K) in modes store, accumulate and SwiGLU, with and
+// bf16, q8_0, Q4_K, Q5_K, Q6_K, plain and wide) in modes store, accumulate and SwiGLU, with and
 // without the fused norm, over shapes that take every path of matvec.cu:
 // 16-byte loads (cols a multiple of 4 for f32, 8 for f16/bf16, 16 for q8_0's
 // repacked quants), the leftover loop (chunks not a multiple of the unrolled
@@ -439,13 +439,10 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 // accumulation only, per row: a lane adds at most cols/32 chunk results in
 // sequence (a q8_0 chunk: 16 products, then d·), then 5 butterfly levels, up
 // to 8 warp partials, then the optional add into y; γ bound: |gpu − ref| ≤
-// (cols/32+48)·u·(Σ|w_i x_i| + |y0|). The K-quant kernels add, per item of
-// 32 values, two chains of 16 products, the two runs' a·Σ − m·Σx (4 more
-// steps) and the add into the lane's sum; a lane has cols/2048 items, then
-// the same butterfly and warp partials: ≤ 21 + cols/2048 + 8 steps, inside
-// cols/32+48 for every cols ≥ 256, measured against Σ(|a·q|+|m|)·|x|
-// (modeltest.KQuantMag) since the kernel never forms a·q − m. The Q4_K
-// tensor-core kernels (matvec_q4k.cu) take x as hi + lo f16, x' to within
+// (cols/32+48)·u·(Σ|w_i x_i| + |y0|), measured for the K-quants against
+// Σ(|a·q|+|m|)·|x| (modeltest.KQuantMag) since their kernels never form
+// a·q − m. The Q4_K and Q5_K tensor-core kernels (matvec_q4k.cu; Q5_K's
+// codes 0..31 are as exact in f16 as Q4_K's) take x as hi + lo f16, x' to within
 // 2^-22 = 4 u (mma.cuh), and add per row: two mma of 16 products into one
 // accumulator per run of 32, 33 additions, each counted as 2 u since neither
 // the tensor core's order nor its rounding is specified (66), then the six

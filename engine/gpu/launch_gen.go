@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "f8bad715baf3e04074e1dba2999ffe058554f8a940cf8b17bc011948e369c27e"
+const specHash = "342fda7b844dd20f626d3f9072c5dbe567fe992721375d5a83115b6ee1382f7c"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -37,6 +37,7 @@ type Kernels struct {
 	kMatvecQ4K           kernelSlot // matvec_q4_k
 	kMatvecQ4KWide       kernelSlot // matvec_q4_k_wide
 	kMatvecQ5K           kernelSlot // matvec_q5_k
+	kMatvecQ5KWide       kernelSlot // matvec_q5_k_wide
 	kMatvecQ6K           kernelSlot // matvec_q6_k
 	kMatvecQ6KWide       kernelSlot // matvec_q6_k_wide
 	kRoPENeox            kernelSlot // rope_neox
@@ -101,7 +102,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q8_0_wide", "matvec.cu", 10, &ks.kMatvecQ8_0Wide},
 		{"matvec_q4_k", "matvec_q4k.cu", 9, &ks.kMatvecQ4K},
 		{"matvec_q4_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ4KWide},
-		{"matvec_q5_k", "matvec.cu", 9, &ks.kMatvecQ5K},
+		{"matvec_q5_k", "matvec_q4k.cu", 9, &ks.kMatvecQ5K},
+		{"matvec_q5_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ5KWide},
 		{"matvec_q6_k", "matvec_q6k.cu", 9, &ks.kMatvecQ6K},
 		{"matvec_q6_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ6KWide},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
@@ -676,12 +678,12 @@ func (k_ *Kernels) MatvecQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 
 // geomMatvecQ5K is matvec_q5_k's grid and dynamic shared memory, from the spec.
 func geomMatvecQ5K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * cols * 4
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 69120
 }
 
-// MatvecQ5K launches matvec_q5_k (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q5_K, x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+// MatvecQ5K launches matvec_q5_k (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 69120 bytes.
 func (k_ *Kernels) MatvecQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	geom_, shmem_ := geomMatvecQ5K(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q5_k", geom_, shmem_)
@@ -700,6 +702,36 @@ func (k_ *Kernels) MatvecQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q5_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ5KWide is matvec_q5_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecQ5KWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 92160
+}
+
+// MatvecQ5KWide launches matvec_q5_k_wide (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 92160 bytes.
+func (k_ *Kernels) MatvecQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ5KWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q5_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ5KWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q5_k_wide: %w", err_)
 	}
 	return nil
 }
@@ -1614,6 +1646,7 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 12, Wide: 0},
 		{GgmlType: 12, Wide: 1},
 		{GgmlType: 13, Wide: 0},
+		{GgmlType: 13, Wide: 1},
 		{GgmlType: 14, Wide: 0},
 		{GgmlType: 14, Wide: 1},
 	}
@@ -1644,6 +1677,8 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ4KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 13, Wide: 0}:
 		return k_.MatvecQ5K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 13, Wide: 1}:
+		return k_.MatvecQ5KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 14, Wide: 0}:
 		return k_.MatvecQ6K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 14, Wide: 1}:

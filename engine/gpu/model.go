@@ -309,7 +309,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 // holds at once with the dynamic shared memory of each launch the model can
 // make: none, or the fused norm's copy of x (nEmbd floats: the norm-fused
 // matvecs read the residual stream); for the tensor-core kernels x's split
-// copy and their rings at each column count of the tiled (Q4_K, Q6_K)
+// copy and their rings at each column count of the tiled (K-quant)
 // matrices of their type, tiledCols. Those kernels are also allowed the
 // shared memory the widest needs (past 48 KiB at 12,288 columns), or it
 // fails naming the matrix.
@@ -342,7 +342,7 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 			}
 			if need+static > optin {
 				return nil, fmt.Errorf("tensor %s: %d columns need %d bytes of shared memory per block in %s; this GPU allows %d "+
-					"(use --device cpu or convert with --type q8_0|q5_k|q6_k)",
+					"(use --device cpu or convert with --type q8_0)",
 					cols[widest], widest, need+static, mk.Name, optin)
 			}
 			if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, need); err != nil {

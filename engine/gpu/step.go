@@ -241,7 +241,7 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // the wide and plain kernels crossed in the H200 variant run (docs/perf.md).
 func MatvecWide(t gguf.Type, rows int) bool {
 	switch t {
-	case gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ4_K, gguf.TypeQ6_K:
+	case gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return rows <= 2048
 	case gguf.TypeQ8_0:
 		return rows <= 4096

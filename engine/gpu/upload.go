@@ -18,7 +18,7 @@ const stageBytes = 16 << 20
 // alignment: each block's payload goes to W (back to back, so rows of whole
 // blocks stay aligned for the matvec's vector loads) and its one f16 at byte
 // side goes to the side array S. q8_0 (34 bytes: d, then 32 quants) is
-// split; Q4_K and Q6_K are tiled (tileOf); the other types are stored as
+// split; the K-quants are tiled (tileOf); the other types are stored as
 // they are.
 type split struct {
 	block, values, side int // bytes and values per GGUF block; offset of the f16 moved to S
@@ -64,14 +64,16 @@ func (l split) unpack(dst, w, s []byte) {
 	}
 }
 
-// tileOf returns the tiled layout the device stores t in, if any: Q4_K and
-// Q6_K, for the tensor-core matvecs (engine/internal/ktile,
+// tileOf returns the tiled layout the device stores t in, if any: the
+// K-quants, for the tensor-core matvecs (engine/internal/ktile,
 // kernels/matvec_q4k.cu and matvec_q6k.cu). A tiled matrix's views start
 // on a tile boundary (rows a multiple of 16).
 func tileOf(t gguf.Type) (ktile.Layout, bool) {
 	switch t {
 	case gguf.TypeQ4_K:
 		return ktile.Q4K, true
+	case gguf.TypeQ5_K:
+		return ktile.Q5K, true
 	case gguf.TypeQ6_K:
 		return ktile.Q6K, true
 	}

@@ -104,7 +104,7 @@ func TestSupportedTypes(t *testing.T) {
 
 // TestRowsViewSplit: a view of rows [first, first+n) of a split tensor
 // starts first rows into both arrays (payload and side), an unsplit one
-// first GGUF rows in, and a tiled (Q4_K, Q6_K) one first/16 tile rows in.
+// first GGUF rows in, and a tiled (K-quant) one first/16 tile rows in.
 func TestRowsViewSplit(t *testing.T) {
 	const cols = 512 // two K-quant superblocks, 16 q8_0 blocks
 	for _, tc := range []struct {
@@ -130,7 +130,7 @@ func TestRowsViewSplit(t *testing.T) {
 			t.Errorf("%v: ptr %#x scales %#x, want %#x %#x", tc.typ, v.ptr, v.scales, d.ptr.Add(7*tc.wRow), d.scales.Add(7*tc.sRow))
 		}
 	}
-	for typ, tile := range map[gguf.Type]uint64{gguf.TypeQ4_K: 2368, gguf.TypeQ6_K: 3360} {
+	for typ, tile := range map[gguf.Type]uint64{gguf.TypeQ4_K: 2368, gguf.TypeQ5_K: 2880, gguf.TypeQ6_K: 3360} {
 		d := dtensor{name: "w", typ: typ, rows: 40, cols: cols, ptr: 1 << 20}
 		v := d.rowsView("w[32:]", 32, 8)
 		if want := d.ptr.Add(2 * 2 * tile); v.ptr != want || v.rows != 8 || v.cols != cols {
@@ -148,7 +148,7 @@ func TestMatvecShared(t *testing.T) {
 		"matvec_f32": geomMatvecF32, "matvec_f16": geomMatvecF16, "matvec_f16_wide": geomMatvecF16Wide,
 		"matvec_bf16": geomMatvecBF16, "matvec_bf16_wide": geomMatvecBF16Wide, "matvec_q8_0": geomMatvecQ8_0,
 		"matvec_q8_0_wide": geomMatvecQ8_0Wide, "matvec_q4_k": geomMatvecQ4K, "matvec_q4_k_wide": geomMatvecQ4KWide,
-		"matvec_q5_k": geomMatvecQ5K, "matvec_q6_k": geomMatvecQ6K, "matvec_q6_k_wide": geomMatvecQ6KWide,
+		"matvec_q5_k": geomMatvecQ5K, "matvec_q5_k_wide": geomMatvecQ5KWide, "matvec_q6_k": geomMatvecQ6K, "matvec_q6_k_wide": geomMatvecQ6KWide,
 	}
 	for _, mk := range kernels.MatvecKernels() {
 		f, ok := geom[mk.Name]

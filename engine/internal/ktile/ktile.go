@@ -1,6 +1,7 @@
 // Package ktile holds the tiled layouts of K-quant matrices for matvecs on
-// the tensor cores: Q4K for Q4_K (kernels/matvec_q4k.cu, embed_q4_k), Q6K
-// for Q6_K (kernels/matvec_q6k.cu, embed_q6_k). Both are tiles of 16 rows × one 256-column superblock,
+// the tensor cores: Q4K for Q4_K and Q5K for Q5_K (kernels/matvec_q4k.cu,
+// embed_q4_k, embed_q5_k), Q6K for Q6_K (kernels/matvec_q6k.cu,
+// embed_q6_k). Both are tiles of 16 rows × one 256-column superblock,
 // stored tile row by tile row (tile (t, s) at (t·cols/256 + s)·Bytes), the
 // last tile row padded with zero rows. Inside a tile, g = row%8 and
 // h = row/8 of its 16 rows, and lane L = 4g+c of a warp owns rows g and
@@ -15,6 +16,13 @@
 //   - 2048..2303: per row 16 bytes, the eight 6-bit run scales then the
 //     eight mins, unpacked from ggml's 12 bytes;
 //   - 2304..2367: per g 8 bytes: d and dmin (f16) of row g, then of g+8.
+//
+// Q5K (2,880 bytes; 180 per row and superblock against ggml's 176): Q4K's
+// 2,368 bytes of the low 4 bits, then
+//   - 2368..2879: the fifth bits, lane L's 16 bytes at 2368 + 16L: word p
+//     for run pair p, the value at nibble n (0..7) of Q4K's code word m
+//     (m = 0..3: run 2p row g, row g+8, run 2p+1 row g, row g+8) at bit
+//     4n + m, so one shift puts a code word's bits under its nibbles.
 //
 // Q6K (3,360 bytes; 210 per row and superblock, as ggml's):
 //   - 0..2047: the low 4 bits of the codes, 512 bytes per quad p of
@@ -49,6 +57,8 @@ type Layout struct {
 var (
 	// Q4K is Q4_K's layout (kernels/matvec_q4k.cu).
 	Q4K = Layout{Bytes: 2368, BlockBytes: 144, putBlock: putQ4K}
+	// Q5K is Q5_K's layout (kernels/matvec_q4k.cu).
+	Q5K = Layout{Bytes: 2880, BlockBytes: 176, putBlock: putQ5K}
 	// Q6K is Q6_K's layout (kernels/matvec_q6k.cu).
 	Q6K = Layout{Bytes: 3360, BlockBytes: 210, putBlock: putQ6K}
 )
@@ -109,14 +119,55 @@ func Code6(blk []byte, v int) byte {
 	return q&15 | (blk[128+32*n+l]>>(2*G)&3)<<4
 }
 
-func putQ4K(o []byte, rr int, b []byte) {
+func putQ4K(o []byte, rr int, b []byte) { putK4(o, rr, b, b[16:144]) }
+
+// putQ5K is putQ4K of the low 4 bits (Q5_K's codes at 48) plus the fifth
+// bits: value i (0..7) of columns 8c..8c+7 of run j sits at nibble
+// 4(i%2) + i/2 of its code word (putK4's order).
+func putQ5K(o []byte, rr int, b []byte) {
+	putK4(o, rr, b, b[48:176])
+	g, h := rr%8, rr/8
+	for c := range 4 {
+		// qh[8c+i] holds bit j of value i of every run j; transposed, byte
+		// j holds run j's bits of the 8 values.
+		runs := transpose8(binary.LittleEndian.Uint64(b[16+8*c:]))
+		for j := range 8 {
+			bits := q5Spread[byte(runs>>(8*j))] << (2*(j%2) + h) // code word m = 2(j%2) + h
+			w := o[2368+16*(4*g+c)+4*(j/2):][:4]
+			binary.LittleEndian.PutUint32(w, binary.LittleEndian.Uint32(w)|bits)
+		}
+	}
+}
+
+// q5Spread maps 8 fifth bits (bit i: value i of a code word's 8 columns) to
+// their places in a Q5K word: bit 4n of nibble n = 4(i%2) + i/2.
+var q5Spread = func() (t [256]uint32) {
+	for v := range t {
+		for i := range 8 {
+			t[v] |= uint32(v>>i&1) << (4 * (4*(i%2) + i/2))
+		}
+	}
+	return t
+}()
+
+// transpose8 transposes the 8×8 bit matrix x (byte i, bit j) to (byte j,
+// bit i).
+func transpose8(x uint64) uint64 {
+	x = x&0xAA55AA55AA55AA55 | (x&0x00AA00AA00AA00AA)<<7 | (x>>7)&0x00AA00AA00AA00AA
+	x = x&0xCCCC3333CCCC3333 | (x&0x0000CCCC0000CCCC)<<14 | (x>>14)&0x0000CCCC0000CCCC
+	return x&0xF0F0F0F00F0F0F0F | (x&0x00000000F0F0F0F0)<<28 | (x>>28)&0x00000000F0F0F0F0
+}
+
+// putK4 writes a Q4_K-style block (d, dmin, 12 scale bytes at b[0:16]) with
+// its 4-bit codes qs (ggml's order) into row rr of a Q4K-shaped tile.
+func putK4(o []byte, rr int, b, qs []byte) {
 	g, h := rr%8, rr/8
 	for j := range 8 {
 		o[2048+16*rr+j], o[2048+16*rr+8+j] = ScaleMin(b[4:16], j)
-		sh := 4 * (j % 2)                     // run j's codes: low nibbles for even j, high for odd
-		qs := b[16+32*(j/2) : 16+32*(j/2)+32] // of the 32 code bytes its pair shares
+		sh := 4 * (j % 2)                  // run j's codes: low nibbles for even j, high for odd
+		pair := qs[32*(j/2) : 32*(j/2)+32] // the 32 code bytes its pair shares
 		for c := range 4 {
-			q := qs[8*c : 8*c+8] // columns 8c..8c+7 of the run
+			q := pair[8*c : 8*c+8] // columns 8c..8c+7 of the run
 			w := o[512*(j/2)+16*(4*g+c)+8*(j%2)+4*h:]
 			w[0] = q[0]>>sh&15 | (q[2]>>sh&15)<<4
 			w[1] = q[4]>>sh&15 | (q[6]>>sh&15)<<4

@@ -25,6 +25,25 @@ func valueQ4K(tiles []byte, cols, row, col int) float32 {
 	return float32(a*float32(q)) - o
 }
 
+// valueQ5K reads (row, col) of Q5K tiles by the addressing the kernels use
+// (embed_q5_k, matvec_q4k.cu's fifth bits): Q4K's code plus 16 × the bit at
+// 4n + m of the lane's word for the run pair.
+func valueQ5K(tiles []byte, cols, row, col int) float32 {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q5K.Bytes:]
+	rr, v := row%Rows, col%Cols
+	g, h := rr%8, rr/8
+	j, c, i := v/32, v%32/8, v%8
+	w := t[512*(j/2)+16*(4*g+c)+8*(j%2)+4*h:]
+	q := w[2*(i%2)+i/4] >> (4 * (i / 2 % 2)) & 15
+	hw := binary.LittleEndian.Uint32(t[2368+16*(4*g+c)+4*(j/2):])
+	q |= byte(hw>>(4*(4*(i%2)+i/2)+2*(j%2)+h)&1) << 4
+	sc, m := t[2048+16*rr+j], t[2048+16*rr+8+j]
+	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h:]))
+	dmin := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h+2:]))
+	a, o := float32(d*float32(sc)), float32(dmin*float32(m))
+	return float32(a*float32(q)) - o
+}
+
 // valueQ6K reads (row, col) of Q6K tiles by the addressing the kernels use
 // (engine/internal/mvexp mmk6.cuh's fragments), decoded as gguf's dequantiser
 // does: float32(d·sc)·(q − 32).
@@ -56,6 +75,7 @@ func TestTile(t *testing.T) {
 		d     []int // byte offsets of a block's f16 scales
 	}{
 		{gguf.TypeQ4_K, Q4K, valueQ4K, []int{0, 2}},
+		{gguf.TypeQ5_K, Q5K, valueQ5K, []int{0, 2}},
 		{gguf.TypeQ6_K, Q6K, valueQ6K, []int{208}},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
@@ -138,7 +158,7 @@ func BenchmarkTile(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		l    Layout
-	}{{"Q4_K", Q4K}, {"Q6_K", Q6K}} {
+	}{{"Q4_K", Q4K}, {"Q5_K", Q5K}, {"Q6_K", Q6K}} {
 		b.Run(tc.name, func(b *testing.B) {
 			src := make([]byte, rows*cols/Cols*tc.l.BlockBytes)
 			r := rand.New(rand.NewPCG(1, 2))
