@@ -156,7 +156,8 @@ var expNames = []string{
 	"mmak_q4_k4_s2_b0", "mmak_q4_k4_s3_b0", "mmak_q4_k4_s4_b0", "mmak_q4_k8_s3_b0", "mmak_q4_k8_s4_b0", "mmak_q4_k2_s2_b0",
 	"mmak_q4_k2_s4_b0", "mmak_q4_k1_s2_b0", "mmak_q4_k1_s4_b0",
 	"mvk_q4_cuda",
-	"mmak_q6_k4_s2_b0", "mmak_q6_k4_s3_b0", "mmak_q6_k8_s2_b0", "mmak_q6_k8_s3_b0", "mmak_q6_k2_s2_b0",
+	"mmak_q6_k4_s2_b0", "mmak_q6_k4_s3_b0", "mmak_q6_k4_s4_b0", "mmak_q6_k8_s2_b0", "mmak_q6_k8_s3_b0", "mmak_q6_k8_s4_b0",
+	"mmak_q6_k2_s2_b0", "mmak_q6_k2_s3_b0",
 	"mvk_q6_cuda",
 	"mmk6_q6_k4_u1_b0", "mmk6_q6_k8_u1_b0", "mmk6_q6_k2_u1_b0", "mmk6_q6_k1_u2_b0", "mmk6_q6_k4_u2_b0", "mmk6_q6_k4_u1_b3",
 }

@@ -206,9 +206,12 @@ MMAK_Q4(1, 4, 0)
 
 MMAK_Q6(4, 2, 0)
 MMAK_Q6(4, 3, 0)
+MMAK_Q6(4, 4, 0)
 MMAK_Q6(8, 2, 0)
 MMAK_Q6(8, 3, 0)
+MMAK_Q6(8, 4, 0)
 MMAK_Q6(2, 2, 0)
+MMAK_Q6(2, 3, 0)
 
 // Step 31's Q6_K form (mmk6.cuh) at several geometries.
 #define MMK6(KW, U, B) MMA_KQ(mmk6_q6, KW, u, U, B, memra_mvq6<KW, U>)
