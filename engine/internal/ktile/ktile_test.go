@@ -11,32 +11,24 @@ import (
 // valueQ4K reads (row, col) of Q4K tiles by the addressing the kernels use
 // (embed_q4_k, matvec_q4k.cu's fragments), decoded as gguf's dequantiser
 // does: float32(d·sc)·q − float32(dmin·m).
-func valueQ4K(tiles []byte, cols, row, col int) float32 {
-	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q4K.Bytes:]
-	rr, v := row%Rows, col%Cols
-	g, h := rr%8, rr/8
-	j, c, i := v/32, v%32/8, v%8
-	w := t[512*(j/2)+16*(4*g+c)+8*(j%2)+4*h:]
-	q := w[2*(i%2)+i/4] >> (4 * (i / 2 % 2)) & 15
-	sc, m := t[2048+16*rr+j], t[2048+16*rr+8+j]
-	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h:]))
-	dmin := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h+2:]))
-	a, o := float32(d*float32(sc)), float32(dmin*float32(m))
-	return float32(a*float32(q)) - o
-}
+func valueQ4K(tiles []byte, cols, row, col int) float32 { return valueK4(Q4K, tiles, cols, row, col) }
 
-// valueQ5K reads (row, col) of Q5K tiles by the addressing the kernels use
-// (embed_q5_k, matvec_q4k.cu's fifth bits): Q4K's code plus 16 × the bit at
-// 4n + m of the lane's word for the run pair.
-func valueQ5K(tiles []byte, cols, row, col int) float32 {
-	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q5K.Bytes:]
+// valueQ5K is valueQ4K for Q5K tiles (embed_q5_k, matvec_q4k.cu's fifth
+// bits): Q4K's code plus 16 × the bit at 4n + m of the lane's word for the
+// run pair.
+func valueQ5K(tiles []byte, cols, row, col int) float32 { return valueK4(Q5K, tiles, cols, row, col) }
+
+func valueK4(l Layout, tiles []byte, cols, row, col int) float32 {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*l.Bytes:]
 	rr, v := row%Rows, col%Cols
 	g, h := rr%8, rr/8
 	j, c, i := v/32, v%32/8, v%8
 	w := t[512*(j/2)+16*(4*g+c)+8*(j%2)+4*h:]
 	q := w[2*(i%2)+i/4] >> (4 * (i / 2 % 2)) & 15
-	hw := binary.LittleEndian.Uint32(t[2368+16*(4*g+c)+4*(j/2):])
-	q |= byte(hw>>(4*(4*(i%2)+i/2)+2*(j%2)+h)&1) << 4
+	if l.Bytes == Q5K.Bytes {
+		hw := binary.LittleEndian.Uint32(t[Q4K.Bytes+16*(4*g+c)+4*(j/2):])
+		q |= byte(hw>>(4*(4*(i%2)+i/2)+2*(j%2)+h)&1) << 4
+	}
 	sc, m := t[2048+16*rr+j], t[2048+16*rr+8+j]
 	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h:]))
 	dmin := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h+2:]))

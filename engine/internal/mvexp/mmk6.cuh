@@ -59,7 +59,6 @@ __device__ __forceinline__ void memra_mvq6(float* y, const unsigned char* W, con
     __shared__ float red[MEMRA_MV_THREADS / 32][16];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
-    const int lg = lane >> 2, lc = lane & 3;
     const int ns = cols >> 8;
     const int units = (rows + G * 16 - 1) / (G * 16);
     memra_grid_wait();
@@ -87,20 +86,8 @@ __device__ __forceinline__ void memra_mvq6(float* y, const unsigned char* W, con
         }
         for (; sb < ns; sb += KW) memra_q6t_step_all(acc, memra_q6t_load(tp + (long long)sb * MEMRA_Q6T_BYTES, lane), sb, memra_xsplit, lane);
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
-        // Lanes 4g hold rows g and g+8; the KW partials of a row are added in warp order.
-        if (lc == 0) red[warp][lg] = acc[0], red[warp][lg + 8] = acc[1];
-        __syncthreads();
-        if (kw == 0) {
-            float v = 0.0f;
-            if (lane < 16) {
-#pragma unroll
-                for (int k = 0; k < KW; k++) v += red[g * KW + k][lane];
-                v *= unscale;
-            }
-            const float up = __shfl_down_sync(MEMRA_FULL_MASK, v, 1);
-            const int r = (unit * G + g) * 16 + lane;
-            if (lane < 16 && r < rows && (mode != 2 || ((lane & 1) == 0 && r + 1 < rows))) memra_mv_put(y, r, v, up, mode);
-        }
-        __syncthreads(); // red is rewritten by the next unit
+        // Lanes 4g hold rows g and g+8 (the quad's other lanes summed zero
+        // columns, so memra_tile_put's quad sum adds exact zeros).
+        memra_tile_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale);
     }
 }
