@@ -87,6 +87,13 @@ func parseVariants(names []string) []variant {
 			vs = append(vs, v)
 			continue
 		}
+		if strings.HasPrefix(n, "mmaq8r_") { // q8_0 on tileQ8's tiles through memra_mvt
+			v.mma, v.tiled, v.q8, v.r = true, true, true, 16
+			fmt.Sscanf(n, "mmaq8r_k%d_s%d", &v.kw, &v.ring)
+			v.rowsBlock = 8 / v.kw * v.r
+			vs = append(vs, v)
+			continue
+		}
 		if strings.HasPrefix(n, "mmak_") || strings.HasPrefix(n, "mmk6_") {
 			// Tensor-core K-quant kernels on ktile's tiles: 16-row tiles, KW.
 			v.mma, v.tiled = true, true
@@ -156,6 +163,8 @@ var expNames = []string{
 	"mmak_q4_k4_s2_b0", "mmak_q4_k4_s3_b0", "mmak_q4_k4_s4_b0", "mmak_q4_k8_s3_b0", "mmak_q4_k8_s4_b0", "mmak_q4_k2_s2_b0",
 	"mmak_q4_k2_s4_b0", "mmak_q4_k1_s2_b0", "mmak_q4_k1_s4_b0",
 	"mvk_q4_cuda",
+	"mmaq8r_k4_s2_b0", "mmaq8r_k4_s3_b0", "mmaq8r_k8_s2_b0", "mmaq8r_k8_s3_b0", "mmaq8r_k2_s2_b0", "mmaq8r_k2_s3_b0",
+	"mmaq8r_k1_s2_b0", "mmaq8r_k1_s3_b0",
 	"mmak_q6_k4_s2_b0", "mmak_q6_k4_s3_b0", "mmak_q6_k4_s4_b0", "mmak_q6_k8_s2_b0", "mmak_q6_k8_s3_b0", "mmak_q6_k8_s4_b0",
 	"mmak_q6_k2_s2_b0", "mmak_q6_k2_s3_b0",
 	"mvk_q6_cuda",
@@ -192,6 +201,8 @@ func (v variant) sharedBytes(cols int, xnorm bool) int {
 		tile := ktile.Q4K.Bytes
 		if v.q6k {
 			tile = ktile.Q6K.Bytes
+		} else if v.q8 {
+			tile = 8 * mmaTileBytes
 		}
 		n += cols/32*4 + 8*v.ring*tile
 	}
@@ -524,7 +535,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		if xnorm && !v.engine && !v.mma || xnorm && !v.mma && cols > (48<<10-1024)/4 { // no norm parameters; the engine's norm copy must fit 47 KiB
 			continue
 		}
-		if (v.q4k || v.q6k) && cols%256 != 0 || !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
+		if (v.q4k || v.q6k || v.ring > 0) && cols%256 != 0 || !v.q8 && cols%8 != 0 || v.q8 && cols%32 != 0 || old && v.q8 && cols%512 != 0 || v.xs && cols*4 >= 48<<10 {
 			continue
 		}
 		p := cuda.NewParams(10)
@@ -551,6 +562,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 				put(func(i int) { p.SetPtr(i, d.kt) })
 			} else if v.q4k {
 				put(func(i int) { p.SetPtr(i, d.k) })
+			} else if v.tiled && v.ring > 0 { // memra_mvt's parameters: no S
+				put(func(i int) { p.SetPtr(i, d.qt) })
 			} else if v.tiled {
 				put(func(i int) { p.SetPtr(i, d.qt) })
 				put(func(i int) { p.SetPtr(i, 0) })
@@ -622,6 +635,8 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 			key := fmt.Sprintf("q4k/kw%d", v.kw)
 			if v.q6k {
 				key = fmt.Sprintf("q6k/kw%d", v.kw)
+			} else if v.q8 {
+				key = fmt.Sprintf("q8r/kw%d", v.kw)
 			}
 			if ref, seen := family[key]; !seen {
 				family[key] = append([]float32(nil), y...)
@@ -695,11 +710,14 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 	return nil
 }
 
+// mmaTileBytes is mma.cuh's MMA_TILE_BYTES: one 16-row × 32-column tile.
+const mmaTileBytes = 544
+
 // tileQ8 lays q8_0 quants qs [rows][cols] and scales sc [rows][cols/32] out
 // as mma.cuh's tiled layout (MMA_TILE_BYTES per 16 rows × 32 columns; rows
 // past the end are zero).
 func tileQ8(qs []byte, sc []uint16, rows, cols int) []byte {
-	const tileBytes = 544
+	const tileBytes = mmaTileBytes
 	nb := cols / 32
 	tiles := (rows + 15) / 16
 	out := make([]byte, tiles*nb*tileBytes)

@@ -29,6 +29,7 @@ func TestVariantNames(t *testing.T) {
 		// mvx_ names appear as macro calls BF(R, KW, U, XS) / Q8(R, KW, U),
 		// mvg_ names as MVG_BF / MVG_Q8(R, KW, U, TB, PF) / MVG_Q8B(R, KW, U, TB, PF, B),
 		// mma_ names as MMA_Q8(T, KW, U, TL), mmak_ names as MMAK_Q4 / MMAK_Q6(KW, S, B),
+		// mmaq8r_ names as MMAQ8R(KW, S, B),
 		// mmk6_ names as MMK6(KW, U, B),
 		// mvk_ names as their kernels' lines.
 		var call string
@@ -41,6 +42,8 @@ func TestVariantNames(t *testing.T) {
 			call = "MMK6(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
 		case f[0] == "mmak":
 			call = "MMAK_" + strings.ToUpper(f[1]) + "(" + num(f[2]) + ", " + num(f[3]) + ", " + num(f[4]) + ")"
+		case f[0] == "mmaq8r":
+			call = "MMAQ8R(" + num(f[1]) + ", " + num(f[2]) + ", " + num(f[3]) + ")"
 		case v.mma:
 			call = "MMA_Q8(" + strings.Join([]string{num(f[2]), num(f[3]), num(f[4]), num(f[5])}, ", ") + ")"
 		case v.mvg && v.q8 && len(f) == 8:

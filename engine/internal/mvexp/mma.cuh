@@ -176,6 +176,53 @@ __device__ __forceinline__ void mma_q8(float* y, const signed char* W, const uns
     }
 }
 
+// ---- q8_0 through the K-quants' ring (session 13) --------------------------
+// Step 28's tiles (TL above) run through memra_mvt (kernels/mvring.cuh) as
+// the K-quants do: eight 16 x 32 tiles, contiguous in tileQ8's order, are one
+// 16-row x 256-column ring item, and block j's two mma write B columns
+// 2(j%4)+{0,1} so lane (g, c) keeps blocks c and c+4 of its rows and
+// multiplies 4 scales instead of step 28's 16 (steps 35, 39). The question:
+// does the ring, which carries loads across units without registers, take
+// the per-unit ramp out of the q8_0 kernels on few rows (perf.md: 9B's wide
+// q8_0 kernel at 2.0 TB/s)?
+struct mma_q8r_sb {
+    uint4 q[8];
+    unsigned int d[2]; // blocks c and c+4: d of row g | row g+8 << 16
+};
+
+struct mma_q8r {
+    static constexpr int BYTES = 8 * MMA_TILE_BYTES;
+    static constexpr bool XSUM = false;
+    using sb = mma_q8r_sb;
+    static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) {
+        sb s;
+#pragma unroll
+        for (int j = 0; j < 8; j++) s.q[j] = reinterpret_cast<const uint4*>(slot + j * MMA_TILE_BYTES)[lane];
+        const int g = lane >> 2, c = lane & 3;
+        s.d[0] = *reinterpret_cast<const unsigned int*>(slot + c * MMA_TILE_BYTES + 512 + 4 * g);
+        s.d[1] = *reinterpret_cast<const unsigned int*>(slot + (c + 4) * MMA_TILE_BYTES + 512 + 4 * g);
+        return s;
+    }
+    static __device__ __forceinline__ void step(float acc[2], const sb& s, int sbi, const uint4* xsplit, const float*, int lane) {
+        const int lg = lane >> 2, lc = lane & 3;
+        const int t = lg >> 1, hl = lg & 1; // this lane's B column 2t + hl: blocks j with j % 4 == t
+        float dA[4] = {0.0f, 0.0f, 0.0f, 0.0f}, dB[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            uint4 bx = make_uint4(0, 0, 0, 0);
+            if (t == (j & 3)) bx = xsplit[((sbi * 8 + j) * 4 + lc) * 2 + hl];
+            float* d = j < 4 ? dA : dB;
+            const uint4 q = s.q[j];
+            unsigned int a[4] = {mma_q8_pair(q.x, 0x4140), mma_q8_pair(q.z, 0x4140), mma_q8_pair(q.x, 0x4342), mma_q8_pair(q.z, 0x4342)};
+            memra_mma_f16(d, a, bx.x, bx.y);
+            a[0] = mma_q8_pair(q.y, 0x4140), a[1] = mma_q8_pair(q.w, 0x4140), a[2] = mma_q8_pair(q.y, 0x4342), a[3] = mma_q8_pair(q.w, 0x4342);
+            memra_mma_f16(d, a, bx.z, bx.w);
+        }
+        acc[0] += memra_f16_to_f32(memra_lo16(s.d[0])) * (dA[0] + dA[1]) + memra_f16_to_f32(memra_lo16(s.d[1])) * (dB[0] + dB[1]);
+        acc[1] += memra_f16_to_f32(memra_hi16(s.d[0])) * (dA[2] + dA[3]) + memra_f16_to_f32(memra_hi16(s.d[1])) * (dB[2] + dB[3]);
+    }
+};
+
 // ---- Q4_K, Q6_K ------------------------------------------------------------
 // Step 29's kernel is the engine's (kernels/matvec_q4k.cu, landed in step 30,
 // reshaped in steps 35 and 36), as is step 39's Q6_K one (matvec_q6k.cu);
@@ -191,6 +238,16 @@ __device__ __forceinline__ void mma_q8(float* y, const signed char* W, const uns
         __VA_ARGS__(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);                 \
     }
 #define MMAK_Q4(KW, S, B) MMA_KQ(mmak_q4, KW, s, S, B, memra_mvt<KW, S, memra_q4t>)
+#define MMAQ8R(KW, S, B) MMA_KQ(mmaq8r, KW, s, S, B, memra_mvt<KW, S, mma_q8r>)
+
+MMAQ8R(4, 2, 0)
+MMAQ8R(4, 3, 0)
+MMAQ8R(8, 2, 0)
+MMAQ8R(8, 3, 0)
+MMAQ8R(2, 2, 0)
+MMAQ8R(2, 3, 0)
+MMAQ8R(1, 2, 0)
+MMAQ8R(1, 3, 0)
 
 MMAK_Q4(4, 2, 0)
 MMAK_Q4(4, 3, 0)
