@@ -155,8 +155,8 @@ __device__ __forceinline__ void memra_kq_decode(const memra_kitem& it, int v, fl
 
 // Value i (0..255) of superblock blk as f32, in the CPU decoder's order of
 // operations ((d*sc)*q - dmin*m, or (d*sc)*(q-32)) with no contraction into
-// an FMA, so an embedding row is the CPU's bit for bit. Byte loads only: the
-// matvec's fallback for unaligned W uses it too.
+// an FMA; byte loads only: the CUDA-core baselines' fallback for unaligned
+// W (the tiled readers below keep the same order for the embeddings).
 template <int KQ>
 __device__ __forceinline__ float memra_kq_value(const unsigned char* blk, const unsigned short* sblk, int i) {
     if (KQ == MEMRA_KQ6) {

@@ -101,19 +101,19 @@ __device__ __forceinline__ void memra_q4t_step(float acc[2], const memra_q4t_sb&
         const unsigned int wg = (j & 1) ? s.q[j >> 1].z : s.q[j >> 1].x;
         const unsigned int wh = (j & 1) ? s.q[j >> 1].w : s.q[j >> 1].y;
         float* d = j < 4 ? dA : dB;
-        // The tops of wg, wh (t) and of wg >> 8, wh >> 8 (u), low nibbles then high.
-        unsigned int t[4] = {0x64006400u, 0x64006400u, 0x64006400u, 0x64006400u}, u[4] = {t[0], t[1], t[2], t[3]};
+        // The tops of wg, wh (tw) and of wg >> 8, wh >> 8 (tv), low nibbles then high.
+        unsigned int tw[4] = {0x64006400u, 0x64006400u, 0x64006400u, 0x64006400u}, tv[4] = {tw[0], tw[1], tw[2], tw[3]};
         if (Q5) {
             const unsigned int hw = memra_word(s.hb, j >> 1);
             const int m = 2 * (j & 1); // wg's code word; wh's is m + 1
             const unsigned int ag = hw << (4 - m), ah = hw << (3 - m), bg = hw >> (4 + m), bh = hw >> (5 + m);
-            t[0] = memra_q5t_top<false>(ag), t[1] = memra_q5t_top<false>(ah), t[2] = memra_q5t_top<true>(ag), t[3] = memra_q5t_top<true>(ah);
-            u[0] = memra_q5t_top<false>(bg), u[1] = memra_q5t_top<false>(bh), u[2] = memra_q5t_top<true>(bg), u[3] = memra_q5t_top<true>(bh);
+            tw[0] = memra_q5t_top<false>(ag), tw[1] = memra_q5t_top<false>(ah), tw[2] = memra_q5t_top<true>(ag), tw[3] = memra_q5t_top<true>(ah);
+            tv[0] = memra_q5t_top<false>(bg), tv[1] = memra_q5t_top<false>(bh), tv[2] = memra_q5t_top<true>(bg), tv[3] = memra_q5t_top<true>(bh);
         }
-        unsigned int a[4] = {memra_q4t_lo(wg, t[0]), memra_q4t_lo(wh, t[1]), memra_q4t_hi(wg, t[2]), memra_q4t_hi(wh, t[3])};
+        unsigned int a[4] = {memra_q4t_lo(wg, tw[0]), memra_q4t_lo(wh, tw[1]), memra_q4t_hi(wg, tw[2]), memra_q4t_hi(wh, tw[3])};
         memra_mma_f16(d, a, bx.x, bx.y);
-        a[0] = memra_q4t_lo(wg >> 8, u[0]), a[1] = memra_q4t_lo(wh >> 8, u[1]), a[2] = memra_q4t_hi(wg >> 8, u[2]),
-        a[3] = memra_q4t_hi(wh >> 8, u[3]);
+        a[0] = memra_q4t_lo(wg >> 8, tv[0]), a[1] = memra_q4t_lo(wh >> 8, tv[1]), a[2] = memra_q4t_hi(wg >> 8, tv[2]),
+        a[3] = memra_q4t_hi(wh >> 8, tv[3]);
         memra_mma_f16(d, a, bx.z, bx.w);
     }
     const float xA = xsum[sb * 8 + lc], xB = xsum[sb * 8 + 4 + lc];

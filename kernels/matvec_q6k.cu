@@ -10,8 +10,9 @@
 // x. Step 31's form (every lane of a quad multiplying all 16 scales) was no
 // faster than the CUDA-core kernel; with the scales spread over the quad
 // (~518 SASS instructions a tile against ~730) and the tiles through the
-// ring of mvring.cuh it is 1.2-1.8x faster on the presets' shapes of many
-// rows (perf.md step 39, run86).
+// ring of mvring.cuh it is 1.1-1.8x faster than the CUDA-core kernel on the
+// presets' shapes with the fused norm, but ~10% slower on the 9B down
+// projection, 4096 x 12288 (perf.md step 39, run86, run87).
 //
 // Layout: engine/internal/ktile Q6K (kquant.cuh MEMRA_Q6T_BYTES: 3,360
 // bytes per 16 rows x 256 columns, ggml's bytes per row): lane L = 4g + c
@@ -111,9 +112,10 @@ struct memra_q6t {
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q6_K tiled; x: [cols] f32;
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 2 slots, the fastest
-// or within 4% of it on the presets' shapes of more than 2,048 rows; the
-// wide kernel (KW8, 3 slots, gpu.MatvecWide) on the 0.8B preset's 1,024 x
-// 3,584 (perf.md step 39, run86).
+// or within 6% of it on the presets' shapes of more than 2,048 rows, no
+// other depth better on 4096 x 12288; the wide kernel (KW8, 3 slots,
+// gpu.MatvecWide) on the 0.8B preset's 1,024 x 3,584 (perf.md step 39,
+// run86, run89).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 2, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);

@@ -362,7 +362,7 @@ func TestSASSWaitBeforeTrigger(t *testing.T) {
 		t.Fatalf("cuobjdump: %v", err)
 	}
 	fn := regexp.MustCompile(`Function : (\w+)`)
-	op := regexp.MustCompile(`^\s*/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z]+)`)
+	op := regexp.MustCompile(`^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z]+)`)
 	var name string
 	waited, checked := false, 0
 	for _, line := range strings.Split(string(out), "\n") {

@@ -128,8 +128,13 @@ func BenchmarkGPUCopy(b *testing.B) {
 // 50 MB L2, and the input vector stays in L2.
 func BenchmarkGPUMatvec(b *testing.B) {
 	e, k, mod := benchEngine(b)
-	cols := map[int]string{4096: "4096 columns", 12288: "12288 columns", 1024: "1024 columns"}
-	resident, err := matvecGrids(e, mod, 0, tiledShapes{gguf.TypeQ4_K: cols, gguf.TypeQ5_K: cols, gguf.TypeQ6_K: cols})
+	shapes := tiledShapes{}
+	for _, t := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+		for _, c := range []int{1024, 4096, 12288} {
+			shapes.add(t, 1024, c, fmt.Sprintf("%d columns", c)) // 1,024 rows: both kernels
+		}
+	}
+	resident, err := matvecGrids(e, mod, 0, shapes)
 	if err != nil {
 		b.Fatal(err)
 	}

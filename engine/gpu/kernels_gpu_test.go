@@ -69,8 +69,11 @@ func ktGPU(t *testing.T) *ktEnv {
 			if err == nil {
 				// Lets the tensor-core matvecs use the shared memory of the
 				// widest test matrix, as Load does for a model's.
-				widest := map[int]string{12288: "test matrix"}
-				_, err = matvecGrids(e, mod, 0, tiledShapes{gguf.TypeQ4_K: widest, gguf.TypeQ5_K: widest, gguf.TypeQ6_K: widest})
+				widest := tiledShapes{}
+				for _, t := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+					widest.add(t, 16, 12288, "test matrix") // 16 rows: both kernels
+				}
+				_, err = matvecGrids(e, mod, 0, widest)
 			}
 			if err != nil {
 				_ = e.Close()
@@ -388,20 +391,26 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 	}
 }
 
-// TestGPUMatvecSharedLimit: a K-quant matrix too wide for the
-// tensor-core kernels' copy of x and ring of tiles (cols·4 + cols/8 + 8·S·tile
-// bytes of shared memory per block, 227 KiB at most on sm_90) must fail the
-// load with an error that names the matrix, its width and the limit, not a
-// launch failure in the first step; a width is checked against the kernels
-// of its own type only.
+// TestGPUMatvecSharedLimit: a K-quant matrix too wide for the tensor-core
+// kernel that will run it (its copy of x and ring of tiles: cols·4 + cols/8
+// + 8·S·tile bytes of shared memory per block, 227 KiB at most on sm_90)
+// must fail the load with an error that names the matrix, its width and the
+// limit, not a launch failure in the first step; a width is checked only
+// against the kernels of its type that MatvecWide can pick for it.
 func TestGPUMatvecSharedLimit(t *testing.T) {
 	v := ktGPU(t)
 	mod, err := v.e.LoadModule(kernels.Fatbin())
 	ktMust(t, err)
 	defer v.e.UnloadModule(mod)
 	const name = "blk.0.ffn_down.weight"
+	shapes := func(typ gguf.Type, rows, cols int) tiledShapes {
+		ts := tiledShapes{}
+		ts.add(typ, 4096, 4096, "blk.0.ffn_up.weight")
+		ts.add(typ, rows, cols, name)
+		return ts
+	}
 	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
-		_, err = matvecGrids(v.e, mod, 1024, tiledShapes{typ: {4096: "blk.0.ffn_up.weight", 61440: name}})
+		_, err = matvecGrids(v.e, mod, 1024, shapes(typ, 4096, 61440))
 		if err == nil {
 			t.Fatalf("%v: 61,440 columns accepted", typ)
 		}
@@ -410,17 +419,18 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 				t.Errorf("%v: error %q does not say %q", typ, err, want)
 			}
 		}
-		if _, err := matvecGrids(v.e, mod, 1024, tiledShapes{typ: {12288: "blk.0.ffn_down.weight"}}); err != nil {
-			t.Errorf("%v: 12,288 columns (the 9B down projection): %v", typ, err)
+		if _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, 12288)); err != nil {
+			t.Errorf("%v: 12,288 columns (the 9B down projection) on 1,024 rows, both kernels: %v", typ, err)
 		}
 	}
-	// 36,864 columns: within Q4_K's widest ring (KW8 S4, 75,776 bytes), past
-	// Q6_K's (KW8 S3, 80,640 bytes): only a Q6_K matrix that wide fails.
-	if _, err := matvecGrids(v.e, mod, 1024, tiledShapes{gguf.TypeQ4_K: {36864: name}, gguf.TypeQ6_K: {4096: "output.weight"}}); err != nil {
-		t.Errorf("a 36,864-column Q4_K matrix next to Q6_K ones: %v", err)
+	// 36,864 columns: Q6_K's plain kernel (KW4 S2: 205,824 bytes and 576
+	// static) fits in sm_90's 232,448, its wide one (KW8 S3: 232,704 and
+	// 576) does not; so a matrix of many rows loads and one of few rows fails.
+	if _, err := matvecGrids(v.e, mod, 1024, shapes(gguf.TypeQ6_K, 4096, 36864)); err != nil {
+		t.Errorf("a 36,864-column Q6_K matrix of 4,096 rows: %v", err)
 	}
-	if _, err := matvecGrids(v.e, mod, 1024, tiledShapes{gguf.TypeQ6_K: {36864: name}}); err == nil {
-		t.Error("a 36,864-column Q6_K matrix accepted")
+	if _, err := matvecGrids(v.e, mod, 1024, shapes(gguf.TypeQ6_K, 1024, 36864)); err == nil {
+		t.Error("a 36,864-column Q6_K matrix of 1,024 rows (the wide kernel) accepted")
 	}
 }
 
@@ -458,7 +468,8 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 // bits, each term within |q − 32| + 32 of |x|, so KQuantMag's |a·q| + |m|
 // bounds them) into one accumulator, 33 additions (66), the 6 mma of the
 // other sub-blocks adding zeros (12), D0 + D1, the scale's product and the
-// lane's 4 sub-blocks (5 ≤ 3 + 2), then d·, and the rest as Q4_K's. The
+// lane's 4 sub-blocks (5), then d· (1: one more than Q4_K's 3 + 2, hence the
+// +1 below), and the rest as Q4_K's. The
 // reference's own rounding of a·q − m (1–2 u per weight) fits the slack. The CPU backend's cpu.MatVec (8 f32
 // partial sums of cols/8 terms) must agree within the sum of both bounds.
 func TestGPUKernelMatvec(t *testing.T) {
@@ -475,12 +486,12 @@ func TestGPUKernelMatvec(t *testing.T) {
 	}{
 		{4096, 4096, allK, false},
 		{1003, 1024, allK, false},
-		{17, 2304, allK, false},     // q8_0: 144 chunks, leftover after the unrolled loop; K: 72 items, 64 lanes per row
+		{17, 2304, allK, false},     // q8_0: 144 chunks, leftover after the unrolled loop; K: 9 superblocks, fewer than some KW split
 		{1003, 1056, all, false},    // 66 16-byte q8_0 chunks
-		{64, 1024, unaligned, true}, // K-quants: the byte-wise fallback (not Q4_K: its tiles are aligned, and matvec refuses a misaligned x, TestMatvecNeedsAlignedInput)
-		{37, 12288, kq, false},      // 6 items per lane
-		{2050, 512, kq, false},      // 16 items per row: most lanes idle; a partial last unit
-		{33, 256, kq, false},        // one superblock per row: 8 items, the second warp of a row idle
+		{64, 1024, unaligned, true}, // the element-wise fallback (not the K-quants: their tiles are aligned, and matvec refuses a misaligned x, TestMatvecNeedsAlignedInput)
+		{37, 12288, kq, false},      // 48 superblocks a row: the widest x a block stages here
+		{2050, 512, kq, false},      // 2 superblocks a row: most warps of a row idle; a partial last unit
+		{33, 256, kq, false},        // one superblock per row: every warp of a row but the first idle
 		{67, 1001, unq, false},      // odd cols
 		{33, 4100, unq, false},      // f32 vector, 16-bit scalar (4100 % 8 = 4)
 		{9, 7, unq, false},
@@ -574,7 +585,7 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 	ktMust(t, cpu.MatVec(nil, cpuY, w, xs))
 	gpuDepth := float64(cols/32 + 48)
 	if tiled(typ) {
-		gpuDepth = max(gpuDepth, float64(81+2+cols/256+2+8+1+4))
+		gpuDepth = max(gpuDepth, float64(81+2+cols/256+2+8+1+4+1))
 	}
 	cpuDepth := float64(cols/8 + 16)
 	if w.Type.BlockSize() == 256 {

@@ -36,13 +36,12 @@ type Options struct {
 	KVFP8 bool
 }
 
-// dtensor is a weight tensor on the device, in its GGUF type. q8_0 and Q6_K
-// matrices are split (upload.go, splitOf): ptr holds the blocks less their
-// f16 scale (q8_0: int8 quants [rows][cols]; Q6_K: 208 bytes per superblock)
-// and scales the f16s [rows][blocks per row], so rows stay 16-byte aligned
-// for the matvec's vector loads; Q4_K is tiled, 16 rows × 256 columns per
-// 2,368 bytes (upload.go tileOf, engine/internal/ktile) for the tensor-core
-// matvec. The bytes are ggml's, reordered.
+// dtensor is a weight tensor on the device, in its GGUF type. q8_0 matrices
+// are split (upload.go, splitOf): ptr holds the int8 quants [rows][cols]
+// and scales the f16s [rows][cols/32], so rows stay 16-byte aligned for the
+// matvec's vector loads; the K-quants are tiled, 16 rows × 256 columns per
+// tile (upload.go tileOf, engine/internal/ktile) for the tensor-core
+// matvecs. The bytes are ggml's, reordered.
 type dtensor struct {
 	name       string
 	ptr        cuda.DevPtr
@@ -122,10 +121,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt}
 	g.maxSplits = maxSplits(e.Info().SMs, m.NHeadKV)
-	tiledCols := tiledShapes{} // column counts of the tiled matrices per type, each with one name
+	tiledCols := tiledShapes{} // column counts of the tiled matrices per kernel, each with one name
 	for _, t := range m.Tensors() {
 		if tiled(t.Type) {
-			tiledCols.add(t.Type, t.Cols(), t.Name)
+			tiledCols.add(t.Type, t.Rows(), t.Cols(), t.Name)
 		}
 	}
 	if g.mvBlocks, err = matvecGrids(e, mod, m.NEmbd, tiledCols); err != nil {
@@ -309,10 +308,9 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 // holds at once with the dynamic shared memory of each launch the model can
 // make: none, or the fused norm's copy of x (nEmbd floats: the norm-fused
 // matvecs read the residual stream); for the tensor-core kernels x's split
-// copy and their rings at each column count of the tiled (K-quant)
-// matrices of their type, tiledCols. Those kernels are also allowed the
-// shared memory the widest needs (past 48 KiB at 12,288 columns), or it
-// fails naming the matrix.
+// copy and their rings at each column count they will be launched at,
+// tiledCols. Those kernels are also allowed the shared memory the widest
+// needs (past 48 KiB at 12,288 columns), or it fails naming the matrix.
 func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShapes) (map[mvKey]int, error) {
 	out := map[mvKey]int{}
 	sms := e.Info().SMs
@@ -327,7 +325,7 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 		}
 		var shared []int
 		if mk.TensorCore {
-			cols := tiledCols[gguf.Type(mk.GgmlType)]
+			cols := tiledCols[MatvecVariant{GgmlType: mk.GgmlType, Wide: b2i(mk.Wide)}]
 			widest := 0
 			for c := range cols {
 				widest = max(widest, c)
@@ -371,16 +369,25 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 	return out, nil
 }
 
-// tiledShapes holds, per tiled type, the column counts of its matrices,
-// each with the name of one matrix of that width.
-type tiledShapes map[gguf.Type]map[int]string
+// tiledShapes holds, per tensor-core matvec kernel, the column counts of
+// the matrices it may run, each with the name of one matrix of that width.
+type tiledShapes map[MatvecVariant]map[int]string
 
-func (ts tiledShapes) add(t gguf.Type, cols int, name string) {
-	if ts[t] == nil {
-		ts[t] = map[int]string{}
-	}
-	if _, ok := ts[t][cols]; !ok {
-		ts[t][cols] = name
+// add records a rows × cols matrix of type t under the kernel MatvecWide
+// picks for it and, when that is the wide one, under the plain one too: a
+// fused launch (q|k|v, gate|up) has more rows than its parts.
+func (ts tiledShapes) add(t gguf.Type, rows, cols int, name string) {
+	for _, wide := range []bool{false, true} {
+		if wide && !MatvecWide(t, rows) {
+			continue
+		}
+		v := MatvecVariant{GgmlType: int(t), Wide: b2i(wide)}
+		if ts[v] == nil {
+			ts[v] = map[int]string{}
+		}
+		if _, ok := ts[v][cols]; !ok {
+			ts[v][cols] = name
+		}
 	}
 }
 

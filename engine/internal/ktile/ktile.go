@@ -1,7 +1,7 @@
 // Package ktile holds the tiled layouts of K-quant matrices for matvecs on
 // the tensor cores: Q4K for Q4_K and Q5K for Q5_K (kernels/matvec_q4k.cu,
 // embed_q4_k, embed_q5_k), Q6K for Q6_K (kernels/matvec_q6k.cu,
-// embed_q6_k). Both are tiles of 16 rows × one 256-column superblock,
+// embed_q6_k). All three are tiles of 16 rows × one 256-column superblock,
 // stored tile row by tile row (tile (t, s) at (t·cols/256 + s)·Bytes), the
 // last tile row padded with zero rows. Inside a tile, g = row%8 and
 // h = row/8 of its 16 rows, and lane L = 4g+c of a warp owns rows g and
@@ -69,7 +69,7 @@ func (l Layout) Size(rows, cols int) int { return (rows + Rows - 1) / Rows * (co
 
 // PutRow writes row rr (0..15) of the tile row starting at dst (cols/256
 // tiles) from the row's ggml blocks src. dst must be zero where no row was
-// written yet: Q6K ORs rows g and g+8's high bits into shared bytes.
+// written yet: Q5K and Q6K OR rows g and g+8's high bits into shared bytes.
 func (l Layout) PutRow(dst []byte, rr int, src []byte, cols int) {
 	for s := range cols / Cols {
 		l.putBlock(dst[s*l.Bytes:(s+1)*l.Bytes], rr, src[s*l.BlockBytes:(s+1)*l.BlockBytes])

@@ -20,6 +20,19 @@ func valueQ5K(tiles []byte, cols, row, col int) float32 { return valueK4(Q5K, ti
 
 func valueK4(l Layout, tiles []byte, cols, row, col int) float32 {
 	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*l.Bytes:]
+	rr, g, h, j := row%Rows, row%8, row%Rows/8, col%Cols/32
+	q := codeK4(l, tiles, cols, row, col)
+	sc, m := t[2048+16*rr+j], t[2048+16*rr+8+j]
+	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h:]))
+	dmin := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h+2:]))
+	a, o := float32(d*float32(sc)), float32(dmin*float32(m))
+	return float32(a*float32(q)) - o
+}
+
+// codeK4 is the code (Q5K: with its fifth bit) of (row, col) in Q4K or Q5K
+// tiles.
+func codeK4(l Layout, tiles []byte, cols, row, col int) byte {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*l.Bytes:]
 	rr, v := row%Rows, col%Cols
 	g, h := rr%8, rr/8
 	j, c, i := v/32, v%32/8, v%8
@@ -29,29 +42,96 @@ func valueK4(l Layout, tiles []byte, cols, row, col int) float32 {
 		hw := binary.LittleEndian.Uint32(t[Q4K.Bytes+16*(4*g+c)+4*(j/2):])
 		q |= byte(hw>>(4*(4*(i%2)+i/2)+2*(j%2)+h)&1) << 4
 	}
-	sc, m := t[2048+16*rr+j], t[2048+16*rr+8+j]
-	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h:]))
-	dmin := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+8*g+4*h+2:]))
-	a, o := float32(d*float32(sc)), float32(dmin*float32(m))
-	return float32(a*float32(q)) - o
+	return q
 }
 
 // valueQ6K reads (row, col) of Q6K tiles by the addressing the kernels use
-// (engine/internal/mvexp mmk6.cuh's fragments), decoded as gguf's dequantiser
+// (embed_q6_k, matvec_q6k.cu's fragments), decoded as gguf's dequantiser
 // does: float32(d·sc)·(q − 32).
 func valueQ6K(tiles []byte, cols, row, col int) float32 {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q6K.Bytes:]
+	rr, g, h, j := row%Rows, row%8, row%Rows/8, col%Cols/16
+	sc := int8(t[3072+16*rr+j])
+	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[3328+4*g+2*h:]))
+	ds := float32(d * float32(sc))
+	return ds * float32(int(codeQ6K(tiles, cols, row, col))-32)
+}
+
+// codeQ6K is the 6-bit code of (row, col) in Q6K tiles.
+func codeQ6K(tiles []byte, cols, row, col int) byte {
 	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q6K.Bytes:]
 	rr, v := row%Rows, col%Cols
 	g, h := rr%8, rr/8
 	j, c, p := v/16, v%16/4, v%4
 	nib := t[512*(j/4)+16*(4*g+c)+4*(j%4)+2*(p%2)+h] >> (4 * (p / 2)) & 15
 	hw := binary.LittleEndian.Uint32(t[2048+512*(j/8)+16*(4*g+c)+4*(j%8/2):])
-	hi := hw >> (2*(h+2*(p/2)) + 8*(j%2) + 16*(p%2)) & 3
-	q := int(nib) | int(hi)<<4
-	sc := int8(t[3072+16*rr+j])
-	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[3328+4*g+2*h:]))
-	ds := float32(d * float32(sc))
-	return ds * float32(q-32)
+	return nib | byte(hw>>(2*(h+2*(p/2))+8*(j%2)+16*(p%2))&3)<<4
+}
+
+// TestPutRowOwnBits lays out one tile with a single row of random blocks
+// (the others zero) for each of the 16 rows in turn: every code, scale and
+// d of every other row must read back zero, so no row's bits land in
+// another's (TestTile's zero padding rows could not tell: their d is 0).
+func TestPutRowOwnBits(t *testing.T) {
+	const cols = 256
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name string
+		l    Layout
+		code func(tiles []byte, cols, row, col int) byte
+		side func(row int) [][2]int // byte ranges [from, to) of a row's scales and d
+	}{
+		{"Q4_K", Q4K, func(tl []byte, c, row, col int) byte { return codeK4(Q4K, tl, c, row, col) },
+			func(row int) [][2]int {
+				o := 2304 + 8*(row%8) + 4*(row/8)
+				return [][2]int{{2048 + 16*row, 2064 + 16*row}, {o, o + 4}}
+			}},
+		{"Q5_K", Q5K, func(tl []byte, c, row, col int) byte { return codeK4(Q5K, tl, c, row, col) },
+			func(row int) [][2]int {
+				o := 2304 + 8*(row%8) + 4*(row/8)
+				return [][2]int{{2048 + 16*row, 2064 + 16*row}, {o, o + 4}}
+			}},
+		{"Q6_K", Q6K, codeQ6K,
+			func(row int) [][2]int {
+				o := 3328 + 4*(row%8) + 2*(row/8)
+				return [][2]int{{3072 + 16*row, 3088 + 16*row}, {o, o + 2}}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for only := range Rows {
+				src := make([]byte, Rows*tc.l.BlockBytes)
+				for i := range tc.l.BlockBytes {
+					src[only*tc.l.BlockBytes+i] = byte(r.IntN(255) + 1) // no zero byte: every bit field of the row is likely set somewhere
+				}
+				tile := tc.l.Tile(src, Rows, cols)
+				var set int
+				for row := range Rows {
+					for col := range cols {
+						q := tc.code(tile, cols, row, col)
+						if row != only && q != 0 {
+							t.Fatalf("row %d alone: row %d col %d reads code %d", only, row, col, q)
+						}
+						if q != 0 {
+							set++
+						}
+					}
+					if row == only {
+						continue
+					}
+					for _, rg := range tc.side(row) {
+						for b := rg[0]; b < rg[1]; b++ {
+							if tile[b] != 0 {
+								t.Fatalf("row %d alone: byte %d of row %d's scales or d is %#x", only, b, row, tile[b])
+							}
+						}
+					}
+				}
+				if set == 0 {
+					t.Fatalf("row %d alone: no code of it reads back non-zero", only)
+				}
+			}
+		})
+	}
 }
 
 // TestTile reads every value of random blocks back out of the tiles by the
