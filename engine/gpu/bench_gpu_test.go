@@ -255,6 +255,12 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 		{typ: gguf.TypeBF16, rows: 1024, cols: 3584},               // 0.8B ffn_down, bf16 (wide)
 		{typ: gguf.TypeBF16, rows: 7168, cols: 1024, xnorm: true},  // 0.8B gate|up, bf16
 		{typ: gguf.TypeBF16, rows: 7168, cols: 1024},               // the same without the norm (step 25's persistent chain has none)
+		{typ: gguf.TypeQ4_K, rows: 4096, cols: 12288},              // 9B ffn_down, the K-quants on the tensor cores
+		{typ: gguf.TypeQ5_K, rows: 4096, cols: 12288},
+		{typ: gguf.TypeQ6_K, rows: 4096, cols: 12288},
+		{typ: gguf.TypeQ4_K, rows: 24576, cols: 4096, xnorm: true}, // 9B gate|up
+		{typ: gguf.TypeQ5_K, rows: 24576, cols: 4096, xnorm: true},
+		{typ: gguf.TypeQ6_K, rows: 24576, cols: 4096, xnorm: true},
 	} {
 		name := fmt.Sprintf("%s/%dx%d/xnorm=%v", c.typ, c.rows, c.cols, c.xnorm)
 		minBytes := 64 << 20
@@ -264,7 +270,11 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			// The grids the engine gives a model whose residual stream
 			// is cols wide (the fused norm's shared memory sets them).
-			resident, err := matvecGrids(e, mod, c.cols, nil)
+			shapes := tiledShapes{}
+			if tiled(c.typ) { // the tensor-core kernels' shared memory for this width
+				shapes.add(c.typ, c.rows, c.cols, name)
+			}
+			resident, err := matvecGrids(e, mod, c.cols, shapes)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -286,7 +296,9 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 
 // benchWeights uploads copies of a rows×cols matrix of typ in the device
 // layout, at least minBytes in all, with random bytes (q8_0: random quants,
-// scales between 2^-7 and 2^-6); it returns them and one copy's bytes.
+// scales between 2^-7 and 2^-6; the K-quants: whole tiles of random bytes,
+// their scales NaN or not, which no kernel's speed depends on); it returns
+// them and one copy's GGUF bytes.
 func benchWeights(b *testing.B, e *cuda.Engine, typ gguf.Type, rows, cols, minBytes int) ([]dtensor, int) {
 	b.Helper()
 	rb, err := gguf.RowBytes(typ, int64(cols))
@@ -298,7 +310,7 @@ func benchWeights(b *testing.B, e *cuda.Engine, typ gguf.Type, rows, cols, minBy
 	var ws []dtensor
 	for i := range copies {
 		d := dtensor{name: fmt.Sprintf("w%d", i), typ: typ, rows: rows, cols: cols}
-		d.ptr = randomDevice(b, e, one, uint64(10+i))
+		d.ptr = randomDevice(b, e, int(devBytes(typ, rows, cols, int(rb))), uint64(10+i))
 		if l, ok := splitOf(typ); ok {
 			wb, sb := l.rowBytes(cols)
 			d.scales = d.ptr.Add(uint64(rows * wb))
@@ -310,7 +322,7 @@ func benchWeights(b *testing.B, e *cuda.Engine, typ gguf.Type, rows, cols, minBy
 			if err := e.CopyHtoD(d.scales, cuda.AsBytes(s)); err != nil {
 				b.Fatal(err)
 			}
-		} else if typ != gguf.TypeBF16 && typ != gguf.TypeF16 && typ != gguf.TypeF32 {
+		} else if typ != gguf.TypeBF16 && typ != gguf.TypeF16 && typ != gguf.TypeF32 && !tiled(typ) {
 			b.Fatalf("benchWeights: %s needs valid blocks", typ)
 		}
 		ws = append(ws, d)
