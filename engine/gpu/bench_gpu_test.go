@@ -251,6 +251,7 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 		{typ: gguf.TypeQ8_0, rows: 1024, cols: 3584},               // 0.8B ffn_down (wide)
 		{typ: gguf.TypeQ8_0, rows: 7168, cols: 1024, xnorm: true},  // 0.8B gate|up
 		{typ: gguf.TypeBF16, rows: 4096, cols: 4096},               // 9B ssm_out, bf16
+		{typ: gguf.TypeBF16, rows: 4096, cols: 12288},              // 9B ffn_down, bf16
 		{typ: gguf.TypeBF16, rows: 24576, cols: 4096, xnorm: true}, // 9B gate|up, bf16
 		{typ: gguf.TypeBF16, rows: 1024, cols: 3584},               // 0.8B ffn_down, bf16 (wide)
 		{typ: gguf.TypeBF16, rows: 7168, cols: 1024, xnorm: true},  // 0.8B gate|up, bf16

@@ -427,3 +427,49 @@ func TestGPUModelAgainstCPU(t *testing.T) {
 	}
 	t.Logf("%s: %d greedy tokens identical on GPU and CPU; worst relative logit error %.3g", path, steps, worst)
 }
+
+// TestGPUOmitParts checks Options.Omit (bench -omit): each part leaves the
+// captured graph with fewer nodes (each small kernel exactly one per layer of
+// its kind), the groups gdn and attn their three kernels, and the parts add
+// up to leaving them all out; an unknown part is an error naming the parts.
+func TestGPUOmitParts(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	nodes := func(omit ...string) int {
+		t.Helper()
+		g, err := Load(e, m, Options{Omit: omit}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		gs := g.NewGraphDecodeState()
+		defer gs.Close()
+		if _, err := g.GenerateGraph(gs, []int32{1, 2, 3}, 4); err != nil {
+			t.Fatalf("omit %v: %v", omit, err)
+		}
+		return gs.Nodes
+	}
+	all := nodes()
+	nAttn := m.NumAttention()
+	nGDN := m.NLayer - nAttn
+	dropped := 0
+	for _, p := range StepParts() {
+		d := all - nodes(p)
+		if d <= 0 {
+			t.Errorf("omit %s: %d nodes, the whole step %d", p, all-d, all)
+		}
+		if strings.HasPrefix(p, "gdn-") && d != nGDN || strings.HasPrefix(p, "attn-") && d != nAttn {
+			t.Errorf("omit %s dropped %d nodes, want one per layer of that kind", p, d)
+		}
+		dropped += d
+	}
+	if d := all - nodes("gdn", "attn"); d != 3*m.NLayer {
+		t.Errorf("omit gdn, attn dropped %d nodes, want 3 per layer", d)
+	}
+	if rest := nodes(StepParts()...); rest != all-dropped {
+		t.Errorf("omitting every part leaves %d nodes, want %d - %d", rest, all, dropped)
+	}
+	if _, err := Load(e, m, Options{Omit: []string{"mlp"}}, nil); err == nil || !strings.Contains(err.Error(), `"mlp"`) {
+		t.Errorf("unknown part: %v", err)
+	}
+}

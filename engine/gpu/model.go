@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/ktile"
@@ -34,6 +36,46 @@ type Options struct {
 	// KVFP8 stores the KV cache as e4m3 with one f32 scale per (KV head,
 	// token) vector instead of f16.
 	KVFP8 bool
+	// Omit leaves the named parts out of every decode step (StepParts
+	// lists them), so that a step with and without a part, both captured
+	// as graphs, measure what the part costs where kernels overlap (bench
+	// -omit). The tokens of such a step are meaningless.
+	Omit []string
+}
+
+// StepParts are the parts of a decode step that Options.Omit can leave out:
+// the token embedding; each kernel between a Gated DeltaNet mixer's
+// projections (the causal conv, the delta rule, the gated norm) and between an
+// attention mixer's (q/k norm + RoPE + KV store, the splits, their combine);
+// the mixers' input and output projections; the FFN's matvecs; the logits
+// matvec. "gdn" and "attn" name their three kernels together.
+func StepParts() []string {
+	return []string{"embed", "gdn-conv", "gdn-delta", "gdn-norm", "attn-prep", "attn-split", "attn-combine", "mixer-mv", "ffn", "logits"}
+}
+
+// CheckOmit reports whether Options.Omit may hold names.
+func CheckOmit(names []string) error {
+	_, err := omitSet(names)
+	return err
+}
+
+// omitSet checks names against StepParts and the two groups.
+func omitSet(names []string) (map[string]bool, error) {
+	groups := map[string][]string{"gdn": {"gdn-conv", "gdn-delta", "gdn-norm"}, "attn": {"attn-prep", "attn-split", "attn-combine"}}
+	set := map[string]bool{}
+	for _, n := range names {
+		switch {
+		case groups[n] != nil:
+			for _, p := range groups[n] {
+				set[p] = true
+			}
+		case slices.Contains(StepParts(), n):
+			set[n] = true
+		default:
+			return nil, fmt.Errorf("gpu: unknown step part %q to omit (have %s, and gdn, attn)", n, strings.Join(StepParts(), ", "))
+		}
+	}
+	return set, nil
 }
 
 // dtensor is a weight tensor on the device, in its GGUF type. q8_0 matrices
@@ -80,9 +122,10 @@ type Model struct {
 	k    *Kernels
 	cfg  model.Config
 	opt  Options
-	tok  dtensor // token_embd
-	out  dtensor // output (== tok when tied)
-	norm dtensor // output_norm
+	omit map[string]bool // Options.Omit
+	tok  dtensor         // token_embd
+	out  dtensor         // output (== tok when tied)
+	norm dtensor         // output_norm
 	ls   []layerWeights
 
 	weights     *cuda.Arena
@@ -110,6 +153,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	if err := supported(m); err != nil {
 		return nil, err
 	}
+	omit, err := omitSet(opt.Omit)
+	if err != nil {
+		return nil, err
+	}
 	mod, err := e.LoadModule(kernels.Fatbin())
 	if err != nil {
 		return nil, fmt.Errorf("gpu: load kernels: %w", err)
@@ -119,7 +166,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt}
+	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit}
 	g.maxSplits = maxSplits(e.Info().SMs, m.NHeadKV)
 	tiledCols := tiledShapes{} // column counts of the tiled matrices per kernel, each with one name
 	for _, t := range m.Tensors() {

@@ -31,8 +31,10 @@ type stepArgs struct {
 func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	c := &g.cfg
 	s := &cc.s
-	if err := g.embed(s.x, a.token, a.dtok); err != nil {
-		return err
+	if !g.omit["embed"] {
+		if err := g.embed(s.x, a.token, a.dtok); err != nil {
+			return err
+		}
 	}
 	for i := range g.ls {
 		L := &g.ls[i]
@@ -45,12 +47,17 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 		if err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
+		if g.omit["ffn"] {
+			continue
+		}
 		if err := g.ffn(cc, L); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
-	if err := g.normed(cc, g.norm, s.logits, g.out, mvStore, nil, nil); err != nil {
-		return err
+	if !g.omit["logits"] {
+		if err := g.normed(cc, g.norm, s.logits, g.out, mvStore, nil, nil); err != nil {
+			return err
+		}
 	}
 	if !a.deviceToken {
 		return nil
@@ -67,14 +74,29 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 // RoPE(q, k); store k, v at pos (those four in one kernel); o = softmax(q Kᵀ/√Dh) V; o *= sigmoid(gate);
 // x += W_o o.
 func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
+	s := &cc.s
+	kv := cc.kv[L.attnCacheIndex]
+	if !g.omit["mixer-mv"] {
+		if err := g.normed(cc, L.attnNorm, s.qg, L.qkvAttn, mvStore, []cuda.DevPtr{s.qg, s.kraw, s.v}, []dtensor{L.q, L.k, L.v}); err != nil {
+			return err
+		}
+	}
+	if err := g.attnKernels(cc, L, a, kv); err != nil {
+		return err
+	}
+	if g.omit["mixer-mv"] {
+		return nil
+	}
+	return g.matvec(s.x, L.o, s.attn, mvAccumulate, 0)
+}
+
+// attnKernels runs the attention between the mixer's projections:
+// q/k norms, RoPE and the KV store, the splits, and their combine.
+func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) error {
 	c := &g.cfg
 	s := &cc.s
 	dh := int32(c.HeadDimK)
 	nh, nkv := int32(c.NHead), int32(c.NHeadKV)
-	kv := cc.kv[L.attnCacheIndex]
-	if err := g.normed(cc, L.attnNorm, s.qg, L.qkvAttn, mvStore, []cuda.DevPtr{s.qg, s.kraw, s.v}, []dtensor{L.q, L.k, L.v}); err != nil {
-		return err
-	}
 	qStride := dh
 	gate := cuda.DevPtr(0)
 	if c.AttnOutputGate {
@@ -84,22 +106,28 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	}
 	// q/k norms, RoPE and the KV store in one launch (attn_prep.cu).
 	capacity := int32(cc.capacity)
-	if g.opt.KVFP8 {
-		if err := g.k.AttnPrepFP8(s.q, s.qg, qStride, L.qNorm.ptr, s.kraw, L.kNorm.ptr, s.v, kv.k, kv.v, kv.ks, kv.vs,
-			nh, nkv, dh, int32(c.NRot), capacity, a.pos, a.dpos, c.RopeBase, c.NormEps); err != nil {
+	if !g.omit["attn-prep"] {
+		var err error
+		if g.opt.KVFP8 {
+			err = g.k.AttnPrepFP8(s.q, s.qg, qStride, L.qNorm.ptr, s.kraw, L.kNorm.ptr, s.v, kv.k, kv.v, kv.ks, kv.vs,
+				nh, nkv, dh, int32(c.NRot), capacity, a.pos, a.dpos, c.RopeBase, c.NormEps)
+		} else {
+			err = g.k.AttnPrepF16(s.q, s.qg, qStride, L.qNorm.ptr, s.kraw, L.kNorm.ptr, s.v, kv.k, kv.v,
+				nh, nkv, dh, int32(c.NRot), capacity, a.pos, a.dpos, c.RopeBase, c.NormEps)
+		}
+		if err != nil {
 			return err
 		}
-	} else if err := g.k.AttnPrepF16(s.q, s.qg, qStride, L.qNorm.ptr, s.kraw, L.kNorm.ptr, s.v, kv.k, kv.v,
-		nh, nkv, dh, int32(c.NRot), capacity, a.pos, a.dpos, c.RopeBase, c.NormEps); err != nil {
-		return err
 	}
-	if err := g.attnSplit(cc, kv, a); err != nil {
-		return err
+	if !g.omit["attn-split"] {
+		if err := g.attnSplit(cc, kv, a); err != nil {
+			return err
+		}
 	}
-	if err := g.k.AttnCombine(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(a.bucket.NSplits), 2*dh); err != nil {
-		return err
+	if g.omit["attn-combine"] {
+		return nil
 	}
-	return g.matvec(s.x, L.o, s.attn, mvAccumulate, 0)
+	return g.k.AttnCombine(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(a.bucket.NSplits), 2*dh)
 }
 
 // attnSplit launches the split kernel of the bucket's variant, through the
@@ -126,25 +154,44 @@ func b2i(b bool) int {
 // y = silu(conv(qkv)); o = delta-rule(y, b, a); on = rmsnorm(o)·ssm_norm·silu(z);
 // x += W_ssm_out on.
 func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
+	s := &cc.s
+	if !g.omit["mixer-mv"] {
+		if err := g.normed(cc, L.attnNorm, s.qkv, L.gdnIn, mvStore, []cuda.DevPtr{s.qkv, s.z, s.b, s.a}, []dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
+			return err
+		}
+	}
+	if err := g.gdnKernels(cc, L); err != nil {
+		return err
+	}
+	if g.omit["mixer-mv"] {
+		return nil
+	}
+	return g.matvec(s.x, L.ssmOut, s.on, mvAccumulate, 0)
+}
+
+// gdnKernels runs the Gated DeltaNet between the mixer's projections: the
+// causal conv, the delta rule and the gated output norm.
+func (g *Model) gdnKernels(cc *Cache, L *layerWeights) error {
 	c := &g.cfg
 	s := &cc.s
 	st := cc.gdn[L.gdnIndex]
-	if err := g.normed(cc, L.attnNorm, s.qkv, L.gdnIn, mvStore, []cuda.DevPtr{s.qkv, s.z, s.b, s.a}, []dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
-		return err
-	}
 	C := c.SSMConvChannels()
-	if err := g.k.GDNConv(s.y, st.conv, s.qkv, L.conv.ptr, int32(C), int32(c.SSMConvKernel)); err != nil {
-		return err
+	if !g.omit["gdn-conv"] {
+		if err := g.k.GDNConv(s.y, st.conv, s.qkv, L.conv.ptr, int32(C), int32(c.SSMConvKernel)); err != nil {
+			return err
+		}
 	}
 	K := uint64(c.SSMKeyDim()) * 4
-	if err := g.k.GDNDelta(st.state, s.o, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr,
-		int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, l2Eps); err != nil {
-		return err
+	if !g.omit["gdn-delta"] {
+		if err := g.k.GDNDelta(st.state, s.o, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr,
+			int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, l2Eps); err != nil {
+			return err
+		}
 	}
-	if err := g.k.RMSNormGated(s.on, s.o, L.ssmNorm.ptr, s.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps); err != nil {
-		return err
+	if g.omit["gdn-norm"] {
+		return nil
 	}
-	return g.matvec(s.x, L.ssmOut, s.on, mvAccumulate, 0)
+	return g.k.RMSNormGated(s.on, s.o, L.ssmNorm.ptr, s.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps)
 }
 
 // ffn is the SwiGLU block: x += W_down (silu(W_gate h) ⊙ W_up h), h = rmsnorm(x)·ffn_norm.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/memra-ai/memra/engine/convert"
+	"github.com/memra-ai/memra/engine/gpu"
 )
 
 const usageHead = `usage: bench [flags]                   benchmark decode on the GPU
@@ -50,6 +51,7 @@ type config struct {
 	compareTo string   // NEW.json (positional, compare-only mode)
 	jsonOut   bool     // print JSON to stdout
 	profile   int      // profiled eager steps per context (0: none)
+	omit      []string // step parts left out (gpu.Options.Omit)
 }
 
 // listFlag is a repeatable, comma-separated string flag.
@@ -87,6 +89,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	presets := listFlag{vals: []string{"0.8b", "9b"}}
 	types := listFlag{vals: []string{"bf16", "q8_0"}}
 	kv := listFlag{vals: []string{"f16"}}
+	var omit listFlag
 	fs.Var(&models, "model", "GGUF model `PATH` (repeatable or comma-separated); replaces the default presets unless -preset is given too")
 	fs.Var(&presets, "preset", "synth `PRESETS` to benchmark (comma-separated; have "+strings.Join(convert.Presets(), ", ")+")")
 	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated: bf16, q8_0, q4_k, q5_k, q6_k, f16, f32)")
@@ -103,6 +106,8 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
 	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table then goes to stderr)")
 	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print each kernel's share of a step; the caches hold max(N, -tokens) tokens past the largest context")
+	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
+		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")
 	quick := fs.Bool("quick", false, "fast check: -ctx 64,1024 -reps 3 (explicit -ctx/-reps win)")
 	if err := fs.Parse(av); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -116,7 +121,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		models: models.vals, kv: kv.vals, profile: *profile,
+		models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals,
 	}
 	if *quick {
 		if !explicit["ctx"] {
@@ -164,6 +169,9 @@ func (c *config) validate() error {
 		if _, err := convert.PresetSpec(p); err != nil {
 			errs = append(errs, fmt.Errorf("-preset: %w", err))
 		}
+	}
+	if err := gpu.CheckOmit(c.omit); err != nil {
+		errs = append(errs, fmt.Errorf("-omit: %w", err))
 	}
 	for _, t := range c.types {
 		if _, err := convert.ParseFileType(t); err != nil {

@@ -98,6 +98,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-compare", "a.json", "b.json", "c.json"}, "unexpected arguments"},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"-profile", "-2"}, "-profile -2 must be at least 0"},
+		{[]string{"-omit", "gdn,mlp"}, `unknown step part "mlp"`},
 	} {
 		_, err := parseArgs(tc.av, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -127,9 +127,13 @@ func newReport(c config, e *cuda.Engine) *Report {
 		Version: reportVersion, Started: time.Now().Format(time.RFC3339), Host: host, Revision: revision(),
 		Device: DeviceReport{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.Major, info.Minor), SMs: info.SMs,
 			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL()},
-		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ",")},
+		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ","), Omit: c.omit},
 		Notes:    []string{noteSynthetic, noteRoofline, noteBytes, notePaths},
 		Models:   []ModelReport{},
+	}
+	if len(c.omit) > 0 {
+		rep.Notes = append(rep.Notes, "omitted from every step (-omit): "+strings.Join(c.omit, ", ")+
+			"; the times are those of a step without these parts and its tokens are meaningless")
 	}
 	return rep
 }
@@ -317,7 +321,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	mr.Arch, mr.Layers, mr.Attn, mr.Vocab = m.Arch, m.NLayer, m.NumAttention(), m.NVocab
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
 	tu := time.Now()
-	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8"}, nil)
+	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit}, nil)
 	if err != nil {
 		return err
 	}

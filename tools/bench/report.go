@@ -70,6 +70,9 @@ type Settings struct {
 	Warmup   int    `json:"warmup"`
 	Prompt   int    `json:"prompt"`
 	KV       string `json:"kv_list"`
+	// Omit: step parts left out of every step (-omit); the times are then
+	// those of a step without them.
+	Omit []string `json:"omit,omitempty"`
 }
 
 // ModelReport is one model with one KV type.
