@@ -56,7 +56,8 @@ type Cache struct {
 
 	kvBytes, stateBytes, scratchBytes uint64
 	logitsHost                        []float32
-	tokenHost                         *cuda.HostBuf // pinned [1] int32
+	tokenHost                         *cuda.HostBuf // pinned [2] int32: graph tokens read back, alternating
+	tokenRead                         [2]cuda.Event // recorded behind each read into tokenHost
 }
 
 // NewCache allocates a cache for capacity tokens.
@@ -171,9 +172,15 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		s.a = s.b.Add(uint64(c.SSMNumVHeads) * 4)
 	}
 	s.fu = s.fg.Add(uint64(c.NFF) * 4)
-	if cc.tokenHost, err = g.e.HostAlloc(4); err != nil {
+	if cc.tokenHost, err = g.e.HostAlloc(8); err != nil {
 		cc.Close()
 		return nil, fmt.Errorf("gpu: cache: pinned token buffer: %w", err)
+	}
+	for i := range cc.tokenRead {
+		if cc.tokenRead[i], err = g.e.NewEvent(); err != nil {
+			cc.Close()
+			return nil, fmt.Errorf("gpu: cache: token event: %w", err)
+		}
 	}
 	cc.logitsHost = make([]float32, c.NVocab)
 	if err := cc.Reset(); err != nil {
@@ -226,6 +233,12 @@ func (cc *Cache) Close() error {
 	if cc.tokenHost != nil {
 		errs = append(errs, cc.tokenHost.Free())
 		cc.tokenHost = nil
+	}
+	for i, ev := range cc.tokenRead {
+		if ev != 0 {
+			errs = append(errs, cc.g.e.DestroyEvent(ev))
+			cc.tokenRead[i] = 0
+		}
 	}
 	if cc.arena != nil {
 		errs = append(errs, cc.arena.Free())

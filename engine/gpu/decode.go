@@ -192,6 +192,13 @@ func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
 
 // ContinueGraphFunc is ContinueGraph calling emit with each token as soon as
 // it is read back. An error from emit stops generation and is returned.
+//
+// The replays run back to back: replay i+1, with the read-back of its token
+// behind it, is queued before the host waits for token i, so the GPU never
+// waits on the host between tokens. One step therefore runs ahead: when emit
+// stops generation at token i (not the last), replay i+1 has already taken
+// token i as its input, and the cache holds it; a later ContinueGraph starts
+// from token i+1, so the tokens of the two calls are one uninterrupted stream.
 func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) error) error {
 	cc := gs.cache
 	if cc == nil {
@@ -200,8 +207,14 @@ func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) 
 	if cc.n+n-1 > cc.capacity {
 		return fmt.Errorf("gpu: context full: %d tokens + %d to generate exceed capacity %d", cc.n, n, cc.capacity)
 	}
+	if n < 1 {
+		return nil
+	}
+	if err := g.queueToken(cc, 0); err != nil {
+		return err
+	}
 	for i := range n {
-		if i > 0 {
+		if i+1 < n {
 			b := g.BucketKey(cc.n + 1)
 			x, err := gs.graph(b)
 			if err != nil {
@@ -211,32 +224,46 @@ func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) 
 				return fmt.Errorf("gpu: replay %v at %d: %w", b, cc.n, err)
 			}
 			cc.n++
+			if err := g.queueToken(cc, i+1); err != nil {
+				return err
+			}
 		}
-		tok, err := g.readToken(cc)
+		tok, err := g.awaitToken(cc, i)
 		if err != nil {
 			return err
 		}
 		if err := emit(tok); err != nil {
+			if serr := g.e.Synchronize(); serr != nil { // the step run ahead, finished before returning
+				return errors.Join(err, serr)
+			}
 			return err
 		}
 	}
 	return nil
 }
 
-// readToken copies the device token counter (4 bytes) into pinned memory
-// and waits for it.
-func (g *Model) readToken(cc *Cache) (int32, error) {
-	hb := cc.tokenHost.Bytes()
+// queueToken queues the read-back of the device token counter (4 bytes) as
+// token i: into pinned slot i%2, with event i%2 recorded behind it.
+func (g *Model) queueToken(cc *Cache, i int) error {
+	hb := cc.tokenHost.Bytes()[4*(i%2):][:4]
 	err := g.e.Do(func() error {
-		if err := g.e.CopyDtoHAsync(hb[:4], cc.s.ctr); err != nil {
+		if err := g.e.CopyDtoHAsync(hb, cc.s.ctr); err != nil {
 			return err
 		}
-		return g.e.Synchronize()
+		return g.e.Record(cc.tokenRead[i%2])
 	})
 	if err != nil {
+		return fmt.Errorf("gpu: read token: %w", err)
+	}
+	return nil
+}
+
+// awaitToken waits for token i's read-back (queueToken) and returns it.
+func (g *Model) awaitToken(cc *Cache, i int) (int32, error) {
+	if err := g.e.EventSynchronize(cc.tokenRead[i%2]); err != nil {
 		return 0, fmt.Errorf("gpu: read token: %w", err)
 	}
-	return int32(binary.LittleEndian.Uint32(hb)), nil
+	return int32(binary.LittleEndian.Uint32(cc.tokenHost.Bytes()[4*(i%2):])), nil
 }
 
 // graph returns the instantiated graph of bucket b, capturing one device-

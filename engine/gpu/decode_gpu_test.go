@@ -473,3 +473,59 @@ func TestGPUOmitParts(t *testing.T) {
 		t.Errorf("unknown part: %v", err)
 	}
 }
+
+// TestGPUGraphStopRunsAhead checks ContinueGraphFunc's early stop: the step
+// after the stopped token has run (replays are queued one ahead), so a later
+// ContinueGraph goes on from the token after it, and the two calls' tokens
+// are the stream of one uninterrupted generation.
+func TestGPUGraphStopRunsAhead(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	g, err := Load(e, m, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	prompt := []int32{5, 77, 300, 41}
+	const n, stopAt, more = 90, 37, 40 // 4 + 90 positions cross a 64-key bucket
+	whole := g.NewGraphDecodeState()
+	defer whole.Close()
+	want, err := g.GenerateGraph(whole, prompt, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	gs := g.NewGraphDecodeState()
+	defer gs.Close()
+	if err := gs.Reserve(len(prompt) + n + 8); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
+		t.Fatal(err)
+	}
+	errStop := errors.New("stop")
+	var got []int32
+	err = g.ContinueGraphFunc(gs, n, func(tk int32) error {
+		got = append(got, tk)
+		if len(got) == stopAt+1 {
+			return errStop
+		}
+		return nil
+	})
+	if !errors.Is(err, errStop) {
+		t.Fatalf("ContinueGraphFunc returned %v, want the emit error", err)
+	}
+	if l := gs.Cache().Len(); l != len(prompt)+stopAt+1 {
+		t.Errorf("after stopping at token %d the cache holds %d tokens, want %d (the stopped token taken as input)", stopAt, l, len(prompt)+stopAt+1)
+	}
+	rest, err := g.ContinueGraph(gs, more)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, rest...)
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("token %d: %d after a stop at %d, %d uninterrupted", i, got[i], stopAt, want[i])
+		}
+	}
+}
