@@ -259,6 +259,9 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 		{typ: gguf.TypeQ4_K, rows: 4096, cols: 12288},              // 9B ffn_down, the K-quants on the tensor cores
 		{typ: gguf.TypeQ5_K, rows: 4096, cols: 12288},
 		{typ: gguf.TypeQ6_K, rows: 4096, cols: 12288},
+		{typ: gguf.TypeQ4_K, rows: 4096, cols: 4096}, // 9B ssm_out / attn_output
+		{typ: gguf.TypeQ5_K, rows: 4096, cols: 4096},
+		{typ: gguf.TypeQ6_K, rows: 4096, cols: 4096},
 		{typ: gguf.TypeQ4_K, rows: 24576, cols: 4096, xnorm: true}, // 9B gate|up
 		{typ: gguf.TypeQ5_K, rows: 24576, cols: 4096, xnorm: true},
 		{typ: gguf.TypeQ6_K, rows: 24576, cols: 4096, xnorm: true},
