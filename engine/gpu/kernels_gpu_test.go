@@ -426,8 +426,8 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 	// 36,864 columns: Q6_K's plain kernel (KW4 S2: 205,824 bytes and 576
 	// static) fits in sm_90's 232,448, its wide one (KW8 S3: 232,704 and
 	// 576) does not; so a matrix of many rows loads and one of few rows fails.
-	if _, err := matvecGrids(v.e, mod, 1024, shapes(gguf.TypeQ6_K, 4096, 36864)); err != nil {
-		t.Errorf("a 36,864-column Q6_K matrix of 4,096 rows: %v", err)
+	if _, err := matvecGrids(v.e, mod, 1024, shapes(gguf.TypeQ6_K, 8192, 36864)); err != nil {
+		t.Errorf("a 36,864-column Q6_K matrix of 8,192 rows: %v", err)
 	}
 	if _, err := matvecGrids(v.e, mod, 1024, shapes(gguf.TypeQ6_K, 1024, 36864)); err == nil {
 		t.Error("a 36,864-column Q6_K matrix of 1,024 rows (the wide kernel) accepted")
