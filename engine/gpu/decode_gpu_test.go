@@ -13,6 +13,7 @@ import (
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/fixture"
+	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 )
@@ -26,6 +27,17 @@ func decodeEngine(t *testing.T) *cuda.Engine {
 	}
 	t.Cleanup(func() { e.Close() })
 	return e
+}
+
+// loadModel loads m on e with opt; the model is closed when the test ends.
+func loadModel(t *testing.T, e *cuda.Engine, m *model.Model, opt Options) *Model {
+	t.Helper()
+	g, err := Load(e, m, opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
 }
 
 // gpuTinySpec is a small qwen35 with the real head dims the kernels are
@@ -112,11 +124,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cb.Close()
-			g, err := Load(e, m, Options{}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
+			g := loadModel(t, e, m, Options{})
 			cc, err := g.NewCache(256)
 			if err != nil {
 				t.Fatal(err)
@@ -157,11 +165,7 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 	for _, fp8 := range []bool{false, true} {
 		for _, p := range []int{1, 64, 100} {
 			t.Run(fmt.Sprintf("fp8=%v/P=%d", fp8, p), func(t *testing.T) {
-				g, err := Load(e, m, Options{KVFP8: fp8}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer g.Close()
+				g := loadModel(t, e, m, Options{KVFP8: fp8})
 				const n = 200
 				prompt := make([]int32, p)
 				for i := range prompt {
@@ -220,11 +224,7 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 func TestGPUHostSyncInCaptureFails(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 3))
-	g, err := Load(e, m, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := loadModel(t, e, m, Options{})
 	cc, err := g.NewCache(64)
 	if err != nil {
 		t.Fatal(err)
@@ -268,11 +268,7 @@ func TestGPUHostSyncInCaptureFails(t *testing.T) {
 func TestGPUGraphMemoryStable(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeQ8_0, true, 5))
-	g, err := Load(e, m, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := loadModel(t, e, m, Options{})
 	gs := g.NewGraphDecodeState()
 	defer gs.Close()
 	prompt := []int32{5, 6, 7, 8}
@@ -337,11 +333,7 @@ func TestGPUFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := modeltest.Open(t, p)
-			g, err := Load(e, m, Options{}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
+			g := loadModel(t, e, m, Options{})
 			cc, err := g.NewCache(len(fx.Prompt) + len(fx.Tokens) + 1)
 			if err != nil {
 				t.Fatal(err)
@@ -391,11 +383,7 @@ func TestGPUModelAgainstCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cb.Close()
-	g, err := Load(e, m, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := loadModel(t, e, m, Options{})
 	cc, err := g.NewCache(steps + 8)
 	if err != nil {
 		t.Fatal(err)
@@ -437,11 +425,7 @@ func TestGPUOmitParts(t *testing.T) {
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
 	nodes := func(omit ...string) int {
 		t.Helper()
-		g, err := Load(e, m, Options{Omit: omit}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer g.Close()
+		g := loadModel(t, e, m, Options{Omit: omit})
 		gs := g.NewGraphDecodeState()
 		defer gs.Close()
 		if _, err := g.GenerateGraph(gs, []int32{1, 2, 3}, 4); err != nil {
@@ -481,11 +465,7 @@ func TestGPUOmitParts(t *testing.T) {
 func TestGPUGraphStopRunsAhead(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
-	g, err := Load(e, m, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := loadModel(t, e, m, Options{})
 	prompt := []int32{5, 77, 300, 41}
 	const n, stopAt, more = 90, 37, 40 // 4 + 90 positions cross a 64-key bucket
 	whole := g.NewGraphDecodeState()

@@ -20,11 +20,7 @@ import (
 func TestGPUProfileStep(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
-	g, err := Load(e, m, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := loadModel(t, e, m, Options{})
 	names := map[string]bool{}
 	for _, k := range kernels.Spec() {
 		names[k.Name] = true
@@ -108,11 +104,7 @@ func TestGPUProfileStep(t *testing.T) {
 func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 12))
-	g, err := Load(e, m, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := loadModel(t, e, m, Options{})
 	c, err := g.NewCache(64)
 	if err != nil {
 		t.Fatal(err)

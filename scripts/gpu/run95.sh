@@ -7,7 +7,7 @@
 #  2. bench -omit PART for each step part at 1k on the four goal presets:
 #     graph ms/token without the part, against the whole step in the same
 #     round (what each part costs inside a graph, overlap included).
-#  3. run94's graph chains (K-quants, q8_0, bf16 at 4096 x 12288 and
+#  3. the graph chains of session 13's prepared run94 (K-quants, q8_0, bf16 at 4096 x 12288 and
 #     24576 x 4096; bf16 4096 x 12288 on both binaries) and its ncu stall
 #     breakdown of Q5_K, Q6_K and q8_0 wide at 4096 x 12288.
 #  4. mvexp: bf16 narrow and wide kernels at the 9B 4,096-row shapes.
