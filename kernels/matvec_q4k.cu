@@ -144,9 +144,10 @@ using memra_q5t = memra_k4t<true>;
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q4_K tiled; x: [cols] f32;
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 3 slots: a compromise
-// over the presets' shapes of more than 2,048 rows (S2 and S4 each win some);
-// the wide kernel (KW8, 4 slots, for matrices of few rows, gpu.MatvecWide) on
-// the 0.8B preset's 1,024 x 3,584 and 1,024 x 2,048 (perf.md step 35, run78).
+// over the presets' shapes of more than 2,048 rows (S2 and S4 each win some;
+// perf.md step 35, run78), now those of more than 4,096; the wide kernel
+// (KW8, 4 slots, gpu.MatvecWide) on matrices of up to 4,096 rows, where its
+// 16-row units give twice the blocks (step 45, run99).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 3, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);

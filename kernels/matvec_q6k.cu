@@ -112,10 +112,10 @@ struct memra_q6t {
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q6_K tiled; x: [cols] f32;
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 2 slots, the fastest
-// or within 6% of it on the presets' shapes of more than 2,048 rows, no
-// other depth better on 4096 x 12288; the wide kernel (KW8, 3 slots,
-// gpu.MatvecWide) on the 0.8B preset's 1,024 x 3,584 (perf.md step 39,
-// run86, run89).
+// or within 6% of it on the presets' shapes of more than 2,048 rows (perf.md
+// step 39, run86, run89), now those of more than 4,096; the wide kernel (KW8,
+// 3 slots, gpu.MatvecWide) on matrices of up to 4,096 rows, where it beat the
+// plain one on 4096 x 12288 (step 45, run99).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 2, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);

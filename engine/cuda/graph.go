@@ -142,10 +142,17 @@ func (e *Engine) DestroyGraphExec(x GraphExec) error {
 }
 
 // NewEvent creates a timing event.
-func (e *Engine) NewEvent() (Event, error) {
+func (e *Engine) NewEvent() (Event, error) { return e.newEvent(eventDefault) }
+
+// NewSyncEvent creates an event only to wait on (no timing, so Elapsed
+// refuses it). EventSynchronize spins on it, as on any event made without
+// CU_EVENT_BLOCKING_SYNC: the waits it serves are a decode step long.
+func (e *Engine) NewSyncEvent() (Event, error) { return e.newEvent(eventDisableTiming) }
+
+func (e *Engine) newEvent(flags uint32) (Event, error) {
 	var ev Event
 	err := e.Do(func() error {
-		if err := e.d.cuEventCreate(&ev, eventDefault); err != nil {
+		if err := e.d.cuEventCreate(&ev, flags); err != nil {
 			return fmt.Errorf("cuda: create event: %w", err)
 		}
 		e.events[ev] = struct{}{}

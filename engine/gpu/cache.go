@@ -177,7 +177,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		return nil, fmt.Errorf("gpu: cache: pinned token buffer: %w", err)
 	}
 	for i := range cc.tokenRead {
-		if cc.tokenRead[i], err = g.e.NewEvent(); err != nil {
+		if cc.tokenRead[i], err = g.e.NewSyncEvent(); err != nil {
 			cc.Close()
 			return nil, fmt.Errorf("gpu: cache: token event: %w", err)
 		}

@@ -183,7 +183,9 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 
 // ContinueGraph generates n tokens from the state's cache as it stands: the
 // device token counter holds the next input (the argmax of the last step),
-// which is out[0]; each further token is one graph replay.
+// which is out[0]; each further token is one graph replay. After it the
+// counter holds the last token, not yet taken as input, so a following
+// ContinueGraph returns it again as its out[0].
 func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
 	out := make([]int32, 0, n)
 	err := g.ContinueGraphFunc(gs, n, func(t int32) error { out = append(out, t); return nil })
@@ -195,11 +197,15 @@ func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
 //
 // The replays run back to back: replay i+1, with the read-back of its token
 // behind it, is queued before the host waits for token i, so the GPU never
-// waits on the host between tokens. One step therefore runs ahead: when emit
-// stops generation at token i (not the last), replay i+1 has already taken
-// token i as its input, and the cache holds it; a later ContinueGraph starts
-// from token i+1, so the tokens of the two calls are one uninterrupted stream.
-func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) error) error {
+// waits on the host between tokens. One step therefore runs ahead: while emit
+// has token i, the cache already counts replay i+1 (Len), and when emit stops
+// generation at token i before the last, replay i+1 has taken token i as its
+// input; a later ContinueGraph then starts from token i+1, and the tokens of
+// the two calls are one uninterrupted stream. A stop at the last token (or
+// none) leaves the counter as ContinueGraph does: holding that token, not yet
+// taken. Before it returns, for any reason, the stream has finished the step
+// that ran ahead.
+func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) error) (err error) {
 	cc := gs.cache
 	if cc == nil {
 		return errors.New("gpu: ContinueGraph before GenerateGraph or Reserve")
@@ -210,6 +216,17 @@ func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) 
 	if n < 1 {
 		return nil
 	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		// A replay and a read-back may still be queued: let them finish (a
+		// caller frees the cache next), and report a device error over
+		// emit's reason to stop.
+		if serr := g.e.Synchronize(); serr != nil {
+			err = fmt.Errorf("gpu: finishing the step run ahead: %w (stopping on: %v)", serr, err)
+		}
+	}()
 	if err := g.queueToken(cc, 0); err != nil {
 		return err
 	}
@@ -233,9 +250,6 @@ func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) 
 			return err
 		}
 		if err := emit(tok); err != nil {
-			if serr := g.e.Synchronize(); serr != nil { // the step run ahead, finished before returning
-				return errors.Join(err, serr)
-			}
 			return err
 		}
 	}

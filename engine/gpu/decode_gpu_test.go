@@ -453,59 +453,88 @@ func TestGPUOmitParts(t *testing.T) {
 	if rest := nodes(StepParts()...); rest != all-dropped {
 		t.Errorf("omitting every part leaves %d nodes, want %d - %d", rest, all, dropped)
 	}
-	if _, err := Load(e, m, Options{Omit: []string{"mlp"}}, nil); err == nil || !strings.Contains(err.Error(), `"mlp"`) {
+	if g, err := Load(e, m, Options{Omit: []string{"mlp"}}, nil); err == nil {
+		g.Close()
+		t.Error("an unknown part loaded")
+	} else if !strings.Contains(err.Error(), `"mlp"`) {
 		t.Errorf("unknown part: %v", err)
 	}
 }
 
-// TestGPUGraphStopRunsAhead checks ContinueGraphFunc's early stop: the step
-// after the stopped token has run (replays are queued one ahead), so a later
-// ContinueGraph goes on from the token after it, and the two calls' tokens
-// are the stream of one uninterrupted generation.
+// TestGPUGraphStopRunsAhead checks ContinueGraphFunc's early stop against
+// eager steps: stopped before the last token, the step after the stopped one
+// has run (replays are queued one ahead), so a later ContinueGraph goes on
+// from the token after it and the two calls' tokens are the eager stream;
+// stopped at the last token, nothing ran ahead and the next call repeats it.
 func TestGPUGraphStopRunsAhead(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
 	g := loadModel(t, e, m, Options{})
 	prompt := []int32{5, 77, 300, 41}
-	const n, stopAt, more = 90, 37, 40 // 4 + 90 positions cross a 64-key bucket
-	whole := g.NewGraphDecodeState()
-	defer whole.Close()
-	want, err := g.GenerateGraph(whole, prompt, n)
+	const n, more = 90, 40 // 4 + 90 positions cross a 64-key bucket
+
+	// The eager stream: the prompt's last step gives token 0.
+	cc, err := g.NewCache(len(prompt) + n + more + 8)
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer cc.Close()
+	var ll []float32
+	for _, tk := range prompt {
+		if ll, err = g.DecodeStep(cc, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []int32{argmax(ll)}
+	for len(want) < n+more {
+		if ll, err = g.DecodeStep(cc, want[len(want)-1]); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, argmax(ll))
 	}
 
-	gs := g.NewGraphDecodeState()
-	defer gs.Close()
-	if err := gs.Reserve(len(prompt) + n + 8); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
-		t.Fatal(err)
-	}
 	errStop := errors.New("stop")
-	var got []int32
-	err = g.ContinueGraphFunc(gs, n, func(tk int32) error {
-		got = append(got, tk)
-		if len(got) == stopAt+1 {
-			return errStop
-		}
-		return nil
-	})
-	if !errors.Is(err, errStop) {
-		t.Fatalf("ContinueGraphFunc returned %v, want the emit error", err)
-	}
-	if l := gs.Cache().Len(); l != len(prompt)+stopAt+1 {
-		t.Errorf("after stopping at token %d the cache holds %d tokens, want %d (the stopped token taken as input)", stopAt, l, len(prompt)+stopAt+1)
-	}
-	rest, err := g.ContinueGraph(gs, more)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, rest...)
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("token %d: %d after a stop at %d, %d uninterrupted", i, got[i], stopAt, want[i])
-		}
+	for _, stopAt := range []int{0, 37, n - 1} {
+		t.Run(fmt.Sprintf("stop=%d", stopAt), func(t *testing.T) {
+			gs := g.NewGraphDecodeState()
+			defer gs.Close()
+			if err := gs.Reserve(len(prompt) + n + more + 8); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
+				t.Fatal(err)
+			}
+			var got []int32
+			err := g.ContinueGraphFunc(gs, n, func(tk int32) error {
+				got = append(got, tk)
+				if len(got) == stopAt+1 {
+					return errStop
+				}
+				return nil
+			})
+			if !errors.Is(err, errStop) {
+				t.Fatalf("ContinueGraphFunc returned %v, want the emit error", err)
+			}
+			ahead := 1 // the stopped token taken as input
+			if stopAt == n-1 {
+				ahead = 0
+			}
+			if l := gs.Cache().Len(); l != len(prompt)+stopAt+ahead {
+				t.Errorf("after stopping at token %d the cache holds %d tokens, want %d", stopAt, l, len(prompt)+stopAt+ahead)
+			}
+			rest, err := g.ContinueGraph(gs, more)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ahead == 0 {
+				rest = rest[1:] // the last token again, as after any ContinueGraph
+			}
+			got = append(got, rest...)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("token %d: %d after a stop at %d, eager %d", i, got[i], stopAt, want[i])
+				}
+			}
+		})
 	}
 }

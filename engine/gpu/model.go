@@ -43,14 +43,31 @@ type Options struct {
 	Omit []string
 }
 
-// StepParts are the parts of a decode step that Options.Omit can leave out:
-// the token embedding; each kernel between a Gated DeltaNet mixer's
-// projections (the causal conv, the delta rule, the gated norm) and between an
-// attention mixer's (q/k norm + RoPE + KV store, the splits, their combine);
-// the mixers' input and output projections; the FFN's matvecs; the logits
-// matvec. "gdn" and "attn" name their three kernels together.
+// The parts of a decode step that Options.Omit can leave out: the token
+// embedding; each kernel between a Gated DeltaNet mixer's projections (the
+// causal conv, the delta rule, the gated norm) and between an attention
+// mixer's (q/k norm + RoPE + KV store, the splits, their combine); the
+// mixers' input and output projections, the FFN's and the logits' matvecs,
+// each with the RMSNorm and SwiGLU kernels that run beside them where the
+// matvec cannot fuse them.
+const (
+	partEmbed       = "embed"
+	partGDNConv     = "gdn-conv"
+	partGDNDelta    = "gdn-delta"
+	partGDNNorm     = "gdn-norm"
+	partAttnPrep    = "attn-prep"
+	partAttnSplit   = "attn-split"
+	partAttnCombine = "attn-combine"
+	partMixerMV     = "mixer-mv"
+	partFFN         = "ffn"
+	partLogits      = "logits"
+)
+
+// StepParts lists the parts Options.Omit can name, besides the groups "gdn"
+// and "attn" (their three kernels each).
 func StepParts() []string {
-	return []string{"embed", "gdn-conv", "gdn-delta", "gdn-norm", "attn-prep", "attn-split", "attn-combine", "mixer-mv", "ffn", "logits"}
+	return []string{partEmbed, partGDNConv, partGDNDelta, partGDNNorm, partAttnPrep, partAttnSplit, partAttnCombine,
+		partMixerMV, partFFN, partLogits}
 }
 
 // CheckOmit reports whether Options.Omit may hold names.
@@ -61,7 +78,7 @@ func CheckOmit(names []string) error {
 
 // omitSet checks names against StepParts and the two groups.
 func omitSet(names []string) (map[string]bool, error) {
-	groups := map[string][]string{"gdn": {"gdn-conv", "gdn-delta", "gdn-norm"}, "attn": {"attn-prep", "attn-split", "attn-combine"}}
+	groups := map[string][]string{"gdn": {partGDNConv, partGDNDelta, partGDNNorm}, "attn": {partAttnPrep, partAttnSplit, partAttnCombine}}
 	set := map[string]bool{}
 	for _, n := range names {
 		switch {

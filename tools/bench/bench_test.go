@@ -201,6 +201,31 @@ func sampleReport() *Report {
 	return rep
 }
 
+// TestOmitKeepsLatest: a run of partial steps (-omit) writes its stamped
+// files but leaves latest.*, the whole-step report -compare reads, alone.
+func TestOmitKeepsLatest(t *testing.T) {
+	dir := t.TempDir()
+	whole := sampleReport()
+	if err := whole.writeFiles(dir, "1"); err != nil {
+		t.Fatal(err)
+	}
+	part := sampleReport()
+	part.Settings.Omit = []string{"gdn"}
+	if err := part.writeFiles(dir, "2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bench-2.json")); err != nil {
+		t.Errorf("the -omit run's own report: %v", err)
+	}
+	got, err := readReport(filepath.Join(dir, "latest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Settings.Omit) != 0 {
+		t.Errorf("latest.json holds the -omit run (omit %v)", got.Settings.Omit)
+	}
+}
+
 func TestReportRoundTrip(t *testing.T) {
 	rep := sampleReport()
 	dir := t.TempDir()
@@ -271,6 +296,15 @@ func TestCompare(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("compare output lacks %q:\n%s", want, b.String())
 		}
+	}
+
+	// A partial-step report is named as such.
+	part := *cur
+	part.Settings.Omit = []string{"ffn"}
+	b.Reset()
+	compareReports(old, &part).print(&b, "old.json", "new.json")
+	if !strings.Contains(b.String(), "new omitted ffn from every step") {
+		t.Errorf("compare of an -omit report does not say so:\n%s", b.String())
 	}
 
 	// Compare-only mode through run: no GPU needed.

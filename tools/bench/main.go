@@ -80,7 +80,11 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stderr, "bench: write results: %v\n", err)
 		code = max(code, 1)
 	}
-	fmt.Fprintf(stderr, "[bench] results in %s/bench-%s.{json,md,svg} (and latest.*)\n", c.out, b.stamp)
+	latest := " (and latest.*)"
+	if len(c.omit) > 0 {
+		latest = " (latest.* left as they were: this run omitted step parts)"
+	}
+	fmt.Fprintf(stderr, "[bench] results in %s/bench-%s.{json,md,svg}%s\n", c.out, b.stamp, latest)
 
 	tableOut := stdout
 	if c.jsonOut {
@@ -133,7 +137,8 @@ func newReport(c config, e *cuda.Engine) *Report {
 	}
 	if len(c.omit) > 0 {
 		rep.Notes = append(rep.Notes, "omitted from every step (-omit): "+strings.Join(c.omit, ", ")+
-			"; the times are those of a step without these parts and its tokens are meaningless")
+			"; the times are those of a step without these parts and its tokens are meaningless, while the roofline "+
+			"columns still count the whole step's bytes")
 	}
 	return rep
 }

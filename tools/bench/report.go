@@ -193,8 +193,10 @@ func (rep *Report) json() ([]byte, error) {
 }
 
 // writeFiles writes bench-<stamp>.{json,md,svg} and latest.{json,md,svg}
-// into dir. Each file is written to a temporary name and renamed, so a run
-// killed mid-write leaves the previous version.
+// into dir; a run of partial steps (-omit) writes only the stamped files,
+// so latest.* stays a whole step's report for -compare. Each file is
+// written to a temporary name and renamed, so a run killed mid-write leaves
+// the previous version.
 func (rep *Report) writeFiles(dir, stamp string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results folder: %w", err)
@@ -209,7 +211,11 @@ func (rep *Report) writeFiles(dir, stamp string) error {
 		return err
 	}
 	var errs []error
-	for _, base := range []string{"bench-" + stamp, "latest"} {
+	bases := []string{"bench-" + stamp, "latest"}
+	if len(rep.Settings.Omit) > 0 {
+		bases = bases[:1]
+	}
+	for _, base := range bases {
 		for ext, data := range map[string][]byte{".json": js, ".md": []byte(md.String()), ".svg": []byte(svg.String())} {
 			errs = append(errs, writeAtomic(filepath.Join(dir, base+ext), data))
 		}
@@ -371,10 +377,11 @@ type ratio struct {
 type comparison struct {
 	Rows             []ratio
 	OnlyOld, OnlyNew []string
+	OmitOld, OmitNew []string // the reports' -omit parts, if any
 }
 
 func compareReports(old, cur *Report) comparison {
-	var c comparison
+	c := comparison{OmitOld: old.Settings.Omit, OmitNew: cur.Settings.Omit}
 	oldRows := map[string]Row{}
 	for _, r := range old.allRows() {
 		oldRows[r.key()] = r
@@ -424,6 +431,14 @@ func (c comparison) geomean(path string) (float64, int) {
 
 func (c comparison) print(w io.Writer, oldName, newName string) {
 	fmt.Fprintf(w, "## Compare: new %s / old %s (tok/s; > 1 is faster)\n\n", newName, oldName)
+	for _, o := range []struct {
+		name  string
+		parts []string
+	}{{"old", c.OmitOld}, {"new", c.OmitNew}} {
+		if len(o.parts) > 0 {
+			fmt.Fprintf(w, "Note: %s omitted %s from every step (-omit): its steps are partial.\n\n", o.name, strings.Join(o.parts, ", "))
+		}
+	}
 	fmt.Fprintln(w, "| model | kv | ctx | path | old tok/s | new tok/s | new/old | roofline % old → new |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|")
 	for _, r := range c.Rows {
