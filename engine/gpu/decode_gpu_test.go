@@ -40,6 +40,36 @@ func loadModel(t *testing.T, e *cuda.Engine, m *model.Model, opt Options) *Model
 	return g
 }
 
+// eagerStream decodes prompt and then greedy tokens with DecodeStep on a
+// fresh cache and returns the n tokens graph decoding must reproduce (the
+// prompt's last step gives the first). visit, if not nil, sees the cache
+// length before each step that produces a token after the first.
+func eagerStream(t *testing.T, g *Model, prompt []int32, n int, visit func(l int)) []int32 {
+	t.Helper()
+	cc, err := g.NewCache(len(prompt) + n + 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	var ll []float32
+	for _, tk := range prompt {
+		if ll, err = g.DecodeStep(cc, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := []int32{argmax(ll)}
+	for len(out) < n {
+		if visit != nil {
+			visit(cc.Len())
+		}
+		if ll, err = g.DecodeStep(cc, out[len(out)-1]); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, argmax(ll))
+	}
+	return out
+}
+
 // gpuTinySpec is a small qwen35 with the real head dims the kernels are
 // built for (attention 256 with 64 rotary dims, Gated DeltaNet 128), GQA 4:2
 // and H_v > H_k.
@@ -171,26 +201,8 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 				for i := range prompt {
 					prompt[i] = int32(100 + (i*7)%900)
 				}
-				cc, err := g.NewCache(p + n + 8)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cc.Close()
-				var ll []float32
-				for _, tk := range prompt {
-					if ll, err = g.DecodeStep(cc, tk); err != nil {
-						t.Fatal(err)
-					}
-				}
-				eager := []int32{argmax(ll)}
 				buckets := map[Bucket]bool{}
-				for len(eager) < n {
-					buckets[g.BucketKey(cc.Len()+1)] = true
-					if ll, err = g.DecodeStep(cc, eager[len(eager)-1]); err != nil {
-						t.Fatal(err)
-					}
-					eager = append(eager, argmax(ll))
-				}
+				eager := eagerStream(t, g, prompt, n, func(l int) { buckets[g.BucketKey(l+1)] = true })
 				gs := g.NewGraphDecodeState()
 				defer gs.Close()
 				graph, err := g.GenerateGraph(gs, prompt, n)
@@ -473,25 +485,7 @@ func TestGPUGraphStopRunsAhead(t *testing.T) {
 	prompt := []int32{5, 77, 300, 41}
 	const n, more = 90, 40 // 4 + 90 positions cross a 64-key bucket
 
-	// The eager stream: the prompt's last step gives token 0.
-	cc, err := g.NewCache(len(prompt) + n + more + 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	var ll []float32
-	for _, tk := range prompt {
-		if ll, err = g.DecodeStep(cc, tk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := []int32{argmax(ll)}
-	for len(want) < n+more {
-		if ll, err = g.DecodeStep(cc, want[len(want)-1]); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, argmax(ll))
-	}
+	want := eagerStream(t, g, prompt, n+more, nil)
 
 	errStop := errors.New("stop")
 	for _, stopAt := range []int{0, 37, n - 1} {
