@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -76,23 +75,32 @@ func CheckOmit(names []string) error {
 	return err
 }
 
+// stepOmit is Options.Omit as the step reads it: one flag per part, so the
+// eager path pays a field load, not a map lookup, per launch.
+type stepOmit struct {
+	embed, gdnConv, gdnDelta, gdnNorm, attnPrep, attnSplit, attnCombine, mixerMV, ffn, logits bool
+}
+
 // omitSet checks names against StepParts and the two groups.
-func omitSet(names []string) (map[string]bool, error) {
-	groups := map[string][]string{"gdn": {partGDNConv, partGDNDelta, partGDNNorm}, "attn": {partAttnPrep, partAttnSplit, partAttnCombine}}
-	set := map[string]bool{}
+func omitSet(names []string) (stepOmit, error) {
+	var o stepOmit
+	flags := map[string][]*bool{
+		partEmbed: {&o.embed}, partGDNConv: {&o.gdnConv}, partGDNDelta: {&o.gdnDelta}, partGDNNorm: {&o.gdnNorm},
+		partAttnPrep: {&o.attnPrep}, partAttnSplit: {&o.attnSplit}, partAttnCombine: {&o.attnCombine},
+		partMixerMV: {&o.mixerMV}, partFFN: {&o.ffn}, partLogits: {&o.logits},
+		"gdn":  {&o.gdnConv, &o.gdnDelta, &o.gdnNorm},
+		"attn": {&o.attnPrep, &o.attnSplit, &o.attnCombine},
+	}
 	for _, n := range names {
-		switch {
-		case groups[n] != nil:
-			for _, p := range groups[n] {
-				set[p] = true
-			}
-		case slices.Contains(StepParts(), n):
-			set[n] = true
-		default:
-			return nil, fmt.Errorf("gpu: unknown step part %q to omit (have %s, and gdn, attn)", n, strings.Join(StepParts(), ", "))
+		fs, ok := flags[n]
+		if !ok {
+			return stepOmit{}, fmt.Errorf("gpu: unknown step part %q to omit (have %s, and gdn, attn)", n, strings.Join(StepParts(), ", "))
+		}
+		for _, f := range fs {
+			*f = true
 		}
 	}
-	return set, nil
+	return o, nil
 }
 
 // dtensor is a weight tensor on the device, in its GGUF type. q8_0 matrices
@@ -139,10 +147,10 @@ type Model struct {
 	k    *Kernels
 	cfg  model.Config
 	opt  Options
-	omit map[string]bool // Options.Omit
-	tok  dtensor         // token_embd
-	out  dtensor         // output (== tok when tied)
-	norm dtensor         // output_norm
+	omit stepOmit // Options.Omit
+	tok  dtensor  // token_embd
+	out  dtensor  // output (== tok when tied)
+	norm dtensor  // output_norm
 	ls   []layerWeights
 
 	weights     *cuda.Arena

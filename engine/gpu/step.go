@@ -31,7 +31,7 @@ type stepArgs struct {
 func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	c := &g.cfg
 	s := &cc.s
-	if !g.omit[partEmbed] {
+	if !g.omit.embed {
 		if err := g.embed(s.x, a.token, a.dtok); err != nil {
 			return err
 		}
@@ -47,14 +47,14 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 		if err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
-		if g.omit[partFFN] {
+		if g.omit.ffn {
 			continue
 		}
 		if err := g.ffn(cc, L); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
-	if !g.omit[partLogits] {
+	if !g.omit.logits {
 		if err := g.normed(cc, g.norm, s.logits, g.out, mvStore, nil, nil); err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	s := &cc.s
 	kv := cc.kv[L.attnCacheIndex]
-	if !g.omit[partMixerMV] {
+	if !g.omit.mixerMV {
 		if err := g.normed(cc, L.attnNorm, s.qg, L.qkvAttn, mvStore, []cuda.DevPtr{s.qg, s.kraw, s.v}, []dtensor{L.q, L.k, L.v}); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	if err := g.attnKernels(cc, L, a, kv); err != nil {
 		return err
 	}
-	if g.omit[partMixerMV] {
+	if g.omit.mixerMV {
 		return nil
 	}
 	return g.matvec(s.x, L.o, s.attn, mvAccumulate, 0)
@@ -106,7 +106,7 @@ func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) 
 	}
 	// q/k norms, RoPE and the KV store in one launch (attn_prep.cu).
 	capacity := int32(cc.capacity)
-	if !g.omit[partAttnPrep] {
+	if !g.omit.attnPrep {
 		var err error
 		if g.opt.KVFP8 {
 			err = g.k.AttnPrepFP8(s.q, s.qg, qStride, L.qNorm.ptr, s.kraw, L.kNorm.ptr, s.v, kv.k, kv.v, kv.ks, kv.vs,
@@ -119,12 +119,12 @@ func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) 
 			return err
 		}
 	}
-	if !g.omit[partAttnSplit] {
+	if !g.omit.attnSplit {
 		if err := g.attnSplit(cc, kv, a); err != nil {
 			return err
 		}
 	}
-	if g.omit[partAttnCombine] {
+	if g.omit.attnCombine {
 		return nil
 	}
 	return g.k.AttnCombine(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(a.bucket.NSplits), 2*dh)
@@ -155,7 +155,7 @@ func b2i(b bool) int {
 // x += W_ssm_out on.
 func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 	s := &cc.s
-	if !g.omit[partMixerMV] {
+	if !g.omit.mixerMV {
 		if err := g.normed(cc, L.attnNorm, s.qkv, L.gdnIn, mvStore, []cuda.DevPtr{s.qkv, s.z, s.b, s.a}, []dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
 			return err
 		}
@@ -163,7 +163,7 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 	if err := g.gdnKernels(cc, L); err != nil {
 		return err
 	}
-	if g.omit[partMixerMV] {
+	if g.omit.mixerMV {
 		return nil
 	}
 	return g.matvec(s.x, L.ssmOut, s.on, mvAccumulate, 0)
@@ -176,19 +176,19 @@ func (g *Model) gdnKernels(cc *Cache, L *layerWeights) error {
 	s := &cc.s
 	st := cc.gdn[L.gdnIndex]
 	C := c.SSMConvChannels()
-	if !g.omit[partGDNConv] {
+	if !g.omit.gdnConv {
 		if err := g.k.GDNConv(s.y, st.conv, s.qkv, L.conv.ptr, int32(C), int32(c.SSMConvKernel)); err != nil {
 			return err
 		}
 	}
 	K := uint64(c.SSMKeyDim()) * 4
-	if !g.omit[partGDNDelta] {
+	if !g.omit.gdnDelta {
 		if err := g.k.GDNDelta(st.state, s.o, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr,
 			int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, l2Eps); err != nil {
 			return err
 		}
 	}
-	if g.omit[partGDNNorm] {
+	if g.omit.gdnNorm {
 		return nil
 	}
 	return g.k.RMSNormGated(s.on, s.o, L.ssmNorm.ptr, s.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps)
