@@ -5,9 +5,12 @@
 # eager steps, stops at 0, 37 and the last token; ContinueGraphFunc's
 # synchronise on error paths; the sync-only token events), then gates on the
 # 9B Q4_K and Q6_K presets, whose 4,096-row matrices take the wide kernels
-# since step 45, and a 0.8B q8_0 gate with FP8 KV.
-# Build (here): CGO_ENABLED=0 go build -ldflags="-s -w" -o /tmp/binall/new/ ./tools/gate ./tools/memra,
+# since step 45, and a 0.8B q8_0 gate with FP8 KV. Then the K-quant load
+# times of main (bin/new) and branch next/tile-overlap (bin/tile: the next
+# chunk tiled while this one copies), alternating, from bench's models table.
+# Build (here): CGO_ENABLED=0 go build -ldflags="-s -w" -o /tmp/binall/new/ ./tools/gate ./tools/memra ./tools/bench,
 # (cd engine && CGO_ENABLED=0 go test -ldflags="-s -w" -c -o /tmp/binall/new/engine_gpu.test ./gpu),
+# bench from a worktree of next/tile-overlap into /tmp/binall/tile/,
 # then rm -f bin/* && tar cJf bin/bin.txz -C /tmp/binall . and carry ["bin"].
 set -u
 source scripts/gpu/lib.sh
@@ -19,4 +22,10 @@ el "gates"
 gate new $M/9b-q4_k.gguf 64 400 1
 gate new $M/9b-q6_k.gguf 300 400 0
 gate new $M/0.8b-q8_0.gguf 300 600 1
+el "load times (models table: load s), new / tile alternating"
+for b in new tile new tile; do
+  d=/tmp/ld/$b-$(date +%s%N); mkdir -p $d
+  timeout 150 ./bin/$b/bench -model $M/9b-q4_k.gguf,$M/9b-q6_k.gguf,$M/9b-q8_0.gguf -ctx 64 -reps 1 -tokens 8 -out $d > $d/out.txt 2>&1
+  grep -E '^\| 9b-' $d/out.txt | grep -v ' graph \| eager ' | cut -d'|' -f2,4,5 | sed "s/^/$b /"
+done
 el done
