@@ -172,7 +172,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 						wb, _ := l.rowBytes(shape.cols)
 						d.scales = p.Add(uint64(shape.rows * wb))
 					}
-					var stage []byte
+					var stage staging
 					err = g.put(d, func(i int) []byte { return data[i*int(rb) : (i+1)*int(rb)] }, int(rb), &stage, func(int64) {})
 					if err != nil {
 						b.Fatal(err)

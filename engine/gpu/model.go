@@ -220,7 +220,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	up := map[*model.Tensor]dtensor{}
 	var done int64
 	var errs []error
-	var stage []byte
+	var stage staging
 	// place uploads a matrix whose device row i is rowOf(i) (GGUF bytes), in
 	// the device layout of its type, and reports progress.
 	place := func(name string, typ gguf.Type, rows, cols int, rowOf func(i int) []byte) dtensor {

@@ -14,6 +14,19 @@ import (
 // busy, small enough not to double a 1 GB tensor in host memory.
 const stageBytes = 16 << 20
 
+// staging is the host buffers of the uploads that reorder rows, reused
+// from tensor to tensor: two, so the K-quant tiling of one chunk overlaps
+// the copy of the one before (stageTiles).
+type staging struct{ b [2][]byte }
+
+// buf is buffer i, at least n bytes long, as n bytes.
+func (s *staging) buf(i, n int) []byte {
+	if cap(s.b[i]) < n {
+		s.b[i] = make([]byte, n)
+	}
+	return s.b[i][:n]
+}
+
 // split is how the device stores a type whose GGUF blocks do not keep 16-byte
 // alignment: each block's payload goes to W (back to back, so rows of whole
 // blocks stay aligned for the matvec's vector loads) and its one f16 at byte
@@ -122,7 +135,7 @@ func (d dtensor) rowsView(name string, first, n int) dtensor {
 // rowBytes each), in d's device layout. Runs of rows that lie back to back in
 // host memory go straight from there (the mmap); anything reordered or
 // repacked is staged through *stage, which put grows as needed.
-func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
+func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *staging, progress func(int64)) error {
 	if l, ok := tileOf(d.typ); ok {
 		return g.putTiles(d, l, rowOf, rowBytes, stage, progress)
 	}
@@ -139,10 +152,7 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]by
 				continue
 			}
 		}
-		if cap(*stage) < n*rowBytes {
-			*stage = make([]byte, n*rowBytes)
-		}
-		buf := (*stage)[:n*rowBytes]
+		buf := stage.buf(0, n*rowBytes)
 		if !isSplit {
 			for i := range n {
 				copy(buf[i*rowBytes:], rowOf(r0+i))
@@ -173,26 +183,26 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *[]by
 
 // putTiles is put for a tiled type: whole tiles of 16 rows, staged, the
 // last one padded with zero rows.
-func (g *Model) putTiles(d dtensor, l ktile.Layout, rowOf func(int) []byte, rowBytes int, stage *[]byte, progress func(int64)) error {
+func (g *Model) putTiles(d dtensor, l ktile.Layout, rowOf func(int) []byte, rowBytes int, stage *staging, progress func(int64)) error {
 	return stageTiles(l, d.rows, d.cols, rowOf, rowBytes, stageBytes, stage, func(off uint64, b []byte) error {
 		return g.e.CopyHtoD(d.ptr.Add(off), b)
 	}, progress)
 }
 
 // stageTiles lays rows × cols out in l's tiles a chunk of whole tiles (at
-// most limit bytes, at least one tile row) at a time through *stage and
-// hands each chunk to send with its byte offset in the tiled matrix.
-func stageTiles(l ktile.Layout, rows, cols int, rowOf func(int) []byte, rowBytes, limit int, stage *[]byte,
+// most limit bytes, at least one tile row) at a time and hands each chunk to
+// send with its byte offset in the tiled matrix. The chunks alternate
+// between stage's two buffers: while send copies one, the next is tiled (on
+// every CPU), so a load pays the larger of the two, not their sum. send must
+// be done with its buffer when it returns (a synchronous copy is).
+func stageTiles(l ktile.Layout, rows, cols int, rowOf func(int) []byte, rowBytes, limit int, stage *staging,
 	send func(off uint64, b []byte) error, progress func(int64)) error {
 	tileRow := cols / ktile.Cols * l.Bytes // bytes of 16 rows
 	chunk := max(1, limit/tileRow) * ktile.Rows
-	for r0 := 0; r0 < rows; r0 += chunk {
-		n := min(chunk, rows-r0)
+	// tile lays rows [r0, r0+n) out in stage buffer i.
+	tile := func(i, r0, n int) []byte {
 		tiles := (n + ktile.Rows - 1) / ktile.Rows
-		if cap(*stage) < tiles*tileRow {
-			*stage = make([]byte, tiles*tileRow)
-		}
-		buf := (*stage)[:tiles*tileRow]
+		buf := stage.buf(i, tiles*tileRow)
 		clear(buf) // padding rows must be zero, and PutRow writes into a zeroed tile
 		par.Rows(tiles, 4, func(lo, hi int) {
 			for t := lo; t < hi; t++ {
@@ -201,10 +211,31 @@ func stageTiles(l ktile.Layout, rows, cols int, rowOf func(int) []byte, rowBytes
 				}
 			}
 		})
-		if err := send(uint64(r0/ktile.Rows)*uint64(tileRow), buf); err != nil {
+		return buf
+	}
+	if rows < 1 {
+		return nil
+	}
+	buf := tile(0, 0, min(chunk, rows))
+	for k, r0 := 0, 0; r0 < rows; k, r0 = k+1, r0+chunk {
+		n := min(chunk, rows-r0)
+		var next []byte
+		tiled := make(chan struct{})
+		if r0+chunk < rows {
+			go func() {
+				defer close(tiled)
+				next = tile((k+1)%2, r0+chunk, min(chunk, rows-r0-chunk))
+			}()
+		} else {
+			close(tiled)
+		}
+		err := send(uint64(r0/ktile.Rows)*uint64(tileRow), buf)
+		<-tiled // even after an error: nothing may still write the buffers once this returns
+		if err != nil {
 			return err
 		}
 		progress(int64(n * rowBytes))
+		buf = next
 	}
 	return nil
 }

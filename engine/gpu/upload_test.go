@@ -2,9 +2,11 @@ package gpu
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/ktile"
@@ -183,13 +185,19 @@ func TestStageTiles(t *testing.T) {
 	for i := range got {
 		got[i] = 0xAA // what the device held before
 	}
-	var stage []byte
+	var stage staging
 	var sent, done int64
 	tileRow := cols / 256 * ktile.Q4K.Bytes
 	err := stageTiles(ktile.Q4K, rows, cols, func(i int) []byte { return src[i*rb : (i+1)*rb] }, rb, 3*tileRow, &stage,
 		func(off uint64, b []byte) error {
 			if off%uint64(3*tileRow) != 0 || int(off)+len(b) > len(got) {
 				t.Fatalf("chunk at %d, %d bytes: not on a 3-tile-row boundary inside %d bytes", off, len(b), len(got))
+			}
+			// The next chunk is tiled meanwhile: it must not be this buffer.
+			before := bytes.Clone(b)
+			time.Sleep(2 * time.Millisecond)
+			if !bytes.Equal(b, before) {
+				t.Fatalf("chunk at %d changed while it was being sent", off)
 			}
 			copy(got[off:], b)
 			sent++
@@ -204,6 +212,22 @@ func TestStageTiles(t *testing.T) {
 	if sent != 3 || done != int64(len(src)) {
 		t.Errorf("%d chunks, progress %d bytes; want 3 chunks, %d bytes", sent, done, len(src))
 	}
+
+	// A failed send stops the upload with its error, after the chunk being
+	// tiled is done (nothing writes the buffers after the return), and the
+	// same buffers serve the next upload.
+	boom := errors.New("copy failed")
+	calls := 0
+	err = stageTiles(ktile.Q4K, rows, cols, func(i int) []byte { return src[i*rb : (i+1)*rb] }, rb, 3*tileRow, &stage,
+		func(uint64, []byte) error {
+			if calls++; calls == 2 {
+				return boom
+			}
+			return nil
+		}, func(int64) {})
+	if !errors.Is(err, boom) || calls != 2 {
+		t.Errorf("send failing at chunk 2: %v after %d calls", err, calls)
+	}
 }
 
 // TestMatvecNeedsAlignedInput: the tensor-core matvec reads x and the norm
@@ -216,6 +240,31 @@ func TestMatvecNeedsAlignedInput(t *testing.T) {
 		err := g.matvec(0, w, c.x, mvStore, c.norm)
 		if err == nil || !strings.Contains(err.Error(), w.name) || !strings.Contains(err.Error(), "16-byte aligned") {
 			t.Errorf("x %#x norm %#x: %v", c.x, c.norm, err)
+		}
+	}
+}
+
+// BenchmarkStageTiles is a K-quant upload on the host: a 9B gate|up-sized
+// Q6_K matrix (24576 × 4096) tiled through the staging buffers, with send a
+// copy of each chunk into host memory (as a synchronous copy from pageable
+// memory goes through a host copy first). SetBytes: GGUF bytes.
+func BenchmarkStageTiles(b *testing.B) {
+	const rows, cols = 24576, 4096
+	l := ktile.Q6K
+	rb := cols / 256 * l.BlockBytes
+	src := make([]byte, rows*rb)
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range src {
+		src[i] = byte(r.IntN(256))
+	}
+	dst := make([]byte, l.Size(rows, cols))
+	var stage staging
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		err := stageTiles(l, rows, cols, func(i int) []byte { return src[i*rb : (i+1)*rb] }, rb, stageBytes, &stage,
+			func(off uint64, c []byte) error { copy(dst[off:], c); return nil }, func(int64) {})
+		if err != nil {
+			b.Fatal(err)
 		}
 	}
 }
