@@ -2,7 +2,8 @@
 # Prepared in session 14 on branch next/graph-logits (not yet run): sampled
 # generation through graph replays (gpu.Session: counters_set + the bucket's
 # graph of the device-counter step without argmax + the logits read back)
-# instead of eager steps. bin/old = main, bin/new = the branch. Every GPU
+# instead of eager steps, and the logits read back into pinned memory (both
+# paths). bin/old = main, bin/new = the branch. Every GPU
 # test (TestGPUSessionEqualsEager: the logits bit for bit against DecodeStep,
 # f16 and FP8 KV, across buckets and a Reset), then `memra run` with
 # temperature sampling, old and new alternating on 0.8B and 9B bf16: the
