@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/gguf"
@@ -55,7 +56,8 @@ type Cache struct {
 	s        scratch
 
 	kvBytes, stateBytes, scratchBytes uint64
-	logitsHost                        []float32
+	logitsHost                        []float32     // a view of logitsPinned
+	logitsPinned                      *cuda.HostBuf // pinned [n_vocab] f32: the logits read back each step
 	tokenHost                         *cuda.HostBuf // pinned [2] int32: graph tokens read back, alternating
 	tokenRead                         [2]cuda.Event // recorded behind each read into tokenHost
 }
@@ -182,7 +184,13 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 			return nil, fmt.Errorf("gpu: cache: token event: %w", err)
 		}
 	}
-	cc.logitsHost = make([]float32, c.NVocab)
+	// Pinned, so the logits of a step (1 MB at a 248k vocabulary) come back
+	// by DMA instead of through the driver's staging copy.
+	if cc.logitsPinned, err = g.e.HostAlloc(uint64(4 * c.NVocab)); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("gpu: cache: pinned logits buffer (%d floats): %w", c.NVocab, err)
+	}
+	cc.logitsHost = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(cc.logitsPinned.Bytes()))), c.NVocab)
 	if err := cc.Reset(); err != nil {
 		cc.Close()
 		return nil, err
@@ -233,6 +241,10 @@ func (cc *Cache) Close() error {
 	if cc.tokenHost != nil {
 		errs = append(errs, cc.tokenHost.Free())
 		cc.tokenHost = nil
+	}
+	if cc.logitsPinned != nil {
+		errs = append(errs, cc.logitsPinned.Free())
+		cc.logitsPinned, cc.logitsHost = nil, nil
 	}
 	for i, ev := range cc.tokenRead {
 		if ev != 0 {

@@ -286,13 +286,27 @@ func (gs *GraphDecodeState) graph(b Bucket) (cuda.GraphExec, error) {
 	if x, ok := gs.graphs[b]; ok {
 		return x, nil
 	}
-	g, cc, e := gs.g, gs.cache, gs.g.e
+	x, nodes, err := gs.g.capture(gs.cache, gs.cache.dcArgs(b))
+	if err != nil {
+		return 0, err
+	}
+	gs.Nodes = nodes
+	gs.graphs[b] = x
+	gs.Captures++
+	return x, nil
+}
+
+// capture records one step of cc with arguments a as a CUDA graph and
+// instantiates it, returning it with its node count.
+func (g *Model) capture(cc *Cache, a stepArgs) (cuda.GraphExec, int, error) {
+	e := g.e
 	var x cuda.GraphExec
+	var nodes int
 	err := e.Do(func() error {
 		if err := e.BeginCapture(); err != nil {
 			return err
 		}
-		stepErr := g.enqueue(cc, cc.dcArgs(b))
+		stepErr := g.enqueue(cc, a)
 		graph, endErr := e.EndCapture()
 		if err := errors.Join(stepErr, endErr); err != nil {
 			if graph != 0 {
@@ -301,18 +315,15 @@ func (gs *GraphDecodeState) graph(b Bucket) (cuda.GraphExec, error) {
 			return err
 		}
 		defer e.DestroyGraph(graph)
-		nodes, err := e.GraphNodeCount(graph)
-		if err != nil {
+		var err error
+		if nodes, err = e.GraphNodeCount(graph); err != nil {
 			return err
 		}
-		gs.Nodes = nodes
 		x, err = e.Instantiate(graph)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("gpu: capture bucket %v: %w", b, err)
+		return 0, 0, fmt.Errorf("gpu: capture bucket %v: %w", a.bucket, err)
 	}
-	gs.graphs[b] = x
-	gs.Captures++
-	return x, nil
+	return x, nodes, nil
 }

@@ -532,3 +532,53 @@ func TestGPUGraphStopRunsAhead(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUSessionEqualsEager: a Session's steps (one graph replay each, the
+// token set in the device counters by the host) give the eager DecodeStep's
+// logits bit for bit, across buckets, with the KV cache in f16 and FP8, and
+// again after Reset (its graphs outlive the cache's contents).
+func TestGPUSessionEqualsEager(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	for _, fp8 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fp8=%v", fp8), func(t *testing.T) {
+			g := loadModel(t, e, m, Options{KVFP8: fp8})
+			const n = 150 // crosses the 64- and 128-key buckets
+			s, err := g.NewSession(n + 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for round := range 2 {
+				s.Reset()
+				cc, err := g.NewCache(n + 8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range n {
+					tk := int32((i*37 + 11*round) % m.NVocab) // the host picks every token
+					want, err := g.DecodeStep(cc, tk)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := s.DecodeStep(tk)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ktCheckBits(t, fmt.Sprintf("round %d step %d: session vs eager logits", round, i), got, want)
+					if t.Failed() {
+						cc.Close()
+						return
+					}
+				}
+				cc.Close()
+				if s.Len() != n {
+					t.Errorf("session holds %d tokens after %d steps", s.Len(), n)
+				}
+			}
+			if len(s.graphs) < 3 {
+				t.Errorf("%d graphs captured, want one per bucket crossed (3)", len(s.graphs))
+			}
+		})
+	}
+}
