@@ -9,7 +9,7 @@ import (
 	"github.com/memra-ai/memra/engine/cpu"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
 // Options configures token selection. The zero value is greedy decoding.
@@ -174,8 +174,12 @@ func filter(l []float32, history []int32, o *Options) []Candidate {
 // Sample picks the next token from logits given the token history (prompt
 // and generated tokens, for the repetition penalty).
 func (s *Sampler) Sample(logits []float32, history []int32) int32 {
-	s.buf = append(s.buf[:0], logits...)
-	cands := filter(s.buf, history, &s.opts)
+	l := logits
+	if p := s.opts.RepeatPenalty; p != 0 && p != 1 { // only the penalty writes to the logits
+		s.buf = append(s.buf[:0], logits...)
+		l = s.buf
+	}
+	cands := filter(l, history, &s.opts)
 	if len(cands) == 1 {
 		return cands[0].ID
 	}
@@ -201,12 +205,22 @@ func (o *Options) IsStop(tok int32) bool {
 }
 
 // topK returns the ids of the k largest logits (all when k ≤ 0 or ≥ len),
-// sorted by logit descending, ties by lower id. A size-k min-heap keeps it
-// O(n log k) for the usual k = 40 over a 250k vocabulary.
+// sorted by logit descending, ties by lower id, NaNs last. A size-k min-heap
+// keeps it O(n log k) for the usual k = 40 over a 250k vocabulary, and a
+// logit strictly below the heap's smallest is rejected by one comparison,
+// without the ranking function: that is almost every logit, and the loop is
+// the host's whole share of a sampled step (BenchmarkSample).
 func topK(l []float32, k int) []int32 {
-	less := func(a, b int32) bool { // a ranks below b
-		if l[a] != l[b] {
-			return l[a] < l[b] || l[a] != l[a]
+	below := func(a, b int32) bool { // a ranks below b
+		la, lb := l[a], l[b]
+		if na, nb := la != la, lb != lb; na || nb {
+			if na != nb {
+				return na
+			}
+			return a > b
+		}
+		if la != lb {
+			return la < lb
 		}
 		return a > b
 	}
@@ -217,19 +231,46 @@ func topK(l []float32, k int) []int32 {
 			ids[i] = int32(i)
 		}
 	} else {
-		h := &idHeap{less: less}
-		for i := range l {
-			id := int32(i)
-			if h.Len() < k {
-				heap.Push(h, id)
-			} else if less(h.ids[0], id) {
+		h := &idHeap{ids: make([]int32, 0, k), less: below}
+		for i := range k {
+			heap.Push(h, int32(i))
+		}
+		// A NaN minimum makes every comparison false: each logit then takes
+		// the exact path.
+		floor := l[h.ids[0]]
+		offer := func(i int) {
+			if id := int32(i); below(h.ids[0], id) {
 				h.ids[0] = id
 				heap.Fix(h, 0)
+				floor = l[h.ids[0]]
+			}
+		}
+		i := k
+		for ; i+8 <= len(l); i += 8 { // eight at a time: one branch for the usual all-below case
+			c := l[i : i+8 : i+8]
+			if c[0] < floor && c[1] < floor && c[2] < floor && c[3] < floor &&
+				c[4] < floor && c[5] < floor && c[6] < floor && c[7] < floor {
+				continue
+			}
+			for j := i; j < i+8; j++ {
+				if !(l[j] < floor) {
+					offer(j)
+				}
+			}
+		}
+		for ; i < len(l); i++ {
+			if !(l[i] < floor) {
+				offer(i)
 			}
 		}
 		ids = h.ids
 	}
-	sort.Slice(ids, func(i, j int) bool { return less(ids[j], ids[i]) })
+	slices.SortFunc(ids, func(a, b int32) int {
+		if below(b, a) {
+			return -1
+		}
+		return 1
+	})
 	return ids
 }
 
