@@ -144,6 +144,17 @@ __device__ __forceinline__ float memra_warp_sum(float v) {
     return v;
 }
 
+// memra_warp_sums: N independent warp sums, each memra_warp_sum's butterfly
+// (same order, same bits), interleaved so their shuffles overlap.
+template <int N>
+__device__ __forceinline__ void memra_warp_sums(float (&v)[N]) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+#pragma unroll
+        for (int i = 0; i < N; i++) v[i] += __shfl_xor_sync(MEMRA_FULL_MASK, v[i], off);
+    }
+}
+
 __device__ __forceinline__ float memra_warp_max(float v) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {

@@ -113,28 +113,49 @@ gdn_delta(float* state, float* o, const float* q, const float* k, const float* v
 #pragma unroll
     for (int r = 0; r < RPW; r++) M[r] = mrow[r * (S / 4)];
 
+    // Then every other input, before any arithmetic. v inside the row loop
+    // would wait behind the previous row's state store, which the compiler
+    // cannot prove does not alias it.
     float4 qv = reinterpret_cast<const float4*>(q + (long long)hk * S)[lane];
     float4 kv = reinterpret_cast<const float4*>(k + (long long)hk * S)[lane];
-    const float qn = 1.0f / sqrtf(memra_warp_sum(memra_dot4(qv, qv)) + l2_eps);
-    const float kn = 1.0f / sqrtf(memra_warp_sum(memra_dot4(kv, kv)) + l2_eps);
+    float vj[RPW];
+#pragma unroll
+    for (int r = 0; r < RPW; r++) vj[r] = v[(long long)h * S + j0 + r];
+    const float bh = b[h], ah = a[h], sa = ssm_a[h], dt = dt_bias[h];
+
+    float n2[2] = {memra_dot4(qv, qv), memra_dot4(kv, kv)};
+    memra_warp_sums<2>(n2);
+    const float qn = 1.0f / sqrtf(n2[0] + l2_eps);
+    const float kn = 1.0f / sqrtf(n2[1] + l2_eps);
     qv = memra_scale4(memra_scale4(qv, qn), 1.0f / sqrtf((float)S));
     kv = memra_scale4(kv, kn);
+    const float beta = memra_sigmoid(bh);
+    const float decay = expf(sa * memra_softplus(ah + dt));
 
-    const float beta = memra_sigmoid(b[h]);
-    const float decay = expf(ssm_a[h] * memra_softplus(a[h] + dt_bias[h]));
-
+    // The rows go through each phase together, so their warp sums (the
+    // kernel's critical path: two per row) overlap instead of following one
+    // another; each row's arithmetic, and its butterfly's order, is the
+    // per-row loop's.
+    float s[RPW];
 #pragma unroll
     for (int r = 0; r < RPW; r++) {
-        const int j = j0 + r;
-        float4 m = memra_scale4(M[r], decay);
-        const float km = memra_warp_sum(memra_dot4(m, kv));
-        const float d = beta * (v[(long long)h * S + j] - km);
-        m.x += d * kv.x;
-        m.y += d * kv.y;
-        m.z += d * kv.z;
-        m.w += d * kv.w;
-        const float oj = memra_warp_sum(memra_dot4(m, qv));
-        mrow[r * (S / 4)] = m;
-        if (lane == 0) o[(long long)h * S + j] = oj;
+        M[r] = memra_scale4(M[r], decay);
+        s[r] = memra_dot4(M[r], kv);
+    }
+    memra_warp_sums<RPW>(s);
+#pragma unroll
+    for (int r = 0; r < RPW; r++) {
+        const float d = beta * (vj[r] - s[r]);
+        M[r].x += d * kv.x;
+        M[r].y += d * kv.y;
+        M[r].z += d * kv.z;
+        M[r].w += d * kv.w;
+        s[r] = memra_dot4(M[r], qv);
+    }
+    memra_warp_sums<RPW>(s);
+#pragma unroll
+    for (int r = 0; r < RPW; r++) {
+        mrow[r * (S / 4)] = M[r];
+        if (lane == 0) o[(long long)h * S + j0 + r] = s[r];
     }
 }
