@@ -15,6 +15,18 @@ type Decoder interface {
 	Capacity() int // most tokens the cache holds
 }
 
+// TopDecoder is a Decoder that can also return, in place of a step's
+// logits, only its k most likely tokens and their logits (sorted as topK
+// sorts them): all that top-k sampling without a repetition penalty reads
+// (Options.TopOnly), in a few hundred bytes where the logits of a 248k
+// vocabulary are 1 MB. The GPU session selects them on the device.
+type TopDecoder interface {
+	Decoder
+	// DecodeTop appends one token and returns the top k (1 ≤ k ≤ MaxTop()).
+	DecodeTop(token int32, k int) (ids []int32, logits []float32, err error)
+	MaxTop() int
+}
+
 // Stats times a Generate call.
 type Stats struct {
 	PromptTokens int
@@ -47,6 +59,9 @@ var ErrStop = errors.New("stop generation")
 // previous. emit (may be nil) sees each token as soon as it is chosen;
 // generation ends after n tokens, a stop token (included), or emit returning
 // ErrStop. The decoder is not reset: call Reset first for a fresh sequence.
+// A TopDecoder whose MaxTop admits the options (Options.TopOnly) returns
+// only the top k after the last prompt token and each generated one; the
+// tokens are those the logits would give.
 func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int32) error) ([]int32, Stats, error) {
 	var st Stats
 	if len(prompt) == 0 {
@@ -66,10 +81,28 @@ func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int3
 		return nil, st, fmt.Errorf("generate: %w", err)
 	}
 	history := append(make([]int32, 0, len(prompt)+n), prompt...)
+	td, top := d.(TopDecoder)
+	top = top && opts.TopOnly(td.MaxTop())
+	// step feeds tok; the next token is picked from what it returns.
+	var next func() (int32, error)
+	step := func(tok int32) error {
+		if top {
+			ids, l, err := td.DecodeTop(tok, opts.TopK)
+			next = func() (int32, error) { return s.SampleTop(ids, l) }
+			return err
+		}
+		logits, err := d.DecodeStep(tok)
+		next = func() (int32, error) { return s.Sample(logits, history), nil }
+		return err
+	}
 	start := time.Now()
-	var logits []float32
 	for i, tok := range prompt {
-		if logits, err = d.DecodeStep(tok); err != nil {
+		if i < len(prompt)-1 {
+			_, err = d.DecodeStep(tok)
+		} else {
+			err = step(tok)
+		}
+		if err != nil {
 			return nil, st, fmt.Errorf("generate: prompt token %d: %w", i, err)
 		}
 	}
@@ -78,7 +111,11 @@ func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int3
 	start = time.Now()
 	var out []int32
 	for {
-		tok := s.Sample(logits, history)
+		tok, err := next()
+		if err != nil {
+			st.GenTime = time.Since(start)
+			return out, st, fmt.Errorf("generate: token %d: %w", len(out), err)
+		}
 		out = append(out, tok)
 		history = append(history, tok)
 		st.GenTokens = len(out)
@@ -94,7 +131,7 @@ func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int3
 		if len(out) == n || opts.IsStop(tok) {
 			break
 		}
-		if logits, err = d.DecodeStep(tok); err != nil {
+		if err := step(tok); err != nil {
 			st.GenTime = time.Since(start)
 			return out, st, fmt.Errorf("generate: step %d: %w", len(out), err)
 		}

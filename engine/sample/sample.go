@@ -130,13 +130,20 @@ func filter(l []float32, history []int32, o *Options) []Candidate {
 		return []Candidate{{ID: int32(cpu.Argmax(l)), P: 1}}
 	}
 	ids := topK(l, o.TopK)
+	return candidates(ids, func(i int) float32 { return l[ids[i]] }, o)
+}
+
+// candidates applies the temperature, top-p and min-p to the top-k ids
+// (sorted as topK sorts them), whose logits logit(i) gives, and
+// renormalises.
+func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate {
 	// Softmax over the kept tokens at temperature T (max subtracted).
 	T := float64(o.Temperature)
-	maxL := float64(l[ids[0]])
+	maxL := float64(logit(0))
 	cands := make([]Candidate, len(ids))
 	var sum float64
 	for i, id := range ids {
-		p := math.Exp((float64(l[id]) - maxL) / T)
+		p := math.Exp((float64(logit(i)) - maxL) / T)
 		cands[i] = Candidate{ID: id, P: p}
 		sum += p
 	}
@@ -179,7 +186,31 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 		s.buf = append(s.buf[:0], logits...)
 		l = s.buf
 	}
-	cands := filter(l, history, &s.opts)
+	return s.draw(filter(l, history, &s.opts))
+}
+
+// TopOnly reports whether SampleTop can stand in for Sample: sampling (not
+// greedy), no repetition penalty, and top-k between 1 and k.
+func (o *Options) TopOnly(k int) bool {
+	return !o.greedy() && (o.RepeatPenalty == 0 || o.RepeatPenalty == 1) && o.TopK > 0 && o.TopK <= k
+}
+
+// SampleTop is Sample given only the top-k tokens of the logits: ids sorted
+// as topK sorts them (logit descending, ties by lower id, NaNs last) and
+// their logits, len(ids) == TopK. Where TopOnly holds it draws the same
+// token from the same random state as Sample on the whole logits would
+// (TestSampleTopMatchesSample): what a backend that selects the top k on
+// its device returns instead of the vocabulary's logits.
+func (s *Sampler) SampleTop(ids []int32, logits []float32) (int32, error) {
+	if !s.opts.TopOnly(len(ids)) || len(ids) != s.opts.TopK || len(logits) != len(ids) {
+		return 0, fmt.Errorf("sample: %d top ids and %d logits for top-k %d (greedy %v, penalty %g)",
+			len(ids), len(logits), s.opts.TopK, s.opts.greedy(), s.opts.RepeatPenalty)
+	}
+	return s.draw(candidates(ids, func(i int) float32 { return logits[i] }, &s.opts)), nil
+}
+
+// draw picks a candidate with its probability (one random number).
+func (s *Sampler) draw(cands []Candidate) int32 {
 	if len(cands) == 1 {
 		return cands[0].ID
 	}

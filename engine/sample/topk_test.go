@@ -95,3 +95,108 @@ func BenchmarkTopK(b *testing.B) {
 		topK(l, 40)
 	}
 }
+
+// TestSampleTopMatchesSample: given topK's ids and their logits, SampleTop
+// draws what Sample draws from the whole logits, step for step from one
+// seed, for every filter the CLI sets.
+func TestSampleTopMatchesSample(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, o := range []Options{
+		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 1},
+		{Temperature: 1.5, TopK: 64, Seed: 2},
+		{Temperature: 0.3, TopK: 1, Seed: 3},
+		{Temperature: 1, TopK: 7, TopP: 0.5, Seed: 4, RepeatPenalty: 1},
+	} {
+		full, _ := NewSampler(o)
+		top, _ := NewSampler(o)
+		for step := range 50 {
+			l := randomLogits(r, 5000, step%10 == 3)
+			ids := topK(l, o.TopK)
+			vals := make([]float32, len(ids))
+			for i, id := range ids {
+				vals[i] = l[id]
+			}
+			want := full.Sample(l, nil)
+			got, err := top.SampleTop(ids, vals)
+			if err != nil || got != want {
+				t.Fatalf("%+v step %d: SampleTop %d (%v), Sample %d", o, step, got, err, want)
+			}
+		}
+	}
+	// Where the top k does not determine the draw, SampleTop refuses.
+	for _, o := range []Options{{}, {Temperature: 1}, {Temperature: 1, TopK: 5, RepeatPenalty: 1.1}} {
+		s, _ := NewSampler(o)
+		if _, err := s.SampleTop([]int32{0, 1, 2, 3, 4}, make([]float32, 5)); err == nil {
+			t.Errorf("%+v: SampleTop accepted", o)
+		}
+	}
+}
+
+// topFake is fakeDecoder with DecodeTop over random logits (seeded by the
+// step), counting which path Generate took.
+type topFake struct {
+	fakeDecoder
+	maxTop     int
+	full, tops int
+}
+
+func (f *topFake) logits(tok int32) ([]float32, error) {
+	if _, err := f.fakeDecoder.DecodeStep(tok); err != nil {
+		return nil, err
+	}
+	return randomLogits(rand.New(rand.NewPCG(uint64(f.n), uint64(tok))), f.vocab, false), nil
+}
+
+func (f *topFake) DecodeStep(tok int32) ([]float32, error) { f.full++; return f.logits(tok) }
+
+func (f *topFake) DecodeTop(tok int32, k int) ([]int32, []float32, error) {
+	f.tops++
+	l, err := f.logits(tok)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := topK(l, k)
+	vals := make([]float32, k)
+	for i, id := range ids {
+		vals[i] = l[id]
+	}
+	return ids, vals, nil
+}
+
+func (f *topFake) MaxTop() int { return f.maxTop }
+
+// plainDecoder hides DecodeTop.
+type plainDecoder struct{ *topFake }
+
+func (p plainDecoder) DecodeStep(tok int32) ([]float32, error) { return p.topFake.DecodeStep(tok) }
+
+func TestGenerateTop(t *testing.T) {
+	newFake := func(maxTop int) *topFake {
+		return &topFake{fakeDecoder: fakeDecoder{vocab: 3000, capacity: 100}, maxTop: maxTop}
+	}
+	for _, c := range []struct {
+		opts  Options
+		maxT  int
+		tops  int // DecodeTop calls expected: the last prompt token and n-1 generated
+		steps int
+	}{
+		{Options{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 9}, 64, 12, 2},
+		{Options{Temperature: 0.8, TopK: 40, Seed: 9}, 32, 0, 14},                     // k past MaxTop
+		{Options{Temperature: 0.8, TopK: 40, RepeatPenalty: 1.3, Seed: 9}, 64, 0, 14}, // the penalty needs the logits
+		{Options{Temperature: 0.8, Seed: 9}, 64, 0, 14},                               // top-k off
+	} {
+		f, ref := newFake(c.maxT), newFake(c.maxT)
+		got, _, err := Generate(f, []int32{1, 2, 3}, 12, c.opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := Generate(plainDecoder{ref}, []int32{1, 2, 3}, 12, c.opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) || f.tops != c.tops || f.full != c.steps {
+			t.Errorf("%+v max %d: tokens %v, want %v; %d DecodeTop and %d DecodeStep calls, want %d and %d",
+				c.opts, c.maxT, got, want, f.tops, f.full, c.tops, c.steps)
+		}
+	}
+}
