@@ -30,6 +30,9 @@
 #define MEMRA_ARGMAX_THREADS 256  // argmax: partial blocks and the final block
 #define MEMRA_ARGMAX_CHUNK 8192   // logits per argmax_partial block
 #define MEMRA_CTR_THREADS 32      // counters: one warp, lane 0 works
+#define MEMRA_TOPK_THREADS 1024   // top-k: one block sorts a slice
+#define MEMRA_TOPK_SLICE 4096     // (value, id) pairs a top-k block sorts
+#define MEMRA_TOPK_MAX 64         // survivors a top-k block keeps: the largest k served
 
 #define MEMRA_FULL_MASK 0xffffffffu
 

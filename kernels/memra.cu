@@ -18,6 +18,7 @@
 #include "matvec_q6k.cu"
 #include "rmsnorm.cu"
 #include "rope.cu"
+#include "topk.cu"
 
 // After rmsnorm.cu and rope.cu: it reuses their device functions.
 #include "attn_prep.cu"

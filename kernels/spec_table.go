@@ -8,13 +8,21 @@ const (
 	ewThreads      = 256 // MEMRA_EW_THREADS
 	normThreads    = 256 // MEMRA_NORM_THREADS
 	mvThreads      = MatvecThreads
-	ropeThreads    = 64  // MEMRA_ROPE_THREADS
-	kvThreads      = 128 // MEMRA_KV_THREADS
-	attnThreads    = 128 // MEMRA_ATTN_THREADS
-	combineThreads = 128 // MEMRA_COMBINE_THREADS
-	gdnThreads     = 128 // MEMRA_GDN_THREADS (MEMRA_GDN_ROWS = 16 state rows per block)
-	argmaxThreads  = 256 // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)
-	ctrThreads     = 32  // MEMRA_CTR_THREADS
+	ropeThreads    = 64   // MEMRA_ROPE_THREADS
+	kvThreads      = 128  // MEMRA_KV_THREADS
+	attnThreads    = 128  // MEMRA_ATTN_THREADS
+	combineThreads = 128  // MEMRA_COMBINE_THREADS
+	gdnThreads     = 128  // MEMRA_GDN_THREADS (MEMRA_GDN_ROWS = 16 state rows per block)
+	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)
+	ctrThreads     = 32   // MEMRA_CTR_THREADS
+	topkThreads    = 1024 // MEMRA_TOPK_THREADS
+)
+
+// Top-k selection (topk.cu): MEMRA_TOPK_SLICE pairs sorted per block, the
+// first MEMRA_TOPK_MAX of each kept; TopKMax is the largest k served.
+const (
+	TopKSlice = 4096
+	TopKMax   = 64
 )
 
 // AttnHeadDims are the head dims the attention split kernels are built for.
@@ -380,6 +388,12 @@ func Spec() []Kernel {
 			Doc:    "reduce the argmax partials to out[0] and, when ctr != 0, end the device-counter step: token = out[0], pos, t_kv, step + 1",
 			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("part_val", Ptr), param("part_idx", Ptr), param("n", I32)},
 			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{one, one, one},
+		},
+		Kernel{
+			Name: "topk_sort", File: "topk.cu",
+			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i",
+			Params: []Param{param("out_v", Ptr), param("out_i", Ptr), param("in_v", Ptr), param("in_i", Ptr), param("n", I32)},
+			Block:  [3]int{topkThreads, 1, 1}, Grid: [3]string{"(n+4095)/4096", one, one},
 		},
 		Kernel{
 			Name: "counters_set", File: "counters.cu",

@@ -41,6 +41,10 @@ type scratch struct {
 	amaxVal, amaxIdx cuda.DevPtr // argmax partials
 	token            cuda.DevPtr // [1] int32, argmax output
 	ctr              cuda.DevPtr // struct memra_counters (kernels.CountersBytes)
+	// top-k for sampling (topk.cu): the passes' survivors, two buffers of
+	// topKScratchPairs pairs ([pairs] f32 then [pairs] int32 each), and the
+	// answer, [kernels.TopKMax] f32 then [kernels.TopKMax] int32
+	topScratch, top cuda.DevPtr
 }
 
 // Cache is everything one sequence mutates on the device: KV cache, Gated
@@ -60,6 +64,9 @@ type Cache struct {
 	logitsPinned                      *cuda.HostBuf // pinned [n_vocab] f32: the logits read back each step
 	tokenHost                         *cuda.HostBuf // pinned [2] int32: graph tokens read back, alternating
 	tokenRead                         [2]cuda.Event // recorded behind each read into tokenHost
+	topPinned                         *cuda.HostBuf // pinned copy of scratch.top, read back by Session.DecodeTop
+	topVals                           []float32     // views of topPinned: [kernels.TopKMax] logits
+	topIDs                            []int32       // and their ids
 }
 
 // NewCache allocates a cache for capacity tokens.
@@ -134,6 +141,8 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	add(&s.amaxIdx, f(parts), 2)
 	add(&s.token, 4, 2)
 	add(&s.ctr, kernels.CountersBytes, 2)
+	add(&s.topScratch, 2*8*uint64(topKScratchPairs(c.NVocab)), 2)
+	add(&s.top, 8*kernels.TopKMax, 2)
 
 	var total uint64
 	for _, b := range bufs {
@@ -191,6 +200,13 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		return nil, fmt.Errorf("gpu: cache: pinned logits buffer (%d floats): %w", c.NVocab, err)
 	}
 	cc.logitsHost = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(cc.logitsPinned.Bytes()))), c.NVocab)
+	if cc.topPinned, err = g.e.HostAlloc(8 * kernels.TopKMax); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("gpu: cache: pinned top-k buffer: %w", err)
+	}
+	top := unsafe.Pointer(unsafe.SliceData(cc.topPinned.Bytes()))
+	cc.topVals = unsafe.Slice((*float32)(top), kernels.TopKMax)
+	cc.topIDs = unsafe.Slice((*int32)(unsafe.Add(top, 4*kernels.TopKMax)), kernels.TopKMax)
 	if err := cc.Reset(); err != nil {
 		cc.Close()
 		return nil, err
@@ -245,6 +261,10 @@ func (cc *Cache) Close() error {
 	if cc.logitsPinned != nil {
 		errs = append(errs, cc.logitsPinned.Free())
 		cc.logitsPinned, cc.logitsHost = nil, nil
+	}
+	if cc.topPinned != nil {
+		errs = append(errs, cc.topPinned.Free())
+		cc.topPinned, cc.topVals, cc.topIDs = nil, nil, nil
 	}
 	for i, ev := range cc.tokenRead {
 		if ev != 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -580,5 +581,69 @@ func TestGPUSessionEqualsEager(t *testing.T) {
 				t.Errorf("%d graphs captured, want one per bucket crossed (3)", len(s.graphs))
 			}
 		})
+	}
+}
+
+// TestGPUSessionTop: DecodeTop returns, bit for bit, the top k of the
+// logits that eager DecodeStep gives for the same tokens (the k best ids of
+// ktTopKRef and their values), with DecodeTop and DecodeStep steps
+// interleaved in one session across buckets, and refuses k outside 1..MaxTop.
+func TestGPUSessionTop(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 12))
+	g := loadModel(t, e, m, Options{})
+	const n = 140 // crosses the 64- and 128-key buckets
+	s, err := g.NewSession(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cc, err := g.NewCache(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	k := s.MaxTop()
+	for _, bad := range []int{0, k + 1} {
+		if _, _, err := s.DecodeTop(1, bad); err == nil || s.Len() != 0 {
+			t.Fatalf("DecodeTop k %d: err %v, %d tokens cached", bad, err, s.Len())
+		}
+	}
+	for i := range n {
+		tk := int32((i*53 + 5) % m.NVocab)
+		want, err := g.DecodeStep(cc, tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 2 { // every third step through the logits graph
+			got, err := s.DecodeStep(tk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ktCheckBits(t, fmt.Sprintf("step %d: logits", i), got, want)
+			continue
+		}
+		kk := k // mostly k, sometimes the CLI's 40, or 1
+		switch i % 7 {
+		case 1:
+			kk = 40
+		case 4:
+			kk = 1
+		}
+		ids, vals, err := s.DecodeTop(tk, kk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIDs, wantVals := ktTopKRef(want, kk)
+		if !slices.Equal(ids, wantIDs) {
+			t.Fatalf("step %d: top %d ids %v, want %v", i, kk, ids, wantIDs)
+		}
+		ktCheckBits(t, fmt.Sprintf("step %d: top %d logits", i, kk), vals, wantVals)
+		if t.Failed() {
+			return
+		}
+	}
+	if len(s.graphs) < 6 {
+		t.Errorf("%d graphs captured, want two per bucket crossed (6)", len(s.graphs))
 	}
 }

@@ -1458,6 +1458,87 @@ func TestGPUKernelArgmax(t *testing.T) {
 // TestGPUKernelCounters checks counters_set (token, pos, t_kv as given,
 // step 0) at the byte offsets kernels.Counter* name (argmax_final's advance
 // is in TestGPUKernelArgmax).
+// TestGPUKernelTopK runs the top-k passes (topK: topk_sort until one block
+// is left) on random logits with ties, NaNs and infinities, from one slice
+// to three passes, and compares the answer with ktTopKRef bit for bit;
+// slots past n carry id -1, and the scratch buffers' guard stays untouched.
+func TestGPUKernelTopK(t *testing.T) {
+	v := ktGPU(t)
+	const K = kernels.TopKMax
+	for i, tc := range []struct {
+		name  string
+		n     int
+		setup func(x []float32)
+	}{
+		{"n1", 1, nil},
+		{"n7", 7, nil},
+		{"n64", 64, nil},
+		{"n4096-one-slice", 4096, nil},
+		{"n4097", 4097, func(x []float32) { x[4096] = 50 }},
+		{"vocab-two-passes", 248320, nil},
+		{"vocab-ties", 248320, func(x []float32) {
+			for j := 0; j < 100; j++ { // 100 equal maxima spread over the slices
+				x[j*2477] = 20
+			}
+		}},
+		{"vocab-nans-infs", 248320, func(x []float32) {
+			for j := 5; j < len(x); j += 997 {
+				x[j] = float32(math.NaN())
+			}
+			x[17], x[200000] = float32(math.Inf(1)), float32(math.Inf(1))
+			x[3] = float32(math.Inf(-1))
+		}},
+		{"three-passes", 300000, nil},
+		{"all-equal", 9000, func(x []float32) {
+			for j := range x {
+				x[j] = 0.5
+			}
+		}},
+		{"all-nan", 5000, func(x []float32) {
+			for j := range x {
+				x[j] = float32(math.NaN())
+			}
+		}},
+		{"few-numbers-among-nans", 5000, func(x []float32) {
+			for j := range x {
+				if j%1000 != 999 {
+					x[j] = float32(math.NaN())
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := ktUniform(ktRand(uint64(950+i)), tc.n, -10, 10)
+			if tc.setup != nil {
+				tc.setup(x)
+			}
+			dx := ktUpload(t, v, x, 0)
+			const guard = 16 // words past the scratch buffers
+			pairs := topKScratchPairs(tc.n)
+			scratch := v.alloc(t, (2*2*pairs+guard)*4)
+			top := v.alloc(t, 2*K*4)
+			v.poison(t, scratch, 2*2*pairs+guard, ktNaN)
+			v.poison(t, top, 2*K, ktNaN)
+			ktMust(t, topK(v.k, top, scratch, dx, tc.n))
+			got := ktGet[float32](t, v, top, K)
+			gotIDs := ktGet[int32](t, v, top.Add(4*K), K)
+			ktCheckPoison(t, "scratch guard", ktGet[float32](t, v, scratch.Add(uint64(2*2*pairs)*4), guard), ktNaN)
+			ids, vals := ktTopKRef(x, K)
+			for j := range K {
+				if j >= len(ids) {
+					if gotIDs[j] != -1 {
+						t.Fatalf("slot %d past n %d: id %d, want -1", j, tc.n, gotIDs[j])
+					}
+					continue
+				}
+				if gotIDs[j] != ids[j] || math.Float32bits(got[j]) != math.Float32bits(vals[j]) {
+					t.Fatalf("rank %d: (%d, %v), want (%d, %v)", j, gotIDs[j], got[j], ids[j], vals[j])
+				}
+			}
+		})
+	}
+}
+
 func TestGPUKernelCounters(t *testing.T) {
 	v := ktGPU(t)
 	const guard = 4

@@ -9,9 +9,11 @@ package gpu
 // test files.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -433,5 +435,63 @@ func TestKernelRefFP8Row(t *testing.T) {
 	zero := make([]float32, 64)
 	if s := ktFP8Row(zero, codes[:64], deq[:64]); s != 0 || codes[0] != 0 || deq[0] != 0 {
 		t.Fatalf("zero row: scale %v code %#x value %v", s, codes[0], deq[0])
+	}
+}
+
+// ktTopKRef is topk.cu's order spelled out: ids 0..n-1 by value descending,
+// NaN after every number, ties by lower id (engine/sample's topK order);
+// the first k ids and their values.
+func ktTopKRef(x []float32, k int) ([]int32, []float32) {
+	ids := make([]int32, len(x))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	slices.SortStableFunc(ids, func(a, b int32) int {
+		va, vb := x[a], x[b]
+		na, nb := va != va, vb != vb
+		switch {
+		case na != nb && na:
+			return 1
+		case na != nb:
+			return -1
+		case !na && va > vb:
+			return -1
+		case !na && va < vb:
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	ids = ids[:min(k, len(ids))]
+	vals := make([]float32, len(ids))
+	for i, id := range ids {
+		vals[i] = x[id]
+	}
+	return ids, vals
+}
+
+// TestKtTopKRef checks the top-k reference against engine/cpu's argmax (its
+// first id) and for order: values non-increasing, equal values by
+// ascending id, every id once when k = n.
+func TestKtTopKRef(t *testing.T) {
+	r := ktRand(77)
+	for _, n := range []int{1, 5, 1000, 5000} {
+		x := ktUniform(r, n, -3, 3)
+		for i := 0; i < n/10; i++ {
+			x[r.IntN(n)] = x[r.IntN(n)]
+		}
+		ids, vals := ktTopKRef(x, n)
+		if ids[0] != int32(cpu.Argmax(x)) {
+			t.Fatalf("n %d: first id %d, argmax %d", n, ids[0], cpu.Argmax(x))
+		}
+		seen := make([]bool, n)
+		for i, id := range ids {
+			if seen[id] || vals[i] != x[id] {
+				t.Fatalf("n %d: id %d repeated or value wrong", n, id)
+			}
+			seen[id] = true
+			if i > 0 && (vals[i] > vals[i-1] || vals[i] == vals[i-1] && id < ids[i-1]) {
+				t.Fatalf("n %d: rank %d (%d, %v) after (%d, %v)", n, i, id, vals[i], ids[i-1], vals[i-1])
+			}
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "342fda7b844dd20f626d3f9072c5dbe567fe992721375d5a83115b6ee1382f7c"
+const specHash = "c4d58d0462ad23431ae12793b5fe3e6524776c90cc0ab13dd980423b7991213c"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -65,6 +65,7 @@ type Kernels struct {
 	kSigmoidMul          kernelSlot // sigmoid_mul
 	kArgMaxPartial       kernelSlot // argmax_partial
 	kArgMaxFinal         kernelSlot // argmax_final
+	kTopKSort            kernelSlot // topk_sort
 	kCountersSet         kernelSlot // counters_set
 }
 
@@ -131,6 +132,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"sigmoid_mul", "elementwise.cu", 5, &ks.kSigmoidMul},
 		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
 		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
+		{"topk_sort", "topk.cu", 5, &ks.kTopKSort},
 		{"counters_set", "counters.cu", 4, &ks.kCountersSet},
 	} {
 		fn, err := e.Function(mod, s.name)
@@ -1598,6 +1600,32 @@ func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.D
 	slot_.p.SetI32(4, n)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("argmax_final: %w", err_)
+	}
+	return nil
+}
+
+// geomTopKSort is topk_sort's grid and dynamic shared memory, from the spec.
+func geomTopKSort(n int) ([3]int, int) {
+	return [3]int{(n + 4095) / 4096, 1, 1}, 0
+}
+
+// TopKSort launches topk_sort (kernels/topk.cu): per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i.
+//
+// Grid ((n+4095)/4096, 1, 1), block (1024, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) TopKSort(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.DevPtr, in_i cuda.DevPtr, n int32) error {
+	geom_, shmem_ := geomTopKSort(int(n))
+	grid_, shared_, err_ := launchGeometry("topk_sort", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kTopKSort
+	slot_.p.SetPtr(0, out_v)
+	slot_.p.SetPtr(1, out_i)
+	slot_.p.SetPtr(2, in_v)
+	slot_.p.SetPtr(3, in_i)
+	slot_.p.SetI32(4, n)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{1024, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("topk_sort: %w", err_)
 	}
 	return nil
 }

@@ -5,22 +5,32 @@ import (
 	"fmt"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // Session pairs a model with one cache and implements sample.Decoder
-// (DecodeStep, Reset, Len, Capacity) for generation whose tokens the host
-// picks (sampling). Each step replays the CUDA graph of its bucket, captured
-// on first use: the host writes the token, position and attention length
-// into the device counters, the graph runs the step from them (the
-// device-counter step without its argmax), and the logits come back. The
-// kernels and their geometry are the eager DecodeStep's, reading the same
-// values through their device pointers, so the logits are the same bits
+// (DecodeStep, Reset, Len, Capacity) and sample.TopDecoder (DecodeTop,
+// MaxTop) for generation whose tokens the host picks (sampling). Each step
+// replays the CUDA graph of its bucket, captured on first use: the host
+// writes the token, position and attention length into the device counters,
+// the graph runs the step from them (the device-counter step without its
+// argmax), and the logits come back, or, for DecodeTop, only the top
+// kernels.TopKMax of them, selected on the device (topk.cu). The kernels and
+// their geometry are the eager DecodeStep's, reading the same values through
+// their device pointers, so the logits are the same bits
 // (TestGPUSessionEqualsEager); what the graph saves is a launch per kernel
 // from the host.
 type Session struct {
 	g      *Model
 	cc     *Cache
-	graphs map[Bucket]cuda.GraphExec
+	graphs map[sessionGraph]cuda.GraphExec
+}
+
+// sessionGraph keys a session's graphs: the bucket, and whether the step
+// ends with the top-k selection.
+type sessionGraph struct {
+	b   Bucket
+	top bool
 }
 
 // NewSession allocates a cache of capacity tokens.
@@ -29,27 +39,54 @@ func (g *Model) NewSession(capacity int) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{g: g, cc: cc, graphs: map[Bucket]cuda.GraphExec{}}, nil
+	return &Session{g: g, cc: cc, graphs: map[sessionGraph]cuda.GraphExec{}}, nil
 }
 
 // DecodeStep appends token and returns the logits (owned by the session,
 // valid until the next step).
 func (s *Session) DecodeStep(token int32) ([]float32, error) {
-	g, cc := s.g, s.cc
-	if err := g.checkStep(cc, token); err != nil {
+	if err := s.step(token, false); err != nil {
 		return nil, err
 	}
+	return s.cc.logitsHost, nil
+}
+
+// MaxTop is the largest k DecodeTop serves: kernels.TopKMax, or the
+// vocabulary if smaller.
+func (s *Session) MaxTop() int { return min(kernels.TopKMax, s.g.cfg.NVocab) }
+
+// DecodeTop appends token and returns the k most likely next tokens and
+// their logits, best first (value descending, ties by lower id, NaN last:
+// the order of engine/sample's topK), both owned by the session and valid
+// until the next step. 512 bytes come back instead of the logits.
+func (s *Session) DecodeTop(token int32, k int) ([]int32, []float32, error) {
+	if k < 1 || k > s.MaxTop() {
+		return nil, nil, fmt.Errorf("gpu: top-k %d: the device selects 1 to %d", k, s.MaxTop())
+	}
+	if err := s.step(token, true); err != nil {
+		return nil, nil, err
+	}
+	return s.cc.topIDs[:k], s.cc.topVals[:k], nil
+}
+
+// step replays the step's graph and reads back the logits, or the top k.
+func (s *Session) step(token int32, top bool) error {
+	g, cc := s.g, s.cc
+	if err := g.checkStep(cc, token); err != nil {
+		return err
+	}
 	pos := cc.n
-	b := g.BucketKey(pos + 1)
-	x, ok := s.graphs[b]
+	key := sessionGraph{g.BucketKey(pos + 1), top}
+	x, ok := s.graphs[key]
 	if !ok {
-		a := cc.dcArgs(b)
+		a := cc.dcArgs(key.b)
 		a.deviceToken = false // the host picks the next token: no argmax, the counters stay
+		a.topK = top
 		var err error
 		if x, _, err = g.capture(cc, a); err != nil {
-			return nil, err
+			return err
 		}
-		s.graphs[b] = x
+		s.graphs[key] = x
 	}
 	err := g.e.Do(func() error {
 		if err := g.k.CountersSet(cc.s.ctr, token, int32(pos), int32(pos+1)); err != nil {
@@ -58,13 +95,16 @@ func (s *Session) DecodeStep(token int32) ([]float32, error) {
 		if err := g.e.GraphLaunch(x); err != nil {
 			return err
 		}
+		if top {
+			return g.e.CopyDtoH(cc.topPinned.Bytes(), cc.s.top)
+		}
 		return g.e.CopyDtoH(cuda.AsBytes(cc.logitsHost), cc.s.logits)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gpu: decode step at %d: %w", pos, err)
+		return fmt.Errorf("gpu: decode step at %d: %w", pos, err)
 	}
 	cc.n++
-	return cc.logitsHost, nil
+	return nil
 }
 
 // Reset empties the cache (the graphs stay: they hold the cache's
@@ -81,9 +121,9 @@ func (s *Session) Capacity() int { return s.cc.Capacity() }
 // Close destroys the graphs and frees the cache.
 func (s *Session) Close() error {
 	var errs []error
-	for b, x := range s.graphs {
+	for key, x := range s.graphs {
 		errs = append(errs, s.g.e.DestroyGraphExec(x))
-		delete(s.graphs, b)
+		delete(s.graphs, key)
 	}
 	errs = append(errs, s.cc.Close())
 	return errors.Join(errs...)

@@ -20,6 +20,7 @@ type stepArgs struct {
 	dtkv        cuda.DevPtr
 	bucket      Bucket
 	deviceToken bool // run argmax on the device and advance the counters (DC path)
+	topK        bool // select the top kernels.TopKMax logits into scratch.top (sampling)
 }
 
 // enqueue launches one decode step on the engine stream. It must run on the
@@ -56,6 +57,11 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	}
 	if !g.omit.logits {
 		if err := g.normed(cc, g.norm, s.logits, g.out, mvStore, nil, nil); err != nil {
+			return err
+		}
+	}
+	if a.topK {
+		if err := topK(g.k, s.top, s.topScratch, s.logits, c.NVocab); err != nil {
 			return err
 		}
 	}

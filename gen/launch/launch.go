@@ -76,6 +76,8 @@ func initialism(part string) (string, bool) {
 		return "RoPE", true
 	case "argmax":
 		return "ArgMax", true
+	case "topk":
+		return "TopK", true
 	}
 	return "", false
 }

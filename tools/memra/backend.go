@@ -45,6 +45,10 @@ type gpuBackend struct {
 	ctx int
 }
 
+// Sampling with top-k takes the session's device-side top-k (512 bytes a
+// step read back instead of the logits).
+var _ sample.TopDecoder = (*gpuBackend)(nil)
+
 func openGPU(m *model.Model, ctx int, stderr io.Writer) (*gpuBackend, error) {
 	e, err := cuda.New(0)
 	if err != nil {
