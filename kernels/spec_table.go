@@ -393,7 +393,7 @@ func Spec() []Kernel {
 			Name: "topk_sort", File: "topk.cu",
 			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i",
 			Params: []Param{param("out_v", Ptr), param("out_i", Ptr), param("in_v", Ptr), param("in_i", Ptr), param("n", I32)},
-			Block:  [3]int{topkThreads, 1, 1}, Grid: [3]string{"(n+4095)/4096", one, one},
+			Block:  [3]int{topkThreads, 1, 1}, Grid: [3]string{fmt.Sprintf("(n+%d)/%d", TopKSlice-1, TopKSlice), one, one},
 		},
 		Kernel{
 			Name: "counters_set", File: "counters.cu",

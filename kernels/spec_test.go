@@ -52,6 +52,27 @@ func sourceKernels(t *testing.T) (map[string]cuKernel, []string) {
 	return got, cus
 }
 
+// TestSpecConstantsMatchHeader: the Go constants that mirror common.cuh's
+// #defines (the host sizes buffers and launches passes from them) have the
+// header's values.
+func TestSpecConstantsMatchHeader(t *testing.T) {
+	hdr, err := os.ReadFile("common.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defines := parseDefines(string(hdr))
+	for name, v := range map[string]int{
+		"MEMRA_TOPK_SLICE":   TopKSlice,
+		"MEMRA_TOPK_MAX":     TopKMax,
+		"MEMRA_TOPK_THREADS": topkThreads,
+		"MEMRA_ARGMAX_CHUNK": 8192, // argmax_partial's grid, "(n+8191)/8192"
+	} {
+		if d, ok := defines[name]; !ok || d != v {
+			t.Errorf("%s: common.cuh has %d (found %v), the Go side %d", name, d, ok, v)
+		}
+	}
+}
+
 func TestSpecMatchesSources(t *testing.T) {
 	src, _ := sourceKernels(t)
 	hdr, err := os.ReadFile("common.cuh")

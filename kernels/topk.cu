@@ -14,6 +14,11 @@
 // bit for bit, whatever the block count.
 #include "common.cuh"
 
+// The network needs a power-of-two slice, and the first MEMRA_TOPK_MAX
+// places must be written by one thread each.
+static_assert((MEMRA_TOPK_SLICE & (MEMRA_TOPK_SLICE - 1)) == 0, "top-k slice must be a power of two");
+static_assert(MEMRA_TOPK_MAX <= MEMRA_TOPK_SLICE && MEMRA_TOPK_MAX <= MEMRA_TOPK_THREADS, "top-k survivors per block");
+
 // Does (va, ia) come before (vb, ib)?
 __device__ __forceinline__ bool memra_topk_before(float va, int ia, float vb, int ib) {
     if (ia < 0 || ib < 0) return ib < 0 && ia >= 0;

@@ -391,3 +391,31 @@ func TestLaunchStructLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestHostSlice: views at offsets within the buffer alias its bytes; views
+// past its end, at negative offsets or of a freed buffer are nil. (The
+// memory here is Go's: HostSlice only reads ptr and n.)
+func TestHostSlice(t *testing.T) {
+	back := make([]uint32, 8)
+	h := &HostBuf{ptr: unsafe.Pointer(&back[0]), n: 32}
+	v := HostSlice[uint32](h, 8, 6)
+	if len(v) != 6 {
+		t.Fatalf("len %d, want 6", len(v))
+	}
+	v[0], v[5] = 7, 9
+	if back[2] != 7 || back[7] != 9 {
+		t.Fatalf("view at byte 8 does not alias the buffer: %v", back)
+	}
+	if f := HostSlice[float32](h, 0, 8); len(f) != 8 {
+		t.Fatalf("whole buffer: len %d", len(f))
+	}
+	for _, c := range []struct{ off, n int }{{8, 7}, {-4, 1}, {0, 9}, {0, -1}} {
+		if v := HostSlice[uint32](h, c.off, c.n); v != nil {
+			t.Errorf("off %d n %d: view of %d values past the buffer", c.off, c.n, len(v))
+		}
+	}
+	h.ptr = nil // as after Free
+	if v := HostSlice[uint32](h, 0, 1); v != nil {
+		t.Error("view of a freed buffer")
+	}
+}

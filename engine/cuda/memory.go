@@ -279,6 +279,17 @@ func (h *HostBuf) Bytes() []byte {
 	return unsafe.Slice((*byte)(h.ptr), h.n)
 }
 
+// HostSlice views n values of T at byte offset off of h (T without
+// pointers, off aligned for T); nil past the buffer or after Free. The view
+// dies with the buffer: it must not be used after Free.
+func HostSlice[T any](h *HostBuf, off, n int) []T {
+	var z T
+	if h.ptr == nil || off < 0 || n < 0 || uint64(off+n*int(unsafe.Sizeof(z))) > h.n {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Add(h.ptr, off)), n)
+}
+
 // Free releases the buffer. A second Free is a no-op.
 func (h *HostBuf) Free() error {
 	if h.ptr == nil {

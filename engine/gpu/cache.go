@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"unsafe"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/gguf"
@@ -199,14 +198,13 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		cc.Close()
 		return nil, fmt.Errorf("gpu: cache: pinned logits buffer (%d floats): %w", c.NVocab, err)
 	}
-	cc.logitsHost = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(cc.logitsPinned.Bytes()))), c.NVocab)
+	cc.logitsHost = cuda.HostSlice[float32](cc.logitsPinned, 0, c.NVocab)
 	if cc.topPinned, err = g.e.HostAlloc(8 * kernels.TopKMax); err != nil {
 		cc.Close()
 		return nil, fmt.Errorf("gpu: cache: pinned top-k buffer: %w", err)
 	}
-	top := unsafe.Pointer(unsafe.SliceData(cc.topPinned.Bytes()))
-	cc.topVals = unsafe.Slice((*float32)(top), kernels.TopKMax)
-	cc.topIDs = unsafe.Slice((*int32)(unsafe.Add(top, 4*kernels.TopKMax)), kernels.TopKMax)
+	cc.topVals = cuda.HostSlice[float32](cc.topPinned, 0, kernels.TopKMax)
+	cc.topIDs = cuda.HostSlice[int32](cc.topPinned, 4*kernels.TopKMax, kernels.TopKMax)
 	if err := cc.Reset(); err != nil {
 		cc.Close()
 		return nil, err

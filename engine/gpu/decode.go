@@ -10,8 +10,8 @@ import (
 
 // DecodeStep is the eager path: it appends token at the cache's position,
 // with the position and attention length passed from the host, and returns
-// the logits [n_vocab] (a slice owned by the cache, valid until the next
-// step).
+// the logits [n_vocab] (pinned memory owned by the cache, valid until the
+// next step or the cache's Close).
 func (g *Model) DecodeStep(cc *Cache, token int32) ([]float32, error) {
 	if err := g.checkStep(cc, token); err != nil {
 		return nil, err

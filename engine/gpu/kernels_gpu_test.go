@@ -1455,13 +1455,11 @@ func TestGPUKernelArgmax(t *testing.T) {
 	}
 }
 
-// TestGPUKernelCounters checks counters_set (token, pos, t_kv as given,
-// step 0) at the byte offsets kernels.Counter* name (argmax_final's advance
-// is in TestGPUKernelArgmax).
 // TestGPUKernelTopK runs the top-k passes (topK: topk_sort until one block
 // is left) on random logits with ties, NaNs and infinities, from one slice
-// to three passes, and compares the answer with ktTopKRef bit for bit;
-// slots past n carry id -1, and the scratch buffers' guard stays untouched.
+// to three passes, and compares the answer with ktTopK (the host sampler's
+// order) bit for bit; slots past n carry id -1, and the scratch buffers'
+// guard stays untouched.
 func TestGPUKernelTopK(t *testing.T) {
 	v := ktGPU(t)
 	const K = kernels.TopKMax
@@ -1523,7 +1521,7 @@ func TestGPUKernelTopK(t *testing.T) {
 			got := ktGet[float32](t, v, top, K)
 			gotIDs := ktGet[int32](t, v, top.Add(4*K), K)
 			ktCheckPoison(t, "scratch guard", ktGet[float32](t, v, scratch.Add(uint64(2*2*pairs)*4), guard), ktNaN)
-			ids, vals := ktTopKRef(x, K)
+			ids, vals := ktTopK(x, K)
 			for j := range K {
 				if j >= len(ids) {
 					if gotIDs[j] != -1 {
@@ -1539,6 +1537,9 @@ func TestGPUKernelTopK(t *testing.T) {
 	}
 }
 
+// TestGPUKernelCounters checks counters_set (token, pos, t_kv as given,
+// step 0) at the byte offsets kernels.Counter* name (argmax_final's advance
+// is in TestGPUKernelArgmax).
 func TestGPUKernelCounters(t *testing.T) {
 	v := ktGPU(t)
 	const guard = 4

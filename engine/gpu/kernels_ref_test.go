@@ -9,15 +9,14 @@ package gpu
 // test files.
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cpu"
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/kernels"
 )
 
@@ -438,60 +437,14 @@ func TestKernelRefFP8Row(t *testing.T) {
 	}
 }
 
-// ktTopKRef is topk.cu's order spelled out: ids 0..n-1 by value descending,
-// NaN after every number, ties by lower id (engine/sample's topK order);
-// the first k ids and their values.
-func ktTopKRef(x []float32, k int) ([]int32, []float32) {
-	ids := make([]int32, len(x))
-	for i := range ids {
-		ids[i] = int32(i)
-	}
-	slices.SortStableFunc(ids, func(a, b int32) int {
-		va, vb := x[a], x[b]
-		na, nb := va != va, vb != vb
-		switch {
-		case na != nb && na:
-			return 1
-		case na != nb:
-			return -1
-		case !na && va > vb:
-			return -1
-		case !na && va < vb:
-			return 1
-		}
-		return cmp.Compare(a, b)
-	})
-	ids = ids[:min(k, len(ids))]
+// ktTopK is sample.TopK, the host order the GPU's top-k must reproduce
+// (tested against a stable sort in engine/sample), with the values: the
+// first k ids of x and their logits.
+func ktTopK(x []float32, k int) ([]int32, []float32) {
+	ids := sample.TopK(x, k)
 	vals := make([]float32, len(ids))
 	for i, id := range ids {
 		vals[i] = x[id]
 	}
 	return ids, vals
-}
-
-// TestKtTopKRef checks the top-k reference against engine/cpu's argmax (its
-// first id) and for order: values non-increasing, equal values by
-// ascending id, every id once when k = n.
-func TestKtTopKRef(t *testing.T) {
-	r := ktRand(77)
-	for _, n := range []int{1, 5, 1000, 5000} {
-		x := ktUniform(r, n, -3, 3)
-		for i := 0; i < n/10; i++ {
-			x[r.IntN(n)] = x[r.IntN(n)]
-		}
-		ids, vals := ktTopKRef(x, n)
-		if ids[0] != int32(cpu.Argmax(x)) {
-			t.Fatalf("n %d: first id %d, argmax %d", n, ids[0], cpu.Argmax(x))
-		}
-		seen := make([]bool, n)
-		for i, id := range ids {
-			if seen[id] || vals[i] != x[id] {
-				t.Fatalf("n %d: id %d repeated or value wrong", n, id)
-			}
-			seen[id] = true
-			if i > 0 && (vals[i] > vals[i-1] || vals[i] == vals[i-1] && id < ids[i-1]) {
-				t.Fatalf("n %d: rank %d (%d, %v) after (%d, %v)", n, i, id, vals[i], ids[i-1], vals[i-1])
-			}
-		}
-	}
 }

@@ -42,8 +42,8 @@ func (g *Model) NewSession(capacity int) (*Session, error) {
 	return &Session{g: g, cc: cc, graphs: map[sessionGraph]cuda.GraphExec{}}, nil
 }
 
-// DecodeStep appends token and returns the logits (owned by the session,
-// valid until the next step).
+// DecodeStep appends token and returns the logits (pinned memory owned by
+// the session, valid until the next step or Close).
 func (s *Session) DecodeStep(token int32) ([]float32, error) {
 	if err := s.step(token, false); err != nil {
 		return nil, err
@@ -57,8 +57,9 @@ func (s *Session) MaxTop() int { return min(kernels.TopKMax, s.g.cfg.NVocab) }
 
 // DecodeTop appends token and returns the k most likely next tokens and
 // their logits, best first (value descending, ties by lower id, NaN last:
-// the order of engine/sample's topK), both owned by the session and valid
-// until the next step. 512 bytes come back instead of the logits.
+// the order of sample.TopK), both pinned memory owned by the session and
+// valid until the next step or Close. 512 bytes come back instead of the
+// logits.
 func (s *Session) DecodeTop(token int32, k int) ([]int32, []float32, error) {
 	if k < 1 || k > s.MaxTop() {
 		return nil, nil, fmt.Errorf("gpu: top-k %d: the device selects 1 to %d", k, s.MaxTop())
@@ -84,7 +85,7 @@ func (s *Session) step(token int32, top bool) error {
 		a.topK = top
 		var err error
 		if x, _, err = g.capture(cc, a); err != nil {
-			return err
+			return fmt.Errorf("gpu: session graph (top-k %v): %w", top, err)
 		}
 		s.graphs[key] = x
 	}

@@ -7,7 +7,8 @@ import (
 )
 
 // Decoder is the backend contract (docs/design.md, "Backends"): the CPU and
-// GPU backends both implement it.
+// GPU backends both implement it. What a step returns belongs to the
+// decoder and is valid until its next step or Close.
 type Decoder interface {
 	DecodeStep(token int32) ([]float32, error) // appends one token, returns logits [n_vocab]
 	Reset()
@@ -16,8 +17,9 @@ type Decoder interface {
 }
 
 // TopDecoder is a Decoder that can also return, in place of a step's
-// logits, only its k most likely tokens and their logits (sorted as topK
-// sorts them): all that top-k sampling without a repetition penalty reads
+// logits, only its k most likely tokens and their logits, sorted as TopK
+// sorts them (logit descending, NaN last, ties by lower id): all that top-k
+// sampling without a repetition penalty reads
 // (Options.TopOnly), in a few hundred bytes where the logits of a 248k
 // vocabulary are 1 MB. The GPU session selects them on the device.
 type TopDecoder interface {

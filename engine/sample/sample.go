@@ -129,12 +129,12 @@ func filter(l []float32, history []int32, o *Options) []Candidate {
 	if o.greedy() {
 		return []Candidate{{ID: int32(cpu.Argmax(l)), P: 1}}
 	}
-	ids := topK(l, o.TopK)
+	ids := TopK(l, o.TopK)
 	return candidates(ids, func(i int) float32 { return l[ids[i]] }, o)
 }
 
 // candidates applies the temperature, top-p and min-p to the top-k ids
-// (sorted as topK sorts them), whose logits logit(i) gives, and
+// (sorted as TopK sorts them), whose logits logit(i) gives, and
 // renormalises.
 func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate {
 	// Softmax over the kept tokens at temperature T (max subtracted).
@@ -196,7 +196,7 @@ func (o *Options) TopOnly(k int) bool {
 }
 
 // SampleTop is Sample given only the top-k tokens of the logits: ids sorted
-// as topK sorts them (logit descending, ties by lower id, NaNs last) and
+// as TopK sorts them (logit descending, ties by lower id, NaNs last) and
 // their logits, len(ids) == TopK. Where TopOnly holds it draws the same
 // token from the same random state as Sample on the whole logits would
 // (TestSampleTopMatchesSample): what a backend that selects the top k on
@@ -235,13 +235,15 @@ func (o *Options) IsStop(tok int32) bool {
 	return false
 }
 
-// topK returns the ids of the k largest logits (all when k ≤ 0 or ≥ len),
-// sorted by logit descending, ties by lower id, NaNs last. A size-k min-heap
+// TopK returns the ids of the k largest logits (all when k ≤ 0 or ≥ len),
+// sorted by logit descending, ties by lower id, NaNs last (equal NaNs by
+// lower id): the order SampleTop expects and the GPU's top-k (kernels/topk.cu)
+// reproduces. A size-k min-heap
 // keeps it O(n log k) for the usual k = 40 over a 250k vocabulary, and a
 // logit strictly below the heap's smallest is rejected by one comparison,
 // without the ranking function: that is almost every logit, and the loop is
 // the host's whole share of a sampled step (BenchmarkSample).
-func topK(l []float32, k int) []int32 {
+func TopK(l []float32, k int) []int32 {
 	below := func(a, b int32) bool { // a ranks below b
 		la, lb := l[a], l[b]
 		if na, nb := la != la, lb != lb; na || nb {

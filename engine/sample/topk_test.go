@@ -12,7 +12,7 @@ import (
 const qwenVocab = 248320
 
 // randomLogits returns n logits drawn from N(0, 3) with some exact ties and,
-// with nan set, a few NaNs, to exercise topK's ordering rules.
+// with nan set, a few NaNs, to exercise TopK's ordering rules.
 func randomLogits(r *rand.Rand, n int, nan bool) []float32 {
 	l := make([]float32, n)
 	for i := range l {
@@ -29,7 +29,7 @@ func randomLogits(r *rand.Rand, n int, nan bool) []float32 {
 	return l
 }
 
-// sortedIDs is topK's definition spelled out: every id, by logit
+// sortedIDs is TopK's definition spelled out: every id, by logit
 // descending, ties by lower id, NaNs last; the first k.
 func sortedIDs(l []float32, k int) []int32 {
 	ids := make([]int32, len(l))
@@ -64,8 +64,8 @@ func TestTopKMatchesSort(t *testing.T) {
 		for _, k := range []int{0, 1, 2, 40, 999, 5000} {
 			for _, nan := range []bool{false, true} {
 				l := randomLogits(r, n, nan)
-				if got, want := topK(l, k), sortedIDs(l, k); !slices.Equal(got, want) {
-					t.Fatalf("n %d k %d nan %v: topK differs from the sorted order (first ids %v, want %v)",
+				if got, want := TopK(l, k), sortedIDs(l, k); !slices.Equal(got, want) {
+					t.Fatalf("n %d k %d nan %v: TopK differs from the sorted order (first ids %v, want %v)",
 						n, k, nan, got[:min(5, len(got))], want[:min(5, len(want))])
 				}
 			}
@@ -92,11 +92,11 @@ func BenchmarkTopK(b *testing.B) {
 	l := randomLogits(rand.New(rand.NewPCG(3, 4)), qwenVocab, false)
 	b.SetBytes(int64(4 * len(l)))
 	for b.Loop() {
-		topK(l, 40)
+		TopK(l, 40)
 	}
 }
 
-// TestSampleTopMatchesSample: given topK's ids and their logits, SampleTop
+// TestSampleTopMatchesSample: given TopK's ids and their logits, SampleTop
 // draws what Sample draws from the whole logits, step for step from one
 // seed, for every filter the CLI sets.
 func TestSampleTopMatchesSample(t *testing.T) {
@@ -111,7 +111,7 @@ func TestSampleTopMatchesSample(t *testing.T) {
 		top, _ := NewSampler(o)
 		for step := range 50 {
 			l := randomLogits(r, 5000, step%10 == 3)
-			ids := topK(l, o.TopK)
+			ids := TopK(l, o.TopK)
 			vals := make([]float32, len(ids))
 			for i, id := range ids {
 				vals[i] = l[id]
@@ -155,8 +155,8 @@ func (f *topFake) DecodeTop(tok int32, k int) ([]int32, []float32, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ids := topK(l, k)
-	vals := make([]float32, k)
+	ids := TopK(l, k)
+	vals := make([]float32, len(ids))
 	for i, id := range ids {
 		vals[i] = l[id]
 	}
@@ -165,10 +165,8 @@ func (f *topFake) DecodeTop(tok int32, k int) ([]int32, []float32, error) {
 
 func (f *topFake) MaxTop() int { return f.maxTop }
 
-// plainDecoder hides DecodeTop.
-type plainDecoder struct{ *topFake }
-
-func (p plainDecoder) DecodeStep(tok int32) ([]float32, error) { return p.topFake.DecodeStep(tok) }
+// plainDecoder hides DecodeTop: only Decoder's methods come through.
+type plainDecoder struct{ Decoder }
 
 func TestGenerateTop(t *testing.T) {
 	newFake := func(maxTop int) *topFake {
@@ -193,6 +191,9 @@ func TestGenerateTop(t *testing.T) {
 		want, _, err := Generate(plainDecoder{ref}, []int32{1, 2, 3}, 12, c.opts, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if ref.tops != 0 {
+			t.Fatalf("the reference run took DecodeTop %d times", ref.tops)
 		}
 		if !slices.Equal(got, want) || f.tops != c.tops || f.full != c.steps {
 			t.Errorf("%+v max %d: tokens %v, want %v; %d DecodeTop and %d DecodeStep calls, want %d and %d",
