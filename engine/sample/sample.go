@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/memra-ai/memra/engine/cpu"
 	"math"
-	"math/rand/v2"
 	"slices"
 )
 
@@ -35,7 +34,8 @@ type Options struct {
 	// RepeatWindow is how many recent tokens the penalty looks at
 	// (0: 64).
 	RepeatWindow int
-	// Seed makes sampling deterministic (math/rand/v2 PCG).
+	// Seed makes sampling deterministic: the i-th token a Sampler picks
+	// draws Uniform(Seed, i), on the host or on the GPU alike.
 	Seed uint64
 	// Stop ends generation after any of these tokens is produced (the stop
 	// token is returned and emitted).
@@ -73,12 +73,12 @@ type Candidate struct {
 	P  float64
 }
 
-// Sampler picks tokens from logits. It owns its random state: one Sampler
-// per sequence.
+// Sampler picks tokens from logits. It counts its draws: one Sampler per
+// sequence.
 type Sampler struct {
-	opts Options
-	rng  *rand.Rand
-	buf  []float32
+	opts  Options
+	draws uint64 // tokens picked so far: the next draw is Uniform(Seed, draws)
+	buf   []float32
 }
 
 // NewSampler returns a sampler for opts (validated).
@@ -86,7 +86,7 @@ func NewSampler(opts Options) (*Sampler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))}, nil
+	return &Sampler{opts: opts}, nil
 }
 
 // Penalize applies the repetition penalty in place to the logits of tokens
@@ -143,7 +143,7 @@ func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate 
 	cands := make([]Candidate, len(ids))
 	var sum float64
 	for i, id := range ids {
-		p := math.Exp((float64(logit(i)) - maxL) / T)
+		p := exp((float64(logit(i)) - maxL) / T)
 		cands[i] = Candidate{ID: id, P: p}
 		sum += p
 	}
@@ -209,12 +209,14 @@ func (s *Sampler) SampleTop(ids []int32, logits []float32) (int32, error) {
 	return s.draw(candidates(ids, func(i int) float32 { return logits[i] }, &s.opts)), nil
 }
 
-// draw picks a candidate with its probability (one random number).
+// draw picks a candidate with its probability: the next number of the
+// seed's stream, taken whether or not there is a choice to make.
 func (s *Sampler) draw(cands []Candidate) int32 {
+	u := Uniform(s.opts.Seed, s.draws)
+	s.draws++
 	if len(cands) == 1 {
 		return cands[0].ID
 	}
-	u := s.rng.Float64()
 	var cum float64
 	for _, c := range cands {
 		cum += c.P
