@@ -33,6 +33,7 @@
 #define MEMRA_TOPK_THREADS 1024   // top-k: one block sorts a slice
 #define MEMRA_TOPK_SLICE 4096     // (value, id) pairs a top-k block sorts
 #define MEMRA_TOPK_MAX 64         // survivors a top-k block keeps: the largest k served
+#define MEMRA_DRAW_THREADS 32     // sample_draw: one warp, the exps a lane each
 
 #define MEMRA_FULL_MASK 0xffffffffu
 

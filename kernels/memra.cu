@@ -9,6 +9,7 @@
 #include "argmax.cu"
 #include "attention.cu"
 #include "counters.cu"
+#include "draw.cu"
 #include "elementwise.cu"
 #include "embed.cu"
 #include "gdn.cu"

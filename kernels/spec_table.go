@@ -16,6 +16,7 @@ const (
 	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)
 	ctrThreads     = 32   // MEMRA_CTR_THREADS
 	topkThreads    = 1024 // MEMRA_TOPK_THREADS
+	drawThreads    = 32   // MEMRA_DRAW_THREADS
 )
 
 // Top-k selection (topk.cu): MEMRA_TOPK_SLICE pairs sorted per block, the
@@ -23,6 +24,19 @@ const (
 const (
 	TopKSlice = 4096
 	TopKMax   = 64
+)
+
+// The sampling parameters sample_draw reads (struct memra_draw, draw.cu):
+// DrawParamsBytes in device memory, fields at these byte offsets. Seed and
+// Index are uint64, K int32, the rest float32.
+const (
+	DrawParamsBytes = 32
+	DrawSeed        = 0
+	DrawIndex       = 8
+	DrawK           = 16
+	DrawTemperature = 20
+	DrawTopP        = 24
+	DrawMinP        = 28
 )
 
 // AttnHeadDims are the head dims the attention split kernels are built for.
@@ -390,10 +404,16 @@ func Spec() []Kernel {
 			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
-			Name: "topk_sort", File: "topk.cu",
+			Name: "topk_select", File: "topk.cu",
 			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i",
 			Params: []Param{param("out_v", Ptr), param("out_i", Ptr), param("in_v", Ptr), param("in_i", Ptr), param("n", I32)},
 			Block:  [3]int{topkThreads, 1, 1}, Grid: [3]string{fmt.Sprintf("(n+%d)/%d", TopKSlice-1, TopKSlice), one, one},
+		},
+		Kernel{
+			Name: "sample_draw", File: "draw.cu",
+			Doc:    "draw a token from the top k (temperature, top-p, min-p; splitmix64 draw p.index, then p.index+1) into out[0] and, when ctr != 0, end the device-counter step",
+			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("top", Ptr), param("p", Ptr)},
+			Block:  [3]int{drawThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
 			Name: "counters_set", File: "counters.cu",

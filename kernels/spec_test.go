@@ -65,6 +65,7 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_TOPK_SLICE":   TopKSlice,
 		"MEMRA_TOPK_MAX":     TopKMax,
 		"MEMRA_TOPK_THREADS": topkThreads,
+		"MEMRA_DRAW_THREADS": drawThreads,
 		"MEMRA_ARGMAX_CHUNK": 8192, // argmax_partial's grid, "(n+8191)/8192"
 	} {
 		if d, ok := defines[name]; !ok || d != v {

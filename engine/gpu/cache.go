@@ -44,6 +44,7 @@ type scratch struct {
 	// topKScratchPairs pairs ([pairs] f32 then [pairs] int32 each), and the
 	// answer, [kernels.TopKMax] f32 then [kernels.TopKMax] int32
 	topScratch, top cuda.DevPtr
+	draw            cuda.DevPtr // struct memra_draw (kernels.DrawParamsBytes): the device draw's parameters
 }
 
 // Cache is everything one sequence mutates on the device: KV cache, Gated
@@ -142,6 +143,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	add(&s.ctr, kernels.CountersBytes, 2)
 	add(&s.topScratch, 2*8*uint64(topKScratchPairs(c.NVocab)), 2)
 	add(&s.top, 8*kernels.TopKMax, 2)
+	add(&s.draw, kernels.DrawParamsBytes, 2)
 
 	var total uint64
 	for _, b := range bufs {

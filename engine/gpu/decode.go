@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/memra-ai/memra/engine/cuda"
 )
@@ -70,29 +71,62 @@ func (g *Model) DecodeStepDC(cc *Cache) error {
 }
 
 // GraphDecodeState owns the sequence cache of graph generation and one
-// instantiated CUDA graph per attention bucket. The graphs bake in the
+// instantiated CUDA graph per attention bucket and way of picking the token
+// (argmax, or the device draw of SetSampling). The graphs bake in the
 // cache's pointers, so they live and die with it.
 type GraphDecodeState struct {
-	g      *Model
-	cache  *Cache
-	graphs map[Bucket]cuda.GraphExec
+	g        *Model
+	cache    *Cache
+	graphs   map[graphKey]cuda.GraphExec
+	sampling *Sampling // nil: greedy
 	// Captures counts graph captures over the state's life.
 	Captures int
 	// Nodes is the kernel-node count of the last captured graph.
 	Nodes int
 }
 
-// NewGraphDecodeState makes an empty state; GenerateGraph allocates its
-// cache on first use.
+// graphKey keys a GraphDecodeState's graphs.
+type graphKey struct {
+	b    Bucket
+	draw bool // ends with the top-k and sample_draw instead of argmax
+}
+
+// NewGraphDecodeState makes an empty state for greedy generation;
+// GenerateGraph allocates its cache on first use.
 func (g *Model) NewGraphDecodeState() *GraphDecodeState {
-	return &GraphDecodeState{g: g, graphs: map[Bucket]cuda.GraphExec{}}
+	return &GraphDecodeState{g: g, graphs: map[graphKey]cuda.GraphExec{}}
+}
+
+// SetSampling makes the following GenerateGraph and ContinueGraph calls
+// draw each token on the device with s (nil: argmax). The draws of s.Seed
+// start from the first, at once on the state's cache (for a ContinueGraph
+// from a cache as it stands) and again at each GenerateGraph, which so
+// picks the tokens sample.Generate picks with the same options on the
+// same logits.
+func (gs *GraphDecodeState) SetSampling(s *Sampling) error {
+	if s != nil {
+		if err := s.check(gs.g.cfg.NVocab); err != nil {
+			return err
+		}
+		c := *s
+		s = &c
+		if cc := gs.cache; cc != nil {
+			if err := gs.g.e.CopyHtoD(cc.s.draw, s.params(0)); err != nil {
+				return fmt.Errorf("gpu: sampling parameters: %w", err)
+			}
+		}
+	}
+	gs.sampling = s
+	return nil
 }
 
 // Buckets lists the buckets that have a captured graph.
 func (gs *GraphDecodeState) Buckets() []Bucket {
 	var bs []Bucket
-	for b := range gs.graphs {
-		bs = append(bs, b)
+	for k := range gs.graphs {
+		if !slices.Contains(bs, k.b) {
+			bs = append(bs, k.b)
+		}
 	}
 	return bs
 }
@@ -103,9 +137,9 @@ func (gs *GraphDecodeState) Cache() *Cache { return gs.cache }
 // Close destroys the graphs and frees the cache.
 func (gs *GraphDecodeState) Close() error {
 	var errs []error
-	for b, x := range gs.graphs {
+	for k, x := range gs.graphs {
 		errs = append(errs, gs.g.e.DestroyGraphExec(x))
-		delete(gs.graphs, b)
+		delete(gs.graphs, k)
 	}
 	if gs.cache != nil {
 		errs = append(errs, gs.cache.Close())
@@ -115,11 +149,12 @@ func (gs *GraphDecodeState) Close() error {
 }
 
 // GenerateGraph primes the prompt eagerly through DecodeStepDC, then
-// generates n tokens: out[0] is the argmax after the last prompt token, and
-// each further token comes from replaying the CUDA graph of the current
-// bucket (captured on first use). Per step only the 4-byte token is copied
-// back (pinned memory, async copy). The cache is reset first; it grows
-// (dropping the graphs) when prompt+n exceeds its capacity.
+// generates n tokens: out[0] is the argmax (or, with SetSampling, the draw)
+// after the last prompt token, and each further token comes from replaying
+// the CUDA graph of the current bucket (captured on first use). Per step
+// only the 4-byte token is copied back (pinned memory, async copy). The
+// cache is reset first; it grows (dropping the graphs) when prompt+n
+// exceeds its capacity.
 func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]int32, error) {
 	if gs.g != g {
 		return nil, errors.New("gpu: GraphDecodeState belongs to another model")
@@ -138,9 +173,15 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 	cc := gs.cache
 	e := g.e
 
-	// Prime: counters at position 0, then per prompt token set the token
-	// counter and run a device-counter step.
+	// Prime: counters at position 0 (and the draws at the first), then per
+	// prompt token set the token counter and run a device-counter step; the
+	// last one picks out[0].
 	err := e.Do(func() error {
+		if s := gs.sampling; s != nil {
+			if err := e.CopyHtoD(cc.s.draw, s.params(0)); err != nil {
+				return err
+			}
+		}
 		if err := g.k.CountersSet(cc.s.ctr, prompt[0], 0, 1); err != nil {
 			return err
 		}
@@ -148,7 +189,9 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 			if err := e.MemsetD32Async(cc.s.ctr, uint32(t), 1); err != nil {
 				return err
 			}
-			if err := g.enqueue(cc, cc.dcArgs(g.BucketKey(i+1))); err != nil {
+			a := cc.dcArgs(g.BucketKey(i + 1))
+			a.draw = gs.sampling != nil && i == len(prompt)-1
+			if err := g.enqueue(cc, a); err != nil {
 				return fmt.Errorf("prime step %d: %w", i, err)
 			}
 		}
@@ -182,7 +225,7 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 }
 
 // ContinueGraph generates n tokens from the state's cache as it stands: the
-// device token counter holds the next input (the argmax of the last step),
+// device token counter holds the next input (the argmax or draw of the last step),
 // which is out[0]; each further token is one graph replay. After it the
 // counter holds the last token, not yet taken as input, so a following
 // ContinueGraph returns it again as its out[0].
@@ -280,18 +323,21 @@ func (g *Model) awaitToken(cc *Cache, i int) (int32, error) {
 	return int32(binary.LittleEndian.Uint32(cc.tokenHost.Bytes()[4*(i%2):])), nil
 }
 
-// graph returns the instantiated graph of bucket b, capturing one device-
-// counter step on first use.
+// graph returns the instantiated graph of bucket b that picks the token as
+// the state's sampling says, capturing one device-counter step on first use.
 func (gs *GraphDecodeState) graph(b Bucket) (cuda.GraphExec, error) {
-	if x, ok := gs.graphs[b]; ok {
+	key := graphKey{b, gs.sampling != nil}
+	if x, ok := gs.graphs[key]; ok {
 		return x, nil
 	}
-	x, nodes, err := gs.g.capture(gs.cache, gs.cache.dcArgs(b))
+	a := gs.cache.dcArgs(b)
+	a.draw = key.draw
+	x, nodes, err := gs.g.capture(gs.cache, a)
 	if err != nil {
 		return 0, err
 	}
 	gs.Nodes = nodes
-	gs.graphs[b] = x
+	gs.graphs[key] = x
 	gs.Captures++
 	return x, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/memra-ai/memra/engine/internal/fixture"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -591,7 +592,7 @@ func TestGPUSessionEqualsEager(t *testing.T) {
 func TestGPUSessionTop(t *testing.T) {
 	e := decodeEngine(t)
 	spec := gpuTinySpec(gguf.TypeBF16, false, 12)
-	spec.NVocab = 9000 // three topk_sort blocks: two passes inside the graph, through the cache's scratch
+	spec.NVocab = 9000 // three topk_select blocks: two passes inside the graph, through the cache's scratch
 	m := modeltest.Load(t, spec)
 	g := loadModel(t, e, m, Options{})
 	const n = 140 // crosses the 64- and 128-key buckets
@@ -647,5 +648,82 @@ func TestGPUSessionTop(t *testing.T) {
 	}
 	if len(s.graphs) < 6 {
 		t.Errorf("%d graphs captured, want two per bucket crossed (6)", len(s.graphs))
+	}
+}
+
+// TestGPUGraphSampledEqualsSession: sampled graph generation (the draw on
+// the device, SetSampling) gives the tokens sample.Generate gives on a
+// Session (the draw on the host from DecodeTop's top k) for the same options
+// and seed, across buckets and across a GenerateGraph + ContinueGraph
+// split, whose draws go on where they stopped. The streams must differ
+// from greedy's (the draw is not an argmax), and greedy generation must
+// come back with SetSampling(nil).
+func TestGPUGraphSampledEqualsSession(t *testing.T) {
+	e := decodeEngine(t)
+	spec := gpuTinySpec(gguf.TypeBF16, false, 13)
+	spec.NVocab = 9000 // two top-k passes
+	m := modeltest.Load(t, spec)
+	g := loadModel(t, e, m, Options{})
+	const n, split = 150, 70 // crosses the 64- and 128-key buckets
+	prompt := []int32{3, 141, 59, 2653, 5}
+	s, err := g.NewSession(len(prompt) + n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gs := g.NewGraphDecodeState()
+	defer gs.Close()
+	for _, bad := range []Sampling{{TopK: 0, Temperature: 1}, {TopK: 65, Temperature: 1}, {TopK: 5}, {TopK: 5, Temperature: float32(math.NaN())}, {TopK: 5, Temperature: 1, TopP: 2}} {
+		if err := gs.SetSampling(&bad); err == nil {
+			t.Errorf("SetSampling(%+v) accepted", bad)
+		}
+	}
+	greedy, err := g.GenerateGraph(gs, prompt, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []sample.Options{
+		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 11}, // the CLI's defaults
+		{Temperature: 1.3, TopK: 64, Seed: 12},
+	} {
+		s.Reset()
+		want, _, err := sample.Generate(s, prompt, n, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gs.SetSampling(&Sampling{TopK: o.TopK, Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, Seed: o.Seed}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := g.GenerateGraph(gs, prompt, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more, err := g.ContinueGraph(gs, n-split+1) // more[0] repeats got's last token
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, more[1:]...)
+		if len(got) != len(want) {
+			t.Fatalf("%+v: %d tokens from the graphs, %d from the session", o, len(got), len(want))
+		}
+		if i := ktFirstDiff(got, want); i >= 0 {
+			t.Fatalf("%+v: graph (device draw) and session (host draw) differ at token %d:\n%v\n%v", o, i, got, want)
+		}
+		if slices.Equal(got, greedy) {
+			t.Errorf("%+v: the sampled stream is the greedy one", o)
+		}
+	}
+	if err := gs.SetSampling(nil); err != nil {
+		t.Fatal(err)
+	}
+	again, err := g.GenerateGraph(gs, prompt, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again, greedy) {
+		t.Error("greedy generation after SetSampling(nil) differs from the first")
+	}
+	if len(gs.graphs) < 6 {
+		t.Errorf("%d graphs captured, want two per bucket crossed (6)", len(gs.graphs))
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -1455,7 +1456,7 @@ func TestGPUKernelArgmax(t *testing.T) {
 	}
 }
 
-// TestGPUKernelTopK runs the top-k passes (topK: topk_sort until one block
+// TestGPUKernelTopK runs the top-k passes (topK: topk_select until one block
 // is left) on random logits with ties, NaNs and infinities, from one slice
 // to three passes, and compares the answer with ktTopK (the host sampler's
 // order) bit for bit; slots past n carry id -1, and the scratch buffers'
@@ -1667,5 +1668,83 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGPUKernelSampleDraw: sample_draw picks the token the host sampler
+// picks (sample.Sampler.SampleTop, same options and seed) from the same top
+// k, draw after draw, bit for bit: both compute the weights, filters and
+// cumulative sums in the same double operations and take draw i of the
+// seed's stream. Logits: uniform, with ties, NaNs, +Inf (NaN weights) and
+// mostly −Inf (zero weights) at some steps; the options range over the
+// filters. The kernel must also advance its draw index and end the
+// device-counter step as argmax_final does.
+func TestGPUKernelSampleDraw(t *testing.T) {
+	v := ktGPU(t)
+	const K, steps = kernels.TopKMax, 120
+	r := ktRand(1201)
+	for ci, o := range []sample.Options{
+		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 1}, // the CLI's defaults
+		{Temperature: 1, TopK: 64, Seed: 2},
+		{Temperature: 0.3, TopK: 1, Seed: 3},
+		{Temperature: 1.7, TopK: 7, TopP: 0.5, Seed: 4},
+		{Temperature: 2.5, TopK: 64, TopP: 0.99, MinP: 0.001, Seed: 1<<63 + 5},
+		{Temperature: 0.05, TopK: 20, MinP: 0.3, Seed: 6},
+		{Temperature: 1, TopK: 2, TopP: 1, MinP: 1, Seed: 7},
+	} {
+		host, err := sample.NewSampler(o)
+		ktMust(t, err)
+		sm := Sampling{TopK: o.TopK, Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, Seed: o.Seed}
+		ktMust(t, sm.check(100000))
+		params := ktUpload(t, v, sm.params(0), 0)
+		ctr := ktCounters(t, v, -1, 10, 11, 0)
+		out := v.alloc(t, 4)
+		top := v.alloc(t, 2*K*4)
+		var last int32
+		spread := 0
+		seen := map[int32]bool{}
+		for step := range steps {
+			x := ktUniform(r, 3000, -3, 3)
+			switch step % 10 {
+			case 3: // ties across the top
+				for j := 0; j < 3000; j += 50 {
+					x[j] = 3
+				}
+			case 5:
+				for j := 1; j < 3000; j += 7 {
+					x[j] = float32(math.NaN())
+				}
+			case 7:
+				x[11] = float32(math.Inf(1))
+			case 9:
+				for j := 10; j < 3000; j++ {
+					x[j] = float32(math.Inf(-1))
+				}
+			}
+			ids, vals := ktTopK(x, K)
+			ktPut(t, v, top, vals)
+			ktPut(t, v, top.Add(4*K), ids)
+			want, err := host.SampleTop(ids[:o.TopK], vals[:o.TopK])
+			ktMust(t, err)
+			ktMust(t, v.k.SampleDraw(out, ctr, top, params))
+			got := ktGet[int32](t, v, out, 1)[0]
+			if got != want {
+				t.Fatalf("case %d %+v, step %d: device drew %d, host %d", ci, o, step, got, want)
+			}
+			last = got
+			if rank := slices.Index(ids, got); !seen[got] && rank > 0 {
+				spread++
+			}
+			seen[got] = true
+		}
+		p := ktGet[uint64](t, v, params, kernels.DrawParamsBytes/8)
+		if idx := p[kernels.DrawIndex/8]; idx != steps {
+			t.Errorf("case %d: draw index %d after %d draws", ci, idx, steps)
+		}
+		c := ktGet[int32](t, v, ctr, kernels.CountersBytes/4)
+		if c[kernels.CounterToken/4] != last || c[kernels.CounterPos/4] != 10+steps || c[kernels.CounterTKV/4] != 11+steps || c[kernels.CounterStep/4] != steps {
+			t.Errorf("case %d: counters %v after %d draws, want token %d pos %d t_kv %d step %d", ci, c, steps, last, 10+steps, 11+steps, steps)
+		}
+		t.Logf("case %d %+v: %d draws equal; %d distinct tokens below the top one", ci, o, steps, spread)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "c4d58d0462ad23431ae12793b5fe3e6524776c90cc0ab13dd980423b7991213c"
+const specHash = "8c3dc4df25458dda11084ce32bc3afee22ffb584edc885a4f4b1bc40e9d84beb"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -65,7 +65,8 @@ type Kernels struct {
 	kSigmoidMul          kernelSlot // sigmoid_mul
 	kArgMaxPartial       kernelSlot // argmax_partial
 	kArgMaxFinal         kernelSlot // argmax_final
-	kTopKSort            kernelSlot // topk_sort
+	kTopKSelect          kernelSlot // topk_select
+	kSampleDraw          kernelSlot // sample_draw
 	kCountersSet         kernelSlot // counters_set
 }
 
@@ -132,7 +133,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"sigmoid_mul", "elementwise.cu", 5, &ks.kSigmoidMul},
 		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
 		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
-		{"topk_sort", "topk.cu", 5, &ks.kTopKSort},
+		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
+		{"sample_draw", "draw.cu", 4, &ks.kSampleDraw},
 		{"counters_set", "counters.cu", 4, &ks.kCountersSet},
 	} {
 		fn, err := e.Function(mod, s.name)
@@ -1604,28 +1606,53 @@ func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.D
 	return nil
 }
 
-// geomTopKSort is topk_sort's grid and dynamic shared memory, from the spec.
-func geomTopKSort(n int) ([3]int, int) {
+// geomTopKSelect is topk_select's grid and dynamic shared memory, from the spec.
+func geomTopKSelect(n int) ([3]int, int) {
 	return [3]int{(n + 4095) / 4096, 1, 1}, 0
 }
 
-// TopKSort launches topk_sort (kernels/topk.cu): per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i.
+// TopKSelect launches topk_select (kernels/topk.cu): per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i.
 //
 // Grid ((n+4095)/4096, 1, 1), block (1024, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) TopKSort(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.DevPtr, in_i cuda.DevPtr, n int32) error {
-	geom_, shmem_ := geomTopKSort(int(n))
-	grid_, shared_, err_ := launchGeometry("topk_sort", geom_, shmem_)
+func (k_ *Kernels) TopKSelect(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.DevPtr, in_i cuda.DevPtr, n int32) error {
+	geom_, shmem_ := geomTopKSelect(int(n))
+	grid_, shared_, err_ := launchGeometry("topk_select", geom_, shmem_)
 	if err_ != nil {
 		return err_
 	}
-	slot_ := &k_.kTopKSort
+	slot_ := &k_.kTopKSelect
 	slot_.p.SetPtr(0, out_v)
 	slot_.p.SetPtr(1, out_i)
 	slot_.p.SetPtr(2, in_v)
 	slot_.p.SetPtr(3, in_i)
 	slot_.p.SetI32(4, n)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{1024, 1, 1}, shared_, slot_.p); err_ != nil {
-		return fmt.Errorf("topk_sort: %w", err_)
+		return fmt.Errorf("topk_select: %w", err_)
+	}
+	return nil
+}
+
+// geomSampleDraw is sample_draw's grid and dynamic shared memory, from the spec.
+func geomSampleDraw() ([3]int, int) {
+	return [3]int{1, 1, 1}, 0
+}
+
+// SampleDraw launches sample_draw (kernels/draw.cu): draw a token from the top k (temperature, top-p, min-p; splitmix64 draw p.index, then p.index+1) into out[0] and, when ctr != 0, end the device-counter step.
+//
+// Grid (1, 1, 1), block (32, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr, p cuda.DevPtr) error {
+	geom_, shmem_ := geomSampleDraw()
+	grid_, shared_, err_ := launchGeometry("sample_draw", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kSampleDraw
+	slot_.p.SetPtr(0, out)
+	slot_.p.SetPtr(1, ctr)
+	slot_.p.SetPtr(2, top)
+	slot_.p.SetPtr(3, p)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("sample_draw: %w", err_)
 	}
 	return nil
 }

@@ -19,8 +19,9 @@ type stepArgs struct {
 	dtok, dpos  cuda.DevPtr
 	dtkv        cuda.DevPtr
 	bucket      Bucket
-	deviceToken bool // run argmax on the device and advance the counters (DC path)
+	deviceToken bool // pick the next token on the device and advance the counters (DC path)
 	topK        bool // select the top kernels.TopKMax logits into scratch.top (sampling)
+	draw        bool // with deviceToken: draw the token from the top k (scratch.draw's parameters), not argmax
 }
 
 // enqueue launches one decode step on the engine stream. It must run on the
@@ -60,13 +61,16 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 			return err
 		}
 	}
-	if a.topK {
+	if a.topK || a.draw {
 		if err := topK(g.k, s.top, s.topScratch, s.logits, c.NVocab); err != nil {
 			return err
 		}
 	}
 	if !a.deviceToken {
 		return nil
+	}
+	if a.draw { // sample_draw ends the step as argmax_final does
+		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw)
 	}
 	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 	"github.com/memra-ai/memra/kernels"
 )
 
-// topKBlocks is how many topk_sort blocks a pass over n pairs launches.
+// topKBlocks is how many topk_select blocks a pass over n pairs launches.
 func topKBlocks(n int) int { return (n + kernels.TopKSlice - 1) / kernels.TopKSlice }
 
 // topKScratchPairs is the size, in pairs, of each of the two buffers that
@@ -13,7 +13,7 @@ func topKBlocks(n int) int { return (n + kernels.TopKSlice - 1) / kernels.TopKSl
 // the largest.
 func topKScratchPairs(n int) int { return topKBlocks(n) * kernels.TopKMax }
 
-// topK launches the top-k passes over logits [n] f32: topk_sort until one
+// topK launches the top-k passes over logits [n] f32: topk_select until one
 // block is left, which writes top ([TopKMax] f32 values, then [TopKMax]
 // int32 ids, best first). scratch holds two buffers of topKScratchPairs(n)
 // pairs, [pairs] f32 then [pairs] int32 each, used in turn. A 248k
@@ -30,7 +30,7 @@ func topK(k *Kernels, top, scratch, logits cuda.DevPtr, n int) error {
 			out, room = top, kernels.TopKMax
 		}
 		outI := out.Add(4 * room)
-		if err := k.TopKSort(out, outI, inV, inI, int32(n)); err != nil {
+		if err := k.TopKSelect(out, outI, inV, inI, int32(n)); err != nil {
 			return err
 		}
 		if last {

@@ -183,7 +183,7 @@ func TestGoName(t *testing.T) {
 		"kv_store_fp8":       "KVStoreFP8",
 		"gdn_delta":          "GDNDelta",
 		"argmax_partial":     "ArgMaxPartial",
-		"topk_sort":          "TopKSort",
+		"topk_select":        "TopKSelect",
 		"swiglu":             "SwiGLU",
 		"add":                "Add",
 	} {

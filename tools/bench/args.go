@@ -52,6 +52,7 @@ type config struct {
 	jsonOut   bool     // print JSON to stdout
 	profile   int      // profiled eager steps per context (0: none)
 	omit      []string // step parts left out (gpu.Options.Omit)
+	sampled   bool     // also time graph decode with the device draw (path "sampled")
 }
 
 // listFlag is a repeatable, comma-separated string flag.
@@ -108,6 +109,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print each kernel's share of a step; the caches hold max(N, -tokens) tokens past the largest context")
 	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
 		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")
+	sampled := fs.Bool("sampled", true, "also time sampled graph decode, the token drawn on the device with the CLI's defaults (top-k 40, temperature 0.8, top-p 0.95, min-p 0.05): path \"sampled\"")
 	quick := fs.Bool("quick", false, "fast check: -ctx 64,1024 -reps 3 (explicit -ctx/-reps win)")
 	if err := fs.Parse(av); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -121,7 +123,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals,
+		models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, sampled: *sampled,
 	}
 	if *quick {
 		if !explicit["ctx"] {

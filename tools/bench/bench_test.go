@@ -31,10 +31,13 @@ func TestParseDefaults(t *testing.T) {
 	want := config{
 		presets: []string{"0.8b", "9b"}, types: []string{"bf16", "q8_0"}, kv: []string{"f16"},
 		contexts: []int{64, 1024, 4096, 16384, 32768}, tokens: 128, reps: 5, warmup: 1, prompt: 64,
-		copyMiB: 2048, out: "results", modelsDir: filepath.Join(os.TempDir(), "memra-bench"),
+		copyMiB: 2048, out: "results", modelsDir: filepath.Join(os.TempDir(), "memra-bench"), sampled: true,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+	if mustParse(t, "-sampled=false").sampled {
+		t.Error("-sampled=false left the sampled rows on")
 	}
 	js := c.jobs()
 	labels := []string{}

@@ -387,16 +387,26 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 		}
 		mr.Rows = append(mr.Rows, gr)
 		mr.Captures, mr.Nodes = gs.Captures, gs.Nodes
+		rows := []*Row{&gr}
+		sr := base
+		if c.sampled {
+			sr.Path = "sampled"
+			if err := b.sampled(g, gs, ctx, tok, &sr); err != nil {
+				return fmt.Errorf("sampled graph decode at context %d: %w", ctx, err)
+			}
+			mr.Rows = append(mr.Rows, sr)
+			rows = append(rows, &sr)
+		}
 		er := base
 		er.Path = "eager"
 		if err := b.eager(g, cc, ctx, tok, &er); err != nil {
 			return fmt.Errorf("eager decode at context %d: %w", ctx, err)
 		}
 		mr.Rows = append(mr.Rows, er)
-		for _, r := range []*Row{&gr, &er} {
+		for _, r := range append(rows, &er) {
 			b.logf("%s %s ctx %6d %s: %7.3f ms/tok (%.3f–%.3f) %8.1f tok/s  %.1f MB/tok  roofline %.3f ms = %5.1f%%%s",
 				j.label, kv, ctx, r.Path, r.MsTok.Median, r.MsTok.Min, r.MsTok.Max, r.TokS.Median, r.bytes()/1e6, r.RooflineMs, r.RooflinePct,
-				map[bool]string{true: fmt.Sprintf("  (%d captures, warm-up %.1f ms)", r.Captures, r.WarmupMs)}[r.Path == "graph"])
+				map[bool]string{true: fmt.Sprintf("  (%d captures, warm-up %.1f ms)", r.Captures, r.WarmupMs)}[r.Path != "eager"])
 		}
 		if c.profile > 0 {
 			if err := b.profile(g, cc, ctx, tok, mr); err != nil {
@@ -473,6 +483,21 @@ func (b *bencher) graph(g *gpu.Model, gs *gpu.GraphDecodeState, ctx int, tok int
 	r.Captures = gs.Captures - before
 	r.finish(ms)
 	return nil
+}
+
+// benchSampling is the draw the sampled rows time: the CLI's default
+// options (memra run), seed 1.
+var benchSampling = gpu.Sampling{TopK: 40, Temperature: 0.8, TopP: 0.95, MinP: 0.05, Seed: 1}
+
+// sampled is graph with the token drawn on the device (benchSampling): the
+// same replays, each ending with the top-k passes and the draw instead of
+// argmax. Its graphs are captured in its own warm-up.
+func (b *bencher) sampled(g *gpu.Model, gs *gpu.GraphDecodeState, ctx int, tok int32, r *Row) error {
+	if err := gs.SetSampling(&benchSampling); err != nil {
+		return err
+	}
+	err := b.graph(g, gs, ctx, tok, r)
+	return errors.Join(err, gs.SetSampling(nil))
 }
 
 // eager times r.Tokens DecodeStep calls with host argmax from a synthetic

@@ -23,7 +23,7 @@ const (
 	noteSynthetic = "context filled synthetically (random KV rows and recurrent states, counters at the context); speed depends on bytes moved, not values"
 	noteRoofline  = "roofline ms = (weight + KV + state bytes per token) / copy bandwidth, where copy bandwidth counts bytes read + written (GPU.md convention: copy 4.19 TB/s read+write, read-only streaming 4.11 TB/s); roofline % = roofline ms / measured ms"
 	noteBytes     = "bytes per token: weights as one decode step reads them (untied token_embd: one row) + KV at the mean attention length of the measured steps + GDN recurrent and conv states read and written"
-	notePaths     = "eager = DecodeStep with logits copied to the host and host argmax per token; graph = ContinueGraph replaying one captured CUDA graph per attention bucket, 4-byte token read back per token; captures happen in the warm-up and are excluded from the timed repeats"
+	notePaths     = "eager = DecodeStep with logits copied to the host and host argmax per token; graph = ContinueGraph replaying one captured CUDA graph per attention bucket, 4-byte token read back per token; sampled = graph with the token drawn on the device from the top 40 (temperature 0.8, top-p 0.95, min-p 0.05: memra run's defaults) instead of argmax; captures happen in the warm-up and are excluded from the timed repeats"
 )
 
 // Report is one bench run, written as JSON.
@@ -138,7 +138,7 @@ type Row struct {
 	Model   string  `json:"model"`
 	KV      string  `json:"kv"`
 	Context int     `json:"context"`
-	Path    string  `json:"path"` // "eager" or "graph"
+	Path    string  `json:"path"` // "eager", "graph" or "sampled"
 	Tokens  int     `json:"tokens"`
 	MeanTKV float64 `json:"mean_tkv"`
 	MsTok   Stat    `json:"ms_per_token"`
@@ -356,7 +356,7 @@ func (rep *Report) decodeTable(w io.Writer) {
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rep.allRows() {
 		capt := ""
-		if r.Path == "graph" {
+		if r.Path != "eager" {
 			capt = fmt.Sprint(r.Captures)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.3f | %.3f–%.3f | %.1f | %.1f | %s | %s+%s+%s | %.3f | %.1f | %s |\n",
@@ -446,7 +446,7 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.1f | **%.3f** | %.1f → %.1f |\n", p[0], p[1], p[2], p[3], r.Old, r.New, r.Ratio, r.OldPct, r.NewP)
 	}
 	fmt.Fprintln(w)
-	for _, path := range []string{"graph", "eager", ""} {
+	for _, path := range []string{"graph", "sampled", "eager", ""} {
 		if g, n := c.geomean(path); n > 0 {
 			name := path
 			if name == "" {

@@ -76,13 +76,31 @@ func (b *gpuBackend) close() {
 	b.e.Close()
 }
 
-// generateGraph is greedy generation through CUDA graphs: the prompt is
-// primed with device-counter steps, then each token is one graph replay.
-// Generation ends after n tokens or a stop token (included).
-func (b *gpuBackend) generateGraph(prompt []int32, n int, stop []int32, emit func(int32) error) (sample.Stats, error) {
+// graphSampling is the device draw for opts, and whether graph generation
+// can pick opts' tokens: greedy (nil), or top-k sampling without a
+// repetition penalty within the device's top k (the draw the host would
+// make from the same logits and seed).
+func (b *gpuBackend) graphSampling(opts sample.Options) (*gpu.Sampling, bool) {
+	if opts.Greedy || opts.Temperature == 0 {
+		return nil, true
+	}
+	if !opts.TopOnly(b.MaxTop()) {
+		return nil, false
+	}
+	return &gpu.Sampling{TopK: opts.TopK, Temperature: opts.Temperature, TopP: opts.TopP, MinP: opts.MinP, Seed: opts.Seed}, true
+}
+
+// generateGraph is generation through CUDA graphs: the prompt is primed
+// with device-counter steps, then each token is one graph replay, picked on
+// the device by argmax (s nil) or the draw s. Generation ends after n
+// tokens or a stop token (included).
+func (b *gpuBackend) generateGraph(prompt []int32, n int, s *gpu.Sampling, stop []int32, emit func(int32) error) (sample.Stats, error) {
 	st := sample.Stats{PromptTokens: len(prompt)}
 	gs := b.g.NewGraphDecodeState()
 	defer gs.Close()
+	if err := gs.SetSampling(s); err != nil {
+		return st, err
+	}
 	if err := gs.Reserve(max(b.ctx, len(prompt)+n)); err != nil {
 		return st, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/engine/tokenizer"
@@ -35,7 +36,10 @@ The first generated token is chosen from the logits after the last prompt
 token. Text goes to stdout as it is generated; a summary line (prompt and
 generation tokens per second) goes to stderr. Sampling: --greedy (or
 --temp 0) takes the argmax; otherwise the repetition penalty, top-k,
-temperature, top-p and min-p filters apply in that order.
+temperature, top-p and min-p filters apply in that order. The same --seed
+gives the same tokens on the CPU and on the GPU; there, greedy and top-k
+sampling (1 to 64, no repetition penalty) pick each token on the device,
+which keeps the steps queued back to back.
 `
 
 type runFlags struct {
@@ -179,9 +183,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	var st sample.Stats
 	var genErr error
-	if g, ok := be.(*gpuBackend); ok && (opts.Greedy || opts.Temperature == 0) {
-		// Greedy on the GPU: CUDA-graph decode, 4 bytes read back per token.
-		st, genErr = g.generateGraph(prompt, f.n, opts.Stop, emit)
+	g, graph := be.(*gpuBackend)
+	var draw *gpu.Sampling
+	if graph {
+		draw, graph = g.graphSampling(opts)
+	}
+	if graph {
+		// Greedy or top-k sampling on the GPU: CUDA-graph decode, the token
+		// picked on the device, 4 bytes read back per token.
+		st, genErr = g.generateGraph(prompt, f.n, draw, opts.Stop, emit)
 	} else {
 		_, st, genErr = sample.Generate(be, prompt, f.n, opts, emit)
 	}

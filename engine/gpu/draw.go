@@ -1,0 +1,51 @@
+package gpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/memra-ai/memra/kernels"
+)
+
+// Sampling is top-k sampling drawn on the device (kernels/draw.cu): graph
+// generation with it picks each token from the step's top k with the
+// temperature, top-p and min-p, as sample.Sampler.SampleTop does for the
+// same options and seed, bit for bit (the device repeats the host's
+// arithmetic; TestGPUGraphSampledEqualsSession), and the token feeds the
+// next step on the device as argmax's does.
+type Sampling struct {
+	TopK        int     // 1 … kernels.TopKMax (and at most the vocabulary)
+	Temperature float32 // > 0
+	TopP        float32 // in [0, 1]; applied when in (0, 1)
+	MinP        float32 // in [0, 1]; applied when > 0
+	Seed        uint64  // the i-th token drawn takes sample.Uniform(Seed, i)
+}
+
+// check reports why s cannot be drawn for a vocabulary of nVocab tokens.
+func (s *Sampling) check(nVocab int) error {
+	switch top := min(kernels.TopKMax, nVocab); {
+	case s.TopK < 1 || s.TopK > top:
+		return fmt.Errorf("gpu: sampling: top-k %d: the device draws from 1 to %d", s.TopK, top)
+	case !(s.Temperature > 0) || math.IsInf(float64(s.Temperature), 1):
+		return fmt.Errorf("gpu: sampling: temperature %g: must be > 0 and finite", s.Temperature)
+	case !(s.TopP >= 0 && s.TopP <= 1):
+		return fmt.Errorf("gpu: sampling: top-p %g: must be in [0, 1]", s.TopP)
+	case !(s.MinP >= 0 && s.MinP <= 1):
+		return fmt.Errorf("gpu: sampling: min-p %g: must be in [0, 1]", s.MinP)
+	}
+	return nil
+}
+
+// params is struct memra_draw for draw index (the tokens drawn so far).
+func (s *Sampling) params(index uint64) []byte {
+	b := make([]byte, kernels.DrawParamsBytes)
+	le := binary.LittleEndian
+	le.PutUint64(b[kernels.DrawSeed:], s.Seed)
+	le.PutUint64(b[kernels.DrawIndex:], index)
+	le.PutUint32(b[kernels.DrawK:], uint32(int32(s.TopK)))
+	le.PutUint32(b[kernels.DrawTemperature:], math.Float32bits(s.Temperature))
+	le.PutUint32(b[kernels.DrawTopP:], math.Float32bits(s.TopP))
+	le.PutUint32(b[kernels.DrawMinP:], math.Float32bits(s.MinP))
+	return b
+}
