@@ -189,16 +189,37 @@ func (b *Backend) mv(jobs ...job) {
 // DecodeStep appends token at position Len() and returns the logits for the
 // next token ([n_vocab], a fresh slice the caller owns).
 func (b *Backend) DecodeStep(token int32) ([]float32, error) {
+	if err := b.step(token, true); err != nil {
+		return nil, err
+	}
+	return append([]float32(nil), b.logits...), nil
+}
+
+// Feed appends tokens without computing their logits (sample.Feeder), as
+// DecodeStep would one by one; it stops at the first token that cannot be
+// appended, the ones before it kept.
+func (b *Backend) Feed(tokens []int32) error {
+	for _, t := range tokens {
+		if err := b.step(t, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step appends token; with logits it also computes the next token's logits
+// into b.logits.
+func (b *Backend) step(token int32, logits bool) error {
 	cfg := b.cfg
 	if token < 0 || int(token) >= cfg.NVocab {
-		return nil, fmt.Errorf("decode: token %d out of range [0, %d)", token, cfg.NVocab)
+		return fmt.Errorf("decode: token %d out of range [0, %d)", token, cfg.NVocab)
 	}
 	if err := b.cache.checkRoom(); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+		return fmt.Errorf("decode: %w", err)
 	}
 	pos := b.cache.n
 	if err := DequantizeRow(b.x, b.embd, int(token)); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+		return fmt.Errorf("decode: %w", err)
 	}
 	RopeCosSin(b.cos, b.sin, pos, cfg.NRot, cfg.RopeBase)
 	for il := range b.layers {
@@ -217,10 +238,12 @@ func (b *Backend) DecodeStep(token int32) ([]float32, error) {
 		b.mv(job{b.y, L.ffnDown, b.ffnG})
 		Add(b.x, b.y)
 	}
-	RMSNorm(b.xn, b.x, b.outNrm, cfg.NormEps)
-	b.mv(job{b.logits, b.out, b.xn})
+	if logits {
+		RMSNorm(b.xn, b.x, b.outNrm, cfg.NormEps)
+		b.mv(job{b.logits, b.out, b.xn})
+	}
 	b.cache.n++
-	return append([]float32(nil), b.logits...), nil
+	return nil
 }
 
 // attention: gated (qwen35) or plain (qwen3) GQA attention for one token at

@@ -132,6 +132,54 @@ func TestResetRepeats(t *testing.T) {
 	}
 }
 
+// TestFeedMatchesDecodeStep: tokens fed without their logits leave the
+// cache as DecodeStep leaves it (the next step's logits are the same bits),
+// and Feed stops at the first token it cannot append, keeping the ones
+// before it.
+func TestFeedMatchesDecodeStep(t *testing.T) {
+	m := modeltest.Load(t, modeltest.TinyQwen35())
+	toks := []int32{5, 17, 300, 2, 41, 9}
+	var want []float32
+	for _, feed := range []bool{false, true} {
+		b, err := cpu.New(m, cpu.Options{Ctx: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if feed {
+			if err := b.Feed(toks[:len(toks)-1]); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			for _, tk := range toks[:len(toks)-1] {
+				if _, err := b.DecodeStep(tk); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		got, err := b.DecodeStep(toks[len(toks)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !feed {
+			want = got
+			continue
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("logit %d after Feed: %v, after DecodeSteps: %v", i, got[i], want[i])
+			}
+		}
+		err = b.Feed([]int32{1, int32(m.NVocab), 2})
+		if err == nil || !strings.Contains(err.Error(), "out of range") || b.Len() != len(toks)+1 {
+			t.Errorf("Feed past a bad token: err %v, Len %d (want %d)", err, b.Len(), len(toks)+1)
+		}
+		if err := b.Feed([]int32{1, 2, 3}); err == nil || !strings.Contains(err.Error(), "context full") || b.Len() != 8 {
+			t.Errorf("Feed past the capacity: err %v, Len %d (want 8)", err, b.Len())
+		}
+	}
+}
+
 func TestContextFull(t *testing.T) {
 	m := modeltest.Load(t, modeltest.TinyQwen3())
 	b, err := cpu.New(m, cpu.Options{Ctx: 3})

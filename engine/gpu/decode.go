@@ -148,7 +148,8 @@ func (gs *GraphDecodeState) Close() error {
 	return errors.Join(errs...)
 }
 
-// GenerateGraph primes the prompt eagerly through DecodeStepDC, then
+// GenerateGraph primes the prompt eagerly (its tokens before the last fed
+// without logits, the last through a device-counter step), then
 // generates n tokens: out[0] is the argmax (or, with SetSampling, the draw)
 // after the last prompt token, and each further token comes from replaying
 // the CUDA graph of the current bucket (captured on first use). Per step
@@ -173,27 +174,26 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 	cc := gs.cache
 	e := g.e
 
-	// Prime: counters at position 0 (and the draws at the first), then per
-	// prompt token set the token counter and run a device-counter step; the
-	// last one picks out[0].
+	// Prime: the prompt's tokens before the last are fed (no logits); the
+	// last one's device-counter step, from counters set at its position,
+	// picks out[0] (argmax, or the draw, whose index starts at 0).
+	last := len(prompt) - 1
 	err := e.Do(func() error {
 		if s := gs.sampling; s != nil {
 			if err := e.CopyHtoD(cc.s.draw, s.params(0)); err != nil {
 				return err
 			}
 		}
-		if err := g.k.CountersSet(cc.s.ctr, prompt[0], 0, 1); err != nil {
+		if err := g.feed(cc, prompt[:last], 0); err != nil {
 			return err
 		}
-		for i, t := range prompt {
-			if err := e.MemsetD32Async(cc.s.ctr, uint32(t), 1); err != nil {
-				return err
-			}
-			a := cc.dcArgs(g.BucketKey(i + 1))
-			a.draw = gs.sampling != nil && i == len(prompt)-1
-			if err := g.enqueue(cc, a); err != nil {
-				return fmt.Errorf("prime step %d: %w", i, err)
-			}
+		if err := g.k.CountersSet(cc.s.ctr, prompt[last], int32(last), int32(last+1)); err != nil {
+			return err
+		}
+		a := cc.dcArgs(g.BucketKey(last + 1))
+		a.draw = gs.sampling != nil
+		if err := g.enqueue(cc, a); err != nil {
+			return fmt.Errorf("prime step %d: %w", last, err)
 		}
 		return nil
 	})
@@ -205,6 +205,18 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 		return []int32{}, e.Synchronize()
 	}
 	return g.ContinueGraph(gs, n)
+}
+
+// feed enqueues the steps of tokens at positions from, from, ... without
+// their logits (stepArgs.feed), on the engine thread; it never synchronises.
+func (g *Model) feed(cc *Cache, tokens []int32, from int) error {
+	for i, t := range tokens {
+		pos := from + i
+		if err := g.enqueue(cc, stepArgs{token: t, pos: int32(pos), bucket: g.BucketKey(pos + 1), feed: true}); err != nil {
+			return fmt.Errorf("feed step at %d: %w", pos, err)
+		}
+	}
+	return nil
 }
 
 // Reserve makes sure the state's cache holds capacity tokens, dropping the

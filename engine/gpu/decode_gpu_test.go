@@ -727,3 +727,55 @@ func TestGPUGraphSampledEqualsSession(t *testing.T) {
 		t.Errorf("%d graphs captured, want two per bucket crossed (6)", len(gs.graphs))
 	}
 }
+
+// TestGPUSessionFeed: tokens fed without their logits (Session.Feed, the
+// prompt before its last token) leave the cache as eager DecodeSteps do:
+// the next step's logits are the same bits, across buckets. A feed that
+// cannot run whole is refused before any step, the cache as it was.
+func TestGPUSessionFeed(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeQ8_0, false, 14))
+	g := loadModel(t, e, m, Options{})
+	const n = 140 // feeds cross the 64- and 128-key buckets
+	s, err := g.NewSession(n + 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cc, err := g.NewCache(n + 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	toks := make([]int32, n+1)
+	for i := range toks {
+		toks[i] = int32((i*101 + 7) % m.NVocab)
+	}
+	for _, tk := range toks[:n] {
+		if _, err := g.DecodeStep(cc, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := g.DecodeStep(cc, toks[n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range [][]int32{toks[:3], toks[3:70], toks[70:n]} {
+		if err := s.Feed(part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Len() != n {
+		t.Fatalf("Len %d after feeding %d tokens", s.Len(), n)
+	}
+	for _, bad := range [][]int32{{1, int32(m.NVocab)}, {1, 2, 3}} {
+		if err := s.Feed(bad); err == nil || s.Len() != n {
+			t.Errorf("Feed(%v) at %d of %d: err %v, Len %d", bad, n, n+2, err, s.Len())
+		}
+	}
+	got, err := s.DecodeStep(toks[n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ktCheckBits(t, "logits after Feed vs after eager steps", got, want)
+}

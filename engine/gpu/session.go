@@ -9,8 +9,9 @@ import (
 )
 
 // Session pairs a model with one cache and implements sample.Decoder
-// (DecodeStep, Reset, Len, Capacity) and sample.TopDecoder (DecodeTop,
-// MaxTop) for generation whose tokens the host picks (sampling). Each step
+// (DecodeStep, Reset, Len, Capacity), sample.TopDecoder (DecodeTop,
+// MaxTop) and sample.Feeder (Feed) for generation whose tokens the host
+// picks (sampling). Each step
 // replays the CUDA graph of its bucket, captured on first use: the host
 // writes the token, position and attention length into the device counters,
 // the graph runs the step from them (the device-counter step without its
@@ -49,6 +50,28 @@ func (s *Session) DecodeStep(token int32) ([]float32, error) {
 		return nil, err
 	}
 	return s.cc.logitsHost, nil
+}
+
+// Feed appends tokens without computing their logits (sample.Feeder: the
+// prompt's tokens before its last): eager steps that stop before the final
+// norm, queued back to back, with nothing read back. A step that cannot
+// run (a full cache, a token outside the vocabulary) is reported before
+// any is queued.
+func (s *Session) Feed(tokens []int32) error {
+	g, cc := s.g, s.cc
+	if need := cc.n + len(tokens); need > cc.capacity {
+		return fmt.Errorf("gpu: feed %d tokens at %d: context full (capacity %d)", len(tokens), cc.n, cc.capacity)
+	}
+	for i, t := range tokens {
+		if t < 0 || int(t) >= g.cfg.NVocab {
+			return fmt.Errorf("gpu: feed: token %d (index %d) out of range [0, %d)", t, i, g.cfg.NVocab)
+		}
+	}
+	if err := g.e.Do(func() error { return g.feed(cc, tokens, cc.n) }); err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	cc.n += len(tokens)
+	return nil
 }
 
 // MaxTop is the largest k DecodeTop serves: kernels.TopKMax, or the

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -22,6 +23,7 @@ type stepArgs struct {
 	deviceToken bool // pick the next token on the device and advance the counters (DC path)
 	topK        bool // select the top kernels.TopKMax logits into scratch.top (sampling)
 	draw        bool // with deviceToken: draw the token from the top k (scratch.draw's parameters), not argmax
+	feed        bool // host path only: append the token and stop before the logits (a prompt token before the last)
 }
 
 // enqueue launches one decode step on the engine stream. It must run on the
@@ -33,6 +35,9 @@ type stepArgs struct {
 func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	c := &g.cfg
 	s := &cc.s
+	if a.feed && a.deviceToken {
+		return errors.New("a feed step takes its token and position from the host") // nothing would advance the counters
+	}
 	if !g.omit.embed {
 		if err := g.embed(s.x, a.token, a.dtok); err != nil {
 			return err
@@ -55,6 +60,9 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 		if err := g.ffn(cc, L); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
+	}
+	if a.feed {
+		return nil
 	}
 	if !g.omit.logits {
 		if err := g.normed(cc, g.norm, s.logits, g.out, mvStore, nil, nil); err != nil {

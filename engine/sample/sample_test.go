@@ -3,6 +3,7 @@ package sample
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -193,4 +194,59 @@ func equal32(a, b []int32) bool {
 		}
 	}
 	return true
+}
+
+// feedFake is fakeDecoder that can also Feed (no logits), counting calls.
+type feedFake struct {
+	fakeDecoder
+	feeds, steps int
+	refuse       bool // Feed fails
+}
+
+func (f *feedFake) Feed(tokens []int32) error {
+	f.feeds++
+	if f.refuse {
+		return errors.New("feed refused")
+	}
+	for _, t := range tokens {
+		if _, err := f.fakeDecoder.DecodeStep(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *feedFake) DecodeStep(tok int32) ([]float32, error) {
+	f.steps++
+	return f.fakeDecoder.DecodeStep(tok)
+}
+
+// TestGenerateFeeds: a Feeder gets the prompt's tokens before its last in
+// one Feed, the rest goes through DecodeStep, and the tokens are those of
+// a decoder without Feed; a one-token prompt feeds nothing.
+func TestGenerateFeeds(t *testing.T) {
+	for _, prompt := range [][]int32{{3, 5, 1, 7}, {4}} {
+		f, ref := &feedFake{fakeDecoder: fakeDecoder{vocab: 10, capacity: 100}}, &fakeDecoder{vocab: 10, capacity: 100}
+		got, _, err := Generate(f, prompt, 5, Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := Generate(plainDecoder{ref}, prompt, 5, Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		feeds := 0
+		if len(prompt) > 1 {
+			feeds = 1
+		}
+		if !slices.Equal(got, want) || !slices.Equal(f.fed, ref.fed) || f.feeds != feeds || f.steps != 5 {
+			t.Errorf("prompt %v: tokens %v fed %v, want %v fed %v; %d Feed and %d DecodeStep calls, want %d and 5",
+				prompt, got, f.fed, want, ref.fed, f.feeds, f.steps, feeds)
+		}
+	}
+	// A Feed error ends generation, naming the prompt.
+	f := &feedFake{fakeDecoder: fakeDecoder{vocab: 10, capacity: 100}, refuse: true}
+	if out, _, err := Generate(f, []int32{1, 2, 3}, 4, Options{}, nil); err == nil || err.Error() != "generate: prompt: feed refused" || out != nil || f.steps != 0 {
+		t.Errorf("refused Feed: out %v, err %v, %d DecodeStep calls", out, err, f.steps)
+	}
 }
