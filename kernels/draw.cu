@@ -80,9 +80,12 @@ __device__ __forceinline__ double memra_draw_sum(const double* w, int n) {
 // token = out[0] and pos, t_kv, step + 1 (argmax_final's end of a
 // device-counter step); top: [MEMRA_TOPK_MAX] f32 values then
 // [MEMRA_TOPK_MAX] int32 ids, best first (topk_select's last pass); p: one
-// memra_draw, whose index is advanced.
+// memra_draw, whose index is advanced; trace: null, or [2 + MEMRA_TOPK_MAX]
+// f64 that gets the random number, the candidates kept and their final
+// probabilities (what the host's Filter returns), for the tests to compare
+// bit for bit.
 extern "C" __global__ void __launch_bounds__(MEMRA_DRAW_THREADS)
-sample_draw(int* out, int* ctr, const float* top, memra_draw* p) {
+sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     __shared__ double w[MEMRA_TOPK_MAX];
@@ -128,6 +131,11 @@ sample_draw(int* out, int* ctr, const float* top, memra_draw* p) {
     if (lane != 0) return;
     const double u = memra_uniform(p->seed, p->index);
     p->index += 1;
+    if (trace) {
+        trace[0] = u;
+        trace[1] = (double)m;
+        for (int i = 0; i < m; i++) trace[2 + i] = w[i];
+    }
     int tok = ids[m - 1]; // the host's answer when no cumulative sum exceeds u, and when m is 1
     if (m > 1) {
         double cum = 0.0;

@@ -412,7 +412,7 @@ func Spec() []Kernel {
 		Kernel{
 			Name: "sample_draw", File: "draw.cu",
 			Doc:    "draw a token from the top k (temperature, top-p, min-p; splitmix64 draw p.index, then p.index+1) into out[0] and, when ctr != 0, end the device-counter step",
-			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("top", Ptr), param("p", Ptr)},
+			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("top", Ptr), param("p", Ptr), param("trace", Ptr)},
 			Block:  [3]int{drawThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{

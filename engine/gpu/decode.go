@@ -100,9 +100,9 @@ func (g *Model) NewGraphDecodeState() *GraphDecodeState {
 // SetSampling makes the following GenerateGraph and ContinueGraph calls
 // draw each token on the device with s (nil: argmax). The draws of s.Seed
 // start from the first, at once on the state's cache (for a ContinueGraph
-// from a cache as it stands) and again at each GenerateGraph, which so
-// picks the tokens sample.Generate picks with the same options on the
-// same logits.
+// from a cache as it stands) and again at each Reserve and GenerateGraph,
+// which so picks the tokens sample.Generate picks with the same options on
+// the same logits.
 func (gs *GraphDecodeState) SetSampling(s *Sampling) error {
 	if s != nil {
 		if err := s.check(gs.g.cfg.NVocab); err != nil {
@@ -110,13 +110,20 @@ func (gs *GraphDecodeState) SetSampling(s *Sampling) error {
 		}
 		c := *s
 		s = &c
-		if cc := gs.cache; cc != nil {
-			if err := gs.g.e.CopyHtoD(cc.s.draw, s.params(0)); err != nil {
-				return fmt.Errorf("gpu: sampling parameters: %w", err)
-			}
-		}
 	}
 	gs.sampling = s
+	return gs.startDraws()
+}
+
+// startDraws writes the sampling parameters, draw index 0, into the
+// state's cache (when it has both).
+func (gs *GraphDecodeState) startDraws() error {
+	if gs.sampling == nil || gs.cache == nil {
+		return nil
+	}
+	if err := gs.g.e.CopyHtoD(gs.cache.s.draw, gs.sampling.params(0)); err != nil {
+		return fmt.Errorf("gpu: sampling parameters: %w", err)
+	}
 	return nil
 }
 
@@ -179,10 +186,8 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 	// picks out[0] (argmax, or the draw, whose index starts at 0).
 	last := len(prompt) - 1
 	err := e.Do(func() error {
-		if s := gs.sampling; s != nil {
-			if err := e.CopyHtoD(cc.s.draw, s.params(0)); err != nil {
-				return err
-			}
+		if err := gs.startDraws(); err != nil {
+			return err
 		}
 		if err := g.feed(cc, prompt[:last], 0); err != nil {
 			return err
@@ -220,10 +225,14 @@ func (g *Model) feed(cc *Cache, tokens []int32, from int) error {
 }
 
 // Reserve makes sure the state's cache holds capacity tokens, dropping the
-// graphs if it has to grow, and resets it.
+// graphs if it has to grow, and resets it; the draws of SetSampling start
+// again from the first.
 func (gs *GraphDecodeState) Reserve(capacity int) error {
 	if gs.cache != nil && gs.cache.capacity >= capacity {
-		return gs.cache.Reset()
+		if err := gs.cache.Reset(); err != nil {
+			return err
+		}
+		return gs.startDraws()
 	}
 	if err := gs.Close(); err != nil {
 		return err
@@ -233,7 +242,7 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 		return err
 	}
 	gs.cache = cc
-	return nil
+	return gs.startDraws()
 }
 
 // ContinueGraph generates n tokens from the state's cache as it stands: the

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -18,6 +19,7 @@ import (
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // decodeEngine opens the GPU for one test or skips it when there is none.
@@ -713,6 +715,30 @@ func TestGPUGraphSampledEqualsSession(t *testing.T) {
 			t.Errorf("%+v: the sampled stream is the greedy one", o)
 		}
 	}
+	if len(gs.graphs) < 6 {
+		t.Errorf("%d graphs captured, want two per bucket crossed (6)", len(gs.graphs))
+	}
+	// The parameters reach the device at SetSampling, for a ContinueGraph
+	// from the cache as it stands, and again when Reserve grows the cache.
+	sm := Sampling{TopK: 9, Temperature: 0.5, TopP: 0.9, MinP: 0.1, Seed: 99}
+	onDevice := func(what string) {
+		t.Helper()
+		got := make([]byte, kernels.DrawParamsBytes)
+		if err := e.CopyDtoH(got, gs.Cache().s.draw); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, sm.params(0)) {
+			t.Errorf("%s: device parameters %x, want %x", what, got, sm.params(0))
+		}
+	}
+	if err := gs.SetSampling(&sm); err != nil {
+		t.Fatal(err)
+	}
+	onDevice("after SetSampling")
+	if err := gs.Reserve(4 * (len(prompt) + n)); err != nil {
+		t.Fatal(err)
+	}
+	onDevice("after Reserve grew the cache")
 	if err := gs.SetSampling(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -722,9 +748,6 @@ func TestGPUGraphSampledEqualsSession(t *testing.T) {
 	}
 	if !slices.Equal(again, greedy) {
 		t.Error("greedy generation after SetSampling(nil) differs from the first")
-	}
-	if len(gs.graphs) < 6 {
-		t.Errorf("%d graphs captured, want two per bucket crossed (6)", len(gs.graphs))
 	}
 }
 

@@ -16,19 +16,25 @@ import (
 // next step on the device as argmax's does.
 type Sampling struct {
 	TopK        int     // 1 … kernels.TopKMax (and at most the vocabulary)
-	Temperature float32 // > 0
+	Temperature float32 // > 0 (+Inf: every kept candidate alike, as on the host)
 	TopP        float32 // in [0, 1]; applied when in (0, 1)
 	MinP        float32 // in [0, 1]; applied when > 0
 	Seed        uint64  // the i-th token drawn takes sample.Uniform(Seed, i)
 }
 
+// MaxTop is the largest k the device selects the top k for (DecodeTop,
+// Sampling): kernels.TopKMax, or the vocabulary if smaller.
+func (g *Model) MaxTop() int { return maxTop(g.cfg.NVocab) }
+
+func maxTop(nVocab int) int { return min(kernels.TopKMax, nVocab) }
+
 // check reports why s cannot be drawn for a vocabulary of nVocab tokens.
 func (s *Sampling) check(nVocab int) error {
-	switch top := min(kernels.TopKMax, nVocab); {
+	switch top := maxTop(nVocab); {
 	case s.TopK < 1 || s.TopK > top:
 		return fmt.Errorf("gpu: sampling: top-k %d: the device draws from 1 to %d", s.TopK, top)
-	case !(s.Temperature > 0) || math.IsInf(float64(s.Temperature), 1):
-		return fmt.Errorf("gpu: sampling: temperature %g: must be > 0 and finite", s.Temperature)
+	case !(s.Temperature > 0):
+		return fmt.Errorf("gpu: sampling: temperature %g: must be > 0", s.Temperature)
 	case !(s.TopP >= 0 && s.TopP <= 1):
 		return fmt.Errorf("gpu: sampling: top-p %g: must be in [0, 1]", s.TopP)
 	case !(s.MinP >= 0 && s.MinP <= 1):

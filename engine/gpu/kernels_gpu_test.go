@@ -1498,6 +1498,15 @@ func TestGPUKernelTopK(t *testing.T) {
 				x[j] = float32(math.NaN())
 			}
 		}},
+		{"signed-zeros-on-top", 9000, func(x []float32) {
+			for j := range x {
+				x[j] = -1 - x[j]*x[j] // below zero: the zeros lead
+			}
+			for _, j := range []int{8191, 17, 4100, 3} {
+				x[j] = float32(math.Copysign(0, -1)) // -0 ranks with +0, by id
+			}
+			x[5000], x[9] = 0, 0
+		}},
 		{"few-numbers-among-nans", 5000, func(x []float32) {
 			for j := range x {
 				if j%1000 != 999 {
@@ -1673,12 +1682,14 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 
 // TestGPUKernelSampleDraw: sample_draw picks the token the host sampler
 // picks (sample.Sampler.SampleTop, same options and seed) from the same top
-// k, draw after draw, bit for bit: both compute the weights, filters and
-// cumulative sums in the same double operations and take draw i of the
-// seed's stream. Logits: uniform, with ties, NaNs, +Inf (NaN weights) and
-// mostly −Inf (zero weights) at some steps; the options range over the
-// filters. The kernel must also advance its draw index and end the
-// device-counter step as argmax_final does.
+// k, draw after draw, and its trace shows why bit for bit: the random
+// number is sample.Uniform's and the candidates kept and their
+// probabilities are sample.Filter's on the whole logits, every float64
+// equal. Logits: uniform, with ties, NaNs inside the top k under a finite
+// maximum, a +Inf maximum (NaN weights) and mostly −Inf at some steps; the
+// options range over the filters, and a temperature of 0.001 sends finite
+// differences below exp's range. The kernel must also advance its draw
+// index and end the device-counter step as argmax_final does.
 func TestGPUKernelSampleDraw(t *testing.T) {
 	v := ktGPU(t)
 	const K, steps = kernels.TopKMax, 120
@@ -1691,6 +1702,7 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 		{Temperature: 2.5, TopK: 64, TopP: 0.99, MinP: 0.001, Seed: 1<<63 + 5},
 		{Temperature: 0.05, TopK: 20, MinP: 0.3, Seed: 6},
 		{Temperature: 1, TopK: 2, TopP: 1, MinP: 1, Seed: 7},
+		{Temperature: 0.001, TopK: 64, Seed: 8},
 	} {
 		host, err := sample.NewSampler(o)
 		ktMust(t, err)
@@ -1700,8 +1712,9 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 		ctr := ktCounters(t, v, -1, 10, 11, 0)
 		out := v.alloc(t, 4)
 		top := v.alloc(t, 2*K*4)
+		trace := v.alloc(t, (2+K)*8)
 		var last int32
-		spread := 0
+		spread, zeros := 0, 0
 		seen := map[int32]bool{}
 		for step := range steps {
 			x := ktUniform(r, 3000, -3, 3)
@@ -1710,8 +1723,8 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 				for j := 0; j < 3000; j += 50 {
 					x[j] = 3
 				}
-			case 5:
-				for j := 1; j < 3000; j += 7 {
+			case 5: // 20 numbers, then NaNs fill the top k
+				for j := 20; j < 3000; j++ {
 					x[j] = float32(math.NaN())
 				}
 			case 7:
@@ -1726,10 +1739,29 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 			ktPut(t, v, top.Add(4*K), ids)
 			want, err := host.SampleTop(ids[:o.TopK], vals[:o.TopK])
 			ktMust(t, err)
-			ktMust(t, v.k.SampleDraw(out, ctr, top, params))
+			ktMust(t, v.k.SampleDraw(out, ctr, top, params, trace))
 			got := ktGet[int32](t, v, out, 1)[0]
 			if got != want {
 				t.Fatalf("case %d %+v, step %d: device drew %d, host %d", ci, o, step, got, want)
+			}
+			tr := ktGet[float64](t, v, trace, 2+K)
+			cands := sample.Filter(x, nil, o)
+			if u := sample.Uniform(o.Seed, uint64(step)); math.Float64bits(tr[0]) != math.Float64bits(u) {
+				t.Fatalf("case %d step %d: device random number %v, host %v", ci, step, tr[0], u)
+			}
+			if int(tr[1]) != len(cands) {
+				t.Fatalf("case %d step %d: device kept %v candidates, host %d", ci, step, tr[1], len(cands))
+			}
+			for i, c := range cands {
+				// NaN probabilities (a NaN or +Inf maximum) carry no
+				// payload the draw reads; any NaN matches any.
+				same := math.Float64bits(tr[2+i]) == math.Float64bits(c.P) || math.IsNaN(tr[2+i]) && math.IsNaN(c.P)
+				if !same || ids[i] != c.ID {
+					t.Fatalf("case %d step %d: candidate %d: device (%d, %v), host (%d, %v)", ci, step, i, ids[i], tr[2+i], c.ID, c.P)
+				}
+				if c.P == 0 {
+					zeros++
+				}
 			}
 			last = got
 			if rank := slices.Index(ids, got); !seen[got] && rank > 0 {
@@ -1745,6 +1777,6 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 		if c[kernels.CounterToken/4] != last || c[kernels.CounterPos/4] != 10+steps || c[kernels.CounterTKV/4] != 11+steps || c[kernels.CounterStep/4] != steps {
 			t.Errorf("case %d: counters %v after %d draws, want token %d pos %d t_kv %d step %d", ci, c, steps, last, 10+steps, 11+steps, steps)
 		}
-		t.Logf("case %d %+v: %d draws equal; %d distinct tokens below the top one", ci, o, steps, spread)
+		t.Logf("case %d %+v: %d draws equal; %d distinct tokens below the top one; %d zero probabilities", ci, o, steps, spread, zeros)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "8c3dc4df25458dda11084ce32bc3afee22ffb584edc885a4f4b1bc40e9d84beb"
+const specHash = "d31cb7da9dedb599ac3ce2e240f75825ace81e205ad991bf401caed2952c9fae"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -134,7 +134,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
 		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
 		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
-		{"sample_draw", "draw.cu", 4, &ks.kSampleDraw},
+		{"sample_draw", "draw.cu", 5, &ks.kSampleDraw},
 		{"counters_set", "counters.cu", 4, &ks.kCountersSet},
 	} {
 		fn, err := e.Function(mod, s.name)
@@ -1640,7 +1640,7 @@ func geomSampleDraw() ([3]int, int) {
 // SampleDraw launches sample_draw (kernels/draw.cu): draw a token from the top k (temperature, top-p, min-p; splitmix64 draw p.index, then p.index+1) into out[0] and, when ctr != 0, end the device-counter step.
 //
 // Grid (1, 1, 1), block (32, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr, p cuda.DevPtr) error {
+func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr, p cuda.DevPtr, trace cuda.DevPtr) error {
 	geom_, shmem_ := geomSampleDraw()
 	grid_, shared_, err_ := launchGeometry("sample_draw", geom_, shmem_)
 	if err_ != nil {
@@ -1651,6 +1651,7 @@ func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr,
 	slot_.p.SetPtr(1, ctr)
 	slot_.p.SetPtr(2, top)
 	slot_.p.SetPtr(3, p)
+	slot_.p.SetPtr(4, trace)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("sample_draw: %w", err_)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/memra-ai/memra/engine/cuda"
-	"github.com/memra-ai/memra/kernels"
 )
 
 // Session pairs a model with one cache and implements sample.Decoder
@@ -76,7 +75,7 @@ func (s *Session) Feed(tokens []int32) error {
 
 // MaxTop is the largest k DecodeTop serves: kernels.TopKMax, or the
 // vocabulary if smaller.
-func (s *Session) MaxTop() int { return min(kernels.TopKMax, s.g.cfg.NVocab) }
+func (s *Session) MaxTop() int { return s.g.MaxTop() }
 
 // DecodeTop appends token and returns the k most likely next tokens and
 // their logits, best first (value descending, ties by lower id, NaN last:

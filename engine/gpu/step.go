@@ -78,7 +78,7 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 		return nil
 	}
 	if a.draw { // sample_draw ends the step as argmax_final does
-		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw)
+		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw, 0)
 	}
 	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
 		return err

@@ -54,9 +54,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("temperature %g: must be ≥ 0", o.Temperature)
 	case o.TopK < 0:
 		return fmt.Errorf("top-k %d: must be ≥ 0", o.TopK)
-	case o.TopP < 0 || o.TopP > 1:
+	case !(o.TopP >= 0 && o.TopP <= 1): // NaN too
 		return fmt.Errorf("top-p %g: must be in [0, 1]", o.TopP)
-	case o.MinP < 0 || o.MinP > 1:
+	case !(o.MinP >= 0 && o.MinP <= 1):
 		return fmt.Errorf("min-p %g: must be in [0, 1]", o.MinP)
 	case o.RepeatPenalty < 0:
 		return fmt.Errorf("repeat penalty %g: must be ≥ 0", o.RepeatPenalty)

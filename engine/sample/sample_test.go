@@ -112,8 +112,10 @@ func TestSamplerDistributionAndSeed(t *testing.T) {
 	if same == 200 {
 		t.Error("different seeds gave identical streams")
 	}
-	if _, err := NewSampler(Options{TopP: 1.5}); err == nil {
-		t.Error("top-p 1.5 accepted")
+	for _, o := range []Options{{TopP: 1.5}, {TopP: float32(math.NaN())}, {MinP: float32(math.NaN())}, {Temperature: float32(math.NaN())}} {
+		if _, err := NewSampler(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
 	}
 }
 

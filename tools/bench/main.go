@@ -386,7 +386,9 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 			return fmt.Errorf("graph decode at context %d: %w", ctx, err)
 		}
 		mr.Rows = append(mr.Rows, gr)
-		mr.Captures, mr.Nodes = gs.Captures, gs.Nodes
+		if mr.Nodes == 0 { // the first context's graph rows capture greedy graphs before any sampled one
+			mr.Nodes = gs.Nodes
+		}
 		rows := []*Row{&gr}
 		sr := base
 		if c.sampled {
@@ -397,6 +399,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 			mr.Rows = append(mr.Rows, sr)
 			rows = append(rows, &sr)
 		}
+		mr.Captures = gs.Captures
 		er := base
 		er.Path = "eager"
 		if err := b.eager(g, cc, ctx, tok, &er); err != nil {

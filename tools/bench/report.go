@@ -90,7 +90,7 @@ type ModelReport struct {
 	Memory   Memory    `json:"memory"`
 	Prime    *Prime    `json:"prime,omitempty"`
 	Captures int       `json:"captures"` // graphs captured in total
-	Nodes    int       `json:"nodes"`    // kernel nodes of a captured graph
+	Nodes    int       `json:"nodes"`    // kernel nodes of a captured greedy graph
 	Rows     []Row     `json:"rows"`
 	Profile  []Profile `json:"profile,omitempty"` // -profile: kernel time per step, per context
 	Error    string    `json:"error,omitempty"`

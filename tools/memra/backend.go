@@ -14,40 +14,54 @@ import (
 	"github.com/memra-ai/memra/engine/sample"
 )
 
-// openBackend returns a decoder for device "cpu", "cuda" or "auto" (CUDA when
-// a GPU is present and the model's types are supported, else CPU), a close
-// function and a name for the summary line.
-func openBackend(device string, m *model.Model, ctx, threads int, stderr io.Writer) (sample.Decoder, func(), string, error) {
+// backend generates on one device: the CPU's decoder driven by
+// sample.Generate, or the GPU (gpuBackend).
+type backend struct {
+	name  string
+	cpu   *cpu.Backend // nil on the GPU
+	gpu   *gpuBackend
+	close func()
+}
+
+// generate produces up to n tokens after prompt, calling emit with each.
+func (b *backend) generate(prompt []int32, n int, opts sample.Options, emit func(int32) error) (sample.Stats, error) {
+	if b.gpu != nil {
+		return b.gpu.generate(prompt, n, opts, emit)
+	}
+	_, st, err := sample.Generate(b.cpu, prompt, n, opts, emit)
+	return st, err
+}
+
+// openBackend opens device "cpu", "cuda" or "auto" (CUDA when a GPU is
+// present and the model's types are supported, else the CPU) for a context
+// of ctx tokens.
+func openBackend(device string, m *model.Model, ctx, threads int, stderr io.Writer) (*backend, error) {
 	if device != "cpu" {
 		g, err := openGPU(m, ctx, stderr)
 		switch {
 		case err == nil:
-			return g, g.close, "cuda " + g.e.Info().Name, nil
+			return &backend{name: "cuda " + g.e.Info().Name, gpu: g, close: g.close}, nil
 		case device == "cuda":
-			return nil, nil, "", fmt.Errorf("--device cuda: %w", err)
+			return nil, fmt.Errorf("--device cuda: %w", err)
 		default:
 			fmt.Fprintf(stderr, "memra: using the CPU (%v)\n", err)
 		}
 	}
 	be, err := cpu.New(m, cpu.Options{Ctx: ctx, Threads: threads})
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
-	return be, func() { be.Close() }, fmt.Sprintf("cpu, %d threads", be.Pool().Workers()), nil
+	return &backend{name: fmt.Sprintf("cpu, %d threads", be.Pool().Workers()), cpu: be, close: be.Close}, nil
 }
 
-// gpuBackend is the CUDA backend behind the sample.Decoder interface, plus
-// graph decoding for greedy runs.
+// gpuBackend is the loaded model on the GPU. Its cache is allocated by the
+// path a run takes: graph generation's, or a Session's for sampling whose
+// token the host picks, never both.
 type gpuBackend struct {
-	*gpu.Session
 	e   *cuda.Engine
 	g   *gpu.Model
 	ctx int
 }
-
-// Sampling with top-k takes the session's device-side top-k (512 bytes a
-// step read back instead of the logits).
-var _ sample.TopDecoder = (*gpuBackend)(nil)
 
 func openGPU(m *model.Model, ctx int, stderr io.Writer) (*gpuBackend, error) {
 	e, err := cuda.New(0)
@@ -61,17 +75,10 @@ func openGPU(m *model.Model, ctx int, stderr io.Writer) (*gpuBackend, error) {
 		e.Close()
 		return nil, err
 	}
-	s, err := g.NewSession(ctx)
-	if err != nil {
-		g.Close()
-		e.Close()
-		return nil, err
-	}
-	return &gpuBackend{Session: s, e: e, g: g, ctx: ctx}, nil
+	return &gpuBackend{e: e, g: g, ctx: ctx}, nil
 }
 
 func (b *gpuBackend) close() {
-	b.Session.Close()
 	b.g.Close()
 	b.e.Close()
 }
@@ -84,24 +91,44 @@ func (b *gpuBackend) graphSampling(opts sample.Options) (*gpu.Sampling, bool) {
 	if opts.Greedy || opts.Temperature == 0 {
 		return nil, true
 	}
-	if !opts.TopOnly(b.MaxTop()) {
+	if !opts.TopOnly(b.g.MaxTop()) {
 		return nil, false
 	}
 	return &gpu.Sampling{TopK: opts.TopK, Temperature: opts.Temperature, TopP: opts.TopP, MinP: opts.MinP, Seed: opts.Seed}, true
 }
 
+// generate takes the graph path when it can pick opts' tokens, else a
+// Session whose steps replay graphs and whose tokens the host samples
+// (sample.Generate: the logits, or the top k, read back each step).
+func (b *gpuBackend) generate(prompt []int32, n int, opts sample.Options, emit func(int32) error) (sample.Stats, error) {
+	if s, ok := b.graphSampling(opts); ok {
+		return b.generateGraph(prompt, n, s, opts.Stop, emit)
+	}
+	s, err := b.g.NewSession(b.ctx)
+	if err != nil {
+		return sample.Stats{}, err
+	}
+	defer s.Close()
+	_, st, err := sample.Generate(s, prompt, n, opts, emit)
+	return st, err
+}
+
 // generateGraph is generation through CUDA graphs: the prompt is primed
-// with device-counter steps, then each token is one graph replay, picked on
-// the device by argmax (s nil) or the draw s. Generation ends after n
-// tokens or a stop token (included).
+// on the device, then each token is one graph replay, picked on the device
+// by argmax (s nil) or the draw s, 4 bytes read back. Generation ends after
+// n tokens or a stop token (included).
 func (b *gpuBackend) generateGraph(prompt []int32, n int, s *gpu.Sampling, stop []int32, emit func(int32) error) (sample.Stats, error) {
 	st := sample.Stats{PromptTokens: len(prompt)}
+	if need := len(prompt) + n - 1; need > b.ctx {
+		return st, fmt.Errorf("generate: context full: %d tokens needed (%d prompt + %d generated − 1), capacity %d",
+			need, len(prompt), n, b.ctx)
+	}
 	gs := b.g.NewGraphDecodeState()
 	defer gs.Close()
 	if err := gs.SetSampling(s); err != nil {
 		return st, err
 	}
-	if err := gs.Reserve(max(b.ctx, len(prompt)+n)); err != nil {
+	if err := gs.Reserve(b.ctx); err != nil {
 		return st, err
 	}
 	t0 := time.Now()

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/engine/tokenizer"
@@ -36,8 +35,9 @@ The first generated token is chosen from the logits after the last prompt
 token. Text goes to stdout as it is generated; a summary line (prompt and
 generation tokens per second) goes to stderr. Sampling: --greedy (or
 --temp 0) takes the argmax; otherwise the repetition penalty, top-k,
-temperature, top-p and min-p filters apply in that order. The same --seed
-gives the same tokens on the CPU and on the GPU; there, greedy and top-k
+temperature, top-p and min-p filters apply in that order. A --seed picks
+the same tokens from the same logits on the CPU and on the GPU (the two
+backends' logits differ in the last bits). On the GPU, greedy runs and top-k
 sampling (1 to 64, no repetition penalty) pick each token on the device,
 which keeps the steps queued back to back.
 `
@@ -153,11 +153,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if ctx == 0 {
 		ctx = len(prompt) + f.n
 	}
-	be, closeBE, backendName, err := openBackend(f.device, m, ctx, f.threads, stderr)
+	be, err := openBackend(f.device, m, ctx, f.threads, stderr)
 	if err != nil {
 		return err
 	}
-	defer closeBE()
+	defer be.close()
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
@@ -181,20 +181,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		first = false
 		return out.Flush()
 	}
-	var st sample.Stats
-	var genErr error
-	g, graph := be.(*gpuBackend)
-	var draw *gpu.Sampling
-	if graph {
-		draw, graph = g.graphSampling(opts)
-	}
-	if graph {
-		// Greedy or top-k sampling on the GPU: CUDA-graph decode, the token
-		// picked on the device, 4 bytes read back per token.
-		st, genErr = g.generateGraph(prompt, f.n, draw, opts.Stop, emit)
-	} else {
-		_, st, genErr = sample.Generate(be, prompt, f.n, opts, emit)
-	}
+	st, genErr := be.generate(prompt, f.n, opts, emit)
 	if stream != nil {
 		out.WriteString(stream.Flush())
 	}
@@ -207,7 +194,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		mode = "greedy"
 	}
 	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | generated %d tok, %.2f tok/s | %s, %s\n",
-		st.PromptTokens, st.PromptTokPerSec(), st.GenTokens, st.GenTokPerSec(), backendName, mode)
+		st.PromptTokens, st.PromptTokPerSec(), st.GenTokens, st.GenTokPerSec(), be.name, mode)
 	return genErr
 }
 
