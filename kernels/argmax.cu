@@ -87,14 +87,6 @@ argmax_final(int* out, int* ctr, const float* part_val, const int* part_idx, int
     }
     memra_argmax_block(&bv, &bi);
     if (threadIdx.x == 0) {
-        const int tok = (bi == 0x7fffffff) ? 0 : bi;
-        out[0] = tok;
-        if (ctr) {
-            memra_counters* c = reinterpret_cast<memra_counters*>(ctr);
-            c->token = tok;
-            c->pos += 1;
-            c->t_kv += 1;
-            c->step += 1;
-        }
+        memra_end_step(out, ctr, (bi == 0x7fffffff) ? 0 : bi);
     }
 }

@@ -57,6 +57,20 @@ __device__ __forceinline__ int memra_load_or(int v, const int* dv) {
     return dv ? *dv : v;
 }
 
+// The end of a device-counter step (argmax_final, sample_draw): out[0] and
+// the counters' token get the picked token, and pos, t_kv and step move on
+// by one. ctr may be null (the picked token only).
+__device__ __forceinline__ void memra_end_step(int* out, int* ctr, int tok) {
+    out[0] = tok;
+    if (ctr) {
+        memra_counters* c = reinterpret_cast<memra_counters*>(ctr);
+        c->token = tok;
+        c->pos += 1;
+        c->t_kv += 1;
+        c->step += 1;
+    }
+}
+
 // ---- 16-bit floats ---------------------------------------------------------
 
 // f16 bits -> f32 (exact; cvt.f32.f16 handles subnormals, inf, NaN).

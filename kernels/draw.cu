@@ -147,12 +147,5 @@ sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) 
             }
         }
     }
-    out[0] = tok;
-    if (ctr) {
-        memra_counters* c = reinterpret_cast<memra_counters*>(ctr);
-        c->token = tok;
-        c->pos += 1;
-        c->t_kv += 1;
-        c->step += 1;
-    }
+    memra_end_step(out, ctr, tok);
 }
