@@ -34,6 +34,8 @@
 #define MEMRA_TOPK_SLICE 4096     // (value, id) pairs a top-k block sorts
 #define MEMRA_TOPK_MAX 64         // survivors a top-k block keeps: the largest k served
 #define MEMRA_DRAW_THREADS 32     // sample_draw: one warp, the exps a lane each
+#define MEMRA_PENALTY_THREADS 256 // repeat_penalty: one block over the window
+#define MEMRA_PENALTY_MAX_WINDOW 4096 // the longest repetition window the device keeps
 
 #define MEMRA_FULL_MASK 0xffffffffu
 

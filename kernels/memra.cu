@@ -17,6 +17,7 @@
 #include "matvec.cu"
 #include "matvec_q4k.cu"
 #include "matvec_q6k.cu"
+#include "penalty.cu"
 #include "rmsnorm.cu"
 #include "rope.cu"
 #include "topk.cu"

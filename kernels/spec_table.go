@@ -17,6 +17,7 @@ const (
 	ctrThreads     = 32   // MEMRA_CTR_THREADS
 	topkThreads    = 1024 // MEMRA_TOPK_THREADS
 	drawThreads    = 32   // MEMRA_DRAW_THREADS
+	penaltyThreads = 256  // MEMRA_PENALTY_THREADS
 )
 
 // Top-k selection (topk.cu): MEMRA_TOPK_SLICE pairs sorted per block, the
@@ -37,6 +38,19 @@ const (
 	DrawTemperature = 20
 	DrawTopP        = 24
 	DrawMinP        = 28
+)
+
+// The repetition penalty's state (struct memra_penalty, penalty.cu):
+// PenaltyBytes in device memory; Penalty float32, Window and Stamp int32,
+// N int64 (tokens appended), then the ring of PenaltyMaxWindow int32.
+const (
+	PenaltyMaxWindow = 4096 // MEMRA_PENALTY_MAX_WINDOW
+	PenaltyBytes     = 24 + 4*PenaltyMaxWindow
+	PenaltyPenalty   = 0
+	PenaltyWindow    = 4
+	PenaltyN         = 8
+	PenaltyStamp     = 16
+	PenaltyRing      = 24
 )
 
 // AttnHeadDims are the head dims the attention split kernels are built for.
@@ -414,6 +428,12 @@ func Spec() []Kernel {
 			Doc:    "draw a token from the top k (temperature, top-p, min-p; splitmix64 draw p.index, then p.index+1) into out[0] and, when ctr != 0, end the device-counter step",
 			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("top", Ptr), param("p", Ptr), param("trace", Ptr)},
 			Block:  [3]int{drawThreads, 1, 1}, Grid: [3]string{one, one, one},
+		},
+		Kernel{
+			Name: "repeat_penalty", File: "penalty.cu",
+			Doc:    "append the counters' token to the penalty's history, then divide (positive) or multiply each distinct token's logit among its last window by the penalty",
+			Params: []Param{param("logits", Ptr), param("ctr", Ptr), param("p", Ptr), param("seen", Ptr), param("n_vocab", I32)},
+			Block:  [3]int{penaltyThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
 			Name: "counters_set", File: "counters.cu",

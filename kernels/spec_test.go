@@ -62,11 +62,13 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 	}
 	defines := parseDefines(string(hdr))
 	for name, v := range map[string]int{
-		"MEMRA_TOPK_SLICE":   TopKSlice,
-		"MEMRA_TOPK_MAX":     TopKMax,
-		"MEMRA_TOPK_THREADS": topkThreads,
-		"MEMRA_DRAW_THREADS": drawThreads,
-		"MEMRA_ARGMAX_CHUNK": 8192, // argmax_partial's grid, "(n+8191)/8192"
+		"MEMRA_TOPK_SLICE":         TopKSlice,
+		"MEMRA_TOPK_MAX":           TopKMax,
+		"MEMRA_TOPK_THREADS":       topkThreads,
+		"MEMRA_DRAW_THREADS":       drawThreads,
+		"MEMRA_PENALTY_THREADS":    penaltyThreads,
+		"MEMRA_PENALTY_MAX_WINDOW": PenaltyMaxWindow,
+		"MEMRA_ARGMAX_CHUNK":       8192, // argmax_partial's grid, "(n+8191)/8192"
 	} {
 		if d, ok := defines[name]; !ok || d != v {
 			t.Errorf("%s: common.cuh has %d (found %v), the Go side %d", name, d, ok, v)

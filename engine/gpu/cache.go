@@ -45,6 +45,9 @@ type scratch struct {
 	// answer, [kernels.TopKMax] f32 then [kernels.TopKMax] int32
 	topScratch, top cuda.DevPtr
 	draw            cuda.DevPtr // struct memra_draw (kernels.DrawParamsBytes): the device draw's parameters
+	// the repetition penalty (penalty.cu): struct memra_penalty
+	// (kernels.PenaltyBytes) and the stamps [n_vocab] int32
+	pen, seen cuda.DevPtr
 }
 
 // Cache is everything one sequence mutates on the device: KV cache, Gated
@@ -144,6 +147,8 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	add(&s.topScratch, 2*8*uint64(topKScratchPairs(c.NVocab)), 2)
 	add(&s.top, 8*kernels.TopKMax, 2)
 	add(&s.draw, kernels.DrawParamsBytes, 2)
+	add(&s.pen, kernels.PenaltyBytes, 2)
+	add(&s.seen, f(c.NVocab), 2)
 
 	var total uint64
 	for _, b := range bufs {

@@ -79,6 +79,7 @@ type GraphDecodeState struct {
 	cache    *Cache
 	graphs   map[graphKey]cuda.GraphExec
 	sampling *Sampling // nil: greedy
+	penalty  *Penalty  // nil: none
 	// Captures counts graph captures over the state's life.
 	Captures int
 	// Nodes is the kernel-node count of the last captured graph.
@@ -87,8 +88,9 @@ type GraphDecodeState struct {
 
 // graphKey keys a GraphDecodeState's graphs.
 type graphKey struct {
-	b    Bucket
-	draw bool // ends with the top-k and sample_draw instead of argmax
+	b       Bucket
+	draw    bool // ends with the top-k and sample_draw instead of argmax
+	penalty bool // repeat_penalty on the logits first
 }
 
 // NewGraphDecodeState makes an empty state for greedy generation;
@@ -113,6 +115,43 @@ func (gs *GraphDecodeState) SetSampling(s *Sampling) error {
 	}
 	gs.sampling = s
 	return gs.startDraws()
+}
+
+// SetPenalty makes the following GenerateGraph calls, and the ContinueGraph
+// calls after them, apply the repetition penalty p to each step's logits
+// before the token is picked (nil: none). The history starts at each
+// GenerateGraph with its prompt; a ContinueGraph from a cache as it stands
+// (Reserve, FillSynthetic) starts it empty.
+func (gs *GraphDecodeState) SetPenalty(p *Penalty) error {
+	if p != nil {
+		if err := p.check(); err != nil {
+			return err
+		}
+		c := *p
+		p = &c
+	}
+	gs.penalty = p
+	return gs.startHistory(nil)
+}
+
+// startHistory writes the penalty's state with history (the tokens before
+// the next step's input) and clears its stamps (when the state has a
+// penalty and a cache).
+func (gs *GraphDecodeState) startHistory(history []int32) error {
+	if gs.penalty == nil || gs.cache == nil {
+		return nil
+	}
+	e, s := gs.g.e, &gs.cache.s
+	err := e.Do(func() error {
+		if err := e.CopyHtoD(s.pen, gs.penalty.state(history)); err != nil {
+			return err
+		}
+		return e.MemsetD32Async(s.seen, 0, uint64(gs.g.cfg.NVocab))
+	})
+	if err != nil {
+		return fmt.Errorf("gpu: repetition penalty state: %w", err)
+	}
+	return nil
 }
 
 // startDraws writes the sampling parameters, draw index 0, into the
@@ -189,6 +228,9 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 		if err := gs.startDraws(); err != nil {
 			return err
 		}
+		if err := gs.startHistory(prompt[:last]); err != nil {
+			return err
+		}
 		if err := g.feed(cc, prompt[:last], 0); err != nil {
 			return err
 		}
@@ -196,7 +238,7 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 			return err
 		}
 		a := cc.dcArgs(g.BucketKey(last + 1))
-		a.draw = gs.sampling != nil
+		a.draw, a.penalty = gs.sampling != nil, gs.penalty != nil
 		if err := g.enqueue(cc, a); err != nil {
 			return fmt.Errorf("prime step %d: %w", last, err)
 		}
@@ -226,13 +268,13 @@ func (g *Model) feed(cc *Cache, tokens []int32, from int) error {
 
 // Reserve makes sure the state's cache holds capacity tokens, dropping the
 // graphs if it has to grow, and resets it; the draws of SetSampling start
-// again from the first.
+// again from the first, the penalty's history empty.
 func (gs *GraphDecodeState) Reserve(capacity int) error {
 	if gs.cache != nil && gs.cache.capacity >= capacity {
 		if err := gs.cache.Reset(); err != nil {
 			return err
 		}
-		return gs.startDraws()
+		return errors.Join(gs.startDraws(), gs.startHistory(nil))
 	}
 	if err := gs.Close(); err != nil {
 		return err
@@ -242,7 +284,7 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 		return err
 	}
 	gs.cache = cc
-	return gs.startDraws()
+	return errors.Join(gs.startDraws(), gs.startHistory(nil))
 }
 
 // ContinueGraph generates n tokens from the state's cache as it stands: the
@@ -347,12 +389,12 @@ func (g *Model) awaitToken(cc *Cache, i int) (int32, error) {
 // graph returns the instantiated graph of bucket b that picks the token as
 // the state's sampling says, capturing one device-counter step on first use.
 func (gs *GraphDecodeState) graph(b Bucket) (cuda.GraphExec, error) {
-	key := graphKey{b, gs.sampling != nil}
+	key := graphKey{b, gs.sampling != nil, gs.penalty != nil}
 	if x, ok := gs.graphs[key]; ok {
 		return x, nil
 	}
 	a := gs.cache.dcArgs(b)
-	a.draw = key.draw
+	a.draw, a.penalty = key.draw, key.penalty
 	x, nodes, err := gs.g.capture(gs.cache, a)
 	if err != nil {
 		return 0, err

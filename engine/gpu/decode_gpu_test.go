@@ -739,6 +739,13 @@ func TestGPUGraphSampledEqualsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	onDevice("after Reserve grew the cache")
+	if _, err := g.ContinueGraph(gs, 5); err != nil { // draws, so the index moves on
+		t.Fatal(err)
+	}
+	if err := gs.Reserve(4 * (len(prompt) + n)); err != nil {
+		t.Fatal(err)
+	}
+	onDevice("after Reserve at the same capacity")
 	if err := gs.SetSampling(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -801,4 +808,93 @@ func TestGPUSessionFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ktCheckBits(t, "logits after Feed vs after eager steps", got, want)
+	// One more fills the cache exactly; the next does not fit.
+	if err := s.Feed([]int32{1}); err != nil || s.Len() != n+2 {
+		t.Errorf("Feed to the capacity: err %v, Len %d (want %d)", err, s.Len(), n+2)
+	}
+	if err := s.Feed([]int32{1}); err == nil || s.Len() != n+2 {
+		t.Errorf("Feed past the capacity: err %v, Len %d", err, s.Len())
+	}
+}
+
+// TestGPUGraphPenaltyEqualsSession: graph generation with the repetition
+// penalty on the device (SetPenalty), greedy and sampled, gives the tokens
+// sample.Generate gives on a Session, where the host penalises the whole
+// logits: the window spans the prompt and the tokens generated, across a
+// GenerateGraph + ContinueGraph split. The penalty must change the greedy
+// stream, and the stream without it must come back with SetPenalty(nil).
+func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
+	e := decodeEngine(t)
+	spec := gpuTinySpec(gguf.TypeBF16, false, 15)
+	spec.NVocab = 9000
+	m := modeltest.Load(t, spec)
+	g := loadModel(t, e, m, Options{})
+	const n, split = 150, 70
+	prompt := []int32{3, 141, 59, 3, 2653, 5, 141}
+	s, err := g.NewSession(len(prompt) + n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gs := g.NewGraphDecodeState()
+	defer gs.Close()
+	for _, bad := range []Penalty{{Penalty: 0, Window: 4}, {Penalty: float32(math.NaN()), Window: 4}, {Penalty: 1.1, Window: 0}, {Penalty: 1.1, Window: kernels.PenaltyMaxWindow + 1}} {
+		if err := gs.SetPenalty(&bad); err == nil {
+			t.Errorf("SetPenalty(%+v) accepted", bad)
+		}
+	}
+	plain, err := g.GenerateGraph(gs, prompt, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []sample.Options{
+		{Greedy: true, RepeatPenalty: 1.3, RepeatWindow: 16},
+		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 21, RepeatPenalty: 1.2}, // window 64
+		{Temperature: 1.1, TopK: 64, Seed: 22, RepeatPenalty: 0.8, RepeatWindow: 5},
+	} {
+		s.Reset()
+		want, _, err := sample.Generate(s, prompt, n, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var smp *Sampling
+		if !o.Greedy {
+			smp = &Sampling{TopK: o.TopK, Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, Seed: o.Seed}
+		}
+		w := o.RepeatWindow
+		if w == 0 {
+			w = sample.DefaultRepeatWindow
+		}
+		if err := errors.Join(gs.SetSampling(smp), gs.SetPenalty(&Penalty{Penalty: o.RepeatPenalty, Window: w})); err != nil {
+			t.Fatal(err)
+		}
+		got, err := g.GenerateGraph(gs, prompt, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more, err := g.ContinueGraph(gs, n-split+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, more[1:]...)
+		if len(got) != len(want) {
+			t.Fatalf("%+v: %d tokens from the graphs, %d from the session", o, len(got), len(want))
+		}
+		if i := ktFirstDiff(got, want); i >= 0 {
+			t.Fatalf("%+v: graph (device penalty) and session (host penalty) differ at token %d:\n%v\n%v", o, i, got, want)
+		}
+		if o.Greedy && slices.Equal(got, plain) {
+			t.Errorf("%+v: the penalty left the greedy stream as it was", o)
+		}
+	}
+	if err := errors.Join(gs.SetSampling(nil), gs.SetPenalty(nil)); err != nil {
+		t.Fatal(err)
+	}
+	again, err := g.GenerateGraph(gs, prompt, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again, plain) {
+		t.Error("greedy generation after SetPenalty(nil) differs from the first")
+	}
 }

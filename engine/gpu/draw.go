@@ -55,3 +55,37 @@ func (s *Sampling) params(index uint64) []byte {
 	le.PutUint32(b[kernels.DrawMinP:], math.Float32bits(s.MinP))
 	return b
 }
+
+// Penalty is the repetition penalty applied on the device
+// (kernels/penalty.cu) before the token is picked, by argmax or the draw:
+// sample.Penalize's rule, every distinct token among the last Window of the
+// history (the prompt, then each token generated) has its logit divided by
+// Penalty when positive, else multiplied, in the same float32 operation.
+type Penalty struct {
+	Penalty float32 // > 0 (1: no change)
+	Window  int     // 1 … kernels.PenaltyMaxWindow
+}
+
+func (p *Penalty) check() error {
+	switch {
+	case !(p.Penalty > 0):
+		return fmt.Errorf("gpu: repetition penalty %g: must be > 0", p.Penalty)
+	case p.Window < 1 || p.Window > kernels.PenaltyMaxWindow:
+		return fmt.Errorf("gpu: repetition window %d: the device keeps 1 to %d tokens", p.Window, kernels.PenaltyMaxWindow)
+	}
+	return nil
+}
+
+// state is struct memra_penalty with history's last Window tokens in its
+// ring (token j of history at j % Window) and no stamp used.
+func (p *Penalty) state(history []int32) []byte {
+	b := make([]byte, kernels.PenaltyBytes)
+	le := binary.LittleEndian
+	le.PutUint32(b[kernels.PenaltyPenalty:], math.Float32bits(p.Penalty))
+	le.PutUint32(b[kernels.PenaltyWindow:], uint32(p.Window))
+	le.PutUint64(b[kernels.PenaltyN:], uint64(len(history)))
+	for j := max(0, len(history)-p.Window); j < len(history); j++ {
+		le.PutUint32(b[kernels.PenaltyRing+4*(j%p.Window):], uint32(history[j]))
+	}
+	return b
+}

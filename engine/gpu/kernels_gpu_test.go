@@ -1778,5 +1778,88 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 			t.Errorf("case %d: counters %v after %d draws, want token %d pos %d t_kv %d step %d", ci, c, steps, last, 10+steps, 11+steps, steps)
 		}
 		t.Logf("case %d %+v: %d draws equal; %d distinct tokens below the top one; %d zero probabilities", ci, o, steps, spread, zeros)
+		// What the cases are there for must have happened: draws below the
+		// top where k > 1, and at T = 0.001 weights below exp's range.
+		if o.TopK > 1 && spread == 0 {
+			t.Errorf("case %d: every draw took the top token", ci)
+		}
+		if o.Temperature < 0.01 && zeros == 0 {
+			t.Errorf("case %d: no weight fell below exp's range", ci)
+		}
 	}
+}
+
+// TestGPUKernelRepeatPenalty: repeat_penalty appends the counters' token to
+// its ring and penalises what sample.Penalize penalises over the same
+// window, bit for bit, step after step with one stamp array: windows of 1,
+// 3, 64 and the longest, histories shorter and longer than the window (the
+// ring wrapped), duplicates, tokens outside the vocabulary, penalties above
+// and below 1, logits positive, negative, zero and NaN.
+func TestGPUKernelRepeatPenalty(t *testing.T) {
+	v := ktGPU(t)
+	const vocab = 5000
+	r := ktRand(1301)
+	for ci, c := range []struct {
+		window, prompt int
+		penalty        float32
+	}{{1, 0, 1.3}, {3, 2, 1.3}, {64, 10, 1.1}, {64, 200, 0.7}, {kernels.PenaltyMaxWindow, 5000, 2}} {
+		p := Penalty{Penalty: c.penalty, Window: c.window}
+		ktMust(t, p.check())
+		hist := make([]int32, c.prompt)
+		for i := range hist {
+			hist[i] = int32(r.IntN(40)) // few distinct tokens: duplicates in every window
+		}
+		pen := ktUpload(t, v, p.state(hist), 0)
+		seen := ktUpload(t, v, make([]int32, vocab), 0)
+		ctr := ktCounters(t, v, 0, 0, 1, 0)
+		logits := v.alloc(t, 4*vocab)
+		for step := range 6 {
+			x := ktUniform(r, vocab, -5, 5)
+			x[1], x[2], x[3] = 0, float32(math.NaN()), float32(math.Copysign(0, -1))
+			tok := int32(r.IntN(40))
+			switch step {
+			case 2:
+				tok = 3 // zero logits
+			case 4:
+				tok = 2 // NaN
+			}
+			ktSetCounters(t, v, ctr, tok, int32(len(hist)), int32(len(hist)+1), 0)
+			hist = append(hist, tok)
+			ktPut(t, v, logits, x)
+			ktMust(t, v.k.RepeatPenalty(logits, ctr, pen, seen, vocab))
+			want := append([]float32(nil), x...)
+			sample.Penalize(want, hist, c.penalty, c.window)
+			ktCheckBits(t, fmt.Sprintf("case %d step %d: penalised logits", ci, step), ktSameNaN(ktGet[float32](t, v, logits, vocab)), ktSameNaN(want))
+			if t.Failed() {
+				return
+			}
+		}
+		st := ktGet[int64](t, v, pen.Add(kernels.PenaltyN), 1)[0]
+		if st != int64(len(hist)) {
+			t.Errorf("case %d: %d tokens appended, want %d", ci, st, len(hist))
+		}
+	}
+	// Tokens outside the vocabulary in the history are skipped, as on the host.
+	p := Penalty{Penalty: 1.5, Window: 4}
+	pen := ktUpload(t, v, p.state([]int32{-1, vocab + 7, 9}), 0)
+	seen := ktUpload(t, v, make([]int32, vocab), 0)
+	ctr := ktCounters(t, v, 11, 3, 4, 0)
+	x := ktUniform(r, vocab, -5, 5)
+	logits := ktUpload(t, v, x, 0)
+	ktMust(t, v.k.RepeatPenalty(logits, ctr, pen, seen, vocab))
+	want := append([]float32(nil), x...)
+	sample.Penalize(want, []int32{-1, vocab + 7, 9, 11}, 1.5, 4)
+	ktCheckBits(t, "out-of-vocabulary history", ktGet[float32](t, v, logits, vocab), want)
+}
+
+// ktSameNaN replaces every NaN of x by one NaN: a NaN times the penalty is
+// the GPU's canonical NaN and the host's input NaN, alike to every reader
+// (sample.TopK ranks all NaNs alike).
+func ktSameNaN(x []float32) []float32 {
+	for i, f := range x {
+		if f != f {
+			x[i] = float32(math.NaN())
+		}
+	}
+	return x
 }

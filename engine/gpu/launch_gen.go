@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "d31cb7da9dedb599ac3ce2e240f75825ace81e205ad991bf401caed2952c9fae"
+const specHash = "f2cd0ca9b4931585c65c38d7261446dd810752c20fa17d5e99ee5c3e6b646198"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -67,6 +67,7 @@ type Kernels struct {
 	kArgMaxFinal         kernelSlot // argmax_final
 	kTopKSelect          kernelSlot // topk_select
 	kSampleDraw          kernelSlot // sample_draw
+	kRepeatPenalty       kernelSlot // repeat_penalty
 	kCountersSet         kernelSlot // counters_set
 }
 
@@ -135,6 +136,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
 		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
 		{"sample_draw", "draw.cu", 5, &ks.kSampleDraw},
+		{"repeat_penalty", "penalty.cu", 5, &ks.kRepeatPenalty},
 		{"counters_set", "counters.cu", 4, &ks.kCountersSet},
 	} {
 		fn, err := e.Function(mod, s.name)
@@ -1654,6 +1656,32 @@ func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr,
 	slot_.p.SetPtr(4, trace)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("sample_draw: %w", err_)
+	}
+	return nil
+}
+
+// geomRepeatPenalty is repeat_penalty's grid and dynamic shared memory, from the spec.
+func geomRepeatPenalty(n_vocab int) ([3]int, int) {
+	return [3]int{1, 1, 1}, 0
+}
+
+// RepeatPenalty launches repeat_penalty (kernels/penalty.cu): append the counters' token to the penalty's history, then divide (positive) or multiply each distinct token's logit among its last window by the penalty.
+//
+// Grid (1, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) RepeatPenalty(logits cuda.DevPtr, ctr cuda.DevPtr, p cuda.DevPtr, seen cuda.DevPtr, n_vocab int32) error {
+	geom_, shmem_ := geomRepeatPenalty(int(n_vocab))
+	grid_, shared_, err_ := launchGeometry("repeat_penalty", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kRepeatPenalty
+	slot_.p.SetPtr(0, logits)
+	slot_.p.SetPtr(1, ctr)
+	slot_.p.SetPtr(2, p)
+	slot_.p.SetPtr(3, seen)
+	slot_.p.SetI32(4, n_vocab)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("repeat_penalty: %w", err_)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ type stepArgs struct {
 	topK        bool // select the top kernels.TopKMax logits into scratch.top (sampling)
 	draw        bool // with deviceToken: draw the token from the top k (scratch.draw's parameters), not argmax
 	feed        bool // host path only: append the token and stop before the logits (a prompt token before the last)
+	penalty     bool // with deviceToken: the repetition penalty on the logits first (scratch.pen)
 }
 
 // enqueue launches one decode step on the engine stream. It must run on the
@@ -66,6 +67,14 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	}
 	if !g.omit.logits {
 		if err := g.normed(cc, g.norm, s.logits, g.out, mvStore, nil, nil); err != nil {
+			return err
+		}
+	}
+	if a.penalty {
+		if !a.deviceToken {
+			return errors.New("the repetition penalty on the device appends the counters' token") // the host path has none
+		}
+		if err := g.k.RepeatPenalty(s.logits, s.ctr, s.pen, s.seen, int32(c.NVocab)); err != nil {
 			return err
 		}
 	}

@@ -31,7 +31,10 @@ type TopDecoder interface {
 
 // Feeder is a Decoder that can also append tokens without computing their
 // logits: the prompt's tokens before its last, whose logits nobody reads
-// (the logits matvec is a tenth of a GPU step and more of a CPU one).
+// (the logits matvec is a tenth of a GPU step and more of a CPU one). On an
+// error, how many of the tokens were appended is the backend's to say (Len
+// tells): the GPU session checks them all first and appends none, the CPU
+// backend keeps those before the one that failed.
 type Feeder interface {
 	Decoder
 	Feed(tokens []int32) error

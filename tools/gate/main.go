@@ -4,8 +4,9 @@
 // (prime P, then generate N crossing the n_splits = ceil(t_kv/64)
 // boundaries). Any token mismatch is a FAIL (exit status 1).
 //
-// GenerateGraph primes the prompt eagerly (device-counter DecodeStepDC),
-// then replays one captured CUDA graph per step. A graph is captured once
+// GenerateGraph primes the prompt eagerly (its tokens before the last fed
+// without logits, the last through a device-counter step), then replays one
+// captured CUDA graph per step. A graph is captured once
 // per t_kv bucket (key (fa_vec, n_splits)); the captured attention reads the
 // actual t_kv from a device counter and takes n_splits from the bucket, so
 // replay reproduces eager's split geometry bit for bit. Only a 4-byte token

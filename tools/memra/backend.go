@@ -12,10 +12,19 @@ import (
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/sample"
+	"github.com/memra-ai/memra/kernels"
 )
 
-// backend generates on one device: the CPU's decoder driven by
-// sample.Generate, or the GPU (gpuBackend).
+// The faster paths sample.Generate looks for: a signature that drifted
+// would quietly take the slow one, so the compiler checks them here.
+var (
+	_ sample.TopDecoder = (*gpu.Session)(nil)
+	_ sample.Feeder     = (*gpu.Session)(nil)
+	_ sample.Feeder     = (*cpu.Backend)(nil)
+)
+
+// backend generates on one device: the CPU's decoder, or the GPU's graph
+// generation or Session, whichever the run's options take (gpuBackend).
 type backend struct {
 	name  string
 	cpu   *cpu.Backend // nil on the GPU
@@ -33,11 +42,11 @@ func (b *backend) generate(prompt []int32, n int, opts sample.Options, emit func
 }
 
 // openBackend opens device "cpu", "cuda" or "auto" (CUDA when a GPU is
-// present and the model's types are supported, else the CPU) for a context
-// of ctx tokens.
-func openBackend(device string, m *model.Model, ctx, threads int, stderr io.Writer) (*backend, error) {
+// present, the model's types are supported and its cache fits, else the
+// CPU) for a context of ctx tokens and the run's options.
+func openBackend(device string, m *model.Model, ctx, threads int, opts sample.Options, stderr io.Writer) (*backend, error) {
 	if device != "cpu" {
-		g, err := openGPU(m, ctx, stderr)
+		g, err := openGPU(m, ctx, opts, stderr)
 		switch {
 		case err == nil:
 			return &backend{name: "cuda " + g.e.Info().Name, gpu: g, close: g.close}, nil
@@ -54,16 +63,21 @@ func openBackend(device string, m *model.Model, ctx, threads int, stderr io.Writ
 	return &backend{name: fmt.Sprintf("cpu, %d threads", be.Pool().Workers()), cpu: be, close: be.Close}, nil
 }
 
-// gpuBackend is the loaded model on the GPU. Its cache is allocated by the
-// path a run takes: graph generation's, or a Session's for sampling whose
-// token the host picks, never both.
+// gpuBackend is the model on the GPU with one cache of ctx tokens: graph
+// generation's when the device can pick the run's tokens (gpuPick), else a
+// Session's, whose tokens the host samples.
 type gpuBackend struct {
-	e   *cuda.Engine
-	g   *gpu.Model
-	ctx int
+	e       *cuda.Engine
+	g       *gpu.Model
+	ctx     int
+	gs      *gpu.GraphDecodeState // the graph path, or
+	session *gpu.Session          // the host-sampled one
 }
 
-func openGPU(m *model.Model, ctx int, stderr io.Writer) (*gpuBackend, error) {
+// openGPU loads m and allocates the cache of the path opts take, so that a
+// cache too large for the device fails here, where --device auto can still
+// fall back to the CPU.
+func openGPU(m *model.Model, ctx int, opts sample.Options, stderr io.Writer) (*gpuBackend, error) {
 	e, err := cuda.New(0)
 	if err != nil {
 		return nil, err
@@ -75,69 +89,89 @@ func openGPU(m *model.Model, ctx int, stderr io.Writer) (*gpuBackend, error) {
 		e.Close()
 		return nil, err
 	}
-	return &gpuBackend{e: e, g: g, ctx: ctx}, nil
+	b := &gpuBackend{e: e, g: g, ctx: ctx}
+	if s, p, ok := gpuPick(g, opts); ok {
+		b.gs = g.NewGraphDecodeState()
+		err = errors.Join(b.gs.SetSampling(s), b.gs.SetPenalty(p))
+		if err == nil {
+			err = b.gs.Reserve(ctx)
+		}
+	} else {
+		b.session, err = g.NewSession(ctx)
+	}
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
 }
 
 func (b *gpuBackend) close() {
+	if b.gs != nil {
+		b.gs.Close()
+	}
+	if b.session != nil {
+		b.session.Close()
+	}
 	b.g.Close()
 	b.e.Close()
 }
 
-// graphSampling is the device draw for opts, and whether graph generation
-// can pick opts' tokens: greedy (nil), or top-k sampling without a
-// repetition penalty within the device's top k (the draw the host would
-// make from the same logits and seed).
-func (b *gpuBackend) graphSampling(opts sample.Options) (*gpu.Sampling, bool) {
+// gpuPick is how graph generation picks opts' tokens on the device, and
+// whether it can: argmax (nil) or the top-k draw, each after the repetition
+// penalty when there is one (nil: none). Sampling without a top-k within
+// the device's, or a window longer than the device keeps, stays on the
+// host. The device picks what the host would from the same logits and seed.
+func gpuPick(g *gpu.Model, opts sample.Options) (*gpu.Sampling, *gpu.Penalty, bool) {
+	var pen *gpu.Penalty
+	if p := opts.RepeatPenalty; p != 0 && p != 1 {
+		w := opts.RepeatWindow
+		if w == 0 {
+			w = sample.DefaultRepeatWindow
+		}
+		if w > kernels.PenaltyMaxWindow {
+			return nil, nil, false
+		}
+		pen = &gpu.Penalty{Penalty: p, Window: w}
+	}
 	if opts.Greedy || opts.Temperature == 0 {
-		return nil, true
+		return nil, pen, true
 	}
-	if !opts.TopOnly(b.g.MaxTop()) {
-		return nil, false
+	if opts.TopK < 1 || opts.TopK > g.MaxTop() {
+		return nil, nil, false
 	}
-	return &gpu.Sampling{TopK: opts.TopK, Temperature: opts.Temperature, TopP: opts.TopP, MinP: opts.MinP, Seed: opts.Seed}, true
+	return &gpu.Sampling{TopK: opts.TopK, Temperature: opts.Temperature, TopP: opts.TopP, MinP: opts.MinP, Seed: opts.Seed}, pen, true
 }
 
-// generate takes the graph path when it can pick opts' tokens, else a
-// Session whose steps replay graphs and whose tokens the host samples
-// (sample.Generate: the logits, or the top k, read back each step).
+// generate runs the path openGPU chose: graph generation, or
+// sample.Generate on the Session (the logits, or the top k, read back each
+// step).
 func (b *gpuBackend) generate(prompt []int32, n int, opts sample.Options, emit func(int32) error) (sample.Stats, error) {
-	if s, ok := b.graphSampling(opts); ok {
-		return b.generateGraph(prompt, n, s, opts.Stop, emit)
+	if b.gs != nil {
+		return b.generateGraph(prompt, n, opts.Stop, emit)
 	}
-	s, err := b.g.NewSession(b.ctx)
-	if err != nil {
-		return sample.Stats{}, err
-	}
-	defer s.Close()
-	_, st, err := sample.Generate(s, prompt, n, opts, emit)
+	_, st, err := sample.Generate(b.session, prompt, n, opts, emit)
 	return st, err
 }
 
 // generateGraph is generation through CUDA graphs: the prompt is primed
 // on the device, then each token is one graph replay, picked on the device
-// by argmax (s nil) or the draw s, 4 bytes read back. Generation ends after
-// n tokens or a stop token (included).
-func (b *gpuBackend) generateGraph(prompt []int32, n int, s *gpu.Sampling, stop []int32, emit func(int32) error) (sample.Stats, error) {
-	st := sample.Stats{PromptTokens: len(prompt)}
+// as the state's sampling and penalty say, 4 bytes read back. Generation
+// ends after n tokens or a stop token (included).
+func (b *gpuBackend) generateGraph(prompt []int32, n int, stop []int32, emit func(int32) error) (sample.Stats, error) {
+	var st sample.Stats
 	if need := len(prompt) + n - 1; need > b.ctx {
 		return st, fmt.Errorf("generate: context full: %d tokens needed (%d prompt + %d generated − 1), capacity %d",
 			need, len(prompt), n, b.ctx)
 	}
-	gs := b.g.NewGraphDecodeState()
-	defer gs.Close()
-	if err := gs.SetSampling(s); err != nil {
-		return st, err
-	}
-	if err := gs.Reserve(b.ctx); err != nil {
-		return st, err
-	}
+	st.PromptTokens = len(prompt)
 	t0 := time.Now()
-	if _, err := b.g.GenerateGraph(gs, prompt, 0); err != nil {
+	if _, err := b.g.GenerateGraph(b.gs, prompt, 0); err != nil {
 		return st, err
 	}
 	st.PromptTime = time.Since(t0)
 	t1 := time.Now()
-	err := b.g.ContinueGraphFunc(gs, n, func(t int32) error {
+	err := b.g.ContinueGraphFunc(b.gs, n, func(t int32) error {
 		st.GenTokens++
 		if err := emit(t); err != nil {
 			return err

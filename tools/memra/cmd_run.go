@@ -38,8 +38,9 @@ generation tokens per second) goes to stderr. Sampling: --greedy (or
 temperature, top-p and min-p filters apply in that order. A --seed picks
 the same tokens from the same logits on the CPU and on the GPU (the two
 backends' logits differ in the last bits). On the GPU, greedy runs and top-k
-sampling (1 to 64, no repetition penalty) pick each token on the device,
-which keeps the steps queued back to back.
+sampling (1 to 64), with or without the repetition penalty (a window of up
+to 4096), pick each token on the device, which keeps the steps queued back
+to back.
 `
 
 type runFlags struct {
@@ -153,7 +154,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if ctx == 0 {
 		ctx = len(prompt) + f.n
 	}
-	be, err := openBackend(f.device, m, ctx, f.threads, stderr)
+	be, err := openBackend(f.device, m, ctx, f.threads, opts, stderr)
 	if err != nil {
 		return err
 	}
