@@ -821,8 +821,9 @@ func TestGPUSessionFeed(t *testing.T) {
 // penalty on the device (SetPenalty), greedy and sampled, gives the tokens
 // sample.Generate gives on a Session, where the host penalises the whole
 // logits: the window spans the prompt and the tokens generated, across a
-// GenerateGraph + ContinueGraph split. The penalty must change the greedy
-// stream, and the stream without it must come back with SetPenalty(nil).
+// GenerateGraph + ContinueGraph split. A penalty of 0.01 must change the
+// greedy stream (1.3 left this model's as it was in run115), and the stream
+// without it must come back with SetPenalty(nil).
 func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
 	e := decodeEngine(t)
 	spec := gpuTinySpec(gguf.TypeBF16, false, 15)
@@ -849,6 +850,9 @@ func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
 	}
 	for _, o := range []sample.Options{
 		{Greedy: true, RepeatPenalty: 1.3, RepeatWindow: 16},
+		// A penalty below 1 multiplies a recent token's positive logit (here
+		// by 100): the stream must change, or the penalty did nothing.
+		{Greedy: true, RepeatPenalty: 0.01, RepeatWindow: 16},
 		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 21, RepeatPenalty: 1.2}, // window 64
 		{Temperature: 1.1, TopK: 64, Seed: 22, RepeatPenalty: 0.8, RepeatWindow: 5},
 	} {
@@ -883,7 +887,7 @@ func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
 		if i := ktFirstDiff(got, want); i >= 0 {
 			t.Fatalf("%+v: graph (device penalty) and session (host penalty) differ at token %d:\n%v\n%v", o, i, got, want)
 		}
-		if o.Greedy && slices.Equal(got, plain) {
+		if o.RepeatPenalty < 1 && o.Greedy && slices.Equal(got, plain) {
 			t.Errorf("%+v: the penalty left the greedy stream as it was", o)
 		}
 	}
