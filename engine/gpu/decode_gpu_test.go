@@ -661,20 +661,8 @@ func TestGPUSessionTop(t *testing.T) {
 // from greedy's (the draw is not an argmax), and greedy generation must
 // come back with SetSampling(nil).
 func TestGPUGraphSampledEqualsSession(t *testing.T) {
-	e := decodeEngine(t)
-	spec := gpuTinySpec(gguf.TypeBF16, false, 13)
-	spec.NVocab = 9000 // two top-k passes
-	m := modeltest.Load(t, spec)
-	g := loadModel(t, e, m, Options{})
-	const n, split = 150, 70 // crosses the 64- and 128-key buckets
-	prompt := []int32{3, 141, 59, 2653, 5}
-	s, err := g.NewSession(len(prompt) + n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	gs := g.NewGraphDecodeState()
-	defer gs.Close()
+	g, s, gs := sessionRig(t, 13, len(graphRigPrompt)+graphRigN)
+	prompt, n := graphRigPrompt, graphRigN
 	for _, bad := range []Sampling{{TopK: 0, Temperature: 1}, {TopK: 65, Temperature: 1}, {TopK: 5}, {TopK: 5, Temperature: float32(math.NaN())}, {TopK: 5, Temperature: 1, TopP: 2}} {
 		if err := gs.SetSampling(&bad); err == nil {
 			t.Errorf("SetSampling(%+v) accepted", bad)
@@ -688,29 +676,7 @@ func TestGPUGraphSampledEqualsSession(t *testing.T) {
 		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 11}, // the CLI's defaults
 		{Temperature: 1.3, TopK: 64, Seed: 12},
 	} {
-		s.Reset()
-		want, _, err := sample.Generate(s, prompt, n, o, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := gs.SetSampling(&Sampling{TopK: o.TopK, Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, Seed: o.Seed}); err != nil {
-			t.Fatal(err)
-		}
-		got, err := g.GenerateGraph(gs, prompt, split)
-		if err != nil {
-			t.Fatal(err)
-		}
-		more, err := g.ContinueGraph(gs, n-split+1) // more[0] repeats got's last token
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, more[1:]...)
-		if len(got) != len(want) {
-			t.Fatalf("%+v: %d tokens from the graphs, %d from the session", o, len(got), len(want))
-		}
-		if i := ktFirstDiff(got, want); i >= 0 {
-			t.Fatalf("%+v: graph (device draw) and session (host draw) differ at token %d:\n%v\n%v", o, i, got, want)
-		}
+		got := graphVsSession(t, g, s, gs, o, &Sampling{TopK: o.TopK, Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, Seed: o.Seed}, nil)
 		if slices.Equal(got, greedy) {
 			t.Errorf("%+v: the sampled stream is the greedy one", o)
 		}
@@ -724,7 +690,7 @@ func TestGPUGraphSampledEqualsSession(t *testing.T) {
 	onDevice := func(what string) {
 		t.Helper()
 		got := make([]byte, kernels.DrawParamsBytes)
-		if err := e.CopyDtoH(got, gs.Cache().s.draw); err != nil {
+		if err := g.e.CopyDtoH(got, gs.Cache().s.draw); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, sm.params(0)) {
@@ -825,20 +791,8 @@ func TestGPUSessionFeed(t *testing.T) {
 // greedy stream (1.3 left this model's as it was in run115), and the stream
 // without it must come back with SetPenalty(nil).
 func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
-	e := decodeEngine(t)
-	spec := gpuTinySpec(gguf.TypeBF16, false, 15)
-	spec.NVocab = 9000
-	m := modeltest.Load(t, spec)
-	g := loadModel(t, e, m, Options{})
-	const n, split = 150, 70
-	prompt := []int32{3, 141, 59, 3, 2653, 5, 141}
-	s, err := g.NewSession(len(prompt) + n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	gs := g.NewGraphDecodeState()
-	defer gs.Close()
+	g, s, gs := sessionRig(t, 15, len(graphRigPrompt)+graphRigN)
+	prompt, n := graphRigPrompt, graphRigN
 	for _, bad := range []Penalty{{Penalty: 0, Window: 4}, {Penalty: float32(math.NaN()), Window: 4}, {Penalty: 1.1, Window: 0}, {Penalty: 1.1, Window: kernels.PenaltyMaxWindow + 1}} {
 		if err := gs.SetPenalty(&bad); err == nil {
 			t.Errorf("SetPenalty(%+v) accepted", bad)
@@ -856,11 +810,6 @@ func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
 		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 21, RepeatPenalty: 1.2}, // window 64
 		{Temperature: 1.1, TopK: 64, Seed: 22, RepeatPenalty: 0.8, RepeatWindow: 5},
 	} {
-		s.Reset()
-		want, _, err := sample.Generate(s, prompt, n, o, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var smp *Sampling
 		if !o.Greedy {
 			smp = &Sampling{TopK: o.TopK, Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, Seed: o.Seed}
@@ -869,24 +818,7 @@ func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
 		if w == 0 {
 			w = sample.DefaultRepeatWindow
 		}
-		if err := errors.Join(gs.SetSampling(smp), gs.SetPenalty(&Penalty{Penalty: o.RepeatPenalty, Window: w})); err != nil {
-			t.Fatal(err)
-		}
-		got, err := g.GenerateGraph(gs, prompt, split)
-		if err != nil {
-			t.Fatal(err)
-		}
-		more, err := g.ContinueGraph(gs, n-split+1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, more[1:]...)
-		if len(got) != len(want) {
-			t.Fatalf("%+v: %d tokens from the graphs, %d from the session", o, len(got), len(want))
-		}
-		if i := ktFirstDiff(got, want); i >= 0 {
-			t.Fatalf("%+v: graph (device penalty) and session (host penalty) differ at token %d:\n%v\n%v", o, i, got, want)
-		}
+		got := graphVsSession(t, g, s, gs, o, smp, &Penalty{Penalty: o.RepeatPenalty, Window: w})
 		if o.RepeatPenalty < 1 && o.Greedy && slices.Equal(got, plain) {
 			t.Errorf("%+v: the penalty left the greedy stream as it was", o)
 		}
@@ -901,4 +833,63 @@ func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
 	if !slices.Equal(again, plain) {
 		t.Error("greedy generation after SetPenalty(nil) differs from the first")
 	}
+}
+
+// The prompt (repeated tokens, for the penalty) and length of the
+// graph-against-session tests; 150 tokens cross the 64- and 128-key buckets.
+var graphRigPrompt = []int32{3, 141, 59, 3, 2653, 5, 141}
+
+const graphRigN, graphRigSplit = 150, 70
+
+// sessionRig loads a tiny bf16 model with a 9,000-token vocabulary (two
+// top-k passes) from seed, with a Session and a graph state of capacity
+// tokens, closed when t ends.
+func sessionRig(t *testing.T, seed uint64, capacity int) (*Model, *Session, *GraphDecodeState) {
+	t.Helper()
+	e := decodeEngine(t)
+	spec := gpuTinySpec(gguf.TypeBF16, false, seed)
+	spec.NVocab = 9000
+	g := loadModel(t, e, modeltest.Load(t, spec), Options{})
+	s, err := g.NewSession(capacity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	gs := g.NewGraphDecodeState()
+	t.Cleanup(func() { gs.Close() })
+	return g, s, gs
+}
+
+// graphVsSession generates graphRigN tokens after graphRigPrompt twice: by
+// sample.Generate on s with o (the host picks), and by graph generation on
+// gs with smp and pen (the device picks), split over GenerateGraph and
+// ContinueGraph at graphRigSplit so the draws and the penalty's history go
+// on where they stopped. It fails t unless the tokens are the same, and
+// returns them.
+func graphVsSession(t *testing.T, g *Model, s *Session, gs *GraphDecodeState, o sample.Options, smp *Sampling, pen *Penalty) []int32 {
+	t.Helper()
+	s.Reset()
+	want, _, err := sample.Generate(s, graphRigPrompt, graphRigN, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(gs.SetSampling(smp), gs.SetPenalty(pen)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.GenerateGraph(gs, graphRigPrompt, graphRigSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := g.ContinueGraph(gs, graphRigN-graphRigSplit+1) // more[0] repeats got's last token
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, more[1:]...)
+	if len(got) != len(want) {
+		t.Fatalf("%+v: %d tokens from the graphs, %d from the session", o, len(got), len(want))
+	}
+	if i := ktFirstDiff(got, want); i >= 0 {
+		t.Fatalf("%+v: graph (device) and session (host) differ at token %d:\n%v\n%v", o, i, got, want)
+	}
+	return got
 }
