@@ -222,12 +222,9 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 
 	// Prime: the prompt's tokens before the last are fed (no logits); the
 	// last one's device-counter step, from counters set at its position,
-	// picks out[0] (argmax, or the draw, whose index starts at 0).
+	// picks out[0] (argmax, or the draw, whose index Reserve set to 0).
 	last := len(prompt) - 1
 	err := e.Do(func() error {
-		if err := gs.startDraws(); err != nil {
-			return err
-		}
 		if err := gs.startHistory(prompt[:last]); err != nil {
 			return err
 		}
