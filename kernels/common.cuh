@@ -36,6 +36,7 @@
 #define MEMRA_DRAW_THREADS 32     // sample_draw: one warp, the exps a lane each
 #define MEMRA_PENALTY_THREADS 256 // repeat_penalty: one block over the window
 #define MEMRA_PENALTY_MAX_WINDOW 4096 // the longest repetition window the device keeps
+#define MEMRA_Q8_LANE_PAIRS 64    // matvec_q8_0_wide: a row's scales in the order of its 64 lane pairs (matvec.cu)
 
 #define MEMRA_FULL_MASK 0xffffffffu
 

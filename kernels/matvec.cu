@@ -24,6 +24,8 @@
 // repacked at upload (engine/gpu upload.go): W holds the int8 quants [rows][cols]
 // and S the f16 block scales [rows][cols/32], so every quant row is 16-byte
 // aligned and streams like the 16-bit types (ggml's 34-byte blocks are not).
+// matvec_q8_0_wide reads its scales in lane order (LS, below), which the
+// upload writes for the matrices that kernel runs.
 // The K-quants have their own kernels on the tensor cores (matvec_q4k.cu,
 // matvec_q6k.cu); memra_mv still streams ggml's blocks as kquant.cuh
 // describes (16-byte items of 32 values; Q6_K split like q8_0, its f16 d in
@@ -113,9 +115,35 @@ __device__ __forceinline__ const unsigned short* memra_mv_srow(const unsigned sh
     return nullptr;
 }
 
-// Element c of a row, as f32 (the scalar path).
-template <int KIND>
-__device__ __forceinline__ float memra_mv_elem(const void* row, const unsigned short* srow, int c) {
+// q8_0 scales in lane order (LS: matvec_q8_0_wide). In that kernel lane pair
+// j (lanes 2j and 2j + 1 of the KW*32 = 128 that split a row) reads the
+// chunks of blocks j, j + 64, j + 128, ...: trip t's scale is block
+// j + 64t's. The upload (engine/gpu upload.go) stores a row's scales so
+// that pair j's lie side by side, block b at (b % 64) * Tp + b / 64, Tp =
+// the trips T = ceil(nb / 64) rounded up to even (1 when T is 1, where the
+// order is the plain one), so a trip of two chunks takes both its scales in
+// one 4-byte load, half the plain layout's loads (docs/perf.md step 56).
+// Rows are 64 * Tp f16s apart (nb when T is 1); the padding is zero.
+struct memra_q8_lanes {
+    int tp, stride;
+};
+
+__device__ __forceinline__ memra_q8_lanes memra_q8_lane_layout(int cols) {
+    const int nb = cols >> 5, trips = (nb + MEMRA_Q8_LANE_PAIRS - 1) / MEMRA_Q8_LANE_PAIRS;
+    memra_q8_lanes l;
+    l.tp = trips == 1 ? 1 : (trips + 1) & ~1;
+    l.stride = trips == 1 ? nb : MEMRA_Q8_LANE_PAIRS * l.tp;
+    return l;
+}
+
+__device__ __forceinline__ int memra_q8_lane_index(int b, int tp) {
+    return (b % MEMRA_Q8_LANE_PAIRS) * tp + b / MEMRA_Q8_LANE_PAIRS;
+}
+
+// Element c of a row, as f32 (the scalar path); tp is the row's lane
+// layout when LS.
+template <int KIND, bool LS = false>
+__device__ __forceinline__ float memra_mv_elem(const void* row, const unsigned short* srow, int c, int tp = 1) {
     if (KIND == MEMRA_MV_F32) return reinterpret_cast<const float*>(row)[c];
     if (KIND == MEMRA_MV_F16) return memra_f16_to_f32(reinterpret_cast<const unsigned short*>(row)[c]);
     if (KIND == MEMRA_MV_BF16) return memra_bf16_to_f32(reinterpret_cast<const unsigned short*>(row)[c]);
@@ -124,7 +152,7 @@ __device__ __forceinline__ float memra_mv_elem(const void* row, const unsigned s
         return memra_kq_value<KQ>(reinterpret_cast<const unsigned char*>(row) + (long long)(c >> 8) * memra_kq<KQ>::BB,
                                   srow + (c >> 8), c & 255);
     }
-    return memra_f16_to_f32(srow[c >> 5]) * (float)reinterpret_cast<const signed char*>(row)[c];
+    return memra_f16_to_f32(srow[LS ? memra_q8_lane_index(c >> 5, tp) : c >> 5]) * (float)reinterpret_cast<const signed char*>(row)[c];
 }
 
 // int8 quant k (0..3) of u = q ^ 0x80808080 as an exact f32: the byte placed
@@ -278,7 +306,7 @@ __device__ __forceinline__ void memra_mv_head(memra_mv_batch<R, U>& b, const voi
 // read-only path), else it is the block's normalised copy in shared memory;
 // one function for both let the compiler use generic loads for x, and the
 // two instantiations each get the load they need.
-template <int KIND, int R, int KW, int U, bool TB, bool PF, int HL, bool XG>
+template <int KIND, int R, int KW, int U, bool TB, bool PF, int HL, bool XG, bool LS>
 __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const unsigned short* S, const float* x, int rows,
                                               int cols, int mode, memra_mv_batch<R, HL>& head) {
     using Geo = memra_mv_geom<KIND, R, KW>;
@@ -288,6 +316,9 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
     const bool vec = cols % (memra_mv_kind<KIND>::K ? 256 : V) == 0 && memra_aligned16(W) && memra_aligned16(x);
+    static_assert(!LS || (KIND == MEMRA_MV_Q8 && KW * 16 == MEMRA_Q8_LANE_PAIRS && HL == 0), "lane-order scales are the wide q8_0 kernel's");
+    const memra_q8_lanes ls = LS ? memra_q8_lane_layout(cols) : memra_q8_lanes{1, cols >> 5};
+    const int pair = (kw * 32 + lane) >> 1; // LS: this lane's pair j
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         const int r0 = (unit * G + g) * R;
         const unsigned char* rowp[R];
@@ -296,7 +327,7 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
         for (int i = 0; i < R; i++) {
             const long long rr = min(r0 + i, rows - 1); // rows past the end re-read the last row, never stored
             rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * memra_mv_row_bytes<KIND>(cols);
-            srow[i] = memra_mv_srow<KIND>(S, rr, cols);
+            srow[i] = LS ? S + rr * ls.stride : memra_mv_srow<KIND>(S, rr, cols);
         }
         if (PF && !memra_mv_kind<KIND>::K) {
             const int next = unit + (int)gridDim.x;
@@ -329,15 +360,23 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
                     }
                 v += step * HL;
             }
+            static_assert(!LS || U == 2, "a lane-order scale word holds two trips");
             for (; v + step * (U - 1) < nv; v += step * U) {
                 uint4 wv[U][R];
                 float d[U][R];
+                unsigned int dw[R]; // LS: trips t, t + 1's scales
+#pragma unroll
+                for (int i = 0; i < R; i++)
+                    if (LS) dw[i] = __ldg(reinterpret_cast<const unsigned int*>(srow[i] + pair * ls.tp + (v - kw * 32 - lane) / step));
 #pragma unroll
                 for (int u = 0; u < U; u++)
 #pragma unroll
                     for (int i = 0; i < R; i++) {
                         wv[u][i] = memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v + step * u);
-                        d[u][i] = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + ((v + step * u) >> 1))) : 0.0f;
+                        if (LS)
+                            d[u][i] = memra_f16_to_f32(u == 0 ? memra_lo16(dw[i]) : memra_hi16(dw[i]));
+                        else
+                            d[u][i] = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + ((v + step * u) >> 1))) : 0.0f;
                     }
 #pragma unroll
                 for (int u = 0; u < U; u++)
@@ -353,7 +392,8 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
                     for (int i = 0; i < R; i++) {
                         const bool in = v + step * u < nv;
                         wv[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v + step * u) : make_uint4(0, 0, 0, 0);
-                        d[u][i] = KIND == MEMRA_MV_Q8 && in ? memra_f16_to_f32(__ldg(srow[i] + ((v + step * u) >> 1))) : 0.0f;
+                        const int sx = LS ? memra_q8_lane_index((v + step * u) >> 1, ls.tp) : (v + step * u) >> 1;
+                        d[u][i] = KIND == MEMRA_MV_Q8 && in ? memra_f16_to_f32(__ldg(srow[i] + sx)) : 0.0f;
                     }
 #pragma unroll
                 for (int u = 0; u < U; u++)
@@ -365,7 +405,7 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
                 for (; v < nv; v += step) {
 #pragma unroll
                     for (int i = 0; i < R; i++) {
-                        const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (v >> 1))) : 0.0f;
+                        const float d = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(__ldg(srow[i] + (LS ? memra_q8_lane_index(v >> 1, ls.tp) : v >> 1))) : 0.0f;
                         acc[i] = memra_mv_dot<KIND, XG>(memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + v), x4 + XF4 * v, d, acc[i]);
                     }
                 }
@@ -378,7 +418,7 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
             for (int c = kw * 32 + lane; c < cols; c += step) {
                 const float xc = x[c];
 #pragma unroll
-                for (int i = 0; i < R; i++) acc[i] += memra_mv_elem<KIND>(rowp[i], srow[i], c) * xc;
+                for (int i = 0; i < R; i++) acc[i] += memra_mv_elem<KIND, LS>(rowp[i], srow[i], c, ls.tp) * xc;
             }
         }
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
@@ -441,7 +481,7 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // hence blocks per SM: it pays in the narrow f16/bf16 kernels held to 4
 // blocks per SM, and lost in the wide ones and in q8_0 (docs/perf.md step
 // 23), which leave it off.
-template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0>
+template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0, bool LS = false>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
     using Geo = memra_mv_geom<KIND, R, KW>;
@@ -474,9 +514,9 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
     memra_grid_wait();
     if (xnorm) {
         memra_mv_input(x, norm_w, cols, eps);
-        memra_mv_rows<KIND, R, KW, U, TB, PF, H, false>(y, W, S, memra_xs, rows, cols, mode, head);
+        memra_mv_rows<KIND, R, KW, U, TB, PF, H, false, LS>(y, W, S, memra_xs, rows, cols, mode, head);
     } else {
-        memra_mv_rows<KIND, R, KW, U, TB, PF, H, true>(y, W, S, x, rows, cols, mode, head);
+        memra_mv_rows<KIND, R, KW, U, TB, PF, H, true, LS>(y, W, S, x, rows, cols, mode, head);
     }
 }
 
@@ -516,8 +556,8 @@ matvec_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, in
     memra_mv<MEMRA_MV_BF16, 4, 8, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-// y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] int8 quants; S: [rows][cols/32] f16 scales;
-// x: [cols] f32; cols % 32 == 0
+// y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] int8 quants; S: [rows][cols/32] f16 scales
+// (matvec_q8_0_wide: [rows][stride] in lane order, memra_q8_lane_layout); x: [cols] f32; cols % 32 == 0
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
 matvec_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
             const float* norm_w, int xnorm, float eps) {
@@ -527,5 +567,5 @@ matvec_q8_0(float* y, const void* W, const unsigned short* S, const float* x, in
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                  const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_Q8, 4, 4, 2, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_Q8, 4, 4, 2, true, false, 0, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }

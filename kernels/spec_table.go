@@ -40,6 +40,29 @@ const (
 	DrawMinP        = 28
 )
 
+// Q8LanePairs is how many lane pairs split a row in matvec_q8_0_wide
+// (MEMRA_Q8_LANE_PAIRS). That kernel reads a row's q8_0 scales in lane
+// order: pair j's, blocks j, j + 64, j + 128, ..., side by side, so one
+// 4-byte load serves a trip of two chunks (matvec.cu memra_q8_lane_layout).
+const Q8LanePairs = 64
+
+// Q8LaneLayout is the lane order of a row of cols q8_0 values: trips per
+// pair T = ceil(cols/32 / Q8LanePairs), tp = T rounded up to even (1 when T
+// is 1), and the f16 scales between rows (stride: Q8LanePairs·tp, or cols/32
+// when T is 1, where the order is the plain one); the padding is zero.
+func Q8LaneLayout(cols int) (tp, stride int) {
+	nb := cols / 32
+	trips := (nb + Q8LanePairs - 1) / Q8LanePairs
+	if trips <= 1 {
+		return 1, nb
+	}
+	tp = (trips + 1) &^ 1
+	return tp, Q8LanePairs * tp
+}
+
+// Q8LaneIndex is where block b's scale lies in a lane-ordered row.
+func Q8LaneIndex(b, tp int) int { return b%Q8LanePairs*tp + b/Q8LanePairs }
+
 // The repetition penalty's state (struct memra_penalty, penalty.cu):
 // PenaltyBytes in device memory; Penalty float32, Window and Stamp int32,
 // N int64 (tokens appended), then the ring of PenaltyMaxWindow int32.
@@ -169,6 +192,10 @@ func (m MatvecKernel) Shared(cols int, xnorm bool) int {
 	}
 	return 0
 }
+
+// LaneScales reports whether the kernel reads q8_0 scales in lane order
+// (Q8LaneLayout) instead of [rows][cols/32].
+func (m MatvecKernel) LaneScales() bool { return m.GgmlType == 8 && m.Wide }
 
 func (m MatvecKernel) ringBytes() int { return MatvecThreads / 32 * m.Ring * m.tileBytes() }
 

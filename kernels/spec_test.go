@@ -68,6 +68,7 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_DRAW_THREADS":       drawThreads,
 		"MEMRA_PENALTY_THREADS":    penaltyThreads,
 		"MEMRA_PENALTY_MAX_WINDOW": PenaltyMaxWindow,
+		"MEMRA_Q8_LANE_PAIRS":      Q8LanePairs,
 		"MEMRA_ARGMAX_CHUNK":       8192, // argmax_partial's grid, "(n+8191)/8192"
 	} {
 		if d, ok := defines[name]; !ok || d != v {
@@ -593,12 +594,13 @@ func braceBody(src string, open int) (string, int) {
 // TestMatvecUnitsMatchTemplates: the host sizes matvec grids from
 // MatvecKernels' RowsPerBlock, which must be (8 warps / KW) * R of the
 // template arguments each kernel instantiates: memra_mv<KIND, R, KW, U>
-// (matvec.cu) or memra_mvt<KW, S, T> (mvring.cuh, R = one 16-row tile),
+// (matvec.cu; its LS argument must be LaneScales) or memra_mvt<KW, S, T>
+// (mvring.cuh, R = one 16-row tile),
 // and sizes their shared memory from Ring, which must be S, with tiles of
 // tileBytes, which must be T's: kquant.cuh's MEMRA_Q4T_BYTES for memra_q4t,
 // MEMRA_Q5T_BYTES for memra_q5t, MEMRA_Q6T_BYTES for memra_q6t.
 func TestMatvecUnitsMatchTemplates(t *testing.T) {
-	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)(?:, \w+)*>`)
+	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)((?:, \w+)*)>`)
 	tc := regexp.MustCompile(`memra_mvt<(\d+), (\d+), (\w+)>`)
 	kq, err := os.ReadFile("kquant.cuh")
 	if err != nil {
@@ -647,6 +649,12 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 			}
 			r, _ = strconv.Atoi(m[1])
 			kw, _ = strconv.Atoi(m[2])
+			// memra_mv's LS, its 8th argument: lane-ordered q8_0 scales,
+			// which the engine writes for the kernels that say LaneScales.
+			rest := strings.Split(strings.TrimPrefix(m[4], ", "), ", ")
+			if ls := len(rest) >= 4 && rest[3] == "true"; ls != mk.LaneScales() {
+				t.Errorf("%s: memra_mv's LS is %v, MatvecKernels' LaneScales %v", mk.Name, ls, mk.LaneScales())
+			}
 		}
 		if got := (MatvecThreads / 32 / kw) * r; got != mk.RowsPerBlock {
 			t.Errorf("%s: template R=%d KW=%d gives %d rows per unit, MatvecKernels says %d", mk.Name, r, kw, got, mk.RowsPerBlock)

@@ -147,7 +147,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					b.Fatal(err)
 				}
 				wBytes := int(rb) * shape.rows
-				d := dtensor{name: name, typ: typ, rows: shape.rows, cols: shape.cols}
+				d := dtensor{name: name, typ: typ, rows: shape.rows, cols: shape.cols, laneScales: laneScales(typ, shape.rows)}
 				if typ == gguf.TypeBF16 {
 					d.ptr = randomDevice(b, e, wBytes, 4) // every bf16 bit pattern is a value
 				} else {
@@ -161,7 +161,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					if err := gguf.Quantize(typ, src, data); err != nil {
 						b.Fatal(err)
 					}
-					p, err := e.Alloc(devBytes(typ, shape.rows, shape.cols, int(rb)))
+					p, err := e.Alloc(devBytes(typ, shape.rows, shape.cols, int(rb), d.laneScales))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -169,7 +169,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					g := &Model{e: e}
 					d.ptr = p
 					if l, ok := splitOf(typ); ok {
-						wb, _ := l.rowBytes(shape.cols)
+						wb, _ := l.rowBytes(shape.cols, d.laneScales)
 						d.scales = p.Add(uint64(shape.rows * wb))
 					}
 					var stage staging
@@ -313,10 +313,10 @@ func benchWeights(b *testing.B, e *cuda.Engine, typ gguf.Type, rows, cols, minBy
 	copies := max(1, (minBytes+one-1)/one)
 	var ws []dtensor
 	for i := range copies {
-		d := dtensor{name: fmt.Sprintf("w%d", i), typ: typ, rows: rows, cols: cols}
-		d.ptr = randomDevice(b, e, int(devBytes(typ, rows, cols, int(rb))), uint64(10+i))
+		d := dtensor{name: fmt.Sprintf("w%d", i), typ: typ, rows: rows, cols: cols, laneScales: laneScales(typ, rows)}
+		d.ptr = randomDevice(b, e, int(devBytes(typ, rows, cols, int(rb), d.laneScales)), uint64(10+i))
 		if l, ok := splitOf(typ); ok {
-			wb, sb := l.rowBytes(cols)
+			wb, sb := l.rowBytes(cols, d.laneScales)
 			d.scales = d.ptr.Add(uint64(rows * wb))
 			s := make([]uint16, rows*sb/2)
 			r := rand.New(rand.NewPCG(uint64(i), 9))

@@ -193,10 +193,10 @@ func ktDequant(t *testing.T, w *model.Tensor) []float32 {
 }
 
 // ktWeights uploads w in its device layout (q8_0 split as upload does:
-// payloads at q, f16 scales at s; the K-quants tiled; otherwise s is 0), q
-// placed off bytes past a 16-byte boundary to reach the kernels' unaligned
-// paths.
-func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int) (q, s cuda.DevPtr) {
+// payloads at q, f16 scales at s, in lane order with lane; the K-quants
+// tiled; otherwise s is 0), q placed off bytes past a 16-byte boundary to
+// reach the kernels' unaligned paths.
+func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int, lane bool) (q, s cuda.DevPtr) {
 	t.Helper()
 	if l, ok := tileOf(w.Type); ok {
 		tiles := l.Tile(w.Data, w.Rows(), w.Cols())
@@ -213,6 +213,16 @@ func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int) (q, s cuda.DevP
 	n := len(w.Data) / l.block
 	qb, sb := make([]byte, l.payload()*n), make([]byte, 2*n)
 	l.repack(qb, sb, w.Data)
+	if lane {
+		cols := w.Cols()
+		_, lsb := l.rowBytes(cols, true)
+		_, psb := l.rowBytes(cols, false)
+		ls := make([]byte, w.Rows()*lsb)
+		for r := range w.Rows() {
+			laneOrder(ls[r*lsb:(r+1)*lsb], sb[r*psb:(r+1)*psb], cols)
+		}
+		sb = ls
+	}
 	p := v.alloc(t, len(qb)+16)
 	ktMust(t, v.e.CopyHtoD(p.Add(uint64(off)), qb))
 	return p.Add(uint64(off)), ktUpload(t, v, sb, 0)
@@ -247,7 +257,7 @@ func TestGPUKernelEmbed(t *testing.T) {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			nEmbd := tc.nEmbd
 			w := ktTensor(t, "token_embd.weight", tc.typ, src[:nVocab*nEmbd], nEmbd, nVocab)
-			table, scales := ktWeights(t, v, w, 0)
+			table, scales := ktWeights(t, v, w, 0, false)
 			x := v.alloc(t, (nEmbd+guard)*4)
 			ctr := ktCounters(t, v, 0, 0, 0, 0)
 			run := func(name string, host, dev int32, useDev bool, fill uint32) []float32 {
@@ -498,6 +508,13 @@ func TestGPUKernelMatvec(t *testing.T) {
 		{9, 7, unq, false},
 		{5, 32, all, false},
 		{2050, 96, all, false}, // odd row groups in both wide and plain kernels
+		// q8_0's lane-ordered scales (matvec_q8_0_wide): 3 trips a lane pair
+		// (odd: padded rows, the last trip's scale alone), the 0.8B down
+		// width (112 blocks: pairs of 1 and 2 trips), and the element-wise
+		// path reading lane order (2 trips).
+		{40, 6144, all, false},
+		{100, 3584, all, false},
+		{64, 4096, unaligned, true},
 	} {
 		for _, typ := range sh.types {
 			for _, wide := range []int{0, 1} {
@@ -537,7 +554,7 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 			woff = 2
 		}
 	}
-	dw, ds := ktWeights(t, v, w, woff)
+	dw, ds := ktWeights(t, v, w, woff, variant.GgmlType == int(gguf.TypeQ8_0) && variant.Wide == 1)
 	dx := v.alloc(t, len(xs)*4+16)
 	ktMust(t, v.e.CopyHtoD(dx.Add(uint64(xoff)), cuda.AsBytes(xs)))
 	dx = dx.Add(uint64(xoff))

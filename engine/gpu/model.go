@@ -105,8 +105,9 @@ func omitSet(names []string) (stepOmit, error) {
 
 // dtensor is a weight tensor on the device, in its GGUF type. q8_0 matrices
 // are split (upload.go, splitOf): ptr holds the int8 quants [rows][cols]
-// and scales the f16s [rows][cols/32], so rows stay 16-byte aligned for the
-// matvec's vector loads; the K-quants are tiled, 16 rows × 256 columns per
+// and scales the f16s [rows][cols/32] (for the wide kernel's matrices in
+// its lane order, kernels.Q8LaneLayout: laneScales), so rows stay 16-byte
+// aligned for the matvec's vector loads; the K-quants are tiled, 16 rows × 256 columns per
 // tile (upload.go tileOf, engine/internal/ktile) for the tensor-core
 // matvecs. The bytes are ggml's, reordered.
 type dtensor struct {
@@ -115,6 +116,7 @@ type dtensor struct {
 	scales     cuda.DevPtr // split types only
 	typ        gguf.Type
 	rows, cols int
+	laneScales bool // q8_0: scales in the wide kernel's lane order (upload.go laneScales)
 }
 
 // layerWeights holds one layer's device tensors; fields of the other layer
@@ -210,7 +212,8 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	var total uint64 // arena bytes: every buffer 256-byte aligned
 	var bytes int64  // progress total: the bytes that travel
 	for _, t := range ts {
-		total += align(devBytes(t.Type, t.Rows(), t.Cols(), len(t.Data)/max(1, t.Rows())))
+		// Lane order where it may apply: its padding makes the bound.
+		total += align(devBytes(t.Type, t.Rows(), t.Cols(), len(t.Data)/max(1, t.Rows()), true))
 		bytes += int64(len(t.Data))
 	}
 	if g.weights, err = e.NewArena(total); err != nil {
@@ -222,21 +225,23 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	var errs []error
 	var stage staging
 	// place uploads a matrix whose device row i is rowOf(i) (GGUF bytes), in
-	// the device layout of its type, and reports progress.
-	place := func(name string, typ gguf.Type, rows, cols int, rowOf func(i int) []byte) dtensor {
+	// the device layout of its type (an embedding table: q8_0 scales in the
+	// plain order embed_q8_0 reads), and reports progress.
+	place := func(name string, typ gguf.Type, rows, cols int, table bool, rowOf func(i int) []byte) dtensor {
 		rb, err := gguf.RowBytes(typ, int64(cols))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))
 			return dtensor{}
 		}
-		p, err := g.weights.Alloc(devBytes(typ, rows, cols, int(rb)))
+		lane := laneScales(typ, rows) && !table
+		p, err := g.weights.Alloc(devBytes(typ, rows, cols, int(rb), lane))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))
 			return dtensor{}
 		}
-		d := dtensor{name: name, ptr: p, typ: typ, rows: rows, cols: cols}
+		d := dtensor{name: name, ptr: p, typ: typ, rows: rows, cols: cols, laneScales: lane}
 		if l, ok := splitOf(typ); ok {
-			wb, _ := l.rowBytes(cols)
+			wb, _ := l.rowBytes(cols, lane)
 			d.scales = p.Add(uint64(rows) * uint64(wb))
 		}
 		if err := g.put(d, rowOf, int(rb), &stage, func(n int64) {
@@ -261,7 +266,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		if d, ok := up[t]; ok {
 			return d
 		}
-		d := place(t.Name, t.Type, t.Rows(), t.Cols(), rowsOf(t))
+		d := place(t.Name, t.Type, t.Rows(), t.Cols(), t == m.TokenEmbd, rowsOf(t))
 		up[t] = d
 		return d
 	}
@@ -305,7 +310,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			rows += t.Rows()
 		}
 		cols := ts[0].Cols()
-		f := place(ts[0].Name+"+", ts[0].Type, rows, cols, func(i int) []byte {
+		f := place(ts[0].Name+"+", ts[0].Type, rows, cols, false, func(i int) []byte {
 			k := len(first) - 1
 			for first[k] > i {
 				k--
@@ -329,7 +334,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			return dtensor{}, []dtensor{u(gate), u(upT)}
 		}
 		gr, ur := rowsOf(gate), rowsOf(upT)
-		f := place(gate.Name+"|up", gate.Type, 2*gate.Rows(), gate.Cols(), func(i int) []byte {
+		f := place(gate.Name+"|up", gate.Type, 2*gate.Rows(), gate.Cols(), false, func(i int) []byte {
 			if i%2 == 0 {
 				return gr(i / 2)
 			}

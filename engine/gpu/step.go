@@ -351,7 +351,7 @@ func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm
 	if norm != 0 {
 		xnorm = 1
 	}
-	v := MatvecVariant{GgmlType: int(w.typ), Wide: b2i(MatvecWide(w.typ, w.rows))}
+	v := MatvecVariant{GgmlType: int(w.typ), Wide: b2i(w.wide())}
 	blocks := matvecUnits(v, w.rows)
 	mk, _ := matvecKernel(v) // none: Matvec reports the variant
 	if mk.TensorCore && (x%16 != 0 || norm%16 != 0) {

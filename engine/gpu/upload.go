@@ -7,6 +7,7 @@ import (
 	"github.com/memra-ai/memra/engine/internal/ktile"
 	"github.com/memra-ai/memra/engine/internal/par"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // stageBytes bounds the host staging buffer of an upload that reorders rows
@@ -39,10 +40,37 @@ type split struct {
 
 func (l split) payload() int { return l.block - 2 }
 
-// rowBytes returns the W and S bytes of a row of cols values.
-func (l split) rowBytes(cols int) (w, s int) {
+// rowBytes returns the W and S bytes of a row of cols values; with lane, S
+// in the lane order of the wide q8_0 kernel, its padding included.
+func (l split) rowBytes(cols int, lane bool) (w, s int) {
 	n := cols / l.values
+	if lane {
+		_, stride := kernels.Q8LaneLayout(cols)
+		return n * l.payload(), stride * 2
+	}
 	return n * l.payload(), n * 2
+}
+
+// laneOrder writes one row's f16 scales, plain (cols/32 of them), into dst
+// in the lane order of matvec_q8_0_wide (kernels.Q8LaneLayout: lane pair j's
+// scales side by side, so that kernel takes two trips' scales in one load);
+// dst's padding is zeroed.
+func laneOrder(dst, plain []byte, cols int) {
+	tp, _ := kernels.Q8LaneLayout(cols)
+	clear(dst)
+	for b := range cols / 32 {
+		i := kernels.Q8LaneIndex(b, tp)
+		dst[2*i], dst[2*i+1] = plain[2*b], plain[2*b+1]
+	}
+}
+
+// plainOrder is laneOrder's inverse (tests read device rows back with it).
+func plainOrder(dst, lane []byte, cols int) {
+	tp, _ := kernels.Q8LaneLayout(cols)
+	for b := range cols / 32 {
+		i := kernels.Q8LaneIndex(b, tp)
+		dst[2*b], dst[2*b+1] = lane[2*i], lane[2*i+1]
+	}
 }
 
 // splitOf returns t's split layout, if it has one.
@@ -99,12 +127,33 @@ func tiled(t gguf.Type) bool {
 }
 
 // devBytes is the device size of a rows × cols matrix of type t (rb bytes
-// per GGUF row): the GGUF size, or whole tiles for a tiled type.
-func devBytes(t gguf.Type, rows, cols, rb int) uint64 {
+// per GGUF row): the GGUF size, whole tiles for a tiled type, or for a
+// split type with lane-ordered scales (lane) the padded rows.
+func devBytes(t gguf.Type, rows, cols, rb int, lane bool) uint64 {
 	if l, ok := tileOf(t); ok {
 		return uint64(l.Size(rows, cols))
 	}
+	if l, ok := splitOf(t); ok && lane {
+		wb, sb := l.rowBytes(cols, true)
+		return uint64(rows) * uint64(wb+sb)
+	}
 	return uint64(rows) * uint64(rb)
+}
+
+// laneScales reports whether a matrix of type t and rows rows, not an
+// embedding table, is stored with its scales in lane order: q8_0 matrices
+// the wide kernel runs. An embedding table keeps the plain order that
+// embed_q8_0 reads, and so takes the plain kernel when tied to the output
+// (dtensor.wide).
+func laneScales(t gguf.Type, rows int) bool {
+	return t == gguf.TypeQ8_0 && MatvecWide(t, rows)
+}
+
+// wide reports whether d's products take its family's wide kernel: as
+// MatvecWide says, except that a q8_0 matrix stored with plain scales takes
+// the plain kernel (the wide one reads lane order).
+func (d dtensor) wide() bool {
+	return MatvecWide(d.typ, d.rows) && (d.typ != gguf.TypeQ8_0 || d.laneScales)
 }
 
 // rowBytes is the GGUF size of one row of d (its type was checked at load).
@@ -122,9 +171,10 @@ func (d dtensor) rowsView(name string, first, n int) dtensor {
 		return v
 	}
 	if l, ok := splitOf(d.typ); ok {
-		wb, sb := l.rowBytes(d.cols)
+		wb, sb := l.rowBytes(d.cols, d.laneScales)
 		v.ptr = d.ptr.Add(uint64(first) * uint64(wb))
 		v.scales = d.scales.Add(uint64(first) * uint64(sb))
+		v.laneScales = d.laneScales
 		return v
 	}
 	v.ptr = d.ptr.Add(uint64(first) * uint64(d.rowBytes()))
@@ -152,8 +202,8 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *stag
 				continue
 			}
 		}
-		buf := stage.buf(0, n*rowBytes)
 		if !isSplit {
+			buf := stage.buf(0, n*rowBytes)
 			for i := range n {
 				copy(buf[i*rowBytes:], rowOf(r0+i))
 			}
@@ -163,11 +213,22 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *stag
 			progress(int64(len(buf)))
 			continue
 		}
-		qb, sb := l.rowBytes(d.cols) // payload and side bytes per row
+		qb, sb := l.rowBytes(d.cols, d.laneScales) // payload and side bytes per row
+		buf := stage.buf(0, n*(qb+sb))
 		q, s := buf[:n*qb], buf[n*qb:]
 		par.Rows(n, 64, func(lo, hi int) {
+			var plain []byte
+			if d.laneScales {
+				_, psb := l.rowBytes(d.cols, false)
+				plain = make([]byte, psb)
+			}
 			for i := lo; i < hi; i++ {
-				l.repack(q[i*qb:(i+1)*qb], s[i*sb:(i+1)*sb], rowOf(r0+i))
+				if plain == nil {
+					l.repack(q[i*qb:(i+1)*qb], s[i*sb:(i+1)*sb], rowOf(r0+i))
+					continue
+				}
+				l.repack(q[i*qb:(i+1)*qb], plain, rowOf(r0+i))
+				laneOrder(s[i*sb:(i+1)*sb], plain, d.cols)
 			}
 		})
 		if err := g.e.CopyHtoD(d.ptr.Add(uint64(r0)*uint64(qb)), q); err != nil {
@@ -176,7 +237,7 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *stag
 		if err := g.e.CopyHtoD(d.scales.Add(uint64(r0)*uint64(sb)), s); err != nil {
 			return err
 		}
-		progress(int64(len(buf)))
+		progress(int64(n * rowBytes)) // the GGUF bytes: lane order's padding does not travel from the file
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func TestSplit(t *testing.T) {
 		if !bytes.Equal(s, wantS) || !bytes.Equal(w, wantW) {
 			t.Fatalf("%v: repack gave side % x / payload % x…, want % x / % x…", tc.typ, s, w[:8], wantS, wantW[:8])
 		}
-		if wb, sb := l.rowBytes(2 * l.values); wb != 2*l.payload() || sb != 4 {
+		if wb, sb := l.rowBytes(2*l.values, false); wb != 2*l.payload() || sb != 4 {
 			t.Fatalf("%v: rowBytes = %d, %d", tc.typ, wb, sb)
 		}
 		back := make([]byte, len(src))
@@ -58,6 +58,96 @@ func TestSplit(t *testing.T) {
 		if _, ok := splitOf(typ); ok {
 			t.Errorf("%v is split; its blocks keep 16-byte alignment or are tiled", typ)
 		}
+	}
+}
+
+// TestLaneOrder checks the lane-ordered q8_0 scales against how
+// matvec_q8_0_wide reads them (matvec.cu): lane c0 of the 128 that split a
+// row reads chunks c0, c0 + 128, ... (16 quants each, block c/2), and for
+// trip t the scale at (c0/2)·tp + t of its row; a trip of two chunks (t
+// even, both in the row) takes both scales in one 4-byte load, so that
+// index must be even there. Every block's scale must be where its reader
+// looks, the padding zero, the stride what rowBytes says, and plainOrder
+// laneOrder's inverse. Widths: one trip (plain order), the 0.8B and 9B
+// widths (3,584 pads), odd trip counts, and a width below one pair per lane.
+func TestLaneOrder(t *testing.T) {
+	l, _ := splitOf(gguf.TypeQ8_0)
+	for _, cols := range []int{32, 1024, 2048, 2080, 3584, 4096, 6144, 8192, 12288} {
+		nb := cols / 32
+		plain := make([]byte, 2*nb)
+		for b := range nb {
+			plain[2*b], plain[2*b+1] = byte(b), byte(b>>8)|0x80 // never zero: padding is
+		}
+		_, sb := l.rowBytes(cols, true)
+		lane := make([]byte, sb)
+		for i := range lane {
+			lane[i] = 0xee // laneOrder must clear what it does not fill
+		}
+		laneOrder(lane, plain, cols)
+		tp, stride := kernels.Q8LaneLayout(cols)
+		if sb != 2*stride || stride < nb {
+			t.Fatalf("cols %d: rowBytes side %d, layout stride %d, %d blocks", cols, sb, stride, nb)
+		}
+		const lanes = 2 * kernels.Q8LanePairs // KW·32 of the wide kernel
+		seen := make([]bool, stride)
+		for c0 := range lanes {
+			chunks := 0
+			for c := c0; c < 2*nb; c += lanes {
+				chunks++
+			}
+			for tr := 0; tr < chunks; tr++ {
+				c := c0 + lanes*tr
+				idx := c0/2*tp + tr
+				if idx >= stride {
+					t.Fatalf("cols %d lane %d trip %d: index %d past the row's %d", cols, c0, tr, idx, stride)
+				}
+				if got, want := lane[2*idx:2*idx+2], plain[c/2*2:c/2*2+2]; !bytes.Equal(got, want) {
+					t.Fatalf("cols %d lane %d trip %d: scale % x, want block %d's % x", cols, c0, tr, got, c/2, want)
+				}
+				if tr%2 == 0 && tr+1 < chunks && idx%2 != 0 {
+					t.Fatalf("cols %d lane %d trip %d: a two-trip word at odd index %d", cols, c0, tr, idx)
+				}
+				seen[idx] = true
+			}
+		}
+		for i, ok := range seen {
+			if !ok && (lane[2*i] != 0 || lane[2*i+1] != 0) {
+				t.Fatalf("cols %d: padding at %d is % x", cols, i, lane[2*i:2*i+2])
+			}
+		}
+		back := make([]byte, 2*nb)
+		plainOrder(back, lane, cols)
+		if !bytes.Equal(back, plain) {
+			t.Fatalf("cols %d: plainOrder(laneOrder(s)) != s", cols)
+		}
+		if tp == 1 && !bytes.Equal(lane, plain) {
+			t.Fatalf("cols %d: one trip, yet not the plain order", cols)
+		}
+	}
+}
+
+// TestLaneScalesKernel: the engine stores lane order exactly for the
+// matrices the kernel that reads it runs (the wide q8_0 one), and an
+// embedding-sized q8_0 table kept plain takes the plain kernel.
+func TestLaneScalesKernel(t *testing.T) {
+	for _, mk := range kernels.MatvecKernels() {
+		if mk.LaneScales() != (mk.GgmlType == int(gguf.TypeQ8_0) && mk.Wide) {
+			t.Errorf("%s: LaneScales %v", mk.Name, mk.LaneScales())
+		}
+	}
+	for _, rows := range []int{16, 4096, 4097, 248320} {
+		lane := laneScales(gguf.TypeQ8_0, rows)
+		d := dtensor{typ: gguf.TypeQ8_0, rows: rows, cols: 1024, laneScales: lane}
+		if d.wide() != MatvecWide(gguf.TypeQ8_0, rows) {
+			t.Errorf("%d rows: wide %v, MatvecWide %v", rows, d.wide(), MatvecWide(gguf.TypeQ8_0, rows))
+		}
+		d.laneScales = false // a table's plain scales
+		if d.wide() {
+			t.Errorf("%d rows with plain scales take the wide kernel, which reads lane order", rows)
+		}
+	}
+	if laneScales(gguf.TypeBF16, 16) {
+		t.Error("bf16 has no scales to order")
 	}
 }
 
@@ -113,11 +203,13 @@ func TestRowsViewSplit(t *testing.T) {
 		typ          gguf.Type
 		wRow, sRow   uint64 // device bytes per row in W and S
 		unsplitBytes uint64
+		lane         bool
 	}{
-		{gguf.TypeQ8_0, cols, cols / 32 * 2, 0},
-		{gguf.TypeBF16, 2 * cols, 0, 2 * cols},
+		{gguf.TypeQ8_0, cols, cols / 32 * 2, 0, false},
+		{gguf.TypeQ8_0, cols, cols / 32 * 2, 0, true}, // 16 blocks: one trip a lane, the plain stride
+		{gguf.TypeBF16, 2 * cols, 0, 2 * cols, false},
 	} {
-		d := dtensor{name: "w", typ: tc.typ, rows: 40, cols: cols, ptr: 1 << 20, scales: 1 << 30}
+		d := dtensor{name: "w", typ: tc.typ, rows: 40, cols: cols, ptr: 1 << 20, scales: 1 << 30, laneScales: tc.lane}
 		v := d.rowsView("w[7:]", 7, 5)
 		if v.rows != 5 || v.cols != cols || v.typ != tc.typ {
 			t.Fatalf("%v: view %+v", tc.typ, v)
@@ -128,9 +220,14 @@ func TestRowsViewSplit(t *testing.T) {
 			}
 			continue
 		}
-		if v.ptr != d.ptr.Add(7*tc.wRow) || v.scales != d.scales.Add(7*tc.sRow) {
-			t.Errorf("%v: ptr %#x scales %#x, want %#x %#x", tc.typ, v.ptr, v.scales, d.ptr.Add(7*tc.wRow), d.scales.Add(7*tc.sRow))
+		if v.ptr != d.ptr.Add(7*tc.wRow) || v.scales != d.scales.Add(7*tc.sRow) || v.laneScales != tc.lane {
+			t.Errorf("%v: ptr %#x scales %#x lane %v, want %#x %#x %v", tc.typ, v.ptr, v.scales, v.laneScales, d.ptr.Add(7*tc.wRow), d.scales.Add(7*tc.sRow), tc.lane)
 		}
+	}
+	// 3,584 columns (112 blocks) in lane order: two trips a pair, 128 f16s a row.
+	d := dtensor{name: "w", typ: gguf.TypeQ8_0, rows: 40, cols: 3584, ptr: 1 << 20, scales: 1 << 30, laneScales: true}
+	if v := d.rowsView("w[7:]", 7, 5); v.ptr != d.ptr.Add(7*3584) || v.scales != d.scales.Add(7*128*2) {
+		t.Errorf("lane order, 3584 columns: ptr %#x scales %#x", v.ptr, v.scales)
 	}
 	for typ, tile := range map[gguf.Type]uint64{gguf.TypeQ4_K: 2368, gguf.TypeQ5_K: 2880, gguf.TypeQ6_K: 3360} {
 		d := dtensor{name: "w", typ: typ, rows: 40, cols: cols, ptr: 1 << 20}
