@@ -513,6 +513,7 @@ func TestGPUKernelMatvec(t *testing.T) {
 		// width (112 blocks: pairs of 1 and 2 trips), and the element-wise
 		// path reading lane order (2 trips).
 		{40, 6144, all, false},
+		{33, 8192, all, false}, // 4 trips: a pair's second word (trips 2 and 3)
 		{100, 3584, all, false},
 		{64, 4096, unaligned, true},
 	} {

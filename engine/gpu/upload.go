@@ -64,7 +64,7 @@ func laneOrder(dst, plain []byte, cols int) {
 	}
 }
 
-// plainOrder is laneOrder's inverse (tests read device rows back with it).
+// plainOrder is laneOrder's inverse (TestLaneOrder checks the pair with it).
 func plainOrder(dst, lane []byte, cols int) {
 	tp, _ := kernels.Q8LaneLayout(cols)
 	for b := range cols / 32 {
@@ -189,8 +189,13 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *stag
 	if l, ok := tileOf(d.typ); ok {
 		return g.putTiles(d, l, rowOf, rowBytes, stage, progress)
 	}
-	chunk := max(1, stageBytes/rowBytes)
 	l, isSplit := splitOf(d.typ)
+	devRow := rowBytes // staged bytes per row
+	if isSplit {
+		qb, sb := l.rowBytes(d.cols, d.laneScales)
+		devRow = qb + sb
+	}
+	chunk := max(1, stageBytes/devRow)
 	for r0 := 0; r0 < d.rows; r0 += chunk {
 		n := min(chunk, d.rows-r0)
 		if !isSplit {

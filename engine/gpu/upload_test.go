@@ -72,6 +72,9 @@ func TestSplit(t *testing.T) {
 // widths (3,584 pads), odd trip counts, and a width below one pair per lane.
 func TestLaneOrder(t *testing.T) {
 	l, _ := splitOf(gguf.TypeQ8_0)
+	// The strides the layout promises, in f16s: plain where a pair has one
+	// trip (≤ 64 blocks), else 64 pairs × the trips rounded up to even.
+	wantStride := map[int]int{32: 1, 1024: 32, 2048: 64, 2080: 128, 3584: 128, 4096: 128, 6144: 256, 8192: 256, 12288: 384}
 	for _, cols := range []int{32, 1024, 2048, 2080, 3584, 4096, 6144, 8192, 12288} {
 		nb := cols / 32
 		plain := make([]byte, 2*nb)
@@ -85,6 +88,9 @@ func TestLaneOrder(t *testing.T) {
 		}
 		laneOrder(lane, plain, cols)
 		tp, stride := kernels.Q8LaneLayout(cols)
+		if stride != wantStride[cols] {
+			t.Fatalf("cols %d: stride %d f16s, want %d", cols, stride, wantStride[cols])
+		}
 		if sb != 2*stride || stride < nb {
 			t.Fatalf("cols %d: rowBytes side %d, layout stride %d, %d blocks", cols, sb, stride, nb)
 		}

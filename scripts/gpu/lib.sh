@@ -46,6 +46,7 @@ greedy() {
     timeout 200 "./bin/$1/memra" run -m "$2" --prompt-tokens 1,2,3 -n 24 -greedy -print-tokens -device $d > "$OUT/tok-$d.txt" 2>&1
     echo "$d: $(grep -E '^[0-9 ,]+$' "$OUT/tok-$d.txt" | head -1)"
   done
+  if ! grep -qE '^[0-9 ,]+$' "$OUT/tok-cuda.txt"; then echo "greedy tokens: none printed (see tok-cuda.txt)"; return; fi
   cmp -s <(grep -E '^[0-9 ,]+$' "$OUT/tok-cuda.txt") <(grep -E '^[0-9 ,]+$' "$OUT/tok-cpu.txt") && echo "greedy tokens cuda == cpu" || echo "greedy tokens DIFFER (see tok-*.txt)"
 }
 

@@ -8,6 +8,8 @@
 //	CGO_ENABLED=0 go build -o bin/mvexp ./engine/internal/mvexp
 //	bin/mvexp -cubin bin/mvexp.cubin
 //
+// The engine's matvec_q8_0_wide reads its scales in lane order (docs/perf.md
+// step 56), which mvexp uploads for it beside the plain ones.
 // The "engine" rows are the engine's own matvec kernels (at the time of step
 // 6 these were the session-1 kernels, commit c03d01b, whose q8_0 kernel read
 // ggml's blocks; check that commit out to reproduce them). The mvg_ variants
@@ -54,6 +56,7 @@ type variant struct {
 	r, kw     int
 	q8, xs    bool
 	engine    bool // the engine's own kernel, or mvk_ (the engine's parameters)
+	lane      bool // q8_0 scales in lane order (kernels.Q8LaneLayout: matvec_q8_0_wide)
 	mma       bool // the tensor-core kernels (mma.cuh's, the engine's K-quant ones): the engine's parameters, x staged in shared memory
 	tiled     bool // an mma kernel reading a tiled layout (W = the tiles: tileQ8's, ktile's; S unused or absent)
 	q6k       bool // Q6_K weights: the split layout (mvk_q6_cuda) or ktile.Q6K's tiles (the engine's matvec_q6_k, mmak_q6_, mmk6_)
@@ -179,7 +182,7 @@ func engineVariants() []variant {
 			continue
 		}
 		v := variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: mk.GgmlType == 12, q6k: mk.GgmlType == 14,
-			rowsBlock: mk.RowsPerBlock}
+			rowsBlock: mk.RowsPerBlock, lane: mk.LaneScales()}
 		if mk.TensorCore { // the K-quant kernels on ktile's tiles: (8/KW) warp groups of one 16-row tile per unit
 			v.mma, v.tiled, v.ring, v.r, v.kw = true, true, mk.Ring, 16, 8*16/mk.RowsPerBlock
 		}
@@ -457,10 +460,18 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 			refBF[i], magBF[i], refQ8[i], magQ8[i] = s, m, sq, mq
 		}
 	})
+	// The same scales in the wide q8_0 kernel's lane order, rows padded.
+	tp, stride := kernels.Q8LaneLayout(cols)
+	scl := make([]uint16, rows*stride)
+	for r := range rows {
+		for b := range cols / 32 {
+			scl[r*stride+kernels.Q8LaneIndex(b, tp)] = sc[r*cols/32+b]
+		}
+	}
 	// Copies so the set exceeds L2 (decode streams many different matrices).
 	copies := max(1, int((512<<20)/(rows*cols*2)))
 	qt := tileQ8(qs, sc, rows, cols)
-	type dev struct{ bf, q, s, qt, k, kt, k6w, k6s, k6t cuda.DevPtr }
+	type dev struct{ bf, q, s, sl, qt, k, kt, k6w, k6s, k6t cuda.DevPtr }
 	var ds []dev
 	for range copies {
 		var d dev
@@ -472,6 +483,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 			return err
 		}
 		if d.s, err = upload(e, cuda.AsBytes(sc)); err != nil {
+			return err
+		}
+		if d.sl, err = upload(e, cuda.AsBytes(scl)); err != nil {
 			return err
 		}
 		if d.qt, err = upload(e, qt); err != nil {
@@ -501,6 +515,7 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 			e.Free(d.bf)
 			e.Free(d.q)
 			e.Free(d.s)
+			e.Free(d.sl)
 			e.Free(d.qt)
 			if d.k != 0 {
 				e.Free(d.k)
@@ -567,6 +582,9 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 			} else if v.tiled {
 				put(func(i int) { p.SetPtr(i, d.qt) })
 				put(func(i int) { p.SetPtr(i, 0) })
+			} else if v.q8 && v.lane {
+				put(func(i int) { p.SetPtr(i, d.q) })
+				put(func(i int) { p.SetPtr(i, d.sl) })
 			} else if v.q8 {
 				put(func(i int) { p.SetPtr(i, d.q) })
 				put(func(i int) { p.SetPtr(i, d.s) })
