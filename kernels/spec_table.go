@@ -63,6 +63,27 @@ func Q8LaneLayout(cols int) (tp, stride int) {
 // Q8LaneIndex is where block b's scale lies in a lane-ordered row.
 func Q8LaneIndex(b, tp int) int { return b%Q8LanePairs*tp + b/Q8LanePairs }
 
+// Q8LaneOrder writes one row's f16 scales, plain (cols/32 of them, 2 bytes
+// each), into dst in lane order (2·stride bytes of Q8LaneLayout); dst's
+// padding is zeroed.
+func Q8LaneOrder(dst, plain []byte, cols int) {
+	tp, _ := Q8LaneLayout(cols)
+	clear(dst)
+	for b := range cols / 32 {
+		i := Q8LaneIndex(b, tp)
+		dst[2*i], dst[2*i+1] = plain[2*b], plain[2*b+1]
+	}
+}
+
+// Q8PlainOrder is Q8LaneOrder's inverse.
+func Q8PlainOrder(dst, lane []byte, cols int) {
+	tp, _ := Q8LaneLayout(cols)
+	for b := range cols / 32 {
+		i := Q8LaneIndex(b, tp)
+		dst[2*b], dst[2*b+1] = lane[2*i], lane[2*i+1]
+	}
+}
+
 // The repetition penalty's state (struct memra_penalty, penalty.cu):
 // PenaltyBytes in device memory; Penalty float32, Window and Stamp int32,
 // N int64 (tokens appended), then the ring of PenaltyMaxWindow int32.

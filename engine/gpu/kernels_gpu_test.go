@@ -219,7 +219,7 @@ func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int, lane bool) (q, 
 		_, psb := l.rowBytes(cols, false)
 		ls := make([]byte, w.Rows()*lsb)
 		for r := range w.Rows() {
-			laneOrder(ls[r*lsb:(r+1)*lsb], sb[r*psb:(r+1)*psb], cols)
+			kernels.Q8LaneOrder(ls[r*lsb:(r+1)*lsb], sb[r*psb:(r+1)*psb], cols)
 		}
 		sb = ls
 	}

@@ -51,28 +51,6 @@ func (l split) rowBytes(cols int, lane bool) (w, s int) {
 	return n * l.payload(), n * 2
 }
 
-// laneOrder writes one row's f16 scales, plain (cols/32 of them), into dst
-// in the lane order of matvec_q8_0_wide (kernels.Q8LaneLayout: lane pair j's
-// scales side by side, so that kernel takes two trips' scales in one load);
-// dst's padding is zeroed.
-func laneOrder(dst, plain []byte, cols int) {
-	tp, _ := kernels.Q8LaneLayout(cols)
-	clear(dst)
-	for b := range cols / 32 {
-		i := kernels.Q8LaneIndex(b, tp)
-		dst[2*i], dst[2*i+1] = plain[2*b], plain[2*b+1]
-	}
-}
-
-// plainOrder is laneOrder's inverse (TestLaneOrder checks the pair with it).
-func plainOrder(dst, lane []byte, cols int) {
-	tp, _ := kernels.Q8LaneLayout(cols)
-	for b := range cols / 32 {
-		i := kernels.Q8LaneIndex(b, tp)
-		dst[2*b], dst[2*b+1] = lane[2*i], lane[2*i+1]
-	}
-}
-
 // splitOf returns t's split layout, if it has one.
 func splitOf(t gguf.Type) (split, bool) {
 	if t == gguf.TypeQ8_0 {
@@ -233,7 +211,7 @@ func (g *Model) put(d dtensor, rowOf func(int) []byte, rowBytes int, stage *stag
 					continue
 				}
 				l.repack(q[i*qb:(i+1)*qb], plain, rowOf(r0+i))
-				laneOrder(s[i*sb:(i+1)*sb], plain, d.cols)
+				kernels.Q8LaneOrder(s[i*sb:(i+1)*sb], plain, d.cols)
 			}
 		})
 		if err := g.e.CopyHtoD(d.ptr.Add(uint64(r0)*uint64(qb)), q); err != nil {

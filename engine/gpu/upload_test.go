@@ -67,8 +67,8 @@ func TestSplit(t *testing.T) {
 // trip t the scale at (c0/2)·tp + t of its row; a trip of two chunks (t
 // even, both in the row) takes both scales in one 4-byte load, so that
 // index must be even there. Every block's scale must be where its reader
-// looks, the padding zero, the stride what rowBytes says, and plainOrder
-// laneOrder's inverse. Widths: one trip (plain order), the 0.8B and 9B
+// looks, the padding zero, the stride what rowBytes says, and Q8PlainOrder
+// Q8LaneOrder's inverse. Widths: one trip (plain order), the 0.8B and 9B
 // widths (3,584 pads), odd trip counts, and a width below one pair per lane.
 func TestLaneOrder(t *testing.T) {
 	l, _ := splitOf(gguf.TypeQ8_0)
@@ -84,9 +84,9 @@ func TestLaneOrder(t *testing.T) {
 		_, sb := l.rowBytes(cols, true)
 		lane := make([]byte, sb)
 		for i := range lane {
-			lane[i] = 0xee // laneOrder must clear what it does not fill
+			lane[i] = 0xee // Q8LaneOrder must clear what it does not fill
 		}
-		laneOrder(lane, plain, cols)
+		kernels.Q8LaneOrder(lane, plain, cols)
 		tp, stride := kernels.Q8LaneLayout(cols)
 		if stride != wantStride[cols] {
 			t.Fatalf("cols %d: stride %d f16s, want %d", cols, stride, wantStride[cols])
@@ -122,9 +122,9 @@ func TestLaneOrder(t *testing.T) {
 			}
 		}
 		back := make([]byte, 2*nb)
-		plainOrder(back, lane, cols)
+		kernels.Q8PlainOrder(back, lane, cols)
 		if !bytes.Equal(back, plain) {
-			t.Fatalf("cols %d: plainOrder(laneOrder(s)) != s", cols)
+			t.Fatalf("cols %d: kernels.Q8PlainOrder(kernels.Q8LaneOrder(s)) != s", cols)
 		}
 		if tp == 1 && !bytes.Equal(lane, plain) {
 			t.Fatalf("cols %d: one trip, yet not the plain order", cols)

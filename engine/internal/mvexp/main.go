@@ -461,12 +461,11 @@ func bench(e *cuda.Engine, vs []variant, rows, cols int, xnorm bool) error {
 		}
 	})
 	// The same scales in the wide q8_0 kernel's lane order, rows padded.
-	tp, stride := kernels.Q8LaneLayout(cols)
+	_, stride := kernels.Q8LaneLayout(cols)
 	scl := make([]uint16, rows*stride)
+	plain, lane := cuda.AsBytes(sc), cuda.AsBytes(scl)
 	for r := range rows {
-		for b := range cols / 32 {
-			scl[r*stride+kernels.Q8LaneIndex(b, tp)] = sc[r*cols/32+b]
-		}
+		kernels.Q8LaneOrder(lane[r*2*stride:(r+1)*2*stride], plain[r*cols/16:(r+1)*cols/16], cols)
 	}
 	// Copies so the set exceeds L2 (decode streams many different matrices).
 	copies := max(1, int((512<<20)/(rows*cols*2)))
