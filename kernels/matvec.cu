@@ -569,3 +569,15 @@ matvec_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* 
                  const float* norm_w, int xnorm, float eps) {
     memra_mv<MEMRA_MV_Q8, 4, 4, 2, true, false, 0, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }
+
+// matvec_q8_0_wave is matvec_q8_0_wide held to 4 blocks an SM: 64 registers
+// without spilling once the tail batch is off (ptxas 11.8), so the 512 units
+// of a 4,096-row matrix run in one wave of 528 blocks. It wins there and
+// loses where a matrix has few units (the 0.8B's 1,024 rows), so the engine
+// takes it for 2,049 to 4,096 rows (docs/perf.md step 57). Same scales (lane
+// order) and the same sums as matvec_q8_0_wide.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 4)
+matvec_q8_0_wave(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
+                 const float* norm_w, int xnorm, float eps) {
+    memra_mv<MEMRA_MV_Q8, 4, 4, 2, false, false, 0, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
+}

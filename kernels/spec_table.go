@@ -166,6 +166,18 @@ type MatvecKernel struct {
 	// (mvring.cuh memra_mvt's S).
 	TensorCore bool
 	Ring       int
+	// Wave: the wide form held to 4 blocks an SM, so that the 512 units of
+	// a 4,096-row matrix run in one wave (matvec_q8_0_wave; docs/perf.md
+	// step 57). Its variant key is wide = 2 (WideKey).
+	Wave bool
+}
+
+// WideKey is the kernel's "wide" variant key: 0 plain, 1 wide, 2 wave.
+func (m MatvecKernel) WideKey() int {
+	if m.Wave {
+		return 2
+	}
+	return b2i(m.Wide)
 }
 
 // Bytes of one tile of 16 rows × 256 columns (kquant.cuh MEMRA_Q4T_BYTES,
@@ -232,19 +244,20 @@ func (m MatvecKernel) sharedExpr() string {
 // and mvring.cuh's memra_mvt (one 16-row tile per warp group, KW).
 func MatvecKernels() []MatvecKernel {
 	return []MatvecKernel{
-		{"matvec_f32", 0, false, 8, false, 0},       // R4 KW4
-		{"matvec_f16", 1, false, 8, false, 0},       // R4 KW4
-		{"matvec_f16_wide", 1, true, 4, false, 0},   // R4 KW8
-		{"matvec_bf16", 30, false, 8, false, 0},     // R4 KW4
-		{"matvec_bf16_wide", 30, true, 4, false, 0}, // R4 KW8
-		{"matvec_q8_0", 8, false, 32, false, 0},     // R4 KW1
-		{"matvec_q8_0_wide", 8, true, 8, false, 0},  // R4 KW4 TB
-		{"matvec_q4_k", 12, false, 32, true, 3},     // 16-row tiles, KW4, 3 slots
-		{"matvec_q4_k_wide", 12, true, 16, true, 4}, // 16-row tiles, KW8, 4 slots
-		{"matvec_q5_k", 13, false, 32, true, 3},     // 16-row tiles, KW4, 3 slots
-		{"matvec_q5_k_wide", 13, true, 16, true, 4}, // 16-row tiles, KW8, 4 slots
-		{"matvec_q6_k", 14, false, 32, true, 2},     // 16-row tiles, KW4, 2 slots
-		{"matvec_q6_k_wide", 14, true, 16, true, 3}, // 16-row tiles, KW8, 3 slots
+		{"matvec_f32", 0, false, 8, false, 0, false},       // R4 KW4
+		{"matvec_f16", 1, false, 8, false, 0, false},       // R4 KW4
+		{"matvec_f16_wide", 1, true, 4, false, 0, false},   // R4 KW8
+		{"matvec_bf16", 30, false, 8, false, 0, false},     // R4 KW4
+		{"matvec_bf16_wide", 30, true, 4, false, 0, false}, // R4 KW8
+		{"matvec_q8_0", 8, false, 32, false, 0, false},     // R4 KW1
+		{"matvec_q8_0_wide", 8, true, 8, false, 0, false},  // R4 KW4 TB
+		{"matvec_q8_0_wave", 8, true, 8, false, 0, true},   // R4 KW4, 4 blocks an SM
+		{"matvec_q4_k", 12, false, 32, true, 3, false},     // 16-row tiles, KW4, 3 slots
+		{"matvec_q4_k_wide", 12, true, 16, true, 4, false}, // 16-row tiles, KW8, 4 slots
+		{"matvec_q5_k", 13, false, 32, true, 3, false},     // 16-row tiles, KW4, 3 slots
+		{"matvec_q5_k_wide", 13, true, 16, true, 4, false}, // 16-row tiles, KW8, 4 slots
+		{"matvec_q6_k", 14, false, 32, true, 2, false},     // 16-row tiles, KW4, 2 slots
+		{"matvec_q6_k_wide", 14, true, 16, true, 3, false}, // 16-row tiles, KW8, 3 slots
 	}
 }
 
@@ -341,7 +354,7 @@ func Spec() []Kernel {
 			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
 			Shared:  m.sharedExpr(),
 			Family:  "matvec",
-			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide)},
+			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": m.WideKey()},
 		})
 	}
 

@@ -518,7 +518,7 @@ func TestGPUKernelMatvec(t *testing.T) {
 		{64, 4096, unaligned, true},
 	} {
 		for _, typ := range sh.types {
-			for _, wide := range []int{0, 1} {
+			for _, wide := range []int{0, 1, 2} {
 				variant := MatvecVariant{GgmlType: int(typ), Wide: wide}
 				if !slices.Contains(MatvecVariants(), variant) {
 					continue
@@ -555,7 +555,7 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 			woff = 2
 		}
 	}
-	dw, ds := ktWeights(t, v, w, woff, variant.GgmlType == int(gguf.TypeQ8_0) && variant.Wide == 1)
+	dw, ds := ktWeights(t, v, w, woff, variant.GgmlType == int(gguf.TypeQ8_0) && variant.Wide != 0)
 	dx := v.alloc(t, len(xs)*4+16)
 	ktMust(t, v.e.CopyHtoD(dx.Add(uint64(xoff)), cuda.AsBytes(xs)))
 	dx = dx.Add(uint64(xoff))

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "f2cd0ca9b4931585c65c38d7261446dd810752c20fa17d5e99ee5c3e6b646198"
+const specHash = "d7c747c4f6945c44b9901030e5f3506957e58947be9d1250fae50a484d51a186"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -34,6 +34,7 @@ type Kernels struct {
 	kMatvecBF16Wide      kernelSlot // matvec_bf16_wide
 	kMatvecQ8_0          kernelSlot // matvec_q8_0
 	kMatvecQ8_0Wide      kernelSlot // matvec_q8_0_wide
+	kMatvecQ8_0Wave      kernelSlot // matvec_q8_0_wave
 	kMatvecQ4K           kernelSlot // matvec_q4_k
 	kMatvecQ4KWide       kernelSlot // matvec_q4_k_wide
 	kMatvecQ5K           kernelSlot // matvec_q5_k
@@ -103,6 +104,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_bf16_wide", "matvec.cu", 9, &ks.kMatvecBF16Wide},
 		{"matvec_q8_0", "matvec.cu", 10, &ks.kMatvecQ8_0},
 		{"matvec_q8_0_wide", "matvec.cu", 10, &ks.kMatvecQ8_0Wide},
+		{"matvec_q8_0_wave", "matvec.cu", 10, &ks.kMatvecQ8_0Wave},
 		{"matvec_q4_k", "matvec_q4k.cu", 9, &ks.kMatvecQ4K},
 		{"matvec_q4_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ4KWide},
 		{"matvec_q5_k", "matvec_q4k.cu", 9, &ks.kMatvecQ5K},
@@ -618,6 +620,37 @@ func (k_ *Kernels) MatvecQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x
 	slot_.p.SetF32(9, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q8_0_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ8_0Wave is matvec_q8_0_wave's grid and dynamic shared memory, from the spec.
+func geomMatvecQ8_0Wave(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * cols * 4
+}
+
+// MatvecQ8_0Wave launches matvec_q8_0_wave (kernels/matvec.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q8_0 (quants W, scales S: repacked), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 8 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) MatvecQ8_0Wave(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ8_0Wave(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q8_0_wave", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ8_0Wave
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetPtr(7, norm_w)
+	slot_.p.SetI32(8, xnorm)
+	slot_.p.SetF32(9, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q8_0_wave: %w", err_)
 	}
 	return nil
 }
@@ -1727,6 +1760,7 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 30, Wide: 1},
 		{GgmlType: 8, Wide: 0},
 		{GgmlType: 8, Wide: 1},
+		{GgmlType: 8, Wide: 2},
 		{GgmlType: 12, Wide: 0},
 		{GgmlType: 12, Wide: 1},
 		{GgmlType: 13, Wide: 0},
@@ -1755,6 +1789,8 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ8_0(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 8, Wide: 1}:
 		return k_.MatvecQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 8, Wide: 2}:
+		return k_.MatvecQ8_0Wave(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Wide: 0}:
 		return k_.MatvecQ4K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Wide: 1}:

@@ -402,7 +402,7 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 		}
 		var shared []int
 		if mk.TensorCore {
-			cols := tiledCols[MatvecVariant{GgmlType: mk.GgmlType, Wide: b2i(mk.Wide)}]
+			cols := tiledCols[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey()}]
 			widest := 0
 			for c := range cols {
 				widest = max(widest, c)
@@ -432,7 +432,7 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 				shared = append(shared, mk.Shared(nEmbd, true))
 			}
 		}
-		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: b2i(mk.Wide)}
+		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey()}
 		for _, sh := range shared {
 			n, err := e.MaxActiveBlocksPerSM(fn, kernels.MatvecThreads, sh)
 			if err != nil {

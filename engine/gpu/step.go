@@ -324,10 +324,18 @@ func MatvecWide(t gguf.Type, rows int) bool {
 	return false
 }
 
+// MatvecWave reports whether a wide matrix of rows rows of type t takes the
+// wave form of its wide kernel (kernels.MatvecKernel.Wave): q8_0 matrices of
+// 2,049 to 4,096 rows, whose units fill one wave of 4 blocks an SM; with
+// fewer units the 64-register code loses (docs/perf.md step 57).
+func MatvecWave(t gguf.Type, rows int) bool {
+	return t == gguf.TypeQ8_0 && rows > 2048 && MatvecWide(t, rows)
+}
+
 // matvecKernel is the kernel of variant v (kernels.MatvecKernels).
 func matvecKernel(v MatvecVariant) (kernels.MatvecKernel, bool) {
 	for _, mk := range kernels.MatvecKernels() {
-		if mk.GgmlType == v.GgmlType && b2i(mk.Wide) == v.Wide {
+		if mk.GgmlType == v.GgmlType && mk.WideKey() == v.Wide {
 			return mk, true
 		}
 	}
@@ -351,7 +359,7 @@ func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm
 	if norm != 0 {
 		xnorm = 1
 	}
-	v := MatvecVariant{GgmlType: int(w.typ), Wide: b2i(w.wide())}
+	v := MatvecVariant{GgmlType: int(w.typ), Wide: w.wideKey()}
 	blocks := matvecUnits(v, w.rows)
 	mk, _ := matvecKernel(v) // none: Matvec reports the variant
 	if mk.TensorCore && (x%16 != 0 || norm%16 != 0) {

@@ -134,6 +134,18 @@ func (d dtensor) wide() bool {
 	return MatvecWide(d.typ, d.rows) && (d.typ != gguf.TypeQ8_0 || d.laneScales)
 }
 
+// wideKey is d's MatvecVariant.Wide: 0 plain, 1 wide, 2 the wide kernel's
+// wave form (MatvecWave).
+func (d dtensor) wideKey() int {
+	switch {
+	case !d.wide():
+		return 0
+	case MatvecWave(d.typ, d.rows):
+		return 2
+	}
+	return 1
+}
+
 // rowBytes is the GGUF size of one row of d (its type was checked at load).
 func (d dtensor) rowBytes() int {
 	rb, _ := gguf.RowBytes(d.typ, int64(d.cols))

@@ -155,6 +155,14 @@ func TestLaneScalesKernel(t *testing.T) {
 	if laneScales(gguf.TypeBF16, 16) {
 		t.Error("bf16 has no scales to order")
 	}
+	// The wave form takes the 4,096-row matrices (step 57), the wide one the
+	// 0.8B's 1,024-row ones, the plain one everything past 4,096 rows.
+	for rows, want := range map[int]int{1024: 1, 2048: 1, 2049: 2, 4096: 2, 4097: 0} {
+		d := dtensor{typ: gguf.TypeQ8_0, rows: rows, cols: 4096, laneScales: laneScales(gguf.TypeQ8_0, rows)}
+		if got := d.wideKey(); got != want {
+			t.Errorf("q8_0 %d rows: wide key %d, want %d", rows, got, want)
+		}
+	}
 }
 
 // TestContiguous: rows of one backing array in order come back as one slice;
@@ -252,7 +260,7 @@ func TestMatvecShared(t *testing.T) {
 	geom := map[string]func(rows, cols, mode, xnorm, blocks int) ([3]int, int){
 		"matvec_f32": geomMatvecF32, "matvec_f16": geomMatvecF16, "matvec_f16_wide": geomMatvecF16Wide,
 		"matvec_bf16": geomMatvecBF16, "matvec_bf16_wide": geomMatvecBF16Wide, "matvec_q8_0": geomMatvecQ8_0,
-		"matvec_q8_0_wide": geomMatvecQ8_0Wide, "matvec_q4_k": geomMatvecQ4K, "matvec_q4_k_wide": geomMatvecQ4KWide,
+		"matvec_q8_0_wide": geomMatvecQ8_0Wide, "matvec_q8_0_wave": geomMatvecQ8_0Wave, "matvec_q4_k": geomMatvecQ4K, "matvec_q4_k_wide": geomMatvecQ4KWide,
 		"matvec_q5_k": geomMatvecQ5K, "matvec_q5_k_wide": geomMatvecQ5KWide, "matvec_q6_k": geomMatvecQ6K, "matvec_q6_k_wide": geomMatvecQ6KWide,
 	}
 	for _, mk := range kernels.MatvecKernels() {
