@@ -16,10 +16,5 @@ el gates
 gate new $M/0.8b-bf16.gguf 300 1000 1
 gate new $M/9b-q8_0.gguf 64 256 0
 gate new $M/9b-q4_k.gguf 300 256 1
-el "bench (full table)"
-mkdir -p /tmp/table
-timeout 330 ./bin/new/bench -model $M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/0.8b-q4_k.gguf,$M/0.8b-q5_k.gguf,$M/0.8b-q6_k.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf,$M/9b-q4_k.gguf,$M/9b-q5_k.gguf,$M/9b-q6_k.gguf \
-  -ctx 64,1024,4096,16384,32768 -reps 3 -tokens 64 -out /tmp/table > /tmp/table/stdout.txt 2> /tmp/table/stderr.txt
-grep -E '\| (graph|sampled) \|' /tmp/table/stdout.txt | cut -d'|' -f2,4,5,6,9,13
-tar czf $OUT/table.tgz -C /tmp table
+full_table new
 el done
