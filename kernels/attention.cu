@@ -20,8 +20,10 @@
 // for the 16-byte-load vector kernels); each sub-group runs an online softmax
 // over its keys with a per-lane slice of the accumulator in registers (q is
 // in shared memory); sub-groups are then
-// merged by a xor butterfly within the warp and by a fixed-order sum over the
-// 4 warps in shared memory. Every order is fixed by the geometry: no atomics,
+// merged by a xor butterfly within the warp and in shared memory across the
+// 8 warps (warp w + 4 into warp w, then a fixed-order sum over warps 0..3;
+// 8 warps rather than 4: at short contexts a split is a few trips of one
+// warp a scheduler, docs/perf.md step 59). Every order is fixed by the geometry: no atomics,
 // same bits on every run.
 //
 // Scores are (q . k) * scale with scale = 1/sqrt(head_dim) passed by the host;
@@ -148,8 +150,8 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     using Geo = memra_attn_geom<DH, EPL>;
     constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG, NK = Geo::NK;
     constexpr int EB = FP8 ? 1 : 2; // bytes per cached element
-    __shared__ float sm_ms[NW][G][2];
-    __shared__ float sm_acc[NW][G][DH];
+    __shared__ float sm_ms[NW / 2][G][2];
+    __shared__ float sm_acc[NW / 2][G][DH];
 
     const int T = memra_load_or(t_kv, dt_kv);
     // hpb (<= G) sizes the grid, gridDim.z = ceil(group / hpb); the group is
@@ -279,8 +281,51 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
         }
     }
 
-    // Merge the warps in warp order through shared memory.
-    if (lane < LPK) {
+    // Merge the warps through shared memory, in two fixed stages so that
+    // the buffers hold half the warps (8 warps' d256 state would need 64
+    // KiB): warp w + NH hands its state to warp w, which merges it as the
+    // butterfly above does; then warps 0..NH-1 are added in warp order.
+    constexpr int NH = NW / 2;
+    static_assert(NW % 2 == 0, "the warp merge pairs warps");
+    if (warp >= NH && lane < LPK) {
+#pragma unroll
+        for (int r = 0; r < G; r++) {
+            if (lane == 0) {
+                sm_ms[warp - NH][r][0] = m[r];
+                sm_ms[warp - NH][r][1] = l[r];
+            }
+#pragma unroll
+            for (int j = 0; j < Geo::NL; j++) {
+#pragma unroll
+                for (int e = 0; e < EPL; e++) {
+                    sm_acc[warp - NH][r][memra_attn_dim<LPK, EPL>(j, e, sl)] = acc[r][j * EPL + e];
+                }
+            }
+        }
+    }
+    __syncthreads();
+    if (warp < NH) {
+#pragma unroll
+        for (int r = 0; r < G; r++) {
+            if (r >= nh) break;
+            const float mo = sm_ms[warp][r][0], lo = sm_ms[warp][r][1];
+            const float mn = fmaxf(m[r], mo);
+            const float ca = (m[r] == -INFINITY) ? 0.0f : expf(m[r] - mn);
+            const float cb = (mo == -INFINITY) ? 0.0f : expf(mo - mn);
+            l[r] = l[r] * ca + lo * cb;
+#pragma unroll
+            for (int j = 0; j < Geo::NL; j++) {
+#pragma unroll
+                for (int e = 0; e < EPL; e++) {
+                    const float ao = sm_acc[warp][r][memra_attn_dim<LPK, EPL>(j, e, sl)];
+                    acc[r][j * EPL + e] = acc[r][j * EPL + e] * ca + ao * cb;
+                }
+            }
+            m[r] = mn;
+        }
+    }
+    __syncthreads(); // the buffers are rewritten below
+    if (warp < NH && lane < LPK) {
 #pragma unroll
         for (int r = 0; r < G; r++) {
             if (lane == 0) {
@@ -301,10 +346,10 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
         const int r = idx / DH, d = idx % DH;
         float M = sm_ms[0][r][0];
 #pragma unroll
-        for (int w = 1; w < NW; w++) M = fmaxf(M, sm_ms[w][r][0]);
+        for (int w = 1; w < NH; w++) M = fmaxf(M, sm_ms[w][r][0]);
         float L = 0.0f, A = 0.0f;
 #pragma unroll
-        for (int w = 0; w < NW; w++) {
+        for (int w = 0; w < NH; w++) {
             const float mw = sm_ms[w][r][0];
             const float f = (mw == -INFINITY) ? 0.0f : expf(mw - M);
             L += sm_ms[w][r][1] * f;

@@ -10,7 +10,7 @@ const (
 	mvThreads      = MatvecThreads
 	ropeThreads    = 64   // MEMRA_ROPE_THREADS
 	kvThreads      = 128  // MEMRA_KV_THREADS
-	attnThreads    = 128  // MEMRA_ATTN_THREADS
+	attnThreads    = 256  // MEMRA_ATTN_THREADS
 	combineThreads = 128  // MEMRA_COMBINE_THREADS
 	gdnThreads     = 128  // MEMRA_GDN_THREADS (MEMRA_GDN_ROWS = 16 state rows per block)
 	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)

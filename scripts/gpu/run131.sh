@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Prepared in session 18 (branch next/attn-8warp), for a later GPU session:
+# step 59, the attention split kernels with 8 warps a block instead of 4
+# (MEMRA_ATTN_THREADS 256; the warps merge in two fixed stages so the
+# shared buffers stay at 4 warps' size). ncu put the split at 1k on one
+# warp a scheduler, 0.19 issued a cycle (run109); with 8 warps a 64-key
+# split takes 2 trips instead of 4. Risk: 176 registers x 256 threads leave
+# one block an SM (168 x 128 left three), so where the grid has more blocks
+# than SMs (long contexts) it may lose; the bench runs 1k, 4k and 32k.
+# The merge order changes, so tokens are compared, not required equal.
+# bin/main = main, bin/new = the branch; carry ["bin"].
+set -u
+source scripts/gpu/lib.sh
+start_run
+synth main "0.8b 9b" "bf16 q8_0"
+el "attention and decode GPU tests (new)"
+(cd engine/gpu && timeout 200 "$R/bin/new/engine_gpu.test" -test.run 'KernelAttention|AttnCombine|DecodeMatchesCPU|GraphEqualsEager|SessionEqualsEager' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" | grep -v "^    ")
+wait $SYNTH
+for m in 0.8b-q8_0 9b-q8_0; do
+  for b in main new; do
+    timeout 60 "./bin/$b/memra" run -m "$M/$m.gguf" --prompt-tokens 1,2,3 -n 64 -greedy -print-tokens -device cuda > "$OUT/tok-$m-$b.txt" 2>&1
+  done
+  cmp -s <(grep -E '^[0-9 ,]+$' "$OUT/tok-$m-main.txt") <(grep -E '^[0-9 ,]+$' "$OUT/tok-$m-new.txt") && echo "$m: 64 greedy tokens main == new" || echo "$m: greedy tokens main != new"
+done
+el gates
+gate new $M/0.8b-bf16.gguf 3000 1200 1
+gate new $M/9b-q8_0.gguf 64 256 0
+for b in main new; do
+  for c in 1024 32768; do
+    el "profile 9b-q8_0 ctx $c ($b)"
+    timeout 90 "./bin/$b/bench" -model "$M/9b-q8_0.gguf" -ctx $c -reps 1 -tokens 16 -profile 8 -out /tmp/prof-$b 2>/dev/null | grep -E '^\| attn'
+  done
+done
+bench_rotation $M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-q8_0.gguf 1024,4096,32768 main new main new
+el done
