@@ -61,3 +61,37 @@ bench_rotation() {
     timeout 150 "./bin/$b/bench" -model "$models" -ctx "$ctxs" -reps 3 -tokens 64 -out "$d" 2>"$d/stderr.txt" | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
   done
 }
+
+# chain BIN REGEX: BenchmarkGPUGraphChain's graph cases matching REGEX (the
+# part after GraphChain/, four levels: 'Q8_0/.*/.*/graph'), µs a node.
+chain() {
+  el "graph chain ($1)"
+  (cd engine/gpu && timeout 120 "$R/bin/$1/engine_gpu.test" -test.run '^$' -test.benchtime 20x \
+    -test.bench "GraphChain/$2" 2>&1 | grep -E 'Benchmark|FAIL|panic' | sed -E "s/^/$1 /; s/\s+20\s+[0-9]+ ns\/op//")
+}
+
+# tokens_cmp A B "MODELS": 64 greedy tokens of each model (M/NAME.gguf) from
+# bin/A and bin/B on cuda, compared (the outputs in $OUT/tok-NAME-BIN.txt).
+tokens_cmp() {
+  for m in $3; do
+    for b in $1 $2; do
+      timeout 60 "./bin/$b/memra" run -m "$M/$m.gguf" --prompt-tokens 1,2,3 -n 64 -greedy -print-tokens -device cuda > "$OUT/tok-$m-$b.txt" 2>&1
+    done
+    if ! grep -qE '^[0-9 ,]+$' "$OUT/tok-$m-$2.txt"; then echo "$m: no tokens printed ($2)"; continue; fi
+    cmp -s <(grep -E '^[0-9 ,]+$' "$OUT/tok-$m-$1.txt") <(grep -E '^[0-9 ,]+$' "$OUT/tok-$m-$2.txt") && echo "$m: 64 greedy tokens $1 == $2" || echo "$m: greedy tokens $1 != $2"
+  done
+}
+
+# full_table BIN: docs/perf.md's table command (run114's) on the ten synth
+# models (synth them first), its graph and sampled rows printed, the results
+# folder tarred into $OUT/table.tgz.
+full_table() {
+  el "bench (full table)"
+  mkdir -p /tmp/table
+  local ms="" p t
+  for p in 0.8b 9b; do for t in bf16 q8_0 q4_k q5_k q6_k; do ms="$ms,$M/$p-$t.gguf"; done; done
+  timeout 330 "./bin/$1/bench" -model "${ms#,}" -ctx 64,1024,4096,16384,32768 -reps 3 -tokens 64 -out /tmp/table \
+    > /tmp/table/stdout.txt 2> /tmp/table/stderr.txt
+  grep -E '\| (graph|sampled) \|' /tmp/table/stdout.txt | cut -d'|' -f2,4,5,6,9,13
+  tar czf "$OUT/table.tgz" -C /tmp table
+}
