@@ -16,12 +16,7 @@ synth main "0.8b 9b" "bf16 q8_0"
 el "attention and decode GPU tests (new)"
 (cd engine/gpu && timeout 200 "$R/bin/new/engine_gpu.test" -test.run 'KernelAttention|AttnCombine|DecodeMatchesCPU|GraphEqualsEager|SessionEqualsEager' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" | grep -v "^    ")
 wait $SYNTH
-for m in 0.8b-q8_0 9b-q8_0; do
-  for b in main new; do
-    timeout 60 "./bin/$b/memra" run -m "$M/$m.gguf" --prompt-tokens 1,2,3 -n 64 -greedy -print-tokens -device cuda > "$OUT/tok-$m-$b.txt" 2>&1
-  done
-  cmp -s <(grep -E '^[0-9 ,]+$' "$OUT/tok-$m-main.txt") <(grep -E '^[0-9 ,]+$' "$OUT/tok-$m-new.txt") && echo "$m: 64 greedy tokens main == new" || echo "$m: greedy tokens main != new"
-done
+tokens_cmp main new "0.8b-q8_0 9b-q8_0"
 el gates
 gate new $M/0.8b-bf16.gguf 3000 1200 1
 gate new $M/9b-q8_0.gguf 64 256 0
