@@ -51,7 +51,8 @@ greedy() {
 }
 
 # bench_rotation MODELS CTXS BIN...: the bench's graph rows for each binary
-# in turn (old new old new: alternate on one machine), results under /tmp/bn.
+# in turn (old new old new: alternate on one machine), results under /tmp/bn,
+# tarred into $OUT/bench-rotation.tgz (every run's JSON, for bench -compare).
 bench_rotation() {
   local models=$1 ctxs=$2; shift 2
   mkdir -p /tmp/bn
@@ -60,6 +61,7 @@ bench_rotation() {
     local d=/tmp/bn/$b-$(date +%s%N); mkdir -p "$d"
     timeout 150 "./bin/$b/bench" -model "$models" -ctx "$ctxs" -reps 3 -tokens 64 -out "$d" 2>"$d/stderr.txt" | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
   done
+  tar czf "$OUT/bench-rotation.tgz" -C /tmp bn
 }
 
 # chain BIN REGEX: BenchmarkGPUGraphChain's graph cases matching REGEX (the
