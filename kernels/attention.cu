@@ -46,9 +46,11 @@
 //   attn_split_vec_f16_dD  EPL 8  (16-byte loads: 8 f16)
 //   attn_split_fp8_dD      EPL 1  (1-byte loads)
 //   attn_split_vec_fp8_dD  EPL 16 (16-byte loads: 16 e4m3)
-// for D in {64, 128, 256}. G (the most q heads a block serves) is 8, or 4 when
-// a lane holds 16 dims (the fp8 vector kernels), keeping acc within 64
-// registers; the host's hpb must not exceed it (engine/gpu splitHeads), or
+// for D in {64, 128, 256}. G (the most q heads a block serves) is 4, or 2 when
+// a lane holds 16 dims (the fp8 vector kernels), keeping acc within 32
+// registers, so that the vector kernels fit 128 registers and two blocks of 8
+// warps an SM (kernels.AttnSplitBlocksPerSM, which the host's grid rules
+// assume); the host's hpb must not exceed G (engine/gpu splitHeads), or
 // the merge would index sm_ms/sm_acc past their G rows. Each split kernel
 // starts its first keys toward L2 before its wait (memra_attn_before_wait).
 #include "common.cuh"
@@ -61,7 +63,7 @@ struct memra_attn_geom {
     static constexpr int SPW = 32 / LPK;                        // sub-groups per warp
     static constexpr int NW = MEMRA_ATTN_THREADS / 32;          // warps per block
     static constexpr int NSG = NW * SPW;                        // sub-groups per block
-    static constexpr int G = (64 / PD < 8) ? 64 / PD : 8;       // most q heads per block
+    static constexpr int G = (32 / PD < 4) ? 32 / PD : 4;       // most q heads per block
     static constexpr int NK = (32 / PD < 1) ? 1 : (32 / PD > 4 ? 4 : 32 / PD); // keys per sub-group per trip
     static_assert(DH % (LPK * EPL) == 0, "head_dim must tile the lanes");
 };

@@ -79,3 +79,29 @@ func TestManifestKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnSplitResidency: the host sizes attention grids for
+// AttnSplitBlocksPerSM blocks of MEMRA_ATTN_THREADS an SM, which holds only
+// where every vector split kernel's registers allow it (65,536 registers an
+// SM, allocated per warp in units of 256).
+func TestAttnSplitResidency(t *testing.T) {
+	m, err := Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range Spec() {
+		if k.Family != "attn_split" || !strings.Contains(k.Name, "_vec_") {
+			continue
+		}
+		n++
+		regs := m.Kernels[k.Name].Registers
+		perWarp := (regs*32 + 255) / 256 * 256
+		if blocks := 65536 / (perWarp * attnThreads / 32); blocks < AttnSplitBlocksPerSM {
+			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, attnThreads, AttnSplitBlocksPerSM)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no vector attn_split kernel in Spec()")
+	}
+}

@@ -134,7 +134,7 @@ func AttnSplitName(headDim int, fp8, vec bool) (string, error) {
 
 // AttnHeadsPerBlock is G, the query heads one attention split block serves
 // (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
-// accumulator per head, and G*PD stays within 64 registers each.
+// accumulator per head, and G*PD stays within 32 registers each.
 //
 // EPL (elements per 16-bit or 8-bit lane load) is 1 for scalar kernels, 8 for
 // vec_f16, 16 for vec_fp8. LPK = min(32, headDim/EPL) lanes share a key.
@@ -148,8 +148,16 @@ func AttnHeadsPerBlock(headDim int, fp8, vec bool) int {
 	}
 	lpk := min(32, headDim/epl)
 	pd := headDim / lpk
-	return min(8, 64/pd)
+	return min(4, 32/pd)
 }
+
+// AttnSplitBlocksPerSM is how many attention split blocks (8 warps each) the
+// vector kernels fit on an SM at once: they take at most 128 registers a
+// thread (TestAttnSplitResidency checks the build), 2 × 256 × 128 = the
+// 65,536 registers of an SM. The host's grid rules (engine/gpu maxSplits,
+// splitHeads) size one wave by it; the scalar kernels, for head dims that
+// are not whole 16-byte vectors, may fit fewer and then take more waves.
+const AttnSplitBlocksPerSM = 2
 
 // MatvecThreads is the block size of every matvec kernel (MEMRA_MV_THREADS).
 const MatvecThreads = 256

@@ -277,13 +277,13 @@ func TestAttnHeadsPerBlock(t *testing.T) {
 		fp8, vec bool
 		g        int
 	}{
-		{64, false, false, 8},  // PD 2
-		{256, false, false, 8}, // PD 8
-		{128, false, true, 8},  // LPK 16, PD 8
-		{256, false, true, 8},  // LPK 32, PD 8
-		{128, true, true, 4},   // LPK 8, PD 16
-		{256, true, true, 4},   // LPK 16, PD 16
-		{256, true, false, 8},  // scalar fp8: PD 8
+		{64, false, false, 4},  // PD 2: 32/2 = 16, capped at 4
+		{256, false, false, 4}, // PD 8
+		{128, false, true, 4},  // LPK 16, PD 8
+		{256, false, true, 4},  // LPK 32, PD 8
+		{128, true, true, 2},   // LPK 8, PD 16
+		{256, true, true, 2},   // LPK 16, PD 16
+		{256, true, false, 4},  // scalar fp8: PD 8
 	}
 	for _, c := range cases {
 		if g := AttnHeadsPerBlock(c.d, c.fp8, c.vec); g != c.g {

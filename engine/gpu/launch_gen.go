@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "53c4cfae29865a8e1efe6a0d0eb6d291f802941020c83f47e5cceff65e449742"
+const specHash = "0719719ba4f925e6e0b216fdb6eaf76dec3125ed6eb772ab856b473b345df03f"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -1010,7 +1010,7 @@ func geomAttnSplitF16D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]in
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D64 launches attn_split_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitF16D64 launches attn_split_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1044,7 +1044,7 @@ func geomAttnSplitVecF16D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D64 launches attn_split_vec_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitVecF16D64 launches attn_split_vec_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1078,7 +1078,7 @@ func geomAttnSplitFP8D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]in
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D64 launches attn_split_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitFP8D64 launches attn_split_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1114,7 +1114,7 @@ func geomAttnSplitVecFP8D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecFP8D64 launches attn_split_vec_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
+// AttnSplitVecFP8D64 launches attn_split_vec_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 2 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1150,7 +1150,7 @@ func geomAttnSplitF16D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]i
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D128 launches attn_split_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitF16D128 launches attn_split_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1184,7 +1184,7 @@ func geomAttnSplitVecF16D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D128 launches attn_split_vec_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitVecF16D128 launches attn_split_vec_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1218,7 +1218,7 @@ func geomAttnSplitFP8D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]i
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D128 launches attn_split_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitFP8D128 launches attn_split_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1254,7 +1254,7 @@ func geomAttnSplitVecFP8D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecFP8D128 launches attn_split_vec_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
+// AttnSplitVecFP8D128 launches attn_split_vec_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 2 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1290,7 +1290,7 @@ func geomAttnSplitF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]i
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D256 launches attn_split_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitF16D256 launches attn_split_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1324,7 +1324,7 @@ func geomAttnSplitVecF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D256 launches attn_split_vec_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitVecF16D256 launches attn_split_vec_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1358,7 +1358,7 @@ func geomAttnSplitFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]i
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D256 launches attn_split_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitFP8D256 launches attn_split_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
@@ -1394,7 +1394,7 @@ func geomAttnSplitVecFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecFP8D256 launches attn_split_vec_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
+// AttnSplitVecFP8D256 launches attn_split_vec_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 2 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {

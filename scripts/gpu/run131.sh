@@ -2,12 +2,16 @@
 # Prepared in session 18 (branch next/attn-8warp), for a later GPU session:
 # step 59, the attention split kernels with 8 warps a block instead of 4
 # (MEMRA_ATTN_THREADS 256; the warps merge in two fixed stages so the
-# shared buffers stay at 4 warps' size). ncu put the split at 1k on one
-# warp a scheduler, 0.19 issued a cycle (run109); with 8 warps a 64-key
-# split takes 2 trips instead of 4. Risk: 176 registers x 256 threads leave
-# one block an SM (168 x 128 left three), so where the grid has more blocks
-# than SMs (long contexts) it may lose; the bench runs 1k, 4k and 32k.
-# The merge order changes, so tokens are compared, not required equal.
+# shared buffers stay at 4 warps' size), at most 4 q heads a block (2 for
+# the fp8 vector kernels) so that the vector kernels fit 128 registers and
+# two blocks an SM (kernels.AttnSplitBlocksPerSM, which the host's grid
+# rules now read: split cap 2·SMs/n_kv instead of 3·, one wave = 264
+# blocks). ncu put the split at 1k on one warp a scheduler, 0.19 issued a
+# cycle (run109); here a 64-key split takes 2 trips instead of 4 and, on
+# 0.8B at 1k, 136 blocks of 8 warps replace 136 of 4. The lower split cap
+# changes the long-context buckets (9B 99 -> 66 splits), so the bench runs
+# 1k, 4k and 32k. The merge order changes: tokens are compared, not required
+# equal.
 # bin/main = main, bin/new = the branch; carry ["bin"].
 set -u
 source scripts/gpu/lib.sh
