@@ -648,41 +648,64 @@ func ktMatvecCase(t *testing.T, v *ktEnv, variant MatvecVariant, typ gguf.Type, 
 		e, _ := ktRelErr(got, want)
 		t.Logf("%s: max|gpu−ref|/max|ref| = %.3g", what, e)
 	}
-	// SwiGLU epilogue: y[i] = silu(row 2i) · row 2i+1. Each dot carries the
-	// bound above (δg, δu); silu's slope is below 1.1, so |Δ| ≤ 1.1·δg·|u| +
-	// |silu(g)|·δu + δg·δu, plus 8 roundings of the silu and the product.
-	if rows >= 2 {
+	// SwiGLU epilogue: y[i] = silu(row 2i) · row 2i+1.
+	swiglu := func(what string, norm cuda.DevPtr, xnorm int32, dot, abs []float64, depth float64) {
+		t.Helper()
+		if rows < 2 {
+			return
+		}
 		half := rows / 2
 		v.poison(t, dy, rows+guard, ktNaN)
-		run(mvSwiGLU, 0, 0)
+		run(mvSwiGLU, norm, xnorm)
 		got := ktGet[float32](t, v, dy, rows+guard)
-		ktCheckPoison(t, "y guard (swiglu)", got[half:], ktNaN)
-		want := make([]float64, half)
-		tol := make([]float64, half)
-		for i := range half {
-			g, u := dot[2*i], dot[2*i+1] // abs below is the mag-based sum
-			silu := g / (1 + math.Exp(-g))
-			want[i] = silu * u
-			dg, du := gpuDepth*ktU*abs[2*i], gpuDepth*ktU*abs[2*i+1]
-			tol[i] = 1.1*dg*math.Abs(u) + math.Abs(silu)*du + dg*du + 8*ktU*math.Abs(want[i])
-		}
-		ktCheckElems(t, "swiglu vs float64", got[:half], want, func(i int) float64 { return tol[i] })
+		ktCheckPoison(t, "y guard ("+what+")", got[half:], ktNaN)
+		want, tol := ktSwiGLUWant(dot, abs, depth*ktU)
+		ktCheckElems(t, what+" vs float64", got[:half], want, func(i int) float64 { return tol[i] })
 	}
+	swiglu("swiglu", 0, 0, dot, abs, gpuDepth)
 	if cols > maxFusedNormCols {
 		return // the engine never fuses the norm into so wide an input (its copy would not fit)
 	}
-	// Norm fused in (xnorm = 1): the block's sum of squares adds cols/256+8
-	// rounding steps to each input (thread partials, butterfly, 8 warp
-	// sums), and the scale and the weight two more products.
-	v.poison(t, dy, rows+guard, ktNaN)
-	run(mvStore, dnw, 1)
-	got := ktGet[float32](t, v, dy, rows+guard)
-	ktCheckPoison(t, "y guard (xnorm)", got[rows:], ktNaN)
-	got = got[:rows]
+	// Norm fused in (xnorm = 1), with each epilogue: the block's sum of
+	// squares adds cols/256+8 rounding steps to each input (thread partials,
+	// butterfly, 8 warp sums), and the scale and the weight two more products.
 	normDepth := gpuDepth + float64(cols/256+8) + 4
-	ktCheckElems(t, "xnorm vs float64", got, dotN, func(i int) float64 {
-		return normDepth * ktU * absN[i]
-	})
+	for _, mode := range []int32{mvStore, mvAccumulate} {
+		v.poison(t, dy, rows+guard, ktNaN)
+		base := make([]float64, rows)
+		want := slices.Clone(dotN)
+		if mode == mvAccumulate {
+			ktPut(t, v, dy, y0)
+			for row := range want {
+				want[row] += float64(y0[row])
+				base[row] = math.Abs(float64(y0[row]))
+			}
+		}
+		run(mode, dnw, 1)
+		got := ktGet[float32](t, v, dy, rows+guard)
+		ktCheckPoison(t, "y guard (xnorm)", got[rows:], ktNaN)
+		ktCheckElems(t, fmt.Sprintf("xnorm mode %d vs float64", mode), got[:rows], want, func(i int) float64 {
+			return normDepth * ktU * (absN[i] + base[i])
+		})
+	}
+	swiglu("xnorm swiglu", dnw, 1, dotN, absN, normDepth)
+}
+
+// ktSwiGLUWant is the SwiGLU of row pairs (g, u) = (dot[2i], dot[2i+1]) in
+// float64 and its tolerance, where each dot may be off by rel·abs (its
+// bound, δg and δu): silu's slope is below 1.1, so |Δ| ≤ 1.1·δg·|u| +
+// |silu(g)|·δu + δg·δu, plus 8 roundings of the silu and the product.
+func ktSwiGLUWant(dot, abs []float64, rel float64) (want, tol []float64) {
+	half := len(dot) / 2
+	want, tol = make([]float64, half), make([]float64, half)
+	for i := range half {
+		g, u := dot[2*i], dot[2*i+1]
+		silu := g / (1 + math.Exp(-g))
+		want[i] = silu * u
+		dg, du := rel*abs[2*i], rel*abs[2*i+1]
+		tol[i] = 1.1*dg*math.Abs(u) + math.Abs(silu)*du + dg*du + 8*ktU*math.Abs(want[i])
+	}
+	return want, tol
 }
 
 // TestGPUKernelRoPE checks rope_neox against cpu.RopeCosSin + cpu.RoPE for
