@@ -67,6 +67,9 @@ func TestManifestKernels(t *testing.T) {
 		if info.SpillStores != 0 || info.SpillLoads != 0 {
 			t.Errorf("%s spills at %s: %+v", k.Name, kbuild.ReportArch, info)
 		}
+		if info.SASSInstructions == 0 {
+			t.Errorf("%s has no %s listing in the manifest; run go tool mage cuda:kernels", k.Name, kbuild.ReportArch)
+		}
 		// The rotating kernels keep a stack frame: float64 sincos's slow
 		// argument reduction (memra_rope_cs).
 		if info.StackBytes != 0 && !rotates[k.Name] {

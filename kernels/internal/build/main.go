@@ -1,10 +1,12 @@
 // Command build compiles the kernel sources into one fatbin and writes its
 // manifest (nvcc version, flags, sha256 of every source and of the fatbin,
-// ptxas's sm_90 register/shared/stack/spill report per kernel).
+// ptxas's sm_90 register/shared/stack/spill report per kernel, and from
+// cuobjdump's sm_90 listing each kernel's instruction count and loop sizes).
 //
 //	go run ./kernels/internal/build -dir kernels [-nvcc nvcc] [-ccbin g++-11]
 //
-// It needs nvcc and no GPU, and prints the per-kernel report.
+// It needs nvcc and cuobjdump (the same toolkit) and no GPU, and prints the
+// per-kernel report.
 package main
 
 import (
@@ -62,6 +64,9 @@ func run(dir, nvcc, ccbin string) error {
 	if err != nil {
 		return err
 	}
+	if err := addSASS(report, dir, nvcc); err != nil {
+		return err
+	}
 	fat, err := os.ReadFile(filepath.Join(dir, kbuild.FatbinName))
 	if err != nil {
 		return fmt.Errorf("read fatbin: %w", err)
@@ -81,6 +86,32 @@ func run(dir, nvcc, ccbin string) error {
 	}
 	fmt.Printf("wrote %s (%d bytes) and %s: %s\n", kbuild.FatbinName, len(fat), kbuild.ManifestName, version)
 	printReport(report)
+	return nil
+}
+
+// addSASS lists the fatbin's ReportArch code with the cuobjdump beside nvcc
+// and adds each kernel's instruction count and loop sizes to report.
+func addSASS(report map[string]kbuild.KernelInfo, dir, nvcc string) error {
+	tool := "cuobjdump"
+	if filepath.Base(nvcc) != nvcc {
+		tool = filepath.Join(filepath.Dir(nvcc), tool)
+	}
+	out, err := exec.Command(tool, "-sass", "-arch", kbuild.ReportArch, filepath.Join(dir, kbuild.FatbinName)).Output()
+	if err != nil {
+		return fmt.Errorf("%s -sass: %w", tool, err)
+	}
+	sass, err := kbuild.ParseSASS(string(out))
+	if err != nil {
+		return err
+	}
+	for name, k := range report {
+		s, ok := sass[name]
+		if !ok {
+			return fmt.Errorf("%s -sass: no listing of kernel %s", tool, name)
+		}
+		k.SASSInstructions, k.SASSLoops = s.Instructions, s.Loops
+		report[name] = k
+	}
 	return nil
 }
 
@@ -104,9 +135,9 @@ func printReport(r map[string]kbuild.KernelInfo) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Printf("%-26s %5s %7s %6s %11s\n", "kernel ("+kbuild.ReportArch+")", "regs", "smem", "stack", "spill st/ld")
+	fmt.Printf("%-26s %5s %7s %6s %11s %6s  %s\n", "kernel ("+kbuild.ReportArch+")", "regs", "smem", "stack", "spill st/ld", "instrs", "loops")
 	for _, n := range names {
 		k := r[n]
-		fmt.Printf("%-26s %5d %7d %6d %5d/%d\n", n, k.Registers, k.SharedBytes, k.StackBytes, k.SpillStores, k.SpillLoads)
+		fmt.Printf("%-26s %5d %7d %6d %5d/%-5d %6d  %v\n", n, k.Registers, k.SharedBytes, k.StackBytes, k.SpillStores, k.SpillLoads, k.SASSInstructions, k.SASSLoops)
 	}
 }

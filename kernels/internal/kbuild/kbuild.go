@@ -52,13 +52,18 @@ type Manifest struct {
 // ReportArch is the target whose ptxas report the manifest keeps.
 const ReportArch = "sm_90"
 
-// KernelInfo is ptxas's resource report for one kernel.
+// KernelInfo is ptxas's resource report for one kernel, and what
+// cuobjdump's listing says of its machine code (ParseSASS).
 type KernelInfo struct {
 	Registers   int `json:"registers"`
 	SharedBytes int `json:"shared_bytes"` // static shared memory
 	StackBytes  int `json:"stack_bytes"`
 	SpillStores int `json:"spill_stores"`
 	SpillLoads  int `json:"spill_loads"`
+	// SASSInstructions and SASSLoops: the kernel's instruction count and
+	// its loops of LoopMin or more instructions (sizes, address order).
+	SASSInstructions int   `json:"sass_instructions"`
+	SASSLoops        []int `json:"sass_loops,omitempty"`
 }
 
 // SourceFiles lists the kernel sources (*.cu, *.cuh) directly in dir, sorted.

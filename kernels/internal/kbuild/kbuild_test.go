@@ -1,6 +1,8 @@
 package kbuild
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -45,10 +47,53 @@ ptxas info    : Used 12 registers, 352 bytes cmem[0]
 		"k1": {Registers: 40, SharedBytes: 1024, StackBytes: 8, SpillStores: 4, SpillLoads: 12},
 		"k2": {Registers: 12},
 	}
-	if len(r) != len(want) || r["k1"] != want["k1"] || r["k2"] != want["k2"] {
+	if !reflect.DeepEqual(r, want) {
 		t.Errorf("ParsePtxas = %+v, want %+v", r, want)
 	}
 	if _, err := ParsePtxas(out, "sm_86"); err == nil {
 		t.Error("no sm_86 entries, but no error")
+	}
+}
+
+// TestParseSASS: a listing in cuobjdump's layout (address comment,
+// instruction, encoding comments) with two functions. In f1 the branch at
+// 0x40 jumps back to 0x10 (a loop of 4 instructions: 0x10..0x40), the one at
+// 0x60 forward, the one at 0x70 to itself (the trap that ends a function);
+// f2's backward branch closes a loop of 101 instructions (0x0000..0x0640),
+// which is the one long enough for the manifest.
+func TestParseSASS(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("\nFatbin elf code:\n================\narch = sm_90\n\n\tcode for sm_90\n\t\tFunction : f1\n")
+	b.WriteString("\t.headerflags    @\"EF_CUDA_SM90 EF_CUDA_PTX_SM(EF_CUDA_SM90)\"\n")
+	for _, l := range []string{
+		"        /*0000*/                   LDC R1, c[0x0][0x28] ;                 /* 0x00000a00ff017b82 */",
+		"                                                                          /* 0x000e300000000800 */",
+		"        /*0010*/                   IADD3 R1, R1, -0x30, RZ ;              /* 0xffffffd001017810 */",
+		"        /*0020*/                   LDG.E R2, [R4.64] ;                    /* 0x0000000004027981 */",
+		"        /*0030*/                   FFMA R0, R2, R3, R0 ;                  /* 0x0000000302007223 */",
+		"        /*0040*/              @!P0 BRA 0x10 ;                             /* 0xfffffffc00f08947 */",
+		"        /*0050*/                   STG.E [R6.64], R0 ;                    /* 0x0000000006007986 */",
+		"        /*0060*/               @P1 BRA 0x80 ;                             /* 0x0000000000041947 */",
+		"        /*0070*/                   BRA 0x70 ;                             /* 0xfffffff000007947 */",
+		"        /*0080*/                   EXIT ;                                 /* 0x000000000000794d */",
+		"\t\t..........",
+		"\t\tFunction : f2",
+	} {
+		b.WriteString(l + "\n")
+	}
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&b, "        /*%04x*/                   FFMA R0, R2, R3, R0 ;  /* 0x0 */\n", i*16)
+	}
+	b.WriteString("        /*0640*/               @P0 BRA 0x0 ;  /* 0x0 */\n        /*0650*/                   EXIT ;  /* 0x0 */\n")
+	got, err := ParseSASS(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]SASSInfo{"f1": {Instructions: 9}, "f2": {Instructions: 102, Loops: []int{101}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseSASS = %+v, want %+v", got, want)
+	}
+	if _, err := ParseSASS("no listing"); err == nil {
+		t.Error("a listing without functions gave no error")
 	}
 }
