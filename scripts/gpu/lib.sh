@@ -73,15 +73,19 @@ chain() {
 }
 
 # tokens_cmp A B "MODELS": 64 greedy tokens of each model (M/NAME.gguf) from
-# bin/A and bin/B on cuda, compared (the outputs in $OUT/tok-NAME-BIN.txt).
+# bin/A and bin/B on cuda, compared (the outputs, tok-NAME-BIN.txt, tarred
+# into $OUT/tokens.tgz: a call brings back at most 8 files).
 tokens_cmp() {
+  local d=/tmp/tok
+  mkdir -p "$d"
   for m in $3; do
     for b in $1 $2; do
-      timeout 60 "./bin/$b/memra" run -m "$M/$m.gguf" --prompt-tokens 1,2,3 -n 64 -greedy -print-tokens -device cuda > "$OUT/tok-$m-$b.txt" 2>&1
+      timeout 60 "./bin/$b/memra" run -m "$M/$m.gguf" --prompt-tokens 1,2,3 -n 64 -greedy -print-tokens -device cuda > "$d/tok-$m-$b.txt" 2>&1
     done
-    if ! grep -qE '^[0-9 ,]+$' "$OUT/tok-$m-$2.txt"; then echo "$m: no tokens printed ($2)"; continue; fi
-    cmp -s <(grep -E '^[0-9 ,]+$' "$OUT/tok-$m-$1.txt") <(grep -E '^[0-9 ,]+$' "$OUT/tok-$m-$2.txt") && echo "$m: 64 greedy tokens $1 == $2" || echo "$m: greedy tokens $1 != $2"
+    if ! grep -qE '^[0-9 ,]+$' "$d/tok-$m-$2.txt"; then echo "$m: no tokens printed ($2)"; continue; fi
+    cmp -s <(grep -E '^[0-9 ,]+$' "$d/tok-$m-$1.txt") <(grep -E '^[0-9 ,]+$' "$d/tok-$m-$2.txt") && echo "$m: 64 greedy tokens $1 == $2" || echo "$m: greedy tokens $1 != $2"
   done
+  tar czf "$OUT/tokens.tgz" -C /tmp tok
 }
 
 # full_table BIN: docs/perf.md's table command (run114's) on the ten synth
