@@ -84,9 +84,9 @@ func TestManifestKernels(t *testing.T) {
 }
 
 // TestAttnSplitResidency: the host sizes attention grids for
-// AttnSplitBlocksPerSM blocks of MEMRA_ATTN_THREADS an SM, which holds only
-// where every vector split kernel's registers allow it (65,536 registers an
-// SM, allocated per warp in units of 256).
+// AttnSplitBlocksPerSM blocks an SM, which holds only where every vector
+// split kernel's registers allow it (65,536 registers an SM, allocated per
+// warp in units of 256).
 func TestAttnSplitResidency(t *testing.T) {
 	m, err := Manifest()
 	if err != nil {
@@ -98,10 +98,15 @@ func TestAttnSplitResidency(t *testing.T) {
 			continue
 		}
 		n++
+		fp8 := k.Variant["fp8"] == 1
 		regs := m.Kernels[k.Name].Registers
 		perWarp := (regs*32 + 255) / 256 * 256
-		if blocks := 65536 / (perWarp * attnThreads / 32); blocks < AttnSplitBlocksPerSM {
-			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, attnThreads, AttnSplitBlocksPerSM)
+		threads := k.Block[0]
+		if threads != AttnSplitThreads(fp8) {
+			t.Errorf("%s: block of %d threads, AttnSplitThreads says %d", k.Name, threads, AttnSplitThreads(fp8))
+		}
+		if blocks := 65536 / (perWarp * threads / 32); blocks < AttnSplitBlocksPerSM(fp8) {
+			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, threads, AttnSplitBlocksPerSM(fp8))
 		}
 	}
 	if n == 0 {
