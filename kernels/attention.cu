@@ -20,9 +20,12 @@
 // for the 16-byte-load vector kernels); each sub-group runs an online softmax
 // over its keys with a per-lane slice of the accumulator in registers (q is
 // in shared memory); sub-groups are then
-// merged by a xor butterfly within the warp and by a fixed-order sum over the
-// 4 warps in shared memory. Every order is fixed by the geometry: no atomics,
-// same bits on every run.
+// merged by a xor butterfly within the warp and in shared memory across the
+// warps: the f16 kernels' 8 (warp w + 4 into warp w, then a fixed-order sum
+// over warps 0..3; 8 warps rather than 4: at short contexts a split is a few
+// trips of one warp a scheduler, docs/perf.md step 59), the fp8 kernels' 4
+// (the fixed-order sum alone). Every order is fixed by the geometry: no
+// atomics, same bits on every run.
 //
 // Scores are (q . k) * scale with scale = 1/sqrt(head_dim) passed by the host;
 // the softmax uses expf (accurate; no fast math). A split writes its partial
@@ -44,25 +47,40 @@
 //   attn_split_vec_f16_dD  EPL 8  (16-byte loads: 8 f16)
 //   attn_split_fp8_dD      EPL 1  (1-byte loads)
 //   attn_split_vec_fp8_dD  EPL 16 (16-byte loads: 16 e4m3)
-// for D in {64, 128, 256}. G (the most q heads a block serves) is 8, or 4 when
-// a lane holds 16 dims (the fp8 vector kernels), keeping acc within 64
-// registers; the host's hpb must not exceed it (engine/gpu splitHeads), or
-// the merge would index sm_ms/sm_acc past their G rows. Each split kernel
+// for D in {64, 128, 256}. G (the most q heads a block serves) keeps acc
+// within the registers the block's residency leaves: the f16 kernels (8
+// warps, two blocks an SM, at most 128 registers) take G = min(4, 32/PD),
+// acc within 32 registers; the fp8 kernels (4 warps, three blocks an SM, at
+// most 168) G = min(8, 64/PD), acc within 64, which is 4 for the vector
+// kernels' 16 dims a lane. kernels.AttnSplitBlocksPerSM has both residencies,
+// which the host's grid rules assume; the host's hpb must not exceed G
+// (engine/gpu splitHeads), or the merge would index sm_ms/sm_acc past their
+// G rows. Each split kernel
 // starts its first keys toward L2 before its wait (memra_attn_before_wait).
 #include "common.cuh"
 
-template <int DH, int EPL>
+// NW warps a block: 8 for the f16 kernels, 4 for the fp8 ones
+// (memra_attn_warps).
+template <int DH, int EPL, int NW_>
 struct memra_attn_geom {
     static constexpr int LPK = (DH / EPL < 32) ? DH / EPL : 32; // lanes per key
     static constexpr int NL = DH / (LPK * EPL);                 // loads per lane per row
     static constexpr int PD = NL * EPL;                         // dims per lane
     static constexpr int SPW = 32 / LPK;                        // sub-groups per warp
-    static constexpr int NW = MEMRA_ATTN_THREADS / 32;          // warps per block
+    static constexpr int NW = NW_;                              // warps per block
     static constexpr int NSG = NW * SPW;                        // sub-groups per block
-    static constexpr int G = (64 / PD < 8) ? 64 / PD : 8;       // most q heads per block
+    static constexpr int GM = 32 / NW;                          // G's register budget: G*PD <= 8*GM
+    static constexpr int G = (8 * GM / PD < GM) ? 8 * GM / PD : GM; // most q heads per block
     static constexpr int NK = (32 / PD < 1) ? 1 : (32 / PD > 4 ? 4 : 32 / PD); // keys per sub-group per trip
     static_assert(DH % (LPK * EPL) == 0, "head_dim must tile the lanes");
 };
+
+// Warps a split block: the fp8 kernels keep 4 (3 blocks an SM, G = 4 at
+// 16 dims a lane), because at 8 warps their G of 2 split a group of 4 q
+// heads over two blocks that each read every K/V row (9B at 32k: -10%,
+// perf.md step 59); the f16 kernels take 8.
+template <bool FP8>
+__host__ __device__ constexpr int memra_attn_warps() { return FP8 ? MEMRA_ATTN_FP8_THREADS / 32 : MEMRA_ATTN_THREADS / 32; }
 
 // The dim held in slot (j, e) by sub-group lane sl.
 template <int LPK, int EPL>
@@ -73,7 +91,7 @@ __device__ __forceinline__ int memra_attn_dim(int j, int e, int sl) {
 // Load one cache row's lane slice into f[PD] (f32; fp8 already multiplied by its scale).
 template <int DH, int EPL, bool FP8>
 __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float scale, int sl) {
-    using Geo = memra_attn_geom<DH, EPL>;
+    using Geo = memra_attn_geom<DH, EPL, memra_attn_warps<FP8>()>;
 #pragma unroll
     for (int j = 0; j < Geo::NL; j++) {
         const int d0 = memra_attn_dim<Geo::LPK, EPL>(j, 0, sl);
@@ -130,7 +148,7 @@ __device__ __forceinline__ void memra_attn_before_wait(const void* kc, const voi
     const long long off = ((long long)blockIdx.x * capacity + k0) * RB;
     const long long first = off & ~127ll; // whole lines from the one holding the first row
     const int lines = (int)(((off & 127) + (long long)nk * RB + 127) >> 7);
-    for (int i = threadIdx.x; i < 2 * lines; i += MEMRA_ATTN_THREADS)
+    for (int i = threadIdx.x; i < 2 * lines; i += memra_attn_warps<FP8>() * 32)
         memra_prefetch_l2(static_cast<const unsigned char*>(i < lines ? kc : vc) + first + (long long)(i % lines) * 128);
     if (FP8) { // the scales: 4 bytes a key, up to 3 lines
         const long long so = ((long long)blockIdx.x * capacity + k0) * 4, sf = so & ~127ll;
@@ -145,11 +163,12 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
                                                  const void* kc, const void* vc, const float* ks, const float* vs,
                                                  int n_head, int n_kv, int capacity, int n_splits, int hpb,
                                                  int t_kv, const int* dt_kv, float scale) {
-    using Geo = memra_attn_geom<DH, EPL>;
+    using Geo = memra_attn_geom<DH, EPL, memra_attn_warps<FP8>()>;
     constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG, NK = Geo::NK;
     constexpr int EB = FP8 ? 1 : 2; // bytes per cached element
-    __shared__ float sm_ms[NW][G][2];
-    __shared__ float sm_acc[NW][G][DH];
+    constexpr int NH = NW > 4 ? NW / 2 : NW; // warps the shared buffers hold (the merge below)
+    __shared__ float sm_ms[NH][G][2];
+    __shared__ float sm_acc[NH][G][DH];
 
     const int T = memra_load_or(t_kv, dt_kv);
     // hpb (<= G) sizes the grid, gridDim.z = ceil(group / hpb); the group is
@@ -171,7 +190,7 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     // q lives in shared memory: a trip reads each head's slice once for its
     // NK keys, and the registers go to the keys in flight.
     __shared__ __align__(16) float sm_q[G][DH];
-    for (int i = threadIdx.x; i < G * DH; i += MEMRA_ATTN_THREADS) {
+    for (int i = threadIdx.x; i < G * DH; i += NW * 32) {
         const int r = i / DH;
         sm_q[r][i % DH] = (r < nh) ? q[(long long)h0 * DH + i] : 0.0f;
     }
@@ -279,8 +298,51 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
         }
     }
 
-    // Merge the warps in warp order through shared memory.
-    if (lane < LPK) {
+    // Merge the warps through shared memory. With 8 warps, in two fixed
+    // stages so that the buffers hold half the warps (8 warps' d256 state
+    // would need 64 KiB): warp w + NH hands its state to warp w, which
+    // merges it as the butterfly above does. Then warps 0..NH-1 are added
+    // in warp order (4 warps: this stage alone).
+    static_assert(NH == NW || NH * 2 == NW, "the warp merge pairs warps");
+    if (NH < NW && warp >= NH && lane < LPK) {
+#pragma unroll
+        for (int r = 0; r < G; r++) {
+            if (lane == 0) {
+                sm_ms[warp - NH][r][0] = m[r];
+                sm_ms[warp - NH][r][1] = l[r];
+            }
+#pragma unroll
+            for (int j = 0; j < Geo::NL; j++) {
+#pragma unroll
+                for (int e = 0; e < EPL; e++) {
+                    sm_acc[warp - NH][r][memra_attn_dim<LPK, EPL>(j, e, sl)] = acc[r][j * EPL + e];
+                }
+            }
+        }
+    }
+    if (NH < NW) __syncthreads();
+    if (NH < NW && warp < NH) {
+#pragma unroll
+        for (int r = 0; r < G; r++) {
+            if (r >= nh) break;
+            const float mo = sm_ms[warp][r][0], lo = sm_ms[warp][r][1];
+            const float mn = fmaxf(m[r], mo);
+            const float ca = (m[r] == -INFINITY) ? 0.0f : expf(m[r] - mn);
+            const float cb = (mo == -INFINITY) ? 0.0f : expf(mo - mn);
+            l[r] = l[r] * ca + lo * cb;
+#pragma unroll
+            for (int j = 0; j < Geo::NL; j++) {
+#pragma unroll
+                for (int e = 0; e < EPL; e++) {
+                    const float ao = sm_acc[warp][r][memra_attn_dim<LPK, EPL>(j, e, sl)];
+                    acc[r][j * EPL + e] = acc[r][j * EPL + e] * ca + ao * cb;
+                }
+            }
+            m[r] = mn;
+        }
+    }
+    if (NH < NW) __syncthreads(); // the buffers are rewritten below
+    if (warp < NH && lane < LPK) {
 #pragma unroll
         for (int r = 0; r < G; r++) {
             if (lane == 0) {
@@ -297,14 +359,14 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
         }
     }
     __syncthreads();
-    for (int idx = threadIdx.x; idx < nh * DH; idx += MEMRA_ATTN_THREADS) {
+    for (int idx = threadIdx.x; idx < nh * DH; idx += NW * 32) {
         const int r = idx / DH, d = idx % DH;
         float M = sm_ms[0][r][0];
 #pragma unroll
-        for (int w = 1; w < NW; w++) M = fmaxf(M, sm_ms[w][r][0]);
+        for (int w = 1; w < NH; w++) M = fmaxf(M, sm_ms[w][r][0]);
         float L = 0.0f, A = 0.0f;
 #pragma unroll
-        for (int w = 0; w < NW; w++) {
+        for (int w = 0; w < NH; w++) {
             const float mw = sm_ms[w][r][0];
             const float f = (mw == -INFINITY) ? 0.0f : expf(mw - M);
             L += sm_ms[w][r][1] * f;
@@ -345,7 +407,7 @@ attn_split_vec_f16_d64(float* part_ms, float* part_acc, const float* q, const un
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
 // kc, vc: [n_kv][capacity][64] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
 attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -358,7 +420,7 @@ attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsign
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
 // kc, vc: [n_kv][capacity][64] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
 attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -395,7 +457,7 @@ attn_split_vec_f16_d128(float* part_ms, float* part_acc, const float* q, const u
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
 // kc, vc: [n_kv][capacity][128] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
 attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -408,7 +470,7 @@ attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsig
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
 // kc, vc: [n_kv][capacity][128] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
 attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -445,7 +507,7 @@ attn_split_vec_f16_d256(float* part_ms, float* part_acc, const float* q, const u
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
 // kc, vc: [n_kv][capacity][256] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
 attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -458,7 +520,7 @@ attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsig
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
 // kc, vc: [n_kv][capacity][256] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
 attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {

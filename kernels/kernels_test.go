@@ -82,3 +82,34 @@ func TestManifestKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnSplitResidency: the host sizes attention grids for
+// AttnSplitBlocksPerSM blocks an SM, which holds only where every vector
+// split kernel's registers allow it (65,536 registers an SM, allocated per
+// warp in units of 256).
+func TestAttnSplitResidency(t *testing.T) {
+	m, err := Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range Spec() {
+		if k.Family != "attn_split" || !strings.Contains(k.Name, "_vec_") {
+			continue
+		}
+		n++
+		fp8 := k.Variant["fp8"] == 1
+		regs := m.Kernels[k.Name].Registers
+		perWarp := (regs*32 + 255) / 256 * 256
+		threads := k.Block[0]
+		if threads != AttnSplitThreads(fp8) {
+			t.Errorf("%s: block of %d threads, AttnSplitThreads says %d", k.Name, threads, AttnSplitThreads(fp8))
+		}
+		if blocks := 65536 / (perWarp * threads / 32); blocks < AttnSplitBlocksPerSM(fp8) {
+			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, threads, AttnSplitBlocksPerSM(fp8))
+		}
+	}
+	if n == 0 {
+		t.Fatal("no vector attn_split kernel in Spec()")
+	}
+}

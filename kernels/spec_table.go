@@ -10,7 +10,8 @@ const (
 	mvThreads      = MatvecThreads
 	ropeThreads    = 64   // MEMRA_ROPE_THREADS
 	kvThreads      = 128  // MEMRA_KV_THREADS
-	attnThreads    = 128  // MEMRA_ATTN_THREADS
+	attnThreads    = 256  // MEMRA_ATTN_THREADS
+	attnFP8Threads = 128  // MEMRA_ATTN_FP8_THREADS
 	combineThreads = 128  // MEMRA_COMBINE_THREADS
 	gdnThreads     = 128  // MEMRA_GDN_THREADS (MEMRA_GDN_ROWS = 16 state rows per block)
 	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)
@@ -134,7 +135,9 @@ func AttnSplitName(headDim int, fp8, vec bool) (string, error) {
 
 // AttnHeadsPerBlock is G, the query heads one attention split block serves
 // (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
-// accumulator per head, and G*PD stays within 64 registers each.
+// accumulator per head, and G*PD stays within the registers the kernel's
+// residency leaves (AttnSplitBlocksPerSM): 32 for the f16 kernels (G at
+// most 4), 64 for the fp8 ones (G at most 8).
 //
 // EPL (elements per 16-bit or 8-bit lane load) is 1 for scalar kernels, 8 for
 // vec_f16, 16 for vec_fp8. LPK = min(32, headDim/EPL) lanes share a key.
@@ -148,7 +151,35 @@ func AttnHeadsPerBlock(headDim int, fp8, vec bool) int {
 	}
 	lpk := min(32, headDim/epl)
 	pd := headDim / lpk
-	return min(8, 64/pd)
+	if fp8 {
+		return min(8, 64/pd)
+	}
+	return min(4, 32/pd)
+}
+
+// AttnSplitThreads is the block size of the attention split kernels over an
+// f16 (8 warps) or an e4m3 (4 warps) cache: at 8 warps the fp8 vector
+// kernels' 16 dims a lane left G at 2, and a group of 4 q heads took two
+// blocks that each read every K/V row (docs/perf.md step 59).
+func AttnSplitThreads(fp8 bool) int {
+	if fp8 {
+		return attnFP8Threads
+	}
+	return attnThreads
+}
+
+// AttnSplitBlocksPerSM is how many attention split blocks the vector kernels
+// fit on an SM at once: over f16, 2 blocks of 8 warps at up to 128 registers
+// a thread (2 × 256 × 128 = the 65,536 registers of an SM); over e4m3, 3 of
+// 4 warps at up to 168 (TestAttnSplitResidency checks the build). The host's
+// grid rules (engine/gpu maxSplits, splitHeads) size one wave by it; the
+// scalar kernels, for head dims that are not whole 16-byte vectors, may fit
+// fewer and then take more waves.
+func AttnSplitBlocksPerSM(fp8 bool) int {
+	if fp8 {
+		return 3
+	}
+	return 2
 }
 
 // MatvecThreads is the block size of every matvec kernel (MEMRA_MV_THREADS).
@@ -417,7 +448,7 @@ func Spec() []Kernel {
 				Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache: partial (max, sum, acc) per (q head, split), hpb <= %d q heads per block",
 					d, kv, g),
 				Params:  params,
-				Block:   [3]int{attnThreads, 1, 1},
+				Block:   [3]int{AttnSplitThreads(v.fp8), 1, 1},
 				Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
 				Family:  "attn_split",
 				Variant: map[string]int{"head_dim": d, "fp8": b2i(v.fp8), "vec": b2i(v.vec)},

@@ -69,6 +69,8 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_PENALTY_THREADS":    penaltyThreads,
 		"MEMRA_PENALTY_MAX_WINDOW": PenaltyMaxWindow,
 		"MEMRA_Q8_LANE_PAIRS":      Q8LanePairs,
+		"MEMRA_ATTN_THREADS":       attnThreads,
+		"MEMRA_ATTN_FP8_THREADS":   attnFP8Threads,
 		"MEMRA_ARGMAX_CHUNK":       8192, // argmax_partial's grid, "(n+8191)/8192"
 	} {
 		if d, ok := defines[name]; !ok || d != v {
@@ -277,13 +279,14 @@ func TestAttnHeadsPerBlock(t *testing.T) {
 		fp8, vec bool
 		g        int
 	}{
-		{64, false, false, 8},  // PD 2
-		{256, false, false, 8}, // PD 8
-		{128, false, true, 8},  // LPK 16, PD 8
-		{256, false, true, 8},  // LPK 32, PD 8
-		{128, true, true, 4},   // LPK 8, PD 16
+		{64, false, false, 4},  // PD 2: 32/2 = 16, capped at 4
+		{256, false, false, 4}, // PD 8
+		{128, false, true, 4},  // LPK 16, PD 8
+		{256, false, true, 4},  // LPK 32, PD 8
+		{128, true, true, 4},   // fp8 (4 warps): LPK 8, PD 16, 64/16
 		{256, true, true, 4},   // LPK 16, PD 16
-		{256, true, false, 8},  // scalar fp8: PD 8
+		{256, true, false, 8},  // scalar fp8: PD 8, 64/8
+		{64, true, false, 8},   // PD 2: 64/2 = 32, capped at 8
 	}
 	for _, c := range cases {
 		if g := AttnHeadsPerBlock(c.d, c.fp8, c.vec); g != c.g {
@@ -523,7 +526,7 @@ var earlyCall = regexp.MustCompile(`\b(memra_\w+)\s*(?:<[^>;]*>)?\s*\(`)
 
 // earlyPure are the helpers that read no memory (arithmetic, or an L2
 // prefetch, which moves no data into registers), so may run before a wait.
-var earlyPure = map[string]bool{"memra_silu": true, "memra_rope_cs": true, "memra_prefetch_l2": true}
+var earlyPure = map[string]bool{"memra_silu": true, "memra_rope_cs": true, "memra_prefetch_l2": true, "memra_attn_warps": true}
 
 // checkNoPlainLoads reports indexing of arrays not declared in code, and
 // dereferences of the pointers ptrs.

@@ -1,6 +1,10 @@
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/memra-ai/memra/kernels"
+)
 
 // splitKeys is the number of keys one flash-decoding split covers before the
 // split count is capped: n_splits = ceil(t_kv / 64).
@@ -18,34 +22,37 @@ type Bucket struct {
 
 func (b Bucket) String() string { return fmt.Sprintf("(%v, %d)", b.FAVec, b.NSplits) }
 
+// splitWave is how many attention split blocks run at once on sms SMs: one
+// wave, kernels.AttnSplitBlocksPerSM an SM (2 over an f16 cache, 3 over e4m3).
+func splitWave(sms int, kvFP8 bool) int { return kernels.AttnSplitBlocksPerSM(kvFP8) * sms }
+
 // maxSplits caps n_splits so that one attention layer launches at most about
-// three blocks per SM: the vector split kernels hold 168 registers × 128
-// threads, so three blocks fit on an SM, and splits beyond that fill no idle
+// one wave of split blocks (wave: splitWave): splits beyond that fill no idle
 // SM but add partials for the combine to read. With the cap, contexts longer
 // than maxSplits·64 keys stay in one bucket (chunks grow instead), so long
 // generations stop re-capturing.
-func maxSplits(sms, nKV int) int {
+func maxSplits(wave, nKV int) int {
 	if nKV < 1 {
 		nKV = 1
 	}
-	return max(1, 3*sms/nKV)
+	return max(1, wave/nKV)
 }
 
 // splitHeads returns hpb, the q heads one attn_split block serves: the
-// fewest (so the most blocks) whose grid still fits one wave of maxSplits'
-// three blocks per SM; at most g, the kernel's register budget, and the KV
-// head's group, which is also what it returns when nothing fits. At
-// short contexts the splits alone leave SMs idle (9B at 1k: 17 splits × 4
-// KV heads = 68 blocks of 4 q heads on 132 SMs); one head per block puts
-// them to work, each block with a quarter of the chain. Past one wave a
+// fewest (so the most blocks) whose grid still fits one wave (splitWave);
+// at most g, the kernel's register
+// budget, and the KV head's group, which is also what it returns when nothing
+// fits. At short contexts the splits alone leave SMs idle (9B at 1k: 17
+// splits × 4 KV heads = 68 blocks of 4 q heads on 132 SMs); fewer heads per
+// block put them to work, each block with a shorter chain. Past one wave a
 // block waits for a slot, so beyond it whole groups read each K/V row once
 // (perf.md step 33). A head's arithmetic does not depend on hpb.
-func splitHeads(nSplits, nHead, nKV, g, sms int) int {
+func splitHeads(nSplits, nHead, nKV, g, wave int) int {
 	nKV = max(1, nKV)
 	group := max(1, nHead/nKV)
 	top := max(1, min(g, group))
 	for h := 1; h < top; h++ {
-		if nKV*nSplits*((group+h-1)/h) <= 3*sms {
+		if nKV*nSplits*((group+h-1)/h) <= wave {
 			return h
 		}
 	}
@@ -62,7 +69,7 @@ func BucketKey(tKV, headDim, nKVHeads int, kvFP8 bool, sms int) (faVec bool, nSp
 	}
 	faVec = headDim%per == 0
 	nSplits = max(1, (tKV+splitKeys-1)/splitKeys)
-	return faVec, min(nSplits, maxSplits(sms, nKVHeads))
+	return faVec, min(nSplits, maxSplits(splitWave(sms, kvFP8), nKVHeads))
 }
 
 // BucketKey is the package BucketKey with this model's head dim, KV heads,

@@ -7,9 +7,14 @@ import (
 )
 
 // TestBucketKey checks the bucket geometry by hand-worked cases: ceil(t/64)
-// splits, capped at 3·SMs/n_kv, and fa_vec when the head dim holds whole
-// 16-byte vectors.
+// splits, capped at AttnSplitBlocksPerSM·SMs/n_kv (over f16, 2·132/2 = 132
+// for two KV heads on 132 SMs; over e4m3, 3·132/4 = 99 for four), and fa_vec
+// when the head dim holds whole 16-byte vectors.
 func TestBucketKey(t *testing.T) {
+	if kernels.AttnSplitBlocksPerSM(false) != 2 || kernels.AttnSplitBlocksPerSM(true) != 3 {
+		t.Fatalf("the cases below are worked out for 2 split blocks an SM over f16 and 3 over e4m3, not %d and %d",
+			kernels.AttnSplitBlocksPerSM(false), kernels.AttnSplitBlocksPerSM(true))
+	}
 	for _, c := range []struct {
 		tKV, dh, nkv int
 		fp8          bool
@@ -20,10 +25,12 @@ func TestBucketKey(t *testing.T) {
 		{1, 256, 2, false, 132, true, 1},
 		{64, 256, 2, false, 132, true, 1},
 		{65, 256, 2, false, 132, true, 2},
-		{8448, 256, 2, false, 132, true, 132},  // ceil(8448/64) = 132, under the cap
-		{12672, 256, 2, false, 132, true, 198}, // 3·132/2 = 198: the cap
-		{12673, 256, 2, false, 132, true, 198}, // past the cap the bucket stays
-		{32768, 256, 4, true, 132, true, 99},   // 3·132/4
+		{8384, 256, 2, false, 132, true, 131},  // ceil(8384/64) = 131, under the cap
+		{8448, 256, 2, false, 132, true, 132},  // 2·132/2 = 132: the cap
+		{12672, 256, 2, false, 132, true, 132}, // past the cap the bucket stays
+		{32768, 256, 4, false, 132, true, 66},  // 2·132/4
+		{32768, 256, 4, true, 132, true, 99},   // e4m3: 3·132/4
+		{8448, 256, 2, true, 132, true, 132},   // e4m3, under its cap of 198
 		{100, 72, 2, false, 132, true, 2},      // 72 = 9 vectors of 8 f16
 		{100, 72, 2, true, 132, false, 2},      // 72 is not whole vectors of 16 e4m3
 		{100000, 128, 64, false, 20, true, 1},  // more KV heads than SMs: at least one split
@@ -65,27 +72,32 @@ func TestAttnSplitTable(t *testing.T) {
 }
 
 // TestSplitHeads: short contexts spread a KV head's q heads over blocks as
-// far as one wave of three blocks per SM allows (9B: 16 q / 4 KV heads,
-// head dim 256, G 8; 0.8B: 8 / 2; 132 SMs: 396 blocks); long ones keep whole
-// groups. Expected values worked out by hand from the rule in splitHeads'
-// comment.
+// far as one wave allows (9B: 16 q / 4 KV heads, head dim 256; 0.8B: 8 / 2;
+// 132 SMs: over f16, G 4 and a wave of 2·132 = 264 blocks; over e4m3, G 4
+// for the vector kernels and 3·132 = 396); long ones keep whole groups.
+// Expected values worked out by hand from the rule in splitHeads' comment.
 func TestSplitHeads(t *testing.T) {
-	for _, c := range []struct{ ns, nHead, nKV, g, sms, want int }{
-		{17, 16, 4, 8, 132, 1},  // 9B 1k: 272 blocks of 1 head fit
-		{33, 16, 4, 8, 132, 2},  // 9B 2k: 528 of 1 do not, 264 of 2 do
-		{65, 16, 4, 8, 132, 4},  // 9B 4k: 520 of 2 do not; whole groups, 260
-		{99, 16, 4, 8, 132, 4},  // 9B at the split cap: 396
-		{17, 8, 2, 8, 132, 1},   // 0.8B 1k: 136 of 1
-		{33, 8, 2, 8, 132, 1},   // 0.8B 2k: 264 of 1
-		{65, 8, 2, 8, 132, 2},   // 0.8B 4k: 520 of 1 do not, 260 of 2
-		{198, 8, 2, 8, 132, 4},  // 0.8B at the cap
-		{4, 24, 2, 8, 132, 1},   // group 12: 96 of 1
-		{30, 24, 2, 8, 132, 2},  // 720 of 1 do not, 360 of 2
-		{198, 24, 2, 8, 132, 8}, // nothing fits: G's 8, as the kernel allows
-		{16, 4, 4, 8, 132, 1},   // no GQA: one head per group
+	for _, c := range []struct{ ns, nHead, nKV, g, wave, want int }{
+		{17, 16, 4, 4, 264, 2},  // 9B 1k: 272 blocks of 1 head do not fit, 136 of 2 do
+		{33, 16, 4, 4, 264, 2},  // 9B 2k: 264 of 2
+		{65, 16, 4, 4, 264, 4},  // 9B 4k: 520 of 2 do not; whole groups, 260
+		{66, 16, 4, 4, 264, 4},  // 9B at the split cap: 264
+		{17, 8, 2, 4, 264, 1},   // 0.8B 1k: 136 of 1
+		{33, 8, 2, 4, 264, 1},   // 0.8B 2k: 264 of 1
+		{65, 8, 2, 4, 264, 2},   // 0.8B 4k: 520 of 1 do not, 260 of 2
+		{132, 8, 2, 4, 264, 4},  // 0.8B at the cap
+		{17, 16, 4, 4, 396, 1},  // 9B 1k over e4m3: 272 blocks of 1 head fit 396
+		{33, 16, 4, 4, 396, 2},  // 9B 2k over e4m3: 528 of 1 do not, 264 of 2 do
+		{99, 16, 4, 4, 396, 4},  // 9B at the e4m3 cap: 396
+		{30, 24, 2, 8, 396, 2},  // scalar e4m3 (G 8), group 12: 720 of 1 do not, 360 of 2 do
+		{198, 24, 2, 8, 396, 8}, // nothing fits: the scalar e4m3 kernels' G of 8
+		{4, 24, 2, 4, 264, 1},   // group 12: 96 of 1
+		{30, 24, 2, 4, 264, 3},  // 720 of 1 and 360 of 2 do not, 240 of 3 do
+		{132, 24, 2, 4, 264, 4}, // nothing fits: G's 4, as the kernel allows
+		{16, 4, 4, 4, 264, 1},   // no GQA: one head per group
 	} {
-		if got := splitHeads(c.ns, c.nHead, c.nKV, c.g, c.sms); got != c.want {
-			t.Errorf("splitHeads(%d splits, %d/%d heads, G %d, %d SMs) = %d, want %d", c.ns, c.nHead, c.nKV, c.g, c.sms, got, c.want)
+		if got := splitHeads(c.ns, c.nHead, c.nKV, c.g, c.wave); got != c.want {
+			t.Errorf("splitHeads(%d splits, %d/%d heads, G %d, wave %d) = %d, want %d", c.ns, c.nHead, c.nKV, c.g, c.wave, got, c.want)
 		}
 	}
 }
@@ -93,13 +105,13 @@ func TestSplitHeads(t *testing.T) {
 // TestSplitHeadsBounds: attn_split's merge holds at most G heads per block,
 // so hpb must be in [1, min(G, group)] for every bucket a model can reach.
 func TestSplitHeadsBounds(t *testing.T) {
-	for _, sms := range []int{1, 16, 132} {
+	for _, wave := range []int{1, 16, 132, splitWave(132, false), splitWave(132, true)} {
 		for _, hd := range [][2]int{{1, 1}, {4, 1}, {8, 2}, {16, 4}, {24, 2}, {64, 4}, {40, 8}} {
-			for _, g := range []int{4, 8} {
-				for ns := 1; ns <= maxSplits(sms, hd[1]); ns++ {
+			for _, g := range []int{2, 4, 8} {
+				for ns := 1; ns <= maxSplits(wave, hd[1]); ns++ {
 					group := hd[0] / hd[1]
-					if h := splitHeads(ns, hd[0], hd[1], g, sms); h < 1 || h > min(g, group) {
-						t.Fatalf("splitHeads(%d, %d/%d heads, G %d, %d SMs) = %d, outside [1, %d]", ns, hd[0], hd[1], g, sms, h, min(g, group))
+					if h := splitHeads(ns, hd[0], hd[1], g, wave); h < 1 || h > min(g, group) {
+						t.Fatalf("splitHeads(%d, %d/%d heads, G %d, wave %d) = %d, outside [1, %d]", ns, hd[0], hd[1], g, wave, h, min(g, group))
 					}
 				}
 			}

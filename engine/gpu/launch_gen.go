@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "d7c747c4f6945c44b9901030e5f3506957e58947be9d1250fae50a484d51a186"
+const specHash = "93c159133d28ad5cd8fbef8f22234f59c4081f6ef52e8554d1d0134178eacc5f"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -1010,9 +1010,9 @@ func geomAttnSplitF16D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]in
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D64 launches attn_split_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitF16D64 launches attn_split_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitF16D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_f16_d64", geom_, shmem_)
@@ -1033,7 +1033,7 @@ func (k_ *Kernels) AttnSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q 
 	slot_.p.SetI32(10, t_kv)
 	slot_.p.SetPtr(11, dt_kv)
 	slot_.p.SetF32(12, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d64: %w", err_)
 	}
 	return nil
@@ -1044,9 +1044,9 @@ func geomAttnSplitVecF16D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D64 launches attn_split_vec_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitVecF16D64 launches attn_split_vec_f16_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitVecF16D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_f16_d64", geom_, shmem_)
@@ -1067,7 +1067,7 @@ func (k_ *Kernels) AttnSplitVecF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr,
 	slot_.p.SetI32(10, t_kv)
 	slot_.p.SetPtr(11, dt_kv)
 	slot_.p.SetF32(12, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d64: %w", err_)
 	}
 	return nil
@@ -1150,9 +1150,9 @@ func geomAttnSplitF16D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]i
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D128 launches attn_split_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitF16D128 launches attn_split_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitF16D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_f16_d128", geom_, shmem_)
@@ -1173,7 +1173,7 @@ func (k_ *Kernels) AttnSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(10, t_kv)
 	slot_.p.SetPtr(11, dt_kv)
 	slot_.p.SetF32(12, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d128: %w", err_)
 	}
 	return nil
@@ -1184,9 +1184,9 @@ func geomAttnSplitVecF16D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D128 launches attn_split_vec_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitVecF16D128 launches attn_split_vec_f16_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitVecF16D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_f16_d128", geom_, shmem_)
@@ -1207,7 +1207,7 @@ func (k_ *Kernels) AttnSplitVecF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(10, t_kv)
 	slot_.p.SetPtr(11, dt_kv)
 	slot_.p.SetF32(12, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d128: %w", err_)
 	}
 	return nil
@@ -1290,9 +1290,9 @@ func geomAttnSplitF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]i
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitF16D256 launches attn_split_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitF16D256 launches attn_split_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_f16_d256", geom_, shmem_)
@@ -1313,7 +1313,7 @@ func (k_ *Kernels) AttnSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(10, t_kv)
 	slot_.p.SetPtr(11, dt_kv)
 	slot_.p.SetF32(12, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_f16_d256: %w", err_)
 	}
 	return nil
@@ -1324,9 +1324,9 @@ func geomAttnSplitVecF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitVecF16D256 launches attn_split_vec_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitVecF16D256 launches attn_split_vec_f16_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a f16 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitVecF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_f16_d256", geom_, shmem_)
@@ -1347,7 +1347,7 @@ func (k_ *Kernels) AttnSplitVecF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(10, t_kv)
 	slot_.p.SetPtr(11, dt_kv)
 	slot_.p.SetF32(12, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_f16_d256: %w", err_)
 	}
 	return nil

@@ -27,6 +27,12 @@ synth() {
   done; done
 }
 
+# wait_synth: wait for synth's jobs. When every model is already there (a
+# warm machine keeps /tmp between calls) SYNTH is empty, and `wait $SYNTH`
+# would be the bare wait that hangs on the tee (run131 lost its 10 minutes
+# to it).
+wait_synth() { [ -z "${SYNTH// /}" ] || wait $SYNTH; }
+
 # gpu_tests BIN: every engine/gpu GPU test of bin/BIN/engine_gpu.test, the
 # summary lines printed, the whole output in $OUT/gputest.txt.
 gpu_tests() {
