@@ -11,7 +11,7 @@ source scripts/gpu/lib.sh
 start_run
 synth new "0.8b 9b" "bf16 q8_0 q4_k q5_k q6_k"
 gpu_tests new
-wait $SYNTH
+wait_synth
 el gates
 gate new $M/0.8b-bf16.gguf 300 1000 1
 gate new $M/9b-q8_0.gguf 64 256 0
