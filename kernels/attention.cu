@@ -49,10 +49,12 @@
 //   attn_split_vec_fp8_dD  EPL 16 (16-byte loads: 16 e4m3)
 // for D in {64, 128, 256}. G (the most q heads a block serves) keeps acc
 // within the registers the block's residency leaves: the f16 kernels (8
-// warps, two blocks an SM, at most 128 registers) take G = min(4, 32/PD),
-// acc within 32 registers; the fp8 kernels (4 warps, three blocks an SM, at
-// most 168) G = min(8, 64/PD), acc within 64, which is 4 for the vector
-// kernels' 16 dims a lane. kernels.AttnSplitBlocksPerSM has both residencies,
+// warps; the vector ones two blocks an SM, at most 128 registers) take G =
+// min(4, 32/PD), acc within 32 registers; the fp8 kernels (4 warps; the
+// vector ones three blocks an SM, at most 168) G = min(8, 64/PD), acc within
+// 64, which is 4 for the vector kernels' 16 dims a lane. (The scalar kernels
+// may take more registers and fit fewer blocks: every head dim built holds
+// whole 16-byte vectors, so only the tests run them.) kernels.AttnSplitBlocksPerSM has both residencies,
 // which the host's grid rules assume; the host's hpb must not exceed G
 // (engine/gpu splitHeads), or the merge would index sm_ms/sm_acc past their
 // G rows. Each split kernel
@@ -299,8 +301,8 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     }
 
     // Merge the warps through shared memory. With 8 warps, in two fixed
-    // stages so that the buffers hold half the warps (8 warps' d256 state
-    // would need 64 KiB): warp w + NH hands its state to warp w, which
+    // stages so that the buffers hold half the warps (d256: 16 KiB rather
+    // than 32, 20 KiB a block with q): warp w + NH hands its state to warp w, which
     // merges it as the butterfly above does. Then warps 0..NH-1 are added
     // in warp order (4 warps: this stage alone).
     static_assert(NH == NW || NH * 2 == NW, "the warp merge pairs warps");

@@ -172,9 +172,9 @@ func AttnSplitThreads(fp8 bool) int {
 // fit on an SM at once: over f16, 2 blocks of 8 warps at up to 128 registers
 // a thread (2 × 256 × 128 = the 65,536 registers of an SM); over e4m3, 3 of
 // 4 warps at up to 168 (TestAttnSplitResidency checks the build). The host's
-// grid rules (engine/gpu maxSplits, splitHeads) size one wave by it; the
-// scalar kernels, for head dims that are not whole 16-byte vectors, may fit
-// fewer and then take more waves.
+// grid rules (engine/gpu maxSplits, splitHeads) size one wave by it. The
+// scalar kernels may fit fewer and take more waves; every head dim built
+// holds whole 16-byte vectors, so only the tests run them.
 func AttnSplitBlocksPerSM(fp8 bool) int {
 	if fp8 {
 		return 3
