@@ -113,3 +113,37 @@ func TestAttnSplitResidency(t *testing.T) {
 		t.Fatal("no vector attn_split kernel in Spec()")
 	}
 }
+
+// TestAttnSplitShared: the host's G (AttnHeadsPerBlock) and block size
+// (AttnSplitThreads) are the kernels' own, as their static shared memory
+// shows: sm_ms [NH][G][2], sm_acc [NH][G][head_dim] and sm_q [G][head_dim]
+// floats, NH the warps the merge buffers hold (half of 8, all of 4;
+// attention.cu memra_attn_split). A G or warp count that drifted on either
+// side changes the build's bytes.
+func TestAttnSplitShared(t *testing.T) {
+	m, err := Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range Spec() {
+		if k.Family != "attn_split" {
+			continue
+		}
+		n++
+		d, fp8, vec := k.Variant["head_dim"], k.Variant["fp8"] == 1, k.Variant["vec"] == 1
+		g := AttnHeadsPerBlock(d, fp8, vec)
+		nw := AttnSplitThreads(fp8) / 32
+		nh := nw
+		if nw > 4 {
+			nh = nw / 2
+		}
+		want := 4 * (nh*g*2 + nh*g*d + g*d)
+		if got := m.Kernels[k.Name].SharedBytes; got != want {
+			t.Errorf("%s: %d bytes of static shared memory, want %d for G %d and %d warps", k.Name, got, want, g, nw)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no attn_split kernel in Spec()")
+	}
+}
