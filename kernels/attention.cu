@@ -16,7 +16,7 @@
 // reads the actual t_kv from the device counter split identically.
 //
 // Inside a block the keys are dealt, NK consecutive keys at a time, to
-// "sub-groups" of LPK lanes (a whole warp for the scalar kernels; 4..16 lanes
+// "sub-groups" of LPK lanes (a whole warp for the scalar kernels; 4..32 lanes
 // for the 16-byte-load vector kernels); each sub-group runs an online softmax
 // over its keys with a per-lane slice of the accumulator in registers (q is
 // in shared memory); sub-groups are then
