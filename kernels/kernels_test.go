@@ -88,16 +88,8 @@ func TestManifestKernels(t *testing.T) {
 // split kernel's registers allow it (65,536 registers an SM, allocated per
 // warp in units of 256).
 func TestAttnSplitResidency(t *testing.T) {
-	m, err := Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, k := range Spec() {
-		if k.Family != "attn_split" || !strings.Contains(k.Name, "_vec_") {
-			continue
-		}
-		n++
+	m, ks := attnSplitKernels(t, true)
+	for _, k := range ks {
 		fp8 := k.Variant["fp8"] == 1
 		regs := m.Kernels[k.Name].Registers
 		perWarp := (regs*32 + 255) / 256 * 256
@@ -109,9 +101,6 @@ func TestAttnSplitResidency(t *testing.T) {
 			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, threads, AttnSplitBlocksPerSM(fp8))
 		}
 	}
-	if n == 0 {
-		t.Fatal("no vector attn_split kernel in Spec()")
-	}
 }
 
 // TestAttnSplitShared: the host's G (AttnHeadsPerBlock) and block size
@@ -121,16 +110,8 @@ func TestAttnSplitResidency(t *testing.T) {
 // attention.cu memra_attn_split). A G or warp count that drifted on either
 // side changes the build's bytes.
 func TestAttnSplitShared(t *testing.T) {
-	m, err := Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, k := range Spec() {
-		if k.Family != "attn_split" {
-			continue
-		}
-		n++
+	m, ks := attnSplitKernels(t, false)
+	for _, k := range ks {
 		d, fp8, vec := k.Variant["head_dim"], k.Variant["fp8"] == 1, k.Variant["vec"] == 1
 		g := AttnHeadsPerBlock(d, fp8, vec)
 		nw := AttnSplitThreads(fp8) / 32
@@ -143,7 +124,24 @@ func TestAttnSplitShared(t *testing.T) {
 			t.Errorf("%s: %d bytes of static shared memory, want %d for G %d and %d warps", k.Name, got, want, g, nw)
 		}
 	}
-	if n == 0 {
-		t.Fatal("no attn_split kernel in Spec()")
+}
+
+// attnSplitKernels returns the build's manifest and the spec's attention
+// split kernels (the vector ones only, with vecOnly); none is a failure.
+func attnSplitKernels(t *testing.T, vecOnly bool) (ManifestInfo, []Kernel) {
+	t.Helper()
+	m, err := Manifest()
+	if err != nil {
+		t.Fatal(err)
 	}
+	var ks []Kernel
+	for _, k := range Spec() {
+		if k.Family == "attn_split" && (!vecOnly || k.Variant["vec"] == 1) {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) == 0 {
+		t.Fatalf("no attn_split kernel (vector only: %v) in Spec()", vecOnly)
+	}
+	return m, ks
 }
