@@ -39,12 +39,12 @@ func maxSplits(wave, nKV int) int {
 }
 
 // splitHeads returns hpb, the q heads one attn_split block serves: the
-// fewest (so the most blocks) whose grid still fits one wave (splitWave);
-// at most g, the kernel's register
-// budget, and the KV head's group, which is also what it returns when nothing
-// fits. At short contexts the splits alone leave SMs idle (9B at 1k: 17
-// splits × 4 KV heads = 68 blocks of 4 q heads on 132 SMs); fewer heads per
-// block put them to work, each block with a shorter chain. Past one wave a
+// fewest (so the most blocks) whose grid still fits one wave (splitWave); at
+// most g, the kernel's register budget, and the KV head's group, which is
+// also what it returns when nothing fits. At short contexts the splits alone
+// leave SMs idle (9B at 1k: 17 splits × 4 KV heads = 68 blocks of 4 q heads
+// on 132 SMs); fewer heads per block put them to work, each block with a
+// shorter chain. Past one wave a
 // block waits for a slot, so beyond it whole groups read each K/V row once
 // (perf.md step 33). A head's arithmetic does not depend on hpb.
 func splitHeads(nSplits, nHead, nKV, g, wave int) int {
