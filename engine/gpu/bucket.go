@@ -60,14 +60,11 @@ func splitHeads(nSplits, nHead, nKV, g, wave int) int {
 }
 
 // BucketKey returns (fa_vec, n_splits) for an attention step over tKV keys:
-// the vector kernel when the head dim holds whole 16-byte loads (8 f16 or
-// 16 e4m3 values per lane), and ceil(tKV/64) splits capped by the SM count.
+// the vector kernel when the head dim holds whole vectors of 8 values (a
+// lane's 16-byte f16 or 8-byte e4m3 load), and ceil(tKV/64) splits capped by
+// the SM count.
 func BucketKey(tKV, headDim, nKVHeads int, kvFP8 bool, sms int) (faVec bool, nSplits int) {
-	per := 8
-	if kvFP8 {
-		per = 16
-	}
-	faVec = headDim%per == 0
+	faVec = headDim%8 == 0
 	nSplits = max(1, (tKV+splitKeys-1)/splitKeys)
 	return faVec, min(nSplits, maxSplits(splitWave(sms, kvFP8), nKVHeads))
 }
