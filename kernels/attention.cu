@@ -16,16 +16,15 @@
 // reads the actual t_kv from the device counter split identically.
 //
 // Inside a block the keys are dealt, NK consecutive keys at a time, to
-// "sub-groups" of LPK lanes (a whole warp for the scalar kernels; 4..16 lanes
-// for the 16-byte-load vector kernels); each sub-group runs an online softmax
+// "sub-groups" of LPK lanes (a whole warp for the scalar kernels; 8..32 lanes,
+// head_dim/8, for the vector kernels); each sub-group runs an online softmax
 // over its keys with a per-lane slice of the accumulator in registers (q is
 // in shared memory); sub-groups are then
 // merged by a xor butterfly within the warp and in shared memory across the
-// warps: the f16 kernels' 8 (warp w + 4 into warp w, then a fixed-order sum
-// over warps 0..3; 8 warps rather than 4: at short contexts a split is a few
-// trips of one warp a scheduler, docs/perf.md step 59), the fp8 kernels' 4
-// (the fixed-order sum alone). Every order is fixed by the geometry: no
-// atomics, same bits on every run.
+// 8 warps (warp w + 4 into warp w, then a fixed-order sum over warps 0..3;
+// 8 warps rather than 4: at short contexts a split is a few trips of one
+// warp a scheduler, docs/perf.md steps 59 and 61). Every order is fixed by
+// the geometry: no atomics, same bits on every run.
 //
 // Scores are (q . k) * scale with scale = 1/sqrt(head_dim) passed by the host;
 // the softmax uses expf (accurate; no fast math). A split writes its partial

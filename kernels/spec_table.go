@@ -166,7 +166,7 @@ func AttnSplitThreads(fp8 bool) int {
 // (TestAttnSplitResidency checks the build). The host's
 // grid rules (engine/gpu maxSplits, splitHeads) size one wave by it. The
 // scalar kernels may fit fewer and take more waves; every head dim built
-// holds whole 16-byte vectors, so only the tests run them.
+// holds whole vectors, so only the tests run them.
 func AttnSplitBlocksPerSM(fp8 bool) int {
 	return 2
 }

@@ -11,7 +11,7 @@ import (
 const splitKeys = 64
 
 // Bucket is the attention launch geometry of one step: which split kernel
-// variant runs (FAVec: 16-byte K/V loads) and over how many splits. A graph
+// variant runs (FAVec: vector K/V loads, 16 bytes of f16 or 8 of e4m3) and over how many splits. A graph
 // captured for a bucket replays correctly for every t_kv in that bucket,
 // because the kernels read the actual t_kv from the device counter and derive
 // their key ranges from it and NSplits.
@@ -23,7 +23,7 @@ type Bucket struct {
 func (b Bucket) String() string { return fmt.Sprintf("(%v, %d)", b.FAVec, b.NSplits) }
 
 // splitWave is how many attention split blocks run at once on sms SMs: one
-// wave, kernels.AttnSplitBlocksPerSM an SM (2 over an f16 cache, 3 over e4m3).
+// wave, kernels.AttnSplitBlocksPerSM an SM (2 over either cache).
 func splitWave(sms int, kvFP8 bool) int { return kernels.AttnSplitBlocksPerSM(kvFP8) * sms }
 
 // maxSplits caps n_splits so that one attention layer launches at most about
