@@ -16,16 +16,15 @@
 // reads the actual t_kv from the device counter split identically.
 //
 // Inside a block the keys are dealt, NK consecutive keys at a time, to
-// "sub-groups" of LPK lanes (a whole warp for the scalar kernels; 4..32 lanes
-// for the 16-byte-load vector kernels); each sub-group runs an online softmax
+// "sub-groups" of LPK lanes (a whole warp for the scalar kernels; 8..32 lanes,
+// head_dim/8, for the vector kernels); each sub-group runs an online softmax
 // over its keys with a per-lane slice of the accumulator in registers (q is
 // in shared memory); sub-groups are then
 // merged by a xor butterfly within the warp and in shared memory across the
-// warps: the f16 kernels' 8 (warp w + 4 into warp w, then a fixed-order sum
-// over warps 0..3; 8 warps rather than 4: at short contexts a split is a few
-// trips of one warp a scheduler, docs/perf.md step 59), the fp8 kernels' 4
-// (the fixed-order sum alone). Every order is fixed by the geometry: no
-// atomics, same bits on every run.
+// 8 warps (warp w + 4 into warp w, then a fixed-order sum over warps 0..3;
+// 8 warps rather than 4: at short contexts a split is a few trips of one
+// warp a scheduler, docs/perf.md steps 59 and 61). Every order is fixed by
+// the geometry: no atomics, same bits on every run.
 //
 // Scores are (q . k) * scale with scale = 1/sqrt(head_dim) passed by the host;
 // the softmax uses expf (accurate; no fast math). A split writes its partial
@@ -46,23 +45,22 @@
 //   attn_split_f16_dD      EPL 1  (2-byte loads, lane d = j*32 + lane)
 //   attn_split_vec_f16_dD  EPL 8  (16-byte loads: 8 f16)
 //   attn_split_fp8_dD      EPL 1  (1-byte loads)
-//   attn_split_vec_fp8_dD  EPL 16 (16-byte loads: 16 e4m3)
+//   attn_split_vec_fp8_dD  EPL 8  (8-byte loads: 8 e4m3; 16-byte loads left
+//                          16 dims a lane and room for 2 q heads a block at
+//                          8 warps, perf.md steps 59 and 61)
 // for D in {64, 128, 256}. G (the most q heads a block serves) keeps acc
-// within the registers the block's residency leaves: the f16 kernels (8
-// warps; the vector ones two blocks an SM, at most 128 registers) take G =
-// min(4, 32/PD), acc within 32 registers; the fp8 kernels (4 warps; the
-// vector ones three blocks an SM, at most 168) G = min(8, 64/PD), acc within
-// 64, which is 4 for the vector kernels' 16 dims a lane. (The scalar kernels
-// may take more registers and fit fewer blocks: every head dim built holds
-// whole 16-byte vectors, so only the tests run them.) kernels.AttnSplitBlocksPerSM has both residencies,
+// within the registers the block's residency leaves: 8 warps, the vector
+// kernels two blocks an SM at most 128 registers, G = min(4, 32/PD), acc
+// within 32 registers. (The scalar kernels may take more registers and fit
+// fewer blocks: every head dim built holds whole vectors, so only the tests
+// run them.) kernels.AttnSplitBlocksPerSM has both residencies,
 // which the host's grid rules assume; the host's hpb must not exceed G
 // (engine/gpu splitHeads), or the merge would index sm_ms/sm_acc past their
 // G rows. Each split kernel
 // starts its first keys toward L2 before its wait (memra_attn_before_wait).
 #include "common.cuh"
 
-// NW warps a block: 8 for the f16 kernels, 4 for the fp8 ones
-// (memra_attn_warps).
+// NW warps a block (memra_attn_warps).
 template <int DH, int EPL, int NW_>
 struct memra_attn_geom {
     static constexpr int LPK = (DH / EPL < 32) ? DH / EPL : 32; // lanes per key
@@ -77,10 +75,8 @@ struct memra_attn_geom {
     static_assert(DH % (LPK * EPL) == 0, "head_dim must tile the lanes");
 };
 
-// Warps a split block: the fp8 kernels keep 4 (3 blocks an SM, G = 4 at
-// 16 dims a lane), because at 8 warps their G of 2 split a group of 4 q
-// heads over two blocks that each read every K/V row (9B at 32k: -10%,
-// perf.md step 59); the f16 kernels take 8.
+// Warps a split block: 8 over either cache (the fp8 vector kernels load 8
+// bytes a lane so that their G stays 4 at 8 warps: perf.md step 61).
 template <bool FP8>
 __host__ __device__ constexpr int memra_attn_warps() { return FP8 ? MEMRA_ATTN_FP8_THREADS / 32 : MEMRA_ATTN_THREADS / 32; }
 
@@ -99,11 +95,11 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
         const int d0 = memra_attn_dim<Geo::LPK, EPL>(j, 0, sl);
         if (FP8) {
             const unsigned char* r = static_cast<const unsigned char*>(row);
-            if (EPL == 16) {
-                const uint4 u = memra_ldg16(r + d0);
-                const unsigned int w[4] = {u.x, u.y, u.z, u.w};
+            if (EPL == 8) {
+                const uint2 u = __ldg(reinterpret_cast<const uint2*>(r + d0));
+                const unsigned int w[2] = {u.x, u.y};
 #pragma unroll
-                for (int e = 0; e < 16; e++) {
+                for (int e = 0; e < 8; e++) {
                     f[j * EPL + e] = memra_e4m3_to_f32((w[e >> 2] >> (8 * (e & 3))) & 0xffu) * scale;
                 }
             } else {
@@ -429,7 +425,7 @@ attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const un
     memra_attn_before_wait<64, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_attn_split<64, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+    memra_attn_split<64, 8, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, hpb, t_kv, dt_kv, scale);
 }
 
@@ -479,7 +475,7 @@ attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const u
     memra_attn_before_wait<128, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_attn_split<128, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+    memra_attn_split<128, 8, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, hpb, t_kv, dt_kv, scale);
 }
 
@@ -529,7 +525,7 @@ attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const u
     memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_attn_split<256, 16, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
+    memra_attn_split<256, 8, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
                                           n_splits, hpb, t_kv, dt_kv, scale);
 }
 

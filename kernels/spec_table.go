@@ -11,7 +11,7 @@ const (
 	ropeThreads    = 64   // MEMRA_ROPE_THREADS
 	kvThreads      = 128  // MEMRA_KV_THREADS
 	attnThreads    = 256  // MEMRA_ATTN_THREADS
-	attnFP8Threads = 128  // MEMRA_ATTN_FP8_THREADS
+	attnFP8Threads = 256  // MEMRA_ATTN_FP8_THREADS
 	combineThreads = 128  // MEMRA_COMBINE_THREADS
 	gdnThreads     = 128  // MEMRA_GDN_THREADS (MEMRA_GDN_ROWS = 16 state rows per block)
 	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)
@@ -135,32 +135,24 @@ func AttnSplitName(headDim int, fp8, vec bool) (string, error) {
 
 // AttnHeadsPerBlock is G, the query heads one attention split block serves
 // (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
-// accumulator per head, and G*PD stays within the registers the kernel's
-// residency leaves (AttnSplitBlocksPerSM): 32 for the f16 kernels (G at
-// most 4), 64 for the fp8 ones (G at most 8).
+// accumulator per head, and G*PD stays within the 32 registers the kernel's
+// residency leaves (AttnSplitBlocksPerSM), G at most 4.
 //
 // EPL (elements per 16-bit or 8-bit lane load) is 1 for scalar kernels, 8 for
-// vec_f16, 16 for vec_fp8. LPK = min(32, headDim/EPL) lanes share a key.
+// vec_f16 and vec_fp8. LPK = min(32, headDim/EPL) lanes share a key.
 func AttnHeadsPerBlock(headDim int, fp8, vec bool) int {
 	epl := 1
 	if vec {
 		epl = 8
-		if fp8 {
-			epl = 16
-		}
 	}
 	lpk := min(32, headDim/epl)
 	pd := headDim / lpk
-	if fp8 {
-		return min(8, 64/pd)
-	}
 	return min(4, 32/pd)
 }
 
 // AttnSplitThreads is the block size of the attention split kernels over an
-// f16 (8 warps) or an e4m3 (4 warps) cache: at 8 warps the fp8 vector
-// kernels' 16 dims a lane left G at 2, and a group of 4 q heads took two
-// blocks that each read every K/V row (docs/perf.md step 59).
+// f16 or an e4m3 cache: 8 warps over both (branch next/attn-fp8-8warp,
+// docs/perf.md step 61; on main the fp8 kernels keep 4, step 59).
 func AttnSplitThreads(fp8 bool) int {
 	if fp8 {
 		return attnFP8Threads
@@ -169,16 +161,13 @@ func AttnSplitThreads(fp8 bool) int {
 }
 
 // AttnSplitBlocksPerSM is how many attention split blocks the vector kernels
-// fit on an SM at once: over f16, 2 blocks of 8 warps at up to 128 registers
-// a thread (2 × 256 × 128 = the 65,536 registers of an SM); over e4m3, 3 of
-// 4 warps at up to 168 (TestAttnSplitResidency checks the build). The host's
+// fit on an SM at once: 2 blocks of 8 warps at up to 128 registers a thread
+// (2 × 256 × 128 = the 65,536 registers of an SM) over either cache
+// (TestAttnSplitResidency checks the build). The host's
 // grid rules (engine/gpu maxSplits, splitHeads) size one wave by it. The
 // scalar kernels may fit fewer and take more waves; every head dim built
-// holds whole 16-byte vectors, so only the tests run them.
+// holds whole vectors, so only the tests run them.
 func AttnSplitBlocksPerSM(fp8 bool) int {
-	if fp8 {
-		return 3
-	}
 	return 2
 }
 

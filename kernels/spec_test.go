@@ -272,7 +272,7 @@ func TestSpecGeometryExpressions(t *testing.T) {
 }
 
 // The attention heads-per-block rule, worked by hand from attention.cu's
-// memra_attn_geom (LPK = min(32, D/EPL), PD = D/LPK, G = min(8, 64/PD)).
+// memra_attn_geom (LPK = min(32, D/EPL), PD = D/LPK, G = min(4, 32/PD)).
 func TestAttnHeadsPerBlock(t *testing.T) {
 	cases := []struct {
 		d        int
@@ -283,10 +283,10 @@ func TestAttnHeadsPerBlock(t *testing.T) {
 		{256, false, false, 4}, // PD 8
 		{128, false, true, 4},  // LPK 16, PD 8
 		{256, false, true, 4},  // LPK 32, PD 8
-		{128, true, true, 4},   // fp8 (4 warps): LPK 8, PD 16, 64/16
-		{256, true, true, 4},   // LPK 16, PD 16
-		{256, true, false, 8},  // scalar fp8: PD 8, 64/8
-		{64, true, false, 8},   // PD 2: 64/2 = 32, capped at 8
+		{128, true, true, 4},   // fp8, 8-byte loads: LPK 16, PD 8
+		{256, true, true, 4},   // LPK 32, PD 8
+		{256, true, false, 4},  // scalar fp8: PD 8
+		{64, true, false, 4},   // PD 2: 32/2 = 16, capped at 4
 	}
 	for _, c := range cases {
 		if g := AttnHeadsPerBlock(c.d, c.fp8, c.vec); g != c.g {

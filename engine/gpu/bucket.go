@@ -11,7 +11,7 @@ import (
 const splitKeys = 64
 
 // Bucket is the attention launch geometry of one step: which split kernel
-// variant runs (FAVec: 16-byte K/V loads) and over how many splits. A graph
+// variant runs (FAVec: vector K/V loads, 16 bytes of f16 or 8 of e4m3) and over how many splits. A graph
 // captured for a bucket replays correctly for every t_kv in that bucket,
 // because the kernels read the actual t_kv from the device counter and derive
 // their key ranges from it and NSplits.
@@ -23,7 +23,7 @@ type Bucket struct {
 func (b Bucket) String() string { return fmt.Sprintf("(%v, %d)", b.FAVec, b.NSplits) }
 
 // splitWave is how many attention split blocks run at once on sms SMs: one
-// wave, kernels.AttnSplitBlocksPerSM an SM (2 over an f16 cache, 3 over e4m3).
+// wave, kernels.AttnSplitBlocksPerSM an SM (2 over either cache).
 func splitWave(sms int, kvFP8 bool) int { return kernels.AttnSplitBlocksPerSM(kvFP8) * sms }
 
 // maxSplits caps n_splits so that one attention layer launches at most about
@@ -60,14 +60,11 @@ func splitHeads(nSplits, nHead, nKV, g, wave int) int {
 }
 
 // BucketKey returns (fa_vec, n_splits) for an attention step over tKV keys:
-// the vector kernel when the head dim holds whole 16-byte loads (8 f16 or
-// 16 e4m3 values per lane), and ceil(tKV/64) splits capped by the SM count.
+// the vector kernel when the head dim holds whole vectors of 8 values (a
+// lane's 16-byte f16 or 8-byte e4m3 load), and ceil(tKV/64) splits capped by
+// the SM count.
 func BucketKey(tKV, headDim, nKVHeads int, kvFP8 bool, sms int) (faVec bool, nSplits int) {
-	per := 8
-	if kvFP8 {
-		per = 16
-	}
-	faVec = headDim%per == 0
+	faVec = headDim%8 == 0
 	nSplits = max(1, (tKV+splitKeys-1)/splitKeys)
 	return faVec, min(nSplits, maxSplits(splitWave(sms, kvFP8), nKVHeads))
 }

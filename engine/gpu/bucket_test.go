@@ -7,12 +7,12 @@ import (
 )
 
 // TestBucketKey checks the bucket geometry by hand-worked cases: ceil(t/64)
-// splits, capped at AttnSplitBlocksPerSM·SMs/n_kv (over f16, 2·132/2 = 132
-// for two KV heads on 132 SMs; over e4m3, 3·132/4 = 99 for four), and fa_vec
-// when the head dim holds whole 16-byte vectors.
+// splits, capped at AttnSplitBlocksPerSM·SMs/n_kv (2·132/2 = 132 for two KV
+// heads on 132 SMs, over either cache), and fa_vec when the head dim holds
+// whole vectors of 8 values.
 func TestBucketKey(t *testing.T) {
-	if kernels.AttnSplitBlocksPerSM(false) != 2 || kernels.AttnSplitBlocksPerSM(true) != 3 {
-		t.Fatalf("the cases below are worked out for 2 split blocks an SM over f16 and 3 over e4m3, not %d and %d",
+	if kernels.AttnSplitBlocksPerSM(false) != 2 || kernels.AttnSplitBlocksPerSM(true) != 2 {
+		t.Fatalf("the cases below are worked out for 2 split blocks an SM over either cache, not %d and %d",
 			kernels.AttnSplitBlocksPerSM(false), kernels.AttnSplitBlocksPerSM(true))
 	}
 	for _, c := range []struct {
@@ -29,10 +29,10 @@ func TestBucketKey(t *testing.T) {
 		{8448, 256, 2, false, 132, true, 132},  // 2·132/2 = 132: the cap
 		{12672, 256, 2, false, 132, true, 132}, // past the cap the bucket stays
 		{32768, 256, 4, false, 132, true, 66},  // 2·132/4
-		{32768, 256, 4, true, 132, true, 99},   // e4m3: 3·132/4
-		{8448, 256, 2, true, 132, true, 132},   // e4m3, under its cap of 198
+		{32768, 256, 4, true, 132, true, 66},   // e4m3: the same cap
 		{100, 72, 2, false, 132, true, 2},      // 72 = 9 vectors of 8 f16
-		{100, 72, 2, true, 132, false, 2},      // 72 is not whole vectors of 16 e4m3
+		{100, 72, 2, true, 132, true, 2},       // and of 8 e4m3
+		{100, 68, 2, true, 132, false, 2},      // 68 is not whole vectors
 		{100000, 128, 64, false, 20, true, 1},  // more KV heads than SMs: at least one split
 	} {
 		vec, n := BucketKey(c.tKV, c.dh, c.nkv, c.fp8, c.sms)
@@ -73,8 +73,8 @@ func TestAttnSplitTable(t *testing.T) {
 
 // TestSplitHeads: short contexts spread a KV head's q heads over blocks as
 // far as one wave allows (9B: 16 q / 4 KV heads, head dim 256; 0.8B: 8 / 2;
-// 132 SMs: over f16, G 4 and a wave of 2·132 = 264 blocks; over e4m3, G 4
-// for the vector kernels and 3·132 = 396); long ones keep whole groups.
+// 132 SMs: G 4 and a wave of 2·132 = 264 blocks; the rule is also checked
+// with a wave of 3·132 = 396 and G 8); long ones keep whole groups.
 // Expected values worked out by hand from the rule in splitHeads' comment.
 func TestSplitHeads(t *testing.T) {
 	for _, c := range []struct{ ns, nHead, nKV, g, wave, want int }{
@@ -86,11 +86,11 @@ func TestSplitHeads(t *testing.T) {
 		{33, 8, 2, 4, 264, 1},   // 0.8B 2k: 264 of 1
 		{65, 8, 2, 4, 264, 2},   // 0.8B 4k: 520 of 1 do not, 260 of 2
 		{132, 8, 2, 4, 264, 4},  // 0.8B at the cap
-		{17, 16, 4, 4, 396, 1},  // 9B 1k over e4m3: 272 blocks of 1 head fit 396
-		{33, 16, 4, 4, 396, 2},  // 9B 2k over e4m3: 528 of 1 do not, 264 of 2 do
-		{99, 16, 4, 4, 396, 4},  // 9B at the e4m3 cap: 396
-		{30, 24, 2, 8, 396, 2},  // scalar e4m3 (G 8), group 12: 720 of 1 do not, 360 of 2 do
-		{198, 24, 2, 8, 396, 8}, // nothing fits: the scalar e4m3 kernels' G of 8
+		{17, 16, 4, 4, 396, 1},  // 9B 1k, wave 396: 272 blocks of 1 head fit
+		{33, 16, 4, 4, 396, 2},  // 9B 2k, wave 396: 528 of 1 do not, 264 of 2 do
+		{99, 16, 4, 4, 396, 4},  // 9B at a cap of 99: 396
+		{30, 24, 2, 8, 396, 2},  // G 8, group 12: 720 of 1 do not, 360 of 2 do
+		{198, 24, 2, 8, 396, 8}, // nothing fits: G's 8
 		{4, 24, 2, 4, 264, 1},   // group 12: 96 of 1
 		{30, 24, 2, 4, 264, 3},  // 720 of 1 and 360 of 2 do not, 240 of 3 do
 		{132, 24, 2, 4, 264, 4}, // nothing fits: G's 4, as the kernel allows

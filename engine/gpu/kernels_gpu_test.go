@@ -899,7 +899,7 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 // TestGPUKernelAttention runs attn_split_* + attn_combine, every head dim
 // (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec), GQA 8/2,
 // 16/4 and 24/2 (with G q heads per block, 24/2 tiles the 12 q heads of a
-// KV head over 3 blocks, or 2 for the scalar fp8 kernels' G of 8), t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
+// KV head over 3 blocks), t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
 // the production cap (maxSplits: AttnSplitBlocksPerSM(fp8)·SMs/n_kv, bucket.go) and for cap 4 (chunks of up to
 // 8192 keys), plus more splits than keys for t_kv < 64 (empty splits), gate
 // off and on; the reference is float64 attention over the SAME dequantised
@@ -922,9 +922,8 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 // absolute, moving softmax weights by that relative amount) and the combine;
 // the sqrt term the online-softmax accumulation, ≤ 3u per key of a
 // sub-group's sequence (worst case at t_kv 32768 with 4 splits: 8192 keys
-// over the scalar fp8 kernels' 4 warps of one sub-group, 2048 keys each,
-// 3.7e-4·max|v|, under the 3.6e-4 + 4e-5 allowed; the f16 kernels' 8 warps
-// take 1024 each). The error is absolute
+// over the scalar kernels' 8 warps of one sub-group, 1024 keys each,
+// 1.8e-4·max|v|, under the 3.6e-4 + 4e-5 allowed). The error is absolute
 // (relative to max|v|, not max|out|) because out is an average of random v
 // and shrinks like 1/sqrt(t_kv) while the f32 errors do not.
 //

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "93c159133d28ad5cd8fbef8f22234f59c4081f6ef52e8554d1d0134178eacc5f"
+const specHash = "423075437c96a8bdcd215f58980069146214d0cc859fd7c623ab7c654fd8a0c8"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -1078,9 +1078,9 @@ func geomAttnSplitFP8D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]in
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D64 launches attn_split_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitFP8D64 launches attn_split_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitFP8D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_fp8_d64", geom_, shmem_)
@@ -1103,7 +1103,7 @@ func (k_ *Kernels) AttnSplitFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q 
 	slot_.p.SetI32(12, t_kv)
 	slot_.p.SetPtr(13, dt_kv)
 	slot_.p.SetF32(14, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d64: %w", err_)
 	}
 	return nil
@@ -1116,7 +1116,7 @@ func geomAttnSplitVecFP8D64(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3
 
 // AttnSplitVecFP8D64 launches attn_split_vec_fp8_d64 (kernels/attention.cu): flash-decoding split of head_dim 64 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitVecFP8D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_fp8_d64", geom_, shmem_)
@@ -1139,7 +1139,7 @@ func (k_ *Kernels) AttnSplitVecFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr,
 	slot_.p.SetI32(12, t_kv)
 	slot_.p.SetPtr(13, dt_kv)
 	slot_.p.SetF32(14, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d64: %w", err_)
 	}
 	return nil
@@ -1218,9 +1218,9 @@ func geomAttnSplitFP8D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]i
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D128 launches attn_split_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitFP8D128 launches attn_split_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitFP8D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_fp8_d128", geom_, shmem_)
@@ -1243,7 +1243,7 @@ func (k_ *Kernels) AttnSplitFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(12, t_kv)
 	slot_.p.SetPtr(13, dt_kv)
 	slot_.p.SetF32(14, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d128: %w", err_)
 	}
 	return nil
@@ -1256,7 +1256,7 @@ func geomAttnSplitVecFP8D128(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([
 
 // AttnSplitVecFP8D128 launches attn_split_vec_fp8_d128 (kernels/attention.cu): flash-decoding split of head_dim 128 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitVecFP8D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_fp8_d128", geom_, shmem_)
@@ -1279,7 +1279,7 @@ func (k_ *Kernels) AttnSplitVecFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(12, t_kv)
 	slot_.p.SetPtr(13, dt_kv)
 	slot_.p.SetF32(14, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d128: %w", err_)
 	}
 	return nil
@@ -1358,9 +1358,9 @@ func geomAttnSplitFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]i
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitFP8D256 launches attn_split_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 8 q heads per block.
+// AttnSplitFP8D256 launches attn_split_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_fp8_d256", geom_, shmem_)
@@ -1383,7 +1383,7 @@ func (k_ *Kernels) AttnSplitFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q
 	slot_.p.SetI32(12, t_kv)
 	slot_.p.SetPtr(13, dt_kv)
 	slot_.p.SetF32(14, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_fp8_d256: %w", err_)
 	}
 	return nil
@@ -1396,7 +1396,7 @@ func geomAttnSplitVecFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([
 
 // AttnSplitVecFP8D256 launches attn_split_vec_fp8_d256 (kernels/attention.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
-// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (128, 1, 1), dynamic shared 0 bytes.
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	geom_, shmem_ := geomAttnSplitVecFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_vec_fp8_d256", geom_, shmem_)
@@ -1419,7 +1419,7 @@ func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetI32(12, t_kv)
 	slot_.p.SetPtr(13, dt_kv)
 	slot_.p.SetF32(14, scale)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d256: %w", err_)
 	}
 	return nil
