@@ -60,25 +60,21 @@
 // starts its first keys toward L2 before its wait (memra_attn_before_wait).
 #include "common.cuh"
 
-// NW warps a block (memra_attn_warps).
-template <int DH, int EPL, int NW_>
+// 8 warps a block over either cache (the fp8 vector kernels load 8 bytes a
+// lane so that their G stays 4 at 8 warps: perf.md step 61).
+template <int DH, int EPL>
 struct memra_attn_geom {
     static constexpr int LPK = (DH / EPL < 32) ? DH / EPL : 32; // lanes per key
     static constexpr int NL = DH / (LPK * EPL);                 // loads per lane per row
     static constexpr int PD = NL * EPL;                         // dims per lane
     static constexpr int SPW = 32 / LPK;                        // sub-groups per warp
-    static constexpr int NW = NW_;                              // warps per block
+    static constexpr int NW = MEMRA_ATTN_THREADS / 32;          // warps per block
     static constexpr int NSG = NW * SPW;                        // sub-groups per block
     static constexpr int GM = 32 / NW;                          // G's register budget: G*PD <= 8*GM
     static constexpr int G = (8 * GM / PD < GM) ? 8 * GM / PD : GM; // most q heads per block
     static constexpr int NK = (32 / PD < 1) ? 1 : (32 / PD > 4 ? 4 : 32 / PD); // keys per sub-group per trip
     static_assert(DH % (LPK * EPL) == 0, "head_dim must tile the lanes");
 };
-
-// Warps a split block: 8 over either cache (the fp8 vector kernels load 8
-// bytes a lane so that their G stays 4 at 8 warps: perf.md step 61).
-template <bool FP8>
-__host__ __device__ constexpr int memra_attn_warps() { return FP8 ? MEMRA_ATTN_FP8_THREADS / 32 : MEMRA_ATTN_THREADS / 32; }
 
 // The dim held in slot (j, e) by sub-group lane sl.
 template <int LPK, int EPL>
@@ -89,7 +85,7 @@ __device__ __forceinline__ int memra_attn_dim(int j, int e, int sl) {
 // Load one cache row's lane slice into f[PD] (f32; fp8 already multiplied by its scale).
 template <int DH, int EPL, bool FP8>
 __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float scale, int sl) {
-    using Geo = memra_attn_geom<DH, EPL, memra_attn_warps<FP8>()>;
+    using Geo = memra_attn_geom<DH, EPL>;
 #pragma unroll
     for (int j = 0; j < Geo::NL; j++) {
         const int d0 = memra_attn_dim<Geo::LPK, EPL>(j, 0, sl);
@@ -146,7 +142,7 @@ __device__ __forceinline__ void memra_attn_before_wait(const void* kc, const voi
     const long long off = ((long long)blockIdx.x * capacity + k0) * RB;
     const long long first = off & ~127ll; // whole lines from the one holding the first row
     const int lines = (int)(((off & 127) + (long long)nk * RB + 127) >> 7);
-    for (int i = threadIdx.x; i < 2 * lines; i += memra_attn_warps<FP8>() * 32)
+    for (int i = threadIdx.x; i < 2 * lines; i += MEMRA_ATTN_THREADS)
         memra_prefetch_l2(static_cast<const unsigned char*>(i < lines ? kc : vc) + first + (long long)(i % lines) * 128);
     if (FP8) { // the scales: 4 bytes a key, up to 3 lines
         const long long so = ((long long)blockIdx.x * capacity + k0) * 4, sf = so & ~127ll;
@@ -161,10 +157,10 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
                                                  const void* kc, const void* vc, const float* ks, const float* vs,
                                                  int n_head, int n_kv, int capacity, int n_splits, int hpb,
                                                  int t_kv, const int* dt_kv, float scale) {
-    using Geo = memra_attn_geom<DH, EPL, memra_attn_warps<FP8>()>;
+    using Geo = memra_attn_geom<DH, EPL>;
     constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG, NK = Geo::NK;
     constexpr int EB = FP8 ? 1 : 2; // bytes per cached element
-    constexpr int NH = NW > 4 ? NW / 2 : NW; // warps the shared buffers hold (the merge below)
+    constexpr int NH = NW / 2; // warps the shared buffers hold (the merge below)
     __shared__ float sm_ms[NH][G][2];
     __shared__ float sm_acc[NH][G][DH];
 
@@ -296,13 +292,12 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
         }
     }
 
-    // Merge the warps through shared memory. With 8 warps, in two fixed
-    // stages so that the buffers hold half the warps (d256: 16 KiB rather
-    // than 32, 20 KiB a block with q): warp w + NH hands its state to warp w, which
-    // merges it as the butterfly above does. Then warps 0..NH-1 are added
-    // in warp order (4 warps: this stage alone).
-    static_assert(NH == NW || NH * 2 == NW, "the warp merge pairs warps");
-    if (NH < NW && warp >= NH && lane < LPK) {
+    // Merge the warps through shared memory, in two fixed stages so that the
+    // buffers hold half the warps (d256: 16 KiB rather than 32, 20 KiB a
+    // block with q): warp w + NH hands its state to warp w, which merges it
+    // as the butterfly above does. Then warps 0..NH-1 are added in warp order.
+    static_assert(NH * 2 == NW, "the warp merge pairs warps");
+    if (warp >= NH && lane < LPK) {
 #pragma unroll
         for (int r = 0; r < G; r++) {
             if (lane == 0) {
@@ -318,8 +313,8 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             }
         }
     }
-    if (NH < NW) __syncthreads();
-    if (NH < NW && warp < NH) {
+    __syncthreads();
+    if (warp < NH) {
 #pragma unroll
         for (int r = 0; r < G; r++) {
             if (r >= nh) break;
@@ -339,7 +334,7 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             m[r] = mn;
         }
     }
-    if (NH < NW) __syncthreads(); // the buffers are rewritten below
+    __syncthreads(); // the buffers are rewritten below
     if (warp < NH && lane < LPK) {
 #pragma unroll
         for (int r = 0; r < G; r++) {
@@ -405,7 +400,7 @@ attn_split_vec_f16_d64(float* part_ms, float* part_acc, const float* q, const un
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
 // kc, vc: [n_kv][capacity][64] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -418,7 +413,7 @@ attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsign
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
 // kc, vc: [n_kv][capacity][64] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -455,7 +450,7 @@ attn_split_vec_f16_d128(float* part_ms, float* part_acc, const float* q, const u
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
 // kc, vc: [n_kv][capacity][128] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -468,7 +463,7 @@ attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsig
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
 // kc, vc: [n_kv][capacity][128] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -505,7 +500,7 @@ attn_split_vec_f16_d256(float* part_ms, float* part_acc, const float* q, const u
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
 // kc, vc: [n_kv][capacity][256] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
@@ -518,7 +513,7 @@ attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsig
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
 // kc, vc: [n_kv][capacity][256] e4m3; ks, vs: [n_kv][capacity] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_FP8_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {

@@ -22,8 +22,7 @@
 #define MEMRA_MV_THREADS 256      // matvec: 8 warps (row groups x K split: matvec.cu)
 #define MEMRA_ROPE_THREADS 64     // rope: one block per head, a thread per pair
 #define MEMRA_KV_THREADS 128      // kv_store: one block per KV head
-#define MEMRA_ATTN_THREADS 256    // attention split: 8 warps per (kv head, split)
-#define MEMRA_ATTN_FP8_THREADS 256 // attention split over an e4m3 cache: 8 warps
+#define MEMRA_ATTN_THREADS 256    // attention split: 8 warps per (kv head, split), f16 or e4m3 cache
 #define MEMRA_COMBINE_THREADS 128 // attention combine: 32 dims of one q head per block
 #define MEMRA_GDN_THREADS 128     // delta rule: 4 warps x 4 state rows
 #define MEMRA_GDN_ROWS 16         // state rows per delta-rule block

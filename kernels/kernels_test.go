@@ -90,15 +90,14 @@ func TestManifestKernels(t *testing.T) {
 func TestAttnSplitResidency(t *testing.T) {
 	m, ks := attnSplitKernels(t, true)
 	for _, k := range ks {
-		fp8 := k.Variant["fp8"] == 1
 		regs := m.Kernels[k.Name].Registers
 		perWarp := (regs*32 + 255) / 256 * 256
 		threads := k.Block[0]
-		if threads != AttnSplitThreads(fp8) {
-			t.Errorf("%s: block of %d threads, AttnSplitThreads says %d", k.Name, threads, AttnSplitThreads(fp8))
+		if threads != AttnSplitThreads {
+			t.Errorf("%s: block of %d threads, AttnSplitThreads is %d", k.Name, threads, AttnSplitThreads)
 		}
-		if blocks := 65536 / (perWarp * threads / 32); blocks < AttnSplitBlocksPerSM(fp8) {
-			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, threads, AttnSplitBlocksPerSM(fp8))
+		if blocks := 65536 / (perWarp * threads / 32); blocks < AttnSplitBlocksPerSM {
+			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, threads, AttnSplitBlocksPerSM)
 		}
 	}
 }
@@ -106,19 +105,16 @@ func TestAttnSplitResidency(t *testing.T) {
 // TestAttnSplitShared: the host's G (AttnHeadsPerBlock) and block size
 // (AttnSplitThreads) are the kernels' own, as their static shared memory
 // shows: sm_ms [NH][G][2], sm_acc [NH][G][head_dim] and sm_q [G][head_dim]
-// floats, NH the warps the merge buffers hold (half of 8, all of 4;
+// floats, NH the warps the merge buffers hold (half of them;
 // attention.cu memra_attn_split). A G or warp count that drifted on either
 // side changes the build's bytes.
 func TestAttnSplitShared(t *testing.T) {
 	m, ks := attnSplitKernels(t, false)
 	for _, k := range ks {
-		d, fp8, vec := k.Variant["head_dim"], k.Variant["fp8"] == 1, k.Variant["vec"] == 1
-		g := AttnHeadsPerBlock(d, fp8, vec)
-		nw := AttnSplitThreads(fp8) / 32
-		nh := nw
-		if nw > 4 {
-			nh = nw / 2
-		}
+		d, vec := k.Variant["head_dim"], k.Variant["vec"] == 1
+		g := AttnHeadsPerBlock(d, vec)
+		nw := AttnSplitThreads / 32
+		nh := nw / 2
 		want := 4 * (nh*g*2 + nh*g*d + g*d)
 		if got := m.Kernels[k.Name].SharedBytes; got != want {
 			t.Errorf("%s: %d bytes of static shared memory, want %d for G %d and %d warps", k.Name, got, want, g, nw)

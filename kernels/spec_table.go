@@ -11,7 +11,6 @@ const (
 	ropeThreads    = 64   // MEMRA_ROPE_THREADS
 	kvThreads      = 128  // MEMRA_KV_THREADS
 	attnThreads    = 256  // MEMRA_ATTN_THREADS
-	attnFP8Threads = 256  // MEMRA_ATTN_FP8_THREADS
 	combineThreads = 128  // MEMRA_COMBINE_THREADS
 	gdnThreads     = 128  // MEMRA_GDN_THREADS (MEMRA_GDN_ROWS = 16 state rows per block)
 	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)
@@ -140,7 +139,7 @@ func AttnSplitName(headDim int, fp8, vec bool) (string, error) {
 //
 // EPL (elements per 16-bit or 8-bit lane load) is 1 for scalar kernels, 8 for
 // vec_f16 and vec_fp8. LPK = min(32, headDim/EPL) lanes share a key.
-func AttnHeadsPerBlock(headDim int, fp8, vec bool) int {
+func AttnHeadsPerBlock(headDim int, vec bool) int {
 	epl := 1
 	if vec {
 		epl = 8
@@ -150,15 +149,9 @@ func AttnHeadsPerBlock(headDim int, fp8, vec bool) int {
 	return min(4, 32/pd)
 }
 
-// AttnSplitThreads is the block size of the attention split kernels over an
-// f16 or an e4m3 cache: 8 warps over both (branch next/attn-fp8-8warp,
-// docs/perf.md step 61; on main the fp8 kernels keep 4, step 59).
-func AttnSplitThreads(fp8 bool) int {
-	if fp8 {
-		return attnFP8Threads
-	}
-	return attnThreads
-}
+// AttnSplitThreads is the block size of the attention split kernels, 8 warps
+// over an f16 or an e4m3 cache (docs/perf.md steps 59 and 61).
+const AttnSplitThreads = attnThreads
 
 // AttnSplitBlocksPerSM is how many attention split blocks the vector kernels
 // fit on an SM at once: 2 blocks of 8 warps at up to 128 registers a thread
@@ -167,9 +160,7 @@ func AttnSplitThreads(fp8 bool) int {
 // grid rules (engine/gpu maxSplits, splitHeads) size one wave by it. The
 // scalar kernels may fit fewer and take more waves; every head dim built
 // holds whole vectors, so only the tests run them.
-func AttnSplitBlocksPerSM(fp8 bool) int {
-	return 2
-}
+const AttnSplitBlocksPerSM = 2
 
 // MatvecThreads is the block size of every matvec kernel (MEMRA_MV_THREADS).
 const MatvecThreads = 256
@@ -423,7 +414,7 @@ func Spec() []Kernel {
 	for _, d := range attnHeadDims {
 		for _, v := range []struct{ fp8, vec bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 			name, _ := AttnSplitName(d, v.fp8, v.vec) // d is from attnHeadDims: no error
-			g := AttnHeadsPerBlock(d, v.fp8, v.vec)
+			g := AttnHeadsPerBlock(d, v.vec)
 			params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
 			kv := "f16"
 			if v.fp8 {
@@ -437,7 +428,7 @@ func Spec() []Kernel {
 				Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache: partial (max, sum, acc) per (q head, split), hpb <= %d q heads per block",
 					d, kv, g),
 				Params:  params,
-				Block:   [3]int{AttnSplitThreads(v.fp8), 1, 1},
+				Block:   [3]int{AttnSplitThreads, 1, 1},
 				Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
 				Family:  "attn_split",
 				Variant: map[string]int{"head_dim": d, "fp8": b2i(v.fp8), "vec": b2i(v.vec)},

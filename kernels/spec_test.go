@@ -70,8 +70,7 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_PENALTY_MAX_WINDOW": PenaltyMaxWindow,
 		"MEMRA_Q8_LANE_PAIRS":      Q8LanePairs,
 		"MEMRA_ATTN_THREADS":       attnThreads,
-		"MEMRA_ATTN_FP8_THREADS":   attnFP8Threads,
-		"MEMRA_ARGMAX_CHUNK":       8192, // argmax_partial's grid, "(n+8191)/8192"
+				"MEMRA_ARGMAX_CHUNK":       8192, // argmax_partial's grid, "(n+8191)/8192"
 	} {
 		if d, ok := defines[name]; !ok || d != v {
 			t.Errorf("%s: common.cuh has %d (found %v), the Go side %d", name, d, ok, v)
@@ -275,22 +274,19 @@ func TestSpecGeometryExpressions(t *testing.T) {
 // memra_attn_geom (LPK = min(32, D/EPL), PD = D/LPK, G = min(4, 32/PD)).
 func TestAttnHeadsPerBlock(t *testing.T) {
 	cases := []struct {
-		d        int
-		fp8, vec bool
-		g        int
+		d   int
+		vec bool
+		g   int
 	}{
-		{64, false, false, 4},  // PD 2: 32/2 = 16, capped at 4
-		{256, false, false, 4}, // PD 8
-		{128, false, true, 4},  // LPK 16, PD 8
-		{256, false, true, 4},  // LPK 32, PD 8
-		{128, true, true, 4},   // fp8, 8-byte loads: LPK 16, PD 8
-		{256, true, true, 4},   // LPK 32, PD 8
-		{256, true, false, 4},  // scalar fp8: PD 8
-		{64, true, false, 4},   // PD 2: 32/2 = 16, capped at 4
+		{64, false, 4},  // PD 2: 32/2 = 16, capped at 4
+		{256, false, 4}, // PD 8
+		{128, true, 4},  // 8 f16 or 8 e4m3 a load: LPK 16, PD 8
+		{256, true, 4},  // LPK 32, PD 8
+		{64, true, 4},   // LPK 8, PD 8
 	}
 	for _, c := range cases {
-		if g := AttnHeadsPerBlock(c.d, c.fp8, c.vec); g != c.g {
-			t.Errorf("AttnHeadsPerBlock(%d, fp8=%v, vec=%v) = %d, want %d", c.d, c.fp8, c.vec, g, c.g)
+		if g := AttnHeadsPerBlock(c.d, c.vec); g != c.g {
+			t.Errorf("AttnHeadsPerBlock(%d, vec=%v) = %d, want %d", c.d, c.vec, g, c.g)
 		}
 	}
 	if _, err := AttnSplitName(96, false, true); err == nil {
@@ -526,7 +522,7 @@ var earlyCall = regexp.MustCompile(`\b(memra_\w+)\s*(?:<[^>;]*>)?\s*\(`)
 
 // earlyPure are the helpers that read no memory (arithmetic, or an L2
 // prefetch, which moves no data into registers), so may run before a wait.
-var earlyPure = map[string]bool{"memra_silu": true, "memra_rope_cs": true, "memra_prefetch_l2": true, "memra_attn_warps": true}
+var earlyPure = map[string]bool{"memra_silu": true, "memra_rope_cs": true, "memra_prefetch_l2": true}
 
 // checkNoPlainLoads reports indexing of arrays not declared in code, and
 // dereferences of the pointers ptrs.

@@ -23,8 +23,8 @@ type Bucket struct {
 func (b Bucket) String() string { return fmt.Sprintf("(%v, %d)", b.FAVec, b.NSplits) }
 
 // splitWave is how many attention split blocks run at once on sms SMs: one
-// wave, kernels.AttnSplitBlocksPerSM an SM (2 over either cache).
-func splitWave(sms int, kvFP8 bool) int { return kernels.AttnSplitBlocksPerSM(kvFP8) * sms }
+// wave, kernels.AttnSplitBlocksPerSM an SM.
+func splitWave(sms int) int { return kernels.AttnSplitBlocksPerSM * sms }
 
 // maxSplits caps n_splits so that one attention layer launches at most about
 // one wave of split blocks (wave: splitWave): splits beyond that fill no idle
@@ -63,15 +63,15 @@ func splitHeads(nSplits, nHead, nKV, g, wave int) int {
 // the vector kernel when the head dim holds whole vectors of 8 values (a
 // lane's 16-byte f16 or 8-byte e4m3 load), and ceil(tKV/64) splits capped by
 // the SM count.
-func BucketKey(tKV, headDim, nKVHeads int, kvFP8 bool, sms int) (faVec bool, nSplits int) {
+func BucketKey(tKV, headDim, nKVHeads, sms int) (faVec bool, nSplits int) {
 	faVec = headDim%8 == 0
 	nSplits = max(1, (tKV+splitKeys-1)/splitKeys)
-	return faVec, min(nSplits, maxSplits(splitWave(sms, kvFP8), nKVHeads))
+	return faVec, min(nSplits, maxSplits(splitWave(sms), nKVHeads))
 }
 
-// BucketKey is the package BucketKey with this model's head dim, KV heads,
-// KV type and GPU.
+// BucketKey is the package BucketKey with this model's head dim, KV heads
+// and GPU.
 func (g *Model) BucketKey(tKV int) Bucket {
-	v, n := BucketKey(tKV, g.cfg.HeadDimK, g.cfg.NHeadKV, g.opt.KVFP8, g.e.Info().SMs)
+	v, n := BucketKey(tKV, g.cfg.HeadDimK, g.cfg.NHeadKV, g.e.Info().SMs)
 	return Bucket{FAVec: v, NSplits: n}
 }

@@ -11,33 +11,29 @@ import (
 // heads on 132 SMs, over either cache), and fa_vec when the head dim holds
 // whole vectors of 8 values.
 func TestBucketKey(t *testing.T) {
-	if kernels.AttnSplitBlocksPerSM(false) != 2 || kernels.AttnSplitBlocksPerSM(true) != 2 {
-		t.Fatalf("the cases below are worked out for 2 split blocks an SM over either cache, not %d and %d",
-			kernels.AttnSplitBlocksPerSM(false), kernels.AttnSplitBlocksPerSM(true))
+	if kernels.AttnSplitBlocksPerSM != 2 {
+		t.Fatalf("the cases below are worked out for 2 split blocks an SM, not %d", kernels.AttnSplitBlocksPerSM)
 	}
 	for _, c := range []struct {
 		tKV, dh, nkv int
-		fp8          bool
 		sms          int
 		vec          bool
 		splits       int
 	}{
-		{1, 256, 2, false, 132, true, 1},
-		{64, 256, 2, false, 132, true, 1},
-		{65, 256, 2, false, 132, true, 2},
-		{8384, 256, 2, false, 132, true, 131},  // ceil(8384/64) = 131, under the cap
-		{8448, 256, 2, false, 132, true, 132},  // 2·132/2 = 132: the cap
-		{12672, 256, 2, false, 132, true, 132}, // past the cap the bucket stays
-		{32768, 256, 4, false, 132, true, 66},  // 2·132/4
-		{32768, 256, 4, true, 132, true, 66},   // e4m3: the same cap
-		{100, 72, 2, false, 132, true, 2},      // 72 = 9 vectors of 8 f16
-		{100, 72, 2, true, 132, true, 2},       // and of 8 e4m3
-		{100, 68, 2, true, 132, false, 2},      // 68 is not whole vectors
-		{100000, 128, 64, false, 20, true, 1},  // more KV heads than SMs: at least one split
+		{1, 256, 2, 132, true, 1},
+		{64, 256, 2, 132, true, 1},
+		{65, 256, 2, 132, true, 2},
+		{8384, 256, 2, 132, true, 131},  // ceil(8384/64) = 131, under the cap
+		{8448, 256, 2, 132, true, 132},  // 2·132/2 = 132: the cap
+		{12672, 256, 2, 132, true, 132}, // past the cap the bucket stays
+		{32768, 256, 4, 132, true, 66},  // 2·132/4
+		{100, 72, 2, 132, true, 2},      // 72 = 9 vectors of 8 (f16 or e4m3)
+		{100, 68, 2, 132, false, 2},     // 68 is not whole vectors
+		{100000, 128, 64, 20, true, 1},  // more KV heads than SMs: at least one split
 	} {
-		vec, n := BucketKey(c.tKV, c.dh, c.nkv, c.fp8, c.sms)
+		vec, n := BucketKey(c.tKV, c.dh, c.nkv, c.sms)
 		if vec != c.vec || n != c.splits {
-			t.Errorf("BucketKey(%d, %d, %d, %v, %d) = (%v, %d), want (%v, %d)", c.tKV, c.dh, c.nkv, c.fp8, c.sms, vec, n, c.vec, c.splits)
+			t.Errorf("BucketKey(%d, %d, %d, %d) = (%v, %d), want (%v, %d)", c.tKV, c.dh, c.nkv, c.sms, vec, n, c.vec, c.splits)
 		}
 	}
 }
@@ -105,7 +101,7 @@ func TestSplitHeads(t *testing.T) {
 // TestSplitHeadsBounds: attn_split's merge holds at most G heads per block,
 // so hpb must be in [1, min(G, group)] for every bucket a model can reach.
 func TestSplitHeadsBounds(t *testing.T) {
-	for _, wave := range []int{1, 16, 132, splitWave(132, false), splitWave(132, true)} {
+	for _, wave := range []int{1, 16, 132, splitWave(132)} {
 		for _, hd := range [][2]int{{1, 1}, {4, 1}, {8, 2}, {16, 4}, {24, 2}, {64, 4}, {40, 8}} {
 			for _, g := range []int{2, 4, 8} {
 				for ns := 1; ns <= maxSplits(wave, hd[1]); ns++ {

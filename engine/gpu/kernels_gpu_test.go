@@ -900,7 +900,7 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 // (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec), GQA 8/2,
 // 16/4 and 24/2 (with G q heads per block, 24/2 tiles the 12 q heads of a
 // KV head over 3 blocks), t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
-// the production cap (maxSplits: AttnSplitBlocksPerSM(fp8)·SMs/n_kv, bucket.go) and for cap 4 (chunks of up to
+// the production cap (maxSplits: AttnSplitBlocksPerSM·SMs/n_kv, bucket.go) and for cap 4 (chunks of up to
 // 8192 keys), plus more splits than keys for t_kv < 64 (empty splits), gate
 // off and on; the reference is float64 attention over the SAME dequantised
 // cache (f16 decoded, or e4m3 decoded times its f32 scale, both exact), so
@@ -967,7 +967,7 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 	}
 	tmax := ts[0]
 	capy := tmax + 5
-	capSM := maxSplits(splitWave(sms, fp8), nKV)
+	capSM := maxSplits(splitWave(sms), nKV)
 	splits := func(tkv int) []int {
 		base := (tkv + 63) / 64
 		ns := []int{min(base, capSM), min(base, 4)}
@@ -1072,7 +1072,7 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 				ktMust(t, err)
 				what := fmt.Sprintf("t_kv %d, %d splits (chunk %d), vec %v", tkv, ns, chunk, vec)
 				var hostOut [2][]float32 // gate off, on
-				g := kernels.AttnHeadsPerBlock(dh, fp8, vec)
+				g := kernels.AttnHeadsPerBlock(dh, vec)
 				var partMS, partAcc []float32 // the host path's partials with g q heads per block
 				for _, dev := range []bool{false, true} {
 					v.poison(t, dms, nHead*maxNS*2, ktNaN)

@@ -194,7 +194,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit}
-	g.maxSplits = maxSplits(splitWave(e.Info().SMs, opt.KVFP8), m.NHeadKV)
+	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)
 	tiledCols := tiledShapes{} // column counts of the tiled matrices per kernel, each with one name
 	for _, t := range m.Tensors() {
 		if tiled(t.Type) {
