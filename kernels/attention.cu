@@ -95,8 +95,10 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
                 const uint2 u = __ldg(reinterpret_cast<const uint2*>(r + d0));
                 const unsigned int w[2] = {u.x, u.y};
 #pragma unroll
-                for (int e = 0; e < 8; e++) {
-                    f[j * EPL + e] = memra_e4m3_to_f32((w[e >> 2] >> (8 * (e & 3))) & 0xffu) * scale;
+                for (int k = 0; k < 4; k++) {
+                    const float2 p = memra_e4m3x2_to_f32((unsigned short)(w[k >> 1] >> (16 * (k & 1))));
+                    f[j * EPL + 2 * k] = p.x * scale;
+                    f[j * EPL + 2 * k + 1] = p.y * scale;
                 }
             } else {
 #pragma unroll

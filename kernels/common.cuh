@@ -121,6 +121,20 @@ __device__ __forceinline__ float memra_e4m3_to_f32(unsigned int b) {
     return __uint_as_float(s | ((e + 120u) << 23) | (m << 20));
 }
 
+// Two e4m3 values (the low byte of v first) to f32, the same values as
+// memra_e4m3_to_f32 (every e4m3 is exact in f16). Hopper converts a pair in
+// one instruction; the branchy decode above was the fp8 attention splits'
+// bottleneck (perf.md step 62). Older GPUs take the decode above.
+__device__ __forceinline__ float2 memra_e4m3x2_to_f32(unsigned short v) {
+#if __CUDA_ARCH__ >= 900
+    unsigned int h2;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(v));
+    return make_float2(memra_f16_to_f32(memra_lo16(h2)), memra_f16_to_f32(memra_hi16(h2)));
+#else
+    return make_float2(memra_e4m3_to_f32(v & 0xffu), memra_e4m3_to_f32((unsigned int)v >> 8));
+#endif
+}
+
 // encode: round to nearest even, saturating to +-448 (inf saturates too),
 // NaN -> 0x7f with the sign kept. Bit-exact against the decode above.
 __device__ __forceinline__ unsigned int memra_f32_to_e4m3(float x) {
