@@ -94,15 +94,16 @@ tokens_cmp() {
   tar czf "$OUT/tokens.tgz" -C /tmp tok
 }
 
-# full_table BIN: docs/perf.md's table command (run114's) on the ten synth
-# models (synth them first), its graph and sampled rows printed, the results
-# folder tarred into $OUT/table.tgz.
+# full_table BIN [ARGS...]: docs/perf.md's table command (run114's) on the
+# ten synth models (synth them first), with ARGS added (-kv fp8), its graph
+# and sampled rows printed, the results folder tarred into $OUT/table.tgz.
 full_table() {
-  el "bench (full table)"
+  local b=$1; shift
+  el "bench (full table$([ $# -gt 0 ] && echo " $*"))"
   mkdir -p /tmp/table
   local ms="" p t
   for p in 0.8b 9b; do for t in bf16 q8_0 q4_k q5_k q6_k; do ms="$ms,$M/$p-$t.gguf"; done; done
-  timeout 330 "./bin/$1/bench" -model "${ms#,}" -ctx 64,1024,4096,16384,32768 -reps 3 -tokens 64 -out /tmp/table \
+  timeout 330 "./bin/$b/bench" -model "${ms#,}" -ctx 64,1024,4096,16384,32768 -reps 3 -tokens 64 "$@" -out /tmp/table \
     > /tmp/table/stdout.txt 2> /tmp/table/stderr.txt
   grep -E '\| (graph|sampled) \|' /tmp/table/stdout.txt | cut -d'|' -f2,4,5,6,9,13
   tar czf "$OUT/table.tgz" -C /tmp table
