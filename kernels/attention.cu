@@ -53,8 +53,8 @@
 // kernels two blocks an SM at most 128 registers, G = min(4, 32/PD), acc
 // within 32 registers. (The scalar kernels may take more registers and fit
 // fewer blocks: every head dim built holds whole vectors, so only the tests
-// run them.) kernels.AttnSplitBlocksPerSM has both residencies,
-// which the host's grid rules assume; the host's hpb must not exceed G
+// run them.) kernels.AttnSplitBlocksPerSM is that residency, which the
+// host's grid rules assume; the host's hpb must not exceed G
 // (engine/gpu splitHeads), or the merge would index sm_ms/sm_acc past their
 // G rows. Each split kernel
 // starts its first keys toward L2 before its wait (memra_attn_before_wait).

@@ -134,11 +134,13 @@ func AttnSplitName(headDim int, fp8, vec bool) (string, error) {
 
 // AttnHeadsPerBlock is G, the query heads one attention split block serves
 // (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
-// accumulator per head, and G*PD stays within the 32 registers the kernel's
-// residency leaves (AttnSplitBlocksPerSM), G at most 4.
+// accumulator per head, and G*PD stays within the registers the kernel's
+// residency leaves (AttnSplitBlocksPerSM): at most GM = 32/warps heads and
+// G*PD <= 8*GM (8 warps: G = min(4, 32/PD)).
 //
-// EPL (elements per 16-bit or 8-bit lane load) is 1 for scalar kernels, 8 for
-// vec_f16 and vec_fp8. LPK = min(32, headDim/EPL) lanes share a key.
+// EPL (elements a lane loads at once, 2-byte f16 or 1-byte e4m3) is 1 for
+// the scalar kernels, 8 for vec_f16 and vec_fp8. LPK = min(32, headDim/EPL)
+// lanes share a key.
 func AttnHeadsPerBlock(headDim int, vec bool) int {
 	epl := 1
 	if vec {
@@ -146,7 +148,8 @@ func AttnHeadsPerBlock(headDim int, vec bool) int {
 	}
 	lpk := min(32, headDim/epl)
 	pd := headDim / lpk
-	return min(4, 32/pd)
+	gm := 32 / (AttnSplitThreads / 32)
+	return min(gm, 8*gm/pd)
 }
 
 // AttnSplitThreads is the block size of the attention split kernels, 8 warps

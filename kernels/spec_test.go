@@ -283,6 +283,8 @@ func TestAttnHeadsPerBlock(t *testing.T) {
 		{128, true, 4},  // 8 f16 or 8 e4m3 a load: LPK 16, PD 8
 		{256, true, 4},  // LPK 32, PD 8
 		{64, true, 4},   // LPK 8, PD 8
+		{512, false, 2}, // PD 16: 32/16 (no kernel is built for 512)
+		{512, true, 2},  // LPK 32, two loads a lane, PD 16
 	}
 	for _, c := range cases {
 		if g := AttnHeadsPerBlock(c.d, c.vec); g != c.g {

@@ -922,7 +922,7 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 // absolute, moving softmax weights by that relative amount) and the combine;
 // the sqrt term the online-softmax accumulation, ≤ 3u per key of a
 // sub-group's sequence (worst case at t_kv 32768 with 4 splits: 8192 keys
-// over the scalar kernels' 8 warps of one sub-group, 1024 keys each,
+// over the scalar kernels' 8 sub-groups (a warp each), 1024 keys each,
 // 1.8e-4·max|v|, under the 3.6e-4 + 4e-5 allowed). The error is absolute
 // (relative to max|v|, not max|out|) because out is an average of random v
 // and shrinks like 1/sqrt(t_kv) while the f32 errors do not.
