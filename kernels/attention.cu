@@ -74,12 +74,39 @@ struct memra_attn_geom {
     static constexpr int G = (8 * GM / PD < GM) ? 8 * GM / PD : GM; // most q heads per block
     static constexpr int NK = (32 / PD < 1) ? 1 : (32 / PD > 4 ? 4 : 32 / PD); // keys per sub-group per trip
     static_assert(DH % (LPK * EPL) == 0, "head_dim must tile the lanes");
+    static_assert(NK == 4, "the dot sums are reduced four keys at a time (memra_attn_sum4)");
 };
 
 // The dim held in slot (j, e) by sub-group lane sl.
 template <int LPK, int EPL>
 __device__ __forceinline__ int memra_attn_dim(int j, int e, int sl) {
     return (j * LPK + sl) * EPL + e;
+}
+
+// The full sums over a sub-group's LPK lanes of each lane's four partial dot
+// products x[0..3], in every lane (perf.md step 63). A reduce-scatter: the
+// first level trades a pair (the lanes with bit LPK/2 keep x[2..3], the
+// others x[0..1]), the second one value, so that after the remaining xor
+// levels the lane holds the whole sum of value 2*b + c (b, c its bits LPK/2
+// and LPK/4); four shuffles then fetch each value from a lane that holds it.
+// 10 shuffles and 6 adds where a butterfly of each value takes 20 and 20
+// (LPK 32); the order is fixed by the lane bits, so every run adds alike.
+template <int LPK>
+__device__ __forceinline__ void memra_attn_sum4(float x[4], int lane) {
+    static_assert(LPK >= 4, "the reduce-scatter needs 4 lanes for 4 values");
+    const int sl = lane % LPK;
+    const bool b = sl & (LPK / 2), c = sl & (LPK / 4);
+    float y[2];
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        const float send = b ? x[j] : x[j + 2];
+        y[j] = (b ? x[j + 2] : x[j]) + __shfl_xor_sync(MEMRA_FULL_MASK, send, LPK / 2);
+    }
+    float z = (c ? y[1] : y[0]) + __shfl_xor_sync(MEMRA_FULL_MASK, c ? y[0] : y[1], LPK / 4);
+#pragma unroll
+    for (int off = LPK / 8; off > 0; off >>= 1) z += __shfl_xor_sync(MEMRA_FULL_MASK, z, off);
+#pragma unroll // width LPK: source lanes counted within the sub-group
+    for (int i = 0; i < 4; i++) x[i] = __shfl_sync(MEMRA_FULL_MASK, z, (i >> 1) * (LPK / 2) + (i & 1) * (LPK / 4), LPK);
 }
 
 // Load one cache row's lane slice into f[PD] (f32; fp8 already multiplied by its scale).
@@ -241,11 +268,7 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
 #pragma unroll
                 for (int p = 0; p < PD; p++) x[i] += qr[p] * kf[i][p];
             }
-#pragma unroll
-            for (int off = LPK / 2; off > 0; off >>= 1) {
-#pragma unroll
-                for (int i = 0; i < NK; i++) x[i] += __shfl_xor_sync(MEMRA_FULL_MASK, x[i], off);
-            }
+            memra_attn_sum4<LPK>(x, lane);
             float mn = m[r];
 #pragma unroll
             for (int i = 0; i < NK; i++) {
