@@ -27,7 +27,8 @@
 // the geometry: no atomics, same bits on every run.
 //
 // Scores are (q . k) * scale with scale = 1/sqrt(head_dim) passed by the host;
-// the softmax uses expf (accurate; no fast math). A split writes its partial
+// a split's softmax runs in base 2 on the SFU's ex2 (relative error ~2^-22,
+// perf.md step 64), attn_combine's in expf (accurate). A split writes its partial
 // unnormalised state per q head h:
 //   part_ms[(h*n_splits + s)*2 + {0,1}] = {max, sum},  part_acc[(h*n_splits + s)*head_dim + d]
 // and an empty split writes {-inf, 0} and zeros. attn_combine merges the
@@ -208,6 +209,9 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     const int k0 = s * chunk;
     const int k1 = min(k0 + chunk, T);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // Scores in base-2 units (x * scale * log2 e), so that each weight is one
+    // ex2 instruction; the maxima go back to e's units when written.
+    const float scale2 = scale * 1.4426950408889634f;
     const int sl = lane % LPK;
 
     // q lives in shared memory: a trip reads each head's slice once for its
@@ -272,15 +276,15 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             float mn = m[r];
 #pragma unroll
             for (int i = 0; i < NK; i++) {
-                x[i] = (t0 + i < k1) ? x[i] * scale : -INFINITY;
+                x[i] = (t0 + i < k1) ? x[i] * scale2 : -INFINITY;
                 mn = fmaxf(mn, x[i]);
             }
             if (mn == -INFINITY) continue; // this sub-group's keys all lie past k1
-            const float c = expf(m[r] - mn); // m = -inf before the first key: c = 0
+            const float c = memra_exp2_approx(m[r] - mn); // m = -inf before the first key: c = 0
             float ps = 0.0f;
 #pragma unroll
             for (int i = 0; i < NK; i++) {
-                x[i] = expf(x[i] - mn); // past k1: exp(-inf) = 0
+                x[i] = memra_exp2_approx(x[i] - mn); // past k1: 2^-inf = 0
                 ps += x[i];
             }
             l[r] = l[r] * c + ps;
@@ -305,8 +309,8 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             const float mo = __shfl_xor_sync(MEMRA_FULL_MASK, m[r], off);
             const float lo = __shfl_xor_sync(MEMRA_FULL_MASK, l[r], off);
             const float mn = fmaxf(m[r], mo);
-            const float ca = (m[r] == -INFINITY) ? 0.0f : expf(m[r] - mn);
-            const float cb = (mo == -INFINITY) ? 0.0f : expf(mo - mn);
+            const float ca = (m[r] == -INFINITY) ? 0.0f : memra_exp2_approx(m[r] - mn);
+            const float cb = (mo == -INFINITY) ? 0.0f : memra_exp2_approx(mo - mn);
             l[r] = l[r] * ca + lo * cb;
 #pragma unroll
             for (int p = 0; p < PD; p++) {
@@ -345,8 +349,8 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             if (r >= nh) break;
             const float mo = sm_ms[warp][r][0], lo = sm_ms[warp][r][1];
             const float mn = fmaxf(m[r], mo);
-            const float ca = (m[r] == -INFINITY) ? 0.0f : expf(m[r] - mn);
-            const float cb = (mo == -INFINITY) ? 0.0f : expf(mo - mn);
+            const float ca = (m[r] == -INFINITY) ? 0.0f : memra_exp2_approx(m[r] - mn);
+            const float cb = (mo == -INFINITY) ? 0.0f : memra_exp2_approx(mo - mn);
             l[r] = l[r] * ca + lo * cb;
 #pragma unroll
             for (int j = 0; j < Geo::NL; j++) {
@@ -386,14 +390,14 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
 #pragma unroll
         for (int w = 0; w < NH; w++) {
             const float mw = sm_ms[w][r][0];
-            const float f = (mw == -INFINITY) ? 0.0f : expf(mw - M);
+            const float f = (mw == -INFINITY) ? 0.0f : memra_exp2_approx(mw - M);
             L += sm_ms[w][r][1] * f;
             A += sm_acc[w][r][d] * f;
         }
         const long long ps = (long long)(h0 + r) * n_splits + s;
         part_acc[ps * DH + d] = A;
         if (d == 0) {
-            part_ms[ps * 2] = M;
+            part_ms[ps * 2] = M * 0.6931471805599453f; // back to e's units for attn_combine
             part_ms[ps * 2 + 1] = L;
         }
     }
