@@ -41,6 +41,14 @@ gpu_tests() {
   grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic" "$OUT/gputest.txt" | grep -v "^    --- PASS" | head -40
 }
 
+# attn_tests BIN: the engine/gpu tests an attention change touches (kernels,
+# decode against the CPU, graph and session against eager, the bucket rules),
+# their summary lines printed (scripts from run140 on; run131-run137 spell it out).
+attn_tests() {
+  el "attention and decode GPU tests ($1)"
+  (cd engine/gpu && timeout 200 "$R/bin/$1/engine_gpu.test" -test.run 'KernelAttention|AttnCombine|DecodeMatchesCPU|GraphEqualsEager|SessionEqualsEager|EarlyLoads|Bucket|SplitHeads' -test.v -test.timeout 190s 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" | grep -v "^    ")
+}
+
 # gate BIN MODEL P N FP8: one Phase-3 gate line.
 gate() {
   echo "gate $(basename "$2" .gguf) P=$3 N=$4 fp8=$5: $(MEMRA_KV_FP8=$5 timeout 150 "./bin/$1/gate" "$2" "$3" "$4" 2>/dev/null | grep -E 'gate (PASS|FAIL)|MISMATCH' | head -3 | tr '\n' ' ')"
