@@ -27,8 +27,8 @@
 // the geometry: no atomics, same bits on every run.
 //
 // Scores are (q . k) * scale with scale = 1/sqrt(head_dim) passed by the host;
-// a split's softmax runs in base 2 on the SFU's ex2 (relative error ~2^-22,
-// perf.md step 64), attn_combine's in expf (accurate). A split writes its partial
+// a split's softmax runs in base 2 on the SFU's ex2 (within 2 ulp, perf.md
+// step 64), attn_combine's in expf. A split writes its partial
 // unnormalised state per q head h:
 //   part_ms[(h*n_splits + s)*2 + {0,1}] = {max, sum},  part_acc[(h*n_splits + s)*head_dim + d]
 // and an empty split writes {-inf, 0} and zeros. attn_combine merges the
@@ -255,7 +255,7 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             memra_attn_load<DH, EPL, FP8>(vf[i], vb + row * DH * EB, vsc, sl);
         }
         // Per q head: the NK scores, then the online softmax over the trip
-        // (one rescale by c = exp(m - m'), the keys in ascending order).
+        // (one rescale by c = 2^(m - m'), base-2 units, the keys in ascending order).
 #pragma unroll
         for (int r = 0; r < G; r++) {
             if (r >= nh) break; // block-uniform: the shuffles stay converged

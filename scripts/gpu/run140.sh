@@ -13,10 +13,8 @@ source scripts/gpu/lib.sh
 start_run
 synth main "0.8b" "bf16 q8_0"; S0=$SYNTH
 synth main "9b" "q8_0"; SYNTH="$S0 $SYNTH"
-for b in e2 rs; do
-  el "attention and decode GPU tests ($b)"
-  (cd engine/gpu && timeout 200 "$R/bin/$b/engine_gpu.test" -test.run 'KernelAttention|AttnCombine|DecodeMatchesCPU|GraphEqualsEager|SessionEqualsEager|EarlyLoads|Bucket|SplitHeads' -test.v -test.timeout 190s 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" | grep -v "^    ")
-done
+attn_tests e2
+attn_tests rs
 wait_synth
 el "tokens f16 KV (compared)"
 tokens_cmp main e2 "0.8b-q8_0 9b-q8_0"
