@@ -134,9 +134,9 @@ __device__ __forceinline__ float memra_e4m3_to_f32(unsigned int b) {
 
 // Two e4m3 values (the low byte of v first) to f32, the same values as
 // memra_e4m3_to_f32 (every e4m3 is exact in f16; NaN stays NaN, its sign
-// and payload the hardware's). Hopper converts a pair in
-// one instruction; the branchy decode above was the fp8 attention splits'
-// bottleneck (perf.md step 62). Older GPUs take the decode above.
+// and payload the hardware's). Hopper converts a pair in one instruction;
+// the branchy decode above was the fp8 attention splits' bottleneck
+// (perf.md step 62). Older GPUs take the decode above.
 __device__ __forceinline__ float2 memra_e4m3x2_to_f32(unsigned short v) {
 #if __CUDA_ARCH__ >= 900
     unsigned int h2;

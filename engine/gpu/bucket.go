@@ -12,10 +12,9 @@ const splitKeys = 64
 
 // Bucket is the attention launch geometry of one step: which split kernel
 // variant runs (FAVec: vector K/V loads, 16 bytes of f16 or 8 of e4m3) and
-// over how many splits. A graph
-// captured for a bucket replays correctly for every t_kv in that bucket,
-// because the kernels read the actual t_kv from the device counter and derive
-// their key ranges from it and NSplits.
+// over how many splits. A graph captured for a bucket replays correctly for
+// every t_kv in that bucket, because the kernels read the actual t_kv from
+// the device counter and derive their key ranges from it and NSplits.
 type Bucket struct {
 	FAVec   bool
 	NSplits int

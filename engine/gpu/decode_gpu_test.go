@@ -653,6 +653,16 @@ func TestGPUSessionTop(t *testing.T) {
 	}
 }
 
+// rejects checks that set refuses each of bad with an error.
+func rejects[T any](t *testing.T, name string, set func(*T) error, bad ...T) {
+	t.Helper()
+	for _, b := range bad {
+		if err := set(&b); err == nil {
+			t.Errorf("%s(%+v) accepted", name, b)
+		}
+	}
+}
+
 // TestGPUGraphSampledEqualsSession: sampled graph generation (the draw on
 // the device, SetSampling) gives the tokens sample.Generate gives on a
 // Session (the draw on the host from DecodeTop's top k) for the same options
@@ -663,11 +673,8 @@ func TestGPUSessionTop(t *testing.T) {
 func TestGPUGraphSampledEqualsSession(t *testing.T) {
 	g, s, gs := sessionRig(t, 13, len(graphRigPrompt)+graphRigN)
 	prompt, n := graphRigPrompt, graphRigN
-	for _, bad := range []Sampling{{TopK: 0, Temperature: 1}, {TopK: 65, Temperature: 1}, {TopK: 5}, {TopK: 5, Temperature: float32(math.NaN())}, {TopK: 5, Temperature: 1, TopP: 2}} {
-		if err := gs.SetSampling(&bad); err == nil {
-			t.Errorf("SetSampling(%+v) accepted", bad)
-		}
-	}
+	rejects(t, "SetSampling", gs.SetSampling, Sampling{TopK: 0, Temperature: 1}, Sampling{TopK: 65, Temperature: 1}, Sampling{TopK: 5},
+		Sampling{TopK: 5, Temperature: float32(math.NaN())}, Sampling{TopK: 5, Temperature: 1, TopP: 2})
 	greedy, err := g.GenerateGraph(gs, prompt, n)
 	if err != nil {
 		t.Fatal(err)
@@ -793,11 +800,8 @@ func TestGPUSessionFeed(t *testing.T) {
 func TestGPUGraphPenaltyEqualsSession(t *testing.T) {
 	g, s, gs := sessionRig(t, 15, len(graphRigPrompt)+graphRigN)
 	prompt, n := graphRigPrompt, graphRigN
-	for _, bad := range []Penalty{{Penalty: 0, Window: 4}, {Penalty: float32(math.NaN()), Window: 4}, {Penalty: 1.1, Window: 0}, {Penalty: 1.1, Window: kernels.PenaltyMaxWindow + 1}} {
-		if err := gs.SetPenalty(&bad); err == nil {
-			t.Errorf("SetPenalty(%+v) accepted", bad)
-		}
-	}
+	rejects(t, "SetPenalty", gs.SetPenalty, Penalty{Penalty: 0, Window: 4}, Penalty{Penalty: float32(math.NaN()), Window: 4},
+		Penalty{Penalty: 1.1, Window: 0}, Penalty{Penalty: 1.1, Window: kernels.PenaltyMaxWindow + 1})
 	plain, err := g.GenerateGraph(gs, prompt, n)
 	if err != nil {
 		t.Fatal(err)
