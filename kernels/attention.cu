@@ -254,6 +254,11 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             memra_attn_load<DH, EPL, FP8>(kf[i], kb + row * DH * EB, ksc, sl);
             memra_attn_load<DH, EPL, FP8>(vf[i], vb + row * DH * EB, vsc, sl);
         }
+        // Keys past k1 score -inf through the addend of the scale's FMA (for
+        // the others x * scale2 + 0: the product's own rounding).
+        float past[NK];
+#pragma unroll
+        for (int i = 0; i < NK; i++) past[i] = (t0 + i < k1) ? 0.0f : -INFINITY;
         // Per q head: the NK scores, then the online softmax over the trip
         // (one rescale by c = 2^(m - m'), base-2 units, the keys in ascending order).
 #pragma unroll
@@ -276,7 +281,7 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             float mn = m[r];
 #pragma unroll
             for (int i = 0; i < NK; i++) {
-                x[i] = (t0 + i < k1) ? x[i] * scale2 : -INFINITY;
+                x[i] = fmaf(x[i], scale2, past[i]);
                 mn = fmaxf(mn, x[i]);
             }
             if (mn == -INFINITY) continue; // this sub-group's keys all lie past k1
