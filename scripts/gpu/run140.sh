@@ -4,7 +4,8 @@
 # attention split's trip loop (run139: issue-bound over both caches):
 #   rs = step 63, the dot products' sums by a reduce-scatter (d256 trip loop
 #        883 -> 817 instructions over f16, 1,023 -> 957 over e4m3);
-#   e2 = rs + step 64, the softmax in base 2 on ex2.approx (-> 668 and 808).
+#   e2 = rs + step 64, the softmax in base 2 on ex2.approx, past-the-end keys
+#        through the scale FMA's addend (-> 656 and 799).
 # The adds and exps change, so tokens are compared, not required equal;
 # eager == graph must hold (gates). bin/main = main, bin/rs = next/attn-rs,
 # bin/e2 = next/attn-exp2; carry ["bin"]. ~7 minutes.
