@@ -27,7 +27,8 @@
 // the geometry: no atomics, same bits on every run.
 //
 // Scores are (q . k) * scale with scale = 1/sqrt(head_dim) passed by the host;
-// the softmax uses expf (accurate; no fast math). A split writes its partial
+// a split's softmax runs in base 2 on the SFU's ex2 (within 2 ulp, perf.md
+// step 64), attn_combine's in expf. A split writes its partial
 // unnormalised state per q head h:
 //   part_ms[(h*n_splits + s)*2 + {0,1}] = {max, sum},  part_acc[(h*n_splits + s)*head_dim + d]
 // and an empty split writes {-inf, 0} and zeros. attn_combine merges the
@@ -74,12 +75,39 @@ struct memra_attn_geom {
     static constexpr int G = (8 * GM / PD < GM) ? 8 * GM / PD : GM; // most q heads per block
     static constexpr int NK = (32 / PD < 1) ? 1 : (32 / PD > 4 ? 4 : 32 / PD); // keys per sub-group per trip
     static_assert(DH % (LPK * EPL) == 0, "head_dim must tile the lanes");
+    static_assert(NK == 4, "the dot sums are reduced four keys at a time (memra_attn_sum4)");
 };
 
 // The dim held in slot (j, e) by sub-group lane sl.
 template <int LPK, int EPL>
 __device__ __forceinline__ int memra_attn_dim(int j, int e, int sl) {
     return (j * LPK + sl) * EPL + e;
+}
+
+// The full sums over a sub-group's LPK lanes of each lane's four partial dot
+// products x[0..3], in every lane (perf.md step 63). A reduce-scatter: the
+// first level trades a pair (the lanes with bit LPK/2 keep x[2..3], the
+// others x[0..1]), the second one value, so that after the remaining xor
+// levels the lane holds the whole sum of value 2*b + c (b, c its bits LPK/2
+// and LPK/4); four shuffles then fetch each value from a lane that holds it.
+// 10 shuffles and 6 adds where a butterfly of each value takes 20 and 20
+// (LPK 32); the order is fixed by the lane bits, so every run adds alike.
+template <int LPK>
+__device__ __forceinline__ void memra_attn_sum4(float x[4], int lane) {
+    static_assert(LPK >= 4, "the reduce-scatter needs 4 lanes for 4 values");
+    const int sl = lane % LPK;
+    const bool b = sl & (LPK / 2), c = sl & (LPK / 4);
+    float y[2];
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        const float send = b ? x[j] : x[j + 2];
+        y[j] = (b ? x[j + 2] : x[j]) + __shfl_xor_sync(MEMRA_FULL_MASK, send, LPK / 2);
+    }
+    float z = (c ? y[1] : y[0]) + __shfl_xor_sync(MEMRA_FULL_MASK, c ? y[0] : y[1], LPK / 4);
+#pragma unroll
+    for (int off = LPK / 8; off > 0; off >>= 1) z += __shfl_xor_sync(MEMRA_FULL_MASK, z, off);
+#pragma unroll // width LPK: source lanes counted within the sub-group
+    for (int i = 0; i < 4; i++) x[i] = __shfl_sync(MEMRA_FULL_MASK, z, (i >> 1) * (LPK / 2) + (i & 1) * (LPK / 4), LPK);
 }
 
 // Load one cache row's lane slice into f[PD] (f32; fp8 already multiplied by its scale).
@@ -181,6 +209,9 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     const int k0 = s * chunk;
     const int k1 = min(k0 + chunk, T);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // Scores in base-2 units (x * scale * log2 e), so that each weight is one
+    // ex2 instruction; the maxima go back to e's units when written.
+    const float scale2 = scale * 1.4426950408889634f;
     const int sl = lane % LPK;
 
     // q lives in shared memory: a trip reads each head's slice once for its
@@ -223,8 +254,13 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             memra_attn_load<DH, EPL, FP8>(kf[i], kb + row * DH * EB, ksc, sl);
             memra_attn_load<DH, EPL, FP8>(vf[i], vb + row * DH * EB, vsc, sl);
         }
+        // Keys past k1 score -inf through the addend of the scale's FMA (for
+        // the others x * scale2 + 0: the product's own rounding).
+        float past[NK];
+#pragma unroll
+        for (int i = 0; i < NK; i++) past[i] = (t0 + i < k1) ? 0.0f : -INFINITY;
         // Per q head: the NK scores, then the online softmax over the trip
-        // (one rescale by c = exp(m - m'), the keys in ascending order).
+        // (one rescale by c = 2^(m - m'), base-2 units, the keys in ascending order).
 #pragma unroll
         for (int r = 0; r < G; r++) {
             if (r >= nh) break; // block-uniform: the shuffles stay converged
@@ -241,23 +277,19 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
 #pragma unroll
                 for (int p = 0; p < PD; p++) x[i] += qr[p] * kf[i][p];
             }
-#pragma unroll
-            for (int off = LPK / 2; off > 0; off >>= 1) {
-#pragma unroll
-                for (int i = 0; i < NK; i++) x[i] += __shfl_xor_sync(MEMRA_FULL_MASK, x[i], off);
-            }
+            memra_attn_sum4<LPK>(x, lane);
             float mn = m[r];
 #pragma unroll
             for (int i = 0; i < NK; i++) {
-                x[i] = (t0 + i < k1) ? x[i] * scale : -INFINITY;
+                x[i] = fmaf(x[i], scale2, past[i]);
                 mn = fmaxf(mn, x[i]);
             }
             if (mn == -INFINITY) continue; // this sub-group's keys all lie past k1
-            const float c = expf(m[r] - mn); // m = -inf before the first key: c = 0
+            const float c = memra_exp2_approx(m[r] - mn); // m = -inf before the first key: c = 0
             float ps = 0.0f;
 #pragma unroll
             for (int i = 0; i < NK; i++) {
-                x[i] = expf(x[i] - mn); // past k1: exp(-inf) = 0
+                x[i] = memra_exp2_approx(x[i] - mn); // past k1: 2^-inf = 0
                 ps += x[i];
             }
             l[r] = l[r] * c + ps;
@@ -282,8 +314,8 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             const float mo = __shfl_xor_sync(MEMRA_FULL_MASK, m[r], off);
             const float lo = __shfl_xor_sync(MEMRA_FULL_MASK, l[r], off);
             const float mn = fmaxf(m[r], mo);
-            const float ca = (m[r] == -INFINITY) ? 0.0f : expf(m[r] - mn);
-            const float cb = (mo == -INFINITY) ? 0.0f : expf(mo - mn);
+            const float ca = (m[r] == -INFINITY) ? 0.0f : memra_exp2_approx(m[r] - mn);
+            const float cb = (mo == -INFINITY) ? 0.0f : memra_exp2_approx(mo - mn);
             l[r] = l[r] * ca + lo * cb;
 #pragma unroll
             for (int p = 0; p < PD; p++) {
@@ -322,8 +354,8 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             if (r >= nh) break;
             const float mo = sm_ms[warp][r][0], lo = sm_ms[warp][r][1];
             const float mn = fmaxf(m[r], mo);
-            const float ca = (m[r] == -INFINITY) ? 0.0f : expf(m[r] - mn);
-            const float cb = (mo == -INFINITY) ? 0.0f : expf(mo - mn);
+            const float ca = (m[r] == -INFINITY) ? 0.0f : memra_exp2_approx(m[r] - mn);
+            const float cb = (mo == -INFINITY) ? 0.0f : memra_exp2_approx(mo - mn);
             l[r] = l[r] * ca + lo * cb;
 #pragma unroll
             for (int j = 0; j < Geo::NL; j++) {
@@ -363,14 +395,14 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
 #pragma unroll
         for (int w = 0; w < NH; w++) {
             const float mw = sm_ms[w][r][0];
-            const float f = (mw == -INFINITY) ? 0.0f : expf(mw - M);
+            const float f = (mw == -INFINITY) ? 0.0f : memra_exp2_approx(mw - M);
             L += sm_ms[w][r][1] * f;
             A += sm_acc[w][r][d] * f;
         }
         const long long ps = (long long)(h0 + r) * n_splits + s;
         part_acc[ps * DH + d] = A;
         if (d == 0) {
-            part_ms[ps * 2] = M;
+            part_ms[ps * 2] = M * 0.6931471805599453f; // back to e's units for attn_combine
             part_ms[ps * 2 + 1] = L;
         }
     }

@@ -100,6 +100,17 @@ __device__ __forceinline__ float memra_bf16_to_f32(unsigned short b) {
 __device__ __forceinline__ unsigned short memra_lo16(unsigned int w) { return (unsigned short)(w & 0xffffu); }
 __device__ __forceinline__ unsigned short memra_hi16(unsigned int w) { return (unsigned short)(w >> 16); }
 
+// 2^x on the SFU (ex2.approx.ftz; results below 2^-126 flushed to 0): one
+// instruction where expf's range reduction takes about seven (the attention
+// splits' softmax, perf.md step 64). Error within 2 ulp: exp2f, which the
+// CUDA programming guide bounds at 2 ulp, is this instruction plus a
+// squaring for results below 2^-126 (sm_90 SASS).
+__device__ __forceinline__ float memra_exp2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 // ---- fp8 e4m3 (OCP "E4M3FN": bias 7, no infinities, NaN = S.1111.111) -----
 //
 // decode: e = bits 6..3, m = bits 2..0

@@ -919,7 +919,9 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 //
 // Output tolerance: |gpu − ref| ≤ max|v|·(4e-5 + 2e-6·sqrt(t_kv)). The
 // constant covers score errors (an f32 dot of dh products, typically ≲1e-6
-// absolute, moving softmax weights by that relative amount) and the combine;
+// absolute, moving softmax weights by that relative amount), the splits'
+// base-2 softmax (ex2.approx: 2 ulp a weight; the score times log2 e
+// rounded, ≲1e-6 relative at |score| ≤ 30) and the combine;
 // the sqrt term the online-softmax accumulation, ≤ 3u per key of a
 // sub-group's sequence (worst case at t_kv 32768 with 4 splits: 8192 keys
 // over the scalar kernels' 8 sub-groups (a warp each), 1024 keys each,

@@ -233,7 +233,7 @@ func ktAttention(q, kc, vc []float32, nHead, nKV, capacity, dh, t int, scale flo
 // Tolerances: a score is an f32 dot of dh products then ·scale, error at most
 // (dh+16)·u·scale·Σ|q_i k_i| (γ bound, lane slices + butterfly + scale); the
 // sum l multiplies each term by up to one rescale factor per key of its
-// sub-group (expf, 2 ulp each) and adds cnt terms: (4·cnt+32)·u relative,
+// sub-group (ex2, 2 ulp each) and adds cnt terms: (4·cnt+32)·u relative,
 // plus twice the score bound through exp.
 func (r *ktAttnRef) checkSplits(ms, acc []float32, ns int) error {
 	t, dh := r.t, r.dh
