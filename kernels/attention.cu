@@ -285,22 +285,32 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
                 mn = fmaxf(mn, x[i]);
             }
             if (mn == -INFINITY) continue; // this sub-group's keys all lie past k1
-            const float c = memra_exp2_approx(m[r] - mn); // m = -inf before the first key: c = 0
             float ps = 0.0f;
 #pragma unroll
             for (int i = 0; i < NK; i++) {
                 x[i] = memra_exp2_approx(x[i] - mn); // past k1: 2^-inf = 0
                 ps += x[i];
             }
-            l[r] = l[r] * c + ps;
+            // Rescale only when the max moved: else c = 2^0 = 1 and l * c + ps,
+            // acc * c are l + ps and acc, the same bits without the multiplies
+            // (after the first trips the max seldom moves, and a warp skips the
+            // branch when none of its sub-groups' maxima did).
+            if (mn != m[r]) {
+                const float c = memra_exp2_approx(m[r] - mn); // m = -inf before the first key: c = 0
+                l[r] = fmaf(l[r], c, ps);
+#pragma unroll
+                for (int p = 0; p < PD; p++) acc[r][p] *= c;
+                m[r] = mn;
+            } else {
+                l[r] += ps;
+            }
 #pragma unroll
             for (int p = 0; p < PD; p++) {
-                float a = acc[r][p] * c;
+                float a = acc[r][p];
 #pragma unroll
                 for (int i = 0; i < NK; i++) a += x[i] * vf[i][p];
                 acc[r][p] = a;
             }
-            m[r] = mn;
         }
     }
 
