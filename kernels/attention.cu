@@ -291,10 +291,12 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
                 x[i] = memra_exp2_approx(x[i] - mn); // past k1: 2^-inf = 0
                 ps += x[i];
             }
-            // Rescale only when the max moved: else c = 2^0 = 1 and l * c + ps,
-            // acc * c are l + ps and acc, the same bits without the multiplies
-            // (after the first trips the max seldom moves, and a warp skips the
-            // branch when none of its sub-groups' maxima did).
+            // Rescale only when the max moved: else c = 2^0 = 1, and l * c + ps
+            // is l + ps (the same bits) and acc * c is acc, so the first key's
+            // product is added to acc in one FMA where the rescaling form
+            // rounded it first (ulp-level differences, perf.md step 65). After
+            // the first trips the max seldom moves, and a warp skips the branch
+            // when none of its sub-groups' maxima did.
             if (mn != m[r]) {
                 const float c = memra_exp2_approx(m[r] - mn); // m = -inf before the first key: c = 0
                 l[r] = fmaf(l[r], c, ps);

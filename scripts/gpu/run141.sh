@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Session 21 (branch next/attn-fused-combine, which holds next/attn-lazy):
 #   lz = step 65, a head's accumulator rescaled only when its max moved (the
-#        same bits: tokens must EQUAL main's);
+#        same bits: tokens must EQUAL main's; a review after the run found the
+#        accumulator's first FMA rounds once where main rounded twice, so
+#        ulp-level differences: perf.md step 65);
 #   fc = lz + step 66, the combine fused into the split up to 32 splits (the
 #        last block of a group merges it with attn_combine's sums in its
 #        order: the same bits again, one node fewer an attention layer).
