@@ -896,6 +896,16 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 	return nil, fmt.Errorf("no launcher for %s", name)
 }
 
+// ktAttnSplitMMA returns the launcher of attention_mma.cu's split (head_dim 256).
+func ktAttnSplitMMA(k *Kernels, fp8 bool) ktSplitFn {
+	if fp8 {
+		return k.AttnSplitMmaFP8D256
+	}
+	return func(ms, acc, q, kc, vc, _, _ cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error {
+		return k.AttnSplitMmaF16D256(ms, acc, q, kc, vc, nHead, nKV, capy, ns, hpb, tkv, dtkv, scale)
+	}
+}
+
 // TestGPUKernelAttention runs attn_split_* + attn_combine, every head dim
 // (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec), GQA 8/2,
 // 16/4 and 24/2 (with G q heads per block, 24/2 tiles the 12 q heads of a
@@ -1069,10 +1079,18 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 		for _, ns := range splits(tkv) {
 			chunk := (tkv + ns - 1) / ns
 			empty := (ns-1)*chunk >= tkv
-			for _, vec := range []bool{false, true} {
+			forms := []struct{ vec, mma bool }{{false, false}, {true, false}}
+			if dh == 256 {
+				forms = append(forms, struct{ vec, mma bool }{true, true})
+			}
+			for _, form := range forms {
+				vec := form.vec
 				split, err := ktAttnSplit(v.k, dh, fp8, vec)
 				ktMust(t, err)
-				what := fmt.Sprintf("t_kv %d, %d splits (chunk %d), vec %v", tkv, ns, chunk, vec)
+				if form.mma {
+					split = ktAttnSplitMMA(v.k, fp8)
+				}
+				what := fmt.Sprintf("t_kv %d, %d splits (chunk %d), vec %v, mma %v", tkv, ns, chunk, vec, form.mma)
 				var hostOut [2][]float32 // gate off, on
 				g := kernels.AttnHeadsPerBlock(dh, vec)
 				var partMS, partAcc []float32 // the host path's partials with g q heads per block
