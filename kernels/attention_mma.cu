@@ -43,6 +43,13 @@ __device__ __forceinline__ int memra_amma_dim(int i, int r) {
     return ((r & 8) << 4) + ((i >> 3) << 6) + ((r & 7) << 3) + (i & 7);
 }
 
+// k with a * 2^k in [2^14, 2^15) (0 for a = 0 or not finite), clamped to
+// f32's normal exponents.
+__device__ __forceinline__ int memra_amma_pow2(float a) {
+    if (!(a > 0.0f && a <= 3.0e38f)) return 0;
+    return min(126, max(-126, 14 - (((__float_as_int(a) >> 23) & 255) - 127)));
+}
+
 // A key row's 8 dims at d (16 bytes of f16 or 8 of e4m3) as 4 f16 pairs.
 template <bool FP8>
 __device__ __forceinline__ uint4 memra_amma_load_k(const unsigned char* row, int d) {
@@ -68,13 +75,8 @@ __device__ __forceinline__ uint4 memra_amma_load_k(const unsigned char* row, int
     return r;
 }
 
-// Value rows: a lane keeps its raw loads (f16 pairs, or e4m3 quads) and
-// pairs dim e of its two keys on use.
-template <bool FP8>
-struct memra_amma_vrow {
-    uint4 w; // f16: dims 0..7 as pairs; e4m3: w.x, w.y = dims 0..3, 4..7
-};
-
+// A value row's 8 dims at d, raw: f16 pairs, or e4m3 quads in .x and .y
+// (paired with the neighbour key's on use, memra_amma_pair).
 template <bool FP8>
 __device__ __forceinline__ uint4 memra_amma_load_v(const unsigned char* row, int d) {
     if (!FP8) return memra_ldg16(row + 2 * d);
@@ -104,15 +106,45 @@ __device__ __forceinline__ unsigned int memra_amma_pair(uint4 a, uint4 b, int e)
 #endif
 }
 
+// One trip's loads for lane (g, t): key row tb + g's 64 dims for S, value
+// rows tb + 2t and tb + 2t + 1's 32 dims each for the update, and with e4m3
+// the scales of keys tb + 2t, tb + 2t + 1. Rows past k1 read row k1 - 1.
+template <bool FP8>
+struct memra_amma_trip {
+    uint4 k[8];        // dims 32L + 8t .. + 7 as f16 pairs
+    uint4 v0[4], v1[4]; // [2h + j]: dims 128h + 64j + 8g .. + 7 of keys 2t, 2t + 1
+    float ks0, ks1, vs0, vs1;
+};
+
+template <bool FP8>
+__device__ __forceinline__ void memra_amma_load(memra_amma_trip<FP8>& r, const unsigned char* kb, const unsigned char* vb,
+                                                const float* ks, const float* vs, long long head_off, int tb, int k1, int g, int t) {
+    constexpr int DH = MEMRA_AMMA_DH, EB = FP8 ? 1 : 2;
+    const long long krow = head_off + min(tb + g, k1 - 1);
+    const long long va = head_off + min(tb + 2 * t, k1 - 1), vbr = head_off + min(tb + 2 * t + 1, k1 - 1);
+#pragma unroll
+    for (int L = 0; L < 8; L++) r.k[L] = memra_amma_load_k<FP8>(kb + krow * DH * EB, 32 * L + 8 * t);
+#pragma unroll
+    for (int hj = 0; hj < 4; hj++) {
+        const int d = 128 * (hj >> 1) + 64 * (hj & 1) + 8 * g;
+        r.v0[hj] = memra_amma_load_v<FP8>(vb + va * DH * EB, d);
+        r.v1[hj] = memra_amma_load_v<FP8>(vb + vbr * DH * EB, d);
+    }
+    r.ks0 = r.ks1 = r.vs0 = r.vs1 = 1.0f;
+    if (FP8) {
+        r.ks0 = __ldg(ks + va), r.ks1 = __ldg(ks + vbr);
+        r.vs0 = __ldg(vs + va), r.vs1 = __ldg(vs + vbr);
+    }
+}
+
 template <bool FP8>
 __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part_acc, const float* q, const void* kc,
                                                      const void* vc, const float* ks, const float* vs, int n_head, int n_kv,
                                                      int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
     constexpr int DH = MEMRA_AMMA_DH, G = MEMRA_AMMA_G, NW = MEMRA_AMMA_NW;
-    constexpr int EB = FP8 ? 1 : 2;
     // q's halves in load order: rows 0..3 hi of head r, 4..7 lo.
     __shared__ __align__(16) uint4 sm_q[2 * G][MEMRA_AMMA_QROW];
-    __shared__ float sm_red[G][NW];
+    __shared__ float sm_red[G + 1][NW]; // per head max|q|, then (e4m3) the value scales' max
     __shared__ float sm_sc[G];
     __shared__ float sm_ms[NW][G][2];
     __shared__ float sm_acc[NW][G][DH];
@@ -130,8 +162,20 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
     const int g = lane >> 2, t = lane & 3;
     const float scale2 = scale * 1.4426950408889634f;
 
+    const long long head_off = (long long)kvh * capacity;
+    const unsigned char* kb = static_cast<const unsigned char*>(kc);
+    const unsigned char* vb = static_cast<const unsigned char*>(vc);
+    // The first trip's loads leave before q is staged.
+    memra_amma_trip<FP8> cur;
+    const int tb0 = k0 + warp * 8;
+    if (tb0 < k1) memra_amma_load<FP8>(cur, kb, vb, ks, vs, head_off, tb0, k1, g, t);
+
     // Stage q: per head the power of two 2^kq that puts max|q| in
-    // [2^14, 2^15), then hi = f16(q 2^kq), lo = f16(q 2^kq - hi).
+    // [2^14, 2^15), then hi = f16(q 2^kq), lo = f16(q 2^kq - hi). The
+    // weights are scaled likewise by 2^kw before their split, so that their
+    // lo halves stay clear of f16's subnormals: 2^14 over an f16 cache (a
+    // weight is at most 1), and over e4m3, where a weight carries its value
+    // row's scale, 2^kw puts the split's largest scale in [2^14, 2^15).
     float qv[G];
 #pragma unroll
     for (int r = 0; r < G; r++) {
@@ -139,14 +183,20 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
         const float m = memra_warp_max(fabsf(qv[r]));
         if (lane == 0) sm_red[r][warp] = m;
     }
+    if (FP8) {
+        float vm = 0.0f;
+#pragma unroll 4
+        for (int k = k0 + (int)threadIdx.x; k < k1; k += NW * 32) vm = fmaxf(vm, __ldg(vs + head_off + k));
+        vm = memra_warp_max(vm);
+        if (lane == 0) sm_red[G][warp] = vm;
+    }
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < G; r++) {
         float amax = 0.0f;
 #pragma unroll
         for (int w = 0; w < NW; w++) amax = fmaxf(amax, sm_red[r][w]);
-        int k = 0;
-        if (amax > 0.0f && amax <= 3.0e38f) k = min(126, max(-126, 14 - (((__float_as_int(amax) >> 23) & 255) - 127)));
+        const int k = memra_amma_pow2(amax);
         const float v = qv[r] * __int_as_float((127 + k) << 23);
         const __half hi = __float2half_rn(v);
         const __half lo = __float2half_rn(v - __half2float(hi));
@@ -154,54 +204,46 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
         reinterpret_cast<__half*>(sm_q[G + r])[threadIdx.x] = lo;
         if (threadIdx.x == 0) sm_sc[r] = scale2 * __int_as_float((127 - k) << 23);
     }
+    int kw = 14;
+    if (FP8) {
+        float vm = 0.0f;
+#pragma unroll
+        for (int w = 0; w < NW; w++) vm = fmaxf(vm, sm_red[G][w]);
+        kw = memra_amma_pow2(vm);
+    }
+    const float wsc = __int_as_float((127 + kw) << 23);
     __syncthreads();
     const float sc = g < G ? sm_sc[g] : 0.0f;
 
     float m = -INFINITY, l = 0.0f; // head g's (g < 4), this lane's share of l
-    float acc[16][4];               // update tile i: C of head t, hi and lo columns
+    float acc[16][4];               // update tile i: C of head t, hi and lo columns (times 2^kw)
 #pragma unroll
     for (int i = 0; i < 16; i++)
 #pragma unroll
         for (int c = 0; c < 4; c++) acc[i][c] = 0.0f;
 
-    const long long head_off = (long long)kvh * capacity;
-    const unsigned char* kb = static_cast<const unsigned char*>(kc);
-    const unsigned char* vb = static_cast<const unsigned char*>(vc);
     // Warp-uniform loop: warp w takes keys tb .. tb + 7, tb = k0 + 8w, + 64,
-    // ...; keys past k1 load row k1 - 1 and score -inf.
-    for (int tb = k0 + warp * 8; tb < k1; tb += NW * 8) {
-        const long long krow = head_off + min(tb + g, k1 - 1);
-        const long long va = head_off + min(tb + 2 * t, k1 - 1), vbr = head_off + min(tb + 2 * t + 1, k1 - 1);
-        uint4 kr[8];
-#pragma unroll
-        for (int L = 0; L < 8; L++) kr[L] = memra_amma_load_k<FP8>(kb + krow * DH * EB, 32 * L + 8 * t);
-        uint4 v0[4], v1[4]; // [2h + j]: dims 128h + 64j + 8g of keys 2t, 2t + 1
-#pragma unroll
-        for (int hj = 0; hj < 4; hj++) {
-            const int d = 128 * (hj >> 1) + 64 * (hj & 1) + 8 * g;
-            v0[hj] = memra_amma_load_v<FP8>(vb + va * DH * EB, d);
-            v1[hj] = memra_amma_load_v<FP8>(vb + vbr * DH * EB, d);
-        }
-        float ksc0 = 1.0f, ksc1 = 1.0f, vsc0 = 1.0f, vsc1 = 1.0f;
-        if (FP8) {
-            ksc0 = __ldg(ks + va), ksc1 = __ldg(ks + vbr);
-            vsc0 = __ldg(vs + va), vsc1 = __ldg(vs + vbr);
-        }
+    // ...; keys past k1 score -inf. The next trip's loads leave before this
+    // trip's products.
+    for (int tb = tb0; tb < k1; tb += NW * 8) {
+        memra_amma_trip<FP8> nxt;
+        if (tb + NW * 8 < k1) memra_amma_load<FP8>(nxt, kb, vb, ks, vs, head_off, tb + NW * 8, k1, g, t);
 
-        // S: rows g (hi) and g + 8 (lo) of head g, columns = the 8 keys.
-        float sacc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        // S: rows g (hi) and g + 8 (lo) of head g, columns = the 8 keys; two
+        // chains of 8 products, added at the end.
+        float sa[4] = {0.0f, 0.0f, 0.0f, 0.0f}, sb[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
         for (int L = 0; L < 8; L++) {
             uint4 qh = make_uint4(0, 0, 0, 0), ql = qh;
             if (g < G) qh = sm_q[g][4 * L + t], ql = sm_q[G + g][4 * L + t];
             const unsigned int a0[4] = {qh.x, ql.x, qh.y, ql.y};
             const unsigned int a1[4] = {qh.z, ql.z, qh.w, ql.w};
-            memra_mma_f16(sacc, a0, kr[L].x, kr[L].y);
-            memra_mma_f16(sacc, a1, kr[L].z, kr[L].w);
+            memra_mma_f16(sa, a0, cur.k[L].x, cur.k[L].y);
+            memra_mma_f16(sb, a1, cur.k[L].z, cur.k[L].w);
         }
         // Scores of keys tb + 2t, + 1 for head g, base-2 units; past k1: -inf.
-        float x0 = fmaf(sacc[0] + sacc[2], sc * ksc0, tb + 2 * t < k1 ? 0.0f : -INFINITY);
-        float x1 = fmaf(sacc[1] + sacc[3], sc * ksc1, tb + 2 * t + 1 < k1 ? 0.0f : -INFINITY);
+        const float x0 = fmaf((sa[0] + sb[0]) + (sa[2] + sb[2]), sc * cur.ks0, tb + 2 * t < k1 ? 0.0f : -INFINITY);
+        const float x1 = fmaf((sa[1] + sb[1]) + (sa[3] + sb[3]), sc * cur.ks1, tb + 2 * t + 1 < k1 ? 0.0f : -INFINITY);
         float mx = fmaxf(x0, x1);
         mx = fmaxf(mx, __shfl_xor_sync(MEMRA_FULL_MASK, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(MEMRA_FULL_MASK, mx, 2));
@@ -211,8 +253,8 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
         const float c = memra_exp2_approx(m - mn); // m = -inf before the first key: 0
         l = moved ? fmaf(l, c, p0 + p1) : l + (p0 + p1);
         m = mn;
-        // Rescale head t's accumulator (owned by lanes 4t..4t+3) when its max
-        // moved; a warp skips this when no head's did.
+        // Rescale head t's accumulator (its max is lanes 4t..4t+3's) when the
+        // max moved (else c = 1); a warp skips this when no head's did.
         if (__any_sync(MEMRA_FULL_MASK, moved && g < G)) {
             const float ct = __shfl_sync(MEMRA_FULL_MASK, c, 4 * t);
 #pragma unroll
@@ -220,9 +262,9 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
 #pragma unroll
                 for (int k = 0; k < 4; k++) acc[i][k] *= ct;
         }
-        // B of the update: the weights (times the value scales) of keys
-        // 2t, 2t + 1 for column g = head g/2, hi (even g) or lo.
-        const float w0 = p0 * vsc0, w1 = p1 * vsc1;
+        // B of the update: the weights 2^kw p (times the value scales) of
+        // keys 2t, 2t + 1 for column g = head g/2, hi (even g) or lo.
+        const float w0 = p0 * (wsc * cur.vs0), w1 = p1 * (wsc * cur.vs1);
         const __half2 wh = __floats2half2_rn(w0, w1);
         const __half2 wl = __floats2half2_rn(w0 - __low2float(wh), w1 - __high2float(wh));
         const unsigned int uh = *reinterpret_cast<const unsigned int*>(&wh);
@@ -233,11 +275,13 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
 #pragma unroll
         for (int i = 0; i < 16; i++) {
             const int j = i >> 3, e = i & 7;
-            const unsigned int a0 = memra_amma_pair<FP8>(v0[j], v1[j], e);
-            const unsigned int a1 = memra_amma_pair<FP8>(v0[2 + j], v1[2 + j], e);
+            const unsigned int a0 = memra_amma_pair<FP8>(cur.v0[j], cur.v1[j], e);
+            const unsigned int a1 = memra_amma_pair<FP8>(cur.v0[2 + j], cur.v1[2 + j], e);
             memra_mma_f16_k8(acc[i], a0, a1, b);
         }
+        cur = nxt;
     }
+    const float unw = __int_as_float((127 - kw) << 23);
 
     // l over the quad (lanes 4g..4g+3), in a fixed order.
     l += __shfl_xor_sync(MEMRA_FULL_MASK, l, 1);
@@ -248,8 +292,8 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
     }
 #pragma unroll
     for (int i = 0; i < 16; i++) {
-        sm_acc[warp][t][memra_amma_dim(i, g)] = acc[i][0] + acc[i][1];
-        sm_acc[warp][t][memra_amma_dim(i, g + 8)] = acc[i][2] + acc[i][3];
+        sm_acc[warp][t][memra_amma_dim(i, g)] = (acc[i][0] + acc[i][1]) * unw;
+        sm_acc[warp][t][memra_amma_dim(i, g + 8)] = (acc[i][2] + acc[i][3]) * unw;
     }
     __syncthreads();
     // The warps' states merged in warp order.

@@ -1049,7 +1049,7 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 	dout := v.alloc(t, (nOut+guard)*4)
 	scale := float32(1 / math.Sqrt(float64(dh)))
 
-	worst, fp8Worst := 0.0, 0.0
+	worst, worstMMA, fp8Worst := 0.0, 0.0, 0.0
 	var fp8Log []string
 	for _, tkv := range ts {
 		for g := range nKV {
@@ -1134,6 +1134,9 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 						ktCheckElems(t, w, got, want, func(int) float64 { return tol })
 						d, _ := ktDiff(got, want)
 						worst = max(worst, d/maxV)
+						if form.mma {
+							worstMMA = max(worstMMA, d/maxV)
+						}
 						if ref32 != nil && !gated {
 							d32, _ := ktDiff(got, ref32.out)
 							fp8AtT = max(fp8AtT, d32/maxV32)
@@ -1169,6 +1172,9 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 		}
 	}
 	t.Logf("worst |gpu − ref|/max|v| = %.3g over %v (max|v| %.3g)", worst, ts, maxV)
+	if dh == 256 {
+		t.Logf("worst of the tensor-core split (attention_mma.cu): %.3g", worstMMA)
+	}
 	if fp8 {
 		t.Logf("FP8 KV attention error (max|out_fp8 − out_f32|/max|v|): %v", fp8Log)
 	}

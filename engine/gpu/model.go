@@ -151,8 +151,9 @@ type Model struct {
 	opt  Options
 	omit stepOmit // Options.Omit
 	// attnMMA runs head_dim 256's attention splits on the tensor cores
-	// (attention_mma.cu); MEMRA_ATTN_MMA=1 while it is measured.
-	attnMMA bool
+	// (attention_mma.cu) while it is measured: MEMRA_ATTN_MMA=1 in every
+	// bucket, =cap in the buckets at the split cap (chunks past 64 keys).
+	attnMMA string
 	tok  dtensor  // token_embd
 	out  dtensor  // output (== tok when tied)
 	norm dtensor  // output_norm
@@ -196,7 +197,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: os.Getenv("MEMRA_ATTN_MMA") == "1"}
+	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: os.Getenv("MEMRA_ATTN_MMA")}
 	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)
 	tiledCols := tiledShapes{} // column counts of the tiled matrices per kernel, each with one name
 	for _, t := range m.Tensors() {

@@ -165,7 +165,8 @@ func (g *Model) attnSplit(cc *Cache, kv kvLayer, a stepArgs) error {
 	v := AttnSplitVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8), Vec: b2i(a.bucket.FAVec)}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
 	hpb := splitHeads(a.bucket.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, a.bucket.FAVec), splitWave(g.e.Info().SMs))
-	if g.attnMMA && c.HeadDimK == 256 && a.bucket.FAVec {
+	mma := g.attnMMA == "1" || g.attnMMA == "cap" && a.bucket.NSplits >= g.maxSplits
+	if mma && c.HeadDimK == 256 && a.bucket.FAVec {
 		if g.opt.KVFP8 {
 			return g.k.AttnSplitMmaFP8D256(s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs,
 				int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv, scale)
