@@ -137,6 +137,26 @@ __device__ __forceinline__ void memra_amma_load(memra_amma_trip<FP8>& r, const u
     }
 }
 
+// How many trips ahead a warp pulls its keys into L2 (a trip's register
+// loads leave one trip ahead; the rest of a DRAM round trip is waited for).
+#ifndef MEMRA_AMMA_PF
+#define MEMRA_AMMA_PF 4
+#endif
+
+// Pull trip tb's key and value rows (and e4m3 scales) into L2.
+template <bool FP8>
+__device__ __forceinline__ void memra_amma_prefetch(const unsigned char* kb, const unsigned char* vb, const float* ks,
+                                                    const float* vs, long long head_off, int tb, int k1, int lane) {
+    constexpr int RB = MEMRA_AMMA_DH * (FP8 ? 1 : 2), LPR = RB / 128; // bytes, lines a row
+#pragma unroll
+    for (int i = lane; i < 16 * LPR; i += 32) {
+        const int row = i / LPR;
+        const long long r = head_off + min(tb + (row & 7), k1 - 1);
+        memra_prefetch_l2((row < 8 ? kb : vb) + r * RB + (i % LPR) * 128);
+    }
+    if (FP8 && lane < 2) memra_prefetch_l2((lane ? vs : ks) + head_off + min(tb, k1 - 1));
+}
+
 template <bool FP8>
 __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part_acc, const float* q, const void* kc,
                                                      const void* vc, const float* ks, const float* vs, int n_head, int n_kv,
@@ -169,6 +189,9 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
     memra_amma_trip<FP8> cur;
     const int tb0 = k0 + warp * 8;
     if (tb0 < k1) memra_amma_load<FP8>(cur, kb, vb, ks, vs, head_off, tb0, k1, g, t);
+#pragma unroll
+    for (int d = 2; d < MEMRA_AMMA_PF; d++)
+        if (tb0 + d * NW * 8 < k1) memra_amma_prefetch<FP8>(kb, vb, ks, vs, head_off, tb0 + d * NW * 8, k1, lane);
 
     // Stage q: per head the power of two 2^kq that puts max|q| in
     // [2^14, 2^15), then hi = f16(q 2^kq), lo = f16(q 2^kq - hi). The
@@ -228,6 +251,8 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
     for (int tb = tb0; tb < k1; tb += NW * 8) {
         memra_amma_trip<FP8> nxt;
         if (tb + NW * 8 < k1) memra_amma_load<FP8>(nxt, kb, vb, ks, vs, head_off, tb + NW * 8, k1, g, t);
+        if (MEMRA_AMMA_PF > 1 && tb + MEMRA_AMMA_PF * NW * 8 < k1)
+            memra_amma_prefetch<FP8>(kb, vb, ks, vs, head_off, tb + MEMRA_AMMA_PF * NW * 8, k1, lane);
 
         // S: rows g (hi) and g + 8 (lo) of head g, columns = the 8 keys; two
         // chains of 8 products, added at the end.
