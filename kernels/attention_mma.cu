@@ -50,11 +50,20 @@ __device__ __forceinline__ int memra_amma_pow2(float a) {
     return min(126, max(-126, 14 - (((__float_as_int(a) >> 23) & 255) - 127)));
 }
 
-// A key row's 8 dims at d (16 bytes of f16 or 8 of e4m3) as 4 f16 pairs.
+// A key row's 8 dims at d, raw: 16 bytes of f16, or 8 of e4m3 in .x and
+// .y (converted on use, memra_amma_k16, so that a trip's loads can be in
+// flight while the previous trip's products run).
 template <bool FP8>
 __device__ __forceinline__ uint4 memra_amma_load_k(const unsigned char* row, int d) {
     if (!FP8) return memra_ldg16(row + 2 * d);
     const uint2 u = __ldg(reinterpret_cast<const uint2*>(row + d));
+    return make_uint4(u.x, u.y, 0u, 0u);
+}
+
+// memra_amma_load_k's 8 dims as 4 f16 pairs.
+template <bool FP8>
+__device__ __forceinline__ uint4 memra_amma_k16(uint4 u) {
+    if (!FP8) return u;
     uint4 r;
 #if __CUDA_ARCH__ >= 900
     asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r.x) : "h"(memra_lo16(u.x)));
@@ -111,7 +120,7 @@ __device__ __forceinline__ unsigned int memra_amma_pair(uint4 a, uint4 b, int e)
 // the scales of keys tb + 2t, tb + 2t + 1. Rows past k1 read row k1 - 1.
 template <bool FP8>
 struct memra_amma_trip {
-    uint4 k[8];        // dims 32L + 8t .. + 7 as f16 pairs
+    uint4 k[8];         // dims 32L + 8t .. + 7, raw (memra_amma_load_k)
     uint4 v0[4], v1[4]; // [2h + j]: dims 128h + 64j + 8g .. + 7 of keys 2t, 2t + 1
     float ks0, ks1, vs0, vs1;
 };
@@ -140,7 +149,7 @@ __device__ __forceinline__ void memra_amma_load(memra_amma_trip<FP8>& r, const u
 // How many trips ahead a warp pulls its keys into L2 (a trip's register
 // loads leave one trip ahead; the rest of a DRAM round trip is waited for).
 #ifndef MEMRA_AMMA_PF
-#define MEMRA_AMMA_PF 4
+#define MEMRA_AMMA_PF 1
 #endif
 
 // Pull trip tb's key and value rows (and e4m3 scales) into L2.
@@ -263,8 +272,9 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
             if (g < G) qh = sm_q[g][4 * L + t], ql = sm_q[G + g][4 * L + t];
             const unsigned int a0[4] = {qh.x, ql.x, qh.y, ql.y};
             const unsigned int a1[4] = {qh.z, ql.z, qh.w, ql.w};
-            memra_mma_f16(sa, a0, cur.k[L].x, cur.k[L].y);
-            memra_mma_f16(sb, a1, cur.k[L].z, cur.k[L].w);
+            const uint4 kf = memra_amma_k16<FP8>(cur.k[L]);
+            memra_mma_f16(sa, a0, kf.x, kf.y);
+            memra_mma_f16(sb, a1, kf.z, kf.w);
         }
         // Scores of keys tb + 2t, + 1 for head g, base-2 units; past k1: -inf.
         const float x0 = fmaf((sa[0] + sb[0]) + (sa[2] + sb[2]), sc * cur.ks0, tb + 2 * t < k1 ? 0.0f : -INFINITY);

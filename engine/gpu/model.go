@@ -150,9 +150,8 @@ type Model struct {
 	cfg  model.Config
 	opt  Options
 	omit stepOmit // Options.Omit
-	// attnMMA runs head_dim 256's attention splits on the tensor cores
-	// (attention_mma.cu) while it is measured: MEMRA_ATTN_MMA=1 in every
-	// bucket, =cap in the buckets at the split cap (chunks past 64 keys).
+	// attnMMA is MEMRA_ATTN_MMA, which overrides where head_dim 256's
+	// attention splits run on the tensor cores (attnSplitMMA).
 	attnMMA string
 	tok  dtensor  // token_embd
 	out  dtensor  // output (== tok when tied)
