@@ -3,31 +3,36 @@
 //
 // Why it looks like this: past a few thousand keys the CUDA-core splits are
 // bound by their work per key (~640 instructions a trip of 4 keys, perf.md
-// steps 62-65), not by the cache's bytes. Here a warp takes 8 keys a trip
-// and runs the scores S = Q K^T as mma.m16n8k16 (A = the block's q heads,
-// B = the 8 key rows as loaded) and the update O^T += V^T P^T as
-// mma.m16n8k8 (A = 16 dims of the 8 value rows, B = the weights). f32's
-// accuracy is kept as mma.cuh keeps it for x: q, scaled by a power of two
-// per head into f16's range, and each weight are split into hi + lo f16
-// halves (22 significant bits); q's halves are A's rows h and h + 8, the
-// weights' halves B's columns 2h and 2h + 1, so one product carries both
-// and every sum is f32. Nothing is staged: a lane loads 16 bytes (8 dims) of
-// a key row and hands them to the fragments in the order they arrive, which
-// only permutes the terms of each dot product; q is stored once per block
-// in the matching order. A value row's dims are spread over the rows of the
-// A fragments so that a lane's 16-byte loads pair up with its neighbour
-// key's by byte permutes. The rest is attention.cu's: the same grid and
-// split ranges, the base-2 online softmax rescaled only when a max moves,
-// the partials' format for attn_combine, every order fixed by the geometry.
+// steps 62-65), not by the cache's bytes, which over e4m3 are half f16's.
+// Here a warp takes 8 keys a trip and runs the scores S = Q K^T as
+// mma.m16n8k16 (A = the block's q heads, B = the 8 key rows as loaded) and
+// the update O^T += V^T P^T as mma.m16n8k8 (A = 16 dims of the 8 value rows,
+// B = the weights). f32's accuracy is kept as mma.cuh keeps it for x: q,
+// scaled by a power of two per head into f16's range, and each weight,
+// scaled likewise, are split into hi + lo f16 halves (22 significant bits);
+// q's halves are A's rows h and h + 8, the weights' halves B's columns 2h and
+// 2h + 1, so one product carries both and every sum is f32. Nothing is
+// staged: a lane loads 16 bytes (8 dims) of a key row and hands them to the
+// fragments in the order they arrive, which only permutes the terms of each
+// dot product; q is stored once per block in the matching order. A value
+// row's dims are spread over the rows of the A fragments so that a lane's
+// loads pair up with its neighbour key's by byte permutes. A trip's loads
+// leave during the previous trip's products (raw: e4m3 is converted on
+// use). The rest is attention.cu's: the same grid and split ranges, the
+// base-2 online softmax rescaled only when a max moves, the partials'
+// format for attn_combine, every order fixed by the geometry (a head's bits
+// do not depend on hpb).
 //
 // Lane (g, t) = (lane / 4, lane % 4), the mma fragments' group and thread.
 // A trip's keys are tb + 0..7, key n at column n of S: lane (g, t) loads key
 // row g for B of S, holds the scores of keys 2t, 2t + 1 for head g (g < 4),
 // and loads value rows 2t, 2t + 1 for A of the update, whose C holds head t
 // (hi and lo columns) for 32 dims. G = 4 q heads per block, as the vector
-// kernels; the 64 accumulator registers and a trip's loads in flight take
-// more registers than two blocks an SM leave, so one block an SM runs
-// (kernels.AttnSplitBlocksPerSM still sizes the grid: a second wave).
+// kernels. The 64 accumulator registers and two trips' loads take more
+// registers than two blocks an SM leave, so one block an SM runs
+// (kernels.AttnSplitBlocksPerSM still sizes the grid: at the split cap a
+// second wave). The engine takes it where it measured faster (perf.md step
+// 68): over an e4m3 cache in the buckets at the split cap.
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -146,26 +151,6 @@ __device__ __forceinline__ void memra_amma_load(memra_amma_trip<FP8>& r, const u
     }
 }
 
-// How many trips ahead a warp pulls its keys into L2 (a trip's register
-// loads leave one trip ahead; the rest of a DRAM round trip is waited for).
-#ifndef MEMRA_AMMA_PF
-#define MEMRA_AMMA_PF 1
-#endif
-
-// Pull trip tb's key and value rows (and e4m3 scales) into L2.
-template <bool FP8>
-__device__ __forceinline__ void memra_amma_prefetch(const unsigned char* kb, const unsigned char* vb, const float* ks,
-                                                    const float* vs, long long head_off, int tb, int k1, int lane) {
-    constexpr int RB = MEMRA_AMMA_DH * (FP8 ? 1 : 2), LPR = RB / 128; // bytes, lines a row
-#pragma unroll
-    for (int i = lane; i < 16 * LPR; i += 32) {
-        const int row = i / LPR;
-        const long long r = head_off + min(tb + (row & 7), k1 - 1);
-        memra_prefetch_l2((row < 8 ? kb : vb) + r * RB + (i % LPR) * 128);
-    }
-    if (FP8 && lane < 2) memra_prefetch_l2((lane ? vs : ks) + head_off + min(tb, k1 - 1));
-}
-
 template <bool FP8>
 __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part_acc, const float* q, const void* kc,
                                                      const void* vc, const float* ks, const float* vs, int n_head, int n_kv,
@@ -198,9 +183,6 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
     memra_amma_trip<FP8> cur;
     const int tb0 = k0 + warp * 8;
     if (tb0 < k1) memra_amma_load<FP8>(cur, kb, vb, ks, vs, head_off, tb0, k1, g, t);
-#pragma unroll
-    for (int d = 2; d < MEMRA_AMMA_PF; d++)
-        if (tb0 + d * NW * 8 < k1) memra_amma_prefetch<FP8>(kb, vb, ks, vs, head_off, tb0 + d * NW * 8, k1, lane);
 
     // Stage q: per head the power of two 2^kq that puts max|q| in
     // [2^14, 2^15), then hi = f16(q 2^kq), lo = f16(q 2^kq - hi). The
@@ -260,8 +242,6 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
     for (int tb = tb0; tb < k1; tb += NW * 8) {
         memra_amma_trip<FP8> nxt;
         if (tb + NW * 8 < k1) memra_amma_load<FP8>(nxt, kb, vb, ks, vs, head_off, tb + NW * 8, k1, g, t);
-        if (MEMRA_AMMA_PF > 1 && tb + MEMRA_AMMA_PF * NW * 8 < k1)
-            memra_amma_prefetch<FP8>(kb, vb, ks, vs, head_off, tb + MEMRA_AMMA_PF * NW * 8, k1, lane);
 
         // S: rows g (hi) and g + 8 (lo) of head g, columns = the 8 keys; two
         // chains of 8 products, added at the end.

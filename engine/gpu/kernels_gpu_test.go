@@ -907,7 +907,8 @@ func ktAttnSplitMMA(k *Kernels, fp8 bool) ktSplitFn {
 }
 
 // TestGPUKernelAttention runs attn_split_* + attn_combine, every head dim
-// (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec), GQA 8/2,
+// (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec, and at head
+// dim 256 the tensor-core split of attention_mma.cu), GQA 8/2,
 // 16/4 and 24/2 (with G q heads per block, 24/2 tiles the 12 q heads of a
 // KV head over 3 blocks), t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
 // the production cap (maxSplits: AttnSplitBlocksPerSM·SMs/n_kv, bucket.go) and for cap 4 (chunks of up to
@@ -929,8 +930,9 @@ func ktAttnSplitMMA(k *Kernels, fp8 bool) ktSplitFn {
 //
 // Output tolerance: |gpu − ref| ≤ max|v|·(4e-5 + 2e-6·sqrt(t_kv)). The
 // constant covers score errors (an f32 dot of dh products, typically ≲1e-6
-// absolute, moving softmax weights by that relative amount), the splits'
-// base-2 softmax (ex2.approx: 2 ulp a weight; the score times log2 e
+// absolute, moving softmax weights by that relative amount; the tensor-core
+// split's q and weights carry 22 bits, 2^-22 relative, into f32 sums), the
+// splits' base-2 softmax (ex2.approx: 2 ulp a weight; the score times log2 e
 // rounded, ≲1e-6 relative at |score| ≤ 30) and the combine;
 // the sqrt term the online-softmax accumulation, ≤ 3u per key of a
 // sub-group's sequence (worst case at t_kv 32768 with 4 splits: 8192 keys
