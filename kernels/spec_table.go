@@ -452,7 +452,7 @@ func Spec() []Kernel {
 			param("hpb", I32), param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
 		ks = append(ks, Kernel{
 			Name: name, File: "attention_mma.cu",
-			Doc: fmt.Sprintf("flash-decoding split of head_dim 256 over a %s KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block", kv),
+			Doc:    fmt.Sprintf("flash-decoding split of head_dim 256 over a %s KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block", kv),
 			Params: params,
 			Block:  [3]int{AttnSplitThreads, 1, 1},
 			Grid:   [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},

@@ -150,13 +150,14 @@ type Model struct {
 	cfg  model.Config
 	opt  Options
 	omit stepOmit // Options.Omit
-	// attnMMA is MEMRA_ATTN_MMA, which overrides where head_dim 256's
-	// attention splits run on the tensor cores (attnSplitMMA).
-	attnMMA string
 	tok  dtensor  // token_embd
 	out  dtensor  // output (== tok when tied)
 	norm dtensor  // output_norm
 	ls   []layerWeights
+
+	// attnMMA is MEMRA_ATTN_MMA, which overrides where head_dim 256's
+	// attention splits run on the tensor cores (attnSplitMMA).
+	attnMMA string
 
 	weights     *cuda.Arena
 	weightBytes uint64
