@@ -8,6 +8,7 @@
 
 #include "argmax.cu"
 #include "attention.cu"
+#include "attention_mma.cu"
 #include "counters.cu"
 #include "draw.cu"
 #include "elementwise.cu"

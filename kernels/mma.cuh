@@ -25,6 +25,14 @@ __device__ __forceinline__ void memra_mma_f16(float d[4], const unsigned int a[4
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// d += A B for one warp, mma.m16n8k8: a the lane's two A registers, b its
+// one B register (f16 pairs, the fragment order of the PTX ISA).
+__device__ __forceinline__ void memra_mma_f16_k8(float d[4], unsigned int a0, unsigned int a1, unsigned int b) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(b));
+}
+
 // The block's prologue: x' = (xnorm ? x / sqrt(mean(x^2) + eps) * norm_w :
 // x) * 2^k, split into xsplit[(col/8)*2 + n] (n = 0 hi, 1 lo: the 8 halves
 // of columns 8q..8q+7), and, when xsum is not null, xsum[j] = the sum of

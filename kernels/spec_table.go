@@ -439,6 +439,26 @@ func Spec() []Kernel {
 		}
 	}
 
+	// The tensor-core splits (attention_mma.cu): head_dim 256, the vector
+	// kernels' parameters and grid, one block an SM.
+	for _, fp8 := range []bool{false, true} {
+		params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
+		kv, name := "f16", "attn_split_mma_f16_d256"
+		if fp8 {
+			params = append(params, param("ks", Ptr), param("vs", Ptr))
+			kv, name = "e4m3", "attn_split_mma_fp8_d256"
+		}
+		params = append(params, param("n_head", I32), param("n_kv", I32), param("capacity", I32), param("n_splits", I32),
+			param("hpb", I32), param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
+		ks = append(ks, Kernel{
+			Name: name, File: "attention_mma.cu",
+			Doc:    fmt.Sprintf("flash-decoding split of head_dim 256 over a %s KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block", kv),
+			Params: params,
+			Block:  [3]int{AttnSplitThreads, 1, 1},
+			Grid:   [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
+		})
+	}
+
 	ks = append(ks,
 		Kernel{
 			Name: "attn_combine", File: "attention.cu",

@@ -426,6 +426,7 @@ func init() {
 			earlyLoads[fmt.Sprintf("attn_split_%s_d%d", k, dh)] = true
 		}
 	}
+	earlyLoads["attn_split_mma_f16_d256"], earlyLoads["attn_split_mma_fp8_d256"] = true, true
 }
 
 // TestKernelsTriggerAfterTheirWait: a kernel that reads before its wait

@@ -114,3 +114,39 @@ func TestSplitHeadsBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnSplitMMA checks which buckets take the tensor-core split: by
+// default head dim 256's vector buckets at the split cap over an FP8 cache
+// only; MEMRA_ATTN_MMA's values override it, never outside head dim 256's
+// vector layout (the only one attention_mma.cu is built for).
+func TestAttnSplitMMA(t *testing.T) {
+	model := func(dh int, fp8 bool, env string) *Model {
+		g := &Model{attnMMA: env, maxSplits: 66}
+		g.cfg.HeadDimK = dh
+		g.opt.KVFP8 = fp8
+		return g
+	}
+	below, capped := Bucket{FAVec: true, NSplits: 65}, Bucket{FAVec: true, NSplits: 66}
+	for _, c := range []struct {
+		dh   int
+		fp8  bool
+		env  string
+		b    Bucket
+		want bool
+	}{
+		{256, true, "", capped, true},
+		{256, true, "", below, false},
+		{256, false, "", capped, false},
+		{128, true, "", Bucket{FAVec: true, NSplits: 66}, false},
+		{256, true, "", Bucket{FAVec: false, NSplits: 66}, false},
+		{256, true, "0", capped, false},
+		{256, false, "1", below, true},
+		{256, false, "cap", capped, true},
+		{256, false, "cap", below, false},
+		{128, false, "1", below, false},
+	} {
+		if got := model(c.dh, c.fp8, c.env).attnSplitMMA(c.b); got != c.want {
+			t.Errorf("head dim %d, fp8 %v, MEMRA_ATTN_MMA=%q, bucket %v: %v, want %v", c.dh, c.fp8, c.env, c.b, got, c.want)
+		}
+	}
+}

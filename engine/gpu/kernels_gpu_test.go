@@ -896,8 +896,19 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 	return nil, fmt.Errorf("no launcher for %s", name)
 }
 
+// ktAttnSplitMMA returns the launcher of attention_mma.cu's split (head_dim 256).
+func ktAttnSplitMMA(k *Kernels, fp8 bool) ktSplitFn {
+	if fp8 {
+		return k.AttnSplitMmaFP8D256
+	}
+	return func(ms, acc, q, kc, vc, _, _ cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error {
+		return k.AttnSplitMmaF16D256(ms, acc, q, kc, vc, nHead, nKV, capy, ns, hpb, tkv, dtkv, scale)
+	}
+}
+
 // TestGPUKernelAttention runs attn_split_* + attn_combine, every head dim
-// (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec), GQA 8/2,
+// (64, 128, 256), KV type (f16, fp8) and variant (scalar, vec, and at head
+// dim 256 the tensor-core split of attention_mma.cu), GQA 8/2,
 // 16/4 and 24/2 (with G q heads per block, 24/2 tiles the 12 q heads of a
 // KV head over 3 blocks), t_kv from 1 to 32768, n_splits = min(ceil(t_kv/64), cap) for
 // the production cap (maxSplits: AttnSplitBlocksPerSM·SMs/n_kv, bucket.go) and for cap 4 (chunks of up to
@@ -919,8 +930,9 @@ func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
 //
 // Output tolerance: |gpu − ref| ≤ max|v|·(4e-5 + 2e-6·sqrt(t_kv)). The
 // constant covers score errors (an f32 dot of dh products, typically ≲1e-6
-// absolute, moving softmax weights by that relative amount), the splits'
-// base-2 softmax (ex2.approx: 2 ulp a weight; the score times log2 e
+// absolute, moving softmax weights by that relative amount; the tensor-core
+// split's q and weights carry 22 bits, 2^-22 relative, into f32 sums), the
+// splits' base-2 softmax (ex2.approx: 2 ulp a weight; the score times log2 e
 // rounded, ≲1e-6 relative at |score| ≤ 30) and the combine;
 // the sqrt term the online-softmax accumulation, ≤ 3u per key of a
 // sub-group's sequence (worst case at t_kv 32768 with 4 splits: 8192 keys
@@ -1039,7 +1051,7 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 	dout := v.alloc(t, (nOut+guard)*4)
 	scale := float32(1 / math.Sqrt(float64(dh)))
 
-	worst, fp8Worst := 0.0, 0.0
+	worst, worstMMA, fp8Worst := 0.0, 0.0, 0.0
 	var fp8Log []string
 	for _, tkv := range ts {
 		for g := range nKV {
@@ -1069,10 +1081,18 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 		for _, ns := range splits(tkv) {
 			chunk := (tkv + ns - 1) / ns
 			empty := (ns-1)*chunk >= tkv
-			for _, vec := range []bool{false, true} {
+			forms := []struct{ vec, mma bool }{{false, false}, {true, false}}
+			if dh == 256 {
+				forms = append(forms, struct{ vec, mma bool }{true, true})
+			}
+			for _, form := range forms {
+				vec := form.vec
 				split, err := ktAttnSplit(v.k, dh, fp8, vec)
 				ktMust(t, err)
-				what := fmt.Sprintf("t_kv %d, %d splits (chunk %d), vec %v", tkv, ns, chunk, vec)
+				if form.mma {
+					split = ktAttnSplitMMA(v.k, fp8)
+				}
+				what := fmt.Sprintf("t_kv %d, %d splits (chunk %d), vec %v, mma %v", tkv, ns, chunk, vec, form.mma)
 				var hostOut [2][]float32 // gate off, on
 				g := kernels.AttnHeadsPerBlock(dh, vec)
 				var partMS, partAcc []float32 // the host path's partials with g q heads per block
@@ -1116,6 +1136,9 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 						ktCheckElems(t, w, got, want, func(int) float64 { return tol })
 						d, _ := ktDiff(got, want)
 						worst = max(worst, d/maxV)
+						if form.mma {
+							worstMMA = max(worstMMA, d/maxV)
+						}
 						if ref32 != nil && !gated {
 							d32, _ := ktDiff(got, ref32.out)
 							fp8AtT = max(fp8AtT, d32/maxV32)
@@ -1151,6 +1174,9 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 		}
 	}
 	t.Logf("worst |gpu − ref|/max|v| = %.3g over %v (max|v| %.3g)", worst, ts, maxV)
+	if dh == 256 {
+		t.Logf("worst of the tensor-core split (attention_mma.cu): %.3g", worstMMA)
+	}
 	if fp8 {
 		t.Logf("FP8 KV attention error (max|out_fp8 − out_f32|/max|v|): %v", fp8Log)
 	}

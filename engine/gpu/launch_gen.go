@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "423075437c96a8bdcd215f58980069146214d0cc859fd7c623ab7c654fd8a0c8"
+const specHash = "27d56953d18029838ff4079945809779d615fe746abc32c98d5f7e3de75abfcb"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -58,6 +58,8 @@ type Kernels struct {
 	kAttnSplitVecF16D256 kernelSlot // attn_split_vec_f16_d256
 	kAttnSplitFP8D256    kernelSlot // attn_split_fp8_d256
 	kAttnSplitVecFP8D256 kernelSlot // attn_split_vec_fp8_d256
+	kAttnSplitMmaF16D256 kernelSlot // attn_split_mma_f16_d256
+	kAttnSplitMmaFP8D256 kernelSlot // attn_split_mma_fp8_d256
 	kAttnCombine         kernelSlot // attn_combine
 	kGDNConv             kernelSlot // gdn_conv
 	kGDNDelta            kernelSlot // gdn_delta
@@ -128,6 +130,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"attn_split_vec_f16_d256", "attention.cu", 13, &ks.kAttnSplitVecF16D256},
 		{"attn_split_fp8_d256", "attention.cu", 15, &ks.kAttnSplitFP8D256},
 		{"attn_split_vec_fp8_d256", "attention.cu", 15, &ks.kAttnSplitVecFP8D256},
+		{"attn_split_mma_f16_d256", "attention_mma.cu", 13, &ks.kAttnSplitMmaF16D256},
+		{"attn_split_mma_fp8_d256", "attention_mma.cu", 15, &ks.kAttnSplitMmaFP8D256},
 		{"attn_combine", "attention.cu", 8, &ks.kAttnCombine},
 		{"gdn_conv", "gdn.cu", 6, &ks.kGDNConv},
 		{"gdn_delta", "gdn.cu", 13, &ks.kGDNDelta},
@@ -1421,6 +1425,76 @@ func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	slot_.p.SetF32(14, scale)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_split_vec_fp8_d256: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnSplitMmaF16D256 is attn_split_mma_f16_d256's grid and dynamic shared memory, from the spec.
+func geomAttnSplitMmaF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
+}
+
+// AttnSplitMmaF16D256 launches attn_split_mma_f16_d256 (kernels/attention_mma.cu): flash-decoding split of head_dim 256 over a f16 KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitMmaF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitMmaF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
+	grid_, shared_, err_ := launchGeometry("attn_split_mma_f16_d256", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnSplitMmaF16D256
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, kc)
+	slot_.p.SetPtr(4, vc)
+	slot_.p.SetI32(5, n_head)
+	slot_.p.SetI32(6, n_kv)
+	slot_.p.SetI32(7, capacity)
+	slot_.p.SetI32(8, n_splits)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetPtr(11, dt_kv)
+	slot_.p.SetF32(12, scale)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_split_mma_f16_d256: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnSplitMmaFP8D256 is attn_split_mma_fp8_d256's grid and dynamic shared memory, from the spec.
+func geomAttnSplitMmaFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
+}
+
+// AttnSplitMmaFP8D256 launches attn_split_mma_fp8_d256 (kernels/attention_mma.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitMmaFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitMmaFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
+	grid_, shared_, err_ := launchGeometry("attn_split_mma_fp8_d256", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnSplitMmaFP8D256
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, kc)
+	slot_.p.SetPtr(4, vc)
+	slot_.p.SetPtr(5, ks)
+	slot_.p.SetPtr(6, vs)
+	slot_.p.SetI32(7, n_head)
+	slot_.p.SetI32(8, n_kv)
+	slot_.p.SetI32(9, capacity)
+	slot_.p.SetI32(10, n_splits)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetPtr(13, dt_kv)
+	slot_.p.SetF32(14, scale)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_split_mma_fp8_d256: %w", err_)
 	}
 	return nil
 }

@@ -155,6 +155,10 @@ type Model struct {
 	norm dtensor  // output_norm
 	ls   []layerWeights
 
+	// attnMMA is MEMRA_ATTN_MMA, which overrides where head_dim 256's
+	// attention splits run on the tensor cores (attnSplitMMA).
+	attnMMA string
+
 	weights     *cuda.Arena
 	weightBytes uint64
 	maxSplits   int
@@ -193,7 +197,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit}
+	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: os.Getenv("MEMRA_ATTN_MMA")}
 	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)
 	tiledCols := tiledShapes{} // column counts of the tiled matrices per kernel, each with one name
 	for _, t := range m.Tensors() {

@@ -165,8 +165,39 @@ func (g *Model) attnSplit(cc *Cache, kv kvLayer, a stepArgs) error {
 	v := AttnSplitVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8), Vec: b2i(a.bucket.FAVec)}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
 	hpb := splitHeads(a.bucket.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, a.bucket.FAVec), splitWave(g.e.Info().SMs))
+	if g.attnSplitMMA(a.bucket) {
+		if g.opt.KVFP8 {
+			return g.k.AttnSplitMmaFP8D256(s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs,
+				int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv, scale)
+		}
+		return g.k.AttnSplitMmaF16D256(s.partMS, s.partAcc, s.q, kv.k, kv.v,
+			int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv, scale)
+	}
 	return g.k.AttnSplit(v, s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs,
 		int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv, scale)
+}
+
+// attnSplitMMA reports whether the bucket's splits run on the tensor cores
+// (attention_mma.cu, head_dim 256 over the vector layout): by default over
+// an FP8 cache in the buckets at the split cap, where each split covers
+// more than 64 keys; there the CUDA-core split is bound by its work per key
+// (perf.md step 68). MEMRA_ATTN_MMA=0 never, =1 in every bucket, =cap at
+// the cap over either cache. A function of the bucket, so eager and graph
+// steps run the same kernel.
+func (g *Model) attnSplitMMA(b Bucket) bool {
+	if g.cfg.HeadDimK != 256 || !b.FAVec {
+		return false
+	}
+	capped := b.NSplits >= g.maxSplits
+	switch g.attnMMA {
+	case "0":
+		return false
+	case "1":
+		return true
+	case "cap":
+		return capped
+	}
+	return capped && g.opt.KVFP8
 }
 
 func b2i(b bool) int {
