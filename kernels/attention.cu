@@ -182,6 +182,36 @@ __device__ __forceinline__ void memra_attn_before_wait(const void* kc, const voi
     }
 }
 
+// A split's partials from the states of its NS warps (or warp pairs) in
+// shared memory, merged in warp order: per q head r < nh the max M, the sum
+// and the accumulator of dims d, each warp's weighted by 2^(m_w - M) (base-2
+// units; 0 for a warp that saw no key), M written back in e's units for
+// attn_combine.
+template <int DH, int G, int NS>
+__device__ __forceinline__ void memra_attn_put_split(float* part_ms, float* part_acc, const float (*sm_ms)[G][2],
+                                                     const float (*sm_acc)[G][DH], int nh, int h0, int n_splits, int s) {
+    for (int idx = threadIdx.x; idx < nh * DH; idx += MEMRA_ATTN_THREADS) {
+        const int r = idx / DH, d = idx % DH;
+        float M = sm_ms[0][r][0];
+#pragma unroll
+        for (int w = 1; w < NS; w++) M = fmaxf(M, sm_ms[w][r][0]);
+        float L = 0.0f, A = 0.0f;
+#pragma unroll
+        for (int w = 0; w < NS; w++) {
+            const float mw = sm_ms[w][r][0];
+            const float f = (mw == -INFINITY) ? 0.0f : memra_exp2_approx(mw - M);
+            L += sm_ms[w][r][1] * f;
+            A += sm_acc[w][r][d] * f;
+        }
+        const long long ps = (long long)(h0 + r) * n_splits + s;
+        part_acc[ps * DH + d] = A;
+        if (d == 0) {
+            part_ms[ps * 2] = M * 0.6931471805599453f; // back to e's units for attn_combine
+            part_ms[ps * 2 + 1] = L;
+        }
+    }
+}
+
 template <int DH, int EPL, bool FP8>
 __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc, const float* q,
                                                  const void* kc, const void* vc, const float* ks, const float* vs,
@@ -398,26 +428,7 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
         }
     }
     __syncthreads();
-    for (int idx = threadIdx.x; idx < nh * DH; idx += NW * 32) {
-        const int r = idx / DH, d = idx % DH;
-        float M = sm_ms[0][r][0];
-#pragma unroll
-        for (int w = 1; w < NH; w++) M = fmaxf(M, sm_ms[w][r][0]);
-        float L = 0.0f, A = 0.0f;
-#pragma unroll
-        for (int w = 0; w < NH; w++) {
-            const float mw = sm_ms[w][r][0];
-            const float f = (mw == -INFINITY) ? 0.0f : memra_exp2_approx(mw - M);
-            L += sm_ms[w][r][1] * f;
-            A += sm_acc[w][r][d] * f;
-        }
-        const long long ps = (long long)(h0 + r) * n_splits + s;
-        part_acc[ps * DH + d] = A;
-        if (d == 0) {
-            part_ms[ps * 2] = M * 0.6931471805599453f; // back to e's units for attn_combine
-            part_ms[ps * 2 + 1] = L;
-        }
-    }
+    memra_attn_put_split<DH, G, NH>(part_ms, part_acc, sm_ms, sm_acc, nh, h0, n_splits, s);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;

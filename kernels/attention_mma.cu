@@ -14,7 +14,8 @@
 // 2h + 1, so one product carries both and every sum is f32. Nothing is
 // staged: a lane loads 16 bytes (8 dims) of a key row and hands them to the
 // fragments in the order they arrive, which only permutes the terms of each
-// dot product; q is stored once per block in the matching order. A value
+// dot product; q is stored once per block in natural order, so that uint4
+// 4L + t of a row holds dims 32L + 8t .. + 7, lane t's load L of a key. A value
 // row's dims are spread over the rows of the A fragments so that a lane's
 // loads pair up with its neighbour key's by byte permutes. A trip's loads
 // leave during the previous trip's products (raw: e4m3 is converted on
@@ -32,7 +33,7 @@
 // registers than two blocks an SM leave, so one block an SM runs
 // (kernels.AttnSplitBlocksPerSM still sizes the grid: at the split cap a
 // second wave). The engine takes it where it measured faster (perf.md step
-// 68): over an e4m3 cache in the buckets at the split cap.
+// 68): on Hopper over an e4m3 cache in the buckets at the split cap.
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -55,17 +56,17 @@ __device__ __forceinline__ int memra_amma_pow2(float a) {
     return min(126, max(-126, 14 - (((__float_as_int(a) >> 23) & 255) - 127)));
 }
 
-// A key row's 8 dims at d, raw: 16 bytes of f16, or 8 of e4m3 in .x and
-// .y (converted on use, memra_amma_k16, so that a trip's loads can be in
-// flight while the previous trip's products run).
+// A key or value row's 8 dims at d, raw: 16 bytes of f16, or 8 of e4m3 in
+// .x and .y, converted on use (memra_amma_k16, memra_amma_pair) so that a
+// trip's loads can be in flight while the previous trip's products run.
 template <bool FP8>
-__device__ __forceinline__ uint4 memra_amma_load_k(const unsigned char* row, int d) {
+__device__ __forceinline__ uint4 memra_amma_load_row(const unsigned char* row, int d) {
     if (!FP8) return memra_ldg16(row + 2 * d);
     const uint2 u = __ldg(reinterpret_cast<const uint2*>(row + d));
     return make_uint4(u.x, u.y, 0u, 0u);
 }
 
-// memra_amma_load_k's 8 dims as 4 f16 pairs.
+// A key row's memra_amma_load_row as 4 f16 pairs.
 template <bool FP8>
 __device__ __forceinline__ uint4 memra_amma_k16(uint4 u) {
     if (!FP8) return u;
@@ -87,15 +88,6 @@ __device__ __forceinline__ uint4 memra_amma_k16(uint4 u) {
     r = make_uint4(o[0], o[1], o[2], o[3]);
 #endif
     return r;
-}
-
-// A value row's 8 dims at d, raw: f16 pairs, or e4m3 quads in .x and .y
-// (paired with the neighbour key's on use, memra_amma_pair).
-template <bool FP8>
-__device__ __forceinline__ uint4 memra_amma_load_v(const unsigned char* row, int d) {
-    if (!FP8) return memra_ldg16(row + 2 * d);
-    const uint2 u = __ldg(reinterpret_cast<const uint2*>(row + d));
-    return make_uint4(u.x, u.y, 0u, 0u);
 }
 
 // The f16 pair (dim e of key a, dim e of key b), low half a's.
@@ -125,7 +117,7 @@ __device__ __forceinline__ unsigned int memra_amma_pair(uint4 a, uint4 b, int e)
 // the scales of keys tb + 2t, tb + 2t + 1. Rows past k1 read row k1 - 1.
 template <bool FP8>
 struct memra_amma_trip {
-    uint4 k[8];         // dims 32L + 8t .. + 7, raw (memra_amma_load_k)
+    uint4 k[8];         // dims 32L + 8t .. + 7, raw (memra_amma_load_row)
     uint4 v0[4], v1[4]; // [2h + j]: dims 128h + 64j + 8g .. + 7 of keys 2t, 2t + 1
     float ks0, ks1, vs0, vs1;
 };
@@ -137,12 +129,12 @@ __device__ __forceinline__ void memra_amma_load(memra_amma_trip<FP8>& r, const u
     const long long krow = head_off + min(tb + g, k1 - 1);
     const long long va = head_off + min(tb + 2 * t, k1 - 1), vbr = head_off + min(tb + 2 * t + 1, k1 - 1);
 #pragma unroll
-    for (int L = 0; L < 8; L++) r.k[L] = memra_amma_load_k<FP8>(kb + krow * DH * EB, 32 * L + 8 * t);
+    for (int L = 0; L < 8; L++) r.k[L] = memra_amma_load_row<FP8>(kb + krow * DH * EB, 32 * L + 8 * t);
 #pragma unroll
     for (int hj = 0; hj < 4; hj++) {
         const int d = 128 * (hj >> 1) + 64 * (hj & 1) + 8 * g;
-        r.v0[hj] = memra_amma_load_v<FP8>(vb + va * DH * EB, d);
-        r.v1[hj] = memra_amma_load_v<FP8>(vb + vbr * DH * EB, d);
+        r.v0[hj] = memra_amma_load_row<FP8>(vb + va * DH * EB, d);
+        r.v1[hj] = memra_amma_load_row<FP8>(vb + vbr * DH * EB, d);
     }
     r.ks0 = r.ks1 = r.vs0 = r.vs1 = 1.0f;
     if (FP8) {
@@ -156,7 +148,8 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
                                                      const void* vc, const float* ks, const float* vs, int n_head, int n_kv,
                                                      int capacity, int n_splits, int t_kv, const int* dt_kv, float scale) {
     constexpr int DH = MEMRA_AMMA_DH, G = MEMRA_AMMA_G, NW = MEMRA_AMMA_NW;
-    // q's halves in load order: rows 0..3 hi of head r, 4..7 lo.
+    // q's halves, dims in natural order: rows 0..3 hi of head r, 4..7 lo.
+    static_assert(MEMRA_ATTN_THREADS == DH, "q is staged a dim a thread");
     __shared__ __align__(16) uint4 sm_q[2 * G][MEMRA_AMMA_QROW];
     __shared__ float sm_red[G + 1][NW]; // per head max|q|, then (e4m3) the value scales' max
     __shared__ float sm_sc[G];
@@ -311,27 +304,7 @@ __device__ __forceinline__ void memra_attn_split_mma(float* part_ms, float* part
         sm_acc[warp][t][memra_amma_dim(i, g + 8)] = (acc[i][2] + acc[i][3]) * unw;
     }
     __syncthreads();
-    // The warps' states merged in warp order.
-    for (int idx = threadIdx.x; idx < nh * DH; idx += NW * 32) {
-        const int r = idx / DH, d = idx % DH;
-        float M = sm_ms[0][r][0];
-#pragma unroll
-        for (int w = 1; w < NW; w++) M = fmaxf(M, sm_ms[w][r][0]);
-        float Ls = 0.0f, A = 0.0f;
-#pragma unroll
-        for (int w = 0; w < NW; w++) {
-            const float mw = sm_ms[w][r][0];
-            const float f = (mw == -INFINITY) ? 0.0f : memra_exp2_approx(mw - M);
-            Ls += sm_ms[w][r][1] * f;
-            A += sm_acc[w][r][d] * f;
-        }
-        const long long ps = (long long)(h0 + r) * n_splits + s;
-        part_acc[ps * DH + d] = A;
-        if (d == 0) {
-            part_ms[ps * 2] = M * 0.6931471805599453f; // back to e's units for attn_combine
-            part_ms[ps * 2 + 1] = Ls;
-        }
-    }
+    memra_attn_put_split<DH, G, NW>(part_ms, part_acc, sm_ms, sm_acc, nh, h0, n_splits, s);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;

@@ -8,7 +8,6 @@
 
 #include "argmax.cu"
 #include "attention.cu"
-#include "attention_mma.cu"
 #include "counters.cu"
 #include "draw.cu"
 #include "elementwise.cu"
@@ -25,3 +24,5 @@
 
 // After rmsnorm.cu and rope.cu: it reuses their device functions.
 #include "attn_prep.cu"
+// After attention.cu: it reuses its prefetch before the wait and its partials.
+#include "attention_mma.cu"

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/kernels"
@@ -120,8 +121,13 @@ func TestSplitHeadsBounds(t *testing.T) {
 // only; MEMRA_ATTN_MMA's values override it, never outside head dim 256's
 // vector layout (the only one attention_mma.cu is built for).
 func TestAttnSplitMMA(t *testing.T) {
+	// The host passes the vector kernels' G as hpb; the tensor-core split
+	// holds 4 q heads (attention_mma.cu MEMRA_AMMA_G).
+	if g := kernels.AttnHeadsPerBlock(256, true); g != 4 {
+		t.Fatalf("AttnHeadsPerBlock(256, vec) = %d, the tensor-core split holds 4 q heads a block", g)
+	}
 	model := func(dh int, fp8 bool, env string) *Model {
-		g := &Model{attnMMA: env, maxSplits: 66}
+		g := &Model{attnMMA: env, maxSplits: 66, hopper: true}
 		g.cfg.HeadDimK = dh
 		g.opt.KVFP8 = fp8
 		return g
@@ -147,6 +153,24 @@ func TestAttnSplitMMA(t *testing.T) {
 	} {
 		if got := model(c.dh, c.fp8, c.env).attnSplitMMA(c.b); got != c.want {
 			t.Errorf("head dim %d, fp8 %v, MEMRA_ATTN_MMA=%q, bucket %v: %v, want %v", c.dh, c.fp8, c.env, c.b, got, c.want)
+		}
+	}
+	// Before Hopper the default leaves it off (its e4m3 decode is not measured there).
+	pre := model(256, true, "")
+	pre.hopper = false
+	if pre.attnSplitMMA(capped) {
+		t.Error("the default rule took the tensor-core split before sm_90")
+	}
+	for _, v := range []string{"", "0", "1", "cap"} {
+		t.Setenv("MEMRA_ATTN_MMA", v)
+		if got, err := attnMMAFromEnv(); err != nil || got != v {
+			t.Errorf("MEMRA_ATTN_MMA=%q: %q, %v", v, got, err)
+		}
+	}
+	for _, v := range []string{"true", "2", "CAP"} {
+		t.Setenv("MEMRA_ATTN_MMA", v)
+		if _, err := attnMMAFromEnv(); err == nil || !strings.Contains(err.Error(), "MEMRA_ATTN_MMA") {
+			t.Errorf("MEMRA_ATTN_MMA=%q: error %v, want one naming the variable", v, err)
 		}
 	}
 }

@@ -30,6 +30,26 @@ const l2Eps = 1e-6
 // KVFP8FromEnv reports whether MEMRA_KV_FP8=1 asks for an FP8 KV cache.
 func KVFP8FromEnv() bool { return os.Getenv("MEMRA_KV_FP8") == "1" }
 
+// Values of MEMRA_ATTN_MMA: off, every bucket, the buckets at the split cap
+// over either cache; unset, the default rule (attnSplitMMA).
+const (
+	mmaDefault = ""
+	mmaOff     = "0"
+	mmaAll     = "1"
+	mmaCap     = "cap"
+)
+
+// attnMMAFromEnv reads MEMRA_ATTN_MMA, naming its values when it holds
+// another.
+func attnMMAFromEnv() (string, error) {
+	v := os.Getenv("MEMRA_ATTN_MMA")
+	switch v {
+	case mmaDefault, mmaOff, mmaAll, mmaCap:
+		return v, nil
+	}
+	return "", fmt.Errorf("MEMRA_ATTN_MMA=%q: want 0 (CUDA-core attention splits), 1 (tensor-core splits at head_dim 256) or cap (those past the split cap), or unset", v)
+}
+
 // Options configure the device model.
 type Options struct {
 	// KVFP8 stores the KV cache as e4m3 with one f32 scale per (KV head,
@@ -156,8 +176,10 @@ type Model struct {
 	ls   []layerWeights
 
 	// attnMMA is MEMRA_ATTN_MMA, which overrides where head_dim 256's
-	// attention splits run on the tensor cores (attnSplitMMA).
+	// attention splits run on the tensor cores (attnSplitMMA); hopper is
+	// compute capability 9 or later, where the default rule applies.
 	attnMMA string
+	hopper  bool
 
 	weights     *cuda.Arena
 	weightBytes uint64
@@ -188,6 +210,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	if err != nil {
 		return nil, err
 	}
+	mma, err := attnMMAFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
 	mod, err := e.LoadModule(kernels.Fatbin())
 	if err != nil {
 		return nil, fmt.Errorf("gpu: load kernels: %w", err)
@@ -197,7 +223,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: os.Getenv("MEMRA_ATTN_MMA")}
+	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: mma, hopper: e.Info().Major >= 9}
 	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)
 	tiledCols := tiledShapes{} // column counts of the tiled matrices per kernel, each with one name
 	for _, t := range m.Tensors() {

@@ -178,26 +178,26 @@ func (g *Model) attnSplit(cc *Cache, kv kvLayer, a stepArgs) error {
 }
 
 // attnSplitMMA reports whether the bucket's splits run on the tensor cores
-// (attention_mma.cu, head_dim 256 over the vector layout): by default over
-// an FP8 cache in the buckets at the split cap, where each split covers
-// more than 64 keys; there the CUDA-core split is bound by its work per key
-// (perf.md step 68). MEMRA_ATTN_MMA=0 never, =1 in every bucket, =cap at
-// the cap over either cache. A function of the bucket, so eager and graph
-// steps run the same kernel.
+// (attention_mma.cu, head_dim 256 over the vector layout): by default on
+// Hopper over an FP8 cache in the buckets at the split cap, where each split
+// covers at least 64 keys and the CUDA-core split is bound by its work per
+// key (perf.md step 68; older GPUs decode e4m3 in software there, not
+// measured). MEMRA_ATTN_MMA (attnMMAFromEnv) overrides it. A function of
+// the bucket, so eager and graph steps run the same kernel.
 func (g *Model) attnSplitMMA(b Bucket) bool {
 	if g.cfg.HeadDimK != 256 || !b.FAVec {
 		return false
 	}
 	capped := b.NSplits >= g.maxSplits
 	switch g.attnMMA {
-	case "0":
+	case mmaOff:
 		return false
-	case "1":
+	case mmaAll:
 		return true
-	case "cap":
+	case mmaCap:
 		return capped
 	}
-	return capped && g.opt.KVFP8
+	return capped && g.opt.KVFP8 && g.hopper
 }
 
 func b2i(b bool) int {
