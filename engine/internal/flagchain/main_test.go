@@ -6,37 +6,43 @@ import (
 )
 
 // TestReference checks the host chain by hand: x = [1, 2] has Σ 3, so one
-// node gives [3·1+3, 3·2+3] = [6, 9], a second Σ 15 and [33, 42]; and
-// uint32 wraps (2^31 + 2^31 sums to 0, times 3 is 2^31 each).
+// node gives [3·1+3, 3·2+3] = [6, 9], a second Σ 15 and [33, 42]; uint32
+// wraps (2^31 + 2^31 sums to 0, times 3 is 2^31 each); with two blocks and
+// weight sums [10, 20] for node 0, word 0 gets 10 and word 1 gets 20:
+// [16, 29]; with one block, 10 to both: [16, 19].
 func TestReference(t *testing.T) {
 	for _, c := range []struct {
-		x0    []uint32
-		nodes int
-		want  []uint32
+		x0          []uint32
+		nodes, grid int
+		wsum        [][]uint32
+		want        []uint32
 	}{
-		{[]uint32{1, 2}, 1, []uint32{6, 9}},
-		{[]uint32{1, 2}, 2, []uint32{33, 42}},
-		{[]uint32{1 << 31, 1 << 31}, 1, []uint32{1 << 31, 1 << 31}},
+		{[]uint32{1, 2}, 1, 1, nil, []uint32{6, 9}},
+		{[]uint32{1, 2}, 2, 2, nil, []uint32{33, 42}},
+		{[]uint32{1 << 31, 1 << 31}, 1, 1, nil, []uint32{1 << 31, 1 << 31}},
+		{[]uint32{1, 2}, 1, 2, [][]uint32{{10, 20}}, []uint32{16, 29}},
+		{[]uint32{1, 2}, 1, 1, [][]uint32{{10}}, []uint32{16, 19}},
 	} {
-		if got := reference(c.x0, c.nodes); !slices.Equal(got, c.want) {
-			t.Errorf("reference(%v, %d) = %v, want %v", c.x0, c.nodes, got, c.want)
+		if got := reference(c.x0, c.nodes, c.grid, c.wsum); !slices.Equal(got, c.want) {
+			t.Errorf("reference(%v, %d, %d, %v) = %v, want %v", c.x0, c.nodes, c.grid, c.wsum, got, c.want)
 		}
 	}
 }
 
 // TestInts: a bad entry becomes -1, which run rejects as a length, a
-// sleep and an opts value.
+// weight count and a sleep; so are 300 words and 9 loads a thread.
 func TestInts(t *testing.T) {
 	if got := ints("1, 132,x"); !slices.Equal(got, []int{1, 132, -1}) {
 		t.Errorf("ints = %v", got)
 	}
-	for _, c := range []struct{ grids, words, sleeps, opts []int }{
+	for _, c := range []struct{ grids, words, wpers, sleeps []int }{
 		{[]int{1}, []int{-1}, []int{0}, []int{0}},
 		{[]int{1}, []int{300}, []int{0}, []int{0}},
 		{[]int{1}, []int{256}, []int{-1}, []int{0}},
-		{[]int{1}, []int{256}, []int{0}, []int{4}},
+		{[]int{1}, []int{256}, []int{9}, []int{0}},
+		{[]int{1}, []int{256}, []int{0}, []int{-1}},
 	} {
-		if err := run("", 64, c.grids, c.words, c.sleeps, c.opts); err == nil {
+		if err := run("", 64, c.grids, c.words, c.wpers, c.sleeps); err == nil {
 			t.Errorf("run(%v) accepted bad input", c)
 		}
 	}
