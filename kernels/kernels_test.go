@@ -86,16 +86,21 @@ func TestManifestKernels(t *testing.T) {
 // TestAttnSplitResidency: the host sizes attention grids for
 // AttnSplitBlocksPerSM blocks an SM, which holds only where every vector
 // split kernel's registers allow it (65,536 registers an SM, allocated per
-// warp in units of 256). The block size itself is checked against each
+// warp in units of 256); the tensor-core splits must fit
+// AttnSplitMMABlocksPerSM. The block size itself is checked against each
 // kernel's __launch_bounds__ by TestSpecMatchesSources.
 func TestAttnSplitResidency(t *testing.T) {
 	m, ks := attnSplitKernels(t, true)
 	for _, k := range ks {
+		want := AttnSplitBlocksPerSM
+		if k.Variant["mma"] == 1 {
+			want = AttnSplitMMABlocksPerSM
+		}
 		regs := m.Kernels[k.Name].Registers
 		perWarp := (regs*32 + 255) / 256 * 256
 		threads := k.Block[0]
-		if blocks := 65536 / (perWarp * threads / 32); blocks < AttnSplitBlocksPerSM {
-			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, threads, AttnSplitBlocksPerSM)
+		if blocks := 65536 / (perWarp * threads / 32); blocks < want {
+			t.Errorf("%s: %d registers fit %d blocks of %d threads an SM, the host assumes %d", k.Name, regs, blocks, threads, want)
 		}
 	}
 }
@@ -106,6 +111,11 @@ func TestAttnSplitResidency(t *testing.T) {
 // floats, NH the warps the merge buffers hold (half of them;
 // attention.cu memra_attn_split). A G or warp count that drifted on either
 // side changes the build's bytes.
+//
+// The tensor-core splits (attention_mma.cu) hold G = 4 q heads in every warp
+// and stage q as f16 hi and lo rows of 36 uint4s (32 and 4 of padding):
+// sm_q [2G][36] uint4, sm_red [G+1][NW], sm_sc [G], sm_ms [NW][G][2] and
+// sm_acc [NW][G][head_dim] floats.
 func TestAttnSplitShared(t *testing.T) {
 	m, ks := attnSplitKernels(t, false)
 	for _, k := range ks {
@@ -114,6 +124,10 @@ func TestAttnSplitShared(t *testing.T) {
 		nw := AttnSplitThreads / 32
 		nh := nw / 2
 		want := 4 * (nh*g*2 + nh*g*d + g*d)
+		if k.Variant["mma"] == 1 {
+			const g, qrow = 4, 36
+			want = 16*2*g*qrow + 4*((g+1)*nw+g+nw*g*2+nw*g*d)
+		}
 		if got := m.Kernels[k.Name].SharedBytes; got != want {
 			t.Errorf("%s: %d bytes of static shared memory, want %d for G %d and %d warps", k.Name, got, want, g, nw)
 		}

@@ -113,8 +113,10 @@ const (
 )
 
 // AttnSplitName returns the split kernel for a head dim, KV type and variant:
-// attn_split_[vec_]{f16,fp8}_d{64,128,256}.
-func AttnSplitName(headDim int, fp8, vec bool) (string, error) {
+// attn_split_[vec_]{f16,fp8}_d{64,128,256} on the CUDA cores, and with mma
+// attention_mma.cu's attn_split_mma_{f16,fp8}_d256 on the tensor cores,
+// which exist for head dim 256 over the vector layout only.
+func AttnSplitName(headDim int, fp8, vec, mma bool) (string, error) {
 	ok := false
 	for _, d := range attnHeadDims {
 		ok = ok || d == headDim
@@ -126,11 +128,25 @@ func AttnSplitName(headDim int, fp8, vec bool) (string, error) {
 	if fp8 {
 		kv = "fp8"
 	}
-	if vec {
+	switch {
+	case mma && (headDim != attnMMAHeadDim || !vec):
+		return "", fmt.Errorf("attention: the tensor-core split is built for head_dim %d over the vector layout, not head_dim %d (vector %v)", attnMMAHeadDim, headDim, vec)
+	case mma:
+		kv = "mma_" + kv
+	case vec:
 		kv = "vec_" + kv
 	}
 	return fmt.Sprintf("attn_split_%s_d%d", kv, headDim), nil
 }
+
+// attnMMAHeadDim is the one head dim attention_mma.cu's splits are built for.
+const attnMMAHeadDim = 256
+
+// AttnSplitMMABlocksPerSM is how many tensor-core split blocks fit an SM:
+// one (186 registers over e4m3, 238 over f16; docs/perf.md step 68), so at
+// the split cap they run in two waves of the vector kernels' one
+// (TestAttnSplitResidency checks the build).
+const AttnSplitMMABlocksPerSM = 1
 
 // AttnHeadsPerBlock is G, the query heads one attention split block serves
 // (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
@@ -416,7 +432,7 @@ func Spec() []Kernel {
 
 	for _, d := range attnHeadDims {
 		for _, v := range []struct{ fp8, vec bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
-			name, _ := AttnSplitName(d, v.fp8, v.vec) // d is from attnHeadDims: no error
+			name, _ := AttnSplitName(d, v.fp8, v.vec, false) // d is from attnHeadDims: no error
 			g := AttnHeadsPerBlock(d, v.vec)
 			params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
 			kv := "f16"
@@ -434,28 +450,34 @@ func Spec() []Kernel {
 				Block:   [3]int{AttnSplitThreads, 1, 1},
 				Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
 				Family:  "attn_split",
-				Variant: map[string]int{"head_dim": d, "fp8": b2i(v.fp8), "vec": b2i(v.vec)},
+				Variant: map[string]int{"head_dim": d, "fp8": b2i(v.fp8), "vec": b2i(v.vec), "mma": 0},
 			})
 		}
 	}
 
-	// The tensor-core splits (attention_mma.cu): head_dim 256, the vector
-	// kernels' parameters and grid, one block an SM.
+	// The tensor-core splits (attention_mma.cu): head_dim 256 over the
+	// vector layout, the vector kernels' parameters and grid, one block an
+	// SM; in the family, so a bucket's split is one table lookup whichever
+	// unit runs it.
 	for _, fp8 := range []bool{false, true} {
 		params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
-		kv, name := "f16", "attn_split_mma_f16_d256"
+		name, _ := AttnSplitName(attnMMAHeadDim, fp8, true, true) // built: no error
+		kv := "f16"
 		if fp8 {
 			params = append(params, param("ks", Ptr), param("vs", Ptr))
-			kv, name = "e4m3", "attn_split_mma_fp8_d256"
+			kv = "e4m3"
 		}
 		params = append(params, param("n_head", I32), param("n_kv", I32), param("capacity", I32), param("n_splits", I32),
 			param("hpb", I32), param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
 		ks = append(ks, Kernel{
 			Name: name, File: "attention_mma.cu",
-			Doc:    fmt.Sprintf("flash-decoding split of head_dim 256 over a %s KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block", kv),
-			Params: params,
-			Block:  [3]int{AttnSplitThreads, 1, 1},
-			Grid:   [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
+			Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block",
+				attnMMAHeadDim, kv),
+			Params:  params,
+			Block:   [3]int{AttnSplitThreads, 1, 1},
+			Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
+			Family:  "attn_split",
+			Variant: map[string]int{"head_dim": attnMMAHeadDim, "fp8": b2i(fp8), "vec": 1, "mma": 1},
 		})
 	}
 

@@ -291,11 +291,26 @@ func TestAttnHeadsPerBlock(t *testing.T) {
 			t.Errorf("AttnHeadsPerBlock(%d, vec=%v) = %d, want %d", c.d, c.vec, g, c.g)
 		}
 	}
-	if _, err := AttnSplitName(96, false, true); err == nil {
+	if _, err := AttnSplitName(96, false, true, false); err == nil {
 		t.Error("AttnSplitName(96) succeeded; no kernel is built for head_dim 96")
 	}
-	if n, err := AttnSplitName(256, true, true); err != nil || n != "attn_split_vec_fp8_d256" {
+	if n, err := AttnSplitName(256, true, true, false); err != nil || n != "attn_split_vec_fp8_d256" {
 		t.Errorf("AttnSplitName(256, fp8, vec) = %q, %v", n, err)
+	}
+	if n, err := AttnSplitName(256, true, true, true); err != nil || n != "attn_split_mma_fp8_d256" {
+		t.Errorf("AttnSplitName(256, fp8, vec, mma) = %q, %v", n, err)
+	}
+	if n, err := AttnSplitName(256, false, true, true); err != nil || n != "attn_split_mma_f16_d256" {
+		t.Errorf("AttnSplitName(256, f16, vec, mma) = %q, %v", n, err)
+	}
+	// The tensor-core split exists for head dim 256's vector layout only.
+	for _, c := range []struct {
+		d   int
+		vec bool
+	}{{128, true}, {64, true}, {256, false}} {
+		if n, err := AttnSplitName(c.d, false, c.vec, true); err == nil {
+			t.Errorf("AttnSplitName(%d, vec %v, mma) = %q, want an error", c.d, c.vec, n)
+		}
 	}
 }
 

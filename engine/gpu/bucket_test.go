@@ -45,7 +45,7 @@ func TestBucketKey(t *testing.T) {
 func TestAttnSplitTable(t *testing.T) {
 	seen := map[string]bool{}
 	for _, v := range AttnSplitVariants() {
-		name, err := kernels.AttnSplitName(v.HeadDim, v.FP8 == 1, v.Vec == 1)
+		name, err := kernels.AttnSplitName(v.HeadDim, v.FP8 == 1, v.Vec == 1, v.MMA == 1)
 		if err != nil {
 			t.Fatalf("variant %+v: %v", v, err)
 		}

@@ -868,42 +868,17 @@ func ktFirstDiff[T comparable](a, b []T) int {
 // ktSplitFn launches one attn_split variant (ks and vs are ignored for f16).
 type ktSplitFn func(ms, acc, q, kc, vc, ks, vs cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error
 
-// ktAttnSplit returns the launcher of the split kernel kernels.AttnSplitName names.
-func ktAttnSplit(k *Kernels, dh int, fp8, vec bool) (ktSplitFn, error) {
-	type f16Fn = func(ms, acc, q, kc, vc cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error
-	f16 := map[string]f16Fn{
-		"attn_split_f16_d64": k.AttnSplitF16D64, "attn_split_vec_f16_d64": k.AttnSplitVecF16D64,
-		"attn_split_f16_d128": k.AttnSplitF16D128, "attn_split_vec_f16_d128": k.AttnSplitVecF16D128,
-		"attn_split_f16_d256": k.AttnSplitF16D256, "attn_split_vec_f16_d256": k.AttnSplitVecF16D256,
-	}
-	f8 := map[string]ktSplitFn{
-		"attn_split_fp8_d64": k.AttnSplitFP8D64, "attn_split_vec_fp8_d64": k.AttnSplitVecFP8D64,
-		"attn_split_fp8_d128": k.AttnSplitFP8D128, "attn_split_vec_fp8_d128": k.AttnSplitVecFP8D128,
-		"attn_split_fp8_d256": k.AttnSplitFP8D256, "attn_split_vec_fp8_d256": k.AttnSplitVecFP8D256,
-	}
-	name, err := kernels.AttnSplitName(dh, fp8, vec)
-	if err != nil {
+// ktAttnSplit returns the split kernel of a variant through the generated
+// family table, as the engine launches it (step.go attnSplit); the variant
+// must be one the spec builds (kernels.AttnSplitName).
+func ktAttnSplit(k *Kernels, dh int, fp8, vec, mma bool) (ktSplitFn, error) {
+	if _, err := kernels.AttnSplitName(dh, fp8, vec, mma); err != nil {
 		return nil, err
 	}
-	if fn, ok := f16[name]; ok {
-		return func(ms, acc, q, kc, vc, _, _ cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error {
-			return fn(ms, acc, q, kc, vc, nHead, nKV, capy, ns, hpb, tkv, dtkv, scale)
-		}, nil
-	}
-	if fn, ok := f8[name]; ok {
-		return fn, nil
-	}
-	return nil, fmt.Errorf("no launcher for %s", name)
-}
-
-// ktAttnSplitMMA returns the launcher of attention_mma.cu's split (head_dim 256).
-func ktAttnSplitMMA(k *Kernels, fp8 bool) ktSplitFn {
-	if fp8 {
-		return k.AttnSplitMmaFP8D256
-	}
-	return func(ms, acc, q, kc, vc, _, _ cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error {
-		return k.AttnSplitMmaF16D256(ms, acc, q, kc, vc, nHead, nKV, capy, ns, hpb, tkv, dtkv, scale)
-	}
+	v := AttnSplitVariant{HeadDim: dh, FP8: b2i(fp8), Vec: b2i(vec), MMA: b2i(mma)}
+	return func(ms, acc, q, kc, vc, ks, vs cuda.DevPtr, nHead, nKV, capy, ns, hpb, tkv int32, dtkv cuda.DevPtr, scale float32) error {
+		return k.AttnSplit(v, ms, acc, q, kc, vc, ks, vs, nHead, nKV, capy, ns, hpb, tkv, dtkv, scale)
+	}, nil
 }
 
 // TestGPUKernelAttention runs attn_split_* + attn_combine, every head dim
@@ -1087,11 +1062,8 @@ func ktAttentionCase(t *testing.T, v *ktEnv, seed uint64, dh int, fp8 bool, nHea
 			}
 			for _, form := range forms {
 				vec := form.vec
-				split, err := ktAttnSplit(v.k, dh, fp8, vec)
+				split, err := ktAttnSplit(v.k, dh, fp8, vec, form.mma)
 				ktMust(t, err)
-				if form.mma {
-					split = ktAttnSplitMMA(v.k, fp8)
-				}
 				what := fmt.Sprintf("t_kv %d, %d splits (chunk %d), vec %v, mma %v", tkv, ns, chunk, vec, form.mma)
 				var hostOut [2][]float32 // gate off, on
 				g := kernels.AttnHeadsPerBlock(dh, vec)

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "27d56953d18029838ff4079945809779d615fe746abc32c98d5f7e3de75abfcb"
+const specHash = "372e2d9b8929a85310188accc00176987ba5f0a6620abb21ada2a033b65c6da9"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -58,8 +58,8 @@ type Kernels struct {
 	kAttnSplitVecF16D256 kernelSlot // attn_split_vec_f16_d256
 	kAttnSplitFP8D256    kernelSlot // attn_split_fp8_d256
 	kAttnSplitVecFP8D256 kernelSlot // attn_split_vec_fp8_d256
-	kAttnSplitMmaF16D256 kernelSlot // attn_split_mma_f16_d256
-	kAttnSplitMmaFP8D256 kernelSlot // attn_split_mma_fp8_d256
+	kAttnSplitMMAF16D256 kernelSlot // attn_split_mma_f16_d256
+	kAttnSplitMMAFP8D256 kernelSlot // attn_split_mma_fp8_d256
 	kAttnCombine         kernelSlot // attn_combine
 	kGDNConv             kernelSlot // gdn_conv
 	kGDNDelta            kernelSlot // gdn_delta
@@ -130,8 +130,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"attn_split_vec_f16_d256", "attention.cu", 13, &ks.kAttnSplitVecF16D256},
 		{"attn_split_fp8_d256", "attention.cu", 15, &ks.kAttnSplitFP8D256},
 		{"attn_split_vec_fp8_d256", "attention.cu", 15, &ks.kAttnSplitVecFP8D256},
-		{"attn_split_mma_f16_d256", "attention_mma.cu", 13, &ks.kAttnSplitMmaF16D256},
-		{"attn_split_mma_fp8_d256", "attention_mma.cu", 15, &ks.kAttnSplitMmaFP8D256},
+		{"attn_split_mma_f16_d256", "attention_mma.cu", 13, &ks.kAttnSplitMMAF16D256},
+		{"attn_split_mma_fp8_d256", "attention_mma.cu", 15, &ks.kAttnSplitMMAFP8D256},
 		{"attn_combine", "attention.cu", 8, &ks.kAttnCombine},
 		{"gdn_conv", "gdn.cu", 6, &ks.kGDNConv},
 		{"gdn_delta", "gdn.cu", 13, &ks.kGDNDelta},
@@ -1429,21 +1429,21 @@ func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	return nil
 }
 
-// geomAttnSplitMmaF16D256 is attn_split_mma_f16_d256's grid and dynamic shared memory, from the spec.
-func geomAttnSplitMmaF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+// geomAttnSplitMMAF16D256 is attn_split_mma_f16_d256's grid and dynamic shared memory, from the spec.
+func geomAttnSplitMMAF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitMmaF16D256 launches attn_split_mma_f16_d256 (kernels/attention_mma.cu): flash-decoding split of head_dim 256 over a f16 KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
+// AttnSplitMMAF16D256 launches attn_split_mma_f16_d256 (kernels/attention_mma.cu): flash-decoding split of head_dim 256 over a f16 KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitMmaF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitMmaF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
+func (k_ *Kernels) AttnSplitMMAF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitMMAF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_mma_f16_d256", geom_, shmem_)
 	if err_ != nil {
 		return err_
 	}
-	slot_ := &k_.kAttnSplitMmaF16D256
+	slot_ := &k_.kAttnSplitMMAF16D256
 	slot_.p.SetPtr(0, part_ms)
 	slot_.p.SetPtr(1, part_acc)
 	slot_.p.SetPtr(2, q)
@@ -1463,21 +1463,21 @@ func (k_ *Kernels) AttnSplitMmaF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	return nil
 }
 
-// geomAttnSplitMmaFP8D256 is attn_split_mma_fp8_d256's grid and dynamic shared memory, from the spec.
-func geomAttnSplitMmaFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
+// geomAttnSplitMMAFP8D256 is attn_split_mma_fp8_d256's grid and dynamic shared memory, from the spec.
+func geomAttnSplitMMAFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
 }
 
-// AttnSplitMmaFP8D256 launches attn_split_mma_fp8_d256 (kernels/attention_mma.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
+// AttnSplitMMAFP8D256 launches attn_split_mma_fp8_d256 (kernels/attention_mma.cu): flash-decoding split of head_dim 256 over a e4m3 KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block.
 //
 // Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) AttnSplitMmaFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
-	geom_, shmem_ := geomAttnSplitMmaFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
+func (k_ *Kernels) AttnSplitMMAFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
+	geom_, shmem_ := geomAttnSplitMMAFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv))
 	grid_, shared_, err_ := launchGeometry("attn_split_mma_fp8_d256", geom_, shmem_)
 	if err_ != nil {
 		return err_
 	}
-	slot_ := &k_.kAttnSplitMmaFP8D256
+	slot_ := &k_.kAttnSplitMMAFP8D256
 	slot_.p.SetPtr(0, part_ms)
 	slot_.p.SetPtr(1, part_acc)
 	slot_.p.SetPtr(2, q)
@@ -1885,24 +1885,27 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 type AttnSplitVariant struct {
 	FP8     int // fp8
 	HeadDim int // head_dim
+	MMA     int // mma
 	Vec     int // vec
 }
 
 // AttnSplitVariants lists the variants the spec builds, in spec order.
 func AttnSplitVariants() []AttnSplitVariant {
 	return []AttnSplitVariant{
-		{FP8: 0, HeadDim: 64, Vec: 0},
-		{FP8: 0, HeadDim: 64, Vec: 1},
-		{FP8: 1, HeadDim: 64, Vec: 0},
-		{FP8: 1, HeadDim: 64, Vec: 1},
-		{FP8: 0, HeadDim: 128, Vec: 0},
-		{FP8: 0, HeadDim: 128, Vec: 1},
-		{FP8: 1, HeadDim: 128, Vec: 0},
-		{FP8: 1, HeadDim: 128, Vec: 1},
-		{FP8: 0, HeadDim: 256, Vec: 0},
-		{FP8: 0, HeadDim: 256, Vec: 1},
-		{FP8: 1, HeadDim: 256, Vec: 0},
-		{FP8: 1, HeadDim: 256, Vec: 1},
+		{FP8: 0, HeadDim: 64, MMA: 0, Vec: 0},
+		{FP8: 0, HeadDim: 64, MMA: 0, Vec: 1},
+		{FP8: 1, HeadDim: 64, MMA: 0, Vec: 0},
+		{FP8: 1, HeadDim: 64, MMA: 0, Vec: 1},
+		{FP8: 0, HeadDim: 128, MMA: 0, Vec: 0},
+		{FP8: 0, HeadDim: 128, MMA: 0, Vec: 1},
+		{FP8: 1, HeadDim: 128, MMA: 0, Vec: 0},
+		{FP8: 1, HeadDim: 128, MMA: 0, Vec: 1},
+		{FP8: 0, HeadDim: 256, MMA: 0, Vec: 0},
+		{FP8: 0, HeadDim: 256, MMA: 0, Vec: 1},
+		{FP8: 1, HeadDim: 256, MMA: 0, Vec: 0},
+		{FP8: 1, HeadDim: 256, MMA: 0, Vec: 1},
+		{FP8: 0, HeadDim: 256, MMA: 1, Vec: 1},
+		{FP8: 1, HeadDim: 256, MMA: 1, Vec: 1},
 	}
 }
 
@@ -1911,30 +1914,34 @@ func AttnSplitVariants() []AttnSplitVariant {
 // by the others.
 func (k_ *Kernels) AttnSplit(v AttnSplitVariant, part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, scale float32) error {
 	switch v {
-	case AttnSplitVariant{FP8: 0, HeadDim: 64, Vec: 0}:
+	case AttnSplitVariant{FP8: 0, HeadDim: 64, MMA: 0, Vec: 0}:
 		return k_.AttnSplitF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 0, HeadDim: 64, Vec: 1}:
+	case AttnSplitVariant{FP8: 0, HeadDim: 64, MMA: 0, Vec: 1}:
 		return k_.AttnSplitVecF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 1, HeadDim: 64, Vec: 0}:
+	case AttnSplitVariant{FP8: 1, HeadDim: 64, MMA: 0, Vec: 0}:
 		return k_.AttnSplitFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 1, HeadDim: 64, Vec: 1}:
+	case AttnSplitVariant{FP8: 1, HeadDim: 64, MMA: 0, Vec: 1}:
 		return k_.AttnSplitVecFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 0, HeadDim: 128, Vec: 0}:
+	case AttnSplitVariant{FP8: 0, HeadDim: 128, MMA: 0, Vec: 0}:
 		return k_.AttnSplitF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 0, HeadDim: 128, Vec: 1}:
+	case AttnSplitVariant{FP8: 0, HeadDim: 128, MMA: 0, Vec: 1}:
 		return k_.AttnSplitVecF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 1, HeadDim: 128, Vec: 0}:
+	case AttnSplitVariant{FP8: 1, HeadDim: 128, MMA: 0, Vec: 0}:
 		return k_.AttnSplitFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 1, HeadDim: 128, Vec: 1}:
+	case AttnSplitVariant{FP8: 1, HeadDim: 128, MMA: 0, Vec: 1}:
 		return k_.AttnSplitVecFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 0, HeadDim: 256, Vec: 0}:
+	case AttnSplitVariant{FP8: 0, HeadDim: 256, MMA: 0, Vec: 0}:
 		return k_.AttnSplitF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 0, HeadDim: 256, Vec: 1}:
+	case AttnSplitVariant{FP8: 0, HeadDim: 256, MMA: 0, Vec: 1}:
 		return k_.AttnSplitVecF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 1, HeadDim: 256, Vec: 0}:
+	case AttnSplitVariant{FP8: 1, HeadDim: 256, MMA: 0, Vec: 0}:
 		return k_.AttnSplitFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
-	case AttnSplitVariant{FP8: 1, HeadDim: 256, Vec: 1}:
+	case AttnSplitVariant{FP8: 1, HeadDim: 256, MMA: 0, Vec: 1}:
 		return k_.AttnSplitVecFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 0, HeadDim: 256, MMA: 1, Vec: 1}:
+		return k_.AttnSplitMMAF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
+	case AttnSplitVariant{FP8: 1, HeadDim: 256, MMA: 1, Vec: 1}:
+		return k_.AttnSplitMMAFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	}
 	return fmt.Errorf("attn_split: no kernel for variant %+v", v)
 }

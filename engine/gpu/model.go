@@ -511,7 +511,7 @@ func supported(m *model.Model) error {
 	}
 	c := &m.Config
 	if c.NumAttention() > 0 {
-		if _, err := kernels.AttnSplitName(c.HeadDimK, false, false); err != nil {
+		if _, err := kernels.AttnSplitName(c.HeadDimK, false, false, false); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: %w", err))
 		}
 		if c.HeadDimK != c.HeadDimV {

@@ -158,21 +158,14 @@ func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) 
 }
 
 // attnSplit launches the split kernel of the bucket's variant, through the
-// generated per-bucket table (kernels.Spec family attn_split).
+// generated per-bucket table (kernels.Spec family attn_split): the CUDA-core
+// kernels, or the tensor-core ones where attnSplitMMA takes them.
 func (g *Model) attnSplit(cc *Cache, kv kvLayer, a stepArgs) error {
 	c := &g.cfg
 	s := &cc.s
-	v := AttnSplitVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8), Vec: b2i(a.bucket.FAVec)}
+	v := AttnSplitVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8), Vec: b2i(a.bucket.FAVec), MMA: b2i(g.attnSplitMMA(a.bucket))}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
 	hpb := splitHeads(a.bucket.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, a.bucket.FAVec), splitWave(g.e.Info().SMs))
-	if g.attnSplitMMA(a.bucket) {
-		if g.opt.KVFP8 {
-			return g.k.AttnSplitMmaFP8D256(s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs,
-				int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv, scale)
-		}
-		return g.k.AttnSplitMmaF16D256(s.partMS, s.partAcc, s.q, kv.k, kv.v,
-			int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv, scale)
-	}
 	return g.k.AttnSplit(v, s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs,
 		int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv, scale)
 }

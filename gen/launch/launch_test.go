@@ -176,16 +176,17 @@ func TestGenerateRejects(t *testing.T) {
 
 func TestGoName(t *testing.T) {
 	for c, want := range map[string]string{
-		"rms_norm":           "RMSNorm",
-		"rmsnorm_gated":      "RMSNormGated",
-		"matvec_q8_0":        "MatvecQ8_0",
-		"attn_split_f16_d64": "AttnSplitF16D64",
-		"kv_store_fp8":       "KVStoreFP8",
-		"gdn_delta":          "GDNDelta",
-		"argmax_partial":     "ArgMaxPartial",
-		"topk_select":        "TopKSelect",
-		"swiglu":             "SwiGLU",
-		"add":                "Add",
+		"rms_norm":                "RMSNorm",
+		"rmsnorm_gated":           "RMSNormGated",
+		"matvec_q8_0":             "MatvecQ8_0",
+		"attn_split_f16_d64":      "AttnSplitF16D64",
+		"attn_split_mma_fp8_d256": "AttnSplitMMAFP8D256",
+		"kv_store_fp8":            "KVStoreFP8",
+		"gdn_delta":               "GDNDelta",
+		"argmax_partial":          "ArgMaxPartial",
+		"topk_select":             "TopKSelect",
+		"swiglu":                  "SwiGLU",
+		"add":                     "Add",
 	} {
 		if got := GoName(c); got != want {
 			t.Errorf("GoName(%s) = %s, want %s", c, got, want)
