@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -499,5 +501,32 @@ func TestGPUCloseTwice(t *testing.T) {
 	}
 	if _, err := New(1 << 20); err == nil || !strings.Contains(err.Error(), "ordinal 1048576") {
 		t.Fatalf("New(huge ordinal) = %v, want an error naming the ordinal and device count", err)
+	}
+}
+
+// TestGPULoadModuleFile: a PTX file loads and its kernel is found; a missing
+// file and one that is no kernel image fail with errors that name the file.
+func TestGPULoadModuleFile(t *testing.T) {
+	e := gpuEngine(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "axpb.ptx")
+	if err := os.WriteFile(good, []byte(axpbPTX), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := e.LoadModuleFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Function(mod, "axpb"); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.cubin")
+	if err := os.WriteFile(bad, []byte("not a kernel image"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "missing.cubin"), bad} {
+		if _, err := e.LoadModuleFile(p); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("LoadModuleFile(%s) = %v, want an error naming the file", p, err)
+		}
 	}
 }

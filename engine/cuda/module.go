@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"unsafe"
 )
@@ -31,6 +32,21 @@ func (e *Engine) LoadModule(image []byte) (Module, error) {
 		return nil
 	})
 	return m, err
+}
+
+// LoadModuleFile loads the kernel image in the file at path (LoadModule):
+// the experiment commands' cubins, compiled apart from the engine's fatbin.
+// Errors name the file.
+func (e *Engine) LoadModuleFile(path string) (Module, error) {
+	img, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("cuda: load module: %w", err)
+	}
+	m, err := e.LoadModule(img)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
 }
 
 // UnloadModule unloads a module from LoadModule.

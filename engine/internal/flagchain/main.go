@@ -146,13 +146,9 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 	if !e.PDL() {
 		return fmt.Errorf("this device or driver runs no programmatic dependent launch (MEMRA_PDL=0, or before sm_90 / CUDA 12.3): nothing to compare")
 	}
-	img, err := os.ReadFile(cubin)
+	mod, err := e.LoadModuleFile(cubin)
 	if err != nil {
 		return err
-	}
-	mod, err := e.LoadModule(img)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cubin, err)
 	}
 	fn, err := e.Function(mod, "fc_node")
 	if err != nil {

@@ -222,11 +222,7 @@ func run(cubin, only, match string, xnorm bool) error {
 	if err != nil {
 		return err
 	}
-	img, err := os.ReadFile(cubin)
-	if err != nil {
-		return err
-	}
-	expMod, err := e.LoadModule(img)
+	expMod, err := e.LoadModuleFile(cubin)
 	if err != nil {
 		return err
 	}

@@ -90,13 +90,9 @@ func run(cubin string, n int, perSM string) error {
 		return err
 	}
 	defer e.Close()
-	img, err := os.ReadFile(cubin)
+	mod, err := e.LoadModuleFile(cubin)
 	if err != nil {
 		return err
-	}
-	mod, err := e.LoadModule(img)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cubin, err)
 	}
 	fn, err := e.Function(mod, "pchain")
 	if err != nil {
