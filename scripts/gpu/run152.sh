@@ -3,7 +3,9 @@
 # griddepcontrol.wait against a counter the predecessor's blocks release and
 # the consumer polls (engine/internal/flagchain). bin/flagchain and
 # bin/flagchain.cubin (nvcc -O3 -arch=sm_90 -cubin, built here); carry ["bin"].
-# ~1 minute. (Its first form, before -opts, ran once: that output is in the log too.)
+# ~1 minute. engine/internal/flagchain as of 7779835 (-opts was dropped after
+# it, for run153's -wper and trigger positions); its first form, before -opts,
+# ran once too: that output is in the log.
 set -u
 exec > >(tee -a "$OUT/log.txt") 2>&1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader

@@ -59,8 +59,9 @@ __device__ __forceinline__ uint32_t fc_block_sum(uint32_t v, uint32_t* part) {
     return v;
 }
 
-// fc_node: one node of the chain. x has n words (n % FC_THREADS == 0), the
-// grid's blocks split y's n words evenly. w holds the node's weights, block
+// fc_node: one node of the chain. x has n words (n % FC_THREADS == 0); block
+// b writes y's slice [b·per, (b+1)·per), per = ceil(n / gridDim.x) (the last
+// blocks may write nothing). w holds the node's weights, block
 // b's slice at w + b·wper·FC_THREADS, read as load k of thread t at
 // [k·FC_THREADS + t] (coalesced). In FC_FLAG mode cnt_in (null for the first
 // node) must reach need (the predecessor's block count) before anything of x
@@ -96,8 +97,9 @@ fc_node(const uint32_t* __restrict__ x, uint32_t* __restrict__ y, int n, const u
     if (trig == FC_TRIG_WAITED) {
         fc_trigger();
     }
-    // x through L2 (.cg): in FC_FLAG mode an earlier node's L1 lines are not
-    // invalidated by a kernel boundary the wait stood for.
+    // x through L2 (.cg) in every mode, for safety: in FC_FLAG mode the
+    // acquire (which invalidates L1) and bar.sync already order these loads
+    // after the producer's stores.
     uint32_t s = 0;
     for (int i = threadIdx.x; i < n; i += FC_THREADS) {
         s += __ldcg(x + i);

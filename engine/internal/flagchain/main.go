@@ -119,7 +119,9 @@ func (p plan) String() string {
 // weightBytes is one node's weights: wper 16-byte loads of every thread.
 func (p plan) weightBytes() int { return p.grid * p.wper * threads * 16 }
 
-func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
+// validate checks the flags that need no device: the error names the flag
+// and the bad entry. run checks -grids against the device.
+func validate(nodes int, words, wpers, sleeps []int) error {
 	if nodes < 3 {
 		return fmt.Errorf("-nodes %d: need at least 3", nodes)
 	}
@@ -135,8 +137,15 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 	}
 	for _, s := range sleeps {
 		if s < 0 {
-			return fmt.Errorf("-sleep: want ns ≥ 0, got %v", sleeps)
+			return fmt.Errorf("-sleep: %d is not a number of ns ≥ 0", s)
 		}
+	}
+	return nil
+}
+
+func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
+	if err := validate(nodes, words, wpers, sleeps); err != nil {
+		return err
 	}
 	e, err := cuda.New(0)
 	if err != nil {
@@ -152,7 +161,7 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 	}
 	fn, err := e.Function(mod, "fc_node")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", cubin, err)
 	}
 	resident, err := e.MaxActiveBlocksPerSM(fn, threads, 0)
 	if err != nil {
@@ -161,7 +170,7 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 	sms := e.Info().SMs
 	for _, g := range grids {
 		if g < 1 || g > resident*sms {
-			return fmt.Errorf("-grids: %d blocks; want 1..%d (%d resident per SM): a flag node's blocks must all be resident, or its predecessor's may never run", g, resident*sms, resident)
+			return fmt.Errorf("-grids: %d blocks; want 1..%d (%d resident per SM): one wave, so that a node's blocks are resident together, as the engine's matvec grids are", g, resident*sms, resident)
 		}
 	}
 
@@ -217,10 +226,16 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 			return err
 		}
 	}
-	// wsums is the host's Σw_b of every node and block for p.
+	// wsums is the host's Σw_b of every node and block for p, kept per
+	// (grid, wper): eight plans share each.
+	type wkey struct{ grid, wper int }
+	wcache := map[wkey][][]uint32{}
 	wsums := func(p plan) [][]uint32 {
 		if p.wper == 0 {
 			return nil
+		}
+		if ws, ok := wcache[wkey{p.grid, p.wper}]; ok {
+			return ws
 		}
 		out := make([][]uint32, nodes)
 		for i := range out {
@@ -232,6 +247,7 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 				}
 			}
 		}
+		wcache[wkey{p.grid, p.wper}] = out
 		return out
 	}
 
@@ -277,8 +293,10 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 			if lerr != nil || err != nil {
 				return fmt.Errorf("capture %v: %w", p, errors.Join(lerr, err))
 			}
-			x, err = e.Instantiate(graph)
-			return err
+			if x, err = e.Instantiate(graph); err != nil {
+				return fmt.Errorf("instantiate %v: %w", p, err)
+			}
+			return nil
 		})
 		return x, err
 	}

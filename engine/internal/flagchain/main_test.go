@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -29,24 +30,35 @@ func TestReference(t *testing.T) {
 	}
 }
 
-// TestInts: a bad entry becomes -1, which run rejects as a length, a
-// weight count and a sleep; so are 300 words and 9 loads a thread.
+// TestInts: a bad entry becomes -1.
 func TestInts(t *testing.T) {
 	if got := ints("1, 132,x"); !slices.Equal(got, []int{1, 132, -1}) {
 		t.Errorf("ints = %v", got)
 	}
-	for _, c := range []struct{ grids, words, wpers, sleeps []int }{
-		{[]int{1}, []int{-1}, []int{0}, []int{0}},
-		{[]int{1}, []int{300}, []int{0}, []int{0}},
-		{[]int{1}, []int{256}, []int{-1}, []int{0}},
-		{[]int{1}, []int{256}, []int{9}, []int{0}},
-		{[]int{1}, []int{256}, []int{0}, []int{-1}},
-	} {
-		if err := run("", 64, c.grids, c.words, c.wpers, c.sleeps); err == nil {
-			t.Errorf("run(%v) accepted bad input", c)
-		}
+}
+
+// TestValidate: good flags pass; each bad one fails with an error that names
+// the flag and the entry (a length off the block, a weight count past the
+// kernel's 8, a negative sleep, too few nodes).
+func TestValidate(t *testing.T) {
+	if err := validate(64, []int{256, 1024}, []int{0, 8}, []int{0, 128}); err != nil {
+		t.Fatalf("good flags: %v", err)
 	}
-	if err := run("", 2, []int{1}, []int{256}, []int{0}, []int{0}); err == nil {
-		t.Error("run accepted 2 nodes")
+	for _, c := range []struct {
+		nodes                int
+		words, wpers, sleeps []int
+		want                 string
+	}{
+		{64, []int{-1}, []int{0}, []int{0}, "-words: -1"},
+		{64, []int{300}, []int{0}, []int{0}, "-words: 300"},
+		{64, []int{256}, []int{-1}, []int{0}, "-wper: -1"},
+		{64, []int{256}, []int{9}, []int{0}, "-wper: 9"},
+		{64, []int{256}, []int{0}, []int{0, -1}, "-sleep: -1"},
+		{2, []int{256}, []int{0}, []int{0}, "-nodes 2"},
+	} {
+		err := validate(c.nodes, c.words, c.wpers, c.sleeps)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("validate(%d, %v, %v, %v) = %v, want an error with %q", c.nodes, c.words, c.wpers, c.sleeps, err, c.want)
+		}
 	}
 }
