@@ -281,6 +281,16 @@ struct memra_mv_batch {
     unsigned short d[U > 0 ? U : 1][R];
 };
 
+// A load of the head batch. Weak (not ld.global.nc): ptxas (11.8) sinks
+// read-only .nc loads past griddepcontrol.wait (ACQBULK) in straight-line
+// code, which put every "before the wait" load of the HL kernels after it
+// until step 70 (cuobjdump; TestSASSHeadLoadsBeforeWait), and keeps weak
+// ones where they are. Weights are never written, so either reads the same.
+template <typename T>
+__device__ __forceinline__ T memra_mv_early(const T* p) {
+    return *p;
+}
+
 // Issue batch b's loads v, v + step, ... of unit's rows for this thread's
 // row group; those at or past nv are not issued (their slots hold zero).
 template <int KIND, int R, int KW, int U>
@@ -295,10 +305,10 @@ __device__ __forceinline__ void memra_mv_head(memra_mv_batch<R, U>& b, const voi
             const long long rr = min(r0 + i, rows - 1);
             const int vu = v + Geo::step * u;
             const bool in = vu < nv;
-            b.w[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(W) +
-                                                                         rr * memra_mv_row_bytes<KIND>(cols)) + vu)
+            b.w[u][i] = in ? memra_mv_early(reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(W) +
+                                                                            rr * memra_mv_row_bytes<KIND>(cols)) + vu)
                            : make_uint4(0, 0, 0, 0);
-            b.d[u][i] = KIND == MEMRA_MV_Q8 && in ? __ldg(memra_mv_srow<KIND>(S, rr, cols) + (vu >> 1)) : (unsigned short)0;
+            b.d[u][i] = KIND == MEMRA_MV_Q8 && in ? memra_mv_early(memra_mv_srow<KIND>(S, rr, cols) + (vu >> 1)) : (unsigned short)0;
         }
 }
 
@@ -480,7 +490,8 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // same expressions: HL moves loads, not arithmetic. It costs registers,
 // hence blocks per SM: it pays in the narrow f16/bf16 kernels held to 4
 // blocks per SM, and lost in the wide ones and in q8_0 (docs/perf.md step
-// 23), which leave it off.
+// 23), which leave it off; a q8_0 wide form with a whole unit in its head
+// lost again once the loads really left before the wait (step 70).
 template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0, bool LS = false>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {

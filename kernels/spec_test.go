@@ -678,3 +678,65 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 		}
 	}
 }
+
+// TestSASSHeadLoadsBeforeWait: a matvec kernel built with HL > 0 (memra_mv's
+// 7th template argument) says its first HL 16-byte loads of each of its R
+// rows leave before griddepcontrol.wait; in the committed fatbin's sm_90
+// code (cuobjdump, when this machine has it) at least R·HL 16-byte loads
+// must come before the first ACQBULK. ptxas 11.8 sank the .nc loads of
+// those heads past it until step 70, silently (docs/perf.md step 70).
+func TestSASSHeadLoadsBeforeWait(t *testing.T) {
+	tool, err := exec.LookPath("cuobjdump")
+	if err != nil {
+		t.Skip("no cuobjdump on this machine")
+	}
+	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)((?:, \w+)*)>`)
+	want := map[string]int{} // kernel → 16-byte loads its head issues
+	src, err := os.ReadFile("matvec.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mk := range MatvecKernels() {
+		if mk.TensorCore {
+			continue
+		}
+		at := strings.Index(string(src), "\n"+mk.Name+"(")
+		if at < 0 {
+			t.Fatalf("%s: not defined in matvec.cu", mk.Name)
+		}
+		open := strings.Index(string(src[at:]), "{")
+		body, _ := braceBody(string(src), at+open)
+		m := args.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("%s: no memra_mv call", mk.Name)
+		}
+		rest := strings.Split(strings.TrimPrefix(m[4], ", "), ", ")
+		if len(rest) >= 3 {
+			r, _ := strconv.Atoi(m[1])
+			if hl, _ := strconv.Atoi(rest[2]); hl > 0 {
+				want[mk.Name] = r * hl
+			}
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no matvec kernel with HL > 0: nothing to check")
+	}
+	for name, n := range want {
+		out, err := exec.Command(tool, "-sass", "-arch", "sm_90", "-fun", name, "memra.fatbin").Output()
+		if err != nil {
+			t.Fatalf("cuobjdump %s: %v", name, err)
+		}
+		early := 0
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "ACQBULK") {
+				break
+			}
+			if strings.Contains(line, "LDG.E.128") {
+				early++
+			}
+		}
+		if early < n {
+			t.Errorf("%s: %d 16-byte loads before the first ACQBULK, its head issues %d", name, early, n)
+		}
+	}
+}
