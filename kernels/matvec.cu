@@ -554,7 +554,7 @@ matvec_f16(float* y, const void* W, const float* x, int rows, int cols, int mode
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_F16, 4, 8, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_F16, 4, 8, 4, false, false, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 4)
@@ -564,7 +564,7 @@ matvec_bf16(float* y, const void* W, const float* x, int rows, int cols, int mod
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_BF16, 4, 8, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_BF16, 4, 8, 4, false, false, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] int8 quants; S: [rows][cols/32] f16 scales
