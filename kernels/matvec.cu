@@ -488,10 +488,10 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // unit issues its successor's first HL loads before its own reduction
 // (memra_mv_rows). A lane still adds its loads in ascending order with the
 // same expressions: HL moves loads, not arithmetic. It costs registers,
-// hence blocks per SM: it pays in the narrow f16/bf16 kernels held to 4
-// blocks per SM, and lost in the wide ones and in q8_0 (docs/perf.md step
-// 23), which leave it off; a q8_0 wide form with a whole unit in its head
-// lost again once the loads really left before the wait (step 70).
+// hence blocks per SM: it pays in the f16/bf16 kernels (the narrow ones
+// held to 4 blocks per SM; the wide ones since step 70, when the head's
+// loads first really left before the wait) and lost in q8_0 (steps 23 and
+// 70), which leaves it off.
 template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0, bool LS = false>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
@@ -535,7 +535,9 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
 // repeats for the host; R is even so SwiGLU pairs never straddle a warp.
 // matvec_f16/bf16 take HL = 1 bounded to 4 blocks per SM: 64 registers
 // without spilling (74 unbounded, 3 blocks), so a 4,096-row matrix's 512
-// units still run in one wave of 528 blocks (step 23). The
+// units still run in one wave of 528 blocks (step 23); the wide ones take
+// HL = 1 unbounded, 78 registers and 3 blocks an SM as without it (step
+// 70). The
 // q8_0 kernel asks for 3 blocks per SM: its unbounded build took 101
 // registers (2 blocks), bounded it takes 80 without spilling.
 //
@@ -554,7 +556,7 @@ matvec_f16(float* y, const void* W, const float* x, int rows, int cols, int mode
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_F16, 4, 8, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_F16, 4, 8, 4, false, false, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 4)
@@ -564,7 +566,7 @@ matvec_bf16(float* y, const void* W, const float* x, int rows, int cols, int mod
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_BF16, 4, 8, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_BF16, 4, 8, 4, false, false, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] int8 quants; S: [rows][cols/32] f16 scales
