@@ -285,7 +285,8 @@ struct memra_mv_batch {
 // read-only .nc loads past griddepcontrol.wait (ACQBULK) in straight-line
 // code, which put every "before the wait" load of the HL kernels after it
 // until step 70 (cuobjdump; TestSASSHeadLoadsBeforeWait), and keeps weak
-// ones where they are. Weights are never written, so either reads the same.
+// ones where they are. Weights are never written, so either reads the same;
+// the next unit's head, loaded after the wait, takes the same weak loads.
 template <typename T>
 __device__ __forceinline__ T memra_mv_early(const T* p) {
     return *p;

@@ -712,8 +712,12 @@ func TestSASSHeadLoadsBeforeWait(t *testing.T) {
 		}
 		rest := strings.Split(strings.TrimPrefix(m[4], ", "), ", ")
 		if len(rest) >= 3 {
-			r, _ := strconv.Atoi(m[1])
-			if hl, _ := strconv.Atoi(rest[2]); hl > 0 {
+			r, err1 := strconv.Atoi(m[1])
+			hl, err2 := strconv.Atoi(rest[2])
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: memra_mv's R %q and HL %q must be integer literals for this check", mk.Name, m[1], rest[2])
+			}
+			if hl > 0 {
 				want[mk.Name] = r * hl
 			}
 		}

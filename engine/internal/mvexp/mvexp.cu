@@ -249,9 +249,9 @@ mvk_q6_cuda(float* y, const void* W, const unsigned short* S, const float* x, in
     MVG_KERNEL(mvg_q8_r##R##_k##KW##_u##U##_t##TB##_p##PF##_b##B, __launch_bounds__(256, B), MEMRA_MV_Q8, R, KW, U, \
                TB, PF)
 
-MVG_BF(4, 4, 2, 0, 0) // = matvec_bf16
+MVG_BF(4, 4, 2, 0, 0) // matvec_bf16's geometry, without its HL = 1 head
 MVG_BF(4, 4, 2, 0, 1)
-MVG_BF(4, 8, 4, 0, 0) // = matvec_bf16_wide
+MVG_BF(4, 8, 4, 0, 0) // matvec_bf16_wide's geometry, without its HL = 1 head
 MVG_BF(4, 8, 4, 1, 0)
 MVG_BF(4, 8, 4, 0, 1)
 MVG_BF(4, 8, 4, 1, 1)
