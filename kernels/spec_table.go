@@ -148,6 +148,35 @@ const attnMMAHeadDim = 256
 // (TestAttnSplitResidency checks the build).
 const AttnSplitMMABlocksPerSM = 1
 
+// attnSplitKernel is the spec entry of one attn_split family member (built:
+// AttnSplitName accepts it). Every member takes the same parameters (ks and
+// vs, the e4m3 scales, over an fp8 cache) and grid.
+func attnSplitKernel(headDim int, fp8, vec, mma bool) Kernel {
+	name, _ := AttnSplitName(headDim, fp8, vec, mma) // the callers pass built variants: no error
+	params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
+	kv := "f16"
+	if fp8 {
+		params = append(params, param("ks", Ptr), param("vs", Ptr))
+		kv = "e4m3"
+	}
+	params = append(params, param("n_head", I32), param("n_kv", I32), param("capacity", I32), param("n_splits", I32),
+		param("hpb", I32), param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
+	file, doc := "attention.cu", fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache: partial (max, sum, acc) per (q head, split), hpb <= %d q heads per block",
+		headDim, kv, AttnHeadsPerBlock(headDim, vec))
+	if mma {
+		file, doc = "attention_mma.cu", fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block",
+			headDim, kv)
+	}
+	return Kernel{
+		Name: name, File: file, Doc: doc,
+		Params:  params,
+		Block:   [3]int{AttnSplitThreads, 1, 1},
+		Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
+		Family:  "attn_split",
+		Variant: map[string]int{"head_dim": headDim, "fp8": b2i(fp8), "vec": b2i(vec), "mma": b2i(mma)},
+	}
+}
+
 // AttnHeadsPerBlock is G, the query heads one attention split block serves
 // (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
 // accumulator per head, and G*PD stays within the registers the kernel's
@@ -432,53 +461,14 @@ func Spec() []Kernel {
 
 	for _, d := range attnHeadDims {
 		for _, v := range []struct{ fp8, vec bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
-			name, _ := AttnSplitName(d, v.fp8, v.vec, false) // d is from attnHeadDims: no error
-			g := AttnHeadsPerBlock(d, v.vec)
-			params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
-			kv := "f16"
-			if v.fp8 {
-				params = append(params, param("ks", Ptr), param("vs", Ptr))
-				kv = "e4m3"
-			}
-			params = append(params, param("n_head", I32), param("n_kv", I32), param("capacity", I32), param("n_splits", I32),
-				param("hpb", I32), param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
-			ks = append(ks, Kernel{
-				Name: name, File: "attention.cu",
-				Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache: partial (max, sum, acc) per (q head, split), hpb <= %d q heads per block",
-					d, kv, g),
-				Params:  params,
-				Block:   [3]int{AttnSplitThreads, 1, 1},
-				Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
-				Family:  "attn_split",
-				Variant: map[string]int{"head_dim": d, "fp8": b2i(v.fp8), "vec": b2i(v.vec), "mma": 0},
-			})
+			ks = append(ks, attnSplitKernel(d, v.fp8, v.vec, false))
 		}
 	}
-
 	// The tensor-core splits (attention_mma.cu): head_dim 256 over the
-	// vector layout, the vector kernels' parameters and grid, one block an
-	// SM; in the family, so a bucket's split is one table lookup whichever
-	// unit runs it.
+	// vector layout, one block an SM; in the family, so a bucket's split is
+	// one table lookup whichever unit runs it.
 	for _, fp8 := range []bool{false, true} {
-		params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
-		name, _ := AttnSplitName(attnMMAHeadDim, fp8, true, true) // built: no error
-		kv := "f16"
-		if fp8 {
-			params = append(params, param("ks", Ptr), param("vs", Ptr))
-			kv = "e4m3"
-		}
-		params = append(params, param("n_head", I32), param("n_kv", I32), param("capacity", I32), param("n_splits", I32),
-			param("hpb", I32), param("t_kv", I32), param("dt_kv", Ptr), param("scale", F32))
-		ks = append(ks, Kernel{
-			Name: name, File: "attention_mma.cu",
-			Doc: fmt.Sprintf("flash-decoding split of head_dim %d over a %s KV cache on the tensor cores: partial (max, sum, acc) per (q head, split), hpb <= 4 q heads per block",
-				attnMMAHeadDim, kv),
-			Params:  params,
-			Block:   [3]int{AttnSplitThreads, 1, 1},
-			Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
-			Family:  "attn_split",
-			Variant: map[string]int{"head_dim": attnMMAHeadDim, "fp8": b2i(fp8), "vec": 1, "mma": 1},
-		})
+		ks = append(ks, attnSplitKernel(attnMMAHeadDim, fp8, true, true))
 	}
 
 	ks = append(ks,
