@@ -491,8 +491,10 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // same expressions: HL moves loads, not arithmetic. It costs registers,
 // hence blocks per SM: it pays in the f16/bf16 kernels (the narrow ones
 // held to 4 blocks per SM; the wide ones since step 70, when the head's
-// loads first really left before the wait) and lost in q8_0 (steps 23 and
-// 70), which leaves it off.
+// loads first really left before the wait) and in the narrow q8_0 kernel
+// (step 71, within its 80 registers); the wide q8_0 kernels read their
+// scales in lane order, which the head does not, and a whole-unit q8_0 head
+// lost (step 70).
 template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0, bool LS = false>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
@@ -538,9 +540,9 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
 // without spilling (74 unbounded, 3 blocks), so a 4,096-row matrix's 512
 // units still run in one wave of 528 blocks (step 23); the wide ones take
 // HL = 1 unbounded, 78 registers and 3 blocks an SM as without it (step
-// 70). The
-// q8_0 kernel asks for 3 blocks per SM: its unbounded build took 101
-// registers (2 blocks), bounded it takes 80 without spilling.
+// 70). The q8_0 kernel asks for 3 blocks per SM: its unbounded build took
+// 101 registers (2 blocks), bounded it takes 80 without spilling, with HL =
+// 1 as without it (step 71; HL = 2 spills).
 //
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols]; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
 // matvec_f32 names one block per SM as its minimum: without it ptxas (11.8)
@@ -575,7 +577,7 @@ matvec_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, in
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
 matvec_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
             const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_Q8, 4, 1, 2>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_Q8, 4, 1, 2, false, false, 1>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)

@@ -308,7 +308,7 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_f16_wide", 1, true, 4, false, 0, false},   // R4 KW8 HL1
 		{"matvec_bf16", 30, false, 8, false, 0, false},     // R4 KW4 HL1, 4 blocks an SM
 		{"matvec_bf16_wide", 30, true, 4, false, 0, false}, // R4 KW8 HL1
-		{"matvec_q8_0", 8, false, 32, false, 0, false},     // R4 KW1
+		{"matvec_q8_0", 8, false, 32, false, 0, false},     // R4 KW1 HL1, 3 blocks an SM
 		{"matvec_q8_0_wide", 8, true, 8, false, 0, false},  // R4 KW4 TB
 		{"matvec_q8_0_wave", 8, true, 8, false, 0, true},   // R4 KW4, 4 blocks an SM
 		{"matvec_q4_k", 12, false, 32, true, 3, false},     // 16-row tiles, KW4, 3 slots
