@@ -491,7 +491,8 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // same expressions: HL moves loads, not arithmetic. It costs registers,
 // hence blocks per SM: it pays in the f16/bf16 kernels (the narrow ones
 // held to 4 blocks per SM; the wide ones since step 70, when the head's
-// loads first really left before the wait) and in the narrow q8_0 kernel
+// loads first really left before the wait, and with HL = 2 since step 71:
+// a lane's whole share of a 1,024 x 3,584 unit) and in the narrow q8_0 kernel
 // (step 71, within its 80 registers); the wide q8_0 kernels read their
 // scales in lane order, which the head does not, and a whole-unit q8_0 head
 // lost (step 70).
@@ -539,8 +540,10 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
 // matvec_f16/bf16 take HL = 1 bounded to 4 blocks per SM: 64 registers
 // without spilling (74 unbounded, 3 blocks), so a 4,096-row matrix's 512
 // units still run in one wave of 528 blocks (step 23); the wide ones take
-// HL = 1 unbounded, 78 registers and 3 blocks an SM as without it (step
-// 70). The q8_0 kernel asks for 3 blocks per SM: its unbounded build took
+// HL = 2 unbounded, 92 registers and 2 blocks an SM (HL = 1: 78 and 3, step
+// 70): the 256 units of the 0.8B preset's 1,024-row matrices still run in
+// one wave (a 2,048-row matrix, as the 2B preset has, takes two; step 71).
+// The q8_0 kernel asks for 3 blocks per SM: its unbounded build took
 // 101 registers (2 blocks), bounded it takes 80 without spilling, with HL =
 // 1 as without it (step 71; HL = 2 spills).
 //
@@ -559,7 +562,7 @@ matvec_f16(float* y, const void* W, const float* x, int rows, int cols, int mode
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_F16, 4, 8, 4, false, false, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_F16, 4, 8, 4, false, false, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 4)
@@ -569,7 +572,7 @@ matvec_bf16(float* y, const void* W, const float* x, int rows, int cols, int mod
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_BF16, 4, 8, 4, false, false, 1>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_BF16, 4, 8, 4, false, false, 2>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] int8 quants; S: [rows][cols/32] f16 scales
