@@ -492,10 +492,10 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // hence blocks per SM: it pays in the f16/bf16 kernels (the narrow ones
 // held to 4 blocks per SM; the wide ones since step 70, when the head's
 // loads first really left before the wait, and with HL = 2 since step 71:
-// a lane's whole share of a 1,024 x 3,584 unit) and in the narrow q8_0 kernel
-// (step 71, within its 80 registers); the wide q8_0 kernels read their
-// scales in lane order, which the head does not, and a whole-unit q8_0 head
-// lost (step 70).
+// all of a lane's loads of a unit for rows of up to 4,096 columns) and in
+// the narrow q8_0 kernel (step 71, within its 80 registers); the wide q8_0
+// kernels read their scales in lane order, which the head does not, and a
+// whole-unit q8_0 head lost (step 70).
 template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0, bool LS = false>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
@@ -542,10 +542,11 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
 // units still run in one wave of 528 blocks (step 23); the wide ones take
 // HL = 2 unbounded, 92 registers and 2 blocks an SM (HL = 1: 78 and 3, step
 // 70): the 256 units of the 0.8B preset's 1,024-row matrices still run in
-// one wave (a 2,048-row matrix, as the 2B preset has, takes two; step 71).
+// one wave (step 71; a 2,048-row matrix, as the unbenched 2B preset has,
+// took two waves with HL = 1 as well).
 // The q8_0 kernel asks for 3 blocks per SM: its unbounded build took
 // 101 registers (2 blocks), bounded it takes 80 without spilling, with HL =
-// 1 as without it (step 71; HL = 2 spills).
+// 1 as without it (step 71; HL = 2 under that bound spills).
 //
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols]; x: [cols] f32; norm_w: [cols] f32 (read when xnorm != 0)
 // matvec_f32 names one block per SM as its minimum: without it ptxas (11.8)

@@ -305,9 +305,9 @@ func MatvecKernels() []MatvecKernel {
 	return []MatvecKernel{
 		{"matvec_f32", 0, false, 8, false, 0, false},       // R4 KW4
 		{"matvec_f16", 1, false, 8, false, 0, false},       // R4 KW4 HL1, 4 blocks an SM
-		{"matvec_f16_wide", 1, true, 4, false, 0, false},   // R4 KW8 HL2, 2 blocks an SM
+		{"matvec_f16_wide", 1, true, 4, false, 0, false},   // R4 KW8 HL2 (92 registers: 2 blocks an SM)
 		{"matvec_bf16", 30, false, 8, false, 0, false},     // R4 KW4 HL1, 4 blocks an SM
-		{"matvec_bf16_wide", 30, true, 4, false, 0, false}, // R4 KW8 HL2, 2 blocks an SM
+		{"matvec_bf16_wide", 30, true, 4, false, 0, false}, // R4 KW8 HL2 (92 registers: 2 blocks an SM)
 		{"matvec_q8_0", 8, false, 32, false, 0, false},     // R4 KW1 HL1, 3 blocks an SM
 		{"matvec_q8_0_wide", 8, true, 8, false, 0, false},  // R4 KW4 TB
 		{"matvec_q8_0_wave", 8, true, 8, false, 0, true},   // R4 KW4, 4 blocks an SM
