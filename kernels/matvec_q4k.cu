@@ -159,10 +159,13 @@ matvec_q4_k_wide(float* y, const void* W, const float* x, int rows, int cols, in
     memra_mvt<8, 4, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-// As matvec_q4_k and _wide, for Q5_K tiles: Q4_K's geometry, not measured
-// apart (perf.md step 40). The minimum of one block per SM is there for
-// ptxas 11.8, which without it held the kernels to 64 registers and spilled
-// 20 bytes; with it they take 72 and none.
+// As matvec_q4_k and _wide, for Q5_K tiles: Q4_K's geometry (perf.md step
+// 40), except that the wide kernel's ring has 2 slots, so that at 12,288
+// columns two blocks fit an SM, and with it Q5_K matrices of up to 4,096
+// rows take the wide kernel too (step 73, run163: 4096 x 4096 8.45 -> 7.47
+// us a node in a graph, 9B Q5_K +1.0%). The minimum of one block per SM is
+// there for ptxas 11.8, which without it held the kernels to 64 registers
+// and spilled 20 bytes; with it they take 72 and none.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 3, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
@@ -171,5 +174,5 @@ matvec_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mod
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q5_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                  float eps) {
-    memra_mvt<8, 4, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mvt<8, 2, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }

@@ -114,8 +114,10 @@ struct memra_q6t {
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 2 slots, the fastest
 // or within 6% of it on the presets' shapes of more than 2,048 rows (perf.md
 // step 39, run86, run89), now those of more than 4,096; the wide kernel (KW8,
-// 3 slots, gpu.MatvecWide) on matrices of up to 4,096 rows, where it beat the
-// plain one on 4096 x 12288 (step 45, run99).
+// gpu.MatvecWide) on matrices of up to 4,096 rows, where it beat the plain
+// one on 4096 x 12288 (step 45, run99), with 2 slots: two blocks an SM at
+// 12,288 columns instead of one with 3 (step 73, run163: 18.90 -> 16.99 us
+// a node in a graph, 9B Q6_K +1.6%).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 2, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
@@ -124,5 +126,5 @@ matvec_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mod
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q6_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                  float eps) {
-    memra_mvt<8, 3, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mvt<8, 2, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }

@@ -434,14 +434,41 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 			t.Errorf("%v: 12,288 columns (the 9B down projection) on 1,024 rows, both kernels: %v", typ, err)
 		}
 	}
-	// 36,864 columns: Q6_K's plain kernel (KW4 S2: 205,824 bytes and 576
-	// static) fits in sm_90's 232,448, its wide one (KW8 S3: 232,704 and
-	// 576) does not; so a matrix of many rows loads and one of few rows fails.
-	if _, err := matvecGrids(v.e, mod, 1024, shapes(gguf.TypeQ6_K, 8192, 36864)); err != nil {
-		t.Errorf("a 36,864-column Q6_K matrix of 8,192 rows: %v", err)
+	// At the widest matrix a plain kernel takes, one of many rows (the plain
+	// kernel alone) loads, and one of few rows (the wide kernel, and the
+	// plain one for the fused launches it may be part of) loads exactly when
+	// the wide kernel fits there too; 256 columns more fail both.
+	optin, err := v.e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	ktMust(t, err)
+	need := func(typ gguf.Type, wide, cols int) int {
+		mk, ok := matvecKernel(MatvecVariant{GgmlType: int(typ), Wide: wide})
+		if !ok {
+			t.Fatalf("%v: no kernel wide=%d", typ, wide)
+		}
+		fn, err := v.e.Function(mod, mk.Name)
+		ktMust(t, err)
+		static, err := v.e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
+		ktMust(t, err)
+		return mk.Shared(cols, false) + static
 	}
-	if _, err := matvecGrids(v.e, mod, 1024, shapes(gguf.TypeQ6_K, 1024, 36864)); err == nil {
-		t.Error("a 36,864-column Q6_K matrix of 1,024 rows (the wide kernel) accepted")
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+		widest := 256
+		for need(typ, 0, widest+256) <= optin {
+			widest += 256
+		}
+		if _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 8192, widest)); err != nil {
+			t.Errorf("%v: %d columns on 8,192 rows (the plain kernel's widest): %v", typ, widest, err)
+		}
+		_, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, widest))
+		if fits := need(typ, 1, widest) <= optin; (err == nil) != fits {
+			t.Errorf("%v: %d columns on 1,024 rows: error %v, though the wide kernel needs %d of %d bytes", typ, widest, err,
+				need(typ, 1, widest), optin)
+		}
+		if _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 8192, widest+256)); err == nil {
+			t.Errorf("%v: %d columns on 8,192 rows accepted, past the plain kernel's widest", typ, widest+256)
+		}
+		t.Logf("%v: the plain kernel's widest %d columns; the wide kernel needs %d bytes there (of %d)", typ, widest,
+			need(typ, 1, widest), optin)
 	}
 }
 

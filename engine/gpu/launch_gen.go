@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "372e2d9b8929a85310188accc00176987ba5f0a6620abb21ada2a033b65c6da9"
+const specHash = "a03c772efbf2009267b4214fa8e09080fc97d784885d276e81f9e2df1641063a"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -751,12 +751,12 @@ func (k_ *Kernels) MatvecQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 
 // geomMatvecQ5KWide is matvec_q5_k_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecQ5KWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 92160
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 46080
 }
 
 // MatvecQ5KWide launches matvec_q5_k_wide (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 92160 bytes.
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 46080 bytes.
 func (k_ *Kernels) MatvecQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	geom_, shmem_ := geomMatvecQ5KWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q5_k_wide", geom_, shmem_)
@@ -811,12 +811,12 @@ func (k_ *Kernels) MatvecQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows i
 
 // geomMatvecQ6KWide is matvec_q6_k_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecQ6KWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 80640
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
 }
 
 // MatvecQ6KWide launches matvec_q6_k_wide (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 80640 bytes.
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
 func (k_ *Kernels) MatvecQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	geom_, shmem_ := geomMatvecQ6KWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q6_k_wide", geom_, shmem_)

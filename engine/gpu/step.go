@@ -336,13 +336,14 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // MatvecWide reports whether a matrix of rows rows of type t takes the
 // family's wide kernel (each row split over 8 warps, 4 for q8_0): matrices of few rows,
 // where one or two warps per row leave the GPU idle. The thresholds are where
-// the wide and plain kernels crossed on the H200 (docs/perf.md steps 14, 42
-// and 45: Q4_K and Q6_K gain on the 9B's 4,096-row matrices, bf16 and Q5_K lose).
+// the wide and plain kernels crossed on the H200 (docs/perf.md steps 14, 42,
+// 45 and 73: the K-quants gain on the 9B's 4,096-row matrices, Q5_K since its
+// wide kernel's ring shrank to 2 slots; bf16 loses).
 func MatvecWide(t gguf.Type, rows int) bool {
 	switch t {
-	case gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ5_K:
+	case gguf.TypeF16, gguf.TypeBF16:
 		return rows <= 2048
-	case gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K:
+	case gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return rows <= 4096
 	}
 	return false
