@@ -159,6 +159,18 @@ matvec_q4_k_wide(float* y, const void* W, const float* x, int rows, int cols, in
     memra_mvt<8, 4, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
+// The wide kernel with 2 slots (gpu.MatvecWave): for the 4,096-row matrices
+// whose rows are so long (the 9B down projection, 12,288 columns) that x's
+// copy and 4 slots fit one block an SM, where 2 slots fit two (perf.md step
+// 74, run165). The 0.8B's 1,024-row matrices and the 9B's 4096 x 4096 keep
+// the 4-slot kernel, which fits two blocks there and lost to 2 slots (step
+// 73). Same sums as the wide kernel: the ring does not change their order.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q4_k_wave(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                 float eps) {
+    memra_mvt<8, 2, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
 // As matvec_q4_k and _wide, for Q5_K tiles: Q4_K's geometry (perf.md step
 // 40), except that the wide kernel's ring has 2 slots, so that at 12,288
 // columns two blocks fit an SM, and with it Q5_K matrices of up to 4,096

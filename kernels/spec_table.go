@@ -225,9 +225,12 @@ type MatvecKernel struct {
 	// (mvring.cuh memra_mvt's S).
 	TensorCore bool
 	Ring       int
-	// Wave: the wide form held to 4 blocks an SM, so that the 512 units of
-	// a 4,096-row matrix run in one wave (matvec_q8_0_wave; docs/perf.md
-	// step 57). Its variant key is wide = 2 (WideKey).
+	// Wave: a second wide form for matrices of 2,049 to 4,096 rows
+	// (gpu.MatvecWave), with more blocks an SM: q8_0's held to 4, so that
+	// the 512 units of a 4,096-row matrix run in one wave (matvec_q8_0_wave;
+	// docs/perf.md step 57); Q4_K's with a 2-slot ring, two blocks an SM at
+	// 12,288 columns (matvec_q4_k_wave; step 74). Its variant key is wide = 2
+	// (WideKey).
 	Wave bool
 }
 
@@ -313,6 +316,7 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_q8_0_wave", 8, true, 8, false, 0, true},   // R4 KW4, 4 blocks an SM
 		{"matvec_q4_k", 12, false, 32, true, 3, false},     // 16-row tiles, KW4, 3 slots
 		{"matvec_q4_k_wide", 12, true, 16, true, 4, false}, // 16-row tiles, KW8, 4 slots
+		{"matvec_q4_k_wave", 12, true, 16, true, 2, true},  // 16-row tiles, KW8, 2 slots
 		{"matvec_q5_k", 13, false, 32, true, 3, false},     // 16-row tiles, KW4, 3 slots
 		{"matvec_q5_k_wide", 13, true, 16, true, 2, false}, // 16-row tiles, KW8, 2 slots
 		{"matvec_q6_k", 14, false, 32, true, 2, false},     // 16-row tiles, KW4, 2 slots

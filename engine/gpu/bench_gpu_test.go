@@ -131,8 +131,9 @@ func BenchmarkGPUMatvec(b *testing.B) {
 	shapes := tiledShapes{}
 	for _, t := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		for _, c := range []int{1024, 4096, 12288} {
-			shapes.add(t, 1024, c, fmt.Sprintf("%d columns", c)) // 1,024 rows: both kernels
+			shapes.add(t, 1024, c, fmt.Sprintf("%d columns", c)) // 1,024 rows: the plain and wide kernels
 		}
+		shapes.add(t, 4096, 12288, "12288 columns") // the wave form, where the type has one
 	}
 	resident, err := matvecGrids(e, mod, 0, shapes)
 	if err != nil {

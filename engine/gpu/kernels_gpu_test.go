@@ -72,7 +72,8 @@ func ktGPU(t *testing.T) *ktEnv {
 				// widest test matrix, as Load does for a model's.
 				widest := tiledShapes{}
 				for _, t := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
-					widest.add(t, 16, 12288, "test matrix") // 16 rows: both kernels
+					widest.add(t, 16, 12288, "test matrix")   // 16 rows: the plain and wide kernels
+					widest.add(t, 4096, 12288, "test matrix") // 4,096 rows: the wave form, where the type has one
 				}
 				_, err = matvecGrids(e, mod, 0, widest)
 			}

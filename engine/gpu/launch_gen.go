@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "a03c772efbf2009267b4214fa8e09080fc97d784885d276e81f9e2df1641063a"
+const specHash = "7c8a9e1017b761fae302b1a9a10e0a5984ab750b6c4cccc7124bc62ace351d95"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -37,6 +37,7 @@ type Kernels struct {
 	kMatvecQ8_0Wave      kernelSlot // matvec_q8_0_wave
 	kMatvecQ4K           kernelSlot // matvec_q4_k
 	kMatvecQ4KWide       kernelSlot // matvec_q4_k_wide
+	kMatvecQ4KWave       kernelSlot // matvec_q4_k_wave
 	kMatvecQ5K           kernelSlot // matvec_q5_k
 	kMatvecQ5KWide       kernelSlot // matvec_q5_k_wide
 	kMatvecQ6K           kernelSlot // matvec_q6_k
@@ -109,6 +110,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q8_0_wave", "matvec.cu", 10, &ks.kMatvecQ8_0Wave},
 		{"matvec_q4_k", "matvec_q4k.cu", 9, &ks.kMatvecQ4K},
 		{"matvec_q4_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ4KWide},
+		{"matvec_q4_k_wave", "matvec_q4k.cu", 9, &ks.kMatvecQ4KWave},
 		{"matvec_q5_k", "matvec_q4k.cu", 9, &ks.kMatvecQ5K},
 		{"matvec_q5_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ5KWide},
 		{"matvec_q6_k", "matvec_q6k.cu", 9, &ks.kMatvecQ6K},
@@ -715,6 +717,36 @@ func (k_ *Kernels) MatvecQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q4_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ4KWave is matvec_q4_k_wave's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4KWave(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 37888
+}
+
+// MatvecQ4KWave launches matvec_q4_k_wave (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 37888 bytes.
+func (k_ *Kernels) MatvecQ4KWave(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4KWave(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_k_wave", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4KWave
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_k_wave: %w", err_)
 	}
 	return nil
 }
@@ -1837,6 +1869,7 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 8, Wide: 2},
 		{GgmlType: 12, Wide: 0},
 		{GgmlType: 12, Wide: 1},
+		{GgmlType: 12, Wide: 2},
 		{GgmlType: 13, Wide: 0},
 		{GgmlType: 13, Wide: 1},
 		{GgmlType: 14, Wide: 0},
@@ -1869,6 +1902,8 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ4K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Wide: 1}:
 		return k_.MatvecQ4KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 12, Wide: 2}:
+		return k_.MatvecQ4KWave(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 13, Wide: 0}:
 		return k_.MatvecQ5K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 13, Wide: 1}:

@@ -480,15 +480,19 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 // the matrices it may run, each with the name of one matrix of that width.
 type tiledShapes map[MatvecVariant]map[int]string
 
-// add records a rows × cols matrix of type t under the kernel MatvecWide
-// picks for it and, when that is the wide one, under the plain one too: a
-// fused launch (q|k|v, gate|up) has more rows than its parts.
+// add records a rows × cols matrix of type t under the kernel MatvecWide and
+// MatvecWave pick for it and, when that is a wide one, under the plain one
+// too: a fused launch (q|k|v, gate|up) has more rows than its parts.
 func (ts tiledShapes) add(t gguf.Type, rows, cols int, name string) {
-	for _, wide := range []bool{false, true} {
-		if wide && !MatvecWide(t, rows) {
-			continue
+	keys := []int{0}
+	if MatvecWide(t, rows) {
+		keys = append(keys, 1)
+		if MatvecWave(t, rows, cols) {
+			keys[1] = 2
 		}
-		v := MatvecVariant{GgmlType: int(t), Wide: b2i(wide)}
+	}
+	for _, k := range keys {
+		v := MatvecVariant{GgmlType: int(t), Wide: k}
 		if ts[v] == nil {
 			ts[v] = map[int]string{}
 		}

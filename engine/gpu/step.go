@@ -349,13 +349,28 @@ func MatvecWide(t gguf.Type, rows int) bool {
 	return false
 }
 
-// MatvecWave reports whether a wide matrix of rows rows of type t takes the
+// MatvecWave reports whether a wide rows × cols matrix of type t takes the
 // wave form of its wide kernel (kernels.MatvecKernel.Wave): q8_0 matrices of
 // 2,049 to 4,096 rows, whose units fill one wave of 4 blocks an SM; with
-// fewer units the 64-register code loses (docs/perf.md step 57).
-func MatvecWave(t gguf.Type, rows int) bool {
-	return t == gguf.TypeQ8_0 && rows > 2048 && MatvecWide(t, rows)
+// fewer units the 64-register code loses (docs/perf.md step 57). Q4_K
+// matrices of those rows and more than q4kWaveCols columns, where the wide
+// kernel's 4-slot ring and x's copy leave room for one block an SM and the
+// wave form's 2 slots for two (step 74).
+func MatvecWave(t gguf.Type, rows, cols int) bool {
+	switch t {
+	case gguf.TypeQ8_0:
+		return rows > 2048 && MatvecWide(t, rows)
+	case gguf.TypeQ4_K:
+		return rows > 2048 && cols > q4kWaveCols && MatvecWide(t, rows)
+	}
+	return false
 }
+
+// q4kWaveCols: up to ~9,500 columns two blocks of the 4-slot wide Q4_K
+// kernel fit an SM's 228 KiB (cols·4.125 + 75,776 bytes each, and 1.6 KiB
+// static and reserved); the 9B's rows are 4,096 (two fit; 2 slots lost
+// there, step 73) or 12,288 (one fits; 2 slots gained).
+const q4kWaveCols = 8192
 
 // matvecKernel is the kernel of variant v (kernels.MatvecKernels).
 func matvecKernel(v MatvecVariant) (kernels.MatvecKernel, bool) {

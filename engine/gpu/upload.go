@@ -140,7 +140,7 @@ func (d dtensor) wideKey() int {
 	switch {
 	case !d.wide():
 		return 0
-	case MatvecWave(d.typ, d.rows):
+	case MatvecWave(d.typ, d.rows, d.cols):
 		return 2
 	}
 	return 1

@@ -163,6 +163,20 @@ func TestLaneScalesKernel(t *testing.T) {
 			t.Errorf("q8_0 %d rows: wide key %d, want %d", rows, got, want)
 		}
 	}
+	// Q4_K's wave form takes the 4,096-row matrices of long rows only
+	// (step 74); Q5_K and Q6_K have none.
+	for _, c := range []struct {
+		typ             gguf.Type
+		rows, cols, key int
+	}{
+		{gguf.TypeQ4_K, 4096, 12288, 2}, {gguf.TypeQ4_K, 4096, 4096, 1}, {gguf.TypeQ4_K, 1024, 12288, 1},
+		{gguf.TypeQ4_K, 4097, 12288, 0}, {gguf.TypeQ6_K, 4096, 12288, 1}, {gguf.TypeQ5_K, 4096, 12288, 1},
+	} {
+		d := dtensor{typ: c.typ, rows: c.rows, cols: c.cols}
+		if got := d.wideKey(); got != c.key {
+			t.Errorf("%v %d × %d: wide key %d, want %d", c.typ, c.rows, c.cols, got, c.key)
+		}
+	}
 }
 
 // TestContiguous: rows of one backing array in order come back as one slice;
@@ -260,7 +274,7 @@ func TestMatvecShared(t *testing.T) {
 	geom := map[string]func(rows, cols, mode, xnorm, blocks int) ([3]int, int){
 		"matvec_f32": geomMatvecF32, "matvec_f16": geomMatvecF16, "matvec_f16_wide": geomMatvecF16Wide,
 		"matvec_bf16": geomMatvecBF16, "matvec_bf16_wide": geomMatvecBF16Wide, "matvec_q8_0": geomMatvecQ8_0,
-		"matvec_q8_0_wide": geomMatvecQ8_0Wide, "matvec_q8_0_wave": geomMatvecQ8_0Wave, "matvec_q4_k": geomMatvecQ4K, "matvec_q4_k_wide": geomMatvecQ4KWide,
+		"matvec_q8_0_wide": geomMatvecQ8_0Wide, "matvec_q8_0_wave": geomMatvecQ8_0Wave, "matvec_q4_k": geomMatvecQ4K, "matvec_q4_k_wide": geomMatvecQ4KWide, "matvec_q4_k_wave": geomMatvecQ4KWave,
 		"matvec_q5_k": geomMatvecQ5K, "matvec_q5_k_wide": geomMatvecQ5KWide, "matvec_q6_k": geomMatvecQ6K, "matvec_q6_k_wide": geomMatvecQ6KWide,
 	}
 	for _, mk := range kernels.MatvecKernels() {
