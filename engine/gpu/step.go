@@ -338,7 +338,8 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // where one or two warps per row leave the GPU idle. The thresholds are where
 // the wide and plain kernels crossed on the H200 (docs/perf.md steps 14, 42,
 // 45 and 73: the K-quants gain on the 9B's 4,096-row matrices, Q5_K since its
-// wide kernel's ring shrank to 2 slots; bf16 loses).
+// wide kernel's ring shrank to 2 slots, even on 4096 × 12288 and faster on
+// 4096 × 4096; bf16 loses).
 func MatvecWide(t gguf.Type, rows int) bool {
 	switch t {
 	case gguf.TypeF16, gguf.TypeBF16:
