@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +176,42 @@ func TestLaneScalesKernel(t *testing.T) {
 		d := dtensor{typ: c.typ, rows: c.rows, cols: c.cols}
 		if got := d.wideKey(); got != c.key {
 			t.Errorf("%v %d × %d: wide key %d, want %d", c.typ, c.rows, c.cols, got, c.key)
+		}
+	}
+}
+
+// TestTiledShapesKeys: a tensor-core matrix is recorded under the kernel its
+// wide key picks, and under the plain one (a fused launch holds more rows),
+// so that matvecGrids allows exactly those kernels its shared memory (run165's
+// kernel test failed at launch where its harness had not allowed the wave
+// kernel; this checks the engine's side).
+func TestTiledShapesKeys(t *testing.T) {
+	for _, c := range []struct {
+		typ        gguf.Type
+		rows, cols int
+		keys       []int
+	}{
+		{gguf.TypeQ4_K, 4096, 12288, []int{0, 2}},
+		{gguf.TypeQ4_K, 4096, 4096, []int{0, 1}},
+		{gguf.TypeQ4_K, 1024, 12288, []int{0, 1}},
+		{gguf.TypeQ4_K, 8192, 12288, []int{0}},
+		{gguf.TypeQ6_K, 4096, 12288, []int{0, 1}},
+		{gguf.TypeQ5_K, 4096, 12288, []int{0, 1}},
+	} {
+		ts := tiledShapes{}
+		ts.add(c.typ, c.rows, c.cols, "m")
+		var got []int
+		for k := range 3 {
+			if _, ok := ts[MatvecVariant{GgmlType: int(c.typ), Wide: k}][c.cols]; ok {
+				got = append(got, k)
+			}
+		}
+		if !slices.Equal(got, c.keys) {
+			t.Errorf("%v %d × %d: recorded under wide keys %v, want %v", c.typ, c.rows, c.cols, got, c.keys)
+		}
+		d := dtensor{typ: c.typ, rows: c.rows, cols: c.cols}
+		if k := d.wideKey(); !slices.Contains(got, k) {
+			t.Errorf("%v %d × %d: runs wide key %d, not recorded", c.typ, c.rows, c.cols, k)
 		}
 	}
 }
