@@ -358,13 +358,10 @@ func MatvecWide(t gguf.Type, rows int) bool {
 // kernel's 4-slot ring and x's copy leave room for one block an SM and the
 // wave form's 2 slots for two (step 74).
 func MatvecWave(t gguf.Type, rows, cols int) bool {
-	switch t {
-	case gguf.TypeQ8_0:
-		return rows > 2048 && MatvecWide(t, rows)
-	case gguf.TypeQ4_K:
-		return rows > 2048 && cols > q4kWaveCols && MatvecWide(t, rows)
+	if rows <= 2048 || !MatvecWide(t, rows) {
+		return false
 	}
-	return false
+	return t == gguf.TypeQ8_0 || t == gguf.TypeQ4_K && cols > q4kWaveCols
 }
 
 // q4kWaveCols: up to ~9,500 columns two blocks of the 4-slot wide Q4_K
