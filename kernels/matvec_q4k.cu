@@ -172,15 +172,19 @@ matvec_q4_k_wave(float* y, const void* W, const float* x, int rows, int cols, in
 }
 
 // As matvec_q4_k and _wide, for Q5_K tiles: Q4_K's geometry (perf.md step
-// 40), except that the wide kernel's ring has 2 slots, so that at 12,288
-// columns two blocks fit an SM, and with it Q5_K matrices of up to 4,096
+// 40), except that both rings have 2 slots. The wide kernel's fits two
+// blocks an SM at 12,288 columns, and with it Q5_K matrices of up to 4,096
 // rows take the wide kernel too (step 73, run163: 4096 x 4096 8.45 -> 7.47
-// us a node in a graph, 9B Q5_K +1.0%). The minimum of one block per SM is
+// us a node in a graph, 9B Q5_K +1.0%). The plain kernel's fits three at
+// 4,096 columns where 3 slots fitted two, as many tile bytes in flight an SM
+// over more warps (step 75, run167: 24576 x 4096 23.27 -> 22.88 us, 9B Q5_K
+// +5.2%); Q4_K's plain kernel, which 2 slots would take from 3 blocks to 4
+// with fewer bytes in flight, lost 7.9% there. The minimum of one block per SM is
 // there for ptxas 11.8, which without it held the kernels to 64 registers
 // and spilled 20 bytes; with it they take 72 and none.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mvt<4, 3, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mvt<4, 2, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)

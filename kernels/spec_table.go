@@ -317,7 +317,7 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_q4_k", 12, false, 32, true, 3, false},     // 16-row tiles, KW4, 3 slots
 		{"matvec_q4_k_wide", 12, true, 16, true, 4, false}, // 16-row tiles, KW8, 4 slots
 		{"matvec_q4_k_wave", 12, true, 16, true, 2, true},  // 16-row tiles, KW8, 2 slots
-		{"matvec_q5_k", 13, false, 32, true, 3, false},     // 16-row tiles, KW4, 3 slots
+		{"matvec_q5_k", 13, false, 32, true, 2, false},     // 16-row tiles, KW4, 2 slots
 		{"matvec_q5_k_wide", 13, true, 16, true, 2, false}, // 16-row tiles, KW8, 2 slots
 		{"matvec_q6_k", 14, false, 32, true, 2, false},     // 16-row tiles, KW4, 2 slots
 		{"matvec_q6_k_wide", 14, true, 16, true, 2, false}, // 16-row tiles, KW8, 2 slots

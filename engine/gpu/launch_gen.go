@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "7c8a9e1017b761fae302b1a9a10e0a5984ab750b6c4cccc7124bc62ace351d95"
+const specHash = "f58b6e472cf3d08b597ca62195931a4c00b39d7391cb85877eefb144f14ce0f3"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -753,12 +753,12 @@ func (k_ *Kernels) MatvecQ4KWave(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 
 // geomMatvecQ5K is matvec_q5_k's grid and dynamic shared memory, from the spec.
 func geomMatvecQ5K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 69120
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 46080
 }
 
 // MatvecQ5K launches matvec_q5_k (kernels/matvec_q4k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 69120 bytes.
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 46080 bytes.
 func (k_ *Kernels) MatvecQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	geom_, shmem_ := geomMatvecQ5K(int(rows), int(cols), int(mode), int(xnorm), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_q5_k", geom_, shmem_)
