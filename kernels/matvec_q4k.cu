@@ -176,10 +176,10 @@ matvec_q4_k_wave(float* y, const void* W, const float* x, int rows, int cols, in
 // blocks an SM at 12,288 columns, and with it Q5_K matrices of up to 4,096
 // rows take the wide kernel too (step 73, run163: 4096 x 4096 8.45 -> 7.47
 // us a node in a graph, 9B Q5_K +1.0%). The plain kernel's fits three at
-// 4,096 columns where 3 slots fitted two, as many tile bytes in flight an SM
-// over more warps (step 75, run167: 24576 x 4096 23.27 -> 22.88 us, 9B Q5_K
-// +5.2%); Q4_K's plain kernel, which 2 slots would take from 3 blocks to 4
-// with fewer bytes in flight, lost 7.9% there. The minimum of one block per SM is
+// 4,096 columns where 3 slots fitted two: fewer tiles in flight an SM over
+// half again as many warps (step 75, run167: 24576 x 4096 23.27 -> 22.88
+// us, 9B Q5_K +5.2%; Q4_K's plain kernel, 3 blocks to 4 the same way, lost
+// 7.8%). The minimum of one block per SM is
 // there for ptxas 11.8, which without it held the kernels to 64 registers
 // and spilled 20 bytes; with it they take 72 and none.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)

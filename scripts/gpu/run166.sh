@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared in session 25 for the next GPU session (not run yet): first, the
+# Prepared in session 25, run in session 26 (docs/results/h200-run166-log.txt): first, the
 # kernel test of matvec_q4_k_wave at the shapes whose shared memory is past
 # 48 KB (run165 failed them at launch because the test harness never
 # allowed the kernel more; fixed in b535966), with the shared-memory tests

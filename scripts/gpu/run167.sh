@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared in session 25 (not run yet; run after run166). Steps 73-74 found
+# Prepared in session 25, run in session 26 after run166 (docs/results/h200-run167-log.txt). Steps 73-74 found
 # that at 4,096 rows the K-quant kernels gain when a shorter ring lets more
 # blocks share an SM. The plain kernels (matrices of more than 4,096 rows:
 # the 9B gate|up 24576 x 4096 and input projections, norm fused; the 0.8B's
