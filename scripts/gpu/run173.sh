@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Prepared in session 26 (not run yet). Step 78 found the big K-quant nodes
+# limited by instruction issue and the integer pipe, and counted the loop
+# that sums an item: ~65 of Q4_K's 327 instructions issue the next tile's
+# copy (each lane's five 16-byte chunks got their own 64-bit address, and
+# the slot was taken modulo 3). bin/ri = branch next/ring-issue: the copies
+# at immediate offsets from one address pair, slots counted (loops Q4_K
+# 327 -> 298, Q5_K 424 -> 392, Q6_K 518 -> 475; registers Q4_K 56 -> 51,
+# Q5_K 72 -> 68, Q6_K 79 -> 80: no shape loses a block an SM). bin/ris =
+# next/ring-issue-step: that, and the next unit's address stepped rather
+# than recomputed (Q4_K 289, Q5_K 389, Q6_K 480; Q4_K 66 registers, still
+# 3 blocks at 4,096 columns). Same tiles, same order of sums. Prediction:
+# if issue-bound as step 78 says, ri's big nodes ~5-8% faster, 9B K-quants
+# +3-6%, the 0.8B +1-2%; steps 76-77 warn that register and schedule
+# changes can lose several percent whatever the count. bin/main = main.
+# Kernel and decode tests of both branches, chains, tokens, gates, bench
+# at 1k twice. carry ["bin"].
+set -u
+source scripts/gpu/lib.sh
+start_run
+synth main "0.8b 9b" "q4_k q5_k q6_k"
+for b in ri ris; do
+  el "K-quant matvec and decode GPU tests ($b)"
+  (cd engine/gpu && timeout 150 "$R/bin/$b/engine_gpu.test" -test.run 'KernelMatvec/Q[456]_K|MatvecShared|DecodeMatchesCPU|GraphEqualsEager' -test.v -test.timeout 140s > "$OUT/gputest-$b.txt" 2>&1)
+  grep -E "^(--- |ok|FAIL|PASS)|panic" "$OUT/gputest-$b.txt" | grep -v "^    --- PASS" | head -20
+done
+for b in main ri ris; do chain $b '(Q4_K|Q5_K|Q6_K)/.*/.*/graph'; done
+wait_synth
+el "64 greedy tokens, gates"
+tokens_cmp main ri "0.8b-q4_k 0.8b-q5_k 0.8b-q6_k 9b-q4_k 9b-q5_k 9b-q6_k"
+tokens_cmp main ris "0.8b-q4_k 9b-q4_k 9b-q6_k"
+gate ri $M/9b-q4_k.gguf 64 256 0
+gate ri $M/9b-q6_k.gguf 300 256 1
+gate ris $M/0.8b-q5_k.gguf 64 256 0
+bench_rotation "$M/9b-q4_k.gguf,$M/9b-q5_k.gguf,$M/9b-q6_k.gguf,$M/0.8b-q4_k.gguf,$M/0.8b-q5_k.gguf,$M/0.8b-q6_k.gguf" 1024 main ri ris main ri ris
+el done
