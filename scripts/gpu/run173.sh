@@ -19,11 +19,7 @@ set -u
 source scripts/gpu/lib.sh
 start_run
 synth main "0.8b 9b" "q4_k q5_k q6_k"
-for b in ri ris; do
-  el "K-quant matvec and decode GPU tests ($b)"
-  (cd engine/gpu && timeout 150 "$R/bin/$b/engine_gpu.test" -test.run 'KernelMatvec/Q[456]_K|MatvecShared|DecodeMatchesCPU|GraphEqualsEager' -test.v -test.timeout 140s > "$OUT/gputest-$b.txt" 2>&1)
-  grep -E "^(--- |ok|FAIL|PASS)|panic" "$OUT/gputest-$b.txt" | grep -v "^    --- PASS" | head -20
-done
+for b in ri ris; do kq_tests $b; done
 for b in main ri ris; do chain $b '(Q4_K|Q5_K|Q6_K)/.*/.*/graph'; done
 wait_synth
 el "64 greedy tokens, gates"
