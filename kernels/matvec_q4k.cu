@@ -182,7 +182,8 @@ matvec_q4_k_wave(float* y, const void* W, const float* x, int rows, int cols, in
 // 7.8%). The minimum of one block per SM is there for ptxas 11.8, which
 // without it held the kernels to 64 registers and spilled 20 bytes; with it
 // they take 72 and none. A minimum of four gives 56 and none, and a loop of
-// 489 instructions an item instead of 424: 5-8% slower (step 77).
+// 489 instructions an item instead of 424: 5-8% slower (step 77). (Since
+// step 79 the loop is 389 instructions and 71 registers.)
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 2, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);

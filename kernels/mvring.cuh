@@ -6,7 +6,7 @@
 // step 35: ncu issued 0.5 warps a cycle per scheduler at 41% of DRAM), so
 // the tiles stream through a ring of S slots per warp in shared memory,
 // filled by cp.async S - 1 tiles ahead, across the ends of units: the
-// registers are left to the arithmetic (Q4_K: 56 against 99 with a
+// registers are left to the arithmetic (Q4_K: 66 against 99 with a
 // superblock held ahead in registers). A type's tile (memra_q4t, memra_q6t)
 // says its bytes, how a lane reads its share from a slot, its step, and
 // whether the step needs the run sums of x.
@@ -21,12 +21,31 @@
 #include "mma.cuh"
 
 // The lane's share of copying one tile of BYTES (a multiple of 16) into a
-// slot at shared address slot; ld.global.cg, as weights are read once.
+// slot at shared address slot; ld.global.cg, as weights are read once. The
+// lane's 16-byte chunks lie 512 bytes apart on both sides, so they are
+// written as immediate offsets from one address pair: computed per chunk,
+// the 64-bit addresses took ~40 of the loop's 327 instructions an item
+// (Q4_K; perf.md step 78). With that and the next unit's address stepped
+// (memra_mvt) the loops are Q4_K 289, Q5_K 389, Q6_K 480, and 9B K-quant
+// decode 2.3-3.5% faster (step 79, run173).
+template <int K>
+__device__ __forceinline__ void memra_chunk_copy(unsigned int s, const unsigned char* g) {
+    asm volatile("cp.async.cg.shared.global [%0+%2], [%1+%2], 16;" ::"r"(s), "l"(g), "n"(512 * K) : "memory");
+}
+template <int K, int FULL>
+__device__ __forceinline__ void memra_chunk_copies(unsigned int s, const unsigned char* g) {
+    if constexpr (K < FULL) {
+        memra_chunk_copy<K>(s, g);
+        memra_chunk_copies<K + 1, FULL>(s, g);
+    }
+}
 template <int BYTES>
 __device__ __forceinline__ void memra_tile_copy(unsigned int slot, const unsigned char* tile, int lane) {
-#pragma unroll
-    for (int c = lane; c < BYTES / 16; c += 32)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(slot + 16 * c), "l"(tile + 16 * c) : "memory");
+    constexpr int CHUNKS = BYTES / 16, FULL = CHUNKS / 32, REST = CHUNKS % 32;
+    const unsigned int s = slot + 16 * lane;
+    const unsigned char* g = tile + 16 * lane;
+    memra_chunk_copies<0, FULL>(s, g);
+    if (REST > 0 && lane < REST) memra_chunk_copy<FULL>(s, g);
 }
 
 // The end of a unit: the quad's shares of rows g and g+8 added in lane
@@ -79,29 +98,38 @@ __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, cons
     float* xsum = reinterpret_cast<float*>(memra_xsplit + cols / 4);
     unsigned char* ring = reinterpret_cast<unsigned char*>(xsum + cols / 32) + (long long)warp * S * T::BYTES;
     const unsigned int ring_s = (unsigned int)__cvta_generic_to_shared(ring);
-    int pu = blockIdx.x, pj = 0, pi = 0; // the next item to copy: unit pu's pj-th superblock, item pi
+    // The next item to copy: unit pu's pj-th superblock, at src, into the
+    // slot at byte ps of the ring (slots are counted, not taken modulo S).
+    // src steps KW tiles an item and, at the end of a unit, on to the next
+    // unit of this block; a group past the end re-reads the last tile (at
+    // last), never stored.
+    int pu = blockIdx.x, pj = 0, ps = 0, tile = pu * G + g;
+    const unsigned char* last = W + ((long long)(tiles - 1) * ns + kw) * T::BYTES;
+    const long long unit_step = ((long long)gridDim.x * G * ns - (long long)per * KW) * T::BYTES;
+    const unsigned char* src = tile < tiles ? W + ((long long)tile * ns + kw) * T::BYTES : last;
     auto issue = [&]() {
         if (per > 0 && pu < units) {
-            const long long tile = min(pu * G + g, tiles - 1); // a group past the end re-reads the last tile, never stored
-            memra_tile_copy<T::BYTES>(ring_s + (pi % S) * T::BYTES, W + (tile * ns + kw + pj * KW) * T::BYTES, lane);
-            if (++pj == per) pj = 0, pu += gridDim.x;
+            memra_tile_copy<T::BYTES>(ring_s + ps, tile < tiles ? src : last, lane);
+            src += KW * T::BYTES;
+            if (++pj == per) pj = 0, pu += gridDim.x, tile += gridDim.x * G, src += unit_step;
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
-        pi++;
+        ps = ps + T::BYTES == S * T::BYTES ? 0 : ps + T::BYTES;
     };
     // Weights are never written: the first S - 1 items leave before the wait.
 #pragma unroll
     for (int k = 0; k < S - 1; k++) issue();
     memra_grid_wait();
     const float unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps);
-    int ci = 0; // the item being summed
+    int cs = 0; // the byte in the ring of the item being summed
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         float acc[2] = {0.0f, 0.0f};
-        for (int j = 0; j < per; j++, ci++) {
-            asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory"); // this lane's copies of item ci have landed
-            __syncwarp(); // ... and every lane's, and item ci - 1's slot is free
+        for (int j = 0; j < per; j++) {
+            asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory"); // this lane's copies of the item have landed
+            __syncwarp(); // ... and every lane's, and the previous item's slot is free
             issue();
-            T::step(acc, T::read(ring + (ci % S) * T::BYTES, lane), kw + j * KW, memra_xsplit, xsum, lane);
+            T::step(acc, T::read(ring + cs, lane), kw + j * KW, memra_xsplit, xsum, lane);
+            cs = cs + T::BYTES == S * T::BYTES ? 0 : cs + T::BYTES;
         }
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
         memra_tile_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale);

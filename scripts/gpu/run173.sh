@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared in session 26 (not run yet). Step 78 found the big K-quant nodes
+# Prepared in session 26, run in session 27 (perf.md step 79; ris merged).
+# Step 78 found the big K-quant nodes
 # limited by instruction issue and the integer pipe, and counted the loop
 # that sums an item: ~65 of Q4_K's 327 instructions issue the next tile's
 # copy (each lane's five 16-byte chunks got their own 64-bit address, and
