@@ -134,8 +134,13 @@ struct memra_k4t {
     static constexpr int BYTES = Q5 ? MEMRA_Q5T_BYTES : MEMRA_Q4T_BYTES;
     static constexpr bool XSUM = true;
     using sb = memra_q4t_sb;
+    // Nothing kept across items: keeping the B fragments as Q6_K does made
+    // ptxas recompute lane-derived values every item here (loops Q4_K 289
+    // -> 309, Q5_K 389 -> 412 instructions; 9B Q4_K -1.1%, perf.md step 80).
+    struct keep {};
     static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) { return memra_q4t_read<Q5>(slot, lane); }
-    static __device__ __forceinline__ void step(float acc[2], const sb& s, int i, const uint4* xsplit, const float* xsum, int lane) {
+    static __device__ __forceinline__ void step(float acc[2], keep&, const sb& s, int i, const uint4* xsplit, const float* xsum,
+                                                int lane) {
         memra_q4t_step<Q5>(acc, s, i, xsplit, xsum, lane);
     }
 };

@@ -54,24 +54,44 @@ struct memra_q6t_sb {
     unsigned int dd;
 };
 
+// A lane's B fragments, one per class j % 4 of sub-blocks (B column 2t +
+// hl holds x for the sub-blocks j with j % 4 == t, zeros for the rest), kept
+// across items by memra_mvt and zero from the start: the step loads its own
+// class only and the other three stay zero, where zeroing them for every
+// sub-block took 16 CS2R an item (step 80: loop 480 -> 472 instructions,
+// 80 -> 70 registers, 9B Q6_K +1.2%, 0.8B +3.5%).
+struct memra_q6t_bfrag {
+    uint2 b[4];
+};
+
+// b = the 8 bytes at shared address s when p, else b unchanged: one
+// predicated ld.shared. In PTX because written as C++ (if (p) b = ...)
+// ptxas put the address arithmetic under the predicate and redid it for
+// every sub-block.
+__device__ __forceinline__ void memra_q6t_lds_if(uint2& b, bool p, unsigned int s) {
+    asm volatile("{.reg .pred q; setp.ne.s32 q, %2, 0; @q ld.shared.v2.u32 {%0, %1}, [%3];}" : "+r"(b.x), "+r"(b.y) : "r"((int)p), "r"(s));
+}
+
 // acc[h] (rows g + 8h of the tile) += superblock sb's d * sum_j sc_j * D_j.
 // Sub-block j's two mma write B columns 2(j%4), 2(j%4)+1 (x' hi and lo;
 // the other columns of B are zero), sub-blocks 4k..4k+3 into accumulator
 // k, so lane (g, c) ends with sub-blocks c, c+4, c+8, c+12 of its rows and
 // multiplies 4 scales instead of 16; the quad's shares are added at the end
 // of a unit (memra_tile_put).
-__device__ __forceinline__ void memra_q6t_step(float acc[2], const memra_q6t_sb& s, int sb, const uint4* xsplit, int lane) {
+__device__ __forceinline__ void memra_q6t_step(float acc[2], memra_q6t_bfrag& bf, const memra_q6t_sb& s, int sb, const uint4* xsplit,
+                                               int lane) {
     const int lg = lane >> 2, lc = lane & 3;
     const int t = lg >> 1, hl = lg & 1; // this lane's B column 2t + hl: sub-blocks j with j % 4 == t
-    const uint2* x2 = reinterpret_cast<const uint2*>(xsplit);
+    // Sub-block j's fragment at xs + 64 j: columns sb * 256 + 16 j on.
+    const unsigned int xs =
+        (unsigned int)__cvta_generic_to_shared(reinterpret_cast<const uint2*>(xsplit) + sb * 128 + (lc / 2) * 4 + hl * 2 + (lc & 1));
     float d[4][4];
 #pragma unroll
     for (int k = 0; k < 4; k++) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0.0f;
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        const int col = sb * 256 + 16 * j;
-        uint2 bx = make_uint2(0, 0);
-        if (t == (j & 3)) bx = x2[((col / 8 + lc / 2) * 2 + hl) * 2 + (lc & 1)];
+        memra_q6t_lds_if(bf.b[j & 3], t == (j & 3), xs + 64 * j);
+        const uint2 bx = bf.b[j & 3];
         const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
         const unsigned int hw = memra_word(s.h[j >> 3], (j & 7) >> 1) >> (8 * (j & 1));
         const unsigned int a[4] = {memra_q6t_lo(nw), memra_q6t_lo(nw >> 8), memra_q6t_hi(nw), memra_q6t_hi(nw >> 8)};
@@ -94,6 +114,7 @@ struct memra_q6t {
     static constexpr int BYTES = MEMRA_Q6T_BYTES;
     static constexpr bool XSUM = false;
     using sb = memra_q6t_sb;
+    using keep = memra_q6t_bfrag;
     static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) {
         sb s;
 #pragma unroll
@@ -105,8 +126,8 @@ struct memra_q6t {
         s.dd = reinterpret_cast<const unsigned int*>(slot + 3328)[lane >> 2];
         return s;
     }
-    static __device__ __forceinline__ void step(float acc[2], const sb& s, int i, const uint4* xsplit, const float*, int lane) {
-        memra_q6t_step(acc, s, i, xsplit, lane);
+    static __device__ __forceinline__ void step(float acc[2], keep& bf, const sb& s, int i, const uint4* xsplit, const float*, int lane) {
+        memra_q6t_step(acc, bf, s, i, xsplit, lane);
     }
 };
 

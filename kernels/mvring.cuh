@@ -75,7 +75,8 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 
 // The ring matvec over 16-row tiles of one superblock, tile type T: T::step
 // leaves a lane's share of rows g, g+8 in acc, the quad's shares added by
-// memra_tile_put. Dynamic shared memory (kernels.MatvecKernel.Shared):
+// memra_tile_put, and may keep registers across items in a T::keep,
+// zero-initialised here (Q6_K: its B fragments, matvec_q6k.cu). Dynamic shared memory (kernels.MatvecKernel.Shared):
 // cols * 4 bytes of split x, cols/32 f32 run sums (filled when T::XSUM),
 // then each warp's ring of S tile slots. A warp's items are its superblocks
 // kw, kw + KW, ... of every unit the block loops over, in order; the ring
@@ -122,13 +123,14 @@ __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, cons
     memra_grid_wait();
     const float unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps);
     int cs = 0; // the byte in the ring of the item being summed
+    typename T::keep kept = {};
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         float acc[2] = {0.0f, 0.0f};
         for (int j = 0; j < per; j++) {
             asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory"); // this lane's copies of the item have landed
             __syncwarp(); // ... and every lane's, and the previous item's slot is free
             issue();
-            T::step(acc, T::read(ring + cs, lane), kw + j * KW, memra_xsplit, xsum, lane);
+            T::step(acc, kept, T::read(ring + cs, lane), kw + j * KW, memra_xsplit, xsum, lane);
             cs = cs + T::BYTES == S * T::BYTES ? 0 : cs + T::BYTES;
         }
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
