@@ -8,8 +8,8 @@
 // filled by cp.async S - 1 tiles ahead, across the ends of units: the
 // registers are left to the arithmetic (Q4_K: 66 against 99 with a
 // superblock held ahead in registers). A type's tile (memra_q4t, memra_q6t)
-// says its bytes, how a lane reads its share from a slot, its step, and
-// whether the step needs the run sums of x.
+// says its bytes, how a lane reads its share from a slot, its step, whether
+// the step needs the run sums of x, and what it keeps across items.
 //
 // Geometry: a warp owns a tile row (16 rows); KW warps split its
 // superblocks (superblock kw, kw + KW, ...). Rows per unit: (8/KW) * 16.
@@ -23,11 +23,12 @@
 // The lane's share of copying one tile of BYTES (a multiple of 16) into a
 // slot at shared address slot; ld.global.cg, as weights are read once. The
 // lane's 16-byte chunks lie 512 bytes apart on both sides, so they are
-// written as immediate offsets from one address pair: computed per chunk,
-// the 64-bit addresses took ~40 of the loop's 327 instructions an item
-// (Q4_K; perf.md step 78). With that and the next unit's address stepped
-// (memra_mvt) the loops are Q4_K 289, Q5_K 389, Q6_K 480, and 9B K-quant
-// decode 2.3-3.5% faster (step 79, run173).
+// written as immediate offsets from one address pair: per-chunk 64-bit
+// addresses and the slot taken modulo S cost Q4_K's loop 29 of its 327
+// instructions an item (perf.md step 79, branch next/ring-issue). With the
+// next unit's address stepped too (memra_mvt) the loops are Q4_K 289, Q5_K
+// 389, Q6_K 480 (472 since step 80), and 9B K-quant decode 2.4-3.5% faster
+// (step 79, run173).
 template <int K>
 __device__ __forceinline__ void memra_chunk_copy(unsigned int s, const unsigned char* g) {
     asm volatile("cp.async.cg.shared.global [%0+%2], [%1+%2], 16;" ::"r"(s), "l"(g), "n"(512 * K) : "memory");
@@ -76,13 +77,13 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 // The ring matvec over 16-row tiles of one superblock, tile type T: T::step
 // leaves a lane's share of rows g, g+8 in acc, the quad's shares added by
 // memra_tile_put, and may keep registers across items in a T::keep,
-// zero-initialised here (Q6_K: its B fragments, matvec_q6k.cu). Dynamic shared memory (kernels.MatvecKernel.Shared):
-// cols * 4 bytes of split x, cols/32 f32 run sums (filled when T::XSUM),
-// then each warp's ring of S tile slots. A warp's items are its superblocks
-// kw, kw + KW, ... of every unit the block loops over, in order; the ring
-// holds S - 1 of them in flight, across the ends of units, and one commit
-// group per item (empty past the last) keeps cp.async.wait_group counting
-// items.
+// zero-initialised here (Q6_K: its B fragments, matvec_q6k.cu). Dynamic
+// shared memory (kernels.MatvecKernel.Shared): cols * 4 bytes of split x,
+// cols/32 f32 run sums (filled when T::XSUM), then each warp's ring of S
+// tile slots. A warp's items are its superblocks kw, kw + KW, ... of every
+// unit the block loops over, in order; the ring holds S - 1 of them in
+// flight, across the ends of units, and one commit group per item (empty
+// past the last) keeps cp.async.wait_group counting items.
 template <int KW, int S, class T>
 __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, const float* x, int rows, int cols, int mode,
                                           const float* norm_w, int xnorm, float eps) {
