@@ -485,11 +485,8 @@ type tiledShapes map[MatvecVariant]map[int]string
 // too: a fused launch (q|k|v, gate|up) has more rows than its parts.
 func (ts tiledShapes) add(t gguf.Type, rows, cols int, name string) {
 	keys := []int{0}
-	if MatvecWide(t, rows) {
-		keys = append(keys, 1)
-		if MatvecWave(t, rows, cols) {
-			keys[1] = 2
-		}
+	if k := matvecKey(t, rows, cols); k != 0 {
+		keys = append(keys, k)
 	}
 	for _, k := range keys {
 		v := MatvecVariant{GgmlType: int(t), Wide: k}

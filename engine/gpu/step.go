@@ -364,6 +364,19 @@ func MatvecWave(t gguf.Type, rows, cols int) bool {
 	return t == gguf.TypeQ8_0 || t == gguf.TypeQ4_K && cols > q4kWaveCols
 }
 
+// matvecKey is the MatvecVariant.Wide that MatvecWide and MatvecWave pick
+// for a rows × cols matrix of type t: 0 plain, 1 wide, 2 the wide kernel's
+// wave form.
+func matvecKey(t gguf.Type, rows, cols int) int {
+	switch {
+	case !MatvecWide(t, rows):
+		return 0
+	case MatvecWave(t, rows, cols):
+		return 2
+	}
+	return 1
+}
+
 // q4kWaveCols: up to ~9,500 columns two blocks of the 4-slot wide Q4_K
 // kernel fit an SM's 228 KiB (cols·4.125 + 75,776 bytes each, and 1.6 KiB
 // static and reserved); the 9B's rows are 4,096 (two fit; 2 slots lost

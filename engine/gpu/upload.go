@@ -134,16 +134,13 @@ func (d dtensor) wide() bool {
 	return MatvecWide(d.typ, d.rows) && (d.typ != gguf.TypeQ8_0 || d.laneScales)
 }
 
-// wideKey is d's MatvecVariant.Wide: 0 plain, 1 wide, 2 the wide kernel's
-// wave form (MatvecWave).
+// wideKey is d's MatvecVariant.Wide: matvecKey's, or 0 where d.wide says
+// the plain kernel.
 func (d dtensor) wideKey() int {
-	switch {
-	case !d.wide():
+	if !d.wide() {
 		return 0
-	case MatvecWave(d.typ, d.rows, d.cols):
-		return 2
 	}
-	return 1
+	return matvecKey(d.typ, d.rows, d.cols)
 }
 
 // rowBytes is the GGUF size of one row of d (its type was checked at load).
