@@ -189,6 +189,10 @@ type Model struct {
 	// memory): each block then loops over row units and pays its prologue
 	// once. Absent entries mean one block per unit.
 	mvBlocks map[mvKey]int
+
+	// prof is set while ProfileStep captures a step: the launch about to be
+	// made, as the step code describes it (note). nil otherwise.
+	prof *launchNote
 }
 
 // mvKey names one matvec kernel and the dynamic shared memory of a launch

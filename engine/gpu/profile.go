@@ -12,6 +12,49 @@ import (
 type Launch struct {
 	Kernel string
 	Time   time.Duration
+	// Shape is what the launch works on: a matrix's rows × cols, the keys
+	// an attention split reads, a DeltaNet layer's heads; empty for kernels
+	// that move only activations.
+	Shape string
+	// Weights and Cache are the device-memory bytes the launch must move:
+	// the weights it reads (their GGUF size, so they add up to the bytes
+	// the roofline counts) and the KV cache and recurrent state it reads
+	// and writes. Activations (a few KB a kernel) are not counted.
+	Weights, Cache uint64
+}
+
+// launchNote is what the step code says about its next launch (note).
+type launchNote struct {
+	shape          launchShape
+	weights, cache uint64
+}
+
+// launchShape is a launch's Shape, kept as numbers so that describing a launch
+// costs an unprofiled step nothing: unit "×" reads n×m, "row" one row of
+// an n×m table, any other unit n of it ("" none).
+type launchShape struct {
+	n, m int
+	unit string
+}
+
+func (s launchShape) String() string {
+	switch s.unit {
+	case "":
+		return ""
+	case "×":
+		return fmt.Sprintf("%d×%d", s.n, s.m)
+	case "row":
+		return fmt.Sprintf("1 row of %d×%d", s.n, s.m)
+	}
+	return fmt.Sprintf("%d %s", s.n, s.unit)
+}
+
+// note describes the next kernel launch for ProfileStep; outside a profiled
+// step it does nothing.
+func (g *Model) note(sh launchShape, weights, cache uint64) {
+	if g.prof != nil {
+		*g.prof = launchNote{sh, weights, cache}
+	}
 }
 
 // maxProfiledLaunches bounds the timing events of ProfileStep (a decode step
@@ -48,6 +91,7 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 	pos := cc.n
 	a := stepArgs{token: token, pos: int32(pos), bucket: g.BucketKey(pos + 1)}
 	var fns []cuda.Function
+	var notes []launchNote
 	var x cuda.GraphExec
 	launched := false
 	err := e.Do(func() error {
@@ -56,18 +100,21 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 		}
 		var obsErr error
 		recErr := e.RecordTiming(evs[0])
+		g.prof = &launchNote{}
 		e.SetLaunchObserver(func(fn cuda.Function) {
 			if len(fns) == maxProfiledLaunches {
 				obsErr = fmt.Errorf("more than %d launches in a step", maxProfiledLaunches)
 				return
 			}
 			fns = append(fns, fn)
+			notes = append(notes, *g.prof)
+			*g.prof = launchNote{} // a launch the step code did not describe moves no counted bytes
 			if err := e.RecordTiming(evs[len(fns)]); err != nil && obsErr == nil {
 				obsErr = err
 			}
 		})
 		stepErr := func() error {
-			defer e.SetLaunchObserver(nil)
+			defer func() { e.SetLaunchObserver(nil); g.prof = nil }()
 			return g.enqueue(cc, a)
 		}()
 		graph, endErr := e.EndCapture()
@@ -106,7 +153,7 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gpu: profiled step at %d: %w", pos, err)
 		}
-		out[i] = Launch{Kernel: e.FunctionName(fn), Time: d}
+		out[i] = Launch{Kernel: e.FunctionName(fn), Time: d, Shape: notes[i].shape.String(), Weights: notes[i].weights, Cache: notes[i].cache}
 	}
 	return out, nil
 }

@@ -1,10 +1,12 @@
 package gpu
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
@@ -91,6 +93,78 @@ func TestGPUProfileStep(t *testing.T) {
 		t.Fatalf("%d launches with no kernel time in total", len(launches))
 	}
 	t.Logf("%d launches, %.1f µs of kernel time", len(launches), sum*1e6)
+}
+
+// TestGPUProfileStepBytes checks the bytes ProfileStep says each launch
+// moves against what the model and cache hold, counted here from the GGUF
+// tensors and the config rather than from the step code: the weights add up
+// to model.Model.WeightBytes (which counts one embedding row of an untied
+// table; a tied one is read whole as the output and a row more by embed),
+// the KV and state to one step's reads and writes (per attention layer the
+// new K and V vectors written and pos+1 of each read; per DeltaNet layer its
+// state and conv state read and written). Tied and untied, f16 and FP8 KV.
+func TestGPUProfileStepBytes(t *testing.T) {
+	e := decodeEngine(t)
+	for _, tc := range []struct {
+		tied, fp8 bool
+	}{{false, false}, {true, true}} {
+		t.Run(fmt.Sprintf("tied=%v/fp8=%v", tc.tied, tc.fp8), func(t *testing.T) {
+			m := modeltest.Load(t, gpuTinySpec(gguf.TypeQ8_0, tc.tied, 13))
+			g := loadModel(t, e, m, Options{KVFP8: tc.fp8})
+			c, err := g.NewCache(64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			const pos = 3
+			for _, tk := range []int32{5, 900, 17} {
+				if _, err := g.DecodeStep(c, tk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			launches, err := g.ProfileStep(c, 333)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := m.Config
+			wantW := uint64(m.WeightBytes())
+			if cfg.TiedOutput {
+				wantW += uint64(m.TokenEmbd.RowBytes())
+			}
+			// Parts not fused into one launch each read the norm weight.
+			for _, L := range g.ls {
+				extra := 0
+				switch {
+				case L.kind == model.LayerAttention && L.qkvAttn.ptr == 0:
+					extra = 2
+				case L.kind != model.LayerAttention && L.gdnIn.ptr == 0:
+					extra = 3
+				}
+				if L.ffnGateUp.ptr == 0 {
+					extra++
+				}
+				wantW += uint64(extra * cfg.NEmbd * 4)
+			}
+			vec := uint64(cfg.HeadDimK * 2)
+			if tc.fp8 {
+				vec = uint64(cfg.HeadDimK + 4)
+			}
+			nAttn := cfg.NumAttention()
+			wantC := uint64(nAttn*cfg.NHeadKV) * 2 * vec * (1 + pos + 1)
+			wantC += uint64(cfg.NLayer-nAttn) * 2 * (uint64(cfg.SSMNumVHeads)*128*128*4 + uint64(cfg.SSMConvChannels()*(cfg.SSMConvKernel-1))*4)
+			var gotW, gotC uint64
+			for i, l := range launches {
+				gotW += l.Weights
+				gotC += l.Cache
+				if strings.HasPrefix(l.Kernel, "matvec_") && (l.Weights == 0 || !strings.Contains(l.Shape, "×")) {
+					t.Errorf("launch %d (%s): shape %q, %d weight bytes", i, l.Kernel, l.Shape, l.Weights)
+				}
+			}
+			if gotW != wantW || gotC != wantC {
+				t.Fatalf("a profiled step counts %d weight and %d cache bytes, want %d and %d", gotW, gotC, wantW, wantC)
+			}
+		})
+	}
 }
 
 // TestGPUEarlyLoadsFollowNoWriter pins the launch order that lets kernels

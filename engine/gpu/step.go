@@ -133,7 +133,9 @@ func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) 
 	}
 	// q/k norms, RoPE and the KV store in one launch (attn_prep.cu).
 	capacity := int32(cc.capacity)
+	kvHeads := uint64(c.NHeadKV) * 2 * g.kvVecBytes() // one position's K and V vectors
 	if !g.omit.attnPrep {
+		g.note(launchShape{}, L.qNorm.ggufBytes()+L.kNorm.ggufBytes(), kvHeads)
 		var err error
 		if g.opt.KVFP8 {
 			err = g.k.AttnPrepFP8(s.q, s.qg, qStride, L.qNorm.ptr, s.kraw, L.kNorm.ptr, s.v, kv.k, kv.v, kv.ks, kv.vs,
@@ -147,6 +149,9 @@ func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) 
 		}
 	}
 	if !g.omit.attnSplit {
+		// The eager step's keys (a profiled step is eager; a graph's
+		// counters are on the device).
+		g.note(launchShape{n: a.bucket.NSplits, unit: "splits"}, 0, uint64(a.pos+1)*kvHeads)
 		if err := g.attnSplit(cc, kv, a); err != nil {
 			return err
 		}
@@ -193,6 +198,15 @@ func (g *Model) attnSplitMMA(b Bucket) bool {
 	return capped && g.opt.KVFP8 && g.hopper
 }
 
+// kvVecBytes is one cached K or V vector of a KV head: Dh f16, or Dh e4m3
+// bytes and their f32 scale (cache.go).
+func (g *Model) kvVecBytes() uint64 {
+	if g.opt.KVFP8 {
+		return uint64(g.cfg.HeadDimK) + 4
+	}
+	return uint64(g.cfg.HeadDimK) * 2
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1
@@ -228,12 +242,14 @@ func (g *Model) gdnKernels(cc *Cache, L *layerWeights) error {
 	st := cc.gdn[L.gdnIndex]
 	C := c.SSMConvChannels()
 	if !g.omit.gdnConv {
+		g.note(launchShape{n: C, unit: "channels"}, L.conv.ggufBytes(), 2*uint64(C*(c.SSMConvKernel-1))*4)
 		if err := g.k.GDNConv(s.y, st.conv, s.qkv, L.conv.ptr, int32(C), int32(c.SSMConvKernel)); err != nil {
 			return err
 		}
 	}
 	K := uint64(c.SSMKeyDim()) * 4
 	if !g.omit.gdnDelta {
+		g.note(launchShape{n: c.SSMNumVHeads, unit: "heads"}, L.a.ggufBytes()+L.dt.ggufBytes(), 2*uint64(c.SSMNumVHeads)*128*128*4)
 		if err := g.k.GDNDelta(st.state, s.o, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr,
 			int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, l2Eps); err != nil {
 			return err
@@ -242,6 +258,7 @@ func (g *Model) gdnKernels(cc *Cache, L *layerWeights) error {
 	if g.omit.gdnNorm {
 		return nil
 	}
+	g.note(launchShape{}, L.ssmNorm.ggufBytes(), 0)
 	return g.k.RMSNormGated(s.on, s.o, L.ssmNorm.ptr, s.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps)
 }
 
@@ -270,6 +287,7 @@ func (g *Model) ffn(cc *Cache, L *layerWeights) error {
 func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr) error {
 	t := g.tok
 	ne, nv := int32(t.cols), int32(t.rows)
+	g.note(launchShape{t.rows, t.cols, "row"}, uint64(t.rowBytes()), 0)
 	switch t.typ {
 	case gguf.TypeF32:
 		return g.k.EmbedF32(x, t.ptr, ne, nv, token, dtok)
@@ -327,6 +345,7 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 	if c.NEmbd <= maxFusedNormCols {
 		return g.matvecs(y, fused, mode, s.x, ys, parts, norm.ptr)
 	}
+	g.note(launchShape{}, norm.ggufBytes(), 0)
 	if err := g.k.RMSNorm(s.xn, s.x, norm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
 		return err
 	}
@@ -407,8 +426,10 @@ func matvecUnits(v MatvecVariant, rows int) int {
 // where x' = x, or rmsnorm(x)·norm when norm != 0.
 func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm cuda.DevPtr) error {
 	xnorm := int32(0)
+	bytes := w.ggufBytes()
 	if norm != 0 {
 		xnorm = 1
+		bytes += uint64(w.cols) * 4 // the norm weight, f32 like every norm (model.Load checks)
 	}
 	v := MatvecVariant{GgmlType: int(w.typ), Wide: w.wideKey()}
 	blocks := matvecUnits(v, w.rows)
@@ -421,6 +442,7 @@ func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm
 	if c := g.mvBlocks[mvKey{v, mk.Shared(w.cols, xnorm != 0)}]; c > 0 && c < blocks {
 		blocks = c
 	}
+	g.note(launchShape{w.rows, w.cols, "×"}, bytes, 0)
 	if err := g.k.Matvec(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, xnorm, g.cfg.NormEps, blocks); err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)
 	}

@@ -149,6 +149,10 @@ func (d dtensor) rowBytes() int {
 	return int(rb)
 }
 
+// ggufBytes is d's size in its GGUF file: the bytes a product with d must
+// read (the device layout's padding aside).
+func (d dtensor) ggufBytes() uint64 { return uint64(d.rows) * uint64(d.rowBytes()) }
+
 // rowsView is the view of rows [first, first+n) of d as its own tensor
 // (tiled types: first a multiple of ktile.Rows).
 func (d dtensor) rowsView(name string, first, n int) dtensor {

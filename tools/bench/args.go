@@ -29,7 +29,7 @@ Examples:
   bench                                 the full default run
   bench -model /models/a.gguf,/models/b.gguf -ctx 64,4096 -reps 3
   bench -compare results/old.json results/latest.json
-  bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel
+  bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel, and each kernel's bandwidth
 
 Flags:`
 
@@ -106,7 +106,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	out := fs.String("out", "results", "results `DIR`")
 	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
 	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table then goes to stderr)")
-	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print each kernel's share of a step; the caches hold max(N, -tokens) tokens past the largest context")
+	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context")
 	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
 		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")
 	sampled := fs.Bool("sampled", true, "also time sampled graph decode, the token drawn on the device with the CLI's defaults (top-k 40, temperature 0.8, top-p 0.95, min-p 0.05): path \"sampled\"")

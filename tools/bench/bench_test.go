@@ -415,40 +415,61 @@ func TestLogAxis(t *testing.T) {
 	}
 }
 
-// TestProfileShares checks the -profile aggregation: per-step launches and
-// microseconds per kernel over two steps, shares of the total, largest
-// first, and the Markdown table that prints them.
+// TestProfileShares checks the -profile aggregation: per-step launches,
+// microseconds and bytes per kernel and shape over two steps, shares of the
+// total, largest first, the bytes' rate against the copy bandwidth, and the
+// Markdown table that prints them. The expected figures are worked out by
+// hand from the launches below (5 TB/s copy bandwidth).
 func TestProfileShares(t *testing.T) {
 	us := func(n float64) time.Duration { return time.Duration(n * float64(time.Microsecond)) }
-	steps := [][]gpu.Launch{
-		{{Kernel: "embed_bf16", Time: us(2)}, {Kernel: "matvec_bf16", Time: us(30)}, {Kernel: "gdn_delta", Time: us(4)}, {Kernel: "matvec_bf16", Time: us(10)}},
-		{{Kernel: "embed_bf16", Time: us(4)}, {Kernel: "matvec_bf16", Time: us(34)}, {Kernel: "gdn_delta", Time: us(6)}, {Kernel: "matvec_bf16", Time: us(10)}},
+	gu := gpu.Launch{Kernel: "matvec_bf16", Shape: "7168×1024", Weights: 16e6}
+	down := gpu.Launch{Kernel: "matvec_bf16", Shape: "1024×3584", Weights: 8e6, Time: us(10)}
+	delta := gpu.Launch{Kernel: "gdn_delta", Shape: "16 heads", Cache: 2e6}
+	emb := gpu.Launch{Kernel: "embed_bf16", Shape: "1 row of 1000×1024", Weights: 3000}
+	at := func(l gpu.Launch, n float64) gpu.Launch { l.Time = us(n); return l }
+	all := []gpu.Launch{
+		at(emb, 2), at(gu, 30), at(delta, 4), down,
+		at(emb, 4), at(gu, 34), at(delta, 6), down,
 	}
-	var all []gpu.Launch
-	for _, s := range steps {
-		all = append(all, s...)
-	}
-	p := newProfile(1024, 2, all)
+	p := newProfile(1024, 2, all, 5e12)
 	want := []KernelShare{
-		{Kernel: "matvec_bf16", Launches: 2, Us: 42, Pct: 42.0 / 50 * 100},
-		{Kernel: "gdn_delta", Launches: 1, Us: 5, Pct: 10},
-		{Kernel: "embed_bf16", Launches: 1, Us: 3, Pct: 6},
+		{Kernel: "matvec_bf16", Shape: "7168×1024", Launches: 1, Us: 32, Pct: 64, MB: 16, TBs: 0.5, CopyPct: 10},
+		{Kernel: "matvec_bf16", Shape: "1024×3584", Launches: 1, Us: 10, Pct: 20, MB: 8, TBs: 0.8, CopyPct: 16},
+		{Kernel: "gdn_delta", Shape: "16 heads", Launches: 1, Us: 5, Pct: 10, MB: 2, TBs: 0.4, CopyPct: 8},
+		{Kernel: "embed_bf16", Shape: "1 row of 1000×1024", Launches: 1, Us: 3, Pct: 6, MB: 0.003, TBs: 0.001, CopyPct: 0.02},
 	}
 	if p.Context != 1024 || p.Steps != 2 || math.Abs(p.TotalUs-50) > 1e-9 || len(p.Kernels) != len(want) {
 		t.Fatalf("profile %+v, want context 1024, 2 steps, 50 µs, %d kernels", p, len(want))
 	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) } // float sums of exact inputs
 	for i, k := range p.Kernels {
 		w := want[i]
-		if k.Kernel != w.Kernel || math.Abs(k.Launches-w.Launches) > 1e-9 || math.Abs(k.Us-w.Us) > 1e-9 || math.Abs(k.Pct-w.Pct) > 1e-9 {
+		if k.Kernel != w.Kernel || k.Shape != w.Shape || !near(k.Launches, w.Launches) || !near(k.Us, w.Us) || !near(k.Pct, w.Pct) ||
+			!near(k.MB, w.MB) || !near(k.TBs, w.TBs) || !near(k.CopyPct, w.CopyPct) {
 			t.Errorf("kernel %d: %+v, want %+v", i, k, w)
 		}
 	}
 	rep := &Report{Models: []ModelReport{{Model: "m", KV: "f16", Profile: []Profile{p}}}}
 	var b bytes.Buffer
 	rep.profileTables(&b)
-	for _, line := range []string{"## Kernel time per step: m f16 @ctx 1k (2 steps, 50.0 µs of kernels per step)", "| matvec_bf16 | 2 | 42.0 | 84.0 |", "| embed_bf16 | 1 | 3.0 | 6.0 |"} {
+	for _, line := range []string{
+		"## Kernel time per step: m f16 @ctx 1k (2 steps, 50.0 µs of kernels per step)",
+		"| matvec_bf16 | 7168×1024 | 1 | 32.0 | 64.0 | 16.00 | 0.50 | 10 |",
+		"| gdn_delta | 16 heads | 1 | 5.0 | 10.0 | 2.00 | 0.40 | 8 |",
+		"| embed_bf16 | 1 row of 1000×1024 | 1 | 3.0 | 6.0 | 0.00 | 0.00 | 0 |",
+	} {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("profile table lacks %q:\n%s", line, b.String())
 		}
+	}
+	// Without a copy bandwidth, or without bytes, no rate is claimed.
+	none := newProfile(64, 1, []gpu.Launch{{Kernel: "attn_combine", Time: us(2)}}, 0)
+	if k := none.Kernels[0]; k.MB != 0 || k.TBs != 0 || k.CopyPct != 0 {
+		t.Errorf("a launch without bytes: %+v", k)
+	}
+	b.Reset()
+	(&Report{Models: []ModelReport{{Model: "m", KV: "f16", Profile: []Profile{none}}}}).profileTables(&b)
+	if !strings.Contains(b.String(), "| attn_combine |  | 1 | 2.0 | 100.0 | 0.00 | — | — |") {
+		t.Errorf("profile table of a launch without bytes:\n%s", b.String())
 	}
 }

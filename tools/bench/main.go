@@ -437,9 +437,9 @@ func (b *bencher) profile(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, mr *M
 		}
 		all = append(all, ls...)
 	}
-	p := newProfile(ctx, b.c.profile, all)
+	p := newProfile(ctx, b.c.profile, all, b.rep.Copy.BWRW)
 	mr.Profile = append(mr.Profile, p)
-	b.logf("%s %s ctx %6d profile: %.1f µs of kernels per step, %d kernels", mr.Model, mr.KV, ctx, p.TotalUs, len(p.Kernels))
+	b.logf("%s %s ctx %6d profile: %.1f µs of kernels per step, %d (kernel, shape) rows", mr.Model, mr.KV, ctx, p.TotalUs, len(p.Kernels))
 	return nil
 }
 

@@ -105,12 +105,20 @@ type Profile struct {
 	Kernels []KernelShare `json:"kernels"`  // largest first
 }
 
-// KernelShare is one kernel's part of a profiled step.
+// KernelShare is one kernel's part of a profiled step: its launches on one
+// shape (gpu.Launch.Shape: a matrix's rows × cols, an attention bucket's
+// splits, ...), and the device-memory bytes they must move (weights, KV
+// cache and recurrent state) against their time and the run's copy
+// bandwidth.
 type KernelShare struct {
 	Kernel   string  `json:"kernel"`
+	Shape    string  `json:"shape,omitempty"`
 	Launches float64 `json:"launches"` // per step
 	Us       float64 `json:"us"`       // per step
 	Pct      float64 `json:"pct"`      // of TotalUs
+	MB       float64 `json:"mb"`       // weight + KV + state bytes per step, 1e6
+	TBs      float64 `json:"tb_s"`     // MB / Us: the bytes' rate while the kernel runs, 1e12 B/s
+	CopyPct  float64 `json:"copy_pct"` // TBs against the copy bandwidth (read + written, as the roofline counts)
 }
 
 // Memory is device memory in bytes.
@@ -316,34 +324,52 @@ func (rep *Report) profileTables(w io.Writer) {
 		for _, p := range m.Profile {
 			fmt.Fprintf(w, "\n## Kernel time per step: %s %s @ctx %s (%d steps, %.1f µs of kernels per step)\n\n",
 				m.Model, m.KV, ctxName(p.Context), p.Steps, p.TotalUs)
-			fmt.Fprintln(w, "| kernel | launches/step | µs/step | % |")
-			fmt.Fprintln(w, "|---|---:|---:|---:|")
+			fmt.Fprintln(w, "| kernel | shape | launches/step | µs/step | % | MB/step | TB/s | % of copy |")
+			fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 			for _, k := range p.Kernels {
-				fmt.Fprintf(w, "| %s | %.0f | %.1f | %.1f |\n", k.Kernel, k.Launches, k.Us, k.Pct)
+				rate, pct := "—", "—"
+				if k.MB > 0 && k.Us > 0 {
+					rate = fmt.Sprintf("%.2f", k.TBs)
+					if k.CopyPct > 0 {
+						pct = fmt.Sprintf("%.0f", k.CopyPct)
+					}
+				}
+				fmt.Fprintf(w, "| %s | %s | %.0f | %.1f | %.1f | %.2f | %s | %s |\n", k.Kernel, k.Shape, k.Launches, k.Us, k.Pct, k.MB, rate, pct)
 			}
 		}
 	}
 }
 
-// newProfile sums the launches of steps profiled steps by kernel name.
-func newProfile(ctx, steps int, launches []gpu.Launch) Profile {
+// newProfile sums the launches of steps profiled steps by kernel name and
+// shape; bwRW is the run's copy bandwidth (bytes read + written per
+// second; 0: unknown).
+func newProfile(ctx, steps int, launches []gpu.Launch, bwRW float64) Profile {
 	p := Profile{Context: ctx, Steps: steps}
-	at := map[string]int{}
+	type key struct{ kernel, shape string }
+	at := map[key]int{}
 	for _, l := range launches {
-		i, ok := at[l.Kernel]
+		i, ok := at[key{l.Kernel, l.Shape}]
 		if !ok {
 			i = len(p.Kernels)
-			at[l.Kernel] = i
-			p.Kernels = append(p.Kernels, KernelShare{Kernel: l.Kernel})
+			at[key{l.Kernel, l.Shape}] = i
+			p.Kernels = append(p.Kernels, KernelShare{Kernel: l.Kernel, Shape: l.Shape})
 		}
 		us := l.Time.Seconds() * 1e6 / float64(steps)
 		p.Kernels[i].Launches += 1 / float64(steps)
 		p.Kernels[i].Us += us
+		p.Kernels[i].MB += float64(l.Weights+l.Cache) / 1e6 / float64(steps)
 		p.TotalUs += us
 	}
 	for i := range p.Kernels {
+		k := &p.Kernels[i]
 		if p.TotalUs > 0 {
-			p.Kernels[i].Pct = 100 * p.Kernels[i].Us / p.TotalUs
+			k.Pct = 100 * k.Us / p.TotalUs
+		}
+		if k.Us > 0 {
+			k.TBs = k.MB / k.Us // 1e6 B / 1e-6 s
+			if bwRW > 0 {
+				k.CopyPct = 100 * k.TBs * 1e12 / bwRW
+			}
 		}
 	}
 	sort.SliceStable(p.Kernels, func(i, j int) bool { return p.Kernels[i].Us > p.Kernels[j].Us })
