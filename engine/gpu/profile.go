@@ -12,9 +12,9 @@ import (
 type Launch struct {
 	Kernel string
 	Time   time.Duration
-	// Shape is what the launch works on: a matrix's rows × cols, the keys
-	// an attention split reads, a DeltaNet layer's heads; empty for kernels
-	// that move only activations.
+	// Shape is what the launch works on: a matrix's rows × cols, an
+	// attention bucket's splits, a DeltaNet layer's heads or conv channels;
+	// empty for kernels without a shape of their own.
 	Shape string
 	// Weights and Cache are the device-memory bytes the launch must move:
 	// the weights it reads (their GGUF size, so they add up to the bytes
@@ -30,7 +30,7 @@ type launchNote struct {
 }
 
 // launchShape is a launch's Shape, kept as numbers so that describing a launch
-// costs an unprofiled step nothing: unit "×" reads n×m, "row" one row of
+// formats nothing in an unprofiled step: unit "×" reads n×m, "row" one row of
 // an n×m table, any other unit n of it ("" none).
 type launchShape struct {
 	n, m int

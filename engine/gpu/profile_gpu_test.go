@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -102,14 +103,21 @@ func TestGPUProfileStep(t *testing.T) {
 // table; a tied one is read whole as the output and a row more by embed),
 // the KV and state to one step's reads and writes (per attention layer the
 // new K and V vectors written and pos+1 of each read; per DeltaNet layer its
-// state and conv state read and written). Tied and untied, f16 and FP8 KV.
+// state and conv state read and written), each cache part on the kernel
+// that moves it. Tied and untied, f16 and FP8 KV, and a mixed K-quant model
+// (kMix), whose projections of one input are separate launches that each
+// read the norm weight.
 func TestGPUProfileStepBytes(t *testing.T) {
 	e := decodeEngine(t)
 	for _, tc := range []struct {
-		tied, fp8 bool
-	}{{false, false}, {true, true}} {
-		t.Run(fmt.Sprintf("tied=%v/fp8=%v", tc.tied, tc.fp8), func(t *testing.T) {
-			m := modeltest.Load(t, gpuTinySpec(gguf.TypeQ8_0, tc.tied, 13))
+		tied, fp8, mix bool
+	}{{false, false, false}, {true, true, false}, {false, true, true}} {
+		t.Run(fmt.Sprintf("tied=%v/fp8=%v/mix=%v", tc.tied, tc.fp8, tc.mix), func(t *testing.T) {
+			spec := gpuTinySpec(gguf.TypeQ8_0, tc.tied, 13)
+			if tc.mix {
+				spec.Type = kMix
+			}
+			m := modeltest.Load(t, spec)
 			g := loadModel(t, e, m, Options{KVFP8: tc.fp8})
 			c, err := g.NewCache(64)
 			if err != nil {
@@ -132,6 +140,7 @@ func TestGPUProfileStepBytes(t *testing.T) {
 				wantW += uint64(m.TokenEmbd.RowBytes())
 			}
 			// Parts not fused into one launch each read the norm weight.
+			unfused := 0
 			for _, L := range g.ls {
 				extra := 0
 				switch {
@@ -143,25 +152,46 @@ func TestGPUProfileStepBytes(t *testing.T) {
 				if L.ffnGateUp.ptr == 0 {
 					extra++
 				}
+				unfused += extra
 				wantW += uint64(extra * cfg.NEmbd * 4)
+			}
+			if tc.mix && unfused == 0 {
+				t.Fatal("the mixed model fused every projection: the case no longer tests unfused parts")
 			}
 			vec := uint64(cfg.HeadDimK * 2)
 			if tc.fp8 {
 				vec = uint64(cfg.HeadDimK + 4)
 			}
-			nAttn := cfg.NumAttention()
-			wantC := uint64(nAttn*cfg.NHeadKV) * 2 * vec * (1 + pos + 1)
-			wantC += uint64(cfg.NLayer-nAttn) * 2 * (uint64(cfg.SSMNumVHeads)*128*128*4 + uint64(cfg.SSMConvChannels()*(cfg.SSMConvKernel-1))*4)
-			var gotW, gotC uint64
+			nAttn, nGDN := uint64(cfg.NumAttention()), uint64(cfg.NLayer-cfg.NumAttention())
+			row := nAttn * uint64(cfg.NHeadKV) * 2 * vec // one position's K and V in every attention layer
+			wantCache := map[string]uint64{              // by kernel family
+				"attn_prep":  row,             // the new position written
+				"attn_split": row * (pos + 1), // every position read, the new one too
+				"gdn_delta":  nGDN * 2 * uint64(cfg.SSMNumVHeads) * 128 * 128 * 4,
+				"gdn_conv":   nGDN * 2 * uint64(cfg.SSMConvChannels()*(cfg.SSMConvKernel-1)) * 4,
+			}
+			var gotW uint64
+			gotCache := map[string]uint64{}
 			for i, l := range launches {
 				gotW += l.Weights
-				gotC += l.Cache
+				if l.Cache > 0 {
+					fam := l.Kernel
+					for f := range wantCache {
+						if strings.HasPrefix(l.Kernel, f) {
+							fam = f
+						}
+					}
+					gotCache[fam] += l.Cache
+				}
 				if strings.HasPrefix(l.Kernel, "matvec_") && (l.Weights == 0 || !strings.Contains(l.Shape, "×")) {
 					t.Errorf("launch %d (%s): shape %q, %d weight bytes", i, l.Kernel, l.Shape, l.Weights)
 				}
 			}
-			if gotW != wantW || gotC != wantC {
-				t.Fatalf("a profiled step counts %d weight and %d cache bytes, want %d and %d", gotW, gotC, wantW, wantC)
+			if gotW != wantW {
+				t.Errorf("a profiled step counts %d weight bytes, want %d", gotW, wantW)
+			}
+			if !maps.Equal(gotCache, wantCache) {
+				t.Errorf("a profiled step's cache bytes by kernel %v, want %v", gotCache, wantCache)
 			}
 		})
 	}
