@@ -2,8 +2,11 @@
 # Session 28: BenchmarkGPUGraphChain again on an idle host (run179 ran it
 # beside ten `memra synth` processes; its µs a node are event times from
 # the first launch's enqueue to the last's end, so a host that falls behind
-# the GPU shows in them: BF16 1024 x 3584 read 5.19 us there against 3.95
-# in run160), 50 replays a case; then perf.md's FP8 KV table in one run.
+# the GPU shows in them), 50 replays a case; then perf.md's FP8 KV table in
+# one run. (Comment corrected after the run: it had blamed the host for
+# BF16 1024 x 3584's 5.19 us against run160's 3.95, which was the kernel
+# before step 71's HL = 2; run160 measured the merged kernel at 5.51.
+# Against run180, five of run179's cases read 0.36-1.25 us slower.)
 # main as run179. bin/main. carry ["bin"]. ~7 minutes.
 set -u
 source scripts/gpu/lib.sh
