@@ -72,6 +72,25 @@ type Cache struct {
 	topIDs                            []int32       // and their ids
 }
 
+// kvElemBytes is one cached K or V element: f16, or e4m3 with FP8 KV
+// (whose f32 scale per KV head and position lies in its own buffer).
+func (g *Model) kvElemBytes() uint64 {
+	if g.opt.KVFP8 {
+		return 1
+	}
+	return 2
+}
+
+// kvVecBytes is what one K or V vector of a KV head moves: Dh elements, and
+// with FP8 KV their scale.
+func (g *Model) kvVecBytes() uint64 {
+	n := uint64(g.cfg.HeadDimK) * g.kvElemBytes()
+	if g.opt.KVFP8 {
+		n += 4
+	}
+	return n
+}
+
 // NewCache allocates a cache for capacity tokens.
 func (g *Model) NewCache(capacity int) (*Cache, error) {
 	c := &g.cfg
@@ -79,10 +98,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		return nil, fmt.Errorf("gpu: cache capacity %d must be at least 1", capacity)
 	}
 	dh := c.HeadDimK
-	kvElem := uint64(2)
-	if g.opt.KVFP8 {
-		kvElem = 1
-	}
+	kvElem := g.kvElemBytes()
 	type buf struct {
 		p     *cuda.DevPtr
 		bytes uint64

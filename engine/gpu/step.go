@@ -198,15 +198,6 @@ func (g *Model) attnSplitMMA(b Bucket) bool {
 	return capped && g.opt.KVFP8 && g.hopper
 }
 
-// kvVecBytes is one cached K or V vector of a KV head: Dh f16, or Dh e4m3
-// bytes and their f32 scale (cache.go).
-func (g *Model) kvVecBytes() uint64 {
-	if g.opt.KVFP8 {
-		return uint64(g.cfg.HeadDimK) + 4
-	}
-	return uint64(g.cfg.HeadDimK) * 2
-}
-
 func b2i(b bool) int {
 	if b {
 		return 1
