@@ -1,0 +1,118 @@
+// barload.cu: what a grid barrier costs while other blocks on the same SMs
+// stream memory (docs/perf.md step 82, an experiment record; the engine does
+// not load it).
+// Build: nvcc -O3 -arch=sm_90 -cubin -o barload.cubin barload.cu
+//
+// Why it is shaped this way: a persistent decode kernel gains over graph
+// nodes only if its grid barriers overlap the weight stream (steps 25, 27,
+// 69): the next phase's weights load while the barrier that releases its
+// input completes. pstream's ring alone cost the barrier plus the bytes, one
+// after the other (step 27). Either its design serialised them or a barrier
+// itself slows while HBM streams. Here the two are separate: every SM holds
+// one barrier block and one streamer block (1,024 threads each, so exactly
+// two fit an SM and a grid of 2 x SMs puts one of each on every SM), the
+// barrier blocks run nbar grid barriers among themselves, as pchain's
+// (one red.release per block, thread 0 spinning on an acquire load), and the
+// streamers read buf until the last barrier raises the stop flag. With
+// stream = 0 the streamers leave at once: the barrier alone. Only the first
+// `active` threads of a streamer block read (the rest leave), so the bytes in
+// flight, and with them the queues a barrier's loads wait in, can be set
+// below what saturates HBM (run183: 1,024 threads, four 16-byte loads each in
+// flight, took the barrier from 1.05 to 9 µs).
+#include <cstdint>
+
+#define BL_THREADS 1024
+#define BL_LOADS 4 // a streamer thread's loads in flight per stop-flag check
+
+// ctl words (main.go's ctl* constants).
+#define BL_BAR 0     // barrier arrivals
+#define BL_STOP 1    // raised after the last barrier
+#define BL_SEEN 2    // blocks seen per role: [2] barrier, [3] streamer
+#define BL_PER_SM 4  // blocks seen per SM, one word an SM
+
+__device__ __forceinline__ unsigned bl_ld_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void bl_red_release(unsigned* p) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(p) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long bl_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ unsigned bl_smid() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}
+
+// ctl: the words above (BL_PER_SM + SMs); times[0..1]: globaltimer after the
+// first barrier and after the last (ns); counts, xors: per streamer thread
+// (streamer index * BL_THREADS + thread), its loads and the XOR of what they
+// read, which the host recomputes. buf: nvec 16-byte words; streamer thread
+// s reads s, s + S, s + 2S, ... (S streamer threads), wrapping at nvec.
+extern "C" __global__ void __launch_bounds__(BL_THREADS, 2)
+barload(unsigned* ctl, int nbar, int stream, const uint4* buf, unsigned long long nvec, unsigned long long* counts, uint4* xors,
+        unsigned long long* times, int active) {
+    __shared__ int role, idx;
+    if (threadIdx.x == 0) {
+        role = atomicAdd(&ctl[BL_PER_SM + bl_smid()], 1u) == 0 ? 0 : 1;
+        idx = (int)atomicAdd(&ctl[BL_SEEN + role], 1u);
+    }
+    __syncthreads();
+    const unsigned nb = gridDim.x / 2; // barrier blocks: one an SM
+    if (role == 0) {
+        // Barrier 0 lines the blocks up; the clock runs from it to barrier nbar.
+        for (int i = 0; i <= nbar; i++) {
+            if (threadIdx.x == 0) {
+                bl_red_release(&ctl[BL_BAR]);
+                const unsigned target = (unsigned)(i + 1) * nb;
+                while (bl_ld_acquire(&ctl[BL_BAR]) < target) {
+                }
+                if (i == 0 && idx == 0) times[0] = bl_now();
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0 && idx == 0) {
+            times[1] = bl_now();
+            atomicExch(&ctl[BL_STOP], 1u);
+        }
+        return;
+    }
+    const unsigned long long self = (unsigned long long)idx * BL_THREADS + threadIdx.x;
+    const unsigned long long S = (unsigned long long)nb * BL_THREADS;
+    if ((int)threadIdx.x >= active) { // idle: counts 0, XOR 0
+        counts[self] = 0;
+        xors[self] = make_uint4(0, 0, 0, 0);
+        return;
+    }
+    unsigned long long n = 0, i = self % nvec;
+    uint4 x = make_uint4(0, 0, 0, 0);
+    while (stream) {
+        uint4 v[BL_LOADS];
+        const unsigned stop = *reinterpret_cast<volatile const unsigned*>(&ctl[BL_STOP]);
+#pragma unroll
+        for (int k = 0; k < BL_LOADS; k++) {
+            v[k] = __ldcg(buf + i); // L2, not L1: every load is a memory request
+            i += S;
+            if (i >= nvec) i -= nvec;
+        }
+#pragma unroll
+        for (int k = 0; k < BL_LOADS; k++) {
+            x.x ^= v[k].x;
+            x.y ^= v[k].y;
+            x.z ^= v[k].z;
+            x.w ^= v[k].w;
+        }
+        n += BL_LOADS;
+        if (stop) break;
+    }
+    counts[self] = n;
+    xors[self] = x;
+}
