@@ -17,8 +17,14 @@
 // stream = 0 the streamers leave at once: the barrier alone. Only the first
 // `active` threads of a streamer block read (the rest leave), so the bytes in
 // flight, and with them the queues a barrier's loads wait in, can be set
-// below what saturates HBM (run183: 1,024 threads, four 16-byte loads each in
-// flight, took the barrier from 1.05 to 9 µs).
+// below what saturates HBM (run185: 1,024 threads, four 16-byte loads each in
+// flight, 4.5 TB/s, took the barrier from 1.04 to 7 µs; 256, 3.2 TB/s, to
+// 1.37). The active threads of all
+// streamer blocks stride over the buffer together, so every depth reads all
+// of it (run184's form strode by 1,024 a block, and its shallow rows read only
+// active/1,024 of the buffer: from the L2, not HBM). The stop flag has a
+// 128-byte line of its own: beside the barrier counter (run183, run184) its
+// polls slowed the barrier several times over.
 #include <cstdint>
 
 #define BL_THREADS 1024
@@ -26,9 +32,11 @@
 
 // ctl words (main.go's ctl* constants).
 #define BL_BAR 0     // barrier arrivals
-#define BL_STOP 1    // raised after the last barrier
 #define BL_SEEN 2    // blocks seen per role: [2] barrier, [3] streamer
-#define BL_PER_SM 4  // blocks seen per SM, one word an SM
+#define BL_LATE 4    // streamer blocks that started after the timed barriers had begun
+#define BL_BADSM 5   // blocks whose %smid was not below the SM count
+#define BL_STOP 32   // raised after the last barrier (its own 128-byte line)
+#define BL_PER_SM 64 // blocks seen per SM, one word an SM
 
 __device__ __forceinline__ unsigned bl_ld_acquire(const unsigned* p) {
     unsigned v;
@@ -55,15 +63,22 @@ __device__ __forceinline__ unsigned bl_smid() {
 // ctl: the words above (BL_PER_SM + SMs); times[0..1]: globaltimer after the
 // first barrier and after the last (ns); counts, xors: per streamer thread
 // (streamer index * BL_THREADS + thread), its loads and the XOR of what they
-// read, which the host recomputes. buf: nvec 16-byte words; streamer thread
-// s reads s, s + S, s + 2S, ... (S streamer threads), wrapping at nvec.
+// read, which the host recomputes. buf: nvec 16-byte words; active streamer
+// thread s (streamer index * active + thread) reads s, s + S, s + 2S, ...
+// (S = streamer blocks * active), wrapping at nvec.
 extern "C" __global__ void __launch_bounds__(BL_THREADS, 2)
 barload(unsigned* ctl, int nbar, int stream, const uint4* buf, unsigned long long nvec, unsigned long long* counts, uint4* xors,
-        unsigned long long* times, int active) {
+        unsigned long long* times, int active, int sms) {
     __shared__ int role, idx;
     if (threadIdx.x == 0) {
-        role = atomicAdd(&ctl[BL_PER_SM + bl_smid()], 1u) == 0 ? 0 : 1;
+        unsigned sm = bl_smid();
+        if (sm >= (unsigned)sms) { // ids need not be dense: counted, and the host's per-SM check fails
+            atomicAdd(&ctl[BL_BADSM], 1u);
+            sm %= (unsigned)sms;
+        }
+        role = atomicAdd(&ctl[BL_PER_SM + sm], 1u) == 0 ? 0 : 1;
         idx = (int)atomicAdd(&ctl[BL_SEEN + role], 1u);
+        if (role == 1 && bl_ld_acquire(&ctl[BL_BAR]) >= gridDim.x / 2) atomicAdd(&ctl[BL_LATE], 1u);
     }
     __syncthreads();
     const unsigned nb = gridDim.x / 2; // barrier blocks: one an SM
@@ -85,13 +100,14 @@ barload(unsigned* ctl, int nbar, int stream, const uint4* buf, unsigned long lon
         }
         return;
     }
-    const unsigned long long self = (unsigned long long)idx * BL_THREADS + threadIdx.x;
-    const unsigned long long S = (unsigned long long)nb * BL_THREADS;
+    const unsigned long long slot = (unsigned long long)idx * BL_THREADS + threadIdx.x; // counts, xors
     if ((int)threadIdx.x >= active) { // idle: counts 0, XOR 0
-        counts[self] = 0;
-        xors[self] = make_uint4(0, 0, 0, 0);
+        counts[slot] = 0;
+        xors[slot] = make_uint4(0, 0, 0, 0);
         return;
     }
+    const unsigned long long self = (unsigned long long)idx * active + threadIdx.x;
+    const unsigned long long S = (unsigned long long)nb * active;
     unsigned long long n = 0, i = self % nvec;
     uint4 x = make_uint4(0, 0, 0, 0);
     while (stream) {
@@ -113,6 +129,6 @@ barload(unsigned* ctl, int nbar, int stream, const uint4* buf, unsigned long lon
         n += BL_LOADS;
         if (stop) break;
     }
-    counts[self] = n;
-    xors[self] = x;
+    counts[slot] = n;
+    xors[slot] = x;
 }

@@ -32,9 +32,10 @@ const threads = 1024 // BL_THREADS
 // barload.cu's ctl words.
 const (
 	ctlBar   = 0
-	ctlStop  = 1
 	ctlSeen  = 2
-	ctlPerSM = 4
+	ctlLate  = 4
+	ctlBadSM = 5
+	ctlPerSM = 64
 )
 
 func main() {
@@ -109,7 +110,7 @@ func (d *device) launch(nbar, active int, buf cuda.DevPtr, host []byte, rng *ran
 	if err := e.MemsetD32Async(d.ctl, 0, uint64(ctlPerSM+sms)); err != nil {
 		return trial{}, err
 	}
-	p := cuda.NewParams(9)
+	p := cuda.NewParams(10)
 	p.SetPtr(0, d.ctl)
 	p.SetI32(1, int32(nbar))
 	p.SetI32(2, stream)
@@ -119,6 +120,7 @@ func (d *device) launch(nbar, active int, buf cuda.DevPtr, host []byte, rng *ran
 	p.SetPtr(6, d.xors)
 	p.SetPtr(7, d.times)
 	p.SetI32(8, int32(active))
+	p.SetI32(9, int32(sms))
 	if err := e.LaunchParams(d.fn, [3]uint32{uint32(2 * sms), 1, 1}, [3]uint32{threads, 1, 1}, 0, p); err != nil {
 		return trial{}, err
 	}
@@ -140,6 +142,12 @@ func (d *device) launch(nbar, active int, buf cuda.DevPtr, host []byte, rng *ran
 	}
 	if want := uint32((nbar + 1) * sms); ctl[ctlBar] != want {
 		return trial{}, fmt.Errorf("barrier counter %d, want %d", ctl[ctlBar], want)
+	}
+	if ctl[ctlBadSM] != 0 {
+		return trial{}, fmt.Errorf("%d blocks ran on an SM id past the %d SMs", ctl[ctlBadSM], sms)
+	}
+	if ctl[ctlLate] != 0 {
+		return trial{}, fmt.Errorf("%d streamer blocks started after the timed barriers had begun", ctl[ctlLate])
 	}
 	if ctl[ctlSeen] != uint32(sms) || ctl[ctlSeen+1] != uint32(sms) {
 		return trial{}, fmt.Errorf("%d barrier and %d streamer blocks, want %d of each", ctl[ctlSeen], ctl[ctlSeen+1], sms)
@@ -166,8 +174,9 @@ func (d *device) launch(nbar, active int, buf cuda.DevPtr, host []byte, rng *ran
 	}
 	t.tbs = float64(16*loads) / span / 1e6
 	for range 64 { // sampled active threads: the host recomputation reads as much as they did
-		s := rng.IntN(S/threads)*threads + rng.IntN(active)
-		want := streamXor(host, uint64(s), uint64(S), counts[s])
+		b, th := rng.IntN(sms), rng.IntN(active)
+		s := b*threads + th
+		want := streamXor(host, uint64(b*active+th), uint64(sms*active), counts[s])
 		if got := [4]uint32(xors[4*s : 4*s+4]); got != want {
 			return trial{}, fmt.Errorf("streamer thread %d: XOR of its %d loads %08x, host %08x", s, counts[s], got, want)
 		}
@@ -176,8 +185,8 @@ func (d *device) launch(nbar, active int, buf cuda.DevPtr, host []byte, rng *ran
 }
 
 func run(cubin string, nbar, reps, mib, l2mib int, actives []int) error {
-	if nbar < 1 || reps < 1 || mib < 1 || l2mib < 1 {
-		return fmt.Errorf("-barriers %d, -reps %d, -mib %d, -l2mib %d: each must be at least 1", nbar, reps, mib, l2mib)
+	if nbar < 1 || nbar > 1_000_000 || reps < 1 || mib < 1 || l2mib < 1 || l2mib > mib {
+		return fmt.Errorf("-barriers %d (1..1,000,000), -reps %d, -mib %d, -l2mib %d (at most -mib): each must be at least 1", nbar, reps, mib, l2mib)
 	}
 	for _, a := range actives {
 		if a < 1 || a > threads {
