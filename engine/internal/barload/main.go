@@ -21,10 +21,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/internal/xcmd"
 )
 
 const threads = 1024 // BL_THREADS
@@ -46,20 +45,10 @@ func main() {
 	l2mib := flag.Int("l2mib", 16, "the L2 case's buffer, MiB (held by the L2)")
 	active := flag.String("active", "1024,256,64,16", "streaming threads per streamer block to try (1..1024)")
 	flag.Parse()
-	if err := run(*cubin, *nbar, *reps, *mib, *l2mib, ints(*active)); err != nil {
+	if err := run(*cubin, *nbar, *reps, *mib, *l2mib, xcmd.Ints(*active)); err != nil {
 		fmt.Fprintln(os.Stderr, "barload:", err)
 		os.Exit(1)
 	}
-}
-
-// ints parses a comma-separated list; a bad entry becomes 0, which run rejects.
-func ints(s string) []int {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, _ := strconv.Atoi(strings.TrimSpace(f))
-		out = append(out, v)
-	}
-	return out
 }
 
 // streamXor is what streamer thread self reads in n loads from words (16
@@ -193,19 +182,11 @@ func run(cubin string, nbar, reps, mib, l2mib int, actives []int) error {
 			return fmt.Errorf("-active: %d is not in 1..%d", a, threads)
 		}
 	}
-	e, err := cuda.New(0)
+	e, _, fn, err := xcmd.Kernel(cubin, "barload")
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	mod, err := e.LoadModuleFile(cubin)
-	if err != nil {
-		return err
-	}
-	fn, err := e.Function(mod, "barload")
-	if err != nil {
-		return fmt.Errorf("%s: %w", cubin, err)
-	}
 	resident, err := e.MaxActiveBlocksPerSM(fn, threads, 0)
 	if err != nil {
 		return err
@@ -218,19 +199,9 @@ func run(cubin string, nbar, reps, mib, l2mib int, actives []int) error {
 	if min(mib, l2mib)<<20/16 <= S {
 		return fmt.Errorf("a buffer of %d MiB holds fewer 16-byte words than the %d streamer threads", min(mib, l2mib), S)
 	}
-	var alloc []cuda.DevPtr
-	defer func() {
-		for _, p := range alloc {
-			e.Free(p)
-		}
-	}()
-	allocate := func(bytes int) (cuda.DevPtr, error) {
-		p, err := e.Alloc(uint64(bytes))
-		if err == nil {
-			alloc = append(alloc, p)
-		}
-		return p, err
-	}
+	bufs := xcmd.NewBuffers(e)
+	defer bufs.Free()
+	allocate := bufs.Alloc
 	d := &device{e: e, fn: fn, sms: sms}
 	for _, b := range []struct {
 		p     *cuda.DevPtr

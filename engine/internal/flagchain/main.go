@@ -23,11 +23,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/evtime"
+	"github.com/memra-ai/memra/engine/internal/xcmd"
 )
 
 // fc_node's modes (flagchain.cu).
@@ -61,23 +61,10 @@ func main() {
 	wpers := flag.String("wper", "0,4,8", "16-byte weight loads per thread (0..8) to try")
 	sleeps := flag.String("sleep", "0,128", "ns between a flag node's polls")
 	flag.Parse()
-	if err := run(*cubin, *nodes, ints(*grids), ints(*words), ints(*wpers), ints(*sleeps)); err != nil {
+	if err := run(*cubin, *nodes, xcmd.Ints(*grids), xcmd.Ints(*words), xcmd.Ints(*wpers), xcmd.Ints(*sleeps)); err != nil {
 		fmt.Fprintln(os.Stderr, "flagchain:", err)
 		os.Exit(1)
 	}
-}
-
-// ints parses a comma-separated list; a bad entry becomes -1, which run rejects.
-func ints(s string) []int {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			v = -1
-		}
-		out = append(out, v)
-	}
-	return out
 }
 
 // reference is the chain's output on the host: n nodes from x0, node i's
@@ -147,21 +134,13 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 	if err := validate(nodes, words, wpers, sleeps); err != nil {
 		return err
 	}
-	e, err := cuda.New(0)
+	e, _, fn, err := xcmd.Kernel(cubin, "fc_node")
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	if !e.PDL() {
 		return fmt.Errorf("this device or driver runs no programmatic dependent launch (MEMRA_PDL=0, or before sm_90 / CUDA 12.3): nothing to compare")
-	}
-	mod, err := e.LoadModuleFile(cubin)
-	if err != nil {
-		return err
-	}
-	fn, err := e.Function(mod, "fc_node")
-	if err != nil {
-		return fmt.Errorf("%s: %w", cubin, err)
 	}
 	resident, err := e.MaxActiveBlocksPerSM(fn, threads, 0)
 	if err != nil {
@@ -174,19 +153,9 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 		}
 	}
 
-	var alloc []cuda.DevPtr
-	defer func() {
-		for _, p := range alloc {
-			e.Free(p)
-		}
-	}()
-	allocate := func(bytes int) (cuda.DevPtr, error) {
-		p, err := e.Alloc(uint64(bytes))
-		if err == nil {
-			alloc = append(alloc, p)
-		}
-		return p, err
-	}
+	bufs := xcmd.NewBuffers(e)
+	defer bufs.Free()
+	allocate := bufs.Alloc
 	copyBW, err := copyBandwidth(e, allocate)
 	if err != nil {
 		return err

@@ -30,13 +30,6 @@ func TestReference(t *testing.T) {
 	}
 }
 
-// TestInts: a bad entry becomes -1.
-func TestInts(t *testing.T) {
-	if got := ints("1, 132,x"); !slices.Equal(got, []int{1, 132, -1}) {
-		t.Errorf("ints = %v", got)
-	}
-}
-
 // TestValidate: good flags pass; each bad one fails with an error that names
 // the flag and the entry (a length off the block, a weight count past the
 // kernel's 8, a negative sleep, too few nodes).

@@ -29,6 +29,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/evtime"
+	"github.com/memra-ai/memra/engine/internal/xcmd"
 )
 
 // shape is one phase kind of pchain.cu (pc_phase.kind is its index).
@@ -85,19 +86,11 @@ func run(cubin string, n int, perSM string) error {
 	if n < 2 {
 		return fmt.Errorf("-phases %d: need at least 2", n)
 	}
-	e, err := cuda.New(0)
+	e, mod, fn, err := xcmd.Kernel(cubin, "pchain")
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	mod, err := e.LoadModuleFile(cubin)
-	if err != nil {
-		return err
-	}
-	fn, err := e.Function(mod, "pchain")
-	if err != nil {
-		return err
-	}
 	resident, err := e.MaxActiveBlocksPerSM(fn, 256, 0)
 	if err != nil {
 		return err
