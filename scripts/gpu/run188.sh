@@ -2,7 +2,7 @@
 # Session 29: the ffn kernels at 64 registers, 4 blocks an SM (run187 had
 # 79-80: 3). The ffn tests, graph = eager, two
 # gates, then graph tok/s at 1k with MEMRA_FFN_FUSE=0 and 1 alternating on one
-# machine, and profiles. bin/main: branch next/ffn-fused-r64 (0cb271a), ffn.cu's
+# machine, and profiles. bin/main: branch next/ffn-fused-r64 (c0ec6bc), ffn.cu's
 # forms at 64 registers (docs/perf.md step 83). carry ["bin"]. ~3 minutes.
 set -u
 source scripts/gpu/lib.sh
