@@ -26,6 +26,7 @@
 // 128-byte line of its own: beside the barrier counter (run183, run184) its
 // polls slowed the barrier several times over.
 #include <cstdint>
+#include "../xcmd/xsync.cuh"
 
 #define BL_THREADS 1024
 #define BL_LOADS 4 // a streamer thread's loads in flight per stop-flag check
@@ -38,28 +39,6 @@
 #define BL_STOP 32   // raised after the last barrier (its own 128-byte line)
 #define BL_PER_SM 64 // blocks seen per SM, one word an SM
 
-__device__ __forceinline__ unsigned bl_ld_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void bl_red_release(unsigned* p) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(p) : "memory");
-}
-
-__device__ __forceinline__ unsigned long long bl_now() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-__device__ __forceinline__ unsigned bl_smid() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
-    return r;
-}
-
 // ctl: the words above (BL_PER_SM + SMs); times[0..1]: globaltimer after the
 // first barrier and after the last (ns); counts, xors: per streamer thread
 // (streamer index * BL_THREADS + thread), its loads and the XOR of what they
@@ -71,14 +50,14 @@ barload(unsigned* ctl, int nbar, int stream, const uint4* buf, unsigned long lon
         unsigned long long* times, int active, int sms) {
     __shared__ int role, idx;
     if (threadIdx.x == 0) {
-        unsigned sm = bl_smid();
+        unsigned sm = xs_smid();
         if (sm >= (unsigned)sms) { // ids need not be dense: counted, and the host's per-SM check fails
             atomicAdd(&ctl[BL_BADSM], 1u);
             sm %= (unsigned)sms;
         }
         role = atomicAdd(&ctl[BL_PER_SM + sm], 1u) == 0 ? 0 : 1;
         idx = (int)atomicAdd(&ctl[BL_SEEN + role], 1u);
-        if (role == 1 && bl_ld_acquire(&ctl[BL_BAR]) >= gridDim.x / 2) atomicAdd(&ctl[BL_LATE], 1u);
+        if (role == 1 && xs_ld_acquire(&ctl[BL_BAR]) >= gridDim.x / 2) atomicAdd(&ctl[BL_LATE], 1u);
     }
     __syncthreads();
     const unsigned nb = gridDim.x / 2; // barrier blocks: one an SM
@@ -86,16 +65,16 @@ barload(unsigned* ctl, int nbar, int stream, const uint4* buf, unsigned long lon
         // Barrier 0 lines the blocks up; the clock runs from it to barrier nbar.
         for (int i = 0; i <= nbar; i++) {
             if (threadIdx.x == 0) {
-                bl_red_release(&ctl[BL_BAR]);
+                xs_red_release(&ctl[BL_BAR]);
                 const unsigned target = (unsigned)(i + 1) * nb;
-                while (bl_ld_acquire(&ctl[BL_BAR]) < target) {
+                while (xs_ld_acquire(&ctl[BL_BAR]) < target) {
                 }
-                if (i == 0 && idx == 0) times[0] = bl_now();
+                if (i == 0 && idx == 0) times[0] = xs_now();
             }
             __syncthreads();
         }
         if (threadIdx.x == 0 && idx == 0) {
-            times[1] = bl_now();
+            times[1] = xs_now();
             atomicExch(&ctl[BL_STOP], 1u);
         }
         return;

@@ -246,22 +246,12 @@ func run(cubin string, nbar, reps, mib, l2mib int, actives []int) error {
 			us, tb = append(us, t.usPerBarrier), append(tb, t.tbs)
 		}
 		us, tb = us[1:], tb[1:]
-		line := fmt.Sprintf("%-38s %6.3f µs a barrier (min %.3f, max %.3f)", c.name, median(us), slices.Min(us), slices.Max(us))
+		line := fmt.Sprintf("%-38s %6.3f µs a barrier (min %.3f, max %.3f)", c.name, xcmd.Median(us), slices.Min(us), slices.Max(us))
 		if c.host != nil {
-			line += fmt.Sprintf(", streamers ≤ %.2f TB/s read", median(tb))
+			line += fmt.Sprintf(", streamers ≤ %.2f TB/s read", xcmd.Median(tb))
 		}
 		fmt.Println(line)
 	}
 	fmt.Println("checks: barrier counts, one block of each role per SM, and 64 sampled streamer threads' XOR against the host: all passed")
 	return nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

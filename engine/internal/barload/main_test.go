@@ -43,14 +43,3 @@ func TestStreamXor(t *testing.T) {
 		}
 	}
 }
-
-// TestMedian: odd and even counts, input left unsorted.
-func TestMedian(t *testing.T) {
-	xs := []float64{3, 1, 2}
-	if got := median(xs); got != 2 || xs[0] != 3 {
-		t.Errorf("median(3, 1, 2) = %v (input %v)", got, xs)
-	}
-	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
-		t.Errorf("median(4, 1, 3, 2) = %v, want 2.5", got)
-	}
-}

@@ -17,6 +17,7 @@
 // matvec's first loads are. Buffers ping-pong, so a node overwrites what its
 // predecessor read: the hand-off must order that too.
 #include <cstdint>
+#include "../xcmd/xsync.cuh"
 
 #define FC_THREADS 256
 #define FC_MAX_WPER 8
@@ -33,12 +34,6 @@
 #define FC_TRIG_START 0
 #define FC_TRIG_WAITED 1
 #define FC_TRIG_END 2
-
-__device__ __forceinline__ unsigned fc_load_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
 
 __device__ __forceinline__ void fc_trigger() { asm volatile("griddepcontrol.launch_dependents;" :::); }
 
@@ -86,7 +81,7 @@ fc_node(const uint32_t* __restrict__ x, uint32_t* __restrict__ y, int n, const u
         asm volatile("griddepcontrol.wait;" ::: "memory");
     } else if (mode == FC_FLAG && cnt_in != nullptr) {
         if (threadIdx.x == 0) {
-            while (fc_load_acquire(cnt_in) < need) {
+            while (xs_ld_acquire(cnt_in) < need) {
                 if (sleep_ns > 0) {
                     __nanosleep(sleep_ns);
                 }

@@ -1,11 +1,15 @@
 // Package xcmd holds what the experiment commands (engine/internal/flagchain,
-// engine/internal/barload) share besides their timing (evtime): device
-// buffers freed together, and comma-separated lists of flag values.
+// barload, barwide, pchain) share besides their timing (evtime): device
+// buffers freed together, comma-separated lists of flag values, the median
+// of trials, loading a kernel from a cubin, and (xsync.cuh) the PTX
+// primitives their kernels share; pchain.cu, which needs PTX 8.0 and is
+// built on the GPU machine, keeps its own copies.
 package xcmd
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,4 +76,16 @@ func Kernel(path, name string) (*cuda.Engine, cuda.Module, cuda.Function, error)
 	}
 	e.Close()
 	return nil, 0, 0, err
+}
+
+// Median is the middle of xs (the mean of the two middle values when their
+// number is even); xs is left as it was.
+func Median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
