@@ -1,14 +1,16 @@
 // Command barwide times a grid barrier alone against the blocks that arrive
-// at it: k blocks an SM (all resident), in the three forms of barwide.cu
-// (flat counter, generation, two-level). It is the record behind
-// docs/perf.md step 84:
+// at it: k blocks an SM (all resident), in the four forms of barwide.cu
+// (flat counter, generation on two lines or on one, two-level). It is the
+// record behind docs/perf.md step 84:
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/barwide.cubin engine/internal/barwide/barwide.cu
 //	CGO_ENABLED=0 go build -o bin/barwide ./engine/internal/barwide
 //	bin/barwide -cubin bin/barwide.cubin
 //
 // Every trial is checked before its time counts: the counters end where
-// nbar + 1 completed barriers leave them (wantCounters).
+// nbar + 1 completed barriers leave them (wantCounters), and every SM held
+// the same number of blocks. Before each case's timed trials an untimed one
+// checks that no block passed a barrier before its neighbour had arrived.
 package main
 
 import (
@@ -29,7 +31,8 @@ const (
 	ctlTop   = 0
 	ctlCount = 32
 	ctlGen   = 64
-	ctlGroup = 96
+	ctlSame  = 96
+	ctlGroup = 128
 )
 
 // The barrier forms (barwide.cu's kind).
@@ -37,9 +40,10 @@ const (
 	kindFlat = iota
 	kindGeneration
 	kindTwoLevel
+	kindSameLine
 )
 
-var kindNames = []string{"flat", "generation", "two-level"}
+var kindNames = []string{"flat", "generation", "two-level", "generation, one line"}
 
 func main() {
 	cubin := flag.String("cubin", "bin/barwide.cubin", "the compiled barwide.cu")
@@ -81,6 +85,8 @@ func wantCounters(c kase, nbar int) map[int]uint32 {
 		return map[int]uint32{ctlTop: n * uint32(c.blocks)}
 	case kindGeneration:
 		return map[int]uint32{ctlGen: n} // the count is back at zero
+	case kindSameLine:
+		return map[int]uint32{ctlSame + 1: n}
 	}
 	groups := (c.blocks + c.group - 1) / c.group
 	out := map[int]uint32{ctlTop: n * uint32(groups)}
@@ -91,24 +97,36 @@ func wantCounters(c kase, nbar int) map[int]uint32 {
 }
 
 type device struct {
-	e          *cuda.Engine
-	fn         cuda.Function
-	ctl, times cuda.DevPtr
+	e                             *cuda.Engine
+	fn                            cuda.Function
+	sms                           int
+	ctl, times, persm, epoch, bad cuda.DevPtr
 }
 
-// launch runs case c once and returns µs a barrier.
-func (d *device) launch(c kase, nbar int) (float64, error) {
+// launch runs case c once and returns µs a barrier; with verify, the
+// neighbours' epochs are checked too.
+func (d *device) launch(c kase, nbar int, verify bool) (float64, error) {
 	e := d.e
 	words := ctlWords(c)
-	if err := e.MemsetD32Async(d.ctl, 0, uint64(words)); err != nil {
-		return 0, err
+	for _, z := range []struct {
+		p cuda.DevPtr
+		n int
+	}{{d.ctl, words}, {d.persm, d.sms}, {d.epoch, c.blocks}, {d.bad, 1}} {
+		if err := e.MemsetD32Async(z.p, 0, uint64(z.n)); err != nil {
+			return 0, err
+		}
 	}
-	p := cuda.NewParams(5)
+	p := cuda.NewParams(10)
 	p.SetPtr(0, d.ctl)
 	p.SetI32(1, int32(nbar))
 	p.SetI32(2, int32(c.kind))
 	p.SetI32(3, int32(max(c.group, 1)))
 	p.SetPtr(4, d.times)
+	p.SetPtr(5, d.persm)
+	p.SetI32(6, int32(d.sms))
+	p.SetI32(7, b2i(verify))
+	p.SetPtr(8, d.epoch)
+	p.SetPtr(9, d.bad)
 	if err := e.LaunchParams(d.fn, [3]uint32{uint32(c.blocks), 1, 1}, [3]uint32{threads, 1, 1}, 0, p); err != nil {
 		return 0, err
 	}
@@ -117,11 +135,23 @@ func (d *device) launch(c kase, nbar int) (float64, error) {
 	}
 	ctl := make([]uint32, words)
 	times := make([]uint64, 2)
-	if err := e.CopyDtoH(cuda.AsBytes(ctl), d.ctl); err != nil {
-		return 0, err
+	persm := make([]uint32, d.sms)
+	bad := make([]uint32, 1)
+	for _, c := range []struct {
+		dst []byte
+		src cuda.DevPtr
+	}{{cuda.AsBytes(ctl), d.ctl}, {cuda.AsBytes(times), d.times}, {cuda.AsBytes(persm), d.persm}, {cuda.AsBytes(bad), d.bad}} {
+		if err := e.CopyDtoH(c.dst, c.src); err != nil {
+			return 0, err
+		}
 	}
-	if err := e.CopyDtoH(cuda.AsBytes(times), d.times); err != nil {
-		return 0, err
+	if bad[0] != 0 {
+		return 0, fmt.Errorf("%d times a block passed a barrier before its neighbour had arrived", bad[0])
+	}
+	for sm, n := range persm {
+		if int(n) != c.blocks/d.sms {
+			return 0, fmt.Errorf("SM %d held %d blocks, want %d", sm, n, c.blocks/d.sms)
+		}
 	}
 	want := wantCounters(c, nbar)
 	for i, v := range ctl {
@@ -153,16 +183,16 @@ func run(cubin string, nbar, reps int, perSM, groups []int) error {
 			return fmt.Errorf("-per-sm: %d is not in 1..%d (the blocks of %d threads an SM holds)", k, resident, threads)
 		}
 	}
+	sms := e.Info().SMs
 	for _, g := range groups {
-		if g < 2 {
-			return fmt.Errorf("-groups: %d is not at least 2", g)
+		if g < 2 || g > sms {
+			return fmt.Errorf("-groups: %d is not in 2..%d (the SMs)", g, sms)
 		}
 	}
-	sms := e.Info().SMs
 	var cases []kase
 	for _, k := range perSM {
 		b := k * sms
-		cases = append(cases, kase{b, kindFlat, 1}, kase{b, kindGeneration, 1})
+		cases = append(cases, kase{b, kindFlat, 1}, kase{b, kindGeneration, 1}, kase{b, kindSameLine, 1})
 		for _, g := range groups {
 			cases = append(cases, kase{b, kindTwoLevel, g})
 		}
@@ -173,18 +203,23 @@ func run(cubin string, nbar, reps int, perSM, groups []int) error {
 	}
 	bufs := xcmd.NewBuffers(e)
 	defer bufs.Free()
-	d := &device{e: e, fn: fn}
-	if d.ctl, err = bufs.Alloc(4 * most); err != nil {
-		return err
-	}
-	if d.times, err = bufs.Alloc(16); err != nil {
-		return err
+	d := &device{e: e, fn: fn, sms: sms}
+	for _, b := range []struct {
+		p     *cuda.DevPtr
+		bytes int
+	}{{&d.ctl, 4 * most}, {&d.times, 16}, {&d.persm, 4 * sms}, {&d.epoch, 4 * slices.Max(perSM) * sms}, {&d.bad, 4}} {
+		if *b.p, err = bufs.Alloc(b.bytes); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("barwide: %d SMs, blocks of %d threads, %d barriers a trial, median of %d\n", sms, threads, nbar, reps)
 	for _, c := range cases {
+		if _, err := d.launch(c, nbar, true); err != nil {
+			return fmt.Errorf("%s (verify): %w", c, err)
+		}
 		var us []float64
 		for range reps + 1 { // the first is a warm-up
-			t, err := d.launch(c, nbar)
+			t, err := d.launch(c, nbar, false)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c, err)
 			}
@@ -193,6 +228,13 @@ func run(cubin string, nbar, reps int, perSM, groups []int) error {
 		us = us[1:]
 		fmt.Printf("%-40s %6.3f µs a barrier (min %.3f, max %.3f)\n", c, xcmd.Median(us), slices.Min(us), slices.Max(us))
 	}
-	fmt.Println("checks: every counter where nbar + 1 completed barriers leave it, in every trial: all passed")
+	fmt.Println("checks: every counter where nbar + 1 completed barriers leave it and every SM holding k blocks, in every trial; no block through a barrier before its neighbour arrived, in an untimed trial a case: all passed")
 	return nil
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
 }

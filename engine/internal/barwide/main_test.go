@@ -15,6 +15,7 @@ func TestWantCounters(t *testing.T) {
 	}{
 		{kase{132, kindFlat, 1}, 9, map[int]uint32{ctlTop: 1320}},
 		{kase{264, kindGeneration, 1}, 9, map[int]uint32{ctlGen: 10}},
+		{kase{264, kindSameLine, 1}, 9, map[int]uint32{ctlSame + 1: 10}},
 		// 10 blocks in groups of 4: groups of 4, 4 and 2, three arrivals a barrier on the top.
 		{kase{10, kindTwoLevel, 4}, 1, map[int]uint32{ctlTop: 6, ctlGroup: 8, ctlGroup + ctlLine: 8, ctlGroup + 2*ctlLine: 4}},
 	} {
