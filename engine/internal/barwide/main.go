@@ -70,11 +70,12 @@ func (c kase) String() string {
 	return fmt.Sprintf("%4d blocks, %s", c.blocks, kindNames[c.kind])
 }
 
+// groups is how many groups of c.group blocks the grid makes (the last may
+// be short).
+func (c kase) groups() int { return (c.blocks + c.group - 1) / c.group }
+
 // ctlWords is how many ctl words case c uses.
-func ctlWords(c kase) int {
-	groups := (c.blocks + c.group - 1) / c.group
-	return ctlGroup + groups*ctlLine
-}
+func ctlWords(c kase) int { return ctlGroup + c.groups()*ctlLine }
 
 // wantCounters maps each ctl word case c leaves nonzero after nbar + 1
 // barriers to its value; every other word stays zero.
@@ -88,9 +89,8 @@ func wantCounters(c kase, nbar int) map[int]uint32 {
 	case kindSameLine:
 		return map[int]uint32{ctlSame + 1: n}
 	}
-	groups := (c.blocks + c.group - 1) / c.group
-	out := map[int]uint32{ctlTop: n * uint32(groups)}
-	for g := range groups {
+	out := map[int]uint32{ctlTop: n * uint32(c.groups())}
+	for g := range c.groups() {
 		out[ctlGroup+g*ctlLine] = n * uint32(min(c.group, c.blocks-g*c.group))
 	}
 	return out
