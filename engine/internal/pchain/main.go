@@ -1,19 +1,20 @@
 // Command pchain times the 0.8B preset's bf16 FFN (gate|up 7168 × 1024 with
 // the pre-norm and the SwiGLU, down 1024 × 3584 added into the residual) run
 // as ONE persistent kernel with grid barriers between phases (pchain.cu's
-// pchain; pstream and pwarp, which stream the weights ahead of the barriers
-// through shared memory), to
+// pchain; pstream, pwarp, pdeep, pfeed and pfreg, which stream the weights
+// ahead of the barriers through shared memory), to
 // set against what the same products cost as graph nodes (engine/gpu
-// BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25
-// and 27 (scripts/gpu/run43.sh to run55.sh ran its forms; run55 this one):
+// BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25,
+// 27 and 86 (scripts/gpu/run43.sh to run55.sh and run196.sh ran its forms):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
-//	bin/pchain -cubin bin/pchain.cubin
+//	bin/pchain -cubin bin/pchain.cubin -time pchain,pdeep,pfeed,pfreg
 //
 // Each chain's first phases are checked against a float64 reference before
-// any timing, for every flag setting; all settings, pstream and pwarp must
-// agree bit for bit (they add the same products in the same order).
+// any timing, for every flag setting; all settings, pstream, pwarp, pdeep,
+// pfeed and pfreg must agree bit for bit (they add the same products in the
+// same order). -time picks the kernels timed.
 package main
 
 import (
@@ -37,6 +38,10 @@ type shape struct{ rows, cols int }
 
 var shapes = [2]shape{{7168, 1024}, {1024, 3584}}
 
+// units is each kind's row unit in pchain.cu: r rows a warp, c 16-byte
+// chunks a lane a row (pc_prefetch's and pd_fill_phase's template arguments).
+var units = [2]struct{ r, c int }{{4, 4}, {1, 14}}
+
 // phase mirrors pchain.cu's pc_phase (four pointers, four int32).
 type phase struct {
 	w, x, y, norm          uint64
@@ -53,8 +58,19 @@ func main() {
 	cubin := flag.String("cubin", "bin/pchain.cubin", "the compiled pchain.cu")
 	n := flag.Int("phases", 64, "phases per launch")
 	perSM := flag.String("blocks", "1,2", "blocks per SM to try (at most what the GPU holds)")
+	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg", "kernels to time (every one is checked)")
 	flag.Parse()
-	if err := run(*cubin, *n, *perSM); err != nil {
+	pick := map[string]bool{}
+	for _, k := range strings.Split(*timed, ",") {
+		switch k {
+		case "pchain", "pstream", "pwarp", "pdeep", "pfeed", "pfreg":
+			pick[k] = true
+		default:
+			fmt.Fprintf(os.Stderr, "pchain: -time %q: kernels are pchain, pstream, pwarp, pdeep, pfeed and pfreg\n", k)
+			os.Exit(2)
+		}
+	}
+	if err := run(*cubin, *n, *perSM, pick); err != nil {
 		fmt.Fprintln(os.Stderr, "pchain:", err)
 		os.Exit(1)
 	}
@@ -82,7 +98,7 @@ func randomBF16(s shape, seed uint64) []uint16 {
 
 func bf16(b uint16) float64 { return float64(math.Float32frombits(uint32(b) << 16)) }
 
-func run(cubin string, n int, perSM string) error {
+func run(cubin string, n int, perSM string, timed map[string]bool) error {
 	if n < 2 {
 		return fmt.Errorf("-phases %d: need at least 2", n)
 	}
@@ -104,6 +120,19 @@ func run(cubin string, n int, perSM string) error {
 	if err != nil {
 		return err
 	}
+	deep, err := loadDeep(e, mod, "pdeep")
+	if err != nil {
+		return err
+	}
+	feed, err := loadDeep(e, mod, "pfeed")
+	if err != nil {
+		return err
+	}
+	reg, err := loadDeep(e, mod, "pfreg")
+	if err != nil {
+		return err
+	}
+	reg.held = pfregHeld
 
 	var alloc []cuda.DevPtr
 	defer func() {
@@ -250,9 +279,14 @@ func run(cubin string, n int, perSM string) error {
 			fmt.Printf("check blocks %d flags %d: max error %.3g of its bound (ok)\n", blocks, flags, worst)
 		}
 	}
-	// pstream and pwarp add the same products in the same order: pchain's bits.
+	// pstream, pwarp, pdeep, pfeed and pfreg add the same products in the
+	// same order: pchain's bits (pfeed's and pfreg's slots are pdeep's).
 	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), len(ph)*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
+	}
+	deepCheck, ok := deep.fit(ph)
+	if _, regOK := reg.fit(ph); !ok || !regOK {
+		return fmt.Errorf("pdeep, pfreg: the first FFN's slots (%d bytes of shared memory a block, %d fit) or units a warp do not fit", deepCheck.shared(), deep.room)
 	}
 	for _, k := range []struct {
 		name   string
@@ -260,6 +294,9 @@ func run(cubin string, n int, perSM string) error {
 	}{
 		{"pstream", func() error { return stream.launch(e, dph, len(ph), dbar, 0, ringSums) }},
 		{"pwarp", func() error { return perWarp.launchWarp(e, dph, len(ph), dbar, 0) }},
+		{"pdeep", func() error { return deep.launch(e, dph, len(ph), dbar, 0, deepCheck) }},
+		{"pfeed", func() error { return feed.launch(e, dph, len(ph), dbar, 0, deepCheck) }},
+		{"pfreg", func() error { return reg.launch(e, dph, len(ph), dbar, 0, deepCheck) }},
 	} {
 		if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
 			return err
@@ -282,6 +319,23 @@ func run(cubin string, n int, perSM string) error {
 	timeIt := func(launch func() error) (float64, error) {
 		return evtime.PerCall(e, 10, 5, 10, func(int) error { return launch() })
 	}
+	// stages times a streaming kernel whole and with stages left out (the
+	// difference is what a stage costs; the results are then wrong).
+	// base adds a kernel's own flags to each form.
+	stages := func(name, kinds, where string, bytes float64, base int, launch func(flags int) error) error {
+		for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
+			t, err := timeIt(func() error { return launch(base | sf) })
+			if err != nil {
+				return err
+			}
+			fmt.Printf("chain %-2s %-3s %-15s blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
+				kinds, where, name, e.Info().SMs, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
+			if kinds == "0" {
+				break
+			}
+		}
+		return nil
+	}
 	for _, kinds := range []string{"0", "ab", "a", "b"} {
 		for _, l2 := range []bool{false, true} {
 			if kinds == "0" && l2 {
@@ -299,32 +353,44 @@ func run(cubin string, n int, perSM string) error {
 			if l2 {
 				where = "l2"
 			}
-			// pstream whole, then with stages left out (the difference is
-			// what a stage costs; the results are then wrong).
-			for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
-				t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar, sf, ringSums) })
-				if err != nil {
+			if timed["pstream"] {
+				if err := stages("pstream", kinds, where, bytes, 0, func(sf int) error { return stream.launch(e, dph, n, dbar, sf, ringSums) }); err != nil {
 					return err
-				}
-				fmt.Printf("chain %-2s %-3s pstream blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
-					kinds, where, e.Info().SMs, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
-				if kinds == "0" {
-					break
 				}
 			}
-			for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
-				t, err := timeIt(func() error { return perWarp.launchWarp(e, dph, n, dbar, sf) })
-				if err != nil {
+			if timed["pwarp"] {
+				if err := stages("pwarp", kinds, where, bytes, 0, func(sf int) error { return perWarp.launchWarp(e, dph, n, dbar, sf) }); err != nil {
 					return err
 				}
-				fmt.Printf("chain %-2s %-3s pwarp   blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
-					kinds, where, e.Info().SMs, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
-				if kinds == "0" {
-					break
+			}
+			if timed["pdeep"] {
+				if s, ok := deep.fit(ph); !ok {
+					fmt.Printf("chain %-2s %-3s pdeep: two phases' slots take %d bytes of shared memory a block, %d fit: not timed\n",
+						kinds, where, s.shared(), deep.room)
+				} else {
+					for _, a := range deepArrivals {
+						if err := stages("pdeep "+a.name, kinds, where, bytes, a.flags, func(sf int) error { return deep.launch(e, dph, n, dbar, sf, s) }); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			for _, k := range []struct {
+				name string
+				deepKernel
+			}{{"pfeed", feed}, {"pfreg", reg}} {
+				if !timed[k.name] {
+					continue
+				}
+				if s, ok := k.fit(ph); !ok {
+					fmt.Printf("chain %-2s %-3s %s: two phases' slots take %d bytes of shared memory a block (%d fit), or more units a warp than it holds: not timed\n",
+						kinds, where, k.name, s.shared(), k.room)
+				} else if err := stages(k.name, kinds, where, bytes, 0, func(sf int) error { return k.launch(e, dph, n, dbar, sf, s) }); err != nil {
+					return err
 				}
 			}
 			// The ring alone (no staging, no sums) in more, smaller slots.
-			if kinds == "ab" {
+			if kinds == "ab" && timed["pstream"] {
 				for _, g := range ringSweep {
 					t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar, streamNoStage|streamNoDot, g) })
 					if err != nil {
@@ -335,6 +401,9 @@ func run(cubin string, n int, perSM string) error {
 				}
 			}
 			for _, blocks := range blocksList {
+				if !timed["pchain"] {
+					break
+				}
 				for _, flags := range []int{0, flagPrefetch} {
 					t, err := timeIt(func() error { return launchOnly(e, fn, dph, n, dbar, blocks, flags) })
 					if err != nil {
@@ -401,7 +470,77 @@ func (k streamKernel) launchWarp(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cu
 	return launchChain(e, k.fn, k.blocks, k.threads, streamRing, dph, n, dbar, flags)
 }
 
-// pchain.cu's PS_NO_STAGE and PS_NO_DOT.
+// deepKernel is pchain.cu's pdeep, pfeed or pfreg: one block of 288
+// threads an SM, each of its first 8 warps' units of two phases in flight
+// in the warp's own shared-memory slots; the ninth warp arrives at the grid
+// barrier (pdeep) or issues every copy (pfeed, pfreg).
+type deepKernel struct {
+	fn     cuda.Function
+	blocks int
+	room   int    // dynamic shared memory a block may take beside its static
+	held   [2]int // most units of each kind a warp can take into registers (pfreg); 0: any
+}
+
+func loadDeep(e *cuda.Engine, mod cuda.Module, name string) (deepKernel, error) {
+	fn, err := e.Function(mod, name)
+	if err != nil {
+		return deepKernel{}, err
+	}
+	static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
+	if err != nil {
+		return deepKernel{}, err
+	}
+	room := e.Info().MaxSharedPerBlockOptin - static
+	if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, room); err != nil {
+		return deepKernel{}, fmt.Errorf("%s: %d bytes of dynamic shared memory: %w", name, room, err)
+	}
+	return deepKernel{fn: fn, blocks: e.Info().SMs, room: room}, nil
+}
+
+// pfregHeld is what pfreg's b0 and b1 hold: 2 gate|up units, 1 down row.
+var pfregHeld = [2]int{2, 1}
+
+// deepSlots is pdeep's slot0 and slot1: 16-byte chunks a warp for the even
+// and the odd phases.
+type deepSlots [2]int
+
+// shared is the dynamic shared memory of a block's 8 warps' slots.
+func (s deepSlots) shared() int { return 8 * (s[0] + s[1]) * 16 }
+
+// fit sizes the slots for chain ph (a warp's most units of a phase of that
+// parity, each r·c chunks a lane) and reports whether they fit a block and,
+// for pfreg, its registers.
+func (k deepKernel) fit(ph []phase) (deepSlots, bool) {
+	var s deepSlots
+	nw := k.blocks * 8
+	ok := true
+	for i, p := range ph {
+		if p.rows == 0 {
+			continue
+		}
+		u := units[p.kind]
+		most := (int(p.rows)/u.r + nw - 1) / nw
+		s[i%2] = max(s[i%2], most*u.r*u.c*32)
+		if k.held[p.kind] > 0 && most > k.held[p.kind] {
+			ok = false
+		}
+	}
+	return s, ok && s.shared() <= k.room
+}
+
+// launch launches the kernel on the chain in dph with slots s.
+func (k deepKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, s deepSlots) error {
+	return launchChain(e, k.fn, k.blocks, 288, s.shared(), dph, n, dbar, flags, int32(s[0]), int32(s[1]))
+}
+
+// deepArrivals are pdeep's ways to arrive at the grid barrier (pchain.cu's
+// PD_RED and PD_RELAXED; the relaxed form is for timing only).
+var deepArrivals = []struct {
+	name  string
+	flags int
+}{{"fence", 0}, {"red", 4}, {"relaxed", 8}}
+
+// pchain.cu's PS_NO_STAGE and PS_NO_DOT (pstream, pwarp and the deep kernels).
 const (
 	streamNoStage = 1
 	streamNoDot   = 2

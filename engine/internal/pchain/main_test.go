@@ -18,7 +18,7 @@ func TestPhaseLayout(t *testing.T) {
 	if got := unsafe.Sizeof(phase{}); got != 48 {
 		t.Errorf("phase is %d bytes, pc_phase 48", got)
 	}
-	for k, want := range []struct{ r, c int }{{4, 4}, {1, 14}} {
+	for k, want := range units {
 		s := shapes[k]
 		if s.cols%256 != 0 || s.cols/256 != want.c {
 			t.Errorf("kind %d: cols %d gives %d loads per lane, the kernel has %d", k, s.cols, s.cols/256, want.c)
@@ -126,5 +126,49 @@ func TestStreamRing(t *testing.T) {
 	}
 	if shapes[1].cols > def("PC_MAX_COLS") {
 		t.Errorf("the down shape's %d columns exceed PC_MAX_COLS %d", shapes[1].cols, def("PC_MAX_COLS"))
+	}
+}
+
+// TestDeepSlots checks pdeep's slot sizes on the H200's 132 SMs (1,056
+// warps), worked by hand: gate|up is 1,792 units of 4 rows × 4 chunks, so a
+// warp holds at most 2 (2 × 16 × 32 = 1,024 chunks a lane's 16 bytes, 16 KB
+// a warp); down is 1,024 rows of 14 chunks, at most 1 a warp (448, 7 KB).
+// The FFN's two phases take 8 × 23 KB = 188,416 bytes a block, and two
+// gate|up phases 262,144, more than the 227 KB an H200 block may opt in to.
+func TestDeepSlots(t *testing.T) {
+	k := deepKernel{blocks: 132, room: 232448 - 14464}
+	ph := func(kinds ...int) []phase {
+		var out []phase
+		for _, kd := range kinds {
+			out = append(out, phase{rows: int32(shapes[kd].rows), cols: int32(shapes[kd].cols), kind: int32(kd)})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		chain  []phase
+		want   deepSlots
+		shared int
+		fits   bool
+	}{
+		{"ffn", ph(0, 1, 0, 1), deepSlots{1024, 448}, 188416, true},
+		{"down", ph(1, 1, 1), deepSlots{448, 448}, 114688, true},
+		{"gate|up", ph(0, 0), deepSlots{1024, 1024}, 262144, false},
+		{"barrier", []phase{{}, {}}, deepSlots{0, 0}, 0, true},
+	} {
+		s, ok := k.fit(c.chain)
+		if s != c.want || s.shared() != c.shared || ok != c.fits {
+			t.Errorf("%s: slots %v (%d bytes, fit %v), want %v (%d, %v)", c.name, s, s.shared(), ok, c.want, c.shared, c.fits)
+		}
+	}
+	// pfreg holds 2 gate|up units and 1 down row a warp: the FFN on 132 SMs
+	// fits; on 64 (512 warps: 4 gate|up units, 2 down rows each) it does not.
+	k.held = pfregHeld
+	if _, ok := k.fit(ph(0, 1)); !ok {
+		t.Error("pfreg: the FFN on 132 SMs does not fit")
+	}
+	k.blocks = 64
+	if _, ok := k.fit(ph(0, 1)); ok {
+		t.Error("pfreg: the FFN on 64 SMs fits, want 4 gate|up units a warp refused")
 	}
 }

@@ -90,9 +90,11 @@ __device__ __forceinline__ void pc_load(uint4 (&buf)[PC_BUF], const pc_phase& f,
 
 // y rows of unit u from buf and the staged x': a lane adds its chunks in
 // ascending order, then the warp's xor butterfly; lane i stores row i (mode
-// 2: the even lane of each pair stores its SwiGLU).
-template <int R, int C>
-__device__ __forceinline__ void pc_dot(const uint4 (&buf)[PC_BUF], const pc_phase& f, int u, int lane) {
+// 2: the even lane of each pair stores its SwiGLU). Chunk j of the lane's
+// unit is buf[j * S]: registers (S 1) or a warp's slot in shared memory
+// offset by the lane (pdeep, S 32).
+template <int R, int C, int S = 1, class B>
+__device__ __forceinline__ void pc_dot(const B& buf, const pc_phase& f, int u, int lane) {
     float acc[R];
 #pragma unroll
     for (int i = 0; i < R; i++) acc[i] = 0.0f;
@@ -103,7 +105,8 @@ __device__ __forceinline__ void pc_dot(const uint4 (&buf)[PC_BUF], const pc_phas
         const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
 #pragma unroll
         for (int i = 0; i < R; i++) {
-            const unsigned int q[4] = {buf[i * C + c].x, buf[i * C + c].y, buf[i * C + c].z, buf[i * C + c].w};
+            const uint4 w = buf[(i * C + c) * S];
+            const unsigned int q[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
             for (int k = 0; k < 4; k++) {
                 acc[i] += __uint_as_float(q[k] << 16) * xv[2 * k];
@@ -470,5 +473,297 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS, 1) pwarp(const pc_phase
             }
         }
         __syncthreads();
+    }
+}
+
+// ---- pdeep: every warp's units of the next two phases in shared memory
+// (step 86). pstream's and pwarp's bulk copies carried a fixed cost each
+// (~20 GB/s an SM in few-KB copies), and pchain's register prefetch reaches
+// one unit of one phase ahead. Here each lane copies its own 16-byte chunks
+// with cp.async (LDGSTS, sm_80): a warp's whole share of phase p + 2 leaves
+// as soon as it has summed phase p, into the slot that p's units held, so
+// two phases stream through every grid barrier while x is staged and summed
+// after it. A lane reads back only the chunks it copied, in pc_dot's order,
+// so it waits on its own copy groups, no warp waits on another, and the
+// sums are pchain's bit for bit. One block an SM: 8 warps that copy and sum,
+// each with a slot for the even phases and one for the odd ones, sized by
+// the host (a warp's most units of a phase of that parity), and a barrier
+// warp.
+__device__ __forceinline__ void pd_copy16(uint4* dst, const uint4* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(ps_smem(dst)), "l"(src) : "memory");
+}
+
+// Copies the warp's units of phase f into slot (chunk j of its k-th unit at
+// (k R C + j) 32 + lane) and commits them as one group, empty or not, so that
+// "all but the newest group" is always the phase to sum.
+template <int R, int C>
+__device__ __forceinline__ void pd_fill(uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
+    const int chunks = f.cols / 8;
+    for (int u = gw, k = 0; u < f.rows / R; u += nw, k++)
+#pragma unroll
+        for (int i = 0; i < R; i++)
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                pd_copy16(slot + (k * R * C + i * C + c) * 32 + lane, f.w + (long long)(u * R + i) * chunks + c * 32 + lane);
+}
+
+__device__ __forceinline__ void pd_fill_phase(uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
+    if (f.kind == 0) {
+        pd_fill<4, 4>(slot, f, gw, nw, lane);
+    } else {
+        pd_fill<1, 14>(slot, f, gw, nw, lane);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+template <int R, int C>
+__device__ __forceinline__ void pd_sums(const uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
+    for (int u = gw, k = 0; u < f.rows / R; u += nw, k++) {
+        const uint4* p = slot + k * R * C * 32 + lane;
+        pc_dot<R, C, 32>(p, f, u, lane);
+    }
+}
+
+// Flags of pdeep beside PS_NO_STAGE and PS_NO_DOT: how the barrier warp
+// arrives. By default __threadfence + atomicAdd; PD_RED red.release; PD_RELAXED
+// a plain atomicAdd with no fence (timing only: the stores are then not
+// ordered before the arrival).
+#define PD_RED 4
+#define PD_RELAXED 8
+
+// slot0 and slot1: 16-byte chunks per warp for the even and odd phases.
+// Warps 0-7 copy and sum; warp 8 only arrives at and waits on the grid
+// barrier, and arrives before the copies of phase p + 2 are issued: with
+// thread 0 of a copying warp arriving after its copies (run196), or warp 8
+// arriving after all of them (run197), the copies and the barrier added up.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pdeep(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                       int slot1) {
+    extern __shared__ __align__(128) uint4 pd_ring[]; // 8 warps × (slot0 + slot1)
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (warp == PC_THREADS / 32) {
+        for (int p = 0; p + 1 < n; p++) {
+            __syncthreads(); // every copying warp has stored phase p
+            if (lane == 0) {
+                if (flags & PD_RED) {
+                    pc_red_release(bar);
+                } else if (flags & PD_RELAXED) {
+                    atomicAdd(bar, 1u);
+                } else {
+                    __threadfence();
+                    atomicAdd(bar, 1u);
+                }
+                const unsigned target = (unsigned)(p + 1) * gridDim.x;
+                while (pc_ld_acquire(bar) < target) {
+                }
+            }
+            __syncthreads();
+        }
+        return;
+    }
+    const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
+    uint4* const mine = pd_ring + warp * (slot0 + slot1); // the even phases' slot, then the odd ones'
+    pd_fill_phase(mine, phases[0], gw, nw, lane);
+    if (n > 1) {
+        pd_fill_phase(mine + slot0, phases[1], gw, nw, lane);
+    } else {
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (int p = 0;; p++) {
+        const pc_phase f = phases[p];
+        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<true>(f);
+        uint4* const slot = mine + (p & 1) * slot0;
+        asm volatile("cp.async.wait_group 1;" ::: "memory"); // this lane's copies of phase p have landed
+        if (!(flags & PS_NO_DOT)) {
+            if (f.kind == 0) {
+                pd_sums<4, 4>(slot, f, gw, nw, lane);
+            } else {
+                pd_sums<1, 14>(slot, f, gw, nw, lane);
+            }
+        }
+        if (p + 1 == n) break;
+        __syncthreads(); // the barrier warp arrives for the block while
+        if (p + 2 < n) { // the copies of phase p + 2 are issued
+            pd_fill_phase(slot, phases[p + 2], gw, nw, lane);
+        } else {
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        }
+        __syncthreads(); // the barrier warp has seen every block's arrival
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+
+// ---- pfeed: pdeep's slots filled by a producer warp (step 86). In pdeep
+// (run198) a warp's copies of phase p + 2 took as long to issue as phase
+// p + 1's took to land, so each phase still waited for its own bytes
+// before its staging and sums: issue stalls once an SM has so many copies
+// in flight. Here warp 8 issues every copy, slot by slot in chain order
+// as the consumers free them, and stalls alone; each copy lands on the
+// slot's mbarrier (cp.async.mbarrier.arrive.noinc, one arrival per
+// producer lane), which its consumer warp waits on. The consumers, warps
+// 0-7, sum as pdeep's do (the same bits) and pass the grid barrier as
+// pchain does (thread 0, which has no copies of its own in flight).
+__device__ __forceinline__ void pf_arrive_on_copies(unsigned long long* mb) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ps_smem(mb)) : "memory");
+}
+
+// A block's slot mbarriers: full[w][s] completes when the producer's copies
+// of warp w's units into slot s have landed, empty[w][s] when warp w has
+// read them.
+struct pf_bars {
+    unsigned long long full[PC_THREADS / 32][2], empty[PC_THREADS / 32][2];
+};
+
+__device__ __forceinline__ void pf_init(pf_bars& b) {
+    if (threadIdx.x == 0) {
+        for (int w = 0; w < PC_THREADS / 32; w++)
+            for (int s = 0; s < 2; s++) {
+                ps_mb_init(&b.full[w][s], 32); // the producer's lanes
+                ps_mb_init(&b.empty[w][s], 1); // the consumer warp's lane 0
+            }
+    }
+    __syncthreads();
+}
+
+// The producer warp: every phase's copies in chain order, warp by warp,
+// each slot's as soon as its warp has read what it held two phases before.
+__device__ __forceinline__ void pf_produce(pf_bars& b, uint4* ring, const pc_phase* phases, int n, int slot0, int slot1, int lane) {
+    const int nw = gridDim.x * (PC_THREADS / 32);
+    for (int p = 0; p < n; p++) {
+        const pc_phase f = phases[p];
+        const int s = p & 1;
+        for (int w = 0; w < PC_THREADS / 32; w++) {
+            if (p >= 2) ps_mb_wait(&b.empty[w][s], ((p >> 1) - 1) & 1);
+            uint4* slot = ring + w * (slot0 + slot1) + s * slot0;
+            const int gw = blockIdx.x * (PC_THREADS / 32) + w;
+            if (f.kind == 0) {
+                pd_fill<4, 4>(slot, f, gw, nw, lane);
+            } else {
+                pd_fill<1, 14>(slot, f, gw, nw, lane);
+            }
+            pf_arrive_on_copies(&b.full[w][s]);
+        }
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+// Thread 0's arrival at the grid barrier after phase p and its wait, split
+// so that a kernel can work between them.
+__device__ __forceinline__ void pf_arrive(unsigned* bar) {
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(bar, 1u);
+    }
+}
+
+__device__ __forceinline__ void pf_wait(const unsigned* bar, int p) {
+    if (threadIdx.x == 0) {
+        const unsigned target = (unsigned)(p + 1) * gridDim.x;
+        while (pc_ld_acquire(bar) < target) {
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfeed(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                       int slot1) {
+    extern __shared__ __align__(128) uint4 pd_ring[]; // 8 warps × (slot0 + slot1)
+    __shared__ pf_bars b;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    pf_init(b);
+    if (warp == PC_THREADS / 32) {
+        pf_produce(b, pd_ring, phases, n, slot0, slot1, lane);
+        return;
+    }
+    const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
+    for (int p = 0;; p++) {
+        const pc_phase f = phases[p];
+        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<true>(f);
+        const int s = p & 1;
+        const uint4* slot = pd_ring + warp * (slot0 + slot1) + s * slot0;
+        ps_mb_wait(&b.full[warp][s], (p >> 1) & 1);
+        if (!(flags & PS_NO_DOT)) {
+            if (f.kind == 0) {
+                pd_sums<4, 4>(slot, f, gw, nw, lane);
+            } else {
+                pd_sums<1, 14>(slot, f, gw, nw, lane);
+            }
+        }
+        __syncwarp();
+        if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
+        if (p + 1 == n) break;
+        pc_sync<true>();
+        pf_arrive(bar);
+        pf_wait(bar, p);
+        pc_sync<true>();
+    }
+}
+
+// ---- pfreg: pfeed with each warp's units of the next phase moved from its
+// slot into registers between arriving at the grid barrier and waiting on
+// it (step 86). In pfeed (run199) the sums read their weights from shared
+// memory after the barrier and took ~1.5 µs a phase, as long as the
+// barrier; here only x is read after it, as in pchain. A warp holds at
+// most 2 units of a phase (the host checks), in b0 and b1. The loads are
+// volatile so that ptxas cannot sink them past the wait (step 70).
+__device__ __forceinline__ uint4 pr_lds16(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(ps_smem(p)) : "memory");
+    return v;
+}
+
+// Unit k of the warp (k = 0, 1) from its slot, chunk j at (k R C + j) 32 + lane.
+template <int R, int C>
+__device__ __forceinline__ void pr_take(uint4 (&buf)[PC_BUF], const uint4* slot, int k, int lane) {
+#pragma unroll
+    for (int j = 0; j < R * C; j++) buf[j] = pr_lds16(slot + (k * R * C + j) * 32 + lane);
+}
+
+// Waits for warp's slot of phase p, takes its units into b0 and b1, and
+// frees the slot.
+__device__ __forceinline__ void pr_take_phase(uint4 (&b0)[PC_BUF], uint4 (&b1)[PC_BUF], pf_bars& b, const uint4* ring, const pc_phase& f, int p,
+                                              int slot0, int slot1, int warp, int gw, int nw, int lane) {
+    const int s = p & 1;
+    const uint4* slot = ring + warp * (slot0 + slot1) + s * slot0;
+    ps_mb_wait(&b.full[warp][s], (p >> 1) & 1);
+    if (f.kind == 0) {
+        if (gw < f.rows / 4) pr_take<4, 4>(b0, slot, 0, lane);
+        if (gw + nw < f.rows / 4) pr_take<4, 4>(b1, slot, 1, lane);
+    } else if (gw < f.rows) {
+        pr_take<1, 14>(b0, slot, 0, lane);
+    }
+    __syncwarp();
+    if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfreg(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                       int slot1) {
+    extern __shared__ __align__(128) uint4 pd_ring[]; // 8 warps × (slot0 + slot1)
+    __shared__ pf_bars b;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    pf_init(b);
+    if (warp == PC_THREADS / 32) {
+        pf_produce(b, pd_ring, phases, n, slot0, slot1, lane);
+        return;
+    }
+    const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
+    uint4 b0[PC_BUF], b1[PC_BUF];
+    pc_phase f = phases[0];
+    pr_take_phase(b0, b1, b, pd_ring, f, 0, slot0, slot1, warp, gw, nw, lane);
+    for (int p = 0;; p++) {
+        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<true>(f);
+        if (!(flags & PS_NO_DOT)) {
+            if (f.kind == 0) {
+                if (gw < f.rows / 4) pc_dot<4, 4>(b0, f, gw, lane);
+                if (gw + nw < f.rows / 4) pc_dot<4, 4>(b1, f, gw + nw, lane);
+            } else if (gw < f.rows) {
+                pc_dot<1, 14>(b0, f, gw, lane);
+            }
+        }
+        if (p + 1 == n) break;
+        pc_sync<true>();
+        pf_arrive(bar);
+        f = phases[p + 1];
+        pr_take_phase(b0, b1, b, pd_ring, f, p + 1, slot0, slot1, warp, gw, nw, lane);
+        pf_wait(bar, p);
+        pc_sync<true>();
     }
 }
