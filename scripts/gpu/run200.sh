@@ -3,7 +3,8 @@
 # the next phase moved from its slot into registers between arriving at the
 # grid barrier and waiting on it) beside pfeed and pchain, whole and with
 # x's staging or the sums left out; then the engine's graph nodes of the
-# same two shapes. carry ["bin"]. ~1 minute.
+# same two shapes. The checks now compare 7 phases of every kernel with
+# pchain's bits, h filled with NaNs first. carry ["bin"]. ~1 minute.
 set -u
 source scripts/gpu/lib.sh
 start_run

@@ -1,20 +1,22 @@
 // Command pchain times the 0.8B preset's bf16 FFN (gate|up 7168 × 1024 with
 // the pre-norm and the SwiGLU, down 1024 × 3584 added into the residual) run
 // as ONE persistent kernel with grid barriers between phases (pchain.cu's
-// pchain; pstream, pwarp, pdeep, pfeed and pfreg, which stream the weights
-// ahead of the barriers through shared memory), to
+// pchain; pstream, pwarp, pdeep, pfeed, pfreg and pfpre, which stream the
+// weights ahead of the barriers through shared memory), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25,
-// 27 and 86 (scripts/gpu/run43.sh to run55.sh and run196.sh ran its forms):
+// 27 and 86 (scripts/gpu/run43.sh to run55.sh and run196.sh to run201.sh
+// ran its forms):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
-//	bin/pchain -cubin bin/pchain.cubin -time pchain,pdeep,pfeed,pfreg
+//	bin/pchain -cubin bin/pchain.cubin -time pchain,pfeed,pfreg,pfpre
 //
 // Each chain's first phases are checked against a float64 reference before
-// any timing, for every flag setting; all settings, pstream, pwarp, pdeep,
-// pfeed and pfreg must agree bit for bit (they add the same products in the
-// same order). -time picks the kernels timed.
+// any timing, for every flag setting; all settings, pstream, pwarp and the
+// deep kernels (pdeep, pfeed, pfreg, pfpre) must agree bit for bit (they
+// add the same products in the same order). -time picks the kernels timed,
+// -arrive the deep kernels' ways to arrive at the grid barrier.
 package main
 
 import (
@@ -58,19 +60,29 @@ func main() {
 	cubin := flag.String("cubin", "bin/pchain.cubin", "the compiled pchain.cu")
 	n := flag.Int("phases", 64, "phases per launch")
 	perSM := flag.String("blocks", "1,2", "blocks per SM to try (at most what the GPU holds)")
-	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg", "kernels to time (every one is checked)")
+	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg,pfpre", "kernels to time (every one is checked)")
+	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
 	pick := map[string]bool{}
 	for _, k := range strings.Split(*timed, ",") {
 		switch k {
-		case "pchain", "pstream", "pwarp", "pdeep", "pfeed", "pfreg":
+		case "pchain", "pstream", "pwarp", "pdeep", "pfeed", "pfreg", "pfpre":
 			pick[k] = true
 		default:
-			fmt.Fprintf(os.Stderr, "pchain: -time %q: kernels are pchain, pstream, pwarp, pdeep, pfeed and pfreg\n", k)
+			fmt.Fprintf(os.Stderr, "pchain: -time %q: kernels are pchain, pstream, pwarp, pdeep, pfeed, pfreg and pfpre\n", k)
 			os.Exit(2)
 		}
 	}
-	if err := run(*cubin, *n, *perSM, pick); err != nil {
+	var arrivals []arrival
+	for _, a := range strings.Split(*arrive, ",") {
+		i := slices.IndexFunc(deepArrivals, func(d arrival) bool { return d.name == a })
+		if i < 0 {
+			fmt.Fprintf(os.Stderr, "pchain: -arrive %q: forms are fence, red, relaxed and nobar\n", a)
+			os.Exit(2)
+		}
+		arrivals = append(arrivals, deepArrivals[i])
+	}
+	if err := run(*cubin, *n, *perSM, pick, arrivals); err != nil {
 		fmt.Fprintln(os.Stderr, "pchain:", err)
 		os.Exit(1)
 	}
@@ -98,7 +110,7 @@ func randomBF16(s shape, seed uint64) []uint16 {
 
 func bf16(b uint16) float64 { return float64(math.Float32frombits(uint32(b) << 16)) }
 
-func run(cubin string, n int, perSM string, timed map[string]bool) error {
+func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []arrival) error {
 	if n < 2 {
 		return fmt.Errorf("-phases %d: need at least 2", n)
 	}
@@ -133,6 +145,11 @@ func run(cubin string, n int, perSM string, timed map[string]bool) error {
 		return err
 	}
 	reg.held = pfregHeld
+	pre, err := loadDeep(e, mod, "pfpre")
+	if err != nil {
+		return err
+	}
+	pre.held = pfregHeld
 
 	var alloc []cuda.DevPtr
 	defer func() {
@@ -242,6 +259,18 @@ func run(cubin string, n int, perSM string, timed map[string]bool) error {
 		}
 		return h, y, e.CopyDtoH(cuda.AsBytes(y), dx)
 	}
+	// reset puts x0 in x and NaNs in h before a checked launch, so that a
+	// kernel that skips a row cannot pass on what an earlier launch left.
+	nans := make([]float32, shapes[0].rows)
+	for i := range nans {
+		nans[i] = float32(math.NaN())
+	}
+	reset := func() error {
+		if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
+			return err
+		}
+		return e.CopyHtoD(dh, cuda.AsBytes(nans))
+	}
 	// Correctness: gate|up then down from x0, against float64.
 	ph := chain("ab", false)[:2]
 	want := ffnRef(ws, x0, nw)
@@ -256,7 +285,7 @@ func run(cubin string, n int, perSM string, timed map[string]bool) error {
 	}
 	for _, blocks := range blocksList {
 		for pi, flags := range []int{0, flagPrefetch, flagRed | flagPrefetch} {
-			if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
+			if err := reset(); err != nil {
 				return err
 			}
 			if err := launch(ph, blocks, flags); err != nil {
@@ -279,26 +308,39 @@ func run(cubin string, n int, perSM string, timed map[string]bool) error {
 			fmt.Printf("check blocks %d flags %d: max error %.3g of its bound (ok)\n", blocks, flags, worst)
 		}
 	}
-	// pstream, pwarp, pdeep, pfeed and pfreg add the same products in the
-	// same order: pchain's bits (pfeed's and pfreg's slots are pdeep's).
-	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), len(ph)*int(unsafe.Sizeof(phase{})))); err != nil {
+	// pstream, pwarp and the deep kernels add the same products in the
+	// same order: pchain's bits, over 7 phases (so that the streaming
+	// kernels refill their slots, the deep ones each twice or more, and the
+	// mbarriers turn both parities), from pchain's flags-0 launch.
+	long := chain("ab", false)[:7]
+	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&long[0])), len(long)*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
 	}
-	deepCheck, ok := deep.fit(ph)
-	if _, regOK := reg.fit(ph); !ok || !regOK {
-		return fmt.Errorf("pdeep, pfreg: the first FFN's slots (%d bytes of shared memory a block, %d fit) or units a warp do not fit", deepCheck.shared(), deep.room)
-	}
-	for _, k := range []struct {
+	deeps := []struct {
+		name string
+		k    deepKernel
+	}{{"pdeep", deep}, {"pfeed", feed}, {"pfreg", reg}, {"pfpre", pre}}
+	var ref []float32
+	kernels := []struct {
 		name   string
 		launch func() error
 	}{
-		{"pstream", func() error { return stream.launch(e, dph, len(ph), dbar, 0, ringSums) }},
-		{"pwarp", func() error { return perWarp.launchWarp(e, dph, len(ph), dbar, 0) }},
-		{"pdeep", func() error { return deep.launch(e, dph, len(ph), dbar, 0, deepCheck) }},
-		{"pfeed", func() error { return feed.launch(e, dph, len(ph), dbar, 0, deepCheck) }},
-		{"pfreg", func() error { return reg.launch(e, dph, len(ph), dbar, 0, deepCheck) }},
-	} {
-		if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
+		{"pchain", func() error { return launchOnly(e, fn, dph, len(long), dbar, blocksList[0], 0) }},
+		{"pstream", func() error { return stream.launch(e, dph, len(long), dbar, 0, ringSums) }},
+		{"pwarp", func() error { return perWarp.launchWarp(e, dph, len(long), dbar, 0) }},
+	}
+	for _, d := range deeps {
+		s, ok := d.k.fit(long)
+		if !ok {
+			return fmt.Errorf("%s: the check's chain does not fit (slots of %d bytes a block, %d fit, or too many units a warp)", d.name, s.shared(), d.k.room)
+		}
+		kernels = append(kernels, struct {
+			name   string
+			launch func() error
+		}{d.name, func() error { return d.k.launch(e, dph, len(long), dbar, 0, s) }})
+	}
+	for i, k := range kernels {
+		if err := reset(); err != nil {
 			return err
 		}
 		if err := k.launch(); err != nil {
@@ -308,10 +350,15 @@ func run(cubin string, n int, perSM string, timed map[string]bool) error {
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(bitsOf(got[0]), bitsOf(slices.Concat(h, y))) {
-			return fmt.Errorf("%s: results differ from pchain's (bound ratio %.3g)", k.name, max(want.checkH(h), want.checkX(ws[1], x0, h, y)))
+		out := slices.Concat(h, y)
+		if i == 0 {
+			ref = out
+			continue
 		}
-		fmt.Printf("check %s: bit-identical to pchain (ok)\n", k.name)
+		if !slices.Equal(bitsOf(ref), bitsOf(out)) {
+			return fmt.Errorf("%s: the results of %d phases differ from pchain's", k.name, len(long))
+		}
+		fmt.Printf("check %s: %d phases bit-identical to pchain (ok)\n", k.name, len(long))
 	}
 
 	// Timing: µs per phase, median of 5 batches of 10 launches of n phases
@@ -363,30 +410,20 @@ func run(cubin string, n int, perSM string, timed map[string]bool) error {
 					return err
 				}
 			}
-			if timed["pdeep"] {
-				if s, ok := deep.fit(ph); !ok {
-					fmt.Printf("chain %-2s %-3s pdeep: two phases' slots take %d bytes of shared memory a block, %d fit: not timed\n",
-						kinds, where, s.shared(), deep.room)
-				} else {
-					for _, a := range deepArrivals {
-						if err := stages("pdeep "+a.name, kinds, where, bytes, a.flags, func(sf int) error { return deep.launch(e, dph, n, dbar, sf, s) }); err != nil {
-							return err
-						}
-					}
-				}
-			}
-			for _, k := range []struct {
-				name string
-				deepKernel
-			}{{"pfeed", feed}, {"pfreg", reg}} {
-				if !timed[k.name] {
+			for _, d := range deeps {
+				if !timed[d.name] {
 					continue
 				}
-				if s, ok := k.fit(ph); !ok {
+				s, ok := d.k.fit(ph)
+				if !ok {
 					fmt.Printf("chain %-2s %-3s %s: two phases' slots take %d bytes of shared memory a block (%d fit), or more units a warp than it holds: not timed\n",
-						kinds, where, k.name, s.shared(), k.room)
-				} else if err := stages(k.name, kinds, where, bytes, 0, func(sf int) error { return k.launch(e, dph, n, dbar, sf, s) }); err != nil {
-					return err
+						kinds, where, d.name, s.shared(), d.k.room)
+					continue
+				}
+				for _, a := range arrivals {
+					if err := stages(d.name+" "+a.name, kinds, where, bytes, a.flags, func(sf int) error { return d.k.launch(e, dph, n, dbar, sf, s) }); err != nil {
+						return err
+					}
 				}
 			}
 			// The ring alone (no staging, no sums) in more, smaller slots.
@@ -470,10 +507,10 @@ func (k streamKernel) launchWarp(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cu
 	return launchChain(e, k.fn, k.blocks, k.threads, streamRing, dph, n, dbar, flags)
 }
 
-// deepKernel is pchain.cu's pdeep, pfeed or pfreg: one block of 288
+// deepKernel is pchain.cu's pdeep, pfeed, pfreg or pfpre: one block of 288
 // threads an SM, each of its first 8 warps' units of two phases in flight
 // in the warp's own shared-memory slots; the ninth warp arrives at the grid
-// barrier (pdeep) or issues every copy (pfeed, pfreg).
+// barrier (pdeep) or issues every copy (the others).
 type deepKernel struct {
 	fn     cuda.Function
 	blocks int
@@ -494,10 +531,15 @@ func loadDeep(e *cuda.Engine, mod cuda.Module, name string) (deepKernel, error) 
 	if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, room); err != nil {
 		return deepKernel{}, fmt.Errorf("%s: %d bytes of dynamic shared memory: %w", name, room, err)
 	}
+	// The grid barrier needs every block resident: one an SM with all of it.
+	if per, err := e.MaxActiveBlocksPerSM(fn, 288, room); err != nil || per < 1 {
+		return deepKernel{}, fmt.Errorf("%s: %d blocks of 288 threads an SM resident with %d bytes (%v)", name, per, room, err)
+	}
 	return deepKernel{fn: fn, blocks: e.Info().SMs, room: room}, nil
 }
 
-// pfregHeld is what pfreg's b0 and b1 hold: 2 gate|up units, 1 down row.
+// pfregHeld is what pfreg's and pfpre's b0 and b1 hold: 2 gate|up units,
+// 1 down row.
 var pfregHeld = [2]int{2, 1}
 
 // deepSlots is pdeep's slot0 and slot1: 16-byte chunks a warp for the even
@@ -533,12 +575,14 @@ func (k deepKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.Dev
 	return launchChain(e, k.fn, k.blocks, 288, s.shared(), dph, n, dbar, flags, int32(s[0]), int32(s[1]))
 }
 
-// deepArrivals are pdeep's ways to arrive at the grid barrier (pchain.cu's
-// PD_RED and PD_RELAXED; the relaxed form is for timing only).
-var deepArrivals = []struct {
+// arrival is a deep kernel's way to arrive at the grid barrier (pchain.cu's
+// PD_RED, PD_RELAXED and PD_NOBAR; the last two are for timing only).
+type arrival struct {
 	name  string
 	flags int
-}{{"fence", 0}, {"red", 4}, {"relaxed", 8}}
+}
+
+var deepArrivals = []arrival{{"fence", 0}, {"red", 4}, {"relaxed", 8}, {"nobar", 16}}
 
 // pchain.cu's PS_NO_STAGE and PS_NO_DOT (pstream, pwarp and the deep kernels).
 const (

@@ -27,6 +27,10 @@ func TestPhaseLayout(t *testing.T) {
 			t.Errorf("kind %d: %d rows in units of %d (%d loads)", k, s.rows, want.r, want.r*want.c)
 		}
 	}
+	// pfpre holds a normed phase's weights as one float4 a thread.
+	if shapes[0].cols > 4*256 {
+		t.Errorf("gate|up's %d columns are more than one float4 a thread of 256 (pfpre's PR_V norm weights)", shapes[0].cols)
+	}
 	// The FFN chain: down reads gate|up's SwiGLU outputs (half its rows)
 	// and adds into the gate|up input.
 	if shapes[1].cols != shapes[0].rows/2 || shapes[1].rows != shapes[0].cols {
@@ -136,7 +140,7 @@ func TestStreamRing(t *testing.T) {
 // The FFN's two phases take 8 × 23 KB = 188,416 bytes a block, and two
 // gate|up phases 262,144, more than the 227 KB an H200 block may opt in to.
 func TestDeepSlots(t *testing.T) {
-	k := deepKernel{blocks: 132, room: 232448 - 14464}
+	k := deepKernel{blocks: 132, room: 232448 - 14464} // the opt-in limit less pdeep's static shared memory (run196's room)
 	ph := func(kinds ...int) []phase {
 		var out []phase
 		for _, kd := range kinds {

@@ -93,8 +93,10 @@ __device__ __forceinline__ void pc_load(uint4 (&buf)[PC_BUF], const pc_phase& f,
 // 2: the even lane of each pair stores its SwiGLU). Chunk j of the lane's
 // unit is buf[j * S]: registers (S 1) or a warp's slot in shared memory
 // offset by the lane (pdeep, S 32).
-template <int R, int C, int S = 1, class B>
-__device__ __forceinline__ void pc_dot(const B& buf, const pc_phase& f, int u, int lane) {
+// With PRE, mode 1 adds the residual yres that the storing lane loaded
+// earlier (pfpre) instead of loading it here.
+template <int R, int C, int S = 1, bool PRE = false, class B>
+__device__ __forceinline__ void pc_dot(const B& buf, const pc_phase& f, int u, int lane, float yres = 0.0f) {
     float acc[R];
 #pragma unroll
     for (int i = 0; i < R; i++) acc[i] = 0.0f;
@@ -122,7 +124,7 @@ __device__ __forceinline__ void pc_dot(const B& buf, const pc_phase& f, int u, i
         if (f.mode == 2) {
             if (i % 2 == 0 && i + 1 < R && lane == i) f.y[row / 2] = acc[i] / (1.0f + expf(-acc[i])) * acc[i + 1];
         } else if (lane == i) {
-            f.y[row] = f.mode == 1 ? __ldcg(f.y + row) + acc[i] : acc[i];
+            f.y[row] = f.mode == 1 ? (PRE ? yres : __ldcg(f.y + row)) + acc[i] : acc[i];
         }
     }
 }
@@ -524,12 +526,35 @@ __device__ __forceinline__ void pd_sums(const uint4* slot, const pc_phase& f, in
     }
 }
 
-// Flags of pdeep beside PS_NO_STAGE and PS_NO_DOT: how the barrier warp
-// arrives. By default __threadfence + atomicAdd; PD_RED red.release; PD_RELAXED
-// a plain atomicAdd with no fence (timing only: the stores are then not
-// ordered before the arrival).
+// Flags of the deep kernels beside PS_NO_STAGE and PS_NO_DOT: how a block
+// arrives at the grid barrier. By default __threadfence + atomicAdd; PD_RED
+// red.release; PD_RELAXED a plain atomicAdd with no fence (timing only: the
+// stores are then not ordered before the arrival); PD_NOBAR not at all, and
+// nobody waits (timing only: phases overlap across blocks).
 #define PD_RED 4
 #define PD_RELAXED 8
+#define PD_NOBAR 16
+
+// The arriving thread's part of the grid barrier after phase p: its
+// arrival, then (after whatever the kernel does between) its wait.
+__device__ __forceinline__ void pd_arrive(unsigned* bar, int flags) {
+    if (flags & PD_NOBAR) return;
+    if (flags & PD_RED) {
+        pc_red_release(bar);
+    } else if (flags & PD_RELAXED) {
+        atomicAdd(bar, 1u);
+    } else {
+        __threadfence();
+        atomicAdd(bar, 1u);
+    }
+}
+
+__device__ __forceinline__ void pd_await(const unsigned* bar, int p, int flags) {
+    if (flags & PD_NOBAR) return;
+    const unsigned target = (unsigned)(p + 1) * gridDim.x;
+    while (pc_ld_acquire(bar) < target) {
+    }
+}
 
 // slot0 and slot1: 16-byte chunks per warp for the even and odd phases.
 // Warps 0-7 copy and sum; warp 8 only arrives at and waits on the grid
@@ -544,17 +569,8 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pdeep(const pc_
         for (int p = 0; p + 1 < n; p++) {
             __syncthreads(); // every copying warp has stored phase p
             if (lane == 0) {
-                if (flags & PD_RED) {
-                    pc_red_release(bar);
-                } else if (flags & PD_RELAXED) {
-                    atomicAdd(bar, 1u);
-                } else {
-                    __threadfence();
-                    atomicAdd(bar, 1u);
-                }
-                const unsigned target = (unsigned)(p + 1) * gridDim.x;
-                while (pc_ld_acquire(bar) < target) {
-                }
+                pd_arrive(bar, flags);
+                pd_await(bar, p, flags);
             }
             __syncthreads();
         }
@@ -646,22 +662,6 @@ __device__ __forceinline__ void pf_produce(pf_bars& b, uint4* ring, const pc_pha
     asm volatile("cp.async.wait_all;" ::: "memory");
 }
 
-// Thread 0's arrival at the grid barrier after phase p and its wait, split
-// so that a kernel can work between them.
-__device__ __forceinline__ void pf_arrive(unsigned* bar) {
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(bar, 1u);
-    }
-}
-
-__device__ __forceinline__ void pf_wait(const unsigned* bar, int p) {
-    if (threadIdx.x == 0) {
-        const unsigned target = (unsigned)(p + 1) * gridDim.x;
-        while (pc_ld_acquire(bar) < target) {
-        }
-    }
-}
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfeed(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
@@ -691,8 +691,10 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfeed(const pc_
         if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
         if (p + 1 == n) break;
         pc_sync<true>();
-        pf_arrive(bar);
-        pf_wait(bar, p);
+        if (threadIdx.x == 0) {
+            pd_arrive(bar, flags);
+            pd_await(bar, p, flags);
+        }
         pc_sync<true>();
     }
 }
@@ -703,7 +705,8 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfeed(const pc_
 // memory after the barrier and took ~1.5 µs a phase, as long as the
 // barrier; here only x is read after it, as in pchain. A warp holds at
 // most 2 units of a phase (the host checks), in b0 and b1. The loads are
-// volatile so that ptxas cannot sink them past the wait (step 70).
+// volatile so that ptxas cannot sink them past the wait (step 70), and so
+// PS_NO_DOT leaves out only the sums here, not the loads from the slots.
 __device__ __forceinline__ uint4 pr_lds16(const uint4* p) {
     uint4 v;
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(ps_smem(p)) : "memory");
@@ -734,8 +737,111 @@ __device__ __forceinline__ void pr_take_phase(uint4 (&b0)[PC_BUF], uint4 (&b1)[P
     if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
 }
 
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfreg(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
-                                                                       int slot1) {
+// ---- pfpre: pfreg with what a phase reads after its barrier besides x
+// loaded between arriving and waiting too (step 86): the norm weights of
+// the thread's float4s of x (held in registers, so x is normalised as it is
+// staged, in pc_stage_x's order of operations) and, for the down rows, the
+// residual the storing lane adds to. In run200 the staging and the sums
+// after the barrier cost pfreg ~1.5 µs a phase over its stream. Safe here
+// because in these chains the residual was last written two phases back
+// (the FFN) or by the same lane (the down chain), and the norm weights are
+// never written. The loads are volatile, as pfreg's are. A normed phase
+// has at most PC_THREADS float4s (1,024 columns: one a thread), so that
+// one float4 of weights a thread is held through the wait (168 registers,
+// ptxas's bound for 288 threads, spilled with four).
+#define PR_V 4 // float4s of x a thread stages: PC_MAX_COLS / 4 / PC_THREADS, rounded up
+
+__device__ __forceinline__ float4 pr_ldg4(const float4* p) {
+    float4 v;
+    asm volatile("ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ float pr_ldcg(const float* p) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// The norm weights of this thread's float4 of phase f's x, and lane 0's
+// residual of its down row.
+__device__ __forceinline__ void pr_pre(float4& nv, float& yres, const pc_phase& f, int gw, int lane) {
+    if (f.norm && threadIdx.x < f.cols / 4) nv = pr_ldg4(reinterpret_cast<const float4*>(f.norm) + threadIdx.x);
+    if (f.kind == 1 && f.mode == 1 && gw < f.rows && lane == 0) yres = pr_ldcg(f.y + gw);
+}
+
+// pc_stage_x<true> with the norm weights in nv: each thread keeps its
+// float4s of x and stores them normalised, (x·inv)·w as pc_stage_x rounds
+// (a normed x is one float4 a thread, v[0]).
+__device__ __forceinline__ void pr_stage_x(const pc_phase& f, const float4& nv) {
+    const float4* x4 = reinterpret_cast<const float4*>(f.x);
+    float4 v[PR_V];
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < PR_V; k++) {
+        const int i = threadIdx.x + k * PC_THREADS;
+        if (i < f.cols / 4) {
+            v[k] = __ldcg(x4 + i);
+            ss += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
+            if (!f.norm) reinterpret_cast<float4*>(pc_xs)[i] = v[k];
+        }
+    }
+    if (f.norm) {
+        ss = memra_warp_sum(ss);
+        if ((threadIdx.x & 31) == 0) pc_red[threadIdx.x >> 5] = ss;
+        pc_sync<true>();
+        float t = 0.0f;
+#pragma unroll
+        for (int w = 0; w < PC_THREADS / 32; w++) t += pc_red[w];
+        pc_sync<true>(); // pc_red is rewritten by the next phase
+        const float inv = rsqrtf(t / f.cols + PC_EPS);
+        if (threadIdx.x < f.cols / 4)
+            reinterpret_cast<float4*>(pc_xs)[threadIdx.x] =
+                make_float4(v[0].x * inv * nv.x, v[0].y * inv * nv.y, v[0].z * inv * nv.z, v[0].w * inv * nv.w);
+    }
+    pc_sync<true>();
+}
+
+// pfreg's consumers, and pfpre's with PRE.
+template <bool PRE>
+__device__ __forceinline__ void pr_consume(pf_bars& b, const uint4* ring, const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                           int slot1, int warp, int lane) {
+    const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
+    uint4 b0[PC_BUF], b1[PC_BUF];
+    float4 nv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float yres = 0.0f;
+    pc_phase f = phases[0];
+    pr_take_phase(b0, b1, b, ring, f, 0, slot0, slot1, warp, gw, nw, lane);
+    if (PRE) pr_pre(nv, yres, f, gw, lane);
+    for (int p = 0;; p++) {
+        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) {
+            if (PRE) {
+                pr_stage_x(f, nv);
+            } else {
+                pc_stage_x<true>(f);
+            }
+        }
+        if (!(flags & PS_NO_DOT)) {
+            if (f.kind == 0) {
+                if (gw < f.rows / 4) pc_dot<4, 4>(b0, f, gw, lane);
+                if (gw + nw < f.rows / 4) pc_dot<4, 4>(b1, f, gw + nw, lane);
+            } else if (gw < f.rows) {
+                pc_dot<1, 14, 1, PRE>(b0, f, gw, lane, yres);
+            }
+        }
+        if (p + 1 == n) break;
+        pc_sync<true>();
+        if (threadIdx.x == 0) pd_arrive(bar, flags);
+        f = phases[p + 1];
+        pr_take_phase(b0, b1, b, ring, f, p + 1, slot0, slot1, warp, gw, nw, lane);
+        if (PRE) pr_pre(nv, yres, f, gw, lane);
+        if (threadIdx.x == 0) pd_await(bar, p, flags);
+        pc_sync<true>();
+    }
+}
+
+template <bool PRE>
+__device__ __forceinline__ void pr_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0, int slot1) {
     extern __shared__ __align__(128) uint4 pd_ring[]; // 8 warps × (slot0 + slot1)
     __shared__ pf_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -744,26 +850,15 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfreg(const pc_
         pf_produce(b, pd_ring, phases, n, slot0, slot1, lane);
         return;
     }
-    const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
-    uint4 b0[PC_BUF], b1[PC_BUF];
-    pc_phase f = phases[0];
-    pr_take_phase(b0, b1, b, pd_ring, f, 0, slot0, slot1, warp, gw, nw, lane);
-    for (int p = 0;; p++) {
-        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<true>(f);
-        if (!(flags & PS_NO_DOT)) {
-            if (f.kind == 0) {
-                if (gw < f.rows / 4) pc_dot<4, 4>(b0, f, gw, lane);
-                if (gw + nw < f.rows / 4) pc_dot<4, 4>(b1, f, gw + nw, lane);
-            } else if (gw < f.rows) {
-                pc_dot<1, 14>(b0, f, gw, lane);
-            }
-        }
-        if (p + 1 == n) break;
-        pc_sync<true>();
-        pf_arrive(bar);
-        f = phases[p + 1];
-        pr_take_phase(b0, b1, b, pd_ring, f, p + 1, slot0, slot1, warp, gw, nw, lane);
-        pf_wait(bar, p);
-        pc_sync<true>();
-    }
+    pr_consume<PRE>(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfreg(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                       int slot1) {
+    pr_kernel<false>(phases, n, bar, flags, slot0, slot1);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfpre(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                       int slot1) {
+    pr_kernel<true>(phases, n, bar, flags, slot0, slot1);
 }

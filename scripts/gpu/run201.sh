@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Session 31, docs/perf.md step 86: pfpre (pfreg with the norm weights and
+# the down rows' residual also loaded between arriving at the grid barrier
+# and waiting on it) beside pfreg, pfeed and pchain, whole and with x's
+# staging or the sums left out; then the engine's graph nodes of the same
+# two shapes. carry ["bin"]. ~1 minute.
+set -u
+source scripts/gpu/lib.sh
+start_run
+nvcc -O3 -arch=sm_90 -cubin -Xptxas -v -o bin/pchain.cubin engine/internal/pchain/pchain.cu 2>&1 | grep -E "error|registers|spill"
+el "pchain: checks, then pchain, pfeed, pfreg and pfpre timed"
+timeout 150 ./bin/main/pchain -cubin bin/pchain.cubin -phases 64 -blocks 1,2 -time pchain,pfeed,pfreg,pfpre
+chain main 'BF16/(7168x1024|1024x3584)/.*/graph'
+el done
