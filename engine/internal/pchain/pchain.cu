@@ -54,6 +54,20 @@ __device__ __forceinline__ void pc_sync() {
     }
 }
 
+// The norm's 1/rms from each thread's sum of squares: memra_block_sum's
+// order, with this kernel's barrier.
+template <bool NAMED>
+__device__ __forceinline__ float pc_inv_rms(float ss, int cols) {
+    ss = memra_warp_sum(ss);
+    if ((threadIdx.x & 31) == 0) pc_red[threadIdx.x >> 5] = ss;
+    pc_sync<NAMED>();
+    float t = 0.0f;
+#pragma unroll
+    for (int w = 0; w < PC_THREADS / 32; w++) t += pc_red[w];
+    pc_sync<NAMED>(); // pc_red is rewritten by the next phase
+    return rsqrtf(t / cols + PC_EPS);
+}
+
 template <bool NAMED = false>
 __device__ __forceinline__ void pc_stage_x(const pc_phase& f) {
     const float4* x4 = reinterpret_cast<const float4*>(f.x);
@@ -64,15 +78,7 @@ __device__ __forceinline__ void pc_stage_x(const pc_phase& f) {
         ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
     }
     if (f.norm) {
-        // memra_block_sum's order, with this kernel's barrier.
-        ss = memra_warp_sum(ss);
-        if ((threadIdx.x & 31) == 0) pc_red[threadIdx.x >> 5] = ss;
-        pc_sync<NAMED>();
-        float t = 0.0f;
-#pragma unroll
-        for (int w = 0; w < PC_THREADS / 32; w++) t += pc_red[w];
-        pc_sync<NAMED>(); // pc_red is rewritten by the next phase
-        const float inv = rsqrtf(t / f.cols + PC_EPS);
+        const float inv = pc_inv_rms<NAMED>(ss, f.cols);
         for (int i = threadIdx.x; i < f.cols; i += PC_THREADS) pc_xs[i] = pc_xs[i] * inv * f.norm[i];
     }
     pc_sync<NAMED>();
@@ -491,6 +497,9 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS, 1) pwarp(const pc_phase
 // each with a slot for the even phases and one for the odd ones, sized by
 // the host (a warp's most units of a phase of that parity), and a barrier
 // warp.
+// The deep kernels' slots, in dynamic shared memory: 8 warps × (slot0 + slot1).
+extern __shared__ __align__(128) uint4 pd_ring[];
+
 __device__ __forceinline__ void pd_copy16(uint4* dst, const uint4* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(ps_smem(dst)), "l"(src) : "memory");
 }
@@ -563,7 +572,6 @@ __device__ __forceinline__ void pd_await(const unsigned* bar, int p, int flags) 
 // arriving after all of them (run197), the copies and the barrier added up.
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pdeep(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
-    extern __shared__ __align__(128) uint4 pd_ring[]; // 8 warps × (slot0 + slot1)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (warp == PC_THREADS / 32) {
         for (int p = 0; p + 1 < n; p++) {
@@ -662,23 +670,15 @@ __device__ __forceinline__ void pf_produce(pf_bars& b, uint4* ring, const pc_pha
     asm volatile("cp.async.wait_all;" ::: "memory");
 }
 
-
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfeed(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
-                                                                       int slot1) {
-    extern __shared__ __align__(128) uint4 pd_ring[]; // 8 warps × (slot0 + slot1)
-    __shared__ pf_bars b;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    pf_init(b);
-    if (warp == PC_THREADS / 32) {
-        pf_produce(b, pd_ring, phases, n, slot0, slot1, lane);
-        return;
-    }
+// pfeed's consumers: the sums read the weights from the slots.
+__device__ __forceinline__ void pf_consume(pf_bars& b, const uint4* ring, const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                           int slot1, int warp, int lane) {
     const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
     for (int p = 0;; p++) {
         const pc_phase f = phases[p];
         if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<true>(f);
         const int s = p & 1;
-        const uint4* slot = pd_ring + warp * (slot0 + slot1) + s * slot0;
+        const uint4* slot = ring + warp * (slot0 + slot1) + s * slot0;
         ps_mb_wait(&b.full[warp][s], (p >> 1) & 1);
         if (!(flags & PS_NO_DOT)) {
             if (f.kind == 0) {
@@ -787,14 +787,7 @@ __device__ __forceinline__ void pr_stage_x(const pc_phase& f, const float4& nv) 
         }
     }
     if (f.norm) {
-        ss = memra_warp_sum(ss);
-        if ((threadIdx.x & 31) == 0) pc_red[threadIdx.x >> 5] = ss;
-        pc_sync<true>();
-        float t = 0.0f;
-#pragma unroll
-        for (int w = 0; w < PC_THREADS / 32; w++) t += pc_red[w];
-        pc_sync<true>(); // pc_red is rewritten by the next phase
-        const float inv = rsqrtf(t / f.cols + PC_EPS);
+        const float inv = pc_inv_rms<true>(ss, f.cols);
         if (threadIdx.x < f.cols / 4)
             reinterpret_cast<float4*>(pc_xs)[threadIdx.x] =
                 make_float4(v[0].x * inv * nv.x, v[0].y * inv * nv.y, v[0].z * inv * nv.z, v[0].w * inv * nv.w);
@@ -840,25 +833,33 @@ __device__ __forceinline__ void pr_consume(pf_bars& b, const uint4* ring, const 
     }
 }
 
-template <bool PRE>
-__device__ __forceinline__ void pr_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0, int slot1) {
-    extern __shared__ __align__(128) uint4 pd_ring[]; // 8 warps × (slot0 + slot1)
+// The producer kernels' body: warp 8 produces, warps 0-7 consume as pfeed
+// (MODE 0), pfreg (1) or pfpre (2) does.
+template <int MODE>
+__device__ __forceinline__ void pf_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0, int slot1) {
     __shared__ pf_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     pf_init(b);
     if (warp == PC_THREADS / 32) {
         pf_produce(b, pd_ring, phases, n, slot0, slot1, lane);
-        return;
+    } else if (MODE == 0) {
+        pf_consume(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
+    } else {
+        pr_consume<MODE == 2>(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
     }
-    pr_consume<PRE>(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfeed(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                       int slot1) {
+    pf_kernel<0>(phases, n, bar, flags, slot0, slot1);
 }
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfreg(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
-    pr_kernel<false>(phases, n, bar, flags, slot0, slot1);
+    pf_kernel<1>(phases, n, bar, flags, slot0, slot1);
 }
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfpre(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
-    pr_kernel<true>(phases, n, bar, flags, slot0, slot1);
+    pf_kernel<2>(phases, n, bar, flags, slot0, slot1);
 }
