@@ -16,7 +16,8 @@
 // any timing, for every flag setting; all settings, pstream, pwarp and the
 // deep kernels (pdeep, pfeed, pfreg, pfpre) must agree bit for bit (they
 // add the same products in the same order). -time picks the kernels timed,
-// -arrive the deep kernels' ways to arrive at the grid barrier.
+// -arrive the deep kernels' ways to arrive at the grid barrier, -producers
+// the producer kernels' counts of producer warps.
 package main
 
 import (
@@ -61,6 +62,7 @@ func main() {
 	n := flag.Int("phases", 64, "phases per launch")
 	perSM := flag.String("blocks", "1,2", "blocks per SM to try (at most what the GPU holds)")
 	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg,pfpre", "kernels to time (every one is checked)")
+	prod := flag.String("producers", "1", "producer warps of pfeed, pfreg and pfpre to time: 1, 2, 4 (each also checked)")
 	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
 	pick := map[string]bool{}
@@ -82,7 +84,16 @@ func main() {
 		}
 		arrivals = append(arrivals, deepArrivals[i])
 	}
-	if err := run(*cubin, *n, *perSM, pick, arrivals); err != nil {
+	var producers []int
+	for _, f := range strings.Split(*prod, ",") {
+		p, err := strconv.Atoi(f)
+		if err != nil || p < 1 || p > maxProducers || maxProducers%p != 0 && p != 1 {
+			fmt.Fprintf(os.Stderr, "pchain: -producers %q: counts are 1, 2 and 4\n", f)
+			os.Exit(2)
+		}
+		producers = append(producers, p)
+	}
+	if err := run(*cubin, *n, *perSM, pick, arrivals, producers); err != nil {
 		fmt.Fprintln(os.Stderr, "pchain:", err)
 		os.Exit(1)
 	}
@@ -110,7 +121,7 @@ func randomBF16(s shape, seed uint64) []uint16 {
 
 func bf16(b uint16) float64 { return float64(math.Float32frombits(uint32(b) << 16)) }
 
-func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []arrival) error {
+func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []arrival, producers []int) error {
 	if n < 2 {
 		return fmt.Errorf("-phases %d: need at least 2", n)
 	}
@@ -132,24 +143,33 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	if err != nil {
 		return err
 	}
-	deep, err := loadDeep(e, mod, "pdeep")
+	// The deep kernels: pdeep, then each producer kernel with each count
+	// of producer warps ("pfpre/p2": two).
+	type namedDeep struct {
+		name string
+		k    deepKernel
+	}
+	deep, err := loadDeep(e, mod, "pdeep", 0)
 	if err != nil {
 		return err
 	}
-	feed, err := loadDeep(e, mod, "pfeed")
-	if err != nil {
-		return err
+	deeps := []namedDeep{{"pdeep", deep}}
+	for _, name := range []string{"pfeed", "pfreg", "pfpre"} {
+		for _, p := range producers {
+			k, err := loadDeep(e, mod, name, p)
+			if err != nil {
+				return err
+			}
+			if name != "pfeed" {
+				k.held = pfregHeld
+			}
+			n := name
+			if p > 1 {
+				n = fmt.Sprintf("%s/p%d", name, p)
+			}
+			deeps = append(deeps, namedDeep{n, k})
+		}
 	}
-	reg, err := loadDeep(e, mod, "pfreg")
-	if err != nil {
-		return err
-	}
-	reg.held = pfregHeld
-	pre, err := loadDeep(e, mod, "pfpre")
-	if err != nil {
-		return err
-	}
-	pre.held = pfregHeld
 
 	var alloc []cuda.DevPtr
 	defer func() {
@@ -316,10 +336,6 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&long[0])), len(long)*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
 	}
-	deeps := []struct {
-		name string
-		k    deepKernel
-	}{{"pdeep", deep}, {"pfeed", feed}, {"pfreg", reg}, {"pfpre", pre}}
 	var ref []float32
 	kernels := []struct {
 		name   string
@@ -411,7 +427,7 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 				}
 			}
 			for _, d := range deeps {
-				if !timed[d.name] {
+				if !timed[strings.Split(d.name, "/")[0]] {
 					continue
 				}
 				s, ok := d.k.fit(ph)
@@ -507,18 +523,30 @@ func (k streamKernel) launchWarp(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cu
 	return launchChain(e, k.fn, k.blocks, k.threads, streamRing, dph, n, dbar, flags)
 }
 
-// deepKernel is pchain.cu's pdeep, pfeed, pfreg or pfpre: one block of 288
-// threads an SM, each of its first 8 warps' units of two phases in flight
-// in the warp's own shared-memory slots; the ninth warp arrives at the grid
-// barrier (pdeep) or issues every copy (the others).
+// deepKernel is pchain.cu's pdeep, pfeed, pfreg or pfpre: one block an SM,
+// each of its first 8 warps' units of two phases in flight in the warp's
+// own shared-memory slots; in pdeep a ninth warp arrives at the grid
+// barrier, in the others 1, 2 or 4 more warps issue every copy.
 type deepKernel struct {
-	fn     cuda.Function
-	blocks int
-	room   int    // dynamic shared memory a block may take beside its static
-	held   [2]int // most units of each kind a warp can take into registers (pfreg); 0: any
+	fn        cuda.Function
+	blocks    int
+	producers int    // producer warps; 0 for pdeep
+	room      int    // dynamic shared memory a block may take beside its static
+	held      [2]int // most units of each kind a warp can take into registers (pfreg); 0: any
 }
 
-func loadDeep(e *cuda.Engine, mod cuda.Module, name string) (deepKernel, error) {
+// threads is the block: 8 consumer warps and pdeep's barrier warp or the
+// producers.
+func (k deepKernel) threads() int { return 256 + 32*max(k.producers, 1) }
+
+// pchain.cu's PF_MAX_THREADS: at most 4 producer warps.
+const maxProducers = 4
+
+func loadDeep(e *cuda.Engine, mod cuda.Module, name string, producers int) (deepKernel, error) {
+	if producers < 0 || producers > maxProducers || name != "pdeep" && producers == 0 {
+		return deepKernel{}, fmt.Errorf("%s: %d producer warps (1 to %d)", name, producers, maxProducers)
+	}
+	k := deepKernel{producers: producers, blocks: e.Info().SMs}
 	fn, err := e.Function(mod, name)
 	if err != nil {
 		return deepKernel{}, err
@@ -532,10 +560,11 @@ func loadDeep(e *cuda.Engine, mod cuda.Module, name string) (deepKernel, error) 
 		return deepKernel{}, fmt.Errorf("%s: %d bytes of dynamic shared memory: %w", name, room, err)
 	}
 	// The grid barrier needs every block resident: one an SM with all of it.
-	if per, err := e.MaxActiveBlocksPerSM(fn, 288, room); err != nil || per < 1 {
-		return deepKernel{}, fmt.Errorf("%s: %d blocks of 288 threads an SM resident with %d bytes (%v)", name, per, room, err)
+	if per, err := e.MaxActiveBlocksPerSM(fn, k.threads(), room); err != nil || per < 1 {
+		return deepKernel{}, fmt.Errorf("%s: %d blocks of %d threads an SM resident with %d bytes (%v)", name, per, k.threads(), room, err)
 	}
-	return deepKernel{fn: fn, blocks: e.Info().SMs, room: room}, nil
+	k.fn, k.room = fn, room
+	return k, nil
 }
 
 // pfregHeld is what pfreg's and pfpre's b0 and b1 hold: 2 gate|up units,
@@ -572,7 +601,7 @@ func (k deepKernel) fit(ph []phase) (deepSlots, bool) {
 
 // launch launches the kernel on the chain in dph with slots s.
 func (k deepKernel) launch(e *cuda.Engine, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, s deepSlots) error {
-	return launchChain(e, k.fn, k.blocks, 288, s.shared(), dph, n, dbar, flags, int32(s[0]), int32(s[1]))
+	return launchChain(e, k.fn, k.blocks, k.threads(), s.shared(), dph, n, dbar, flags, int32(s[0]), int32(s[1]))
 }
 
 // arrival is a deep kernel's way to arrive at the grid barrier (pchain.cu's

@@ -616,16 +616,17 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pdeep(const pc_
     asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 
-// ---- pfeed: pdeep's slots filled by a producer warp (step 86). In pdeep
-// (run198) a warp's copies of phase p + 2 took as long to issue as phase
-// p + 1's took to land, so each phase still waited for its own bytes
-// before its staging and sums: issue stalls once an SM has so many copies
-// in flight. Here warp 8 issues every copy, slot by slot in chain order
-// as the consumers free them, and stalls alone; each copy lands on the
-// slot's mbarrier (cp.async.mbarrier.arrive.noinc, one arrival per
-// producer lane), which its consumer warp waits on. The consumers, warps
-// 0-7, sum as pdeep's do (the same bits) and pass the grid barrier as
-// pchain does (thread 0, which has no copies of its own in flight).
+// ---- pfeed: pdeep's slots filled by producer warps (step 86). In pdeep
+// (run196-run198) the copies of phase p + 2 sat in the copying warps'
+// critical path: moving only the arrival at the barrier cut a phase from
+// 6.5 to 5.6 µs, as if issuing a copy stalls with that much in flight (not
+// timed apart). Here the warps after the 8 consumers (one in run199-run203,
+// up to 4) issue every copy, slot by slot in chain order as the consumers
+// free them, and stall alone; each copy lands on the slot's mbarrier
+// (cp.async.mbarrier.arrive.noinc, one arrival per producer lane), which
+// its consumer warp waits on. The consumers, warps 0-7, sum as pdeep's do
+// (the same bits) and pass the grid barrier as pchain does (thread 0,
+// which has no copies of its own in flight).
 __device__ __forceinline__ void pf_arrive_on_copies(unsigned long long* mb) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ps_smem(mb)) : "memory");
 }
@@ -648,14 +649,16 @@ __device__ __forceinline__ void pf_init(pf_bars& b) {
     __syncthreads();
 }
 
-// The producer warp: every phase's copies in chain order, warp by warp,
-// each slot's as soon as its warp has read what it held two phases before.
-__device__ __forceinline__ void pf_produce(pf_bars& b, uint4* ring, const pc_phase* phases, int n, int slot0, int slot1, int lane) {
+// Producer warp k of P: every phase's copies in chain order for consumer
+// warps k, k + P, ..., each slot's as soon as its warp has read what it held
+// two phases before.
+__device__ __forceinline__ void pf_produce(pf_bars& b, uint4* ring, const pc_phase* phases, int n, int slot0, int slot1, int lane, int k,
+                                           int P) {
     const int nw = gridDim.x * (PC_THREADS / 32);
     for (int p = 0; p < n; p++) {
         const pc_phase f = phases[p];
         const int s = p & 1;
-        for (int w = 0; w < PC_THREADS / 32; w++) {
+        for (int w = k; w < PC_THREADS / 32; w += P) {
             if (p >= 2) ps_mb_wait(&b.empty[w][s], ((p >> 1) - 1) & 1);
             uint4* slot = ring + w * (slot0 + slot1) + s * slot0;
             const int gw = blockIdx.x * (PC_THREADS / 32) + w;
@@ -833,15 +836,18 @@ __device__ __forceinline__ void pr_consume(pf_bars& b, const uint4* ring, const 
     }
 }
 
-// The producer kernels' body: warp 8 produces, warps 0-7 consume as pfeed
-// (MODE 0), pfreg (1) or pfpre (2) does.
+// The producer kernels' body: warps 0-7 consume as pfeed (MODE 0), pfreg
+// (1) or pfpre (2) does; the block's other warps (1, 2 or 4: PF_MAX_THREADS)
+// produce, each for an equal share of the consumers.
+#define PF_MAX_THREADS (PC_THREADS + 4 * 32)
+
 template <int MODE>
 __device__ __forceinline__ void pf_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0, int slot1) {
     __shared__ pf_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     pf_init(b);
-    if (warp == PC_THREADS / 32) {
-        pf_produce(b, pd_ring, phases, n, slot0, slot1, lane);
+    if (warp >= PC_THREADS / 32) {
+        pf_produce(b, pd_ring, phases, n, slot0, slot1, lane, warp - PC_THREADS / 32, blockDim.x / 32 - PC_THREADS / 32);
     } else if (MODE == 0) {
         pf_consume(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
     } else {
@@ -849,17 +855,17 @@ __device__ __forceinline__ void pf_kernel(const pc_phase* phases, int n, unsigne
     }
 }
 
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfeed(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfeed(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
     pf_kernel<0>(phases, n, bar, flags, slot0, slot1);
 }
 
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfreg(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfreg(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
     pf_kernel<1>(phases, n, bar, flags, slot0, slot1);
 }
 
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pfpre(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfpre(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
     pf_kernel<2>(phases, n, bar, flags, slot0, slot1);
 }
