@@ -87,7 +87,7 @@ func main() {
 	var producers []int
 	for _, f := range strings.Split(*prod, ",") {
 		p, err := strconv.Atoi(f)
-		if err != nil || p < 1 || p > maxProducers || maxProducers%p != 0 && p != 1 {
+		if err != nil || p < 1 || p > maxProducers || maxProducers%p != 0 {
 			fmt.Fprintf(os.Stderr, "pchain: -producers %q: counts are 1, 2 and 4\n", f)
 			os.Exit(2)
 		}
@@ -163,11 +163,11 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 			if name != "pfeed" {
 				k.held = pfregHeld
 			}
-			n := name
+			label := name
 			if p > 1 {
-				n = fmt.Sprintf("%s/p%d", name, p)
+				label = fmt.Sprintf("%s/p%d", name, p)
 			}
-			deeps = append(deeps, namedDeep{n, k})
+			deeps = append(deeps, namedDeep{label, k})
 		}
 	}
 

@@ -751,7 +751,7 @@ __device__ __forceinline__ void pr_take_phase(uint4 (&b0)[PC_BUF], uint4 (&b1)[P
 // never written. The loads are volatile, as pfreg's are. A normed phase
 // has at most PC_THREADS float4s (1,024 columns: one a thread), so that
 // one float4 of weights a thread is held through the wait (168 registers,
-// ptxas's bound for 288 threads, spilled with four).
+// ptxas's bound for 288 to 384 threads, spilled with four).
 #define PR_V 4 // float4s of x a thread stages: PC_MAX_COLS / 4 / PC_THREADS, rounded up
 
 __device__ __forceinline__ float4 pr_ldg4(const float4* p) {
