@@ -112,8 +112,9 @@ func fuzz(d, minimize string) error {
 // The budget is a count, not a duration: with a duration, go1.26's fuzz
 // coordinator can report its own deadline as a failure ("context deadline
 // exceeded", no input written; go.dev/issue/75804, fixed in go1.27), which
-// failed a CI run of FuzzOpen in session 31. 200,000 executions take ~15-20
-// s a target on a 2-core machine (12,000-17,000 a second there).
+// failed a CI run of FuzzOpen in session 31. 200,000 executions took 12-22 s a
+// target on a 2-core development machine (9,500-17,000 a second), and the whole
+// of `mage test` 64-70 s on a fresh clone there.
 //
 // Each new input is minimised for at most FUZZMINIMIZE (default 2s): with go
 // test's default of 60 s both workers of a 2-core machine spent all but the
@@ -125,7 +126,8 @@ func (Fuzz) Short() error { return fuzz(env("FUZZTIME", "200000x"), env("FUZZMIN
 // Long fuzzes the GGUF parser and the tokenizer for FUZZTIME each (default 10m).
 //
 // A duration, so it can end in go1.26's spurious "context deadline exceeded"
-// (see Short); a count (FUZZTIME=50000000x) avoids it.
+// (see Short); a count (FUZZTIME=10000000x, ~10 min at Short's rates) avoids
+// it.
 func (Fuzz) Long() error { return fuzz(env("FUZZTIME", "10m"), env("FUZZMINIMIZE", "60s")) }
 
 // Gen holds the code generators.

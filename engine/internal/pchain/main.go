@@ -5,7 +5,7 @@
 // weights ahead of the barriers through shared memory), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25,
-// 27 and 86 (scripts/gpu/run43.sh to run55.sh and run196.sh to run201.sh
+// 27 and 86 (scripts/gpu/run43.sh to run55.sh and run196.sh to run205.sh
 // ran its forms):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
@@ -571,7 +571,7 @@ func loadDeep(e *cuda.Engine, mod cuda.Module, name string, producers int) (deep
 // 1 down row.
 var pfregHeld = [2]int{2, 1}
 
-// deepSlots is pdeep's slot0 and slot1: 16-byte chunks a warp for the even
+// deepSlots is the deep kernels' slot0 and slot1: 16-byte chunks a warp for the even
 // and the odd phases.
 type deepSlots [2]int
 

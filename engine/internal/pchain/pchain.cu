@@ -98,7 +98,7 @@ __device__ __forceinline__ void pc_load(uint4 (&buf)[PC_BUF], const pc_phase& f,
 // ascending order, then the warp's xor butterfly; lane i stores row i (mode
 // 2: the even lane of each pair stores its SwiGLU). Chunk j of the lane's
 // unit is buf[j * S]: registers (S 1) or a warp's slot in shared memory
-// offset by the lane (pdeep, S 32).
+// offset by the lane (pdeep and pfeed, S 32).
 // With PRE, mode 1 adds the residual yres that the storing lane loaded
 // earlier (pfpre) instead of loading it here.
 template <int R, int C, int S = 1, bool PRE = false, class B>
@@ -567,9 +567,10 @@ __device__ __forceinline__ void pd_await(const unsigned* bar, int p, int flags) 
 
 // slot0 and slot1: 16-byte chunks per warp for the even and odd phases.
 // Warps 0-7 copy and sum; warp 8 only arrives at and waits on the grid
-// barrier, and arrives before the copies of phase p + 2 are issued: with
-// thread 0 of a copying warp arriving after its copies (run196), or warp 8
-// arriving after all of them (run197), the copies and the barrier added up.
+// barrier, and arrives as the copies of phase p + 2 start (it passes the
+// same block barrier first): with thread 0 of a copying warp arriving after
+// its copies (run196), or warp 8 arriving after all of them (run197), the
+// copies and the barrier added up.
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pdeep(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -705,8 +706,8 @@ __device__ __forceinline__ void pf_consume(pf_bars& b, const uint4* ring, const 
 // ---- pfreg: pfeed with each warp's units of the next phase moved from its
 // slot into registers between arriving at the grid barrier and waiting on
 // it (step 86). In pfeed (run199) the sums read their weights from shared
-// memory after the barrier and took ~1.5 µs a phase, as long as the
-// barrier; here only x is read after it, as in pchain. A warp holds at
+// memory after the barrier and took ~1.6 µs a phase (5.26 whole, 3.66
+// without them); here only x is read after it, as in pchain. A warp holds at
 // most 2 units of a phase (the host checks), in b0 and b1. The loads are
 // volatile so that ptxas cannot sink them past the wait (step 70), and so
 // PS_NO_DOT leaves out only the sums here, not the loads from the slots.
