@@ -83,6 +83,13 @@ __device__ __forceinline__ float memra_f16_to_f32(unsigned short h) {
     return f;
 }
 
+// int8 quant k (0..3) of u = q ^ 0x80808080 as an exact f32: the byte placed
+// under exponent 2^23 is q_k + 128, so the float is 2^23 + 128 + q_k. One byte
+// permute and one add instead of a (quarter-rate) integer-to-float convert.
+__device__ __forceinline__ float memra_q8_val(unsigned int u, int k) {
+    return __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440u | k)) - 8388736.0f;
+}
+
 // f32 -> f16 bits, round to nearest even; overflow gives +-inf.
 __device__ __forceinline__ unsigned short memra_f32_to_f16(float f) {
     unsigned short h;

@@ -155,13 +155,6 @@ __device__ __forceinline__ float memra_mv_elem(const void* row, const unsigned s
     return memra_f16_to_f32(srow[LS ? memra_q8_lane_index(c >> 5, tp) : c >> 5]) * (float)reinterpret_cast<const signed char*>(row)[c];
 }
 
-// int8 quant k (0..3) of u = q ^ 0x80808080 as an exact f32: the byte placed
-// under exponent 2^23 is q_k + 128, so the float is 2^23 + 128 + q_k. One byte
-// permute and one add instead of a (quarter-rate) integer-to-float convert.
-__device__ __forceinline__ float memra_q8_val(unsigned int u, int k) {
-    return __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440u | k)) - 8388736.0f;
-}
-
 // x chunk k at xp: from global memory through the read-only path (XG), or
 // from the block's normalised copy in shared memory.
 template <bool XG>

@@ -5,7 +5,7 @@
 // weights ahead of the barriers through shared memory), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25,
-// 27 and 86 (scripts/gpu/run43.sh to run55.sh and run196.sh to run205.sh
+// 27, 86 and 87 (scripts/gpu/run43.sh to run55.sh and run196.sh to run207.sh
 // ran its forms):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
@@ -15,9 +15,11 @@
 // Each chain's first phases are checked against a float64 reference before
 // any timing, for every flag setting; all settings, pstream, pwarp and the
 // deep kernels (pdeep, pfeed, pfreg, pfpre) must agree bit for bit (they
-// add the same products in the same order). -time picks the kernels timed,
-// -arrive the deep kernels' ways to arrive at the grid barrier, -producers
-// the producer kernels' counts of producer warps.
+// add the same products in the same order). The same FFN in q8_0 (step 87)
+// runs on pfeed_q8, pfreg_q8 and pfpre_q8, each checked against float64 and
+// against pfeed_q8 bit for bit. -time picks the kernels timed, -types the
+// weight types, -arrive the deep kernels' ways to arrive at the grid
+// barrier, -producers the producer kernels' counts of producer warps.
 package main
 
 import (
@@ -34,6 +36,7 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/evtime"
 	"github.com/memra-ai/memra/engine/internal/xcmd"
+	"github.com/memra-ai/memra/gguf"
 )
 
 // shape is one phase kind of pchain.cu (pc_phase.kind is its index).
@@ -41,14 +44,34 @@ type shape struct{ rows, cols int }
 
 var shapes = [2]shape{{7168, 1024}, {1024, 3584}}
 
-// units is each kind's row unit in pchain.cu: r rows a warp, c 16-byte
-// chunks a lane a row (pc_prefetch's and pd_fill_phase's template arguments).
-var units = [2]struct{ r, c int }{{4, 4}, {1, 14}}
+// units is each kind's row unit in pchain.cu's pc_unit: r rows a warp, c
+// 16-byte chunks a lane a row, sc chunks of q8_0 block scales after them in
+// a slot. Kinds 2 and 3 are kinds 0 and 1 in q8_0.
+var units = [4]struct{ r, c, sc int }{{4, 4, 0}, {1, 14, 0}, {4, 2, 16}, {1, 7, 14}}
+
+// stride is a unit's 16-byte chunks in a slot (pchain.cu's pc_stride).
+func stride(kind int32) int {
+	u := units[kind]
+	return u.r*u.c*32 + u.sc
+}
+
+// kindQ8 is what a q8_0 chain adds to a phase's kind.
+const kindQ8 = 2
 
 // phase mirrors pchain.cu's pc_phase (four pointers, four int32).
 type phase struct {
 	w, x, y, norm          uint64
 	rows, cols, kind, mode int32
+}
+
+// bytes is the phase's weights as they stream: bf16, or q8_0's quants and
+// an f16 scale per 32.
+func (p phase) bytes() float64 {
+	n := float64(p.rows) * float64(p.cols)
+	if p.kind >= kindQ8 {
+		return n + n/16
+	}
+	return 2 * n
 }
 
 // pc_phase.mode values the chains use (0 stores y = W x').
@@ -63,6 +86,7 @@ func main() {
 	perSM := flag.String("blocks", "1,2", "blocks per SM to try (at most what the GPU holds)")
 	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg,pfpre", "kernels to time (every one is checked)")
 	prod := flag.String("producers", "1", "producer warps of pfeed, pfreg and pfpre to time: 1, 2, 4 (each also checked)")
+	types := flag.String("types", "bf16,q8_0", "weight types to time: bf16 (every kernel), q8_0 (pfeed, pfreg and pfpre only)")
 	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
 	pick := map[string]bool{}
@@ -93,18 +117,72 @@ func main() {
 		}
 		producers = append(producers, p)
 	}
-	if err := run(*cubin, *n, *perSM, pick, arrivals, producers); err != nil {
+	var q8s []bool
+	for _, t := range strings.Split(*types, ",") {
+		switch t {
+		case "bf16", "q8_0":
+			q8s = append(q8s, t == "q8_0")
+		default:
+			fmt.Fprintf(os.Stderr, "pchain: -types %q: types are bf16 and q8_0\n", t)
+			os.Exit(2)
+		}
+	}
+	if err := run(*cubin, *n, *perSM, pick, arrivals, producers, q8s); err != nil {
 		fmt.Fprintln(os.Stderr, "pchain:", err)
 		os.Exit(1)
 	}
 }
 
-// weights is one shape's matrix: its host values and enough device copies
-// to stream from HBM (the L2 case reads copy 0 only).
+// weights is one shape's matrix, bf16 or q8_0: its host values and enough
+// device copies to stream from HBM (the L2 case reads copy 0 only).
 type weights struct {
 	s      shape
-	host   []uint16 // bf16 bits, rows × cols
+	host   []uint16 // bf16 bits, rows × cols; nil for q8_0
+	quants []int8   // q8_0: rows × cols
+	scales []uint16 // q8_0: f16 bits, rows × cols/32
 	copies []cuda.DevPtr
+}
+
+// at is element (row, c) as the kernels read it.
+func (w *weights) at(row, c int) float64 {
+	if w.host != nil {
+		return bf16(w.host[row*w.s.cols+c])
+	}
+	i := row*w.s.cols + c
+	return float64(gguf.F16ToF32(w.scales[i/32])) * float64(w.quants[i])
+}
+
+// device is the matrix as pchain.cu reads it: bf16 row-major, or the
+// q8_0 quants row-major followed by the scales (pc_unit's order).
+func (w *weights) device() []byte {
+	if w.host != nil {
+		return slices.Clone(cuda.AsBytes(w.host))
+	}
+	b := make([]byte, 0, len(w.quants)+2*len(w.scales))
+	for _, q := range w.quants {
+		b = append(b, byte(q))
+	}
+	return append(b, cuda.AsBytes(w.scales)...)
+}
+
+// randomQ8 fills rows × cols q8_0 values whose products are about
+// N(0, 1/cols), as randomBF16's: quants uniform in [-127, 127] (sd ≈ 73.3)
+// under f16 scales of (0.5 to 1.5)/(73.3 √cols), each sign random.
+func randomQ8(s shape, seed uint64) (quants []int8, scales []uint16) {
+	r := rand.New(rand.NewPCG(seed, 2))
+	quants = make([]int8, s.rows*s.cols)
+	for i := range quants {
+		quants[i] = int8(r.IntN(255) - 127)
+	}
+	scales = make([]uint16, s.rows*s.cols/32)
+	for i := range scales {
+		d := (0.5 + r.Float64()) / (73.3 * math.Sqrt(float64(s.cols)))
+		if r.IntN(2) == 0 {
+			d = -d
+		}
+		scales[i] = gguf.F32ToF16(float32(d))
+	}
+	return quants, scales
 }
 
 // randomBF16 fills rows × cols bf16 values N(0, 1/cols), so a product keeps
@@ -121,7 +199,7 @@ func randomBF16(s shape, seed uint64) []uint16 {
 
 func bf16(b uint16) float64 { return float64(math.Float32frombits(uint32(b) << 16)) }
 
-func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []arrival, producers []int) error {
+func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []arrival, producers []int, q8s []bool) error {
 	if n < 2 {
 		return fmt.Errorf("-phases %d: need at least 2", n)
 	}
@@ -144,30 +222,38 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 		return err
 	}
 	// The deep kernels: pdeep, then each producer kernel with each count
-	// of producer warps ("pfpre/p2": two).
+	// of producer warps ("pfpre/p2": two), in bf16 and in q8_0
+	// ("pfpre_q8/p2"); base is the name -time picks.
 	type namedDeep struct {
-		name string
-		k    deepKernel
+		name, base string
+		k          deepKernel
 	}
 	deep, err := loadDeep(e, mod, "pdeep", 0)
 	if err != nil {
 		return err
 	}
-	deeps := []namedDeep{{"pdeep", deep}}
-	for _, name := range []string{"pfeed", "pfreg", "pfpre"} {
-		for _, p := range producers {
-			k, err := loadDeep(e, mod, name, p)
-			if err != nil {
-				return err
+	deeps := []namedDeep{{"pdeep", "pdeep", deep}}
+	for _, q8 := range []bool{false, true} {
+		for _, base := range []string{"pfeed", "pfreg", "pfpre"} {
+			name := base
+			if q8 {
+				name += "_q8"
 			}
-			if name != "pfeed" {
-				k.held = pfregHeld
+			for _, p := range producers {
+				k, err := loadDeep(e, mod, name, p)
+				if err != nil {
+					return err
+				}
+				k.q8 = q8
+				if base != "pfeed" {
+					k.held = pfregHeld
+				}
+				label := name
+				if p > 1 {
+					label = fmt.Sprintf("%s/p%d", name, p)
+				}
+				deeps = append(deeps, namedDeep{label, base, k})
 			}
-			label := name
-			if p > 1 {
-				label = fmt.Sprintf("%s/p%d", name, p)
-			}
-			deeps = append(deeps, namedDeep{label, k})
 		}
 	}
 
@@ -185,17 +271,22 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 		alloc = append(alloc, p)
 		return p, e.CopyHtoD(p, b)
 	}
-	// 64 MB of each shape's copies stream from HBM (the L2 is 50-60 MB).
-	var ws [2]weights
+	// 64 MB of each matrix's copies stream from HBM (the L2 is 50-60 MB).
+	// ws are the bf16 matrices, wq the q8_0 ones, of the same shapes.
+	var ws, wq [2]weights
 	for k, s := range shapes {
 		ws[k] = weights{s: s, host: randomBF16(s, uint64(k+1))}
-		copies := (64<<20 + 2*s.rows*s.cols - 1) / (2 * s.rows * s.cols)
-		for range copies {
-			p, err := upload(cuda.AsBytes(ws[k].host))
+		wq[k] = weights{s: s}
+		wq[k].quants, wq[k].scales = randomQ8(s, uint64(k+1))
+	}
+	for _, w := range []*weights{&ws[0], &ws[1], &wq[0], &wq[1]} {
+		b := w.device()
+		for range (64<<20 + len(b) - 1) / len(b) {
+			p, err := upload(b)
 			if err != nil {
 				return err
 			}
-			ws[k].copies = append(ws[k].copies, p)
+			w.copies = append(w.copies, p)
 		}
 	}
 	x0 := make([]float32, shapes[0].cols)
@@ -237,8 +328,13 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	// the FFN; "a" and "b" repeat one of them, no phase reading another's
 	// output, to set against the graph chain of that shape alone; "0" has no
 	// rows (the barrier alone).
-	chain := func(kinds string, l2 bool) []phase {
+	// A q8_0 chain is the same with wq's matrices (kinds 2 and 3).
+	chain := func(kinds string, l2, q8 bool) []phase {
 		ph := make([]phase, n)
+		w, add := &ws, int32(0)
+		if q8 {
+			w, add = &wq, kindQ8
+		}
 		for i := range ph {
 			k := 0
 			switch kinds {
@@ -251,15 +347,15 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 				ph[i] = phase{kind: 0} // no rows: the barrier alone
 				continue
 			}
-			c := ws[k].copies[(i/len(kinds))%len(ws[k].copies)]
+			c := w[k].copies[(i/len(kinds))%len(w[k].copies)]
 			if l2 {
-				c = ws[k].copies[0]
+				c = w[k].copies[0]
 			}
 			p := phase{w: uint64(c), x: uint64(dx), y: uint64(dh), norm: uint64(dnw), mode: modeSwiGLU}
 			if k == 1 {
 				p = phase{w: uint64(c), x: uint64(dh), y: uint64(dx), mode: modeAdd}
 			}
-			p.rows, p.cols, p.kind = int32(ws[k].s.rows), int32(ws[k].s.cols), int32(k)
+			p.rows, p.cols, p.kind = int32(w[k].s.rows), int32(w[k].s.cols), int32(k)+add
 			ph[i] = p
 		}
 		return ph
@@ -292,7 +388,7 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 		return e.CopyHtoD(dh, cuda.AsBytes(nans))
 	}
 	// Correctness: gate|up then down from x0, against float64.
-	ph := chain("ab", false)[:2]
+	ph := chain("ab", false, false)[:2]
 	want := ffnRef(ws, x0, nw)
 	var got [2][]float32
 	var blocksList []int
@@ -315,7 +411,7 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 			if err != nil {
 				return err
 			}
-			worst := max(want.checkH(h), want.checkX(ws[1], x0, h, y))
+			worst := max(want.checkH(h), want.checkX(&ws[1], x0, h, y))
 			if worst > 1 {
 				return fmt.Errorf("blocks %d flags %d: error %.2f times its bound", blocks, flags, worst)
 			}
@@ -332,7 +428,7 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	// same order: pchain's bits, over 7 phases (so that the streaming
 	// kernels refill their slots, the deep ones each twice or more, and the
 	// mbarriers turn both parities), from pchain's flags-0 launch.
-	long := chain("ab", false)[:7]
+	long := chain("ab", false, false)[:7]
 	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&long[0])), len(long)*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
 	}
@@ -346,6 +442,9 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 		{"pwarp", func() error { return perWarp.launchWarp(e, dph, len(long), dbar, 0) }},
 	}
 	for _, d := range deeps {
+		if d.k.q8 {
+			continue
+		}
 		s, ok := d.k.fit(long)
 		if !ok {
 			return fmt.Errorf("%s: the check's chain does not fit (slots of %d bytes a block, %d fit, or too many units a warp)", d.name, s.shared(), d.k.room)
@@ -376,6 +475,53 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 		}
 		fmt.Printf("check %s: %d phases bit-identical to pchain (ok)\n", k.name, len(long))
 	}
+	// q8_0: the first FFN of each q8_0 kernel against float64, then its 7
+	// phases against pfeed_q8's bit for bit (pfreg and pfpre add the same
+	// products in the same order from registers).
+	wantQ := ffnRef(wq, x0, nw)
+	var refQ []float32
+	for _, q := range []int{2, 7} {
+		chq := chain("ab", false, true)[:q]
+		if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&chq[0])), len(chq)*int(unsafe.Sizeof(phase{})))); err != nil {
+			return err
+		}
+		for _, d := range deeps {
+			if !d.k.q8 {
+				continue
+			}
+			sl, ok := d.k.fit(chq)
+			if !ok {
+				return fmt.Errorf("%s: the q8_0 check's chain does not fit (slots of %d bytes a block, %d fit, or too many units a warp)", d.name, sl.shared(), d.k.room)
+			}
+			if err := reset(); err != nil {
+				return err
+			}
+			if err := d.k.launch(e, dph, len(chq), dbar, 0, sl); err != nil {
+				return err
+			}
+			h, y, err := readBack()
+			if err != nil {
+				return err
+			}
+			if q == 2 {
+				worst := max(wantQ.checkH(h), wantQ.checkX(&wq[1], x0, h, y))
+				if worst > 1 {
+					return fmt.Errorf("%s: q8_0 FFN error %.2f times its bound", d.name, worst)
+				}
+				fmt.Printf("check %s: q8_0 FFN max error %.3g of its bound (ok)\n", d.name, worst)
+				continue
+			}
+			out := slices.Concat(h, y)
+			if refQ == nil {
+				refQ = out
+				continue
+			}
+			if !slices.Equal(bitsOf(refQ), bitsOf(out)) {
+				return fmt.Errorf("%s: the results of %d q8_0 phases differ from pfeed_q8's", d.name, q)
+			}
+			fmt.Printf("check %s: %d q8_0 phases bit-identical to pfeed_q8 (ok)\n", d.name, q)
+		}
+	}
 
 	// Timing: µs per phase, median of 5 batches of 10 launches of n phases
 	// after 10 untimed ones.
@@ -399,71 +545,75 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 		}
 		return nil
 	}
-	for _, kinds := range []string{"0", "ab", "a", "b"} {
-		for _, l2 := range []bool{false, true} {
-			if kinds == "0" && l2 {
-				continue
-			}
-			ph := chain(kinds, l2)
-			if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), len(ph)*int(unsafe.Sizeof(phase{})))); err != nil {
-				return err
-			}
-			var bytes float64
-			for _, p := range ph {
-				bytes += 2 * float64(p.rows) * float64(p.cols)
-			}
-			where := "hbm"
-			if l2 {
-				where = "l2"
-			}
-			if timed["pstream"] {
-				if err := stages("pstream", kinds, where, bytes, 0, func(sf int) error { return stream.launch(e, dph, n, dbar, sf, ringSums) }); err != nil {
-					return err
-				}
-			}
-			if timed["pwarp"] {
-				if err := stages("pwarp", kinds, where, bytes, 0, func(sf int) error { return perWarp.launchWarp(e, dph, n, dbar, sf) }); err != nil {
-					return err
-				}
-			}
-			for _, d := range deeps {
-				if !timed[strings.Split(d.name, "/")[0]] {
+	// Each weight type's chains: bf16 on every kernel, q8_0 on the
+	// producer kernels built for it.
+	for _, q8 := range q8s {
+		for _, kinds := range []string{"0", "ab", "a", "b"} {
+			for _, l2 := range []bool{false, true} {
+				if kinds == "0" && (l2 || q8) {
 					continue
 				}
-				s, ok := d.k.fit(ph)
-				if !ok {
-					fmt.Printf("chain %-2s %-3s %s: two phases' slots take %d bytes of shared memory a block (%d fit), or more units a warp than it holds: not timed\n",
-						kinds, where, d.name, s.shared(), d.k.room)
-					continue
+				ph := chain(kinds, l2, q8)
+				if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), len(ph)*int(unsafe.Sizeof(phase{})))); err != nil {
+					return err
 				}
-				for _, a := range arrivals {
-					if err := stages(d.name+" "+a.name, kinds, where, bytes, a.flags, func(sf int) error { return d.k.launch(e, dph, n, dbar, sf, s) }); err != nil {
+				var bytes float64
+				for _, p := range ph {
+					bytes += p.bytes()
+				}
+				where := "hbm"
+				if l2 {
+					where = "l2"
+				}
+				if timed["pstream"] && !q8 {
+					if err := stages("pstream", kinds, where, bytes, 0, func(sf int) error { return stream.launch(e, dph, n, dbar, sf, ringSums) }); err != nil {
 						return err
 					}
 				}
-			}
-			// The ring alone (no staging, no sums) in more, smaller slots.
-			if kinds == "ab" && timed["pstream"] {
-				for _, g := range ringSweep {
-					t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar, streamNoStage|streamNoDot, g) })
-					if err != nil {
+				if timed["pwarp"] && !q8 {
+					if err := stages("pwarp", kinds, where, bytes, 0, func(sf int) error { return perWarp.launchWarp(e, dph, n, dbar, sf) }); err != nil {
 						return err
 					}
-					fmt.Printf("chain %-2s %-3s pstream ring %2d slots of %5d bytes (tiles %2d/%d rows) %7.3f µs/phase  %5.2f TB/s of weights\n",
-						kinds, where, g.slots, g.slotBytes(), g.tileA, g.tileB, t/float64(n)*1e6, bytes/t/1e12)
 				}
-			}
-			for _, blocks := range blocksList {
-				if !timed["pchain"] {
-					break
-				}
-				for _, flags := range []int{0, flagPrefetch} {
-					t, err := timeIt(func() error { return launchOnly(e, fn, dph, n, dbar, blocks, flags) })
-					if err != nil {
-						return err
+				for _, d := range deeps {
+					if !timed[d.base] || d.k.q8 != q8 {
+						continue
 					}
-					fmt.Printf("chain %-2s %-3s blocks %4d prefetch %-5v red %-5v  %7.3f µs/phase  %5.2f TB/s of weights\n",
-						kinds, where, blocks, flags&flagPrefetch != 0, flags&flagRed != 0, t/float64(n)*1e6, bytes/t/1e12)
+					s, ok := d.k.fit(ph)
+					if !ok {
+						fmt.Printf("chain %-2s %-3s %s: two phases' slots take %d bytes of shared memory a block (%d fit), or more units a warp than it holds: not timed\n",
+							kinds, where, d.name, s.shared(), d.k.room)
+						continue
+					}
+					for _, a := range arrivals {
+						if err := stages(d.name+" "+a.name, kinds, where, bytes, a.flags, func(sf int) error { return d.k.launch(e, dph, n, dbar, sf, s) }); err != nil {
+							return err
+						}
+					}
+				}
+				// The ring alone (no staging, no sums) in more, smaller slots.
+				if kinds == "ab" && timed["pstream"] && !q8 {
+					for _, g := range ringSweep {
+						t, err := timeIt(func() error { return stream.launch(e, dph, n, dbar, streamNoStage|streamNoDot, g) })
+						if err != nil {
+							return err
+						}
+						fmt.Printf("chain %-2s %-3s pstream ring %2d slots of %5d bytes (tiles %2d/%d rows) %7.3f µs/phase  %5.2f TB/s of weights\n",
+							kinds, where, g.slots, g.slotBytes(), g.tileA, g.tileB, t/float64(n)*1e6, bytes/t/1e12)
+					}
+				}
+				for _, blocks := range blocksList {
+					if !timed["pchain"] || q8 {
+						break
+					}
+					for _, flags := range []int{0, flagPrefetch} {
+						t, err := timeIt(func() error { return launchOnly(e, fn, dph, n, dbar, blocks, flags) })
+						if err != nil {
+							return err
+						}
+						fmt.Printf("chain %-2s %-3s blocks %4d prefetch %-5v red %-5v  %7.3f µs/phase  %5.2f TB/s of weights\n",
+							kinds, where, blocks, flags&flagPrefetch != 0, flags&flagRed != 0, t/float64(n)*1e6, bytes/t/1e12)
+					}
 				}
 			}
 		}
@@ -532,7 +682,8 @@ type deepKernel struct {
 	blocks    int
 	producers int    // producer warps; 0 for pdeep
 	room      int    // dynamic shared memory a block may take beside its static
-	held      [2]int // most units of each kind a warp can take into registers (pfreg); 0: any
+	held      [4]int // most units of each kind a warp can take into registers (pfreg); 0: any
+	q8        bool   // built for q8_0 chains (pchain.cu's *_q8 kernels), not bf16 ones
 }
 
 // threads is the block: 8 consumer warps and pdeep's barrier warp or the
@@ -568,8 +719,8 @@ func loadDeep(e *cuda.Engine, mod cuda.Module, name string, producers int) (deep
 }
 
 // pfregHeld is what pfreg's and pfpre's b0 and b1 hold: 2 gate|up units,
-// 1 down row.
-var pfregHeld = [2]int{2, 1}
+// 1 down row (pc_unit's H).
+var pfregHeld = [4]int{2, 1, 2, 1}
 
 // deepSlots is the deep kernels' slot0 and slot1: 16-byte chunks a warp for the even
 // and the odd phases.
@@ -579,8 +730,8 @@ type deepSlots [2]int
 func (s deepSlots) shared() int { return 8 * (s[0] + s[1]) * 16 }
 
 // fit sizes the slots for chain ph (a warp's most units of a phase of that
-// parity, each r·c chunks a lane) and reports whether they fit a block and,
-// for pfreg, its registers.
+// parity, each its stride of chunks) and reports whether they fit a block,
+// the kernel's weight type and, for pfreg, its registers.
 func (k deepKernel) fit(ph []phase) (deepSlots, bool) {
 	var s deepSlots
 	nw := k.blocks * 8
@@ -589,9 +740,10 @@ func (k deepKernel) fit(ph []phase) (deepSlots, bool) {
 		if p.rows == 0 {
 			continue
 		}
+		ok = ok && (p.kind >= kindQ8) == k.q8
 		u := units[p.kind]
 		most := (int(p.rows)/u.r + nw - 1) / nw
-		s[i%2] = max(s[i%2], most*u.r*u.c*32)
+		s[i%2] = max(s[i%2], most*stride(p.kind))
 		if k.held[p.kind] > 0 && most > k.held[p.kind] {
 			ok = false
 		}
@@ -665,6 +817,7 @@ type ffn struct {
 // ffnRef computes gate|up on rmsnorm(x0)·nw (rows 2j and 2j+1 are output
 // j's gate and up) in float64.
 func ffnRef(ws [2]weights, x0, nw []float32) ffn {
+	gu := &ws[0]
 	s := ws[0].s
 	var ss float64
 	for _, v := range x0 {
@@ -679,7 +832,7 @@ func ffnRef(ws [2]weights, x0, nw []float32) ffn {
 	for row := range s.rows {
 		var d, m float64
 		for c := range s.cols {
-			p := bf16(ws[0].host[row*s.cols+c]) * xn[c]
+			p := gu.at(row, c) * xn[c]
 			d += p
 			m += math.Abs(p)
 		}
@@ -694,8 +847,10 @@ func ffnRef(ws [2]weights, x0, nw []float32) ffn {
 
 // rel is the f32 error bound of a kernel product relative to Σ|w·x|: a lane
 // adds at most 14 chunks of 8 products in sequence, then a 5-level
-// butterfly (≤ 117 roundings, 117·2^-24 ≈ 7e-6); the norm's input rounding
-// (a few ulp per element) fits in the rest of 1e-5.
+// butterfly (≤ 117 roundings, 117·2^-24 ≈ 7e-6); in q8_0 at most 7 chunks
+// of 16 products, each chunk's sum scaled and added (7·(16 + 2) + 5 = 131
+// roundings, ≈ 7.8e-6; the int8 values and f16 scales are exact in f32);
+// the norm's input rounding (a few ulp per element) fits in the rest of 1e-5.
 const rel = 1e-5
 
 // checkH returns the largest error of the SwiGLU outputs over its bound:
@@ -715,12 +870,12 @@ func (f ffn) checkH(h []float32) float64 {
 
 // checkX returns the largest error of the down phase's x0 + W h (h the
 // kernel's own SwiGLU outputs) over rel·(Σ|w·h| + |x0|).
-func (f ffn) checkX(w weights, x0, h, y []float32) float64 {
+func (f ffn) checkX(w *weights, x0, h, y []float32) float64 {
 	worst := 0.0
 	for i := range w.s.rows {
 		d, m := float64(x0[i]), math.Abs(float64(x0[i]))
 		for c := range w.s.cols {
-			p := bf16(w.host[i*w.s.cols+c]) * float64(h[c])
+			p := w.at(i, c) * float64(h[c])
 			d += p
 			m += math.Abs(p)
 		}

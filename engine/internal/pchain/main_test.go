@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"regexp"
@@ -8,24 +9,50 @@ import (
 	"strconv"
 	"testing"
 	"unsafe"
+
+	"github.com/memra-ai/memra/gguf"
 )
 
 // TestPhaseLayout checks what pchain.cu assumes of the host: pc_phase is
-// four pointers and four int32 (48 bytes), kind 0 is R 4 rows
-// of cols/256 = 4 loads per lane and kind 1 R 1 row of 14 (pc_prefetch's
-// template arguments), and a unit's loads fit the 16-entry register buffer.
+// four pointers and four int32 (48 bytes); kind 0 is R 4 rows of cols/256
+// = 4 loads per lane and kind 1 R 1 row of 14, kinds 2 and 3 the same in
+// q8_0 (cols/512 loads, 2 R C chunks of scales), as pchain.cu's pc_unit
+// says; and a unit's loads fit the 16-entry register buffer and its scales
+// PQ_SC floats.
 func TestPhaseLayout(t *testing.T) {
 	if got := unsafe.Sizeof(phase{}); got != 48 {
 		t.Errorf("phase is %d bytes, pc_phase 48", got)
 	}
+	src, err := os.ReadFile("pchain.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for k, want := range units {
-		s := shapes[k]
-		if s.cols%256 != 0 || s.cols/256 != want.c {
-			t.Errorf("kind %d: cols %d gives %d loads per lane, the kernel has %d", k, s.cols, s.cols/256, want.c)
+		s, q8 := shapes[k%kindQ8], k >= kindQ8
+		per, sc := 256, 0 // columns a lane's chunk of each row covers per load, over a warp
+		if q8 {
+			per, sc = 512, 2*want.r*want.c
 		}
-		if s.rows%want.r != 0 || want.r*want.c > 16 {
+		if s.cols%per != 0 || s.cols/per != want.c || want.sc != sc {
+			t.Errorf("kind %d: cols %d gives %d loads per lane and %d chunks of scales, the table has %d and %d", k, s.cols, s.cols/per, sc, want.c, want.sc)
+		}
+		if s.rows%want.r != 0 || want.r*want.c > 16 || q8 && want.r*want.c > 8 {
 			t.Errorf("kind %d: %d rows in units of %d (%d loads)", k, s.rows, want.r, want.r*want.c)
 		}
+		q := 0
+		if q8 {
+			q = 1
+		}
+		m := regexp.MustCompile(`\nPC_UNIT\(` + strconv.Itoa(k) + `, (\d+), (\d+), (\d+), (\d+), (\d+)\)`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("pchain.cu has no PC_UNIT(%d, ...) line of the form this test reads", k)
+		}
+		if got := fmt.Sprintf("%s %s %s %s %s", m[1], m[2], m[3], m[4], m[5]); got != fmt.Sprintf("%d %d %d %d %d", want.r, want.c, q, want.sc, pfregHeld[k]) {
+			t.Errorf("pc_unit<%d> is R C Q8 SC H = %s, the host's %d %d %d %d %d", k, got, want.r, want.c, q, want.sc, pfregHeld[k])
+		}
+	}
+	if !regexp.MustCompile(`#define PQ_SC 8\b`).Match(src) {
+		t.Error("PQ_SC is no longer 8: update this test")
 	}
 	// pfpre holds a normed phase's weights as one float4 a thread.
 	if shapes[0].cols > 4*256 {
@@ -44,12 +71,23 @@ func TestPhaseLayout(t *testing.T) {
 // through. (The bound itself is ~1e-5 of Σ|w·x|, which on these random rows
 // is ~10× |w·x|.)
 func TestFFNCheck(t *testing.T) {
+	for _, q8 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "bf16", true: "q8_0"}[q8], func(t *testing.T) { testFFNCheck(t, q8) })
+	}
+}
+
+func testFFNCheck(t *testing.T, q8 bool) {
 	ws := [2]weights{
 		{s: shape{16, 256}}, // gate|up: 8 SwiGLU outputs
-		{s: shape{256, 8}},  // down
+		{s: shape{256, 32}}, // down (32 columns: one q8_0 block a row)
 	}
-	ws[0].host = randomBF16(ws[0].s, 1)
-	ws[1].host = randomBF16(ws[1].s, 2)
+	for k := range ws {
+		if q8 {
+			ws[k].quants, ws[k].scales = randomQ8(ws[k].s, uint64(k+1))
+		} else {
+			ws[k].host = randomBF16(ws[k].s, uint64(k+1))
+		}
+	}
 	x0 := make([]float32, 256)
 	nw := make([]float32, 256)
 	for i := range x0 {
@@ -57,23 +95,25 @@ func TestFFNCheck(t *testing.T) {
 		nw[i] = 1 + float32(i%3)/4
 	}
 	f := ffnRef(ws, x0, nw)
-	h := make([]float32, 8)
+	// 8 outputs, repeated to the down phase's 32 columns: the chain's
+	// shapes need not match here, only the check's arithmetic.
+	h := make([]float32, 32)
 	for j := range h {
-		g := f.g[j]
-		h[j] = float32(g / (1 + math.Exp(-g)) * f.u[j])
+		g := f.g[j%8]
+		h[j] = float32(g / (1 + math.Exp(-g)) * f.u[j%8])
 	}
 	y := make([]float32, 256)
 	for i := range y {
 		d := float64(x0[i])
-		for c := range 8 {
-			d += bf16(ws[1].host[i*8+c]) * float64(h[c])
+		for c := range 32 {
+			d += ws[1].at(i, c) * float64(h[c])
 		}
 		y[i] = float32(d)
 	}
-	if r := max(f.checkH(h), f.checkX(ws[1], x0, h, y)); r > 1 {
+	if r := max(f.checkH(h[:8]), f.checkX(&ws[1], x0, h, y)); r > 1 {
 		t.Fatalf("exact outputs: %.3g of the bound, want ≤ 1", r)
 	}
-	hBad := slices.Clone(h)
+	hBad := slices.Clone(h[:8])
 	for j := range hBad {
 		hBad[j] *= 1.001
 	}
@@ -82,7 +122,7 @@ func TestFFNCheck(t *testing.T) {
 	}
 	yBad := slices.Clone(y)
 	yBad[100] += 1e-3 * (1 + float32(math.Abs(float64(yBad[100]))))
-	if r := f.checkX(ws[1], x0, h, yBad); r <= 1 {
+	if r := f.checkX(&ws[1], x0, h, yBad); r <= 1 {
 		t.Errorf("y off by 1e-3: %.3g of the bound, want > 1", r)
 	}
 }
@@ -174,5 +214,46 @@ func TestDeepSlots(t *testing.T) {
 	k.blocks = 64
 	if _, ok := k.fit(ph(0, 1)); ok {
 		t.Error("pfreg: the FFN on 64 SMs fits, want 4 gate|up units a warp refused")
+	}
+	// q8_0 on 132 SMs: a gate|up unit is 4 × 2 × 32 chunks of quants and
+	// 16 of scales (272), at most 2 a warp (544); a down row 7 × 32 + 14
+	// (238). 8 × (544 + 238) × 16 = 100,096 bytes a block. A kernel takes
+	// only its own weight type's chains.
+	k.blocks = 132
+	q := deepKernel{blocks: 132, room: k.room, held: pfregHeld, q8: true}
+	ffnQ8 := []phase{{rows: 7168, cols: 1024, kind: 2}, {rows: 1024, cols: 3584, kind: 3}}
+	if s, ok := q.fit(ffnQ8); s != (deepSlots{544, 238}) || s.shared() != 100096 || !ok {
+		t.Errorf("q8_0 FFN: slots %v (%d bytes, fit %v), want [544 238] (100096, true)", s, s.shared(), ok)
+	}
+	if _, ok := q.fit(ph(0, 1)); ok {
+		t.Error("a q8_0 kernel fits a bf16 chain")
+	}
+	if _, ok := k.fit(ffnQ8); ok {
+		t.Error("a bf16 kernel fits a q8_0 chain")
+	}
+}
+
+// TestQ8Weights checks the q8_0 matrices pchain.cu reads: the quants row
+// by row, then the scales, each element its block's scale times its quant,
+// no quant outside [-127, 127] and no scale zero.
+func TestQ8Weights(t *testing.T) {
+	w := weights{s: shape{4, 64}}
+	w.quants, w.scales = randomQ8(w.s, 3)
+	b := w.device()
+	if len(b) != 4*64+2*4*2 {
+		t.Fatalf("%d bytes, want 272", len(b))
+	}
+	for i, q := range w.quants {
+		if int8(b[i]) != q || q < -127 {
+			t.Fatalf("quant %d: byte %d, quant %d", i, int8(b[i]), q)
+		}
+	}
+	for j, sc := range w.scales {
+		if got := uint16(b[256+2*j]) | uint16(b[257+2*j])<<8; got != sc || sc&0x7fff == 0 {
+			t.Fatalf("scale %d: bytes %#04x, scale %#04x", j, got, sc)
+		}
+	}
+	if got, want := w.at(3, 40), float64(gguf.F16ToF32(w.scales[3*2+1]))*float64(w.quants[3*64+40]); got != want {
+		t.Errorf("at(3, 40) = %g, want %g", got, want)
 	}
 }

@@ -19,7 +19,9 @@
 // W x', 1 adds it into y (the residual), 2 stores the SwiGLU of row pairs,
 // y[r/2] = silu(row r)·row r+1 (gate and up interleaved, as the engine
 // uploads them). kind 0 is the gate|up shape (R 4 rows per warp, cols/256 =
-// 4 loads per row per lane), kind 1 the down shape (R 1, cols/256 = 14).
+// 4 loads per row per lane), kind 1 the down shape (R 1, cols/256 = 14);
+// kinds 2 and 3 are the same shapes in q8_0 (pc_unit), which only the
+// producer kernels (pfeed, pfreg, pfpre) take.
 struct pc_phase {
     const uint4* w;
     const float* x;
@@ -27,6 +29,33 @@ struct pc_phase {
     const float* norm;
     int rows, cols, kind, mode;
 };
+
+// A phase kind's row unit: R rows a warp, C 16-byte chunks a lane a row.
+// q8_0 (Q8): w holds the quants, rows × cols int8 row-major, then the block
+// scales, rows × cols/32 f16 (the engine's repacked order); a chunk is 16
+// quants, half a block, and a unit's scales are SC = 2 R C chunks, which
+// the slots hold after its quants. H: the units of a phase a warp holds in
+// registers in pfreg and pfpre (the host's pfregHeld).
+template <int K>
+struct pc_unit;
+#define PC_UNIT(K, R_, C_, Q8_, SC_, H_)                         \
+    template <>                                                  \
+    struct pc_unit<K> {                                          \
+        enum { R = R_, C = C_, Q8 = Q8_, SC = SC_, H = H_ }; \
+    };
+PC_UNIT(0, 4, 4, 0, 0, 2)  // bf16 gate|up, 1,024 columns
+PC_UNIT(1, 1, 14, 0, 0, 1) // bf16 down, 3,584 columns
+PC_UNIT(2, 4, 2, 1, 16, 2) // q8_0 gate|up
+PC_UNIT(3, 1, 7, 1, 14, 1) // q8_0 down
+
+// 16-byte chunks of a unit in a slot: its weights, then its scales.
+template <int K>
+__device__ __forceinline__ constexpr int pc_stride() {
+    return pc_unit<K>::R * pc_unit<K>::C * 32 + pc_unit<K>::SC;
+}
+
+// The down kinds (their output is the residual, x = y += W h).
+__device__ __forceinline__ bool pc_down(int kind) { return kind & 1; }
 
 #define PC_EPS 1e-6f
 
@@ -94,13 +123,29 @@ __device__ __forceinline__ void pc_load(uint4 (&buf)[PC_BUF], const pc_phase& f,
         for (int c = 0; c < C; c++) buf[i * C + c] = memra_ldg16(f.w + (long long)(u * R + i) * chunks + c * 32 + lane);
 }
 
+// Stores unit u's row sums (each lane's; the butterfly gives all lanes the
+// total): lane i stores row i (mode 2: the even lane of each pair stores its
+// SwiGLU). With PRE, mode 1 adds the residual yres that the storing lane
+// loaded earlier (pfpre) instead of loading it here.
+template <int R, bool PRE>
+__device__ __forceinline__ void pc_store(float (&acc)[R], const pc_phase& f, int u, int lane, float yres) {
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const int row = u * R + i;
+        if (f.mode == 2) {
+            if (i % 2 == 0 && i + 1 < R && lane == i) f.y[row / 2] = acc[i] / (1.0f + expf(-acc[i])) * acc[i + 1];
+        } else if (lane == i) {
+            f.y[row] = f.mode == 1 ? (PRE ? yres : __ldcg(f.y + row)) + acc[i] : acc[i];
+        }
+    }
+}
+
 // y rows of unit u from buf and the staged x': a lane adds its chunks in
-// ascending order, then the warp's xor butterfly; lane i stores row i (mode
-// 2: the even lane of each pair stores its SwiGLU). Chunk j of the lane's
-// unit is buf[j * S]: registers (S 1) or a warp's slot in shared memory
-// offset by the lane (pdeep and pfeed, S 32).
-// With PRE, mode 1 adds the residual yres that the storing lane loaded
-// earlier (pfpre) instead of loading it here.
+// ascending order, then the warp's xor butterfly (pc_store). Chunk j of the
+// lane's unit is buf[j * S]: registers (S 1) or a warp's slot in shared
+// memory offset by the lane (pdeep and pfeed, S 32).
 template <int R, int C, int S = 1, bool PRE = false, class B>
 __device__ __forceinline__ void pc_dot(const B& buf, const pc_phase& f, int u, int lane, float yres = 0.0f) {
     float acc[R];
@@ -122,18 +167,49 @@ __device__ __forceinline__ void pc_dot(const B& buf, const pc_phase& f, int u, i
             }
         }
     }
+    pc_store<R, PRE>(acc, f, u, lane, yres);
+}
+
+// q8_0's pc_dot (kinds 2 and 3): per chunk the 16 quants' sum with x', as
+// the engine's memra_mv_dot adds it, times the chunk's block scale sc[i C +
+// c] (registers, or pq_slot_scales), added to the row's sum in ascending
+// chunk order.
+template <int R, int C, int S = 1, bool PRE = false, class B, class D>
+__device__ __forceinline__ void pq_dot(const B& buf, const D& sc, const pc_phase& f, int u, int lane, float yres = 0.0f) {
+    float acc[R];
 #pragma unroll
-    for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
+    for (int i = 0; i < R; i++) acc[i] = 0.0f;
 #pragma unroll
-    for (int i = 0; i < R; i++) {
-        const int row = u * R + i;
-        if (f.mode == 2) {
-            if (i % 2 == 0 && i + 1 < R && lane == i) f.y[row / 2] = acc[i] / (1.0f + expf(-acc[i])) * acc[i + 1];
-        } else if (lane == i) {
-            f.y[row] = f.mode == 1 ? (PRE ? yres : __ldcg(f.y + row)) + acc[i] : acc[i];
+    for (int c = 0; c < C; c++) {
+        const float4* xp = reinterpret_cast<const float4*>(pc_xs) + 4 * (c * 32 + lane);
+        const float4 xv[4] = {xp[0], xp[1], xp[2], xp[3]};
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const uint4 w = buf[(i * C + c) * S];
+            const unsigned int q[4] = {w.x, w.y, w.z, w.w};
+            float s = 0.0f;
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const unsigned int b = q[k] ^ 0x80808080u;
+                s += memra_q8_val(b, 0) * xv[k].x;
+                s += memra_q8_val(b, 1) * xv[k].y;
+                s += memra_q8_val(b, 2) * xv[k].z;
+                s += memra_q8_val(b, 3) * xv[k].w;
+            }
+            acc[i] += sc[i * C + c] * s;
         }
     }
+    pc_store<R, PRE>(acc, f, u, lane, yres);
 }
+
+// A q8_0 unit's scales read from its slot: chunk c of row i is lane's
+// 16 quants of block (c 32 + lane)/2 of the row, whose cols/32 = 16 C f16
+// scales follow the rows before it.
+struct pq_slot_scales {
+    const unsigned short* h;
+    int lane;
+    __device__ __forceinline__ float operator[](int j) const { return memra_f16_to_f32(h[16 * j + lane / 2]); }
+};
 
 template <int R, int C>
 __device__ __forceinline__ void pc_run(uint4 (&buf)[PC_BUF], const pc_phase& f, int gw, int nw, int lane, bool have) {
@@ -504,34 +580,49 @@ __device__ __forceinline__ void pd_copy16(uint4* dst, const uint4* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(ps_smem(dst)), "l"(src) : "memory");
 }
 
-// Copies the warp's units of phase f into slot (chunk j of its k-th unit at
-// (k R C + j) 32 + lane) and commits them as one group, empty or not, so that
-// "all but the newest group" is always the phase to sum.
-template <int R, int C>
+// Copies the warp's units of phase f (kind K) into slot: chunk j of its
+// k-th unit at k pc_stride + j 32 + lane, and a q8_0 unit's SC chunks of
+// scales after its weights, one a lane.
+template <int K>
 __device__ __forceinline__ void pd_fill(uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
-    const int chunks = f.cols / 8;
-    for (int u = gw, k = 0; u < f.rows / R; u += nw, k++)
+    using U = pc_unit<K>;
+    const int chunks = U::Q8 ? f.cols / 16 : f.cols / 8;
+    const uint4* sc = reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(f.w) + (long long)f.rows * f.cols);
+    for (int u = gw, k = 0; u < f.rows / U::R; u += nw, k++) {
+        uint4* d = slot + k * pc_stride<K>();
 #pragma unroll
-        for (int i = 0; i < R; i++)
+        for (int i = 0; i < U::R; i++)
 #pragma unroll
-            for (int c = 0; c < C; c++)
-                pd_copy16(slot + (k * R * C + i * C + c) * 32 + lane, f.w + (long long)(u * R + i) * chunks + c * 32 + lane);
+            for (int c = 0; c < U::C; c++)
+                pd_copy16(d + (i * U::C + c) * 32 + lane, f.w + (long long)(u * U::R + i) * chunks + c * 32 + lane);
+        if (U::Q8 && lane < U::SC) pd_copy16(d + U::R * U::C * 32 + lane, sc + (long long)u * U::SC + lane);
+    }
 }
 
+// pdeep's fill of phase f, committed as one group, empty or not, so that
+// "all but the newest group" is always the phase to sum. bf16 kinds only: a
+// lane reads back only its own copies there, and a q8_0 unit's scales are
+// other lanes' (the host keeps q8_0 chains from pdeep).
 __device__ __forceinline__ void pd_fill_phase(uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
     if (f.kind == 0) {
-        pd_fill<4, 4>(slot, f, gw, nw, lane);
+        pd_fill<0>(slot, f, gw, nw, lane);
     } else {
-        pd_fill<1, 14>(slot, f, gw, nw, lane);
+        pd_fill<1>(slot, f, gw, nw, lane);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
-template <int R, int C>
+template <int K>
 __device__ __forceinline__ void pd_sums(const uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
-    for (int u = gw, k = 0; u < f.rows / R; u += nw, k++) {
-        const uint4* p = slot + k * R * C * 32 + lane;
-        pc_dot<R, C, 32>(p, f, u, lane);
+    using U = pc_unit<K>;
+    for (int u = gw, k = 0; u < f.rows / U::R; u += nw, k++) {
+        const uint4* p = slot + k * pc_stride<K>();
+        if (U::Q8) {
+            const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(p + U::R * U::C * 32), lane};
+            pq_dot<U::R, U::C, 32>(p + lane, sc, f, u, lane);
+        } else {
+            pc_dot<U::R, U::C, 32>(p + lane, f, u, lane);
+        }
     }
 }
 
@@ -600,9 +691,9 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pdeep(const pc_
         asm volatile("cp.async.wait_group 1;" ::: "memory"); // this lane's copies of phase p have landed
         if (!(flags & PS_NO_DOT)) {
             if (f.kind == 0) {
-                pd_sums<4, 4>(slot, f, gw, nw, lane);
+                pd_sums<0>(slot, f, gw, nw, lane);
             } else {
-                pd_sums<1, 14>(slot, f, gw, nw, lane);
+                pd_sums<1>(slot, f, gw, nw, lane);
             }
         }
         if (p + 1 == n) break;
@@ -652,7 +743,10 @@ __device__ __forceinline__ void pf_init(pf_bars& b) {
 
 // Producer warp k of P: every phase's copies in chain order for consumer
 // warps k, k + P, ..., each slot's as soon as its warp has read what it held
-// two phases before.
+// two phases before. K0 is the kernel's gate|up kind (0 bf16, 2 q8_0), K0 +
+// 1 its down kind: a kernel is built for one weight type, so that the other
+// type's registers (q8_0's scales) do not count against it.
+template <int K0>
 __device__ __forceinline__ void pf_produce(pf_bars& b, uint4* ring, const pc_phase* phases, int n, int slot0, int slot1, int lane, int k,
                                            int P) {
     const int nw = gridDim.x * (PC_THREADS / 32);
@@ -663,10 +757,10 @@ __device__ __forceinline__ void pf_produce(pf_bars& b, uint4* ring, const pc_pha
             if (p >= 2) ps_mb_wait(&b.empty[w][s], ((p >> 1) - 1) & 1);
             uint4* slot = ring + w * (slot0 + slot1) + s * slot0;
             const int gw = blockIdx.x * (PC_THREADS / 32) + w;
-            if (f.kind == 0) {
-                pd_fill<4, 4>(slot, f, gw, nw, lane);
+            if (pc_down(f.kind)) {
+                pd_fill<K0 + 1>(slot, f, gw, nw, lane);
             } else {
-                pd_fill<1, 14>(slot, f, gw, nw, lane);
+                pd_fill<K0>(slot, f, gw, nw, lane);
             }
             pf_arrive_on_copies(&b.full[w][s]);
         }
@@ -675,6 +769,7 @@ __device__ __forceinline__ void pf_produce(pf_bars& b, uint4* ring, const pc_pha
 }
 
 // pfeed's consumers: the sums read the weights from the slots.
+template <int K0>
 __device__ __forceinline__ void pf_consume(pf_bars& b, const uint4* ring, const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                            int slot1, int warp, int lane) {
     const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
@@ -685,10 +780,10 @@ __device__ __forceinline__ void pf_consume(pf_bars& b, const uint4* ring, const 
         const uint4* slot = ring + warp * (slot0 + slot1) + s * slot0;
         ps_mb_wait(&b.full[warp][s], (p >> 1) & 1);
         if (!(flags & PS_NO_DOT)) {
-            if (f.kind == 0) {
-                pd_sums<4, 4>(slot, f, gw, nw, lane);
+            if (pc_down(f.kind)) {
+                pd_sums<K0 + 1>(slot, f, gw, nw, lane);
             } else {
-                pd_sums<1, 14>(slot, f, gw, nw, lane);
+                pd_sums<K0>(slot, f, gw, nw, lane);
             }
         }
         __syncwarp();
@@ -717,25 +812,51 @@ __device__ __forceinline__ uint4 pr_lds16(const uint4* p) {
     return v;
 }
 
-// Unit k of the warp (k = 0, 1) from its slot, chunk j at (k R C + j) 32 + lane.
-template <int R, int C>
-__device__ __forceinline__ void pr_take(uint4 (&buf)[PC_BUF], const uint4* slot, int k, int lane) {
-#pragma unroll
-    for (int j = 0; j < R * C; j++) buf[j] = pr_lds16(slot + (k * R * C + j) * 32 + lane);
+__device__ __forceinline__ unsigned short pr_lds2(const unsigned short* p) {
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(ps_smem(p)) : "memory");
+    return v;
 }
 
-// Waits for warp's slot of phase p, takes its units into b0 and b1, and
-// frees the slot.
-__device__ __forceinline__ void pr_take_phase(uint4 (&b0)[PC_BUF], uint4 (&b1)[PC_BUF], pf_bars& b, const uint4* ring, const pc_phase& f, int p,
-                                              int slot0, int slot1, int warp, int gw, int nw, int lane) {
+// A q8_0 unit's scales a lane holds: its R C chunks' (pq_dot's sc).
+#define PQ_SC 8
+
+// Unit k of the warp (k < H) from its slot into buf, and a q8_0 unit's
+// scales into sc (pq_slot_scales's order).
+template <int K>
+__device__ __forceinline__ void pr_take(uint4 (&buf)[PC_BUF], float (&sc)[PQ_SC], const uint4* slot, int k, int lane) {
+    using U = pc_unit<K>;
+    const uint4* p = slot + k * pc_stride<K>();
+#pragma unroll
+    for (int j = 0; j < U::R * U::C; j++) buf[j] = pr_lds16(p + j * 32 + lane);
+    if (U::Q8) {
+        const unsigned short* h = reinterpret_cast<const unsigned short*>(p + U::R * U::C * 32);
+#pragma unroll
+        for (int j = 0; j < U::R * U::C; j++) sc[j] = memra_f16_to_f32(pr_lds2(h + 16 * j + lane / 2));
+    }
+}
+
+template <int K>
+__device__ __forceinline__ void pr_take_units(uint4 (&b0)[PC_BUF], uint4 (&b1)[PC_BUF], float (&s0)[PQ_SC], float (&s1)[PQ_SC], const uint4* slot,
+                                              const pc_phase& f, int gw, int nw, int lane) {
+    using U = pc_unit<K>;
+    if (gw < f.rows / U::R) pr_take<K>(b0, s0, slot, 0, lane);
+    if (U::H > 1 && gw + nw < f.rows / U::R) pr_take<K>(b1, s1, slot, 1, lane);
+}
+
+// Waits for warp's slot of phase p, takes its units into b0 and b1 (a
+// q8_0 phase's scales into s0 and s1), and frees the slot.
+template <int K0>
+__device__ __forceinline__ void pr_take_phase(uint4 (&b0)[PC_BUF], uint4 (&b1)[PC_BUF], float (&s0)[PQ_SC], float (&s1)[PQ_SC], pf_bars& b,
+                                              const uint4* ring, const pc_phase& f, int p, int slot0, int slot1, int warp, int gw, int nw,
+                                              int lane) {
     const int s = p & 1;
     const uint4* slot = ring + warp * (slot0 + slot1) + s * slot0;
     ps_mb_wait(&b.full[warp][s], (p >> 1) & 1);
-    if (f.kind == 0) {
-        if (gw < f.rows / 4) pr_take<4, 4>(b0, slot, 0, lane);
-        if (gw + nw < f.rows / 4) pr_take<4, 4>(b1, slot, 1, lane);
-    } else if (gw < f.rows) {
-        pr_take<1, 14>(b0, slot, 0, lane);
+    if (pc_down(f.kind)) {
+        pr_take_units<K0 + 1>(b0, b1, s0, s1, slot, f, gw, nw, lane);
+    } else {
+        pr_take_units<K0>(b0, b1, s0, s1, slot, f, gw, nw, lane);
     }
     __syncwarp();
     if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
@@ -771,7 +892,7 @@ __device__ __forceinline__ float pr_ldcg(const float* p) {
 // residual of its down row.
 __device__ __forceinline__ void pr_pre(float4& nv, float& yres, const pc_phase& f, int gw, int lane) {
     if (f.norm && threadIdx.x < f.cols / 4) nv = pr_ldg4(reinterpret_cast<const float4*>(f.norm) + threadIdx.x);
-    if (f.kind == 1 && f.mode == 1 && gw < f.rows && lane == 0) yres = pr_ldcg(f.y + gw);
+    if (pc_down(f.kind) && f.mode == 1 && gw < f.rows && lane == 0) yres = pr_ldcg(f.y + gw);
 }
 
 // pc_stage_x<true> with the norm weights in nv: each thread keeps its
@@ -799,16 +920,40 @@ __device__ __forceinline__ void pr_stage_x(const pc_phase& f, const float4& nv) 
     pc_sync<true>();
 }
 
+// The sums of the warp's units of a kind-K phase held in b0 and b1 (s0
+// and s1); with PRE a down row adds the residual in yres.
+template <int K, bool PRE>
+__device__ __forceinline__ void pr_sums(const uint4 (&b0)[PC_BUF], const uint4 (&b1)[PC_BUF], const float (&s0)[PQ_SC], const float (&s1)[PQ_SC],
+                                        const pc_phase& f, int gw, int nw, int lane, float yres) {
+    using U = pc_unit<K>;
+    constexpr bool P = PRE && U::R == 1;
+    if (gw < f.rows / U::R) {
+        if (U::Q8) {
+            pq_dot<U::R, U::C, 1, P>(b0, s0, f, gw, lane, yres);
+        } else {
+            pc_dot<U::R, U::C, 1, P>(b0, f, gw, lane, yres);
+        }
+    }
+    if (U::H > 1 && gw + nw < f.rows / U::R) {
+        if (U::Q8) {
+            pq_dot<U::R, U::C>(b1, s1, f, gw + nw, lane);
+        } else {
+            pc_dot<U::R, U::C>(b1, f, gw + nw, lane);
+        }
+    }
+}
+
 // pfreg's consumers, and pfpre's with PRE.
-template <bool PRE>
+template <int K0, bool PRE>
 __device__ __forceinline__ void pr_consume(pf_bars& b, const uint4* ring, const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                            int slot1, int warp, int lane) {
     const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
     uint4 b0[PC_BUF], b1[PC_BUF];
+    float s0[PQ_SC], s1[PQ_SC];
     float4 nv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     float yres = 0.0f;
     pc_phase f = phases[0];
-    pr_take_phase(b0, b1, b, ring, f, 0, slot0, slot1, warp, gw, nw, lane);
+    pr_take_phase<K0>(b0, b1, s0, s1, b, ring, f, 0, slot0, slot1, warp, gw, nw, lane);
     if (PRE) pr_pre(nv, yres, f, gw, lane);
     for (int p = 0;; p++) {
         if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) {
@@ -819,18 +964,17 @@ __device__ __forceinline__ void pr_consume(pf_bars& b, const uint4* ring, const 
             }
         }
         if (!(flags & PS_NO_DOT)) {
-            if (f.kind == 0) {
-                if (gw < f.rows / 4) pc_dot<4, 4>(b0, f, gw, lane);
-                if (gw + nw < f.rows / 4) pc_dot<4, 4>(b1, f, gw + nw, lane);
-            } else if (gw < f.rows) {
-                pc_dot<1, 14, 1, PRE>(b0, f, gw, lane, yres);
+            if (pc_down(f.kind)) {
+                pr_sums<K0 + 1, PRE>(b0, b1, s0, s1, f, gw, nw, lane, yres);
+            } else {
+                pr_sums<K0, PRE>(b0, b1, s0, s1, f, gw, nw, lane, yres);
             }
         }
         if (p + 1 == n) break;
         pc_sync<true>();
         if (threadIdx.x == 0) pd_arrive(bar, flags);
         f = phases[p + 1];
-        pr_take_phase(b0, b1, b, ring, f, p + 1, slot0, slot1, warp, gw, nw, lane);
+        pr_take_phase<K0>(b0, b1, s0, s1, b, ring, f, p + 1, slot0, slot1, warp, gw, nw, lane);
         if (PRE) pr_pre(nv, yres, f, gw, lane);
         if (threadIdx.x == 0) pd_await(bar, p, flags);
         pc_sync<true>();
@@ -842,17 +986,17 @@ __device__ __forceinline__ void pr_consume(pf_bars& b, const uint4* ring, const 
 // produce, each for an equal share of the consumers.
 #define PF_MAX_THREADS (PC_THREADS + 4 * 32)
 
-template <int MODE>
+template <int MODE, int K0 = 0>
 __device__ __forceinline__ void pf_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0, int slot1) {
     __shared__ pf_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     pf_init(b);
     if (warp >= PC_THREADS / 32) {
-        pf_produce(b, pd_ring, phases, n, slot0, slot1, lane, warp - PC_THREADS / 32, blockDim.x / 32 - PC_THREADS / 32);
+        pf_produce<K0>(b, pd_ring, phases, n, slot0, slot1, lane, warp - PC_THREADS / 32, blockDim.x / 32 - PC_THREADS / 32);
     } else if (MODE == 0) {
-        pf_consume(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
+        pf_consume<K0>(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
     } else {
-        pr_consume<MODE == 2>(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
+        pr_consume<K0, MODE == 2>(b, pd_ring, phases, n, bar, flags, slot0, slot1, warp, lane);
     }
 }
 
@@ -869,4 +1013,20 @@ extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfreg(const pc_p
 extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfpre(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                        int slot1) {
     pf_kernel<2>(phases, n, bar, flags, slot0, slot1);
+}
+
+// The same three kernels on q8_0 chains (kinds 2 and 3 only).
+extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfeed_q8(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                          int slot1) {
+    pf_kernel<0, 2>(phases, n, bar, flags, slot0, slot1);
+}
+
+extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfreg_q8(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                          int slot1) {
+    pf_kernel<1, 2>(phases, n, bar, flags, slot0, slot1);
+}
+
+extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfpre_q8(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
+                                                                          int slot1) {
+    pf_kernel<2, 2>(phases, n, bar, flags, slot0, slot1);
 }
