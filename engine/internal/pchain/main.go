@@ -46,8 +46,17 @@ var shapes = [2]shape{{7168, 1024}, {1024, 3584}}
 
 // units is each kind's row unit in pchain.cu's pc_unit: r rows a warp, c
 // 16-byte chunks a lane a row, sc chunks of q8_0 block scales after them in
-// a slot. Kinds 2 and 3 are kinds 0 and 1 in q8_0.
-var units = [4]struct{ r, c, sc int }{{4, 4, 0}, {1, 14, 0}, {4, 2, 16}, {1, 7, 14}}
+// a slot. Kinds 2 and 3 are kinds 0 and 1 in q8_0, 4 and 5 the 9B FFN in
+// q8_0 (pring's).
+var units = [6]struct{ r, c, sc int }{{4, 4, 0}, {1, 14, 0}, {4, 2, 16}, {1, 7, 14}, {2, 8, 32}, {1, 24, 48}}
+
+// kindShape is the matrix of a phase kind.
+func kindShape(kind int) shape {
+	if kind >= kind9B {
+		return nineShapes[kind-kind9B]
+	}
+	return shapes[kind%2]
+}
 
 // stride is a unit's 16-byte chunks in a slot (pchain.cu's pc_stride).
 func stride(kind int32) int {
@@ -87,6 +96,7 @@ func main() {
 	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg,pfpre", "kernels to time (every one is checked)")
 	prod := flag.String("producers", "1", "producer warps of pfeed, pfreg and pfpre to time: 1, 2, 4 (each also checked)")
 	types := flag.String("types", "bf16,q8_0", "weight types to time: bf16 (every kernel), q8_0 (pfeed, pfreg and pfpre only)")
+	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring with on the 9B q8_0 FFN, instead of the 0.8B chains")
 	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
 	pick := map[string]bool{}
@@ -126,6 +136,22 @@ func main() {
 			fmt.Fprintf(os.Stderr, "pchain: -types %q: types are bf16 and q8_0\n", t)
 			os.Exit(2)
 		}
+	}
+	if *nine != "" {
+		var depths []int
+		for _, f := range strings.Split(*nine, ",") {
+			d, err := strconv.Atoi(f)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "pchain: -nine %q: ring depths are numbers of slots, 1 to %d\n", f, maxRingSlots)
+				os.Exit(2)
+			}
+			depths = append(depths, d)
+		}
+		if err := runNine(*cubin, *n, depths); err != nil {
+			fmt.Fprintln(os.Stderr, "pchain:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*cubin, *n, *perSM, pick, arrivals, producers, q8s); err != nil {
 		fmt.Fprintln(os.Stderr, "pchain:", err)
@@ -257,20 +283,9 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 		}
 	}
 
-	var alloc []cuda.DevPtr
-	defer func() {
-		for _, p := range alloc {
-			e.Free(p)
-		}
-	}()
-	upload := func(b []byte) (cuda.DevPtr, error) {
-		p, err := e.Alloc(uint64(len(b)))
-		if err != nil {
-			return 0, err
-		}
-		alloc = append(alloc, p)
-		return p, e.CopyHtoD(p, b)
-	}
+	mem := newDevMem(e)
+	defer mem.free()
+	upload := mem.upload
 	// 64 MB of each matrix's copies stream from HBM (the L2 is 50-60 MB).
 	// ws are the bf16 matrices, wq the q8_0 ones, of the same shapes.
 	var ws, wq [2]weights
@@ -308,21 +323,18 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	if err != nil {
 		return err
 	}
-	dh, err := e.Alloc(uint64(4 * shapes[0].rows))
+	dh, err := mem.alloc(uint64(4 * shapes[0].rows))
 	if err != nil {
 		return err
 	}
-	alloc = append(alloc, dh)
-	dbar, err := e.Alloc(4)
+	dbar, err := mem.alloc(4)
 	if err != nil {
 		return err
 	}
-	alloc = append(alloc, dbar)
-	dph, err := e.Alloc(uint64(n) * uint64(unsafe.Sizeof(phase{})))
+	dph, err := mem.alloc(uint64(n) * uint64(unsafe.Sizeof(phase{})))
 	if err != nil {
 		return err
 	}
-	alloc = append(alloc, dph)
 
 	// Chains: "ab" alternates gate|up (norm(x) → h) and down (x += W h),
 	// the FFN; "a" and "b" repeat one of them, no phase reading another's
@@ -377,10 +389,7 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	}
 	// reset puts x0 in x and NaNs in h before a checked launch, so that a
 	// kernel that skips a row cannot pass on what an earlier launch left.
-	nans := make([]float32, shapes[0].rows)
-	for i := range nans {
-		nans[i] = float32(math.NaN())
-	}
+	nans := slices.Repeat([]float32{nanF32}, shapes[0].rows)
 	reset := func() error {
 		if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
 			return err
@@ -389,7 +398,7 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	}
 	// Correctness: gate|up then down from x0, against float64.
 	ph := chain("ab", false, false)[:2]
-	want := ffnRef(ws, x0, nw)
+	want := ffnRef(ws, x0, nw, false)
 	var got [2][]float32
 	var blocksList []int
 	for _, f := range strings.Split(perSM, ",") {
@@ -477,50 +486,69 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	}
 	// q8_0: the first FFN of each q8_0 kernel against float64, then its 7
 	// phases against pfeed_q8's bit for bit (pfreg and pfpre add the same
-	// products in the same order from registers).
-	wantQ := ffnRef(wq, x0, nw)
-	var refQ []float32
-	for _, q := range []int{2, 7} {
-		chq := chain("ab", false, true)[:q]
-		if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&chq[0])), len(chq)*int(unsafe.Sizeof(phase{})))); err != nil {
-			return err
+	// products in the same order from registers), with x' in f32 and in
+	// int8 (PQ_X8).
+	checkQ8 := func(x8 bool) ([]float32, error) {
+		wantQ := ffnRef(wq, x0, nw, x8)
+		flags, form := 0, ""
+		if x8 {
+			flags, form = flagX8, "/x8"
 		}
-		for _, d := range deeps {
-			if !d.k.q8 {
-				continue
+		var refQ []float32
+		for _, q := range []int{2, 7} {
+			chq := chain("ab", false, true)[:q]
+			if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&chq[0])), len(chq)*int(unsafe.Sizeof(phase{})))); err != nil {
+				return nil, err
 			}
-			sl, ok := d.k.fit(chq)
-			if !ok {
-				return fmt.Errorf("%s: the q8_0 check's chain does not fit (slots of %d bytes a block, %d fit, or too many units a warp)", d.name, sl.shared(), d.k.room)
-			}
-			if err := reset(); err != nil {
-				return err
-			}
-			if err := d.k.launch(e, dph, len(chq), dbar, 0, sl); err != nil {
-				return err
-			}
-			h, y, err := readBack()
-			if err != nil {
-				return err
-			}
-			if q == 2 {
-				worst := max(wantQ.checkH(h), wantQ.checkX(&wq[1], x0, h, y))
-				if worst > 1 {
-					return fmt.Errorf("%s: q8_0 FFN error %.2f times its bound", d.name, worst)
+			for _, d := range deeps {
+				if !d.k.q8 {
+					continue
 				}
-				fmt.Printf("check %s: q8_0 FFN max error %.3g of its bound (ok)\n", d.name, worst)
-				continue
+				sl, ok := d.k.fit(chq)
+				if !ok {
+					return nil, fmt.Errorf("%s: the q8_0 check's chain does not fit (slots of %d bytes a block, %d fit, or too many units a warp)", d.name, sl.shared(), d.k.room)
+				}
+				if err := reset(); err != nil {
+					return nil, err
+				}
+				if err := d.k.launch(e, dph, len(chq), dbar, flags, sl); err != nil {
+					return nil, err
+				}
+				h, y, err := readBack()
+				if err != nil {
+					return nil, err
+				}
+				if q == 2 {
+					worst := max(wantQ.checkH(h), wantQ.checkX(&wq[1], x0, h, y))
+					if worst > 1 {
+						return nil, fmt.Errorf("%s%s: q8_0 FFN error %.2f times its bound", d.name, form, worst)
+					}
+					fmt.Printf("check %s%s: q8_0 FFN max error %.3g of its bound (ok)\n", d.name, form, worst)
+					continue
+				}
+				out := slices.Concat(h, y)
+				if refQ == nil {
+					refQ = out
+					continue
+				}
+				if !slices.Equal(bitsOf(refQ), bitsOf(out)) {
+					return nil, fmt.Errorf("%s%s: the results of %d q8_0 phases differ from pfeed_q8%s's", d.name, form, q, form)
+				}
+				fmt.Printf("check %s%s: %d q8_0 phases bit-identical to pfeed_q8%s (ok)\n", d.name, form, q, form)
 			}
-			out := slices.Concat(h, y)
-			if refQ == nil {
-				refQ = out
-				continue
-			}
-			if !slices.Equal(bitsOf(refQ), bitsOf(out)) {
-				return fmt.Errorf("%s: the results of %d q8_0 phases differ from pfeed_q8's", d.name, q)
-			}
-			fmt.Printf("check %s: %d q8_0 phases bit-identical to pfeed_q8 (ok)\n", d.name, q)
 		}
+		return refQ, nil
+	}
+	f32x, err := checkQ8(false)
+	if err != nil {
+		return err
+	}
+	int8x, err := checkQ8(true)
+	if err != nil {
+		return err
+	}
+	if slices.Equal(bitsOf(f32x), bitsOf(int8x)) {
+		return fmt.Errorf("pfeed_q8: PQ_X8 changed no bit of %d phases", 7)
 	}
 
 	// Timing: µs per phase, median of 5 batches of 10 launches of n phases
@@ -585,9 +613,21 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 							kinds, where, d.name, s.shared(), d.k.room)
 						continue
 					}
-					for _, a := range arrivals {
-						if err := stages(d.name+" "+a.name, kinds, where, bytes, a.flags, func(sf int) error { return d.k.launch(e, dph, n, dbar, sf, s) }); err != nil {
-							return err
+					forms := []struct {
+						name  string
+						flags int
+					}{{"", 0}}
+					if q8 {
+						forms = append(forms, struct {
+							name  string
+							flags int
+						}{"/x8", flagX8})
+					}
+					for _, fm := range forms {
+						for _, a := range arrivals {
+							if err := stages(d.name+fm.name+" "+a.name, kinds, where, bytes, a.flags|fm.flags, func(sf int) error { return d.k.launch(e, dph, n, dbar, sf, s) }); err != nil {
+								return err
+							}
 						}
 					}
 				}
@@ -682,7 +722,7 @@ type deepKernel struct {
 	blocks    int
 	producers int    // producer warps; 0 for pdeep
 	room      int    // dynamic shared memory a block may take beside its static
-	held      [4]int // most units of each kind a warp can take into registers (pfreg); 0: any
+	held      [6]int // most units of each kind a warp can take into registers (pfreg); 0: any
 	q8        bool   // built for q8_0 chains (pchain.cu's *_q8 kernels), not bf16 ones
 }
 
@@ -720,7 +760,7 @@ func loadDeep(e *cuda.Engine, mod cuda.Module, name string, producers int) (deep
 
 // pfregHeld is what pfreg's and pfpre's b0 and b1 hold: 2 gate|up units,
 // 1 down row (pc_unit's H).
-var pfregHeld = [4]int{2, 1, 2, 1}
+var pfregHeld = [6]int{2, 1, 2, 1, 0, 0}
 
 // deepSlots is the deep kernels' slot0 and slot1: 16-byte chunks a warp for the even
 // and the odd phases.
@@ -765,10 +805,12 @@ type arrival struct {
 
 var deepArrivals = []arrival{{"fence", 0}, {"red", 4}, {"relaxed", 8}, {"nobar", 16}}
 
-// pchain.cu's PS_NO_STAGE and PS_NO_DOT (pstream, pwarp and the deep kernels).
+// pchain.cu's PS_NO_STAGE and PS_NO_DOT (pstream, pwarp and the deep
+// kernels), and PQ_X8 (the q8_0 kernels' sums on x' in int8).
 const (
 	streamNoStage = 1
 	streamNoDot   = 2
+	flagX8        = 32
 )
 
 // launch launches pstream on the chain in dph with ring geometry g.
@@ -810,13 +852,39 @@ func launchChain(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, 
 
 // ffn is the float64 reference of one FFN from x0: the normalised input,
 // and per SwiGLU output the gate and up products and their magnitudes.
+// With x8 (the q8_0 kernels' PQ_X8) gq and uq bound what rounding x' to
+// int8 moves each product.
 type ffn struct {
+	xn           []float64 // rmsnorm(x0)·nw
 	g, u, gm, um []float64
+	x8           bool
+	gq, uq       []float64
+}
+
+// x8Err is how far PQ_X8's x' in int8 may sit from x', in units of its
+// block's scale d: rounding to q·d leaves d/2, and the kernel's d, 1/d and
+// x' are f32 (a few ulp from float64's), which 0.51 covers.
+const x8Err = 0.51
+
+// x8Bound is Σ|w_c|·x8Err·d(c) of one row (at(c) its weights) over x,
+// d(c) = max|x| over c's block of 32 / 127.
+func x8Bound(at func(c int) float64, x []float64) float64 {
+	var b float64
+	for c0 := 0; c0 < len(x); c0 += 32 {
+		var a float64
+		for _, v := range x[c0 : c0+32] {
+			a = max(a, math.Abs(v))
+		}
+		for c := c0; c < c0+32; c++ {
+			b += math.Abs(at(c)) * x8Err * a / 127
+		}
+	}
+	return b
 }
 
 // ffnRef computes gate|up on rmsnorm(x0)·nw (rows 2j and 2j+1 are output
 // j's gate and up) in float64.
-func ffnRef(ws [2]weights, x0, nw []float32) ffn {
+func ffnRef(ws [2]weights, x0, nw []float32, x8 bool) ffn {
 	gu := &ws[0]
 	s := ws[0].s
 	var ss float64
@@ -828,18 +896,21 @@ func ffnRef(ws [2]weights, x0, nw []float32) ffn {
 	for c := range xn {
 		xn[c] = float64(x0[c]) * inv * float64(nw[c])
 	}
-	var f ffn
+	f := ffn{xn: xn, x8: x8}
 	for row := range s.rows {
-		var d, m float64
+		var d, m, q float64
 		for c := range s.cols {
 			p := gu.at(row, c) * xn[c]
 			d += p
 			m += math.Abs(p)
 		}
+		if x8 {
+			q = x8Bound(func(c int) float64 { return gu.at(row, c) }, xn)
+		}
 		if row%2 == 0 {
-			f.g, f.gm = append(f.g, d), append(f.gm, m)
+			f.g, f.gm, f.gq = append(f.g, d), append(f.gm, m), append(f.gq, q)
 		} else {
-			f.u, f.um = append(f.u, d), append(f.um, m)
+			f.u, f.um, f.uq = append(f.u, d), append(f.um, m), append(f.uq, q)
 		}
 	}
 	return f
@@ -861,7 +932,7 @@ func (f ffn) checkH(h []float32) float64 {
 	for j := range h {
 		g, u := f.g[j], f.u[j]
 		sg := g / (1 + math.Exp(-g))
-		dg, du := rel*f.gm[j], rel*f.um[j]
+		dg, du := rel*f.gm[j]+f.gq[j], rel*f.um[j]+f.uq[j]
 		bound := 1.1*dg*math.Abs(u) + math.Abs(sg)*du + dg*du + 8*0x1p-24*math.Abs(sg*u)
 		worst = max(worst, ratio(float64(h[j])-sg*u, bound))
 	}
@@ -869,17 +940,26 @@ func (f ffn) checkH(h []float32) float64 {
 }
 
 // checkX returns the largest error of the down phase's x0 + W h (h the
-// kernel's own SwiGLU outputs) over rel·(Σ|w·h| + |x0|).
+// kernel's own SwiGLU outputs) over rel·(Σ|w·h| + |x0|), plus h's
+// rounding to int8 with x8.
 func (f ffn) checkX(w *weights, x0, h, y []float32) float64 {
 	worst := 0.0
+	h64 := make([]float64, len(h))
+	for c, v := range h {
+		h64[c] = float64(v)
+	}
 	for i := range w.s.rows {
 		d, m := float64(x0[i]), math.Abs(float64(x0[i]))
 		for c := range w.s.cols {
-			p := w.at(i, c) * float64(h[c])
+			p := w.at(i, c) * h64[c]
 			d += p
 			m += math.Abs(p)
 		}
-		worst = max(worst, ratio(float64(y[i])-d, rel*m))
+		bound := rel * m
+		if f.x8 {
+			bound += x8Bound(func(c int) float64 { return w.at(i, c) }, h64)
+		}
+		worst = max(worst, ratio(float64(y[i])-d, bound))
 	}
 	return worst
 }
@@ -891,6 +971,39 @@ func ratio(err, bound float64) float64 {
 		return math.Inf(1)
 	}
 	return r
+}
+
+var nanF32 = float32(math.NaN())
+
+// devMem is a run's device memory, freed together.
+type devMem struct {
+	e   *cuda.Engine
+	all []cuda.DevPtr
+}
+
+func newDevMem(e *cuda.Engine) *devMem { return &devMem{e: e} }
+
+func (m *devMem) alloc(n uint64) (cuda.DevPtr, error) {
+	p, err := m.e.Alloc(n)
+	if err == nil {
+		m.all = append(m.all, p)
+	}
+	return p, err
+}
+
+// upload allocates len(b) bytes and copies b there.
+func (m *devMem) upload(b []byte) (cuda.DevPtr, error) {
+	p, err := m.alloc(uint64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	return p, m.e.CopyHtoD(p, b)
+}
+
+func (m *devMem) free() {
+	for _, p := range m.all {
+		m.e.Free(p)
+	}
 }
 
 func bitsOf(v []float32) []uint32 {

@@ -16,9 +16,9 @@ import (
 // TestPhaseLayout checks what pchain.cu assumes of the host: pc_phase is
 // four pointers and four int32 (48 bytes); kind 0 is R 4 rows of cols/256
 // = 4 loads per lane and kind 1 R 1 row of 14, kinds 2 and 3 the same in
-// q8_0 (cols/512 loads, 2 R C chunks of scales), as pchain.cu's pc_unit
-// says; and a unit's loads fit the 16-entry register buffer and its scales
-// PQ_SC floats.
+// q8_0 (cols/512 loads, 2 R C chunks of scales), and 4 and 5 the 9B FFN
+// in q8_0, as pchain.cu's pc_unit says; and the units pfreg and pfpre hold
+// fit the 16-entry register buffer and their scales PQ_SC floats.
 func TestPhaseLayout(t *testing.T) {
 	if got := unsafe.Sizeof(phase{}); got != 48 {
 		t.Errorf("phase is %d bytes, pc_phase 48", got)
@@ -28,7 +28,7 @@ func TestPhaseLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range units {
-		s, q8 := shapes[k%kindQ8], k >= kindQ8
+		s, q8 := kindShape(k), k >= kindQ8
 		per, sc := 256, 0 // columns a lane's chunk of each row covers per load, over a warp
 		if q8 {
 			per, sc = 512, 2*want.r*want.c
@@ -36,7 +36,8 @@ func TestPhaseLayout(t *testing.T) {
 		if s.cols%per != 0 || s.cols/per != want.c || want.sc != sc {
 			t.Errorf("kind %d: cols %d gives %d loads per lane and %d chunks of scales, the table has %d and %d", k, s.cols, s.cols/per, sc, want.c, want.sc)
 		}
-		if s.rows%want.r != 0 || want.r*want.c > 16 || q8 && want.r*want.c > 8 {
+		held := pfregHeld[k] > 0 // pfreg and pfpre hold its units in registers; pring reads them from the slots
+		if s.rows%want.r != 0 || held && (want.r*want.c > 16 || q8 && want.r*want.c > 8) {
 			t.Errorf("kind %d: %d rows in units of %d (%d loads)", k, s.rows, want.r, want.r*want.c)
 		}
 		q := 0
@@ -53,6 +54,9 @@ func TestPhaseLayout(t *testing.T) {
 	}
 	if !regexp.MustCompile(`#define PQ_SC 8\b`).Match(src) {
 		t.Error("PQ_SC is no longer 8: update this test")
+	}
+	if !regexp.MustCompile(`#define PQ_X8 ` + strconv.Itoa(flagX8) + `\n`).Match(src) {
+		t.Errorf("pchain.cu's PQ_X8 is not the host's flagX8 %d", flagX8)
 	}
 	// pfpre holds a normed phase's weights as one float4 a thread.
 	if shapes[0].cols > 4*256 {
@@ -94,7 +98,7 @@ func testFFNCheck(t *testing.T, q8 bool) {
 		x0[i] = float32(i%7) - 3
 		nw[i] = 1 + float32(i%3)/4
 	}
-	f := ffnRef(ws, x0, nw)
+	f := ffnRef(ws, x0, nw, false)
 	// 8 outputs, repeated to the down phase's 32 columns: the chain's
 	// shapes need not match here, only the check's arithmetic.
 	h := make([]float32, 32)
@@ -124,6 +128,72 @@ func testFFNCheck(t *testing.T, q8 bool) {
 	yBad[100] += 1e-3 * (1 + float32(math.Abs(float64(yBad[100]))))
 	if r := f.checkX(&ws[1], x0, h, yBad); r <= 1 {
 		t.Errorf("y off by 1e-3: %.3g of the bound, want > 1", r)
+	}
+}
+
+// TestFFNCheckX8 gives the check outputs computed, as PQ_X8's sums are,
+// from x' and h rounded to int8 per block of 32 (in float64 here): with
+// x8's bounds they pass, with f32's alone they fail, so the bound both
+// covers that rounding and is needed for it.
+func TestFFNCheckX8(t *testing.T) {
+	ws := [2]weights{{s: shape{16, 256}}, {s: shape{256, 32}}}
+	for k := range ws {
+		ws[k].quants, ws[k].scales = randomQ8(ws[k].s, uint64(k+5))
+	}
+	x0, nw := make([]float32, 256), make([]float32, 256)
+	for i := range x0 {
+		x0[i] = float32(i%11) - 5.3
+		nw[i] = 1 + float32(i%3)/4
+	}
+	f := ffnRef(ws, x0, nw, true)
+	round8 := func(x []float64) []float64 {
+		out := make([]float64, len(x))
+		for c0 := 0; c0 < len(x); c0 += 32 {
+			var a float64
+			for _, v := range x[c0 : c0+32] {
+				a = max(a, math.Abs(v))
+			}
+			for c := c0; c < c0+32; c++ {
+				out[c] = math.RoundToEven(x[c]*127/a) * a / 127
+			}
+		}
+		return out
+	}
+	xq := round8(f.xn)
+	h := make([]float32, 32)
+	hq := make([]float64, 32)
+	for j := range 8 {
+		var g, u float64
+		for c := range 256 {
+			g += ws[0].at(2*j, c) * xq[c]
+			u += ws[0].at(2*j+1, c) * xq[c]
+		}
+		h[j] = float32(g / (1 + math.Exp(-g)) * u)
+	}
+	for j := 8; j < 32; j++ {
+		h[j] = h[j%8]
+	}
+	for j := range h {
+		hq[j] = float64(h[j])
+	}
+	hq = round8(hq)
+	y := make([]float32, 256)
+	for i := range y {
+		d := float64(x0[i])
+		for c := range 32 {
+			d += ws[1].at(i, c) * hq[c]
+		}
+		y[i] = float32(d)
+	}
+	if r := max(f.checkH(h[:8]), f.checkX(&ws[1], x0, h, y)); r > 1 {
+		t.Errorf("int8 x: %.3g of the x8 bound, want ≤ 1", r)
+	}
+	plain := ffnRef(ws, x0, nw, false)
+	if r := plain.checkH(h[:8]); r <= 1 {
+		t.Errorf("int8 x: %.3g of the f32 bound for h, want > 1 (the rounding to int8 should exceed it)", r)
+	}
+	if r := plain.checkX(&ws[1], x0, h, y); r <= 1 {
+		t.Errorf("int8 h: %.3g of the f32 bound for y, want > 1", r)
 	}
 }
 
@@ -255,5 +325,33 @@ func TestQ8Weights(t *testing.T) {
 	}
 	if got, want := w.at(3, 40), float64(gguf.F16ToF32(w.scales[3*2+1]))*float64(w.quants[3*64+40]); got != want {
 		t.Errorf("at(3, 40) = %g, want %g", got, want)
+	}
+}
+
+// TestRingSlots checks pring's geometry, worked by hand: its slot is a 9B
+// down row, 24 chunks a lane (768) and 48 of scales (816 chunks, 13,056
+// bytes); two slots for each of 8 warps take 208,896 bytes, which fit the
+// H200's 232,448 a block less pring's 14,464 static (ptxas, run209); and
+// PRG_MAX_SLOTS is the host's maxRingSlots.
+func TestRingSlots(t *testing.T) {
+	if ringSlot != 816 {
+		t.Errorf("ringSlot %d chunks, want 816", ringSlot)
+	}
+	if got := 8 * 2 * ringSlot * 16; got != 208896 || got > 232448-14464 {
+		t.Errorf("two slots a warp: %d bytes a block", got)
+	}
+	src, err := os.ReadFile("pchain.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`#define PRG_MAX_SLOTS ` + strconv.Itoa(maxRingSlots) + `\n`).Match(src) {
+		t.Errorf("pchain.cu's PRG_MAX_SLOTS is not the host's maxRingSlots %d", maxRingSlots)
+	}
+	// Every 9B matrix is whole units and a multiple of 128 columns
+	// (prg_stage's whole warps).
+	for k, s := range nineShapes {
+		if s.rows%units[kind9B+k].r != 0 || s.cols%128 != 0 || s.cols > 12288 {
+			t.Errorf("%v: not whole units of %d rows, or columns prg_stage cannot take", s, units[kind9B+k].r)
+		}
 	}
 }

@@ -21,7 +21,8 @@
 // uploads them). kind 0 is the gate|up shape (R 4 rows per warp, cols/256 =
 // 4 loads per row per lane), kind 1 the down shape (R 1, cols/256 = 14);
 // kinds 2 and 3 are the same shapes in q8_0 (pc_unit), which only the
-// producer kernels (pfeed, pfreg, pfpre) take.
+// producer kernels (pfeed, pfreg, pfpre) take; 4 and 5 the 9B preset's
+// FFN in q8_0, which only pring takes.
 struct pc_phase {
     const uint4* w;
     const float* x;
@@ -47,6 +48,8 @@ PC_UNIT(0, 4, 4, 0, 0, 2)  // bf16 gate|up, 1,024 columns
 PC_UNIT(1, 1, 14, 0, 0, 1) // bf16 down, 3,584 columns
 PC_UNIT(2, 4, 2, 1, 16, 2) // q8_0 gate|up
 PC_UNIT(3, 1, 7, 1, 14, 1) // q8_0 down
+PC_UNIT(4, 2, 8, 1, 32, 0) // q8_0 9B gate|up, 4,096 columns (pring)
+PC_UNIT(5, 1, 24, 1, 48, 0) // q8_0 9B down, 12,288 columns (pring)
 
 // 16-byte chunks of a unit in a slot: its weights, then its scales.
 template <int K>
@@ -170,17 +173,63 @@ __device__ __forceinline__ void pc_dot(const B& buf, const pc_phase& f, int u, i
     pc_store<R, PRE>(acc, f, u, lane, yres);
 }
 
+// x' in int8 (PQ_X8): blocks of 32 as the weights' blocks, each with its
+// f32 scale, written by pq_quantize_x after the staging.
+#define PQ_MAX_COLS 12288 // the 9B down projection's input (pring)
+__shared__ __align__(16) signed char pq_xq[PQ_MAX_COLS];
+__shared__ float pq_xd[PQ_MAX_COLS / 32];
+
+// Flag of the q8_0 kernels: the sums take x' quantised to int8 and add
+// each chunk's 16 products in one integer dot (dp4a) instead of 16 f32
+// products (step 87: after the barrier the q8_0 sums are the chain's
+// critical path, ~1 µs a phase). Not the engine's numerics: x' is rounded
+// to 8 bits, as ggml's q8_0 product with q8_1 does.
+#define PQ_X8 32
+
+// Quantises the staged x' (cols of them, a multiple of 128, so that every
+// warp of a pass is whole) per block of 32: d = max|x'|/127, q = round(x'/d).
+// A thread takes a float4, 8 lanes a block.
+__device__ __forceinline__ void pq_quantize_x(int cols) {
+    for (int i = threadIdx.x; i < cols / 4; i += PC_THREADS) {
+        const float4 v = reinterpret_cast<const float4*>(pc_xs)[i];
+        float a = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+#pragma unroll
+        for (int o = 1; o < 8; o <<= 1) a = fmaxf(a, __shfl_xor_sync(MEMRA_FULL_MASK, a, o));
+        const float d = a / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
+        const unsigned int q = (__float2int_rn(v.x * id) & 0xff) | (__float2int_rn(v.y * id) & 0xff) << 8 |
+                               (__float2int_rn(v.z * id) & 0xff) << 16 | (unsigned int)__float2int_rn(v.w * id) << 24;
+        reinterpret_cast<unsigned int*>(pq_xq)[i] = q;
+        if ((threadIdx.x & 7) == 0) pq_xd[i / 8] = d;
+    }
+    pc_sync<true>();
+}
+
 // q8_0's pc_dot (kinds 2 and 3): per chunk the 16 quants' sum with x', as
 // the engine's memra_mv_dot adds it, times the chunk's block scale sc[i C +
 // c] (registers, or pq_slot_scales), added to the row's sum in ascending
-// chunk order.
-template <int R, int C, int S = 1, bool PRE = false, class B, class D>
+// chunk order. With X8 the chunk's sum is the integer dot with x' in int8,
+// times both blocks' scales.
+template <int R, int C, int S = 1, bool PRE = false, bool X8 = false, class B, class D>
 __device__ __forceinline__ void pq_dot(const B& buf, const D& sc, const pc_phase& f, int u, int lane, float yres = 0.0f) {
     float acc[R];
 #pragma unroll
     for (int i = 0; i < R; i++) acc[i] = 0.0f;
 #pragma unroll
     for (int c = 0; c < C; c++) {
+        if (X8) {
+            const int4 xq = reinterpret_cast<const int4*>(pq_xq)[c * 32 + lane];
+            const float xd = pq_xd[(c * 32 + lane) >> 1];
+#pragma unroll
+            for (int i = 0; i < R; i++) {
+                const uint4 w = buf[(i * C + c) * S];
+                int d = __dp4a((int)w.x, xq.x, 0);
+                d = __dp4a((int)w.y, xq.y, d);
+                d = __dp4a((int)w.z, xq.z, d);
+                d = __dp4a((int)w.w, xq.w, d);
+                acc[i] += sc[i * C + c] * xd * (float)d;
+            }
+            continue;
+        }
         const float4* xp = reinterpret_cast<const float4*>(pc_xs) + 4 * (c * 32 + lane);
         const float4 xv[4] = {xp[0], xp[1], xp[2], xp[3]};
 #pragma unroll
@@ -584,19 +633,22 @@ __device__ __forceinline__ void pd_copy16(uint4* dst, const uint4* src) {
 // k-th unit at k pc_stride + j 32 + lane, and a q8_0 unit's SC chunks of
 // scales after its weights, one a lane.
 template <int K>
-__device__ __forceinline__ void pd_fill(uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
+__device__ __forceinline__ void pd_fill_unit(uint4* d, const pc_phase& f, int u, int lane) {
     using U = pc_unit<K>;
     const int chunks = U::Q8 ? f.cols / 16 : f.cols / 8;
-    const uint4* sc = reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(f.w) + (long long)f.rows * f.cols);
-    for (int u = gw, k = 0; u < f.rows / U::R; u += nw, k++) {
-        uint4* d = slot + k * pc_stride<K>();
 #pragma unroll
-        for (int i = 0; i < U::R; i++)
+    for (int i = 0; i < U::R; i++)
 #pragma unroll
-            for (int c = 0; c < U::C; c++)
-                pd_copy16(d + (i * U::C + c) * 32 + lane, f.w + (long long)(u * U::R + i) * chunks + c * 32 + lane);
-        if (U::Q8 && lane < U::SC) pd_copy16(d + U::R * U::C * 32 + lane, sc + (long long)u * U::SC + lane);
+        for (int c = 0; c < U::C; c++) pd_copy16(d + (i * U::C + c) * 32 + lane, f.w + (long long)(u * U::R + i) * chunks + c * 32 + lane);
+    if (U::Q8) {
+        const uint4* sc = reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(f.w) + (long long)f.rows * f.cols);
+        for (int j = lane; j < U::SC; j += 32) pd_copy16(d + U::R * U::C * 32 + j, sc + (long long)u * U::SC + j);
     }
+}
+
+template <int K>
+__device__ __forceinline__ void pd_fill(uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
+    for (int u = gw, k = 0; u < f.rows / pc_unit<K>::R; u += nw, k++) pd_fill_unit<K>(slot + k * pc_stride<K>(), f, u, lane);
 }
 
 // pdeep's fill of phase f, committed as one group, empty or not, so that
@@ -613,13 +665,17 @@ __device__ __forceinline__ void pd_fill_phase(uint4* slot, const pc_phase& f, in
 }
 
 template <int K>
-__device__ __forceinline__ void pd_sums(const uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
+__device__ __forceinline__ void pd_sums(const uint4* slot, const pc_phase& f, int gw, int nw, int lane, bool x8 = false) {
     using U = pc_unit<K>;
     for (int u = gw, k = 0; u < f.rows / U::R; u += nw, k++) {
         const uint4* p = slot + k * pc_stride<K>();
         if (U::Q8) {
             const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(p + U::R * U::C * 32), lane};
-            pq_dot<U::R, U::C, 32>(p + lane, sc, f, u, lane);
+            if (x8) {
+                pq_dot<U::R, U::C, 32, false, true>(p + lane, sc, f, u, lane);
+            } else {
+                pq_dot<U::R, U::C, 32>(p + lane, sc, f, u, lane);
+            }
         } else {
             pc_dot<U::R, U::C, 32>(p + lane, f, u, lane);
         }
@@ -775,15 +831,18 @@ __device__ __forceinline__ void pf_consume(pf_bars& b, const uint4* ring, const 
     const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
     for (int p = 0;; p++) {
         const pc_phase f = phases[p];
-        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) pc_stage_x<true>(f);
+        if (f.rows > 0 && (p == 0 || !(flags & PS_NO_STAGE))) {
+            pc_stage_x<true>(f);
+            if (K0 == 2 && (flags & PQ_X8)) pq_quantize_x(f.cols);
+        }
         const int s = p & 1;
         const uint4* slot = ring + warp * (slot0 + slot1) + s * slot0;
         ps_mb_wait(&b.full[warp][s], (p >> 1) & 1);
         if (!(flags & PS_NO_DOT)) {
             if (pc_down(f.kind)) {
-                pd_sums<K0 + 1>(slot, f, gw, nw, lane);
+                pd_sums<K0 + 1>(slot, f, gw, nw, lane, flags & PQ_X8);
             } else {
-                pd_sums<K0>(slot, f, gw, nw, lane);
+                pd_sums<K0>(slot, f, gw, nw, lane, flags & PQ_X8);
             }
         }
         __syncwarp();
@@ -924,18 +983,22 @@ __device__ __forceinline__ void pr_stage_x(const pc_phase& f, const float4& nv) 
 // and s1); with PRE a down row adds the residual in yres.
 template <int K, bool PRE>
 __device__ __forceinline__ void pr_sums(const uint4 (&b0)[PC_BUF], const uint4 (&b1)[PC_BUF], const float (&s0)[PQ_SC], const float (&s1)[PQ_SC],
-                                        const pc_phase& f, int gw, int nw, int lane, float yres) {
+                                        const pc_phase& f, int gw, int nw, int lane, float yres, bool x8) {
     using U = pc_unit<K>;
     constexpr bool P = PRE && U::R == 1;
     if (gw < f.rows / U::R) {
-        if (U::Q8) {
+        if (U::Q8 && x8) {
+            pq_dot<U::R, U::C, 1, P, true>(b0, s0, f, gw, lane, yres);
+        } else if (U::Q8) {
             pq_dot<U::R, U::C, 1, P>(b0, s0, f, gw, lane, yres);
         } else {
             pc_dot<U::R, U::C, 1, P>(b0, f, gw, lane, yres);
         }
     }
     if (U::H > 1 && gw + nw < f.rows / U::R) {
-        if (U::Q8) {
+        if (U::Q8 && x8) {
+            pq_dot<U::R, U::C, 1, false, true>(b1, s1, f, gw + nw, lane);
+        } else if (U::Q8) {
             pq_dot<U::R, U::C>(b1, s1, f, gw + nw, lane);
         } else {
             pc_dot<U::R, U::C>(b1, f, gw + nw, lane);
@@ -962,12 +1025,13 @@ __device__ __forceinline__ void pr_consume(pf_bars& b, const uint4* ring, const 
             } else {
                 pc_stage_x<true>(f);
             }
+            if (K0 == 2 && (flags & PQ_X8)) pq_quantize_x(f.cols);
         }
         if (!(flags & PS_NO_DOT)) {
             if (pc_down(f.kind)) {
-                pr_sums<K0 + 1, PRE>(b0, b1, s0, s1, f, gw, nw, lane, yres);
+                pr_sums<K0 + 1, PRE>(b0, b1, s0, s1, f, gw, nw, lane, yres, flags & PQ_X8);
             } else {
-                pr_sums<K0, PRE>(b0, b1, s0, s1, f, gw, nw, lane, yres);
+                pr_sums<K0, PRE>(b0, b1, s0, s1, f, gw, nw, lane, yres, flags & PQ_X8);
             }
         }
         if (p + 1 == n) break;
@@ -1029,4 +1093,143 @@ extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfreg_q8(const p
 extern "C" __global__ void __launch_bounds__(PF_MAX_THREADS, 1) pfpre_q8(const pc_phase* phases, int n, unsigned* bar, int flags, int slot0,
                                                                           int slot1) {
     pf_kernel<2, 2>(phases, n, bar, flags, slot0, slot1);
+}
+
+// ---- pring: the 9B preset's FFN in q8_0 (gate|up 24576 × 4096 with the
+// pre-norm and the SwiGLU, down 4096 × 12288 into the residual; step 87).
+// A phase is 400-800 KB an SM there, more than pfeed's slots of whole
+// phases hold, so each consumer warp has a ring of `slots` unit slots
+// (a unit: a gate/up pair, or a down row, with its scales), which the
+// producer warp fills in chain order across phases as they free: the ring
+// streams through every grid barrier, and a phase's first sums wait only
+// for x. The sums take x' in int8 (PQ_X8's dp4a, staged and quantised in
+// one pass), read the weights from the slots (pfeed's way) and store as
+// pc_store does.
+#define PRG_MAX_SLOTS 4
+
+struct prg_bars {
+    unsigned long long full[PC_THREADS / 32][PRG_MAX_SLOTS], empty[PC_THREADS / 32][PRG_MAX_SLOTS];
+};
+
+// x' = x or rmsnorm(x)·norm (pc_stage_x's rounding), quantised as
+// pq_quantize_x does, from registers: no f32 copy in shared memory. cols is
+// a multiple of 128 and at most PQ_MAX_COLS (12 float4s a thread).
+__device__ __forceinline__ void prg_stage(const pc_phase& f) {
+    const float4* x4 = reinterpret_cast<const float4*>(f.x);
+    float4 v[PQ_MAX_COLS / 4 / PC_THREADS];
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < PQ_MAX_COLS / 4 / PC_THREADS; k++) {
+        const int i = threadIdx.x + k * PC_THREADS;
+        if (i < f.cols / 4) {
+            v[k] = __ldcg(x4 + i);
+            ss += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
+        }
+    }
+    const float inv = f.norm ? pc_inv_rms<true>(ss, f.cols) : 1.0f;
+#pragma unroll
+    for (int k = 0; k < PQ_MAX_COLS / 4 / PC_THREADS; k++) {
+        const int i = threadIdx.x + k * PC_THREADS;
+        if (i < f.cols / 4) {
+            float4 a = v[k];
+            if (f.norm) {
+                const float4 w = __ldg(reinterpret_cast<const float4*>(f.norm) + i);
+                a = make_float4(a.x * inv * w.x, a.y * inv * w.y, a.z * inv * w.z, a.w * inv * w.w);
+            }
+            float m = fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(a.z), fabsf(a.w)));
+#pragma unroll
+            for (int o = 1; o < 8; o <<= 1) m = fmaxf(m, __shfl_xor_sync(MEMRA_FULL_MASK, m, o));
+            const float d = m / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
+            const unsigned int q = (__float2int_rn(a.x * id) & 0xff) | (__float2int_rn(a.y * id) & 0xff) << 8 |
+                                   (__float2int_rn(a.z * id) & 0xff) << 16 | (unsigned int)__float2int_rn(a.w * id) << 24;
+            reinterpret_cast<unsigned int*>(pq_xq)[i] = q;
+            if ((threadIdx.x & 7) == 0) pq_xd[i / 8] = d;
+        }
+    }
+    pc_sync<true>();
+}
+
+// Units of phase f for global warp gw of nw.
+template <int K>
+__device__ __forceinline__ int prg_units(const pc_phase& f, int gw, int nw) {
+    const int n = f.rows / pc_unit<K>::R;
+    return gw < n ? (n - gw + nw - 1) / nw : 0;
+}
+
+// The producer: for each phase, the consumers' k-th units in warp order,
+// each into the next slot of that warp's ring once the warp has freed it.
+template <int K>
+__device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane) {
+    const int nw = gridDim.x * (PC_THREADS / 32);
+    const int most = prg_units<K>(f, blockIdx.x * (PC_THREADS / 32), nw);
+    for (int k = 0; k < most; k++) {
+#pragma unroll
+        for (int w = 0; w < PC_THREADS / 32; w++) {
+            const int gw = blockIdx.x * (PC_THREADS / 32) + w;
+            const int u = gw + k * nw;
+            if (u >= f.rows / pc_unit<K>::R) continue;
+            const int s = cnt[w] % S;
+            if (cnt[w] >= S) ps_mb_wait(&b.empty[w][s], ((cnt[w] / S) - 1) & 1);
+            pd_fill_unit<K>(ring + (w * S + s) * slot, f, u, lane);
+            pf_arrive_on_copies(&b.full[w][s]);
+            cnt[w]++;
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot) {
+    __shared__ prg_bars b;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) {
+        for (int w = 0; w < PC_THREADS / 32; w++)
+            for (int s = 0; s < S; s++) {
+                ps_mb_init(&b.full[w][s], 32); // the producer's lanes
+                ps_mb_init(&b.empty[w][s], 1); // the consumer warp's lane 0
+            }
+    }
+    __syncthreads();
+    if (warp == PC_THREADS / 32) {
+        int cnt[PC_THREADS / 32] = {};
+        for (int p = 0; p < n; p++) {
+            const pc_phase f = phases[p];
+            if (pc_down(f.kind)) {
+                prg_fill<5>(b, pd_ring, f, S, slot, cnt, lane);
+            } else {
+                prg_fill<4>(b, pd_ring, f, S, slot, cnt, lane);
+            }
+        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        return;
+    }
+    const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
+    int k = 0; // units this warp has taken from its ring
+    for (int p = 0;; p++) {
+        const pc_phase f = phases[p];
+        if (p == 0 || !(flags & PS_NO_STAGE)) prg_stage(f);
+        const bool down = pc_down(f.kind);
+        const int R = down ? pc_unit<5>::R : pc_unit<4>::R;
+        for (int u = gw; u < f.rows / R; u += nw, k++) {
+            const int s = k % S;
+            ps_mb_wait(&b.full[warp][s], (k / S) & 1);
+            const uint4* t = pd_ring + (warp * S + s) * slot;
+            if (!(flags & PS_NO_DOT)) {
+                if (down) {
+                    const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(t + pc_unit<5>::R * pc_unit<5>::C * 32), lane};
+                    pq_dot<pc_unit<5>::R, pc_unit<5>::C, 32, false, true>(t + lane, sc, f, u, lane);
+                } else {
+                    const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(t + pc_unit<4>::R * pc_unit<4>::C * 32), lane};
+                    pq_dot<pc_unit<4>::R, pc_unit<4>::C, 32, false, true>(t + lane, sc, f, u, lane);
+                }
+            }
+            __syncwarp();
+            if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
+        }
+        if (p + 1 == n) break;
+        pc_sync<true>();
+        if (threadIdx.x == 0) {
+            pd_arrive(bar, flags);
+            pd_await(bar, p, flags);
+        }
+        pc_sync<true>();
+    }
 }

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"unsafe"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/internal/evtime"
+	"github.com/memra-ai/memra/engine/internal/xcmd"
+)
+
+// nineShapes is the 9B preset's FFN (pchain.cu's kinds 4 and 5, q8_0):
+// gate|up 24576 × 4096 with the pre-norm and the SwiGLU, down 4096 × 12288
+// into the residual.
+var nineShapes = [2]shape{{24576, 4096}, {4096, 12288}}
+
+// kind9B is pc_phase.kind of the 9B gate|up phase; its down phase is the
+// next kind.
+const kind9B = 4
+
+// ringSlot is pring's slot: the larger unit of kinds 4 and 5, in 16-byte
+// chunks (a down row of 24 chunks a lane and its 48 of scales).
+var ringSlot = max(stride(kind9B), stride(kind9B+1))
+
+// runNine checks pring on the 9B q8_0 FFN (the first FFN against float64,
+// 7 phases with one slot a warp against two, bit for bit) and times it on
+// a chain of n phases with each ring depth in depths, whole and with the
+// staging or the sums left out.
+func runNine(cubin string, n int, depths []int) error {
+	if n < 2 {
+		return fmt.Errorf("-phases %d: need at least 2", n)
+	}
+	e, mod, _, err := xcmd.Kernel(cubin, "pring")
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	k, err := loadDeep(e, mod, "pring", 1)
+	if err != nil {
+		return err
+	}
+	shared := func(depth int) int { return 8 * depth * ringSlot * 16 }
+	for _, d := range depths {
+		if d < 1 || d > maxRingSlots || shared(d) > k.room {
+			return fmt.Errorf("pring: %d slots a warp take %d bytes a block (%d fit, at most %d slots)", d, shared(d), k.room, maxRingSlots)
+		}
+	}
+	fmt.Printf("pring: %d SMs, slots of %d bytes, %d bytes of dynamic shared memory a block fit\n", e.Info().SMs, ringSlot*16, k.room)
+
+	mem := newDevMem(e)
+	defer mem.free()
+	var w [2]weights
+	for i, s := range nineShapes {
+		w[i] = weights{s: s}
+		w[i].quants, w[i].scales = randomQ8(s, uint64(i+11))
+		p, err := mem.upload(w[i].device()) // 107 and 53 MB: past the L2 together
+		if err != nil {
+			return err
+		}
+		w[i].copies = []cuda.DevPtr{p}
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	x0, nw := make([]float32, nineShapes[0].cols), make([]float32, nineShapes[0].cols)
+	for i := range x0 {
+		x0[i] = float32(r.NormFloat64())
+		nw[i] = float32(0.5 + r.Float64())
+	}
+	dx, err := mem.upload(cuda.AsBytes(x0))
+	if err != nil {
+		return err
+	}
+	dnw, err := mem.upload(cuda.AsBytes(nw))
+	if err != nil {
+		return err
+	}
+	nans := slices.Repeat([]float32{nanF32}, nineShapes[1].cols)
+	dh, err := mem.upload(cuda.AsBytes(nans))
+	if err != nil {
+		return err
+	}
+	dbar, err := mem.alloc(4)
+	if err != nil {
+		return err
+	}
+	dph, err := mem.alloc(uint64(n) * uint64(unsafe.Sizeof(phase{})))
+	if err != nil {
+		return err
+	}
+	ph := make([]phase, n)
+	for i := range ph {
+		if i%2 == 0 {
+			ph[i] = phase{w: uint64(w[0].copies[0]), x: uint64(dx), y: uint64(dh), norm: uint64(dnw), mode: modeSwiGLU}
+		} else {
+			ph[i] = phase{w: uint64(w[1].copies[0]), x: uint64(dh), y: uint64(dx), mode: modeAdd}
+		}
+		s := nineShapes[i%2]
+		ph[i].rows, ph[i].cols, ph[i].kind = int32(s.rows), int32(s.cols), int32(kind9B+i%2)
+	}
+	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), n*int(unsafe.Sizeof(phase{})))); err != nil {
+		return err
+	}
+	launch := func(phases, depth, flags int) error {
+		return launchChain(e, k.fn, k.blocks, k.threads(), shared(depth), dph, phases, dbar, flags, int32(depth), int32(ringSlot))
+	}
+	// run launches the first `phases` phases from x0 with NaNs in h and
+	// returns h and x.
+	run := func(phases, depth int) (h, y []float32, err error) {
+		if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
+			return nil, nil, err
+		}
+		if err := e.CopyHtoD(dh, cuda.AsBytes(nans)); err != nil {
+			return nil, nil, err
+		}
+		if err := launch(phases, depth, 0); err != nil {
+			return nil, nil, err
+		}
+		h, y = make([]float32, nineShapes[1].cols), make([]float32, nineShapes[0].cols)
+		if err := e.CopyDtoH(cuda.AsBytes(h), dh); err != nil {
+			return nil, nil, err
+		}
+		return h, y, e.CopyDtoH(cuda.AsBytes(y), dx)
+	}
+
+	h, y, err := run(2, depths[0])
+	if err != nil {
+		return err
+	}
+	want := ffnRef(w, x0, nw, true)
+	worst := max(want.checkH(h), want.checkX(&w[1], x0, h, y))
+	if worst > 1 {
+		return fmt.Errorf("pring: 9B q8_0 FFN error %.2f times its bound", worst)
+	}
+	fmt.Printf("check pring/x8: 9B q8_0 FFN max error %.3g of its bound (ok)\n", worst)
+	var ref []float32
+	for _, depth := range []int{1, 2} {
+		h, y, err := run(7, depth)
+		if err != nil {
+			return err
+		}
+		out := slices.Concat(h, y)
+		if ref == nil {
+			ref = out
+			continue
+		}
+		if !slices.Equal(bitsOf(ref), bitsOf(out)) {
+			return fmt.Errorf("pring: 7 phases with %d slots a warp differ from 1 slot's", depth)
+		}
+		fmt.Printf("check pring/x8: 7 phases with %d slots a warp bit-identical to 1 slot's (ok)\n", depth)
+	}
+
+	var bytes float64
+	for _, p := range ph {
+		bytes += p.bytes()
+	}
+	for _, depth := range depths {
+		for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
+			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(n, depth, sf) })
+			if err != nil {
+				return err
+			}
+			fmt.Printf("chain ab hbm pring/x8 9B q8_0 slots %d blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
+				depth, k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
+		}
+	}
+	return nil
+}
+
+// pchain.cu's PRG_MAX_SLOTS.
+const maxRingSlots = 4
