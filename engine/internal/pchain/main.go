@@ -5,21 +5,24 @@
 // weights ahead of the barriers through shared memory), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25,
-// 27, 86 and 87 (scripts/gpu/run43.sh to run55.sh and run196.sh to run207.sh
+// 27, 86 and 87 (scripts/gpu/run43.sh to run55.sh and run196.sh to run210.sh
 // ran its forms):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
 //	bin/pchain -cubin bin/pchain.cubin -time pchain,pfeed,pfreg,pfpre
+//	bin/pchain -cubin bin/pchain.cubin -nine 1,2 # pring on the 9B q8_0 FFN
 //
 // Each chain's first phases are checked against a float64 reference before
 // any timing, for every flag setting; all settings, pstream, pwarp and the
 // deep kernels (pdeep, pfeed, pfreg, pfpre) must agree bit for bit (they
 // add the same products in the same order). The same FFN in q8_0 (step 87)
 // runs on pfeed_q8, pfreg_q8 and pfpre_q8, each checked against float64 and
-// against pfeed_q8 bit for bit. -time picks the kernels timed, -types the
-// weight types, -arrive the deep kernels' ways to arrive at the grid
-// barrier, -producers the producer kernels' counts of producer warps.
+// against pfeed_q8 bit for bit, with x' in f32 and in int8 (PQ_X8); -nine
+// checks and times pring on the 9B q8_0 FFN instead (nine.go). -time picks
+// the kernels timed, -types the weight types, -arrive the deep kernels'
+// ways to arrive at the grid barrier, -producers the producer kernels'
+// counts of producer warps.
 package main
 
 import (
@@ -780,7 +783,7 @@ func (k deepKernel) fit(ph []phase) (deepSlots, bool) {
 		if p.rows == 0 {
 			continue
 		}
-		ok = ok && (p.kind >= kindQ8) == k.q8
+		ok = ok && (p.kind >= kindQ8) == k.q8 && p.kind < kind9B
 		u := units[p.kind]
 		most := (int(p.rows)/u.r + nw - 1) / nw
 		s[i%2] = max(s[i%2], most*stride(p.kind))
@@ -852,8 +855,9 @@ func launchChain(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, 
 
 // ffn is the float64 reference of one FFN from x0: the normalised input,
 // and per SwiGLU output the gate and up products and their magnitudes.
-// With x8 (the q8_0 kernels' PQ_X8) gq and uq bound what rounding x' to
-// int8 moves each product.
+// With x8 (the q8_0 kernels' PQ_X8) the products are of x' rounded to
+// int8 as the kernels round it (quant8), and gq and uq bound what the
+// elements at a rounding tie may move them.
 type ffn struct {
 	xn           []float64 // rmsnorm(x0)·nw
 	g, u, gm, um []float64
@@ -861,29 +865,42 @@ type ffn struct {
 	gq, uq       []float64
 }
 
-// x8Err is how far PQ_X8's x' in int8 may sit from x', in units of its
-// block's scale d: rounding to q·d leaves d/2, and the kernel's d, 1/d and
-// x' are f32 (a few ulp from float64's), which 0.51 covers.
-const x8Err = 0.51
+// tieSlack is how near a half x/d must be, in quanta, for a kernel whose x',
+// d or 1/d differs from quant8's by a few ulp (its x' comes from rsqrtf and
+// its own order of sums) to round it the other way: 127·4·2^-24 ≈ 3e-5 of a
+// quantum, with room.
+const tieSlack = 1e-4
 
-// x8Bound is Σ|w_c|·x8Err·d(c) of one row (at(c) its weights) over x,
-// d(c) = max|x| over c's block of 32 / 127.
-func x8Bound(at func(c int) float64, x []float64) float64 {
-	var b float64
+// quant8 rounds x to PQ_X8's int8 as pq_quantize_x and prg_stage do, in
+// f32 (per block of 32: d = max|x|/127, q = round-to-even(x·(1/d))), and
+// returns each q·d, each block's d and whether each x·(1/d) lies within
+// tieSlack of a half.
+func quant8(x []float32) (xq, d []float64, tie []bool) {
+	xq, tie = make([]float64, len(x)), make([]bool, len(x))
 	for c0 := 0; c0 < len(x); c0 += 32 {
-		var a float64
+		var m float32
 		for _, v := range x[c0 : c0+32] {
-			a = max(a, math.Abs(v))
+			m = max(m, float32(math.Abs(float64(v))))
+		}
+		dd := m / 127
+		var id float32
+		if dd > 0 {
+			id = 1 / dd
 		}
 		for c := c0; c < c0+32; c++ {
-			b += math.Abs(at(c)) * x8Err * a / 127
+			v := float64(x[c] * id)
+			q := math.RoundToEven(v)
+			xq[c] = q * float64(dd)
+			tie[c] = math.Abs(math.Abs(v-math.Trunc(v))-0.5) < tieSlack
 		}
+		d = append(d, float64(dd))
 	}
-	return b
+	return xq, d, tie
 }
 
 // ffnRef computes gate|up on rmsnorm(x0)·nw (rows 2j and 2j+1 are output
-// j's gate and up) in float64.
+// j's gate and up) in float64; with x8, on that input in f32 rounded by
+// quant8.
 func ffnRef(ws [2]weights, x0, nw []float32, x8 bool) ffn {
 	gu := &ws[0]
 	s := ws[0].s
@@ -897,15 +914,25 @@ func ffnRef(ws [2]weights, x0, nw []float32, x8 bool) ffn {
 		xn[c] = float64(x0[c]) * inv * float64(nw[c])
 	}
 	f := ffn{xn: xn, x8: x8}
+	x := xn
+	var xd []float64
+	var tie []bool
+	if x8 {
+		xf := make([]float32, s.cols)
+		for c := range xf {
+			xf[c] = float32(float32(x0[c])*float32(inv)) * nw[c] // pc_stage_x's (x·inv)·w
+		}
+		x, xd, tie = quant8(xf)
+	}
 	for row := range s.rows {
 		var d, m, q float64
 		for c := range s.cols {
-			p := gu.at(row, c) * xn[c]
-			d += p
-			m += math.Abs(p)
-		}
-		if x8 {
-			q = x8Bound(func(c int) float64 { return gu.at(row, c) }, xn)
+			w := gu.at(row, c)
+			d += w * x[c]
+			m += math.Abs(w * x[c])
+			if x8 && tie[c] {
+				q += math.Abs(w) * xd[c/32]
+			}
 		}
 		if row%2 == 0 {
 			f.g, f.gm, f.gq = append(f.g, d), append(f.gm, m), append(f.gq, q)
@@ -921,32 +948,37 @@ func ffnRef(ws [2]weights, x0, nw []float32, x8 bool) ffn {
 // butterfly (≤ 117 roundings, 117·2^-24 ≈ 7e-6); in q8_0 at most 7 chunks
 // of 16 products, each chunk's sum scaled and added (7·(16 + 2) + 5 = 131
 // roundings, ≈ 7.8e-6; the int8 values and f16 scales are exact in f32);
-// the norm's input rounding (a few ulp per element) fits in the rest of 1e-5.
+// with x8 at most 24 chunks (pring's down rows) of an exact integer dot,
+// scaled twice and added (24·3 + 5 = 77); the norm's input rounding (a few
+// ulp per element) fits in the rest of 1e-5.
 const rel = 1e-5
 
 // checkH returns the largest error of the SwiGLU outputs over its bound:
 // silu(g)·u with g, u off by δg, δu moves by at most 1.1·δg·|u| +
-// |silu(g)|·δu + δg·δu (silu's slope is below 1.1), plus 8 roundings.
+// |silu(g)|·δu + 1.1·δg·δu (silu's slope is below 1.1), plus 8 roundings.
 func (f ffn) checkH(h []float32) float64 {
 	worst := 0.0
 	for j := range h {
 		g, u := f.g[j], f.u[j]
 		sg := g / (1 + math.Exp(-g))
 		dg, du := rel*f.gm[j]+f.gq[j], rel*f.um[j]+f.uq[j]
-		bound := 1.1*dg*math.Abs(u) + math.Abs(sg)*du + dg*du + 8*0x1p-24*math.Abs(sg*u)
+		bound := 1.1*dg*math.Abs(u) + math.Abs(sg)*du + 1.1*dg*du + 8*0x1p-24*math.Abs(sg*u)
 		worst = max(worst, ratio(float64(h[j])-sg*u, bound))
 	}
 	return worst
 }
 
 // checkX returns the largest error of the down phase's x0 + W h (h the
-// kernel's own SwiGLU outputs) over rel·(Σ|w·h| + |x0|), plus h's
-// rounding to int8 with x8.
+// kernel's own SwiGLU outputs; with x8, h rounded by quant8, which from the
+// kernel's own f32 values rounds as it does) over rel·(Σ|w·h| + |x0|).
 func (f ffn) checkX(w *weights, x0, h, y []float32) float64 {
 	worst := 0.0
 	h64 := make([]float64, len(h))
 	for c, v := range h {
 		h64[c] = float64(v)
+	}
+	if f.x8 {
+		h64, _, _ = quant8(h)
 	}
 	for i := range w.s.rows {
 		d, m := float64(x0[i]), math.Abs(float64(x0[i]))
@@ -955,11 +987,7 @@ func (f ffn) checkX(w *weights, x0, h, y []float32) float64 {
 			d += p
 			m += math.Abs(p)
 		}
-		bound := rel * m
-		if f.x8 {
-			bound += x8Bound(func(c int) float64 { return w.at(i, c) }, h64)
-		}
-		worst = max(worst, ratio(float64(y[i])-d, bound))
+		worst = max(worst, ratio(float64(y[i])-d, rel*m))
 	}
 	return worst
 }

@@ -131,10 +131,11 @@ func testFFNCheck(t *testing.T, q8 bool) {
 	}
 }
 
-// TestFFNCheckX8 gives the check outputs computed, as PQ_X8's sums are,
-// from x' and h rounded to int8 per block of 32 (in float64 here): with
-// x8's bounds they pass, with f32's alone they fail, so the bound both
-// covers that rounding and is needed for it.
+// TestFFNCheckX8 gives the check outputs computed as PQ_X8's sums are, from
+// x' and h rounded to int8 per block of 32 as the kernels round them
+// (quant8): they pass. Outputs from x' rounded toward zero instead, or not
+// rounded at all, fail: the check holds the kernels to their rounding, not
+// to a bound that any int8 would meet.
 func TestFFNCheckX8(t *testing.T) {
 	ws := [2]weights{{s: shape{16, 256}}, {s: shape{256, 32}}}
 	for k := range ws {
@@ -146,54 +147,52 @@ func TestFFNCheckX8(t *testing.T) {
 		nw[i] = 1 + float32(i%3)/4
 	}
 	f := ffnRef(ws, x0, nw, true)
-	round8 := func(x []float64) []float64 {
-		out := make([]float64, len(x))
-		for c0 := 0; c0 < len(x); c0 += 32 {
-			var a float64
-			for _, v := range x[c0 : c0+32] {
-				a = max(a, math.Abs(v))
+	// outputs returns h and y from gate|up's input x.
+	outputs := func(x []float64) (h, y []float32) {
+		h = make([]float32, 32)
+		for j := range 8 {
+			var g, u float64
+			for c := range 256 {
+				g += ws[0].at(2*j, c) * x[c]
+				u += ws[0].at(2*j+1, c) * x[c]
 			}
-			for c := c0; c < c0+32; c++ {
-				out[c] = math.RoundToEven(x[c]*127/a) * a / 127
+			h[j] = float32(g / (1 + math.Exp(-g)) * u)
+		}
+		for j := 8; j < 32; j++ {
+			h[j] = h[j%8]
+		}
+		hq, _, _ := quant8(h)
+		y = make([]float32, 256)
+		for i := range y {
+			d := float64(x0[i])
+			for c := range 32 {
+				d += ws[1].at(i, c) * hq[c]
 			}
+			y[i] = float32(d)
 		}
-		return out
+		return h, y
 	}
-	xq := round8(f.xn)
-	h := make([]float32, 32)
-	hq := make([]float64, 32)
-	for j := range 8 {
-		var g, u float64
-		for c := range 256 {
-			g += ws[0].at(2*j, c) * xq[c]
-			u += ws[0].at(2*j+1, c) * xq[c]
-		}
-		h[j] = float32(g / (1 + math.Exp(-g)) * u)
+	xf := make([]float32, 256)
+	for c := range xf {
+		xf[c] = float32(f.xn[c])
 	}
-	for j := 8; j < 32; j++ {
-		h[j] = h[j%8]
-	}
-	for j := range h {
-		hq[j] = float64(h[j])
-	}
-	hq = round8(hq)
-	y := make([]float32, 256)
-	for i := range y {
-		d := float64(x0[i])
-		for c := range 32 {
-			d += ws[1].at(i, c) * hq[c]
-		}
-		y[i] = float32(d)
-	}
+	xq, xd, _ := quant8(xf)
+	h, y := outputs(xq)
 	if r := max(f.checkH(h[:8]), f.checkX(&ws[1], x0, h, y)); r > 1 {
-		t.Errorf("int8 x: %.3g of the x8 bound, want ≤ 1", r)
+		t.Errorf("int8 x rounded as the kernels do: %.3g of the bound, want ≤ 1", r)
 	}
-	plain := ffnRef(ws, x0, nw, false)
-	if r := plain.checkH(h[:8]); r <= 1 {
-		t.Errorf("int8 x: %.3g of the f32 bound for h, want > 1 (the rounding to int8 should exceed it)", r)
+	xt := make([]float64, 256)
+	for c := range xt {
+		d := xd[c/32]
+		xt[c] = math.Trunc(float64(xf[c])/d) * d
 	}
-	if r := plain.checkX(&ws[1], x0, h, y); r <= 1 {
-		t.Errorf("int8 h: %.3g of the f32 bound for y, want > 1", r)
+	h, _ = outputs(xt)
+	if r := f.checkH(h[:8]); r <= 1 {
+		t.Errorf("int8 x rounded toward zero: %.3g of the bound, want > 1", r)
+	}
+	h, _ = outputs(f.xn)
+	if r := f.checkH(h[:8]); r <= 1 {
+		t.Errorf("x not rounded to int8: %.3g of the bound, want > 1", r)
 	}
 }
 

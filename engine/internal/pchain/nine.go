@@ -27,7 +27,7 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // runNine checks pring on the 9B q8_0 FFN (the first FFN against float64,
 // 7 phases with one slot a warp against two, bit for bit) and times it on
 // a chain of n phases with each ring depth in depths, whole and with the
-// staging or the sums left out.
+// staging or the sums left out, then on the same chain with no rows.
 func runNine(cubin string, n int, depths []int) error {
 	if n < 2 {
 		return fmt.Errorf("-phases %d: need at least 2", n)
@@ -163,6 +163,22 @@ func runNine(cubin string, n int, depths []int) error {
 			fmt.Printf("chain ab hbm pring/x8 9B q8_0 slots %d blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
 				depth, k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
 		}
+	}
+	// The same chain with no rows: the grid barrier and x's staging alone
+	// (staging false: the barrier alone), what the stream has to hide.
+	empty := slices.Clone(ph)
+	for i := range empty {
+		empty[i].rows = 0
+	}
+	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&empty[0])), n*int(unsafe.Sizeof(phase{})))); err != nil {
+		return err
+	}
+	for _, sf := range []int{0, streamNoStage} {
+		t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(n, 1, sf) })
+		if err != nil {
+			return err
+		}
+		fmt.Printf("chain 0  no rows   pring/x8 9B q8_0 blocks %4d stage %-5v %7.3f µs/phase\n", k.blocks, sf&streamNoStage == 0, t/float64(n)*1e6)
 	}
 	return nil
 }

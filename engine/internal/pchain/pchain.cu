@@ -1,6 +1,7 @@
 // pchain.cu: a chain of bf16 matvecs in ONE persistent kernel, phases split by
 // grid barriers (docs/perf.md step 25, an experiment record; the engine does
-// not load it). Build: nvcc -O3 -arch=sm_90 -cubin -o pchain.cubin pchain.cu
+// not load it). Steps 86 and 87 added the deep kernels below and their q8_0
+// forms, and pring for the 9B q8_0 FFN. Build: nvcc -O3 -arch=sm_90 -cubin -o pchain.cubin pchain.cu
 //
 // Why it is shaped this way: step 22 says a matvec node in a graph costs its
 // bytes plus 2.3-5.2 µs, and the persistent decode kernel of the next steps is
