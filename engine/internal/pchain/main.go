@@ -330,11 +330,7 @@ func run(cubin string, n int, perSM string, timed map[string]bool, arrivals []ar
 	if err != nil {
 		return err
 	}
-	dbar, err := mem.alloc(4)
-	if err != nil {
-		return err
-	}
-	dph, err := mem.alloc(uint64(n) * uint64(unsafe.Sizeof(phase{})))
+	dbar, dph, err := mem.chain(n)
 	if err != nil {
 		return err
 	}
@@ -1026,6 +1022,15 @@ func (m *devMem) upload(b []byte) (cuda.DevPtr, error) {
 		return 0, err
 	}
 	return p, m.e.CopyHtoD(p, b)
+}
+
+// chain allocates a launch's barrier counter and its n phases.
+func (m *devMem) chain(n int) (bar, phases cuda.DevPtr, err error) {
+	if bar, err = m.alloc(4); err != nil {
+		return 0, 0, err
+	}
+	phases, err = m.alloc(uint64(n) * uint64(unsafe.Sizeof(phase{})))
+	return bar, phases, err
 }
 
 func (m *devMem) free() {

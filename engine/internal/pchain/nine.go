@@ -80,11 +80,7 @@ func runNine(cubin string, n int, depths []int) error {
 	if err != nil {
 		return err
 	}
-	dbar, err := mem.alloc(4)
-	if err != nil {
-		return err
-	}
-	dph, err := mem.alloc(uint64(n) * uint64(unsafe.Sizeof(phase{})))
+	dbar, dph, err := mem.chain(n)
 	if err != nil {
 		return err
 	}

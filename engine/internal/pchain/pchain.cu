@@ -187,21 +187,24 @@ __shared__ float pq_xd[PQ_MAX_COLS / 32];
 // to 8 bits, as ggml's q8_0 product with q8_1 does.
 #define PQ_X8 32
 
-// Quantises the staged x' (cols of them, a multiple of 128, so that every
-// warp of a pass is whole) per block of 32: d = max|x'|/127, q = round(x'/d).
-// A thread takes a float4, 8 lanes a block.
-__device__ __forceinline__ void pq_quantize_x(int cols) {
-    for (int i = threadIdx.x; i < cols / 4; i += PC_THREADS) {
-        const float4 v = reinterpret_cast<const float4*>(pc_xs)[i];
-        float a = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+// x' float4 i (v) into pq_xq, and its block's scale into pq_xd: d =
+// max|x'|/127 over the block of 32 (the 8 lanes i & ~7 to i | 7, which
+// call this together), q = round(x'/d).
+__device__ __forceinline__ void pq_quant4(float4 v, int i) {
+    float a = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
 #pragma unroll
-        for (int o = 1; o < 8; o <<= 1) a = fmaxf(a, __shfl_xor_sync(MEMRA_FULL_MASK, a, o));
-        const float d = a / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
-        const unsigned int q = (__float2int_rn(v.x * id) & 0xff) | (__float2int_rn(v.y * id) & 0xff) << 8 |
-                               (__float2int_rn(v.z * id) & 0xff) << 16 | (unsigned int)__float2int_rn(v.w * id) << 24;
-        reinterpret_cast<unsigned int*>(pq_xq)[i] = q;
-        if ((threadIdx.x & 7) == 0) pq_xd[i / 8] = d;
-    }
+    for (int o = 1; o < 8; o <<= 1) a = fmaxf(a, __shfl_xor_sync(MEMRA_FULL_MASK, a, o));
+    const float d = a / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
+    const unsigned int q = (__float2int_rn(v.x * id) & 0xff) | (__float2int_rn(v.y * id) & 0xff) << 8 | (__float2int_rn(v.z * id) & 0xff) << 16 |
+                           (unsigned int)__float2int_rn(v.w * id) << 24;
+    reinterpret_cast<unsigned int*>(pq_xq)[i] = q;
+    if ((threadIdx.x & 7) == 0) pq_xd[i / 8] = d;
+}
+
+// Quantises the staged x' (cols of them, a multiple of 128, so that every
+// warp of a pass is whole) per block of 32, a float4 a thread.
+__device__ __forceinline__ void pq_quantize_x(int cols) {
+    for (int i = threadIdx.x; i < cols / 4; i += PC_THREADS) pq_quant4(reinterpret_cast<const float4*>(pc_xs)[i], i);
     pc_sync<true>();
 }
 
@@ -1137,14 +1140,7 @@ __device__ __forceinline__ void prg_stage(const pc_phase& f) {
                 const float4 w = __ldg(reinterpret_cast<const float4*>(f.norm) + i);
                 a = make_float4(a.x * inv * w.x, a.y * inv * w.y, a.z * inv * w.z, a.w * inv * w.w);
             }
-            float m = fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(a.z), fabsf(a.w)));
-#pragma unroll
-            for (int o = 1; o < 8; o <<= 1) m = fmaxf(m, __shfl_xor_sync(MEMRA_FULL_MASK, m, o));
-            const float d = m / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
-            const unsigned int q = (__float2int_rn(a.x * id) & 0xff) | (__float2int_rn(a.y * id) & 0xff) << 8 |
-                                   (__float2int_rn(a.z * id) & 0xff) << 16 | (unsigned int)__float2int_rn(a.w * id) << 24;
-            reinterpret_cast<unsigned int*>(pq_xq)[i] = q;
-            if ((threadIdx.x & 7) == 0) pq_xd[i / 8] = d;
+            pq_quant4(a, i);
         }
     }
     pc_sync<true>();
