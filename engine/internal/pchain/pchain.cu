@@ -668,22 +668,26 @@ __device__ __forceinline__ void pd_fill_phase(uint4* slot, const pc_phase& f, in
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
+// The sums of unit u of a kind-K phase from its place p in a slot (x8:
+// PQ_X8's int8 x').
+template <int K>
+__device__ __forceinline__ void pd_unit_sums(const uint4* p, const pc_phase& f, int u, int lane, bool x8) {
+    using U = pc_unit<K>;
+    if (U::Q8) {
+        const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(p + U::R * U::C * 32), lane};
+        if (x8) {
+            pq_dot<U::R, U::C, 32, false, true>(p + lane, sc, f, u, lane);
+        } else {
+            pq_dot<U::R, U::C, 32>(p + lane, sc, f, u, lane);
+        }
+    } else {
+        pc_dot<U::R, U::C, 32>(p + lane, f, u, lane);
+    }
+}
+
 template <int K>
 __device__ __forceinline__ void pd_sums(const uint4* slot, const pc_phase& f, int gw, int nw, int lane, bool x8 = false) {
-    using U = pc_unit<K>;
-    for (int u = gw, k = 0; u < f.rows / U::R; u += nw, k++) {
-        const uint4* p = slot + k * pc_stride<K>();
-        if (U::Q8) {
-            const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(p + U::R * U::C * 32), lane};
-            if (x8) {
-                pq_dot<U::R, U::C, 32, false, true>(p + lane, sc, f, u, lane);
-            } else {
-                pq_dot<U::R, U::C, 32>(p + lane, sc, f, u, lane);
-            }
-        } else {
-            pc_dot<U::R, U::C, 32>(p + lane, f, u, lane);
-        }
-    }
+    for (int u = gw, k = 0; u < f.rows / pc_unit<K>::R; u += nw, k++) pd_unit_sums<K>(slot + k * pc_stride<K>(), f, u, lane, x8);
 }
 
 // Flags of the deep kernels beside PS_NO_STAGE and PS_NO_DOT: how a block
@@ -714,6 +718,17 @@ __device__ __forceinline__ void pd_await(const unsigned* bar, int p, int flags) 
     const unsigned target = (unsigned)(p + 1) * gridDim.x;
     while (pc_ld_acquire(bar) < target) {
     }
+}
+
+// The consumer threads' grid barrier after phase p: every consumer's
+// stores done, thread 0 arrives for the block and waits for all.
+__device__ __forceinline__ void pd_grid_sync(unsigned* bar, int p, int flags) {
+    pc_sync<true>();
+    if (threadIdx.x == 0) {
+        pd_arrive(bar, flags);
+        pd_await(bar, p, flags);
+    }
+    pc_sync<true>();
 }
 
 // slot0 and slot1: 16-byte chunks per warp for the even and odd phases.
@@ -852,12 +867,7 @@ __device__ __forceinline__ void pf_consume(pf_bars& b, const uint4* ring, const 
         __syncwarp();
         if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
         if (p + 1 == n) break;
-        pc_sync<true>();
-        if (threadIdx.x == 0) {
-            pd_arrive(bar, flags);
-            pd_await(bar, p, flags);
-        }
-        pc_sync<true>();
+        pd_grid_sync(bar, p, flags);
     }
 }
 
@@ -1211,22 +1221,15 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring(const pc_
             const uint4* t = pd_ring + (warp * S + s) * slot;
             if (!(flags & PS_NO_DOT)) {
                 if (down) {
-                    const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(t + pc_unit<5>::R * pc_unit<5>::C * 32), lane};
-                    pq_dot<pc_unit<5>::R, pc_unit<5>::C, 32, false, true>(t + lane, sc, f, u, lane);
+                    pd_unit_sums<5>(t, f, u, lane, true);
                 } else {
-                    const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(t + pc_unit<4>::R * pc_unit<4>::C * 32), lane};
-                    pq_dot<pc_unit<4>::R, pc_unit<4>::C, 32, false, true>(t + lane, sc, f, u, lane);
+                    pd_unit_sums<4>(t, f, u, lane, true);
                 }
             }
             __syncwarp();
             if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
         }
         if (p + 1 == n) break;
-        pc_sync<true>();
-        if (threadIdx.x == 0) {
-            pd_arrive(bar, flags);
-            pd_await(bar, p, flags);
-        }
-        pc_sync<true>();
+        pd_grid_sync(bar, p, flags);
     }
 }
