@@ -2,7 +2,7 @@
 # Session 32, docs/perf.md step 87: the persistent FFN chain in q8_0
 # (pfeed_q8, pfreg_q8, pfpre_q8: the 0.8B q8_0 FFN shapes, each checked
 # against float64 and bit for bit against pfeed_q8), timed whole and with
-# x's staging or the sums left out, beside bf16's pchain and pfpre; then
+# x's staging or the sums left out, beside bf16's pchain, pfreg and pfpre; then
 # the graph nodes of the same shapes in both types; then main's gate and
 # decode tests (kernels/common.cuh changed; the fatbin is byte-identical).
 # carry ["bin"]. ~4 minutes.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 32, docs/perf.md step 87: run209 found pring's staging of x' 3.8-4.2
+# Session 32, docs/perf.md step 87: run209 found pring's staging of x' 3.8-4.3
 # us a phase dearer than none; this times the same chain with no rows (the
 # grid barrier and the staging alone) beside pring's forms again.
 # carry ["bin"]. ~30 s.

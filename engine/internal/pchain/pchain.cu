@@ -189,7 +189,7 @@ __shared__ float pq_xd[PQ_MAX_COLS / 32];
 
 // x' float4 i (v) into pq_xq, and its block's scale into pq_xd: d =
 // max|x'|/127 over the block of 32 (the 8 lanes i & ~7 to i | 7, which
-// call this together), q = round(x'/d).
+// call this together), q = x'·(1/d) rounded to even.
 __device__ __forceinline__ void pq_quant4(float4 v, int i) {
     float a = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
 #pragma unroll
@@ -633,9 +633,9 @@ __device__ __forceinline__ void pd_copy16(uint4* dst, const uint4* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(ps_smem(dst)), "l"(src) : "memory");
 }
 
-// Copies the warp's units of phase f (kind K) into slot: chunk j of its
-// k-th unit at k pc_stride + j 32 + lane, and a q8_0 unit's SC chunks of
-// scales after its weights, one a lane.
+// Copies unit u of phase f (kind K) to d: its weights' chunk j of a lane to
+// d + j 32 + lane, and a q8_0 unit's SC chunks of scales after them, chunk
+// j by lane j mod 32.
 template <int K>
 __device__ __forceinline__ void pd_fill_unit(uint4* d, const pc_phase& f, int u, int lane) {
     using U = pc_unit<K>;
@@ -650,6 +650,7 @@ __device__ __forceinline__ void pd_fill_unit(uint4* d, const pc_phase& f, int u,
     }
 }
 
+// Copies the warp's units of phase f into slot, its k-th at k pc_stride.
 template <int K>
 __device__ __forceinline__ void pd_fill(uint4* slot, const pc_phase& f, int gw, int nw, int lane) {
     for (int u = gw, k = 0; u < f.rows / pc_unit<K>::R; u += nw, k++) pd_fill_unit<K>(slot + k * pc_stride<K>(), f, u, lane);
