@@ -346,6 +346,11 @@ func TestRingSlots(t *testing.T) {
 	if !regexp.MustCompile(`#define PRG_MAX_SLOTS ` + strconv.Itoa(maxRingSlots) + `\n`).Match(src) {
 		t.Errorf("pchain.cu's PRG_MAX_SLOTS is not the host's maxRingSlots %d", maxRingSlots)
 	}
+	// pring_hq: h's 384 groups of 32 over 132 blocks are 2 or 3 a block, within
+	// the 4 (32 float4s) prg_quant_h's warp takes.
+	if g := nineShapes[1].cols / 32; (g+131)/132 > 4 {
+		t.Errorf("%d groups of h: more than 4 a block on 132 SMs", g)
+	}
 	// Every 9B matrix is whole units and a multiple of 128 columns
 	// (prg_stage's whole warps).
 	for k, s := range nineShapes {

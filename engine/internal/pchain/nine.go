@@ -25,9 +25,10 @@ const kind9B = 4
 var ringSlot = max(stride(kind9B), stride(kind9B+1))
 
 // runNine checks pring on the 9B q8_0 FFN (the first FFN against float64,
-// 7 phases with one slot a warp against two, bit for bit) and times it on
-// a chain of n phases with each ring depth in depths, whole and with the
-// staging or the sums left out, then on the same chain with no rows.
+// and 7 phases with one slot a warp against two and against pring_hq's
+// two, bit for bit) and times both on a chain of n phases with each ring
+// depth in depths, whole and with the staging or the sums left out; then
+// on the same chain with no rows.
 func runNine(cubin string, n int, depths []int) error {
 	if n < 2 {
 		return fmt.Errorf("-phases %d: need at least 2", n)
@@ -37,10 +38,14 @@ func runNine(cubin string, n int, depths []int) error {
 		return err
 	}
 	defer e.Close()
-	k, err := loadDeep(e, mod, "pring", 1)
-	if err != nil {
-		return err
+	// ks: pring and pring_hq (h quantised once, by the blocks that write it).
+	var ks [2]deepKernel
+	for i, name := range []string{"pring", "pring_hq"} {
+		if ks[i], err = loadDeep(e, mod, name, 1); err != nil {
+			return err
+		}
 	}
+	k := ks[0]
 	shared := func(depth int) int { return 8 * depth * ringSlot * 16 }
 	for _, d := range depths {
 		if d < 1 || d > maxRingSlots || shared(d) > k.room {
@@ -75,8 +80,13 @@ func runNine(cubin string, n int, depths []int) error {
 	if err != nil {
 		return err
 	}
-	nans := slices.Repeat([]float32{nanF32}, nineShapes[1].cols)
-	dh, err := mem.upload(cuda.AsBytes(nans))
+	// h, then (PRG_HQ) h in int8 and its scales a 32.
+	nh := nineShapes[1].cols
+	if groups := nh / 32; groups > 4*k.blocks {
+		return fmt.Errorf("pring: %d groups of h over %d blocks, more than the 4 a block prg_quant_h takes", groups, k.blocks)
+	}
+	nans := slices.Repeat([]float32{nanF32}, nh)
+	dh, err := mem.alloc(uint64(4*nh + nh + 4*nh/32))
 	if err != nil {
 		return err
 	}
@@ -97,19 +107,19 @@ func runNine(cubin string, n int, depths []int) error {
 	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), n*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
 	}
-	launch := func(phases, depth, flags int) error {
-		return launchChain(e, k.fn, k.blocks, k.threads(), shared(depth), dph, phases, dbar, flags, int32(depth), int32(ringSlot))
+	launch := func(phases, depth, flags, hq int) error {
+		return launchChain(e, ks[hq].fn, k.blocks, k.threads(), shared(depth), dph, phases, dbar, flags, int32(depth), int32(ringSlot))
 	}
 	// run launches the first `phases` phases from x0 with NaNs in h and
 	// returns h and x.
-	run := func(phases, depth int) (h, y []float32, err error) {
+	run := func(phases, depth, hq int) (h, y []float32, err error) {
 		if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
 			return nil, nil, err
 		}
 		if err := e.CopyHtoD(dh, cuda.AsBytes(nans)); err != nil {
 			return nil, nil, err
 		}
-		if err := launch(phases, depth, 0); err != nil {
+		if err := launch(phases, depth, 0, hq); err != nil {
 			return nil, nil, err
 		}
 		h, y = make([]float32, nineShapes[1].cols), make([]float32, nineShapes[0].cols)
@@ -119,19 +129,23 @@ func runNine(cubin string, n int, depths []int) error {
 		return h, y, e.CopyDtoH(cuda.AsBytes(y), dx)
 	}
 
-	h, y, err := run(2, depths[0])
-	if err != nil {
-		return err
-	}
 	want := ffnRef(w, x0, nw, true)
-	worst := max(want.checkH(h), want.checkX(&w[1], x0, h, y))
-	if worst > 1 {
-		return fmt.Errorf("pring: 9B q8_0 FFN error %.2f times its bound", worst)
+	for hq := range ks {
+		h, y, err := run(2, depths[0], hq)
+		if err != nil {
+			return err
+		}
+		worst := max(want.checkH(h), want.checkX(&w[1], x0, h, y))
+		if worst > 1 {
+			return fmt.Errorf("%s: 9B q8_0 FFN error %.2f times its bound", ringForm(hq), worst)
+		}
+		fmt.Printf("check %s: 9B q8_0 FFN max error %.3g of its bound (ok)\n", ringForm(hq), worst)
 	}
-	fmt.Printf("check pring/x8: 9B q8_0 FFN max error %.3g of its bound (ok)\n", worst)
+	// 7 phases: 2 slots a warp and h quantised once (pring_hq: the same
+	// products and the same rounding of h, by other warps) against 1 slot.
 	var ref []float32
-	for _, depth := range []int{1, 2} {
-		h, y, err := run(7, depth)
+	for _, c := range []struct{ depth, hq int }{{1, 0}, {2, 0}, {2, 1}} {
+		h, y, err := run(7, c.depth, c.hq)
 		if err != nil {
 			return err
 		}
@@ -141,9 +155,9 @@ func runNine(cubin string, n int, depths []int) error {
 			continue
 		}
 		if !slices.Equal(bitsOf(ref), bitsOf(out)) {
-			return fmt.Errorf("pring: 7 phases with %d slots a warp differ from 1 slot's", depth)
+			return fmt.Errorf("%s: 7 phases with %d slots a warp differ from pring's with 1 slot", ringForm(c.hq), c.depth)
 		}
-		fmt.Printf("check pring/x8: 7 phases with %d slots a warp bit-identical to 1 slot's (ok)\n", depth)
+		fmt.Printf("check %s: 7 phases with %d slots a warp bit-identical to pring's with 1 slot (ok)\n", ringForm(c.hq), c.depth)
 	}
 
 	var bytes float64
@@ -151,13 +165,15 @@ func runNine(cubin string, n int, depths []int) error {
 		bytes += p.bytes()
 	}
 	for _, depth := range depths {
-		for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
-			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(n, depth, sf) })
-			if err != nil {
-				return err
+		for hq := range ks {
+			for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
+				t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(n, depth, sf, hq) })
+				if err != nil {
+					return err
+				}
+				fmt.Printf("chain ab hbm %-11s 9B q8_0 slots %d blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
+					ringForm(hq), depth, k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
 			}
-			fmt.Printf("chain ab hbm pring/x8 9B q8_0 slots %d blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
-				depth, k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
 		}
 	}
 	// The same chain with no rows: the grid barrier and x's staging alone
@@ -169,15 +185,20 @@ func runNine(cubin string, n int, depths []int) error {
 	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&empty[0])), n*int(unsafe.Sizeof(phase{})))); err != nil {
 		return err
 	}
-	for _, sf := range []int{0, streamNoStage} {
-		t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(n, 1, sf) })
+	for _, c := range []struct{ flags, hq int }{{0, 0}, {0, 1}, {streamNoStage, 0}} {
+		t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(n, 1, c.flags, c.hq) })
 		if err != nil {
 			return err
 		}
-		fmt.Printf("chain 0  no rows   pring/x8 9B q8_0 blocks %4d stage %-5v %7.3f µs/phase\n", k.blocks, sf&streamNoStage == 0, t/float64(n)*1e6)
+		fmt.Printf("chain 0  no rows   %-11s 9B q8_0 blocks %4d stage %-5v %7.3f µs/phase\n", ringForm(c.hq), k.blocks, c.flags&streamNoStage == 0, t/float64(n)*1e6)
 	}
 	return nil
 }
 
 // pchain.cu's PRG_MAX_SLOTS.
 const maxRingSlots = 4
+
+// ringForm names ks[hq] in the output (x' in int8 in both).
+func ringForm(hq int) string {
+	return [2]string{"pring/x8", "pring_hq/x8"}[hq]
+}

@@ -187,24 +187,28 @@ __shared__ float pq_xd[PQ_MAX_COLS / 32];
 // to 8 bits, as ggml's q8_0 product with q8_1 does.
 #define PQ_X8 32
 
-// x' float4 i (v) into pq_xq, and its block's scale into pq_xd: d =
-// max|x'|/127 over the block of 32 (the 8 lanes i & ~7 to i | 7, which
-// call this together), q = x'·(1/d) rounded to even.
-__device__ __forceinline__ void pq_quant4(float4 v, int i) {
+// x' float4 i (v) into xq[i] (4 int8), and its block's scale into xd[i /
+// 8]: d = max|x'|/127 over the block of 32 (the 8 lanes i & ~7 to i | 7,
+// which call this together), q = x'·(1/d) rounded to even. xq and xd are
+// pq_xq and pq_xd, or pring_hq's h in int8 in global memory; a lane
+// with store false only helps its block's maximum.
+__device__ __forceinline__ void pq_quant4(float4 v, int i, unsigned int* xq, float* xd, bool store = true) {
     float a = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
 #pragma unroll
     for (int o = 1; o < 8; o <<= 1) a = fmaxf(a, __shfl_xor_sync(MEMRA_FULL_MASK, a, o));
     const float d = a / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
     const unsigned int q = (__float2int_rn(v.x * id) & 0xff) | (__float2int_rn(v.y * id) & 0xff) << 8 | (__float2int_rn(v.z * id) & 0xff) << 16 |
                            (unsigned int)__float2int_rn(v.w * id) << 24;
-    reinterpret_cast<unsigned int*>(pq_xq)[i] = q;
-    if ((threadIdx.x & 7) == 0) pq_xd[i / 8] = d;
+    if (!store) return;
+    xq[i] = q;
+    if ((threadIdx.x & 7) == 0) xd[i / 8] = d;
 }
 
 // Quantises the staged x' (cols of them, a multiple of 128, so that every
 // warp of a pass is whole) per block of 32, a float4 a thread.
 __device__ __forceinline__ void pq_quantize_x(int cols) {
-    for (int i = threadIdx.x; i < cols / 4; i += PC_THREADS) pq_quant4(reinterpret_cast<const float4*>(pc_xs)[i], i);
+    for (int i = threadIdx.x; i < cols / 4; i += PC_THREADS)
+        pq_quant4(reinterpret_cast<const float4*>(pc_xs)[i], i, reinterpret_cast<unsigned int*>(pq_xq), pq_xd);
     pc_sync<true>();
 }
 
@@ -1151,31 +1155,87 @@ __device__ __forceinline__ void prg_stage(const pc_phase& f) {
                 const float4 w = __ldg(reinterpret_cast<const float4*>(f.norm) + i);
                 a = make_float4(a.x * inv * w.x, a.y * inv * w.y, a.z * inv * w.z, a.w * inv * w.w);
             }
-            pq_quant4(a, i);
+            pq_quant4(a, i, reinterpret_cast<unsigned int*>(pq_xq), pq_xd);
         }
     }
     pc_sync<true>();
 }
 
-// Units of phase f for global warp gw of nw.
-template <int K>
-__device__ __forceinline__ int prg_units(const pc_phase& f, int gw, int nw) {
-    const int n = f.rows / pc_unit<K>::R;
-    return gw < n ? (n - gw + nw - 1) / nw : 0;
+// pring_hq: h is quantised once, by the blocks that write it (each block's
+// gate|up units are then whole groups of 32 consecutive outputs, which it
+// quantises after its sums), and a down phase copies h in int8 instead of
+// staging and quantising all of it in every block. h in int8 follows h in
+// memory: rows/2 floats of h, then its int8, then one f32 scale a 32. A
+// kernel of its own, not a flag of pring's: with both walks in one kernel
+// ptxas (nvcc 13) spilled 56 bytes, and pring slowed by 17% (run214).
+
+// h in int8 and its scales after the n floats of h.
+__device__ __forceinline__ unsigned int* prg_hq(float* h, int n) { return reinterpret_cast<unsigned int*>(h + n); }
+__device__ __forceinline__ float* prg_hd(float* h, int n) { return reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(h + n) + n); }
+
+// A down phase's x' in pring_hq: h's int8 and scales copied into pq_xq and
+// pq_xd (cols/16 int4s and cols/32 floats, read from the L2).
+__device__ __forceinline__ void prg_stage_hq(const pc_phase& f) {
+    float* h = const_cast<float*>(f.x);
+    const int4* q = reinterpret_cast<const int4*>(prg_hq(h, f.cols));
+    for (int i = threadIdx.x; i < f.cols / 16; i += PC_THREADS) reinterpret_cast<int4*>(pq_xq)[i] = __ldcg(q + i);
+    const float4* d = reinterpret_cast<const float4*>(prg_hd(h, f.cols));
+    for (int i = threadIdx.x; i < f.cols / 128; i += PC_THREADS) reinterpret_cast<float4*>(pq_xd)[i] = __ldcg(d + i);
+    pc_sync<true>();
+}
+
+// A warp's units of a phase: n of them, the k-th prg_unit(k). The grid's
+// warps take units in turn (base + k step), but in pring_hq's gate|up
+// phases (G), whose groups of 32 units (32 consecutive outputs of h) go to
+// the blocks in turn (group g to block g mod grid, so that the grid still
+// sweeps the matrix in order; run213's whole groups a block, contiguous,
+// slowed the stream by 45%) and a group's units to the block's warps in
+// turn (4 a warp, base = w).
+struct prg_walk {
+    int n, base, step;
+};
+
+template <bool G>
+__device__ __forceinline__ int prg_unit(const prg_walk& w, int k) {
+    return G ? 32 * ((int)blockIdx.x + (k >> 2) * (int)gridDim.x) + w.base + 8 * (k & 3) : w.base + k * w.step;
+}
+
+// The groups of 32 gate|up units block b takes in pring_hq (of g).
+__device__ __forceinline__ int prg_groups(int g) { return g > (int)blockIdx.x ? (g - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x : 0; }
+
+// Warp w's walk over phase f (kind K), grouped when G.
+template <int K, bool G>
+__device__ __forceinline__ prg_walk prg_walk_of(const pc_phase& f, int w) {
+    const int units = f.rows / pc_unit<K>::R;
+    if (G) return {4 * prg_groups(units / 32), w, 0};
+    const int gw = (int)blockIdx.x * (PC_THREADS / 32) + w, nw = (int)gridDim.x * (PC_THREADS / 32);
+    return {gw < units ? (units - gw + nw - 1) / nw : 0, gw, nw};
+}
+
+// In pring_hq, after a gate|up phase's sums: warp 0 quantises the block's
+// groups of h (at most 4, lane l a float4 of group l / 8; lanes past them
+// take zeros and store nothing) into h's int8.
+__device__ __forceinline__ void prg_quant_h(const pc_phase& f) {
+    if (threadIdx.x >= 32) return;
+    const int j = threadIdx.x / 8, i = 8 * ((int)blockIdx.x + j * (int)gridDim.x) + threadIdx.x % 8;
+    const bool mine = j < prg_groups(f.rows / 2 / 32);
+    const float4 v = mine ? __ldcg(reinterpret_cast<const float4*>(f.y) + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    pq_quant4(v, i, prg_hq(f.y, f.rows / 2), prg_hd(f.y, f.rows / 2), mine);
 }
 
 // The producer: for each phase, the consumers' k-th units in warp order,
 // each into the next slot of that warp's ring once the warp has freed it.
-template <int K>
+// Warp 0's walk is the longest (its first unit is the block's first).
+template <int K, bool G>
 __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane) {
-    const int nw = gridDim.x * (PC_THREADS / 32);
-    const int most = prg_units<K>(f, blockIdx.x * (PC_THREADS / 32), nw);
-    for (int k = 0; k < most; k++) {
+    prg_walk wk[PC_THREADS / 32];
+#pragma unroll
+    for (int w = 0; w < PC_THREADS / 32; w++) wk[w] = prg_walk_of<K, G>(f, w);
+    for (int k = 0; k < wk[0].n; k++) {
 #pragma unroll
         for (int w = 0; w < PC_THREADS / 32; w++) {
-            const int gw = blockIdx.x * (PC_THREADS / 32) + w;
-            const int u = gw + k * nw;
-            if (u >= f.rows / pc_unit<K>::R) continue;
+            if (k >= wk[w].n) continue;
+            const int u = prg_unit<G>(wk[w], k);
             const int s = cnt[w] % S;
             if (cnt[w] >= S) ps_mb_wait(&b.empty[w][s], ((cnt[w] / S) - 1) & 1);
             pd_fill_unit<K>(ring + (w * S + s) * slot, f, u, lane);
@@ -1185,7 +1245,9 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
     }
 }
 
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot) {
+// pring's body, and pring_hq's with HQ.
+template <bool HQ>
+__device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot) {
     __shared__ prg_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
@@ -1201,22 +1263,28 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring(const pc_
         for (int p = 0; p < n; p++) {
             const pc_phase f = phases[p];
             if (pc_down(f.kind)) {
-                prg_fill<5>(b, pd_ring, f, S, slot, cnt, lane);
+                prg_fill<5, false>(b, pd_ring, f, S, slot, cnt, lane);
             } else {
-                prg_fill<4>(b, pd_ring, f, S, slot, cnt, lane);
+                prg_fill<4, HQ>(b, pd_ring, f, S, slot, cnt, lane);
             }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
         return;
     }
-    const int gw = blockIdx.x * (PC_THREADS / 32) + warp, nw = gridDim.x * (PC_THREADS / 32);
     int k = 0; // units this warp has taken from its ring
     for (int p = 0;; p++) {
         const pc_phase f = phases[p];
-        if (p == 0 || !(flags & PS_NO_STAGE)) prg_stage(f);
         const bool down = pc_down(f.kind);
-        const int R = down ? pc_unit<5>::R : pc_unit<4>::R;
-        for (int u = gw; u < f.rows / R; u += nw, k++) {
+        if (p == 0 || !(flags & PS_NO_STAGE)) {
+            if (HQ && down) {
+                prg_stage_hq(f);
+            } else {
+                prg_stage(f);
+            }
+        }
+        const prg_walk wk = down ? prg_walk_of<5, false>(f, warp) : prg_walk_of<4, HQ>(f, warp);
+        for (int j = 0; j < wk.n; j++, k++) {
+            const int u = down ? prg_unit<false>(wk, j) : prg_unit<HQ>(wk, j);
             const int s = k % S;
             ps_mb_wait(&b.full[warp][s], (k / S) & 1);
             const uint4* t = pd_ring + (warp * S + s) * slot;
@@ -1230,7 +1298,20 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring(const pc_
             __syncwarp();
             if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
         }
+        if (HQ && !down) {
+            pc_sync<true>(); // the block's h is stored
+            prg_quant_h(f);
+        }
         if (p + 1 == n) break;
         pd_grid_sync(bar, p, flags);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot) {
+    prg_kernel<false>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hq(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                          int slot) {
+    prg_kernel<true>(phases, n, bar, flags, S, slot);
 }
