@@ -348,8 +348,8 @@ func TestRingSlots(t *testing.T) {
 	}
 	// pring_hq: h's 384 groups of 32 over 132 blocks are 2 or 3 a block, within
 	// the 4 (32 float4s) prg_quant_h's warp takes.
-	if g := nineShapes[1].cols / 32; (g+131)/132 > 4 {
-		t.Errorf("%d groups of h: more than 4 a block on 132 SMs", g)
+	if g := nineShapes[1].cols / 32; (g+131)/132 > 4 || nineShapes[1].cols%32 != 0 {
+		t.Errorf("%d columns of h: not whole groups of 32, or more than 4 groups a block on 132 SMs", nineShapes[1].cols)
 	}
 	// Every 9B matrix is whole units and a multiple of 128 columns
 	// (prg_stage's whole warps).

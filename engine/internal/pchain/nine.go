@@ -85,8 +85,10 @@ func runNine(cubin string, n int, depths []int) error {
 	if groups := nh / 32; groups > 4*k.blocks {
 		return fmt.Errorf("pring: %d groups of h over %d blocks, more than the 4 a block prg_quant_h takes", groups, k.blocks)
 	}
-	nans := slices.Repeat([]float32{nanF32}, nh)
-	dh, err := mem.alloc(uint64(4*nh + nh + 4*nh/32))
+	// NaNs over all of it before each checked launch: a group of h left
+	// unquantised reads NaN scales.
+	nans := slices.Repeat([]float32{nanF32}, (4*nh+nh+4*nh/32)/4)
+	dh, err := mem.alloc(uint64(4 * len(nans)))
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,7 @@ __device__ __forceinline__ void pc_dot(const B& buf, const pc_phase& f, int u, i
 // f32 scale, written by pq_quantize_x after the staging.
 #define PQ_MAX_COLS 12288 // the 9B down projection's input (pring)
 __shared__ __align__(16) signed char pq_xq[PQ_MAX_COLS];
-__shared__ float pq_xd[PQ_MAX_COLS / 32];
+__shared__ __align__(16) float pq_xd[PQ_MAX_COLS / 32]; // prg_stage_hq writes it as float4s
 
 // Flag of the q8_0 kernels: the sums take x' quantised to int8 and add
 // each chunk's 16 products in one integer dot (dp4a) instead of 16 f32
