@@ -5,13 +5,13 @@
 // weights ahead of the barriers through shared memory), to
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25,
-// 27, 86 and 87 (scripts/gpu/run43.sh to run55.sh and run196.sh to run210.sh
-// ran its forms):
+// 27 and 86 to 88 (scripts/gpu/run43.sh to run55.sh and run196.sh to
+// run221.sh ran its forms):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
 //	bin/pchain -cubin bin/pchain.cubin -time pchain,pfeed,pfreg,pfpre
-//	bin/pchain -cubin bin/pchain.cubin -nine 1,2 # pring on the 9B q8_0 FFN
+//	bin/pchain -cubin bin/pchain.cubin -nine 1,2 # the 9B q8_0 FFN's ring kernels
 //
 // Each chain's first phases are checked against a float64 reference before
 // any timing, for every flag setting; all settings, pstream, pwarp and the
@@ -19,7 +19,8 @@
 // add the same products in the same order). The same FFN in q8_0 (step 87)
 // runs on pfeed_q8, pfreg_q8 and pfpre_q8, each checked against float64 and
 // against pfeed_q8 bit for bit, with x' in f32 and in int8 (PQ_X8); -nine
-// checks and times pring on the 9B q8_0 FFN instead (nine.go). -time picks
+// checks and times pring, pring_hq and pring_hx on the 9B q8_0 FFN instead
+// (nine.go). -time picks
 // the kernels timed, -types the weight types, -arrive the deep kernels'
 // ways to arrive at the grid barrier, -producers the producer kernels'
 // counts of producer warps.
@@ -99,7 +100,7 @@ func main() {
 	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg,pfpre", "kernels to time (every one is checked)")
 	prod := flag.String("producers", "1", "producer warps of pfeed, pfreg and pfpre to time: 1, 2, 4 (each also checked)")
 	types := flag.String("types", "bf16,q8_0", "weight types to time: bf16 (every kernel), q8_0 (pfeed, pfreg and pfpre only)")
-	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring with on the 9B q8_0 FFN, instead of the 0.8B chains")
+	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring, pring_hq and pring_hx with on the 9B q8_0 FFN, instead of the 0.8B chains")
 	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
 	pick := map[string]bool{}
@@ -898,45 +899,75 @@ func quant8(x []float32) (xq, d []float64, tie []bool) {
 // j's gate and up) in float64; with x8, on that input in f32 rounded by
 // quant8.
 func ffnRef(ws [2]weights, x0, nw []float32, x8 bool) ffn {
-	gu := &ws[0]
 	s := ws[0].s
+	inv := invRMS(x0)
+	f := ffn{xn: normed(x0, nw, inv), x8: x8}
+	if !x8 {
+		f.products(&ws[0], f.xn, nil, nil, 1)
+		return f
+	}
+	xf := make([]float32, s.cols)
+	for c := range xf {
+		xf[c] = float32(float32(x0[c])*float32(inv)) * nw[c] // pc_stage_x's (x·inv)·w
+	}
+	xq, xd, tie := quant8(xf)
+	f.products(&ws[0], xq, xd, tie, 1)
+	return f
+}
+
+// ffnRefHX is pring_hx's gate|up (step 88): x0·nw in f32 rounded by
+// quant8, each product then times 1/rms(x0).
+func ffnRefHX(ws [2]weights, x0, nw []float32) ffn {
+	inv := invRMS(x0)
+	f := ffn{xn: normed(x0, nw, inv), x8: true}
+	xf := make([]float32, len(x0))
+	for c := range xf {
+		xf[c] = x0[c] * nw[c] // prg_quant_xn's x·w
+	}
+	xq, xd, tie := quant8(xf)
+	f.products(&ws[0], xq, xd, tie, inv)
+	return f
+}
+
+// invRMS is the norm's 1/sqrt(mean(x²) + eps) in float64.
+func invRMS(x []float32) float64 {
 	var ss float64
-	for _, v := range x0 {
+	for _, v := range x {
 		ss += float64(v) * float64(v)
 	}
-	inv := 1 / math.Sqrt(ss/float64(s.cols)+1e-6)
-	xn := make([]float64, s.cols)
+	return 1 / math.Sqrt(ss/float64(len(x))+1e-6)
+}
+
+// normed is x·inv·nw in float64.
+func normed(x, nw []float32, inv float64) []float64 {
+	xn := make([]float64, len(x))
 	for c := range xn {
-		xn[c] = float64(x0[c]) * inv * float64(nw[c])
+		xn[c] = float64(x[c]) * inv * float64(nw[c])
 	}
-	f := ffn{xn: xn, x8: x8}
-	x := xn
-	var xd []float64
-	var tie []bool
-	if x8 {
-		xf := make([]float32, s.cols)
-		for c := range xf {
-			xf[c] = float32(float32(x0[c])*float32(inv)) * nw[c] // pc_stage_x's (x·inv)·w
-		}
-		x, xd, tie = quant8(xf)
-	}
-	for row := range s.rows {
+	return xn
+}
+
+// products fills f's gate and up products of gu with x, each times post,
+// their magnitudes, and (tie non-nil) what the elements at a rounding tie,
+// whose quanta are xd per 32, may move them.
+func (f *ffn) products(gu *weights, x, xd []float64, tie []bool, post float64) {
+	for row := range gu.s.rows {
 		var d, m, q float64
-		for c := range s.cols {
+		for c := range gu.s.cols {
 			w := gu.at(row, c)
 			d += w * x[c]
 			m += math.Abs(w * x[c])
-			if x8 && tie[c] {
+			if tie != nil && tie[c] {
 				q += math.Abs(w) * xd[c/32]
 			}
 		}
+		d, m, q = d*post, m*post, q*post
 		if row%2 == 0 {
 			f.g, f.gm, f.gq = append(f.g, d), append(f.gm, m), append(f.gq, q)
 		} else {
 			f.u, f.um, f.uq = append(f.u, d), append(f.um, m), append(f.uq, q)
 		}
 	}
-	return f
 }
 
 // rel is the f32 error bound of a kernel product relative to Σ|w·x|: a lane
@@ -946,7 +977,9 @@ func ffnRef(ws [2]weights, x0, nw []float32, x8 bool) ffn {
 // roundings, ≈ 7.8e-6; the int8 values and f16 scales are exact in f32);
 // with x8 at most 24 chunks (pring's down rows) of an exact integer dot,
 // scaled twice and added (24·3 + 5 = 77); the norm's input rounding (a few
-// ulp per element) fits in the rest of 1e-5.
+// ulp per element) fits in the rest of 1e-5, as does pring_hx's 1/rms
+// applied after the sums (its sum of squares ~15 roundings deep, rsqrtf's
+// 2 ulp and the multiply: under 1e-6 of the sum).
 const rel = 1e-5
 
 // checkH returns the largest error of the SwiGLU outputs over its bound:

@@ -359,3 +359,101 @@ func TestRingSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkOrder checks PRG_PERM's layout: pchain.cu's prg_wrow and
+// grouped prg_unit are the formulas walkOrder mirrors; walkOrder is a
+// permutation in which each step of the grid's warps takes consecutive
+// places (the 9B shapes on 132 blocks, and a grid that does not divide
+// the groups); and walkRows stores each unit's rows and scales at its
+// place.
+func TestWalkOrder(t *testing.T) {
+	src, err := os.ReadFile("pchain.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{
+		`return 8 \* \(k < 4 \* lo \? k \* grid \+ b : 4 \* lo \* grid \+ \(k - 4 \* lo\) \* extra \+ b\) \+ w;`,
+		`return G \? 32 \* \(\(int\)blockIdx\.x \+ \(k >> 2\) \* \(int\)gridDim\.x\) \+ w\.base \+ 8 \* \(k & 3\)`,
+	} {
+		if !regexp.MustCompile(re).Match(src) {
+			t.Fatalf("pchain.cu no longer has %s, which walkOrder mirrors", re)
+		}
+	}
+	for _, c := range []struct{ g, grid int }{{384, 132}, {128, 132}, {7, 3}} {
+		at := walkOrder(c.g, c.grid)
+		seen := make([]bool, len(at))
+		for _, u := range at {
+			if u < 0 || u >= len(at) || seen[u] {
+				t.Fatalf("%d groups over %d blocks: unit %d placed twice or out of range", c.g, c.grid, u)
+			}
+			seen[u] = true
+		}
+	}
+	// Step k = 0 of 132 blocks over 128 groups: places 0 to 1,023 are
+	// block b's warp w's first unit, 32 b + w.
+	if at := walkOrder(128, 132); at[8*5+3] != 32*5+3 || at[8*127+7] != 32*127+7 || at[8*128] != 32*0+8 {
+		t.Errorf("walkOrder(128, 132) starts %v", at[:10])
+	}
+	w := weights{s: shape{2 * 32 * 3, 64}}
+	w.quants, w.scales = randomQ8(w.s, 3)
+	b := walkRows(&w, 2, 2)
+	at, n := walkOrder(3, 2), w.s.rows*w.s.cols
+	sc := unsafe.Slice((*uint16)(unsafe.Pointer(&b[n])), n/32)
+	for place, u := range at {
+		for i := range 2 * w.s.cols {
+			row, c := 2*u+i/w.s.cols, i%w.s.cols
+			if int8(b[place*2*w.s.cols+i]) != w.quants[row*w.s.cols+c] || sc[place*4+i/32] != w.scales[row*2+c/32] {
+				t.Fatalf("unit %d: not at place %d", u, place)
+			}
+		}
+	}
+}
+
+// TestCheckXQ checks that checkXQ passes x in int8 as the kernel rounds it
+// and fails one quantum off, a wrong scale or a wrong sum of squares.
+func TestCheckXQ(t *testing.T) {
+	n := 128
+	x, nw := make([]float32, n), make([]float32, n)
+	for c := range x {
+		x[c] = float32(c%13) - 6.2
+		nw[c] = 0.5 + float32(c%5)/8
+	}
+	xf := make([]float32, n)
+	for c := range xf {
+		xf[c] = x[c] * nw[c]
+	}
+	xq, xd, _ := quant8(xf)
+	tail := make([]byte, n+8*(n/32))
+	d := unsafe.Slice((*float32)(unsafe.Pointer(&tail[n])), n/32)
+	ss := unsafe.Slice((*float32)(unsafe.Pointer(&tail[n+4*(n/32)])), n/32)
+	for g := range n / 32 {
+		d[g] = float32(xd[g])
+		var s float32
+		for c := 32 * g; c < 32*g+32; c++ {
+			tail[c] = byte(int8(math.Round(xq[c] / xd[g])))
+			s += x[c] * x[c]
+		}
+		ss[g] = s
+	}
+	if err := checkXQ(x, nw, tail); err != nil {
+		t.Fatalf("x rounded as the kernel rounds it: %v", err)
+	}
+	for _, bad := range []struct {
+		name string
+		set  func(b []byte)
+	}{
+		{"one quantum off", func(b []byte) { b[37]++ }},
+		{"a scale", func(b []byte) {
+			unsafe.Slice((*float32)(unsafe.Pointer(&b[n])), n/32)[2] *= 1.0001
+		}},
+		{"a sum of squares", func(b []byte) {
+			unsafe.Slice((*float32)(unsafe.Pointer(&b[n+4*(n/32)])), n/32)[3] *= 1.00001
+		}},
+	} {
+		b := slices.Clone(tail)
+		bad.set(b)
+		if checkXQ(x, nw, b) == nil {
+			t.Errorf("%s: checkXQ passed", bad.name)
+		}
+	}
+}

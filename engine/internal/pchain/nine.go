@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"unsafe"
@@ -24,32 +25,99 @@ const kind9B = 4
 // chunks (a down row of 24 chunks a lane and its 48 of scales).
 var ringSlot = max(stride(kind9B), stride(kind9B+1))
 
-// runNine checks pring on the 9B q8_0 FFN (the first FFN against float64,
-// and 7 phases with one slot a warp against two and against pring_hq's
-// two, bit for bit) and times both on a chain of n phases with each ring
-// depth in depths, whole and with the staging or the sums left out; then
-// on the same chain with no rows.
+// ringForm is one kernel -nine checks and times: pring, pring_hq (h
+// quantised once, by the blocks that write it), pring_hx (x' too, before
+// its norm's 1/rms: step 88), and pring_hx on matrices stored in the order
+// the grid takes their units (PRG_PERM). x' is int8 in all of them.
+type ringForm struct {
+	name, kernel string
+	flags        int
+}
+
+var ringForms = []ringForm{
+	{"pring/x8", "pring", 0},
+	{"pring_hq/x8", "pring_hq", 0},
+	{"pring_hx/x8", "pring_hx", 0},
+	{"pring_hx/x8/perm", "pring_hx", flagPerm},
+}
+
+// pchain.cu's PRG_PERM.
+const flagPerm = 64
+
+// hx reports whether the form is pring_hx's (x' quantised before the 1/rms).
+func (r ringForm) hx() bool { return r.kernel == "pring_hx" }
+
+// walkOrder is PRG_PERM's order of a grouped phase's units, g groups of 32
+// over grid blocks of 8 warps: the unit stored at each place. pchain.cu's
+// prg_wrow places warp w's k-th unit of block b, which prg_unit's grouped
+// walk makes unit 32 (b + ⌊k/4⌋ grid) + w + 8 (k mod 4).
+func walkOrder(g, grid int) []int {
+	at := make([]int, 32*g)
+	lo, extra := g/grid, g%grid
+	for b := range grid {
+		groups := lo
+		if b < extra {
+			groups++
+		}
+		for w := range 8 {
+			for k := range 4 * groups {
+				pos := k*grid + b
+				if k >= 4*lo {
+					pos = 4*lo*grid + (k-4*lo)*extra + b
+				}
+				at[8*pos+w] = 32*(b+k/4*grid) + w + 8*(k%4)
+			}
+		}
+	}
+	return at
+}
+
+// walkRows is w's q8_0 matrix with its units of r rows stored in
+// walkOrder for grid blocks, quants then scales as device() has them.
+func walkRows(w *weights, r, grid int) []byte {
+	s := w.s
+	at := walkOrder(s.rows/r/32, grid)
+	q := make([]byte, 0, s.rows*s.cols)
+	var sc []uint16
+	for _, u := range at {
+		q = append(q, cuda.AsBytes(w.quants[u*r*s.cols:(u+1)*r*s.cols])...)
+		sc = append(sc, w.scales[u*r*s.cols/32:(u+1)*r*s.cols/32]...)
+	}
+	return append(q, cuda.AsBytes(sc)...)
+}
+
+// runNine checks pring's forms on the 9B q8_0 FFN (the first FFN against
+// float64; pring_hx's x in int8 as its down phase stores it, and the next
+// gate|up phase from it; 7 phases with one slot a warp against two, bit
+// for bit, pring against pring_hq and pring_hx against itself on the
+// matrices in the grid's order) and times them on a chain of n phases with each ring depth in
+// depths, whole and with the staging or the sums left out; then on the
+// same chain with no rows.
 func runNine(cubin string, n int, depths []int) error {
-	if n < 2 {
-		return fmt.Errorf("-phases %d: need at least 2", n)
+	if n < 3 {
+		return fmt.Errorf("-phases %d: need at least 3", n)
 	}
 	e, mod, _, err := xcmd.Kernel(cubin, "pring")
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	// ks: pring and pring_hq (h quantised once, by the blocks that write it).
-	var ks [2]deepKernel
-	for i, name := range []string{"pring", "pring_hq"} {
-		if ks[i], err = loadDeep(e, mod, name, 1); err != nil {
+	ks := map[string]deepKernel{}
+	for _, f := range ringForms {
+		if _, ok := ks[f.kernel]; ok {
+			continue
+		}
+		if ks[f.kernel], err = loadDeep(e, mod, f.kernel, 1); err != nil {
 			return err
 		}
 	}
-	k := ks[0]
+	k := ks["pring"]
 	shared := func(depth int) int { return 8 * depth * ringSlot * 16 }
 	for _, d := range depths {
-		if d < 1 || d > maxRingSlots || shared(d) > k.room {
-			return fmt.Errorf("pring: %d slots a warp take %d bytes a block (%d fit, at most %d slots)", d, shared(d), k.room, maxRingSlots)
+		for name, kk := range ks {
+			if d < 1 || d > maxRingSlots || shared(d) > kk.room {
+				return fmt.Errorf("%s: %d slots a warp take %d bytes a block (%d fit, at most %d slots)", name, d, shared(d), kk.room, maxRingSlots)
+			}
 		}
 	}
 	fmt.Printf("pring: %d SMs, slots of %d bytes, %d bytes of dynamic shared memory a block fit\n", e.Info().SMs, ringSlot*16, k.room)
@@ -66,33 +134,51 @@ func runNine(cubin string, n int, depths []int) error {
 		}
 		w[i].copies = []cuda.DevPtr{p}
 	}
+	// The same matrices in the grid's order, for PRG_PERM.
+	var dperm [2]cuda.DevPtr
+	for i := range w {
+		if dperm[i], err = mem.upload(walkRows(&w[i], units[kind9B+i].r, k.blocks)); err != nil {
+			return err
+		}
+	}
 	r := rand.New(rand.NewPCG(9, 9))
-	x0, nw := make([]float32, nineShapes[0].cols), make([]float32, nineShapes[0].cols)
+	nx, nh := nineShapes[0].cols, nineShapes[1].cols
+	x0, nw := make([]float32, nx), make([]float32, nx)
 	for i := range x0 {
 		x0[i] = float32(r.NormFloat64())
 		nw[i] = float32(0.5 + r.Float64())
-	}
-	dx, err := mem.upload(cuda.AsBytes(x0))
-	if err != nil {
-		return err
 	}
 	dnw, err := mem.upload(cuda.AsBytes(nw))
 	if err != nil {
 		return err
 	}
-	// h, then (PRG_HQ) h in int8 and its scales a 32.
-	nh := nineShapes[1].cols
-	if groups := nh / 32; groups > 4*k.blocks {
-		return fmt.Errorf("pring: %d groups of h over %d blocks, more than the 4 a block prg_quant_h takes", groups, k.blocks)
+	for _, c := range []struct {
+		what      string
+		n, blocks int
+	}{{"h", nh, k.blocks}, {"x", nx, k.blocks}} {
+		if groups := c.n / 32; groups > 4*c.blocks || c.n%128 != 0 {
+			return fmt.Errorf("pring: %d columns of %s: not whole float4s of groups of 32, or %d groups over %d blocks, more than the 4 a block quantises",
+				c.n, c.what, groups, c.blocks)
+		}
 	}
-	// NaNs over all of it before each checked launch: a group of h left
-	// unquantised reads NaN scales.
-	nans := slices.Repeat([]float32{nanF32}, (4*nh+nh+4*nh/32)/4)
-	dh, err := mem.alloc(uint64(4 * len(nans)))
+	// x and h, each followed by its int8, one f32 scale a 32 and (x, for
+	// pring_hx) one f32 sum of squares a 32; NaNs over all of the tails
+	// before each checked launch: a group left unquantised reads NaN.
+	xTail := slices.Repeat([]float32{nanF32}, (nx+8*nx/32)/4)
+	hNaN := slices.Repeat([]float32{nanF32}, (4*nh+nh+4*nh/32)/4)
+	dx, err := mem.alloc(uint64(4*nx + 4*len(xTail)))
+	if err != nil {
+		return err
+	}
+	dh, err := mem.alloc(uint64(4 * len(hNaN)))
 	if err != nil {
 		return err
 	}
 	dbar, dph, err := mem.chain(n)
+	if err != nil {
+		return err
+	}
+	dphPerm, err := mem.alloc(uint64(n) * uint64(unsafe.Sizeof(phase{})))
 	if err != nil {
 		return err
 	}
@@ -106,60 +192,107 @@ func runNine(cubin string, n int, depths []int) error {
 		s := nineShapes[i%2]
 		ph[i].rows, ph[i].cols, ph[i].kind = int32(s.rows), int32(s.cols), int32(kind9B+i%2)
 	}
-	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&ph[0])), n*int(unsafe.Sizeof(phase{})))); err != nil {
+	phPerm := slices.Clone(ph)
+	for i := range phPerm {
+		phPerm[i].w = uint64(dperm[i%2])
+	}
+	upload := func(dst cuda.DevPtr, p []phase) error {
+		return e.CopyHtoD(dst, unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), len(p)*int(unsafe.Sizeof(phase{}))))
+	}
+	if err := upload(dph, ph); err != nil {
 		return err
 	}
-	launch := func(phases, depth, flags, hq int) error {
-		return launchChain(e, ks[hq].fn, k.blocks, k.threads(), shared(depth), dph, phases, dbar, flags, int32(depth), int32(ringSlot))
+	if err := upload(dphPerm, phPerm); err != nil {
+		return err
 	}
-	// run launches the first `phases` phases from x0 with NaNs in h and
-	// returns h and x.
-	run := func(phases, depth, hq int) (h, y []float32, err error) {
-		if err := e.CopyHtoD(dx, cuda.AsBytes(x0)); err != nil {
-			return nil, nil, err
+	launch := func(f ringForm, phases, depth, flags int) error {
+		d := dph
+		if f.flags&flagPerm != 0 {
+			d = dphPerm
 		}
-		if err := e.CopyHtoD(dh, cuda.AsBytes(nans)); err != nil {
-			return nil, nil, err
+		return launchChain(e, ks[f.kernel].fn, k.blocks, k.threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot))
+	}
+	// run launches the first `phases` phases from x0 with NaNs in h and in
+	// x's tail and returns h, x and x's tail.
+	run := func(f ringForm, phases, depth int) (h, y []float32, tail []byte, err error) {
+		if err := e.CopyHtoD(dx, cuda.AsBytes(slices.Concat(x0, xTail))); err != nil {
+			return nil, nil, nil, err
 		}
-		if err := launch(phases, depth, 0, hq); err != nil {
-			return nil, nil, err
+		if err := e.CopyHtoD(dh, cuda.AsBytes(hNaN)); err != nil {
+			return nil, nil, nil, err
 		}
-		h, y = make([]float32, nineShapes[1].cols), make([]float32, nineShapes[0].cols)
+		if err := launch(f, phases, depth, 0); err != nil {
+			return nil, nil, nil, err
+		}
+		h, y = make([]float32, nh), make([]float32, nx+len(xTail))
 		if err := e.CopyDtoH(cuda.AsBytes(h), dh); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return h, y, e.CopyDtoH(cuda.AsBytes(y), dx)
+		if err := e.CopyDtoH(cuda.AsBytes(y), dx); err != nil {
+			return nil, nil, nil, err
+		}
+		return h, y[:nx], cuda.AsBytes(y[nx:]), nil
 	}
 
-	want := ffnRef(w, x0, nw, true)
-	for hq := range ks {
-		h, y, err := run(2, depths[0], hq)
+	want, wantHX := ffnRef(w, x0, nw, true), ffnRefHX(w, x0, nw)
+	for _, f := range ringForms {
+		ref := want
+		if f.hx() {
+			ref = wantHX
+		}
+		h, y, _, err := run(f, 2, depths[0])
 		if err != nil {
 			return err
 		}
-		worst := max(want.checkH(h), want.checkX(&w[1], x0, h, y))
+		worst := max(ref.checkH(h), ref.checkX(&w[1], x0, h, y))
 		if worst > 1 {
-			return fmt.Errorf("%s: 9B q8_0 FFN error %.2f times its bound", ringForm(hq), worst)
+			return fmt.Errorf("%s: 9B q8_0 FFN error %.2f times its bound", f.name, worst)
 		}
-		fmt.Printf("check %s: 9B q8_0 FFN max error %.3g of its bound (ok)\n", ringForm(hq), worst)
-	}
-	// 7 phases: 2 slots a warp and h quantised once (pring_hq: the same
-	// products and the same rounding of h, by other warps) against 1 slot.
-	var ref []float32
-	for _, c := range []struct{ depth, hq int }{{1, 0}, {2, 0}, {2, 1}} {
-		h, y, err := run(7, c.depth, c.hq)
-		if err != nil {
-			return err
-		}
-		out := slices.Concat(h, y)
-		if ref == nil {
-			ref = out
+		fmt.Printf("check %s: 9B q8_0 FFN max error %.3g of its bound (ok)\n", f.name, worst)
+		if !f.hx() {
 			continue
 		}
-		if !slices.Equal(bitsOf(ref), bitsOf(out)) {
-			return fmt.Errorf("%s: 7 phases with %d slots a warp differ from pring's with 1 slot", ringForm(c.hq), c.depth)
+		// The down phase's x in int8 for the next gate|up phase, and that
+		// phase's h from it.
+		h3, y3, tail, err := run(f, 3, depths[0])
+		if err != nil {
+			return err
 		}
-		fmt.Printf("check %s: 7 phases with %d slots a warp bit-identical to pring's with 1 slot (ok)\n", ringForm(c.hq), c.depth)
+		if !slices.Equal(bitsOf(y3), bitsOf(y)) {
+			return fmt.Errorf("%s: x after 3 phases differs from x after 2", f.name)
+		}
+		if err := checkXQ(y, nw, tail); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		if worst := ffnRefHX(w, y, nw).checkH(h3); worst > 1 {
+			return fmt.Errorf("%s: the second gate|up phase, from x in int8 as the down phase stored it: error %.2f times its bound", f.name, worst)
+		}
+		fmt.Printf("check %s: x in int8 as the down phase stores it, and the next gate|up phase from it (ok)\n", f.name)
+	}
+	// 7 phases: 2 slots a warp against 1, bit for bit; pring_hq against
+	// pring (the same products and the same rounding of h, by other warps);
+	// pring_hx on the matrices in the grid's order against pring_hx (the
+	// same matrices).
+	for _, c := range [][]struct {
+		f     ringForm
+		depth int
+	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}}} {
+		var ref []float32
+		for _, r := range c {
+			h, y, _, err := run(r.f, 7, r.depth)
+			if err != nil {
+				return err
+			}
+			out := slices.Concat(h, y)
+			if ref == nil {
+				ref = out
+				continue
+			}
+			if !slices.Equal(bitsOf(ref), bitsOf(out)) {
+				return fmt.Errorf("%s: 7 phases with %d slots a warp differ from %s's with 1 slot", r.f.name, r.depth, c[0].f.name)
+			}
+			fmt.Printf("check %s: 7 phases with %d slots a warp bit-identical to %s's with 1 slot (ok)\n", r.f.name, r.depth, c[0].f.name)
+		}
 	}
 
 	var bytes float64
@@ -167,40 +300,74 @@ func runNine(cubin string, n int, depths []int) error {
 		bytes += p.bytes()
 	}
 	for _, depth := range depths {
-		for hq := range ks {
+		for _, f := range ringForms {
 			for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
-				t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(n, depth, sf, hq) })
+				t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(f, n, depth, sf) })
 				if err != nil {
 					return err
 				}
-				fmt.Printf("chain ab hbm %-11s 9B q8_0 slots %d blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
-					ringForm(hq), depth, k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
+				fmt.Printf("chain ab hbm %-16s 9B q8_0 slots %d blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
+					f.name, depth, k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
 			}
 		}
 	}
 	// The same chain with no rows: the grid barrier and x's staging alone
 	// (staging false: the barrier alone), what the stream has to hide.
-	empty := slices.Clone(ph)
-	for i := range empty {
-		empty[i].rows = 0
+	for i := range ph {
+		ph[i].rows, phPerm[i].rows = 0, 0
 	}
-	if err := e.CopyHtoD(dph, unsafe.Slice((*byte)(unsafe.Pointer(&empty[0])), n*int(unsafe.Sizeof(phase{})))); err != nil {
+	if err := upload(dph, ph); err != nil {
 		return err
 	}
-	for _, c := range []struct{ flags, hq int }{{0, 0}, {0, 1}, {streamNoStage, 0}} {
-		t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(n, 1, c.flags, c.hq) })
-		if err != nil {
-			return err
+	if err := upload(dphPerm, phPerm); err != nil {
+		return err
+	}
+	for _, f := range ringForms[:3] {
+		for _, sf := range []int{0, streamNoStage} {
+			if sf != 0 && f.kernel != "pring" {
+				continue
+			}
+			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(f, n, 1, sf) })
+			if err != nil {
+				return err
+			}
+			fmt.Printf("chain 0  no rows   %-16s 9B q8_0 blocks %4d stage %-5v %7.3f µs/phase\n", f.name, k.blocks, sf&streamNoStage == 0, t/float64(n)*1e6)
 		}
-		fmt.Printf("chain 0  no rows   %-11s 9B q8_0 blocks %4d stage %-5v %7.3f µs/phase\n", ringForm(c.hq), k.blocks, c.flags&streamNoStage == 0, t/float64(n)*1e6)
+	}
+	return nil
+}
+
+// checkXQ checks x's int8, scales and sums of squares as pring_hx's down
+// phase stores them (tail: what follows x's floats) against x·nw in f32
+// rounded by quant8, exactly, and its sums of squares per 32 in float64:
+// 32 positive terms rounded at most 7 deep (prg_quant_xn's 4 fmaf and 3
+// adds), 7·2^-24 ≈ 4.2e-7 of the sum, checked to 1e-6.
+func checkXQ(x, nw []float32, tail []byte) error {
+	n := len(x)
+	xf := make([]float32, n)
+	for c := range xf {
+		xf[c] = x[c] * nw[c]
+	}
+	xq, xd, _ := quant8(xf)
+	d := unsafe.Slice((*float32)(unsafe.Pointer(&tail[n])), n/32)
+	ss := unsafe.Slice((*float32)(unsafe.Pointer(&tail[n+4*(n/32)])), n/32)
+	for g := range n / 32 {
+		if float64(d[g]) != xd[g] {
+			return fmt.Errorf("x's group %d: scale %g, want %g", g, d[g], xd[g])
+		}
+		var want float64
+		for c := 32 * g; c < 32*g+32; c++ {
+			if q := int8(tail[c]); float64(q)*xd[g] != xq[c] {
+				return fmt.Errorf("x's element %d: int8 %d, want %g", c, q, xq[c]/xd[g])
+			}
+			want += float64(x[c]) * float64(x[c])
+		}
+		if math.Abs(float64(ss[g])-want) > 1e-6*want {
+			return fmt.Errorf("x's group %d: sum of squares %g, want %g", g, ss[g], want)
+		}
 	}
 	return nil
 }
 
 // pchain.cu's PRG_MAX_SLOTS.
 const maxRingSlots = 4
-
-// ringForm names ks[hq] in the output (x' in int8 in both).
-func ringForm(hq int) string {
-	return [2]string{"pring/x8", "pring_hq/x8"}[hq]
-}

@@ -1,7 +1,8 @@
 // pchain.cu: a chain of bf16 matvecs in ONE persistent kernel, phases split by
 // grid barriers (docs/perf.md step 25, an experiment record; the engine does
 // not load it). Steps 86 and 87 added the deep kernels below and their q8_0
-// forms, and pring for the 9B q8_0 FFN. Build: nvcc -O3 -arch=sm_90 -cubin -o pchain.cubin pchain.cu
+// forms, and pring for the 9B q8_0 FFN; step 88 pring_hx. Build: nvcc -O3
+// -arch=sm_90 -cubin -o pchain.cubin pchain.cu
 //
 // Why it is shaped this way: step 22 says a matvec node in a graph costs its
 // bytes plus 2.3-5.2 µs, and the persistent decode kernel of the next steps is
@@ -130,11 +131,12 @@ __device__ __forceinline__ void pc_load(uint4 (&buf)[PC_BUF], const pc_phase& f,
 // Stores unit u's row sums (each lane's; the butterfly gives all lanes the
 // total): lane i stores row i (mode 2: the even lane of each pair stores its
 // SwiGLU). With PRE, mode 1 adds the residual yres that the storing lane
-// loaded earlier (pfpre) instead of loading it here.
-template <int R, bool PRE>
-__device__ __forceinline__ void pc_store(float (&acc)[R], const pc_phase& f, int u, int lane, float yres) {
+// loaded earlier (pfpre) instead of loading it here; with NS each sum is
+// multiplied by ns first (pq_dot's).
+template <int R, bool PRE, bool NS = false>
+__device__ __forceinline__ void pc_store(float (&acc)[R], const pc_phase& f, int u, int lane, float yres, float ns = 1.0f) {
 #pragma unroll
-    for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
+    for (int i = 0; i < R; i++) acc[i] = NS ? memra_warp_sum(acc[i]) * ns : memra_warp_sum(acc[i]);
 #pragma unroll
     for (int i = 0; i < R; i++) {
         const int row = u * R + i;
@@ -216,9 +218,10 @@ __device__ __forceinline__ void pq_quantize_x(int cols) {
 // the engine's memra_mv_dot adds it, times the chunk's block scale sc[i C +
 // c] (registers, or pq_slot_scales), added to the row's sum in ascending
 // chunk order. With X8 the chunk's sum is the integer dot with x' in int8,
-// times both blocks' scales.
-template <int R, int C, int S = 1, bool PRE = false, bool X8 = false, class B, class D>
-__device__ __forceinline__ void pq_dot(const B& buf, const D& sc, const pc_phase& f, int u, int lane, float yres = 0.0f) {
+// times both blocks' scales. With NS each row's sum is multiplied by ns
+// before it is stored (pring_hx: x' quantised before its norm's 1/rms).
+template <int R, int C, int S = 1, bool PRE = false, bool X8 = false, bool NS = false, class B, class D>
+__device__ __forceinline__ void pq_dot(const B& buf, const D& sc, const pc_phase& f, int u, int lane, float yres = 0.0f, float ns = 1.0f) {
     float acc[R];
 #pragma unroll
     for (int i = 0; i < R; i++) acc[i] = 0.0f;
@@ -256,7 +259,7 @@ __device__ __forceinline__ void pq_dot(const B& buf, const D& sc, const pc_phase
             acc[i] += sc[i * C + c] * s;
         }
     }
-    pc_store<R, PRE>(acc, f, u, lane, yres);
+    pc_store<R, PRE, NS>(acc, f, u, lane, yres, ns);
 }
 
 // A q8_0 unit's scales read from its slot: chunk c of row i is lane's
@@ -674,14 +677,14 @@ __device__ __forceinline__ void pd_fill_phase(uint4* slot, const pc_phase& f, in
 }
 
 // The sums of unit u of a kind-K phase from its place p in a slot (x8:
-// PQ_X8's int8 x').
-template <int K>
-__device__ __forceinline__ void pd_unit_sums(const uint4* p, const pc_phase& f, int u, int lane, bool x8) {
+// PQ_X8's int8 x'; NS: each sum times ns, pq_dot's).
+template <int K, bool NS = false>
+__device__ __forceinline__ void pd_unit_sums(const uint4* p, const pc_phase& f, int u, int lane, bool x8, float ns = 1.0f) {
     using U = pc_unit<K>;
     if (U::Q8) {
         const pq_slot_scales sc = {reinterpret_cast<const unsigned short*>(p + U::R * U::C * 32), lane};
         if (x8) {
-            pq_dot<U::R, U::C, 32, false, true>(p + lane, sc, f, u, lane);
+            pq_dot<U::R, U::C, 32, false, true, NS>(p + lane, sc, f, u, lane, 0.0f, ns);
         } else {
             pq_dot<U::R, U::C, 32>(p + lane, sc, f, u, lane);
         }
@@ -1173,16 +1176,84 @@ __device__ __forceinline__ void prg_stage(const pc_phase& f) {
 __device__ __forceinline__ unsigned int* prg_hq(float* h, int n) { return reinterpret_cast<unsigned int*>(h + n); }
 __device__ __forceinline__ float* prg_hd(float* h, int n) { return reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(h + n) + n); }
 
-// A down phase's x' in pring_hq: h's int8 and scales copied into pq_xq and
-// pq_xd (cols/16 int4s and cols/32 floats, read from the L2).
+// pring_hx: pring_hq with the gate|up phases' x' quantised once too, by
+// the blocks that write x. The norm's 1/rms is one scalar for all of x,
+// so x' can be rounded before it is applied: a gate|up phase takes x·w
+// (w the norm weights) in int8 per 32 and multiplies each row's sum by
+// 1/rms after the butterfly, 1/rms coming from x's sums of squares per
+// 32. A down phase's blocks then each take whole groups of 32 rows (as
+// pring_hq's gate|up blocks take groups of h), and after their sums warp 0
+// quantises its groups of x with the next phase's norm weights and stores
+// each group's sum of squares; the next gate|up phase copies 4 KB of int8,
+// 512 B of scales and 512 B of sums instead of staging, normalising and
+// quantising 16 KB of f32 (step 88). Not pring's numerics: x·w is rounded
+// to 8 bits, then scaled by 1/rms. x in int8, its scales and its sums
+// follow x in memory as h's int8 and scales follow h (prg_hs).
+__device__ __forceinline__ float* prg_hs(float* x, int n) { return prg_hd(x, n) + n / 32; }
+
+// A gate|up phase's sums of squares per 32 of x (pring_hx).
+__shared__ __align__(16) float prg_ss[PQ_MAX_COLS / 32];
+
+// A down phase's x' in pring_hq, or (SS) a gate|up phase's in pring_hx:
+// x's int8 and scales copied into pq_xq and pq_xd (cols/16 int4s and
+// cols/32 floats, read from the L2), and with SS its sums of squares into
+// prg_ss.
+template <bool SS = false>
 __device__ __forceinline__ void prg_stage_hq(const pc_phase& f) {
     float* h = const_cast<float*>(f.x);
     const int4* q = reinterpret_cast<const int4*>(prg_hq(h, f.cols));
     for (int i = threadIdx.x; i < f.cols / 16; i += PC_THREADS) reinterpret_cast<int4*>(pq_xq)[i] = __ldcg(q + i);
     const float4* d = reinterpret_cast<const float4*>(prg_hd(h, f.cols));
     for (int i = threadIdx.x; i < f.cols / 128; i += PC_THREADS) reinterpret_cast<float4*>(pq_xd)[i] = __ldcg(d + i);
+    if (SS) {
+        const float4* ss = reinterpret_cast<const float4*>(prg_hs(h, f.cols));
+        for (int i = threadIdx.x; i < f.cols / 128; i += PC_THREADS) reinterpret_cast<float4*>(prg_ss)[i] = __ldcg(ss + i);
+    }
     pc_sync<true>();
 }
+
+// pring_hx's rounding: x float4 i (v) times its norm weights (w) into xq
+// and xd as pq_quant4 rounds, and its block of 32's sum of squares (in
+// one order: each float4's by fmaf, then the 8 lanes' xor butterfly) into
+// xs[i / 8]. The 8 lanes i & ~7 to i | 7 call it together; a lane with
+// store false only helps.
+__device__ __forceinline__ void prg_quant_xn(float4 v, float4 w, int i, unsigned int* xq, float* xd, float* xs, bool store) {
+    float ss = fmaf(v.w, v.w, fmaf(v.z, v.z, fmaf(v.y, v.y, v.x * v.x)));
+#pragma unroll
+    for (int o = 1; o < 8; o <<= 1) ss += __shfl_xor_sync(MEMRA_FULL_MASK, ss, o);
+    pq_quant4(make_float4(v.x * w.x, v.y * w.y, v.z * w.z, v.w * w.w), i, xq, xd, store);
+    if (store && (threadIdx.x & 7) == 0) xs[i / 8] = ss;
+}
+
+// The chain's first gate|up phase in pring_hx, whose x no down phase
+// wrote: every block rounds all of it from f32 into pq_xq, pq_xd and
+// prg_ss (cols a multiple of 128, so every warp of a pass is whole).
+__device__ __forceinline__ void prg_stage_xn(const pc_phase& f) {
+    const float4* x4 = reinterpret_cast<const float4*>(f.x);
+    const float4* w4 = reinterpret_cast<const float4*>(f.norm);
+    for (int i = threadIdx.x; i < f.cols / 4; i += PC_THREADS)
+        prg_quant_xn(__ldcg(x4 + i), __ldg(w4 + i), i, reinterpret_cast<unsigned int*>(pq_xq), pq_xd, prg_ss, true);
+    pc_sync<true>();
+}
+
+// 1/rms of a gate|up phase's x in pring_hx from prg_ss, added in one order
+// (a float4 a lane, then memra_warp_sum) by every warp of every block, so
+// all of them scale by the same bits.
+__device__ __forceinline__ float prg_inv(int cols) {
+    float t = 0.0f;
+    for (int i = threadIdx.x & 31; i < cols / 128; i += 32) {
+        const float4 s = reinterpret_cast<const float4*>(prg_ss)[i];
+        t += (s.x + s.y) + (s.z + s.w);
+    }
+    return rsqrtf(memra_warp_sum(t) / cols + PC_EPS);
+}
+
+// Flag of pring_hx: the host stores both matrices in the order the grid
+// takes their units (prg_wrow), so that with each block on its own groups
+// the grid still sweeps a matrix in order, as pring's walk does (pring_hq's
+// first walk, whole groups a block, slowed the stream by 45%: run213).
+// Without it unit u is unit u of the matrix.
+#define PRG_PERM 64
 
 // A warp's units of a phase: n of them, the k-th prg_unit(k). The grid's
 // warps take units in turn (base + k step), but in pring_hq's gate|up
@@ -1212,6 +1283,31 @@ __device__ __forceinline__ prg_walk prg_walk_of(const pc_phase& f, int w) {
     return {gw < units ? (units - gw + nw - 1) / nw : 0, gw, nw};
 }
 
+// Where warp w's k-th unit of a grouped phase is stored with PRG_PERM:
+// step k of every block's warps in block order, then step k + 1; the steps
+// past a block's last group (the extra blocks with one group more than the
+// lo of the rest) follow all the others, in the same order. lo and extra
+// come from the caller, once a phase: with the division here, once a unit,
+// pring_hx streamed 17% slower on these matrices than on plain ones
+// (run219), and as fast once it was hoisted (run220).
+__device__ __forceinline__ int prg_wrow(int lo, int extra, int w, int k) {
+    const int grid = (int)gridDim.x, b = (int)blockIdx.x;
+    return 8 * (k < 4 * lo ? k * grid + b : 4 * lo * grid + (k - 4 * lo) * extra + b) + w;
+}
+
+// In pring_hx, after a down phase's sums: warp 0 rounds the block's groups
+// of x (at most 4, as prg_quant_h's of h) with the next phase's norm
+// weights nw into x's int8, scales and sums of squares.
+__device__ __forceinline__ void prg_quant_x(const pc_phase& f, const float* nw) {
+    if (threadIdx.x >= 32) return;
+    const int j = threadIdx.x / 8, i = 8 * ((int)blockIdx.x + j * (int)gridDim.x) + threadIdx.x % 8;
+    const bool mine = j < prg_groups(f.rows / 32);
+    const float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const float4 v = mine ? __ldcg(reinterpret_cast<const float4*>(f.y) + i) : z;
+    const float4 w = mine ? __ldg(reinterpret_cast<const float4*>(nw) + i) : z;
+    prg_quant_xn(v, w, i, prg_hq(f.y, f.rows), prg_hd(f.y, f.rows), prg_hs(f.y, f.rows), mine);
+}
+
 // In pring_hq, after a gate|up phase's sums: warp 0 quantises the block's
 // groups of h (at most 4, lane l a float4 of group l / 8; lanes past them
 // take zeros and store nothing) into h's int8.
@@ -1227,10 +1323,12 @@ __device__ __forceinline__ void prg_quant_h(const pc_phase& f) {
 // each into the next slot of that warp's ring once the warp has freed it.
 // Warp 0's walk is the longest (its first unit is the block's first).
 template <int K, bool G>
-__device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane) {
+__device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane,
+                                         bool perm = false) {
     prg_walk wk[PC_THREADS / 32];
 #pragma unroll
     for (int w = 0; w < PC_THREADS / 32; w++) wk[w] = prg_walk_of<K, G>(f, w);
+    const int groups = f.rows / pc_unit<K>::R / 32, lo = groups / (int)gridDim.x, extra = groups - lo * (int)gridDim.x;
     for (int k = 0; k < wk[0].n; k++) {
 #pragma unroll
         for (int w = 0; w < PC_THREADS / 32; w++) {
@@ -1238,15 +1336,15 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
             const int u = prg_unit<G>(wk[w], k);
             const int s = cnt[w] % S;
             if (cnt[w] >= S) ps_mb_wait(&b.empty[w][s], ((cnt[w] / S) - 1) & 1);
-            pd_fill_unit<K>(ring + (w * S + s) * slot, f, u, lane);
+            pd_fill_unit<K>(ring + (w * S + s) * slot, f, G && perm ? prg_wrow(lo, extra, w, k) : u, lane);
             pf_arrive_on_copies(&b.full[w][s]);
             cnt[w]++;
         }
     }
 }
 
-// pring's body, and pring_hq's with HQ.
-template <bool HQ>
+// pring's body, pring_hq's with HQ, pring_hx's with HQ and HX.
+template <bool HQ, bool HX = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot) {
     __shared__ prg_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -1263,9 +1361,9 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         for (int p = 0; p < n; p++) {
             const pc_phase f = phases[p];
             if (pc_down(f.kind)) {
-                prg_fill<5, false>(b, pd_ring, f, S, slot, cnt, lane);
+                prg_fill<5, HX>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM));
             } else {
-                prg_fill<4, HQ>(b, pd_ring, f, S, slot, cnt, lane);
+                prg_fill<4, HQ>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM));
             }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
@@ -1278,13 +1376,18 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         if (p == 0 || !(flags & PS_NO_STAGE)) {
             if (HQ && down) {
                 prg_stage_hq(f);
+            } else if (HX && p == 0) {
+                prg_stage_xn(f);
+            } else if (HX) {
+                prg_stage_hq<true>(f);
             } else {
                 prg_stage(f);
             }
         }
-        const prg_walk wk = down ? prg_walk_of<5, false>(f, warp) : prg_walk_of<4, HQ>(f, warp);
+        const float ns = HX && !down ? prg_inv(f.cols) : 1.0f;
+        const prg_walk wk = down ? prg_walk_of<5, HX>(f, warp) : prg_walk_of<4, HQ>(f, warp);
         for (int j = 0; j < wk.n; j++, k++) {
-            const int u = down ? prg_unit<false>(wk, j) : prg_unit<HQ>(wk, j);
+            const int u = down ? prg_unit<HX>(wk, j) : prg_unit<HQ>(wk, j);
             const int s = k % S;
             ps_mb_wait(&b.full[warp][s], (k / S) & 1);
             const uint4* t = pd_ring + (warp * S + s) * slot;
@@ -1292,7 +1395,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 if (down) {
                     pd_unit_sums<5>(t, f, u, lane, true);
                 } else {
-                    pd_unit_sums<4>(t, f, u, lane, true);
+                    pd_unit_sums<4, HX>(t, f, u, lane, true, ns);
                 }
             }
             __syncwarp();
@@ -1301,6 +1404,10 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         if (HQ && !down) {
             pc_sync<true>(); // the block's h is stored
             prg_quant_h(f);
+        }
+        if (HX && down && p + 1 < n) {
+            pc_sync<true>(); // the block's x is stored
+            prg_quant_x(f, phases[p + 1].norm);
         }
         if (p + 1 == n) break;
         pd_grid_sync(bar, p, flags);
@@ -1314,4 +1421,9 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring(const pc_
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hq(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                           int slot) {
     prg_kernel<true>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                          int slot) {
+    prg_kernel<true, true>(phases, n, bar, flags, S, slot);
 }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Session 33, docs/perf.md step 88: the rings' slots and rounds counted
+# (prg_pos) instead of worked out as k mod S and k / S once a unit in the
+# producer and the consumers (all three pring kernels); checked and timed
+# with 1 and 2 slots a warp, with no rows; the graph nodes. carry ["bin"]. ~40 s.
+set -u
+source scripts/gpu/lib.sh
+start_run
+nvcc -O3 -arch=sm_90 -cubin -Xptxas -v -o bin/pchain.cubin engine/internal/pchain/pchain.cu 2>&1 | grep -E "error|registers|spill|Compiling" | paste - - - | sed 's/ptxas info    : //g' | grep -E "error|pring"
+el "pring, pring_hq, pring_hx: checks, timed with 1 and 2 slots a warp, then with no rows"
+timeout 200 ./bin/main/pchain -cubin bin/pchain.cubin -phases 64 -nine 1,2
+chain main 'Q8_0/(24576x4096|4096x12288)/.*/graph'
+el done
