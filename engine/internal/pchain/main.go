@@ -6,7 +6,7 @@
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25,
 // 27 and 86 to 88 (scripts/gpu/run43.sh to run55.sh and run196.sh to
-// run221.sh ran its forms):
+// run224.sh ran its forms):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
@@ -19,8 +19,8 @@
 // add the same products in the same order). The same FFN in q8_0 (step 87)
 // runs on pfeed_q8, pfreg_q8 and pfpre_q8, each checked against float64 and
 // against pfeed_q8 bit for bit, with x' in f32 and in int8 (PQ_X8); -nine
-// checks and times pring, pring_hq and pring_hx on the 9B q8_0 FFN instead
-// (nine.go). -time picks
+// checks and times pring, pring_hq and pring_hx on the 9B q8_0 FFN instead,
+// and traces where pring_hx's phases go (nine.go). -time picks
 // the kernels timed, -types the weight types, -arrive the deep kernels'
 // ways to arrive at the grid barrier, -producers the producer kernels'
 // counts of producer warps.
@@ -100,7 +100,7 @@ func main() {
 	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg,pfpre", "kernels to time (every one is checked)")
 	prod := flag.String("producers", "1", "producer warps of pfeed, pfreg and pfpre to time: 1, 2, 4 (each also checked)")
 	types := flag.String("types", "bf16,q8_0", "weight types to time: bf16 (every kernel), q8_0 (pfeed, pfreg and pfpre only)")
-	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring, pring_hq and pring_hx with on the 9B q8_0 FFN, instead of the 0.8B chains")
+	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring, pring_hq and pring_hx with on the 9B q8_0 FFN (and trace pring_hx with the last), instead of the 0.8B chains")
 	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
 	pick := map[string]bool{}
@@ -835,17 +835,26 @@ func launchOnly(e *cuda.Engine, fn cuda.Function, dph cuda.DevPtr, n int, dbar c
 
 // launchChain zeroes the barrier counter and launches one of pchain.cu's
 // kernels: (phases, n, bar, flags) and the kernel's own int arguments.
-func launchChain(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, more ...int32) error {
-	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
-		return err
-	}
+// more: the kernel's parameters after the four every chain kernel takes,
+// each an int32 or a cuda.DevPtr.
+func launchChain(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, more ...any) error {
 	p := cuda.NewParams(4 + len(more))
 	p.SetPtr(0, dph)
 	p.SetI32(1, int32(n))
 	p.SetPtr(2, dbar)
 	p.SetI32(3, int32(flags))
 	for i, v := range more {
-		p.SetI32(4+i, v)
+		switch v := v.(type) {
+		case int32:
+			p.SetI32(4+i, v)
+		case cuda.DevPtr:
+			p.SetPtr(4+i, v)
+		default:
+			return fmt.Errorf("launchChain: parameter %d is a %T, not an int32 or a cuda.DevPtr", 4+i, v)
+		}
+	}
+	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
+		return err
 	}
 	return e.LaunchParams(fn, [3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(threads), 1, 1}, uint32(shared), p)
 }
@@ -924,8 +933,10 @@ func ffnRefHX(ws [2]weights, x0, nw []float32) ffn {
 	for c := range xf {
 		xf[c] = x0[c] * nw[c] // prg_quant_xn's x·w
 	}
-	xq, xd, tie := quant8(xf)
-	f.products(&ws[0], xq, xd, tie, inv)
+	// No allowance at ties: the kernel rounds x·w exactly as quant8 does
+	// (checkXQ holds its int8 to that, bit for bit).
+	xq, xd, _ := quant8(xf)
+	f.products(&ws[0], xq, xd, nil, inv)
 	return f
 }
 

@@ -374,6 +374,8 @@ func TestWalkOrder(t *testing.T) {
 	for _, re := range []string{
 		`return 8 \* \(k < 4 \* lo \? k \* grid \+ b : 4 \* lo \* grid \+ \(k - 4 \* lo\) \* extra \+ b\) \+ w;`,
 		`return G \? 32 \* \(\(int\)blockIdx\.x \+ \(k >> 2\) \* \(int\)gridDim\.x\) \+ w\.base \+ 8 \* \(k & 3\)`,
+		`lo = groups / \(int\)gridDim\.x, extra = groups - lo \* \(int\)gridDim\.x;`,
+		`if \(G\) return \{4 \* prg_groups\(units / 32\), w, 0\};`,
 	} {
 		if !regexp.MustCompile(re).Match(src) {
 			t.Fatalf("pchain.cu no longer has %s, which walkOrder mirrors", re)
@@ -393,6 +395,12 @@ func TestWalkOrder(t *testing.T) {
 	// block b's warp w's first unit, 32 b + w.
 	if at := walkOrder(128, 132); at[8*5+3] != 32*5+3 || at[8*127+7] != 32*127+7 || at[8*128] != 32*0+8 {
 		t.Errorf("walkOrder(128, 132) starts %v", at[:10])
+	}
+	// 384 groups over 132 blocks (2 each, 120 with a third): step 1 of
+	// block 5's warp 3 follows all 132 blocks' step 0, and step 8 (its third
+	// group's first) follows all 132 blocks' 8 steps, among 120 blocks.
+	if at := walkOrder(384, 132); at[8*(132+5)+3] != 32*5+3+8 || at[8*(8*132+5)+3] != 32*(5+2*132)+3 {
+		t.Errorf("walkOrder(384, 132): step 1 of block 5's warp 3 holds %d, step 8 %d", at[8*(132+5)+3], at[8*(8*132+5)+3])
 	}
 	w := weights{s: shape{2 * 32 * 3, 64}}
 	w.quants, w.scales = randomQ8(w.s, 3)
@@ -448,6 +456,9 @@ func TestCheckXQ(t *testing.T) {
 		}},
 		{"a sum of squares", func(b []byte) {
 			unsafe.Slice((*float32)(unsafe.Pointer(&b[n+4*(n/32)])), n/32)[3] *= 1.00001
+		}},
+		{"a sum of squares never stored (NaN)", func(b []byte) {
+			unsafe.Slice((*float32)(unsafe.Pointer(&b[n+4*(n/32)])), n/32)[1] = float32(math.NaN())
 		}},
 	} {
 		b := slices.Clone(tail)

@@ -1,8 +1,8 @@
 // pchain.cu: a chain of bf16 matvecs in ONE persistent kernel, phases split by
 // grid barriers (docs/perf.md step 25, an experiment record; the engine does
 // not load it). Steps 86 and 87 added the deep kernels below and their q8_0
-// forms, and pring for the 9B q8_0 FFN; step 88 pring_hx. Build: nvcc -O3
-// -arch=sm_90 -cubin -o pchain.cubin pchain.cu
+// forms, and pring for the 9B q8_0 FFN; step 88 pring_hx and its trace.
+// Build: nvcc -O3 -arch=sm_90 -cubin -o pchain.cubin pchain.cu
 //
 // Why it is shaped this way: step 22 says a matvec node in a graph costs its
 // bytes plus 2.3-5.2 µs, and the persistent decode kernel of the next steps is
@@ -1188,7 +1188,9 @@ __device__ __forceinline__ float* prg_hd(float* h, int n) { return reinterpret_c
 // 512 B of scales and 512 B of sums instead of staging, normalising and
 // quantising 16 KB of f32 (step 88). Not pring's numerics: x·w is rounded
 // to 8 bits, then scaled by 1/rms. x in int8, its scales and its sums
-// follow x in memory as h's int8 and scales follow h (prg_hs).
+// follow x in memory as h's int8 and scales follow h (prg_hs). Unlike
+// pring, it needs the chain to alternate gate|up and down phases and every
+// gate|up phase to have its norm weights (the host's chains do).
 __device__ __forceinline__ float* prg_hs(float* x, int n) { return prg_hd(x, n) + n / 32; }
 
 // A gate|up phase's sums of squares per 32 of x (pring_hx).
@@ -1319,12 +1321,41 @@ __device__ __forceinline__ void prg_quant_h(const pc_phase& f) {
     pq_quant4(v, i, prg_hq(f.y, f.rows / 2), prg_hd(f.y, f.rows / 2), mine);
 }
 
+// pring_hx_trace's record of a phase, per block (tr[(block n + p) PRG_TR
+// + field]): clock64 stamps of warp 0 (the phase begun, x staged, every
+// warp's sums done, the epilogue done, the grid barrier passed), each
+// consumer warp's cycles waiting for its slots to fill, the producer's
+// first and last copies of the phase and its cycles waiting for slots to
+// free, and the global timer where the phase begins (ns, for the clock's
+// rate). Step 88: where the ring's time goes.
+#define PRG_TR 18
+#define PRG_TR_BEGIN 0
+#define PRG_TR_STAGED 1
+#define PRG_TR_SUMS 2
+#define PRG_TR_EPI 3
+#define PRG_TR_BAR 4
+#define PRG_TR_FULL 5 // + warp
+#define PRG_TR_EMPTY 13
+#define PRG_TR_FILL0 14
+#define PRG_TR_FILL1 15
+#define PRG_TR_NS 16
+
+__device__ __forceinline__ unsigned long long prg_globaltimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+    return t;
+}
+
 // The producer: for each phase, the consumers' k-th units in warp order,
 // each into the next slot of that warp's ring once the warp has freed it.
 // Warp 0's walk is the longest (its first unit is the block's first).
-template <int K, bool G>
+// With TR, lane 0 stamps the phase's trace record rec (prg_tr) with its
+// first and last copies and the time it waited for slots to free.
+template <int K, bool G, bool TR = false>
 __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane,
-                                         bool perm = false) {
+                                         bool perm = false, unsigned long long* rec = nullptr) {
+    unsigned long long waited = 0;
+    if (TR && lane == 0) rec[PRG_TR_FILL0] = clock64(); // a block with no units copies nothing
     prg_walk wk[PC_THREADS / 32];
 #pragma unroll
     for (int w = 0; w < PC_THREADS / 32; w++) wk[w] = prg_walk_of<K, G>(f, w);
@@ -1335,17 +1366,29 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
             if (k >= wk[w].n) continue;
             const int u = prg_unit<G>(wk[w], k);
             const int s = cnt[w] % S;
+            const unsigned long long t0 = TR ? clock64() : 0;
             if (cnt[w] >= S) ps_mb_wait(&b.empty[w][s], ((cnt[w] / S) - 1) & 1);
+            if (TR) {
+                const unsigned long long t1 = clock64();
+                waited += t1 - t0;
+                if (lane == 0 && k == 0 && w == 0) rec[PRG_TR_FILL0] = t1;
+            }
             pd_fill_unit<K>(ring + (w * S + s) * slot, f, G && perm ? prg_wrow(lo, extra, w, k) : u, lane);
             pf_arrive_on_copies(&b.full[w][s]);
             cnt[w]++;
         }
     }
+    if (TR && lane == 0) {
+        rec[PRG_TR_FILL1] = clock64();
+        rec[PRG_TR_EMPTY] = waited;
+    }
 }
 
-// pring's body, pring_hq's with HQ, pring_hx's with HQ and HX.
-template <bool HQ, bool HX = false>
-__device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot) {
+// pring's body, pring_hq's with HQ, pring_hx's with HQ and HX; with TR
+// (pring_hx_trace) stamped into tr.
+template <bool HQ, bool HX = false, bool TR = false>
+__device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot,
+                                           unsigned long long* tr = nullptr) {
     __shared__ prg_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
@@ -1360,10 +1403,11 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         int cnt[PC_THREADS / 32] = {};
         for (int p = 0; p < n; p++) {
             const pc_phase f = phases[p];
+            unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
             if (pc_down(f.kind)) {
-                prg_fill<5, HX>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM));
+                prg_fill<5, HX, TR>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec);
             } else {
-                prg_fill<4, HQ>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM));
+                prg_fill<4, HQ, TR>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec);
             }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
@@ -1373,6 +1417,12 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     for (int p = 0;; p++) {
         const pc_phase f = phases[p];
         const bool down = pc_down(f.kind);
+        unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
+        const bool stamp = TR && threadIdx.x == 0;
+        if (stamp) {
+            rec[PRG_TR_BEGIN] = clock64();
+            rec[PRG_TR_NS] = prg_globaltimer();
+        }
         if (p == 0 || !(flags & PS_NO_STAGE)) {
             if (HQ && down) {
                 prg_stage_hq(f);
@@ -1384,12 +1434,16 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 prg_stage(f);
             }
         }
+        if (stamp) rec[PRG_TR_STAGED] = clock64();
+        unsigned long long waited = 0;
         const float ns = HX && !down ? prg_inv(f.cols) : 1.0f;
         const prg_walk wk = down ? prg_walk_of<5, HX>(f, warp) : prg_walk_of<4, HQ>(f, warp);
         for (int j = 0; j < wk.n; j++, k++) {
             const int u = down ? prg_unit<HX>(wk, j) : prg_unit<HQ>(wk, j);
             const int s = k % S;
+            const unsigned long long t0 = TR ? clock64() : 0;
             ps_mb_wait(&b.full[warp][s], (k / S) & 1);
+            if (TR) waited += clock64() - t0;
             const uint4* t = pd_ring + (warp * S + s) * slot;
             if (!(flags & PS_NO_DOT)) {
                 if (down) {
@@ -1401,16 +1455,21 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             __syncwarp();
             if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
         }
+        if (TR && lane == 0) rec[PRG_TR_FULL + warp] = waited;
         if (HQ && !down) {
             pc_sync<true>(); // the block's h is stored
+            if (stamp) rec[PRG_TR_SUMS] = clock64();
             prg_quant_h(f);
         }
         if (HX && down && p + 1 < n) {
             pc_sync<true>(); // the block's x is stored
+            if (stamp) rec[PRG_TR_SUMS] = clock64();
             prg_quant_x(f, phases[p + 1].norm);
         }
+        if (stamp) rec[PRG_TR_EPI] = clock64();
         if (p + 1 == n) break;
         pd_grid_sync(bar, p, flags);
+        if (stamp) rec[PRG_TR_BAR] = clock64();
     }
 }
 
@@ -1426,4 +1485,11 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hq(const 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                           int slot) {
     prg_kernel<true, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx stamping each phase into tr (PRG_TR fields a block a phase):
+// its own kernel, so that pring_hx's code is not the traced one's.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_trace(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                                int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true>(phases, n, bar, flags, S, slot, tr);
 }
