@@ -28,7 +28,9 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // ringForm is one kernel -nine checks and times: pring, pring_hq (h
 // quantised once, by the blocks that write it), pring_hx (x' too, before
 // its norm's 1/rms: step 88), and pring_hx on matrices stored in the order
-// the grid takes their units (PRG_PERM). x' is int8 in all of them.
+// the grid takes their units (PRG_PERM), and pring_hx with its producer
+// held from a phase's sums' end to the next phase's x staged (PRG_HOLD).
+// x' is int8 in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -39,10 +41,17 @@ var ringForms = []ringForm{
 	{"pring_hq/x8", "pring_hq", 0},
 	{"pring_hx/x8", "pring_hx", 0},
 	{"pring_hx/x8/perm", "pring_hx", flagPerm},
+	{"pring_hx/x8/hold", "pring_hx", flagHold},
 }
 
-// pchain.cu's PRG_PERM.
-const flagPerm = 64
+// pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
+// its epilogue, or without the epilogue's stores: timing only), PRG_HOLD.
+const (
+	flagPerm     = 64
+	flagNoEpi    = 128
+	flagNoQStore = 256
+	flagHold     = 512
+)
 
 // hx reports whether the form is pring_hx's (x' quantised before the 1/rms).
 func (r ringForm) hx() bool { return r.kernel == "pring_hx" }
@@ -277,12 +286,13 @@ func runNine(cubin string, n int, depths []int) error {
 	// 7 phases: 2 slots a warp against 1, bit for bit; pring_hq against
 	// pring (the same products and the same rounding of h, by other warps:
 	// h's and x's floats, as pring writes no int8 copies); pring_hx on the
-	// matrices in the grid's order against pring_hx (the same matrices: all
-	// of h's and x's buffers, their int8 copies, scales and sums too).
+	// matrices in the grid's order and with its producer held against
+	// pring_hx (the same matrices and products: all of h's and x's buffers,
+	// their int8 copies, scales and sums too).
 	for _, c := range [][]struct {
 		f     ringForm
 		depth int
-	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}}} {
+	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}, {ringForms[4], 2}}} {
 		var ref []byte
 		for _, r := range c {
 			h, y, _, all, err := run(r.f, 7, r.depth)
@@ -320,11 +330,26 @@ func runNine(cubin string, n int, depths []int) error {
 			}
 		}
 	}
-	// Where pring_hx's time goes, stamped by pring_hx_trace on the same chain.
-	if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
-		return launchChain(e, tk.fn, k.blocks, k.threads(), shared(depths[len(depths)-1]), dph, n, dbar, 0, int32(depths[len(depths)-1]), int32(ringSlot), dtr)
-	}, n, k.blocks, depths[len(depths)-1], ph); err != nil {
-		return err
+	// Where pring_hx's time goes, stamped by pring_hx_trace on the same
+	// chain; then without its epilogue, and with it but without its stores
+	// (timing only: the results are wrong), timed and stamped.
+	depth := depths[len(depths)-1]
+	for _, c := range []struct {
+		name  string
+		flags int
+	}{{"", 0}, {" no epilogue", flagNoEpi}, {" epilogue without stores", flagNoQStore}, {"/hold", flagHold}} {
+		if c.flags&(flagNoEpi|flagNoQStore) != 0 {
+			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(ringForms[2], n, depth, c.flags) })
+			if err != nil {
+				return err
+			}
+			fmt.Printf("chain ab hbm %s%s 9B q8_0 slots %d blocks %4d %7.3f µs/phase\n", ringForms[2].name, c.name, depth, k.blocks, t/float64(n)*1e6)
+		}
+		if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
+			return launchChain(e, tk.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, c.flags, int32(depth), int32(ringSlot), dtr)
+		}, ringForms[2].name+c.name, n, k.blocks, depth, ph); err != nil {
+			return err
+		}
 	}
 	// The same chain with no rows: the grid barrier and x's staging alone
 	// (staging false: the barrier alone), what the stream has to hide.
@@ -400,20 +425,24 @@ const (
 	trFill0  = 14
 	trFill1  = 15
 	trNS     = 16
+	trIssue  = 17
 )
 
-// traceRing runs pring_hx_trace (launch, given the trace buffer) on the n
-// phases ph with depth slots a warp, and prints where a phase's time goes
-// for each kind, in µs, the mean over the blocks with units and over the
+// traceRing runs pring_hx_trace (launch, given the trace buffer; name, its
+// form in the output) on the n phases ph with depth slots a warp, and
+// prints where a phase's time goes for each kind, in µs: the mean over
 // phases 2 to n−2 of that kind (the first two fill the ring, the last has
-// no barrier):
-// from its start to x staged, to every warp's sums done, the epilogue
-// (warp 0 quantising the block's groups), the grid barrier; what the
-// consumer warps waited for their slots to fill, what the producer waited
-// for them to free, and how far ahead of the phase's start its first copy
-// and of its sums' end its last copy were issued. The clock's rate comes
-// from the global timer over the chain.
-func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, n, blocks, depth int, ph []phase) error {
+// no barrier) and over the blocks with the most groups of 32 units in
+// that phase (in a gate|up phase the 120 of 132 with 3 groups, whose sums
+// set the phase; the others finish early and wait at the barrier), of the
+// gap from the previous phase's barrier to this phase's start, then to x
+// staged, to every warp's sums done, the epilogue (warp 0 quantising the
+// block's groups), the grid barrier passed; what the consumer warps waited
+// for their slots to fill, what the producer waited for them to free and
+// spent issuing its copies, and how far ahead of the phase's start its
+// first copy and of its sums' end its last copy were issued. The clock's
+// rate comes from the global timer over the chain.
+func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name string, n, blocks, depth int, ph []phase) error {
 	if n < 6 {
 		return fmt.Errorf("trace: %d phases, need at least 6", n)
 	}
@@ -436,23 +465,26 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, n, b
 		ghz += float64(r1[trBegin]-r0[trBegin]) / float64(r1[trNS]-r0[trNS]) / float64(blocks)
 	}
 	us := func(cycles float64) float64 { return cycles / ghz / 1e3 }
-	fmt.Printf("trace pring_hx/x8 slots %d: %.3f µs/phase with the stamps (SM clock %.2f GHz from the global timer)\n", depth, t/float64(n)*1e6, ghz)
+	fmt.Printf("trace %s slots %d: %.3f µs/phase with the stamps (SM clock %.2f GHz from the global timer)\n", name, depth, t/float64(n)*1e6, ghz)
 	for kind, name := range []string{"gate|up", "down"} {
-		var stage, sums, sumsMax, epi, bar, whole, full, empty, lead, last float64
-		var cnt, phases float64 // blocks with work over the phases, and the phases
+		var gap, stage, sums, sumsMax, epi, bar, whole, full, empty, issue, lead, last float64
+		var cnt, phases float64 // blocks averaged over the phases, and the phases
+		heavy := 0
 		for p := 2; p <= n-2; p++ {
 			if int(ph[p].kind)-kind9B != kind {
 				continue
 			}
+			// prg_groups: blocks below g mod blocks take one group more.
+			g := int(ph[p].rows) / units[ph[p].kind].r / 32
+			heavy = blocks
+			if g%blocks != 0 {
+				heavy = g % blocks
+			}
 			var worst float64
-			active := 0
-			for b := range blocks {
-				if 32*b >= int(ph[p].rows)/units[ph[p].kind].r {
-					continue // a grouped walk's block with no group: 4 of 132 in a down phase
-				}
-				active++
-				r := rec(b, p)
+			for b := range heavy {
+				r, prev := rec(b, p), rec(b, p-1)
 				d := func(a, b int) float64 { return float64(int64(r[b] - r[a])) }
+				gap += float64(int64(r[trBegin] - prev[trBar]))
 				stage += d(trBegin, trStaged)
 				sums += d(trStaged, trSums)
 				worst = max(worst, d(trBegin, trSums))
@@ -465,16 +497,17 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, n, b
 				}
 				full += f
 				empty += float64(r[trEmpty])
+				issue += float64(r[trIssue])
 				lead += float64(int64(r[trBegin] - r[trFill0]))
 				last += float64(int64(r[trSums] - r[trFill1]))
 			}
 			sumsMax += worst
-			cnt += float64(active)
+			cnt += float64(heavy)
 			phases++
 		}
 		m := func(v float64) float64 { return us(v / cnt) }
-		fmt.Printf("trace %-7s staged %.2f  sums %.2f (slowest block done %.2f after its start)  epilogue %.2f  barrier %.2f  phase %.2f µs | consumers wait for slots %.2f  producer waits %.2f  first copy %.2f before the start  last %.2f before the sums end\n",
-			name, m(stage), m(sums), us(sumsMax/phases), m(epi), m(bar), m(whole), m(full), m(empty), m(lead), m(last))
+		fmt.Printf("trace %-7s %d blocks: gap %.2f  staged %.2f  sums %.2f (slowest block %.2f after its start)  epilogue %.2f  barrier %.2f  phase %.2f µs | consumers wait for slots %.2f  producer waits %.2f, issues %.2f  first copy %.2f before the start  last %.2f before the sums end\n",
+			name, heavy, m(gap), m(stage), m(sums), us(sumsMax/phases), m(epi), m(bar), m(whole), m(full), m(empty), m(issue), m(lead), m(last))
 	}
 	return nil
 }

@@ -1257,6 +1257,22 @@ __device__ __forceinline__ float prg_inv(int cols) {
 // Without it unit u is unit u of the matrix.
 #define PRG_PERM 64
 
+// Flags of pring_hx for timing only (its results are then wrong): with
+// PRG_NO_EPI warp 0 quantises nothing after the sums (h's and x's int8
+// copies keep what they held); with PRG_NO_QSTORE it quantises as ever but
+// stores nothing. Step 88: what the epilogue costs the phase, and whether
+// its stores are that cost.
+#define PRG_NO_EPI 128
+#define PRG_NO_QSTORE 256
+
+// Flag of pring_hx (results unchanged): the producer issues no copies from
+// the block's sums' end to its next phase's x staged (prg_hold, set and
+// cleared by thread 0), so that the epilogue's stores, the grid barrier
+// and the staging do not queue behind a ring's worth of copies (run225:
+// the window between two phases' sums took as long without the epilogue).
+#define PRG_HOLD 512
+__shared__ volatile int prg_hold;
+
 // A warp's units of a phase: n of them, the k-th prg_unit(k). The grid's
 // warps take units in turn (base + k step), but in pring_hq's gate|up
 // phases (G), whose groups of 32 units (32 consecutive outputs of h) go to
@@ -1299,35 +1315,38 @@ __device__ __forceinline__ int prg_wrow(int lo, int extra, int w, int k) {
 
 // In pring_hx, after a down phase's sums: warp 0 rounds the block's groups
 // of x (at most 4, as prg_quant_h's of h) with the next phase's norm
-// weights nw into x's int8, scales and sums of squares.
-__device__ __forceinline__ void prg_quant_x(const pc_phase& f, const float* nw) {
+// weights nw into x's int8, scales and sums of squares (none stored with
+// nostore).
+__device__ __forceinline__ void prg_quant_x(const pc_phase& f, const float* nw, bool nostore = false) {
     if (threadIdx.x >= 32) return;
     const int j = threadIdx.x / 8, i = 8 * ((int)blockIdx.x + j * (int)gridDim.x) + threadIdx.x % 8;
     const bool mine = j < prg_groups(f.rows / 32);
     const float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     const float4 v = mine ? __ldcg(reinterpret_cast<const float4*>(f.y) + i) : z;
     const float4 w = mine ? __ldg(reinterpret_cast<const float4*>(nw) + i) : z;
-    prg_quant_xn(v, w, i, prg_hq(f.y, f.rows), prg_hd(f.y, f.rows), prg_hs(f.y, f.rows), mine);
+    prg_quant_xn(v, w, i, prg_hq(f.y, f.rows), prg_hd(f.y, f.rows), prg_hs(f.y, f.rows), mine && !nostore);
 }
 
 // In pring_hq, after a gate|up phase's sums: warp 0 quantises the block's
 // groups of h (at most 4, lane l a float4 of group l / 8; lanes past them
-// take zeros and store nothing) into h's int8.
-__device__ __forceinline__ void prg_quant_h(const pc_phase& f) {
+// take zeros and store nothing) into h's int8 (none stored with nostore).
+__device__ __forceinline__ void prg_quant_h(const pc_phase& f, bool nostore = false) {
     if (threadIdx.x >= 32) return;
     const int j = threadIdx.x / 8, i = 8 * ((int)blockIdx.x + j * (int)gridDim.x) + threadIdx.x % 8;
     const bool mine = j < prg_groups(f.rows / 2 / 32);
     const float4 v = mine ? __ldcg(reinterpret_cast<const float4*>(f.y) + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    pq_quant4(v, i, prg_hq(f.y, f.rows / 2), prg_hd(f.y, f.rows / 2), mine);
+    pq_quant4(v, i, prg_hq(f.y, f.rows / 2), prg_hd(f.y, f.rows / 2), mine && !nostore);
 }
 
 // pring_hx_trace's record of a phase, per block (tr[(block n + p) PRG_TR
 // + field]): clock64 stamps of warp 0 (the phase begun, x staged, every
 // warp's sums done, the epilogue done, the grid barrier passed), each
 // consumer warp's cycles waiting for its slots to fill, the producer's
-// first and last copies of the phase and its cycles waiting for slots to
-// free, and the global timer where the phase begins (ns, for the clock's
-// rate). Step 88: where the ring's time goes.
+// first and last copies of the phase, its cycles waiting for slots to free
+// and its cycles issuing the copies (from a slot free to its copies'
+// arrival on the slot's mbarrier issued), and the global timer where the
+// phase begins (ns, for the clock's rate). The phase begins before its
+// descriptor is loaded. Step 88: where the ring's time goes.
 #define PRG_TR 18
 #define PRG_TR_BEGIN 0
 #define PRG_TR_STAGED 1
@@ -1339,6 +1358,7 @@ __device__ __forceinline__ void prg_quant_h(const pc_phase& f) {
 #define PRG_TR_FILL0 14
 #define PRG_TR_FILL1 15
 #define PRG_TR_NS 16
+#define PRG_TR_ISSUE 17
 
 __device__ __forceinline__ unsigned long long prg_globaltimer() {
     unsigned long long t;
@@ -1353,14 +1373,18 @@ __device__ __forceinline__ unsigned long long prg_globaltimer() {
 // first and last copies and the time it waited for slots to free.
 template <int K, bool G, bool TR = false>
 __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane,
-                                         bool perm = false, unsigned long long* rec = nullptr) {
-    unsigned long long waited = 0;
+                                         bool perm = false, unsigned long long* rec = nullptr, bool hold = false) {
+    unsigned long long waited = 0, issuing = 0;
     if (TR && lane == 0) rec[PRG_TR_FILL0] = clock64(); // a block with no units copies nothing
     prg_walk wk[PC_THREADS / 32];
 #pragma unroll
     for (int w = 0; w < PC_THREADS / 32; w++) wk[w] = prg_walk_of<K, G>(f, w);
     const int groups = f.rows / pc_unit<K>::R / 32, lo = groups / (int)gridDim.x, extra = groups - lo * (int)gridDim.x;
     for (int k = 0; k < wk[0].n; k++) {
+        if (hold) {
+            while (prg_hold) {
+            }
+        }
 #pragma unroll
         for (int w = 0; w < PC_THREADS / 32; w++) {
             if (k >= wk[w].n) continue;
@@ -1368,19 +1392,21 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
             const int s = cnt[w] % S;
             const unsigned long long t0 = TR ? clock64() : 0;
             if (cnt[w] >= S) ps_mb_wait(&b.empty[w][s], ((cnt[w] / S) - 1) & 1);
+            const unsigned long long t1 = TR ? clock64() : 0;
             if (TR) {
-                const unsigned long long t1 = clock64();
                 waited += t1 - t0;
                 if (lane == 0 && k == 0 && w == 0) rec[PRG_TR_FILL0] = t1;
             }
             pd_fill_unit<K>(ring + (w * S + s) * slot, f, G && perm ? prg_wrow(lo, extra, w, k) : u, lane);
             pf_arrive_on_copies(&b.full[w][s]);
+            if (TR) issuing += clock64() - t1;
             cnt[w]++;
         }
     }
     if (TR && lane == 0) {
         rec[PRG_TR_FILL1] = clock64();
         rec[PRG_TR_EMPTY] = waited;
+        rec[PRG_TR_ISSUE] = issuing;
     }
 }
 
@@ -1397,6 +1423,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 ps_mb_init(&b.full[w][s], 32); // the producer's lanes
                 ps_mb_init(&b.empty[w][s], 1); // the consumer warp's lane 0
             }
+        if (HX) prg_hold = 0;
     }
     __syncthreads();
     if (warp == PC_THREADS / 32) {
@@ -1405,9 +1432,9 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             const pc_phase f = phases[p];
             unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
             if (pc_down(f.kind)) {
-                prg_fill<5, HX, TR>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec);
+                prg_fill<5, HX, TR>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD));
             } else {
-                prg_fill<4, HQ, TR>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec);
+                prg_fill<4, HQ, TR>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD));
             }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
@@ -1415,14 +1442,14 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     }
     int k = 0; // units this warp has taken from its ring
     for (int p = 0;; p++) {
-        const pc_phase f = phases[p];
-        const bool down = pc_down(f.kind);
         unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
         const bool stamp = TR && threadIdx.x == 0;
         if (stamp) {
             rec[PRG_TR_BEGIN] = clock64();
             rec[PRG_TR_NS] = prg_globaltimer();
         }
+        const pc_phase f = phases[p];
+        const bool down = pc_down(f.kind);
         if (p == 0 || !(flags & PS_NO_STAGE)) {
             if (HQ && down) {
                 prg_stage_hq(f);
@@ -1435,6 +1462,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             }
         }
         if (stamp) rec[PRG_TR_STAGED] = clock64();
+        if (HX && (flags & PRG_HOLD) && threadIdx.x == 0) prg_hold = 0;
         unsigned long long waited = 0;
         const float ns = HX && !down ? prg_inv(f.cols) : 1.0f;
         const prg_walk wk = down ? prg_walk_of<5, HX>(f, warp) : prg_walk_of<4, HQ>(f, warp);
@@ -1458,13 +1486,15 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         if (TR && lane == 0) rec[PRG_TR_FULL + warp] = waited;
         if (HQ && !down) {
             pc_sync<true>(); // the block's h is stored
+            if (HX && (flags & PRG_HOLD) && threadIdx.x == 0) prg_hold = 1;
             if (stamp) rec[PRG_TR_SUMS] = clock64();
-            prg_quant_h(f);
+            if (!HX || !(flags & PRG_NO_EPI)) prg_quant_h(f, HX && (flags & PRG_NO_QSTORE));
         }
         if (HX && down && p + 1 < n) {
             pc_sync<true>(); // the block's x is stored
+            if (HX && (flags & PRG_HOLD) && threadIdx.x == 0) prg_hold = 1;
             if (stamp) rec[PRG_TR_SUMS] = clock64();
-            prg_quant_x(f, phases[p + 1].norm);
+            if (!(flags & PRG_NO_EPI)) prg_quant_x(f, phases[p + 1].norm, flags & PRG_NO_QSTORE);
         }
         if (stamp) rec[PRG_TR_EPI] = clock64();
         if (p + 1 == n) break;
