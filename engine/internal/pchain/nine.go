@@ -435,8 +435,9 @@ const (
 // no barrier) and over the blocks with the most groups of 32 units in
 // that phase (in a gate|up phase the 120 of 132 with 3 groups, whose sums
 // set the phase; the others finish early and wait at the barrier), of the
-// gap from the previous phase's barrier to this phase's start, then to x
-// staged, to every warp's sums done, the epilogue (warp 0 quantising the
+// gap from the previous phase's barrier to this phase's start (two stamps
+// in a row: their own cost), then to x staged (the descriptor's load with
+// it), to every warp's sums done, the epilogue (warp 0 quantising the
 // block's groups), the grid barrier passed; what the consumer warps waited
 // for their slots to fill, what the producer waited for them to free and
 // spent issuing its copies, and how far ahead of the phase's start its

@@ -1265,11 +1265,13 @@ __device__ __forceinline__ float prg_inv(int cols) {
 #define PRG_NO_EPI 128
 #define PRG_NO_QSTORE 256
 
-// Flag of pring_hx (results unchanged): the producer issues no copies from
-// the block's sums' end to its next phase's x staged (prg_hold, set and
-// cleared by thread 0), so that the epilogue's stores, the grid barrier
-// and the staging do not queue behind a ring's worth of copies (run225:
-// the window between two phases' sums took as long without the epilogue).
+// Flag of pring_hx (results unchanged): the producer starts no new round of
+// copies (a unit for each warp) from the block's sums' end to its next
+// phase's x staged (prg_hold, set and cleared by thread 0; a round under
+// way finishes, and its 32 lanes spin on the flag meanwhile), so that the
+// epilogue's stores, the grid barrier and the staging queue behind fewer
+// copies (run225: the window between two phases' sums took as long
+// without the epilogue). Measured slower (runs 226, 227; perf.md step 88).
 #define PRG_HOLD 512
 __shared__ volatile int prg_hold;
 
