@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -25,23 +26,27 @@ const kind9B = 4
 // chunks (a down row of 24 chunks a lane and its 48 of scales).
 var ringSlot = max(stride(kind9B), stride(kind9B+1))
 
-// ringForm is one kernel -nine checks and times: pring, pring_hq (h
+// ringForm is one kernel -nine checks and times (with its producer warps):
+// pring, pring_hq (h
 // quantised once, by the blocks that write it), pring_hx (x' too, before
 // its norm's 1/rms: step 88), and pring_hx on matrices stored in the order
 // the grid takes their units (PRG_PERM), and pring_hx with its producer
-// held from a phase's sums' end to the next phase's x staged (PRG_HOLD).
-// x' is int8 in all of them.
+// held from a phase's sums' end to the next phase's x staged (PRG_HOLD),
+// and pring_hx2, pring_hx with two producer warps. x' is int8 in all of
+// them.
 type ringForm struct {
 	name, kernel string
 	flags        int
+	producers    int
 }
 
 var ringForms = []ringForm{
-	{"pring/x8", "pring", 0},
-	{"pring_hq/x8", "pring_hq", 0},
-	{"pring_hx/x8", "pring_hx", 0},
-	{"pring_hx/x8/perm", "pring_hx", flagPerm},
-	{"pring_hx/x8/hold", "pring_hx", flagHold},
+	{"pring/x8", "pring", 0, 1},
+	{"pring_hq/x8", "pring_hq", 0, 1},
+	{"pring_hx/x8", "pring_hx", 0, 1},
+	{"pring_hx/x8/perm", "pring_hx", flagPerm, 1},
+	{"pring_hx/x8/hold", "pring_hx", flagHold, 1},
+	{"pring_hx2/x8", "pring_hx2", 0, 2},
 }
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
@@ -54,7 +59,7 @@ const (
 )
 
 // hx reports whether the form is pring_hx's (x' quantised before the 1/rms).
-func (r ringForm) hx() bool { return r.kernel == "pring_hx" }
+func (r ringForm) hx() bool { return strings.HasPrefix(r.kernel, "pring_hx") }
 
 // walkOrder is PRG_PERM's order of a grouped phase's units, g groups of 32
 // over grid blocks of 8 warps: the unit stored at each place. pchain.cu's
@@ -116,7 +121,7 @@ func runNine(cubin string, n int, depths []int) error {
 		if _, ok := ks[f.kernel]; ok {
 			continue
 		}
-		if ks[f.kernel], err = loadDeep(e, mod, f.kernel, 1); err != nil {
+		if ks[f.kernel], err = loadDeep(e, mod, f.kernel, f.producers); err != nil {
 			return err
 		}
 	}
@@ -223,7 +228,7 @@ func runNine(cubin string, n int, depths []int) error {
 		if f.flags&flagPerm != 0 {
 			d = dphPerm
 		}
-		return launchChain(e, ks[f.kernel].fn, k.blocks, k.threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot))
+		return launchChain(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot))
 	}
 	// run launches the first `phases` phases from x0 with NaNs in h and in
 	// x's tail and returns h, x, x's tail, and all of h's and x's buffers
@@ -286,13 +291,13 @@ func runNine(cubin string, n int, depths []int) error {
 	// 7 phases: 2 slots a warp against 1, bit for bit; pring_hq against
 	// pring (the same products and the same rounding of h, by other warps:
 	// h's and x's floats, as pring writes no int8 copies); pring_hx on the
-	// matrices in the grid's order and with its producer held against
-	// pring_hx (the same matrices and products: all of h's and x's buffers,
+	// matrices in the grid's order, with its producer held and with two
+	// producers against pring_hx (the same matrices and products: all of h's and x's buffers,
 	// their int8 copies, scales and sums too).
 	for _, c := range [][]struct {
 		f     ringForm
 		depth int
-	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}, {ringForms[4], 2}}} {
+	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}, {ringForms[4], 2}, {ringForms[5], 2}}} {
 		var ref []byte
 		for _, r := range c {
 			h, y, _, all, err := run(r.f, 7, r.depth)

@@ -1372,10 +1372,12 @@ __device__ __forceinline__ unsigned long long prg_globaltimer() {
 // each into the next slot of that warp's ring once the warp has freed it.
 // Warp 0's walk is the longest (its first unit is the block's first).
 // With TR, lane 0 stamps the phase's trace record rec (prg_tr) with its
-// first and last copies and the time it waited for slots to free.
-template <int K, bool G, bool TR = false>
+// first and last copies and the time it waited for slots to free. With P
+// producer warps, producer pw fills the rings of warps pw, pw + P, ...
+template <int K, bool G, bool TR = false, int P = 1>
 __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane,
-                                         bool perm = false, unsigned long long* rec = nullptr, bool hold = false) {
+                                         bool perm = false, unsigned long long* rec = nullptr, bool hold = false, int pw = 0) {
+    static_assert(!TR || P == 1, "the trace has one producer's fields");
     unsigned long long waited = 0, issuing = 0;
     if (TR && lane == 0) rec[PRG_TR_FILL0] = clock64(); // a block with no units copies nothing
     prg_walk wk[PC_THREADS / 32];
@@ -1389,7 +1391,7 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
         }
 #pragma unroll
         for (int w = 0; w < PC_THREADS / 32; w++) {
-            if (k >= wk[w].n) continue;
+            if (k >= wk[w].n || (P > 1 && w % P != pw)) continue;
             const int u = prg_unit<G>(wk[w], k);
             const int s = cnt[w] % S;
             const unsigned long long t0 = TR ? clock64() : 0;
@@ -1413,8 +1415,8 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
 }
 
 // pring's body, pring_hq's with HQ, pring_hx's with HQ and HX; with TR
-// (pring_hx_trace) stamped into tr.
-template <bool HQ, bool HX = false, bool TR = false>
+// (pring_hx_trace) stamped into tr; with P producer warps (pring_hx2).
+template <bool HQ, bool HX = false, bool TR = false, int P = 1>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot,
                                            unsigned long long* tr = nullptr) {
     __shared__ prg_bars b;
@@ -1428,15 +1430,16 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         if (HX) prg_hold = 0;
     }
     __syncthreads();
-    if (warp == PC_THREADS / 32) {
+    if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
+        const int pw = P == 1 ? 0 : warp - PC_THREADS / 32;
         int cnt[PC_THREADS / 32] = {};
         for (int p = 0; p < n; p++) {
             const pc_phase f = phases[p];
             unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
             if (pc_down(f.kind)) {
-                prg_fill<5, HX, TR>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD));
+                prg_fill<5, HX, TR, P>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw);
             } else {
-                prg_fill<4, HQ, TR>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD));
+                prg_fill<4, HQ, TR, P>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw);
             }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
@@ -1524,4 +1527,11 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx(const 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_trace(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                                 int slot, unsigned long long* tr) {
     prg_kernel<true, true, true>(phases, n, bar, flags, S, slot, tr);
+}
+
+// pring_hx with two producer warps, each filling the rings of 4 consumer
+// warps (step 88: the one producer is blocked or busy all of a phase).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 64, 1) pring_hx2(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                           int slot) {
+    prg_kernel<true, true, false, 2>(phases, n, bar, flags, S, slot);
 }
