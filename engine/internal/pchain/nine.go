@@ -32,21 +32,31 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // its norm's 1/rms: step 88), and pring_hx on matrices stored in the order
 // the grid takes their units (PRG_PERM), and pring_hx with its producer
 // held from a phase's sums' end to the next phase's x staged (PRG_HOLD),
-// and pring_hx2, pring_hx with two producer warps. x' is int8 in all of
-// them.
+// pring_hx2, pring_hx with two producer warps, and pring_hx_s2, pring_hx
+// built for 2 slots a warp. x' is int8 in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
 	producers    int
+	slots        int // the ring depth the kernel is built for; 0: any
+}
+
+// depth is the ring depth the form runs at when d is asked for.
+func (r ringForm) depth(d int) int {
+	if r.slots != 0 {
+		return r.slots
+	}
+	return d
 }
 
 var ringForms = []ringForm{
-	{"pring/x8", "pring", 0, 1},
-	{"pring_hq/x8", "pring_hq", 0, 1},
-	{"pring_hx/x8", "pring_hx", 0, 1},
-	{"pring_hx/x8/perm", "pring_hx", flagPerm, 1},
-	{"pring_hx/x8/hold", "pring_hx", flagHold, 1},
-	{"pring_hx2/x8", "pring_hx2", 0, 2},
+	{"pring/x8", "pring", 0, 1, 0},
+	{"pring_hq/x8", "pring_hq", 0, 1, 0},
+	{"pring_hx/x8", "pring_hx", 0, 1, 0},
+	{"pring_hx/x8/perm", "pring_hx", flagPerm, 1, 0},
+	{"pring_hx/x8/hold", "pring_hx", flagHold, 1, 0},
+	{"pring_hx2/x8", "pring_hx2", 0, 2, 0},
+	{"pring_hx_s2/x8", "pring_hx_s2", 0, 1, 2},
 }
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
@@ -224,6 +234,9 @@ func runNine(cubin string, n int, depths []int) error {
 		return err
 	}
 	launch := func(f ringForm, phases, depth, flags int) error {
+		if f.depth(depth) != depth {
+			return fmt.Errorf("%s: built for %d slots a warp, launched with %d", f.name, f.slots, depth)
+		}
 		d := dph
 		if f.flags&flagPerm != 0 {
 			d = dphPerm
@@ -259,7 +272,7 @@ func runNine(cubin string, n int, depths []int) error {
 		if f.hx() {
 			ref = wantHX
 		}
-		h, y, _, _, err := run(f, 2, depths[0])
+		h, y, _, _, err := run(f, 2, f.depth(depths[0]))
 		if err != nil {
 			return err
 		}
@@ -273,7 +286,7 @@ func runNine(cubin string, n int, depths []int) error {
 		}
 		// The down phase's x in int8 for the next gate|up phase, and that
 		// phase's h from it.
-		h3, y3, tail, _, err := run(f, 3, depths[0])
+		h3, y3, tail, _, err := run(f, 3, f.depth(depths[0]))
 		if err != nil {
 			return err
 		}
@@ -291,13 +304,14 @@ func runNine(cubin string, n int, depths []int) error {
 	// 7 phases: 2 slots a warp against 1, bit for bit; pring_hq against
 	// pring (the same products and the same rounding of h, by other warps:
 	// h's and x's floats, as pring writes no int8 copies); pring_hx on the
-	// matrices in the grid's order, with its producer held and with two
-	// producers against pring_hx (the same matrices and products: all of h's and x's buffers,
+	// matrices in the grid's order, with its producer held, with two
+	// producers and built for 2 slots against pring_hx (the same matrices
+	// and products: all of h's and x's buffers,
 	// their int8 copies, scales and sums too).
 	for _, c := range [][]struct {
 		f     ringForm
 		depth int
-	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}, {ringForms[4], 2}, {ringForms[5], 2}}} {
+	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}, {ringForms[4], 2}, {ringForms[5], 2}, {ringForms[6], 2}}} {
 		var ref []byte
 		for _, r := range c {
 			h, y, _, all, err := run(r.f, 7, r.depth)
@@ -325,6 +339,9 @@ func runNine(cubin string, n int, depths []int) error {
 	}
 	for _, depth := range depths {
 		for _, f := range ringForms {
+			if f.depth(depth) != depth {
+				continue
+			}
 			for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
 				t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(f, n, depth, sf) })
 				if err != nil {

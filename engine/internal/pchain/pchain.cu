@@ -1415,10 +1415,13 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
 }
 
 // pring's body, pring_hq's with HQ, pring_hx's with HQ and HX; with TR
-// (pring_hx_trace) stamped into tr; with P producer warps (pring_hx2).
-template <bool HQ, bool HX = false, bool TR = false, int P = 1>
-__device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S, int slot,
+// (pring_hx_trace) stamped into tr; with P producer warps (pring_hx2);
+// with SC the ring's depth a compile-time constant (pring_hx_s2: S must be
+// SC), so that k mod S and k / S are a mask and a shift.
+template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0>
+__device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr) {
+    const int S = SC ? SC : S_;
     __shared__ prg_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
@@ -1534,4 +1537,13 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_trace(
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 64, 1) pring_hx2(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                            int slot) {
     prg_kernel<true, true, false, 2>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx with 2 slots a warp as a constant (the host launches it with
+// S = 2 only): the ring's slot and round a mask and a shift, not two
+// divisions a unit in the producer and in each consumer (step 88: is the
+// producer's work a unit on the stream's path?).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_s2(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                             int slot) {
+    prg_kernel<true, true, false, 1, 2>(phases, n, bar, flags, S, slot);
 }
