@@ -6,7 +6,7 @@
 // set against what the same products cost as graph nodes (engine/gpu
 // BenchmarkGPUGraphChain). It is the record behind docs/perf.md steps 25,
 // 27 and 86 to 88 (scripts/gpu/run43.sh to run55.sh and run196.sh to
-// run228.sh ran its forms):
+// run229.sh ran its forms):
 //
 //	nvcc -O3 -arch=sm_90 -cubin -o bin/pchain.cubin engine/internal/pchain/pchain.cu
 //	CGO_ENABLED=0 go build -o bin/pchain ./engine/internal/pchain
@@ -19,8 +19,8 @@
 // add the same products in the same order). The same FFN in q8_0 (step 87)
 // runs on pfeed_q8, pfreg_q8 and pfpre_q8, each checked against float64 and
 // against pfeed_q8 bit for bit, with x' in f32 and in int8 (PQ_X8); -nine
-// checks and times pring, pring_hq, pring_hx and pring_hx2 on the 9B q8_0
-// FFN instead, and traces where pring_hx's phases go (nine.go). -time picks
+// checks and times pring, pring_hq, pring_hx, pring_hx2 and pring_hx_s2 on
+// the 9B q8_0 FFN instead, and traces where pring_hx's phases go (nine.go). -time picks
 // the kernels timed, -types the weight types, -arrive the deep kernels'
 // ways to arrive at the grid barrier, -producers the producer kernels'
 // counts of producer warps.
