@@ -19,8 +19,8 @@
 // add the same products in the same order). The same FFN in q8_0 (step 87)
 // runs on pfeed_q8, pfreg_q8 and pfpre_q8, each checked against float64 and
 // against pfeed_q8 bit for bit, with x' in f32 and in int8 (PQ_X8); -nine
-// checks and times pring, pring_hq, pring_hx, pring_hx2 and pring_hx_s2 on
-// the 9B q8_0 FFN instead, and traces where pring_hx's phases go (nine.go). -time picks
+// checks and times pring, pring_hq, pring_hx and its variants on the 9B
+// q8_0 FFN instead, and traces where pring_hx's phases go (nine.go). -time picks
 // the kernels timed, -types the weight types, -arrive the deep kernels'
 // ways to arrive at the grid barrier, -producers the producer kernels'
 // counts of producer warps.
@@ -101,6 +101,7 @@ func main() {
 	prod := flag.String("producers", "1", "producer warps of pfeed, pfreg and pfpre to time: 1, 2, 4 (each also checked)")
 	types := flag.String("types", "bf16,q8_0", "weight types to time: bf16 (every kernel), q8_0 (pfeed, pfreg and pfpre only)")
 	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring, pring_hq and pring_hx with on the 9B q8_0 FFN (and trace pring_hx with the last), instead of the 0.8B chains")
+	ncu := flag.String("ncu", "", "with -nine: launch only this form (pring_hx/x8, ...) 3 times on the chain at the last depth, for ncu; no checks or timings")
 	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
 	pick := map[string]bool{}
@@ -151,7 +152,7 @@ func main() {
 			}
 			depths = append(depths, d)
 		}
-		if err := runNine(*cubin, *n, depths); err != nil {
+		if err := runNine(*cubin, *n, depths, *ncu); err != nil {
 			fmt.Fprintln(os.Stderr, "pchain:", err)
 			os.Exit(1)
 		}

@@ -32,8 +32,15 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // its norm's 1/rms: step 88), and pring_hx on matrices stored in the order
 // the grid takes their units (PRG_PERM), and pring_hx with its producer
 // held from a phase's sums' end to the next phase's x staged (PRG_HOLD),
-// pring_hx2, pring_hx with two producer warps, and pring_hx_s2, pring_hx
-// built for 2 slots a warp. x' is int8 in all of them.
+// pring_hx2, pring_hx with two producer warps, pring_hx_s2, pring_hx
+// built for 2 slots a warp; pring_hx_ff, pring_hx with a producer that
+// fills whichever warp's slot is free first, pring_hx_er, pring_hx whose
+// consumers free a slot once its unit is in their registers, and
+// pring_hx_ffer, both; pring_hx_bulk, pring_hx with each unit copied by
+// two bulk copies from one lane, and pring_hx_bulker, that and
+// pring_hx_er's consumers, and pring_hx_erp, pring_hx_er with each
+// warp's next phase's first unit taken into registers in the grid
+// barrier's wait (step 89). x' is int8 in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -57,6 +64,12 @@ var ringForms = []ringForm{
 	{"pring_hx/x8/hold", "pring_hx", flagHold, 1, 0},
 	{"pring_hx2/x8", "pring_hx2", 0, 2, 0},
 	{"pring_hx_s2/x8", "pring_hx_s2", 0, 1, 2},
+	{"pring_hx_ff/x8", "pring_hx_ff", 0, 1, 0},
+	{"pring_hx_er/x8", "pring_hx_er", 0, 1, 0},
+	{"pring_hx_ffer/x8", "pring_hx_ffer", 0, 1, 0},
+	{"pring_hx_bulk/x8", "pring_hx_bulk", 0, 1, 0},
+	{"pring_hx_bulker/x8", "pring_hx_bulker", 0, 1, 0},
+	{"pring_hx_erp/x8", "pring_hx_erp", 0, 1, 0},
 }
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
@@ -116,8 +129,10 @@ func walkRows(w *weights, r, grid int) []byte {
 // for bit, pring against pring_hq and pring_hx against itself on the
 // matrices in the grid's order) and times them on a chain of n phases with each ring depth in
 // depths, whole and with the staging or the sums left out; then on the
-// same chain with no rows.
-func runNine(cubin string, n int, depths []int) error {
+// same chain with no rows. With only set, it launches that form 3 times
+// on the chain at the last depth instead, and checks and times nothing
+// (for ncu).
+func runNine(cubin string, n int, depths []int, only string) error {
 	if n < 7 {
 		return fmt.Errorf("-phases %d: need at least 7 (the bit-for-bit checks run 7)", n)
 	}
@@ -137,6 +152,10 @@ func runNine(cubin string, n int, depths []int) error {
 	}
 	k := ks["pring"]
 	tk, err := loadDeep(e, mod, "pring_hx_trace", 1)
+	if err != nil {
+		return err
+	}
+	tkER, err := loadDeep(e, mod, "pring_hx_er_trace", 1)
 	if err != nil {
 		return err
 	}
@@ -266,6 +285,21 @@ func runNine(cubin string, n int, depths []int) error {
 		return ha[:nh], ya[:nx], cuda.AsBytes(ya[nx:]), slices.Concat(cuda.AsBytes(ha), cuda.AsBytes(ya)), nil
 	}
 
+	if only != "" {
+		i := slices.IndexFunc(ringForms, func(f ringForm) bool { return f.name == only })
+		if i < 0 {
+			return fmt.Errorf("-ncu %q: not a form -nine runs", only)
+		}
+		if _, _, _, _, err := run(ringForms[i], 2, ringForms[i].depth(depths[len(depths)-1])); err != nil { // x and h hold numbers
+			return err
+		}
+		for range 3 {
+			if err := launch(ringForms[i], n, ringForms[i].depth(depths[len(depths)-1]), 0); err != nil {
+				return err
+			}
+		}
+		return e.Synchronize()
+	}
 	want, wantHX := ffnRef(w, x0, nw, true), ffnRefHX(w, x0, nw)
 	for _, f := range ringForms {
 		ref := want
@@ -305,13 +339,17 @@ func runNine(cubin string, n int, depths []int) error {
 	// pring (the same products and the same rounding of h, by other warps:
 	// h's and x's floats, as pring writes no int8 copies); pring_hx on the
 	// matrices in the grid's order, with its producer held, with two
-	// producers and built for 2 slots against pring_hx (the same matrices
+	// producers, built for 2 slots, filling the first free slot, freeing
+	// slots before the sums (with 1 slot a warp too), both, copying by
+	// bulk copies, and that freeing slots before the sums (1 slot too),
+	// and taking a unit in the barrier's wait (1 slot too) against
+	// pring_hx (the same matrices
 	// and products: all of h's and x's buffers,
 	// their int8 copies, scales and sums too).
 	for _, c := range [][]struct {
 		f     ringForm
 		depth int
-	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}, {ringForms[4], 2}, {ringForms[5], 2}, {ringForms[6], 2}}} {
+	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}, {ringForms[4], 2}, {ringForms[5], 2}, {ringForms[6], 2}, {ringForms[7], 2}, {ringForms[8], 1}, {ringForms[8], 2}, {ringForms[9], 2}, {ringForms[10], 2}, {ringForms[11], 1}, {ringForms[11], 2}, {ringForms[12], 1}, {ringForms[12], 2}}} {
 		var ref []byte
 		for _, r := range c {
 			h, y, _, all, err := run(r.f, 7, r.depth)
@@ -372,6 +410,12 @@ func runNine(cubin string, n int, depths []int) error {
 		}, ringForms[2].name+c.name, n, k.blocks, depth, ph); err != nil {
 			return err
 		}
+	}
+	// pring_hx_er stamped the same way (step 89).
+	if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
+		return launchChain(e, tkER.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, 0, int32(depth), int32(ringSlot), dtr)
+	}, "pring_hx_er/x8", n, k.blocks, depth, ph); err != nil {
+		return err
 	}
 	// The same chain with no rows: the grid barrier and x's staging alone
 	// (staging false: the barrier alone), what the stream has to hide.

@@ -1368,16 +1368,35 @@ __device__ __forceinline__ unsigned long long prg_globaltimer() {
     return t;
 }
 
+// pring_hx_bulk's copy of unit u of phase f (kind K) into slot d: its R
+// rows are R cols contiguous bytes of f.w and its scales SC 16 contiguous
+// bytes after all rows, as pd_fill_unit lays them out chunk by chunk, so
+// one lane copies each with one bulk copy (cp.async.bulk, the bytes
+// counted on mb; PTX 8.0) instead of 32 lanes' R C + SC/32 16-byte copies
+// each (step 89: the producer's work a unit is on the stream's path).
+template <int K>
+__device__ __forceinline__ void prg_bulk_unit(uint4* d, const pc_phase& f, int u, unsigned long long* mb) {
+    using U = pc_unit<K>;
+    static_assert(U::Q8, "q8_0 units");
+    constexpr unsigned rows = U::R * U::C * 32 * 16, scales = U::SC * 16;
+    const unsigned char* w = reinterpret_cast<const unsigned char*>(f.w);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the consumers' reads of the slot come first
+    ps_mb_expect(mb, rows + scales);
+    ps_bulk_copy(d, w + (long long)u * rows, rows, mb);
+    ps_bulk_copy(d + U::R * U::C * 32, w + (long long)f.rows * f.cols + (long long)u * scales, scales, mb);
+}
+
 // The producer: for each phase, the consumers' k-th units in warp order,
 // each into the next slot of that warp's ring once the warp has freed it.
 // Warp 0's walk is the longest (its first unit is the block's first).
 // With TR, lane 0 stamps the phase's trace record rec (prg_tr) with its
 // first and last copies and the time it waited for slots to free. With P
 // producer warps, producer pw fills the rings of warps pw, pw + P, ...
-template <int K, bool G, bool TR = false, int P = 1>
+template <int K, bool G, bool TR = false, int P = 1, bool BK = false>
 __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane,
                                          bool perm = false, unsigned long long* rec = nullptr, bool hold = false, int pw = 0) {
     static_assert(!TR || P == 1, "the trace has one producer's fields");
+    static_assert(!TR || !BK, "the trace times 32 lanes' copies");
     unsigned long long waited = 0, issuing = 0;
     if (TR && lane == 0) rec[PRG_TR_FILL0] = clock64(); // a block with no units copies nothing
     prg_walk wk[PC_THREADS / 32];
@@ -1401,8 +1420,12 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
                 waited += t1 - t0;
                 if (lane == 0 && k == 0 && w == 0) rec[PRG_TR_FILL0] = t1;
             }
-            pd_fill_unit<K>(ring + (w * S + s) * slot, f, G && perm ? prg_wrow(lo, extra, w, k) : u, lane);
-            pf_arrive_on_copies(&b.full[w][s]);
+            if (BK) {
+                if (lane == 0) prg_bulk_unit<K>(ring + (w * S + s) * slot, f, G && perm ? prg_wrow(lo, extra, w, k) : u, &b.full[w][s]);
+            } else {
+                pd_fill_unit<K>(ring + (w * S + s) * slot, f, G && perm ? prg_wrow(lo, extra, w, k) : u, lane);
+                pf_arrive_on_copies(&b.full[w][s]);
+            }
             if (TR) issuing += clock64() - t1;
             cnt[w]++;
         }
@@ -1414,11 +1437,146 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
     }
 }
 
+// Whether mbarrier mb's phase of parity has completed, without waiting.
+__device__ __forceinline__ bool ps_mb_test(unsigned long long* mb, unsigned parity) {
+    unsigned ok;
+    asm volatile("{\n\t.reg .pred P;\n\tmbarrier.test_wait.parity.shared::cta.b64 P, [%1], %2;\n\tselp.b32 %0, 1, 0, P;\n\t}"
+                 : "=r"(ok)
+                 : "r"(ps_smem(mb)), "r"(parity)
+                 : "memory");
+    return ok;
+}
+
+// pring_hx_ff's producer (HX's walks): each consumer warp has its own
+// cursor (phase, unit), and the producer visits the warps in turn, filling
+// a warp's next unit whenever its next slot is free and passing over it
+// when not, so that no warp's full ring holds up the others' copies (step
+// 89: prg_fill waits for warp w's slot before it looks at warp w + 1's,
+// and its trace has the producer waiting 7.5 µs a gate|up phase while the
+// consumers wait 16.4 for data). A warp's units still go into its ring in
+// the order it sums them, across phases, so the sums are pring_hx's.
+// Lane 0's test of a slot decides for the warp: once free, a slot stays
+// free until this warp fills it.
+__device__ __forceinline__ void prg_fill_ff(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int S, int slot, int lane) {
+    struct cursor {
+        int p, k, cnt;
+        prg_walk wk;
+    } c[PC_THREADS / 32];
+    // Warp w's walk of phase p, or of the first phase after it where it has units.
+    auto next = [&](cursor& u, int w) {
+        for (; u.p < n; u.p++) {
+            const pc_phase f = phases[u.p];
+            u.wk = pc_down(f.kind) ? prg_walk_of<5, true>(f, w) : prg_walk_of<4, true>(f, w);
+            if (u.wk.n > 0) return;
+        }
+    };
+    int left = 0; // warps with units still to copy
+#pragma unroll 1
+    for (int w = 0; w < PC_THREADS / 32; w++) {
+        c[w] = {0, 0, 0, {0, 0, 0}};
+        next(c[w], w);
+        left += c[w].p < n;
+    }
+#pragma unroll 1
+    while (left > 0) {
+#pragma unroll 1
+        for (int w = 0; w < PC_THREADS / 32; w++) {
+            cursor& u = c[w];
+            if (u.p >= n) continue;
+            const int s = u.cnt % S;
+            if (u.cnt >= S && !__shfl_sync(MEMRA_FULL_MASK, ps_mb_test(&b.empty[w][s], ((u.cnt / S) - 1) & 1), 0)) continue;
+            const pc_phase f = phases[u.p];
+            uint4* d = ring + (w * S + s) * slot;
+            if (pc_down(f.kind)) {
+                pd_fill_unit<5>(d, f, prg_unit<true>(u.wk, u.k), lane);
+            } else {
+                pd_fill_unit<4>(d, f, prg_unit<true>(u.wk, u.k), lane);
+            }
+            pf_arrive_on_copies(&b.full[w][s]);
+            u.cnt++;
+            if (++u.k == u.wk.n) {
+                u.k = 0;
+                u.p++;
+                next(u, w);
+                left -= u.p >= n;
+            }
+        }
+    }
+}
+
+// A warp's unit of kind K in slot t into registers: lane's weight chunks
+// into r, its scales into sc (the first R C of each; 24 is kind 5's).
+#define PRG_HELD 24
+template <int K>
+__device__ __forceinline__ void prg_take(const uint4* t, int lane, uint4 (&r)[PRG_HELD], float (&sc)[PRG_HELD]) {
+    using U = pc_unit<K>;
+    static_assert(U::R * U::C <= PRG_HELD, "a unit's chunks fit");
+    const pq_slot_scales ss = {reinterpret_cast<const unsigned short*>(t + U::R * U::C * 32), lane};
+#pragma unroll
+    for (int j = 0; j < U::R * U::C; j++) {
+        r[j] = t[j * 32 + lane];
+        sc[j] = ss[j];
+    }
+}
+
+// A unit's scales held over a grid barrier (pring_hx_erp): two f16 a
+// word, 12 registers instead of 24 (with 24 floats ptxas spilled 240 bytes
+// at its cap of 168 registers, run232).
+struct prg_hscales {
+    unsigned v[PRG_HELD / 2];
+    __device__ __forceinline__ float operator[](int j) const { return memra_f16_to_f32((unsigned short)(v[j >> 1] >> (16 * (j & 1)))); }
+};
+
+// prg_take with the scales packed.
+template <int K>
+__device__ __forceinline__ void prg_take(const uint4* t, int lane, uint4 (&r)[PRG_HELD], prg_hscales& sc) {
+    using U = pc_unit<K>;
+    static_assert(U::R * U::C <= PRG_HELD && U::R * U::C % 2 == 0, "a unit's chunks fit, in pairs");
+    const unsigned short* h = reinterpret_cast<const unsigned short*>(t + U::R * U::C * 32) + lane / 2;
+    // Every word written, the ones past the unit zeroed: a word a kind-4
+    // unit left alone would carry its old value, live over the ring's sums.
+#pragma unroll
+    for (int j = 0; j < PRG_HELD; j++) r[j] = j < U::R * U::C ? t[j * 32 + lane] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int j = 0; j < PRG_HELD; j += 2) sc.v[j / 2] = j < U::R * U::C ? (unsigned)h[16 * j] | (unsigned)h[16 * (j + 1)] << 16 : 0u;
+}
+
+// The sums of a unit taken by prg_take, as pd_unit_sums adds them: the
+// same products in the same order (pring_hx's gate|up with its 1/rms ns).
+template <int K, class D>
+__device__ __forceinline__ void prg_held_sums(const uint4 (&r)[PRG_HELD], const D& sc, const pc_phase& f, int u, int lane, float ns) {
+    using U = pc_unit<K>;
+    pq_dot<U::R, U::C, 1, false, true, K == 4>(r, sc, f, u, lane, 0.0f, ns);
+}
+
+// pring_hx_er's sums of a unit in slot t: the warp takes the unit into
+// registers, frees the slot (empty), then sums it. A slot is then held for
+// its reads, not for its sums (step 89: 2 units a warp in flight while it
+// sums, not 1).
+template <int K>
+__device__ __forceinline__ void prg_unit_sums_er(const uint4* t, const pc_phase& f, int u, int lane, unsigned long long* empty, float ns = 1.0f) {
+    uint4 r[PRG_HELD];
+    float sc[PRG_HELD];
+    prg_take<K>(t, lane, r, sc);
+    __syncwarp();
+    if (lane == 0) ps_mb_arrive(empty);
+    prg_held_sums<K>(r, sc, f, u, lane, ns);
+}
+
 // pring's body, pring_hq's with HQ, pring_hx's with HQ and HX; with TR
 // (pring_hx_trace) stamped into tr; with P producer warps (pring_hx2);
 // with SC the ring's depth a compile-time constant (pring_hx_s2: S must be
-// SC), so that k mod S and k / S are a mask and a shift.
-template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0>
+// SC), so that k mod S and k / S are a mask and a shift; with FF the
+// producer fills whichever warp's slot is free first (pring_hx_ff); with
+// ER a consumer frees its slot once the unit is in its registers
+// (pring_hx_er, and pring_hx_ffer with FF); with BK the producer copies
+// each unit with bulk copies (pring_hx_bulk, and pring_hx_bulker with ER);
+// with PL (and ER) a warp takes its next phase's first unit into registers
+// between its block's arrival at the grid barrier and the wait, if it has
+// landed, freeing its slot for the producer over the barrier
+// (pring_hx_erp).
+template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, bool FF = false, bool ER = false, bool BK = false,
+          bool PL = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr) {
     const int S = SC ? SC : S_;
@@ -1427,28 +1585,37 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     if (threadIdx.x == 0) {
         for (int w = 0; w < PC_THREADS / 32; w++)
             for (int s = 0; s < S; s++) {
-                ps_mb_init(&b.full[w][s], 32); // the producer's lanes
-                ps_mb_init(&b.empty[w][s], 1); // the consumer warp's lane 0
+                ps_mb_init(&b.full[w][s], BK ? 1 : 32); // the producer's lanes (BK: its lane 0's expect_tx)
+                ps_mb_init(&b.empty[w][s], 1);          // the consumer warp's lane 0
             }
         if (HX) prg_hold = 0;
     }
     __syncthreads();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
+        if (FF) {
+            prg_fill_ff(b, pd_ring, phases, n, S, slot, lane);
+            asm volatile("cp.async.wait_all;" ::: "memory");
+            return;
+        }
         const int pw = P == 1 ? 0 : warp - PC_THREADS / 32;
         int cnt[PC_THREADS / 32] = {};
         for (int p = 0; p < n; p++) {
             const pc_phase f = phases[p];
             unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
             if (pc_down(f.kind)) {
-                prg_fill<5, HX, TR, P>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw);
+                prg_fill<5, HX, TR, P, BK>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw);
             } else {
-                prg_fill<4, HQ, TR, P>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw);
+                prg_fill<4, HQ, TR, P, BK>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw);
             }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
         return;
     }
+    static_assert(!PL || (ER && !TR), "pring_hx_erp is pring_hx_er's");
     int k = 0; // units this warp has taken from its ring
+    uint4 hr[PRG_HELD]; // PL: the phase's first unit, taken in the barrier's wait
+    prg_hscales hs;
+    bool held = false;
     for (int p = 0;; p++) {
         unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
         const bool stamp = TR && threadIdx.x == 0;
@@ -1474,13 +1641,36 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         unsigned long long waited = 0;
         const float ns = HX && !down ? prg_inv(f.cols) : 1.0f;
         const prg_walk wk = down ? prg_walk_of<5, HX>(f, warp) : prg_walk_of<4, HQ>(f, warp);
-        for (int j = 0; j < wk.n; j++, k++) {
+        int j0 = 0;
+        if (PL && held) {
+            if (!(flags & PS_NO_DOT)) {
+                if (down) {
+                    prg_held_sums<5>(hr, hs, f, prg_unit<HX>(wk, 0), lane, ns);
+                } else {
+                    prg_held_sums<4>(hr, hs, f, prg_unit<HQ>(wk, 0), lane, ns);
+                }
+            }
+            j0 = 1;
+        }
+        for (int j = j0; j < wk.n; j++, k++) {
             const int u = down ? prg_unit<HX>(wk, j) : prg_unit<HQ>(wk, j);
             const int s = k % S;
             const unsigned long long t0 = TR ? clock64() : 0;
             ps_mb_wait(&b.full[warp][s], (k / S) & 1);
             if (TR) waited += clock64() - t0;
             const uint4* t = pd_ring + (warp * S + s) * slot;
+            if (ER) {
+                static_assert(!ER || HX, "pring_hx_er's walks are pring_hx's");
+                if (flags & PS_NO_DOT) {
+                    __syncwarp();
+                    if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
+                } else if (down) {
+                    prg_unit_sums_er<5>(t, f, u, lane, &b.empty[warp][s]);
+                } else {
+                    prg_unit_sums_er<4>(t, f, u, lane, &b.empty[warp][s], ns);
+                }
+                continue;
+            }
             if (!(flags & PS_NO_DOT)) {
                 if (down) {
                     pd_unit_sums<5>(t, f, u, lane, true);
@@ -1506,7 +1696,42 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         }
         if (stamp) rec[PRG_TR_EPI] = clock64();
         if (p + 1 == n) break;
-        pd_grid_sync(bar, p, flags);
+        if (PL) {
+            // pd_grid_sync with the warp's next unit taken between the
+            // block's arrival and its wait.
+            pc_sync<true>();
+            if (threadIdx.x == 0) pd_arrive(bar, flags);
+            const pc_phase g = phases[p + 1];
+            const bool gd = pc_down(g.kind);
+            // Taken only if it has landed: waiting for it here would hold
+            // the block's staging of the next phase back (run233).
+            held = (gd ? prg_walk_of<5, true>(g, warp) : prg_walk_of<4, true>(g, warp)).n > 0 &&
+                   __shfl_sync(MEMRA_FULL_MASK, ps_mb_test(&b.full[warp][k % S], (k / S) & 1), 0);
+            if (held) {
+                const int s = k % S;
+                const uint4* t = pd_ring + (warp * S + s) * slot;
+                if (gd) {
+                    prg_take<5>(t, lane, hr, hs);
+                } else {
+                    prg_take<4>(t, lane, hr, hs);
+                }
+                __syncwarp();
+                if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
+                k++;
+            } else {
+                // Assigned on every path, so that ptxas sees hr and hs dead
+                // while the next phase's ring units are summed (with them
+                // live there it spilled 584 bytes, nvcc 11.8 here).
+#pragma unroll
+                for (int i = 0; i < PRG_HELD; i++) hr[i] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+                for (int i = 0; i < PRG_HELD / 2; i++) hs.v[i] = 0;
+            }
+            if (threadIdx.x == 0) pd_await(bar, p, flags);
+            pc_sync<true>();
+        } else {
+            pd_grid_sync(bar, p, flags);
+        }
         if (stamp) rec[PRG_TR_BAR] = clock64();
     }
 }
@@ -1546,4 +1771,48 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 64, 1) pring_hx2(const
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_s2(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot) {
     prg_kernel<true, true, false, 1, 2>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx with a producer that fills whichever warp's slot is free first
+// (prg_fill_ff; PRG_PERM and PRG_HOLD are not taken).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_ff(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                             int slot) {
+    prg_kernel<true, true, false, 1, 0, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx whose consumers free a slot once its unit is in their
+// registers (prg_unit_sums_er), and the same with pring_hx_ff's producer.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_er(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                             int slot) {
+    prg_kernel<true, true, false, 1, 0, false, true>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_ffer(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                               int slot) {
+    prg_kernel<true, true, false, 1, 0, true, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx whose producer copies each unit with two bulk copies from one
+// lane (prg_bulk_unit), and the same with pring_hx_er's consumers.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_bulk(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                               int slot) {
+    prg_kernel<true, true, false, 1, 0, false, false, true>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_bulker(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                                 int slot) {
+    prg_kernel<true, true, false, 1, 0, false, true, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_er whose warps take their next phase's first unit into
+// registers in the grid barrier's wait (PL).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_erp(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                              int slot) {
+    prg_kernel<true, true, false, 1, 0, false, true, false, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_er stamping each phase into tr, as pring_hx_trace does.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_er_trace(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                                   int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, false, true>(phases, n, bar, flags, S, slot, tr);
 }
