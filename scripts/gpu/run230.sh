@@ -5,6 +5,9 @@
 # against pring_hx and timed beside it with 1 and 2 slots a warp; the graph
 # nodes; ncu on pring_hx and pring_hx_er (the 64-phase chain's second
 # launch: stalls, DRAM and L2). carry ["bin"]. ~3 min.
+# Its pring_hx_er is the same sums as c68a520's, in an earlier form
+# (before prg_take and prg_held_sums were factored out of it); run
+# today, this script runs the committed code.
 set -u
 source scripts/gpu/lib.sh
 start_run

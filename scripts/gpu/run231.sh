@@ -6,6 +6,8 @@
 # form with 1 and 2 slots a warp; the graph nodes; ncu on pring_hx_er,
 # pring_hx_bulk and pring_hx_bulker (the 64-phase chain's second launch).
 # carry ["bin"]. ~1 min.
+# Its pring_hx_er is run230's (see there); run today, this script runs
+# the committed code.
 set -u
 source scripts/gpu/lib.sh
 start_run

@@ -5,8 +5,9 @@
 # arrival at the grid barrier and the wait), checked bit for bit against
 # pring_hx and timed beside every form with 1 and 2 slots a warp; the graph
 # nodes; ncu on pring_hx_erp. Run232 held 24 f32 scales
-# (ptxas spilled 240 bytes); run233.sh runs this script again after the
-# scales were packed two a word. carry ["bin"]. ~1 min.
+# (ptxas spilled 240 bytes) and waited for the unit; run233.sh runs this
+# script again after the scales were packed two a word (84 bytes still
+# spill), run234.sh after the wait became a test. carry ["bin"]. ~1 min.
 set -u
 source scripts/gpu/lib.sh
 start_run

@@ -20,7 +20,7 @@
 // runs on pfeed_q8, pfreg_q8 and pfpre_q8, each checked against float64 and
 // against pfeed_q8 bit for bit, with x' in f32 and in int8 (PQ_X8); -nine
 // checks and times pring, pring_hq, pring_hx and its variants on the 9B
-// q8_0 FFN instead, and traces where pring_hx's phases go (nine.go). -time picks
+// q8_0 FFN instead, and traces where pring_hx's and pring_hx_er's phases go (nine.go). -time picks
 // the kernels timed, -types the weight types, -arrive the deep kernels'
 // ways to arrive at the grid barrier, -producers the producer kernels'
 // counts of producer warps.
@@ -100,8 +100,8 @@ func main() {
 	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg,pfpre", "kernels to time (every one is checked)")
 	prod := flag.String("producers", "1", "producer warps of pfeed, pfreg and pfpre to time: 1, 2, 4 (each also checked)")
 	types := flag.String("types", "bf16,q8_0", "weight types to time: bf16 (every kernel), q8_0 (pfeed, pfreg and pfpre only)")
-	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring, pring_hq and pring_hx with on the 9B q8_0 FFN (and trace pring_hx with the last), instead of the 0.8B chains")
-	ncu := flag.String("ncu", "", "with -nine: launch only this form (pring_hx/x8, ...) 3 times on the chain at the last depth, for ncu; no checks or timings")
+	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring, pring_hq, pring_hx and its variants with on the 9B q8_0 FFN (and trace pring_hx and pring_hx_er with the last), instead of the 0.8B chains")
+	ncu := flag.String("ncu", "", "with -nine: launch only this form (pring_hx/x8, ...), once on 2 phases, then 3 times on the chain at the last depth, for ncu; no checks or timings")
 	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
 	pick := map[string]bool{}
@@ -141,6 +141,10 @@ func main() {
 			fmt.Fprintf(os.Stderr, "pchain: -types %q: types are bf16 and q8_0\n", t)
 			os.Exit(2)
 		}
+	}
+	if *ncu != "" && *nine == "" {
+		fmt.Fprintln(os.Stderr, "pchain: -ncu needs -nine (the ring depths)")
+		os.Exit(2)
 	}
 	if *nine != "" {
 		var depths []int

@@ -129,9 +129,10 @@ func walkRows(w *weights, r, grid int) []byte {
 // for bit, pring against pring_hq and pring_hx against itself on the
 // matrices in the grid's order) and times them on a chain of n phases with each ring depth in
 // depths, whole and with the staging or the sums left out; then on the
-// same chain with no rows. With only set, it launches that form 3 times
-// on the chain at the last depth instead, and checks and times nothing
-// (for ncu).
+// same chain with no rows. With only set, it launches that form once on
+// 2 phases (run's, so that x and h hold numbers) and 3 times on the chain
+// at the last depth instead, and checks and times nothing (for ncu, whose
+// --launch-skip 2 then takes the second whole chain).
 func runNine(cubin string, n int, depths []int, only string) error {
 	if n < 7 {
 		return fmt.Errorf("-phases %d: need at least 7 (the bit-for-bit checks run 7)", n)
@@ -288,7 +289,11 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	if only != "" {
 		i := slices.IndexFunc(ringForms, func(f ringForm) bool { return f.name == only })
 		if i < 0 {
-			return fmt.Errorf("-ncu %q: not a form -nine runs", only)
+			var names []string
+			for _, f := range ringForms {
+				names = append(names, f.name)
+			}
+			return fmt.Errorf("-ncu %q: not a form -nine runs (%s)", only, strings.Join(names, ", "))
 		}
 		if _, _, _, _, err := run(ringForms[i], 2, ringForms[i].depth(depths[len(depths)-1])); err != nil { // x and h hold numbers
 			return err
@@ -340,16 +345,31 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// h's and x's floats, as pring writes no int8 copies); pring_hx on the
 	// matrices in the grid's order, with its producer held, with two
 	// producers, built for 2 slots, filling the first free slot, freeing
-	// slots before the sums (with 1 slot a warp too), both, copying by
-	// bulk copies, and that freeing slots before the sums (1 slot too),
-	// and taking a unit in the barrier's wait (1 slot too) against
-	// pring_hx (the same matrices
+	// slots before the sums, both, copying by bulk copies, that freeing
+	// slots before the sums, and taking a unit in the barrier's wait, each
+	// with 1 slot and 2 (pring_hx_s2 with 2), against pring_hx with 1 slot (the same matrices
 	// and products: all of h's and x's buffers,
 	// their int8 copies, scales and sums too).
-	for _, c := range [][]struct {
+	type at struct {
 		f     ringForm
 		depth int
-	}{{{ringForms[0], 1}, {ringForms[0], 2}, {ringForms[1], 2}}, {{ringForms[2], 1}, {ringForms[2], 2}, {ringForms[3], 2}, {ringForms[4], 2}, {ringForms[5], 2}, {ringForms[6], 2}, {ringForms[7], 2}, {ringForms[8], 1}, {ringForms[8], 2}, {ringForms[9], 2}, {ringForms[10], 2}, {ringForms[11], 1}, {ringForms[11], 2}, {ringForms[12], 1}, {ringForms[12], 2}}} {
+	}
+	both := func(names ...string) (c []at) { // each form with 1 slot a warp and 2, or its own depth
+		for _, name := range names {
+			f := ringForms[slices.IndexFunc(ringForms, func(f ringForm) bool { return f.name == name })]
+			for _, d := range []int{1, 2} {
+				if f.depth(d) == d {
+					c = append(c, at{f, d})
+				}
+			}
+		}
+		return c
+	}
+	for _, c := range [][]at{
+		append(both("pring/x8"), both("pring_hq/x8")[1]),
+		both("pring_hx/x8", "pring_hx/x8/perm", "pring_hx/x8/hold", "pring_hx2/x8", "pring_hx_s2/x8", "pring_hx_ff/x8", "pring_hx_er/x8",
+			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8"),
+	} {
 		var ref []byte
 		for _, r := range c {
 			h, y, _, all, err := run(r.f, 7, r.depth)

@@ -1447,6 +1447,11 @@ __device__ __forceinline__ bool ps_mb_test(unsigned long long* mb, unsigned pari
     return ok;
 }
 
+// pring_hx's walk of warp w over phase f, of either kind (both grouped).
+__device__ __forceinline__ prg_walk prg_walk_hx(const pc_phase& f, int w) {
+    return pc_down(f.kind) ? prg_walk_of<5, true>(f, w) : prg_walk_of<4, true>(f, w);
+}
+
 // pring_hx_ff's producer (HX's walks): each consumer warp has its own
 // cursor (phase, unit), and the producer visits the warps in turn, filling
 // a warp's next unit whenever its next slot is free and passing over it
@@ -1454,9 +1459,12 @@ __device__ __forceinline__ bool ps_mb_test(unsigned long long* mb, unsigned pari
 // 89: prg_fill waits for warp w's slot before it looks at warp w + 1's,
 // and its trace has the producer waiting 7.5 µs a gate|up phase while the
 // consumers wait 16.4 for data). A warp's units still go into its ring in
-// the order it sums them, across phases, so the sums are pring_hx's.
-// Lane 0's test of a slot decides for the warp: once free, a slot stays
-// free until this warp fills it.
+// the order it sums them, across phases, so the sums are pring_hx's. A slot
+// is taken when every lane's test finds it free (each lane's own acquire;
+// once free, a slot stays free until this warp fills it). Measured 42%
+// slower, its stream alone 53% (runs 230-234): its cursors live in local
+// memory and each unit reloads its phase's descriptor, so that is this
+// producer's cost a unit, not necessarily the order's.
 __device__ __forceinline__ void prg_fill_ff(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int S, int slot, int lane) {
     struct cursor {
         int p, k, cnt;
@@ -1466,7 +1474,7 @@ __device__ __forceinline__ void prg_fill_ff(prg_bars& b, uint4* ring, const pc_p
     auto next = [&](cursor& u, int w) {
         for (; u.p < n; u.p++) {
             const pc_phase f = phases[u.p];
-            u.wk = pc_down(f.kind) ? prg_walk_of<5, true>(f, w) : prg_walk_of<4, true>(f, w);
+            u.wk = prg_walk_hx(f, w);
             if (u.wk.n > 0) return;
         }
     };
@@ -1484,7 +1492,7 @@ __device__ __forceinline__ void prg_fill_ff(prg_bars& b, uint4* ring, const pc_p
             cursor& u = c[w];
             if (u.p >= n) continue;
             const int s = u.cnt % S;
-            if (u.cnt >= S && !__shfl_sync(MEMRA_FULL_MASK, ps_mb_test(&b.empty[w][s], ((u.cnt / S) - 1) & 1), 0)) continue;
+            if (u.cnt >= S && !__all_sync(MEMRA_FULL_MASK, ps_mb_test(&b.empty[w][s], ((u.cnt / S) - 1) & 1))) continue;
             const pc_phase f = phases[u.p];
             uint4* d = ring + (w * S + s) * slot;
             if (pc_down(f.kind)) {
@@ -1520,8 +1528,9 @@ __device__ __forceinline__ void prg_take(const uint4* t, int lane, uint4 (&r)[PR
 }
 
 // A unit's scales held over a grid barrier (pring_hx_erp): two f16 a
-// word, 12 registers instead of 24 (with 24 floats ptxas spilled 240 bytes
-// at its cap of 168 registers, run232).
+// word, 12 registers instead of 24 (with 24 floats nvcc 13's ptxas spilled
+// 240 bytes at 168 registers in run232; with these and the words past a
+// gate|up unit zeroed, 84 in runs 233 and 234, none in a loop).
 struct prg_hscales {
     unsigned v[PRG_HELD / 2];
     __device__ __forceinline__ float operator[](int j) const { return memra_f16_to_f32((unsigned short)(v[j >> 1] >> (16 * (j & 1)))); }
@@ -1549,6 +1558,13 @@ __device__ __forceinline__ void prg_held_sums(const uint4 (&r)[PRG_HELD], const 
     pq_dot<U::R, U::C, 1, false, true, K == 4>(r, sc, f, u, lane, 0.0f, ns);
 }
 
+// The warp's reads of a slot done (its registers hold them), lane 0 frees
+// it: the other lanes' loads come before its arrival through __syncwarp.
+__device__ __forceinline__ void prg_free(unsigned long long* empty, int lane) {
+    __syncwarp();
+    if (lane == 0) ps_mb_arrive(empty);
+}
+
 // pring_hx_er's sums of a unit in slot t: the warp takes the unit into
 // registers, frees the slot (empty), then sums it. A slot is then held for
 // its reads, not for its sums (step 89: 2 units a warp in flight while it
@@ -1558,8 +1574,7 @@ __device__ __forceinline__ void prg_unit_sums_er(const uint4* t, const pc_phase&
     uint4 r[PRG_HELD];
     float sc[PRG_HELD];
     prg_take<K>(t, lane, r, sc);
-    __syncwarp();
-    if (lane == 0) ps_mb_arrive(empty);
+    prg_free(empty, lane);
     prg_held_sums<K>(r, sc, f, u, lane, ns);
 }
 
@@ -1612,6 +1627,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         return;
     }
     static_assert(!PL || (ER && !TR), "pring_hx_erp is pring_hx_er's");
+    static_assert(!ER || HX, "pring_hx_er's walks are pring_hx's");
+    static_assert(!FF || (HX && P == 1 && !BK && !TR), "pring_hx_ff is pring_hx's one producer, copying by cp.async, untraced");
     int k = 0; // units this warp has taken from its ring
     uint4 hr[PRG_HELD]; // PL: the phase's first unit, taken in the barrier's wait
     prg_hscales hs;
@@ -1660,10 +1677,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             if (TR) waited += clock64() - t0;
             const uint4* t = pd_ring + (warp * S + s) * slot;
             if (ER) {
-                static_assert(!ER || HX, "pring_hx_er's walks are pring_hx's");
                 if (flags & PS_NO_DOT) {
-                    __syncwarp();
-                    if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
+                    prg_free(&b.empty[warp][s], lane);
                 } else if (down) {
                     prg_unit_sums_er<5>(t, f, u, lane, &b.empty[warp][s]);
                 } else {
@@ -1703,10 +1718,10 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             if (threadIdx.x == 0) pd_arrive(bar, flags);
             const pc_phase g = phases[p + 1];
             const bool gd = pc_down(g.kind);
-            // Taken only if it has landed: waiting for it here would hold
-            // the block's staging of the next phase back (run233).
-            held = (gd ? prg_walk_of<5, true>(g, warp) : prg_walk_of<4, true>(g, warp)).n > 0 &&
-                   __shfl_sync(MEMRA_FULL_MASK, ps_mb_test(&b.full[warp][k % S], (k / S) & 1), 0);
+            // Taken only if it has landed (every lane's own test), so that
+            // no block's barrier waits for a copy (run233 waited: 22.85 µs
+            // a phase; run234 22.56; pring_hx_er 21.08-21.11).
+            held = prg_walk_hx(g, warp).n > 0 && __all_sync(MEMRA_FULL_MASK, ps_mb_test(&b.full[warp][k % S], (k / S) & 1));
             if (held) {
                 const int s = k % S;
                 const uint4* t = pd_ring + (warp * S + s) * slot;
@@ -1715,13 +1730,13 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 } else {
                     prg_take<4>(t, lane, hr, hs);
                 }
-                __syncwarp();
-                if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
+                prg_free(&b.empty[warp][s], lane);
                 k++;
             } else {
                 // Assigned on every path, so that ptxas sees hr and hs dead
                 // while the next phase's ring units are summed (with them
-                // live there it spilled 584 bytes, nvcc 11.8 here).
+                // live there it spilled 584 bytes, nvcc 11.8 here; 92 still
+                // spill, nvcc 13's 84 in runs 233 and 234).
 #pragma unroll
                 for (int i = 0; i < PRG_HELD; i++) hr[i] = make_uint4(0, 0, 0, 0);
 #pragma unroll
