@@ -331,7 +331,7 @@ func TestQ8Weights(t *testing.T) {
 // down row, 24 chunks a lane (768) and 48 of scales (816 chunks, 13,056
 // bytes); two slots for each of 8 warps take 208,896 bytes, which fit the
 // H200's 232,448 a block less pring's 14,464 static (ptxas, run209); and
-// PRG_MAX_SLOTS is the host's maxRingSlots.
+// PRG_MAX_SLOTS and PRG_DF_STRIDE are the host's maxRingSlots and dfStride.
 func TestRingSlots(t *testing.T) {
 	if ringSlot != 816 {
 		t.Errorf("ringSlot %d chunks, want 816", ringSlot)
@@ -345,6 +345,9 @@ func TestRingSlots(t *testing.T) {
 	}
 	if !regexp.MustCompile(`#define PRG_MAX_SLOTS ` + strconv.Itoa(maxRingSlots) + `\n`).Match(src) {
 		t.Errorf("pchain.cu's PRG_MAX_SLOTS is not the host's maxRingSlots %d", maxRingSlots)
+	}
+	if !regexp.MustCompile(`#define PRG_DF_STRIDE ` + strconv.Itoa(dfStride) + `\n`).Match(src) {
+		t.Errorf("pchain.cu's PRG_DF_STRIDE is not the host's dfStride %d", dfStride)
 	}
 	// pring_hq: h's 384 groups of 32 over 132 blocks are 2 or 3 a block, within
 	// the 4 (32 float4s) prg_quant_h's warp takes.

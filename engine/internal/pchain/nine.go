@@ -38,15 +38,21 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // consumers free a slot once its unit is in their registers, and
 // pring_hx_ffer, both; pring_hx_bulk, pring_hx with each unit copied by
 // two bulk copies from one lane, and pring_hx_bulker, that and
-// pring_hx_er's consumers, and pring_hx_erp, pring_hx_er with each
-// warp's next phase's first unit taken into registers in the grid
-// barrier's wait (step 89). x' is int8 in all of them.
+// pring_hx_er's consumers, pring_hx_erp, pring_hx_er with each warp's
+// next phase's first unit taken into registers in the grid barrier's
+// wait, and pring_hx_df, pring_hx_er with a flag a block for the grid
+// barrier and the next phase's x' staged writer by writer (step 89). x' is
+// int8 in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
 	producers    int
-	slots        int // the ring depth the kernel is built for; 0: any
+	slots        int  // the ring depth the kernel is built for; 0: any
+	done         bool // a flag a block for its finished phases (dfStride words), zeroed before each launch
 }
+
+// dfStride is pchain.cu's PRG_DF_STRIDE: words from one block's flag to the next's.
+const dfStride = 32
 
 // depth is the ring depth the form runs at when d is asked for.
 func (r ringForm) depth(d int) int {
@@ -57,19 +63,20 @@ func (r ringForm) depth(d int) int {
 }
 
 var ringForms = []ringForm{
-	{"pring/x8", "pring", 0, 1, 0},
-	{"pring_hq/x8", "pring_hq", 0, 1, 0},
-	{"pring_hx/x8", "pring_hx", 0, 1, 0},
-	{"pring_hx/x8/perm", "pring_hx", flagPerm, 1, 0},
-	{"pring_hx/x8/hold", "pring_hx", flagHold, 1, 0},
-	{"pring_hx2/x8", "pring_hx2", 0, 2, 0},
-	{"pring_hx_s2/x8", "pring_hx_s2", 0, 1, 2},
-	{"pring_hx_ff/x8", "pring_hx_ff", 0, 1, 0},
-	{"pring_hx_er/x8", "pring_hx_er", 0, 1, 0},
-	{"pring_hx_ffer/x8", "pring_hx_ffer", 0, 1, 0},
-	{"pring_hx_bulk/x8", "pring_hx_bulk", 0, 1, 0},
-	{"pring_hx_bulker/x8", "pring_hx_bulker", 0, 1, 0},
-	{"pring_hx_erp/x8", "pring_hx_erp", 0, 1, 0},
+	{"pring/x8", "pring", 0, 1, 0, false},
+	{"pring_hq/x8", "pring_hq", 0, 1, 0, false},
+	{"pring_hx/x8", "pring_hx", 0, 1, 0, false},
+	{"pring_hx/x8/perm", "pring_hx", flagPerm, 1, 0, false},
+	{"pring_hx/x8/hold", "pring_hx", flagHold, 1, 0, false},
+	{"pring_hx2/x8", "pring_hx2", 0, 2, 0, false},
+	{"pring_hx_s2/x8", "pring_hx_s2", 0, 1, 2, false},
+	{"pring_hx_ff/x8", "pring_hx_ff", 0, 1, 0, false},
+	{"pring_hx_er/x8", "pring_hx_er", 0, 1, 0, false},
+	{"pring_hx_ffer/x8", "pring_hx_ffer", 0, 1, 0, false},
+	{"pring_hx_bulk/x8", "pring_hx_bulk", 0, 1, 0, false},
+	{"pring_hx_bulker/x8", "pring_hx_bulker", 0, 1, 0, false},
+	{"pring_hx_erp/x8", "pring_hx_erp", 0, 1, 0, false},
+	{"pring_hx_df/x8", "pring_hx_df", 0, 1, 0, true},
 }
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
@@ -230,6 +237,14 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	if err != nil {
 		return err
 	}
+	// pring_hx_df's flags: its threads below the grid wait a block each.
+	if k.blocks > 256 {
+		return fmt.Errorf("pring_hx_df: %d blocks, more than its 256 consumer threads can wait for", k.blocks)
+	}
+	ddone, err := mem.alloc(uint64(4 * dfStride * k.blocks))
+	if err != nil {
+		return err
+	}
 	ph := make([]phase, n)
 	for i := range ph {
 		if i%2 == 0 {
@@ -260,6 +275,12 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		d := dph
 		if f.flags&flagPerm != 0 {
 			d = dphPerm
+		}
+		if f.done {
+			if err := e.MemsetD32Async(ddone, 0, uint64(dfStride*k.blocks)); err != nil {
+				return err
+			}
+			return launchChain(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot), ddone)
 		}
 		return launchChain(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot))
 	}
@@ -368,7 +389,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	for _, c := range [][]at{
 		append(both("pring/x8"), both("pring_hq/x8")[1]),
 		both("pring_hx/x8", "pring_hx/x8/perm", "pring_hx/x8/hold", "pring_hx2/x8", "pring_hx_s2/x8", "pring_hx_ff/x8", "pring_hx_er/x8",
-			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8"),
+			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8", "pring_hx_df/x8"),
 	} {
 		var ref []byte
 		for _, r := range c {
@@ -438,7 +459,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		return err
 	}
 	// The same chain with no rows: the grid barrier and x's staging alone
-	// (staging false: the barrier alone), what the stream has to hide.
+	// (staging false: the barrier alone), what the stream has to hide; and
+	// pring_hx_df's flags and staging, writer by writer.
 	for i := range ph {
 		ph[i].rows, phPerm[i].rows = 0, 0
 	}
@@ -448,7 +470,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	if err := upload(dphPerm, phPerm); err != nil {
 		return err
 	}
-	for _, f := range ringForms[:3] {
+	for _, f := range append(ringForms[:3:3], ringForms[slices.IndexFunc(ringForms, func(f ringForm) bool { return f.done })]) {
 		for _, sf := range []int{0, streamNoStage} {
 			if sf != 0 && f.kernel != "pring" {
 				continue

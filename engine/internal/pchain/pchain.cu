@@ -1578,6 +1578,60 @@ __device__ __forceinline__ void prg_unit_sums_er(const uint4* t, const pc_phase&
     prg_held_sums<K>(r, sc, f, u, lane, ns);
 }
 
+// pring_hx_df's staging of phase p (p > 0) without a grid barrier before
+// it: each block stores its flag = p once its phase p - 1 outputs are
+// stored (prg_signal), and thread t < grid here waits for block t's >= p,
+// then copies the groups of x' in int8 (SS: a gate|up phase's, with their
+// sums of squares) that block t wrote, groups t, t + grid, ... (prg_quant_x
+// and prg_quant_h deal group g to block g mod grid). So a block copies
+// the groups of the blocks that have finished while it waits for the
+// others, instead of copying all of them after the last has arrived
+// (step 89: barrier ~2 µs, then staging 1-2 µs, each phase). Without copy
+// (PS_NO_STAGE) it only waits. The data alone orders the buffers' reuse:
+// a block writes h (or x's int8) again only after it has staged every
+// block's next outputs, each written after that block's staging of the
+// same buffer.
+// A block's flag is the first word of its own 128-byte line of done
+// (PRG_DF_STRIDE words), so that each line has one writer and a reader a
+// block: with the flags packed, 5 lines had 132 writers and every block's
+// 132 waiting threads, and the chain with no rows ran 3.66 µs a phase
+// against the barrier's 2.65 (run236).
+#define PRG_DF_STRIDE 32
+
+template <bool SS>
+__device__ __forceinline__ void prg_stage_df(const pc_phase& f, const unsigned* done, int p, bool copy) {
+    const int t = threadIdx.x;
+    if (t < (int)gridDim.x) {
+        while (pc_ld_acquire(done + t * PRG_DF_STRIDE) < (unsigned)p) {
+        }
+        if (copy) {
+            float* h = const_cast<float*>(f.x);
+            const int4* q = reinterpret_cast<const int4*>(prg_hq(h, f.cols));
+            const float* d = prg_hd(h, f.cols);
+            const float* ss = prg_hs(h, f.cols);
+            for (int g = t; g < f.cols / 32; g += gridDim.x) {
+                reinterpret_cast<int4*>(pq_xq)[2 * g] = __ldcg(q + 2 * g);
+                reinterpret_cast<int4*>(pq_xq)[2 * g + 1] = __ldcg(q + 2 * g + 1);
+                pq_xd[g] = __ldcg(d + g);
+                if (SS) prg_ss[g] = __ldcg(ss + g);
+            }
+        }
+    }
+    pc_sync<true>();
+}
+
+// pring_hx_df's end of phase p: once the block's outputs of the phase are
+// stored (the block barrier), thread 0 makes them visible at gpu scope and
+// publishes its flag = p + 1 (pd_arrive's fence and order, a flag a block
+// instead of one counter).
+__device__ __forceinline__ void prg_signal(unsigned* done, int p) {
+    pc_sync<true>();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(done + blockIdx.x * PRG_DF_STRIDE), "r"((unsigned)p + 1) : "memory");
+    }
+}
+
 // pring's body, pring_hq's with HQ, pring_hx's with HQ and HX; with TR
 // (pring_hx_trace) stamped into tr; with P producer warps (pring_hx2);
 // with SC the ring's depth a compile-time constant (pring_hx_s2: S must be
@@ -1589,11 +1643,13 @@ __device__ __forceinline__ void prg_unit_sums_er(const uint4* t, const pc_phase&
 // with PL (and ER) a warp takes its next phase's first unit into registers
 // between its block's arrival at the grid barrier and the wait, if it has
 // landed, freeing its slot for the producer over the barrier
-// (pring_hx_erp).
+// (pring_hx_erp); with DF (and ER) no grid barrier: each block publishes
+// its phase's end in done and stages the next phase's x' from each writer
+// block as that block's flag says its groups are stored (pring_hx_df).
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, bool FF = false, bool ER = false, bool BK = false,
-          bool PL = false>
+          bool PL = false, bool DF = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
-                                           unsigned long long* tr = nullptr) {
+                                           unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
     __shared__ prg_bars b;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -1627,6 +1683,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         return;
     }
     static_assert(!PL || (ER && !TR), "pring_hx_erp is pring_hx_er's");
+    static_assert(!DF || (ER && !TR && !PL), "pring_hx_df is pring_hx_er's with flags for the barrier");
     static_assert(!ER || HX, "pring_hx_er's walks are pring_hx's");
     static_assert(!FF || (HX && P == 1 && !BK && !TR), "pring_hx_ff is pring_hx's one producer, copying by cp.async, untraced");
     int k = 0; // units this warp has taken from its ring
@@ -1642,7 +1699,13 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         }
         const pc_phase f = phases[p];
         const bool down = pc_down(f.kind);
-        if (p == 0 || !(flags & PS_NO_STAGE)) {
+        if (DF && p > 0) {
+            if (down) {
+                prg_stage_df<false>(f, done, p, !(flags & PS_NO_STAGE));
+            } else {
+                prg_stage_df<true>(f, done, p, !(flags & PS_NO_STAGE));
+            }
+        } else if (p == 0 || !(flags & PS_NO_STAGE)) {
             if (HQ && down) {
                 prg_stage_hq(f);
             } else if (HX && p == 0) {
@@ -1711,7 +1774,9 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         }
         if (stamp) rec[PRG_TR_EPI] = clock64();
         if (p + 1 == n) break;
-        if (PL) {
+        if (DF) {
+            prg_signal(done, p);
+        } else if (PL) {
             // pd_grid_sync with the warp's next unit taken between the
             // block's arrival and its wait.
             pc_sync<true>();
@@ -1830,4 +1895,12 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_erp(co
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_er_trace(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                                    int slot, unsigned long long* tr) {
     prg_kernel<true, true, true, 1, 0, false, true>(phases, n, bar, flags, S, slot, tr);
+}
+
+// pring_hx_er with per-block flags for the grid barrier, the next phase's
+// x' staged writer by writer as each finishes (DF; done: PRG_DF_STRIDE
+// words a block, zeroed before the launch).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_df(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                             int slot, unsigned* done) {
+    prg_kernel<true, true, false, 1, 0, false, true, false, false, true>(phases, n, bar, flags, S, slot, nullptr, done);
 }
