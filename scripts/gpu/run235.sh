@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 34: main at the session's end (step 89): every pring form checked
-# (pring_hx_ff, _er, _ffer, _bulk, _bulker and _erp bit for bit against
+# (pring_hx_ff, _er, _ffer, _bulk, _bulker, _erp and, from run239, _df, _l2
+# and _l4 bit for bit against
 # pring_hx), timed, pring_hx and pring_hx_er traced, no rows; the graph
 # nodes; the 0.8B chains' checks; main's decode tests and gate.
 # carry ["bin"]. ~1 min.

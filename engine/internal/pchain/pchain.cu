@@ -1386,23 +1386,51 @@ __device__ __forceinline__ void prg_bulk_unit(uint4* d, const pc_phase& f, int u
     ps_bulk_copy(d + U::R * U::C * 32, w + (long long)f.rows * f.cols + (long long)u * scales, scales, mb);
 }
 
+// pring_hx_l2's prefetch of unit u of phase f (kind K) into the L2: its
+// rows and its scales, one bulk prefetch each (cp.async.bulk.prefetch.L2,
+// PTX 8.0), by one lane; nothing lands in shared memory, nothing is
+// counted.
+template <int K>
+__device__ __forceinline__ void prg_prefetch_unit(const pc_phase& f, int u) {
+    using U = pc_unit<K>;
+    constexpr unsigned rows = U::R * U::C * 32 * 16, scales = U::SC * 16;
+    const unsigned char* w = reinterpret_cast<const unsigned char*>(f.w);
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(w + (long long)u * rows), "r"(rows) : "memory");
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(w + (long long)f.rows * f.cols + (long long)u * scales), "r"(scales)
+                 : "memory");
+}
+
 // The producer: for each phase, the consumers' k-th units in warp order,
 // each into the next slot of that warp's ring once the warp has freed it.
 // Warp 0's walk is the longest (its first unit is the block's first).
 // With TR, lane 0 stamps the phase's trace record rec (prg_tr) with its
 // first and last copies and the time it waited for slots to free. With P
 // producer warps, producer pw fills the rings of warps pw, pw + P, ...
-template <int K, bool G, bool TR = false, int P = 1, bool BK = false>
+//
+// With PF > 0 (pring_hx_l2, HX's walks), before it waits for warp w's slot
+// for its k-th unit, lane 0 prefetches warp w's unit PF further on into
+// the L2, past the phase's end into the next phase nf's (when nf is not
+// null), so that HBM keeps streaming ahead of the ring while its slots
+// are full (step 89: the windows between phases' sums).
+template <int K, bool G, bool TR = false, int P = 1, bool BK = false, int PF = 0>
 __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane,
-                                         bool perm = false, unsigned long long* rec = nullptr, bool hold = false, int pw = 0) {
+                                         bool perm = false, unsigned long long* rec = nullptr, bool hold = false, int pw = 0,
+                                         const pc_phase* nf = nullptr) {
     static_assert(!TR || P == 1, "the trace has one producer's fields");
     static_assert(!TR || !BK, "the trace times 32 lanes' copies");
+    static_assert(!PF || (G && P == 1 && !TR), "pring_hx_l2's prefetches follow HX's walks, one producer");
     unsigned long long waited = 0, issuing = 0;
     if (TR && lane == 0) rec[PRG_TR_FILL0] = clock64(); // a block with no units copies nothing
     prg_walk wk[PC_THREADS / 32];
 #pragma unroll
     for (int w = 0; w < PC_THREADS / 32; w++) wk[w] = prg_walk_of<K, G>(f, w);
     const int groups = f.rows / pc_unit<K>::R / 32, lo = groups / (int)gridDim.x, extra = groups - lo * (int)gridDim.x;
+    prg_walk wn[PC_THREADS / 32]; // PF: the warps' walks of the next phase (kind K ^ 1), g
+    const pc_phase g = PF && nf ? *nf : f;
+    if (PF) {
+#pragma unroll
+        for (int w = 0; w < PC_THREADS / 32; w++) wn[w] = nf ? prg_walk_of<K ^ 1, true>(g, w) : prg_walk{0, 0, 0};
+    }
     for (int k = 0; k < wk[0].n; k++) {
         if (hold) {
             while (prg_hold) {
@@ -1413,6 +1441,13 @@ __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phas
             if (k >= wk[w].n || (P > 1 && w % P != pw)) continue;
             const int u = prg_unit<G>(wk[w], k);
             const int s = cnt[w] % S;
+            if (PF && lane == 0) {
+                if (k + PF < wk[w].n) {
+                    prg_prefetch_unit<K>(f, prg_unit<true>(wk[w], k + PF));
+                } else if (k + PF - wk[w].n < wn[w].n) {
+                    prg_prefetch_unit<K ^ 1>(g, prg_unit<true>(wn[w], k + PF - wk[w].n));
+                }
+            }
             const unsigned long long t0 = TR ? clock64() : 0;
             if (cnt[w] >= S) ps_mb_wait(&b.empty[w][s], ((cnt[w] / S) - 1) & 1);
             const unsigned long long t1 = TR ? clock64() : 0;
@@ -1645,9 +1680,11 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // landed, freeing its slot for the producer over the barrier
 // (pring_hx_erp); with DF (and ER) no grid barrier: each block publishes
 // its phase's end in done and stages the next phase's x' from each writer
-// block as that block's flag says its groups are stored (pring_hx_df).
+// block as that block's flag says its groups are stored (pring_hx_df);
+// with PF (and ER) the producer prefetches units PF ahead into the L2
+// (pring_hx_l2).
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, bool FF = false, bool ER = false, bool BK = false,
-          bool PL = false, bool DF = false>
+          bool PL = false, bool DF = false, int PF = 0>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -1673,10 +1710,11 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         for (int p = 0; p < n; p++) {
             const pc_phase f = phases[p];
             unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
+            const pc_phase* nf = PF && p + 1 < n ? phases + p + 1 : nullptr;
             if (pc_down(f.kind)) {
-                prg_fill<5, HX, TR, P, BK>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw);
+                prg_fill<5, HX, TR, P, BK, PF>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw, nf);
             } else {
-                prg_fill<4, HQ, TR, P, BK>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw);
+                prg_fill<4, HQ, TR, P, BK, PF>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw, nf);
             }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
@@ -1684,6 +1722,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     }
     static_assert(!PL || (ER && !TR), "pring_hx_erp is pring_hx_er's");
     static_assert(!DF || (ER && !TR && !PL), "pring_hx_df is pring_hx_er's with flags for the barrier");
+    static_assert(!PF || (ER && HX && !FF), "pring_hx_l2 is pring_hx_er's with prefetches");
     static_assert(!ER || HX, "pring_hx_er's walks are pring_hx's");
     static_assert(!FF || (HX && P == 1 && !BK && !TR), "pring_hx_ff is pring_hx's one producer, copying by cp.async, untraced");
     int k = 0; // units this warp has taken from its ring
@@ -1903,4 +1942,16 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_er_tra
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_df(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot, unsigned* done) {
     prg_kernel<true, true, false, 1, 0, false, true, false, false, true>(phases, n, bar, flags, S, slot, nullptr, done);
+}
+
+// pring_hx_er whose producer prefetches each warp's unit 2 (pring_hx_l2)
+// or 4 (pring_hx_l4) further on than the one it copies into the L2 (PF).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_l2(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                             int slot) {
+    prg_kernel<true, true, false, 1, 0, false, true, false, false, false, 2>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_l4(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                             int slot) {
+    prg_kernel<true, true, false, 1, 0, false, true, false, false, false, 4>(phases, n, bar, flags, S, slot);
 }
