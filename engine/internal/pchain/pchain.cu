@@ -1411,7 +1411,8 @@ __device__ __forceinline__ void prg_prefetch_unit(const pc_phase& f, int u) {
 // for its k-th unit, lane 0 prefetches warp w's unit PF further on into
 // the L2, past the phase's end into the next phase nf's (when nf is not
 // null), so that HBM keeps streaming ahead of the ring while its slots
-// are full (step 89: the windows between phases' sums).
+// are full (step 89: the windows between phases' sums). PRG_PERM is not
+// taken with PF (the prefetches follow the plain order).
 template <int K, bool G, bool TR = false, int P = 1, bool BK = false, int PF = 0>
 __device__ __forceinline__ void prg_fill(prg_bars& b, uint4* ring, const pc_phase& f, int S, int slot, int (&cnt)[PC_THREADS / 32], int lane,
                                          bool perm = false, unsigned long long* rec = nullptr, bool hold = false, int pw = 0,
@@ -1496,8 +1497,8 @@ __device__ __forceinline__ prg_walk prg_walk_hx(const pc_phase& f, int w) {
 // consumers wait 16.4 for data). A warp's units still go into its ring in
 // the order it sums them, across phases, so the sums are pring_hx's. A slot
 // is taken when every lane's test finds it free (each lane's own acquire;
-// once free, a slot stays free until this warp fills it). Measured 42%
-// slower, its stream alone 53% (runs 230-234): its cursors live in local
+// once free, a slot stays free until this warp fills it). Measured 38-43%
+// slower, its stream alone 49-56% (runs 230-238): its cursors live in local
 // memory and each unit reloads its phase's descriptor, so that is this
 // producer's cost a unit, not necessarily the order's.
 __device__ __forceinline__ void prg_fill_ff(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int S, int slot, int lane) {
@@ -1712,9 +1713,9 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
             const pc_phase* nf = PF && p + 1 < n ? phases + p + 1 : nullptr;
             if (pc_down(f.kind)) {
-                prg_fill<5, HX, TR, P, BK, PF>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw, nf);
+                prg_fill<5, HX, TR, P, BK, PF>(b, pd_ring, f, S, slot, cnt, lane, HX && !PF && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw, nf);
             } else {
-                prg_fill<4, HQ, TR, P, BK, PF>(b, pd_ring, f, S, slot, cnt, lane, HX && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw, nf);
+                prg_fill<4, HQ, TR, P, BK, PF>(b, pd_ring, f, S, slot, cnt, lane, HX && !PF && (flags & PRG_PERM), rec, HX && (flags & PRG_HOLD), pw, nf);
             }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
