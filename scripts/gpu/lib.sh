@@ -126,3 +126,20 @@ full_table() {
   grep -E '\| (graph|sampled) \|' /tmp/table/stdout.txt | cut -d'|' -f2,4,5,6,9,13
   tar czf "$OUT/table.tgz" -C /tmp table
 }
+
+# ncu_ring K...: ncu on the second launch of each pring form K (pchain
+# -nine 2 -ncu K/x8, which launches that form alone; bin/pchain.cubin
+# built first): time, DRAM bytes and share of peak, L2 hits, issue and
+# the stalls per issued instruction, printed; the whole report into
+# $OUT/ncu-K.txt (scripts from run240 on; runs 230-238 spell it out).
+ncu_ring() {
+  local met='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__warps_active.avg.per_cycle_active,smsp__issue_active.avg.per_cycle_active,gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum'
+  local k
+  for k in "$@"; do
+    el "ncu $k"
+    timeout 120 ncu --clock-control none --launch-skip 2 --launch-count 1 -k regex:"^$k\$" --metrics "$met" \
+      ./bin/main/pchain -cubin bin/pchain.cubin -phases 64 -nine 2 -ncu "$k/x8" > /tmp/n.txt 2>&1
+    grep -E "^  $k|stalled|inst_executed|issue_active|warps_active|duration|dram__|lts__|rror" /tmp/n.txt | awk '$NF != "0" && $NF != "0.00"' | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
+    cp /tmp/n.txt "$OUT/ncu-$k.txt"
+  done
+}

@@ -1548,6 +1548,57 @@ __device__ __forceinline__ void prg_fill_ff(prg_bars& b, uint4* ring, const pc_p
     }
 }
 
+// pring_hx_fr's producer (HX's walks): pring_hx_ff's order, whichever
+// warp's next slot is free first, with its cursors in registers and two
+// phases' descriptors held, so that a unit costs what prg_fill's does (step
+// 90: pring_hx_ff's local-memory cursors and a descriptor load a unit left
+// its own order untested). Warp w's next unit is j[w] counted from phase
+// p's first, into phase p + 1 once past phase p's n0 (every warp of a
+// block has a phase's n units in HX's walks, 4 a group); the window moves
+// on once every warp is past phase p, and a ring at most S units ahead
+// never needs a third phase. A warp's units still enter its ring in the
+// order it sums them, so the sums are pring_hx's. PRG_PERM is not taken.
+__device__ __forceinline__ void prg_fill_fr(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int S, int slot, int lane) {
+    int j[PC_THREADS / 32] = {}, cnt[PC_THREADS / 32] = {};
+    pc_phase f0 = phases[0], f1 = n > 1 ? phases[1] : phases[0];
+    int n0 = prg_walk_hx(f0, 0).n, n1 = n > 1 ? prg_walk_hx(f1, 0).n : 0;
+#pragma unroll 1
+    for (int p = 0; p < n;) {
+        bool past = true;
+#pragma unroll
+        for (int w = 0; w < PC_THREADS / 32; w++) {
+            const int s = cnt[w] % S;
+            if (j[w] < n0 + n1 && (cnt[w] < S || __all_sync(MEMRA_FULL_MASK, ps_mb_test(&b.empty[w][s], ((cnt[w] / S) - 1) & 1)))) {
+                const bool first = j[w] < n0;
+                const pc_phase f = first ? f0 : f1;
+                const int u = prg_unit<true>(prg_walk{0, w, 0}, first ? j[w] : j[w] - n0);
+                uint4* d = ring + (w * S + s) * slot;
+                if (pc_down(f.kind)) {
+                    pd_fill_unit<5>(d, f, u, lane);
+                } else {
+                    pd_fill_unit<4>(d, f, u, lane);
+                }
+                pf_arrive_on_copies(&b.full[w][s]);
+                j[w]++;
+                cnt[w]++;
+            }
+            past = past && j[w] >= n0;
+        }
+        if (past) {
+#pragma unroll
+            for (int w = 0; w < PC_THREADS / 32; w++) j[w] -= n0;
+            p++;
+            f0 = f1;
+            n0 = n1;
+            n1 = 0;
+            if (p + 1 < n) {
+                f1 = phases[p + 1];
+                n1 = prg_walk_hx(f1, 0).n;
+            }
+        }
+    }
+}
+
 // A warp's unit of kind K in slot t into registers: lane's weight chunks
 // into r, its scales into sc (the first R C of each; 24 is kind 5's).
 #define PRG_HELD 24
@@ -1672,7 +1723,8 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // (pring_hx_trace) stamped into tr; with P producer warps (pring_hx2);
 // with SC the ring's depth a compile-time constant (pring_hx_s2: S must be
 // SC), so that k mod S and k / S are a mask and a shift; with FF the
-// producer fills whichever warp's slot is free first (pring_hx_ff); with
+// producer fills whichever warp's slot is free first (FF 1, pring_hx_ff;
+// FF 2, its cursors in registers, pring_hx_fr with ER); with
 // ER a consumer frees its slot once the unit is in its registers
 // (pring_hx_er, and pring_hx_ffer with FF); with BK the producer copies
 // each unit with bulk copies (pring_hx_bulk, and pring_hx_bulker with ER);
@@ -1684,7 +1736,7 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // block as that block's flag says its groups are stored (pring_hx_df);
 // with PF (and ER) the producer prefetches units PF ahead into the L2
 // (pring_hx_l2).
-template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, bool FF = false, bool ER = false, bool BK = false,
+template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
           bool PL = false, bool DF = false, int PF = 0>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
@@ -1702,7 +1754,11 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     __syncthreads();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
         if (FF) {
-            prg_fill_ff(b, pd_ring, phases, n, S, slot, lane);
+            if (FF == 2) {
+                prg_fill_fr(b, pd_ring, phases, n, S, slot, lane);
+            } else {
+                prg_fill_ff(b, pd_ring, phases, n, S, slot, lane);
+            }
             asm volatile("cp.async.wait_all;" ::: "memory");
             return;
         }
@@ -1725,7 +1781,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!DF || (ER && !TR && !PL), "pring_hx_df is pring_hx_er's with flags for the barrier");
     static_assert(!PF || (ER && HX && !FF), "pring_hx_l2 is pring_hx_er's with prefetches");
     static_assert(!ER || HX, "pring_hx_er's walks are pring_hx's");
-    static_assert(!FF || (HX && P == 1 && !BK && !TR), "pring_hx_ff is pring_hx's one producer, copying by cp.async, untraced");
+    static_assert(!FF || (HX && P == 1 && !BK && !TR), "pring_hx_ff and _fr are pring_hx's one producer, copying by cp.async, untraced");
+    static_assert(FF >= 0 && FF <= 2 && (FF != 2 || ER), "FF: 1 pring_hx_ff's producer, 2 pring_hx_fr's (with ER's consumers)");
     int k = 0; // units this warp has taken from its ring
     uint4 hr[PRG_HELD]; // PL: the phase's first unit, taken in the barrier's wait
     prg_hscales hs;
@@ -1897,7 +1954,7 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_s2(con
 // (prg_fill_ff; PRG_PERM and PRG_HOLD are not taken).
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_ff(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot) {
-    prg_kernel<true, true, false, 1, 0, true>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 1>(phases, n, bar, flags, S, slot);
 }
 
 // pring_hx whose consumers free a slot once its unit is in their
@@ -1909,7 +1966,7 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_er(con
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_ffer(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                                int slot) {
-    prg_kernel<true, true, false, 1, 0, true, true>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 1, true>(phases, n, bar, flags, S, slot);
 }
 
 // pring_hx whose producer copies each unit with two bulk copies from one
@@ -1955,4 +2012,11 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_l2(con
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_l4(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot) {
     prg_kernel<true, true, false, 1, 0, false, true, false, false, false, 4>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_er with pring_hx_ff's order from a producer whose cursors are
+// registers (prg_fill_fr; FF 2).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_fr(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                             int slot) {
+    prg_kernel<true, true, false, 1, 0, 2, true>(phases, n, bar, flags, S, slot);
 }
