@@ -471,3 +471,79 @@ func TestCheckXQ(t *testing.T) {
 		}
 	}
 }
+
+// TestByteRing plays pring_hx_br's placement (pchain.cu's prg_br_at and
+// prg_fill_br's footprints) over the 9B chain's walks on 132 blocks, the
+// consumer taking each unit as late as the ring allows: no two live units
+// overlap, none runs past the ring, at most PRG_BR_UNITS are live (unit c
+// reuses barrier c mod 3 only once unit c - 3 is taken), and a ring of
+// gate|up units holds 3 of them.
+func TestByteRing(t *testing.T) {
+	const brUnits = 3
+	src, err := os.ReadFile("pchain.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`#define PRG_BR_UNITS ` + strconv.Itoa(brUnits) + `\n`).Match(src) {
+		t.Errorf("pchain.cu's PRG_BR_UNITS is not %d", brUnits)
+	}
+	rb := 2 * ringSlot
+	gu, dn := stride(kind9B), stride(kind9B+1)
+	if 3*gu != rb || 2*dn != rb {
+		t.Fatalf("a ring of %d chunks: gate|up units of %d, down units of %d", rb, gu, dn)
+	}
+	at := func(head, sz int) int {
+		if head+sz > rb {
+			return 0
+		}
+		return head
+	}
+	for b := range 132 {
+		type live struct{ c, at, sz, fp int }
+		var q []live // issued, not yet taken, oldest first
+		head, occ, most := 0, 0, 0
+		c := 0
+		for p := range 8 {
+			s := nineShapes[p%2]
+			sz := []int{gu, dn}[p%2]
+			groups := s.rows / units[kind9B+p%2].r / 32
+			n := 0
+			if groups > b {
+				n = 4 * ((groups - b + 131) / 132)
+			}
+			for range n {
+				a := at(head, sz)
+				need := sz
+				if a == 0 && head != 0 {
+					need = rb - head + sz
+				}
+				for occ+need > rb {
+					occ -= q[0].fp
+					q = q[1:]
+				}
+				for _, l := range q {
+					if a < l.at+l.sz && l.at < a+sz {
+						t.Fatalf("block %d: unit %d at %d overlaps unit %d at %d", b, c, a, l.c, l.at)
+					}
+					if l.c%brUnits == c%brUnits {
+						t.Fatalf("block %d: unit %d reuses unit %d's barriers while it is live", b, c, l.c)
+					}
+				}
+				if a+sz > rb {
+					t.Fatalf("block %d: unit %d runs past the ring", b, c)
+				}
+				q = append(q, live{c, a, sz, need})
+				occ += need
+				most = max(most, len(q))
+				head = a + sz
+				if head == rb {
+					head = 0
+				}
+				c++
+			}
+		}
+		if b == 0 && most != brUnits {
+			t.Errorf("block 0: at most %d units live, want %d", most, brUnits)
+		}
+	}
+}

@@ -45,7 +45,9 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // pring_hx_l4, pring_hx_er whose producer prefetches each warp's units 2
 // or 4 ahead into the L2 (step 89); pring_hx_fr, pring_hx_er with
 // pring_hx_ff's order from a producer whose cursors are registers (step
-// 90). x' is int8 in all of them.
+// 90), and pring_hx_br, pring_hx_er with each warp's 2 slots as one ring
+// of bytes, 3 gate|up units or 2 down rows (step 90; S = 2 only). x' is
+// int8 in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -83,6 +85,7 @@ var ringForms = []ringForm{
 	{"pring_hx_l2/x8", "pring_hx_l2", 0, 1, 0, false},
 	{"pring_hx_l4/x8", "pring_hx_l4", 0, 1, 0, false},
 	{"pring_hx_fr/x8", "pring_hx_fr", 0, 1, 0, false},
+	{"pring_hx_br/x8", "pring_hx_br", 0, 1, 2, false},
 }
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
@@ -396,7 +399,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		append(both("pring/x8"), both("pring_hq/x8")[1]),
 		both("pring_hx/x8", "pring_hx/x8/perm", "pring_hx/x8/hold", "pring_hx2/x8", "pring_hx_s2/x8", "pring_hx_ff/x8", "pring_hx_er/x8",
 			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8", "pring_hx_df/x8",
-			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8"),
+			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8"),
 	} {
 		var ref []byte
 		for _, r := range c {

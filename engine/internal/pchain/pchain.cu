@@ -1599,6 +1599,59 @@ __device__ __forceinline__ void prg_fill_fr(prg_bars& b, uint4* ring, const pc_p
     }
 }
 
+// pring_hx_br: each warp's two slots as one ring of 2 slot's bytes (RB
+// 16-byte chunks) holding units back to back, so that it holds 3 gate|up
+// units (8,704 bytes each; 3 x 8,704 = 2 x 13,056) where the slots hold
+// 2, and 2 down units as before (step 90: a gate|up phase's consumers wait
+// for data 15.6 us of its 24.6 with 16 units an SM in flight, 139 KB
+// against a down phase's 209 KB). A unit that would run past the ring's
+// end starts at 0 instead, the gap counted in its footprint; unit c uses
+// barriers c mod 3 (at most 3 units fit), and the producer frees the
+// oldest units' footprints (prg_fp, its own) until the next one fits.
+// Producer and consumer place a unit by the same rule (prg_br_at).
+#define PRG_BR_UNITS 3
+__shared__ int prg_fp[PC_THREADS / 32][PRG_BR_UNITS];
+
+// Where a unit of sz chunks goes in a ring of RB when the ring's next
+// free chunk is head: there, or at 0 if it would run past the end.
+__device__ __forceinline__ int prg_br_at(int head, int sz, int RB) { return head + sz > RB ? 0 : head; }
+
+// The producer of pring_hx_br (HX's walks, prg_fill's order).
+__device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int RB, int lane) {
+    int head[PC_THREADS / 32] = {}, occ[PC_THREADS / 32] = {}, c[PC_THREADS / 32] = {}, t[PC_THREADS / 32] = {};
+#pragma unroll 1
+    for (int p = 0; p < n; p++) {
+        const pc_phase f = phases[p];
+        const bool down = pc_down(f.kind);
+        const int sz = down ? pc_stride<5>() : pc_stride<4>();
+        const int units = prg_walk_hx(f, 0).n;
+#pragma unroll 1
+        for (int k = 0; k < units; k++) {
+#pragma unroll
+            for (int w = 0; w < PC_THREADS / 32; w++) {
+                const int at = prg_br_at(head[w], sz, RB), need = at == 0 && head[w] != 0 ? RB - head[w] + sz : sz;
+                while (occ[w] + need > RB) {
+                    ps_mb_wait(&b.empty[w][t[w] % PRG_BR_UNITS], (t[w] / PRG_BR_UNITS) & 1);
+                    occ[w] -= prg_fp[w][t[w] % PRG_BR_UNITS];
+                    t[w]++;
+                }
+                const int u = prg_unit<true>(prg_walk{0, w, 0}, k);
+                if (down) {
+                    pd_fill_unit<5>(ring + w * RB + at, f, u, lane);
+                } else {
+                    pd_fill_unit<4>(ring + w * RB + at, f, u, lane);
+                }
+                pf_arrive_on_copies(&b.full[w][c[w] % PRG_BR_UNITS]);
+                if (lane == 0) prg_fp[w][c[w] % PRG_BR_UNITS] = need;
+                __syncwarp();
+                occ[w] += need;
+                head[w] = at + sz == RB ? 0 : at + sz;
+                c[w]++;
+            }
+        }
+    }
+}
+
 // A warp's unit of kind K in slot t into registers: lane's weight chunks
 // into r, its scales into sc (the first R C of each; 24 is kind 5's).
 #define PRG_HELD 24
@@ -1737,7 +1790,7 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // with PF (and ER) the producer prefetches units PF ahead into the L2
 // (pring_hx_l2).
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
-          bool PL = false, bool DF = false, int PF = 0>
+          bool PL = false, bool DF = false, int PF = 0, bool BR = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -1745,7 +1798,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
         for (int w = 0; w < PC_THREADS / 32; w++)
-            for (int s = 0; s < S; s++) {
+            for (int s = 0; s < (BR ? PRG_BR_UNITS : S); s++) {
                 ps_mb_init(&b.full[w][s], BK ? 1 : 32); // the producer's lanes (BK: its lane 0's expect_tx)
                 ps_mb_init(&b.empty[w][s], 1);          // the consumer warp's lane 0
             }
@@ -1753,6 +1806,11 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     }
     __syncthreads();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
+        if (BR) {
+            prg_fill_br(b, pd_ring, phases, n, S * slot, lane);
+            asm volatile("cp.async.wait_all;" ::: "memory");
+            return;
+        }
         if (FF) {
             if (FF == 2) {
                 prg_fill_fr(b, pd_ring, phases, n, S, slot, lane);
@@ -1783,7 +1841,9 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!ER || HX, "pring_hx_er's walks are pring_hx's");
     static_assert(!FF || (HX && P == 1 && !BK && !TR), "pring_hx_ff and _fr are pring_hx's one producer, copying by cp.async, untraced");
     static_assert(FF >= 0 && FF <= 2 && (FF != 2 || ER), "FF: 1 pring_hx_ff's producer, 2 pring_hx_fr's (with ER's consumers)");
+    static_assert(!BR || (ER && !FF && P == 1 && !BK && !TR && !PL && !DF && !PF), "pring_hx_br is pring_hx_er's with a ring of bytes");
     int k = 0; // units this warp has taken from its ring
+    int off = 0; // BR: where its next unit starts in its ring
     uint4 hr[PRG_HELD]; // PL: the phase's first unit, taken in the barrier's wait
     prg_hscales hs;
     bool held = false;
@@ -1831,11 +1891,17 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         }
         for (int j = j0; j < wk.n; j++, k++) {
             const int u = down ? prg_unit<HX>(wk, j) : prg_unit<HQ>(wk, j);
-            const int s = k % S;
+            const int s = BR ? k % PRG_BR_UNITS : k % S;
             const unsigned long long t0 = TR ? clock64() : 0;
-            ps_mb_wait(&b.full[warp][s], (k / S) & 1);
+            ps_mb_wait(&b.full[warp][s], BR ? (k / PRG_BR_UNITS) & 1 : (k / S) & 1);
             if (TR) waited += clock64() - t0;
             const uint4* t = pd_ring + (warp * S + s) * slot;
+            if (BR) {
+                const int sz = down ? pc_stride<5>() : pc_stride<4>();
+                off = prg_br_at(off, sz, S * slot);
+                t = pd_ring + warp * S * slot + off;
+                off = off + sz == S * slot ? 0 : off + sz;
+            }
             if (ER) {
                 if (flags & PS_NO_DOT) {
                     prg_free(&b.empty[warp][s], lane);
@@ -2019,4 +2085,11 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_l4(con
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_fr(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot) {
     prg_kernel<true, true, false, 1, 0, 2, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_er with each warp's slots as one ring of bytes (BR; the host
+// launches it with S = 2): 3 gate|up units in flight a warp, not 2.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_br(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                             int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true>(phases, n, bar, flags, S, slot);
 }
