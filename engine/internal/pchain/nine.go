@@ -176,6 +176,10 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	if err != nil {
 		return err
 	}
+	tkBR, err := loadDeep(e, mod, "pring_hx_br_trace", 1)
+	if err != nil {
+		return err
+	}
 	shared := func(depth int) int { return 8 * depth * ringSlot * 16 }
 	for _, d := range depths {
 		for name, kk := range ks {
@@ -467,6 +471,14 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		return launchChain(e, tkER.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, 0, int32(depth), int32(ringSlot), dtr)
 	}, "pring_hx_er/x8", n, k.blocks, depth, ph); err != nil {
 		return err
+	}
+	// pring_hx_br too, at its 2 slots (step 90).
+	if depth == 2 {
+		if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
+			return launchChain(e, tkBR.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, 0, int32(depth), int32(ringSlot), dtr)
+		}, "pring_hx_br/x8", n, k.blocks, depth, ph); err != nil {
+			return err
+		}
 	}
 	// The same chain with no rows: the grid barrier and x's staging alone
 	// (staging false: the barrier alone), what the stream has to hide; and

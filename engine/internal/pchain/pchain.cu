@@ -1616,8 +1616,11 @@ __shared__ int prg_fp[PC_THREADS / 32][PRG_BR_UNITS];
 // free chunk is head: there, or at 0 if it would run past the end.
 __device__ __forceinline__ int prg_br_at(int head, int sz, int RB) { return head + sz > RB ? 0 : head; }
 
-// The producer of pring_hx_br (HX's walks, prg_fill's order).
-__device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int RB, int lane) {
+// The producer of pring_hx_br (HX's walks, prg_fill's order); with TR
+// stamped into tr as prg_fill stamps its phases.
+template <bool TR = false>
+__device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int RB, int lane,
+                                            unsigned long long* tr = nullptr) {
     int head[PC_THREADS / 32] = {}, occ[PC_THREADS / 32] = {}, c[PC_THREADS / 32] = {}, t[PC_THREADS / 32] = {};
 #pragma unroll 1
     for (int p = 0; p < n; p++) {
@@ -1625,15 +1628,24 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
         const bool down = pc_down(f.kind);
         const int sz = down ? pc_stride<5>() : pc_stride<4>();
         const int units = prg_walk_hx(f, 0).n;
+        unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
+        unsigned long long waited = 0, issuing = 0;
+        if (TR && lane == 0) rec[PRG_TR_FILL0] = clock64();
 #pragma unroll 1
         for (int k = 0; k < units; k++) {
 #pragma unroll
             for (int w = 0; w < PC_THREADS / 32; w++) {
                 const int at = prg_br_at(head[w], sz, RB), need = at == 0 && head[w] != 0 ? RB - head[w] + sz : sz;
+                const unsigned long long t0 = TR ? clock64() : 0;
                 while (occ[w] + need > RB) {
                     ps_mb_wait(&b.empty[w][t[w] % PRG_BR_UNITS], (t[w] / PRG_BR_UNITS) & 1);
                     occ[w] -= prg_fp[w][t[w] % PRG_BR_UNITS];
                     t[w]++;
+                }
+                const unsigned long long t1 = TR ? clock64() : 0;
+                if (TR) {
+                    waited += t1 - t0;
+                    if (lane == 0 && k == 0 && w == 0) rec[PRG_TR_FILL0] = t1;
                 }
                 const int u = prg_unit<true>(prg_walk{0, w, 0}, k);
                 if (down) {
@@ -1647,7 +1659,13 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
                 occ[w] += need;
                 head[w] = at + sz == RB ? 0 : at + sz;
                 c[w]++;
+                if (TR) issuing += clock64() - t1;
             }
+        }
+        if (TR && lane == 0) {
+            rec[PRG_TR_FILL1] = clock64();
+            rec[PRG_TR_EMPTY] = waited;
+            rec[PRG_TR_ISSUE] = issuing;
         }
     }
 }
@@ -1807,7 +1825,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     __syncthreads();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
         if (BR) {
-            prg_fill_br(b, pd_ring, phases, n, S * slot, lane);
+            prg_fill_br<TR>(b, pd_ring, phases, n, S * slot, lane, tr);
             asm volatile("cp.async.wait_all;" ::: "memory");
             return;
         }
@@ -1841,7 +1859,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!ER || HX, "pring_hx_er's walks are pring_hx's");
     static_assert(!FF || (HX && P == 1 && !BK && !TR), "pring_hx_ff and _fr are pring_hx's one producer, copying by cp.async, untraced");
     static_assert(FF >= 0 && FF <= 2 && (FF != 2 || ER), "FF: 1 pring_hx_ff's producer, 2 pring_hx_fr's (with ER's consumers)");
-    static_assert(!BR || (ER && !FF && P == 1 && !BK && !TR && !PL && !DF && !PF), "pring_hx_br is pring_hx_er's with a ring of bytes");
+    static_assert(!BR || (ER && !FF && P == 1 && !BK && !PL && !DF && !PF), "pring_hx_br is pring_hx_er's with a ring of bytes");
     int k = 0; // units this warp has taken from its ring
     int off = 0; // BR: where its next unit starts in its ring
     uint4 hr[PRG_HELD]; // PL: the phase's first unit, taken in the barrier's wait
@@ -2092,4 +2110,10 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_fr(con
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_br(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot) {
     prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_br stamping each phase into tr, as pring_hx_trace does.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_br_trace(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                                   int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true>(phases, n, bar, flags, S, slot, tr);
 }
