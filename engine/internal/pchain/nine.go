@@ -46,8 +46,9 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // or 4 ahead into the L2 (step 89); pring_hx_fr, pring_hx_er with
 // pring_hx_ff's order from a producer whose cursors are registers (step
 // 90), and pring_hx_br, pring_hx_er with each warp's 2 slots as one ring
-// of bytes, 3 gate|up units or 2 down rows (step 90; S = 2 only). x' is
-// int8 in all of them.
+// of bytes, 3 gate|up units or 2 down rows (step 90; S = 2 only), and
+// pring_hx_brs, pring_hx_br with x' staged by bulk copies. x' is int8 in
+// all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -86,6 +87,7 @@ var ringForms = []ringForm{
 	{"pring_hx_l4/x8", "pring_hx_l4", 0, 1, 0, false},
 	{"pring_hx_fr/x8", "pring_hx_fr", 0, 1, 0, false},
 	{"pring_hx_br/x8", "pring_hx_br", 0, 1, 2, false},
+	{"pring_hx_brs/x8", "pring_hx_brs", 0, 1, 2, false},
 }
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
@@ -177,6 +179,10 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		return err
 	}
 	tkBR, err := loadDeep(e, mod, "pring_hx_br_trace", 1)
+	if err != nil {
+		return err
+	}
+	tkBRS, err := loadDeep(e, mod, "pring_hx_brs_trace", 1)
 	if err != nil {
 		return err
 	}
@@ -403,7 +409,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		append(both("pring/x8"), both("pring_hq/x8")[1]),
 		both("pring_hx/x8", "pring_hx/x8/perm", "pring_hx/x8/hold", "pring_hx2/x8", "pring_hx_s2/x8", "pring_hx_ff/x8", "pring_hx_er/x8",
 			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8", "pring_hx_df/x8",
-			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8"),
+			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8", "pring_hx_brs/x8"),
 	} {
 		var ref []byte
 		for _, r := range c {
@@ -472,12 +478,17 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	}, "pring_hx_er/x8", n, k.blocks, depth, ph); err != nil {
 		return err
 	}
-	// pring_hx_br too, at its 2 slots (step 90).
+	// pring_hx_br and pring_hx_brs too, at their 2 slots (step 90).
 	if depth == 2 {
-		if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
-			return launchChain(e, tkBR.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, 0, int32(depth), int32(ringSlot), dtr)
-		}, "pring_hx_br/x8", n, k.blocks, depth, ph); err != nil {
-			return err
+		for _, c := range []struct {
+			k    deepKernel
+			name string
+		}{{tkBR, "pring_hx_br/x8"}, {tkBRS, "pring_hx_brs/x8"}} {
+			if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
+				return launchChain(e, c.k.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, 0, int32(depth), int32(ringSlot), dtr)
+			}, c.name, n, k.blocks, depth, ph); err != nil {
+				return err
+			}
 		}
 	}
 	// The same chain with no rows: the grid barrier and x's staging alone

@@ -1214,6 +1214,29 @@ __device__ __forceinline__ void prg_stage_hq(const pc_phase& f) {
     pc_sync<true>();
 }
 
+// pring_hx_brs's staging of prg_stage_hq<SS>'s bytes: thread 0 copies
+// x's int8, its scales and (SS) its sums of squares with one bulk copy
+// each (the TMA, PTX 8.0), counted on mb, and every consumer thread waits
+// for mb's phase of parity (step 90: under pring_hx_br's stream the 16-byte
+// loads of a 5 KB staging take twice as long as under pring_hx_er's,
+// queued behind the ring's copies). The fences: the consumers' last reads
+// of the staging buffers (ordered by the grid barrier's block barrier)
+// before the async proxy's writes, and the other blocks' stores, acquired
+// through the grid barrier, before its reads.
+template <bool SS = false>
+__device__ __forceinline__ void prg_stage_bulk(const pc_phase& f, unsigned long long* mb, unsigned parity) {
+    if (threadIdx.x == 0) {
+        float* h = const_cast<float*>(f.x);
+        const unsigned q = f.cols, d = f.cols / 32 * 4;
+        asm volatile("fence.proxy.async;" ::: "memory");
+        ps_mb_expect(mb, q + d + (SS ? d : 0));
+        ps_bulk_copy(pq_xq, prg_hq(h, f.cols), q, mb);
+        ps_bulk_copy(pq_xd, prg_hd(h, f.cols), d, mb);
+        if (SS) ps_bulk_copy(prg_ss, prg_hs(h, f.cols), d, mb);
+    }
+    ps_mb_wait(mb, parity);
+}
+
 // pring_hx's rounding: x float4 i (v) times its norm weights (w) into xq
 // and xd as pq_quant4 rounds, and its block of 32's sum of squares (in
 // one order: each float4's by fmaf, then the 8 lanes' xor butterfly) into
@@ -1808,11 +1831,12 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // with PF (and ER) the producer prefetches units PF ahead into the L2
 // (pring_hx_l2).
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
-          bool PL = false, bool DF = false, int PF = 0, bool BR = false>
+          bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
     __shared__ prg_bars b;
+    __shared__ unsigned long long stmb; // ST: the staging's bulk copies
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
         for (int w = 0; w < PC_THREADS / 32; w++)
@@ -1821,6 +1845,10 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 ps_mb_init(&b.empty[w][s], 1);          // the consumer warp's lane 0
             }
         if (HX) prg_hold = 0;
+        if (ST) {
+            ps_mb_init(&stmb, 1);
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
     }
     __syncthreads();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
@@ -1860,6 +1888,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!FF || (HX && P == 1 && !BK && !TR), "pring_hx_ff and _fr are pring_hx's one producer, copying by cp.async, untraced");
     static_assert(FF >= 0 && FF <= 2 && (FF != 2 || ER), "FF: 1 pring_hx_ff's producer, 2 pring_hx_fr's (with ER's consumers)");
     static_assert(!BR || (ER && !FF && P == 1 && !BK && !PL && !DF && !PF), "pring_hx_br is pring_hx_er's with a ring of bytes");
+    static_assert(!ST || BR, "pring_hx_brs is pring_hx_br's with bulk staging");
     int k = 0; // units this warp has taken from its ring
     int off = 0; // BR: where its next unit starts in its ring
     uint4 hr[PRG_HELD]; // PL: the phase's first unit, taken in the barrier's wait
@@ -1881,10 +1910,16 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 prg_stage_df<true>(f, done, p, !(flags & PS_NO_STAGE));
             }
         } else if (p == 0 || !(flags & PS_NO_STAGE)) {
-            if (HQ && down) {
+            if (HQ && down && !ST) {
                 prg_stage_hq(f);
             } else if (HX && p == 0) {
                 prg_stage_xn(f);
+            } else if (ST) {
+                if (down) {
+                    prg_stage_bulk<false>(f, &stmb, (p - 1) & 1);
+                } else {
+                    prg_stage_bulk<true>(f, &stmb, (p - 1) & 1);
+                }
             } else if (HX) {
                 prg_stage_hq<true>(f);
             } else {
@@ -2116,4 +2151,16 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_br(con
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_br_trace(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                                    int slot, unsigned long long* tr) {
     prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true>(phases, n, bar, flags, S, slot, tr);
+}
+
+// pring_hx_br with x' staged by bulk copies (ST, prg_stage_bulk).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brs(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                              int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_brs stamping each phase into tr, as pring_hx_trace does.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brs_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                    int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, true>(phases, n, bar, flags, S, slot, tr);
 }
