@@ -287,7 +287,9 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	if err := upload(dphPerm, phPerm); err != nil {
 		return err
 	}
-	launch := func(f ringForm, phases, depth, flags int) error {
+	// launchAt launches phases phases of form f from the chain's phase
+	// first on.
+	launchAt := func(f ringForm, first, phases, depth, flags int) error {
 		if f.depth(depth) != depth {
 			return fmt.Errorf("%s: built for %d slots a warp, launched with %d", f.name, f.slots, depth)
 		}
@@ -295,6 +297,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		if f.flags&flagPerm != 0 {
 			d = dphPerm
 		}
+		d += cuda.DevPtr(first * int(unsafe.Sizeof(phase{})))
 		if f.done {
 			if err := e.MemsetD32Async(ddone, 0, uint64(dfStride*k.blocks)); err != nil {
 				return err
@@ -302,6 +305,9 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			return launchChain(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot), ddone)
 		}
 		return launchChain(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot))
+	}
+	launch := func(f ringForm, phases, depth, flags int) error {
+		return launchAt(f, 0, phases, depth, flags)
 	}
 	// run launches the first `phases` phases from x0 with NaNs in h and in
 	// x's tail and returns h, x, x's tail, and all of h's and x's buffers
@@ -449,6 +455,24 @@ func runNine(cubin string, n int, depths []int, only string) error {
 				fmt.Printf("chain ab hbm %-16s 9B q8_0 slots %d blocks %4d stage %-5v dot %-5v %7.3f µs/phase  %5.2f TB/s of weights\n",
 					f.name, depth, k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, t/float64(n)*1e6, bytes/t/1e12)
 			}
+		}
+	}
+	// One FFN a launch (its 2 phases, the chain's FFNs in turn, a memset of
+	// the barrier's counter before each), back to back on the stream: what a
+	// form costs where a launch holds one layer's FFN and starts with its
+	// ring empty (step 90; the graph's nodes overlap by PDL, these do not).
+	for _, depth := range depths {
+		for _, name := range []string{"pring_hx/x8", "pring_hx_er/x8", "pring_hx_br/x8"} {
+			f := ringForms[slices.IndexFunc(ringForms, func(f ringForm) bool { return f.name == name })]
+			if f.depth(depth) != depth {
+				continue
+			}
+			t, err := evtime.PerCall(e, 3, 5, 5, func(i int) error { return launchAt(f, 2*(i%(n/2)), 2, depth, 0) })
+			if err != nil {
+				return err
+			}
+			fmt.Printf("ffn a launch %-16s 9B q8_0 slots %d blocks %4d %7.3f µs/FFN  %5.2f TB/s of weights\n",
+				f.name, depth, k.blocks, t*1e6, (ph[0].bytes()+ph[1].bytes())/t/1e12)
 		}
 	}
 	// Where pring_hx's time goes, stamped by pring_hx_trace on the same
