@@ -20,7 +20,9 @@
 // runs on pfeed_q8, pfreg_q8 and pfpre_q8, each checked against float64 and
 // against pfeed_q8 bit for bit, with x' in f32 and in int8 (PQ_X8); -nine
 // checks and times pring, pring_hq, pring_hx and its variants on the 9B
-// q8_0 FFN instead, and traces where pring_hx's and pring_hx_er's phases go (nine.go). -time picks
+// q8_0 FFN instead, times some of them one FFN a launch, and traces where
+// pring_hx's, pring_hx_er's, pring_hx_br's and pring_hx_brs's phases go
+// (nine.go). -time picks
 // the kernels timed, -types the weight types, -arrive the deep kernels'
 // ways to arrive at the grid barrier, -producers the producer kernels'
 // counts of producer warps.
@@ -100,7 +102,7 @@ func main() {
 	timed := flag.String("time", "pchain,pstream,pwarp,pdeep,pfeed,pfreg,pfpre", "kernels to time (every one is checked)")
 	prod := flag.String("producers", "1", "producer warps of pfeed, pfreg and pfpre to time: 1, 2, 4 (each also checked)")
 	types := flag.String("types", "bf16,q8_0", "weight types to time: bf16 (every kernel), q8_0 (pfeed, pfreg and pfpre only)")
-	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring, pring_hq, pring_hx and its variants with on the 9B q8_0 FFN (and trace pring_hx and pring_hx_er with the last), instead of the 0.8B chains")
+	nine := flag.String("nine", "", "ring depths (slots a warp: 1, 2) to check and time pring, pring_hq, pring_hx and its variants with on the 9B q8_0 FFN (and trace pring_hx, pring_hx_er, and at 2 pring_hx_br and pring_hx_brs, with the last), instead of the 0.8B chains")
 	ncu := flag.String("ncu", "", "with -nine: launch only this form (pring_hx/x8, ...), once on 2 phases, then 3 times on the chain at the last depth, for ncu; no checks or timings")
 	arrive := flag.String("arrive", "fence", "the deep kernels' arrivals at the grid barrier to time: fence, red, relaxed, nobar (the last two time a wrong result)")
 	flag.Parse()
@@ -843,6 +845,15 @@ func launchOnly(e *cuda.Engine, fn cuda.Function, dph cuda.DevPtr, n int, dbar c
 // more: the kernel's parameters after the four every chain kernel takes,
 // each an int32 or a cuda.DevPtr.
 func launchChain(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, more ...any) error {
+	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
+		return err
+	}
+	return launchOn(e, fn, blocks, threads, shared, false, dph, n, dbar, flags, more...)
+}
+
+// launchOn is launchChain on a barrier counter the caller has zeroed, with
+// programmatic dependent launch when pdl is set (and the engine uses it).
+func launchOn(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, pdl bool, dph cuda.DevPtr, n int, dbar cuda.DevPtr, flags int, more ...any) error {
 	p := cuda.NewParams(4 + len(more))
 	p.SetPtr(0, dph)
 	p.SetI32(1, int32(n))
@@ -858,10 +869,11 @@ func launchChain(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, 
 			return fmt.Errorf("launchChain: parameter %d is a %T, not an int32 or a cuda.DevPtr", 4+i, v)
 		}
 	}
-	if err := e.MemsetD32Async(dbar, 0, 1); err != nil {
-		return err
+	grid, block := [3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(threads), 1, 1}
+	if pdl {
+		return e.LaunchParamsPDL(fn, grid, block, uint32(shared), p)
 	}
-	return e.LaunchParams(fn, [3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(threads), 1, 1}, uint32(shared), p)
+	return e.LaunchParams(fn, grid, block, uint32(shared), p)
 }
 
 // ffn is the float64 reference of one FFN from x0: the normalised input,

@@ -472,12 +472,14 @@ func TestCheckXQ(t *testing.T) {
 	}
 }
 
-// TestByteRing plays pring_hx_br's placement (pchain.cu's prg_br_at and
-// prg_fill_br's footprints) over the 9B chain's walks on 132 blocks, the
-// consumer taking each unit as late as the ring allows: no two live units
-// overlap, none runs past the ring, at most PRG_BR_UNITS are live (unit c
-// reuses barrier c mod 3 only once unit c - 3 is taken), and a ring of
-// gate|up units holds 3 of them.
+// TestByteRing plays pring_hx_br's placement over the 9B chain's walks on
+// 132 blocks, the consumer taking each unit as late as the ring allows: no
+// two live units overlap, none runs past the ring, at most PRG_BR_UNITS
+// are live (unit c reuses barrier c mod 3 only once unit c - 3 is taken),
+// and a ring of gate|up units holds 3 of them. It mirrors pchain.cu's
+// prg_br_at and prg_fill_br's footprints in Go, tied to them only through
+// PRG_BR_UNITS and the units' strides: a change to those rules in the CUDA
+// must be made here too (the GPU's bit checks test the kernel itself).
 func TestByteRing(t *testing.T) {
 	const brUnits = 3
 	src, err := os.ReadFile("pchain.cu")

@@ -47,8 +47,9 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // pring_hx_ff's order from a producer whose cursors are registers (step
 // 90), and pring_hx_br, pring_hx_er with each warp's 2 slots as one ring
 // of bytes, 3 gate|up units or 2 down rows (step 90; S = 2 only), and
-// pring_hx_brs, pring_hx_br with x' staged by bulk copies. x' is int8 in
-// all of them.
+// pring_hx_brs, pring_hx_br with x' staged by bulk copies, and
+// pring_hx_brp, pring_hx_br for programmatic dependent launch. x' is int8
+// in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -59,6 +60,10 @@ type ringForm struct {
 
 // dfStride is pchain.cu's PRG_DF_STRIDE: words from one block's flag to the next's.
 const dfStride = 32
+
+// pdlBars is how many barrier counters one timing of pring_hx_brp's
+// launches takes, one a launch (evtime.PerCall's 3 + 5 × 10 launches).
+const pdlBars = 64
 
 // depth is the ring depth the form runs at when d is asked for.
 func (r ringForm) depth(d int) int {
@@ -88,6 +93,7 @@ var ringForms = []ringForm{
 	{"pring_hx_fr/x8", "pring_hx_fr", 0, 1, 0, false},
 	{"pring_hx_br/x8", "pring_hx_br", 0, 1, 2, false},
 	{"pring_hx_brs/x8", "pring_hx_brs", 0, 1, 2, false},
+	{"pring_hx_brp/x8", "pring_hx_brp", 0, 1, 2, false},
 }
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
@@ -260,6 +266,13 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	if k.blocks > 256 {
 		return fmt.Errorf("pring_hx_df: %d blocks, more than its 256 consumer threads can wait for", k.blocks)
 	}
+	// One FFN a launch on counters zeroed once for a whole timing (no memset
+	// between two launches to break their programmatic dependence): launch
+	// i's barrier counter is word i mod pdlBars, one 128-byte line apart.
+	dbars, err := mem.alloc(uint64(4 * dfStride * pdlBars))
+	if err != nil {
+		return err
+	}
 	ddone, err := mem.alloc(uint64(4 * dfStride * k.blocks))
 	if err != nil {
 		return err
@@ -287,9 +300,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	if err := upload(dphPerm, phPerm); err != nil {
 		return err
 	}
-	// launchAt launches phases phases of form f from the chain's phase
-	// first on.
-	launchAt := func(f ringForm, first, phases, depth, flags int) error {
+	launch := func(f ringForm, phases, depth, flags int) error {
 		if f.depth(depth) != depth {
 			return fmt.Errorf("%s: built for %d slots a warp, launched with %d", f.name, f.slots, depth)
 		}
@@ -297,7 +308,6 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		if f.flags&flagPerm != 0 {
 			d = dphPerm
 		}
-		d += cuda.DevPtr(first * int(unsafe.Sizeof(phase{})))
 		if f.done {
 			if err := e.MemsetD32Async(ddone, 0, uint64(dfStride*k.blocks)); err != nil {
 				return err
@@ -305,9 +315,6 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			return launchChain(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot), ddone)
 		}
 		return launchChain(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), d, phases, dbar, f.flags|flags, int32(depth), int32(ringSlot))
-	}
-	launch := func(f ringForm, phases, depth, flags int) error {
-		return launchAt(f, 0, phases, depth, flags)
 	}
 	// run launches the first `phases` phases from x0 with NaNs in h and in
 	// x's tail and returns h, x, x's tail, and all of h's and x's buffers
@@ -415,7 +422,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		append(both("pring/x8"), both("pring_hq/x8")[1]),
 		both("pring_hx/x8", "pring_hx/x8/perm", "pring_hx/x8/hold", "pring_hx2/x8", "pring_hx_s2/x8", "pring_hx_ff/x8", "pring_hx_er/x8",
 			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8", "pring_hx_df/x8",
-			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8", "pring_hx_brs/x8"),
+			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8", "pring_hx_brs/x8", "pring_hx_brp/x8"),
 	} {
 		var ref []byte
 		for _, r := range c {
@@ -457,8 +464,9 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			}
 		}
 	}
-	// One FFN a launch (its 2 phases, the chain's FFNs in turn, a memset of
-	// the barrier's counter before each), back to back on the stream: what a
+	// One FFN a launch (the chain's first 2 phases: every FFN of the chain
+	// has the same matrices, 160 MB, more than the L2 holds; a memset of the
+	// barrier's counter before each), back to back on the stream: what a
 	// form costs where a launch holds one layer's FFN and starts with its
 	// ring empty (step 90; the graph's nodes overlap by PDL, these do not).
 	for _, depth := range depths {
@@ -467,12 +475,41 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			if f.depth(depth) != depth {
 				continue
 			}
-			t, err := evtime.PerCall(e, 3, 5, 5, func(i int) error { return launchAt(f, 2*(i%(n/2)), 2, depth, 0) })
+			t, err := evtime.PerCall(e, 3, 5, 10, func(int) error { return launch(f, 2, depth, 0) })
 			if err != nil {
 				return err
 			}
 			fmt.Printf("ffn a launch %-16s 9B q8_0 slots %d blocks %4d %7.3f µs/FFN  %5.2f TB/s of weights\n",
 				f.name, depth, k.blocks, t*1e6, (ph[0].bytes()+ph[1].bytes())/t/1e12)
+		}
+		// pring_hx_brp: the same on counters zeroed beforehand, plain and with
+		// programmatic dependent launch.
+		f := ringForms[slices.IndexFunc(ringForms, func(f ringForm) bool { return f.name == "pring_hx_brp/x8" })]
+		if f.depth(depth) != depth {
+			continue
+		}
+		for _, pdl := range []bool{false, true} {
+			if pdl && !e.PDL() {
+				fmt.Println("ffn a launch pring_hx_brp/x8 with PDL: the engine does not use PDL here (sm_90 and MEMRA_PDL != 0 needed)")
+				continue
+			}
+			if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
+				return err
+			}
+			calls := 0
+			t, err := evtime.PerCall(e, 3, 5, 10, func(int) error {
+				bar := dbars + cuda.DevPtr(4*dfStride*(calls%pdlBars))
+				calls++
+				return launchOn(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), pdl, dph, 2, bar, f.flags, int32(depth), int32(ringSlot))
+			})
+			if err != nil {
+				return err
+			}
+			if calls > pdlBars {
+				return fmt.Errorf("pring_hx_brp: %d launches on %d counters", calls, pdlBars)
+			}
+			fmt.Printf("ffn a launch %-16s 9B q8_0 slots %d blocks %4d %7.3f µs/FFN  %5.2f TB/s of weights  (counters zeroed beforehand, PDL %v)\n",
+				f.name, depth, k.blocks, t*1e6, (ph[0].bytes()+ph[1].bytes())/t/1e12, pdl)
 		}
 	}
 	// Where pring_hx's time goes, stamped by pring_hx_trace on the same

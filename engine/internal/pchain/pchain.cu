@@ -1578,9 +1578,11 @@ __device__ __forceinline__ void prg_fill_ff(prg_bars& b, uint4* ring, const pc_p
 // its own order untested). Warp w's next unit is j[w] counted from phase
 // p's first, into phase p + 1 once past phase p's n0 (every warp of a
 // block has a phase's n units in HX's walks, 4 a group); the window moves
-// on once every warp is past phase p, and a ring at most S units ahead
-// never needs a third phase. A warp's units still enter its ring in the
-// order it sums them, so the sums are pring_hx's. PRG_PERM is not taken.
+// on once every warp is past phase p. A warp whose next phase has fewer
+// units than its ring's slots (a block with no down rows) then waits for
+// the window instead of copying phase p + 2's: a light block's loss only.
+// A warp's units still enter its ring in the order it sums them, so the
+// sums are pring_hx's. PRG_PERM is not taken.
 __device__ __forceinline__ void prg_fill_fr(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int S, int slot, int lane) {
     int j[PC_THREADS / 32] = {}, cnt[PC_THREADS / 32] = {};
     pc_phase f0 = phases[0], f1 = n > 1 ? phases[1] : phases[0];
@@ -1626,12 +1628,14 @@ __device__ __forceinline__ void prg_fill_fr(prg_bars& b, uint4* ring, const pc_p
 // 16-byte chunks) holding units back to back, so that it holds 3 gate|up
 // units (8,704 bytes each; 3 x 8,704 = 2 x 13,056) where the slots hold
 // 2, and 2 down units as before (step 90: a gate|up phase's consumers wait
-// for data 15.6 us of its 24.6 with 16 units an SM in flight, 139 KB
+// for data 15.6 us of its 24.7 with 16 units an SM in flight, 139 KB
 // against a down phase's 209 KB). A unit that would run past the ring's
 // end starts at 0 instead, the gap counted in its footprint; unit c uses
-// barriers c mod 3 (at most 3 units fit), and the producer frees the
-// oldest units' footprints (prg_fp, its own) until the next one fits.
-// Producer and consumer place a unit by the same rule (prg_br_at).
+// barriers c mod 3 (at most 3 units fit: the ring must be 2 slots, which
+// the kernel checks), and the producer frees the oldest units' footprints
+// (prg_fp, its own) until the next one fits. Producer and consumer place
+// a unit by the same rule (prg_br_at). The producer takes neither
+// PRG_PERM (the units' plain places) nor PRG_HOLD.
 #define PRG_BR_UNITS 3
 __shared__ int prg_fp[PC_THREADS / 32][PRG_BR_UNITS];
 
@@ -1829,9 +1833,12 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // its phase's end in done and stages the next phase's x' from each writer
 // block as that block's flag says its groups are stored (pring_hx_df);
 // with PF (and ER) the producer prefetches units PF ahead into the L2
-// (pring_hx_l2).
+// (pring_hx_l2); with BR (and ER) each warp's 2 slots are one ring of
+// bytes (pring_hx_br), with ST (and BR) x' is staged by bulk copies
+// (pring_hx_brs), and with PD (and BR) the kernel is built for
+// programmatic dependent launch (pring_hx_brp).
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
-          bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false>
+          bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -1851,6 +1858,13 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         }
     }
     __syncthreads();
+    // PD: the next launch may start once every block has begun; its blocks
+    // take the SMs this one's leave, and fill their rings while this one's
+    // last blocks finish.
+    if (PD) asm volatile("griddepcontrol.launch_dependents;" :::);
+    // BR: more than PRG_BR_UNITS gate|up units in a ring would reuse a
+    // live unit's barriers.
+    if (BR && S * slot > PRG_BR_UNITS * pc_stride<4>()) __trap();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
         if (BR) {
             prg_fill_br<TR>(b, pd_ring, phases, n, S * slot, lane, tr);
@@ -1889,6 +1903,11 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(FF >= 0 && FF <= 2 && (FF != 2 || ER), "FF: 1 pring_hx_ff's producer, 2 pring_hx_fr's (with ER's consumers)");
     static_assert(!BR || (ER && !FF && P == 1 && !BK && !PL && !DF && !PF), "pring_hx_br is pring_hx_er's with a ring of bytes");
     static_assert(!ST || BR, "pring_hx_brs is pring_hx_br's with bulk staging");
+    static_assert(!PD || (BR && !ST && !TR), "pring_hx_brp is pring_hx_br's with programmatic dependent launch");
+    // PD: the consumers read x and write h and x only after the previous
+    // launch has finished (its stores visible); the producer reads weights
+    // alone and starts at once.
+    if (PD) asm volatile("griddepcontrol.wait;" ::: "memory");
     int k = 0; // units this warp has taken from its ring
     int off = 0; // BR: where its next unit starts in its ring
     uint4 hr[PRG_HELD]; // PL: the phase's first unit, taken in the barrier's wait
@@ -1910,11 +1929,11 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 prg_stage_df<true>(f, done, p, !(flags & PS_NO_STAGE));
             }
         } else if (p == 0 || !(flags & PS_NO_STAGE)) {
-            if (HQ && down && !ST) {
+            if (HQ && down && !(ST && p > 0)) {
                 prg_stage_hq(f);
             } else if (HX && p == 0) {
                 prg_stage_xn(f);
-            } else if (ST) {
+            } else if (ST && p > 0) {
                 if (down) {
                     prg_stage_bulk<false>(f, &stmb, (p - 1) & 1);
                 } else {
@@ -2080,7 +2099,7 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_ff(con
 // registers (prg_unit_sums_er), and the same with pring_hx_ff's producer.
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_er(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot) {
-    prg_kernel<true, true, false, 1, 0, false, true>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 0, true>(phases, n, bar, flags, S, slot);
 }
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_ffer(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
@@ -2092,19 +2111,19 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_ffer(c
 // lane (prg_bulk_unit), and the same with pring_hx_er's consumers.
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_bulk(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                                int slot) {
-    prg_kernel<true, true, false, 1, 0, false, false, true>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 0, false, true>(phases, n, bar, flags, S, slot);
 }
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_bulker(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                                  int slot) {
-    prg_kernel<true, true, false, 1, 0, false, true, true>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 0, true, true>(phases, n, bar, flags, S, slot);
 }
 
 // pring_hx_er whose warps take their next phase's first unit into
 // registers in the grid barrier's wait (PL).
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_erp(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                               int slot) {
-    prg_kernel<true, true, false, 1, 0, false, true, false, true>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 0, true, false, true>(phases, n, bar, flags, S, slot);
 }
 
 // pring_hx_er stamping each phase into tr, as pring_hx_trace does.
@@ -2118,19 +2137,19 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_er_tra
 // words a block, zeroed before the launch).
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_df(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot, unsigned* done) {
-    prg_kernel<true, true, false, 1, 0, false, true, false, false, true>(phases, n, bar, flags, S, slot, nullptr, done);
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, true>(phases, n, bar, flags, S, slot, nullptr, done);
 }
 
 // pring_hx_er whose producer prefetches each warp's unit 2 (pring_hx_l2)
 // or 4 (pring_hx_l4) further on than the one it copies into the L2 (PF).
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_l2(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot) {
-    prg_kernel<true, true, false, 1, 0, false, true, false, false, false, 2>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 2>(phases, n, bar, flags, S, slot);
 }
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_l4(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                              int slot) {
-    prg_kernel<true, true, false, 1, 0, false, true, false, false, false, 4>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 4>(phases, n, bar, flags, S, slot);
 }
 
 // pring_hx_er with pring_hx_ff's order from a producer whose cursors are
@@ -2163,4 +2182,13 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brs(co
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brs_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
                                                                                     int S, int slot, unsigned long long* tr) {
     prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, true>(phases, n, bar, flags, S, slot, tr);
+}
+
+// pring_hx_br for programmatic dependent launch (PD): a launch of one FFN
+// fills its ring before the previous launch has finished (step 90: one FFN
+// a launch cost pring_hx_br 5.0 us over the chain, its ring starting
+// empty). Its griddepcontrol instructions do nothing in a plain launch.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brp(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                              int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, true>(phases, n, bar, flags, S, slot);
 }
