@@ -318,15 +318,16 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	}
 	// run launches the first `phases` phases from x0 with NaNs in h and in
 	// x's tail and returns h, x, x's tail, and all of h's and x's buffers
-	// (their floats and tails) as bytes.
-	run := func(f ringForm, phases, depth int) (h, y []float32, tail, all []byte, err error) {
+	// (their floats and tails) as bytes; runWith is run with its launches
+	// made by launch.
+	runWith := func(launch func() error) (h, y []float32, tail, all []byte, err error) {
 		if err := e.CopyHtoD(dx, cuda.AsBytes(slices.Concat(x0, xTail))); err != nil {
 			return nil, nil, nil, nil, err
 		}
 		if err := e.CopyHtoD(dh, cuda.AsBytes(hNaN)); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		if err := launch(f, phases, depth, 0); err != nil {
+		if err := launch(); err != nil {
 			return nil, nil, nil, nil, err
 		}
 		ha, ya := make([]float32, len(hNaN)), make([]float32, nx+len(xTail))
@@ -337,6 +338,9 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			return nil, nil, nil, nil, err
 		}
 		return ha[:nh], ya[:nx], cuda.AsBytes(ya[nx:]), slices.Concat(cuda.AsBytes(ha), cuda.AsBytes(ya)), nil
+	}
+	run := func(f ringForm, phases, depth int) (h, y []float32, tail, all []byte, err error) {
+		return runWith(func() error { return launch(f, phases, depth, 0) })
 	}
 
 	if only != "" {
@@ -444,6 +448,40 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			fmt.Printf("check %s: 7 phases with %d slots a warp bit-identical to %s's with 1 slot (ok)\n", r.f.name, r.depth, c[0].f.name)
 		}
 	}
+	// pring_hx_brp: 4 launches of one FFN each, back to back with programmatic
+	// dependent launch, leave the bits 4 plain launches leave (its
+	// griddepcontrol.wait orders each launch's reads and writes after the
+	// previous one's).
+	brp := ringForms[slices.IndexFunc(ringForms, func(f ringForm) bool { return f.name == "pring_hx_brp/x8" })]
+	ffns := func(pdl bool) ([]byte, error) {
+		if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
+			return nil, err
+		}
+		_, _, _, all, err := runWith(func() error {
+			for i := range 4 {
+				if err := launchOn(e, ks[brp.kernel].fn, k.blocks, ks[brp.kernel].threads(), shared(2), pdl, dph, 2, dbars+cuda.DevPtr(4*dfStride*i),
+					brp.flags, int32(2), int32(ringSlot)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return all, err
+	}
+	if e.PDL() {
+		plain, err := ffns(false)
+		if err != nil {
+			return err
+		}
+		pdl, err := ffns(true)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(plain, pdl) {
+			return fmt.Errorf("%s: 4 launches of one FFN with PDL differ from 4 without", brp.name)
+		}
+		fmt.Printf("check %s: 4 launches of one FFN with PDL bit-identical to 4 without (ok)\n", brp.name)
+	}
 
 	var bytes float64
 	for _, p := range ph {
@@ -484,7 +522,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		}
 		// pring_hx_brp: the same on counters zeroed beforehand, plain and with
 		// programmatic dependent launch.
-		f := ringForms[slices.IndexFunc(ringForms, func(f ringForm) bool { return f.name == "pring_hx_brp/x8" })]
+		f := brp
 		if f.depth(depth) != depth {
 			continue
 		}
