@@ -175,23 +175,13 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			return err
 		}
 	}
-	k := ks["pring"]
-	tk, err := loadDeep(e, mod, "pring_hx_trace", 1)
-	if err != nil {
-		return err
+	// The traced kernels (clock64 stamps of each phase), one producer each.
+	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace"} {
+		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
+			return err
+		}
 	}
-	tkER, err := loadDeep(e, mod, "pring_hx_er_trace", 1)
-	if err != nil {
-		return err
-	}
-	tkBR, err := loadDeep(e, mod, "pring_hx_br_trace", 1)
-	if err != nil {
-		return err
-	}
-	tkBRS, err := loadDeep(e, mod, "pring_hx_brs_trace", 1)
-	if err != nil {
-		return err
-	}
+	k, tk, tkER := ks["pring"], ks["pring_hx_trace"], ks["pring_hx_er_trace"]
 	shared := func(depth int) int { return 8 * depth * ringSlot * 16 }
 	for _, d := range depths {
 		for name, kk := range ks {
@@ -582,7 +572,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		for _, c := range []struct {
 			k    deepKernel
 			name string
-		}{{tkBR, "pring_hx_br/x8"}, {tkBRS, "pring_hx_brs/x8"}} {
+		}{{ks["pring_hx_br_trace"], "pring_hx_br/x8"}, {ks["pring_hx_brs_trace"], "pring_hx_brs/x8"}} {
 			if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
 				return launchChain(e, c.k.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, 0, int32(depth), int32(ringSlot), dtr)
 			}, c.name, n, k.blocks, depth, ph); err != nil {
