@@ -176,9 +176,11 @@ func (e *Engine) LaunchParams(fn Function, grid, block [3]uint32, shared uint32,
 // the engine uses it (PDL reports whether): fn may then start before the
 // previous kernel in the stream has finished, so fn must execute
 // griddepcontrol.wait before it reads anything an earlier kernel wrote or
-// writes anything. memra's generated launchers use it; their kernels' sources
-// are checked for the wait (kernels/spec_test.go). Any other kernel must go
-// through Launch or LaunchParams.
+// writes global memory. memra's generated launchers use it; their kernels'
+// sources are checked for the wait (kernels/spec_test.go). Any other kernel
+// must go through Launch or LaunchParams, but for experiment kernels that
+// check their results under PDL against a plain launch (engine/internal/pchain's
+// pring_hx_brp).
 func (e *Engine) LaunchParamsPDL(fn Function, grid, block [3]uint32, shared uint32, p *Params) error {
 	return e.launchArgs(fn, grid, block, shared, p.args(), e.pdl)
 }

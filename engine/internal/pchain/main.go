@@ -866,7 +866,7 @@ func launchOn(e *cuda.Engine, fn cuda.Function, blocks, threads, shared int, pdl
 		case cuda.DevPtr:
 			p.SetPtr(4+i, v)
 		default:
-			return fmt.Errorf("launchChain: parameter %d is a %T, not an int32 or a cuda.DevPtr", 4+i, v)
+			return fmt.Errorf("launchOn: parameter %d is a %T, not an int32 or a cuda.DevPtr", 4+i, v)
 		}
 	}
 	grid, block := [3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(threads), 1, 1}

@@ -458,7 +458,9 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		})
 		return all, err
 	}
-	if e.PDL() {
+	if !e.PDL() {
+		fmt.Printf("check %s under PDL: skipped, the engine does not use PDL here\n", brp.name)
+	} else {
 		plain, err := ffns(false)
 		if err != nil {
 			return err
@@ -518,7 +520,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		}
 		for _, pdl := range []bool{false, true} {
 			if pdl && !e.PDL() {
-				fmt.Println("ffn a launch pring_hx_brp/x8 with PDL: the engine does not use PDL here (sm_90 and MEMRA_PDL != 0 needed)")
+				fmt.Println("ffn a launch pring_hx_brp/x8 with PDL: the engine does not use PDL here (it needs sm_90, a driver with cuLaunchKernelEx, and MEMRA_PDL != 0)")
 				continue
 			}
 			if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
@@ -526,15 +528,15 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			}
 			calls := 0
 			t, err := evtime.PerCall(e, 3, 5, 10, func(int) error {
-				bar := dbars + cuda.DevPtr(4*dfStride*(calls%pdlBars))
+				if calls == pdlBars {
+					return fmt.Errorf("pring_hx_brp: more than %d launches on %d counters", pdlBars, pdlBars)
+				}
+				bar := dbars + cuda.DevPtr(4*dfStride*calls)
 				calls++
 				return launchOn(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), pdl, dph, 2, bar, f.flags, int32(depth), int32(ringSlot))
 			})
 			if err != nil {
 				return err
-			}
-			if calls > pdlBars {
-				return fmt.Errorf("pring_hx_brp: %d launches on %d counters", calls, pdlBars)
 			}
 			fmt.Printf("ffn a launch %-16s 9B q8_0 slots %d blocks %4d %7.3f µs/FFN  %5.2f TB/s of weights  (counters zeroed beforehand, PDL %v)\n",
 				f.name, depth, k.blocks, t*1e6, (ph[0].bytes()+ph[1].bytes())/t/1e12, pdl)

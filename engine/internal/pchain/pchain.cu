@@ -1631,8 +1631,9 @@ __device__ __forceinline__ void prg_fill_fr(prg_bars& b, uint4* ring, const pc_p
 // for data 15.6 us of its 24.7 with 16 units an SM in flight, 139 KB
 // against a down phase's 209 KB). A unit that would run past the ring's
 // end starts at 0 instead, the gap counted in its footprint; unit c uses
-// barriers c mod 3 (at most 3 units fit: the ring must be 2 slots, which
-// the kernel checks), and the producer frees the oldest units' footprints
+// barriers c mod 3 (at most 3 units fit: the kernel traps on a ring of
+// more than 3 gate|up units' chunks, and the host launches it with 2
+// slots), and the producer frees the oldest units' footprints
 // (prg_fp, its own) until the next one fits. Producer and consumer place
 // a unit by the same rule (prg_br_at). The producer takes neither
 // PRG_PERM (the units' plain places) nor PRG_HOLD.
@@ -1905,8 +1906,9 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!ST || BR, "pring_hx_brs is pring_hx_br's with bulk staging");
     static_assert(!PD || (BR && !ST && !TR), "pring_hx_brp is pring_hx_br's with programmatic dependent launch");
     // PD: the consumers read x and write h and x only after the previous
-    // launch has finished (its stores visible); the producer reads weights
-    // alone and starts at once.
+    // launch has finished (its stores visible); the producer reads only the
+    // weights and the phase descriptors, which no kernel writes, and starts
+    // at once.
     if (PD) asm volatile("griddepcontrol.wait;" ::: "memory");
     int k = 0; // units this warp has taken from its ring
     int off = 0; // BR: where its next unit starts in its ring
@@ -2186,8 +2188,8 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brs_tr
 
 // pring_hx_br for programmatic dependent launch (PD): a launch of one FFN
 // fills its ring before the previous launch has finished (step 90: one FFN
-// a launch cost pring_hx_br 5.0 us over the chain, its ring starting
-// empty). Its griddepcontrol instructions do nothing in a plain launch.
+// a launch cost pring_hx_br 5.0 us over the chain, presumably much of it
+// its ring starting empty). Its griddepcontrol instructions do nothing in a plain launch.
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brp(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                               int slot) {
     prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, true>(phases, n, bar, flags, S, slot);
