@@ -258,7 +258,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	}
 	// One FFN a launch on counters zeroed once for a whole timing (no memset
 	// between two launches to break their programmatic dependence): launch
-	// i's barrier counter is word i mod pdlBars, one 128-byte line apart.
+	// i's barrier counter is the i-th, one 128-byte line apart, and a timing
+	// refuses a launch past pdlBars.
 	dbars, err := mem.alloc(uint64(4 * dfStride * pdlBars))
 	if err != nil {
 		return err
