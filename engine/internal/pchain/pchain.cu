@@ -1218,8 +1218,9 @@ __device__ __forceinline__ void prg_stage_hq(const pc_phase& f) {
 // x's int8, its scales and (SS) its sums of squares with one bulk copy
 // each (the TMA, PTX 8.0), counted on mb, and every consumer thread waits
 // for mb's phase of parity (step 90: under pring_hx_br's stream the 16-byte
-// loads of a 5 KB staging take twice as long as under pring_hx_er's,
-// queued behind the ring's copies). The fences: the consumers' last reads
+// loads of a 5 KB staging take twice as long as under pring_hx_er's; if
+// they queue behind the ring's copies in the SM, bulk copies skip that
+// queue. They were no faster: rejected). The fences: the consumers' last reads
 // of the staging buffers (ordered by the grid barrier's block barrier)
 // before the async proxy's writes, and the other blocks' stores, acquired
 // through the grid barrier, before its reads.
