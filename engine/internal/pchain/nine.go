@@ -444,14 +444,17 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// griddepcontrol.wait orders each launch's reads and writes after the
 	// previous one's).
 	brp := ringForms[slices.IndexFunc(ringForms, func(f ringForm) bool { return f.name == "pring_hx_brp/x8" })]
+	// launchBrp launches one FFN of pring_hx_brp on the zeroed counter bar.
+	launchBrp := func(depth int, pdl bool, bar cuda.DevPtr) error {
+		return launchOn(e, ks[brp.kernel].fn, k.blocks, ks[brp.kernel].threads(), shared(depth), pdl, dph, 2, bar, brp.flags, int32(depth), int32(ringSlot))
+	}
 	ffns := func(pdl bool) ([]byte, error) {
 		if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
 			return nil, err
 		}
 		_, _, _, all, err := runWith(func() error {
 			for i := range 4 {
-				if err := launchOn(e, ks[brp.kernel].fn, k.blocks, ks[brp.kernel].threads(), shared(2), pdl, dph, 2, dbars+cuda.DevPtr(4*dfStride*i),
-					brp.flags, int32(2), int32(ringSlot)); err != nil {
+				if err := launchBrp(2, pdl, dbars+cuda.DevPtr(4*dfStride*i)); err != nil {
 					return err
 				}
 			}
@@ -515,8 +518,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		}
 		// pring_hx_brp: the same on counters zeroed beforehand, plain and with
 		// programmatic dependent launch.
-		f := brp
-		if f.depth(depth) != depth {
+		if brp.depth(depth) != depth {
 			continue
 		}
 		for _, pdl := range []bool{false, true} {
@@ -534,13 +536,13 @@ func runNine(cubin string, n int, depths []int, only string) error {
 				}
 				bar := dbars + cuda.DevPtr(4*dfStride*calls)
 				calls++
-				return launchOn(e, ks[f.kernel].fn, k.blocks, ks[f.kernel].threads(), shared(depth), pdl, dph, 2, bar, f.flags, int32(depth), int32(ringSlot))
+				return launchBrp(depth, pdl, bar)
 			})
 			if err != nil {
 				return err
 			}
 			fmt.Printf("ffn a launch %-16s 9B q8_0 slots %d blocks %4d %7.3f µs/FFN  %5.2f TB/s of weights  (counters zeroed beforehand, PDL %v)\n",
-				f.name, depth, k.blocks, t*1e6, (ph[0].bytes()+ph[1].bytes())/t/1e12, pdl)
+				brp.name, depth, k.blocks, t*1e6, (ph[0].bytes()+ph[1].bytes())/t/1e12, pdl)
 		}
 	}
 	// Where pring_hx's time goes, stamped by pring_hx_trace on the same
