@@ -53,12 +53,16 @@ var shapes = [2]shape{{7168, 1024}, {1024, 3584}}
 // units is each kind's row unit in pchain.cu's pc_unit: r rows a warp, c
 // 16-byte chunks a lane a row, sc chunks of q8_0 block scales after them in
 // a slot. Kinds 2 and 3 are kinds 0 and 1 in q8_0, 4 and 5 the 9B FFN in
-// q8_0 (pring's).
-var units = [6]struct{ r, c, sc int }{{4, 4, 0}, {1, 14, 0}, {4, 2, 16}, {1, 7, 14}, {2, 8, 32}, {1, 24, 48}}
+// q8_0 (pring's), 7 the 9B output projection in q8_0 (pring_hx_brl's; a
+// down kind, since pc_down is a kind's low bit: there is no kind 6).
+var units = [8]struct{ r, c, sc int }{{4, 4, 0}, {1, 14, 0}, {4, 2, 16}, {1, 7, 14}, {2, 8, 32}, {1, 24, 48}, {}, {1, 8, 16}}
 
-// kindShape is the matrix of a phase kind.
+// kindShape is the matrix of a phase kind (not 6).
 func kindShape(kind int) shape {
-	if kind >= kind9B {
+	switch {
+	case kind == kindOut:
+		return outShape
+	case kind >= kind9B:
 		return nineShapes[kind-kind9B]
 	}
 	return shapes[kind%2]
@@ -729,7 +733,7 @@ type deepKernel struct {
 	blocks    int
 	producers int    // producer warps; 0 for pdeep
 	room      int    // dynamic shared memory a block may take beside its static
-	held      [6]int // most units of each kind a warp can take into registers (pfreg); 0: any
+	held      [8]int // most units of each kind a warp can take into registers (pfreg); 0: any
 	q8        bool   // built for q8_0 chains (pchain.cu's *_q8 kernels), not bf16 ones
 }
 
@@ -767,7 +771,7 @@ func loadDeep(e *cuda.Engine, mod cuda.Module, name string, producers int) (deep
 
 // pfregHeld is what pfreg's and pfpre's b0 and b1 hold: 2 gate|up units,
 // 1 down row (pc_unit's H).
-var pfregHeld = [6]int{2, 1, 2, 1, 0, 0}
+var pfregHeld = [8]int{2, 1, 2, 1, 0, 0, 0, 0}
 
 // deepSlots is the deep kernels' slot0 and slot1: 16-byte chunks a warp for the even
 // and the odd phases.

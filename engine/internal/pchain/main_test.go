@@ -28,6 +28,9 @@ func TestPhaseLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range units {
+		if want.r == 0 {
+			continue // kind 6: none (pc_down is a kind's low bit, and 7 is a down kind)
+		}
 		s, q8 := kindShape(k), k >= kindQ8
 		per, sc := 256, 0 // columns a lane's chunk of each row covers per load, over a warp
 		if q8 {
@@ -476,7 +479,10 @@ func TestCheckXQ(t *testing.T) {
 // 132 blocks, the consumer taking each unit as late as the ring allows: no
 // two live units overlap, none runs past the ring, at most PRG_BR_UNITS
 // are live (unit c reuses barrier c mod 3 only once unit c - 3 is taken),
-// and a ring of gate|up units holds 3 of them. It mirrors pchain.cu's
+// and a ring of gate|up units holds 3 of them. pring_hx_brl's layer chain
+// (gate|up, down, output projection) is played the same way with its bound
+// of PRG_BR_UNITS units in flight, and without it must fail: 6 of the
+// projection's units fit the ring's bytes. It mirrors pchain.cu's
 // prg_br_at and prg_fill_br's footprints in Go, tied to them only through
 // PRG_BR_UNITS and the units' strides: a change to those rules in the CUDA
 // must be made here too (the GPU's bit checks test the kernel itself).
@@ -500,15 +506,17 @@ func TestByteRing(t *testing.T) {
 		}
 		return head
 	}
-	for b := range 132 {
+	// play places block b's units of 8 phases of kinds (in turn), bounded
+	// to brUnits in flight when bound, and returns the most live at once.
+	play := func(b int, kinds []int32, bound bool) (int, error) {
 		type live struct{ c, at, sz, fp int }
 		var q []live // issued, not yet taken, oldest first
 		head, occ, most := 0, 0, 0
 		c := 0
 		for p := range 8 {
-			s := nineShapes[p%2]
-			sz := []int{gu, dn}[p%2]
-			groups := s.rows / units[kind9B+p%2].r / 32
+			k := kinds[p%len(kinds)]
+			sz := stride(k)
+			groups := kindShape(int(k)).rows / units[k].r / 32
 			n := 0
 			if groups > b {
 				n = 4 * ((groups - b + 131) / 132)
@@ -519,20 +527,20 @@ func TestByteRing(t *testing.T) {
 				if a == 0 && head != 0 {
 					need = rb - head + sz
 				}
-				for occ+need > rb {
+				for occ+need > rb || bound && len(q) == brUnits {
 					occ -= q[0].fp
 					q = q[1:]
 				}
 				for _, l := range q {
 					if a < l.at+l.sz && l.at < a+sz {
-						t.Fatalf("block %d: unit %d at %d overlaps unit %d at %d", b, c, a, l.c, l.at)
+						return most, fmt.Errorf("unit %d at %d overlaps unit %d at %d", c, a, l.c, l.at)
 					}
 					if l.c%brUnits == c%brUnits {
-						t.Fatalf("block %d: unit %d reuses unit %d's barriers while it is live", b, c, l.c)
+						return most, fmt.Errorf("unit %d reuses unit %d's barriers while it is live", c, l.c)
 					}
 				}
 				if a+sz > rb {
-					t.Fatalf("block %d: unit %d runs past the ring", b, c)
+					return most, fmt.Errorf("unit %d runs past the ring", c)
 				}
 				q = append(q, live{c, a, sz, need})
 				occ += need
@@ -544,8 +552,22 @@ func TestByteRing(t *testing.T) {
 				c++
 			}
 		}
+		return most, nil
+	}
+	ffn, layer := []int32{kind9B, kind9B + 1}, []int32{kind9B, kind9B + 1, kindOut}
+	for b := range 132 {
+		most, err := play(b, ffn, false)
+		if err != nil {
+			t.Fatalf("FFN chain, block %d: %v", b, err)
+		}
 		if b == 0 && most != brUnits {
 			t.Errorf("block 0: at most %d units live, want %d", most, brUnits)
 		}
+		if _, err := play(b, layer, true); err != nil {
+			t.Fatalf("layer chain, block %d: %v", b, err)
+		}
+	}
+	if _, err := play(0, layer, false); err == nil {
+		t.Error("layer chain without the bound of units in flight: no barrier reused, but 6 projection units fit the ring's bytes")
 	}
 }

@@ -48,8 +48,10 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // 90), and pring_hx_br, pring_hx_er with each warp's 2 slots as one ring
 // of bytes, 3 gate|up units or 2 down rows (step 90; S = 2 only), and
 // pring_hx_brs, pring_hx_br with x' staged by bulk copies, and
-// pring_hx_brp, pring_hx_br for programmatic dependent launch. x' is int8
-// in all of them.
+// pring_hx_brp, pring_hx_br for programmatic dependent launch, and
+// pring_hx_brl, pring_hx_br taking output projections too (step 91; here
+// on the FFN chain, and in runLayer on a layer's). x' is int8 in all of
+// them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -94,6 +96,7 @@ var ringForms = []ringForm{
 	{"pring_hx_br/x8", "pring_hx_br", 0, 1, 2, false},
 	{"pring_hx_brs/x8", "pring_hx_brs", 0, 1, 2, false},
 	{"pring_hx_brp/x8", "pring_hx_brp", 0, 1, 2, false},
+	{"pring_hx_brl/x8", "pring_hx_brl", 0, 1, 2, false},
 }
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
@@ -175,8 +178,10 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			return err
 		}
 	}
-	// The traced kernels (clock64 stamps of each phase), one producer each.
-	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace"} {
+	// The traced kernels (clock64 stamps of each phase), one producer each;
+	// and pring_hx_brlp, which runLayer launches (no ringForm: it is timed
+	// only on a layer's tail).
+	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brlp"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
 			return err
 		}
@@ -234,8 +239,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// x and h, each followed by its int8, one f32 scale a 32 and (x, for
 	// pring_hx) one f32 sum of squares a 32; NaNs over all of the tails
 	// before each checked launch: a group left unquantised reads NaN.
-	xTail := slices.Repeat([]float32{nanF32}, (nx+8*nx/32)/4)
-	hNaN := slices.Repeat([]float32{nanF32}, (4*nh+nh+4*nh/32)/4)
+	xTail, hNaN := nanTail(nx), nanH(nh)
 	dx, err := mem.alloc(uint64(4*nx + 4*len(xTail)))
 	if err != nil {
 		return err
@@ -417,7 +421,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		append(both("pring/x8"), both("pring_hq/x8")[1]),
 		both("pring_hx/x8", "pring_hx/x8/perm", "pring_hx/x8/hold", "pring_hx2/x8", "pring_hx_s2/x8", "pring_hx_ff/x8", "pring_hx_er/x8",
 			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8", "pring_hx_df/x8",
-			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8", "pring_hx_brs/x8", "pring_hx_brp/x8"),
+			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8", "pring_hx_brs/x8", "pring_hx_brp/x8",
+			"pring_hx_brl/x8"),
 	} {
 		var ref []byte
 		for _, r := range c {
@@ -545,6 +550,13 @@ func runNine(cubin string, n int, depths []int, only string) error {
 				brp.name, depth, k.blocks, t*1e6, (ph[0].bytes()+ph[1].bytes())/t/1e12, pdl)
 		}
 	}
+	// A DeltaNet layer's three products after its mixer, at pring_hx_br's 2
+	// slots (step 91).
+	if slices.Contains(depths, 2) {
+		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], w, x0, nw, dnw, shared(2)}, n); err != nil {
+			return err
+		}
+	}
 	// Where pring_hx's time goes, stamped by pring_hx_trace on the same
 	// chain; then without its epilogue, and with it but without its stores
 	// (timing only: the results are wrong), timed and stamped.
@@ -611,6 +623,14 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	}
 	return nil
 }
+
+// nanTail is what follows x's n floats in pring_hx (its int8, one f32
+// scale and one f32 sum of squares a 32), as NaN floats.
+func nanTail(n int) []float32 { return slices.Repeat([]float32{nanF32}, (n+8*n/32)/4) }
+
+// nanH is h's n floats and what follows them in pring_hq (its int8 and one
+// f32 scale a 32), as NaN floats.
+func nanH(n int) []float32 { return slices.Repeat([]float32{nanF32}, (4*n+n+4*n/32)/4) }
 
 // checkXQ checks x's int8, scales and sums of squares as pring_hx's down
 // phase stores them (tail: what follows x's floats) against x·nw in f32

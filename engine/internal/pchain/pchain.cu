@@ -24,7 +24,9 @@
 // 4 loads per row per lane), kind 1 the down shape (R 1, cols/256 = 14);
 // kinds 2 and 3 are the same shapes in q8_0 (pc_unit), which only the
 // producer kernels (pfeed, pfreg, pfpre) take; 4 and 5 the 9B preset's
-// FFN in q8_0, which only pring takes.
+// FFN in q8_0, which only pring takes; 7 the 9B preset's 4096 × 4096
+// output projections (ssm_out, attn_output) into the residual, a down
+// kind (odd), which only pring_hx_brl and pring_hx_brlp take.
 struct pc_phase {
     const uint4* w;
     const float* x;
@@ -52,6 +54,7 @@ PC_UNIT(2, 4, 2, 1, 16, 2) // q8_0 gate|up
 PC_UNIT(3, 1, 7, 1, 14, 1) // q8_0 down
 PC_UNIT(4, 2, 8, 1, 32, 0) // q8_0 9B gate|up, 4,096 columns (pring)
 PC_UNIT(5, 1, 24, 1, 48, 0) // q8_0 9B down, 12,288 columns (pring)
+PC_UNIT(7, 1, 8, 1, 16, 0)  // q8_0 9B output projection, 4,096 columns, a down kind (pring_hx_brl)
 
 // 16-byte chunks of a unit in a slot: its weights, then its scales.
 template <int K>
@@ -1646,16 +1649,19 @@ __shared__ int prg_fp[PC_THREADS / 32][PRG_BR_UNITS];
 __device__ __forceinline__ int prg_br_at(int head, int sz, int RB) { return head + sz > RB ? 0 : head; }
 
 // The producer of pring_hx_br (HX's walks, prg_fill's order); with TR
-// stamped into tr as prg_fill stamps its phases.
-template <bool TR = false>
+// stamped into tr as prg_fill stamps its phases; with L (pring_hx_brl)
+// phases of kind 7 too, whose units are small enough that the ring's
+// bytes would hold 6: at most PRG_BR_UNITS are in flight a warp, since
+// unit c uses barriers c mod PRG_BR_UNITS.
+template <bool TR = false, bool L = false>
 __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int RB, int lane,
                                             unsigned long long* tr = nullptr) {
     int head[PC_THREADS / 32] = {}, occ[PC_THREADS / 32] = {}, c[PC_THREADS / 32] = {}, t[PC_THREADS / 32] = {};
 #pragma unroll 1
     for (int p = 0; p < n; p++) {
         const pc_phase f = phases[p];
-        const bool down = pc_down(f.kind);
-        const int sz = down ? pc_stride<5>() : pc_stride<4>();
+        const bool down = pc_down(f.kind), out = L && f.kind == 7;
+        const int sz = out ? pc_stride<7>() : down ? pc_stride<5>() : pc_stride<4>();
         const int units = prg_walk_hx(f, 0).n;
         unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
         unsigned long long waited = 0, issuing = 0;
@@ -1666,7 +1672,7 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
             for (int w = 0; w < PC_THREADS / 32; w++) {
                 const int at = prg_br_at(head[w], sz, RB), need = at == 0 && head[w] != 0 ? RB - head[w] + sz : sz;
                 const unsigned long long t0 = TR ? clock64() : 0;
-                while (occ[w] + need > RB) {
+                while (occ[w] + need > RB || (L && c[w] - t[w] == PRG_BR_UNITS)) {
                     ps_mb_wait(&b.empty[w][t[w] % PRG_BR_UNITS], (t[w] / PRG_BR_UNITS) & 1);
                     occ[w] -= prg_fp[w][t[w] % PRG_BR_UNITS];
                     t[w]++;
@@ -1677,7 +1683,9 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
                     if (lane == 0 && k == 0 && w == 0) rec[PRG_TR_FILL0] = t1;
                 }
                 const int u = prg_unit<true>(prg_walk{0, w, 0}, k);
-                if (down) {
+                if (out) {
+                    pd_fill_unit<7>(ring + w * RB + at, f, u, lane);
+                } else if (down) {
                     pd_fill_unit<5>(ring + w * RB + at, f, u, lane);
                 } else {
                     pd_fill_unit<4>(ring + w * RB + at, f, u, lane);
@@ -1838,9 +1846,13 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // (pring_hx_l2); with BR (and ER) each warp's 2 slots are one ring of
 // bytes (pring_hx_br), with ST (and BR) x' is staged by bulk copies
 // (pring_hx_brs), and with PD (and BR) the kernel is built for
-// programmatic dependent launch (pring_hx_brp).
+// programmatic dependent launch (pring_hx_brp), and with L (and BR) it
+// takes phases of kind 7 too (pring_hx_brl), a first phase of a down
+// kind staged from f32 as a first gate|up phase is (prg_stage_xn: x·norm
+// rounded to int8, no 1/rms), since no earlier phase of the launch wrote
+// its int8 copy.
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
-          bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false>
+          bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -1869,7 +1881,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     if (BR && S * slot > PRG_BR_UNITS * pc_stride<4>()) __trap();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
         if (BR) {
-            prg_fill_br<TR>(b, pd_ring, phases, n, S * slot, lane, tr);
+            prg_fill_br<TR, L>(b, pd_ring, phases, n, S * slot, lane, tr);
             asm volatile("cp.async.wait_all;" ::: "memory");
             return;
         }
@@ -1906,6 +1918,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!BR || (ER && !FF && P == 1 && !BK && !PL && !DF && !PF), "pring_hx_br is pring_hx_er's with a ring of bytes");
     static_assert(!ST || BR, "pring_hx_brs is pring_hx_br's with bulk staging");
     static_assert(!PD || (BR && !ST && !TR), "pring_hx_brp is pring_hx_br's with programmatic dependent launch");
+    static_assert(!L || (BR && !ST && !TR), "pring_hx_brl is pring_hx_br's with kind 7");
+    static_assert(pc_unit<7>::R == pc_unit<5>::R, "kind 7 takes the down kind's walks (prg_walk_hx, prg_walk_of<5>)");
     // PD: the consumers read x and write h and x only after the previous
     // launch has finished (its stores visible); the producer reads only the
     // weights and the phase descriptors, which no kernel writes, and starts
@@ -1924,7 +1938,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             rec[PRG_TR_NS] = prg_globaltimer();
         }
         const pc_phase f = phases[p];
-        const bool down = pc_down(f.kind);
+        const bool down = pc_down(f.kind), out = L && f.kind == 7;
         if (DF && p > 0) {
             if (down) {
                 prg_stage_df<false>(f, done, p, !(flags & PS_NO_STAGE));
@@ -1932,7 +1946,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 prg_stage_df<true>(f, done, p, !(flags & PS_NO_STAGE));
             }
         } else if (p == 0 || !(flags & PS_NO_STAGE)) {
-            if (HQ && down && !(ST && p > 0)) {
+            if (HQ && down && !(ST && p > 0) && !(L && p == 0)) {
                 prg_stage_hq(f);
             } else if (HX && p == 0) {
                 prg_stage_xn(f);
@@ -1972,7 +1986,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             if (TR) waited += clock64() - t0;
             const uint4* t = pd_ring + (warp * S + s) * slot;
             if (BR) {
-                const int sz = down ? pc_stride<5>() : pc_stride<4>();
+                const int sz = out ? pc_stride<7>() : down ? pc_stride<5>() : pc_stride<4>();
                 off = prg_br_at(off, sz, S * slot);
                 t = pd_ring + warp * S * slot + off;
                 off = off + sz == S * slot ? 0 : off + sz;
@@ -1980,6 +1994,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             if (ER) {
                 if (flags & PS_NO_DOT) {
                     prg_free(&b.empty[warp][s], lane);
+                } else if (out) {
+                    prg_unit_sums_er<7>(t, f, u, lane, &b.empty[warp][s]);
                 } else if (down) {
                     prg_unit_sums_er<5>(t, f, u, lane, &b.empty[warp][s]);
                 } else {
@@ -2194,4 +2210,22 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brs_tr
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brp(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                               int slot) {
     prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_br taking kind 7 too (L): the 9B layer's 4096 × 4096 output
+// projection as a down phase, so that a chain holds a DeltaNet layer's three
+// all-to-all products after its mixer (ssm_out, gate|up, down; step 91:
+// in a graph that shape streams at 53% of copy, 3.8 µs over its bytes a
+// node).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brl(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                              int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_brl for programmatic dependent launch (PD, as pring_hx_brp):
+// one layer's tail a launch, filling its ring while the previous launch
+// finishes.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlp(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                               int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, true, true>(phases, n, bar, flags, S, slot);
 }
