@@ -17,17 +17,17 @@ var outShape = shape{4096, 4096}
 const kindOut = 7
 
 // layerRun is what runLayer takes from runNine: the engine, its memory, the
-// two kernels (pring_hx_brl, and pring_hx_brlp for programmatic dependent
-// launch), the FFN's matrices, its input x0 and norm weights nw (on the
+// three kernels (pring_hx_brl, pring_hx_brlp for programmatic dependent
+// launch, pring_hx_brl_trace), the FFN's matrices, its input x0 and norm weights nw (on the
 // device at dnw), and the dynamic shared memory of 2 slots a warp.
 type layerRun struct {
-	e         *cuda.Engine
-	mem       *devMem
-	brl, brlp deepKernel
-	w         [2]weights
-	x0, nw    []float32
-	dnw       cuda.DevPtr
-	shared    int
+	e                   *cuda.Engine
+	mem                 *devMem
+	brl, brlp, brlTrace deepKernel
+	w                   [2]weights
+	x0, nw              []float32
+	dnw                 cuda.DevPtr
+	shared              int
 }
 
 // runLayer checks and times pring_hx_brl on the products of a 9B DeltaNet
@@ -259,6 +259,12 @@ func runLayer(r layerRun, n int) error {
 		per := t / float64(nl/3)
 		fmt.Printf("layer chain pring_hx_brl/x8 9B q8_0 slots 2 blocks %4d stage %-5v dot %-5v %7.3f µs/layer (%d layers)  %5.2f TB/s of weights\n",
 			r.brl.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, per*1e6, nl/3, layer/per/1e12)
+	}
+	// Where the chain's time goes, phase by phase (pring_hx_brl_trace).
+	if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
+		return launchChain(e, r.brlTrace.fn, r.brlTrace.blocks, r.brlTrace.threads(), r.shared, dchain, nl, dbar, 0, int32(2), int32(ringSlot), dtr)
+	}, "pring_hx_brl/x8 layer", nl, r.brl.blocks, 2, chain); err != nil {
+		return err
 	}
 	// A tail a launch: pring_hx_brl with a memset a launch, pring_hx_brlp on
 	// counters zeroed beforehand, plain and with PDL.

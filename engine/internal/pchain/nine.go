@@ -181,7 +181,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// The traced kernels (clock64 stamps of each phase), one producer each;
 	// and pring_hx_brlp, which runLayer launches (no ringForm: it is timed
 	// only on a layer's tail).
-	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brlp"} {
+	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brlp"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
 			return err
 		}
@@ -553,7 +553,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// A DeltaNet layer's three products after its mixer, at pring_hx_br's 2
 	// slots (step 91).
 	if slices.Contains(depths, 2) {
-		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], w, x0, nw, dnw, shared(2)}, n); err != nil {
+		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], ks["pring_hx_brl_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
 			return err
 		}
 	}
@@ -722,12 +722,15 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 	}
 	us := func(cycles float64) float64 { return cycles / ghz / 1e3 }
 	fmt.Printf("trace %s slots %d: %.3f µs/phase with the stamps (SM clock %.2f GHz from the global timer)\n", name, depth, t/float64(n)*1e6, ghz)
-	for kind, name := range []string{"gate|up", "down"} {
+	for _, c := range []struct {
+		kind int32
+		name string
+	}{{kind9B, "gate|up"}, {kind9B + 1, "down"}, {kindOut, "out"}} {
 		var gap, stage, sums, sumsMax, epi, bar, whole, full, empty, issue, lead, last float64
 		var cnt, phases float64 // blocks averaged over the phases, and the phases
 		heavy := 0
 		for p := 2; p <= n-2; p++ {
-			if int(ph[p].kind)-kind9B != kind {
+			if ph[p].kind != c.kind {
 				continue
 			}
 			// prg_groups: blocks below g mod blocks take one group more.
@@ -761,9 +764,12 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 			cnt += float64(heavy)
 			phases++
 		}
+		if phases == 0 {
+			continue // no phase of this kind in the chain
+		}
 		m := func(v float64) float64 { return us(v / cnt) }
 		fmt.Printf("trace %-7s %d blocks: gap %.2f  staged %.2f  sums %.2f (slowest block %.2f after its start)  epilogue %.2f  barrier %.2f  phase %.2f µs | consumers wait for slots %.2f  producer waits %.2f, issues %.2f  first copy %.2f before the start  last %.2f before the sums end\n",
-			name, heavy, m(gap), m(stage), m(sums), us(sumsMax/phases), m(epi), m(bar), m(whole), m(full), m(empty), m(issue), m(lead), m(last))
+			c.name, heavy, m(gap), m(stage), m(sums), us(sumsMax/phases), m(epi), m(bar), m(whole), m(full), m(empty), m(issue), m(lead), m(last))
 	}
 	return nil
 }

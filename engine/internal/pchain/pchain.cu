@@ -1918,7 +1918,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!BR || (ER && !FF && P == 1 && !BK && !PL && !DF && !PF), "pring_hx_br is pring_hx_er's with a ring of bytes");
     static_assert(!ST || BR, "pring_hx_brs is pring_hx_br's with bulk staging");
     static_assert(!PD || (BR && !ST && !TR), "pring_hx_brp is pring_hx_br's with programmatic dependent launch");
-    static_assert(!L || (BR && !ST && !TR), "pring_hx_brl is pring_hx_br's with kind 7");
+    static_assert(!L || (BR && !ST), "pring_hx_brl is pring_hx_br's with kind 7");
     static_assert(pc_unit<7>::R == pc_unit<5>::R, "kind 7 takes the down kind's walks (prg_walk_hx, prg_walk_of<5>)");
     // PD: the consumers read x and write h and x only after the previous
     // launch has finished (its stores visible); the producer reads only the
@@ -2220,6 +2220,12 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brp(co
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brl(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                               int slot) {
     prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_brl stamping each phase into tr, as pring_hx_trace does.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brl_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                    int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true>(phases, n, bar, flags, S, slot, tr);
 }
 
 // pring_hx_brl for programmatic dependent launch (PD, as pring_hx_brp):
