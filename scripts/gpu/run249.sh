@@ -4,7 +4,9 @@
 # pring form checked and timed at 2 slots (brl bit for bit against
 # pring_hx on the FFN chain), then runLayer: the layer's chain (gate|up,
 # down, projection) checked against float64, timed and traced, a layer's
-# tail a launch with and without PDL; the graph's nodes of the three
+# tail a launch with and without PDL; pring_hx_brc (a cap of 6, 9, 12,
+# 16 or 24 units in flight a block) checked, timed and traced on the FFN
+# chain; the graph's nodes of the three
 # shapes; then, as run235, the 0.8B chains' checks, main's decode tests and
 # gate (machines were scarce this session: one call does it all).
 # carry ["bin"]. ~1.5 min.

@@ -58,6 +58,15 @@ func TestPhaseLayout(t *testing.T) {
 	if !regexp.MustCompile(`#define PQ_SC 8\b`).Match(src) {
 		t.Error("PQ_SC is no longer 8: update this test")
 	}
+	if !regexp.MustCompile(`#define PRG_CAP_SHIFT ` + strconv.Itoa(capShift) + `\n`).Match(src) {
+		t.Errorf("pchain.cu's PRG_CAP_SHIFT is not the host's capShift %d", capShift)
+	}
+	for _, f := range ringForms {
+		// pring_hx_brc traps outside 1 to 24 units (3 a warp's ring).
+		if c := f.flags >> capShift; f.kernel == "pring_hx_brc" && (c < 1 || c > 24) || f.kernel != "pring_hx_brc" && c != 0 {
+			t.Errorf("%s: a cap of %d units in flight", f.name, c)
+		}
+	}
 	if !regexp.MustCompile(`#define PQ_X8 ` + strconv.Itoa(flagX8) + `\n`).Match(src) {
 		t.Errorf("pchain.cu's PQ_X8 is not the host's flagX8 %d", flagX8)
 	}

@@ -50,8 +50,9 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // pring_hx_brs, pring_hx_br with x' staged by bulk copies, and
 // pring_hx_brp, pring_hx_br for programmatic dependent launch, and
 // pring_hx_brl, pring_hx_br taking output projections too (step 91; here
-// on the FFN chain, and in runLayer on a layer's). x' is int8 in all of
-// them.
+// on the FFN chain, and in runLayer on a layer's), and pring_hx_brc,
+// pring_hx_br whose producer keeps at most a cap of a block's units in
+// flight (step 91: /cN, N units). x' is int8 in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -97,7 +98,16 @@ var ringForms = []ringForm{
 	{"pring_hx_brs/x8", "pring_hx_brs", 0, 1, 2, false},
 	{"pring_hx_brp/x8", "pring_hx_brp", 0, 1, 2, false},
 	{"pring_hx_brl/x8", "pring_hx_brl", 0, 1, 2, false},
+	{"pring_hx_brc/x8/c6", "pring_hx_brc", 6 << capShift, 1, 2, false},
+	{"pring_hx_brc/x8/c9", "pring_hx_brc", 9 << capShift, 1, 2, false},
+	{"pring_hx_brc/x8/c12", "pring_hx_brc", 12 << capShift, 1, 2, false},
+	{"pring_hx_brc/x8/c16", "pring_hx_brc", 16 << capShift, 1, 2, false},
+	{"pring_hx_brc/x8/c24", "pring_hx_brc", 24 << capShift, 1, 2, false},
 }
+
+// capShift is pchain.cu's PRG_CAP_SHIFT: pring_hx_brc's cap of a block's
+// units in flight, in its flags.
+const capShift = 16
 
 // pchain.cu's PRG_PERM, PRG_NO_EPI and PRG_NO_QSTORE (pring_hx without
 // its epilogue, or without the epilogue's stores: timing only), PRG_HOLD.
@@ -181,7 +191,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// The traced kernels (clock64 stamps of each phase), one producer each;
 	// and pring_hx_brlp, which runLayer launches (no ringForm: it is timed
 	// only on a layer's tail).
-	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brlp"} {
+	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace",
+		"pring_hx_brlp"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
 			return err
 		}
@@ -422,7 +433,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		both("pring_hx/x8", "pring_hx/x8/perm", "pring_hx/x8/hold", "pring_hx2/x8", "pring_hx_s2/x8", "pring_hx_ff/x8", "pring_hx_er/x8",
 			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8", "pring_hx_df/x8",
 			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8", "pring_hx_brs/x8", "pring_hx_brp/x8",
-			"pring_hx_brl/x8"),
+			"pring_hx_brl/x8", "pring_hx_brc/x8/c6", "pring_hx_brc/x8/c9", "pring_hx_brc/x8/c12", "pring_hx_brc/x8/c16", "pring_hx_brc/x8/c24"),
 	} {
 		var ref []byte
 		for _, r := range c {
@@ -584,14 +595,23 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	}, "pring_hx_er/x8", n, k.blocks, depth, ph); err != nil {
 		return err
 	}
-	// pring_hx_br and pring_hx_brs too, at their 2 slots (step 90).
+	// pring_hx_br and pring_hx_brs too, at their 2 slots (step 90), and
+	// pring_hx_brc at each cap (step 91).
 	if depth == 2 {
-		for _, c := range []struct {
-			k    deepKernel
-			name string
-		}{{ks["pring_hx_br_trace"], "pring_hx_br/x8"}, {ks["pring_hx_brs_trace"], "pring_hx_brs/x8"}} {
+		type traced struct {
+			k     deepKernel
+			name  string
+			flags int
+		}
+		tc := []traced{{ks["pring_hx_br_trace"], "pring_hx_br/x8", 0}, {ks["pring_hx_brs_trace"], "pring_hx_brs/x8", 0}}
+		for _, f := range ringForms {
+			if f.kernel == "pring_hx_brc" {
+				tc = append(tc, traced{ks["pring_hx_brc_trace"], f.name, f.flags})
+			}
+		}
+		for _, c := range tc {
 			if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
-				return launchChain(e, c.k.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, 0, int32(depth), int32(ringSlot), dtr)
+				return launchChain(e, c.k.fn, k.blocks, k.threads(), shared(depth), dph, n, dbar, c.flags, int32(depth), int32(ringSlot), dtr)
 			}, c.name, n, k.blocks, depth, ph); err != nil {
 				return err
 			}

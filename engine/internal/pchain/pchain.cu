@@ -1642,6 +1642,15 @@ __device__ __forceinline__ void prg_fill_fr(prg_bars& b, uint4* ring, const pc_p
 // a unit by the same rule (prg_br_at). The producer takes neither
 // PRG_PERM (the units' plain places) nor PRG_HOLD.
 #define PRG_BR_UNITS 3
+
+// pring_hx_brc's cap, flags >> PRG_CAP_SHIFT: at most that many of a
+// block's units issued by its producer and not yet landed, 1 to 24 (step
+// 91: under pring_hx_br's stream an SM has up to 209 KB of copies in
+// flight, ~6 µs of its share of HBM, and the x' staging, reads that hit
+// the L2, took twice pring_hx_er's time; if they wait behind those
+// copies, fewer in flight should shorten them, and the stream keeps its
+// rate while the copies in flight still cover HBM's latency).
+#define PRG_CAP_SHIFT 16
 __shared__ int prg_fp[PC_THREADS / 32][PRG_BR_UNITS];
 
 // Where a unit of sz chunks goes in a ring of RB when the ring's next
@@ -1652,11 +1661,13 @@ __device__ __forceinline__ int prg_br_at(int head, int sz, int RB) { return head
 // stamped into tr as prg_fill stamps its phases; with L (pring_hx_brl)
 // phases of kind 7 too, whose units are small enough that the ring's
 // bytes would hold 6: at most PRG_BR_UNITS are in flight a warp, since
-// unit c uses barriers c mod PRG_BR_UNITS.
-template <bool TR = false, bool L = false>
+// unit c uses barriers c mod PRG_BR_UNITS. With CP (pring_hx_brc) at most
+// cap units of the block's are issued and not yet landed (PRG_CAP).
+template <bool TR = false, bool L = false, bool CP = false>
 __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int RB, int lane,
-                                            unsigned long long* tr = nullptr) {
+                                            unsigned long long* tr = nullptr, int cap = 0) {
     int head[PC_THREADS / 32] = {}, occ[PC_THREADS / 32] = {}, c[PC_THREADS / 32] = {}, t[PC_THREADS / 32] = {};
+    int issued = 0, landed = 0; // CP: the block's units in issue order (warp fastest: every warp has a phase's count)
 #pragma unroll 1
     for (int p = 0; p < n; p++) {
         const pc_phase f = phases[p];
@@ -1676,6 +1687,17 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
                     ps_mb_wait(&b.empty[w][t[w] % PRG_BR_UNITS], (t[w] / PRG_BR_UNITS) & 1);
                     occ[w] -= prg_fp[w][t[w] % PRG_BR_UNITS];
                     t[w]++;
+                }
+                if (CP) {
+                    // Unit `landed` is warp landed mod 8's (landed / 8)-th;
+                    // its barrier is not yet reused, since unit issued
+                    // reuses unit issued - 24's and cap <= 24.
+                    while (issued - landed >= cap) {
+                        const int lw = landed % (PC_THREADS / 32), lc = landed / (PC_THREADS / 32);
+                        ps_mb_wait(&b.full[lw][lc % PRG_BR_UNITS], (lc / PRG_BR_UNITS) & 1);
+                        landed++;
+                    }
+                    issued++;
                 }
                 const unsigned long long t1 = TR ? clock64() : 0;
                 if (TR) {
@@ -1846,13 +1868,15 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // (pring_hx_l2); with BR (and ER) each warp's 2 slots are one ring of
 // bytes (pring_hx_br), with ST (and BR) x' is staged by bulk copies
 // (pring_hx_brs), and with PD (and BR) the kernel is built for
-// programmatic dependent launch (pring_hx_brp), and with L (and BR) it
+// programmatic dependent launch (pring_hx_brp), with CP (and BR) its
+// producer caps the units in flight (pring_hx_brc), and with L (and BR) it
 // takes phases of kind 7 too (pring_hx_brl), a first phase of a down
 // kind staged from f32 as a first gate|up phase is (prg_stage_xn: x·norm
 // rounded to int8, no 1/rms), since no earlier phase of the launch wrote
 // its int8 copy.
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
-          bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false>
+          bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false,
+          bool CP = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -1879,9 +1903,11 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     // BR: more than PRG_BR_UNITS gate|up units in a ring would reuse a
     // live unit's barriers.
     if (BR && S * slot > PRG_BR_UNITS * pc_stride<4>()) __trap();
+    // CP: a cap of 1 to 24 (PRG_CAP).
+    if (CP && ((flags >> PRG_CAP_SHIFT) < 1 || (flags >> PRG_CAP_SHIFT) > PRG_BR_UNITS * (PC_THREADS / 32))) __trap();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
         if (BR) {
-            prg_fill_br<TR, L>(b, pd_ring, phases, n, S * slot, lane, tr);
+            prg_fill_br<TR, L, CP>(b, pd_ring, phases, n, S * slot, lane, tr, flags >> PRG_CAP_SHIFT);
             asm volatile("cp.async.wait_all;" ::: "memory");
             return;
         }
@@ -1919,6 +1945,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!ST || BR, "pring_hx_brs is pring_hx_br's with bulk staging");
     static_assert(!PD || (BR && !ST && !TR), "pring_hx_brp is pring_hx_br's with programmatic dependent launch");
     static_assert(!L || (BR && !ST), "pring_hx_brl is pring_hx_br's with kind 7");
+    static_assert(!CP || (BR && !ST && !PD && !L), "pring_hx_brc is pring_hx_br's with a cap on the units in flight");
     static_assert(pc_unit<7>::R == pc_unit<5>::R, "kind 7 takes the down kind's walks (prg_walk_hx, prg_walk_of<5>)");
     // PD: the consumers read x and write h and x only after the previous
     // launch has finished (its stores visible); the producer reads only the
@@ -2234,4 +2261,16 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brl_tr
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlp(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                                int slot) {
     prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, true, true>(phases, n, bar, flags, S, slot);
+}
+
+// pring_hx_br whose producer keeps at most a cap of units in flight (CP,
+// PRG_CAP_SHIFT), and the same stamping each phase into tr.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                              int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, false, true>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                    int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, false, true>(phases, n, bar, flags, S, slot, tr);
 }
