@@ -1662,7 +1662,7 @@ __device__ __forceinline__ int prg_br_at(int head, int sz, int RB) { return head
 // phases of kind 7 too, whose units are small enough that the ring's
 // bytes would hold 6: at most PRG_BR_UNITS are in flight a warp, since
 // unit c uses barriers c mod PRG_BR_UNITS. With CP (pring_hx_brc) at most
-// cap units of the block's are issued and not yet landed (PRG_CAP).
+// cap units of the block's are issued and not yet landed (PRG_CAP_SHIFT).
 template <bool TR = false, bool L = false, bool CP = false>
 __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int RB, int lane,
                                             unsigned long long* tr = nullptr, int cap = 0) {
@@ -1903,7 +1903,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     // BR: more than PRG_BR_UNITS gate|up units in a ring would reuse a
     // live unit's barriers.
     if (BR && S * slot > PRG_BR_UNITS * pc_stride<4>()) __trap();
-    // CP: a cap of 1 to 24 (PRG_CAP).
+    // CP: a cap of 1 to 24 (PRG_CAP_SHIFT).
     if (CP && ((flags >> PRG_CAP_SHIFT) < 1 || (flags >> PRG_CAP_SHIFT) > PRG_BR_UNITS * (PC_THREADS / 32))) __trap();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
         if (BR) {
