@@ -200,16 +200,8 @@ func runLayer(r layerRun, n int) error {
 		return launchOn(e, r.brlp.fn, r.brlp.blocks, r.brlp.threads(), r.shared, pdl, dtail, 3, bar, 0, int32(2), int32(ringSlot))
 	}
 	tails := func(pdl bool) ([]byte, error) {
-		if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
-			return nil, err
-		}
 		o, err := runWith(func() error {
-			for i := range 4 {
-				if err := launchTail(pdl, dbars+cuda.DevPtr(4*dfStride*i)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return fourOn(e, dbars, func(bar cuda.DevPtr) error { return launchTail(pdl, bar) })
 		})
 		return o.all, err
 	}
@@ -278,18 +270,7 @@ func runLayer(r layerRun, n int) error {
 			fmt.Println("tail a launch pring_hx_brlp/x8 with PDL: the engine does not use PDL here")
 			continue
 		}
-		if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
-			return err
-		}
-		calls := 0
-		t, err := evtime.PerCall(e, 3, 5, 10, func(int) error {
-			if calls == pdlBars {
-				return fmt.Errorf("pring_hx_brlp: more than %d launches on %d counters", pdlBars, pdlBars)
-			}
-			bar := dbars + cuda.DevPtr(4*dfStride*calls)
-			calls++
-			return launchTail(pdl, bar)
-		})
+		t, err := perLaunchOn(e, dbars, "pring_hx_brlp", func(bar cuda.DevPtr) error { return launchTail(pdl, bar) })
 		if err != nil {
 			return err
 		}

@@ -465,16 +465,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		return launchOn(e, ks[brp.kernel].fn, k.blocks, ks[brp.kernel].threads(), shared(depth), pdl, dph, 2, bar, brp.flags, int32(depth), int32(ringSlot))
 	}
 	ffns := func(pdl bool) ([]byte, error) {
-		if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
-			return nil, err
-		}
 		_, _, _, all, err := runWith(func() error {
-			for i := range 4 {
-				if err := launchBrp(2, pdl, dbars+cuda.DevPtr(4*dfStride*i)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return fourOn(e, dbars, func(bar cuda.DevPtr) error { return launchBrp(2, pdl, bar) })
 		})
 		return all, err
 	}
@@ -542,18 +534,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 				fmt.Println("ffn a launch pring_hx_brp/x8 with PDL: the engine does not use PDL here (it needs sm_90, a driver with cuLaunchKernelEx, and MEMRA_PDL != 0)")
 				continue
 			}
-			if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
-				return err
-			}
-			calls := 0
-			t, err := evtime.PerCall(e, 3, 5, 10, func(int) error {
-				if calls == pdlBars {
-					return fmt.Errorf("pring_hx_brp: more than %d launches on %d counters", pdlBars, pdlBars)
-				}
-				bar := dbars + cuda.DevPtr(4*dfStride*calls)
-				calls++
-				return launchBrp(depth, pdl, bar)
-			})
+			t, err := perLaunchOn(e, dbars, brp.kernel, func(bar cuda.DevPtr) error { return launchBrp(depth, pdl, bar) })
 			if err != nil {
 				return err
 			}
@@ -642,6 +623,41 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		}
 	}
 	return nil
+}
+
+// fourOn zeroes the first 4 of the pdlBars barrier counters at dbars (a
+// 128-byte line each) and calls launch on each in turn: 4 launches back to
+// back with no memset between them.
+func fourOn(e *cuda.Engine, dbars cuda.DevPtr, launch func(bar cuda.DevPtr) error) error {
+	if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*4)); err != nil {
+		return err
+	}
+	for i := range 4 {
+		if err := launch(dbars + cuda.DevPtr(4*dfStride*i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// perLaunchOn times launch as the one-launch timings do (evtime.PerCall, 3
+// calls, then 5 batches of 10), each call on the next of the pdlBars
+// counters at dbars, all zeroed once before, so that no memset sits between
+// two launches; a timing that would take more counters fails (kernel names
+// it).
+func perLaunchOn(e *cuda.Engine, dbars cuda.DevPtr, kernel string, launch func(bar cuda.DevPtr) error) (float64, error) {
+	if err := e.MemsetD32Async(dbars, 0, uint64(dfStride*pdlBars)); err != nil {
+		return 0, err
+	}
+	calls := 0
+	return evtime.PerCall(e, 3, 5, 10, func(int) error {
+		if calls == pdlBars {
+			return fmt.Errorf("%s: more than %d launches on %d counters", kernel, pdlBars, pdlBars)
+		}
+		bar := dbars + cuda.DevPtr(4*dfStride*calls)
+		calls++
+		return launch(bar)
+	})
 }
 
 // nanTail is what follows x's n floats in pring_hx (its int8, one f32
