@@ -62,8 +62,10 @@ func TestPhaseLayout(t *testing.T) {
 		t.Errorf("pchain.cu's PRG_CAP_SHIFT is not the host's capShift %d", capShift)
 	}
 	for _, f := range ringForms {
-		// pring_hx_brc traps outside 1 to 24 units (3 a warp's ring).
-		if c := f.flags >> capShift; f.kernel == "pring_hx_brc" && (c < 1 || c > 24) || f.kernel != "pring_hx_brc" && c != 0 {
+		// pring_hx_brc traps outside 1 to 24 units (3 a warp's ring),
+		// pring_hx_brc8 outside 8 (a round) to 24.
+		lo := map[string]int{"pring_hx_brc": 1, "pring_hx_brc8": 8}[f.kernel]
+		if c := f.flags >> capShift; lo > 0 && (c < lo || c > 24) || lo == 0 && c != 0 {
 			t.Errorf("%s: a cap of %d units in flight", f.name, c)
 		}
 	}

@@ -52,7 +52,8 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // pring_hx_brl, pring_hx_br taking output projections too (step 91; here
 // on the FFN chain, and in runLayer on a layer's), and pring_hx_brc,
 // pring_hx_br whose producer keeps at most a cap of a block's units in
-// flight (step 91: /cN, N units). x' is int8 in all of them.
+// flight (step 91: /cN, N units), testing it a unit, and pring_hx_brc8,
+// a round of 8 units. x' is int8 in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -103,6 +104,10 @@ var ringForms = []ringForm{
 	{"pring_hx_brc/x8/c12", "pring_hx_brc", 12 << capShift, 1, 2, false},
 	{"pring_hx_brc/x8/c16", "pring_hx_brc", 16 << capShift, 1, 2, false},
 	{"pring_hx_brc/x8/c24", "pring_hx_brc", 24 << capShift, 1, 2, false},
+	{"pring_hx_brc8/x8/c8", "pring_hx_brc8", 8 << capShift, 1, 2, false},
+	{"pring_hx_brc8/x8/c12", "pring_hx_brc8", 12 << capShift, 1, 2, false},
+	{"pring_hx_brc8/x8/c16", "pring_hx_brc8", 16 << capShift, 1, 2, false},
+	{"pring_hx_brc8/x8/c24", "pring_hx_brc8", 24 << capShift, 1, 2, false},
 }
 
 // capShift is pchain.cu's PRG_CAP_SHIFT: pring_hx_brc's cap of a block's
@@ -191,7 +196,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// The traced kernels (clock64 stamps of each phase), one producer each;
 	// and pring_hx_brlp, which runLayer launches (no ringForm: it is timed
 	// only on a layer's tail).
-	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace",
+	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace", "pring_hx_brc8_trace",
 		"pring_hx_brlp"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
 			return err
@@ -433,7 +438,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		both("pring_hx/x8", "pring_hx/x8/perm", "pring_hx/x8/hold", "pring_hx2/x8", "pring_hx_s2/x8", "pring_hx_ff/x8", "pring_hx_er/x8",
 			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8", "pring_hx_df/x8",
 			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8", "pring_hx_brs/x8", "pring_hx_brp/x8",
-			"pring_hx_brl/x8", "pring_hx_brc/x8/c6", "pring_hx_brc/x8/c9", "pring_hx_brc/x8/c12", "pring_hx_brc/x8/c16", "pring_hx_brc/x8/c24"),
+			"pring_hx_brl/x8", "pring_hx_brc/x8/c6", "pring_hx_brc/x8/c9", "pring_hx_brc/x8/c12", "pring_hx_brc/x8/c16", "pring_hx_brc/x8/c24",
+			"pring_hx_brc8/x8/c8", "pring_hx_brc8/x8/c12", "pring_hx_brc8/x8/c16", "pring_hx_brc8/x8/c24"),
 	} {
 		var ref []byte
 		for _, r := range c {
@@ -586,8 +592,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		}
 		tc := []traced{{ks["pring_hx_br_trace"], "pring_hx_br/x8", 0}, {ks["pring_hx_brs_trace"], "pring_hx_brs/x8", 0}}
 		for _, f := range ringForms {
-			if f.kernel == "pring_hx_brc" {
-				tc = append(tc, traced{ks["pring_hx_brc_trace"], f.name, f.flags})
+			if f.kernel == "pring_hx_brc" || f.kernel == "pring_hx_brc8" {
+				tc = append(tc, traced{ks[f.kernel+"_trace"], f.name, f.flags})
 			}
 		}
 		for _, c := range tc {

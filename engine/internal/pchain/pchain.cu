@@ -1662,8 +1662,12 @@ __device__ __forceinline__ int prg_br_at(int head, int sz, int RB) { return head
 // phases of kind 7 too, whose units are small enough that the ring's
 // bytes would hold 6: at most PRG_BR_UNITS are in flight a warp, since
 // unit c uses barriers c mod PRG_BR_UNITS. With CP (pring_hx_brc) at most
-// cap units of the block's are issued and not yet landed (PRG_CAP_SHIFT).
-template <bool TR = false, bool L = false, bool CP = false>
+// cap units of the block's are issued and not yet landed (PRG_CAP_SHIFT):
+// CP 1 tests the oldest unit before each copy; CP 2 (pring_hx_brc8), once
+// a round of 8 units (one a warp), the oldest round's last unit, as the
+// units of a round land about together (run249: CP 1's test a unit cost
+// the stream 18% at every cap).
+template <bool TR = false, bool L = false, int CP = 0>
 __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int RB, int lane,
                                             unsigned long long* tr = nullptr, int cap = 0) {
     int head[PC_THREADS / 32] = {}, occ[PC_THREADS / 32] = {}, c[PC_THREADS / 32] = {}, t[PC_THREADS / 32] = {};
@@ -1679,6 +1683,16 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
         if (TR && lane == 0) rec[PRG_TR_FILL0] = clock64();
 #pragma unroll 1
         for (int k = 0; k < units; k++) {
+            if (CP == 2) {
+                // Rounds start at multiples of 8, so round r's last unit is
+                // warp 7's r-th; cap >= 8 (else a round would wait on itself).
+                while (issued + PC_THREADS / 32 - landed > cap) {
+                    const int lc = landed / (PC_THREADS / 32);
+                    ps_mb_wait(&b.full[PC_THREADS / 32 - 1][lc % PRG_BR_UNITS], (lc / PRG_BR_UNITS) & 1);
+                    landed += PC_THREADS / 32;
+                }
+                issued += PC_THREADS / 32;
+            }
 #pragma unroll
             for (int w = 0; w < PC_THREADS / 32; w++) {
                 const int at = prg_br_at(head[w], sz, RB), need = at == 0 && head[w] != 0 ? RB - head[w] + sz : sz;
@@ -1688,7 +1702,7 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
                     occ[w] -= prg_fp[w][t[w] % PRG_BR_UNITS];
                     t[w]++;
                 }
-                if (CP) {
+                if (CP == 1) {
                     // Unit `landed` is warp landed mod 8's (landed / 8)-th;
                     // its barrier is not yet reused, since unit issued
                     // reuses unit issued - 24's and cap <= 24.
@@ -1869,14 +1883,15 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // bytes (pring_hx_br), with ST (and BR) x' is staged by bulk copies
 // (pring_hx_brs), and with PD (and BR) the kernel is built for
 // programmatic dependent launch (pring_hx_brp), with CP (and BR) its
-// producer caps the units in flight (pring_hx_brc), and with L (and BR) it
+// producer caps the units in flight (pring_hx_brc; CP 2 pring_hx_brc8),
+// and with L (and BR) it
 // takes phases of kind 7 too (pring_hx_brl), a first phase of a down
 // kind staged from f32 as a first gate|up phase is (prg_stage_xn: x·norm
 // rounded to int8, no 1/rms), since no earlier phase of the launch wrote
 // its int8 copy.
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
           bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false,
-          bool CP = false>
+          int CP = 0>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -1903,8 +1918,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     // BR: more than PRG_BR_UNITS gate|up units in a ring would reuse a
     // live unit's barriers.
     if (BR && S * slot > PRG_BR_UNITS * pc_stride<4>()) __trap();
-    // CP: a cap of 1 to 24 (PRG_CAP_SHIFT).
-    if (CP && ((flags >> PRG_CAP_SHIFT) < 1 || (flags >> PRG_CAP_SHIFT) > PRG_BR_UNITS * (PC_THREADS / 32))) __trap();
+    // CP: a cap of 1 (CP 2: 8) to 24 (PRG_CAP_SHIFT).
+    if (CP && ((flags >> PRG_CAP_SHIFT) < (CP == 2 ? PC_THREADS / 32 : 1) || (flags >> PRG_CAP_SHIFT) > PRG_BR_UNITS * (PC_THREADS / 32))) __trap();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
         if (BR) {
             prg_fill_br<TR, L, CP>(b, pd_ring, phases, n, S * slot, lane, tr, flags >> PRG_CAP_SHIFT);
@@ -2267,10 +2282,21 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlp(c
 // PRG_CAP_SHIFT), and the same stamping each phase into tr.
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                               int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, false, true>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 1>(phases, n, bar, flags, S, slot);
 }
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
                                                                                     int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, false, true>(phases, n, bar, flags, S, slot, tr);
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 1>(phases, n, bar, flags, S, slot, tr);
+}
+
+// pring_hx_brc testing the cap once a round of 8 units (CP 2).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc8(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                               int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 2>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc8_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                     int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 2>(phases, n, bar, flags, S, slot, tr);
 }
