@@ -17,17 +17,18 @@ var outShape = shape{4096, 4096}
 const kindOut = 7
 
 // layerRun is what runLayer takes from runNine: the engine, its memory, the
-// three kernels (pring_hx_brl, pring_hx_brlp for programmatic dependent
-// launch, pring_hx_brl_trace), the FFN's matrices, its input x0 and norm weights nw (on the
+// kernels (pring_hx_brl, pring_hx_brlp for programmatic dependent launch,
+// pring_hx_brl_trace, and pring_hx_brlr, pring_hx_brl with a down phase's
+// residuals loaded at its start, with its trace), the FFN's matrices, its input x0 and norm weights nw (on the
 // device at dnw), and the dynamic shared memory of 2 slots a warp.
 type layerRun struct {
-	e                   *cuda.Engine
-	mem                 *devMem
-	brl, brlp, brlTrace deepKernel
-	w                   [2]weights
-	x0, nw              []float32
-	dnw                 cuda.DevPtr
-	shared              int
+	e                                    *cuda.Engine
+	mem                                  *devMem
+	brl, brlp, brlTrace, brlr, brlrTrace deepKernel
+	w                                    [2]weights
+	x0, nw                               []float32
+	dnw                                  cuda.DevPtr
+	shared                               int
 }
 
 // runLayer checks and times pring_hx_brl on the products of a 9B DeltaNet
@@ -169,6 +170,19 @@ func runLayer(r layerRun, n int) error {
 		return fmt.Errorf("pring_hx_brl: gate|up from x2 in int8: error %.2f times its bound", worst)
 	}
 	fmt.Printf("check pring_hx_brl/x8: the layer's chain, gate|up, down, output projection, gate|up, against float64 and x's int8 exactly (ok)\n")
+	// pring_hx_brlr: 7 phases of the layer's chain bit for bit as pring_hx_brl's.
+	o7, err := run(dchain, 7)
+	if err != nil {
+		return err
+	}
+	o7r, err := runWith(func() error { return launch(r.brlr, dchain, 7, 0) })
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(o7.all, o7r.all) {
+		return fmt.Errorf("pring_hx_brlr: 7 phases of the layer's chain differ from pring_hx_brl's")
+	}
+	fmt.Printf("check pring_hx_brlr/x8: 7 phases of the layer's chain bit-identical to pring_hx_brl's (ok)\n")
 
 	// One layer's tail a launch: the projection first, its x1·nw rounded by
 	// every block from f32 (prg_stage_xn, as a chain's first gate|up phase
@@ -243,20 +257,25 @@ func runLayer(r layerRun, n int) error {
 	for _, p := range tail {
 		layer += p.bytes()
 	}
-	for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
-		t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(r.brl, dchain, nl, sf) })
-		if err != nil {
+	for _, c := range []struct {
+		k, tr deepKernel
+		name  string
+	}{{r.brl, r.brlTrace, "pring_hx_brl/x8"}, {r.brlr, r.brlrTrace, "pring_hx_brlr/x8"}} {
+		for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
+			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(c.k, dchain, nl, sf) })
+			if err != nil {
+				return err
+			}
+			per := t / float64(nl/3)
+			fmt.Printf("layer chain %-16s 9B q8_0 slots 2 blocks %4d stage %-5v dot %-5v %7.3f µs/layer (%d layers)  %5.2f TB/s of weights\n",
+				c.name, c.k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, per*1e6, nl/3, layer/per/1e12)
+		}
+		// Where the chain's time goes, phase by phase.
+		if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
+			return launchChain(e, c.tr.fn, c.tr.blocks, c.tr.threads(), r.shared, dchain, nl, dbar, 0, int32(2), int32(ringSlot), dtr)
+		}, c.name+" layer", nl, c.k.blocks, 2, chain); err != nil {
 			return err
 		}
-		per := t / float64(nl/3)
-		fmt.Printf("layer chain pring_hx_brl/x8 9B q8_0 slots 2 blocks %4d stage %-5v dot %-5v %7.3f µs/layer (%d layers)  %5.2f TB/s of weights\n",
-			r.brl.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, per*1e6, nl/3, layer/per/1e12)
-	}
-	// Where the chain's time goes, phase by phase (pring_hx_brl_trace).
-	if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
-		return launchChain(e, r.brlTrace.fn, r.brlTrace.blocks, r.brlTrace.threads(), r.shared, dchain, nl, dbar, 0, int32(2), int32(ringSlot), dtr)
-	}, "pring_hx_brl/x8 layer", nl, r.brl.blocks, 2, chain); err != nil {
-		return err
 	}
 	// A tail a launch: pring_hx_brl with a memset a launch, pring_hx_brlp on
 	// counters zeroed beforehand, plain and with PDL.

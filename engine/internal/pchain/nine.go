@@ -53,7 +53,8 @@ var ringSlot = max(stride(kind9B), stride(kind9B+1))
 // on the FFN chain, and in runLayer on a layer's), and pring_hx_brc,
 // pring_hx_br whose producer keeps at most a cap of a block's units in
 // flight (step 91: /cN, N units), testing it a unit, and pring_hx_brc8,
-// a round of 8 units. x' is int8 in all of them.
+// a round of 8 units, and pring_hx_brr, pring_hx_br with a down phase's
+// residuals loaded at its start. x' is int8 in all of them.
 type ringForm struct {
 	name, kernel string
 	flags        int
@@ -108,6 +109,7 @@ var ringForms = []ringForm{
 	{"pring_hx_brc8/x8/c12", "pring_hx_brc8", 12 << capShift, 1, 2, false},
 	{"pring_hx_brc8/x8/c16", "pring_hx_brc8", 16 << capShift, 1, 2, false},
 	{"pring_hx_brc8/x8/c24", "pring_hx_brc8", 24 << capShift, 1, 2, false},
+	{"pring_hx_brr/x8", "pring_hx_brr", 0, 1, 2, false},
 }
 
 // capShift is pchain.cu's PRG_CAP_SHIFT: pring_hx_brc's cap of a block's
@@ -197,7 +199,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// and pring_hx_brlp, which runLayer launches (no ringForm: it is timed
 	// only on a layer's tail).
 	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace", "pring_hx_brc8_trace",
-		"pring_hx_brlp"} {
+		"pring_hx_brlp", "pring_hx_brlr", "pring_hx_brlr_trace"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
 			return err
 		}
@@ -439,7 +441,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 			"pring_hx_ffer/x8", "pring_hx_bulk/x8", "pring_hx_bulker/x8", "pring_hx_erp/x8", "pring_hx_df/x8",
 			"pring_hx_l2/x8", "pring_hx_l4/x8", "pring_hx_fr/x8", "pring_hx_br/x8", "pring_hx_brs/x8", "pring_hx_brp/x8",
 			"pring_hx_brl/x8", "pring_hx_brc/x8/c6", "pring_hx_brc/x8/c9", "pring_hx_brc/x8/c12", "pring_hx_brc/x8/c16", "pring_hx_brc/x8/c24",
-			"pring_hx_brc8/x8/c8", "pring_hx_brc8/x8/c12", "pring_hx_brc8/x8/c16", "pring_hx_brc8/x8/c24"),
+			"pring_hx_brc8/x8/c8", "pring_hx_brc8/x8/c12", "pring_hx_brc8/x8/c16", "pring_hx_brc8/x8/c24", "pring_hx_brr/x8"),
 	} {
 		var ref []byte
 		for _, r := range c {
@@ -551,7 +553,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// A DeltaNet layer's three products after its mixer, at pring_hx_br's 2
 	// slots (step 91).
 	if slices.Contains(depths, 2) {
-		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], ks["pring_hx_brl_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
+		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], ks["pring_hx_brl_trace"], ks["pring_hx_brlr"], ks["pring_hx_brlr_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
 			return err
 		}
 	}

@@ -1782,11 +1782,14 @@ __device__ __forceinline__ void prg_take(const uint4* t, int lane, uint4 (&r)[PR
 }
 
 // The sums of a unit taken by prg_take, as pd_unit_sums adds them: the
-// same products in the same order (pring_hx's gate|up with its 1/rms ns).
-template <int K, class D>
-__device__ __forceinline__ void prg_held_sums(const uint4 (&r)[PRG_HELD], const D& sc, const pc_phase& f, int u, int lane, float ns) {
+// same products in the same order (pring_hx's gate|up with its 1/rms ns;
+// with PRE a down unit adds the residual yres its lane 0 holds instead of
+// loading it after the sums).
+template <int K, bool PRE = false, class D>
+__device__ __forceinline__ void prg_held_sums(const uint4 (&r)[PRG_HELD], const D& sc, const pc_phase& f, int u, int lane, float ns,
+                                              float yres = 0.0f) {
     using U = pc_unit<K>;
-    pq_dot<U::R, U::C, 1, false, true, K == 4>(r, sc, f, u, lane, 0.0f, ns);
+    pq_dot<U::R, U::C, 1, PRE, true, K == 4>(r, sc, f, u, lane, yres, ns);
 }
 
 // The warp's reads of a slot done (its registers hold them), lane 0 frees
@@ -1800,13 +1803,14 @@ __device__ __forceinline__ void prg_free(unsigned long long* empty, int lane) {
 // registers, frees the slot (empty), then sums it. A slot is then held for
 // its reads, not for its sums (step 89: 2 units a warp in flight while it
 // sums, not 1).
-template <int K>
-__device__ __forceinline__ void prg_unit_sums_er(const uint4* t, const pc_phase& f, int u, int lane, unsigned long long* empty, float ns = 1.0f) {
+template <int K, bool PRE = false>
+__device__ __forceinline__ void prg_unit_sums_er(const uint4* t, const pc_phase& f, int u, int lane, unsigned long long* empty, float ns = 1.0f,
+                                                 float yres = 0.0f) {
     uint4 r[PRG_HELD];
     float sc[PRG_HELD];
     prg_take<K>(t, lane, r, sc);
     prg_free(empty, lane);
-    prg_held_sums<K>(r, sc, f, u, lane, ns);
+    prg_held_sums<K, PRE>(r, sc, f, u, lane, ns, yres);
 }
 
 // pring_hx_df's staging of phase p (p > 0) without a grid barrier before
@@ -1884,14 +1888,16 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // (pring_hx_brs), and with PD (and BR) the kernel is built for
 // programmatic dependent launch (pring_hx_brp), with CP (and BR) its
 // producer caps the units in flight (pring_hx_brc; CP 2 pring_hx_brc8),
-// and with L (and BR) it
+// with RP (and BR) a down phase's residuals are loaded at the phase's
+// start, a lane a unit, not after each unit's sums (pring_hx_brr, and
+// pring_hx_brlr with L), and with L (and BR) it
 // takes phases of kind 7 too (pring_hx_brl), a first phase of a down
 // kind staged from f32 as a first gate|up phase is (prg_stage_xn: x·norm
 // rounded to int8, no 1/rms), since no earlier phase of the launch wrote
 // its int8 copy.
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
           bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false,
-          int CP = 0>
+          int CP = 0, bool RP = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -1961,6 +1967,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!PD || (BR && !ST && !TR), "pring_hx_brp is pring_hx_br's with programmatic dependent launch");
     static_assert(!L || (BR && !ST), "pring_hx_brl is pring_hx_br's with kind 7");
     static_assert(!CP || (BR && !ST && !PD && !L), "pring_hx_brc is pring_hx_br's with a cap on the units in flight");
+    static_assert(!RP || (BR && !ST && !PD && !CP), "pring_hx_brr and _brlr are pring_hx_br's and _brl's with the residual loaded first");
     static_assert(pc_unit<7>::R == pc_unit<5>::R, "kind 7 takes the down kind's walks (prg_walk_hx, prg_walk_of<5>)");
     // PD: the consumers read x and write h and x only after the previous
     // launch has finished (its stores visible); the producer reads only the
@@ -1981,6 +1988,13 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         }
         const pc_phase f = phases[p];
         const bool down = pc_down(f.kind), out = L && f.kind == 7;
+        // RP: lane j loads the residual of the warp's j-th unit of a down
+        // phase now, beside the staging, not after each unit's sums.
+        float yr = 0.0f;
+        if (RP && down) {
+            const prg_walk w0 = prg_walk_of<5, HX>(f, warp);
+            if (lane < w0.n) yr = __ldcg(f.y + prg_unit<HX>(w0, lane));
+        }
         if (DF && p > 0) {
             if (down) {
                 prg_stage_df<false>(f, done, p, !(flags & PS_NO_STAGE));
@@ -2037,9 +2051,9 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 if (flags & PS_NO_DOT) {
                     prg_free(&b.empty[warp][s], lane);
                 } else if (out) {
-                    prg_unit_sums_er<7>(t, f, u, lane, &b.empty[warp][s]);
+                    prg_unit_sums_er<7, RP>(t, f, u, lane, &b.empty[warp][s], 1.0f, RP ? __shfl_sync(MEMRA_FULL_MASK, yr, j) : 0.0f);
                 } else if (down) {
-                    prg_unit_sums_er<5>(t, f, u, lane, &b.empty[warp][s]);
+                    prg_unit_sums_er<5, RP>(t, f, u, lane, &b.empty[warp][s], 1.0f, RP ? __shfl_sync(MEMRA_FULL_MASK, yr, j) : 0.0f);
                 } else {
                     prg_unit_sums_er<4>(t, f, u, lane, &b.empty[warp][s], ns);
                 }
@@ -2299,4 +2313,24 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc8(c
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc8_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
                                                                                      int S, int slot, unsigned long long* tr) {
     prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 2>(phases, n, bar, flags, S, slot, tr);
+}
+
+// pring_hx_br and pring_hx_brl with a down phase's residuals loaded at its
+// start (RP; step 91: run249's trace has the projection's 4 units a warp
+// summed in 4.2 us with 0.3 us of waiting for data, and pc_store's add
+// loads each unit's residual from the L2 after its sums, one round trip a
+// unit under the stream).
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brr(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                              int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 0, true>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                               int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, true>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                     int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, true>(phases, n, bar, flags, S, slot, tr);
 }
