@@ -196,8 +196,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		}
 	}
 	// The traced kernels (clock64 stamps of each phase), one producer each;
-	// and pring_hx_brlp, which runLayer launches (no ringForm: it is timed
-	// only on a layer's tail).
+	// and runLayer's pring_hx_brlp and pring_hx_brlr (no ringForms: they run
+	// only on a layer's chain or tail).
 	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace", "pring_hx_brc8_trace",
 		"pring_hx_brlp", "pring_hx_brlr", "pring_hx_brlr_trace"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
@@ -585,7 +585,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		return err
 	}
 	// pring_hx_br and pring_hx_brs too, at their 2 slots (step 90), and
-	// pring_hx_brc at each cap (step 91).
+	// pring_hx_brc and pring_hx_brc8 at each cap (step 91).
 	if depth == 2 {
 		type traced struct {
 			k     deepKernel
