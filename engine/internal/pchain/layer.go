@@ -18,13 +18,16 @@ const kindOut = 7
 
 // layerRun is what runLayer takes from runNine: the engine, its memory, the
 // kernels (pring_hx_brl, pring_hx_brlp for programmatic dependent launch,
-// pring_hx_brl_trace, and pring_hx_brlr, pring_hx_brl with a down phase's
-// residuals loaded at its start, with its trace), the FFN's matrices, its input x0 and norm weights nw (on the
-// device at dnw), and the dynamic shared memory of 2 slots a warp.
+// pring_hx_brl_trace, pring_hx_brlr, pring_hx_brl with a down phase's
+// residuals loaded at its start, with its trace, and pring_hx_brm,
+// pring_hx_brl with mixer phases, with its trace), the FFN's matrices, its
+// input x0 and norm weights nw (on the device at dnw), and the dynamic
+// shared memory of 2 slots a warp.
 type layerRun struct {
 	e                                    *cuda.Engine
 	mem                                  *devMem
 	brl, brlp, brlTrace, brlr, brlrTrace deepKernel
+	brm, brmTrace                        deepKernel
 	w                                    [2]weights
 	x0, nw                               []float32
 	dnw                                  cuda.DevPtr
@@ -183,6 +186,14 @@ func runLayer(r layerRun, n int) error {
 		return fmt.Errorf("pring_hx_brlr: 7 phases of the layer's chain differ from pring_hx_brl's")
 	}
 	fmt.Printf("check pring_hx_brlr/x8: 7 phases of the layer's chain bit-identical to pring_hx_brl's (ok)\n")
+	o7m, err := runWith(func() error { return launch(r.brm, dchain, 7, 0) })
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(o7.all, o7m.all) {
+		return fmt.Errorf("pring_hx_brm: 7 phases of the layer's chain differ from pring_hx_brl's")
+	}
+	fmt.Printf("check pring_hx_brm/x8: 7 phases of the layer's chain (no mixer) bit-identical to pring_hx_brl's (ok)\n")
 
 	// One layer's tail a launch: the projection first, its x1·nw rounded by
 	// every block from f32 (prg_stage_xn, as a chain's first gate|up phase
@@ -260,7 +271,7 @@ func runLayer(r layerRun, n int) error {
 	for _, c := range []struct {
 		k, tr deepKernel
 		name  string
-	}{{r.brl, r.brlTrace, "pring_hx_brl/x8"}, {r.brlr, r.brlrTrace, "pring_hx_brlr/x8"}} {
+	}{{r.brl, r.brlTrace, "pring_hx_brl/x8"}, {r.brlr, r.brlrTrace, "pring_hx_brlr/x8"}, {r.brm, r.brmTrace, "pring_hx_brm/x8"}} {
 		for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
 			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(c.k, dchain, nl, sf) })
 			if err != nil {
@@ -296,5 +307,5 @@ func runLayer(r layerRun, n int) error {
 		fmt.Printf("tail a launch pring_hx_brlp/x8 9B q8_0 slots 2 blocks %4d %7.3f µs/tail  %5.2f TB/s of weights  (counters zeroed beforehand, PDL %v)\n",
 			r.brlp.blocks, t*1e6, layer/t/1e12, pdl)
 	}
-	return nil
+	return runMix(r, mixSetup{&wo, gu, dn, out, dx1, dx2, dh, dbar, xInit, hNaN, o3.h, o3.x1}, n)
 }

@@ -54,7 +54,8 @@ var shapes = [2]shape{{7168, 1024}, {1024, 3584}}
 // 16-byte chunks a lane a row, sc chunks of q8_0 block scales after them in
 // a slot. Kinds 2 and 3 are kinds 0 and 1 in q8_0, 4 and 5 the 9B FFN in
 // q8_0 (pring's), 7 the 9B output projection in q8_0 (pring_hx_brl's; a
-// down kind, since pc_down is a kind's low bit: there is no kind 6).
+// down kind, since pc_down is a kind's low bit). Kind 6, a mixer phase
+// (kindMix, pring_hx_brm's), has no rows and no unit.
 var units = [8]struct{ r, c, sc int }{{4, 4, 0}, {1, 14, 0}, {4, 2, 16}, {1, 7, 14}, {2, 8, 32}, {1, 24, 48}, {}, {1, 8, 16}}
 
 // kindShape is the matrix of a phase kind (not 6).

@@ -196,10 +196,10 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		}
 	}
 	// The traced kernels (clock64 stamps of each phase), one producer each;
-	// and runLayer's pring_hx_brlp and pring_hx_brlr (no ringForms: they run
-	// only on a layer's chain or tail).
+	// and runLayer's pring_hx_brlp, pring_hx_brlr and pring_hx_brm (no
+	// ringForms: they run only on a layer's chain or tail).
 	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace", "pring_hx_brc8_trace",
-		"pring_hx_brlp", "pring_hx_brlr", "pring_hx_brlr_trace"} {
+		"pring_hx_brlp", "pring_hx_brlr", "pring_hx_brlr_trace", "pring_hx_brm", "pring_hx_brm_trace"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
 			return err
 		}
@@ -553,7 +553,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// A DeltaNet layer's three products after its mixer, at pring_hx_br's 2
 	// slots (step 91).
 	if slices.Contains(depths, 2) {
-		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], ks["pring_hx_brl_trace"], ks["pring_hx_brlr"], ks["pring_hx_brlr_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
+		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], ks["pring_hx_brl_trace"], ks["pring_hx_brlr"], ks["pring_hx_brlr_trace"],
+			ks["pring_hx_brm"], ks["pring_hx_brm_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
 			return err
 		}
 	}
@@ -769,7 +770,7 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 	for _, c := range []struct {
 		kind int32
 		name string
-	}{{kind9B, "gate|up"}, {kind9B + 1, "down"}, {kindOut, "out"}} {
+	}{{kind9B, "gate|up"}, {kind9B + 1, "down"}, {kindMix, "mix"}, {kindOut, "out"}} {
 		var gap, stage, sums, sumsMax, epi, bar, whole, full, empty, issue, lead, last float64
 		var cnt, phases float64 // blocks averaged over the phases, and the phases
 		heavy := 0
@@ -777,10 +778,12 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 			if ph[p].kind != c.kind {
 				continue
 			}
-			// prg_groups: blocks below g mod blocks take one group more.
-			g := int(ph[p].rows) / units[ph[p].kind].r / 32
+			// prg_groups: blocks below g mod blocks take one group more; a
+			// mixer phase's blocks below mixHeads take a head each.
 			heavy = blocks
-			if g%blocks != 0 {
+			if ph[p].kind == kindMix {
+				heavy = mixHeads
+			} else if g := int(ph[p].rows) / units[ph[p].kind].r / 32; g%blocks != 0 {
 				heavy = g % blocks
 			}
 			var worst float64

@@ -1867,6 +1867,99 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
     }
 }
 
+// pring_hx_brm's mixer phase (kind 6, step 92): the gated delta rule of
+// the 9B preset's 32 V heads, one block a head, between a down phase and
+// the output projection, so that the ring streams the projection's weights
+// while 32 blocks work and the other 100 wait at the barrier. f.w is the
+// layer's buffer: the state [32 heads][128 j][128 i] f32, then stand-ins
+// for the input projection's outputs, q and k [16][128], z [32][128], g
+// and beta [32] (g as exp takes it, beta after its sigmoid), then the
+// norm's weights [128]. v is f.x, the residual the down phase wrote, so
+// that the phase waits on its predecessor as the real one would. The conv
+// is left out (per channel, it would be the input projection's epilogue in
+// a persistent layer). Thread t holds row j = t/2's half i in [64(t&1),
+// +64) of the head's state in registers; the gated norm's output goes to
+// f.y's int8 and scales (prg_hq, prg_hd), where the projection stages
+// them. qwen35 tiles the V heads: V head h reads K head h mod 16.
+#define PRM_HEADS 32
+#define PRM_KHEADS 16
+#define PRM_D 128
+#define PRM_STATE (PRM_HEADS * PRM_D * PRM_D)
+__shared__ __align__(16) float prm_y[PRM_D];
+__shared__ __align__(16) float prm_qk[2 * PRM_D];
+
+__device__ __forceinline__ float prm_dot(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+
+__device__ __forceinline__ void prm_mix(const pc_phase& f) {
+    const int h = blockIdx.x;
+    if (h >= PRM_HEADS) return; // the whole block: its barriers below are its own
+    const int t = threadIdx.x, j = t >> 1, half = t & 1, hk = h % PRM_KHEADS;
+    float* base = reinterpret_cast<float*>(const_cast<uint4*>(f.w));
+    float4* m4 = reinterpret_cast<float4*>(base + ((h * PRM_D + j) * PRM_D + 64 * half));
+    const float* aux = base + PRM_STATE;
+    const float* z = aux + 2 * PRM_KHEADS * PRM_D;
+    const float* g = z + PRM_HEADS * PRM_D;
+    const float* beta = g + PRM_HEADS;
+    const float* sn = beta + PRM_HEADS;
+    // q and k of K head hk into prm_qk (q, then k), the state's row part
+    // into registers: with q and k in registers too, 48 float4s a thread
+    // spilled 544 bytes at the 168 registers of 9 warps a block.
+    if (t < 2 * PRM_D / 4) {
+        const int which = t / (PRM_D / 4);
+        reinterpret_cast<float4*>(prm_qk)[t] = __ldcg(reinterpret_cast<const float4*>(aux + (which * PRM_KHEADS + hk) * PRM_D) + t % (PRM_D / 4));
+    }
+    float4 m[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) m[i] = __ldcg(m4 + i);
+    const float v = __ldcg(f.x + h * PRM_D + j), zj = __ldcg(z + h * PRM_D + j), e = expf(__ldcg(g + h)), bh = __ldcg(beta + h);
+    const float sj = __ldg(sn + j);
+    pc_sync<true>();
+    const float4* q = reinterpret_cast<const float4*>(prm_qk) + 16 * half;
+    const float4* k = reinterpret_cast<const float4*>(prm_qk + PRM_D) + 16 * half;
+    // q and k over their L2 norms (q also over sqrt(128)): each pair of
+    // threads sums all 128 of both.
+    float sq = 0.0f, sk = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        sq += prm_dot(q[i], q[i]);
+        sk += prm_dot(k[i], k[i]);
+    }
+    sq += __shfl_xor_sync(MEMRA_FULL_MASK, sq, 1);
+    sk += __shfl_xor_sync(MEMRA_FULL_MASK, sk, 1);
+    const float iq = 0.0883883476f / fmaxf(sqrtf(sq), PC_EPS), ik = 1.0f / fmaxf(sqrtf(sk), PC_EPS);
+    float kv = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        const float4 kn = make_float4(k[i].x * ik, k[i].y * ik, k[i].z * ik, k[i].w * ik);
+        m[i] = make_float4(m[i].x * e, m[i].y * e, m[i].z * e, m[i].w * e);
+        kv += prm_dot(m[i], kn);
+    }
+    kv += __shfl_xor_sync(MEMRA_FULL_MASK, kv, 1);
+    const float d = bh * (v - kv);
+    float o = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        const float4 kn = make_float4(k[i].x * ik, k[i].y * ik, k[i].z * ik, k[i].w * ik);
+        const float4 qn = make_float4(q[i].x * iq, q[i].y * iq, q[i].z * iq, q[i].w * iq);
+        m[i] = make_float4(fmaf(d, kn.x, m[i].x), fmaf(d, kn.y, m[i].y), fmaf(d, kn.z, m[i].z), fmaf(d, kn.w, m[i].w));
+        o += prm_dot(m[i], qn);
+        __stcg(m4 + i, m[i]);
+    }
+    o += __shfl_xor_sync(MEMRA_FULL_MASK, o, 1);
+    // The gated norm over the head's 128 outputs (each pair holds its o
+    // twice; half 0 counts it), then x' in int8 per 32 as pq_quant4 rounds.
+    float ss = memra_warp_sum(half ? 0.0f : o * o);
+    if ((t & 31) == 0) pc_red[t >> 5] = ss;
+    pc_sync<true>();
+    ss = 0.0f;
+#pragma unroll
+    for (int w = 0; w < PC_THREADS / 32; w++) ss += pc_red[w];
+    const float y = o * rsqrtf(ss / PRM_D + PC_EPS) * sj * memra_silu(zj);
+    if (!half) prm_y[j] = y;
+    pc_sync<true>();
+    if (t < PRM_D / 4) pq_quant4(reinterpret_cast<const float4*>(prm_y)[t], h * (PRM_D / 4) + t, prg_hq(f.y, f.cols), prg_hd(f.y, f.cols));
+}
+
 // pring's body, pring_hq's with HQ, pring_hx's with HQ and HX; with TR
 // (pring_hx_trace) stamped into tr; with P producer warps (pring_hx2);
 // with SC the ring's depth a compile-time constant (pring_hx_s2: S must be
@@ -1894,10 +1987,11 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // takes phases of kind 7 too (pring_hx_brl), a first phase of a down
 // kind staged from f32 as a first gate|up phase is (prg_stage_xn: x·norm
 // rounded to int8, no 1/rms), since no earlier phase of the launch wrote
-// its int8 copy.
+// its int8 copy; with M (and L) it takes mixer phases too, kind 6
+// (prm_mix; pring_hx_brm), which have no units for the ring.
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
           bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false,
-          int CP = 0, bool RP = false>
+          int CP = 0, bool RP = false, bool M = false>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -1968,6 +2062,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!L || (BR && !ST), "pring_hx_brl is pring_hx_br's with kind 7");
     static_assert(!CP || (BR && !ST && !PD && !L), "pring_hx_brc is pring_hx_br's with a cap on the units in flight");
     static_assert(!RP || (BR && !ST && !PD && !CP), "pring_hx_brr and _brlr are pring_hx_br's and _brl's with the residual loaded first");
+    static_assert(!M || (L && !RP && !CP && !PD), "pring_hx_brm is pring_hx_brl's with mixer phases");
     static_assert(pc_unit<7>::R == pc_unit<5>::R, "kind 7 takes the down kind's walks (prg_walk_hx, prg_walk_of<5>)");
     // PD: the consumers read x and write h and x only after the previous
     // launch has finished (its stores visible); the producer reads only the
@@ -1987,7 +2082,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             rec[PRG_TR_NS] = prg_globaltimer();
         }
         const pc_phase f = phases[p];
-        const bool down = pc_down(f.kind), out = L && f.kind == 7;
+        const bool down = pc_down(f.kind), out = L && f.kind == 7, mix = M && f.kind == 6;
         // RP: lane j loads the residual of the warp's j-th unit of a down
         // phase now, beside the staging, not after each unit's sums.
         float yr = 0.0f;
@@ -2001,6 +2096,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             } else {
                 prg_stage_df<true>(f, done, p, !(flags & PS_NO_STAGE));
             }
+        } else if (mix) {
+            // prm_mix reads its own inputs.
         } else if (p == 0 || !(flags & PS_NO_STAGE)) {
             if (HQ && down && !(ST && p > 0) && !(L && p == 0)) {
                 prg_stage_hq(f);
@@ -2021,7 +2118,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         if (stamp) rec[PRG_TR_STAGED] = clock64();
         if (HX && (flags & PRG_HOLD) && threadIdx.x == 0) prg_hold = 0;
         unsigned long long waited = 0;
-        const float ns = HX && !down ? prg_inv(f.cols) : 1.0f;
+        const float ns = HX && !down && !mix ? prg_inv(f.cols) : 1.0f;
         const prg_walk wk = down ? prg_walk_of<5, HX>(f, warp) : prg_walk_of<4, HQ>(f, warp);
         int j0 = 0;
         if (PL && held) {
@@ -2070,7 +2167,10 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             if (lane == 0) ps_mb_arrive(&b.empty[warp][s]);
         }
         if (TR && lane == 0) rec[PRG_TR_FULL + warp] = waited;
-        if (HQ && !down) {
+        if (mix) {
+            prm_mix(f);
+            if (stamp) rec[PRG_TR_SUMS] = clock64();
+        } else if (HQ && !down) {
             pc_sync<true>(); // the block's h is stored
             if (HX && (flags & PRG_HOLD) && threadIdx.x == 0) prg_hold = 1;
             if (stamp) rec[PRG_TR_SUMS] = clock64();
@@ -2333,4 +2433,19 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr(c
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
                                                                                      int S, int slot, unsigned long long* tr) {
     prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, true>(phases, n, bar, flags, S, slot, tr);
+}
+
+// pring_hx_brl taking mixer phases too (M, kind 6; step 92): a DeltaNet
+// layer's gated delta rule between its down phase and its output
+// projection, one block a V head, while the ring streams the projection's
+// weights; and the same stamping each phase into tr.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                              int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, true>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                    int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, true>(phases, n, bar, flags, S, slot,
+                                                                                                                  tr);
 }
