@@ -80,14 +80,18 @@ func (m mixIn) device() []byte {
 // sqrt, the division, expf's ≤ 2 ulp and the products), with room; each
 // later value adds what its inputs' bounds carry into it.
 type mixOut struct {
-	s, bs []float64 // state after, and its bound
-	y, by []float64 // [mixHeads·mixD]: the gated norm's output, and its bound
+	s, bs   []float64 // state after, and its bound
+	y, by   []float64 // [mixHeads·mixD]: the gated norm's output, and its bound
+	w, bw   []float64 // the same before the norm's 1/rms (o·norm·silu(z)), prm_mix4's rounding
+	o2, bo2 []float64 // [mixHeads·mixD/32]: each group of 32 rows' sum of o², and its bound
 }
 
 func mixRef(in mixIn, v []float32) mixOut {
 	const u = 1.0 / (1 << 24)
 	const c1 = 256 * u
-	o := mixOut{s: make([]float64, len(in.s)), bs: make([]float64, len(in.s)), y: make([]float64, mixHeads*mixD), by: make([]float64, mixHeads*mixD)}
+	nv := mixHeads * mixD
+	o := mixOut{s: make([]float64, len(in.s)), bs: make([]float64, len(in.s)), y: make([]float64, nv), by: make([]float64, nv),
+		w: make([]float64, nv), bw: make([]float64, nv), o2: make([]float64, nv/32), bo2: make([]float64, nv/32)}
 	for h := range mixHeads {
 		hk := h % mixKHeads
 		q, k := in.q[hk*mixD:][:mixD], in.k[hk*mixD:][:mixD]
@@ -129,6 +133,9 @@ func mixRef(in mixIn, v []float32) mixOut {
 		for j := range mixD {
 			ss += ob[j] * ob[j]
 			sob += math.Abs(ob[j]) * oa[j]
+			g := (h*mixD + j) / 32
+			o.o2[g] += ob[j] * ob[j]
+			o.bo2[g] += 2*math.Abs(ob[j])*oa[j] + c1*ob[j]*ob[j]
 		}
 		inv := 1 / math.Sqrt(ss/mixD+1e-6)
 		for j := range mixD {
@@ -137,53 +144,90 @@ func mixRef(in mixIn, v []float32) mixOut {
 			y := ob[j] * inv * gate
 			o.y[h*mixD+j] = y
 			o.by[h*mixD+j] = math.Abs(y)*(c1+sob/ss) + math.Abs(gate)*inv*oa[j]
+			o.w[h*mixD+j] = ob[j] * gate
+			o.bw[h*mixD+j] = math.Abs(ob[j]*gate)*c1 + math.Abs(gate)*oa[j]
 		}
 	}
 	return o
 }
 
-// checkMix holds prm_mix's state after a step (s) and its output in int8
+// checkMix holds a mixer's state after a step (s) and its output in int8
 // with its scales (tail: the projection's input as prg_hq and prg_hd lay
 // it out) to mixRef's bounds: the state within its bound, each scale
-// within its block's largest |y| bound over 127 (and 2 ulp), and each
-// int8 times its scale within half a quantum (and tieSlack's room for a
-// rounding at a tie) plus y's bound of the reference.
-func checkMix(ref mixOut, s []float32, tail []byte) error {
+// within its block's largest bound over 127 (and 2 ulp), and each int8
+// times its scale within half a quantum (and tieSlack's room for a
+// rounding at a tie) plus the reference's bound. prm_mix rounds y, the
+// gated norm's output; prm_mix4 (four) rounds w, y before the norm's
+// 1/rms, and stores each group's sum of o² after the scales (prg_hs),
+// held to its bound too.
+func checkMix(ref mixOut, s []float32, tail []byte, four bool) error {
 	for i, want := range ref.s {
 		if r := ratio(float64(s[i])-want, ref.bs[i]); r > 1 {
 			return fmt.Errorf("state %d (head %d, row %d): %g, want %g (%.2f times its bound)", i, i/(mixD*mixD), i/mixD%mixD, s[i], want, r)
 		}
 	}
 	n := mixHeads * mixD
+	y, by := ref.y, ref.by
+	if four {
+		y, by = ref.w, ref.bw
+	}
 	d := unsafe.Slice((*float32)(unsafe.Pointer(&tail[n])), n/32)
+	o2 := unsafe.Slice((*float32)(unsafe.Pointer(&tail[n+4*(n/32)])), n/32)
 	for g := range n / 32 {
 		var m, bm float64
 		for c := 32 * g; c < 32*g+32; c++ {
-			m = max(m, math.Abs(ref.y[c]))
-			bm = max(bm, ref.by[c])
+			m = max(m, math.Abs(y[c]))
+			bm = max(bm, by[c])
 		}
 		dg := float64(d[g])
 		if r := ratio(dg-m/127, bm/127+2*dg/(1<<24)); r > 1 {
 			return fmt.Errorf("output group %d: scale %g, want %g (%.2f times its bound)", g, dg, m/127, r)
 		}
 		for c := 32 * g; c < 32*g+32; c++ {
-			if r := ratio(float64(int8(tail[c]))*dg-ref.y[c], dg*(0.5+tieSlack)+ref.by[c]); r > 1 {
-				return fmt.Errorf("output %d: int8 %d × %g, want %g (%.2f times its bound)", c, int8(tail[c]), dg, ref.y[c], r)
+			if r := ratio(float64(int8(tail[c]))*dg-y[c], dg*(0.5+tieSlack)+by[c]); r > 1 {
+				return fmt.Errorf("output %d: int8 %d × %g, want %g (%.2f times its bound)", c, int8(tail[c]), dg, y[c], r)
+			}
+		}
+		if four {
+			if r := ratio(float64(o2[g])-ref.o2[g], ref.bo2[g]); r > 1 {
+				return fmt.Errorf("output group %d: sum of o² %g, want %g (%.2f times its bound)", g, o2[g], ref.o2[g], r)
 			}
 		}
 	}
 	return nil
 }
 
+// mixScales is what prm_stage_out multiplies each group's scale by: its
+// head's 1/rms from the groups' sums of o² in tail (prm_mix4's), in
+// float64.
+func mixScales(tail []byte) []float64 {
+	n := mixHeads * mixD
+	o2 := unsafe.Slice((*float32)(unsafe.Pointer(&tail[n+4*(n/32)])), n/32)
+	per := mixD / 32
+	f := make([]float64, n/32)
+	for g := range f {
+		var ss float64
+		for _, v := range o2[g/per*per:][:per] {
+			ss += float64(v)
+		}
+		f[g] = 1 / math.Sqrt(ss/mixD+1e-6)
+	}
+	return f
+}
+
 // checkOutQ is the projection's check from its input as the mixer stored
-// it: y = x0 + W (q·d) in float64 against got, within rel of the sum of
-// the terms' magnitudes (checkX's bound); the worst ratio.
-func checkOutQ(w *weights, x0 []float32, tail []byte, got []float32) float64 {
+// it: y = x0 + W (q·d·f) in float64 against got, f each group's factor
+// (nil: 1), within rel of the sum of the terms' magnitudes (checkX's
+// bound); the worst ratio.
+func checkOutQ(w *weights, x0 []float32, tail []byte, f []float64, got []float32) float64 {
 	n := w.s.cols
 	d := unsafe.Slice((*float32)(unsafe.Pointer(&tail[n])), n/32)
 	x := make([]float64, n)
 	for c := range x {
 		x[c] = float64(int8(tail[c])) * float64(d[c/32])
+		if f != nil {
+			x[c] *= f[c/32]
+		}
 	}
 	worst := 0.0
 	for i := range w.s.rows {
@@ -209,12 +253,12 @@ type mixSetup struct {
 	h3, x13            []float32
 }
 
-// runMix checks and times pring_hx_brm (step 92): the layer's chain with
-// the mixer between its down phase and its projection, [gate|up, down,
-// mixer, projection] × ⌊n/4⌋, each layer's mixer on its own state (2 MiB),
-// the projection reading the mixer's int8 output. It prints the chain's µs
-// a layer beside pring_hx_brm's on runLayer's chain without mixers (what
-// the template costs the other phases), and its trace.
+// runMix checks and times pring_hx_brm and pring_hx_brm4 (step 92): the
+// layer's chain with the mixer between its down phase and its projection,
+// [gate|up, down, mixer, projection] × ⌊n/4⌋, each layer's mixer on its
+// own state (2 MiB), the projection reading the mixer's int8 output, and
+// traces it. (runLayer times pring_hx_brm on its chain without mixers:
+// what the template costs the other phases.)
 func runMix(r layerRun, ms mixSetup, n int) error {
 	e, mem := r.e, r.mem
 	layers := n / 4
@@ -252,74 +296,87 @@ func runMix(r layerRun, ms mixSetup, n int) error {
 	launch := func(k deepKernel, ph cuda.DevPtr, phases, flags int) error {
 		return launchChain(e, k.fn, k.blocks, k.threads(), r.shared, ph, phases, ms.dbar, flags, int32(2), int32(ringSlot))
 	}
-	// One layer from the buffers' first contents: h, x1, x2, the first
-	// mixer's state and the projection's input as they stand after it.
-	type got struct {
-		h, x1, x2, s []float32
-		tail         []byte
-	}
-	once := func() (g got, err error) {
-		for _, c := range []struct {
-			p cuda.DevPtr
-			b []byte
-		}{{ms.dx1, cuda.AsBytes(ms.xInit)}, {ms.dx2, cuda.AsBytes(ms.xInit)}, {ms.dh, cuda.AsBytes(ms.hNaN)}, {dO, cuda.AsBytes(oNaN)}, {dmix[0], buf}} {
-			if err := e.CopyHtoD(c.p, c.b); err != nil {
-				return g, err
-			}
-		}
-		if err := launch(r.brm, dchain, 4, 0); err != nil {
-			return g, err
-		}
-		g = got{make([]float32, len(ms.hNaN)), make([]float32, len(ms.xInit)), make([]float32, len(ms.xInit)), make([]float32, len(in.s)), nil}
-		o := make([]float32, len(oNaN))
-		for _, c := range []struct {
-			dst []float32
-			src cuda.DevPtr
-		}{{g.h, ms.dh}, {g.x1, ms.dx1}, {g.x2, ms.dx2}, {g.s, dmix[0]}, {o, dO}} {
-			if err := e.CopyDtoH(cuda.AsBytes(c.dst), c.src); err != nil {
-				return g, err
-			}
-		}
-		g.h, g.x1, g.x2, g.tail = g.h[:len(ms.h3)], g.x1[:nx], g.x2[:nx], cuda.AsBytes(o[nx:])
-		return g, nil
-	}
-	g, err := once()
-	if err != nil {
-		return err
-	}
-	if !slices.Equal(bitsOf(g.h), bitsOf(ms.h3)) || !slices.Equal(bitsOf(g.x1), bitsOf(ms.x13)) {
-		return fmt.Errorf("pring_hx_brm: the layer's gate|up and down differ from pring_hx_brl's")
-	}
-	if err := checkMix(mixRef(in, g.x1), g.s, g.tail); err != nil {
-		return fmt.Errorf("pring_hx_brm: the mixer: %w", err)
-	}
-	if worst := checkOutQ(ms.wo, ms.xInit[:nx], g.tail, g.x2); worst > 1 {
-		return fmt.Errorf("pring_hx_brm: the projection from the mixer's int8: error %.2f times its bound", worst)
-	}
-	g2, err := once()
-	if err != nil {
-		return err
-	}
-	if !slices.Equal(bitsOf(g2.s), bitsOf(g.s)) || !slices.Equal(bitsOf(g2.x2), bitsOf(g.x2)) || !slices.Equal(g2.tail, g.tail) {
-		return fmt.Errorf("pring_hx_brm: a second run of the same layer differs from the first")
-	}
-	fmt.Printf("check pring_hx_brm/x8: a layer with its mixer (gate|up, down, gated delta rule of 32 heads, projection from its int8) against float64, twice bit for bit (ok)\n")
-
 	var weightBytes float64
 	for _, p := range chain[:4] {
 		weightBytes += p.bytes()
 	}
 	stateBytes := 2 * float64(len(in.s)*4) // read and written
-	for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
-		t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(r.brm, dchain, len(chain), sf) })
+	for _, f := range []struct {
+		k, tr deepKernel
+		name  string
+		four  bool
+	}{{r.brm, r.brmTrace, "pring_hx_brm/x8", false}, {r.brm4, r.brm4Trace, "pring_hx_brm4/x8", true}} {
+		// One layer from the buffers' first contents: h, x1, x2, the first
+		// mixer's state and the projection's input as they stand after it.
+		type got struct {
+			h, x1, x2, s []float32
+			tail         []byte
+		}
+		once := func() (g got, err error) {
+			for _, c := range []struct {
+				p cuda.DevPtr
+				b []byte
+			}{{ms.dx1, cuda.AsBytes(ms.xInit)}, {ms.dx2, cuda.AsBytes(ms.xInit)}, {ms.dh, cuda.AsBytes(ms.hNaN)}, {dO, cuda.AsBytes(oNaN)}, {dmix[0], buf}} {
+				if err := e.CopyHtoD(c.p, c.b); err != nil {
+					return g, err
+				}
+			}
+			if err := launch(f.k, dchain, 4, 0); err != nil {
+				return g, err
+			}
+			g = got{make([]float32, len(ms.hNaN)), make([]float32, len(ms.xInit)), make([]float32, len(ms.xInit)), make([]float32, len(in.s)), nil}
+			o := make([]float32, len(oNaN))
+			for _, c := range []struct {
+				dst []float32
+				src cuda.DevPtr
+			}{{g.h, ms.dh}, {g.x1, ms.dx1}, {g.x2, ms.dx2}, {g.s, dmix[0]}, {o, dO}} {
+				if err := e.CopyDtoH(cuda.AsBytes(c.dst), c.src); err != nil {
+					return g, err
+				}
+			}
+			g.h, g.x1, g.x2, g.tail = g.h[:len(ms.h3)], g.x1[:nx], g.x2[:nx], cuda.AsBytes(o[nx:])
+			return g, nil
+		}
+		g, err := once()
 		if err != nil {
 			return err
 		}
-		per := t / float64(layers)
-		fmt.Printf("layer chain pring_hx_brm/x8  9B q8_0 slots 2 blocks %4d stage %-5v dot %-5v %7.3f µs/layer (%d layers, with mixers)  %5.2f TB/s of weights and states\n",
-			r.brm.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, per*1e6, layers, (weightBytes+stateBytes)/per/1e12)
+		if !slices.Equal(bitsOf(g.h), bitsOf(ms.h3)) || !slices.Equal(bitsOf(g.x1), bitsOf(ms.x13)) {
+			return fmt.Errorf("%s: the layer's gate|up and down differ from pring_hx_brl's", f.name)
+		}
+		if err := checkMix(mixRef(in, g.x1), g.s, g.tail, f.four); err != nil {
+			return fmt.Errorf("%s: the mixer: %w", f.name, err)
+		}
+		var scales []float64
+		if f.four {
+			scales = mixScales(g.tail)
+		}
+		if worst := checkOutQ(ms.wo, ms.xInit[:nx], g.tail, scales, g.x2); worst > 1 {
+			return fmt.Errorf("%s: the projection from the mixer's int8: error %.2f times its bound", f.name, worst)
+		}
+		g2, err := once()
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(bitsOf(g2.s), bitsOf(g.s)) || !slices.Equal(bitsOf(g2.x2), bitsOf(g.x2)) || !slices.Equal(g2.tail, g.tail) {
+			return fmt.Errorf("%s: a second run of the same layer differs from the first", f.name)
+		}
+		fmt.Printf("check %s: a layer with its mixer (gate|up, down, gated delta rule of 32 heads, projection from its int8) against float64, twice bit for bit (ok)\n", f.name)
+
+		for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
+			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(f.k, dchain, len(chain), sf) })
+			if err != nil {
+				return err
+			}
+			per := t / float64(layers)
+			fmt.Printf("layer chain %-16s 9B q8_0 slots 2 blocks %4d stage %-5v dot %-5v %7.3f µs/layer (%d layers, with mixers)  %5.2f TB/s of weights and states\n",
+				f.name, f.k.blocks, sf&streamNoStage == 0, sf&streamNoDot == 0, per*1e6, layers, (weightBytes+stateBytes)/per/1e12)
+		}
+		if err := traceRing(e, mem, func(dtr cuda.DevPtr) error {
+			return launchChain(e, f.tr.fn, f.tr.blocks, f.tr.threads(), r.shared, dchain, len(chain), ms.dbar, 0, int32(2), int32(ringSlot), dtr)
+		}, f.name+" mixed", len(chain), f.k.blocks, 2, chain); err != nil {
+			return err
+		}
 	}
-	return traceRing(e, mem, func(dtr cuda.DevPtr) error {
-		return launchChain(e, r.brmTrace.fn, r.brmTrace.blocks, r.brmTrace.threads(), r.shared, dchain, len(chain), ms.dbar, 0, int32(2), int32(ringSlot), dtr)
-	}, "pring_hx_brm/x8 mixed", len(chain), r.brm.blocks, 2, chain)
+	return nil
 }

@@ -8,51 +8,67 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 )
 
-// mixF32 is prm_mix in f32 on the host, in its order of operations (each
-// row's two halves of 64 summed apart, then added; fma for the state's
-// update), with V head h reading K head kh(h): what checkMix must accept
-// from the kernel, and, with the wrong kh, reject.
-func mixF32(in mixIn, v []float32, kh func(int) int) (s []float32, tail []byte) {
+// mixF32 is prm_mix (four: prm_mix4) in f32 on the host, in its order of
+// operations (each row's sums in 2 (four: 8) partial sums added after,
+// fma for the state's update), with V head h reading K head kh(h): what
+// checkMix must accept from the kernel, and, with the wrong kh, reject.
+// prm_mix rounds the gated norm's output y; prm_mix4 rounds w = y before
+// the norm's 1/rms and stores each group's sum of o² after the scales.
+func mixF32(in mixIn, v []float32, kh func(int) int, four bool) (s []float32, tail []byte) {
+	parts := 2
+	if four {
+		parts = 8
+	}
+	span := mixD / parts
 	s = make([]float32, len(in.s))
-	y := make([]float32, mixHeads*mixD)
+	n := mixHeads * mixD
+	y, o2 := make([]float32, n), make([]float32, n/32)
 	f := func(x float64) float32 { return float32(x) }
+	sum := func(p []float32) (t float32) {
+		for _, v := range p {
+			t += v
+		}
+		return t
+	}
 	for h := range mixHeads {
 		q, k := in.q[kh(h)*mixD:][:mixD], in.k[kh(h)*mixD:][:mixD]
-		var sq, sk [2]float32
+		sq, sk := make([]float32, parts), make([]float32, parts)
 		for i := range mixD {
-			sq[i/64] += q[i] * q[i]
-			sk[i/64] += k[i] * k[i]
+			sq[i/span] += q[i] * q[i]
+			sk[i/span] += k[i] * k[i]
 		}
-		iq := float32(0.0883883476) / max(f(math.Sqrt(float64(sq[0]+sq[1]))), 1e-6)
-		ik := 1 / max(f(math.Sqrt(float64(sk[0]+sk[1]))), 1e-6)
+		iq := float32(0.0883883476) / max(f(math.Sqrt(float64(sum(sq)))), 1e-6)
+		ik := 1 / max(f(math.Sqrt(float64(sum(sk)))), 1e-6)
 		e := f(math.Exp(float64(in.g[h])))
 		o := make([]float32, mixD)
 		for j := range mixD {
 			row := (h*mixD + j) * mixD
-			var kv [2]float32
+			kv, oj := make([]float32, parts), make([]float32, parts)
 			for i := range mixD {
-				kv[i/64] += in.s[row+i] * e * (k[i] * ik)
+				kv[i/span] += in.s[row+i] * e * (k[i] * ik)
 			}
-			d := in.beta[h] * (v[h*mixD+j] - (kv[0] + kv[1]))
-			var oj [2]float32
+			d := in.beta[h] * (v[h*mixD+j] - sum(kv))
 			for i := range mixD {
 				s[row+i] = f(math.FMA(float64(d), float64(k[i]*ik), float64(in.s[row+i]*e)))
-				oj[i/64] += s[row+i] * (q[i] * iq)
+				oj[i/span] += s[row+i] * (q[i] * iq)
 			}
-			o[j] = oj[0] + oj[1]
+			o[j] = sum(oj)
 		}
 		var ss float32
 		for j := range mixD {
 			ss += o[j] * o[j]
+			o2[(h*mixD+j)/32] += o[j] * o[j]
 		}
 		inv := 1 / f(math.Sqrt(float64(ss/mixD+1e-6)))
+		if four {
+			inv = 1
+		}
 		for j := range mixD {
 			z := in.z[h*mixD+j]
 			y[h*mixD+j] = o[j] * inv * in.sn[j] * (z / (1 + f(math.Exp(float64(-z)))))
 		}
 	}
-	n := len(y)
-	tail = make([]byte, n+4*(n/32))
+	tail = make([]byte, n+8*(n/32))
 	d := make([]float32, n/32)
 	for g := range n / 32 {
 		var m float32
@@ -69,44 +85,64 @@ func mixF32(in mixIn, v []float32, kh func(int) int) (s []float32, tail []byte) 
 		}
 	}
 	copy(tail[n:], cuda.AsBytes(d))
+	if four {
+		copy(tail[n+4*(n/32):], cuda.AsBytes(o2))
+	}
 	return s, tail
 }
 
-// TestMixCheck: checkMix takes prm_mix's f32 arithmetic on random inputs
-// (never zero) and rejects a wrong K head for a V head, an int8 one
-// quantum off, a state value off by 1e-4 of itself, and a scale off by
-// 1e-2 of itself (y's bounds, sums of magnitudes over sums that cancel,
+// TestMixCheck: checkMix takes prm_mix's and prm_mix4's f32 arithmetic on
+// random inputs (never zero) and rejects a wrong K head for a V head, an
+// int8 one quantum off, a state value off by 1e-4 of itself, a scale off
+// by 1e-2 of itself (y's bounds, sums of magnitudes over sums that cancel,
 // are ~3e-3 of |y| on average here, so a scale is held to about that: a
-// wrong head, gate or norm is off by far more).
+// wrong head, gate or norm is off by far more), prm_mix4's output read as
+// prm_mix's (no 1/rms), and with four a group's sum of o² 1e-2 off
+// (its bound, from o's, is ~2e-3 of it).
 func TestMixCheck(t *testing.T) {
 	in := randomMix(3)
 	v := randomMix(4).z // 4,096 values in ±(0.05, 2): the residual's stand-in
 	ref := mixRef(in, v)
-	tiled := func(h int) int { return h % mixKHeads }
-	s, tail := mixF32(in, v, tiled)
-	if err := checkMix(ref, s, tail); err != nil {
-		t.Fatalf("prm_mix's arithmetic in f32: %v", err)
-	}
-	grouped := func(h int) int { return h / (mixHeads / mixKHeads) }
-	if s2, tail2 := mixF32(in, v, grouped); checkMix(ref, s2, tail2) == nil {
-		t.Errorf("V head h reading K head h/2 passed")
-	}
 	n := mixHeads * mixD
-	for _, c := range []struct {
-		name string
-		bad  func(s []float32, tail []byte)
-	}{
-		{"an int8 a quantum off", func(_ []float32, tail []byte) { tail[777]++ }},
-		{"a state value 1e-4 off", func(s []float32, _ []byte) { s[123456] *= 1 + 1e-4 }},
-		{"a scale 1e-2 off", func(_ []float32, tail []byte) {
-			d := (*float32)(unsafe.Pointer(&tail[n+4*17]))
-			*d *= 1 + 1e-2
-		}},
-	} {
-		s2, tail2 := append([]float32(nil), s...), append([]byte(nil), tail...)
-		c.bad(s2, tail2)
-		if checkMix(ref, s2, tail2) == nil {
-			t.Errorf("%s passed", c.name)
+	tiled := func(h int) int { return h % mixKHeads }
+	grouped := func(h int) int { return h / (mixHeads / mixKHeads) }
+	for _, four := range []bool{false, true} {
+		s, tail := mixF32(in, v, tiled, four)
+		if err := checkMix(ref, s, tail, four); err != nil {
+			t.Fatalf("four %v: the kernel's arithmetic in f32: %v", four, err)
+		}
+		if checkMix(ref, s, tail, !four) == nil {
+			t.Errorf("four %v: the output read as the other form's passed", four)
+		}
+		if s2, tail2 := mixF32(in, v, grouped, four); checkMix(ref, s2, tail2, four) == nil {
+			t.Errorf("four %v: V head h reading K head h/2 passed", four)
+		}
+		bad := []struct {
+			name string
+			bad  func(s []float32, tail []byte)
+		}{
+			{"an int8 a quantum off", func(_ []float32, tail []byte) { tail[777]++ }},
+			{"a state value 1e-4 off", func(s []float32, _ []byte) { s[123456] *= 1 + 1e-4 }},
+			{"a scale 1e-2 off", func(_ []float32, tail []byte) {
+				d := (*float32)(unsafe.Pointer(&tail[n+4*17]))
+				*d *= 1 + 1e-2
+			}},
+		}
+		if four {
+			bad = append(bad, struct {
+				name string
+				bad  func(s []float32, tail []byte)
+			}{"a sum of o² 1e-2 off", func(_ []float32, tail []byte) {
+				o2 := (*float32)(unsafe.Pointer(&tail[n+4*(n/32)+4*45]))
+				*o2 *= 1 + 1e-2
+			}})
+		}
+		for _, c := range bad {
+			s2, tail2 := append([]float32(nil), s...), append([]byte(nil), tail...)
+			c.bad(s2, tail2)
+			if checkMix(ref, s2, tail2, four) == nil {
+				t.Errorf("four %v: %s passed", four, c.name)
+			}
 		}
 	}
 }
@@ -136,11 +172,11 @@ func TestCheckOutQ(t *testing.T) {
 		}
 		got[i] = acc
 	}
-	if worst := checkOutQ(&w, x0, tail, got); worst > 1 {
+	if worst := checkOutQ(&w, x0, tail, nil, got); worst > 1 {
 		t.Fatalf("an f32 product: %.2f times the bound", worst)
 	}
 	got[7] *= 1 + 1e-3
-	if worst := checkOutQ(&w, x0, tail, got); worst <= 1 {
+	if worst := checkOutQ(&w, x0, tail, nil, got); worst <= 1 {
 		t.Errorf("an output 1e-3 off passed (%.2f times the bound)", worst)
 	}
 }

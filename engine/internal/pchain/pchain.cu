@@ -1960,6 +1960,109 @@ __device__ __forceinline__ void prm_mix(const pc_phase& f) {
     if (t < PRM_D / 4) pq_quant4(reinterpret_cast<const float4*>(prm_y)[t], h * (PRM_D / 4) + t, prg_hq(f.y, f.cols), prg_hd(f.y, f.cols));
 }
 
+// pring_hx_brm4's mixer phase: prm_mix over four blocks a head, 32 rows
+// j each, so that 128 blocks share the state's 4 MiB of traffic (run251:
+// prm_mix, a block a head, took 13 µs a phase under the ring's stream, its
+// 64 KiB a block read and written at ~10 GB/s an SM). Thread t holds row
+// j = 32 part + t/8's 16 values i in [16(t&7), +16). A block's 32 rows are
+// one group of the projection's int8 input: it rounds w = o·norm·silu(z),
+// before the norm's 1/rms, and stores the group's sum of o² beside the
+// scales (prg_hs, where x's sums of squares go); the projection's staging
+// (prm_stage_out) multiplies each group's scale by its head's 1/rms from
+// the head's four sums, as pring_hx's gate|up phases apply x's 1/rms after
+// the sums (an int8 rounding per 32 does not depend on a common factor).
+#define PRM_PARTS 4
+__shared__ __align__(16) float prm_o2[PRM_D / PRM_PARTS];
+
+__device__ __forceinline__ void prm_mix4(const pc_phase& f) {
+    constexpr int RB = PRM_D / PRM_PARTS; // rows a block
+    if ((int)blockIdx.x >= PRM_HEADS * PRM_PARTS) return; // the whole block
+    const int h = blockIdx.x / PRM_PARTS, part = blockIdx.x % PRM_PARTS, hk = h % PRM_KHEADS;
+    const int t = threadIdx.x, r = t >> 3, l8 = t & 7, j = part * RB + r;
+    float* base = reinterpret_cast<float*>(const_cast<uint4*>(f.w));
+    float4* m4 = reinterpret_cast<float4*>(base + ((h * PRM_D + j) * PRM_D + 16 * l8));
+    const float* aux = base + PRM_STATE;
+    const float* z = aux + 2 * PRM_KHEADS * PRM_D;
+    const float* g = z + PRM_HEADS * PRM_D;
+    const float* beta = g + PRM_HEADS;
+    const float* sn = beta + PRM_HEADS;
+    if (t < 2 * PRM_D / 4) {
+        const int which = t / (PRM_D / 4);
+        reinterpret_cast<float4*>(prm_qk)[t] = __ldcg(reinterpret_cast<const float4*>(aux + (which * PRM_KHEADS + hk) * PRM_D) + t % (PRM_D / 4));
+    }
+    float4 m[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) m[i] = __ldcg(m4 + i);
+    const float v = __ldcg(f.x + h * PRM_D + j), zj = __ldcg(z + h * PRM_D + j), e = expf(__ldcg(g + h)), bh = __ldcg(beta + h);
+    const float sj = __ldg(sn + j);
+    pc_sync<true>();
+    const float4* q = reinterpret_cast<const float4*>(prm_qk) + 4 * l8;
+    const float4* k = reinterpret_cast<const float4*>(prm_qk + PRM_D) + 4 * l8;
+    float sq = 0.0f, sk = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        sq += prm_dot(q[i], q[i]);
+        sk += prm_dot(k[i], k[i]);
+    }
+#pragma unroll
+    for (int o = 1; o < 8; o <<= 1) {
+        sq += __shfl_xor_sync(MEMRA_FULL_MASK, sq, o);
+        sk += __shfl_xor_sync(MEMRA_FULL_MASK, sk, o);
+    }
+    const float iq = 0.0883883476f / fmaxf(sqrtf(sq), PC_EPS), ik = 1.0f / fmaxf(sqrtf(sk), PC_EPS);
+    float kv = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float4 kn = make_float4(k[i].x * ik, k[i].y * ik, k[i].z * ik, k[i].w * ik);
+        m[i] = make_float4(m[i].x * e, m[i].y * e, m[i].z * e, m[i].w * e);
+        kv += prm_dot(m[i], kn);
+    }
+#pragma unroll
+    for (int o = 1; o < 8; o <<= 1) kv += __shfl_xor_sync(MEMRA_FULL_MASK, kv, o);
+    const float d = bh * (v - kv);
+    float o = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float4 kn = make_float4(k[i].x * ik, k[i].y * ik, k[i].z * ik, k[i].w * ik);
+        const float4 qn = make_float4(q[i].x * iq, q[i].y * iq, q[i].z * iq, q[i].w * iq);
+        m[i] = make_float4(fmaf(d, kn.x, m[i].x), fmaf(d, kn.y, m[i].y), fmaf(d, kn.z, m[i].z), fmaf(d, kn.w, m[i].w));
+        o += prm_dot(m[i], qn);
+        __stcg(m4 + i, m[i]);
+    }
+#pragma unroll
+    for (int s = 1; s < 8; s <<= 1) o += __shfl_xor_sync(MEMRA_FULL_MASK, o, s);
+    if (l8 == 0) {
+        prm_y[r] = o * sj * memra_silu(zj);
+        prm_o2[r] = o * o;
+    }
+    pc_sync<true>();
+    if (t < 32) {
+        // Lanes 0-7 hold the group (a float4 each); the others only take
+        // part in pq_quant4's butterfly, which stays within 8 lanes.
+        const bool mine = t < RB / 4;
+        const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        const float4 w = mine ? reinterpret_cast<const float4*>(prm_y)[t] : zero, o2 = mine ? reinterpret_cast<const float4*>(prm_o2)[t] : zero;
+        pq_quant4(w, (h * PRM_D + part * RB) / 4 + t, prg_hq(f.y, f.cols), prg_hd(f.y, f.cols), mine);
+        float ss = (o2.x + o2.y) + (o2.z + o2.w);
+#pragma unroll
+        for (int s = 1; s < 8; s <<= 1) ss += __shfl_xor_sync(MEMRA_FULL_MASK, ss, s);
+        if (t == 0) prg_hs(f.y, f.cols)[h * PRM_PARTS + part] = ss;
+    }
+}
+
+// The projection's x' after prm_mix4: its int8 and scales staged with the
+// groups' sums of o² (prg_stage_hq<true>), then each scale times its
+// head's 1/rms from the head's PRM_PARTS sums, added in one order by every
+// block.
+__device__ __forceinline__ void prm_stage_out(const pc_phase& f) {
+    prg_stage_hq<true>(f);
+    for (int i = threadIdx.x; i < f.cols / 32; i += PC_THREADS) {
+        const float* s = prg_ss + (i / PRM_PARTS) * PRM_PARTS;
+        pq_xd[i] *= rsqrtf(((s[0] + s[1]) + (s[2] + s[3])) / PRM_D + PC_EPS);
+    }
+    pc_sync<true>();
+}
+
 // pring's body, pring_hq's with HQ, pring_hx's with HQ and HX; with TR
 // (pring_hx_trace) stamped into tr; with P producer warps (pring_hx2);
 // with SC the ring's depth a compile-time constant (pring_hx_s2: S must be
@@ -1987,11 +2090,13 @@ __device__ __forceinline__ void prm_mix(const pc_phase& f) {
 // takes phases of kind 7 too (pring_hx_brl), a first phase of a down
 // kind staged from f32 as a first gate|up phase is (prg_stage_xn: x·norm
 // rounded to int8, no 1/rms), since no earlier phase of the launch wrote
-// its int8 copy; with M (and L) it takes mixer phases too, kind 6
-// (prm_mix; pring_hx_brm), which have no units for the ring.
+// its int8 copy; with M (and L) it takes mixer phases too, kind 6, which
+// have no units for the ring: M 1 prm_mix's (pring_hx_brm), M 2
+// prm_mix4's (pring_hx_brm4), whose projection stages its input with
+// prm_stage_out.
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
           bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false,
-          int CP = 0, bool RP = false, bool M = false>
+          int CP = 0, bool RP = false, int M = 0>
 __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsigned* bar, int flags, int S_, int slot,
                                            unsigned long long* tr = nullptr, unsigned* done = nullptr) {
     const int S = SC ? SC : S_;
@@ -2062,7 +2167,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!L || (BR && !ST), "pring_hx_brl is pring_hx_br's with kind 7");
     static_assert(!CP || (BR && !ST && !PD && !L), "pring_hx_brc is pring_hx_br's with a cap on the units in flight");
     static_assert(!RP || (BR && !ST && !PD && !CP), "pring_hx_brr and _brlr are pring_hx_br's and _brl's with the residual loaded first");
-    static_assert(!M || (L && !RP && !CP && !PD), "pring_hx_brm is pring_hx_brl's with mixer phases");
+    static_assert(M >= 0 && M <= 2 && (!M || (L && !RP && !CP && !PD)), "pring_hx_brm and _brm4 are pring_hx_brl's with mixer phases");
     static_assert(pc_unit<7>::R == pc_unit<5>::R, "kind 7 takes the down kind's walks (prg_walk_hx, prg_walk_of<5>)");
     // PD: the consumers read x and write h and x only after the previous
     // launch has finished (its stores visible); the producer reads only the
@@ -2098,6 +2203,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             }
         } else if (mix) {
             // prm_mix reads its own inputs.
+        } else if (M == 2 && out && p > 0 && phases[p - 1].kind == 6) {
+            prm_stage_out(f);
         } else if (p == 0 || !(flags & PS_NO_STAGE)) {
             if (HQ && down && !(ST && p > 0) && !(L && p == 0)) {
                 prg_stage_hq(f);
@@ -2168,7 +2275,11 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         }
         if (TR && lane == 0) rec[PRG_TR_FULL + warp] = waited;
         if (mix) {
-            prm_mix(f);
+            if (M == 2) {
+                prm_mix4(f);
+            } else {
+                prm_mix(f);
+            }
             if (stamp) rec[PRG_TR_SUMS] = clock64();
         } else if (HQ && !down) {
             pc_sync<true>(); // the block's h is stored
@@ -2441,11 +2552,24 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr_t
 // weights; and the same stamping each phase into tr.
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
                                                                               int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, true>(phases, n, bar, flags, S, slot);
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 1>(phases, n, bar, flags, S, slot);
 }
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
                                                                                     int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, true>(phases, n, bar, flags, S, slot,
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 1>(phases, n, bar, flags, S, slot,
                                                                                                                   tr);
+}
+
+// pring_hx_brm with the mixer over four blocks a head (M 2, prm_mix4),
+// and the same stamping each phase into tr.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                               int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 2>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                     int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 2>(phases, n, bar, flags, S, slot,
+                                                                                                                tr);
 }
