@@ -19,8 +19,9 @@ const kindOut = 7
 // layerRun is what runLayer takes from runNine: the engine, its memory, the
 // kernels (pring_hx_brl, pring_hx_brlp for programmatic dependent launch,
 // pring_hx_brl_trace, pring_hx_brlr, pring_hx_brl with a down phase's
-// residuals loaded at its start, with its trace, and pring_hx_brm and
-// pring_hx_brm4, pring_hx_brl with mixer phases, with their traces), the FFN's matrices, its
+// residuals loaded at its start, with its trace, and pring_hx_brm,
+// pring_hx_brm4 and pring_hx_brm4s, pring_hx_brl with mixer phases, with
+// their traces), the FFN's matrices, its
 // input x0 and norm weights nw (on the device at dnw), and the dynamic
 // shared memory of 2 slots a warp.
 type layerRun struct {
@@ -28,6 +29,7 @@ type layerRun struct {
 	mem                                  *devMem
 	brl, brlp, brlTrace, brlr, brlrTrace deepKernel
 	brm, brmTrace, brm4, brm4Trace       deepKernel
+	brm4s, brm4sTrace                    deepKernel
 	w                                    [2]weights
 	x0, nw                               []float32
 	dnw                                  cuda.DevPtr

@@ -253,7 +253,8 @@ type mixSetup struct {
 	h3, x13            []float32
 }
 
-// runMix checks and times pring_hx_brm and pring_hx_brm4 (step 92): the
+// runMix checks and times pring_hx_brm, pring_hx_brm4 and pring_hx_brm4s
+// (step 92): the
 // layer's chain with the mixer between its down phase and its projection,
 // [gate|up, down, mixer, projection] × ⌊n/4⌋, each layer's mixer on its
 // own state (2 MiB), the projection reading the mixer's int8 output, and
@@ -301,17 +302,18 @@ func runMix(r layerRun, ms mixSetup, n int) error {
 		weightBytes += p.bytes()
 	}
 	stateBytes := 2 * float64(len(in.s)*4) // read and written
+	// One layer from the buffers' first contents: h, x1, x2, the first
+	// mixer's state and the projection's input as they stand after it.
+	type got struct {
+		h, x1, x2, s []float32
+		tail         []byte
+	}
+	var four *got // pring_hx_brm4's, which pring_hx_brm4s must match bit for bit
 	for _, f := range []struct {
 		k, tr deepKernel
 		name  string
 		four  bool
-	}{{r.brm, r.brmTrace, "pring_hx_brm/x8", false}, {r.brm4, r.brm4Trace, "pring_hx_brm4/x8", true}} {
-		// One layer from the buffers' first contents: h, x1, x2, the first
-		// mixer's state and the projection's input as they stand after it.
-		type got struct {
-			h, x1, x2, s []float32
-			tail         []byte
-		}
+	}{{r.brm, r.brmTrace, "pring_hx_brm/x8", false}, {r.brm4, r.brm4Trace, "pring_hx_brm4/x8", true}, {r.brm4s, r.brm4sTrace, "pring_hx_brm4s/x8", true}} {
 		once := func() (g got, err error) {
 			for _, c := range []struct {
 				p cuda.DevPtr
@@ -360,6 +362,14 @@ func runMix(r layerRun, ms mixSetup, n int) error {
 		}
 		if !slices.Equal(bitsOf(g2.s), bitsOf(g.s)) || !slices.Equal(bitsOf(g2.x2), bitsOf(g.x2)) || !slices.Equal(g2.tail, g.tail) {
 			return fmt.Errorf("%s: a second run of the same layer differs from the first", f.name)
+		}
+		if f.name == "pring_hx_brm4/x8" {
+			four = &g
+		} else if f.name == "pring_hx_brm4s/x8" {
+			if four == nil || !slices.Equal(bitsOf(g.s), bitsOf(four.s)) || !slices.Equal(bitsOf(g.x2), bitsOf(four.x2)) || !slices.Equal(g.tail, four.tail) {
+				return fmt.Errorf("%s: the layer differs from pring_hx_brm4's", f.name)
+			}
+			fmt.Printf("check %s: a layer with its mixer bit-identical to pring_hx_brm4's (ok)\n", f.name)
 		}
 		fmt.Printf("check %s: a layer with its mixer (gate|up, down, gated delta rule of 32 heads, projection from its int8) against float64, twice bit for bit (ok)\n", f.name)
 

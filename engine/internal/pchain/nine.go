@@ -199,7 +199,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// and runLayer's pring_hx_brlp, pring_hx_brlr and pring_hx_brm (no
 	// ringForms: they run only on a layer's chain or tail).
 	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace", "pring_hx_brc8_trace",
-		"pring_hx_brlp", "pring_hx_brlr", "pring_hx_brlr_trace", "pring_hx_brm", "pring_hx_brm_trace", "pring_hx_brm4", "pring_hx_brm4_trace"} {
+		"pring_hx_brlp", "pring_hx_brlr", "pring_hx_brlr_trace", "pring_hx_brm", "pring_hx_brm_trace", "pring_hx_brm4", "pring_hx_brm4_trace",
+		"pring_hx_brm4s", "pring_hx_brm4s_trace"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
 			return err
 		}
@@ -554,7 +555,8 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// slots (step 91).
 	if slices.Contains(depths, 2) {
 		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], ks["pring_hx_brl_trace"], ks["pring_hx_brlr"], ks["pring_hx_brlr_trace"],
-			ks["pring_hx_brm"], ks["pring_hx_brm_trace"], ks["pring_hx_brm4"], ks["pring_hx_brm4_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
+			ks["pring_hx_brm"], ks["pring_hx_brm_trace"], ks["pring_hx_brm4"], ks["pring_hx_brm4_trace"],
+			ks["pring_hx_brm4s"], ks["pring_hx_brm4s_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
 			return err
 		}
 	}
@@ -778,8 +780,9 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 			if ph[p].kind != c.kind {
 				continue
 			}
-			// prg_groups: blocks below g mod blocks take one group more; a
-			// mixer phase's blocks below mixHeads take a head each.
+			// prg_groups: blocks below g mod blocks take one group more; in
+			// a mixer phase the first mixHeads blocks have a head (or a part
+			// of one) in every form.
 			heavy = blocks
 			if ph[p].kind == kindMix {
 				heavy = mixHeads

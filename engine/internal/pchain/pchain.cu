@@ -1657,6 +1657,26 @@ __shared__ int prg_fp[PC_THREADS / 32][PRG_BR_UNITS];
 // free chunk is head: there, or at 0 if it would run past the end.
 __device__ __forceinline__ int prg_br_at(int head, int sz, int RB) { return head + sz > RB ? 0 : head; }
 
+// The 9B preset's DeltaNet mixer for pring_hx_brm and its forms (prm_mix,
+// below): V heads, K heads, the head dimension, the state's floats, and
+// the blocks a head in prm_mix4.
+#define PRM_HEADS 32
+#define PRM_KHEADS 16
+#define PRM_D 128
+#define PRM_STATE (PRM_HEADS * PRM_D * PRM_D)
+#define PRM_PARTS 4
+
+// pring_hx_brm4s's producer: warp w's 4 rows of its block's state (rows
+// 32 part + 4w to + 3 of head h, 2 KiB, contiguous) into its ring at d,
+// PRM_UNIT chunks, 4 a lane.
+#define PRM_UNIT (4 * PRM_D / 4)
+__device__ __forceinline__ void prm_fill_state(uint4* d, const pc_phase& f, int w, int lane) {
+    const int h = blockIdx.x / PRM_PARTS, part = blockIdx.x % PRM_PARTS;
+    const uint4* src = f.w + ((h * PRM_D + part * (PRM_D / PRM_PARTS) + 4 * w) * PRM_D) / 4;
+#pragma unroll
+    for (int c = 0; c < PRM_UNIT / 32; c++) pd_copy16(d + c * 32 + lane, src + c * 32 + lane);
+}
+
 // The producer of pring_hx_br (HX's walks, prg_fill's order); with TR
 // stamped into tr as prg_fill stamps its phases; with L (pring_hx_brl)
 // phases of kind 7 too, whose units are small enough that the ring's
@@ -1667,7 +1687,7 @@ __device__ __forceinline__ int prg_br_at(int head, int sz, int RB) { return head
 // a round of 8 units (one a warp), the oldest round's last unit, as the
 // units of a round land about together (run249: CP 1's test a unit cost
 // the stream 18% at every cap).
-template <bool TR = false, bool L = false, int CP = 0>
+template <bool TR = false, bool L = false, int CP = 0, int M = 0>
 __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_phase* phases, int n, int RB, int lane,
                                             unsigned long long* tr = nullptr, int cap = 0) {
     int head[PC_THREADS / 32] = {}, occ[PC_THREADS / 32] = {}, c[PC_THREADS / 32] = {}, t[PC_THREADS / 32] = {};
@@ -1675,9 +1695,11 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
 #pragma unroll 1
     for (int p = 0; p < n; p++) {
         const pc_phase f = phases[p];
-        const bool down = pc_down(f.kind), out = L && f.kind == 7;
-        const int sz = out ? pc_stride<7>() : down ? pc_stride<5>() : pc_stride<4>();
-        const int units = prg_walk_hx(f, 0).n;
+        const bool down = pc_down(f.kind), out = L && f.kind == 7, mix = M && f.kind == 6;
+        const int sz = mix ? PRM_UNIT : out ? pc_stride<7>() : down ? pc_stride<5>() : pc_stride<4>();
+        // M 3: a mixer phase's state is a unit a warp of the blocks below
+        // PRM_HEADS PRM_PARTS (prm_fill_state).
+        const int units = mix ? (M == 3 && (int)blockIdx.x < PRM_HEADS * PRM_PARTS ? 1 : 0) : prg_walk_hx(f, 0).n;
         unsigned long long* rec = TR ? tr + ((long long)blockIdx.x * n + p) * PRG_TR : nullptr;
         unsigned long long waited = 0, issuing = 0;
         if (TR && lane == 0) rec[PRG_TR_FILL0] = clock64();
@@ -1719,7 +1741,9 @@ __device__ __forceinline__ void prg_fill_br(prg_bars& b, uint4* ring, const pc_p
                     if (lane == 0 && k == 0 && w == 0) rec[PRG_TR_FILL0] = t1;
                 }
                 const int u = prg_unit<true>(prg_walk{0, w, 0}, k);
-                if (out) {
+                if (mix) {
+                    prm_fill_state(ring + w * RB + at, f, w, lane);
+                } else if (out) {
                     pd_fill_unit<7>(ring + w * RB + at, f, u, lane);
                 } else if (down) {
                     pd_fill_unit<5>(ring + w * RB + at, f, u, lane);
@@ -1881,10 +1905,6 @@ __device__ __forceinline__ void prg_signal(unsigned* done, int p) {
 // +64) of the head's state in registers; the gated norm's output goes to
 // f.y's int8 and scales (prg_hq, prg_hd), where the projection stages
 // them. qwen35 tiles the V heads: V head h reads K head h mod 16.
-#define PRM_HEADS 32
-#define PRM_KHEADS 16
-#define PRM_D 128
-#define PRM_STATE (PRM_HEADS * PRM_D * PRM_D)
 __shared__ __align__(16) float prm_y[PRM_D];
 __shared__ __align__(16) float prm_qk[2 * PRM_D];
 
@@ -1971,10 +1991,14 @@ __device__ __forceinline__ void prm_mix(const pc_phase& f) {
 // (prm_stage_out) multiplies each group's scale by its head's 1/rms from
 // the head's four sums, as pring_hx's gate|up phases apply x's 1/rms after
 // the sums (an int8 rounding per 32 does not depend on a common factor).
-#define PRM_PARTS 4
 __shared__ __align__(16) float prm_o2[PRM_D / PRM_PARTS];
 
-__device__ __forceinline__ void prm_mix4(const pc_phase& f) {
+//
+// With ms (pring_hx_brm4s) the warp's 4 rows of state are in its ring at
+// ms, copied there by the producer (prm_fill_state) ahead of the phase as
+// it copies weights; the warp frees the slot (empty) once they are in its
+// registers.
+__device__ __forceinline__ void prm_mix4(const pc_phase& f, const float4* ms = nullptr, unsigned long long* empty = nullptr) {
     constexpr int RB = PRM_D / PRM_PARTS; // rows a block
     if ((int)blockIdx.x >= PRM_HEADS * PRM_PARTS) return; // the whole block
     const int h = blockIdx.x / PRM_PARTS, part = blockIdx.x % PRM_PARTS, hk = h % PRM_KHEADS;
@@ -1991,8 +2015,14 @@ __device__ __forceinline__ void prm_mix4(const pc_phase& f) {
         reinterpret_cast<float4*>(prm_qk)[t] = __ldcg(reinterpret_cast<const float4*>(aux + (which * PRM_KHEADS + hk) * PRM_D) + t % (PRM_D / 4));
     }
     float4 m[4];
+    if (ms) {
 #pragma unroll
-    for (int i = 0; i < 4; i++) m[i] = __ldcg(m4 + i);
+        for (int i = 0; i < 4; i++) m[i] = ms[(r & 3) * (PRM_D / 4) + 4 * l8 + i];
+        prg_free(empty, t & 31);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4; i++) m[i] = __ldcg(m4 + i);
+    }
     const float v = __ldcg(f.x + h * PRM_D + j), zj = __ldcg(z + h * PRM_D + j), e = expf(__ldcg(g + h)), bh = __ldcg(beta + h);
     const float sj = __ldg(sn + j);
     pc_sync<true>();
@@ -2093,7 +2123,8 @@ __device__ __forceinline__ void prm_stage_out(const pc_phase& f) {
 // its int8 copy; with M (and L) it takes mixer phases too, kind 6, which
 // have no units for the ring: M 1 prm_mix's (pring_hx_brm), M 2
 // prm_mix4's (pring_hx_brm4), whose projection stages its input with
-// prm_stage_out.
+// prm_stage_out; M 3 (pring_hx_brm4s) prm_mix4's with the state a unit a
+// warp in the ring (prm_fill_state).
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
           bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false,
           int CP = 0, bool RP = false, int M = 0>
@@ -2127,7 +2158,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     if (CP && ((flags >> PRG_CAP_SHIFT) < (CP == 2 ? PC_THREADS / 32 : 1) || (flags >> PRG_CAP_SHIFT) > PRG_BR_UNITS * (PC_THREADS / 32))) __trap();
     if (P == 1 ? warp == PC_THREADS / 32 : warp >= PC_THREADS / 32) {
         if (BR) {
-            prg_fill_br<TR, L, CP>(b, pd_ring, phases, n, S * slot, lane, tr, flags >> PRG_CAP_SHIFT);
+            prg_fill_br<TR, L, CP, M>(b, pd_ring, phases, n, S * slot, lane, tr, flags >> PRG_CAP_SHIFT);
             asm volatile("cp.async.wait_all;" ::: "memory");
             return;
         }
@@ -2167,7 +2198,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!L || (BR && !ST), "pring_hx_brl is pring_hx_br's with kind 7");
     static_assert(!CP || (BR && !ST && !PD && !L), "pring_hx_brc is pring_hx_br's with a cap on the units in flight");
     static_assert(!RP || (BR && !ST && !PD && !CP), "pring_hx_brr and _brlr are pring_hx_br's and _brl's with the residual loaded first");
-    static_assert(M >= 0 && M <= 2 && (!M || (L && !RP && !CP && !PD)), "pring_hx_brm and _brm4 are pring_hx_brl's with mixer phases");
+    static_assert(M >= 0 && M <= 3 && (!M || (L && !RP && !CP && !PD)), "pring_hx_brm, _brm4 and _brm4s are pring_hx_brl's with mixer phases");
     static_assert(pc_unit<7>::R == pc_unit<5>::R, "kind 7 takes the down kind's walks (prg_walk_hx, prg_walk_of<5>)");
     // PD: the consumers read x and write h and x only after the previous
     // launch has finished (its stores visible); the producer reads only the
@@ -2203,7 +2234,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             }
         } else if (mix) {
             // prm_mix reads its own inputs.
-        } else if (M == 2 && out && p > 0 && phases[p - 1].kind == 6) {
+        } else if (M >= 2 && out && p > 0 && phases[p - 1].kind == 6) {
             prm_stage_out(f);
         } else if (p == 0 || !(flags & PS_NO_STAGE)) {
             if (HQ && down && !(ST && p > 0) && !(L && p == 0)) {
@@ -2275,7 +2306,21 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         }
         if (TR && lane == 0) rec[PRG_TR_FULL + warp] = waited;
         if (mix) {
-            if (M == 2) {
+            if (M == 3) {
+                // The warp's unit of state, if its block has one.
+                const float4* ms = nullptr;
+                unsigned long long* em = nullptr;
+                if ((int)blockIdx.x < PRM_HEADS * PRM_PARTS) {
+                    const int s = k % PRG_BR_UNITS;
+                    ps_mb_wait(&b.full[warp][s], (k / PRG_BR_UNITS) & 1);
+                    off = prg_br_at(off, PRM_UNIT, S * slot);
+                    ms = reinterpret_cast<const float4*>(pd_ring + warp * S * slot + off);
+                    off = off + PRM_UNIT == S * slot ? 0 : off + PRM_UNIT;
+                    em = &b.empty[warp][s];
+                    k++;
+                }
+                prm_mix4(f, ms, em);
+            } else if (M == 2) {
                 prm_mix4(f);
             } else {
                 prm_mix(f);
@@ -2571,5 +2616,20 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4(c
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
                                                                                      int S, int slot, unsigned long long* tr) {
     prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 2>(phases, n, bar, flags, S, slot,
+                                                                                                                tr);
+}
+
+// pring_hx_brm4 with each warp's rows of state copied into its ring by the
+// producer ahead of the mixer phase, as weights are (M 3; run252: the
+// mixer's loads after the barrier took ~4 µs a phase under the stream),
+// and the same stamping each phase into tr.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4s(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                                int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 3>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4s_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                      int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 3>(phases, n, bar, flags, S, slot,
                                                                                                                 tr);
 }
