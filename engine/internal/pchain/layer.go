@@ -188,14 +188,19 @@ func runLayer(r layerRun, n int) error {
 		return fmt.Errorf("pring_hx_brlr: 7 phases of the layer's chain differ from pring_hx_brl's")
 	}
 	fmt.Printf("check pring_hx_brlr/x8: 7 phases of the layer's chain bit-identical to pring_hx_brl's (ok)\n")
-	o7m, err := runWith(func() error { return launch(r.brm, dchain, 7, 0) })
-	if err != nil {
-		return err
+	for _, m := range []struct {
+		k    deepKernel
+		name string
+	}{{r.brm, "pring_hx_brm"}, {r.brm4, "pring_hx_brm4"}, {r.brm4s, "pring_hx_brm4s"}} {
+		o7m, err := runWith(func() error { return launch(m.k, dchain, 7, 0) })
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(o7.all, o7m.all) {
+			return fmt.Errorf("%s: 7 phases of the layer's chain differ from pring_hx_brl's", m.name)
+		}
+		fmt.Printf("check %s/x8: 7 phases of the layer's chain (no mixer) bit-identical to pring_hx_brl's (ok)\n", m.name)
 	}
-	if !slices.Equal(o7.all, o7m.all) {
-		return fmt.Errorf("pring_hx_brm: 7 phases of the layer's chain differ from pring_hx_brl's")
-	}
-	fmt.Printf("check pring_hx_brm/x8: 7 phases of the layer's chain (no mixer) bit-identical to pring_hx_brl's (ok)\n")
 
 	// One layer's tail a launch: the projection first, its x1·nw rounded by
 	// every block from f32 (prg_stage_xn, as a chain's first gate|up phase
@@ -273,7 +278,8 @@ func runLayer(r layerRun, n int) error {
 	for _, c := range []struct {
 		k, tr deepKernel
 		name  string
-	}{{r.brl, r.brlTrace, "pring_hx_brl/x8"}, {r.brlr, r.brlrTrace, "pring_hx_brlr/x8"}, {r.brm, r.brmTrace, "pring_hx_brm/x8"}} {
+	}{{r.brl, r.brlTrace, "pring_hx_brl/x8"}, {r.brlr, r.brlrTrace, "pring_hx_brlr/x8"}, {r.brm, r.brmTrace, "pring_hx_brm/x8"},
+		{r.brm4, r.brm4Trace, "pring_hx_brm4/x8"}, {r.brm4s, r.brm4sTrace, "pring_hx_brm4s/x8"}} {
 		for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
 			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(c.k, dchain, nl, sf) })
 			if err != nil {
