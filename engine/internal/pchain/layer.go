@@ -20,8 +20,8 @@ const kindOut = 7
 // kernels (pring_hx_brl, pring_hx_brlp for programmatic dependent launch,
 // pring_hx_brl_trace, pring_hx_brlr, pring_hx_brl with a down phase's
 // residuals loaded at its start, with its trace, and pring_hx_brm,
-// pring_hx_brm4 and pring_hx_brm4s, pring_hx_brl with mixer phases, with
-// their traces), the FFN's matrices, its
+// pring_hx_brm4, pring_hx_brm4s and pring_hx_brm4n, pring_hx_brl with
+// mixer phases, with their traces), the FFN's matrices, its
 // input x0 and norm weights nw (on the device at dnw), and the dynamic
 // shared memory of 2 slots a warp.
 type layerRun struct {
@@ -29,7 +29,7 @@ type layerRun struct {
 	mem                                  *devMem
 	brl, brlp, brlTrace, brlr, brlrTrace deepKernel
 	brm, brmTrace, brm4, brm4Trace       deepKernel
-	brm4s, brm4sTrace                    deepKernel
+	brm4s, brm4sTrace, brm4n, brm4nTrace deepKernel
 	w                                    [2]weights
 	x0, nw                               []float32
 	dnw                                  cuda.DevPtr
@@ -191,7 +191,7 @@ func runLayer(r layerRun, n int) error {
 	for _, m := range []struct {
 		k    deepKernel
 		name string
-	}{{r.brm, "pring_hx_brm"}, {r.brm4, "pring_hx_brm4"}, {r.brm4s, "pring_hx_brm4s"}} {
+	}{{r.brm, "pring_hx_brm"}, {r.brm4, "pring_hx_brm4"}, {r.brm4s, "pring_hx_brm4s"}, {r.brm4n, "pring_hx_brm4n"}} {
 		o7m, err := runWith(func() error { return launch(m.k, dchain, 7, 0) })
 		if err != nil {
 			return err
@@ -279,7 +279,7 @@ func runLayer(r layerRun, n int) error {
 		k, tr deepKernel
 		name  string
 	}{{r.brl, r.brlTrace, "pring_hx_brl/x8"}, {r.brlr, r.brlrTrace, "pring_hx_brlr/x8"}, {r.brm, r.brmTrace, "pring_hx_brm/x8"},
-		{r.brm4, r.brm4Trace, "pring_hx_brm4/x8"}, {r.brm4s, r.brm4sTrace, "pring_hx_brm4s/x8"}} {
+		{r.brm4, r.brm4Trace, "pring_hx_brm4/x8"}, {r.brm4s, r.brm4sTrace, "pring_hx_brm4s/x8"}, {r.brm4n, r.brm4nTrace, "pring_hx_brm4n/x8"}} {
 		for _, sf := range []int{0, streamNoStage, streamNoDot, streamNoStage | streamNoDot} {
 			t, err := evtime.PerCall(e, 3, 5, 5, func(int) error { return launch(c.k, dchain, nl, sf) })
 			if err != nil {

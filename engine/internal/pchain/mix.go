@@ -253,8 +253,8 @@ type mixSetup struct {
 	h3, x13            []float32
 }
 
-// runMix checks and times pring_hx_brm, pring_hx_brm4 and pring_hx_brm4s
-// (step 92): the
+// runMix checks and times pring_hx_brm, pring_hx_brm4, pring_hx_brm4s and
+// pring_hx_brm4n (step 92): the
 // layer's chain with the mixer between its down phase and its projection,
 // [gate|up, down, mixer, projection] × ⌊n/4⌋, each layer's mixer on its
 // own state (2 MiB), the projection reading the mixer's int8 output, and
@@ -308,12 +308,13 @@ func runMix(r layerRun, ms mixSetup, n int) error {
 		h, x1, x2, s []float32
 		tail         []byte
 	}
-	var four *got // pring_hx_brm4's, which pring_hx_brm4s must match bit for bit
+	var four *got // pring_hx_brm4's, which pring_hx_brm4s and _brm4n must match bit for bit
 	for _, f := range []struct {
 		k, tr deepKernel
 		name  string
 		four  bool
-	}{{r.brm, r.brmTrace, "pring_hx_brm/x8", false}, {r.brm4, r.brm4Trace, "pring_hx_brm4/x8", true}, {r.brm4s, r.brm4sTrace, "pring_hx_brm4s/x8", true}} {
+	}{{r.brm, r.brmTrace, "pring_hx_brm/x8", false}, {r.brm4, r.brm4Trace, "pring_hx_brm4/x8", true}, {r.brm4s, r.brm4sTrace, "pring_hx_brm4s/x8", true},
+		{r.brm4n, r.brm4nTrace, "pring_hx_brm4n/x8", true}} {
 		once := func() (g got, err error) {
 			for _, c := range []struct {
 				p cuda.DevPtr
@@ -365,7 +366,7 @@ func runMix(r layerRun, ms mixSetup, n int) error {
 		}
 		if f.name == "pring_hx_brm4/x8" {
 			four = &g
-		} else if f.name == "pring_hx_brm4s/x8" {
+		} else if f.four {
 			if four == nil || !slices.Equal(bitsOf(g.s), bitsOf(four.s)) || !slices.Equal(bitsOf(g.x2), bitsOf(four.x2)) || !slices.Equal(g.tail, four.tail) {
 				return fmt.Errorf("%s: the layer differs from pring_hx_brm4's", f.name)
 			}

@@ -200,7 +200,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	// ringForms: they run only on a layer's chain or tail).
 	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace", "pring_hx_brc8_trace",
 		"pring_hx_brlp", "pring_hx_brlr", "pring_hx_brlr_trace", "pring_hx_brm", "pring_hx_brm_trace", "pring_hx_brm4", "pring_hx_brm4_trace",
-		"pring_hx_brm4s", "pring_hx_brm4s_trace"} {
+		"pring_hx_brm4s", "pring_hx_brm4s_trace", "pring_hx_brm4n", "pring_hx_brm4n_trace"} {
 		if ks[name], err = loadDeep(e, mod, name, 1); err != nil {
 			return err
 		}
@@ -556,7 +556,7 @@ func runNine(cubin string, n int, depths []int, only string) error {
 	if slices.Contains(depths, 2) {
 		if err := runLayer(layerRun{e, mem, ks["pring_hx_brl"], ks["pring_hx_brlp"], ks["pring_hx_brl_trace"], ks["pring_hx_brlr"], ks["pring_hx_brlr_trace"],
 			ks["pring_hx_brm"], ks["pring_hx_brm_trace"], ks["pring_hx_brm4"], ks["pring_hx_brm4_trace"],
-			ks["pring_hx_brm4s"], ks["pring_hx_brm4s_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
+			ks["pring_hx_brm4s"], ks["pring_hx_brm4s_trace"], ks["pring_hx_brm4n"], ks["pring_hx_brm4n_trace"], w, x0, nw, dnw, shared(2)}, n); err != nil {
 			return err
 		}
 	}

@@ -2080,6 +2080,12 @@ __device__ __forceinline__ void prm_mix4(const pc_phase& f, const float4* ms = n
     }
 }
 
+// prm_mix4 as a call (pring_hx_brm4n): compiled apart, so that its
+// registers and code do not weigh on the loops it sits in (run254: the
+// mixer's templates made the other phases 1.9 µs a layer slower, all of it
+// with the sums and the staging: 0.3 µs with the products only streaming).
+__device__ __noinline__ void prm_mix4_apart(const pc_phase& f) { prm_mix4(f); }
+
 // The projection's x' after prm_mix4: its int8 and scales staged with the
 // groups' sums of o² (prg_stage_hq<true>), then each scale times its
 // head's 1/rms from the head's PRM_PARTS sums, added in one order by every
@@ -2124,7 +2130,8 @@ __device__ __forceinline__ void prm_stage_out(const pc_phase& f) {
 // have no units for the ring: M 1 prm_mix's (pring_hx_brm), M 2
 // prm_mix4's (pring_hx_brm4), whose projection stages its input with
 // prm_stage_out; M 3 (pring_hx_brm4s) prm_mix4's with the state a unit a
-// warp in the ring (prm_fill_state).
+// warp in the ring (prm_fill_state); M 4 (pring_hx_brm4n) prm_mix4 called
+// apart (prm_mix4_apart).
 template <bool HQ, bool HX = false, bool TR = false, int P = 1, int SC = 0, int FF = 0, bool ER = false, bool BK = false,
           bool PL = false, bool DF = false, int PF = 0, bool BR = false, bool ST = false, bool PD = false, bool L = false,
           int CP = 0, bool RP = false, int M = 0>
@@ -2198,7 +2205,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
     static_assert(!L || (BR && !ST), "pring_hx_brl is pring_hx_br's with kind 7");
     static_assert(!CP || (BR && !ST && !PD && !L), "pring_hx_brc is pring_hx_br's with a cap on the units in flight");
     static_assert(!RP || (BR && !ST && !PD && !CP), "pring_hx_brr and _brlr are pring_hx_br's and _brl's with the residual loaded first");
-    static_assert(M >= 0 && M <= 3 && (!M || (L && !RP && !CP && !PD)), "pring_hx_brm, _brm4 and _brm4s are pring_hx_brl's with mixer phases");
+    static_assert(M >= 0 && M <= 4 && (!M || (L && !RP && !CP && !PD)), "pring_hx_brm, _brm4, _brm4s and _brm4n are pring_hx_brl's with mixer phases");
     static_assert(pc_unit<7>::R == pc_unit<5>::R, "kind 7 takes the down kind's walks (prg_walk_hx, prg_walk_of<5>)");
     // PD: the consumers read x and write h and x only after the previous
     // launch has finished (its stores visible); the producer reads only the
@@ -2322,6 +2329,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 prm_mix4(f, ms, em);
             } else if (M == 2) {
                 prm_mix4(f);
+            } else if (M == 4) {
+                prm_mix4_apart(f);
             } else {
                 prm_mix(f);
             }
@@ -2631,5 +2640,18 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4s(
 extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4s_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
                                                                                       int S, int slot, unsigned long long* tr) {
     prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 3>(phases, n, bar, flags, S, slot,
+                                                                                                                tr);
+}
+
+// pring_hx_brm4 with the mixer a call compiled apart (M 4,
+// prm_mix4_apart), and the same stamping each phase into tr.
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4n(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
+                                                                                int slot) {
+    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 4>(phases, n, bar, flags, S, slot);
+}
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4n_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
+                                                                                      int S, int slot, unsigned long long* tr) {
+    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 4>(phases, n, bar, flags, S, slot,
                                                                                                                 tr);
 }
