@@ -8,10 +8,12 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 )
 
-// mixF32 is prm_mix (four: prm_mix4) in f32 on the host, in its order of
-// operations (each row's sums in 2 (four: 8) partial sums added after,
-// fma for the state's update), with V head h reading K head kh(h): what
-// checkMix must accept from the kernel, and, with the wrong kh, reject.
+// mixF32 is prm_mix (four: prm_mix4) in f32 on the host: each row's sums
+// in 2 (four: 8) partial sums, fma for the state's update, the partial
+// sums added in sequence where the kernel uses shuffles and without
+// nvcc's contractions (a bound test needs no closer replay), with V head h
+// reading K head kh(h): what checkMix must accept from the kernel, and,
+// with the wrong kh, reject.
 // prm_mix rounds the gated norm's output y; prm_mix4 rounds w = y before
 // the norm's 1/rms and stores each group's sum of o² after the scales.
 func mixF32(in mixIn, v []float32, kh func(int) int, four bool) (s []float32, tail []byte) {

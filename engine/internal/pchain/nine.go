@@ -780,9 +780,11 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 			if ph[p].kind != c.kind {
 				continue
 			}
-			// prg_groups: blocks below g mod blocks take one group more; in
-			// a mixer phase the first mixHeads blocks have a head (or a part
-			// of one) in every form.
+			// prg_groups: blocks below g mod blocks take one group more. In
+			// a mixer phase the first mixHeads blocks have work in every
+			// form (a head in pring_hx_brm; a quarter of one in the
+			// four-block forms, whose other 96 working blocks do the same
+			// work and are not averaged, nor taken for the slowest).
 			heavy = blocks
 			if ph[p].kind == kindMix {
 				heavy = mixHeads

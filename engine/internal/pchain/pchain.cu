@@ -2241,7 +2241,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
             }
         } else if (mix) {
             // prm_mix reads its own inputs.
-        } else if (M >= 2 && out && p > 0 && phases[p - 1].kind == 6) {
+        } else if (M >= 2 && out && p > 0 && phases[p - 1].kind == 6 && !(flags & PS_NO_STAGE)) {
             prm_stage_out(f);
         } else if (p == 0 || !(flags & PS_NO_STAGE)) {
             if (HQ && down && !(ST && p > 0) && !(L && p == 0)) {
@@ -2314,7 +2314,8 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
         if (TR && lane == 0) rec[PRG_TR_FULL + warp] = waited;
         if (mix) {
             if (M == 3) {
-                // The warp's unit of state, if its block has one.
+                // The warp's unit of state, if its block has one (the trace
+                // counts its wait as the phase's work, not as a wait for slots).
                 const float4* ms = nullptr;
                 unsigned long long* em = nullptr;
                 if ((int)blockIdx.x < PRM_HEADS * PRM_PARTS) {
