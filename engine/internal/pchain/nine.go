@@ -728,6 +728,7 @@ const (
 	trFill1  = 15
 	trNS     = 16
 	trIssue  = 17
+	trMix    = trFull // prm_mix4's 4 stamps in a mixer phase (pring_hx_brm4_trace)
 )
 
 // traceRing runs pring_hx_trace (launch, given the trace buffer; name, its
@@ -774,6 +775,7 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 		name string
 	}{{kind9B, "gate|up"}, {kind9B + 1, "down"}, {kindMix, "mix"}, {kindOut, "out"}} {
 		var gap, stage, sums, sumsMax, epi, bar, whole, full, empty, issue, lead, last float64
+		var mixAt [4]float64    // kindMix: prm_mix4's stamps (trMix) after the phase's staged stamp
 		var cnt, phases float64 // blocks averaged over the phases, and the phases
 		heavy := 0
 		for p := 2; p <= n-2; p++ {
@@ -802,11 +804,21 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 				epi += d(trSums, trEpi)
 				bar += d(trEpi, trBar)
 				whole += d(trBegin, trBar)
-				var f float64
-				for w := range 8 {
-					f += float64(r[trFull+w]) / 8
+				if c.kind == kindMix {
+					// pring_hx_brm4_trace's stamps in the warps' wait fields;
+					// the other forms leave them 0, and print none.
+					for i := range mixAt {
+						if r[trMix+i] != 0 {
+							mixAt[i] += float64(int64(r[trMix+i] - r[trStaged]))
+						}
+					}
+				} else {
+					var f float64
+					for w := range 8 {
+						f += float64(r[trFull+w]) / 8
+					}
+					full += f
 				}
-				full += f
 				empty += float64(r[trEmpty])
 				issue += float64(r[trIssue])
 				lead += float64(int64(r[trBegin] - r[trFill0]))
@@ -822,6 +834,10 @@ func traceRing(e *cuda.Engine, mem *devMem, launch func(cuda.DevPtr) error, name
 		m := func(v float64) float64 { return us(v / cnt) }
 		fmt.Printf("trace %-7s %d blocks: gap %.2f  staged %.2f  sums %.2f (slowest block %.2f after its start)  epilogue %.2f  barrier %.2f  phase %.2f µs | consumers wait for slots %.2f  producer waits %.2f, issues %.2f  first copy %.2f before the start  last %.2f before the sums end\n",
 			c.name, heavy, m(gap), m(stage), m(sums), us(sumsMax/phases), m(epi), m(bar), m(whole), m(full), m(empty), m(issue), m(lead), m(last))
+		if mixAt[3] != 0 {
+			fmt.Printf("trace mix     thread 0, µs after the phase's staged stamp: q and k staged %.2f  kv summed (its state loaded) %.2f  o summed (its state stored) %.2f  outputs in shared memory %.2f  done %.2f\n",
+				m(mixAt[0]), m(mixAt[1]), m(mixAt[2]), m(mixAt[3]), m(sums))
+		}
 	}
 	return nil
 }

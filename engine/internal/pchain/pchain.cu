@@ -1998,7 +1998,13 @@ __shared__ __align__(16) float prm_o2[PRM_D / PRM_PARTS];
 // ms, copied there by the producer (prm_fill_state) ahead of the phase as
 // it copies weights; the warp frees the slot (empty) once they are in its
 // registers.
-__device__ __forceinline__ void prm_mix4(const pc_phase& f, const float4* ms = nullptr, unsigned long long* empty = nullptr) {
+//
+// With st (pring_hx_brm4_trace), thread 0 stamps clock64 into st[0..3]:
+// q and k staged (its block's barrier passed), kv summed (so its state's
+// loads landed), o summed (its state stored), and the block's outputs in
+// shared memory; the phase's end is prg_kernel's stamp after the call.
+__device__ __forceinline__ void prm_mix4(const pc_phase& f, const float4* ms = nullptr, unsigned long long* empty = nullptr,
+                                         unsigned long long* st = nullptr) {
     constexpr int RB = PRM_D / PRM_PARTS; // rows a block
     if ((int)blockIdx.x >= PRM_HEADS * PRM_PARTS) return; // the whole block
     const int h = blockIdx.x / PRM_PARTS, part = blockIdx.x % PRM_PARTS, hk = h % PRM_KHEADS;
@@ -2026,6 +2032,7 @@ __device__ __forceinline__ void prm_mix4(const pc_phase& f, const float4* ms = n
     const float v = __ldcg(f.x + h * PRM_D + j), zj = __ldcg(z + h * PRM_D + j), e = expf(__ldcg(g + h)), bh = __ldcg(beta + h);
     const float sj = __ldg(sn + j);
     pc_sync<true>();
+    if (st && t == 0) st[0] = clock64();
     const float4* q = reinterpret_cast<const float4*>(prm_qk) + 4 * l8;
     const float4* k = reinterpret_cast<const float4*>(prm_qk + PRM_D) + 4 * l8;
     float sq = 0.0f, sk = 0.0f;
@@ -2050,6 +2057,7 @@ __device__ __forceinline__ void prm_mix4(const pc_phase& f, const float4* ms = n
 #pragma unroll
     for (int o = 1; o < 8; o <<= 1) kv += __shfl_xor_sync(MEMRA_FULL_MASK, kv, o);
     const float d = bh * (v - kv);
+    if (st && t == 0) st[1] = clock64() + (d != d); // after d: its loads landed
     float o = 0.0f;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -2061,11 +2069,13 @@ __device__ __forceinline__ void prm_mix4(const pc_phase& f, const float4* ms = n
     }
 #pragma unroll
     for (int s = 1; s < 8; s <<= 1) o += __shfl_xor_sync(MEMRA_FULL_MASK, o, s);
+    if (st && t == 0) st[2] = clock64() + (o != o);
     if (l8 == 0) {
         prm_y[r] = o * sj * memra_silu(zj);
         prm_o2[r] = o * o;
     }
     pc_sync<true>();
+    if (st && t == 0) st[3] = clock64();
     if (t < 32) {
         // Lanes 0-7 hold the group (a float4 each); the others only take
         // part in pq_quant4's butterfly, which stays within 8 lanes.
@@ -2329,7 +2339,7 @@ __device__ __forceinline__ void prg_kernel(const pc_phase* phases, int n, unsign
                 }
                 prm_mix4(f, ms, em);
             } else if (M == 2) {
-                prm_mix4(f);
+                prm_mix4(f, nullptr, nullptr, TR ? rec + PRG_TR_FULL : nullptr);
             } else if (M == 4) {
                 prm_mix4_apart(f);
             } else {
