@@ -2611,58 +2611,30 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr_t
     prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, true>(phases, n, bar, flags, S, slot, tr);
 }
 
-// pring_hx_brl taking mixer phases too (M, kind 6; step 92): a DeltaNet
-// layer's gated delta rule between its down phase and its output
-// projection, one block a V head, while the ring streams the projection's
-// weights; and the same stamping each phase into tr.
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
-                                                                              int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 1>(phases, n, bar, flags, S, slot);
-}
-
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
-                                                                                    int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 1>(phases, n, bar, flags, S, slot,
-                                                                                                                  tr);
-}
-
-// pring_hx_brm with the mixer over four blocks a head (M 2, prm_mix4),
-// and the same stamping each phase into tr.
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
-                                                                               int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 2>(phases, n, bar, flags, S, slot);
-}
-
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
-                                                                                     int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 2>(phases, n, bar, flags, S, slot,
-                                                                                                                tr);
-}
-
-// pring_hx_brm4 with each warp's rows of state copied into its ring by the
-// producer ahead of the mixer phase, as weights are (M 3; run252: the
-// mixer's loads after the barrier took ~4 µs a phase under the stream),
-// and the same stamping each phase into tr.
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4s(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
-                                                                                int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 3>(phases, n, bar, flags, S, slot);
-}
-
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4s_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
-                                                                                      int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 3>(phases, n, bar, flags, S, slot,
-                                                                                                                tr);
-}
-
-// pring_hx_brm4 with the mixer a call compiled apart (M 4,
-// prm_mix4_apart), and the same stamping each phase into tr.
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4n(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
-                                                                                int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 4>(phases, n, bar, flags, S, slot);
-}
-
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brm4n_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
-                                                                                      int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, 4>(phases, n, bar, flags, S, slot,
-                                                                                                                tr);
-}
+// pring_hx_brl taking mixer phases too (kind 6; step 92), each form M with
+// its trace (name_trace, stamping each phase into tr):
+// - pring_hx_brm (M 1): a DeltaNet layer's gated delta rule between its
+//   down phase and its output projection, one block a V head, while the
+//   ring streams the projection's weights;
+// - pring_hx_brm4 (M 2): four blocks a head;
+// - pring_hx_brm4s (M 3): pring_hx_brm4 with each warp's rows of state
+//   copied into its ring by the producer ahead of the mixer phase, as
+//   weights are (run252: the mixer's loads after the barrier, ~4 µs a
+//   phase under the stream);
+// - pring_hx_brm4n (M 4): pring_hx_brm4 with the mixer a call compiled
+//   apart (prm_mix4_apart).
+#define PRM_KERNELS(name, M_)                                                                                                             \
+    extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) name(const pc_phase* phases, int n, unsigned* bar, int flags, int S, \
+                                                                          int slot) {                                                    \
+        prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, M_>(phases, n, bar, flags, \
+                                                                                                                   S, slot);             \
+    }                                                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) name##_trace(const pc_phase* phases, int n, unsigned* bar, int flags, \
+                                                                                  int S, int slot, unsigned long long* tr) {             \
+        prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, M_>(phases, n, bar, flags, \
+                                                                                                                  S, slot, tr);          \
+    }
+PRM_KERNELS(pring_hx_brm, 1)
+PRM_KERNELS(pring_hx_brm4, 2)
+PRM_KERNELS(pring_hx_brm4s, 3)
+PRM_KERNELS(pring_hx_brm4n, 4)
