@@ -196,8 +196,9 @@ func runNine(cubin string, n int, depths []int, only string) error {
 		}
 	}
 	// The traced kernels (clock64 stamps of each phase), one producer each;
-	// and runLayer's pring_hx_brlp, pring_hx_brlr and pring_hx_brm (no
-	// ringForms: they run only on a layer's chain or tail).
+	// and runLayer's pring_hx_brlp, pring_hx_brlr and the mixer forms
+	// pring_hx_brm, _brm4, _brm4s and _brm4n (no ringForms: they run only on
+	// a layer's chain or tail).
 	for _, name := range []string{"pring_hx_trace", "pring_hx_er_trace", "pring_hx_br_trace", "pring_hx_brs_trace", "pring_hx_brl_trace", "pring_hx_brc_trace", "pring_hx_brc8_trace",
 		"pring_hx_brlp", "pring_hx_brlr", "pring_hx_brlr_trace", "pring_hx_brm", "pring_hx_brm_trace", "pring_hx_brm4", "pring_hx_brm4_trace",
 		"pring_hx_brm4s", "pring_hx_brm4s_trace", "pring_hx_brm4n", "pring_hx_brm4n_trace"} {

@@ -1,7 +1,10 @@
 // pchain.cu: a chain of bf16 matvecs in ONE persistent kernel, phases split by
 // grid barriers (docs/perf.md step 25, an experiment record; the engine does
 // not load it). Steps 86 and 87 added the deep kernels below and their q8_0
-// forms, and pring for the 9B q8_0 FFN; step 88 pring_hx and its trace.
+// forms, and pring for the 9B q8_0 FFN; step 88 pring_hx and its trace;
+// steps 89-91 its forms up to pring_hx_brl, a DeltaNet layer's three
+// products after its mixer; step 92 the mixer itself as a phase
+// (pring_hx_brm and its forms).
 // Build: nvcc -O3 -arch=sm_90 -cubin -o pchain.cubin pchain.cu
 //
 // Why it is shaped this way: step 22 says a matvec node in a graph costs its
