@@ -2547,21 +2547,27 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brp(co
     prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, true>(phases, n, bar, flags, S, slot);
 }
 
+// A form of pring_hx_br (BR, with pring_hx_er's HQ, HX and ER) and its
+// trace, name_trace, stamping each phase into tr as pring_hx_trace does:
+// prg_kernel's flags PD, L, CP, RP and M as the form sets them.
+#define PRG_BR_KERNELS(name, PD_, L_, CP_, RP_, M_)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) name(const pc_phase* phases, int n, unsigned* bar, int flags, int S, \
+                                                                          int slot) {                                                    \
+        prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, PD_, L_, CP_, RP_, M_>(phases, n, bar, flags, S, \
+                                                                                                                 slot);                  \
+    }                                                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) name##_trace(const pc_phase* phases, int n, unsigned* bar, int flags, \
+                                                                                  int S, int slot, unsigned long long* tr) {             \
+        prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, PD_, L_, CP_, RP_, M_>(phases, n, bar, flags, S,  \
+                                                                                                                slot, tr);               \
+    }
+
 // pring_hx_br taking kind 7 too (L): the 9B layer's 4096 × 4096 output
 // projection as a down phase, so that a chain holds a DeltaNet layer's three
 // all-to-all products after its mixer (ssm_out, gate|up, down; step 91:
 // in a graph that shape streams at 53% of copy, 3.8 µs over its bytes a
 // node).
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brl(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
-                                                                              int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true>(phases, n, bar, flags, S, slot);
-}
-
-// pring_hx_brl stamping each phase into tr, as pring_hx_trace does.
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brl_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
-                                                                                    int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true>(phases, n, bar, flags, S, slot, tr);
-}
+PRG_BR_KERNELS(pring_hx_brl, false, true, 0, false, 0)
 
 // pring_hx_brl for programmatic dependent launch (PD, as pring_hx_brp):
 // one layer's tail a launch, filling its ring while the previous launch
@@ -2572,27 +2578,10 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlp(c
 }
 
 // pring_hx_br whose producer keeps at most a cap of units in flight (CP,
-// PRG_CAP_SHIFT), and the same stamping each phase into tr.
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
-                                                                              int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 1>(phases, n, bar, flags, S, slot);
-}
-
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
-                                                                                    int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 1>(phases, n, bar, flags, S, slot, tr);
-}
-
-// pring_hx_brc testing the cap once a round of 8 units (CP 2).
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc8(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
-                                                                               int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 2>(phases, n, bar, flags, S, slot);
-}
-
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brc8_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
-                                                                                     int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 2>(phases, n, bar, flags, S, slot, tr);
-}
+// PRG_CAP_SHIFT), with its trace; pring_hx_brc8 testing the cap once a
+// round of 8 units (CP 2).
+PRG_BR_KERNELS(pring_hx_brc, false, false, 1, false, 0)
+PRG_BR_KERNELS(pring_hx_brc8, false, false, 2, false, 0)
 
 // pring_hx_br and pring_hx_brl with a down phase's residuals loaded at its
 // start (RP; step 91: run249's trace has the projection's 4 units a warp
@@ -2604,15 +2593,7 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brr(co
     prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, false, 0, true>(phases, n, bar, flags, S, slot);
 }
 
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr(const pc_phase* phases, int n, unsigned* bar, int flags, int S,
-                                                                               int slot) {
-    prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, true>(phases, n, bar, flags, S, slot);
-}
-
-extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr_trace(const pc_phase* phases, int n, unsigned* bar, int flags,
-                                                                                     int S, int slot, unsigned long long* tr) {
-    prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, true>(phases, n, bar, flags, S, slot, tr);
-}
+PRG_BR_KERNELS(pring_hx_brlr, false, true, 0, true, 0)
 
 // pring_hx_brl taking mixer phases too (kind 6; step 92), each form M with
 // its trace (name_trace, stamping each phase into tr):
@@ -2626,18 +2607,7 @@ extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) pring_hx_brlr_t
 //   phase under the stream);
 // - pring_hx_brm4n (M 4): pring_hx_brm4 with the mixer a call compiled
 //   apart (prm_mix4_apart).
-#define PRM_KERNELS(name, M_)                                                                                                             \
-    extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) name(const pc_phase* phases, int n, unsigned* bar, int flags, int S, \
-                                                                          int slot) {                                                    \
-        prg_kernel<true, true, false, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, M_>(phases, n, bar, flags, \
-                                                                                                                   S, slot);             \
-    }                                                                                                                                     \
-    extern "C" __global__ void __launch_bounds__(PC_THREADS + 32, 1) name##_trace(const pc_phase* phases, int n, unsigned* bar, int flags, \
-                                                                                  int S, int slot, unsigned long long* tr) {             \
-        prg_kernel<true, true, true, 1, 0, 0, true, false, false, false, 0, true, false, false, true, 0, false, M_>(phases, n, bar, flags, \
-                                                                                                                  S, slot, tr);          \
-    }
-PRM_KERNELS(pring_hx_brm, 1)
-PRM_KERNELS(pring_hx_brm4, 2)
-PRM_KERNELS(pring_hx_brm4s, 3)
-PRM_KERNELS(pring_hx_brm4n, 4)
+PRG_BR_KERNELS(pring_hx_brm, false, true, 0, false, 1)
+PRG_BR_KERNELS(pring_hx_brm4, false, true, 0, false, 2)
+PRG_BR_KERNELS(pring_hx_brm4s, false, true, 0, false, 3)
+PRG_BR_KERNELS(pring_hx_brm4n, false, true, 0, false, 4)
