@@ -308,9 +308,10 @@ func (v *Vocab) KVs(pre string) []gguf.KV {
 		{Key: "tokenizer.ggml.pre", Value: gguf.StringValue(pre)},
 		{Key: "tokenizer.ggml.tokens", Value: gguf.StringsValue(v.Tokens)},
 		{Key: "tokenizer.ggml.token_type", Value: gguf.Int32sValue(v.Types)},
-	}
-	if len(v.Merges) > 0 {
-		kvs = append(kvs, gguf.KV{Key: "tokenizer.ggml.merges", Value: gguf.StringsValue(v.Merges)})
+		// Always written, empty or not: byte-level BPE readers (ours,
+		// llama.cpp's) require the key, and a vocabulary without merges
+		// (synth's byte-level one) is still a valid BPE vocabulary.
+		{Key: "tokenizer.ggml.merges", Value: gguf.StringsValue(v.Merges)},
 	}
 	kvs = append(kvs, v.Special...)
 	if v.ChatTemplate != "" {
