@@ -33,7 +33,8 @@ Examples:
 
 The first generated token is chosen from the logits after the last prompt
 token. Text goes to stdout as it is generated; a summary line (prompt and
-generation tokens per second) goes to stderr. Sampling: --greedy (or
+generation tokens per second, and why it stopped: the model's
+end-of-generation token or -n) goes to stderr. Sampling: --greedy (or
 --temp 0) takes the argmax; otherwise the repetition penalty, top-k,
 temperature, top-p and min-p filters apply in that order. A --seed picks
 the same tokens from the same logits on the CPU and on the GPU (the two
@@ -167,7 +168,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		stream = tok.NewStream()
 	}
 	first := true
+	last := int32(-1) // the last token generated: why the generation stopped
 	emit := func(id int32) error {
+		last = id
 		switch {
 		case stream != nil:
 			if !tok.IsEOG(id) { // the end-of-generation token ends the text; its text is not part of it
@@ -194,9 +197,22 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if opts.Greedy || opts.Temperature == 0 {
 		mode = "greedy"
 	}
-	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | generated %d tok, %.2f tok/s | %s, %s\n",
-		st.PromptTokens, st.PromptTokPerSec(), st.GenTokens, st.GenTokPerSec(), be.name, mode)
+	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | generated %d tok, %.2f tok/s | %s, %s%s\n",
+		st.PromptTokens, st.PromptTokPerSec(), st.GenTokens, st.GenTokPerSec(), be.name, mode, stopReason(genErr, tok, last, st.GenTokens, f.n))
 	return genErr
+}
+
+// stopReason says, for the summary line, why a generation of n tokens
+// ended after gen: at an end-of-generation token (named), or at -n. Empty
+// when it failed (the error says why).
+func stopReason(err error, tok *tokenizer.Tokenizer, last int32, gen, n int) string {
+	switch {
+	case err != nil:
+		return ""
+	case tok != nil && gen > 0 && tok.IsEOG(last):
+		return fmt.Sprintf(" | stop: end-of-generation token %d %s", last, tok.TokenText(last))
+	}
+	return fmt.Sprintf(" | stop: -n %d", n)
 }
 
 // parseIDs parses "1,2, 3" into token ids below vocab.

@@ -69,7 +69,7 @@ func TestRunPromptTokens(t *testing.T) {
 		t.Errorf("stdout %q, want %q", got, strings.Join(ws, " ")+"\n")
 	}
 	if s := stderr.String(); !strings.Contains(s, "prompt 3 tok") || !strings.Contains(s, "generated 6 tok") ||
-		!strings.Contains(s, "tok/s") || strings.Count(s, "\n") != 1 {
+		!strings.Contains(s, "tok/s") || !strings.Contains(s, "| stop: -n 6\n") || strings.Count(s, "\n") != 1 {
 		t.Errorf("summary %q", s)
 	}
 }
@@ -156,7 +156,7 @@ func TestRunMatchesTransformers(t *testing.T) {
 	if strings.Contains(stdout.String(), "<|im_end|>") {
 		t.Errorf("chat output prints the end-of-turn token: %q", stdout.String())
 	}
-	if !strings.Contains(stderr.String(), "generated") || !strings.Contains(stderr.String(), "tok/s") {
+	if !strings.Contains(stderr.String(), "generated") || !strings.Contains(stderr.String(), "tok/s") || !strings.Contains(stderr.String(), "| stop: ") {
 		t.Errorf("no summary line: %q", stderr.String())
 	}
 }
