@@ -349,12 +349,18 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // the wide and plain kernels crossed on the H200 (docs/perf.md steps 14, 42,
 // 45 and 73: the K-quants gain on the 9B's 4,096-row matrices, Q5_K since its
 // wide kernel's ring shrank to 2 slots, even on 4096 × 12288 and faster on
-// 4096 × 4096; bf16 loses).
+// 4096 × 4096; bf16 loses). q8_0 and Q4_K keep the wide kernels up to the
+// 27B preset's 5,120 rows, where the plain kernels' 32-row units give 160
+// blocks to 132 SMs (step 95: 27B q8_0 +6.6%, Q4_K +0.9%); the 9B's
+// 10,240- and 12,352-row q8_0 matrices lose on them (−4.6%). Q5_K and Q6_K
+// have not been measured there.
 func MatvecWide(t gguf.Type, rows int) bool {
 	switch t {
 	case gguf.TypeF16, gguf.TypeBF16:
 		return rows <= 2048
-	case gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+	case gguf.TypeQ8_0, gguf.TypeQ4_K:
+		return rows <= 5120
+	case gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return rows <= 4096
 	}
 	return false
@@ -363,15 +369,17 @@ func MatvecWide(t gguf.Type, rows int) bool {
 // MatvecWave reports whether a wide rows × cols matrix of type t takes the
 // wave form of its wide kernel (kernels.MatvecKernel.Wave): q8_0 matrices of
 // 2,049 to 4,096 rows, whose units fill one wave of 4 blocks an SM; with
-// fewer units the 64-register code loses (docs/perf.md step 57). Q4_K
-// matrices of those rows and more than q4kWaveCols columns, where the wide
-// kernel's 4-slot ring and x's copy leave room for one block an SM and the
-// wave form's 2 slots for two (step 74).
+// fewer units the 64-register code loses (docs/perf.md step 57), and with
+// more, 5,120 rows' 640 units, a second wave of 112 blocks loses to the
+// wide kernel (step 95). Q4_K matrices of more than 2,048 rows and more
+// than q4kWaveCols columns, where the wide kernel's 4-slot ring and x's
+// copy leave room for one block an SM and the wave form's 2 slots for two
+// (step 74).
 func MatvecWave(t gguf.Type, rows, cols int) bool {
 	if rows <= 2048 || !MatvecWide(t, rows) {
 		return false
 	}
-	return t == gguf.TypeQ8_0 || t == gguf.TypeQ4_K && cols > q4kWaveCols
+	return t == gguf.TypeQ8_0 && rows <= 4096 || t == gguf.TypeQ4_K && cols > q4kWaveCols
 }
 
 // matvecKey is the MatvecVariant.Wide that MatvecWide and MatvecWave pick

@@ -307,6 +307,31 @@ func TestRowsViewSplit(t *testing.T) {
 // by kernels.MatvecKernel.Shared, the launchers compute the shared memory
 // from the spec's expression; they must agree for every kernel, or a cap
 // would be measured for a launch that never happens.
+// TestMatvecKernelRule pins which kernel each preset's matrices take
+// (matvecKey), as docs/perf.md steps 57, 74 and 95 measured them.
+func TestMatvecKernelRule(t *testing.T) {
+	for _, c := range []struct {
+		typ        gguf.Type
+		rows, cols int
+		want       int // 0 plain, 1 wide, 2 wave
+	}{
+		{gguf.TypeQ8_0, 1024, 3584, 1},  // 0.8B down
+		{gguf.TypeQ8_0, 4096, 12288, 2}, // 9B down: one wave of 512 units
+		{gguf.TypeQ8_0, 5120, 17408, 1}, // 27B down: 640 units, the wide kernel
+		{gguf.TypeQ8_0, 5120, 6144, 1},  // 27B DeltaNet output projection
+		{gguf.TypeQ8_0, 10240, 4096, 0}, // 9B attention qkv: the plain kernel
+		{gguf.TypeQ8_0, 12352, 4096, 0}, // 9B input projection
+		{gguf.TypeQ4_K, 5120, 17408, 2}, // 27B down: the 2-slot wave form
+		{gguf.TypeQ4_K, 5120, 6144, 1},  // 27B output projection
+		{gguf.TypeQ6_K, 5120, 17408, 0}, // not measured at 5,120 rows
+		{gguf.TypeBF16, 5120, 17408, 0}, // bf16: wide only to 2,048 rows
+	} {
+		if got := matvecKey(c.typ, c.rows, c.cols); got != c.want {
+			t.Errorf("%v %d × %d: kernel %d, want %d", c.typ, c.rows, c.cols, got, c.want)
+		}
+	}
+}
+
 func TestMatvecShared(t *testing.T) {
 	geom := map[string]func(rows, cols, mode, xnorm, blocks int) ([3]int, int){
 		"matvec_f32": geomMatvecF32, "matvec_f16": geomMatvecF16, "matvec_f16_wide": geomMatvecF16Wide,
