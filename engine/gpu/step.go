@@ -351,8 +351,8 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // wide kernel's ring shrank to 2 slots, even on 4096 × 12288 and faster on
 // 4096 × 4096; bf16 loses). q8_0 and Q4_K keep the wide kernels up to the
 // 27B preset's 5,120 rows, where the plain kernels' 32-row units give 160
-// blocks to 132 SMs (step 95: 27B q8_0 +6.6%, Q4_K +0.9%); the 9B's
-// 10,240- and 12,352-row q8_0 matrices lose on them (−4.6%). Q5_K and Q6_K
+// blocks to 132 SMs (step 95: 27B q8_0 +6.7%, Q4_K +0.9%); the 9B's
+// 10,240- and 12,352-row q8_0 matrices lose on them (−4.5%). Q5_K and Q6_K
 // have not been measured there.
 func MatvecWide(t gguf.Type, rows int) bool {
 	switch t {
