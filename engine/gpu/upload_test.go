@@ -142,7 +142,7 @@ func TestLaneScalesKernel(t *testing.T) {
 			t.Errorf("%s: LaneScales %v", mk.Name, mk.LaneScales())
 		}
 	}
-	for _, rows := range []int{16, 4096, 4097, 248320} {
+	for _, rows := range []int{16, 4096, 5120, 5121, 248320} {
 		lane := laneScales(gguf.TypeQ8_0, rows)
 		d := dtensor{typ: gguf.TypeQ8_0, rows: rows, cols: 1024, laneScales: lane}
 		if d.wide() != MatvecWide(gguf.TypeQ8_0, rows) {
@@ -157,21 +157,26 @@ func TestLaneScalesKernel(t *testing.T) {
 		t.Error("bf16 has no scales to order")
 	}
 	// The wave form takes the 4,096-row matrices (step 57), the wide one the
-	// 0.8B's 1,024-row ones, the plain one everything past 4,096 rows.
-	for rows, want := range map[int]int{1024: 1, 2048: 1, 2049: 2, 4096: 2, 4097: 0} {
+	// 0.8B's 1,024-row ones and the 27B's 5,120-row ones (step 95), the
+	// plain one everything past 5,120 rows (the 9B's 10,240- and
+	// 12,352-row matrices lost on the wide kernel).
+	for rows, want := range map[int]int{1024: 1, 2048: 1, 2049: 2, 4096: 2, 4097: 1, 5120: 1, 5121: 0, 10240: 0, 12352: 0} {
 		d := dtensor{typ: gguf.TypeQ8_0, rows: rows, cols: 4096, laneScales: laneScales(gguf.TypeQ8_0, rows)}
 		if got := d.wideKey(); got != want {
 			t.Errorf("q8_0 %d rows: wide key %d, want %d", rows, got, want)
 		}
 	}
-	// Q4_K's wave form takes the 4,096-row matrices of long rows only
-	// (step 74); Q5_K and Q6_K have none.
+	// Q4_K's wave form takes the 4,096- and 5,120-row matrices of long rows
+	// only (steps 74 and 95); Q5_K and Q6_K have none and keep the wide
+	// kernels to 4,096 rows (not measured at 5,120); bf16's stop at 2,048.
 	for _, c := range []struct {
 		typ             gguf.Type
 		rows, cols, key int
 	}{
 		{gguf.TypeQ4_K, 4096, 12288, 2}, {gguf.TypeQ4_K, 4096, 4096, 1}, {gguf.TypeQ4_K, 1024, 12288, 1},
-		{gguf.TypeQ4_K, 4097, 12288, 0}, {gguf.TypeQ6_K, 4096, 12288, 1}, {gguf.TypeQ5_K, 4096, 12288, 1},
+		{gguf.TypeQ4_K, 5120, 17408, 2}, {gguf.TypeQ4_K, 5120, 6144, 1}, {gguf.TypeQ4_K, 5121, 17408, 0},
+		{gguf.TypeQ6_K, 4096, 12288, 1}, {gguf.TypeQ5_K, 4096, 12288, 1}, {gguf.TypeQ6_K, 5120, 17408, 0},
+		{gguf.TypeQ5_K, 5120, 17408, 0}, {gguf.TypeBF16, 2048, 6144, 1}, {gguf.TypeBF16, 5120, 17408, 0},
 	} {
 		d := dtensor{typ: c.typ, rows: c.rows, cols: c.cols}
 		if got := d.wideKey(); got != c.key {
@@ -307,31 +312,6 @@ func TestRowsViewSplit(t *testing.T) {
 // by kernels.MatvecKernel.Shared, the launchers compute the shared memory
 // from the spec's expression; they must agree for every kernel, or a cap
 // would be measured for a launch that never happens.
-// TestMatvecKernelRule pins which kernel each preset's matrices take
-// (matvecKey), as docs/perf.md steps 57, 74 and 95 measured them.
-func TestMatvecKernelRule(t *testing.T) {
-	for _, c := range []struct {
-		typ        gguf.Type
-		rows, cols int
-		want       int // 0 plain, 1 wide, 2 wave
-	}{
-		{gguf.TypeQ8_0, 1024, 3584, 1},  // 0.8B down
-		{gguf.TypeQ8_0, 4096, 12288, 2}, // 9B down: one wave of 512 units
-		{gguf.TypeQ8_0, 5120, 17408, 1}, // 27B down: 640 units, the wide kernel
-		{gguf.TypeQ8_0, 5120, 6144, 1},  // 27B DeltaNet output projection
-		{gguf.TypeQ8_0, 10240, 4096, 0}, // 9B attention qkv: the plain kernel
-		{gguf.TypeQ8_0, 12352, 4096, 0}, // 9B input projection
-		{gguf.TypeQ4_K, 5120, 17408, 2}, // 27B down: the 2-slot wave form
-		{gguf.TypeQ4_K, 5120, 6144, 1},  // 27B output projection
-		{gguf.TypeQ6_K, 5120, 17408, 0}, // not measured at 5,120 rows
-		{gguf.TypeBF16, 5120, 17408, 0}, // bf16: wide only to 2,048 rows
-	} {
-		if got := matvecKey(c.typ, c.rows, c.cols); got != c.want {
-			t.Errorf("%v %d × %d: kernel %d, want %d", c.typ, c.rows, c.cols, got, c.want)
-		}
-	}
-}
-
 func TestMatvecShared(t *testing.T) {
 	geom := map[string]func(rows, cols, mode, xnorm, blocks int) ([3]int, int){
 		"matvec_f32": geomMatvecF32, "matvec_f16": geomMatvecF16, "matvec_f16_wide": geomMatvecF16Wide,
