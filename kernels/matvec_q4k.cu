@@ -150,9 +150,10 @@ using memra_q5t = memra_k4t<true>;
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q4_K tiled; x: [cols] f32;
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 3 slots: a compromise
 // over the presets' shapes of more than 2,048 rows (S2 and S4 each win some;
-// perf.md step 35, run78), now those of more than 4,096; the wide kernel
-// (KW8, 4 slots, gpu.MatvecWide) on matrices of up to 4,096 rows, where its
-// 16-row units give twice the blocks (step 45, run99).
+// perf.md step 35, run78), now those of more than 4,096 (5,120 with rows
+// of more than 4,096 columns); the wide kernel (KW8, 4 slots, gpu.MatvecWide)
+// on the others, where its 16-row units give twice the blocks (step 45,
+// run99; the 27B's 5,120-row ones, step 95).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 3, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
@@ -164,8 +165,9 @@ matvec_q4_k_wide(float* y, const void* W, const float* x, int rows, int cols, in
     memra_mvt<8, 4, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-// The wide kernel with 2 slots (gpu.MatvecWave): for the 4,096-row matrices
-// whose rows are so long (the 9B down projection, 12,288 columns) that x's
+// The wide kernel with 2 slots (gpu.MatvecWave): for the 4,096- and
+// 5,120-row matrices whose rows are so long (the 9B and 27B down
+// projections, 12,288 and 17,408 columns) that x's
 // copy and 4 slots fit one block an SM, where 2 slots fit two (perf.md step
 // 74, run165). The 0.8B's 1,024-row matrices and the 9B's 4096 x 4096 keep
 // the 4-slot kernel, which fits two blocks there and lost to 2 slots (step

@@ -225,12 +225,12 @@ type MatvecKernel struct {
 	// (mvring.cuh memra_mvt's S).
 	TensorCore bool
 	Ring       int
-	// Wave: a second wide form for matrices of 2,049 to 4,096 rows
+	// Wave: a second wide form for matrices of more than 2,048 rows
 	// (gpu.MatvecWave), with more blocks an SM: q8_0's held to 4, so that
-	// the 512 units of a 4,096-row matrix run in one wave (matvec_q8_0_wave;
-	// docs/perf.md step 57); Q4_K's with a 2-slot ring, two blocks an SM at
-	// 12,288 columns (matvec_q4_k_wave; step 74). Its variant key is wide = 2
-	// (WideKey).
+	// the 512 units of a 4,096-row matrix run in one wave (matvec_q8_0_wave,
+	// up to 4,096 rows; docs/perf.md step 57); Q4_K's with a 2-slot ring, two
+	// blocks an SM at 12,288 columns (matvec_q4_k_wave; steps 74 and 95). Its
+	// variant key is wide = 2 (WideKey).
 	Wave bool
 }
 

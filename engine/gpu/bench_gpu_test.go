@@ -148,7 +148,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					b.Fatal(err)
 				}
 				wBytes := int(rb) * shape.rows
-				d := dtensor{name: name, typ: typ, rows: shape.rows, cols: shape.cols, laneScales: laneScales(typ, shape.rows)}
+				d := dtensor{name: name, typ: typ, rows: shape.rows, cols: shape.cols, laneScales: laneScales(typ, shape.rows, shape.cols)}
 				if typ == gguf.TypeBF16 {
 					d.ptr = randomDevice(b, e, wBytes, 4) // every bf16 bit pattern is a value
 				} else {
@@ -314,7 +314,7 @@ func benchWeights(b *testing.B, e *cuda.Engine, typ gguf.Type, rows, cols, minBy
 	copies := max(1, (minBytes+one-1)/one)
 	var ws []dtensor
 	for i := range copies {
-		d := dtensor{name: fmt.Sprintf("w%d", i), typ: typ, rows: rows, cols: cols, laneScales: laneScales(typ, rows)}
+		d := dtensor{name: fmt.Sprintf("w%d", i), typ: typ, rows: rows, cols: cols, laneScales: laneScales(typ, rows, cols)}
 		d.ptr = randomDevice(b, e, int(devBytes(typ, rows, cols, int(rb), d.laneScales)), uint64(10+i))
 		if l, ok := splitOf(typ); ok {
 			wb, sb := l.rowBytes(cols, d.laneScales)

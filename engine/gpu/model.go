@@ -267,7 +267,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))
 			return dtensor{}
 		}
-		lane := laneScales(typ, rows) && !table
+		lane := laneScales(typ, rows, cols) && !table
 		p, err := g.weights.Alloc(devBytes(typ, rows, cols, int(rb), lane))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", name, err))

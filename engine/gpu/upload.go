@@ -118,20 +118,20 @@ func devBytes(t gguf.Type, rows, cols, rb int, lane bool) uint64 {
 	return uint64(rows) * uint64(rb)
 }
 
-// laneScales reports whether a matrix of type t and rows rows, not an
+// laneScales reports whether a rows × cols matrix of type t, not an
 // embedding table, is stored with its scales in lane order: q8_0 matrices
 // the wide kernel runs. An embedding table keeps the plain order that
 // embed_q8_0 reads, and so takes the plain kernel when tied to the output
 // (dtensor.wide).
-func laneScales(t gguf.Type, rows int) bool {
-	return t == gguf.TypeQ8_0 && MatvecWide(t, rows)
+func laneScales(t gguf.Type, rows, cols int) bool {
+	return t == gguf.TypeQ8_0 && MatvecWide(t, rows, cols)
 }
 
 // wide reports whether d's products take its family's wide kernel: as
 // MatvecWide says, except that a q8_0 matrix stored with plain scales takes
 // the plain kernel (the wide one reads lane order).
 func (d dtensor) wide() bool {
-	return MatvecWide(d.typ, d.rows) && (d.typ != gguf.TypeQ8_0 || d.laneScales)
+	return MatvecWide(d.typ, d.rows, d.cols) && (d.typ != gguf.TypeQ8_0 || d.laneScales)
 }
 
 // wideKey is d's MatvecVariant.Wide: matvecKey's, or 0 where d.wide says

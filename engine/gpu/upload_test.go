@@ -142,39 +142,49 @@ func TestLaneScalesKernel(t *testing.T) {
 			t.Errorf("%s: LaneScales %v", mk.Name, mk.LaneScales())
 		}
 	}
-	for _, rows := range []int{16, 4096, 5120, 5121, 248320} {
-		lane := laneScales(gguf.TypeQ8_0, rows)
-		d := dtensor{typ: gguf.TypeQ8_0, rows: rows, cols: 1024, laneScales: lane}
-		if d.wide() != MatvecWide(gguf.TypeQ8_0, rows) {
-			t.Errorf("%d rows: wide %v, MatvecWide %v", rows, d.wide(), MatvecWide(gguf.TypeQ8_0, rows))
+	for _, sh := range [][2]int{{16, 1024}, {4096, 1024}, {5120, 1024}, {5120, 6144}, {5121, 6144}, {248320, 1024}} {
+		rows, cols := sh[0], sh[1]
+		lane := laneScales(gguf.TypeQ8_0, rows, cols)
+		d := dtensor{typ: gguf.TypeQ8_0, rows: rows, cols: cols, laneScales: lane}
+		if d.wide() != MatvecWide(gguf.TypeQ8_0, rows, cols) {
+			t.Errorf("%d × %d: wide %v, MatvecWide %v", rows, cols, d.wide(), MatvecWide(gguf.TypeQ8_0, rows, cols))
 		}
 		d.laneScales = false // a table's plain scales
 		if d.wide() {
-			t.Errorf("%d rows with plain scales take the wide kernel, which reads lane order", rows)
+			t.Errorf("%d × %d with plain scales takes the wide kernel, which reads lane order", rows, cols)
 		}
 	}
-	if laneScales(gguf.TypeBF16, 16) {
+	if laneScales(gguf.TypeBF16, 16, 1024) {
 		t.Error("bf16 has no scales to order")
 	}
 	// The wave form takes the 4,096-row matrices (step 57), the wide one the
-	// 0.8B's 1,024-row ones and the 27B's 5,120-row ones (step 95), the
-	// plain one everything past 5,120 rows (the 9B's 10,240- and
-	// 12,352-row matrices lost on the wide kernel).
-	for rows, want := range map[int]int{1024: 1, 2048: 1, 2049: 2, 4096: 2, 4097: 1, 5120: 1, 5121: 0, 10240: 0, 12352: 0} {
-		d := dtensor{typ: gguf.TypeQ8_0, rows: rows, cols: 4096, laneScales: laneScales(gguf.TypeQ8_0, rows)}
+	// 0.8B's 1,024-row ones and, past 4,096 rows, the 27B's 5,120-row ones
+	// of long rows (step 95); the plain one the rest: the 0.8B's and 2B's
+	// fused 5,120-row attention q|k|v (1,024 and 2,048 columns) and the
+	// 9B's 10,240- and 12,352-row matrices, which lost on the wide kernel.
+	for _, c := range [][3]int{
+		{1024, 3584, 1}, {2048, 4096, 1}, {2049, 4096, 2}, {4096, 4096, 2}, {4096, 12288, 2},
+		{4097, 6144, 1}, {5120, 6144, 1}, {5120, 17408, 1}, {5121, 17408, 0},
+		{5120, 1024, 0}, {5120, 2048, 0}, {5120, 4096, 0}, {10240, 4096, 0}, {12352, 4096, 0},
+	} {
+		rows, cols, want := c[0], c[1], c[2]
+		d := dtensor{typ: gguf.TypeQ8_0, rows: rows, cols: cols, laneScales: laneScales(gguf.TypeQ8_0, rows, cols)}
 		if got := d.wideKey(); got != want {
-			t.Errorf("q8_0 %d rows: wide key %d, want %d", rows, got, want)
+			t.Errorf("q8_0 %d × %d: wide key %d, want %d", rows, cols, got, want)
 		}
 	}
 	// Q4_K's wave form takes the 4,096- and 5,120-row matrices of long rows
-	// only (steps 74 and 95); Q5_K and Q6_K have none and keep the wide
-	// kernels to 4,096 rows (not measured at 5,120); bf16's stop at 2,048.
+	// only (steps 74 and 95), with q8_0's bound past 4,096 rows (the 0.8B and
+	// 2B's 5,120-row q|k|v stay plain; Q4_K not measured on them); Q5_K and
+	// Q6_K have no wave form and keep the wide kernels to 4,096 rows (not
+	// measured at 5,120); bf16's stop at 2,048.
 	for _, c := range []struct {
 		typ             gguf.Type
 		rows, cols, key int
 	}{
 		{gguf.TypeQ4_K, 4096, 12288, 2}, {gguf.TypeQ4_K, 4096, 4096, 1}, {gguf.TypeQ4_K, 1024, 12288, 1},
 		{gguf.TypeQ4_K, 5120, 17408, 2}, {gguf.TypeQ4_K, 5120, 6144, 1}, {gguf.TypeQ4_K, 5121, 17408, 0},
+		{gguf.TypeQ4_K, 5120, 1024, 0}, {gguf.TypeQ4_K, 5120, 2048, 0},
 		{gguf.TypeQ6_K, 4096, 12288, 1}, {gguf.TypeQ5_K, 4096, 12288, 1}, {gguf.TypeQ6_K, 5120, 17408, 0},
 		{gguf.TypeQ5_K, 5120, 17408, 0}, {gguf.TypeBF16, 2048, 6144, 1}, {gguf.TypeBF16, 5120, 17408, 0},
 	} {

@@ -210,7 +210,7 @@ func stopReason(err error, tok *tokenizer.Tokenizer, last int32, gen, n int) str
 	case err != nil:
 		return ""
 	case tok != nil && gen > 0 && tok.IsEOG(last):
-		return fmt.Sprintf(" | stop: end-of-generation token %d %s", last, tok.TokenText(last))
+		return fmt.Sprintf(" | stop: end-of-generation token %d %q", last, tok.TokenText(last))
 	}
 	return fmt.Sprintf(" | stop: -n %d", n)
 }

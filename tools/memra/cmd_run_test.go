@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/engine/tokenizer"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -158,5 +161,40 @@ func TestRunMatchesTransformers(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "generated") || !strings.Contains(stderr.String(), "tok/s") || !strings.Contains(stderr.String(), "| stop: ") {
 		t.Errorf("no summary line: %q", stderr.String())
+	}
+}
+
+// TestStopReason: the summary's stop reason names the end-of-generation
+// token a generation ended at, says -n otherwise, and nothing on an error.
+func TestStopReason(t *testing.T) {
+	f, err := gguf.Open(filepath.Join("..", "..", "engine", "testdata", "fixtures", "qwen35-tiny-f32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eogs := tok.EOGs()
+	if len(eogs) == 0 {
+		t.Fatal("the fixture's tokenizer has no end-of-generation token")
+	}
+	eog := eogs[0]
+	want := fmt.Sprintf(" | stop: end-of-generation token %d %q", eog, tok.TokenText(eog))
+	if got := stopReason(nil, tok, eog, 5, 12); got != want {
+		t.Errorf("stopped at %d: %q, want %q", eog, got, want)
+	}
+	if got := stopReason(nil, tok, eog, 12, 12); got != want {
+		t.Errorf("the n-th token an end-of-generation one: %q, want %q", got, want)
+	}
+	if got := stopReason(nil, tok, 5, 12, 12); got != " | stop: -n 12" {
+		t.Errorf("ran to -n: %q", got)
+	}
+	if got := stopReason(nil, nil, eog, 12, 12); got != " | stop: -n 12" {
+		t.Errorf("no tokenizer: %q", got)
+	}
+	if got := stopReason(errors.New("context full"), tok, eog, 3, 12); got != "" {
+		t.Errorf("failed: %q", got)
 	}
 }
