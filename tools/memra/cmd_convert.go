@@ -26,23 +26,15 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	name := fs.String("name", "", "general.name (default: the checkpoint directory's name)")
 	noMTP := fs.Bool("no-mtp", false, "drop multi-token-prediction layers")
 	progress := fs.Bool("progress", false, "show a progress bar even when stderr is not a terminal")
-	// Accept the checkpoint directory before or after the flags.
-	var dir string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		dir, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
+	// The checkpoint directory may stand before, between or after the flags.
+	dirs, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if dir == "" && fs.NArg() > 0 {
-		dir = fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return err
-		}
-	}
-	if dir == "" || *out == "" || fs.NArg() > 0 {
+	if len(dirs) != 1 || *out == "" {
 		return fmt.Errorf("%w: need HF_DIR and -o OUT.gguf", errUsage)
 	}
+	dir := dirs[0]
 	ft, err := convert.ParseFileType(*typ)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

@@ -112,13 +112,14 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "Example:\n  memra info Qwen3.5-0.8B-Q8_0.gguf\n  memra info --json model.gguf | jq '.totals'\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(files) != 1 {
 		return fmt.Errorf("%w: need exactly one FILE.gguf", errUsage)
 	}
-	path := fs.Arg(0)
+	path := files[0]
 	f, err := gguf.Open(path)
 	if err != nil {
 		return err // gguf errors name the file

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,4 +212,41 @@ func joinShape(f []string) []string {
 		out = append(out, f[i])
 	}
 	return out
+}
+
+// TestInfoFlagAfterFile: the README writes "memra info model.gguf [--json]";
+// a flag after the file must act as one before it.
+func TestInfoFlagAfterFile(t *testing.T) {
+	path := writeInfoFixture(t)
+	var before, after, errb bytes.Buffer
+	if err := infoCmd().run([]string{"--json", path}, &before, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if err := infoCmd().run([]string{path, "--json"}, &after, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if before.String() != after.String() || !strings.HasPrefix(after.String(), "{") {
+		t.Errorf("info FILE --json printed %q, info --json FILE %q", after.String()[:min(80, after.Len())], before.String()[:min(80, before.Len())])
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		pos  string
+		json bool
+	}{
+		{[]string{"a.gguf"}, "a.gguf", false},
+		{[]string{"--json", "a.gguf"}, "a.gguf", true},
+		{[]string{"a.gguf", "--json"}, "a.gguf", true},
+		{[]string{"a", "--json", "b"}, "a b", true},
+		{[]string{"a", "--", "--json"}, "a --json", false},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		js := fs.Bool("json", false, "")
+		pos, err := parseInterspersed(fs, c.args)
+		if err != nil || strings.Join(pos, " ") != c.pos || *js != c.json {
+			t.Errorf("%q: positional %q json %v err %v, want %q %v", c.args, pos, *js, err, c.pos, c.json)
+		}
+	}
 }

@@ -40,6 +40,27 @@ func commands() []command {
 // errUsage marks an error caused by bad arguments: the caller prints usage.
 var errUsage = errors.New("usage")
 
+// parseInterspersed parses fs's flags wherever they stand among args and
+// returns the other arguments in order, so that "memra info model.gguf
+// --json" works as "memra info --json model.gguf" does (the flag package
+// stops at the first non-flag). Everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
