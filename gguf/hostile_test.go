@@ -125,4 +125,8 @@ func TestOpenErrorsNameFile(t *testing.T) {
 	if _, err := Open(short); err == nil || !strings.Contains(err.Error(), "too short") {
 		t.Errorf("error %v, want too short", err)
 	}
+	// A directory where a file was meant: said so, not mmap's "no such device".
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), dir+" is a directory") {
+		t.Errorf("error %v, want one saying %s is a directory", err, dir)
+	}
 }

@@ -89,6 +89,9 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("gguf: %s is a directory, not a GGUF file", path)
+	}
 	if st.Size() < 8 {
 		return nil, fmt.Errorf("gguf: %s: file is %d bytes, too short for a GGUF header", path, st.Size())
 	}

@@ -82,13 +82,19 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	set := map[string]bool{} // the flags given, empty or not
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	switch {
 	case fs.NArg() > 0:
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	case f.model == "":
 		return fmt.Errorf("%w: -m MODEL.gguf is required", errUsage)
-	case (f.prompt == "") == (f.promptTokens == ""):
+	case set["p"] && set["prompt-tokens"], !set["p"] && !set["prompt-tokens"]:
 		return fmt.Errorf("%w: give exactly one of -p TEXT or --prompt-tokens IDS", errUsage)
+	case f.prompt == "" && f.promptTokens == "":
+		return fmt.Errorf("%w: the prompt is empty", errUsage)
+	case f.ctx < 0:
+		return fmt.Errorf("%w: --ctx %d: must be 0 (prompt + n) or positive", errUsage, f.ctx)
 	case f.chat && f.promptTokens != "":
 		return fmt.Errorf("%w: --chat needs a text prompt (-p), not --prompt-tokens", errUsage)
 	case f.n <= 0:
@@ -154,6 +160,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	ctx := f.ctx
 	if ctx == 0 {
 		ctx = len(prompt) + f.n
+	}
+	if need := len(prompt) + f.n - 1; need > ctx {
+		return fmt.Errorf("%w: --ctx %d holds fewer than the %d tokens this needs (%d prompt + -n %d − 1): raise --ctx or lower -n", errUsage, ctx, need, len(prompt), f.n)
 	}
 	be, err := openBackend(f.device, m, ctx, f.threads, opts, stderr)
 	if err != nil {

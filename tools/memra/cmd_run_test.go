@@ -93,7 +93,13 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "2"}, 2, "top-p 2"},
 		// The synthetic model has no tokenizer metadata.
 		{[]string{"run", "-m", path, "-p", "hello"}, 1, "needs the model's tokenizer"},
-		{[]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "8", "--ctx", "4", "--greedy"}, 1, "capacity 4"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "8", "--ctx", "4", "--greedy"}, 2, "--ctx 4 holds fewer than the 9 tokens this needs"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--ctx", "-1"}, 2, "--ctx -1"},
+		{[]string{"run", "-m", path, "-p", ""}, 2, "the prompt is empty"},
+		{[]string{"run", "-m", path, "--prompt-tokens", ""}, 2, "the prompt is empty"},
+		{[]string{"run", "-m", path, "-p", "a", "--prompt-tokens", "1"}, 2, "exactly one of -p"},
+		{[]string{"run", "-m", filepath.Dir(path), "--prompt-tokens", "1"}, 1, "is a directory"},
+		{[]string{"help", "bogus"}, 2, `unknown command "bogus"`},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer
@@ -106,6 +112,11 @@ func TestRunErrors(t *testing.T) {
 
 func TestRunHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
+	// Asked for with "memra help run", the help goes to stdout (to page it).
+	if code := run([]string{"help", "run"}, &stdout, &stderr); code != 0 || stderr.Len() != 0 || !strings.Contains(stdout.String(), "Examples:") {
+		t.Errorf("memra help run: exit %d, stdout %d bytes, stderr %q", code, stdout.Len(), stderr.String())
+	}
+	stdout.Reset()
 	if code := run([]string{"run", "-h"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d", code)
 	}

@@ -69,3 +69,21 @@ func TestSynthCommandUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthDefaultVocabFits: run from the checkout, synth copies the
+// repository's Qwen3 vocabulary into presets whose vocabulary holds it and
+// falls back to the generated one for the tiny preset's 512 ids, where the
+// copy would fail.
+func TestSynthDefaultVocabFits(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	if got := fittingDefaultVocab(512); got != "" {
+		t.Errorf("512 ids: %q, want the generated vocabulary", got)
+	}
+	if got := fittingDefaultVocab(248320); got != defaultVocab {
+		t.Errorf("248,320 ids: %q, want %s", got, defaultVocab)
+	}
+	out := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := runSynth([]string{"--preset", "tiny", "--type", "q8_0", "-o", out}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatalf("synth tiny from the checkout: %v", err)
+	}
+}

@@ -70,10 +70,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 {
 			for _, c := range commands() {
 				if c.name == args[1] {
-					_ = c.run([]string{"-h"}, stdout, stderr)
+					// Asked for, so on stdout: memra help run | less.
+					_ = c.run([]string{"-h"}, stdout, stdout)
 					return 0
 				}
 			}
+			fmt.Fprintf(stderr, "memra help: unknown command %q; run \"memra help\" for the list\n", args[1])
+			return 2
 		}
 		printHelp(stdout)
 		return 0
