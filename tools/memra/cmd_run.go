@@ -69,10 +69,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.greedy, "greedy", false, "always take the most likely token")
 	fs.Float64Var(&f.temp, "temp", 0.8, "sampling temperature (0: greedy)")
 	fs.IntVar(&f.topK, "top-k", 40, "keep the k most likely tokens (0: all)")
-	fs.Float64Var(&f.topP, "top-p", 0.95, "keep the most likely tokens up to this total probability (1: all)")
+	fs.Float64Var(&f.topP, "top-p", 0.95, "keep the most likely tokens up to this total probability (0 or 1: all)")
 	fs.Float64Var(&f.minP, "min-p", 0.05, "drop tokens below this fraction of the top probability (0: none)")
-	fs.Float64Var(&f.repeatPenalty, "repeat-penalty", 1.0, "penalty for tokens among the last --repeat-window (1: off)")
-	fs.IntVar(&f.repeatWindow, "repeat-window", sample.DefaultRepeatWindow, "tokens the repetition penalty looks back over")
+	fs.Float64Var(&f.repeatPenalty, "repeat-penalty", 1.0, "penalty for tokens among the last --repeat-window: > 1 discourages them, < 1 favours them (0 or 1: off)")
+	fs.IntVar(&f.repeatWindow, "repeat-window", sample.DefaultRepeatWindow, "tokens the repetition penalty looks back over (0 means 64)")
 	fs.Int64Var(&f.seed, "seed", -1, "random seed (-1: pick one and report it)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: memra run %s\n\nFlags:\n", runCmd().usage)
