@@ -105,7 +105,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")
 	out := fs.String("out", "results", "results `DIR`")
 	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
-	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table then goes to stderr)")
+	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table and any comparison then go to stderr); with -compare OLD.json NEW.json, the comparison as JSON")
 	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context")
 	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
 		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -324,6 +325,21 @@ func TestCompare(t *testing.T) {
 	code, err := run([]string{"-compare", filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")}, &out, io.Discard)
 	if err != nil || code != 0 || !strings.Contains(out.String(), "**1.200**") {
 		t.Fatalf("run -compare: code %d err %v\n%s", code, err, out.String())
+	}
+	// With -json, the same comparison as JSON.
+	out.Reset()
+	code, err = run([]string{"-json", "-compare", filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")}, &out, io.Discard)
+	var cj comparisonJSON
+	if err != nil || code != 0 {
+		t.Fatalf("run -json -compare: code %d err %v", code, err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &cj); err != nil {
+		t.Fatalf("run -json -compare: %v\n%s", err, out.String())
+	}
+	if len(cj.Rows) != 2 || cj.Rows[0].Model != "m" || cj.Rows[0].Context != 64 || cj.Rows[0].Path != "graph" ||
+		cj.Rows[0].Ratio == nil || math.Abs(*cj.Rows[0].Ratio-1.2) > 1e-12 || math.Abs(cj.Geomean["all"]-math.Sqrt(0.96)) > 1e-12 ||
+		!reflect.DeepEqual(cj.OnlyOld, []string{"m|f16|4096|graph"}) {
+		t.Errorf("run -json -compare: %+v", cj)
 	}
 	if code, err := run([]string{"-compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "new.json")}, &out, io.Discard); code != 2 || err == nil {
 		t.Errorf("missing file: code %d err %v", code, err)

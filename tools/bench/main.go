@@ -56,7 +56,7 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 		return 2, err
 	}
 	if c.compareTo != "" { // files only
-		return compareFiles(c.compare, c.compareTo, stdout)
+		return compareFiles(c.compare, c.compareTo, c.jsonOut, stdout)
 	}
 	var old *Report
 	if c.compare != "" { // read it before spending minutes on the GPU
@@ -111,7 +111,9 @@ type noGPUError struct{ err error }
 func (e noGPUError) Error() string { return "bench needs an NVIDIA GPU: " + e.err.Error() }
 func (e noGPUError) Unwrap() error { return e.err }
 
-func compareFiles(oldPath, newPath string, w io.Writer) (int, error) {
+// compareFiles prints the ratios of newPath's rows to oldPath's, as Markdown
+// or, with asJSON, as comparisonJSON.
+func compareFiles(oldPath, newPath string, asJSON bool, w io.Writer) (int, error) {
 	old, err := readReport(oldPath)
 	if err != nil {
 		return 2, err
@@ -120,8 +122,17 @@ func compareFiles(oldPath, newPath string, w io.Writer) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	compareReports(old, cur).print(w, oldPath, newPath)
-	return 0, nil
+	c := compareReports(old, cur)
+	if !asJSON {
+		c.print(w, oldPath, newPath)
+		return 0, nil
+	}
+	js, err := c.json(oldPath, newPath)
+	if err != nil {
+		return 2, err
+	}
+	_, err = w.Write(js)
+	return 0, err
 }
 
 func newReport(c config, e *cuda.Engine) *Report {

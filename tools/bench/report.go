@@ -393,7 +393,9 @@ func (rep *Report) decodeTable(w io.Writer) {
 
 // ratio is one matched row of a comparison.
 type ratio struct {
-	Key          string
+	Model, KV    string
+	Context      int
+	Path         string
 	Old, New     float64 // tok/s medians
 	Ratio        float64 // new / old
 	OldPct, NewP float64 // roofline %
@@ -421,7 +423,7 @@ func compareReports(old, cur *Report) comparison {
 			continue
 		}
 		seen[k] = true
-		x := ratio{Key: k, Old: o.TokS.Median, New: r.TokS.Median, OldPct: o.RooflinePct, NewP: r.RooflinePct}
+		x := ratio{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, Old: o.TokS.Median, New: r.TokS.Median, OldPct: o.RooflinePct, NewP: r.RooflinePct}
 		x.Ratio = math.NaN()
 		if o.TokS.Median > 0 {
 			x.Ratio = r.TokS.Median / o.TokS.Median
@@ -441,7 +443,7 @@ func compareReports(old, cur *Report) comparison {
 func (c comparison) geomean(path string) (float64, int) {
 	s, n := 0.0, 0
 	for _, r := range c.Rows {
-		if path != "" && !strings.HasSuffix(r.Key, "|"+path) {
+		if path != "" && r.Path != path {
 			continue
 		}
 		if r.Ratio > 0 && !math.IsInf(r.Ratio, 0) {
@@ -453,6 +455,54 @@ func (c comparison) geomean(path string) (float64, int) {
 		return math.NaN(), 0
 	}
 	return math.Exp(s / float64(n)), n
+}
+
+// comparisonJSON is bench -compare's output with -json (files only).
+type comparisonJSON struct {
+	Old     string             `json:"old"`
+	New     string             `json:"new"`
+	Rows    []ratioJSON        `json:"rows"`
+	Geomean map[string]float64 `json:"geomean"` // by path, and "all"
+	OnlyOld []string           `json:"only_old"`
+	OnlyNew []string           `json:"only_new"`
+	OmitOld []string           `json:"omit_old,omitempty"`
+	OmitNew []string           `json:"omit_new,omitempty"`
+}
+
+type ratioJSON struct {
+	Model      string   `json:"model"`
+	KV         string   `json:"kv"`
+	Context    int      `json:"context"`
+	Path       string   `json:"path"`
+	OldTokS    float64  `json:"old_tok_s"`
+	NewTokS    float64  `json:"new_tok_s"`
+	Ratio      *float64 `json:"ratio"` // null where the old row had no speed
+	OldRoofPct float64  `json:"old_roofline_pct"`
+	NewRoofPct float64  `json:"new_roofline_pct"`
+}
+
+// json is the comparison as comparisonJSON, indented.
+func (c comparison) json(oldName, newName string) ([]byte, error) {
+	out := comparisonJSON{Old: oldName, New: newName, Rows: []ratioJSON{}, Geomean: map[string]float64{},
+		OnlyOld: append([]string{}, c.OnlyOld...), OnlyNew: append([]string{}, c.OnlyNew...), OmitOld: c.OmitOld, OmitNew: c.OmitNew}
+	for _, r := range c.Rows {
+		x := ratioJSON{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, OldTokS: r.Old, NewTokS: r.New, OldRoofPct: r.OldPct, NewRoofPct: r.NewP}
+		if !math.IsNaN(r.Ratio) && !math.IsInf(r.Ratio, 0) {
+			x.Ratio = &r.Ratio
+		}
+		out.Rows = append(out.Rows, x)
+	}
+	for _, path := range []string{"graph", "sampled", "eager", ""} {
+		if g, n := c.geomean(path); n > 0 {
+			name := path
+			if name == "" {
+				name = "all"
+			}
+			out.Geomean[name] = g
+		}
+	}
+	js, err := json.MarshalIndent(out, "", "  ")
+	return append(js, '\n'), err
 }
 
 func (c comparison) print(w io.Writer, oldName, newName string) {
@@ -468,8 +518,7 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	fmt.Fprintln(w, "| model | kv | ctx | path | old tok/s | new tok/s | new/old | roofline % old → new |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|")
 	for _, r := range c.Rows {
-		p := strings.Split(r.Key, "|")
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.1f | **%.3f** | %.1f → %.1f |\n", p[0], p[1], p[2], p[3], r.Old, r.New, r.Ratio, r.OldPct, r.NewP)
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %.1f | %.1f | **%.3f** | %.1f → %.1f |\n", r.Model, r.KV, r.Context, r.Path, r.Old, r.New, r.Ratio, r.OldPct, r.NewP)
 	}
 	fmt.Fprintln(w)
 	for _, path := range []string{"graph", "sampled", "eager", ""} {

@@ -72,6 +72,13 @@ func parseArgs(av []string) (args, error) {
 			return a, errHelp
 		}
 	}
+	// The gate takes no flags; "gate -model x.gguf" would otherwise open a
+	// file named "-model" and report it missing.
+	for _, s := range av {
+		if len(s) > 1 && s[0] == '-' {
+			return a, fmt.Errorf("%q: the gate takes positional arguments, not flags (a file whose name starts with - is ./%s)\n%s", s, s, usage)
+		}
+	}
 	if len(av) > 0 {
 		a.model = av[0]
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -19,8 +18,17 @@ func convertCmd() command {
 }
 
 func runConvert(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("convert", convertCmd().usage, `Converts a Hugging Face checkpoint directory (config.json, *.safetensors
+and the tokenizer files; Qwen3.5 hybrid or Qwen3 dense) to one GGUF file that
+memra and llama.cpp read: tensor names and shapes as llama.cpp's converter
+writes them, the tokenizer and chat template in the metadata, the matrices in
+--type (1-D tensors, norms and the convolution stay f32). The file is
+written to OUT.gguf.tmp and renamed when whole, so a failed run leaves no
+partial file.
+`, `  memra convert ~/hf/Qwen3.5-0.8B -o qwen3.5-0.8b.gguf
+  memra convert ~/hf/Qwen3.5-9B --type q8_0 --progress -o qwen3.5-9b-q8_0.gguf
+  memra info qwen3.5-9b-q8_0.gguf
+`, stderr)
 	out := fs.String("o", "", "output GGUF path (required)")
 	typ := fs.String("type", "bf16", "matrix type: "+typeHelp)
 	name := fs.String("name", "", "general.name (default: the checkpoint directory's name)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -101,17 +100,13 @@ const textArrayLimit = 8
 const textStringLimit = 120
 
 func runInfo(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("info", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("info", infoCmd().usage, `Shows a GGUF file's metadata (long arrays summarised), its tensor table
+(name, type, shape in ggml order, offset, bytes) and totals by type.
+`, `  memra info Qwen3.5-0.8B-Q8_0.gguf
+  memra info model.gguf --json | jq '.totals'
+`, stderr)
 	asJSON := fs.Bool("json", false, "print JSON (schema in cmd_info.go, stable) instead of text")
 	full := fs.Bool("full", false, "print every array element and whole strings")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: memra info [--json] [--full] FILE.gguf\n\n")
-		fmt.Fprintf(stderr, "Shows a GGUF file's metadata (long arrays summarised), its tensor table\n")
-		fmt.Fprintf(stderr, "(name, type, shape in ggml order, offset, bytes) and totals by type.\n\n")
-		fmt.Fprintf(stderr, "Example:\n  memra info Qwen3.5-0.8B-Q8_0.gguf\n  memra info --json model.gguf | jq '.totals'\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

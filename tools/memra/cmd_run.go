@@ -25,24 +25,27 @@ func runCmd() command {
 	}
 }
 
-const runExamples = `
-Examples:
-  memra run -m qwen3.5-0.8b.gguf -p "The capital of France is" -n 32
+const runAbout = `Generates text from a prompt. The first generated token is chosen from the
+logits after the last prompt token. Text goes to stdout as it is generated;
+a summary line (prompt and generation tokens per second, and why it
+stopped: the model's end-of-generation token or -n) goes to stderr.
+Sampling: --greedy (or --temp 0) takes the argmax; otherwise the repetition
+penalty, top-k, temperature, top-p and min-p filters apply in that order. A
+--seed picks the same tokens from the same logits on the CPU and on the GPU
+(the two backends' logits differ in the last bits). On the GPU, greedy runs
+and top-k sampling (1 to 64), with or without the repetition penalty (a
+window of up to 4096), pick each token on the device, which keeps the steps
+queued back to back.
+`
+
+const runExamples = `  memra run -m qwen3.5-0.8b.gguf -p "The capital of France is" -n 32
   memra run -m qwen3.5-0.8b.gguf --chat -p "Write a haiku about Go." --temp 0.7 --seed 1
   memra run -m model.gguf --prompt-tokens 785,6722,315 -n 16 --greedy --print-tokens
-
-The first generated token is chosen from the logits after the last prompt
-token. Text goes to stdout as it is generated; a summary line (prompt and
-generation tokens per second, and why it stopped: the model's
-end-of-generation token or -n) goes to stderr. Sampling: --greedy (or
---temp 0) takes the argmax; otherwise the repetition penalty, top-k,
-temperature, top-p and min-p filters apply in that order. A --seed picks
-the same tokens from the same logits on the CPU and on the GPU (the two
-backends' logits differ in the last bits). On the GPU, greedy runs and top-k
-sampling (1 to 64), with or without the repetition penalty (a window of up
-to 4096), pick each token on the device, which keeps the steps queued back
-to back.
 `
+
+// maxThreads bounds --threads: each is a goroutine with its own slice of
+// every matrix, so a mistyped count is refused rather than spawned.
+const maxThreads = 1024
 
 type runFlags struct {
 	model, prompt, promptTokens, device string
@@ -54,8 +57,7 @@ type runFlags struct {
 
 func runRun(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", runCmd().usage, runAbout, runExamples, stderr)
 	fs.StringVar(&f.model, "m", "", "model `file` (.gguf), required")
 	fs.StringVar(&f.prompt, "p", "", "prompt `text`")
 	fs.StringVar(&f.promptTokens, "prompt-tokens", "", "prompt as comma-separated token `ids` instead of text (e.g. 100,107,114)")
@@ -74,12 +76,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&f.repeatPenalty, "repeat-penalty", 1.0, "penalty for tokens among the last --repeat-window: > 1 discourages them, < 1 favours them (0 or 1: off)")
 	fs.IntVar(&f.repeatWindow, "repeat-window", sample.DefaultRepeatWindow, "tokens the repetition penalty looks back over (0 means 64)")
 	fs.Int64Var(&f.seed, "seed", -1, "random seed (-1: pick one and report it)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: memra run %s\n\nFlags:\n", runCmd().usage)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), runExamples)
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	set := map[string]bool{} // the flags given, empty or not
@@ -99,6 +96,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --chat needs a text prompt (-p), not --prompt-tokens", errUsage)
 	case f.n <= 0:
 		return fmt.Errorf("%w: -n %d: must be positive", errUsage, f.n)
+	case f.threads < 0 || f.threads > maxThreads:
+		return fmt.Errorf("%w: --threads %d: want 0 (all cores) to %d", errUsage, f.threads, maxThreads)
+	case f.seed < -1:
+		return fmt.Errorf("%w: --seed %d: want -1 (pick one) or a seed of 0 or more", errUsage, f.seed)
 	}
 	switch f.device {
 	case "cpu", "auto", "cuda":

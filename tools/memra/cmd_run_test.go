@@ -100,6 +100,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "-m", path, "-p", "a", "--prompt-tokens", "1"}, 2, "exactly one of -p"},
 		{[]string{"run", "-m", filepath.Dir(path), "--prompt-tokens", "1"}, 1, "is a directory"},
 		{[]string{"help", "bogus"}, 2, `unknown command "bogus"`},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "-2"}, 2, "--threads -2"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "100000"}, 2, "want 0 (all cores) to 1024"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--seed", "-5"}, 2, "--seed -5"},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer
@@ -207,5 +210,29 @@ func TestStopReason(t *testing.T) {
 	}
 	if got := stopReason(errors.New("context full"), tok, eog, 3, 12); got != "" {
 		t.Errorf("failed: %q", got)
+	}
+}
+
+// Every command reports a flag it does not know once, as a usage error
+// (exit 2) that points at its help, and its help (memra help NAME, on
+// stdout) has the synopsis, what it does, the flags and examples.
+func TestCommandFlagsAndHelp(t *testing.T) {
+	for _, c := range commands() {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{c.name, "--bogus"}, &stdout, &stderr)
+		const msg = "flag provided but not defined: -bogus"
+		if code != 2 || strings.Count(stderr.String(), msg) != 1 || !strings.Contains(stderr.String(), `"memra help `+c.name+`"`) {
+			t.Errorf("%s --bogus: exit %d stderr %q; want exit 2, %q once and a pointer to the help", c.name, code, stderr.String(), msg)
+		}
+		stdout.Reset()
+		stderr.Reset()
+		if code := run([]string{"help", c.name}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+			t.Errorf("help %s: exit %d stderr %q", c.name, code, stderr.String())
+		}
+		for _, w := range []string{"Usage: memra " + c.name + " " + c.usage, "Flags:\n", "Examples:\n  ", "memra " + c.name + " "} {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("help %s lacks %q:\n%s", c.name, w, stdout.String())
+			}
+		}
 	}
 }

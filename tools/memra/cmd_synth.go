@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -28,8 +27,16 @@ func synthCmd() command {
 }
 
 func runSynth(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("synth", synthCmd().usage, `Writes a GGUF file with a preset's real shapes and deterministic random
+weights (the same --seed gives the same file), for benchmarks and tests
+without a download: the tokenizer is copied from --vocab or generated
+(byte-level), so memra run -p works on it, and generation stops at its
+end-of-generation tokens as a real model's does. Presets: tiny (tests),
+0.8b, 2b, 9b and 27b, the Qwen3.5 sizes.
+`, `  memra synth --preset 0.8b -o 0.8b-bf16.gguf
+  memra synth --preset 9b --type q8_0 --progress -o 9b-q8_0.gguf
+  memra run -m 0.8b-bf16.gguf -p "hello" -n 16 --greedy
+`, stderr)
 	arch := fs.String("arch", "qwen35", "architecture (only qwen35)")
 	preset := fs.String("preset", "", "model size: "+strings.Join(convert.Presets(), ", "))
 	typ := fs.String("type", "bf16", "matrix type: "+typeHelp)
@@ -38,7 +45,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		" when present and it fits the preset's vocabulary, else the generated one)")
 	out := fs.String("o", "", "output GGUF path (required)")
 	progress := fs.Bool("progress", false, "show a progress bar even when stderr is not a terminal")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" || *preset == "" || fs.NArg() > 0 {

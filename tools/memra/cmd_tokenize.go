@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,20 +46,15 @@ func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
 }
 
 func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tokenize", tokenizeCmd().usage, `Reads UTF-8 text from stdin (all of it, newlines included) and prints the
+token ids on one line, space-separated. BOS is added only when the file's
+tokenizer.ggml.add_bos_token asks for it. Invalid UTF-8 bytes read as U+FFFD.
+`, `  printf 'Hello world' | memra tokenize -m model.gguf
+`, stderr)
 	model := fs.String("m", "", "GGUF `file` whose tokenizer.* metadata to use (required)")
 	special := fs.Bool("special", false, "parse control tokens written in the text (<|im_start|> ...); without it they are plain text")
 	nfc := fs.Bool("nfc", false, "normalise the text to Unicode NFC first (Hugging Face's behaviour; llama.cpp does not)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: memra tokenize -m FILE.gguf [--special] [--nfc] < text\n\n")
-		fmt.Fprintf(stderr, "Reads UTF-8 text from stdin (all of it, newlines included) and prints the token\n")
-		fmt.Fprintf(stderr, "ids on one line, space-separated. BOS is added only when the file's\n")
-		fmt.Fprintf(stderr, "tokenizer.ggml.add_bos_token asks for it. Invalid UTF-8 bytes read as U+FFFD.\n\n")
-		fmt.Fprintf(stderr, "Example:\n  printf 'Hello world' | memra tokenize -m model.gguf\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *model == "" || fs.NArg() != 0 {
@@ -90,18 +84,13 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 func runDetokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("detokenize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("detokenize", detokenizeCmd().usage, `Reads token ids from stdin (separated by spaces, newlines or commas) and
+writes the text they decode to, with nothing added. Control tokens are
+written as their text.
+`, `  printf 'Hello world' | memra tokenize -m m.gguf | memra detokenize -m m.gguf
+`, stderr)
 	model := fs.String("m", "", "GGUF `file` whose tokenizer.* metadata to use (required)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: memra detokenize -m FILE.gguf < ids\n\n")
-		fmt.Fprintf(stderr, "Reads token ids from stdin (separated by spaces, newlines or commas) and\n")
-		fmt.Fprintf(stderr, "writes the text they decode to, with nothing added. Control tokens are\n")
-		fmt.Fprintf(stderr, "written as their text.\n\n")
-		fmt.Fprintf(stderr, "Example:\n  printf 'Hello world' | memra tokenize -m m.gguf | memra detokenize -m m.gguf\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *model == "" || fs.NArg() != 0 {

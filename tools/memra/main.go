@@ -40,6 +40,42 @@ func commands() []command {
 // errUsage marks an error caused by bad arguments: the caller prints usage.
 var errUsage = errors.New("usage")
 
+// newFlagSet is command name's FlagSet. Its -h prints the synopsis, about
+// (what the command does, with a trailing newline), the flags and examples,
+// to out; parseFlags keeps the flag package's own report of a bad flag off it.
+func newFlagSet(name, synopsis, about, examples string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: memra %s %s\n\n%s\nFlags:\n", name, synopsis, about)
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nExamples:\n%s", examples)
+	}
+	return fs
+}
+
+// parseFlags parses args into fs. A flag it rejects becomes a usage error,
+// which run prints once with the synopsis and exit status 2; the flag
+// package would print the error and every flag first and leave run to print
+// the error again with status 1. -h prints fs's help and returns
+// flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return err
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
 // parseInterspersed parses fs's flags wherever they stand among args and
 // returns the other arguments in order, so that "memra info model.gguf
 // --json" works as "memra info --json model.gguf" does (the flag package
@@ -47,7 +83,7 @@ var errUsage = errors.New("usage")
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
@@ -92,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.Is(err, errUsage):
-			fmt.Fprintf(stderr, "memra %s: %v\nusage: memra %s %s\n", c.name, err, c.name, c.usage)
+			fmt.Fprintf(stderr, "memra %s: %v\nusage: memra %s %s\nRun \"memra help %s\" for every flag and examples.\n", c.name, err, c.name, c.usage, c.name)
 			return 2
 		default:
 			fmt.Fprintf(stderr, "memra %s: %v\n", c.name, err)

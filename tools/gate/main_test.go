@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseArgs(t *testing.T) {
+	good := []struct {
+		av   []string
+		want args
+	}{
+		{nil, args{model: "default", p: 64, n: 256}},
+		{[]string{"m.gguf"}, args{model: "m.gguf", p: 64, n: 256}},
+		{[]string{"m.gguf", "300", "64", "bench"}, args{model: "m.gguf", p: 300, n: 64, bench: true}},
+	}
+	for _, c := range good {
+		if got, err := parseArgs(c.av); err != nil || got != c.want {
+			t.Errorf("%q: %+v, %v; want %+v", c.av, got, err, c.want)
+		}
+	}
+	bad := []struct {
+		av   []string
+		want string
+	}{
+		{[]string{"-model", "m.gguf"}, `"-model": the gate takes positional arguments`},
+		{[]string{"m.gguf", "-5"}, `"-5": the gate takes positional arguments`},
+		{[]string{"m.gguf", "x"}, `P must be a positive integer, got "x"`},
+		{[]string{"m.gguf", "64", "0"}, `N must be a positive integer, got "0"`},
+		{[]string{"m.gguf", "64", "8", "fast"}, `fourth argument must be "bench"`},
+		{[]string{"m.gguf", "64", "8", "bench", "x"}, "too many arguments"},
+	}
+	for _, c := range bad {
+		_, err := parseArgs(c.av)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "usage: gate") {
+			t.Errorf("%q: %v; want an error with %q and the usage", c.av, err, c.want)
+		}
+	}
+	if _, err := parseArgs([]string{"m.gguf", "--help"}); !errors.Is(err, errHelp) {
+		t.Errorf("--help: %v, want errHelp", err)
+	}
+}
