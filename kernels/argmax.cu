@@ -7,8 +7,9 @@
 // and wide: argmax_partial gives each block a fixed chunk of 8192 logits, and
 // argmax_final (one block) reduces the partials in a fixed tree.
 // Order: larger value wins; equal values -> lower index wins; NaN never wins
-// (an all-NaN vector yields index 0). Both kernels derive the partial count
-// from n, so they always agree.
+// (an all-NaN vector yields MEMRA_NO_TOKEN, and 0 in the counters: see
+// memra_end_step). Both kernels derive the partial count from n, so they
+// always agree.
 #include "common.cuh"
 
 // Is (v, i) better than (bv, bi)?
@@ -68,7 +69,8 @@ argmax_partial(float* part_val, int* part_idx, const float* logits, int n) {
     }
 }
 
-// out: [1] int32 (the token read back by the host); ctr: null or one
+// out: [1] int32 (the token read back by the host, MEMRA_NO_TOKEN when every
+// logit is NaN); ctr: null or one
 // memra_counters, which then gets token = the winner and pos, t_kv and step
 // one higher (the end of a device-counter step: one launch fewer than a
 // kernel of its own); part_*: from argmax_partial with the same n
@@ -87,6 +89,6 @@ argmax_final(int* out, int* ctr, const float* part_val, const int* part_idx, int
     }
     memra_argmax_block(&bv, &bi);
     if (threadIdx.x == 0) {
-        memra_end_step(out, ctr, (bi == 0x7fffffff) ? 0 : bi);
+        memra_end_step(out, ctr, (bi == 0x7fffffff) ? MEMRA_NO_TOKEN : bi);
     }
 }

@@ -38,6 +38,7 @@
 #define MEMRA_PENALTY_MAX_WINDOW 4096 // the longest repetition window the device keeps
 #define MEMRA_Q8_LANE_PAIRS 64    // matvec_q8_0_wide: a row's scales in the order of its 64 lane pairs (matvec.cu)
 
+#define MEMRA_NO_TOKEN -1         // out[0] of a step whose logits are all NaN (memra_end_step)
 #define MEMRA_FULL_MASK 0xffffffffu
 
 // Device counters of the device-counter decode path (DecodeStepDC and the
@@ -62,12 +63,15 @@ __device__ __forceinline__ int memra_load_or(int v, const int* dv) {
 
 // The end of a device-counter step (argmax_final, sample_draw): out[0] and
 // the counters' token get the picked token, and pos, t_kv and step move on
-// by one. ctr may be null (the picked token only).
+// by one. ctr may be null (the picked token only). A step with no token to
+// pick (every logit NaN: weights or activations that are not finite) passes
+// MEMRA_NO_TOKEN: out[0], which the host reads back, says so, while the
+// counters get token 0, which the next step's embedding lookup can read.
 __device__ __forceinline__ void memra_end_step(int* out, int* ctr, int tok) {
     out[0] = tok;
     if (ctr) {
         memra_counters* c = reinterpret_cast<memra_counters*>(ctr);
-        c->token = tok;
+        c->token = tok == MEMRA_NO_TOKEN ? 0 : tok;
         c->pos += 1;
         c->t_kv += 1;
         c->step += 1;

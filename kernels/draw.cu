@@ -76,14 +76,15 @@ __device__ __forceinline__ double memra_draw_sum(const double* w, int n) {
     return s;
 }
 
-// out: [1] int32, the token; ctr: null or one memra_counters, which then gets
-// token = out[0] and pos, t_kv, step + 1 (argmax_final's end of a
-// device-counter step); top: [MEMRA_TOPK_MAX] f32 values then
-// [MEMRA_TOPK_MAX] int32 ids, best first (topk_select's last pass); p: one
-// memra_draw, whose index is advanced; trace: null, or [2 + MEMRA_TOPK_MAX]
-// f64 that gets the random number, the candidates kept and their final
-// probabilities (what the host's Filter returns), for the tests to compare
-// bit for bit.
+// out: [1] int32, the token (MEMRA_NO_TOKEN when every logit is NaN, where
+// the host's Sample fails); ctr: null or one memra_counters, which then gets
+// token = out[0] (0 for MEMRA_NO_TOKEN) and pos, t_kv, step + 1
+// (argmax_final's end of a device-counter step); top: [MEMRA_TOPK_MAX] f32
+// values then [MEMRA_TOPK_MAX] int32 ids, best first (topk_select's last
+// pass); p: one memra_draw, whose index is advanced; trace: null, or
+// [2 + MEMRA_TOPK_MAX] f64 that gets the random number, the candidates kept
+// and their final probabilities (what the host's Filter returns), for the
+// tests to compare bit for bit.
 extern "C" __global__ void __launch_bounds__(MEMRA_DRAW_THREADS)
 sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) {
     memra_grid_wait();
@@ -92,8 +93,22 @@ sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) 
     __shared__ double sum;
     __shared__ int n;
     const int* ids = reinterpret_cast<const int*>(top + MEMRA_TOPK_MAX);
-    const int k = min(max(p->k, 1), MEMRA_TOPK_MAX);
     const int lane = threadIdx.x;
+    // The candidates: the top k up to the first NaN (topk_select sorts NaNs
+    // after every number, and the host drops them). None: every logit is
+    // NaN. The warp looks at 32 at a time; the ballot is the same in every lane.
+    int k = min(max(p->k, 1), MEMRA_TOPK_MAX);
+    for (int base = 0; base < k; base += MEMRA_DRAW_THREADS) {
+        const unsigned nan = __ballot_sync(MEMRA_FULL_MASK, base + lane < k && isnan(top[base + lane]));
+        if (nan) {
+            k = base + __ffs(nan) - 1;
+            break;
+        }
+    }
+    if (k == 0) {
+        if (lane == 0) memra_end_step(out, ctr, MEMRA_NO_TOKEN);
+        return;
+    }
     // Softmax weights at the temperature, the best logit subtracted.
     const double T = (double)p->temperature, max_l = (double)top[0];
     for (int i = lane; i < k; i += MEMRA_DRAW_THREADS) w[i] = memra_exp_det(((double)top[i] - max_l) / T);

@@ -104,6 +104,11 @@ var attnHeadDims = []int{64, 128, 256}
 // int32 {token, pos, t_kv, step} at byte offsets 0, 4, 8, 12.
 const CountersBytes = 16
 
+// NoToken is what argmax_final and sample_draw write as the step's token
+// (out[0], the 4 bytes read back) when every logit is NaN; the counters'
+// token then gets 0 (MEMRA_NO_TOKEN, common.cuh's memra_end_step).
+const NoToken = -1
+
 // Byte offsets of the fields of struct memra_counters (common.cuh).
 const (
 	CounterToken = 0

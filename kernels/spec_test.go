@@ -71,6 +71,7 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_Q8_LANE_PAIRS":      Q8LanePairs,
 		"MEMRA_ATTN_THREADS":       attnThreads,
 		"MEMRA_ARGMAX_CHUNK":       8192, // argmax_partial's grid, "(n+8191)/8192"
+		"MEMRA_NO_TOKEN":           NoToken,
 	} {
 		if d, ok := defines[name]; !ok || d != v {
 			t.Errorf("%s: common.cuh has %d (found %v), the Go side %d", name, d, ok, v)

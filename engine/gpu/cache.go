@@ -256,6 +256,10 @@ func (cc *Cache) Reset() error {
 		if err := e.MemsetD32Async(cc.s.ctr, 0, kernels.CountersBytes/4); err != nil {
 			return err
 		}
+		// The token read back (queueToken) equals the counters' token.
+		if err := e.MemsetD32Async(cc.s.token, 0, 1); err != nil {
+			return err
+		}
 		return e.Synchronize()
 	})
 }

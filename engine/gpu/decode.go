@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // DecodeStep is the eager path: it appends token at the cache's position,
@@ -359,12 +361,14 @@ func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) 
 	return nil
 }
 
-// queueToken queues the read-back of the device token counter (4 bytes) as
-// token i: into pinned slot i%2, with event i%2 recorded behind it.
+// queueToken queues the read-back of the last step's token (4 bytes, the
+// out[0] of argmax_final or sample_draw, which the counters' token equals
+// but for kernels.NoToken) as token i: into pinned slot i%2, with event i%2
+// recorded behind it.
 func (g *Model) queueToken(cc *Cache, i int) error {
 	hb := cc.tokenHost.Bytes()[4*(i%2):][:4]
 	err := g.e.Do(func() error {
-		if err := g.e.CopyDtoHAsync(hb, cc.s.ctr); err != nil {
+		if err := g.e.CopyDtoHAsync(hb, cc.s.token); err != nil {
 			return err
 		}
 		return g.e.Record(cc.tokenRead[i%2])
@@ -375,12 +379,17 @@ func (g *Model) queueToken(cc *Cache, i int) error {
 	return nil
 }
 
-// awaitToken waits for token i's read-back (queueToken) and returns it.
+// awaitToken waits for token i's read-back (queueToken) and returns it, or
+// model.ErrNaNLogits where the step had no token to pick.
 func (g *Model) awaitToken(cc *Cache, i int) (int32, error) {
 	if err := g.e.EventSynchronize(cc.tokenRead[i%2]); err != nil {
 		return 0, fmt.Errorf("gpu: read token: %w", err)
 	}
-	return int32(binary.LittleEndian.Uint32(cc.tokenHost.Bytes()[4*(i%2):])), nil
+	tok := int32(binary.LittleEndian.Uint32(cc.tokenHost.Bytes()[4*(i%2):]))
+	if tok == kernels.NoToken {
+		return 0, fmt.Errorf("gpu: generated token %d: %w", i, model.ErrNaNLogits)
+	}
+	return tok, nil
 }
 
 // graph returns the instantiated graph of bucket b that picks the token as

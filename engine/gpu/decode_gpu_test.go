@@ -897,3 +897,48 @@ func graphVsSession(t *testing.T, g *Model, s *Session, gs *GraphDecodeState, o 
 	}
 	return got
 }
+
+// TestGPUNaNWeights: a model whose output norm is NaN (every logit NaN) ends
+// generation with model.ErrNaNLogits on each path, where the device's
+// argmax would otherwise hand back token 0 forever: graph generation with
+// the argmax, with the draw and with the penalty (kernels.NoToken read
+// back), and a Session's host-sampled steps (sample.Generate).
+func TestGPUNaNWeights(t *testing.T) {
+	e := decodeEngine(t)
+	spec := gpuTinySpec(gguf.TypeBF16, false, 21)
+	spec.NaN = map[string]bool{"output_norm.weight": true}
+	g := loadModel(t, e, modeltest.Load(t, spec), Options{})
+	prompt := []int32{5, 77, 300}
+	for _, c := range []struct {
+		name string
+		smp  *Sampling
+		pen  *Penalty
+	}{
+		{"argmax", nil, nil},
+		{"draw", &Sampling{TopK: 40, Temperature: 0.8, TopP: 0.95, MinP: 0.05, Seed: 1}, nil},
+		{"argmax+penalty", nil, &Penalty{Penalty: 1.3, Window: 64}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gs := g.NewGraphDecodeState()
+			defer gs.Close()
+			if err := errors.Join(gs.SetSampling(c.smp), gs.SetPenalty(c.pen)); err != nil {
+				t.Fatal(err)
+			}
+			toks, err := g.GenerateGraph(gs, prompt, 8)
+			if !errors.Is(err, model.ErrNaNLogits) {
+				t.Fatalf("GenerateGraph: tokens %v, error %v; want model.ErrNaNLogits", toks, err)
+			}
+		})
+	}
+	s, err := g.NewSession(32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, o := range []sample.Options{{Greedy: true}, {Temperature: 0.8, TopK: 40, Seed: 1}, {Temperature: 0.8, Seed: 1}} {
+		if toks, _, err := sample.Generate(s, prompt, 8, o, nil); !errors.Is(err, model.ErrNaNLogits) {
+			t.Errorf("session %+v: tokens %v, error %v; want model.ErrNaNLogits", o, toks, err)
+		}
+		s.Reset()
+	}
+}

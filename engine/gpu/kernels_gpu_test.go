@@ -13,6 +13,7 @@ package gpu
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -1426,7 +1427,8 @@ func TestGPUKernelElementwise(t *testing.T) {
 // qwen35 (248320 = 30 chunks of 8192 and a partial one) and small sizes, with
 // ties in different chunks, in one thread's stride and in neighbouring
 // threads (the lowest index must win), the maximum in the last partial chunk
-// and at 0, NaNs (never chosen), and all -inf / all NaN (index 0). Each
+// and at 0, NaNs (never chosen), all -inf (index 0) and all NaN
+// (kernels.NoToken, and 0 in the counters, which feed the next step). Each
 // partial is checked too (largest value, lowest index; (−inf, INT_MAX) for an
 // all-NaN chunk). With ctr the token must also land in the device counters
 // and pos, t_kv and step advance by one (the end of a device-counter step);
@@ -1487,6 +1489,10 @@ func TestGPUKernelArgmax(t *testing.T) {
 			dout := v.alloc(t, 4*4)
 			ctr := ktCounters(t, v, -5, 10, 11, 3)
 			want := int32(cpu.Argmax(x))
+			wantOut := want // the token read back
+			if tc.name == "all-nan" {
+				wantOut = kernels.NoToken
+			}
 			for _, useCtr := range []bool{false, true} {
 				v.poison(t, dval, parts+guard, ktNaN)
 				v.poison(t, didx, parts+guard, ktNaN)
@@ -1514,8 +1520,8 @@ func TestGPUKernelArgmax(t *testing.T) {
 					}
 				}
 				out := ktGet[int32](t, v, dout, 4)
-				if out[0] != want {
-					t.Fatalf("ctr %v: argmax %d, want %d", useCtr, out[0], want)
+				if out[0] != wantOut {
+					t.Fatalf("ctr %v: argmax %d, want %d", useCtr, out[0], wantOut)
 				}
 				for j := 1; j < 4; j++ {
 					if uint32(out[j]) != ktNaN {
@@ -1765,10 +1771,12 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 // number is sample.Uniform's and the candidates kept and their
 // probabilities are sample.Filter's on the whole logits, every float64
 // equal. Logits: uniform, with ties, NaNs inside the top k under a finite
-// maximum, a +Inf maximum (NaN weights) and mostly −Inf at some steps; the
-// options range over the filters, and a temperature of 0.001 sends finite
-// differences below exp's range. The kernel must also advance its draw
-// index and end the device-counter step as argmax_final does.
+// maximum (no candidates, on both sides), a +Inf maximum (NaN weights),
+// mostly −Inf, and all NaN (kernels.NoToken where the host fails with
+// model.ErrNaNLogits, neither drawing) at some steps; the options range over
+// the filters, and a temperature of 0.001 sends finite differences below
+// exp's range. The kernel must also advance its draw index and end the
+// device-counter step as argmax_final does.
 func TestGPUKernelSampleDraw(t *testing.T) {
 	v := ktGPU(t)
 	const K, steps = kernels.TopKMax, 120
@@ -1793,11 +1801,15 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 		top := v.alloc(t, 2*K*4)
 		trace := v.alloc(t, (2+K)*8)
 		var last int32
-		spread, zeros := 0, 0
+		spread, zeros, draws := 0, 0, 0
 		seen := map[int32]bool{}
 		for step := range steps {
 			x := ktUniform(r, 3000, -3, 3)
 			switch step % 10 {
+			case 1: // NaN weights: nothing to draw from
+				for j := range x {
+					x[j] = float32(math.NaN())
+				}
 			case 3: // ties across the top
 				for j := 0; j < 3000; j += 50 {
 					x[j] = 3
@@ -1817,15 +1829,23 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 			ktPut(t, v, top, vals)
 			ktPut(t, v, top.Add(4*K), ids)
 			want, err := host.SampleTop(ids[:o.TopK], vals[:o.TopK])
-			ktMust(t, err)
 			ktMust(t, v.k.SampleDraw(out, ctr, top, params, trace))
 			got := ktGet[int32](t, v, out, 1)[0]
+			if step%10 == 1 {
+				tok := ktGet[int32](t, v, ctr, 1)[0]
+				if !errors.Is(err, model.ErrNaNLogits) || got != kernels.NoToken || tok != 0 {
+					t.Fatalf("case %d step %d, all NaN: host %v, device out %d and counters' token %d; want ErrNaNLogits, %d and 0", ci, step, err, got, tok, kernels.NoToken)
+				}
+				last = 0
+				continue
+			}
+			ktMust(t, err)
 			if got != want {
 				t.Fatalf("case %d %+v, step %d: device drew %d, host %d", ci, o, step, got, want)
 			}
 			tr := ktGet[float64](t, v, trace, 2+K)
 			cands := sample.Filter(x, nil, o)
-			if u := sample.Uniform(o.Seed, uint64(step)); math.Float64bits(tr[0]) != math.Float64bits(u) {
+			if u := sample.Uniform(o.Seed, uint64(draws)); math.Float64bits(tr[0]) != math.Float64bits(u) {
 				t.Fatalf("case %d step %d: device random number %v, host %v", ci, step, tr[0], u)
 			}
 			if int(tr[1]) != len(cands) {
@@ -1843,20 +1863,21 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 				}
 			}
 			last = got
+			draws++
 			if rank := slices.Index(ids, got); !seen[got] && rank > 0 {
 				spread++
 			}
 			seen[got] = true
 		}
 		p := ktGet[uint64](t, v, params, kernels.DrawParamsBytes/8)
-		if idx := p[kernels.DrawIndex/8]; idx != steps {
-			t.Errorf("case %d: draw index %d after %d draws", ci, idx, steps)
+		if idx := p[kernels.DrawIndex/8]; idx != uint64(draws) {
+			t.Errorf("case %d: draw index %d after %d draws", ci, idx, draws)
 		}
 		c := ktGet[int32](t, v, ctr, kernels.CountersBytes/4)
 		if c[kernels.CounterToken/4] != last || c[kernels.CounterPos/4] != 10+steps || c[kernels.CounterTKV/4] != 11+steps || c[kernels.CounterStep/4] != steps {
 			t.Errorf("case %d: counters %v after %d draws, want token %d pos %d t_kv %d step %d", ci, c, steps, last, 10+steps, 11+steps, steps)
 		}
-		t.Logf("case %d %+v: %d draws equal; %d distinct tokens below the top one; %d zero probabilities", ci, o, steps, spread, zeros)
+		t.Logf("case %d %+v: %d draws equal, %d steps without; %d distinct tokens below the top one; %d zero probabilities", ci, o, draws, steps-draws, spread, zeros)
 		// What the cases are there for must have happened: draws below the
 		// top where k > 1, and at T = 0.001 weights below exp's range.
 		if o.TopK > 1 && spread == 0 {

@@ -9,6 +9,12 @@ import (
 	"github.com/memra-ai/memra/gguf"
 )
 
+// ErrNaNLogits is the error of a decode step whose logits are all NaN, where
+// no token can be picked: weights that are not finite (a NaN or Inf in the
+// file) or activations that overflowed. Both backends return it (wrapped)
+// rather than a token.
+var ErrNaNLogits = errors.New("every logit is NaN: the model's weights or activations are not finite (a NaN or Inf in the file's tensors, or an overflow)")
+
 // Tensor is a zero-copy view of one weight tensor in the file's mmap. Data
 // stays valid while the gguf.File is open; nothing here copies it, so GPU
 // code uploads Data as-is.

@@ -106,7 +106,7 @@ func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int3
 			return err
 		}
 		logits, err := d.DecodeStep(tok)
-		next = func() (int32, error) { return s.Sample(logits, history), nil }
+		next = func() (int32, error) { return s.Sample(logits, history) }
 		return err
 	}
 	start := time.Now()

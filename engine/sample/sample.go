@@ -7,6 +7,7 @@ import (
 	"container/heap"
 	"fmt"
 	"github.com/memra-ai/memra/engine/cpu"
+	"github.com/memra-ai/memra/engine/model"
 	"math"
 	"slices"
 )
@@ -118,6 +119,8 @@ func Penalize(logits []float32, history []int32, penalty float32, window int) {
 // Filter returns the candidates sampling draws from, most likely first:
 // repetition penalty, then top-k, softmax at the temperature, top-p, min-p,
 // renormalised. With greedy options it returns the argmax alone (P = 1).
+// NaNs are never candidates (TopK sorts them last, where the softmax would
+// spread them over every probability), so logits that are all NaN give none.
 // logits is not modified.
 func Filter(logits []float32, history []int32, opts Options) []Candidate {
 	l := append([]float32(nil), logits...)
@@ -127,7 +130,11 @@ func Filter(logits []float32, history []int32, opts Options) []Candidate {
 func filter(l []float32, history []int32, o *Options) []Candidate {
 	Penalize(l, history, o.RepeatPenalty, o.RepeatWindow)
 	if o.greedy() {
-		return []Candidate{{ID: int32(cpu.Argmax(l)), P: 1}}
+		i := cpu.Argmax(l)
+		if l[i] != l[i] {
+			return nil
+		}
+		return []Candidate{{ID: int32(i), P: 1}}
 	}
 	ids := TopK(l, o.TopK)
 	return candidates(ids, func(i int) float32 { return l[ids[i]] }, o)
@@ -135,8 +142,16 @@ func filter(l []float32, history []int32, o *Options) []Candidate {
 
 // candidates applies the temperature, top-p and min-p to the top-k ids
 // (sorted as TopK sorts them), whose logits logit(i) gives, and
-// renormalises.
+// renormalises. The NaNs at the end of ids are dropped first (nil: all).
 func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate {
+	n := len(ids)
+	for n > 0 && logit(n-1) != logit(n-1) {
+		n--
+	}
+	if n == 0 {
+		return nil
+	}
+	ids = ids[:n]
 	// Softmax over the kept tokens at temperature T (max subtracted).
 	T := float64(o.Temperature)
 	maxL := float64(logit(0))
@@ -179,14 +194,19 @@ func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate 
 }
 
 // Sample picks the next token from logits given the token history (prompt
-// and generated tokens, for the repetition penalty).
-func (s *Sampler) Sample(logits []float32, history []int32) int32 {
+// and generated tokens, for the repetition penalty). Logits that are all
+// NaN give model.ErrNaNLogits.
+func (s *Sampler) Sample(logits []float32, history []int32) (int32, error) {
 	l := logits
 	if p := s.opts.RepeatPenalty; p != 0 && p != 1 { // only the penalty writes to the logits
 		s.buf = append(s.buf[:0], logits...)
 		l = s.buf
 	}
-	return s.draw(filter(l, history, &s.opts))
+	cands := filter(l, history, &s.opts)
+	if len(cands) == 0 {
+		return 0, fmt.Errorf("sample: %w", model.ErrNaNLogits)
+	}
+	return s.draw(cands), nil
 }
 
 // TopOnly reports whether SampleTop can stand in for Sample: sampling (not
@@ -206,7 +226,11 @@ func (s *Sampler) SampleTop(ids []int32, logits []float32) (int32, error) {
 		return 0, fmt.Errorf("sample: %d top ids and %d logits for top-k %d (greedy %v, penalty %g)",
 			len(ids), len(logits), s.opts.TopK, s.opts.greedy(), s.opts.RepeatPenalty)
 	}
-	return s.draw(candidates(ids, func(i int) float32 { return logits[i] }, &s.opts)), nil
+	cands := candidates(ids, func(i int) float32 { return logits[i] }, &s.opts)
+	if len(cands) == 0 {
+		return 0, fmt.Errorf("sample: %w", model.ErrNaNLogits)
+	}
+	return s.draw(cands), nil
 }
 
 // draw picks a candidate with its probability: the next number of the

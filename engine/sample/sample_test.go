@@ -2,6 +2,7 @@ package sample
 
 import (
 	"errors"
+	"github.com/memra-ai/memra/engine/model"
 	"math"
 	"slices"
 	"strings"
@@ -86,7 +87,7 @@ func TestSamplerDistributionAndSeed(t *testing.T) {
 	const n = 30000
 	counts := make([]int, len(l))
 	for range n {
-		a, b := s1.Sample(l, nil), s2.Sample(l, nil)
+		a, b := mustSample(t, s1, l, nil), mustSample(t, s2, l, nil)
 		if a != b {
 			t.Fatal("same seed, different tokens")
 		}
@@ -105,7 +106,7 @@ func TestSamplerDistributionAndSeed(t *testing.T) {
 	same := 0
 	s1, _ = NewSampler(Options{Temperature: 1, Seed: 42})
 	for range 200 {
-		if s1.Sample(l, nil) == s3.Sample(l, nil) {
+		if mustSample(t, s1, l, nil) == mustSample(t, s3, l, nil) {
 			same++
 		}
 	}
@@ -250,5 +251,49 @@ func TestGenerateFeeds(t *testing.T) {
 	f := &feedFake{fakeDecoder: fakeDecoder{vocab: 10, capacity: 100}, refuse: true}
 	if out, _, err := Generate(f, []int32{1, 2, 3}, 4, Options{}, nil); err == nil || err.Error() != "generate: prompt: feed refused" || out != nil || f.steps != 0 {
 		t.Errorf("refused Feed: out %v, err %v, %d DecodeStep calls", out, err, f.steps)
+	}
+}
+
+// mustSample is s.Sample, failing the test on an error.
+func mustSample(t *testing.T, s *Sampler, l []float32, history []int32) int32 {
+	t.Helper()
+	tok, err := s.Sample(l, history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// TestSampleNaNLogits: logits that are all NaN (non-finite weights) give
+// model.ErrNaNLogits on every path, greedy or sampled, with the penalty or
+// the top k alone, where the argmax would quietly give token 0; some NaNs
+// among numbers are passed over.
+func TestSampleNaNLogits(t *testing.T) {
+	nan := float32(math.NaN())
+	all := []float32{nan, nan, nan, nan, nan}
+	some := []float32{nan, 1, nan, 3, 2}
+	for _, o := range []Options{
+		{Greedy: true},
+		{Temperature: 0.8, TopK: 3, TopP: 0.95, MinP: 0.05, Seed: 1},
+		{Temperature: 0.8, TopK: 0, Seed: 2},
+		{Greedy: true, RepeatPenalty: 1.3, RepeatWindow: 4},
+	} {
+		s, err := NewSampler(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Sample(all, []int32{1, 2}); !errors.Is(err, model.ErrNaNLogits) {
+			t.Errorf("%+v, all NaN: %v, want ErrNaNLogits", o, err)
+		}
+		if tok, err := s.Sample(some, []int32{1}); err != nil || some[tok] != some[tok] {
+			t.Errorf("%+v, some NaN: token %d, %v; want a number's", o, tok, err)
+		}
+	}
+	s, _ := NewSampler(Options{Temperature: 1, TopK: 2, Seed: 3})
+	if _, err := s.SampleTop([]int32{0, 1}, []float32{nan, nan}); !errors.Is(err, model.ErrNaNLogits) {
+		t.Errorf("SampleTop, all NaN: %v, want ErrNaNLogits", err)
+	}
+	if tok, err := s.SampleTop([]int32{3, 1}, []float32{3, nan}); err != nil || (tok != 3 && tok != 1) {
+		t.Errorf("SampleTop, one NaN: %d, %v", tok, err)
 	}
 }

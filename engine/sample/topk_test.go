@@ -84,7 +84,9 @@ func BenchmarkSample(b *testing.B) {
 	hist := []int32{1, 2, 3}
 	b.SetBytes(int64(4 * len(l)))
 	for b.Loop() {
-		s.Sample(l, hist)
+		if _, err := s.Sample(l, hist); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -116,7 +118,7 @@ func TestSampleTopMatchesSample(t *testing.T) {
 			for i, id := range ids {
 				vals[i] = l[id]
 			}
-			want := full.Sample(l, nil)
+			want := mustSample(t, full, l, nil)
 			got, err := top.SampleTop(ids, vals)
 			if err != nil || got != want {
 				t.Fatalf("%+v step %d: SampleTop %d (%v), Sample %d", o, step, got, err, want)

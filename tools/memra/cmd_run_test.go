@@ -79,6 +79,12 @@ func TestRunPromptTokens(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	path := tinyModel(t)
+	nanPath := filepath.Join(t.TempDir(), "nan.gguf")
+	s := modeltest.TinyQwen35()
+	s.NaN = map[string]bool{"output_norm.weight": true} // every logit NaN
+	if err := modeltest.Write(nanPath, s); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		code int
@@ -103,6 +109,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "-2"}, 2, "--threads -2"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "100000"}, 2, "want 0 (all cores) to 1024"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--seed", "-5"}, 2, "--seed -5"},
+		// Weights that are not finite: an error, not a stream of token 0.
+		{[]string{"run", "-m", nanPath, "--prompt-tokens", "1,2", "--greedy", "--device", "cpu"}, 1, "every logit is NaN"},
+		{[]string{"run", "-m", nanPath, "--prompt-tokens", "1,2", "--top-k", "0", "--device", "cpu"}, 1, "every logit is NaN"},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer

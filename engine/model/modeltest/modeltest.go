@@ -52,6 +52,9 @@ type Spec struct {
 	Force map[string]gguf.Type
 	// SkipKeys leaves these metadata keys (without the arch prefix) out.
 	SkipKeys map[string]bool
+	// NaN fills these F32 tensors with NaN: a file whose weights are not
+	// finite, which loads and decodes to logits that are all NaN.
+	NaN map[string]bool
 }
 
 // TinyQwen35 is a 4-layer qwen35 (layers 1 and 3 attention) plus one MTP
@@ -235,6 +238,14 @@ func WriteTo(out io.Writer, s Spec) error {
 		data, err := RandomTensor(rng, typ, shape, ts.kind)
 		if err != nil {
 			return fmt.Errorf("tensor %s: %w", ts.name, err)
+		}
+		if s.NaN[ts.name] {
+			if typ != gguf.TypeF32 {
+				return fmt.Errorf("tensor %s: NaN fills F32 tensors, not %v", ts.name, typ)
+			}
+			for i := 0; i < len(data); i += 4 {
+				binary.LittleEndian.PutUint32(data[i:], 0x7fc00000)
+			}
 		}
 		w.AddTensorBytes(ts.name, typ, shape, data)
 	}
