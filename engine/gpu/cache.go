@@ -387,6 +387,10 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 	if err := e.CopyHtoD(cc.s.ctr, cuda.AsBytes(ctr)); err != nil {
 		return err
 	}
+	// The token ContinueGraph reads back first (queueToken) is the step's.
+	if err := e.CopyHtoD(cc.s.token, cuda.AsBytes(ctr[kernels.CounterToken/4:][:1])); err != nil {
+		return err
+	}
 	cc.n = n
 	return nil
 }

@@ -942,3 +942,31 @@ func TestGPUNaNWeights(t *testing.T) {
 		s.Reset()
 	}
 }
+
+// TestGPUFillSyntheticToken: after Cache.FillSynthetic(n, tok, ...) graph
+// generation goes on from tok: ContinueGraph's first token, read back from
+// the step's out[0], is tok, whatever the state's previous run left there.
+func TestGPUFillSyntheticToken(t *testing.T) {
+	e := decodeEngine(t)
+	g := loadModel(t, e, modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11)), Options{})
+	gs := g.NewGraphDecodeState()
+	defer gs.Close()
+	if err := gs.Reserve(64); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.GenerateGraph(gs, []int32{5, 77, 300}, 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []int32{123, 7} {
+		if err := gs.Cache().FillSynthetic(40, tok, 1); err != nil {
+			t.Fatal(err)
+		}
+		got, err := g.ContinueGraph(gs, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != tok || gs.Cache().Len() != 42 {
+			t.Errorf("after FillSynthetic(40, %d): tokens %v, cache %d; want %d first and 42", tok, got, gs.Cache().Len(), tok)
+		}
+	}
+}

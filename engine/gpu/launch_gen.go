@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "f58b6e472cf3d08b597ca62195931a4c00b39d7391cb85877eefb144f14ce0f3"
+const specHash = "dba1a603211fee610c64380f3fef3249efab9dfb1594e088c2038a16e569fe3a"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -1726,7 +1726,7 @@ func geomArgMaxFinal(n int) ([3]int, int) {
 	return [3]int{1, 1, 1}, 0
 }
 
-// ArgMaxFinal launches argmax_final (kernels/argmax.cu): reduce the argmax partials to out[0] and, when ctr != 0, end the device-counter step: token = out[0], pos, t_kv, step + 1.
+// ArgMaxFinal launches argmax_final (kernels/argmax.cu): reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1.
 //
 // Grid (1, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.DevPtr, part_idx cuda.DevPtr, n int32) error {
@@ -1778,7 +1778,7 @@ func geomSampleDraw() ([3]int, int) {
 	return [3]int{1, 1, 1}, 0
 }
 
-// SampleDraw launches sample_draw (kernels/draw.cu): draw a token from the top k (temperature, top-p, min-p; splitmix64 draw p.index, then p.index+1) into out[0] and, when ctr != 0, end the device-counter step.
+// SampleDraw launches sample_draw (kernels/draw.cu): draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step.
 //
 // Grid (1, 1, 1), block (32, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr, p cuda.DevPtr, trace cuda.DevPtr) error {

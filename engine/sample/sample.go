@@ -131,7 +131,7 @@ func filter(l []float32, history []int32, o *Options) []Candidate {
 	Penalize(l, history, o.RepeatPenalty, o.RepeatWindow)
 	if o.greedy() {
 		i := cpu.Argmax(l)
-		if l[i] != l[i] {
+		if len(l) == 0 || l[i] != l[i] {
 			return nil
 		}
 		return []Candidate{{ID: int32(i), P: 1}}

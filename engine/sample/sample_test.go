@@ -274,7 +274,7 @@ func TestSampleNaNLogits(t *testing.T) {
 	some := []float32{nan, 1, nan, 3, 2}
 	for _, o := range []Options{
 		{Greedy: true},
-		{Temperature: 0.8, TopK: 3, TopP: 0.95, MinP: 0.05, Seed: 1},
+		{Temperature: 0.8, TopK: 4, TopP: 0.95, MinP: 0.05, Seed: 1}, // a NaN in the top 4 of some
 		{Temperature: 0.8, TopK: 0, Seed: 2},
 		{Greedy: true, RepeatPenalty: 1.3, RepeatWindow: 4},
 	} {

@@ -131,8 +131,10 @@ func compareFiles(oldPath, newPath string, asJSON bool, w io.Writer) (int, error
 	if err != nil {
 		return 2, err
 	}
-	_, err = w.Write(js)
-	return 0, err
+	if _, err := w.Write(js); err != nil {
+		return 1, err
+	}
+	return 0, nil
 }
 
 func newReport(c config, e *cuda.Engine) *Report {

@@ -73,9 +73,10 @@ func parseArgs(av []string) (args, error) {
 		}
 	}
 	// The gate takes no flags; "gate -model x.gguf" would otherwise open a
-	// file named "-model" and report it missing.
+	// file named "-model" and report it missing. Negative numbers are left
+	// to the checks of P and N below.
 	for _, s := range av {
-		if len(s) > 1 && s[0] == '-' {
+		if _, err := strconv.Atoi(s); err != nil && len(s) > 1 && s[0] == '-' {
 			return a, fmt.Errorf("%q: the gate takes positional arguments, not flags (a file whose name starts with - is ./%s)\n%s", s, s, usage)
 		}
 	}

@@ -25,7 +25,8 @@ func TestParseArgs(t *testing.T) {
 		want string
 	}{
 		{[]string{"-model", "m.gguf"}, `"-model": the gate takes positional arguments`},
-		{[]string{"m.gguf", "-5"}, `"-5": the gate takes positional arguments`},
+		{[]string{"m.gguf", "--json"}, `"--json": the gate takes positional arguments`},
+		{[]string{"m.gguf", "-5"}, `P must be a positive integer, got "-5"`},
 		{[]string{"m.gguf", "x"}, `P must be a positive integer, got "x"`},
 		{[]string{"m.gguf", "64", "0"}, `N must be a positive integer, got "0"`},
 		{[]string{"m.gguf", "64", "8", "fast"}, `fourth argument must be "bench"`},

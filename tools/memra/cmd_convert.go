@@ -23,8 +23,8 @@ and the tokenizer files; Qwen3.5 hybrid or Qwen3 dense) to one GGUF file that
 memra and llama.cpp read: tensor names and shapes as llama.cpp's converter
 writes them, the tokenizer and chat template in the metadata, the matrices in
 --type (1-D tensors, norms and the convolution stay f32). The file is
-written to OUT.gguf.tmp and renamed when whole, so a failed run leaves no
-partial file.
+written to OUT.gguf.tmp and renamed when whole; an error removes it, so
+OUT.gguf is never a partial file.
 `, `  memra convert ~/hf/Qwen3.5-0.8B -o qwen3.5-0.8b.gguf
   memra convert ~/hf/Qwen3.5-9B --type q8_0 --progress -o qwen3.5-9b-q8_0.gguf
   memra info qwen3.5-9b-q8_0.gguf

@@ -28,11 +28,12 @@ func synthCmd() command {
 
 func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("synth", synthCmd().usage, `Writes a GGUF file with a preset's real shapes and deterministic random
-weights (the same --seed gives the same file), for benchmarks and tests
-without a download: the tokenizer is copied from --vocab or generated
-(byte-level), so memra run -p works on it, and generation stops at its
-end-of-generation tokens as a real model's does. Presets: tiny (tests),
-0.8b, 2b, 9b and 27b, the Qwen3.5 sizes.
+weights (the same --seed and --type give the same weights), for benchmarks
+and tests without a download. The tokenizer is copied from --vocab (by
+default the checkout's Qwen3 vocabulary, where it fits the preset) or
+generated (byte-level), so memra run -p works on the file, and generation
+stops at its end-of-generation tokens as a real model's does. Presets: tiny
+(tests), 0.8b, 2b, 9b and 27b, the Qwen3.5 sizes.
 `, `  memra synth --preset 0.8b -o 0.8b-bf16.gguf
   memra synth --preset 9b --type q8_0 --progress -o 9b-q8_0.gguf
   memra run -m 0.8b-bf16.gguf -p "hello" -n 16 --greedy

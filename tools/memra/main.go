@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // command is one subcommand. Each lives in its own cmd_*.go file and is listed
@@ -128,7 +129,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.Is(err, errUsage):
-			fmt.Fprintf(stderr, "memra %s: %v\nusage: memra %s %s\nRun \"memra help %s\" for every flag and examples.\n", c.name, err, c.name, c.usage, c.name)
+			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+			fmt.Fprintf(stderr, "memra %s: %s\nusage: memra %s %s\nRun \"memra help %s\" for every flag and examples.\n", c.name, msg, c.name, c.usage, c.name)
 			return 2
 		default:
 			fmt.Fprintf(stderr, "memra %s: %v\n", c.name, err)
