@@ -349,22 +349,20 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // the wide and plain kernels crossed on the H200 (docs/perf.md steps 14, 42,
 // 45 and 73: the K-quants gain on the 9B's 4,096-row matrices, Q5_K since its
 // wide kernel's ring shrank to 2 slots, even on 4096 × 12288 and faster on
-// 4096 × 4096; bf16 loses). q8_0 and Q4_K keep the wide kernels up to
+// 4096 × 4096; bf16 loses). The q8_0 and K-quant kernels stay wide up to
 // 5,120 rows where the rows are longer than wideLongCols: the 27B preset's
 // output and down projections (6,144 and 17,408 columns), where the plain
 // kernels' 32-row units give 160 blocks of long streams to 132 SMs (step 95:
-// 27B q8_0 +6.7%, Q4_K +0.9%). The 0.8B's fused 5120 × 1024 attention q|k|v
-// lost 0.9% on the wide kernel and the 2B's 5120 × 2048 was even; the 9B's
-// 10,240- and 12,352-row q8_0 matrices lose on it (−4.5%). Q5_K and Q6_K
-// have not been measured past 4,096 rows.
+// 27B q8_0 +6.7%, Q4_K +0.9%; step 96: Q5_K +4.7%, Q6_K +4.4%). The 0.8B's
+// fused 5120 × 1024 attention q|k|v lost 0.9% on the wide q8_0 kernel and
+// the 2B's 5120 × 2048 was even; the 9B's 10,240- and 12,352-row q8_0
+// matrices lose on it (−4.5%).
 func MatvecWide(t gguf.Type, rows, cols int) bool {
 	switch t {
 	case gguf.TypeF16, gguf.TypeBF16:
 		return rows <= 2048
-	case gguf.TypeQ8_0, gguf.TypeQ4_K:
+	case gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return rows <= 4096 || rows <= 5120 && cols > wideLongCols
-	case gguf.TypeQ5_K, gguf.TypeQ6_K:
-		return rows <= 4096
 	}
 	return false
 }

@@ -174,10 +174,10 @@ func TestLaneScalesKernel(t *testing.T) {
 		}
 	}
 	// Q4_K's wave form takes the 4,096- and 5,120-row matrices of long rows
-	// only (steps 74 and 95), with q8_0's bound past 4,096 rows (the 0.8B and
-	// 2B's 5,120-row q|k|v stay plain; Q4_K not measured on them); Q5_K and
-	// Q6_K have no wave form and keep the wide kernels to 4,096 rows (not
-	// measured at 5,120); bf16's stop at 2,048.
+	// only (steps 74 and 95); every K-quant has q8_0's bound past 4,096 rows
+	// (the 27B's 5,120 rows of 6,144 and 17,408 columns wide, steps 95 and
+	// 96; the 0.8B and 2B's 5,120-row q|k|v plain, measured for q8_0 only);
+	// Q5_K and Q6_K have no wave form; bf16's stop at 2,048.
 	for _, c := range []struct {
 		typ             gguf.Type
 		rows, cols, key int
@@ -185,8 +185,10 @@ func TestLaneScalesKernel(t *testing.T) {
 		{gguf.TypeQ4_K, 4096, 12288, 2}, {gguf.TypeQ4_K, 4096, 4096, 1}, {gguf.TypeQ4_K, 1024, 12288, 1},
 		{gguf.TypeQ4_K, 5120, 17408, 2}, {gguf.TypeQ4_K, 5120, 6144, 1}, {gguf.TypeQ4_K, 5121, 17408, 0},
 		{gguf.TypeQ4_K, 5120, 1024, 0}, {gguf.TypeQ4_K, 5120, 2048, 0},
-		{gguf.TypeQ6_K, 4096, 12288, 1}, {gguf.TypeQ5_K, 4096, 12288, 1}, {gguf.TypeQ6_K, 5120, 17408, 0},
-		{gguf.TypeQ5_K, 5120, 17408, 0}, {gguf.TypeBF16, 2048, 6144, 1}, {gguf.TypeBF16, 5120, 17408, 0},
+		{gguf.TypeQ6_K, 4096, 12288, 1}, {gguf.TypeQ5_K, 4096, 12288, 1},
+		{gguf.TypeQ6_K, 5120, 17408, 1}, {gguf.TypeQ6_K, 5120, 6144, 1}, {gguf.TypeQ6_K, 5121, 17408, 0}, {gguf.TypeQ6_K, 5120, 2048, 0},
+		{gguf.TypeQ5_K, 5120, 17408, 1}, {gguf.TypeQ5_K, 5120, 6144, 1}, {gguf.TypeQ5_K, 5121, 17408, 0}, {gguf.TypeQ5_K, 5120, 1024, 0},
+		{gguf.TypeBF16, 2048, 6144, 1}, {gguf.TypeBF16, 5120, 17408, 0},
 	} {
 		d := dtensor{typ: c.typ, rows: c.rows, cols: c.cols}
 		if got := d.wideKey(); got != c.key {
