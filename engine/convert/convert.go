@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -47,6 +48,9 @@ func ConvertFile(dir, out string, opt Options) error {
 // writeFileAtomic streams write's output through a buffer into path+".tmp"
 // and renames it to path once complete; on error nothing is left behind.
 func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	if err := checkOutput(path); err != nil {
+		return err
+	}
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -69,6 +73,38 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// checkOutput reports, before any work, why path cannot take the file that
+// writeFileAtomic renames onto it: its directory is missing, or it is
+// something other than a regular file (a directory, a device, a link),
+// which the rename would replace or fail on only at the end.
+func checkOutput(path string) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("output %s: directory %s does not exist", path, dir)
+	}
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("output %s: %w", path, err)
+	case st.IsDir():
+		return fmt.Errorf("output %s is a directory: give a file path", path)
+	case !st.Mode().IsRegular():
+		kind := "not a regular file"
+		switch m := st.Mode(); {
+		case m&fs.ModeSymlink != 0:
+			kind = "a symbolic link, which the new file would replace"
+		case m&fs.ModeDevice != 0:
+			kind = "a device"
+		case m&fs.ModeNamedPipe != 0:
+			kind = "a named pipe"
+		}
+		return fmt.Errorf("output %s is %s: give a file path (its target's, for a link)", path, kind)
+	}
+	return nil
 }
 
 // Convert writes the GGUF of the checkpoint in dir to w.

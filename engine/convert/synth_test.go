@@ -154,3 +154,28 @@ func BenchmarkSynthTensor(b *testing.B) {
 		}
 	}
 }
+
+// TestSynthFileChecksOutput: an output path that the final rename would
+// fail on or replace (a directory, a missing directory, a link, a device)
+// is refused before any work, and nothing is left beside it.
+func TestSynthFileChecksOutput(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link.gguf")
+	if err := os.Symlink(filepath.Join(dir, "target.gguf"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{dir, "is a directory"},
+		{filepath.Join(dir, "missing", "x.gguf"), "does not exist"},
+		{link, "is a symbolic link"},
+		{"/dev/null", "is a device"},
+	} {
+		err := SynthFile(c.path, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error saying it %s", c.path, err, c.want)
+		}
+		if _, err := os.Stat(c.path + ".tmp"); err == nil {
+			t.Errorf("%s.tmp left behind", c.path)
+		}
+	}
+}

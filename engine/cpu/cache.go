@@ -2,6 +2,9 @@ package cpu
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/memra-ai/memra/engine/model"
 )
@@ -25,6 +28,13 @@ type Cache struct {
 func NewCache(cfg *model.Config, capacity int) (*Cache, error) {
 	if capacity <= 0 {
 		return nil, fmt.Errorf("cache capacity %d: must be positive", capacity)
+	}
+	if err := cfg.CheckContext(capacity); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	if need, avail := cacheBytes(cfg, capacity), availableMemory(); avail > 0 && need > avail {
+		return nil, fmt.Errorf("cache for %d tokens: %.1f GB, more than the %.1f GB of memory available: lower the context",
+			capacity, float64(need)/1e9, float64(avail)/1e9)
 	}
 	c := &Cache{
 		K: make([][]float32, cfg.NLayer), V: make([][]float32, cfg.NLayer),
@@ -67,4 +77,41 @@ func (c *Cache) checkRoom() error {
 		return fmt.Errorf("context full: %d tokens, capacity %d", c.n, c.capacity)
 	}
 	return nil
+}
+
+// cacheBytes is what NewCache allocates for capacity tokens: f32 K and V
+// rows of the attention layers, conv and state of the recurrent ones.
+func cacheBytes(cfg *model.Config, capacity int) uint64 {
+	var n uint64
+	for _, kind := range cfg.Kinds {
+		switch kind {
+		case model.LayerAttention:
+			n += uint64(capacity) * uint64(cfg.NHeadKV*(cfg.HeadDimK+cfg.HeadDimV))
+		case model.LayerRecurrent:
+			n += uint64(cfg.SSMConvChannels()*(cfg.SSMConvKernel-1) + cfg.SSMNumVHeads*cfg.SSMHeadDimV*cfg.SSMStateSize)
+		}
+	}
+	return 4 * n
+}
+
+// availableMemory is the kernel's estimate of the memory a process can
+// take without swapping (MemAvailable in /proc/meminfo), or 0 where there
+// is none: Go cannot recover from an allocation that fails, so the cache is
+// checked against it first.
+func availableMemory() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
 }

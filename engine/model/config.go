@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/memra-ai/memra/gguf"
@@ -256,6 +257,13 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 		return nil, fmt.Errorf("tensor token_embd.weight: missing or not 2-D (needed for the vocabulary size)")
 	}
 
+	// Each main layer i has tensors blk.i.*: a count past the file's highest
+	// block is metadata that does not match the file (and would size every
+	// per-layer table from a hostile number).
+	if hi := highestBlock(f); c.NLayer > hi+1 {
+		return nil, fmt.Errorf("metadata: %s = %d (%d main layers), but the file's tensors stop at blk.%d",
+			m.full("block_count"), c.NLayerAll, c.NLayer, hi)
+	}
 	c.Kinds = make([]LayerKind, c.NLayer)
 	switch arch {
 	case ArchQwen3:
@@ -366,8 +374,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("config: key_length %d != value_length %d is not supported", c.HeadDimK, c.HeadDimV)
 	case c.NRot <= 0 || c.NRot > c.HeadDimK || c.NRot%2 != 0:
 		return fmt.Errorf("config: rope.dimension_count %d must be even and within head dim %d", c.NRot, c.HeadDimK)
-	case !(c.NormEps > 0) || !(c.RopeBase > 0):
-		return fmt.Errorf("config: rms epsilon %g and rope base %g must be positive", c.NormEps, c.RopeBase)
+	case !(c.NormEps > 0) || !(c.RopeBase > 0) || math.IsInf(float64(c.NormEps), 0) || math.IsInf(float64(c.RopeBase), 0):
+		return fmt.Errorf("config: rms epsilon %g and rope base %g must be positive and finite", c.NormEps, c.RopeBase)
 	}
 	return nil
 }
@@ -385,4 +393,38 @@ func (c *Config) String() string {
 	sort.Strings(kinds)
 	return fmt.Sprintf("%s: %d layers (%s), embd %d, ff %d, vocab %d, heads %d/%d×%d, rope %d dims base %g",
 		c.Arch, c.NLayer, strings.Join(kinds, ", "), c.NEmbd, c.NFF, c.NVocab, c.NHead, c.NHeadKV, c.HeadDimK, c.NRot, c.RopeBase)
+}
+
+// highestBlock is the largest N of the file's blk.N.* tensors, or -1.
+func highestBlock(f *gguf.File) int {
+	hi := -1
+	for _, t := range f.Tensors {
+		rest, ok := strings.CutPrefix(t.Name, "blk.")
+		if !ok {
+			continue
+		}
+		num, _, _ := strings.Cut(rest, ".")
+		if n, err := strconv.Atoi(num); err == nil && n > hi {
+			hi = n
+		}
+	}
+	return hi
+}
+
+// MaxContext bounds a sequence's positions for a file that gives no
+// context_length (positions are int32 on the device, and a cache sized
+// from a mistyped count would exhaust memory before any check could run).
+const MaxContext = 1 << 24
+
+// CheckContext reports whether a sequence of n positions fits the model:
+// at most its training context (context_length) where the file gives one,
+// else at most MaxContext. The error names the limit and its key.
+func (c *Config) CheckContext(n int) error {
+	switch {
+	case c.ContextLength > 0 && n > c.ContextLength:
+		return fmt.Errorf("%d positions are past the model's context length %d (%s.context_length)", n, c.ContextLength, c.Arch)
+	case n > MaxContext:
+		return fmt.Errorf("%d positions are past memra's limit of %d", n, MaxContext)
+	}
+	return nil
 }

@@ -150,10 +150,17 @@ func Load(f *gguf.File) (*Model, error) {
 		m.Layers[i] = l.layer(c, i)
 	}
 	if len(l.errs) > 0 {
-		return nil, fmt.Errorf("load model (%s): %w", c.Arch, errors.Join(l.errs...))
+		errs := l.errs
+		if len(errs) > maxLoadErrs { // a file of the wrong model fails every tensor
+			errs = append(errs[:maxLoadErrs:maxLoadErrs], fmt.Errorf("… and %d more", len(l.errs)-maxLoadErrs))
+		}
+		return nil, fmt.Errorf("load model (%s): %w", c.Arch, errors.Join(errs...))
 	}
 	return m, nil
 }
+
+// maxLoadErrs is the most tensor problems Load lists; it counts the rest.
+const maxLoadErrs = 20
 
 type loader struct {
 	f    *gguf.File

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,6 +164,16 @@ func equal(a, b []int) bool {
 	return true
 }
 
+// tensorNames lists the tensors modeltest writes for s.
+func tensorNames(t *testing.T, s modeltest.Spec) []string {
+	t.Helper()
+	var names []string
+	for _, ti := range open(t, writeSpec(t, s)).Tensors {
+		names = append(names, ti.Name)
+	}
+	return names
+}
+
 func TestLoadErrors(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -190,6 +201,25 @@ func TestLoadErrors(t *testing.T) {
 		}, []string{"blk.0.ffn_up.weight", "F64", "not supported"}},
 		{"missing key", func(s *modeltest.Spec) { s.SkipKeys = map[string]bool{"ssm.state_size": true} },
 			[]string{"qwen35.ssm.state_size"}},
+		{"infinite epsilon", func(s *modeltest.Spec) { s.NormEps = float32(math.Inf(1)) },
+			[]string{"rms epsilon +Inf", "must be positive and finite"}},
+		{"infinite rope base", func(s *modeltest.Spec) { s.RopeBase = float32(math.Inf(1)) },
+			[]string{"rope base +Inf", "must be positive and finite"}},
+		// A file of another shape fails every matrix: the first 20 listed.
+		{"many problems", func(s *modeltest.Spec) {
+			s.Type = func(string) gguf.Type { return gguf.TypeF64 }
+		}, []string{"token_embd.weight", "F64", "… and 1", "more"}},
+		// block_count past the file's blocks: one error before any per-layer
+		// table is sized from it (a hostile 2^31 ran out of memory).
+		{"block count past the tensors", func(s *modeltest.Spec) {
+			s.NNextN = 0
+			s.Omit = map[string]bool{}
+			for _, n := range tensorNames(t, modeltest.TinyQwen35()) {
+				if strings.HasPrefix(n, "blk.3.") {
+					s.Omit[n] = true
+				}
+			}
+		}, []string{"qwen35.block_count = 4 (4 main layers), but the file's tensors stop at blk.2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

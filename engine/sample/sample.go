@@ -59,8 +59,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("top-p %g: must be in [0, 1]", o.TopP)
 	case !(o.MinP >= 0 && o.MinP <= 1):
 		return fmt.Errorf("min-p %g: must be in [0, 1]", o.MinP)
-	case o.RepeatPenalty < 0:
-		return fmt.Errorf("repeat penalty %g: must be ≥ 0", o.RepeatPenalty)
+	case !(o.RepeatPenalty >= 0) || math.IsInf(float64(o.RepeatPenalty), 0): // NaN too
+		return fmt.Errorf("repeat penalty %g: must be ≥ 0 and finite", o.RepeatPenalty)
 	case o.RepeatWindow < 0:
 		return fmt.Errorf("repeat window %d: must be ≥ 0", o.RepeatWindow)
 	}

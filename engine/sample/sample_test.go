@@ -113,7 +113,8 @@ func TestSamplerDistributionAndSeed(t *testing.T) {
 	if same == 200 {
 		t.Error("different seeds gave identical streams")
 	}
-	for _, o := range []Options{{TopP: 1.5}, {TopP: float32(math.NaN())}, {MinP: float32(math.NaN())}, {Temperature: float32(math.NaN())}} {
+	for _, o := range []Options{{TopP: 1.5}, {TopP: float32(math.NaN())}, {MinP: float32(math.NaN())}, {Temperature: float32(math.NaN())},
+		{RepeatPenalty: float32(math.NaN())}, {RepeatPenalty: float32(math.Inf(1))}} {
 		if _, err := NewSampler(o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}

@@ -83,7 +83,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(w)
 	fs.Usage = func() {
-		fmt.Fprintln(w, usageHead)
+		fmt.Fprintln(fs.Output(), usageHead)
 		fs.PrintDefaults()
 	}
 	var models listFlag
@@ -111,11 +111,17 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")
 	sampled := fs.Bool("sampled", true, "also time sampled graph decode, the token drawn on the device with the CLI's defaults (top-k 40, temperature 0.8, top-p 0.95, min-p 0.05): path \"sampled\"")
 	quick := fs.Bool("quick", false, "fast check: -ctx 64,1024 -reps 3 (explicit -ctx/-reps win)")
-	if err := fs.Parse(av); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	// The flag package would print a bad flag's error and every flag, and
+	// main the error again: it is said once, with a pointer to -h.
+	fs.SetOutput(io.Discard)
+	perr := fs.Parse(av)
+	fs.SetOutput(w)
+	if perr != nil {
+		if errors.Is(perr, flag.ErrHelp) {
+			fs.Usage()
 			return config{}, errHelp
 		}
-		return config{}, err
+		return config{}, fmt.Errorf("%w (bench -h lists the flags)", perr)
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })

@@ -104,9 +104,13 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-profile", "-2"}, "-profile -2 must be at least 0"},
 		{[]string{"-omit", "gdn,mlp"}, `unknown step part "mlp"`},
 	} {
-		_, err := parseArgs(tc.av, io.Discard)
+		var w bytes.Buffer
+		_, err := parseArgs(tc.av, &w)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseArgs(%q) = %v, want an error containing %q", tc.av, err, tc.want)
+		}
+		if w.Len() > 0 { // main prints the error, once
+			t.Errorf("parseArgs(%q) wrote %q", tc.av, w.String())
 		}
 	}
 }

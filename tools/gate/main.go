@@ -130,6 +130,11 @@ func run(av []string) (int, error) {
 	if err != nil {
 		return 2, fmt.Errorf("%s: %w", path, err)
 	}
+	for _, n := range []int{a.p, a.n, a.p + a.n + 8} { // the last is the eager cache's capacity, below
+		if err := m.CheckContext(n); err != nil {
+			return 2, fmt.Errorf("P=%d N=%d: %w", a.p, a.n, err)
+		}
+	}
 	prompt := make([]int32, a.p)
 	for i := range prompt {
 		prompt[i] = int32((100 + i*7%900) % m.NVocab)
@@ -372,7 +377,12 @@ func defaultModel() (string, error) {
 	}
 	path := filepath.Join(dir, defaultModelFile)
 	if _, err := os.Stat(path); err == nil {
-		return path, nil
+		err := loads(path)
+		if err == nil {
+			return path, nil
+		}
+		// A cached file cut short or damaged would fail every later run.
+		fmt.Fprintf(os.Stderr, "[gate] the cached default model does not load (%v); writing it again\n", err)
 	}
 	fmt.Fprintf(os.Stderr, "[gate] synthesising the built-in tiny qwen35 model into %s\n", path)
 	err = convert.SynthFile(path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1})
@@ -380,6 +390,17 @@ func defaultModel() (string, error) {
 		return "", fmt.Errorf("default model: %w", err)
 	}
 	return path, nil
+}
+
+// loads reports why the GGUF at path does not load as a model, if it does not.
+func loads(path string) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = model.Load(f)
+	return err
 }
 
 func contains(bs []gpu.Bucket, b gpu.Bucket) bool {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,32 @@ func TestParseArgs(t *testing.T) {
 	}
 	if _, err := parseArgs([]string{"m.gguf", "--help"}); !errors.Is(err, errHelp) {
 		t.Errorf("--help: %v, want errHelp", err)
+	}
+}
+
+// TestDefaultModelRewritesDamaged: a cached default model cut short is
+// written again rather than failing every later gate run.
+func TestDefaultModelRewritesDamaged(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	path, err := defaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, st.Size()/3); err != nil {
+		t.Fatal(err)
+	}
+	if err := loads(path); err == nil {
+		t.Fatal("the truncated file still loads: the test damages nothing")
+	}
+	if path2, err := defaultModel(); err != nil || path2 != path {
+		t.Fatalf("defaultModel after damage: %q, %v", path2, err)
+	}
+	if err := loads(path); err != nil {
+		t.Errorf("rewritten default model does not load: %v", err)
 	}
 }

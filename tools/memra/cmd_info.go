@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/memra-ai/memra/gguf"
@@ -223,7 +224,7 @@ func printInfo(w io.Writer, f *gguf.File, info *infoJSON, full bool) error {
 	fmt.Fprintf(ew, "\nmetadata (%d keys):\n", len(f.KVs))
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	for _, kv := range f.KVs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", kv.Key, kv.Value.TypeName(), textValue(kv.Value, full))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", safeName(kv.Key), kv.Value.TypeName(), textValue(kv.Value, full))
 	}
 	tw.Flush()
 
@@ -231,7 +232,7 @@ func printInfo(w io.Writer, f *gguf.File, info *infoJSON, full bool) error {
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  NAME\tTYPE\tSHAPE\tOFFSET\tBYTES\n")
 	for _, t := range info.Tensors {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\n", t.Name, t.Type, shapeString(t.Shape), t.Offset, t.Bytes)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\n", safeName(t.Name), t.Type, shapeString(t.Shape), t.Offset, t.Bytes)
 	}
 	tw.Flush()
 
@@ -318,4 +319,16 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+// safeName is a key or tensor name as the text output prints it: as it is
+// when it is printable without tabs, else Go-quoted, so that a file cannot
+// send escape sequences to the terminal or break the table.
+func safeName(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == '\t' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

@@ -250,3 +250,34 @@ func TestParseInterspersed(t *testing.T) {
 		}
 	}
 }
+
+// TestInfoQuotesNames: a key or tensor name with control characters (an
+// escape sequence, a tab, a newline) is printed quoted, so that a file can
+// neither drive the terminal nor break the table.
+func TestInfoQuotesNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "names.gguf")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := gguf.NewWriter(out, 3)
+	w.SetKV("\x1b[31mred\x1b[0m", gguf.StringValue("x"))
+	w.SetKV("plain.key", gguf.StringValue("y"))
+	w.AddTensorBytes("title\x1b]2;pwned\x07\r\n\tx", gguf.TypeF32, []uint64{1}, make([]byte, 4))
+	if err := errors.Join(w.Write(), out.Close()); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := infoCmd().run([]string{path}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	text := stdout.String()
+	if strings.ContainsAny(text, "\x1b\x07\r") {
+		t.Errorf("raw control characters in the output:\n%q", text)
+	}
+	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"title\x1b]2;pwned\a\r\n\tx"`, "  plain.key "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %s:\n%s", want, text)
+		}
+	}
+}

@@ -129,6 +129,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", f.model, err)
 	}
 	tok, tokErr := tokenizer.FromGGUF(gf)
+	if tokErr == nil && tok.Vocab() > m.NVocab {
+		return fmt.Errorf("%s: the tokenizer's %d tokens do not fit the model's vocabulary of %d (token_embd.weight): the tokenizer belongs to another model",
+			f.model, tok.Vocab(), m.NVocab)
+	}
 
 	var prompt []int32
 	if f.promptTokens != "" {
@@ -158,6 +162,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		opts.Stop = tok.EOGs()
 	}
 
+	// Each count alone first, so that their sum cannot overflow.
+	for _, c := range []struct {
+		n    int
+		name string
+	}{{f.ctx, "--ctx"}, {f.n, "-n"}, {len(prompt) + f.n - 1, "the prompt and -n"}} {
+		if err := m.CheckContext(c.n); err != nil {
+			return fmt.Errorf("%w: %s: %v", errUsage, c.name, err)
+		}
+	}
 	ctx := f.ctx
 	if ctx == 0 {
 		ctx = len(prompt) + f.n
@@ -179,8 +192,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	first := true
 	last := int32(-1) // the last token generated: why the generation stopped
+	textless := 0     // generated ids past the tokenizer's (a model vocabulary padded past it)
 	emit := func(id int32) error {
 		last = id
+		if tok != nil && int(id) >= tok.Vocab() {
+			textless++
+		}
 		switch {
 		case stream != nil:
 			if !tok.IsEOG(id) { // the end-of-generation token ends the text; its text is not part of it
@@ -209,6 +226,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | generated %d tok, %.2f tok/s | %s, %s%s\n",
 		st.PromptTokens, st.PromptTokPerSec(), st.GenTokens, st.GenTokPerSec(), be.name, mode, stopReason(genErr, tok, last, st.GenTokens, f.n))
+	if textless > 0 {
+		fmt.Fprintf(stderr, "memra: %d generated ids are past the tokenizer's %d tokens (the model's vocabulary is %d) and have no text; --print-tokens shows them\n",
+			textless, tok.Vocab(), m.NVocab)
+	}
 	return genErr
 }
 

@@ -49,7 +49,10 @@ stops at its end-of-generation tokens as a real model's does. Presets: tiny
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *out == "" || *preset == "" || fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("%w: unexpected argument %q (synth takes flags only; the output is -o)", errUsage, fs.Arg(0))
+	case *out == "" || *preset == "":
 		return fmt.Errorf("%w: need --preset and -o OUT.gguf", errUsage)
 	}
 	if *arch != "qwen35" {

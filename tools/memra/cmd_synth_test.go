@@ -62,6 +62,7 @@ func TestSynthCommandUsage(t *testing.T) {
 		{"--preset", "13b", "-o", "x.gguf"},
 		{"--preset", "tiny", "--type", "q4_0", "-o", "x.gguf"},
 		{"--arch", "llama", "--preset", "tiny", "-o", "x.gguf"},
+		{"--preset", "tiny", "-o", "x.gguf", "stray"},
 	} {
 		err := runSynth(args, &bytes.Buffer{}, &bytes.Buffer{})
 		if !errors.Is(err, errUsage) {
