@@ -35,7 +35,9 @@ penalty, top-k, temperature, top-p and min-p filters apply in that order. A
 (the two backends' logits differ in the last bits). On the GPU, greedy runs
 and top-k sampling (1 to 64), with or without the repetition penalty (a
 window of up to 4096), pick each token on the device, which keeps the steps
-queued back to back.
+queued back to back. --chat renders the file's tokenizer.chat_template (in a
+child process, under a time limit), or Qwen's ChatML turns when the file has
+none.
 `
 
 const runExamples = `  memra run -m qwen3.5-0.8b.gguf -p "The capital of France is" -n 32
@@ -145,7 +147,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 		text, parseSpecial := f.prompt, false
 		if f.chat {
-			text, err = tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: f.prompt}}, true, f.think)
+			if tok.HasChatTemplate() { // the file's own program: rendered in a child process (chat.go)
+				text, err = renderChat(f.model, f.prompt, f.think, chatTimeout)
+			} else {
+				text, err = tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: f.prompt}}, true, f.think)
+			}
 			if err != nil {
 				return err
 			}

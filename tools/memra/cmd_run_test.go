@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model/modeltest"
@@ -265,42 +267,24 @@ func synthTiny(t *testing.T) string {
 	return path
 }
 
-// withTokens copies the GGUF at path with its token list cut or grown to n
-// (a tokenizer that does not match the model's vocabulary).
-func withTokens(t *testing.T, path string, n int) string {
+// copyGGUF writes a copy of the GGUF at path whose metadata edit returns
+// from the original's (a tokenizer or template that does not match the
+// model), under name in a temporary directory.
+func copyGGUF(t *testing.T, path, name string, edit func(f *gguf.File, kvs []gguf.KV) []gguf.KV) string {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	dst := filepath.Join(t.TempDir(), fmt.Sprintf("vocab-%d.gguf", n))
+	dst := filepath.Join(t.TempDir(), name)
 	out, err := os.Create(dst)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := gguf.NewWriter(out, 3)
-	for _, kv := range f.KVs {
-		v := kv.Value
-		switch kv.Key {
-		case "tokenizer.ggml.tokens":
-			toks, _ := f.Strings(kv.Key)
-			for len(toks) < n {
-				toks = append(toks, fmt.Sprintf("<extra_%d>", len(toks)))
-			}
-			v = gguf.StringsValue(toks[:n])
-		case "tokenizer.ggml.token_type":
-			types := make([]int32, n)
-			for i := range types {
-				types[i] = 1
-				if i < v.Len() {
-					x, _ := v.Index(i).Int64()
-					types[i] = int32(x)
-				}
-			}
-			v = gguf.Int32sValue(types)
-		}
-		w.SetKV(kv.Key, v)
+	for _, kv := range edit(f, slices.Clone(f.KVs)) {
+		w.SetKV(kv.Key, kv.Value)
 	}
 	for i := range f.Tensors {
 		ti := &f.Tensors[i]
@@ -314,6 +298,93 @@ func withTokens(t *testing.T, path string, n int) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// withTokens copies the GGUF at path with its token list cut or grown to n
+// (a tokenizer that does not match the model's vocabulary).
+func withTokens(t *testing.T, path string, n int) string {
+	t.Helper()
+	return copyGGUF(t, path, fmt.Sprintf("vocab-%d.gguf", n), func(f *gguf.File, kvs []gguf.KV) []gguf.KV {
+		for i, kv := range kvs {
+			switch kv.Key {
+			case "tokenizer.ggml.tokens":
+				toks, _ := f.Strings(kv.Key)
+				for len(toks) < n {
+					toks = append(toks, fmt.Sprintf("<extra_%d>", len(toks)))
+				}
+				kvs[i].Value = gguf.StringsValue(toks[:n])
+			case "tokenizer.ggml.token_type":
+				types := make([]int32, n)
+				for j := range types {
+					types[j] = 1
+					if j < kv.Value.Len() {
+						x, _ := kv.Value.Index(j).Int64()
+						types[j] = int32(x)
+					}
+				}
+				kvs[i].Value = gguf.Int32sValue(types)
+			}
+		}
+		return kvs
+	})
+}
+
+// withTemplate copies the GGUF at path with tokenizer.chat_template set.
+func withTemplate(t *testing.T, path, name, tmpl string) string {
+	t.Helper()
+	return copyGGUF(t, path, name, func(_ *gguf.File, kvs []gguf.KV) []gguf.KV {
+		kvs = slices.DeleteFunc(kvs, func(kv gguf.KV) bool { return kv.Key == "tokenizer.chat_template" })
+		return append(kvs, gguf.KV{Key: "tokenizer.chat_template", Value: gguf.StringValue(tmpl)})
+	})
+}
+
+// TestRenderChat: the file's template renders in the child process to what
+// the tokenizer renders in this one; a template that recurses without end,
+// loops past the time limit or writes more than the cap is an error that
+// says so, where in-process rendering would end or hang the process.
+func TestRenderChat(t *testing.T) {
+	base := synthTiny(t)
+	good := withTemplate(t, base, "good.gguf",
+		"{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"+
+			"{% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n{% endif %}{% endif %}")
+	f, err := gguf.Open(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, think := range []bool{false, true} {
+		want, err := tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: "hi there"}}, true, think)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := renderChat(good, "hi there", think, chatTimeout)
+		if err != nil || got != want {
+			t.Errorf("think %v: %q, %v; want %q", think, got, err, want)
+		}
+	}
+	for _, c := range []struct{ name, tmpl, want string }{
+		{"recursion", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "recursed past 64 MB of stack"},
+		// 10^10 empty iterations, 10^5 a list (the engine sizes a range's list up front).
+		{"loop", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "rendering took over 1s"},
+		{"size", `{{ "x" * 20000000 }}`, "passed 16 MB"},
+		{"error", "{{ messages[0].content | nosuchfilter }}", "chat template: "},
+	} {
+		path := withTemplate(t, base, c.name+".gguf", c.tmpl)
+		_, err := renderChat(path, "hi", false, time.Second)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error with %q", c.name, err, c.want)
+		}
+	}
+	// Through memra run: the same error, exit 1, nothing generated.
+	var stdout, stderr bytes.Buffer
+	path := withTemplate(t, base, "run.gguf", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}")
+	if code := run([]string{"run", "-m", path, "--chat", "-p", "hi", "--device", "cpu"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "recursed past") {
+		t.Errorf("run --chat: exit %d, stderr %q", code, stderr.String())
+	}
 }
 
 // TestRunTokenizerVocab: generated ids past the tokenizer's tokens (a model

@@ -103,6 +103,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == chatCmdName { // hidden: memra run's template renderer (chat.go)
+		return runRenderChat(args[1:], os.Stdin, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
 			for _, c := range commands() {

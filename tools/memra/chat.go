@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/memra-ai/memra/engine/tokenizer"
+	"github.com/memra-ai/memra/gguf"
+)
+
+// A model file's chat template is a program (Jinja), and the template
+// engine has no limits of its own: a hostile one (a macro calling itself, a
+// loop of 10^8, a string of gigabytes) would end this process with a stack
+// overflow or hold it until the machine runs out of memory. So memra run
+// renders it in a child process of itself, the hidden command chatCmdName,
+// whose stack is capped, under a time limit and a cap on the prompt's size.
+const (
+	chatCmdName  = "__render-chat"
+	chatTimeout  = 10 * time.Second
+	chatMaxBytes = 16 << 20 // a prompt text; real templates add a few hundred bytes to the message
+	chatMaxStack = 64 << 20 // the child's goroutine stack (Go's default cap is 1 GB)
+)
+
+// renderChat returns the prompt text of one user message in the chat
+// template of the GGUF at path (tokenizer.ApplyChatTemplate, with the
+// generation prompt), rendered by the child process within limit.
+func renderChat(path, user string, think bool, limit time.Duration) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("chat template: cannot start the renderer: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, chatCmdName, fmt.Sprint(think), path)
+	cmd.Stdin = strings.NewReader(user)
+	out := &cappedBuffer{max: chatMaxBytes, cancel: cancel}
+	errOut := &cappedBuffer{max: 4 << 10}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	err = cmd.Run()
+	const hostile = "the template is broken or hostile"
+	switch msg := errOut.buf.String(); {
+	case out.over:
+		return "", fmt.Errorf("%s: chat template: the prompt it renders passed %d MB; %s", path, chatMaxBytes>>20, hostile)
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("%s: chat template: rendering took over %v; %s", path, limit, hostile)
+	case strings.Contains(msg, "stack overflow"):
+		return "", fmt.Errorf("%s: chat template: rendering recursed past %d MB of stack; %s", path, chatMaxStack>>20, hostile)
+	case err != nil:
+		return "", fmt.Errorf("%s: chat template: %s", path, strings.TrimSpace(firstLine(msg)))
+	}
+	return out.buf.String(), nil
+}
+
+// runRenderChat is the child's side: args are "true"|"false" (think) and
+// the GGUF path, the user message comes on stdin, the text goes to stdout.
+// A failure is one line on stderr and exit status 1; a stack past
+// chatMaxStack ends the process, which the parent reports.
+func runRenderChat(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	debug.SetMaxStack(chatMaxStack)
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, strings.ReplaceAll(err.Error(), "\n", " "))
+		return 1
+	}
+	if len(args) != 2 {
+		return fail(errors.New("usage: memra " + chatCmdName + " THINK FILE.gguf < message"))
+	}
+	user, err := io.ReadAll(stdin)
+	if err != nil {
+		return fail(err)
+	}
+	f, err := gguf.Open(args[1])
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return fail(err)
+	}
+	text, err := tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: string(user)}}, true, args[0] == "true")
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := io.WriteString(stdout, text); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// cappedBuffer keeps up to max bytes; a write past them fails and cancels
+// the child, so a template cannot fill this process's memory.
+type cappedBuffer struct {
+	buf    bytes.Buffer
+	max    int
+	over   bool
+	cancel func()
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.buf.Len()+len(p) > c.max {
+		c.over = true
+		if c.cancel != nil {
+			c.cancel()
+		}
+		return 0, errors.New("output cap reached")
+	}
+	return c.buf.Write(p)
+}
+
+// firstLine is s up to its first newline: a Go runtime's fatal error is
+// one line and a long trace.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
