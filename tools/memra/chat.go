@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/memra-ai/memra/engine/tokenizer"
-	"github.com/memra-ai/memra/gguf"
 )
 
 // A model file's chat template is a program (Jinja), and the template
@@ -76,12 +75,7 @@ func runRenderChat(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
-	f, err := gguf.Open(args[1])
-	if err != nil {
-		return fail(err)
-	}
-	defer f.Close()
-	tok, err := tokenizer.FromGGUF(f)
+	tok, err := loadTokenizer(args[1])
 	if err != nil {
 		return fail(err)
 	}

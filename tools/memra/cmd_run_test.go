@@ -200,12 +200,7 @@ func TestRunMatchesTransformers(t *testing.T) {
 // TestStopReason: the summary's stop reason names the end-of-generation
 // token a generation ended at, says -n otherwise, and nothing on an error.
 func TestStopReason(t *testing.T) {
-	f, err := gguf.Open(filepath.Join("..", "..", "engine", "testdata", "fixtures", "qwen35-tiny-f32.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tok, err := tokenizer.FromGGUF(f)
+	tok, err := loadTokenizer(filepath.Join("..", "..", "engine", "testdata", "fixtures", "qwen35-tiny-f32.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,12 +342,7 @@ func TestRenderChat(t *testing.T) {
 	good := withTemplate(t, base, "good.gguf",
 		"{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"+
 			"{% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n{% endif %}{% endif %}")
-	f, err := gguf.Open(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tok, err := tokenizer.FromGGUF(f)
+	tok, err := loadTokenizer(good)
 	if err != nil {
 		t.Fatal(err)
 	}
