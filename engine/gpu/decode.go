@@ -288,8 +288,8 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 
 // ContinueGraph generates n tokens from the state's cache as it stands: the
 // device token counter holds the next input (the argmax or draw of the last
-// step, whose out[0], read back, is the same token), which is out[0]; each
-// further token is one graph replay. After it the
+// step; the token that step wrote for the host is the same), which is the
+// result's first token; each further token is one graph replay. After it the
 // counter holds the last token, not yet taken as input, so a following
 // ContinueGraph returns it again as its out[0].
 func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
