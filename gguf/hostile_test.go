@@ -129,4 +129,10 @@ func TestOpenErrorsNameFile(t *testing.T) {
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), dir+" is a directory") {
 		t.Errorf("error %v, want one saying %s is a directory", err, dir)
 	}
+	// A device or pipe (memra info /dev/stdin): said so, not "0 bytes".
+	if _, err := os.Stat("/dev/null"); err == nil {
+		if _, err := Open("/dev/null"); err == nil || !strings.Contains(err.Error(), "/dev/null is not a regular file") {
+			t.Errorf("error %v, want one saying /dev/null is not a regular file", err)
+		}
+	}
 }

@@ -80,6 +80,12 @@ func (t *TensorInfo) Bytes() uint64 {
 // tensor infos. Tensor data is not read: TensorData returns slices of the
 // mapping, valid until Close.
 func Open(path string) (*File, error) {
+	// Stat before opening: opening a named pipe would wait for a writer.
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("gguf: %s is a directory, not a GGUF file", path)
+	} else if err == nil && !st.Mode().IsRegular() { // the file is mapped, so it must be one on disk
+		return nil, fmt.Errorf("gguf: %s is not a regular file (GGUF files are memory-mapped): save it to a file first", path)
+	}
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
@@ -88,9 +94,6 @@ func Open(path string) (*File, error) {
 	st, err := fd.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("gguf: %s is a directory, not a GGUF file", path)
 	}
 	if st.Size() < 8 {
 		return nil, fmt.Errorf("gguf: %s: file is %d bytes, too short for a GGUF header", path, st.Size())

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -489,6 +490,23 @@ func TestConvertErrors(t *testing.T) {
 		b[7] = 0x7f
 		os.WriteFile(p, b, 0o644)
 		expectErr(t, dir, "header length")
+	})
+	// JSON of the wrong kind is named in JSON's terms, not Go's.
+	t.Run("header entry not an object", func(t *testing.T) {
+		dir := t.TempDir()
+		writeCheckpoint(t, dir, d, hfTensors(d, 8, DTypeF32))
+		hdr := []byte(`{"model.norm.weight":"x"}`)
+		b := binary.LittleEndian.AppendUint64(nil, uint64(len(hdr)))
+		os.WriteFile(filepath.Join(dir, "model.safetensors"), append(b, hdr...), 0o644)
+		expectErr(t, dir, `tensor "model.norm.weight": bad header entry: a JSON string where an object belongs`)
+	})
+	t.Run("config field of the wrong kind", func(t *testing.T) {
+		dir, _ := base(t)
+		c := map[string]any{}
+		readJSONInto(t, filepath.Join(dir, "config.json"), &c)
+		c["hidden_size"] = "wide"
+		writeJSON(t, filepath.Join(dir, "config.json"), c)
+		expectErr(t, dir, `field "hidden_size" is a JSON string, want an integer`)
 	})
 	t.Run("irregular layer_types", func(t *testing.T) {
 		dir, _ := base(t)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -109,7 +110,7 @@ func parseSafetensorsHeader(f *os.File, path string) (*safetensorsFile, error) {
 		return nil, fmt.Errorf("safetensors %s: reading header: %w", path, err)
 	}
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(hdr, &raw); err != nil {
+	if err := decodeJSON(hdr, &raw); err != nil {
 		return nil, fmt.Errorf("safetensors %s: header is not a JSON object: %w", path, err)
 	}
 	dataStart := int64(8 + hlen)
@@ -124,7 +125,7 @@ func parseSafetensorsHeader(f *os.File, path string) (*safetensorsFile, error) {
 			Shape       []int64 `json:"shape"`
 			DataOffsets []int64 `json:"data_offsets"`
 		}
-		if err := json.Unmarshal(msg, &e); err != nil {
+		if err := decodeJSON(msg, &e); err != nil {
 			return nil, fmt.Errorf("safetensors %s: tensor %q: bad header entry: %w", path, name, err)
 		}
 		dt := DType(e.DType)
@@ -186,7 +187,7 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 		var idx struct {
 			WeightMap map[string]string `json:"weight_map"`
 		}
-		if err := json.Unmarshal(b, &idx); err != nil {
+		if err := decodeJSON(b, &idx); err != nil {
 			return nil, fmt.Errorf("%s: %w", indexPath, err)
 		}
 		if len(idx.WeightMap) == 0 {
@@ -323,4 +324,35 @@ func decodeInto(dt DType, raw []byte, dst []float32) {
 // llama.cpp applies its transforms to F16 sources in half precision.
 func roundF16(x float32) float32 {
 	return gguf.F16ToF32(gguf.F32ToF16(x))
+}
+
+// decodeJSON is json.Unmarshal whose type errors name JSON's kinds and the
+// field, not the Go type it was decoding into ("cannot unmarshal string into
+// Go value of type struct { DType string ... }" means nothing to a user).
+func decodeJSON(b []byte, v any) error {
+	err := json.Unmarshal(b, v)
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	want := "a " + te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "an integer"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	}
+	if te.Field != "" {
+		return fmt.Errorf("field %q is a JSON %s, want %s", te.Field, te.Value, want)
+	}
+	return fmt.Errorf("a JSON %s where %s belongs", te.Value, want)
 }

@@ -182,12 +182,12 @@ func readHFConfig(dir string) (*hfConfig, map[string]any, error) {
 		return nil, nil, err
 	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
+	if err := decodeJSON(b, &top); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if tc, ok := top["text_config"]; ok && string(tc) != "null" {
 		var text map[string]json.RawMessage
-		if err := json.Unmarshal(tc, &text); err != nil {
+		if err := decodeJSON(tc, &text); err != nil {
 			return nil, nil, fmt.Errorf("%s: text_config: %w", path, err)
 		}
 		for k, v := range text {
@@ -197,7 +197,7 @@ func readHFConfig(dir string) (*hfConfig, map[string]any, error) {
 	}
 	merged, _ := json.Marshal(top)
 	var c hfConfig
-	if err := json.Unmarshal(merged, &c); err != nil {
+	if err := decodeJSON(merged, &c); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var raw map[string]any

@@ -70,7 +70,7 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 		} `json:"added_tokens"`
 		PostProcessor json.RawMessage `json:"post_processor"`
 	}
-	if err := json.Unmarshal(tj, &tok); err != nil {
+	if err := decodeJSON(tj, &tok); err != nil {
 		return nil, fmt.Errorf("%s: %w", tjPath, err)
 	}
 	if tok.Model.Type != "BPE" {
@@ -126,7 +126,7 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 			continue
 		}
 		var pair []string
-		if err := json.Unmarshal(m, &pair); err != nil || len(pair) != 2 {
+		if err := decodeJSON(m, &pair); err != nil || len(pair) != 2 {
 			return nil, fmt.Errorf("%s: merges[%d] is neither \"a b\" nor [a, b]", tjPath, i)
 		}
 		// Spaces inside a pair are encoded as U+0120, as llama.cpp does.
@@ -154,7 +154,7 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 	switch {
 	case err == nil:
 		var cfg map[string]json.RawMessage
-		if err := json.Unmarshal(tc, &cfg); err != nil {
+		if err := decodeJSON(tc, &cfg); err != nil {
 			return nil, fmt.Errorf("%s: %w", tcPath, err)
 		}
 		tmpl, err := chatTemplate(dir, cfg)
@@ -189,7 +189,7 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 	cfgPath := filepath.Join(dir, "config.json")
 	if cb, err := readJSONFile(cfgPath); err == nil {
 		var c map[string]json.RawMessage
-		if err := json.Unmarshal(cb, &c); err != nil {
+		if err := decodeJSON(cb, &c); err != nil {
 			return nil, fmt.Errorf("%s: %w", cfgPath, err)
 		}
 		var text map[string]json.RawMessage
@@ -251,7 +251,7 @@ func checkPostProcessor(raw json.RawMessage) error {
 		Type       string            `json:"type"`
 		Processors []json.RawMessage `json:"processors"`
 	}
-	if err := json.Unmarshal(raw, &pp); err != nil {
+	if err := decodeJSON(raw, &pp); err != nil {
 		return fmt.Errorf("post_processor: %w", err)
 	}
 	if pp.Type == "RobertaProcessing" || pp.Type == "TemplateProcessing" {
@@ -270,7 +270,7 @@ func checkPostProcessor(raw json.RawMessage) error {
 func chatTemplate(dir string, cfg map[string]json.RawMessage) (string, error) {
 	if raw, ok := cfg["chat_template"]; ok && string(raw) != "null" {
 		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if err := decodeJSON(raw, &s); err != nil {
 			return "", fmt.Errorf("tokenizer_config.json: chat_template must be a string (named template lists are not supported)")
 		}
 		return s, nil
@@ -282,7 +282,7 @@ func chatTemplate(dir string, cfg map[string]json.RawMessage) (string, error) {
 		var c struct {
 			ChatTemplate string `json:"chat_template"`
 		}
-		if err := json.Unmarshal(b, &c); err != nil {
+		if err := decodeJSON(b, &c); err != nil {
 			return "", fmt.Errorf("chat_template.json: %w", err)
 		}
 		return c.ChatTemplate, nil

@@ -345,6 +345,14 @@ func TestCompare(t *testing.T) {
 		!reflect.DeepEqual(cj.OnlyOld, []string{"m|f16|4096|graph"}) {
 		t.Errorf("run -json -compare: %+v", cj)
 	}
+	// Reports with no row in common: an error, not an empty table.
+	empty := &Report{Version: reportVersion, Models: []ModelReport{}}
+	if err := empty.writeFiles(dir, "e"); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := run([]string{"-compare", filepath.Join(dir, "old.json"), filepath.Join(dir, "latest.json")}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), "no rows in common") {
+		t.Errorf("compare with an empty report: code %d err %v", code, err)
+	}
 	if code, err := run([]string{"-compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "new.json")}, &out, io.Discard); code != 2 || err == nil {
 		t.Errorf("missing file: code %d err %v", code, err)
 	}

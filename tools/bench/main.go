@@ -123,6 +123,10 @@ func compareFiles(oldPath, newPath string, asJSON bool, w io.Writer) (int, error
 		return 2, err
 	}
 	c := compareReports(old, cur)
+	if len(c.Rows) == 0 {
+		return 2, fmt.Errorf("-compare: %s and %s have no rows in common (rows match on model, kv, context and path; %d old, %d new)",
+			oldPath, newPath, len(old.allRows()), len(cur.allRows()))
+	}
 	if !asJSON {
 		c.print(w, oldPath, newPath)
 		return 0, nil

@@ -230,8 +230,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if opts.Greedy || opts.Temperature == 0 {
 		mode = "greedy"
 	}
-	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | generated %d tok, %.2f tok/s | %s, %s%s\n",
-		st.PromptTokens, st.PromptTokPerSec(), st.GenTokens, st.GenTokPerSec(), be.name, mode, stopReason(genErr, tok, last, st.GenTokens, f.n))
+	gen := fmt.Sprintf("generated %d tok, %.2f tok/s", st.GenTokens, st.GenTokPerSec())
+	if st.GenTokens < 2 { // the first token comes from the prompt's last step: no decode step to time
+		gen = fmt.Sprintf("generated %d tok", st.GenTokens)
+	}
+	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | %s | %s, %s%s\n",
+		st.PromptTokens, st.PromptTokPerSec(), gen, be.name, mode, stopReason(genErr, tok, last, st.GenTokens, f.n))
 	if textless > 0 {
 		fmt.Fprintf(stderr, "memra: %d generated ids are past the tokenizer's %d tokens (the model's vocabulary is %d) and have no text; --print-tokens shows them\n",
 			textless, tok.Vocab(), m.NVocab)

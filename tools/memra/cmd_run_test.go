@@ -397,3 +397,15 @@ func TestRunTokenizerVocab(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr.String(), want)
 	}
 }
+
+// TestRunOneToken: -n 1 times no decode step (the token comes from the
+// prompt's last one), so the summary gives no generation rate rather than 0.
+func TestRunOneToken(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"run", "-m", tinyModel(t), "--prompt-tokens", "1,2", "-n", "1", "--greedy", "--device", "cpu"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if s := stderr.String(); !strings.Contains(s, "| generated 1 tok |") || strings.Contains(s, "0.00 tok/s |") {
+		t.Errorf("summary %q", s)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,7 +111,10 @@ written as their text.
 	ids := make([]int32, len(fields))
 	for i, s := range fields {
 		x, err := strconv.ParseInt(s, 10, 32)
-		if err != nil {
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return fmt.Errorf("stdin: token %d %s is outside the vocabulary of %d", i, s, tok.Vocab())
+		case err != nil:
 			return fmt.Errorf("stdin: token %d %q is not an integer id", i, s)
 		}
 		ids[i] = int32(x)
