@@ -73,4 +73,9 @@ func TestTokenizeCLIErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "999999") {
 		t.Errorf("id out of range: %v", err)
 	}
+	// Past int32 too: out of the vocabulary, not "not an integer".
+	err = runDetokenize([]string{"-m", vocabGGUF}, strings.NewReader("1 99999999999"), &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "token 1 99999999999 is outside the vocabulary of") {
+		t.Errorf("id past int32: %v", err)
+	}
 }
