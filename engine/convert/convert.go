@@ -8,6 +8,7 @@ package convert
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,14 +41,17 @@ type Options struct {
 const chunkBytes = 4 << 20
 
 // ConvertFile converts the checkpoint in dir to a GGUF file at out. The file
-// is written to a temporary name and renamed when complete.
-func ConvertFile(dir, out string, opt Options) error {
-	return writeFileAtomic(out, func(w io.Writer) error { return Convert(dir, w, opt) })
+// is written to a temporary name and renamed when complete. Cancelling ctx
+// stops the write at its next buffer and removes the temporary file; the
+// error then wraps ctx's cause.
+func ConvertFile(ctx context.Context, dir, out string, opt Options) error {
+	return writeFileAtomic(ctx, out, func(w io.Writer) error { return Convert(dir, w, opt) })
 }
 
 // writeFileAtomic streams write's output through a buffer into path+".tmp"
-// and renames it to path once complete; on error nothing is left behind.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+// and renames it to path once complete; on error or cancellation nothing is
+// left behind.
+func writeFileAtomic(ctx context.Context, path string, write func(io.Writer) error) (err error) {
 	if err := checkOutput(path); err != nil {
 		return err
 	}
@@ -62,17 +66,34 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 4<<20)
-	if err = write(bw); err != nil {
-		return err
+	bw := bufio.NewWriterSize(ctxWriter{ctx, f}, 4<<20)
+	if err = write(bw); err == nil {
+		err = bw.Flush()
 	}
-	if err = bw.Flush(); err != nil {
+	if err != nil {
+		if ctx.Err() != nil { // the writer's own wrapping may not keep the cause
+			err = fmt.Errorf("write %s: %w", path, context.Cause(ctx))
+		}
 		return err
 	}
 	if err = f.Close(); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// ctxWriter fails every write once ctx is done, so a cancelled conversion
+// stops within one buffer (4 MiB) of output.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // checkOutput reports, before any work, why path cannot take the file that

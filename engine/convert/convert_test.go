@@ -77,7 +77,7 @@ func qwen35Table(mat, matOddRows gguf.Type) []want {
 func convertDir(t *testing.T, dir string, opt Options) (*gguf.File, []byte) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.gguf")
-	if err := ConvertFile(dir, out, opt); err != nil {
+	if err := ConvertFile(t.Context(), dir, out, opt); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -71,9 +72,10 @@ type SynthOptions struct {
 // synthChunk is the number of elements generated per goroutine task.
 const synthChunk = 1 << 20
 
-// SynthFile writes a synthetic model to path (via a temporary file).
-func SynthFile(path string, opt SynthOptions) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return Synth(w, opt) })
+// SynthFile writes a synthetic model to path (via a temporary file, removed
+// on error or when ctx is cancelled).
+func SynthFile(ctx context.Context, path string, opt SynthOptions) error {
+	return writeFileAtomic(ctx, path, func(w io.Writer) error { return Synth(w, opt) })
 }
 
 // Synth writes a GGUF with deterministic random weights in llama.cpp's

@@ -2,6 +2,8 @@ package convert
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,7 +23,7 @@ func TestSynthMatchesConvert(t *testing.T) {
 	writeCheckpoint(t, dir, d, hfTensors(d, 9, DTypeBF16))
 	conv, _ := convertDir(t, dir, Options{Type: FileQ8_0})
 	out := filepath.Join(t.TempDir(), "synth.gguf")
-	if err := SynthFile(out, SynthOptions{Preset: "tiny", Type: FileQ8_0, Seed: 1}); err != nil {
+	if err := SynthFile(t.Context(), out, SynthOptions{Preset: "tiny", Type: FileQ8_0, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	syn, err := gguf.Open(out)
@@ -120,7 +122,7 @@ func TestSynthVocabFromGGUF(t *testing.T) {
 	dir := t.TempDir()
 	writeCheckpoint(t, dir, d, hfTensors(d, 10, DTypeF32))
 	vocabPath := filepath.Join(t.TempDir(), "vocab.gguf")
-	if err := ConvertFile(dir, vocabPath, Options{Type: FileF32}); err != nil {
+	if err := ConvertFile(t.Context(), dir, vocabPath, Options{Type: FileF32}); err != nil {
 		t.Fatal(err)
 	}
 	kvs, desc, err := synthVocab(vocabPath, 512)
@@ -170,12 +172,39 @@ func TestSynthFileChecksOutput(t *testing.T) {
 		{link, "is a symbolic link"},
 		{"/dev/null", "is a device"},
 	} {
-		err := SynthFile(c.path, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1})
+		err := SynthFile(t.Context(), c.path, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error saying it %s", c.path, err, c.want)
 		}
 		if _, err := os.Stat(c.path + ".tmp"); err == nil {
 			t.Errorf("%s.tmp left behind", c.path)
+		}
+	}
+}
+
+// TestSynthFileCancelled: cancelling the context mid-write stops the write
+// and removes the temporary file, and the error says why.
+func TestSynthFileCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.gguf")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var sawTmp bool
+	err := SynthFile(ctx, path, SynthOptions{Preset: "0.8b", Type: FileBF16, Seed: 1, Workers: 1,
+		Progress: func(done, total int64) {
+			if _, err := os.Stat(path + ".tmp"); err == nil {
+				sawTmp = true
+			}
+			cancel() // after the first chunk
+		}})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("cancelled synth: %v; want context.Canceled naming %s", err, path)
+	}
+	if !sawTmp {
+		t.Error("the temporary file never existed: the test did not cancel a write in progress")
+	}
+	for _, p := range []string{path, path + ".tmp"} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left behind (stat: %v)", p, err)
 		}
 	}
 }

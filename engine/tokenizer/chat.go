@@ -46,6 +46,13 @@ func (t *Tokenizer) ChatTemplate() string { return t.chatTemplate }
 // Only when the file has no chat template is the built-in ChatML format
 // used (<|im_start|>role\ncontent<|im_end|>\n per turn); HasChatTemplate
 // tells which.
+//
+// The template is code from the file, and the Jinja engine bounds neither
+// its recursion, its loops nor its output: a hostile template can run until
+// killed or overflow the goroutine's stack, which ends the process (Go
+// cannot recover from that). Render templates of files you do not trust in
+// a child process with a time and size limit, as memra run --chat does
+// (tools/memra/chat.go).
 func (t *Tokenizer) ApplyChatTemplate(msgs []Message, addGenerationPrompt bool, enableThinking bool) (string, error) {
 	if len(msgs) == 0 {
 		return "", errEmptyChat

@@ -194,6 +194,37 @@ func (c *config) validate() error {
 	if c.compareTo == "" && len(c.models) == 0 && (len(c.presets) == 0 || len(c.types) == 0) {
 		errs = append(errs, errors.New("nothing to benchmark: give -model or -preset and -type"))
 	}
+	if len(errs) == 0 {
+		errs = append(errs, c.checkUnique())
+	}
+	return errors.Join(errs...)
+}
+
+// checkUnique refuses two models with the same label or a KV type given
+// twice: a report's rows are keyed by (model label, KV, context, path), so a
+// second run of the same key would sit beside the first in the report and
+// -compare could match only one of them.
+func (c *config) checkUnique() error {
+	var errs []error
+	first := map[string]string{}
+	for _, j := range c.jobs() {
+		name := j.path
+		if j.preset != "" {
+			name = "-preset " + j.preset + " -type " + j.ftype.String()
+		}
+		if prev, ok := first[j.label]; ok {
+			errs = append(errs, fmt.Errorf("two models would both be labelled %q (%s and %s): rows are keyed by the file's base name; give each once, or rename one", j.label, prev, name))
+			continue
+		}
+		first[j.label] = name
+	}
+	seen := map[string]bool{}
+	for _, k := range c.kv {
+		if seen[k] {
+			errs = append(errs, fmt.Errorf("-kv: %s given twice", k))
+		}
+		seen[k] = true
+	}
 	return errors.Join(errs...)
 }
 

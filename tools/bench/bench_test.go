@@ -103,6 +103,12 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"-profile", "-2"}, "-profile -2 must be at least 0"},
 		{[]string{"-omit", "gdn,mlp"}, `unknown step part "mlp"`},
+		// Rows are keyed by the model's label: two files of one base name,
+		// or a preset and type given twice, would collide.
+		{[]string{"-model", "/a/x.gguf,/b/x.gguf"}, `both be labelled "x" (/a/x.gguf and /b/x.gguf)`},
+		{[]string{"-preset", "0.8b,0.8b", "-type", "q8_0"}, `"synth-0.8b-q8_0"`},
+		{[]string{"-preset", "0.8b", "-type", "q8_0,Q8_0"}, `"synth-0.8b-q8_0"`},
+		{[]string{"-kv", "f16,fp8,f16"}, "-kv: f16 given twice"},
 	} {
 		var w bytes.Buffer
 		_, err := parseArgs(tc.av, &w)
@@ -274,6 +280,24 @@ func TestReportRoundTrip(t *testing.T) {
 	}
 	if _, err := readReport(bad); err == nil || !strings.Contains(err.Error(), "version 0") {
 		t.Errorf("old version: %v", err)
+	}
+
+	// A key twice (two reports' models pasted into one) is refused, not
+	// matched by whichever row came last.
+	dup := filepath.Join(dir, "dup.json")
+	two := &Report{Version: reportVersion, Models: []ModelReport{
+		{Model: "m", KV: "f16", Rows: []Row{{Model: "m", KV: "f16", Context: 64, Path: "graph"}, {Model: "m", KV: "f16", Context: 64, Path: "eager"}}},
+		{Model: "m", KV: "f16", Rows: []Row{{Model: "m", KV: "f16", Context: 64, Path: "graph"}}},
+	}}
+	b, err := two.json()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dup, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readReport(dup); err == nil || !strings.Contains(err.Error(), "rows 1 and 3 are both m|f16|64|graph") {
+		t.Errorf("duplicate rows: %v", err)
 	}
 }
 

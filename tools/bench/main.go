@@ -15,18 +15,21 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/memra-ai/memra/engine/cpu"
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/memra-ai/memra/engine/convert"
+	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
@@ -260,7 +263,11 @@ func (b *bencher) ensure(j job) (float64, error) {
 	b.logf("%s: synthesising into %s", j.label, j.path)
 	t0 := time.Now()
 	next := int64(0)
-	err := convert.SynthFile(j.path, convert.SynthOptions{Preset: j.preset, Type: j.ftype, Seed: 1,
+	// ^C during the write removes the temporary file rather than leave it
+	// (a 9B preset takes minutes); the signals are the default again after.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := convert.SynthFile(ctx, j.path, convert.SynthOptions{Preset: j.preset, Type: j.ftype, Seed: 1,
 		Progress: func(done, total int64) {
 			if total > 0 && done*10 >= next*total { // a line per 10%
 				b.logf("%s: synth %3d%% (%.1f / %.1f GB, %.0fs)", j.label, done*100/total, float64(done)/1e9, float64(total)/1e9, time.Since(t0).Seconds())

@@ -189,6 +189,16 @@ func readReport(path string) (*Report, error) {
 	if r.Version != reportVersion {
 		return nil, fmt.Errorf("read report %s: version %d, this bench reads version %d", path, r.Version, reportVersion)
 	}
+	// -compare matches rows by key; a report holding one key twice (merged
+	// or edited by hand) has no single row to match.
+	at := map[string]int{}
+	for i, row := range r.allRows() {
+		k := row.key()
+		if j, ok := at[k]; ok {
+			return nil, fmt.Errorf("read report %s: rows %d and %d are both %s (model|kv|context|path); a report holds one row per key", path, j+1, i+1, k)
+		}
+		at[k] = i
+	}
 	return &r, nil
 }
 

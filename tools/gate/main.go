@@ -24,12 +24,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/memra-ai/memra/engine/convert"
@@ -385,7 +388,10 @@ func defaultModel() (string, error) {
 		fmt.Fprintf(os.Stderr, "[gate] the cached default model does not load (%v); writing it again\n", err)
 	}
 	fmt.Fprintf(os.Stderr, "[gate] synthesising the built-in tiny qwen35 model into %s\n", path)
-	err = convert.SynthFile(path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1})
+	// ^C during the write removes the temporary file rather than leave it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = convert.SynthFile(ctx, path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1})
 	if err != nil {
 		return "", fmt.Errorf("default model: %w", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -23,8 +24,8 @@ and the tokenizer files; Qwen3.5 hybrid or Qwen3 dense) to one GGUF file that
 memra and llama.cpp read: tensor names and shapes as llama.cpp's converter
 writes them, the tokenizer and chat template in the metadata, the matrices in
 --type (1-D tensors, norms and the convolution stay f32). The file is
-written to OUT.gguf.tmp and renamed when whole; an error removes it, so
-OUT.gguf is never a partial file.
+written to OUT.gguf.tmp and renamed when whole; an error or an interrupt
+(^C, SIGTERM; exit 130) removes it, so OUT.gguf is never a partial file.
 `, `  memra convert ~/hf/Qwen3.5-0.8B -o qwen3.5-0.8b.gguf
   memra convert ~/hf/Qwen3.5-9B --type q8_0 --progress -o qwen3.5-9b-q8_0.gguf
   memra info qwen3.5-9b-q8_0.gguf
@@ -48,7 +49,9 @@ OUT.gguf is never a partial file.
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	bar := newProgressBar(stderr, *progress, "convert")
-	err = convert.ConvertFile(dir, *out, convert.Options{Type: ft, Name: *name, NoMTP: *noMTP, Progress: bar.update})
+	err = writeFile(*out, func(ctx context.Context) error {
+		return convert.ConvertFile(ctx, dir, *out, convert.Options{Type: ft, Name: *name, NoMTP: *noMTP, Progress: bar.update})
+	})
 	bar.finish(err == nil)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -33,7 +34,9 @@ and tests without a download. The tokenizer is copied from --vocab (by
 default the checkout's Qwen3 vocabulary, where it fits the preset) or
 generated (byte-level), so memra run -p works on the file, and generation
 stops at its end-of-generation tokens as a real model's does. Presets: tiny
-(tests), 0.8b, 2b, 9b and 27b, the Qwen3.5 sizes.
+(tests), 0.8b, 2b, 9b and 27b, the Qwen3.5 sizes. As with convert, the file
+is written to OUT.gguf.tmp and renamed when whole; an error or an interrupt
+(^C, SIGTERM; exit 130) removes it.
 `, `  memra synth --preset 0.8b -o 0.8b-bf16.gguf
   memra synth --preset 9b --type q8_0 --progress -o 9b-q8_0.gguf
   memra run -m 0.8b-bf16.gguf -p "hello" -n 16 --greedy
@@ -74,7 +77,9 @@ stops at its end-of-generation tokens as a real model's does. Presets: tiny
 		v = fittingDefaultVocab(spec.NVocab)
 	}
 	bar := newProgressBar(stderr, *progress, "synth "+*preset)
-	err = convert.SynthFile(*out, convert.SynthOptions{Preset: *preset, Type: ft, Seed: *seed, VocabGGUF: v, Progress: bar.update})
+	err = writeFile(*out, func(ctx context.Context) error {
+		return convert.SynthFile(ctx, *out, convert.SynthOptions{Preset: *preset, Type: ft, Seed: *seed, VocabGGUF: v, Progress: bar.update})
+	})
 	bar.finish(err == nil)
 	if err != nil {
 		return err

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/memra-ai/memra/engine/tokenizer"
 	"github.com/memra-ai/memra/gguf"
@@ -86,5 +90,53 @@ func TestSynthDefaultVocabFits(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "tiny.gguf")
 	if err := runSynth([]string{"--preset", "tiny", "--type", "q8_0", "-o", out}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatalf("synth tiny from the checkout: %v", err)
+	}
+}
+
+// TestSynthInterrupted: ^C (SIGINT) or SIGTERM to a memra writing a model
+// stops it with exit 130, a message saying nothing was written, and neither
+// OUT.gguf nor OUT.gguf.tmp on disk. Before, the process died with the
+// partial .tmp in place.
+func TestSynthInterrupted(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		out := filepath.Join(t.TempDir(), "x.gguf")
+		// 9b bf16 is ~19 GB: the signal lands long before the write ends.
+		cmd := exec.Command(os.Args[0], "synth", "--preset", "9b", "--vocab", "none", "-o", out)
+		cmd.Env = append(os.Environ(), asMemra+"=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The .tmp appears once the handler is installed (writeFile then
+		// SynthFile creates it).
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if _, err := os.Stat(out + ".tmp"); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("%s.tmp never appeared; stderr:\n%s", out, stderr.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("%v: exit %v, want 130; stderr:\n%s", sig, err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "interrupted: "+out+" not written") {
+			t.Errorf("%v: stderr does not say the file was not written:\n%s", sig, stderr.String())
+		}
+		for _, p := range []string{out, out + ".tmp"} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%v: %s left behind (stat: %v)", sig, p, err)
+			}
+		}
 	}
 }

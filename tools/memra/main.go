@@ -3,13 +3,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // command is one subcommand. Each lives in its own cmd_*.go file and is listed
@@ -40,6 +43,24 @@ func commands() []command {
 
 // errUsage marks an error caused by bad arguments: the caller prints usage.
 var errUsage = errors.New("usage")
+
+// errInterrupted marks a command stopped by SIGINT or SIGTERM after it
+// cleaned up; memra exits 130, as a shell reports a command killed by ^C.
+var errInterrupted = errors.New("interrupted")
+
+// writeFile runs a long file write (convert, synth) under a context that
+// SIGINT and SIGTERM cancel, so that a ^C stops it at its next buffer and
+// its temporary OUT.tmp is removed, instead of the process dying with the
+// partial file in place. The signals get their default meaning back after.
+func writeFile(out string, write func(context.Context) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := write(ctx)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w: %s not written (the partial %s.tmp was removed)", errInterrupted, out, out)
+	}
+	return err
+}
 
 // newFlagSet is command name's FlagSet. Its -h prints the synopsis, about
 // (what the command does, with a trailing newline), the flags and examples,
@@ -131,6 +152,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.Is(err, errInterrupted):
+			fmt.Fprintf(stderr, "memra %s: %v\n", c.name, err)
+			return 130
 		case errors.Is(err, errUsage):
 			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
 			fmt.Fprintf(stderr, "memra %s: %s\nusage: memra %s %s\nRun \"memra help %s\" for every flag and examples.\n", c.name, msg, c.name, c.usage, c.name)
