@@ -40,26 +40,28 @@ type Options struct {
 // memory stays near one chunk rather than one tensor.
 const chunkBytes = 4 << 20
 
-// ConvertFile converts the checkpoint in dir to a GGUF file at out. The file
-// is written to a temporary name and renamed when complete. Cancelling ctx
-// stops the write at its next buffer and removes the temporary file; the
-// error then wraps ctx's cause.
+// ConvertFile converts the checkpoint in dir to a GGUF file at out through
+// WriteFileAtomic: out is never a partial file, and cancelling ctx stops the
+// write at its next buffer, removes the temporary file and returns an error
+// wrapping ctx's cause.
 func ConvertFile(ctx context.Context, dir, out string, opt Options) error {
-	return writeFileAtomic(ctx, out, func(w io.Writer) error { return Convert(dir, w, opt) })
+	return WriteFileAtomic(ctx, out, func(w io.Writer) error { return Convert(dir, w, opt) })
 }
 
-// writeFileAtomic streams write's output through a buffer into path+".tmp"
-// and renames it to path once complete; on error or cancellation nothing is
-// left behind.
-func writeFileAtomic(ctx context.Context, path string, write func(io.Writer) error) (err error) {
+// WriteFileAtomic streams write's output through a buffer into a temporary
+// file beside path (path.PID-N.tmp, created exclusively, so that two
+// processes writing one path never share it) and renames it to path once
+// complete; on an error or ctx's cancellation nothing is left behind. The
+// file gets os.Create's mode (0666 less the umask).
+func WriteFileAtomic(ctx context.Context, path string, write func(io.Writer) error) (err error) {
 	if err := checkOutput(path); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := createTemp(path)
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -82,6 +84,19 @@ func writeFileAtomic(ctx context.Context, path string, write func(io.Writer) err
 	return os.Rename(tmp, path)
 }
 
+// createTemp creates path.PID-N.tmp for the first N not taken. os.CreateTemp
+// would do, but creates its files 0600.
+func createTemp(path string) (*os.File, error) {
+	for n := 0; ; n++ {
+		name := fmt.Sprintf("%s.%d-%d.tmp", path, os.Getpid(), n)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && n < 1000 {
+			continue
+		}
+		return f, err
+	}
+}
+
 // ctxWriter fails every write once ctx is done, so a cancelled conversion
 // stops within one buffer (4 MiB) of output.
 type ctxWriter struct {
@@ -97,7 +112,7 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 }
 
 // checkOutput reports, before any work, why path cannot take the file that
-// writeFileAtomic renames onto it: its directory is missing, or it is
+// WriteFileAtomic renames onto it: its directory is missing, or it is
 // something other than a regular file (a directory, a device, a link),
 // which the rename would replace or fail on only at the end.
 func checkOutput(path string) error {

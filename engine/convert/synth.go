@@ -72,10 +72,10 @@ type SynthOptions struct {
 // synthChunk is the number of elements generated per goroutine task.
 const synthChunk = 1 << 20
 
-// SynthFile writes a synthetic model to path (via a temporary file, removed
-// on error or when ctx is cancelled).
+// SynthFile writes a synthetic model to path through WriteFileAtomic (a
+// temporary file beside it, removed on error or when ctx is cancelled).
 func SynthFile(ctx context.Context, path string, opt SynthOptions) error {
-	return writeFileAtomic(ctx, path, func(w io.Writer) error { return Synth(w, opt) })
+	return WriteFileAtomic(ctx, path, func(w io.Writer) error { return Synth(w, opt) })
 }
 
 // Synth writes a GGUF with deterministic random weights in llama.cpp's

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/memra-ai/memra/gguf"
@@ -176,10 +177,20 @@ func TestSynthFileChecksOutput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error saying it %s", c.path, err, c.want)
 		}
-		if _, err := os.Stat(c.path + ".tmp"); err == nil {
-			t.Errorf("%s.tmp left behind", c.path)
+		if tmps := tempsOf(t, c.path); len(tmps) > 0 {
+			t.Errorf("%s: %v left behind", c.path, tmps)
 		}
 	}
+}
+
+// tempsOf lists WriteFileAtomic's temporary files for path.
+func tempsOf(t *testing.T, path string) []string {
+	t.Helper()
+	m, err := filepath.Glob(path + ".*.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // TestSynthFileCancelled: cancelling the context mid-write stops the write
@@ -191,7 +202,7 @@ func TestSynthFileCancelled(t *testing.T) {
 	var sawTmp bool
 	err := SynthFile(ctx, path, SynthOptions{Preset: "0.8b", Type: FileBF16, Seed: 1, Workers: 1,
 		Progress: func(done, total int64) {
-			if _, err := os.Stat(path + ".tmp"); err == nil {
+			if len(tempsOf(t, path)) == 1 {
 				sawTmp = true
 			}
 			cancel() // after the first chunk
@@ -202,9 +213,64 @@ func TestSynthFileCancelled(t *testing.T) {
 	if !sawTmp {
 		t.Error("the temporary file never existed: the test did not cancel a write in progress")
 	}
-	for _, p := range []string{path, path + ".tmp"} {
-		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s left behind (stat: %v)", p, err)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s left behind (stat: %v)", path, err)
+	}
+	if tmps := tempsOf(t, path); len(tmps) > 0 {
+		t.Errorf("%v left behind", tmps)
+	}
+}
+
+// TestWriteFileAtomicConcurrent: writers racing on one path each write
+// their own temporary file, so every rename is of a whole file and the path
+// ends up holding exactly one writer's bytes. With one fixed temporary name
+// (before), one writer truncated another's file under it and the renames
+// failed or published a partial file.
+func TestWriteFileAtomicConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.bin")
+	const writers, size = 8, 3 << 20
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = WriteFileAtomic(t.Context(), path, func(w io.Writer) error {
+				chunk := bytes.Repeat([]byte{byte('a' + i)}, 64<<10)
+				for range size / len(chunk) {
+					if _, err := w.Write(chunk); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("writer %d: %v", i, err)
 		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != size || !bytes.Equal(b, bytes.Repeat(b[:1], size)) {
+		t.Errorf("%s holds %d bytes not all one writer's (want %d of one byte)", path, len(b), size)
+	}
+	if tmps := tempsOf(t, path); len(tmps) > 0 {
+		t.Errorf("%v left behind", tmps)
+	}
+	// The mode is os.Create's (os.CreateTemp's would be 0600).
+	ref, err := os.Create(filepath.Join(filepath.Dir(path), "ref"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref.Close()
+	st, err1 := os.Stat(path)
+	rst, err2 := os.Stat(ref.Name())
+	if err1 != nil || err2 != nil || st.Mode() != rst.Mode() {
+		t.Errorf("mode %v, os.Create's %v (%v, %v)", st.Mode(), rst.Mode(), err1, err2)
 	}
 }

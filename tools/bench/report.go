@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/memra-ai/memra/engine/convert"
 	"github.com/memra-ai/memra/engine/gpu"
 )
 
@@ -242,11 +244,10 @@ func (rep *Report) writeFiles(dir, stamp string) error {
 }
 
 func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	return convert.WriteFileAtomic(context.Background(), path, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // Unit formatting.

@@ -68,7 +68,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.think, "think", false, "with --chat: let the model think (Qwen: no empty <think></think> pre-fill)")
 	fs.BoolVar(&f.printTokens, "print-tokens", false, "print only the generated token ids, space-separated on one line")
 	fs.StringVar(&f.device, "device", "auto", "backend: cpu, cuda or auto")
-	fs.IntVar(&f.ctx, "ctx", 0, "context capacity in tokens (0: prompt + n)")
+	fs.IntVar(&f.ctx, "ctx", 0, "context capacity in tokens (0: what the prompt and -n need, prompt + n − 1)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU worker threads (0: all cores)")
 	fs.BoolVar(&f.greedy, "greedy", false, "always take the most likely token")
 	fs.Float64Var(&f.temp, "temp", 0.8, "sampling temperature (0: greedy)")
@@ -93,7 +93,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	case f.prompt == "" && f.promptTokens == "":
 		return fmt.Errorf("%w: the prompt is empty", errUsage)
 	case f.ctx < 0:
-		return fmt.Errorf("%w: --ctx %d: must be 0 (prompt + n) or positive", errUsage, f.ctx)
+		return fmt.Errorf("%w: --ctx %d: must be 0 (prompt + n − 1) or positive", errUsage, f.ctx)
 	case f.chat && f.promptTokens != "":
 		return fmt.Errorf("%w: --chat needs a text prompt (-p), not --prompt-tokens", errUsage)
 	case f.n <= 0:
@@ -177,9 +177,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%w: %s: %v", errUsage, c.name, err)
 		}
 	}
+	// The last token generated is never fed back, so the cache needs one
+	// position fewer than prompt + n: a run that exactly fills the model's
+	// context length is allowed.
 	ctx := f.ctx
 	if ctx == 0 {
-		ctx = len(prompt) + f.n
+		ctx = len(prompt) + f.n - 1
 	}
 	if need := len(prompt) + f.n - 1; need > ctx {
 		return fmt.Errorf("%w: --ctx %d holds fewer than the %d tokens this needs (%d prompt + -n %d − 1): raise --ctx or lower -n", errUsage, ctx, need, len(prompt), f.n)

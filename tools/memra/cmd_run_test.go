@@ -409,3 +409,19 @@ func TestRunOneToken(t *testing.T) {
 		t.Errorf("summary %q", s)
 	}
 }
+
+// TestRunFillsContext: a run whose prompt and -n need exactly the model's
+// context length (256 in modeltest) works with the default --ctx. The last
+// token generated is never fed back, so it needs prompt + n − 1 positions;
+// the default was prompt + n, one past the limit the check had accepted.
+func TestRunFillsContext(t *testing.T) {
+	path := tinyModel(t)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "255", "--greedy", "--print-tokens", "--device", "cpu", "--threads", "1"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := len(strings.Fields(stdout.String())); n != 255 {
+		t.Errorf("%d tokens printed, want 255", n)
+	}
+}

@@ -50,14 +50,14 @@ var errInterrupted = errors.New("interrupted")
 
 // writeFile runs a long file write (convert, synth) under a context that
 // SIGINT and SIGTERM cancel, so that a ^C stops it at its next buffer and
-// its temporary OUT.tmp is removed, instead of the process dying with the
+// its temporary file is removed, instead of the process dying with the
 // partial file in place. The signals get their default meaning back after.
 func writeFile(out string, write func(context.Context) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := write(ctx)
 	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("%w: %s not written (the partial %s.tmp was removed)", errInterrupted, out, out)
+		return fmt.Errorf("%w: %s not written (its partial temporary file was removed)", errInterrupted, out)
 	}
 	return err
 }
