@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/kernels"
 )
 
@@ -33,8 +34,8 @@ func (s *Sampling) check(nVocab int) error {
 	switch top := maxTop(nVocab); {
 	case s.TopK < 1 || s.TopK > top:
 		return fmt.Errorf("gpu: sampling: top-k %d: the device draws from 1 to %d", s.TopK, top)
-	case !(s.Temperature > 0):
-		return fmt.Errorf("gpu: sampling: temperature %g: must be > 0", s.Temperature)
+	case !(s.Temperature > 0) || math.IsInf(float64(s.Temperature), 1):
+		return fmt.Errorf("gpu: sampling: temperature %g: must be > 0 and finite", s.Temperature)
 	case !(s.TopP >= 0 && s.TopP <= 1):
 		return fmt.Errorf("gpu: sampling: top-p %g: must be in [0, 1]", s.TopP)
 	case !(s.MinP >= 0 && s.MinP <= 1):
@@ -62,14 +63,14 @@ func (s *Sampling) params(index uint64) []byte {
 // history (the prompt, then each token generated) has its logit divided by
 // Penalty when positive, else multiplied, in the same float32 operation.
 type Penalty struct {
-	Penalty float32 // > 0 (1: no change)
+	Penalty float32 // sample.MinRepeatPenalty … sample.MaxRepeatPenalty (1: no change)
 	Window  int     // 1 … kernels.PenaltyMaxWindow
 }
 
 func (p *Penalty) check() error {
 	switch {
-	case !(p.Penalty > 0):
-		return fmt.Errorf("gpu: repetition penalty %g: must be > 0", p.Penalty)
+	case !(p.Penalty >= sample.MinRepeatPenalty && p.Penalty <= sample.MaxRepeatPenalty):
+		return fmt.Errorf("gpu: repetition penalty %g: want [%g, %g] (sample.Options' bounds)", p.Penalty, sample.MinRepeatPenalty, sample.MaxRepeatPenalty)
 	case p.Window < 1 || p.Window > kernels.PenaltyMaxWindow:
 		return fmt.Errorf("gpu: repetition window %d: the device keeps 1 to %d tokens", p.Window, kernels.PenaltyMaxWindow)
 	}

@@ -30,7 +30,7 @@ type Options struct {
 	// RepeatPenalty (> 1 discourages) applies to every distinct token among
 	// the last RepeatWindow of the history: a positive logit is divided by
 	// it, a negative one multiplied (as llama.cpp and transformers do).
-	// 0 or 1: off.
+	// 0 or 1: off; otherwise within [MinRepeatPenalty, MaxRepeatPenalty].
 	RepeatPenalty float32
 	// RepeatWindow is how many recent tokens the penalty looks at
 	// (0: 64).
@@ -46,21 +46,31 @@ type Options struct {
 // DefaultRepeatWindow is the repetition window when Options.RepeatWindow is 0.
 const DefaultRepeatWindow = 64
 
+// The repetition penalty's bounds. Past them a penalised logit can leave
+// float32's range (1e-45 made a logit of 3 +Inf, and the softmax NaN, which
+// drew the least likely candidate); within them any logit below 3.4e36 in
+// magnitude stays finite. Useful penalties are near 1 (llama.cpp's
+// examples use 1.0-1.5).
+const (
+	MinRepeatPenalty float32 = 0.01
+	MaxRepeatPenalty float32 = 100
+)
+
 func (o *Options) greedy() bool { return o.Greedy || o.Temperature <= 0 }
 
 // Validate reports out-of-range options.
 func (o *Options) Validate() error {
 	switch {
-	case o.Temperature < 0 || math.IsNaN(float64(o.Temperature)):
-		return fmt.Errorf("temperature %g: must be ≥ 0", o.Temperature)
+	case !(o.Temperature >= 0) || math.IsInf(float64(o.Temperature), 0): // NaN too
+		return fmt.Errorf("temperature %g: must be ≥ 0 and finite", o.Temperature)
 	case o.TopK < 0:
 		return fmt.Errorf("top-k %d: must be ≥ 0", o.TopK)
 	case !(o.TopP >= 0 && o.TopP <= 1): // NaN too
 		return fmt.Errorf("top-p %g: must be in [0, 1]", o.TopP)
 	case !(o.MinP >= 0 && o.MinP <= 1):
 		return fmt.Errorf("min-p %g: must be in [0, 1]", o.MinP)
-	case !(o.RepeatPenalty >= 0) || math.IsInf(float64(o.RepeatPenalty), 0): // NaN too
-		return fmt.Errorf("repeat penalty %g: must be ≥ 0 and finite", o.RepeatPenalty)
+	case o.RepeatPenalty != 0 && o.RepeatPenalty != 1 && !(o.RepeatPenalty >= MinRepeatPenalty && o.RepeatPenalty <= MaxRepeatPenalty): // NaN too
+		return fmt.Errorf("repeat penalty %g: want 0 or 1 (off) or a value in [%g, %g]", o.RepeatPenalty, MinRepeatPenalty, MaxRepeatPenalty)
 	case o.RepeatWindow < 0:
 		return fmt.Errorf("repeat window %d: must be ≥ 0", o.RepeatWindow)
 	}

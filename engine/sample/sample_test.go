@@ -114,10 +114,37 @@ func TestSamplerDistributionAndSeed(t *testing.T) {
 		t.Error("different seeds gave identical streams")
 	}
 	for _, o := range []Options{{TopP: 1.5}, {TopP: float32(math.NaN())}, {MinP: float32(math.NaN())}, {Temperature: float32(math.NaN())},
-		{RepeatPenalty: float32(math.NaN())}, {RepeatPenalty: float32(math.Inf(1))}} {
+		{RepeatPenalty: float32(math.NaN())}, {RepeatPenalty: float32(math.Inf(1))},
+		{Temperature: float32(math.Inf(1))}, {RepeatPenalty: 1e-45}, {RepeatPenalty: 0.0099}, {RepeatPenalty: 101}, {RepeatPenalty: -1}} {
 		if _, err := NewSampler(o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
+	}
+	for _, p := range []float32{0, 1, MinRepeatPenalty, 1.3, MaxRepeatPenalty} {
+		if _, err := NewSampler(Options{Temperature: 1, RepeatPenalty: p}); err != nil {
+			t.Errorf("repeat penalty %g refused: %v", p, err)
+		}
+	}
+}
+
+// TestPenaltyBoundsKeepLogitsFinite: at either bound, a penalised logit of
+// 3.4e36 in magnitude (far past any model's) stays finite, so the softmax
+// never meets +Inf; at 1e-45 (accepted before the bounds) a logit of 3 did
+// not, and the draw fell through to the least likely candidate.
+func TestPenaltyBoundsKeepLogitsFinite(t *testing.T) {
+	for _, p := range []float32{MinRepeatPenalty, MaxRepeatPenalty} {
+		l := []float32{3.4e36, -3.4e36}
+		Penalize(l, []int32{0, 1}, p, 0)
+		for i, x := range l {
+			if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
+				t.Errorf("penalty %g: logit %d became %g", p, i, x)
+			}
+		}
+	}
+	l := []float32{3}
+	Penalize(l, []int32{0}, 1e-45, 0)
+	if !math.IsInf(float64(l[0]), 1) {
+		t.Errorf("penalty 1e-45 gave %g: the premise of the lower bound no longer holds", l[0])
 	}
 }
 

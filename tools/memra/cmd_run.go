@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/sample"
@@ -29,9 +31,9 @@ const runAbout = `Generates text from a prompt. The first generated token is cho
 logits after the last prompt token. Text goes to stdout as it is generated;
 a summary line (prompt and generation tokens per second, and why it
 stopped: the model's end-of-generation token or -n) goes to stderr.
-Sampling: --greedy (or --temp 0) takes the argmax; otherwise the repetition
-penalty, top-k, temperature, top-p and min-p filters apply in that order. A
---seed picks the same tokens from the same logits on the CPU and on the GPU
+Sampling: the repetition penalty, when set, applies first, greedy or not;
+then --greedy (or --temp 0) takes the argmax, or else top-k, temperature,
+top-p and min-p filter in that order and a token is drawn. A --seed picks the same tokens from the same logits on the CPU and on the GPU
 (the two backends' logits differ in the last bits). On the GPU, greedy runs
 and top-k sampling (1 to 64), with or without the repetition penalty (a
 window of up to 4096), pick each token on the device, which keeps the steps
@@ -62,7 +64,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", runCmd().usage, runAbout, runExamples, stderr)
 	fs.StringVar(&f.model, "m", "", "model `file` (.gguf), required")
 	fs.StringVar(&f.prompt, "p", "", "prompt `text`")
-	fs.StringVar(&f.promptTokens, "prompt-tokens", "", "prompt as comma-separated token `ids` instead of text (e.g. 100,107,114)")
+	fs.StringVar(&f.promptTokens, "prompt-tokens", "", "prompt as token `ids` instead of text, separated by commas or spaces (e.g. 100,107,114, or what memra tokenize prints)")
 	fs.IntVar(&f.n, "n", 64, "tokens to generate")
 	fs.BoolVar(&f.chat, "chat", false, "wrap the prompt as a user turn with the model's chat template")
 	fs.BoolVar(&f.think, "think", false, "with --chat: let the model think (Qwen: no empty <think></think> pre-fill)")
@@ -96,6 +98,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --ctx %d: must be 0 (prompt + n − 1) or positive", errUsage, f.ctx)
 	case f.chat && f.promptTokens != "":
 		return fmt.Errorf("%w: --chat needs a text prompt (-p), not --prompt-tokens", errUsage)
+	case f.think && !f.chat:
+		return fmt.Errorf("%w: --think works with --chat (it sets the chat template's enable_thinking)", errUsage)
 	case f.n <= 0:
 		return fmt.Errorf("%w: -n %d: must be positive", errUsage, f.n)
 	case f.threads < 0 || f.threads > maxThreads:
@@ -107,6 +111,27 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	case "cpu", "auto", "cuda":
 	default:
 		return fmt.Errorf("%w: --device %q: want cpu, cuda or auto", errUsage, f.device)
+	}
+	// The sampler computes in float32: a value it cannot hold would turn
+	// into 0 (1e-50: "off" or "all") or +Inf (1e39) without a word.
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"--temp", f.temp}, {"--top-p", f.topP}, {"--min-p", f.minP}, {"--repeat-penalty", f.repeatPenalty}} {
+		if y := float32(x.v); x.v != 0 && y == 0 || !math.IsInf(x.v, 0) && math.IsInf(float64(y), 0) {
+			return fmt.Errorf("%w: %s %g is outside float32's range, in which the sampler computes", errUsage, x.name, x.v)
+		}
+	}
+	if greedy := f.greedy || f.temp == 0; greedy {
+		var ignored []string
+		for _, n := range []string{"temp", "top-k", "top-p", "min-p", "seed"} {
+			if set[n] && (n != "temp" || f.temp != 0) {
+				ignored = append(ignored, "--"+n)
+			}
+		}
+		if len(ignored) > 0 {
+			fmt.Fprintf(stderr, "memra run: greedy decoding ignores %s\n", strings.Join(ignored, ", "))
+		}
 	}
 	opts := sample.Options{
 		Temperature: float32(f.temp), Greedy: f.greedy, TopK: f.topK, TopP: float32(f.topP), MinP: float32(f.minP),
@@ -259,25 +284,24 @@ func stopReason(err error, tok *tokenizer.Tokenizer, last int32, gen, n int) str
 	return fmt.Sprintf(" | stop: -n %d", n)
 }
 
-// parseIDs parses "1,2, 3" into token ids below vocab.
+// parseIDs parses token ids separated by commas or white space ("1,2, 3",
+// or tokenize's "1 2 3") into ids below vocab; position i+1 in its errors
+// is the id's place in the list.
 func parseIDs(s string, vocab int) ([]int32, error) {
-	var ids []int32
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		v, err := strconv.ParseInt(part, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a token id", part)
-		}
-		if v < 0 || int(v) >= vocab {
-			return nil, fmt.Errorf("token id %d outside the vocabulary [0, %d)", v, vocab)
-		}
-		ids = append(ids, int32(v))
-	}
-	if len(ids) == 0 {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if len(fields) == 0 {
 		return nil, errors.New("no token ids")
+	}
+	ids := make([]int32, len(fields))
+	for i, f := range fields {
+		x, err := strconv.ParseInt(f, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) || err == nil && (x < 0 || x >= int64(vocab)):
+			return nil, fmt.Errorf("token %d, %s, is outside the vocabulary [0, %d)", i+1, f, vocab)
+		case err != nil:
+			return nil, fmt.Errorf("token %d, %q, is not a token id (decimal ids separated by commas or spaces)", i+1, f)
+		}
+		ids[i] = int32(x)
 	}
 	return ids, nil
 }

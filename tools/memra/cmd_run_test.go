@@ -98,8 +98,17 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "-m", path}, 2, "exactly one of -p"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--device", "cuda"}, 1, "--device cuda: no CUDA"},
 		{[]string{"run", "-m", path, "-p", "hi", "--device", "tpu"}, 2, "want cpu, cuda or auto"},
-		{[]string{"run", "-m", path, "--prompt-tokens", "1,x"}, 2, `"x" is not a token id`},
-		{[]string{"run", "-m", path, "--prompt-tokens", "1,320"}, 2, "outside the vocabulary [0, 320)"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1,x"}, 2, `token 2, "x", is not a token id`},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1,320"}, 2, "token 2, 320, is outside the vocabulary [0, 320)"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "99999999999"}, 2, "token 1, 99999999999, is outside the vocabulary"},
+		{[]string{"run", "-m", path, "--prompt-tokens", " , "}, 2, "no token ids"},
+		// Sampling values the sampler's float32 cannot hold, and penalties
+		// past the bounds that keep logits finite.
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "1e-50"}, 2, "--top-p 1e-50 is outside float32's range"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--repeat-penalty", "1e39"}, 2, "--repeat-penalty 1e+39 is outside float32's range"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--repeat-penalty", "1e-45"}, 2, "repeat penalty 1e-45: want 0 or 1 (off) or a value in [0.01, 100]"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--temp", "Inf"}, 2, "temperature +Inf: must be ≥ 0 and finite"},
+		{[]string{"run", "-m", path, "-p", "hi", "--think"}, 2, "--think works with --chat"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "2"}, 2, "top-p 2"},
 		// The synthetic model has no tokenizer metadata.
 		{[]string{"run", "-m", path, "-p", "hello"}, 1, "needs the model's tokenizer"},
@@ -423,5 +432,27 @@ func TestRunFillsContext(t *testing.T) {
 	}
 	if n := len(strings.Fields(stdout.String())); n != 255 {
 		t.Errorf("%d tokens printed, want 255", n)
+	}
+}
+
+// TestRunPromptTokensAndIgnoredFlags: --prompt-tokens takes tokenize's
+// space-separated output as well as commas, and sampling flags that greedy
+// decoding ignores are named on stderr rather than dropped in silence.
+func TestRunPromptTokensAndIgnoredFlags(t *testing.T) {
+	path := tinyModel(t)
+	var outs [2]string
+	for i, ids := range []string{"1,2,3", "1 2\t3\n"} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"run", "-m", path, "--prompt-tokens", ids, "-n", "4", "--greedy", "--top-k", "5", "--seed", "3", "--print-tokens", "--device", "cpu"}, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", ids, code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "greedy decoding ignores --top-k, --seed") {
+			t.Errorf("%q: stderr does not name the ignored flags: %s", ids, stderr.String())
+		}
+		outs[i] = stdout.String()
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("commas gave %q, spaces %q", outs[0], outs[1])
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -105,19 +104,11 @@ written as their text.
 	if err != nil {
 		return fmt.Errorf("read stdin: %w", err)
 	}
-	fields := strings.FieldsFunc(string(in), func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == ','
-	})
-	ids := make([]int32, len(fields))
-	for i, s := range fields {
-		x, err := strconv.ParseInt(s, 10, 32)
-		switch {
-		case errors.Is(err, strconv.ErrRange):
-			return fmt.Errorf("stdin: token %d %s is outside the vocabulary of %d", i, s, tok.Vocab())
-		case err != nil:
-			return fmt.Errorf("stdin: token %d %q is not an integer id", i, s)
+	var ids []int32
+	if strings.TrimSpace(string(in)) != "" { // no ids: no text
+		if ids, err = parseIDs(string(in), tok.Vocab()); err != nil {
+			return fmt.Errorf("stdin: %w", err)
 		}
-		ids[i] = int32(x)
 	}
 	text, err := tok.Decode(ids)
 	if err != nil {

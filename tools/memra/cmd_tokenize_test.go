@@ -75,7 +75,7 @@ func TestTokenizeCLIErrors(t *testing.T) {
 	}
 	// Past int32 too: out of the vocabulary, not "not an integer".
 	err = runDetokenize([]string{"-m", vocabGGUF}, strings.NewReader("1 99999999999"), &out, &errb)
-	if err == nil || !strings.Contains(err.Error(), "token 1 99999999999 is outside the vocabulary of") {
+	if err == nil || !strings.Contains(err.Error(), "token 2, 99999999999, is outside the vocabulary [0, ") {
 		t.Errorf("id past int32: %v", err)
 	}
 }
