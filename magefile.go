@@ -156,9 +156,19 @@ type Cuda mg.Namespace
 
 // Kernels compiles kernels/*.cu with nvcc into kernels/memra.fatbin and writes its manifest.
 //
-// Run it on a machine with nvcc (the GPU machine); commit both outputs.
+// Run it on a machine with the CUDA toolkit (nvcc and cuobjdump; no GPU
+// needed) and commit both outputs. NVCC names another nvcc (its cuobjdump
+// is the one beside it), CCBIN a host compiler for it (nvcc -ccbin) when
+// the default is too new.
 func (Cuda) Kernels() error {
-	return sh.RunV("go", "run", "./kernels/internal/build", "-dir", "kernels")
+	args := []string{"run", "./kernels/internal/build", "-dir", "kernels"}
+	if v := os.Getenv("NVCC"); v != "" {
+		args = append(args, "-nvcc", v)
+	}
+	if v := os.Getenv("CCBIN"); v != "" {
+		args = append(args, "-ccbin", v)
+	}
+	return sh.RunV("go", args...)
 }
 
 // Bins cross-builds static (CGO_ENABLED=0) binaries and test binaries into bin/ for the GPU machine.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/convert"
 	"github.com/memra-ai/memra/engine/gpu"
+	"github.com/memra-ai/memra/tools/internal/flagx"
 )
 
 const usageHead = `usage: bench [flags]                   benchmark decode on the GPU
@@ -114,7 +115,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	// The flag package would print a bad flag's error and every flag, and
 	// main the error again: it is said once, with a pointer to -h.
 	fs.SetOutput(io.Discard)
-	perr := fs.Parse(av)
+	args, perr := flagx.Interspersed(fs, av, fs.Parse)
 	fs.SetOutput(w)
 	if perr != nil {
 		if errors.Is(perr, flag.ErrHelp) {
@@ -153,11 +154,11 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	if c.contexts, err = parseInts(*ctx); err != nil {
 		return config{}, fmt.Errorf("-ctx: %w", err)
 	}
-	if fs.NArg() > 0 {
-		if c.compare == "" || fs.NArg() > 1 {
-			return config{}, fmt.Errorf("unexpected arguments %q (only -compare OLD.json takes one, NEW.json)", fs.Args())
+	if len(args) > 0 {
+		if c.compare == "" || len(args) > 1 {
+			return config{}, fmt.Errorf("unexpected arguments %q (only -compare OLD.json takes one, NEW.json)", args)
 		}
-		c.compareTo = fs.Arg(0)
+		c.compareTo = args[0]
 	}
 	return c, c.validate()
 }

@@ -78,6 +78,11 @@ func TestParseFlags(t *testing.T) {
 	if c.compare != "old.json" || c.compareTo != "new.json" {
 		t.Fatalf("compare: %+v", c)
 	}
+	// Flags after NEW.json count too (the flag package alone stops at it).
+	c = mustParse(t, "-compare", "old.json", "new.json", "-json")
+	if c.compareTo != "new.json" || !c.jsonOut {
+		t.Fatalf("compare with -json after the files: %+v", c)
+	}
 	if _, err := parseArgs([]string{"-h"}, io.Discard); !errors.Is(err, errHelp) {
 		t.Fatalf("-h: %v", err)
 	}
@@ -379,6 +384,13 @@ func TestCompare(t *testing.T) {
 	}
 	if code, err := run([]string{"-compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "new.json")}, &out, io.Discard); code != 2 || err == nil {
 		t.Errorf("missing file: code %d err %v", code, err)
+	}
+	// A -model path that is not there, or not a file, is named before the
+	// GPU is looked for (without one, it was "needs an NVIDIA GPU" alone).
+	for _, p := range []string{filepath.Join(dir, "nope.gguf"), dir} {
+		if code, err := run([]string{"-model", p}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("-model %s: code %d err %v", p, code, err)
+		}
 	}
 }
 

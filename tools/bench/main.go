@@ -67,6 +67,13 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 			return 2, fmt.Errorf("-compare: %w", err)
 		}
 	}
+	for _, p := range c.models { // a mistyped path is named before the GPU is looked for
+		if st, err := os.Stat(p); err != nil {
+			return 2, fmt.Errorf("-model: %w", err)
+		} else if !st.Mode().IsRegular() {
+			return 2, fmt.Errorf("-model %s: not a regular file", p)
+		}
+	}
 	e, err := cuda.New(0)
 	if err != nil {
 		return 2, noGPUError{err}

@@ -226,11 +226,18 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	first := true
 	last := int32(-1) // the last token generated: why the generation stopped
-	textless := 0     // generated ids past the tokenizer's (a model vocabulary padded past it)
+	// Generated ids without text, counted for a note after the summary
+	// rather than passed over in silence: ids past the tokenizer's (a model
+	// vocabulary padded past it) and the tokenizer's unused (padding) ids.
+	past, unused := 0, 0
 	emit := func(id int32) error {
 		last = id
-		if tok != nil && int(id) >= tok.Vocab() {
-			textless++
+		switch {
+		case tok == nil:
+		case int(id) >= tok.Vocab():
+			past++
+		case tok.TokenType(id) == tokenizer.TokenUnused:
+			unused++
 		}
 		switch {
 		case stream != nil:
@@ -264,9 +271,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | %s | %s, %s%s\n",
 		st.PromptTokens, st.PromptTokPerSec(), gen, be.name, mode, stopReason(genErr, tok, last, st.GenTokens, f.n))
-	if textless > 0 {
+	if past > 0 {
 		fmt.Fprintf(stderr, "memra: %d generated ids are past the tokenizer's %d tokens (the model's vocabulary is %d) and have no text; --print-tokens shows them\n",
-			textless, tok.Vocab(), m.NVocab)
+			past, tok.Vocab(), m.NVocab)
+	}
+	if unused > 0 {
+		fmt.Fprintf(stderr, "memra: %d of the %d generated ids are the vocabulary's unused (padding) tokens, which have no text: the model's weights do not fit its vocabulary (memra synth's random weights pick them); --print-tokens shows them\n",
+			unused, st.GenTokens)
 	}
 	return genErr
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memra-ai/memra/engine/convert"
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/engine/tokenizer"
@@ -454,5 +455,41 @@ func TestRunPromptTokensAndIgnoredFlags(t *testing.T) {
 	}
 	if outs[0] != outs[1] {
 		t.Errorf("commas gave %q, spaces %q", outs[0], outs[1])
+	}
+}
+
+// TestRunNotesUnusedTokens: generated ids that are the vocabulary's unused
+// (padding) tokens print no text; the run says how many there were instead
+// of printing an empty line in silence. The count is checked against the
+// same run's ids looked up in the tokenizer.
+func TestRunNotesUnusedTokens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tn.gguf")
+	if err := convert.SynthFile(t.Context(), path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "-m", path, "-p", "hello", "-n", "16", "--greedy", "--device", "cpu"}
+	var ids, stderr bytes.Buffer
+	if code := run(append(args, "--print-tokens"), &ids, io.Discard); code != 0 {
+		t.Fatalf("--print-tokens: exit %d", code)
+	}
+	tok, err := loadTokenizer(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unused := 0
+	for _, f := range strings.Fields(ids.String()) {
+		id, _ := strconv.Atoi(f)
+		if tok.TokenType(int32(id)) == tokenizer.TokenUnused {
+			unused++
+		}
+	}
+	if unused == 0 { // 6 of 16 when written; deterministic (seed 1, greedy)
+		t.Fatalf("the run picked no unused token (%s): the test no longer reaches the note; change the prompt", ids.String())
+	}
+	if code := run(args, io.Discard, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if want := fmt.Sprintf("memra: %d of the 16 generated ids are the vocabulary's unused (padding) tokens", unused); !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 	}
 }

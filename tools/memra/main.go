@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/memra-ai/memra/tools/internal/flagx"
 )
 
 // command is one subcommand. Each lives in its own cmd_*.go file and is listed
@@ -100,23 +102,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 
 // parseInterspersed parses fs's flags wherever they stand among args and
 // returns the other arguments in order, so that "memra info model.gguf
-// --json" works as "memra info --json model.gguf" does (the flag package
-// stops at the first non-flag). Everything after "--" is positional.
+// --json" works as "memra info --json model.gguf" does.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
+	return flagx.Interspersed(fs, args, func(a []string) error { return parseFlags(fs, a) })
 }
 
 func main() {

@@ -6,7 +6,8 @@
 //	go run ./kernels/internal/build -dir kernels [-nvcc nvcc] [-ccbin g++-11]
 //
 // It needs nvcc and cuobjdump (the same toolkit) and no GPU, and prints the
-// per-kernel report.
+// per-kernel report. The fatbin and the manifest are replaced together, and
+// only once both are complete: a failed build leaves the committed pair.
 package main
 
 import (
@@ -35,7 +36,19 @@ func main() {
 	}
 }
 
+// toolkitHint says what to install when a toolkit program is missing.
+const toolkitHint = "install the CUDA toolkit (Debian: nvidia-cuda-toolkit, from non-free) or point NVCC at its nvcc (go tool mage cuda:kernels reads NVCC and CCBIN)"
+
 func run(dir, nvcc, ccbin string) error {
+	cuobjdump := "cuobjdump"
+	if filepath.Base(nvcc) != nvcc { // the one beside this nvcc
+		cuobjdump = filepath.Join(filepath.Dir(nvcc), cuobjdump)
+	}
+	for _, t := range []string{nvcc, cuobjdump} {
+		if _, err := exec.LookPath(t); err != nil {
+			return fmt.Errorf("%s not found: %s", t, toolkitHint)
+		}
+	}
 	version, err := nvccVersion(nvcc)
 	if err != nil {
 		return err
@@ -45,7 +58,11 @@ func run(dir, nvcc, ccbin string) error {
 	if ccbin != "" {
 		args = append(args, "-ccbin", ccbin)
 	}
-	args = append(args, "-o", kbuild.FatbinName, kbuild.Unity)
+	// nvcc writes a temporary fatbin, renamed over the committed one with the
+	// new manifest once the listing and report have been made from it.
+	newFat := kbuild.FatbinName + ".new"
+	defer os.Remove(filepath.Join(dir, newFat))
+	args = append(args, "-o", newFat, kbuild.Unity)
 	fmt.Println(nvcc, strings.Join(args, " "))
 	cmd := exec.Command(nvcc, args...)
 	cmd.Dir = dir
@@ -64,10 +81,10 @@ func run(dir, nvcc, ccbin string) error {
 	if err != nil {
 		return err
 	}
-	if err := addSASS(report, dir, nvcc); err != nil {
+	if err := addSASS(report, cuobjdump, filepath.Join(dir, newFat)); err != nil {
 		return err
 	}
-	fat, err := os.ReadFile(filepath.Join(dir, kbuild.FatbinName))
+	fat, err := os.ReadFile(filepath.Join(dir, newFat))
 	if err != nil {
 		return fmt.Errorf("read fatbin: %w", err)
 	}
@@ -81,22 +98,26 @@ func run(dir, nvcc, ccbin string) error {
 	if err != nil {
 		return fmt.Errorf("encode manifest: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, kbuild.ManifestName), append(b, '\n'), 0o644); err != nil {
+	newMan := filepath.Join(dir, kbuild.ManifestName+".new")
+	defer os.Remove(newMan)
+	if err := os.WriteFile(newMan, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
+	}
+	if err := os.Rename(filepath.Join(dir, newFat), filepath.Join(dir, kbuild.FatbinName)); err != nil {
+		return err
+	}
+	if err := os.Rename(newMan, filepath.Join(dir, kbuild.ManifestName)); err != nil {
+		return err
 	}
 	fmt.Printf("wrote %s (%d bytes) and %s: %s\n", kbuild.FatbinName, len(fat), kbuild.ManifestName, version)
 	printReport(report)
 	return nil
 }
 
-// addSASS lists the fatbin's ReportArch code with the cuobjdump beside nvcc
-// and adds each kernel's instruction count and loop sizes to report.
-func addSASS(report map[string]kbuild.KernelInfo, dir, nvcc string) error {
-	tool := "cuobjdump"
-	if filepath.Base(nvcc) != nvcc {
-		tool = filepath.Join(filepath.Dir(nvcc), tool)
-	}
-	out, err := exec.Command(tool, "-sass", "-arch", kbuild.ReportArch, filepath.Join(dir, kbuild.FatbinName)).Output()
+// addSASS lists fatbin's ReportArch code with tool (cuobjdump) and adds each
+// kernel's instruction count and loop sizes to report.
+func addSASS(report map[string]kbuild.KernelInfo, tool, fatbin string) error {
+	out, err := exec.Command(tool, "-sass", "-arch", kbuild.ReportArch, fatbin).Output()
 	if err != nil {
 		return fmt.Errorf("%s -sass: %w", tool, err)
 	}
