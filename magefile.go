@@ -40,8 +40,9 @@ func env(key, def string) string {
 // Gate runs the CUDA-graph gate (graph == eager, token for token) on MODEL or the built-in default model.
 //
 // Environment: MODEL (path to a .gguf; empty = built-in default), P (prompt
-// length, 64), N (generated tokens, 256), BENCH=1 adds the speed line.
-// Without a GPU it says so and runs the CPU part.
+// length, 64), N (generated tokens, 256), BENCH=1 adds the speed line,
+// MEMRA_KV_FP8=1 an FP8 KV cache. Without a GPU it says so and runs the CPU
+// part.
 func Gate() error {
 	args := []string{"run", "./tools/gate"}
 	if m := os.Getenv("MODEL"); m != "" {
@@ -50,8 +51,12 @@ func Gate() error {
 		args = append(args, "default")
 	}
 	args = append(args, env("P", "64"), env("N", "256"))
-	if os.Getenv("BENCH") == "1" {
+	switch v := os.Getenv("BENCH"); v {
+	case "1":
 		args = append(args, "bench")
+	case "", "0":
+	default:
+		return fmt.Errorf("BENCH=%q: want 1 (add the speed line) or 0 or unset", v)
 	}
 	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
 }

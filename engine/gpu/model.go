@@ -27,8 +27,19 @@ import (
 // default (the CPU backend uses the same; see cpu.L2NormEps).
 const l2Eps = 1e-6
 
-// KVFP8FromEnv reports whether MEMRA_KV_FP8=1 asks for an FP8 KV cache.
-func KVFP8FromEnv() bool { return os.Getenv("MEMRA_KV_FP8") == "1" }
+// KVFP8FromEnv reports whether MEMRA_KV_FP8=1 asks for an FP8 KV cache (0
+// or unset: f16), naming the values when it holds another ("yes" or "true"
+// were taken for f16 without a word).
+func KVFP8FromEnv() (bool, error) {
+	switch v := os.Getenv("MEMRA_KV_FP8"); v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("MEMRA_KV_FP8=%q: want 1 (an FP8 e4m3 KV cache) or 0 or unset (f16)", v)
+	}
+}
 
 // Values of MEMRA_ATTN_MMA: off, every bucket, the buckets at the split cap
 // over either cache; unset, the default rule (attnSplitMMA).

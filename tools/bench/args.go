@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/memra-ai/memra/engine/convert"
 	"github.com/memra-ai/memra/engine/gpu"
@@ -187,6 +188,9 @@ func (c *config) validate() error {
 			errs = append(errs, fmt.Errorf("-type: %w", err))
 		}
 	}
+	if len(c.kv) == 0 {
+		errs = append(errs, errors.New("-kv: no KV type given (want f16, fp8 or both)"))
+	}
 	for _, k := range c.kv {
 		if k != "f16" && k != "fp8" {
 			errs = append(errs, fmt.Errorf("-kv: unknown KV type %q (want f16 or fp8)", k))
@@ -269,12 +273,24 @@ type job struct {
 	ftype  convert.FileType
 }
 
+// fileLabel is a model file's row label: its base name without .gguf, with
+// '|' (the Markdown tables' and row keys' separator) and control characters
+// (which would reach a terminal through the tables) as '_'.
+func fileLabel(path string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '|' || unicode.IsControl(r) {
+			return '_'
+		}
+		return r
+	}, strings.TrimSuffix(filepath.Base(path), ".gguf"))
+}
+
 // jobs lists the models in run order: user files first, then presets
 // (smallest first, as given) × types.
 func (c *config) jobs() []job {
 	var js []job
 	for _, p := range c.models {
-		js = append(js, job{label: strings.TrimSuffix(filepath.Base(p), ".gguf"), path: p})
+		js = append(js, job{label: fileLabel(p), path: p})
 	}
 	for _, p := range c.presets {
 		for _, t := range c.types {

@@ -78,6 +78,12 @@ func TestParseFlags(t *testing.T) {
 	if c.compare != "old.json" || c.compareTo != "new.json" {
 		t.Fatalf("compare: %+v", c)
 	}
+	// A file name's '|' and control characters would break the Markdown
+	// tables and the row keys, and reach the terminal.
+	hostile := mustParse(t, "-model", "/m/a|b\x1b[31m.gguf")
+	if js := hostile.jobs(); js[0].label != "a_b_[31m" {
+		t.Errorf("label of a hostile name: %q", js[0].label)
+	}
 	// Flags after NEW.json count too (the flag package alone stops at it).
 	c = mustParse(t, "-compare", "old.json", "new.json", "-json")
 	if c.compareTo != "new.json" || !c.jsonOut {
@@ -114,6 +120,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-preset", "0.8b,0.8b", "-type", "q8_0"}, `"synth-0.8b-q8_0"`},
 		{[]string{"-preset", "0.8b", "-type", "q8_0,Q8_0"}, `"synth-0.8b-q8_0"`},
 		{[]string{"-kv", "f16,fp8,f16"}, "-kv: f16 given twice"},
+		{[]string{"-kv", ""}, "-kv: no KV type given"},
 	} {
 		var w bytes.Buffer
 		_, err := parseArgs(tc.av, &w)
@@ -333,6 +340,20 @@ func TestCompare(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("compare output lacks %q:\n%s", want, b.String())
 		}
+	}
+
+	// A row whose old speed is 0 (a failed measurement) has no ratio: a dash,
+	// not **NaN**, and it stays out of the geomean.
+	zero := *old
+	zero.Models = []ModelReport{{Model: "m", KV: "f16", Rows: []Row{{Model: "m", KV: "f16", Context: 64, Path: "graph", TokS: Stat{Median: 0}}}}}
+	b.Reset()
+	zc := compareReports(&zero, cur)
+	zc.print(&b, "old.json", "new.json")
+	if !strings.Contains(b.String(), "| 0.0 | 120.0 | — |") || strings.Contains(b.String(), "NaN") {
+		t.Errorf("zero old speed:\n%s", b.String())
+	}
+	if _, n := zc.geomean(""); n != 0 {
+		t.Errorf("geomean counted %d rows without a ratio", n)
 	}
 
 	// A partial-step report is named as such.

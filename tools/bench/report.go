@@ -435,9 +435,9 @@ func compareReports(old, cur *Report) comparison {
 		}
 		seen[k] = true
 		x := ratio{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, Old: o.TokS.Median, New: r.TokS.Median, OldPct: o.RooflinePct, NewP: r.RooflinePct}
-		x.Ratio = math.NaN()
-		if o.TokS.Median > 0 {
-			x.Ratio = r.TokS.Median / o.TokS.Median
+		x.Ratio = math.NaN() // no ratio of a failed or empty measurement
+		if q := r.TokS.Median / o.TokS.Median; o.TokS.Median > 0 && r.TokS.Median > 0 && !math.IsInf(q, 0) {
+			x.Ratio = q
 		}
 		c.Rows = append(c.Rows, x)
 	}
@@ -447,6 +447,7 @@ func compareReports(old, cur *Report) comparison {
 		}
 	}
 	sort.Strings(c.OnlyOld)
+	sort.Strings(c.OnlyNew)
 	return c
 }
 
@@ -529,7 +530,11 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	fmt.Fprintln(w, "| model | kv | ctx | path | old tok/s | new tok/s | new/old | roofline % old → new |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|")
 	for _, r := range c.Rows {
-		fmt.Fprintf(w, "| %s | %s | %d | %s | %.1f | %.1f | **%.3f** | %.1f → %.1f |\n", r.Model, r.KV, r.Context, r.Path, r.Old, r.New, r.Ratio, r.OldPct, r.NewP)
+		q := "—"
+		if !math.IsNaN(r.Ratio) {
+			q = fmt.Sprintf("**%.3f**", r.Ratio)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %.1f | %.1f | %s | %.1f → %.1f |\n", r.Model, r.KV, r.Context, r.Path, r.Old, r.New, q, r.OldPct, r.NewP)
 	}
 	fmt.Fprintln(w)
 	for _, path := range []string{"graph", "sampled", "eager", ""} {

@@ -43,6 +43,10 @@ import (
 	"github.com/memra-ai/memra/gguf"
 )
 
+// cacheSlack is the positions the gate's caches keep past P + N (room for
+// the step graph decode runs ahead, and more).
+const cacheSlack = 8
+
 const usage = `usage: gate [MODEL.gguf|default] [P] [N] [bench]
 
   MODEL  a qwen35 or qwen3 GGUF (default: the built-in tiny qwen35, synthesised)
@@ -85,6 +89,9 @@ func parseArgs(av []string) (args, error) {
 	}
 	if len(av) > 0 {
 		a.model = av[0]
+	}
+	if len(av) == 1 && av[0] == "bench" { // not a model: the word has its place
+		return a, fmt.Errorf("\"bench\" comes fourth, after MODEL P N (gate default 64 256 bench; a file named bench is ./bench)\n%s", usage)
 	}
 	for i, dst := range []*int{&a.p, &a.n} {
 		if len(av) > i+1 {
@@ -133,9 +140,9 @@ func run(av []string) (int, error) {
 	if err != nil {
 		return 2, fmt.Errorf("%s: %w", path, err)
 	}
-	for _, n := range []int{a.p, a.n, a.p + a.n + 8} { // the last is the eager cache's capacity, below
+	for _, n := range []int{a.p, a.n, a.p + a.n + cacheSlack} { // the last is the caches' capacity, below
 		if err := m.CheckContext(n); err != nil {
-			return 2, fmt.Errorf("P=%d N=%d: %w", a.p, a.n, err)
+			return 2, fmt.Errorf("P=%d N=%d: the gate's caches hold P + N + %d positions (P + N may be at most context length − %d): %w", a.p, a.n, cacheSlack, cacheSlack, err)
 		}
 	}
 	prompt := make([]int32, a.p)
@@ -153,7 +160,10 @@ func run(av []string) (int, error) {
 	}
 	defer e.Close()
 	info := e.Info()
-	fp8 := gpu.KVFP8FromEnv()
+	fp8, err := gpu.KVFP8FromEnv()
+	if err != nil {
+		return 2, err
+	}
 	fmt.Fprintf(os.Stderr, "[gate] device %s (sm_%d%d, %d SMs), KV %s, programmatic dependent launch %s\n", info.Name, info.Major, info.Minor, info.SMs,
 		map[bool]string{false: "f16", true: "fp8 e4m3"}[fp8], map[bool]string{false: "off", true: "on"}[e.PDL()])
 	t0 := time.Now()
@@ -169,7 +179,7 @@ func run(av []string) (int, error) {
 func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 	n, p := a.n, a.p
 	// ---- EAGER reference: prime + generate N greedy tokens via DecodeStep ----
-	ce, err := g.NewCache(p + n + 8)
+	ce, err := g.NewCache(p + n + cacheSlack)
 	if err != nil {
 		return 2, err
 	}
@@ -269,7 +279,7 @@ func bench(g *gpu.Model, prompt []int32) error {
 	const bn = 256
 	e := g.Engine()
 	p := len(prompt)
-	cb, err := g.NewCache(p + bn + 8)
+	cb, err := g.NewCache(p + bn + cacheSlack)
 	if err != nil {
 		return err
 	}
@@ -329,7 +339,7 @@ func bench(g *gpu.Model, prompt []int32) error {
 // cpuPart runs what exists without a GPU: the CPU backend's eager greedy
 // decode of the same prompt.
 func cpuPart(m *model.Model, prompt []int32, n int) (int, error) {
-	cb, err := cpu.New(m, cpu.Options{Ctx: len(prompt) + n + 8})
+	cb, err := cpu.New(m, cpu.Options{Ctx: len(prompt) + n + cacheSlack})
 	if err != nil {
 		return 2, err
 	}

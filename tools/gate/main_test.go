@@ -3,8 +3,11 @@ package main
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memra-ai/memra/engine/convert"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -32,6 +35,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"m.gguf", "64", "0"}, `N must be a positive integer, got "0"`},
 		{[]string{"m.gguf", "64", "8", "fast"}, `fourth argument must be "bench"`},
 		{[]string{"m.gguf", "64", "8", "bench", "x"}, "too many arguments"},
+		{[]string{"bench"}, `"bench" comes fourth`},
 	}
 	for _, c := range bad {
 		_, err := parseArgs(c.av)
@@ -68,5 +72,19 @@ func TestDefaultModelRewritesDamaged(t *testing.T) {
 	}
 	if err := loads(path); err != nil {
 		t.Errorf("rewritten default model does not load: %v", err)
+	}
+}
+
+// TestContextLimit: P and N past what the model's context length leaves
+// the gate's caches (P + N + cacheSlack positions) are refused before any
+// work, with the limit on P + N spelled out.
+func TestContextLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := convert.SynthFile(t.Context(), path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	code, err := run([]string{path, "64", "4032"}) // tiny's context length is 4096
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "P + N may be at most context length − 8") {
+		t.Errorf("P+N = 4096: exit %d, %v", code, err)
 	}
 }

@@ -60,7 +60,11 @@ func openBackend(device string, m *model.Model, ctx, threads int, opts sample.Op
 	if err != nil {
 		return nil, err
 	}
-	return &backend{name: fmt.Sprintf("cpu, %d threads", be.Pool().Workers()), cpu: be, close: be.Close}, nil
+	workers := fmt.Sprintf("%d threads", be.Pool().Workers())
+	if be.Pool().Workers() == 1 {
+		workers = "1 thread"
+	}
+	return &backend{name: "cpu, " + workers, cpu: be, close: be.Close}, nil
 }
 
 // gpuBackend is the model on the GPU with one cache of ctx tokens: graph
@@ -82,8 +86,13 @@ func openGPU(m *model.Model, ctx int, opts sample.Options, stderr io.Writer) (*g
 	if err != nil {
 		return nil, err
 	}
+	fp8, err := gpu.KVFP8FromEnv()
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
 	bar := newProgressBar(stderr, false, "load to "+e.Info().Name)
-	g, err := gpu.Load(e, m, gpu.Options{KVFP8: gpu.KVFP8FromEnv()}, bar.update)
+	g, err := gpu.Load(e, m, gpu.Options{KVFP8: fp8}, bar.update)
 	bar.finish(err == nil)
 	if err != nil {
 		e.Close()

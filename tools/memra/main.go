@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -115,6 +116,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == chatCmdName { // hidden: memra run's template renderer (chat.go)
 		return runRenderChat(args[1:], os.Stdin, stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, version())
+		return 0
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
 			for _, c := range commands() {
@@ -156,11 +161,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// version is "memra VERSION (commit, time[, modified]; goX)" from the build
+// information Go records: the module's version when installed with go
+// install, the VCS commit when built in a checkout.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "memra (no build information)"
+	}
+	var parts []string
+	s := map[string]string{}
+	for _, kv := range bi.Settings {
+		s[kv.Key] = kv.Value
+	}
+	if r := s["vcs.revision"]; r != "" {
+		parts = append(parts, "commit "+r[:min(12, len(r))])
+	}
+	if t := s["vcs.time"]; t != "" {
+		parts = append(parts, t)
+	}
+	if s["vcs.modified"] == "true" {
+		parts = append(parts, "modified")
+	}
+	if s["vcs.revision"] == "" && bi.Main.Version == "(devel)" {
+		parts = append(parts, "no commit recorded: go build -buildvcs=true records it")
+	}
+	parts = append(parts, bi.GoVersion)
+	return fmt.Sprintf("memra %s (%s)", bi.Main.Version, strings.Join(parts, ", "))
+}
+
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "memra runs hybrid (Gated DeltaNet + attention) models from GGUF files.")
 	fmt.Fprintln(w, "\nUsage: memra COMMAND [flags] [args]\n\nCommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun \"memra help COMMAND\" (or \"memra COMMAND -h\") for a command's flags.")
+	fmt.Fprintln(w, "\nRun \"memra help COMMAND\" (or \"memra COMMAND -h\") for a command's flags, \"memra version\" for the build.")
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -20,4 +24,18 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
+}
+
+// TestVersion: memra version (and --version) prints one line naming the
+// build's Go version, which the test binary's build information holds too.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		var out bytes.Buffer
+		if code := run([]string{arg}, &out, io.Discard); code != 0 {
+			t.Fatalf("%s: exit %d", arg, code)
+		}
+		if s := out.String(); !strings.HasPrefix(s, "memra ") || !strings.Contains(s, runtime.Version()) || strings.Count(s, "\n") != 1 {
+			t.Errorf("%s: %q", arg, s)
+		}
+	}
 }
