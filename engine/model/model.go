@@ -130,6 +130,9 @@ func matrixTypeNames() string {
 // checking names, shapes (ggml ne order), types and data sizes. All problems
 // with tensors are reported together, each naming the tensor.
 func Load(f *gguf.File) (*Model, error) {
+	if len(f.Tensors) == 0 { // said plainly rather than as the first missing key
+		return nil, errors.New("load model: the file has no tensors: it holds metadata only (a tokenizer-only GGUF?), not a model")
+	}
 	cfg, err := ConfigFromGGUF(f)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)

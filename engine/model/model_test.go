@@ -263,6 +263,19 @@ func TestUnknownArchitecture(t *testing.T) {
 	}
 }
 
+// TestMetadataOnly: a GGUF with no tensors (the tokenizer-only files in
+// testdata) is called what it is, not reported by its first missing key.
+func TestMetadataOnly(t *testing.T) {
+	f, err := gguf.Open(filepath.Join("..", "testdata", "tokenizer", "qwen3-vocab.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := model.Load(f); err == nil || !strings.Contains(err.Error(), "has no tensors") {
+		t.Fatalf("tokenizer-only file: %v", err)
+	}
+}
+
 func TestTruncatedFile(t *testing.T) {
 	path := writeSpec(t, modeltest.TinyQwen3())
 	data, err := os.ReadFile(path)

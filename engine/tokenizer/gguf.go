@@ -86,6 +86,18 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	return newTokenizer(spec)
 }
 
+// MetadataEOGs returns the end-of-generation ids f's metadata names by
+// number (tokenizer.ggml.eos_token_id, when present and below vocab), for a
+// caller whose tokenizer does not load (an unsupported tokenizer.ggml.model)
+// but whose generation should still stop where the model ends. When the
+// tokenizer loads, its EOGs are a superset.
+func MetadataEOGs(f *gguf.File, vocab int) []int32 {
+	if id, err := f.Uint32(KeyEOS); err == nil && int64(id) < int64(vocab) {
+		return []int32{int32(id)}
+	}
+	return nil
+}
+
 // SetGGUF writes the tokenizer keys to w, in the order and with the types
 // llama.cpp's converter writes them (ids uint32, token types int32).
 func (v *HFVocab) SetGGUF(w *gguf.Writer) {

@@ -156,6 +156,9 @@ func run(av []string) (int, error) {
 	if err != nil {
 		fmt.Printf("gate: no GPU (%v)\n", err)
 		fmt.Println("gate: running the CPU part only; the graph == eager gate needs an NVIDIA GPU and driver")
+		if a.bench {
+			fmt.Println("gate: bench skipped: it times the GPU's eager and graph decode")
+		}
 		return cpuPart(m, prompt, a.n)
 	}
 	defer e.Close()

@@ -216,7 +216,7 @@ func jsonValue(v gguf.Value, limit int) any {
 
 func printInfo(w io.Writer, f *gguf.File, info *infoJSON, full bool) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "file:       %s\n", info.File)
+	fmt.Fprintf(ew, "file:       %s\n", safeName(info.File))
 	fmt.Fprintf(ew, "version:    GGUF v%d\n", info.Version)
 	fmt.Fprintf(ew, "alignment:  %d\n", info.Alignment)
 	fmt.Fprintf(ew, "data:       offset %d, file size %s\n", info.DataOffset, humanBytes(uint64(info.FileSize)))

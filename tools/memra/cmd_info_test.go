@@ -255,7 +255,7 @@ func TestParseInterspersed(t *testing.T) {
 // escape sequence, a tab, a newline) is printed quoted, so that a file can
 // neither drive the terminal nor break the table.
 func TestInfoQuotesNames(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "names.gguf")
+	path := filepath.Join(t.TempDir(), "names\x1b[2J.gguf") // the file's own name too
 	out, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestInfoQuotesNames(t *testing.T) {
 	if strings.ContainsAny(text, "\x1b\x07\r") {
 		t.Errorf("raw control characters in the output:\n%q", text)
 	}
-	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"title\x1b]2;pwned\a\r\n\tx"`, "  plain.key "} {
+	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"title\x1b]2;pwned\a\r\n\tx"`, "  plain.key ", `names\x1b[2J.gguf"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %s:\n%s", want, text)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -191,6 +192,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if tok != nil {
 		opts.Stop = tok.EOGs()
+	} else {
+		opts.Stop = tokenizer.MetadataEOGs(gf, m.NVocab)
 	}
 
 	// Each count alone first, so that their sum cannot overflow.
@@ -270,7 +273,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		gen = fmt.Sprintf("generated %d tok", st.GenTokens)
 	}
 	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | %s | %s, %s%s\n",
-		st.PromptTokens, st.PromptTokPerSec(), gen, be.name, mode, stopReason(genErr, tok, last, st.GenTokens, f.n))
+		st.PromptTokens, st.PromptTokPerSec(), gen, be.name, mode, stopReason(genErr, tok, opts.Stop, last, st.GenTokens, f.n))
 	if past > 0 {
 		fmt.Fprintf(stderr, "memra: %d generated ids are past the tokenizer's %d tokens (the model's vocabulary is %d) and have no text; --print-tokens shows them\n",
 			past, tok.Vocab(), m.NVocab)
@@ -285,12 +288,14 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // stopReason says, for the summary line, why a generation of n tokens
 // ended after gen: at an end-of-generation token (named), or at -n. Empty
 // when it failed (the error says why).
-func stopReason(err error, tok *tokenizer.Tokenizer, last int32, gen, n int) string {
+func stopReason(err error, tok *tokenizer.Tokenizer, stop []int32, last int32, gen, n int) string {
 	switch {
 	case err != nil:
 		return ""
-	case tok != nil && gen > 0 && tok.IsEOG(last):
+	case gen > 0 && slices.Contains(stop, last) && tok != nil:
 		return fmt.Sprintf(" | stop: end-of-generation token %d %q", last, tok.TokenText(last))
+	case gen > 0 && slices.Contains(stop, last):
+		return fmt.Sprintf(" | stop: end-of-generation token %d (the file's eos_token_id)", last)
 	}
 	return fmt.Sprintf(" | stop: -n %d", n)
 }

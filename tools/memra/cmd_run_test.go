@@ -220,19 +220,23 @@ func TestStopReason(t *testing.T) {
 	}
 	eog := eogs[0]
 	want := fmt.Sprintf(" | stop: end-of-generation token %d %q", eog, tok.TokenText(eog))
-	if got := stopReason(nil, tok, eog, 5, 12); got != want {
+	if got := stopReason(nil, tok, eogs, eog, 5, 12); got != want {
 		t.Errorf("stopped at %d: %q, want %q", eog, got, want)
 	}
-	if got := stopReason(nil, tok, eog, 12, 12); got != want {
+	if got := stopReason(nil, tok, eogs, eog, 12, 12); got != want {
 		t.Errorf("the n-th token an end-of-generation one: %q, want %q", got, want)
 	}
-	if got := stopReason(nil, tok, 5, 12, 12); got != " | stop: -n 12" {
+	if got := stopReason(nil, tok, eogs, 5, 12, 12); got != " | stop: -n 12" {
 		t.Errorf("ran to -n: %q", got)
 	}
-	if got := stopReason(nil, nil, eog, 12, 12); got != " | stop: -n 12" {
-		t.Errorf("no tokenizer: %q", got)
+	if got := stopReason(nil, nil, nil, eog, 12, 12); got != " | stop: -n 12" {
+		t.Errorf("no tokenizer and no stop ids: %q", got)
 	}
-	if got := stopReason(errors.New("context full"), tok, eog, 3, 12); got != "" {
+	// No tokenizer, but the metadata's eos id (MetadataEOGs) stopped it.
+	if got := stopReason(nil, nil, []int32{eog}, eog, 5, 12); got != fmt.Sprintf(" | stop: end-of-generation token %d (the file's eos_token_id)", eog) {
+		t.Errorf("no tokenizer, stopped at the metadata's eos: %q", got)
+	}
+	if got := stopReason(errors.New("context full"), tok, eogs, eog, 3, 12); got != "" {
 		t.Errorf("failed: %q", got)
 	}
 }
@@ -491,5 +495,46 @@ func TestRunNotesUnusedTokens(t *testing.T) {
 	}
 	if want := fmt.Sprintf("memra: %d of the 16 generated ids are the vocabulary's unused (padding) tokens", unused); !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+}
+
+// TestRunStopsAtMetadataEOS: a file whose tokenizer does not load (here
+// tokenizer.ggml.model "llama") still stops at its eos_token_id with
+// --prompt-tokens; before, it ran on to -n. The eos is set to the token
+// the run generates third, found by a first run.
+func TestRunStopsAtMetadataEOS(t *testing.T) {
+	base := synthTiny(t)
+	args := func(path string) []string {
+		return []string{"run", "-m", path, "--prompt-tokens", "1,2,3", "-n", "8", "--greedy", "--print-tokens", "--device", "cpu"}
+	}
+	var first bytes.Buffer
+	if code := run(args(base), &first, io.Discard); code != 0 {
+		t.Fatalf("first run: exit %d", code)
+	}
+	ids := strings.Fields(first.String())
+	third, _ := strconv.Atoi(ids[2])
+	if slices.Contains(ids[:2], ids[2]) {
+		t.Fatalf("the third token %s also comes earlier (%v): pick another", ids[2], ids)
+	}
+	llama := copyGGUF(t, base, "llama.gguf", func(_ *gguf.File, kvs []gguf.KV) []gguf.KV {
+		for i, kv := range kvs {
+			switch kv.Key {
+			case "tokenizer.ggml.model":
+				kvs[i].Value = gguf.StringValue("llama")
+			case "tokenizer.ggml.eos_token_id":
+				kvs[i].Value = gguf.Uint32Value(uint32(third))
+			}
+		}
+		return kvs
+	})
+	var out, stderr bytes.Buffer
+	if code := run(args(llama), &out, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if got := strings.Fields(out.String()); !slices.Equal(got, ids[:3]) {
+		t.Errorf("tokens %v, want %v (stopping at the eos %d)", got, ids[:3], third)
+	}
+	if want := fmt.Sprintf("stop: end-of-generation token %d (the file's eos_token_id)", third); !strings.Contains(stderr.String(), want) {
+		t.Errorf("summary lacks %q: %s", want, stderr.String())
 	}
 }
