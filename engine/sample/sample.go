@@ -56,7 +56,12 @@ const (
 	MaxRepeatPenalty float32 = 100
 )
 
-func (o *Options) greedy() bool { return o.Greedy || o.Temperature <= 0 }
+// IsGreedy reports whether o picks the argmax: Greedy, or a temperature of 0.
+func (o *Options) IsGreedy() bool { return o.Greedy || o.Temperature <= 0 }
+
+// PenaltyOn reports whether a repetition penalty p changes logits (0 and 1
+// are off).
+func PenaltyOn(p float32) bool { return p != 0 && p != 1 }
 
 // Validate reports out-of-range options.
 func (o *Options) Validate() error {
@@ -69,7 +74,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("top-p %g: must be in [0, 1]", o.TopP)
 	case !(o.MinP >= 0 && o.MinP <= 1):
 		return fmt.Errorf("min-p %g: must be in [0, 1]", o.MinP)
-	case o.RepeatPenalty != 0 && o.RepeatPenalty != 1 && !(o.RepeatPenalty >= MinRepeatPenalty && o.RepeatPenalty <= MaxRepeatPenalty): // NaN too
+	case PenaltyOn(o.RepeatPenalty) && !(o.RepeatPenalty >= MinRepeatPenalty && o.RepeatPenalty <= MaxRepeatPenalty): // NaN too
 		return fmt.Errorf("repeat penalty %g: want 0 or 1 (off) or a value in [%g, %g]", o.RepeatPenalty, MinRepeatPenalty, MaxRepeatPenalty)
 	case o.RepeatWindow < 0:
 		return fmt.Errorf("repeat window %d: must be ≥ 0", o.RepeatWindow)
@@ -103,7 +108,7 @@ func NewSampler(opts Options) (*Sampler, error) {
 // Penalize applies the repetition penalty in place to the logits of tokens
 // among the last window entries of history.
 func Penalize(logits []float32, history []int32, penalty float32, window int) {
-	if penalty == 0 || penalty == 1 {
+	if !PenaltyOn(penalty) {
 		return
 	}
 	if window == 0 {
@@ -139,7 +144,7 @@ func Filter(logits []float32, history []int32, opts Options) []Candidate {
 
 func filter(l []float32, history []int32, o *Options) []Candidate {
 	Penalize(l, history, o.RepeatPenalty, o.RepeatWindow)
-	if o.greedy() {
+	if o.IsGreedy() {
 		i := cpu.Argmax(l)
 		if len(l) == 0 || l[i] != l[i] {
 			return nil
@@ -208,7 +213,7 @@ func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate 
 // NaN give model.ErrNaNLogits.
 func (s *Sampler) Sample(logits []float32, history []int32) (int32, error) {
 	l := logits
-	if p := s.opts.RepeatPenalty; p != 0 && p != 1 { // only the penalty writes to the logits
+	if PenaltyOn(s.opts.RepeatPenalty) { // only the penalty writes to the logits
 		s.buf = append(s.buf[:0], logits...)
 		l = s.buf
 	}
@@ -222,7 +227,7 @@ func (s *Sampler) Sample(logits []float32, history []int32) (int32, error) {
 // TopOnly reports whether SampleTop can stand in for Sample: sampling (not
 // greedy), no repetition penalty, and top-k between 1 and k.
 func (o *Options) TopOnly(k int) bool {
-	return !o.greedy() && (o.RepeatPenalty == 0 || o.RepeatPenalty == 1) && o.TopK > 0 && o.TopK <= k
+	return !o.IsGreedy() && !PenaltyOn(o.RepeatPenalty) && o.TopK > 0 && o.TopK <= k
 }
 
 // SampleTop is Sample given only the top-k tokens of the logits: ids sorted
@@ -234,7 +239,7 @@ func (o *Options) TopOnly(k int) bool {
 func (s *Sampler) SampleTop(ids []int32, logits []float32) (int32, error) {
 	if !s.opts.TopOnly(len(ids)) || len(ids) != s.opts.TopK || len(logits) != len(ids) {
 		return 0, fmt.Errorf("sample: %d top ids and %d logits for top-k %d (greedy %v, penalty %g)",
-			len(ids), len(logits), s.opts.TopK, s.opts.greedy(), s.opts.RepeatPenalty)
+			len(ids), len(logits), s.opts.TopK, s.opts.IsGreedy(), s.opts.RepeatPenalty)
 	}
 	cands := candidates(ids, func(i int) float32 { return logits[i] }, &s.opts)
 	if len(cands) == 0 {

@@ -15,17 +15,14 @@
 package main
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/memra-ai/memra/engine/convert"
@@ -34,6 +31,7 @@ import (
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/tools/internal/sigctx"
 )
 
 func main() {
@@ -231,6 +229,11 @@ func (b *bencher) all() int {
 	code := 0
 	for _, j := range b.c.jobs() {
 		synthS, err := b.ensure(j)
+		var ie *interruptedError
+		if errors.As(err, &ie) { // ^C stops the run, not this model alone
+			b.logf("%v; stopping (results so far are in %s)", err, b.c.out)
+			return ie.code
+		}
 		for _, kv := range b.c.kv {
 			b.rep.Models = append(b.rep.Models, ModelReport{Model: j.label, Path: j.path, KV: kv, SynthS: synthS, Rows: []Row{}})
 			mr := &b.rep.Models[len(b.rep.Models)-1]
@@ -254,6 +257,18 @@ func (b *bencher) all() int {
 	return code
 }
 
+// interruptedError is a synth stopped by a signal (its temporary file
+// removed); bench stops and exits with the shell's status for the signal.
+type interruptedError struct {
+	label string
+	sig   os.Signal
+	code  int
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("synth %s: interrupted (%v), nothing written", e.label, e.sig)
+}
+
 // ensure writes a synth model if it is not there yet, returning the
 // seconds it took (0 when reused or for a user file).
 func (b *bencher) ensure(j job) (float64, error) {
@@ -270,17 +285,20 @@ func (b *bencher) ensure(j job) (float64, error) {
 	b.logf("%s: synthesising into %s", j.label, j.path)
 	t0 := time.Now()
 	next := int64(0)
-	// ^C during the write removes the temporary file rather than leave it
-	// (a 9B preset takes minutes); the signals are the default again after.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := convert.SynthFile(ctx, j.path, convert.SynthOptions{Preset: j.preset, Type: j.ftype, Seed: 1,
+	// ^C during the write (a 9B preset takes minutes) removes the temporary
+	// file and stops the run; the signals are the default again after.
+	w := sigctx.New()
+	defer w.Stop()
+	err := convert.SynthFile(w, j.path, convert.SynthOptions{Preset: j.preset, Type: j.ftype, Seed: 1,
 		Progress: func(done, total int64) {
 			if total > 0 && done*10 >= next*total { // a line per 10%
 				b.logf("%s: synth %3d%% (%.1f / %.1f GB, %.0fs)", j.label, done*100/total, float64(done)/1e9, float64(total)/1e9, time.Since(t0).Seconds())
 				next = done*10/total + 1
 			}
 		}})
+	if err != nil && w.Signal() != nil {
+		return 0, &interruptedError{label: j.label, sig: w.Signal(), code: w.ExitCode()}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("synth %s: %w", j.label, err)
 	}

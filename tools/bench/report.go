@@ -488,7 +488,7 @@ type ratioJSON struct {
 	Path       string   `json:"path"`
 	OldTokS    float64  `json:"old_tok_s"`
 	NewTokS    float64  `json:"new_tok_s"`
-	Ratio      *float64 `json:"ratio"` // null where the old row had no speed
+	Ratio      *float64 `json:"ratio"` // null where either row has no speed (0: a failed measurement)
 	OldRoofPct float64  `json:"old_roofline_pct"`
 	NewRoofPct float64  `json:"new_roofline_pct"`
 }

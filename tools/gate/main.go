@@ -24,15 +24,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/memra-ai/memra/engine/convert"
@@ -41,6 +38,7 @@ import (
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/tools/internal/sigctx"
 )
 
 // cacheSlack is the positions the gate's caches keep past P + N (room for
@@ -402,9 +400,9 @@ func defaultModel() (string, error) {
 	}
 	fmt.Fprintf(os.Stderr, "[gate] synthesising the built-in tiny qwen35 model into %s\n", path)
 	// ^C during the write removes the temporary file rather than leave it.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err = convert.SynthFile(ctx, path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1})
+	w := sigctx.New()
+	defer w.Stop()
+	err = convert.SynthFile(w, path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1})
 	if err != nil {
 		return "", fmt.Errorf("default model: %w", err)
 	}

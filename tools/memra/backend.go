@@ -133,7 +133,7 @@ func (b *gpuBackend) close() {
 // host. The device picks what the host would from the same logits and seed.
 func gpuPick(g *gpu.Model, opts sample.Options) (*gpu.Sampling, *gpu.Penalty, bool) {
 	var pen *gpu.Penalty
-	if p := opts.RepeatPenalty; p != 0 && p != 1 {
+	if p := opts.RepeatPenalty; sample.PenaltyOn(p) {
 		w := opts.RepeatWindow
 		if w == 0 {
 			w = sample.DefaultRepeatWindow
@@ -143,7 +143,7 @@ func gpuPick(g *gpu.Model, opts sample.Options) (*gpu.Sampling, *gpu.Penalty, bo
 		}
 		pen = &gpu.Penalty{Penalty: p, Window: w}
 	}
-	if opts.Greedy || opts.Temperature == 0 {
+	if opts.IsGreedy() {
 		return nil, pen, true
 	}
 	if opts.TopK < 1 || opts.TopK > g.MaxTop() {

@@ -25,8 +25,9 @@ memra and llama.cpp read: tensor names and shapes as llama.cpp's converter
 writes them, the tokenizer and chat template in the metadata, the matrices in
 --type (1-D tensors, norms and the convolution stay f32). The file is
 written to a temporary file beside it (OUT.gguf.PID-N.tmp) and renamed when
-whole; an error or an interrupt (^C, SIGTERM; exit 130) removes it, so
-OUT.gguf is never a partial file, even with two writers at once.
+whole; an error or a signal (^C, SIGTERM, SIGHUP; exit 130, 143, 129)
+removes it, so OUT.gguf is never a partial file, even with two writers at
+once.
 `, `  memra convert ~/hf/Qwen3.5-0.8B -o qwen3.5-0.8b.gguf
   memra convert ~/hf/Qwen3.5-9B --type q8_0 --progress -o qwen3.5-9b-q8_0.gguf
   memra info qwen3.5-9b-q8_0.gguf
@@ -50,7 +51,7 @@ OUT.gguf is never a partial file, even with two writers at once.
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	bar := newProgressBar(stderr, *progress, "convert")
-	err = writeFile(*out, func(ctx context.Context) error {
+	err = writeFile(*out, stderr, func(ctx context.Context) error {
 		return convert.ConvertFile(ctx, dir, *out, convert.Options{Type: ft, Name: *name, NoMTP: *noMTP, Progress: bar.update})
 	})
 	bar.finish(err == nil)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/engine/tokenizer"
@@ -34,8 +35,9 @@ a summary line (prompt and generation tokens per second, and why it
 stopped: the model's end-of-generation token or -n) goes to stderr.
 Sampling: the repetition penalty, when set, applies first, greedy or not;
 then --greedy (or --temp 0) takes the argmax, or else top-k, temperature,
-top-p and min-p filter in that order and a token is drawn. A --seed picks the same tokens from the same logits on the CPU and on the GPU
-(the two backends' logits differ in the last bits). On the GPU, greedy runs
+top-p and min-p filter in that order and a token is drawn. A --seed picks
+the same tokens from the same logits on the CPU and on the GPU (the two
+backends' logits differ in the last bits). On the GPU, greedy runs
 and top-k sampling (1 to 64), with or without the repetition penalty (a
 window of up to 4096), pick each token on the device, which keeps the steps
 queued back to back. --chat renders the file's tokenizer.chat_template (in a
@@ -78,7 +80,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.topK, "top-k", 40, "keep the k most likely tokens (0: all)")
 	fs.Float64Var(&f.topP, "top-p", 0.95, "keep the most likely tokens up to this total probability (0 or 1: all)")
 	fs.Float64Var(&f.minP, "min-p", 0.05, "drop tokens below this fraction of the top probability (0: none)")
-	fs.Float64Var(&f.repeatPenalty, "repeat-penalty", 1.0, "penalty for tokens among the last --repeat-window: > 1 discourages them, < 1 favours them (0 or 1: off)")
+	fs.Float64Var(&f.repeatPenalty, "repeat-penalty", 1.0, "penalty for tokens among the last --repeat-window: > 1 discourages them, < 1 favours them (0 or 1: off; else 0.01 to 100)")
 	fs.IntVar(&f.repeatWindow, "repeat-window", sample.DefaultRepeatWindow, "tokens the repetition penalty looks back over (0 means 64)")
 	fs.Int64Var(&f.seed, "seed", -1, "random seed (-1: pick one and report it)")
 	if err := parseFlags(fs, args); err != nil {
@@ -113,6 +115,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("%w: --device %q: want cpu, cuda or auto", errUsage, f.device)
 	}
+	if f.device != "cpu" { // before the backend: under auto it would read as "no GPU" and fall back
+		if _, err := gpu.KVFP8FromEnv(); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
 	// The sampler computes in float32: a value it cannot hold would turn
 	// into 0 (1e-50: "off" or "all") or +Inf (1e39) without a word.
 	for _, x := range []struct {
@@ -121,17 +128,6 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}{{"--temp", f.temp}, {"--top-p", f.topP}, {"--min-p", f.minP}, {"--repeat-penalty", f.repeatPenalty}} {
 		if y := float32(x.v); x.v != 0 && y == 0 || !math.IsInf(x.v, 0) && math.IsInf(float64(y), 0) {
 			return fmt.Errorf("%w: %s %g is outside float32's range, in which the sampler computes", errUsage, x.name, x.v)
-		}
-	}
-	if greedy := f.greedy || f.temp == 0; greedy {
-		var ignored []string
-		for _, n := range []string{"temp", "top-k", "top-p", "min-p", "seed"} {
-			if set[n] && (n != "temp" || f.temp != 0) {
-				ignored = append(ignored, "--"+n)
-			}
-		}
-		if len(ignored) > 0 {
-			fmt.Fprintf(stderr, "memra run: greedy decoding ignores %s\n", strings.Join(ignored, ", "))
 		}
 	}
 	opts := sample.Options{
@@ -145,6 +141,17 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if opts.IsGreedy() {
+		var ignored []string
+		for _, n := range []string{"temp", "top-k", "top-p", "min-p", "seed"} {
+			if set[n] && (n != "temp" || f.temp != 0) {
+				ignored = append(ignored, "--"+n)
+			}
+		}
+		if len(ignored) > 0 {
+			fmt.Fprintf(stderr, "memra run: greedy decoding ignores %s\n", strings.Join(ignored, ", "))
+		}
 	}
 
 	gf, err := gguf.Open(f.model)
@@ -265,7 +272,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	mode := fmt.Sprintf("seed %d", opts.Seed)
-	if opts.Greedy || opts.Temperature == 0 {
+	if opts.IsGreedy() {
 		mode = "greedy"
 	}
 	gen := fmt.Sprintf("generated %d tok, %.2f tok/s", st.GenTokens, st.GenTokPerSec())
@@ -274,13 +281,17 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | %s | %s, %s%s\n",
 		st.PromptTokens, st.PromptTokPerSec(), gen, be.name, mode, stopReason(genErr, tok, opts.Stop, last, st.GenTokens, f.n))
+	show := "; --print-tokens shows them"
+	if f.printTokens {
+		show = ""
+	}
 	if past > 0 {
-		fmt.Fprintf(stderr, "memra: %d generated ids are past the tokenizer's %d tokens (the model's vocabulary is %d) and have no text; --print-tokens shows them\n",
-			past, tok.Vocab(), m.NVocab)
+		fmt.Fprintf(stderr, "memra: %d generated ids are past the tokenizer's %d tokens (the model's vocabulary is %d) and have no text%s\n",
+			past, tok.Vocab(), m.NVocab, show)
 	}
 	if unused > 0 {
-		fmt.Fprintf(stderr, "memra: %d of the %d generated ids are the vocabulary's unused (padding) tokens, which have no text: the model's weights do not fit its vocabulary (memra synth's random weights pick them); --print-tokens shows them\n",
-			unused, st.GenTokens)
+		fmt.Fprintf(stderr, "memra: %d of the %d generated ids are the vocabulary's unused (padding) tokens, which have no text (random weights, as memra synth writes, pick them; a trained model seldom does)%s\n",
+			unused, st.GenTokens, show)
 	}
 	return genErr
 }

@@ -493,7 +493,7 @@ func TestRunNotesUnusedTokens(t *testing.T) {
 	if code := run(args, io.Discard, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if want := fmt.Sprintf("memra: %d of the 16 generated ids are the vocabulary's unused (padding) tokens", unused); !strings.Contains(stderr.String(), want) {
+	if want := fmt.Sprintf("memra: %d of the 16 generated ids are the vocabulary's unused (padding) tokens, which have no text (random weights, as memra synth writes, pick them; a trained model seldom does); --print-tokens shows them\n", unused); !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 	}
 }
@@ -536,5 +536,23 @@ func TestRunStopsAtMetadataEOS(t *testing.T) {
 	}
 	if want := fmt.Sprintf("stop: end-of-generation token %d (the file's eos_token_id)", third); !strings.Contains(stderr.String(), want) {
 		t.Errorf("summary lacks %q: %s", want, stderr.String())
+	}
+}
+
+// TestRunBadKVFP8: a MEMRA_KV_FP8 value other than 0 or 1 is a usage error
+// before any backend opens, under --device auto too, where it read as "no
+// GPU" and fell back to the CPU; --device cpu ignores the variable.
+func TestRunBadKVFP8(t *testing.T) {
+	path := tinyModel(t)
+	t.Setenv("MEMRA_KV_FP8", "yes")
+	for _, dev := range []string{"auto", "cuda"} {
+		var stderr bytes.Buffer
+		code := run([]string{"run", "-m", path, "--prompt-tokens", "1", "-n", "1", "--device", dev}, io.Discard, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), `MEMRA_KV_FP8="yes"`) {
+			t.Errorf("--device %s: exit %d: %s", dev, code, stderr.String())
+		}
+	}
+	if code := run([]string{"run", "-m", path, "--prompt-tokens", "1", "-n", "1", "--device", "cpu"}, io.Discard, io.Discard); code != 0 {
+		t.Errorf("--device cpu: exit %d", code)
 	}
 }

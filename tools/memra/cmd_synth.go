@@ -36,7 +36,8 @@ generated (byte-level), so memra run -p works on the file, and generation
 stops at its end-of-generation tokens as a real model's does. Presets: tiny
 (tests), 0.8b, 2b, 9b and 27b, the Qwen3.5 sizes. As with convert, the file
 is written to a temporary file beside it (OUT.gguf.PID-N.tmp) and renamed
-when whole; an error or an interrupt (^C, SIGTERM; exit 130) removes it.
+when whole; an error or a signal (^C, SIGTERM, SIGHUP; exit 130, 143, 129)
+removes it.
 `, `  memra synth --preset 0.8b -o 0.8b-bf16.gguf
   memra synth --preset 9b --type q8_0 --progress -o 9b-q8_0.gguf
   memra run -m 0.8b-bf16.gguf -p "hello" -n 16 --greedy
@@ -77,7 +78,7 @@ when whole; an error or an interrupt (^C, SIGTERM; exit 130) removes it.
 		v = fittingDefaultVocab(spec.NVocab)
 	}
 	bar := newProgressBar(stderr, *progress, "synth "+*preset)
-	err = writeFile(*out, func(ctx context.Context) error {
+	err = writeFile(*out, stderr, func(ctx context.Context) error {
 		return convert.SynthFile(ctx, *out, convert.SynthOptions{Preset: *preset, Type: ft, Seed: *seed, VocabGGUF: v, Progress: bar.update})
 	})
 	bar.finish(err == nil)

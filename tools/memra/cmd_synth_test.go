@@ -93,13 +93,22 @@ func TestSynthDefaultVocabFits(t *testing.T) {
 	}
 }
 
-// TestSynthInterrupted: ^C (SIGINT) or SIGTERM to a memra writing a model
-// stops it with exit 130, a message saying nothing was written, and neither
-// OUT.gguf nor its temporary file on disk. Before, the process died with
-// the partial temporary file in place.
+// TestSynthInterrupted: ^C (SIGINT), SIGTERM or SIGHUP to a memra writing a
+// model stops it with the shell's status for the signal (130, 143, 129), a
+// message saying nothing was written, and neither OUT.gguf nor its
+// temporary file on disk. Before, the process died with the partial
+// temporary file in place. A temporary file a killed write left (planted
+// here) is named on stderr and left alone.
 func TestSynthInterrupted(t *testing.T) {
-	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
 		out := filepath.Join(t.TempDir(), "x.gguf")
+		stale := out + ".99999-0.tmp"
+		if err := os.WriteFile(stale, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		// 9b bf16 is ~19 GB: the signal lands long before the write ends.
 		cmd := exec.Command(os.Args[0], "synth", "--preset", "9b", "--vocab", "none", "-o", out)
 		cmd.Env = append(os.Environ(), asMemra+"=1")
@@ -108,11 +117,11 @@ func TestSynthInterrupted(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// The temporary file appears once the handler is installed
+		// This write's temporary file appears once the handler is installed
 		// (writeFile, then SynthFile creates it).
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			if m, _ := filepath.Glob(out + ".*.tmp"); len(m) > 0 {
+			if m, _ := filepath.Glob(out + ".*.tmp"); len(m) > 1 {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -122,22 +131,25 @@ func TestSynthInterrupted(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		if err := cmd.Process.Signal(sig); err != nil {
+		if err := cmd.Process.Signal(c.sig); err != nil {
 			t.Fatal(err)
 		}
 		err := cmd.Wait()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-			t.Errorf("%v: exit %v, want 130; stderr:\n%s", sig, err, stderr.String())
+		if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+			t.Errorf("%v: exit %v, want %d; stderr:\n%s", c.sig, err, c.code, stderr.String())
 		}
-		if !strings.Contains(stderr.String(), "interrupted: "+out+" not written") {
-			t.Errorf("%v: stderr does not say the file was not written:\n%s", sig, stderr.String())
+		if !strings.Contains(stderr.String(), "interrupted ("+c.sig.String()+"): "+out+" not written") {
+			t.Errorf("%v: stderr does not say the file was not written:\n%s", c.sig, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), stale+": left by writes that were killed") {
+			t.Errorf("%v: stderr does not name the stale temporary file:\n%s", c.sig, stderr.String())
 		}
 		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%v: %s left behind (stat: %v)", sig, out, err)
+			t.Errorf("%v: %s left behind (stat: %v)", c.sig, out, err)
 		}
-		if m, _ := filepath.Glob(out + ".*.tmp"); len(m) > 0 {
-			t.Errorf("%v: %v left behind", sig, m)
+		if m, _ := filepath.Glob(out + ".*.tmp"); len(m) != 1 || m[0] != stale {
+			t.Errorf("%v: temporary files %v, want only the planted %s", c.sig, m, stale)
 		}
 	}
 }

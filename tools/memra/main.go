@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/memra-ai/memra/tools/internal/flagx"
+	"github.com/memra-ai/memra/tools/internal/sigctx"
 )
 
 // command is one subcommand. Each lives in its own cmd_*.go file and is listed
@@ -47,20 +47,32 @@ func commands() []command {
 // errUsage marks an error caused by bad arguments: the caller prints usage.
 var errUsage = errors.New("usage")
 
-// errInterrupted marks a command stopped by SIGINT or SIGTERM after it
-// cleaned up; memra exits 130, as a shell reports a command killed by ^C.
-var errInterrupted = errors.New("interrupted")
+// interruptedError is a command stopped by a signal after it cleaned up;
+// memra exits with the shell's status for that signal (130 for ^C).
+type interruptedError struct {
+	out  string
+	sig  os.Signal
+	code int
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted (%v): %s not written (its partial temporary file was removed)", e.sig, e.out)
+}
 
 // writeFile runs a long file write (convert, synth) under a context that
-// SIGINT and SIGTERM cancel, so that a ^C stops it at its next buffer and
-// its temporary file is removed, instead of the process dying with the
-// partial file in place. The signals get their default meaning back after.
-func writeFile(out string, write func(context.Context) error) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := write(ctx)
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("%w: %s not written (its partial temporary file was removed)", errInterrupted, out)
+// SIGINT, SIGTERM and SIGHUP cancel (sigctx), so that a ^C stops it at its
+// next buffer and its temporary file is removed, instead of the process
+// dying with the partial file in place. Temporary files of writes killed
+// outright (SIGKILL, out of memory) are named first, for the user to remove.
+func writeFile(out string, stderr io.Writer, write func(context.Context) error) error {
+	if old, _ := filepath.Glob(out + ".*.tmp"); len(old) > 0 {
+		fmt.Fprintf(stderr, "memra: %s: left by writes that were killed; remove them to free the space\n", strings.Join(old, ", "))
+	}
+	w := sigctx.New()
+	defer w.Stop()
+	err := write(w)
+	if err != nil && w.Signal() != nil {
+		return &interruptedError{out: out, sig: w.Signal(), code: w.ExitCode()}
 	}
 	return err
 }
@@ -121,6 +133,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 && args[1] == "version" {
+			fmt.Fprintln(stdout, "Usage: memra version\n\nPrints the build: the module's version, the commit and its time when recorded, and Go's version.")
+			return 0
+		}
 		if len(args) > 1 {
 			for _, c := range commands() {
 				if c.name == args[1] {
@@ -140,14 +156,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := c.run(args[1:], stdout, stderr)
+		var ie *interruptedError
 		switch {
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
-		case errors.Is(err, errInterrupted):
+		case errors.As(err, &ie):
 			fmt.Fprintf(stderr, "memra %s: %v\n", c.name, err)
-			return 130
+			return ie.code
 		case errors.Is(err, errUsage):
 			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
 			fmt.Fprintf(stderr, "memra %s: %s\nusage: memra %s %s\nRun \"memra help %s\" for every flag and examples.\n", c.name, msg, c.name, c.usage, c.name)
@@ -161,7 +178,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// version is "memra VERSION (commit, time[, modified]; goX)" from the build
+// version is "memra VERSION (commit C, time[, modified], goX)" from the build
 // information Go records: the module's version when installed with go
 // install, the VCS commit when built in a checkout.
 func version() string {

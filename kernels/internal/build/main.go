@@ -13,9 +13,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +42,13 @@ func main() {
 const toolkitHint = "install the CUDA toolkit (Debian: nvidia-cuda-toolkit, from non-free) or point NVCC at its nvcc (go tool mage cuda:kernels reads NVCC and CCBIN)"
 
 func run(dir, nvcc, ccbin string) error {
+	if filepath.Base(nvcc) != nvcc { // a path: nvcc runs in dir, where a relative one would not resolve
+		abs, err := filepath.Abs(nvcc)
+		if err != nil {
+			return err
+		}
+		nvcc = abs
+	}
 	cuobjdump := "cuobjdump"
 	if filepath.Base(nvcc) != nvcc { // the one beside this nvcc
 		cuobjdump = filepath.Join(filepath.Dir(nvcc), cuobjdump)
@@ -103,14 +112,32 @@ func run(dir, nvcc, ccbin string) error {
 	if err := os.WriteFile(newMan, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
-	if err := os.Rename(filepath.Join(dir, newFat), filepath.Join(dir, kbuild.FatbinName)); err != nil {
-		return err
-	}
-	if err := os.Rename(newMan, filepath.Join(dir, kbuild.ManifestName)); err != nil {
+	if err := replacePair(dir, filepath.Join(dir, newFat), newMan); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s (%d bytes) and %s: %s\n", kbuild.FatbinName, len(fat), kbuild.ManifestName, version)
 	printReport(report)
+	return nil
+}
+
+// replacePair renames fat and man over the fatbin and the manifest in dir;
+// the old fatbin is kept aside until the manifest is in place, and put back
+// if it cannot be, so the two never disagree.
+func replacePair(dir, fat, man string) error {
+	dstFat, dstMan := filepath.Join(dir, kbuild.FatbinName), filepath.Join(dir, kbuild.ManifestName)
+	old := dstFat + ".old"
+	if err := os.Rename(dstFat, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(fat, dstFat); err != nil {
+		os.Rename(old, dstFat)
+		return err
+	}
+	if err := os.Rename(man, dstMan); err != nil {
+		os.Rename(old, dstFat)
+		return err
+	}
+	os.Remove(old)
 	return nil
 }
 

@@ -3,7 +3,10 @@
 // -compare old.json new.json -json" would take -json for a file name.
 package flagx
 
-import "flag"
+import (
+	"flag"
+	"strings"
+)
 
 // Interspersed parses fs's flags wherever they stand among args and returns
 // the other arguments in order. parse is fs.Parse or the caller's wrapper of
@@ -16,7 +19,7 @@ func Interspersed(fs *flag.FlagSet, args []string, parse func([]string) error) (
 			return nil, err
 		}
 		rest := fs.Args()
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" && !valueOf(fs, args[:used-1]) {
 			return append(pos, rest...), nil
 		}
 		if len(rest) == 0 {
@@ -24,4 +27,23 @@ func Interspersed(fs *flag.FlagSet, args []string, parse func([]string) error) (
 		}
 		pos, args = append(pos, rest[0]), rest[1:]
 	}
+}
+
+// valueOf reports whether the "--" after before was the value of the flag
+// that ends before ("-o --") rather than the end of the flags.
+func valueOf(fs *flag.FlagSet, before []string) bool {
+	if len(before) == 0 {
+		return false
+	}
+	a := before[len(before)-1]
+	name := strings.TrimLeft(a, "-")
+	if !strings.HasPrefix(a, "-") || name == "" || strings.Contains(name, "=") || len(a)-len(name) > 2 {
+		return false
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }

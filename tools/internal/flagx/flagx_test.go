@@ -18,6 +18,9 @@ func TestInterspersed(t *testing.T) {
 		{[]string{"-o", "x", "a", "b", "-json"}, []string{"a", "b"}, true, "x"},
 		{[]string{"a", "--", "-json", "-o"}, []string{"a", "-json", "-o"}, false, ""},
 		{[]string{"-json", "--"}, nil, true, ""},
+		// "--" as a flag's value is not the end of the flags.
+		{[]string{"-o", "--", "a", "-json"}, []string{"a"}, true, "--"},
+		{[]string{"-json", "--", "-o"}, []string{"-o"}, true, ""},
 		{nil, nil, false, ""},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)

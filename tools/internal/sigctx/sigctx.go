@@ -1,0 +1,69 @@
+// Package sigctx gives the tools' long writes (convert, synth, bench's and
+// gate's model files) a context that SIGINT, SIGTERM and SIGHUP cancel, so
+// that they stop at their next buffer and remove their temporary file
+// rather than die with it in place.
+package sigctx
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// Watch is a context cancelled by the first SIGINT, SIGTERM or SIGHUP.
+type Watch struct {
+	context.Context
+	stop   context.CancelFunc
+	ch     chan os.Signal
+	once   sync.Once
+	mu     sync.Mutex
+	signal os.Signal
+}
+
+// New starts watching. After the first signal the signals have their
+// default meaning again, so a second ^C ends a process whose write is stuck
+// (a full disk, a hung network file system).
+func New() *Watch {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Watch{Context: ctx, stop: cancel, ch: make(chan os.Signal, 1)}
+	signal.Notify(w.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		select {
+		case s := <-w.ch:
+			w.mu.Lock()
+			w.signal = s
+			w.mu.Unlock()
+			w.Stop()
+		case <-ctx.Done():
+		}
+	}()
+	return w
+}
+
+// Stop stops watching (the signals' default meaning is back) and cancels
+// the context if no signal has.
+func (w *Watch) Stop() {
+	w.once.Do(func() {
+		signal.Stop(w.ch)
+		w.stop()
+	})
+}
+
+// Signal is the signal that cancelled the context, or nil.
+func (w *Watch) Signal() os.Signal {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.signal
+}
+
+// ExitCode is the shell's exit status for a process ended by Signal: 128 +
+// its number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), or 1 when no
+// signal came.
+func (w *Watch) ExitCode() int {
+	if s, ok := w.Signal().(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}
