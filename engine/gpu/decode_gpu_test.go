@@ -537,6 +537,59 @@ func TestGPUGraphStopRunsAhead(t *testing.T) {
 	}
 }
 
+// TestGPUGraphExactCapacity: a cache of exactly P + n − 1 positions (the
+// default of memra run: the last token is never fed back) holds a whole
+// graph generation of n tokens, also with a stop partway and the rest
+// generated after it, though one replay always runs ahead; one token more
+// is refused as the context being full.
+func TestGPUGraphExactCapacity(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	g := loadModel(t, e, m, Options{})
+	prompt := []int32{5, 77, 300, 41}
+	const n = 90 // 4 + 90 positions cross a 64-key bucket
+	want := eagerStream(t, g, prompt, n, nil)
+	errStop := errors.New("stop")
+	for _, stopAt := range []int{-1, 37} {
+		t.Run(fmt.Sprintf("stop=%d", stopAt), func(t *testing.T) {
+			gs := g.NewGraphDecodeState()
+			defer gs.Close()
+			if err := gs.Reserve(len(prompt) + n - 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
+				t.Fatal(err)
+			}
+			var got []int32
+			err := g.ContinueGraphFunc(gs, n, func(tk int32) error {
+				got = append(got, tk)
+				if len(got) == stopAt+1 {
+					return errStop
+				}
+				return nil
+			})
+			if stopAt >= 0 {
+				if !errors.Is(err, errStop) {
+					t.Fatalf("ContinueGraphFunc returned %v, want the emit error", err)
+				}
+				rest, err := g.ContinueGraph(gs, n-len(got)) // from the token after the stop
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, rest...)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("tokens differ from eager's:\n got %v\nwant %v", got, want)
+			}
+			if _, err := g.ContinueGraph(gs, 2); err == nil || !strings.Contains(err.Error(), "context full") {
+				t.Errorf("a token past the capacity: %v, want the context full", err)
+			}
+		})
+	}
+}
+
 // TestGPUSessionEqualsEager: a Session's steps (one graph replay each, the
 // token set in the device counters by the host) give the eager DecodeStep's
 // logits bit for bit, across buckets, with the KV cache in f16 and FP8, and
