@@ -491,25 +491,9 @@ func TestGPUGraphStopRunsAhead(t *testing.T) {
 
 	want := eagerStream(t, g, prompt, n+more, nil)
 
-	errStop := errors.New("stop")
 	for _, stopAt := range []int{0, 37, n - 1} {
 		t.Run(fmt.Sprintf("stop=%d", stopAt), func(t *testing.T) {
-			gs := g.NewGraphDecodeState()
-			defer gs.Close()
-			if err := gs.Reserve(len(prompt) + n + more + 8); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
-				t.Fatal(err)
-			}
-			var got []int32
-			err := g.ContinueGraphFunc(gs, n, func(tk int32) error {
-				got = append(got, tk)
-				if len(got) == stopAt+1 {
-					return errStop
-				}
-				return nil
-			})
+			gs, got, err := graphUntil(t, g, prompt, len(prompt)+n+more+8, n, stopAt)
 			if !errors.Is(err, errStop) {
 				t.Fatalf("ContinueGraphFunc returned %v, want the emit error", err)
 			}
@@ -537,6 +521,34 @@ func TestGPUGraphStopRunsAhead(t *testing.T) {
 	}
 }
 
+// errStop is graphUntil's reason to stop.
+var errStop = errors.New("stop")
+
+// graphUntil generates prompt by graph in a cache of capacity positions and
+// continues n tokens, emit stopping them with errStop after token stopAt
+// (−1: never). It returns the state (closed with the test), the tokens
+// emitted and ContinueGraphFunc's error.
+func graphUntil(t *testing.T, g *Model, prompt []int32, capacity, n, stopAt int) (*GraphDecodeState, []int32, error) {
+	t.Helper()
+	gs := g.NewGraphDecodeState()
+	t.Cleanup(func() { gs.Close() })
+	if err := gs.Reserve(capacity); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
+		t.Fatal(err)
+	}
+	var got []int32
+	err := g.ContinueGraphFunc(gs, n, func(tk int32) error {
+		got = append(got, tk)
+		if len(got) == stopAt+1 {
+			return errStop
+		}
+		return nil
+	})
+	return gs, got, err
+}
+
 // TestGPUGraphExactCapacity: a cache of exactly P + n − 1 positions (the
 // default of memra run: the last token is never fed back) holds a whole
 // graph generation of n tokens, also with a stop partway and the rest
@@ -549,25 +561,9 @@ func TestGPUGraphExactCapacity(t *testing.T) {
 	prompt := []int32{5, 77, 300, 41}
 	const n = 90 // 4 + 90 positions cross a 64-key bucket
 	want := eagerStream(t, g, prompt, n, nil)
-	errStop := errors.New("stop")
 	for _, stopAt := range []int{-1, 37} {
 		t.Run(fmt.Sprintf("stop=%d", stopAt), func(t *testing.T) {
-			gs := g.NewGraphDecodeState()
-			defer gs.Close()
-			if err := gs.Reserve(len(prompt) + n - 1); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
-				t.Fatal(err)
-			}
-			var got []int32
-			err := g.ContinueGraphFunc(gs, n, func(tk int32) error {
-				got = append(got, tk)
-				if len(got) == stopAt+1 {
-					return errStop
-				}
-				return nil
-			})
+			gs, got, err := graphUntil(t, g, prompt, len(prompt)+n-1, n, stopAt)
 			if stopAt >= 0 {
 				if !errors.Is(err, errStop) {
 					t.Fatalf("ContinueGraphFunc returned %v, want the emit error", err)

@@ -229,10 +229,10 @@ func (b *bencher) all() int {
 	code := 0
 	for _, j := range b.c.jobs() {
 		synthS, err := b.ensure(j)
-		var ie *interruptedError
+		var ie *sigctx.Interrupted
 		if errors.As(err, &ie) { // ^C stops the run, not this model alone
 			b.logf("%v; stopping (results so far are in %s)", err, b.c.out)
-			return ie.code
+			return ie.Code
 		}
 		for _, kv := range b.c.kv {
 			b.rep.Models = append(b.rep.Models, ModelReport{Model: j.label, Path: j.path, KV: kv, SynthS: synthS, Rows: []Row{}})
@@ -255,18 +255,6 @@ func (b *bencher) all() int {
 		}
 	}
 	return code
-}
-
-// interruptedError is a synth stopped by a signal (its temporary file
-// removed); bench stops and exits with the shell's status for the signal.
-type interruptedError struct {
-	label string
-	sig   os.Signal
-	code  int
-}
-
-func (e *interruptedError) Error() string {
-	return fmt.Sprintf("synth %s: interrupted (%v), nothing written", e.label, e.sig)
 }
 
 // ensure writes a synth model if it is not there yet, returning the
@@ -296,10 +284,10 @@ func (b *bencher) ensure(j job) (float64, error) {
 				next = done*10/total + 1
 			}
 		}})
-	if err != nil && w.Signal() != nil {
-		return 0, &interruptedError{label: j.label, sig: w.Signal(), code: w.ExitCode()}
-	}
 	if err != nil {
+		if ie := w.Interrupted("synth " + j.label + ": nothing written"); ie != nil {
+			return 0, ie
+		}
 		return 0, fmt.Errorf("synth %s: %w", j.label, err)
 	}
 	s := time.Since(t0).Seconds()

@@ -47,18 +47,6 @@ func commands() []command {
 // errUsage marks an error caused by bad arguments: the caller prints usage.
 var errUsage = errors.New("usage")
 
-// interruptedError is a command stopped by a signal after it cleaned up;
-// memra exits with the shell's status for that signal (130 for ^C).
-type interruptedError struct {
-	out  string
-	sig  os.Signal
-	code int
-}
-
-func (e *interruptedError) Error() string {
-	return fmt.Sprintf("interrupted (%v): %s not written (its partial temporary file was removed)", e.sig, e.out)
-}
-
 // writeFile runs a long file write (convert, synth) under a context that
 // SIGINT, SIGTERM and SIGHUP cancel (sigctx), so that a ^C stops it at its
 // next buffer and its temporary file is removed, instead of the process
@@ -71,8 +59,10 @@ func writeFile(out string, stderr io.Writer, write func(context.Context) error) 
 	w := sigctx.New()
 	defer w.Stop()
 	err := write(w)
-	if err != nil && w.Signal() != nil {
-		return &interruptedError{out: out, sig: w.Signal(), code: w.ExitCode()}
+	if err != nil {
+		if ie := w.Interrupted(out + " not written (its partial temporary file was removed)"); ie != nil {
+			return ie
+		}
 	}
 	return err
 }
@@ -156,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := c.run(args[1:], stdout, stderr)
-		var ie *interruptedError
+		var ie *sigctx.Interrupted
 		switch {
 		case err == nil:
 			return 0
@@ -164,7 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.As(err, &ie):
 			fmt.Fprintf(stderr, "memra %s: %v\n", c.name, err)
-			return ie.code
+			return ie.Code
 		case errors.Is(err, errUsage):
 			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
 			fmt.Fprintf(stderr, "memra %s: %s\nusage: memra %s %s\nRun \"memra help %s\" for every flag and examples.\n", c.name, msg, c.name, c.usage, c.name)

@@ -6,6 +6,7 @@ package sigctx
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"sync"
@@ -56,6 +57,24 @@ func (w *Watch) Signal() os.Signal {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.signal
+}
+
+// Interrupted is work stopped by a signal after it cleaned up.
+type Interrupted struct {
+	What   string // what was left undone, e.g. "x.gguf not written"
+	Signal os.Signal
+	Code   int // the shell's exit status for Signal
+}
+
+func (e *Interrupted) Error() string { return fmt.Sprintf("interrupted (%v): %s", e.Signal, e.What) }
+
+// Interrupted is an *Interrupted saying what was left undone when a signal
+// cancelled w, else nil.
+func (w *Watch) Interrupted(what string) error {
+	if w.Signal() == nil {
+		return nil
+	}
+	return &Interrupted{What: what, Signal: w.Signal(), Code: w.ExitCode()}
 }
 
 // ExitCode is the shell's exit status for a process ended by Signal: 128 +

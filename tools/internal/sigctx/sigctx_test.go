@@ -1,6 +1,7 @@
 package sigctx
 
 import (
+	"errors"
 	"syscall"
 	"testing"
 	"time"
@@ -22,11 +23,15 @@ func TestWatch(t *testing.T) {
 	if w.Signal() != syscall.SIGHUP || w.ExitCode() != 129 {
 		t.Errorf("signal %v, exit code %d; want hangup, 129", w.Signal(), w.ExitCode())
 	}
+	var ie *Interrupted
+	if err := w.Interrupted("x not written"); !errors.As(err, &ie) || ie.Code != 129 || err.Error() != "interrupted (hangup): x not written" {
+		t.Errorf("Interrupted: %v", err)
+	}
 
 	q := New()
 	q.Stop()
 	<-q.Done()
-	if q.Signal() != nil || q.ExitCode() != 1 {
-		t.Errorf("stopped without a signal: %v, %d", q.Signal(), q.ExitCode())
+	if q.Signal() != nil || q.ExitCode() != 1 || q.Interrupted("x") != nil {
+		t.Errorf("stopped without a signal: %v, %d, %v", q.Signal(), q.ExitCode(), q.Interrupted("x"))
 	}
 }
