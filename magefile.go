@@ -130,7 +130,7 @@ func (Fuzz) Short() error { return fuzz(env("FUZZTIME", "200000x"), env("FUZZMIN
 
 // Long fuzzes the GGUF parser and the tokenizer for FUZZTIME each (default 10m).
 //
-// A duration, so it can end in go1.26's spurious "context deadline exceeded"
+// FUZZMINIMIZE bounds the minimisation of a failing input (default 60s). A duration, so it can end in go1.26's spurious "context deadline exceeded"
 // (see Short); a count (FUZZTIME=10000000x, ~10 min at Short's rates) avoids
 // it.
 func (Fuzz) Long() error { return fuzz(env("FUZZTIME", "10m"), env("FUZZMINIMIZE", "60s")) }
@@ -177,6 +177,9 @@ func (Cuda) Kernels() error {
 }
 
 // Bins cross-builds static (CGO_ENABLED=0) binaries and test binaries into bin/ for the GPU machine.
+//
+// The GPU machine is linux/amd64 (GOOS and GOARCH are set so); an arm64
+// host (Grace) needs GOARCH=arm64 in a build of its own.
 func (Cuda) Bins() error {
 	if err := os.MkdirAll("bin", 0o755); err != nil {
 		return err
@@ -201,6 +204,9 @@ func (Cuda) Bins() error {
 }
 
 // Bench runs tools/bench on the GPU (MODEL or the synth presets); results go to results/.
+//
+// Environment: MODEL (a .gguf, or several comma-separated; empty = the
+// synth presets), OUT (the results folder, default results).
 func Bench() error {
 	args := []string{"run", "./tools/bench", "-out", env("OUT", "results")}
 	if m := os.Getenv("MODEL"); m != "" {

@@ -24,7 +24,8 @@ Measures, per model: load time, eager and graph decode speed at each context
 (filled synthetically), prompt priming time, device memory and graph
 captures, against the bandwidth roofline from a device copy measured in the
 same run. Writes bench-<time>.{json,md,svg} and latest.{json,md,svg} into
--out, and prints the Markdown table.
+-out (with -omit only the first: latest.* stays a whole step's report), and
+prints the Markdown table.
 
 Examples:
   bench -quick                          fast check: synth 0.8b+9b × bf16+q8_0, ctx 64,1024, 3 reps
@@ -93,7 +94,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	types := listFlag{vals: []string{"bf16", "q8_0"}}
 	kv := listFlag{vals: []string{"f16"}}
 	var omit listFlag
-	fs.Var(&models, "model", "GGUF model `PATH` (repeatable or comma-separated); replaces the default presets unless -preset is given too")
+	fs.Var(&models, "model", "GGUF model `PATH` (repeatable or comma-separated); replaces the default presets unless -preset or -type is given too")
 	fs.Var(&presets, "preset", "synth `PRESETS` to benchmark (comma-separated; have "+strings.Join(convert.Presets(), ", ")+")")
 	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated: bf16, q8_0, q4_k, q5_k, q6_k, f16, f32)")
 	fs.Var(&kv, "kv", "KV cache `TYPES` (comma-separated: f16, fp8); each loads the model once")

@@ -150,6 +150,10 @@ func run(av []string) (int, error) {
 	fmt.Fprintf(os.Stderr, "[gate] model %s: %s, %d layers (%d attention), vocab %d, P=%d N=%d\n",
 		path, m.Arch, m.NLayer, m.NumAttention(), m.NVocab, a.p, a.n)
 
+	fp8, err := gpu.KVFP8FromEnv() // checked without a GPU too: a typo fails everywhere alike
+	if err != nil {
+		return 2, err
+	}
 	e, err := cuda.New(0)
 	if err != nil {
 		fmt.Printf("gate: no GPU (%v)\n", err)
@@ -161,10 +165,6 @@ func run(av []string) (int, error) {
 	}
 	defer e.Close()
 	info := e.Info()
-	fp8, err := gpu.KVFP8FromEnv()
-	if err != nil {
-		return 2, err
-	}
 	fmt.Fprintf(os.Stderr, "[gate] device %s (sm_%d%d, %d SMs), KV %s, programmatic dependent launch %s\n", info.Name, info.Major, info.Minor, info.SMs,
 		map[bool]string{false: "f16", true: "fp8 e4m3"}[fp8], map[bool]string{false: "off", true: "on"}[e.PDL()])
 	t0 := time.Now()

@@ -87,4 +87,10 @@ func TestContextLimit(t *testing.T) {
 	if code != 2 || err == nil || !strings.Contains(err.Error(), "P + N may be at most context length − 8") {
 		t.Errorf("P+N = 4096: exit %d, %v", code, err)
 	}
+	// A bad MEMRA_KV_FP8 is refused with or without a GPU (before, the CPU
+	// part ignored it and exited 0).
+	t.Setenv("MEMRA_KV_FP8", "banana")
+	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.Contains(err.Error(), `MEMRA_KV_FP8="banana"`) {
+		t.Errorf("MEMRA_KV_FP8=banana: exit %d, %v", code, err)
+	}
 }

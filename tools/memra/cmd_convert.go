@@ -31,7 +31,7 @@ once.
 `, `  memra convert ~/hf/Qwen3.5-0.8B -o qwen3.5-0.8b.gguf
   memra convert ~/hf/Qwen3.5-9B --type q8_0 --progress -o qwen3.5-9b-q8_0.gguf
   memra info qwen3.5-9b-q8_0.gguf
-`, stderr)
+`, stdout)
 	out := fs.String("o", "", "output GGUF path (required)")
 	typ := fs.String("type", "bf16", "matrix type: "+typeHelp)
 	name := fs.String("name", "", "general.name (default: the checkpoint directory's name)")

@@ -105,7 +105,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 (name, type, shape in ggml order, offset, bytes) and totals by type.
 `, `  memra info Qwen3.5-0.8B-Q8_0.gguf
   memra info model.gguf --json | jq '.totals'
-`, stderr)
+`, stdout)
 	asJSON := fs.Bool("json", false, "print JSON (schema in cmd_info.go, stable) instead of text")
 	full := fs.Bool("full", false, "print every array element and whole strings")
 	files, err := parseInterspersed(fs, args)

@@ -191,8 +191,9 @@ func TestInfoErrors(t *testing.T) {
 		t.Errorf("no args: %v, want errUsage", err)
 	}
 	errb.Reset()
-	if err := infoCmd().run([]string{"-h"}, &out, &errb); err == nil || !strings.Contains(errb.String(), "memra info") {
-		t.Errorf("-h: %v, usage %q", err, errb.String())
+	out.Reset()
+	if err := infoCmd().run([]string{"-h"}, &out, &errb); err == nil || !strings.Contains(out.String(), "memra info") || errb.Len() != 0 {
+		t.Errorf("-h: %v, stdout %q, stderr %q", err, out.String(), errb.String())
 	}
 }
 

@@ -64,7 +64,7 @@ type runFlags struct {
 
 func runRun(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
-	fs := newFlagSet("run", runCmd().usage, runAbout, runExamples, stderr)
+	fs := newFlagSet("run", runCmd().usage, runAbout, runExamples, stdout)
 	fs.StringVar(&f.model, "m", "", "model `file` (.gguf), required")
 	fs.StringVar(&f.prompt, "p", "", "prompt `text`")
 	fs.StringVar(&f.promptTokens, "prompt-tokens", "", "prompt as token `ids` instead of text, separated by commas or spaces (e.g. 100,107,114, or what memra tokenize prints)")

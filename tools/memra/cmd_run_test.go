@@ -148,11 +148,12 @@ func TestRunHelp(t *testing.T) {
 	if code := run([]string{"help", "run"}, &stdout, &stderr); code != 0 || stderr.Len() != 0 || !strings.Contains(stdout.String(), "Examples:") {
 		t.Errorf("memra help run: exit %d, stdout %d bytes, stderr %q", code, stdout.Len(), stderr.String())
 	}
+	// memra run -h is the same request: stdout too.
 	stdout.Reset()
-	if code := run([]string{"run", "-h"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d", code)
+	if code := run([]string{"run", "-h"}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
-	help := stderr.String()
+	help := stdout.String()
 	for _, w := range []string{"Examples:", "memra run -m", "--prompt-tokens", "-top-k", "-seed"} {
 		if !strings.Contains(help, w) {
 			t.Errorf("help lacks %q:\n%s", w, help)

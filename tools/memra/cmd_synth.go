@@ -31,9 +31,10 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("synth", synthCmd().usage, `Writes a GGUF file with a preset's real shapes and deterministic random
 weights (the same --seed and --type give the same weights), for benchmarks
 and tests without a download. The tokenizer is copied from --vocab (by
-default the checkout's Qwen3 vocabulary, where it fits the preset) or
-generated (byte-level), so memra run -p works on the file, and generation
-stops at its end-of-generation tokens as a real model's does. Presets: tiny
+default the checkout's Qwen3 vocabulary when run from the repository's root
+and it fits the preset) or generated (byte-level), so memra run -p works on
+the file, and generation stops at its end-of-generation tokens as a real
+model's does. Presets: tiny
 (tests), 0.8b, 2b, 9b and 27b, the Qwen3.5 sizes. As with convert, the file
 is written to a temporary file beside it (OUT.gguf.PID-N.tmp) and renamed
 when whole; an error or a signal (^C, SIGTERM, SIGHUP; exit 130, 143, 129)
@@ -41,7 +42,7 @@ removes it.
 `, `  memra synth --preset 0.8b -o 0.8b-bf16.gguf
   memra synth --preset 9b --type q8_0 --progress -o 9b-q8_0.gguf
   memra run -m 0.8b-bf16.gguf -p "hello" -n 16 --greedy
-`, stderr)
+`, stdout)
 	arch := fs.String("arch", "qwen35", "architecture (only qwen35)")
 	preset := fs.String("preset", "", "model size: "+strings.Join(convert.Presets(), ", "))
 	typ := fs.String("type", "bf16", "matrix type: "+typeHelp)

@@ -50,7 +50,7 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 token ids on one line, space-separated. BOS is added only when the file's
 tokenizer.ggml.add_bos_token asks for it. Invalid UTF-8 bytes read as U+FFFD.
 `, `  printf 'Hello world' | memra tokenize -m model.gguf
-`, stderr)
+`, stdout)
 	model := fs.String("m", "", "GGUF `file` whose tokenizer.* metadata to use (required)")
 	special := fs.Bool("special", false, "parse control tokens written in the text (<|im_start|> ...); without it they are plain text")
 	nfc := fs.Bool("nfc", false, "normalise the text to Unicode NFC first (Hugging Face's behaviour; llama.cpp does not)")
@@ -88,7 +88,7 @@ func runDetokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 writes the text they decode to, with nothing added. Control tokens are
 written as their text.
 `, `  printf 'Hello world' | memra tokenize -m m.gguf | memra detokenize -m m.gguf
-`, stderr)
+`, stdout)
 	model := fs.String("m", "", "GGUF `file` whose tokenizer.* metadata to use (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

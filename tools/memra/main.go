@@ -69,7 +69,8 @@ func writeFile(out string, stderr io.Writer, write func(context.Context) error) 
 
 // newFlagSet is command name's FlagSet. Its -h prints the synopsis, about
 // (what the command does, with a trailing newline), the flags and examples,
-// to out; parseFlags keeps the flag package's own report of a bad flag off it.
+// to out (the commands pass stdout: help asked for, as with memra help
+// COMMAND, pipes into less); parseFlags keeps the flag package's own report of a bad flag off it.
 func newFlagSet(name, synopsis, about, examples string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -123,6 +124,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 && args[1] == "help" {
+			printHelp(stdout)
+			return 0
+		}
 		if len(args) > 1 && args[1] == "version" {
 			fmt.Fprintln(stdout, "Usage: memra version\n\nPrints the build: the module's version, the commit and its time when recorded, and Go's version.")
 			return 0
@@ -198,7 +203,7 @@ func version() string {
 }
 
 func printHelp(w io.Writer) {
-	fmt.Fprintln(w, "memra runs hybrid (Gated DeltaNet + attention) models from GGUF files.")
+	fmt.Fprintln(w, "memra runs hybrid Qwen3.5 (Gated DeltaNet + attention) and plain Qwen3 models from GGUF files.")
 	fmt.Fprintln(w, "\nUsage: memra COMMAND [flags] [args]\n\nCommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)

@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 // TestVersion: memra version (and --version) prints one line naming the
 // build's Go version, which the test binary's build information holds too.
 func TestVersion(t *testing.T) {
+	var help bytes.Buffer
+	if code := run([]string{"help", "help"}, &help, io.Discard); code != 0 || !strings.Contains(help.String(), "Commands:") {
+		t.Errorf("memra help help: exit %d, %q", code, help.String())
+	}
 	for _, arg := range []string{"version", "--version"} {
 		var out bytes.Buffer
 		if code := run([]string{arg}, &out, io.Discard); code != 0 {
