@@ -142,7 +142,7 @@ func TestSynthInterrupted(t *testing.T) {
 		if !strings.Contains(stderr.String(), "interrupted ("+c.sig.String()+"): "+out+" not written") {
 			t.Errorf("%v: stderr does not say the file was not written:\n%s", c.sig, stderr.String())
 		}
-		if !strings.Contains(stderr.String(), stale+": left by writes that were killed") {
+		if !strings.Contains(stderr.String(), stale+": temporary files of another write to "+out+", running or killed") {
 			t.Errorf("%v: stderr does not name the stale temporary file:\n%s", c.sig, stderr.String())
 		}
 		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {

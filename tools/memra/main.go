@@ -50,11 +50,12 @@ var errUsage = errors.New("usage")
 // writeFile runs a long file write (convert, synth) under a context that
 // SIGINT, SIGTERM and SIGHUP cancel (sigctx), so that a ^C stops it at its
 // next buffer and its temporary file is removed, instead of the process
-// dying with the partial file in place. Temporary files of writes killed
-// outright (SIGKILL, out of memory) are named first, for the user to remove.
+// dying with the partial file in place. Temporary files of other writes to
+// out are named first: one running now, or one killed outright (SIGKILL, out
+// of memory), which left its file for the user to remove.
 func writeFile(out string, stderr io.Writer, write func(context.Context) error) error {
 	if old, _ := filepath.Glob(out + ".*.tmp"); len(old) > 0 {
-		fmt.Fprintf(stderr, "memra: %s: left by writes that were killed; remove them to free the space\n", strings.Join(old, ", "))
+		fmt.Fprintf(stderr, "memra: %s: temporary files of another write to %s, running or killed (then remove them to free the space)\n", strings.Join(old, ", "), out)
 	}
 	w := sigctx.New()
 	defer w.Stop()
@@ -70,7 +71,8 @@ func writeFile(out string, stderr io.Writer, write func(context.Context) error) 
 // newFlagSet is command name's FlagSet. Its -h prints the synopsis, about
 // (what the command does, with a trailing newline), the flags and examples,
 // to out (the commands pass stdout: help asked for, as with memra help
-// COMMAND, pipes into less); parseFlags keeps the flag package's own report of a bad flag off it.
+// COMMAND, pipes into less); parseFlags keeps the flag package's own report
+// of a bad flag off it.
 func newFlagSet(name, synopsis, about, examples string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(out)
