@@ -153,3 +153,50 @@ func TestSynthInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthKeepsIgnoredHangup: under nohup (SIGHUP ignored from the start)
+// a hangup does not stop the write, as it would not without memra's
+// handler; ^C still does. signal.Notify alone would have un-ignored it.
+func TestSynthKeepsIgnoredHangup(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.gguf")
+	cmd := exec.Command("/bin/sh", "-c", `trap "" HUP; exec "$0" synth --preset 9b --vocab none -o "$1"`, os.Args[0], out)
+	cmd.Env = append(os.Environ(), asMemra+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m, _ := filepath.Glob(out + ".*.tmp"); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the temporary file never appeared; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	go func() { done <- cmd.Wait() }()
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("an ignored SIGHUP ended the write: %v; stderr:\n%s", err, stderr.String())
+	case <-time.After(300 * time.Millisecond): // a handled one ends it within ms
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("^C after the hangup: exit %v, want 130; stderr:\n%s", err, stderr.String())
+	}
+	if m, _ := filepath.Glob(out + ".*.tmp"); len(m) > 0 {
+		t.Errorf("%v left behind", m)
+	}
+}

@@ -25,11 +25,21 @@ type Watch struct {
 
 // New starts watching. After the first signal the signals have their
 // default meaning again, so a second ^C ends a process whose write is stuck
-// (a full disk, a hung network file system).
+// (a full disk, a hung network file system). A signal the process started
+// with ignored stays ignored: nohup's SIGHUP, or SIGINT for a shell
+// script's background job (Notify would install a handler for it).
 func New() *Watch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watch{Context: ctx, stop: cancel, ch: make(chan os.Signal, 1)}
-	signal.Notify(w.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	var sigs []os.Signal
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	if len(sigs) > 0 {
+		signal.Notify(w.ch, sigs...)
+	}
 	go func() {
 		select {
 		case s := <-w.ch:
