@@ -93,6 +93,30 @@ func TestSynthDefaultVocabFits(t *testing.T) {
 	}
 }
 
+// startWriting starts cmd (a memra writing out) with its stderr into stderr
+// and returns once out has n temporary files, this write's among them: it
+// creates its own once its signal handler is installed (writeFile, then
+// SynthFile).
+func startWriting(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer, out string, n int) {
+	t.Helper()
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m, _ := filepath.Glob(out + ".*.tmp"); len(m) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("%s's temporary file never appeared; stderr:\n%s", out, stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestSynthInterrupted: ^C (SIGINT), SIGTERM or SIGHUP to a memra writing a
 // model stops it with the shell's status for the signal (130, 143, 129), a
 // message saying nothing was written, and neither OUT.gguf nor its
@@ -113,24 +137,7 @@ func TestSynthInterrupted(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "synth", "--preset", "9b", "--vocab", "none", "-o", out)
 		cmd.Env = append(os.Environ(), asMemra+"=1")
 		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// This write's temporary file appears once the handler is installed
-		// (writeFile, then SynthFile creates it).
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			if m, _ := filepath.Glob(out + ".*.tmp"); len(m) > 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("%s's temporary file never appeared; stderr:\n%s", out, stderr.String())
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		startWriting(t, cmd, &stderr, out, 2) // the planted file and this write's
 		if err := cmd.Process.Signal(c.sig); err != nil {
 			t.Fatal(err)
 		}
@@ -162,23 +169,8 @@ func TestSynthKeepsIgnoredHangup(t *testing.T) {
 	cmd := exec.Command("/bin/sh", "-c", `trap "" HUP; exec "$0" synth --preset 9b --vocab none -o "$1"`, os.Args[0], out)
 	cmd.Env = append(os.Environ(), asMemra+"=1")
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startWriting(t, cmd, &stderr, out, 1)
 	done := make(chan error, 1)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if m, _ := filepath.Glob(out + ".*.tmp"); len(m) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the temporary file never appeared; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 	go func() { done <- cmd.Wait() }()
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
