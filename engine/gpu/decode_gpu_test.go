@@ -477,6 +477,27 @@ func TestGPUOmitParts(t *testing.T) {
 	}
 }
 
+// TestGPUFatbinOption: Options.Fatbin's image replaces the embedded one (a
+// copy of it decodes the embedded build's tokens), and an image the driver
+// refuses is an error that says it came from Options.Fatbin.
+func TestGPUFatbinOption(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeQ8_0, false, 12))
+	prompt := []int32{3, 1, 4}
+	want := eagerStream(t, loadModel(t, e, m, Options{}), prompt, 8, nil)
+	got := eagerStream(t, loadModel(t, e, m, Options{Fatbin: bytes.Clone(kernels.Fatbin())}), prompt, 8, nil)
+	if !slices.Equal(got, want) {
+		t.Errorf("tokens with Options.Fatbin = a copy of the embedded image: %v, embedded %v", got, want)
+	}
+	bad := bytes.Repeat([]byte("not a kernel image "), 64)
+	if g, err := Load(e, m, Options{Fatbin: bad}, nil); err == nil {
+		g.Close()
+		t.Error("an image of text loaded")
+	} else if !strings.Contains(err.Error(), "Options.Fatbin") {
+		t.Errorf("a refused image: %v", err)
+	}
+}
+
 // TestGPUGraphStopRunsAhead checks ContinueGraphFunc's early stop against
 // eager steps: stopped before the last token, the step after the stopped one
 // has run (replays are queued one ahead), so a later ContinueGraph goes on

@@ -71,6 +71,11 @@ type Options struct {
 	// as graphs, measure what the part costs where kernels overlap (bench
 	// -omit). The tokens of such a step are meaningless.
 	Omit []string
+	// Fatbin, if not nil, is the kernel image loaded instead of the
+	// embedded kernels.Fatbin: another build of the same sources (another
+	// nvcc, other flags), so that bench -fatbin compares two builds on one
+	// machine in one run. It must hold every kernel of kernels.Spec.
+	Fatbin []byte
 }
 
 // The parts of a decode step that Options.Omit can leave out: the token
@@ -229,9 +234,13 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	mod, err := e.LoadModule(kernels.Fatbin())
+	image, from := kernels.Fatbin(), "the embedded fatbin"
+	if opt.Fatbin != nil {
+		image, from = opt.Fatbin, "Options.Fatbin"
+	}
+	mod, err := e.LoadModule(image)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: load kernels: %w", err)
+		return nil, fmt.Errorf("gpu: load kernels from %s: %w", from, err)
 	}
 	k, err := loadKernels(e, mod)
 	if err != nil {

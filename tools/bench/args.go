@@ -33,6 +33,7 @@ Examples:
   bench -model /models/a.gguf,/models/b.gguf -ctx 64,4096 -reps 3
   bench -compare results/old.json results/latest.json
   bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel, and each kernel's bandwidth
+  bench -model a.gguf -ctx 1024 -fatbin nvcc13.fatbin -out r13   the same run on another build of the kernels
 
 Flags:`
 
@@ -55,6 +56,7 @@ type config struct {
 	jsonOut   bool     // print JSON to stdout
 	profile   int      // profiled eager steps per context (0: none)
 	omit      []string // step parts left out (gpu.Options.Omit)
+	fatbin    string   // kernel image loaded instead of the embedded one (gpu.Options.Fatbin)
 	sampled   bool     // also time graph decode with the device draw (path "sampled")
 }
 
@@ -112,6 +114,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context")
 	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
 		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")
+	fatbin := fs.String("fatbin", "", "load the kernels from `FILE` (another build of kernels/*.cu, e.g. by another nvcc: go run ./kernels/internal/build -dir kernels -nvcc NVCC) instead of those built into bench; run bench with and without it, one after the other on the same machine, and -compare the two reports")
 	sampled := fs.Bool("sampled", true, "also time sampled graph decode, the token drawn on the device with the CLI's defaults (top-k 40, temperature 0.8, top-p 0.95, min-p 0.05): path \"sampled\"")
 	quick := fs.Bool("quick", false, "fast check: -ctx 64,1024 -reps 3 (explicit -ctx/-reps win)")
 	// The flag package would print a bad flag's error and every flag, and
@@ -132,7 +135,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, sampled: *sampled,
+		models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, sampled: *sampled, fatbin: *fatbin,
 	}
 	if *quick {
 		if !explicit["ctx"] {
@@ -145,6 +148,9 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	// Explicit models replace the default presets; explicit presets add to them.
 	if len(c.models) == 0 || explicit["preset"] || explicit["type"] {
 		c.presets, c.types = presets.vals, types.vals
+	}
+	if explicit["fatbin"] && c.fatbin == "" {
+		return config{}, errors.New(`-fatbin "": want a file (leave the flag out for the kernels built into bench)`)
 	}
 	if *fp8 {
 		if explicit["kv"] && (len(kv.vals) != 1 || kv.vals[0] != "fp8") {

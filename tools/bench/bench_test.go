@@ -121,6 +121,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-preset", "0.8b", "-type", "q8_0,Q8_0"}, `"synth-0.8b-q8_0"`},
 		{[]string{"-kv", "f16,fp8,f16"}, "-kv: f16 given twice"},
 		{[]string{"-kv", ""}, "-kv: no KV type given"},
+		{[]string{"-fatbin", ""}, `-fatbin "": want a file`},
 	} {
 		var w bytes.Buffer
 		_, err := parseArgs(tc.av, &w)
@@ -364,6 +365,14 @@ func TestCompare(t *testing.T) {
 	if !strings.Contains(b.String(), "new omitted ffn from every step") {
 		t.Errorf("compare of an -omit report does not say so:\n%s", b.String())
 	}
+	// So is one whose kernels came from another build (-fatbin).
+	other := *cur
+	other.Settings.Fatbin = "nv13.fatbin (sha256 ab12)"
+	b.Reset()
+	compareReports(old, &other).print(&b, "old.json", "new.json")
+	if !strings.Contains(b.String(), "new ran the kernels of nv13.fatbin (sha256 ab12) (-fatbin)") || strings.Contains(b.String(), "old ran") {
+		t.Errorf("compare of a -fatbin report does not say so:\n%s", b.String())
+	}
 
 	// Compare-only mode through run: no GPU needed.
 	dir := t.TempDir()
@@ -411,6 +420,16 @@ func TestCompare(t *testing.T) {
 	for _, p := range []string{filepath.Join(dir, "nope.gguf"), dir} {
 		if code, err := run([]string{"-model", p}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("-model %s: code %d err %v", p, code, err)
+		}
+	}
+	// So is a -fatbin that is missing or empty.
+	emptyImage := filepath.Join(dir, "empty.fatbin")
+	if err := os.WriteFile(emptyImage, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "nope.fatbin"), emptyImage} {
+		if code, err := run([]string{"-fatbin", p}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), "GPU") {
+			t.Errorf("-fatbin %s: code %d err %v", p, code, err)
 		}
 	}
 }

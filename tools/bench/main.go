@@ -15,6 +15,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -72,15 +73,33 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 			return 2, fmt.Errorf("-model %s: not a regular file", p)
 		}
 	}
+	var image []byte // -fatbin's kernels; nil: the embedded ones
+	if c.fatbin != "" {
+		if image, err = os.ReadFile(c.fatbin); err != nil {
+			return 2, fmt.Errorf("-fatbin: %w", err)
+		}
+		if len(image) == 0 {
+			return 2, fmt.Errorf("-fatbin %s: empty file", c.fatbin)
+		}
+	}
 	e, err := cuda.New(0)
 	if err != nil {
 		return 2, noGPUError{err}
 	}
 	defer e.Close()
+	if image != nil { // said once, not once a model
+		mod, err := e.LoadModule(image)
+		if err != nil {
+			return 2, fmt.Errorf("-fatbin %s: not a kernel image this GPU loads: %w", c.fatbin, err)
+		}
+		if err := e.UnloadModule(mod); err != nil {
+			return 2, err
+		}
+	}
 
 	t0 := time.Now()
-	b := &bencher{c: c, e: e, log: stderr, stamp: t0.Format("20060102-150405")}
-	b.rep = newReport(c, e)
+	b := &bencher{c: c, e: e, log: stderr, stamp: t0.Format("20060102-150405"), fatbin: image}
+	b.rep = newReport(c, e, image)
 	code := b.all()
 	b.logf("done in %.0fs", time.Since(t0).Seconds())
 	b.rep.Finished = time.Now().Format(time.RFC3339)
@@ -149,7 +168,8 @@ func compareFiles(oldPath, newPath string, asJSON bool, w io.Writer) (int, error
 	return 0, nil
 }
 
-func newReport(c config, e *cuda.Engine) *Report {
+// newReport starts c's report; image is -fatbin's contents (nil without it).
+func newReport(c config, e *cuda.Engine, image []byte) *Report {
 	info := e.Info()
 	host, _ := os.Hostname()
 	rep := &Report{
@@ -159,6 +179,10 @@ func newReport(c config, e *cuda.Engine) *Report {
 		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ","), Omit: c.omit},
 		Notes:    []string{noteSynthetic, noteRoofline, noteBytes, notePaths},
 		Models:   []ModelReport{},
+	}
+	if image != nil {
+		rep.Settings.Fatbin = fmt.Sprintf("%s (sha256 %x)", c.fatbin, sha256.Sum256(image))
+		rep.Notes = append(rep.Notes, "kernels loaded from "+rep.Settings.Fatbin+" (-fatbin) instead of those built into bench")
 	}
 	if len(c.omit) > 0 {
 		rep.Notes = append(rep.Notes, "omitted from every step (-omit): "+strings.Join(c.omit, ", ")+
@@ -196,11 +220,12 @@ func revision() string {
 
 // bencher runs the measurements and keeps the report current on disk.
 type bencher struct {
-	c     config
-	e     *cuda.Engine
-	log   io.Writer
-	stamp string
-	rep   *Report
+	c      config
+	e      *cuda.Engine
+	log    io.Writer
+	stamp  string
+	rep    *Report
+	fatbin []byte // gpu.Options.Fatbin (-fatbin); nil: the embedded kernels
 }
 
 func (b *bencher) logf(format string, a ...any) {
@@ -363,7 +388,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	mr.Arch, mr.Layers, mr.Attn, mr.Vocab = m.Arch, m.NLayer, m.NumAttention(), m.NVocab
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
 	tu := time.Now()
-	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit}, nil)
+	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, Fatbin: b.fatbin}, nil)
 	if err != nil {
 		return err
 	}

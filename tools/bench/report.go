@@ -75,6 +75,9 @@ type Settings struct {
 	// Omit: step parts left out of every step (-omit); the times are then
 	// those of a step without them.
 	Omit []string `json:"omit,omitempty"`
+	// Fatbin: the kernel image loaded instead of the binary's own
+	// (-fatbin), "PATH (sha256 HEX)".
+	Fatbin string `json:"fatbin,omitempty"`
 }
 
 // ModelReport is one model with one KV type.
@@ -414,13 +417,14 @@ type ratio struct {
 
 // comparison matches rows by (model, kv, context, path).
 type comparison struct {
-	Rows             []ratio
-	OnlyOld, OnlyNew []string
-	OmitOld, OmitNew []string // the reports' -omit parts, if any
+	Rows                 []ratio
+	OnlyOld, OnlyNew     []string
+	OmitOld, OmitNew     []string // the reports' -omit parts, if any
+	FatbinOld, FatbinNew string   // the reports' -fatbin, if any
 }
 
 func compareReports(old, cur *Report) comparison {
-	c := comparison{OmitOld: old.Settings.Omit, OmitNew: cur.Settings.Omit}
+	c := comparison{OmitOld: old.Settings.Omit, OmitNew: cur.Settings.Omit, FatbinOld: old.Settings.Fatbin, FatbinNew: cur.Settings.Fatbin}
 	oldRows := map[string]Row{}
 	for _, r := range old.allRows() {
 		oldRows[r.key()] = r
@@ -479,6 +483,10 @@ type comparisonJSON struct {
 	OnlyNew []string           `json:"only_new"`
 	OmitOld []string           `json:"omit_old,omitempty"`
 	OmitNew []string           `json:"omit_new,omitempty"`
+	// FatbinOld, FatbinNew: a report's -fatbin ("PATH (sha256 HEX)"); absent
+	// when its kernels were the binary's own.
+	FatbinOld string `json:"fatbin_old,omitempty"`
+	FatbinNew string `json:"fatbin_new,omitempty"`
 }
 
 type ratioJSON struct {
@@ -496,7 +504,8 @@ type ratioJSON struct {
 // json is the comparison as comparisonJSON, indented.
 func (c comparison) json(oldName, newName string) ([]byte, error) {
 	out := comparisonJSON{Old: oldName, New: newName, Rows: []ratioJSON{}, Geomean: map[string]float64{},
-		OnlyOld: append([]string{}, c.OnlyOld...), OnlyNew: append([]string{}, c.OnlyNew...), OmitOld: c.OmitOld, OmitNew: c.OmitNew}
+		OnlyOld: append([]string{}, c.OnlyOld...), OnlyNew: append([]string{}, c.OnlyNew...), OmitOld: c.OmitOld, OmitNew: c.OmitNew,
+		FatbinOld: c.FatbinOld, FatbinNew: c.FatbinNew}
 	for _, r := range c.Rows {
 		x := ratioJSON{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, OldTokS: r.Old, NewTokS: r.New, OldRoofPct: r.OldPct, NewRoofPct: r.NewP}
 		if !math.IsNaN(r.Ratio) && !math.IsInf(r.Ratio, 0) {
@@ -525,6 +534,11 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	}{{"old", c.OmitOld}, {"new", c.OmitNew}} {
 		if len(o.parts) > 0 {
 			fmt.Fprintf(w, "Note: %s omitted %s from every step (-omit): its steps are partial.\n\n", o.name, strings.Join(o.parts, ", "))
+		}
+	}
+	for _, f := range []struct{ name, fatbin string }{{"old", c.FatbinOld}, {"new", c.FatbinNew}} {
+		if f.fatbin != "" {
+			fmt.Fprintf(w, "Note: %s ran the kernels of %s (-fatbin), not its binary's own.\n\n", f.name, f.fatbin)
 		}
 	}
 	fmt.Fprintln(w, "| model | kv | ctx | path | old tok/s | new tok/s | new/old | roofline % old → new |")
