@@ -117,7 +117,34 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs the command args names. Output that could not be written (a
+// full disk, a closed pipe) is a failure even when the command succeeded,
+// so that memra info --json > full/x.json does not exit 0 with x.json cut.
 func run(args []string, stdout, stderr io.Writer) int {
+	out := &recordingWriter{w: stdout}
+	code := dispatch(args, out, stderr)
+	if out.err != nil && code == 0 {
+		fmt.Fprintf(stderr, "memra: write output: %v\n", out.err)
+		return 1
+	}
+	return code
+}
+
+// recordingWriter passes writes on and keeps the first error.
+type recordingWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (r *recordingWriter) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == chatCmdName { // hidden: memra run's template renderer (chat.go)
 		return runRenderChat(args[1:], os.Stdin, stdout, stderr)
 	}

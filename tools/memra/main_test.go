@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -41,5 +42,26 @@ func TestVersion(t *testing.T) {
 		if s := out.String(); !strings.HasPrefix(s, "memra ") || !strings.Contains(s, runtime.Version()) || strings.Count(s, "\n") != 1 {
 			t.Errorf("%s: %q", arg, s)
 		}
+	}
+}
+
+// fullWriter fails every write, as stdout redirected to /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestOutputWriteFails: a command whose output cannot be written exits 1
+// and says so on stderr; before, memra help > /dev/full exited 0.
+func TestOutputWriteFails(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"help", "run"}, {"version"}, {"detokenize", "-h"}} {
+		var stderr bytes.Buffer
+		if code := run(args, fullWriter{}, &stderr); code != 1 || !strings.Contains(stderr.String(), "write output: no space left on device") {
+			t.Errorf("memra %s > full: exit %d, stderr %q", strings.Join(args, " "), code, stderr.String())
+		}
+	}
+	// A failing command keeps its own code and message.
+	var stderr bytes.Buffer
+	if code := run([]string{"info"}, fullWriter{}, &stderr); code != 2 || strings.Contains(stderr.String(), "write output") {
+		t.Errorf("memra info (no file) > full: exit %d, stderr %q", code, stderr.String())
 	}
 }
