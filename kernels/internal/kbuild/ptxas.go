@@ -9,7 +9,10 @@ import (
 
 var (
 	reEntry = regexp.MustCompile(`Compiling entry function '([A-Za-z0-9_]+)' for '(sm_[0-9a-z]+)'`)
-	reUsed  = regexp.MustCompile(`Used (\d+) registers(?:, (\d+) bytes smem)?`)
+	// ptxas 12 and later put "used N barriers" between the registers and
+	// the shared memory (ptxas 11.8 does not); shared memory is absent when
+	// a kernel declares none.
+	reUsed  = regexp.MustCompile(`Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?`)
 	reStack = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
 )
 
