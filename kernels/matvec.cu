@@ -187,16 +187,17 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
             s += memra_q8_val(b, 3) * xv.w;
         }
         return acc + d * s;
-    }
+    } else { // an else, not a fall-through: for q8_0 nvcc would warn that the loop is not reachable
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
-        const float lo = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] << 16) : memra_f16_to_f32(memra_lo16(u[k]));
-        const float hi = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] & 0xffff0000u) : memra_f16_to_f32(memra_hi16(u[k]));
-        const float4 xv = memra_mv_x<XG>(xp, k >> 1);
-        acc += lo * ((k & 1) ? xv.z : xv.x);
-        acc += hi * ((k & 1) ? xv.w : xv.y);
+        for (int k = 0; k < 4; k++) {
+            const float lo = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] << 16) : memra_f16_to_f32(memra_lo16(u[k]));
+            const float hi = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] & 0xffff0000u) : memra_f16_to_f32(memra_hi16(u[k]));
+            const float4 xv = memra_mv_x<XG>(xp, k >> 1);
+            acc += lo * ((k & 1) ? xv.z : xv.x);
+            acc += hi * ((k & 1) ? xv.w : xv.y);
+        }
+        return acc;
     }
-    return acc;
 }
 
 // The K-quant inner loop of memra_mv_rows: items v0, v0 + step, ... of the
