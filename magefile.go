@@ -61,7 +61,7 @@ func Gate() error {
 	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
 }
 
-// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser and the tokenizer.
+// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser, the tokenizer and the kernel-image check.
 func Test() error {
 	mg.SerialDeps(Check.Vet)
 	args := append([]string{"test", "-count=1"}, pkgs()...)
@@ -95,10 +95,12 @@ func (Check) Fmt() error {
 // Fuzz holds the fuzz runs.
 type Fuzz mg.Namespace
 
-// fuzzTargets are the fuzz tests: the GGUF parser and the tokenizer's encoder.
+// fuzzTargets are the fuzz tests: the GGUF parser, the tokenizer's encoder
+// and the bounds check of kernel images.
 var fuzzTargets = []struct{ pkg, name string }{
 	{"./gguf", "FuzzOpen"},
 	{"./engine/tokenizer", "FuzzEncode"},
+	{"./engine/cuda", "FuzzCheckImage"},
 }
 
 // fuzz runs every fuzz target for d each, minimising each new input for at
@@ -112,7 +114,7 @@ func fuzz(d, minimize string) error {
 	return nil
 }
 
-// Short fuzzes the GGUF parser and the tokenizer for FUZZTIME each (default 200000x executions), as CI does.
+// Short fuzzes the GGUF parser, the tokenizer and the kernel-image check for FUZZTIME each (default 200000x executions), as CI does.
 //
 // The budget is a count, not a duration: with a duration, go1.26's fuzz
 // coordinator can report its own deadline as a failure ("context deadline
@@ -128,7 +130,7 @@ func fuzz(d, minimize string) error {
 // fuzz cache, 88,385 and 54).
 func (Fuzz) Short() error { return fuzz(env("FUZZTIME", "200000x"), env("FUZZMINIMIZE", "2s")) }
 
-// Long fuzzes the GGUF parser and the tokenizer for FUZZTIME each (default 10m).
+// Long fuzzes the GGUF parser, the tokenizer and the kernel-image check for FUZZTIME each (default 10m).
 //
 // FUZZMINIMIZE bounds the minimisation of a failing input (default 60s). A duration, so it can end in go1.26's spurious "context deadline exceeded"
 // (see Short); a count (FUZZTIME=10000000x, ~10 min at Short's rates) avoids

@@ -16,6 +16,9 @@ func (e *Engine) LoadModule(image []byte) (Module, error) {
 	if len(image) == 0 {
 		return 0, errors.New("cuda: load module: empty image")
 	}
+	if err := checkImage(image); err != nil {
+		return 0, fmt.Errorf("cuda: load module: %w", err)
+	}
 	var m Module
 	err := e.Do(func() error {
 		if err := e.refuse("LoadModule"); err != nil {
