@@ -6,10 +6,11 @@ import (
 )
 
 // checkImage refuses a fatbin or cubin whose own sizes point past its end
-// (a truncated file, a hostile one): the driver trusts those sizes and would
-// read past the buffer. Anything else is taken as PTX text, which
-// LoadModule ends with a NUL. It checks bounds, not contents: the driver
-// still judges whether the image is one it can load.
+// (a truncated or corrupt file): the driver trusts those sizes and would
+// read past the buffer. It checks the outer layout alone: the fatbin's
+// header and entries (not the compressed ELF inside them), and an ELF's
+// header, header tables and sections; the driver judges the contents.
+// Anything else is taken as PTX text, which LoadModule ends with a NUL.
 func checkImage(b []byte) error {
 	switch {
 	case len(b) >= 4 && binary.LittleEndian.Uint32(b) == fatbinMagic:
@@ -30,28 +31,41 @@ func checkFatbin(b []byte) error {
 		return fmt.Errorf("truncated fatbin: %d bytes, less than its 16-byte header", len(b))
 	}
 	hdr, size := uint64(binary.LittleEndian.Uint16(b[6:])), binary.LittleEndian.Uint64(b[8:])
-	if hdr < 16 || size > uint64(len(b)) || hdr+size > uint64(len(b)) {
+	if hdr < 16 {
+		return fmt.Errorf("corrupt fatbin: header size %d, want at least 16", hdr)
+	}
+	if size > uint64(len(b)) || hdr+size > uint64(len(b)) {
 		return fmt.Errorf("truncated fatbin: its header says %d + %d bytes, the image has %d", hdr, size, len(b))
 	}
 	for off, end := hdr, hdr+size; off < end; {
 		if end-off < 16 {
-			return fmt.Errorf("fatbin entry at byte %d: %d bytes left, less than an entry header", off, end-off)
+			return fmt.Errorf("corrupt fatbin: entry at byte %d: %d bytes left, less than an entry's 16-byte header", off, end-off)
 		}
 		eh, es := uint64(binary.LittleEndian.Uint32(b[off+4:])), binary.LittleEndian.Uint64(b[off+8:])
 		if eh < 16 || eh > end-off || es > end-off-eh {
-			return fmt.Errorf("fatbin entry at byte %d: %d + %d bytes, past the fatbin's end (byte %d)", off, eh, es, end)
+			return fmt.Errorf("corrupt fatbin: entry at byte %d: %d + %d bytes, past the fatbin's end (byte %d)", off, eh, es, end)
 		}
 		off += eh + es
 	}
 	return nil
 }
 
-// checkELF checks a 64-bit little-endian ELF's program and section header
-// tables and every section with contents lie inside b.
+// ELF64's fixed sizes: the file header, a program header, a section header.
+const (
+	elfHeader  = 64
+	elfProgram = 56
+	elfSection = 64
+)
+
+// checkELF checks that a 64-bit little-endian ELF's program and section
+// header tables, in ELF64's entry sizes, and every section with contents lie
+// inside b, and that its section-name table is one of its sections.
 func checkELF(b []byte) error {
-	const ehdr = 64
-	if len(b) < ehdr || b[4] != 2 || b[5] != 1 {
-		return fmt.Errorf("cubin: not a complete 64-bit little-endian ELF header (%d bytes)", len(b))
+	if len(b) < elfHeader {
+		return fmt.Errorf("truncated cubin: %d bytes, less than an ELF header's %d", len(b), elfHeader)
+	}
+	if b[4] != 2 || b[5] != 1 {
+		return fmt.Errorf("cubin: ELF class %d, data %d; want 2 and 1 (64-bit little-endian)", b[4], b[5])
 	}
 	n := uint64(len(b))
 	inside := func(off, count, each uint64) bool {
@@ -60,11 +74,18 @@ func checkELF(b []byte) error {
 	le := binary.LittleEndian
 	phoff, phent, phnum := le.Uint64(b[0x20:]), uint64(le.Uint16(b[0x36:])), uint64(le.Uint16(b[0x38:]))
 	shoff, shent, shnum := le.Uint64(b[0x28:]), uint64(le.Uint16(b[0x3A:])), uint64(le.Uint16(b[0x3C:]))
-	if !inside(phoff, phnum, phent) || !inside(shoff, shnum, shent) {
+	shstrndx := uint64(le.Uint16(b[0x3E:]))
+	switch {
+	case phnum > 0 && phent != elfProgram:
+		return fmt.Errorf("cubin: program headers of %d bytes, want %d", phent, elfProgram)
+	case shnum > 0 && shent != elfSection:
+		return fmt.Errorf("cubin: section headers of %d bytes, want %d", shent, elfSection)
+	case shnum == 0 && shoff != 0:
+		return fmt.Errorf("cubin: extended section numbering (section count 0 at offset %d) is not one a cubin uses", shoff)
+	case shnum > 0 && shstrndx >= shnum:
+		return fmt.Errorf("corrupt cubin: section-name table %d of %d sections", shstrndx, shnum)
+	case !inside(phoff, phnum, phent) || !inside(shoff, shnum, shent):
 		return fmt.Errorf("truncated cubin: its header tables end past its %d bytes", n)
-	}
-	if shnum > 0 && shent < 0x28 {
-		return fmt.Errorf("cubin: section headers of %d bytes", shent)
 	}
 	const shtNobits = 8 // a section without contents in the file (.bss)
 	for i := range shnum {

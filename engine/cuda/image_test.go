@@ -76,17 +76,72 @@ func TestCheckImageELF(t *testing.T) {
 	if err := checkImage(far); err != nil {
 		t.Errorf("a NOBITS section: %v", err)
 	}
-	// Section headers said to hold 2^16 - 1 entries of 2^16 - 1 bytes.
-	many := elf64()
-	binary.LittleEndian.PutUint16(many[0x3A:], 0xffff)
-	binary.LittleEndian.PutUint16(many[0x3C:], 0xffff)
-	if err := checkImage(many); err == nil {
-		t.Error("a section table past the end passed")
+	// Header fields the driver would follow past the end, or that no cubin has.
+	for _, tc := range []struct {
+		name string
+		edit func(b []byte)
+		want string
+	}{
+		{"40-byte section headers", func(b []byte) { binary.LittleEndian.PutUint16(b[0x3A:], 40) }, "section headers of 40 bytes, want 64"},
+		{"2^16-1 sections", func(b []byte) { binary.LittleEndian.PutUint16(b[0x3C:], 0xffff) }, "past its"},
+		{"a 1-byte program header", func(b []byte) {
+			binary.LittleEndian.PutUint16(b[0x36:], 1)
+			binary.LittleEndian.PutUint16(b[0x38:], 1)
+		}, "program headers of 1 bytes, want 56"},
+		{"program headers past the end", func(b []byte) {
+			binary.LittleEndian.PutUint64(b[0x20:], uint64(len(b)-8))
+			binary.LittleEndian.PutUint16(b[0x36:], 56)
+			binary.LittleEndian.PutUint16(b[0x38:], 1)
+		}, "past its"},
+		{"extended numbering", func(b []byte) { binary.LittleEndian.PutUint16(b[0x3C:], 0) }, "extended section numbering"},
+		{"names in section 2 of 2", func(b []byte) { binary.LittleEndian.PutUint16(b[0x3E:], 2) }, "section-name table 2 of 2"},
+		{"32-bit", func(b []byte) { b[4] = 1 }, "ELF class 1"},
+		{"big-endian", func(b []byte) { b[5] = 2 }, "data 2"},
+	} {
+		b := elf64()
+		tc.edit(b)
+		if err := checkImage(b); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
 	}
-	big := elf64()
-	big[4] = 1 // 32-bit: the driver's cubins are 64-bit
-	if err := checkImage(big); err == nil {
-		t.Error("a 32-bit ELF passed")
+}
+
+// fatbin16 builds a fatbin of two entries, 16-byte headers and 8 and 24
+// bytes of payload.
+func fatbin16() []byte {
+	le := binary.LittleEndian
+	b := make([]byte, 16+(16+8)+(16+24))
+	le.PutUint32(b, fatbinMagic)
+	le.PutUint16(b[4:], 1)
+	le.PutUint16(b[6:], 16)
+	le.PutUint64(b[8:], uint64(len(b)-16))
+	for _, e := range []struct{ off, size int }{{16, 8}, {16 + 24, 24}} {
+		le.PutUint32(b[e.off+4:], 16)
+		le.PutUint64(b[e.off+8:], uint64(e.size))
+	}
+	return b
+}
+
+func TestCheckImageFatbinEntries(t *testing.T) {
+	if err := checkImage(fatbin16()); err != nil {
+		t.Fatalf("two whole entries: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(b []byte)
+		want string
+	}{
+		{"header size 8", func(b []byte) { binary.LittleEndian.PutUint16(b[6:], 8) }, "header size 8, want at least 16"},
+		// The fatbin's size ends 8 bytes into the second entry's header.
+		{"a partial entry header", func(b []byte) { binary.LittleEndian.PutUint64(b[8:], 24+8) }, "8 bytes left"},
+		{"an entry header of 8 bytes", func(b []byte) { binary.LittleEndian.PutUint32(b[16+4:], 8) }, "entry at byte 16: 8 + 8"},
+		{"the last entry 1 byte long", func(b []byte) { binary.LittleEndian.PutUint64(b[40+8:], 25) }, "entry at byte 40: 16 + 25"},
+	} {
+		b := fatbin16()
+		tc.edit(b)
+		if err := checkImage(b); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
 	}
 }
 
@@ -97,18 +152,27 @@ func TestCheckImagePTX(t *testing.T) {
 	}
 }
 
-// FuzzCheckImage: no input panics, and an image checkImage passes as a
-// fatbin has its declared size inside it.
+// FuzzCheckImage: no input panics; a fatbin checkImage passes has its
+// declared size inside it, an ELF its section header table.
 func FuzzCheckImage(f *testing.F) {
 	f.Add(kernels.Fatbin()[:64])
+	f.Add(fatbin16())
 	f.Add(elf64())
 	f.Add([]byte(".version 7.8\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if checkImage(b) != nil || len(b) < 4 || binary.LittleEndian.Uint32(b) != fatbinMagic {
+		if checkImage(b) != nil || len(b) < 4 {
 			return
 		}
-		if hdr, size := uint64(binary.LittleEndian.Uint16(b[6:])), binary.LittleEndian.Uint64(b[8:]); hdr+size > uint64(len(b)) {
-			t.Errorf("passed a fatbin of %d + %d bytes in %d", hdr, size, len(b))
+		le := binary.LittleEndian
+		switch {
+		case le.Uint32(b) == fatbinMagic:
+			if hdr, size := uint64(le.Uint16(b[6:])), le.Uint64(b[8:]); hdr+size > uint64(len(b)) {
+				t.Errorf("passed a fatbin of %d + %d bytes in %d", hdr, size, len(b))
+			}
+		case string(b[:4]) == "\x7fELF":
+			if shoff, shnum := le.Uint64(b[0x28:]), uint64(le.Uint16(b[0x3C:])); shnum > 0 && (shoff > uint64(len(b)) || shnum*elfSection > uint64(len(b))-shoff) {
+				t.Errorf("passed an ELF of %d sections at %d in %d bytes", shnum, shoff, len(b))
+			}
 		}
 	})
 }
