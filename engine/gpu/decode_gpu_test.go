@@ -479,7 +479,8 @@ func TestGPUOmitParts(t *testing.T) {
 
 // TestGPUFatbinOption: Options.Fatbin's image replaces the embedded one (a
 // copy of it decodes the embedded build's tokens), and an image the driver
-// refuses is an error that says it came from Options.Fatbin.
+// refuses is an error that says it came from Options.Fatbin; CheckFatbin
+// passes the embedded image and refuses that one.
 func TestGPUFatbinOption(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeQ8_0, false, 12))
@@ -489,7 +490,13 @@ func TestGPUFatbinOption(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("tokens with Options.Fatbin = a copy of the embedded image: %v, embedded %v", got, want)
 	}
+	if err := CheckFatbin(e, kernels.Fatbin()); err != nil {
+		t.Errorf("CheckFatbin of the embedded image: %v", err)
+	}
 	bad := bytes.Repeat([]byte("not a kernel image "), 64)
+	if err := CheckFatbin(e, bad); err == nil {
+		t.Error("CheckFatbin passed an image of text")
+	}
 	if g, err := Load(e, m, Options{Fatbin: bad}, nil); err == nil {
 		g.Close()
 		t.Error("an image of text loaded")

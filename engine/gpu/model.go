@@ -218,6 +218,21 @@ type mvKey struct {
 	shared int
 }
 
+// CheckFatbin loads image as Options.Fatbin would and looks up every
+// kernel of kernels.Spec in it, so that a caller with several models to
+// load learns once that the image will not do. It leaves nothing loaded.
+func CheckFatbin(e *cuda.Engine, image []byte) error {
+	mod, err := e.LoadModule(image)
+	if err != nil {
+		return err
+	}
+	_, kerr := loadKernels(e, mod)
+	if err := e.UnloadModule(mod); err != nil {
+		return errors.Join(kerr, err)
+	}
+	return kerr
+}
+
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
 // keep their GGUF types (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K matrices); any other type is
 // an error naming the tensor. progress, if not nil, is called with bytes

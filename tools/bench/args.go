@@ -24,8 +24,8 @@ Measures, per model: load time, eager and graph decode speed at each context
 (filled synthetically), prompt priming time, device memory and graph
 captures, against the bandwidth roofline from a device copy measured in the
 same run. Writes bench-<time>.{json,md,svg} and latest.{json,md,svg} into
--out (with -omit only the first: latest.* stays a whole step's report), and
-prints the Markdown table.
+-out (with -omit or -fatbin only the first: latest.* stays a report of whole
+steps on bench's own kernels), and prints the Markdown table.
 
 Examples:
   bench -quick                          fast check: synth 0.8b+9b × bf16+q8_0, ctx 64,1024, 3 reps
@@ -33,7 +33,7 @@ Examples:
   bench -model /models/a.gguf,/models/b.gguf -ctx 64,4096 -reps 3
   bench -compare results/old.json results/latest.json
   bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel, and each kernel's bandwidth
-  bench -model a.gguf -ctx 1024 -fatbin nvcc13.fatbin -out r13   the same run on another build of the kernels
+  bench -model a.gguf -ctx 1024 -fatbin /tmp/k/memra.fatbin -compare results/latest.json   another build of the kernels against the last run
 
 Flags:`
 
@@ -114,7 +114,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context")
 	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
 		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")
-	fatbin := fs.String("fatbin", "", "load the kernels from `FILE` (another build of kernels/*.cu, e.g. by another nvcc: go run ./kernels/internal/build -dir kernels -nvcc NVCC) instead of those built into bench; run bench with and without it, one after the other on the same machine, and -compare the two reports")
+	fatbin := fs.String("fatbin", "", "load the kernels from `FILE` instead of those built into bench: another build of kernels/*.cu, e.g. by another nvcc (cp -r kernels /tmp/k && go run ./kernels/internal/build -dir /tmp/k -nvcc NVCC writes /tmp/k/memra.fatbin); run bench without it, then with it and -compare OUT/latest.json, on the same machine (a -fatbin run leaves latest.* alone)")
 	sampled := fs.Bool("sampled", true, "also time sampled graph decode, the token drawn on the device with the CLI's defaults (top-k 40, temperature 0.8, top-p 0.95, min-p 0.05): path \"sampled\"")
 	quick := fs.Bool("quick", false, "fast check: -ctx 64,1024 -reps 3 (explicit -ctx/-reps win)")
 	// The flag package would print a bad flag's error and every flag, and
@@ -167,6 +167,9 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 			return config{}, fmt.Errorf("unexpected arguments %q (only -compare OLD.json takes one, NEW.json)", args)
 		}
 		c.compareTo = args[0]
+		if c.fatbin != "" {
+			return config{}, errors.New("-fatbin loads kernels for a run; -compare OLD.json NEW.json compares two files and runs nothing (each report names its -fatbin)")
+		}
 	}
 	return c, c.validate()
 }

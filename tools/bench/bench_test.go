@@ -122,6 +122,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-kv", "f16,fp8,f16"}, "-kv: f16 given twice"},
 		{[]string{"-kv", ""}, "-kv: no KV type given"},
 		{[]string{"-fatbin", ""}, `-fatbin "": want a file`},
+		{[]string{"-fatbin", "k.fatbin", "-compare", "a.json", "b.json"}, "-fatbin loads kernels for a run"},
 	} {
 		var w bytes.Buffer
 		_, err := parseArgs(tc.av, &w)
@@ -228,8 +229,9 @@ func sampleReport() *Report {
 	return rep
 }
 
-// TestOmitKeepsLatest: a run of partial steps (-omit) writes its stamped
-// files but leaves latest.*, the whole-step report -compare reads, alone.
+// TestOmitKeepsLatest: a run of partial steps (-omit) or of other kernels
+// (-fatbin) writes its stamped files but leaves latest.*, the report
+// -compare reads, alone.
 func TestOmitKeepsLatest(t *testing.T) {
 	dir := t.TempDir()
 	whole := sampleReport()
@@ -250,6 +252,20 @@ func TestOmitKeepsLatest(t *testing.T) {
 	}
 	if len(got.Settings.Omit) != 0 {
 		t.Errorf("latest.json holds the -omit run (omit %v)", got.Settings.Omit)
+	}
+	// Nor does a run on another build of the kernels (-fatbin) replace it.
+	other := sampleReport()
+	other.Settings.Fatbin = "k13.fatbin (sha256 ab12)"
+	if err := other.writeFiles(dir, "3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bench-3.json")); err != nil {
+		t.Errorf("the -fatbin run's own report: %v", err)
+	}
+	if got, err = readReport(filepath.Join(dir, "latest.json")); err != nil {
+		t.Fatal(err)
+	} else if got.Settings.Fatbin != "" {
+		t.Errorf("latest.json holds the -fatbin run (%s)", got.Settings.Fatbin)
 	}
 }
 
@@ -372,6 +388,14 @@ func TestCompare(t *testing.T) {
 	compareReports(old, &other).print(&b, "old.json", "new.json")
 	if !strings.Contains(b.String(), "new ran the kernels of nv13.fatbin (sha256 ab12) (-fatbin)") || strings.Contains(b.String(), "old ran") {
 		t.Errorf("compare of a -fatbin report does not say so:\n%s", b.String())
+	}
+	js, err := compareReports(old, &other).json("old.json", "new.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fj comparisonJSON
+	if err := json.Unmarshal(js, &fj); err != nil || fj.FatbinNew != other.Settings.Fatbin || fj.FatbinOld != "" {
+		t.Errorf("compare -json of a -fatbin report (%v): %s", err, js)
 	}
 
 	// Compare-only mode through run: no GPU needed.

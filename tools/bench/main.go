@@ -88,12 +88,8 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	}
 	defer e.Close()
 	if image != nil { // said once, not once a model
-		mod, err := e.LoadModule(image)
-		if err != nil {
-			return 2, fmt.Errorf("-fatbin %s: not a kernel image this GPU loads: %w", c.fatbin, err)
-		}
-		if err := e.UnloadModule(mod); err != nil {
-			return 2, err
+		if err := gpu.CheckFatbin(e, image); err != nil {
+			return 2, fmt.Errorf("-fatbin %s: %w", c.fatbin, err)
 		}
 	}
 
@@ -108,8 +104,11 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 		code = max(code, 1)
 	}
 	latest := " (and latest.*)"
-	if len(c.omit) > 0 {
+	switch {
+	case len(c.omit) > 0:
 		latest = " (latest.* left as they were: this run omitted step parts)"
+	case c.fatbin != "":
+		latest = " (latest.* left as they were: this run loaded -fatbin's kernels)"
 	}
 	fmt.Fprintf(stderr, "[bench] results in %s/bench-%s.{json,md,svg}%s\n", c.out, b.stamp, latest)
 

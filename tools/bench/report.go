@@ -80,6 +80,10 @@ type Settings struct {
 	Fatbin string `json:"fatbin,omitempty"`
 }
 
+// keepsLatest says whether a run with these settings becomes latest.*:
+// one of whole steps (no -omit) on the binary's own kernels (no -fatbin).
+func (s Settings) keepsLatest() bool { return len(s.Omit) == 0 && s.Fatbin == "" }
+
 // ModelReport is one model with one KV type.
 type ModelReport struct {
 	Model    string    `json:"model"` // row key
@@ -216,8 +220,9 @@ func (rep *Report) json() ([]byte, error) {
 }
 
 // writeFiles writes bench-<stamp>.{json,md,svg} and latest.{json,md,svg}
-// into dir; a run of partial steps (-omit) writes only the stamped files,
-// so latest.* stays a whole step's report for -compare. Each file is
+// into dir; a run of partial steps (-omit) or of other kernels (-fatbin)
+// writes only the stamped files, so latest.* stays a report of whole steps
+// on the binary's own kernels for -compare. Each file is
 // written to a temporary name and renamed, so a run killed mid-write leaves
 // the previous version.
 func (rep *Report) writeFiles(dir, stamp string) error {
@@ -235,7 +240,7 @@ func (rep *Report) writeFiles(dir, stamp string) error {
 	}
 	var errs []error
 	bases := []string{"bench-" + stamp, "latest"}
-	if len(rep.Settings.Omit) > 0 {
+	if !rep.Settings.keepsLatest() {
 		bases = bases[:1]
 	}
 	for _, base := range bases {

@@ -118,8 +118,9 @@ func main() {
 }
 
 // run runs the command args names. Output that could not be written (a
-// full disk, a closed pipe) is a failure even when the command succeeded,
-// so that memra info --json > full/x.json does not exit 0 with x.json cut.
+// full disk, a quota) is a failure even when the command succeeded, so that
+// memra info --json > full/x.json does not exit 0 with x.json cut. (A
+// closed pipe on os.Stdout never gets here: Go exits on SIGPIPE.)
 func run(args []string, stdout, stderr io.Writer) int {
 	out := &recordingWriter{w: stdout}
 	code := dispatch(args, out, stderr)

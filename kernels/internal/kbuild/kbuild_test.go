@@ -43,6 +43,10 @@ ptxas info    : Function properties for k3
     40 bytes stack frame, 38 bytes spill stores, 64 bytes spill loads
 ptxas info    : Used 64 registers, used 1 barriers, 288 bytes smem, 400 bytes cmem[0]
 ptxas info    : Compile time = 12.345 ms
+ptxas info    : Compiling entry function 'k4' for 'sm_90'
+ptxas info    : Function properties for k4
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 96 registers, used 1 barriers, 64 bytes cumulative stack size, 2048 bytes smem, 400 bytes cmem[0]
 `
 	r, err := ParsePtxas(out, "sm_90")
 	if err != nil {
@@ -53,6 +57,8 @@ ptxas info    : Compile time = 12.345 ms
 		"k2": {Registers: 12},
 		// ptxas 12 and later (nvcc 13 in run276) name the barriers too.
 		"k3": {Registers: 64, SharedBytes: 288, StackBytes: 40, SpillStores: 38, SpillLoads: 64},
+		// A cumulative stack size before the shared memory (another ptxas).
+		"k4": {Registers: 96, SharedBytes: 2048},
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("ParsePtxas = %+v, want %+v", r, want)

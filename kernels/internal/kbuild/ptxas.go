@@ -9,10 +9,12 @@ import (
 
 var (
 	reEntry = regexp.MustCompile(`Compiling entry function '([A-Za-z0-9_]+)' for '(sm_[0-9a-z]+)'`)
-	// ptxas 12 and later put "used N barriers" between the registers and
-	// the shared memory (ptxas 11.8 does not); shared memory is absent when
-	// a kernel declares none.
-	reUsed  = regexp.MustCompile(`Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?`)
+	// The "Used" line's fields vary with the ptxas version (12 and later
+	// add "used N barriers" and may add a cumulative stack size before the
+	// shared memory), so the shared memory is looked for anywhere in it; it
+	// is absent when a kernel declares none.
+	reUsed  = regexp.MustCompile(`Used (\d+) registers`)
+	reSmem  = regexp.MustCompile(`(\d+) bytes smem`)
 	reStack = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
 )
 
@@ -44,7 +46,10 @@ func ParsePtxas(out, arch string) (map[string]KernelInfo, error) {
 			cur.StackBytes, cur.SpillStores, cur.SpillLoads = atoi(m[1]), atoi(m[2]), atoi(m[3])
 		}
 		if m := reUsed.FindStringSubmatch(l); m != nil {
-			cur.Registers, cur.SharedBytes = atoi(m[1]), atoi(m[2])
+			cur.Registers = atoi(m[1])
+			if sm := reSmem.FindStringSubmatch(l); sm != nil {
+				cur.SharedBytes = atoi(sm[1])
+			}
 			res[name] = cur
 			name = ""
 		}
