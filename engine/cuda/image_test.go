@@ -77,11 +77,7 @@ func TestCheckImageELF(t *testing.T) {
 		t.Errorf("a NOBITS section: %v", err)
 	}
 	// Header fields the driver would follow past the end, or that no cubin has.
-	for _, tc := range []struct {
-		name string
-		edit func(b []byte)
-		want string
-	}{
+	refusesEdits(t, elf64, []imageEdit{
 		{"40-byte section headers", func(b []byte) { binary.LittleEndian.PutUint16(b[0x3A:], 40) }, "section headers of 40 bytes, want 64"},
 		{"2^16-1 sections", func(b []byte) { binary.LittleEndian.PutUint16(b[0x3C:], 0xffff) }, "past its"},
 		{"a 1-byte program header", func(b []byte) {
@@ -97,11 +93,24 @@ func TestCheckImageELF(t *testing.T) {
 		{"names in section 2 of 2", func(b []byte) { binary.LittleEndian.PutUint16(b[0x3E:], 2) }, "section-name table 2 of 2"},
 		{"32-bit", func(b []byte) { b[4] = 1 }, "ELF class 1"},
 		{"big-endian", func(b []byte) { b[5] = 2 }, "data 2"},
-	} {
-		b := elf64()
-		tc.edit(b)
-		if err := checkImage(b); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+	})
+}
+
+// imageEdit changes a valid image; checkImage must then fail with want.
+type imageEdit struct {
+	name string
+	edit func(b []byte)
+	want string
+}
+
+// refusesEdits applies each edit to a fresh image from valid.
+func refusesEdits(t *testing.T, valid func() []byte, edits []imageEdit) {
+	t.Helper()
+	for _, e := range edits {
+		b := valid()
+		e.edit(b)
+		if err := checkImage(b); err == nil || !strings.Contains(err.Error(), e.want) {
+			t.Errorf("%s: %v, want an error containing %q", e.name, err, e.want)
 		}
 	}
 }
@@ -126,23 +135,13 @@ func TestCheckImageFatbinEntries(t *testing.T) {
 	if err := checkImage(fatbin16()); err != nil {
 		t.Fatalf("two whole entries: %v", err)
 	}
-	for _, tc := range []struct {
-		name string
-		edit func(b []byte)
-		want string
-	}{
+	refusesEdits(t, fatbin16, []imageEdit{
 		{"header size 8", func(b []byte) { binary.LittleEndian.PutUint16(b[6:], 8) }, "header size 8, want at least 16"},
 		// The fatbin's size ends 8 bytes into the second entry's header.
 		{"a partial entry header", func(b []byte) { binary.LittleEndian.PutUint64(b[8:], 24+8) }, "8 bytes left"},
 		{"an entry header of 8 bytes", func(b []byte) { binary.LittleEndian.PutUint32(b[16+4:], 8) }, "entry at byte 16: 8 + 8"},
 		{"the last entry 1 byte long", func(b []byte) { binary.LittleEndian.PutUint64(b[40+8:], 25) }, "entry at byte 40: 16 + 25"},
-	} {
-		b := fatbin16()
-		tc.edit(b)
-		if err := checkImage(b); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
-		}
-	}
+	})
 }
 
 // TestCheckImagePTX: text is left to the driver.
