@@ -222,15 +222,26 @@ type mvKey struct {
 // kernel of kernels.Spec in it, so that a caller with several models to
 // load learns once that the image will not do. It leaves nothing loaded.
 func CheckFatbin(e *cuda.Engine, image []byte) error {
-	mod, err := e.LoadModule(image)
+	mod, _, err := loadImage(e, image)
 	if err != nil {
 		return err
 	}
-	_, kerr := loadKernels(e, mod)
-	if err := e.UnloadModule(mod); err != nil {
-		return errors.Join(kerr, err)
+	return e.UnloadModule(mod)
+}
+
+// loadImage loads a kernel image and looks up every kernel in it; on an
+// error nothing stays loaded.
+func loadImage(e *cuda.Engine, image []byte) (cuda.Module, *Kernels, error) {
+	mod, err := e.LoadModule(image)
+	if err != nil {
+		return 0, nil, err
 	}
-	return kerr
+	k, err := loadKernels(e, mod)
+	if err != nil {
+		_ = e.UnloadModule(mod)
+		return 0, nil, err
+	}
+	return mod, k, nil
 }
 
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
@@ -253,14 +264,9 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	if opt.Fatbin != nil {
 		image, from = opt.Fatbin, "Options.Fatbin"
 	}
-	mod, err := e.LoadModule(image)
+	mod, k, err := loadImage(e, image)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: load kernels from %s: %w", from, err)
-	}
-	k, err := loadKernels(e, mod)
-	if err != nil {
-		_ = e.UnloadModule(mod)
-		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: mma, hopper: e.Info().Major >= 9}
 	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)

@@ -80,9 +80,9 @@ type Settings struct {
 	Fatbin string `json:"fatbin,omitempty"`
 }
 
-// keepsLatest says whether a run with these settings becomes latest.*:
+// becomesLatest says whether a run with these settings becomes latest.*:
 // one of whole steps (no -omit) on the binary's own kernels (no -fatbin).
-func (s Settings) keepsLatest() bool { return len(s.Omit) == 0 && s.Fatbin == "" }
+func (s Settings) becomesLatest() bool { return len(s.Omit) == 0 && s.Fatbin == "" }
 
 // ModelReport is one model with one KV type.
 type ModelReport struct {
@@ -240,7 +240,7 @@ func (rep *Report) writeFiles(dir, stamp string) error {
 	}
 	var errs []error
 	bases := []string{"bench-" + stamp, "latest"}
-	if !rep.Settings.keepsLatest() {
+	if !rep.Settings.becomesLatest() {
 		bases = bases[:1]
 	}
 	for _, base := range bases {
