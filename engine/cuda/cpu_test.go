@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -73,6 +74,23 @@ func TestOpenDriverMissingLibrary(t *testing.T) {
 	var dl purego.Dlerror
 	if !errors.As(err, &dl) {
 		t.Fatalf("the dlopen detail is not kept in the chain: %#v", err)
+	}
+}
+
+// TestNoGPU: NoGPU tells a machine without a GPU (no driver library, no
+// device) from a driver that is there and unusable.
+func TestNoGPU(t *testing.T) {
+	_, missing := openDriver("libmemra-no-such-driver.so.1")
+	noDevice := fmt.Errorf("no CUDA GPU: device 0 requested, 0 devices found: %w", (*driver)(nil).fail("cuInit", ErrNoDevice))
+	tooOld := fmt.Errorf("cuda: the driver supports CUDA 11.4; memra needs a CUDA 12.0 or newer driver")
+	ctxFail := fmt.Errorf("cuda: device 0: retain primary context: %w", (*driver)(nil).fail("cuDevicePrimaryCtxRetain", ErrOutOfMemory))
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{{missing, true}, {noDevice, true}, {tooOld, false}, {ctxFail, false}} {
+		if got := NoGPU(c.err); got != c.want {
+			t.Errorf("NoGPU(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
 

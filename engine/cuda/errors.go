@@ -45,6 +45,13 @@ type noDriverError struct{ detail error }
 func (e *noDriverError) Error() string   { return ErrNoDriver.Error() }
 func (e *noDriverError) Unwrap() []error { return []error{ErrNoDriver, e.detail} }
 
+// NoGPU reports whether err, from New, means the machine has no NVIDIA GPU to
+// offer: no driver library, or a driver that finds no device. A driver that
+// is there but unusable (too old, missing entry points, a context that fails)
+// is not that: callers that fall back to the CPU without a GPU should still
+// report it as a setup error.
+func NoGPU(err error) bool { return errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) }
+
 // ErrSyncInCapture is returned when a host-synchronising call (Synchronize, a
 // synchronous copy, EventSynchronize) or an allocation is made while the
 // engine's stream captures: inside a capture nothing has run yet, so waiting

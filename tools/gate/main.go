@@ -155,6 +155,11 @@ func run(av []string) (int, error) {
 		return 2, err
 	}
 	e, err := cuda.New(0)
+	if err != nil && !cuda.NoGPU(err) {
+		// A driver that is there but unusable must not pass as "no GPU": on a
+		// GPU machine that would turn the gate into a CPU run and exit 0.
+		return 2, fmt.Errorf("the NVIDIA driver is installed but unusable, so the gate cannot run (the CPU part alone runs only where there is no driver or no GPU): %w", err)
+	}
 	if err != nil {
 		fmt.Printf("gate: no GPU (%v)\n", err)
 		fmt.Println("gate: running the CPU part only; the graph == eager gate needs an NVIDIA GPU and driver")

@@ -1,14 +1,79 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/convert"
 )
+
+// asGate, set in a child's environment, makes the test binary run as the
+// gate itself.
+const asGate = "MEMRA_TEST_AS_GATE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asGate) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestBrokenDriverIsSetupError: a libcuda.so.1 that loads but is not a
+// usable driver (here the C library under that name: it has no
+// cuGetProcAddress_v2, as a pre-CUDA-12 driver has not) must fail the gate
+// with exit status 2, not pass as "no GPU" with the CPU part and exit 0.
+func TestBrokenDriverIsSetupError(t *testing.T) {
+	libc := mappedLibrary(t, "libc.so.6")
+	dir := t.TempDir()
+	if err := os.Symlink(libc, filepath.Join(dir, "libcuda.so.1")); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := convert.SynthFile(t.Context(), model, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], model, "8", "8")
+	cmd.Env = append(os.Environ(), asGate+"=1", "LD_LIBRARY_PATH="+dir)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("gate with a broken driver: %v, want exit status 2\n%s", err, out)
+	}
+	for _, want := range []string{"driver is installed but unusable", "cuGetProcAddress_v2"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "SKIPPED") {
+		t.Errorf("the gate ran its CPU part:\n%s", out)
+	}
+}
+
+// mappedLibrary is the path of a shared library this process has mapped,
+// from /proc/self/maps; the test skips where there is none (a static
+// binary, or no /proc).
+func mappedLibrary(t *testing.T, name string) string {
+	t.Helper()
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		t.Skipf("no /proc/self/maps: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if p := fields[len(fields)-1]; filepath.Base(p) == name {
+			return p
+		}
+	}
+	t.Skipf("%s is not mapped in this process", name)
+	return ""
+}
 
 func TestParseArgs(t *testing.T) {
 	good := []struct {
