@@ -14,6 +14,17 @@ import (
 	"github.com/magefile/mage/sh"
 )
 
+// buildVCS is the go build flag that records the commit in a binary (memra
+// version prints it, bench's reports keep it): in workspace mode Go leaves
+// it out unless asked, and asking fails outside a git checkout (a copied
+// tree), where the flag stays at its default.
+func buildVCS() string {
+	if err := sh.Run("git", "rev-parse", "--is-inside-work-tree"); err != nil {
+		return "-buildvcs=auto"
+	}
+	return "-buildvcs=true"
+}
+
 // modules are the workspace's Go modules, in dependency order.
 var modules = []string{"gguf", "kernels", "gen", "engine", "tools"}
 
@@ -188,7 +199,7 @@ func (Cuda) Bins() error {
 	}
 	e := map[string]string{"CGO_ENABLED": "0", "GOOS": "linux", "GOARCH": "amd64"}
 	for _, t := range []string{"memra", "gate", "bench"} {
-		if err := sh.RunWithV(e, "go", "build", "-o", filepath.Join("bin", t), "./tools/"+t); err != nil {
+		if err := sh.RunWithV(e, "go", "build", buildVCS(), "-o", filepath.Join("bin", t), "./tools/"+t); err != nil {
 			return err
 		}
 	}
@@ -210,7 +221,7 @@ func (Cuda) Bins() error {
 // Environment: MODEL (a .gguf, or several comma-separated; empty = the
 // synth presets), OUT (the results folder, default results).
 func Bench() error {
-	args := []string{"run", "./tools/bench", "-out", env("OUT", "results")}
+	args := []string{"run", buildVCS(), "./tools/bench", "-out", env("OUT", "results")}
 	if m := os.Getenv("MODEL"); m != "" {
 		args = append(args, "-model", m)
 	}
