@@ -53,9 +53,19 @@ func env(key, def string) string {
 // Environment: MODEL (path to a .gguf; empty = built-in default), P (prompt
 // length, 64), N (generated tokens, 256), BENCH=1 adds the speed line,
 // MEMRA_KV_FP8=1 an FP8 KV cache. Without a GPU it says so and runs the CPU
-// part.
+// part. The exit status is the gate's: 0 PASS (or the CPU part), 1 FAIL, 2
+// usage or setup error (go run would turn every failure into 1).
 func Gate() error {
-	args := []string{"run", "./tools/gate"}
+	dir, err := os.MkdirTemp("", "memra-gate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "gate")
+	if err := sh.RunWith(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-o", bin, "./tools/gate"); err != nil {
+		return err
+	}
+	var args []string
 	if m := os.Getenv("MODEL"); m != "" {
 		args = append(args, m)
 	} else {
@@ -69,7 +79,12 @@ func Gate() error {
 	default:
 		return fmt.Errorf("BENCH=%q: want 1 (add the speed line) or 0 or unset", v)
 	}
-	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
+	ran, err := sh.Exec(nil, os.Stdout, os.Stderr, bin, args...)
+	if err != nil && ran {
+		code := sh.ExitStatus(err)
+		return mg.Fatalf(code, "the gate exited with status %d (1 FAIL, 2 usage or setup error)", code)
+	}
+	return err
 }
 
 // Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser, the tokenizer and the kernel-image check.
