@@ -5,9 +5,13 @@
 package main
 
 import (
+	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/magefile/mage/mg"
@@ -171,17 +175,67 @@ func (Gen) All() error {
 	return sh.RunV("go", "generate", "./engine/...", "./gen/...")
 }
 
-// Verify regenerates and fails when the committed generated files were stale.
+// Verify regenerates and fails when that changed a file: the generated files were stale.
+//
+// It compares the files under engine, gen and kernels before and after
+// generating, so edits of your own are not blamed on go generate; with such
+// edits it checks the working tree, and it says so (commit to check what is
+// committed, as CI does on a clean clone).
 func (Gen) Verify() error {
-	mg.Deps(Gen.All)
-	out, err := sh.Output("git", "status", "--porcelain", "--", "engine", "gen", "kernels")
+	before, err := genTree()
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(out) != "" {
-		return fmt.Errorf("go generate changed files; commit them:\n%s", out)
+	if err := (Gen{}).All(); err != nil {
+		return err
+	}
+	after, err := genTree()
+	if err != nil {
+		return err
+	}
+	var changed []string
+	for p, h := range after {
+		if before[p] != h {
+			changed = append(changed, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			changed = append(changed, p)
+		}
+	}
+	sort.Strings(changed)
+	if len(changed) > 0 {
+		return fmt.Errorf("go generate changed %d file(s); commit the regenerated files:\n  %s", len(changed), strings.Join(changed, "\n  "))
+	}
+	if out, err := sh.Output("git", "status", "--porcelain", "--", "engine", "gen", "kernels"); err == nil && out != "" {
+		fmt.Printf("gen:verify: generated files up to date in the working tree, which has uncommitted changes:\n%s\n", out)
 	}
 	return nil
+}
+
+// genTree maps every file git sees under engine, gen and kernels (tracked,
+// or untracked and not ignored) to a hash of its content.
+func genTree() (map[string][32]byte, error) {
+	out, err := sh.Output("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "engine", "gen", "kernels")
+	if err != nil {
+		return nil, err
+	}
+	tree := map[string][32]byte{}
+	for _, p := range strings.Split(out, "\x00") {
+		if p == "" {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the working tree
+		}
+		if err != nil {
+			return nil, err
+		}
+		tree[p] = sha256.Sum256(b)
+	}
+	return tree, nil
 }
 
 // Cuda holds the targets that need the CUDA toolkit or prepare runs on the GPU machine.
