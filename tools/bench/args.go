@@ -131,6 +131,18 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if len(args) > 0 && *compare != "" {
+		// Files only: nothing runs, so a run's flag would be ignored.
+		var ignored []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "compare" && f.Name != "json" {
+				ignored = append(ignored, "-"+f.Name)
+			}
+		})
+		if len(ignored) > 0 {
+			return config{}, fmt.Errorf("-compare OLD.json NEW.json compares two files and runs nothing, so %s would be ignored (each report keeps its run's settings, -fatbin included); it takes -json alone", strings.Join(ignored, ", "))
+		}
+	}
 
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
@@ -167,9 +179,6 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 			return config{}, fmt.Errorf("unexpected arguments %q (only -compare OLD.json takes one, NEW.json)", args)
 		}
 		c.compareTo = args[0]
-		if c.fatbin != "" {
-			return config{}, errors.New("-fatbin loads kernels for a run; -compare OLD.json NEW.json compares two files and runs nothing (each report names its -fatbin)")
-		}
 	}
 	return c, c.validate()
 }
@@ -184,6 +193,9 @@ func (c *config) validate() error {
 		if x.v < x.min {
 			errs = append(errs, fmt.Errorf("-%s %d must be at least %d", x.name, x.v, x.min))
 		}
+	}
+	if c.copyMiB > maxCopyMiB {
+		errs = append(errs, fmt.Errorf("-copy-mib %d is more than %d (64 GiB: source and destination must both fit on the device)", c.copyMiB, maxCopyMiB))
 	}
 	for _, p := range c.presets {
 		if _, err := convert.PresetSpec(p); err != nil {
@@ -243,6 +255,16 @@ func (c *config) checkUnique() error {
 	return errors.Join(errs...)
 }
 
+// maxContext bounds -ctx: 2^20 positions, 4× the presets' (Qwen3.5's)
+// 262,144-token context length; a larger value would only fail later, at the
+// model's limit, or overflow.
+const maxContext = 1 << 20
+
+// maxCopyMiB bounds -copy-mib: 64 GiB, under half the H200's memory, so that
+// source and destination fit (the default 2 GiB already measures the copy
+// ceiling; docs/perf.md).
+const maxCopyMiB = 64 << 10
+
 // parseInts parses a comma-separated list of positive integers, returned
 // sorted without duplicates. A k suffix multiplies by 1024 ("4k" = 4096).
 func parseInts(s string) ([]int, error) {
@@ -253,13 +275,16 @@ func parseInts(s string) ([]int, error) {
 		if p == "" {
 			continue
 		}
-		mul := 1
+		orig, mul := p, 1
 		if q, ok := strings.CutSuffix(strings.ToLower(p), "k"); ok {
 			p, mul = q, 1024
 		}
 		v, err := strconv.Atoi(p)
 		if err != nil || v < 1 {
 			return nil, fmt.Errorf("%q is not a positive integer", p)
+		}
+		if v > maxContext/mul {
+			return nil, fmt.Errorf("%s is more than %d positions (%dk), more than any model here holds", orig, maxContext, maxContext/1024)
 		}
 		v *= mul
 		if !seen[v] {

@@ -122,7 +122,11 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-kv", "f16,fp8,f16"}, "-kv: f16 given twice"},
 		{[]string{"-kv", ""}, "-kv: no KV type given"},
 		{[]string{"-fatbin", ""}, `-fatbin "": want a file`},
-		{[]string{"-fatbin", "k.fatbin", "-compare", "a.json", "b.json"}, "-fatbin loads kernels for a run"},
+		{[]string{"-fatbin", "k.fatbin", "-compare", "a.json", "b.json"}, "so -fatbin would be ignored"},
+		{[]string{"-compare", "a.json", "b.json", "-model", "x.gguf", "-reps", "0", "-json"}, "so -model, -reps would be ignored"},
+		{[]string{"-ctx", "9999999999999999k"}, "more than 1048576 positions"},
+		{[]string{"-ctx", "1025k"}, `1025k is more than 1048576 positions`},
+		{[]string{"-copy-mib", "17592186044416"}, "-copy-mib 17592186044416 is more than 65536"},
 	} {
 		var w bytes.Buffer
 		_, err := parseArgs(tc.av, &w)
@@ -435,6 +439,14 @@ func TestCompare(t *testing.T) {
 	}
 	if code, err := run([]string{"-compare", filepath.Join(dir, "old.json"), filepath.Join(dir, "latest.json")}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), "no rows in common") {
 		t.Errorf("compare with an empty report: code %d err %v", code, err)
+	}
+	// After a run, the same: said on stderr, no table, and false (exit 1).
+	var table, msg bytes.Buffer
+	if compareRun(empty, cur, "e.json", &table, &msg) || table.Len() != 0 || !strings.Contains(msg.String(), "-compare e.json: no rows in common with this run") {
+		t.Errorf("compareRun with no row in common: table %q, stderr %q", table.String(), msg.String())
+	}
+	if !compareRun(old, cur, "old.json", &table, &msg) || !strings.Contains(table.String(), "**1.200**") {
+		t.Errorf("compareRun: table %q", table.String())
 	}
 	if code, err := run([]string{"-compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "new.json")}, &out, io.Discard); code != 2 || err == nil {
 		t.Errorf("missing file: code %d err %v", code, err)

@@ -47,8 +47,9 @@ func main() {
 	os.Exit(code)
 }
 
-// run returns the exit status: 0 success, 1 some model failed, 2 usage,
-// setup error or no GPU.
+// run returns the exit status: 0 success, 1 some model failed, the results
+// could not be written or -compare OLD.json shares no row with the run, 2
+// usage, setup error or no GPU.
 func run(av []string, stdout, stderr io.Writer) (int, error) {
 	c, err := parseArgs(av, stderr)
 	if errors.Is(err, errHelp) {
@@ -119,7 +120,9 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	b.rep.markdown(tableOut)
 	if old != nil {
 		fmt.Fprintln(tableOut)
-		compareReports(old, b.rep).print(tableOut, c.compare, "this run")
+		if !compareRun(old, b.rep, c.compare, tableOut, stderr) {
+			code = max(code, 1)
+		}
 	}
 	if c.jsonOut {
 		js, err := b.rep.json()
@@ -129,6 +132,20 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 		stdout.Write(js)
 	}
 	return code, nil
+}
+
+// compareRun prints the comparison of a fresh run cur with the report at
+// oldPath, or says on stderr that they share no row (the run stands; the
+// comparison asked for does not) and returns false.
+func compareRun(old, cur *Report, oldPath string, table, stderr io.Writer) bool {
+	cmp := compareReports(old, cur)
+	if len(cmp.Rows) == 0 {
+		fmt.Fprintf(stderr, "bench: -compare %s: no rows in common with this run (rows match on model, kv, context and path; %d old, %d new)\n",
+			oldPath, len(old.allRows()), len(cur.allRows()))
+		return false
+	}
+	cmp.print(table, oldPath, "this run")
+	return true
 }
 
 // noGPUError is the error of a machine without a usable NVIDIA GPU.

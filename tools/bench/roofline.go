@@ -54,8 +54,8 @@ func (t traffic) stateBytes() float64 {
 func meanTKV(ctx, tokens int) float64 { return float64(ctx) + float64(tokens+1)/2 }
 
 // rooflineMs is the time to move bytes at the measured copy bandwidth
-// bwRW (bytes read + written per second, the convention of the 4.19 TB/s
-// in GPU.md) counted as if every byte were a read: ms = bytes / bwRW · 1e3.
+// bwRW (bytes read + written per second: so counted, the H200 copies at
+// ~4.19 TB/s and streams read-only at 4.11) counted as if every byte were a read: ms = bytes / bwRW · 1e3.
 // Without a bandwidth it is 0 (JSON has no NaN).
 func rooflineMs(bytes, bwRW float64) float64 {
 	if bwRW <= 0 {

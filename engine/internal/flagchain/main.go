@@ -327,7 +327,7 @@ func run(cubin string, nodes int, grids, words, wpers, sleeps []int) error {
 		bytes := ""
 		if p.wper > 0 {
 			// The weights at copy bandwidth, the bench's roofline: bytes /
-			// copy bandwidth counted read + written (GPU.md: 4.19 TB/s
+			// copy bandwidth counted read + written (H200: ~4.19 TB/s
 			// copy, 4.11 read-only streaming).
 			atCopy := float64(p.weightBytes()) / copyBW
 			bytes = fmt.Sprintf("  %5.2f MB at copy %6.3f µs, excess %6.3f", float64(p.weightBytes())/1e6, atCopy*1e6, (t-atCopy)*1e6)
