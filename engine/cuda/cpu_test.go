@@ -94,6 +94,28 @@ func TestNoGPU(t *testing.T) {
 	}
 }
 
+// TestPDLFromEnv: MEMRA_PDL is 0, 1 or unset; New refuses any other value
+// before it opens the driver, so the error is the same with or without a GPU.
+func TestPDLFromEnv(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "1": true, "0": false} {
+		t.Setenv("MEMRA_PDL", v)
+		if got, err := PDLFromEnv(); err != nil || got != want {
+			t.Errorf("MEMRA_PDL=%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	t.Setenv("MEMRA_PDL", "off")
+	if _, err := PDLFromEnv(); err == nil || !strings.Contains(err.Error(), `MEMRA_PDL="off"`) {
+		t.Errorf("MEMRA_PDL=off: %v", err)
+	}
+	e, err := New(0)
+	if err == nil {
+		e.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), `MEMRA_PDL="off"`) || NoGPU(err) {
+		t.Errorf("New with MEMRA_PDL=off: %v", err)
+	}
+}
+
 // The ABI facts below come from cudaTypedefs.h (PFN_<name>_v<version>) of
 // CUDA 12/13, not from the generator.
 func TestDriverABIFacts(t *testing.T) {

@@ -112,6 +112,9 @@ type request struct {
 // not found"); without a GPU of that ordinal the error names the ordinal and
 // the number of devices found.
 func New(ordinal int) (*Engine, error) {
+	if _, err := PDLFromEnv(); err != nil { // a typo fails alike with or without a GPU
+		return nil, err
+	}
 	d, err := openDriver(driverLibrary)
 	if err != nil {
 		return nil, err
@@ -372,13 +375,27 @@ func (e *Engine) initContext(ordinal, ver int) error {
 	e.info = info
 	// PDL needs Hopper (griddepcontrol) and a driver that captures
 	// programmatic edges into graphs (12.3).
-	if info.Major >= 9 && ver >= 12030 && os.Getenv("MEMRA_PDL") != "0" && d.p.cuLaunchKernelEx != 0 {
+	if pdl, _ := PDLFromEnv(); pdl && info.Major >= 9 && ver >= 12030 && d.p.cuLaunchKernelEx != 0 {
 		e.pdl = true
 		e.lattr = &launchAttribute{id: launchAttrProgrammaticSerialization}
 		e.lattr.value[0] = 1
 		e.lcfg = &launchConfig{attrs: e.lattr, numAttrs: 1}
 	}
 	return nil
+}
+
+// PDLFromEnv reads MEMRA_PDL: unset or 1 allows programmatic dependent
+// launch (used where the GPU and driver have it), 0 turns it off; any other
+// value is an error naming it.
+func PDLFromEnv() (bool, error) {
+	switch v := os.Getenv("MEMRA_PDL"); v {
+	case "", "1":
+		return true, nil
+	case "0":
+		return false, nil
+	default:
+		return false, fmt.Errorf("MEMRA_PDL=%q: want 0 (no programmatic dependent launch) or 1 or unset (use it where the GPU and driver allow)", v)
+	}
 }
 
 // PDL reports whether kernels are launched with programmatic dependent

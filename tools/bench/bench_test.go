@@ -468,6 +468,11 @@ func TestCompare(t *testing.T) {
 			t.Errorf("-fatbin %s: code %d err %v", p, code, err)
 		}
 	}
+	// A bad MEMRA_PDL is named, with or without a GPU, not read as "no GPU".
+	t.Setenv("MEMRA_PDL", "off")
+	if code, err := run([]string{"-quick"}, &out, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_PDL="off"`) {
+		t.Errorf("MEMRA_PDL=off: code %d err %v", code, err)
+	}
 }
 
 // svgStats parses an SVG, failing on malformed XML, and returns the

@@ -83,9 +83,15 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 			return 2, fmt.Errorf("-fatbin %s: empty file", c.fatbin)
 		}
 	}
+	if _, err := cuda.PDLFromEnv(); err != nil {
+		return 2, err
+	}
 	e, err := cuda.New(0)
-	if err != nil {
+	if cuda.NoGPU(err) {
 		return 2, noGPUError{err}
+	}
+	if err != nil {
+		return 2, fmt.Errorf("the NVIDIA driver is installed but unusable: %w", err)
 	}
 	defer e.Close()
 	if image != nil { // said once, not once a model
@@ -148,7 +154,8 @@ func compareRun(old, cur *Report, oldPath string, table, stderr io.Writer) bool 
 	return true
 }
 
-// noGPUError is the error of a machine without a usable NVIDIA GPU.
+// noGPUError is the error of a machine without an NVIDIA GPU (no driver or
+// no device; cuda.NoGPU).
 type noGPUError struct{ err error }
 
 func (e noGPUError) Error() string { return "bench needs an NVIDIA GPU: " + e.err.Error() }

@@ -1,8 +1,10 @@
 // Command gate is the CUDA-graph gate: the capture/replay decode path
 // (GenerateGraph) must produce a bit-identical greedy token stream to the
-// eager DecodeStep over N steps, across at least two attention buckets
-// (prime P, then generate N crossing the n_splits = ceil(t_kv/64)
-// boundaries). Any token mismatch is a FAIL (exit status 1).
+// eager DecodeStep over N steps, across attention buckets (prime P, then
+// generate N crossing the n_splits = ceil(t_kv/64) boundaries: four with
+// the defaults). Any token mismatch is a FAIL (exit status 1); a run that
+// crosses fewer than two buckets says so, as it does not exercise a
+// re-capture.
 //
 // GenerateGraph primes the prompt eagerly (its tokens before the last fed
 // without logits, the last through a device-counter step), then replays one
@@ -154,6 +156,9 @@ func run(av []string) (int, error) {
 	if err != nil {
 		return 2, err
 	}
+	if _, err := cuda.PDLFromEnv(); err != nil {
+		return 2, err
+	}
 	e, err := cuda.New(0)
 	if err != nil && !cuda.NoGPU(err) {
 		// A driver that is there but unusable must not pass as "no GPU": on a
@@ -165,6 +170,9 @@ func run(av []string) (int, error) {
 		fmt.Println("gate: running the CPU part only; the graph == eager gate needs an NVIDIA GPU and driver")
 		if a.bench {
 			fmt.Println("gate: bench skipped: it times the GPU's eager and graph decode")
+		}
+		if fp8 {
+			fmt.Println("gate: MEMRA_KV_FP8=1 ignored: the FP8 KV cache is the GPU's")
 		}
 		return cpuPart(m, prompt, a.n)
 	}
@@ -258,6 +266,9 @@ func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 		fmt.Printf("shift probe: eager[1..]==graph[..] %d/%d  eager[..]==graph[1..] %d/%d\n", fwd, len(eager)-1, bwd, len(graph)-1)
 	}
 	fmt.Printf("buckets crossed (fa_vec, n_splits): %s\n", formatBuckets(buckets))
+	if len(buckets) < 2 {
+		fmt.Printf("gate: note: %d bucket(s) crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)\n", len(buckets))
+	}
 	fmt.Printf("graph (re)captures: %d\n", gs.Captures)
 
 	if a.bench {
@@ -371,8 +382,14 @@ func cpuPart(m *model.Model, prompt []int32, n int) (int, error) {
 	for _, t := range toks {
 		distinct[t] = true
 	}
-	fmt.Printf("cpu eager: prime %d tokens in %.2fs, generated %d tokens (%d distinct) at %.1f tok/s\n",
-		len(prompt), tPrime.Seconds(), len(toks), len(distinct), float64(len(toks)-1)/tGen.Seconds())
+	// The first token comes from the prime's last step; the rate is the
+	// decode steps' after it (none when N = 1).
+	rate := ""
+	if steps := len(toks) - 1; steps > 0 {
+		rate = fmt.Sprintf(", %d decode steps at %.1f tok/s", steps, float64(steps)/tGen.Seconds())
+	}
+	fmt.Printf("cpu eager: prime %d tokens in %.2fs, generated %d tokens (%d distinct)%s\n",
+		len(prompt), tPrime.Seconds(), len(toks), len(distinct), rate)
 	fmt.Printf("first tokens: %v\n", toks[:min(16, len(toks))])
 	fmt.Println("Phase-3 gate SKIPPED: no GPU (CPU part done)")
 	return 0, nil

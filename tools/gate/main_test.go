@@ -158,4 +158,9 @@ func TestContextLimit(t *testing.T) {
 	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.Contains(err.Error(), `MEMRA_KV_FP8="banana"`) {
 		t.Errorf("MEMRA_KV_FP8=banana: exit %d, %v", code, err)
 	}
+	t.Setenv("MEMRA_KV_FP8", "")
+	t.Setenv("MEMRA_PDL", "off")
+	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_PDL="off"`) {
+		t.Errorf("MEMRA_PDL=off: exit %d, %v", code, err)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/sample"
@@ -117,6 +118,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if f.device != "cpu" { // before the backend: under auto it would read as "no GPU" and fall back
 		if _, err := gpu.KVFP8FromEnv(); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if _, err := cuda.PDLFromEnv(); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}

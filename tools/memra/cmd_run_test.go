@@ -540,20 +540,25 @@ func TestRunStopsAtMetadataEOS(t *testing.T) {
 	}
 }
 
-// TestRunBadKVFP8: a MEMRA_KV_FP8 value other than 0 or 1 is a usage error
-// before any backend opens, under --device auto too, where it read as "no
-// GPU" and fell back to the CPU; --device cpu ignores the variable.
-func TestRunBadKVFP8(t *testing.T) {
+// TestRunBadGPUEnv: a MEMRA_KV_FP8 or MEMRA_PDL value other than 0 or 1 is
+// a usage error before any backend opens, under --device auto too, where it
+// read as "no GPU" and fell back to the CPU (MEMRA_PDL=off left PDL on);
+// --device cpu ignores the variables.
+func TestRunBadGPUEnv(t *testing.T) {
 	path := tinyModel(t)
-	t.Setenv("MEMRA_KV_FP8", "yes")
-	for _, dev := range []string{"auto", "cuda"} {
-		var stderr bytes.Buffer
-		code := run([]string{"run", "-m", path, "--prompt-tokens", "1", "-n", "1", "--device", dev}, io.Discard, &stderr)
-		if code != 2 || !strings.Contains(stderr.String(), `MEMRA_KV_FP8="yes"`) {
-			t.Errorf("--device %s: exit %d: %s", dev, code, stderr.String())
-		}
-	}
-	if code := run([]string{"run", "-m", path, "--prompt-tokens", "1", "-n", "1", "--device", "cpu"}, io.Discard, io.Discard); code != 0 {
-		t.Errorf("--device cpu: exit %d", code)
+	for _, v := range []string{"MEMRA_KV_FP8", "MEMRA_PDL"} {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv(v, "yes")
+			for _, dev := range []string{"auto", "cuda"} {
+				var stderr bytes.Buffer
+				code := run([]string{"run", "-m", path, "--prompt-tokens", "1", "-n", "1", "--device", dev}, io.Discard, &stderr)
+				if code != 2 || !strings.Contains(stderr.String(), v+`="yes"`) {
+					t.Errorf("--device %s: exit %d: %s", dev, code, stderr.String())
+				}
+			}
+			if code := run([]string{"run", "-m", path, "--prompt-tokens", "1", "-n", "1", "--device", "cpu"}, io.Discard, io.Discard); code != 0 {
+				t.Errorf("--device cpu: exit %d", code)
+			}
+		})
 	}
 }
