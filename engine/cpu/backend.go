@@ -80,8 +80,13 @@ func New(m *model.Model, opts Options) (*Backend, error) {
 			capacity = min(capacity, cfg.ContextLength)
 		}
 	}
+	// The cache's own check, then again with the scratch: a buffer that does
+	// not fit would end the process.
 	cache, err := NewCache(cfg, capacity)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMemory(capacity, cacheBytes(cfg, capacity)+scratchFor(cfg, capacity).bytes()); err != nil {
 		return nil, err
 	}
 	b := &Backend{m: m, cfg: cfg, cache: cache, embd: m.TokenEmbd}
@@ -128,26 +133,51 @@ func New(m *model.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("cpu backend: tensor %s: %w", m.TokenEmbd.Name, err)
 	}
 
-	dh := cfg.HeadDimK
-	qRows := cfg.NHead * dh
-	if cfg.AttnOutputGate {
-		qRows *= 2
-	}
-	b.x, b.xn, b.y = make([]float32, cfg.NEmbd), make([]float32, cfg.NEmbd), make([]float32, cfg.NEmbd)
-	b.qg, b.q = make([]float32, qRows), make([]float32, cfg.NHead*dh)
-	b.k, b.v = make([]float32, cfg.NHeadKV*dh), make([]float32, cfg.NHeadKV*cfg.HeadDimV)
-	b.att = make([]float32, cfg.NHead*cfg.HeadDimV)
-	b.scores = make([]float32, cfg.NHead*capacity)
-	b.cos, b.sin = make([]float32, cfg.NRot/2), make([]float32, cfg.NRot/2)
-	if cfg.SSMInnerSize > 0 {
-		b.qkv, b.conv = make([]float32, cfg.SSMConvChannels()), make([]float32, cfg.SSMConvChannels())
-		b.z, b.o = make([]float32, cfg.SSMInnerSize), make([]float32, cfg.SSMInnerSize)
-		b.bet, b.alp = make([]float32, cfg.SSMNumVHeads), make([]float32, cfg.SSMNumVHeads)
-	}
-	b.ffnG, b.ffnU = make([]float32, cfg.NFF), make([]float32, cfg.NFF)
-	b.logits = make([]float32, cfg.NVocab)
+	sz := scratchFor(cfg, capacity)
+	b.x, b.xn, b.y = make([]float32, sz.embd), make([]float32, sz.embd), make([]float32, sz.embd)
+	b.qg, b.q = make([]float32, sz.qg), make([]float32, sz.q)
+	b.k, b.v = make([]float32, sz.k), make([]float32, sz.v)
+	b.att, b.scores = make([]float32, sz.att), make([]float32, sz.scores)
+	b.cos, b.sin = make([]float32, sz.rot), make([]float32, sz.rot)
+	b.qkv, b.conv = make([]float32, sz.conv), make([]float32, sz.conv)
+	b.z, b.o = make([]float32, sz.inner), make([]float32, sz.inner)
+	b.bet, b.alp = make([]float32, sz.vHeads), make([]float32, sz.vHeads)
+	b.ffnG, b.ffnU = make([]float32, sz.ff), make([]float32, sz.ff)
+	b.logits = make([]float32, sz.vocab)
 	b.pool = NewPool(opts.Threads)
 	return b, nil
+}
+
+// scratch is the length of each scratch buffer (float32s) for a cache of
+// capacity tokens. A layer kind's buffers exist only where the model has
+// such layers: the metadata of a kind it lacks matched no tensor shape
+// (model.MaxDim bounds it, no more).
+type scratch struct {
+	embd, qg, q, k, v, att, scores, rot int
+	conv, inner, vHeads, ff, vocab      int
+}
+
+func scratchFor(cfg *model.Config, capacity int) scratch {
+	s := scratch{embd: cfg.NEmbd, rot: cfg.NRot / 2, ff: cfg.NFF, vocab: cfg.NVocab}
+	if cfg.NumAttention() > 0 {
+		s.q = cfg.NHead * cfg.HeadDimK
+		s.qg = s.q
+		if cfg.AttnOutputGate {
+			s.qg *= 2
+		}
+		s.k, s.v = cfg.NHeadKV*cfg.HeadDimK, cfg.NHeadKV*cfg.HeadDimV
+		s.att, s.scores = cfg.NHead*cfg.HeadDimV, cfg.NHead*capacity
+	}
+	if cfg.NumAttention() < cfg.NLayer {
+		s.conv, s.inner, s.vHeads = cfg.SSMConvChannels(), cfg.SSMInnerSize, cfg.SSMNumVHeads
+	}
+	return s
+}
+
+// bytes is the scratch's total size.
+func (s scratch) bytes() uint64 {
+	n := 3*s.embd + s.qg + s.q + s.k + s.v + s.att + s.scores + 2*s.rot + 2*s.conv + 2*s.inner + 2*s.vHeads + 2*s.ff + s.vocab
+	return 4 * uint64(n)
 }
 
 // Close stops the worker pool. The backend must not be used afterwards.

@@ -32,9 +32,8 @@ func NewCache(cfg *model.Config, capacity int) (*Cache, error) {
 	if err := cfg.CheckContext(capacity); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	if need, avail := cacheBytes(cfg, capacity), availableMemory(); avail > 0 && need > avail {
-		return nil, fmt.Errorf("cache for %d tokens: %.1f GB, more than the %.1f GB of memory available: lower the context",
-			capacity, float64(need)/1e9, float64(avail)/1e9)
+	if err := checkMemory(capacity, cacheBytes(cfg, capacity)); err != nil {
+		return nil, err
 	}
 	c := &Cache{
 		K: make([][]float32, cfg.NLayer), V: make([][]float32, cfg.NLayer),
@@ -92,6 +91,16 @@ func cacheBytes(cfg *model.Config, capacity int) uint64 {
 		}
 	}
 	return 4 * n
+}
+
+// checkMemory refuses need bytes for a cache of capacity tokens (with the
+// backend's scratch, when New asks) past the memory available.
+func checkMemory(capacity int, need uint64) error {
+	if avail := availableMemory(); avail > 0 && need > avail {
+		return fmt.Errorf("cache for %d tokens: %.1f GB, more than the %.1f GB of memory available: lower the context",
+			capacity, float64(need)/1e9, float64(avail)/1e9)
+	}
+	return nil
 }
 
 // availableMemory is the kernel's estimate of the memory a process can

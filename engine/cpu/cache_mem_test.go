@@ -28,3 +28,27 @@ func TestNewCacheChecksMemory(t *testing.T) {
 		t.Errorf("NewCache past context_length: %v", err)
 	}
 }
+
+// TestScratchOfAbsentKinds: a model without attention layers sizes no
+// attention scratch from its (unchecked) attention keys, nor one without
+// recurrent layers any Gated DeltaNet scratch from its SSM keys.
+func TestScratchOfAbsentKinds(t *testing.T) {
+	rec := &model.Config{Arch: model.ArchQwen35, NLayer: 2, Kinds: []model.LayerKind{model.LayerRecurrent, model.LayerRecurrent},
+		NEmbd: 64, NFF: 128, NVocab: 512, NRot: 16, NHead: model.MaxDim, NHeadKV: 1, HeadDimK: 32, HeadDimV: 32,
+		SSMConvKernel: 4, SSMStateSize: 16, SSMGroupCount: 2, SSMNumVHeads: 4, SSMInnerSize: 64, SSMHeadDimV: 16}
+	s := scratchFor(rec, 1024)
+	if s.qg+s.q+s.k+s.v+s.att+s.scores != 0 || s.conv != rec.SSMConvChannels() || s.inner != 64 {
+		t.Errorf("all recurrent: %+v", s)
+	}
+	att := *rec
+	att.Kinds = []model.LayerKind{model.LayerAttention, model.LayerAttention}
+	att.NHead, att.AttnOutputGate = 4, true
+	att.SSMStateSize, att.SSMGroupCount, att.SSMNumVHeads, att.SSMInnerSize = model.MaxDim, model.MaxDim, model.MaxDim, model.MaxDim
+	s = scratchFor(&att, 1024)
+	if s.conv+s.inner+s.vHeads != 0 || s.scores != 4*1024 || s.qg != 2*4*32 {
+		t.Errorf("all attention: %+v", s)
+	}
+	if got, want := s.bytes(), uint64(4*(3*64+256+128+32+32+128+4096+16+256+512)); got != want {
+		t.Errorf("bytes %d, want %d", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package cpu_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,6 +100,42 @@ func TestForwardMatchesReference(t *testing.T) {
 				t.Errorf("Len %d, want 12", b.Len())
 			}
 		})
+	}
+}
+
+// TestAbsentKindKeys: a model without attention layers decodes the same
+// whatever its attention keys say, and sizes nothing from them (head_count
+// at model.MaxDim once sized gigabytes of attention scratch, and a hostile
+// 2·10^9 ran the process out of memory).
+func TestAbsentKindKeys(t *testing.T) {
+	s := modeltest.TinyQwen35()
+	s.NNextN = 0
+	s.RecurrentLyrs = []bool{true, true, true, true}
+	huge := s
+	huge.NHead, huge.NHeadKV = model.MaxDim, 1
+	var logits [2][][]float32
+	for i, spec := range []modeltest.Spec{s, huge} {
+		m := modeltest.Load(t, spec)
+		if m.NumAttention() != 0 || m.NHead != spec.NHead {
+			t.Fatalf("spec %d: %d attention layers, head_count %d", i, m.NumAttention(), m.NHead)
+		}
+		b, err := cpu.New(m, cpu.Options{Ctx: 8, Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range []int32{3, 141, 59, 26} {
+			ll, err := b.DecodeStep(tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logits[i] = append(logits[i], slices.Clone(ll))
+		}
+		b.Close()
+	}
+	for step := range logits[0] {
+		if !slices.Equal(logits[0][step], logits[1][step]) {
+			t.Fatalf("step %d: logits differ with head_count %d", step, huge.NHead)
+		}
 	}
 }
 

@@ -257,12 +257,8 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 		return nil, fmt.Errorf("tensor token_embd.weight: missing or not 2-D (needed for the vocabulary size)")
 	}
 
-	// Each main layer i has tensors blk.i.*: a count past the file's highest
-	// block is metadata that does not match the file (and would size every
-	// per-layer table from a hostile number).
-	if hi := highestBlock(f); c.NLayer > hi+1 {
-		return nil, fmt.Errorf("metadata: %s = %d (%d main layers), but the file's tensors stop at blk.%d",
-			m.full("block_count"), c.NLayerAll, c.NLayer, hi)
+	if err := checkBlocks(f, m, c); err != nil {
+		return nil, err
 	}
 	c.Kinds = make([]LayerKind, c.NLayer)
 	switch arch {
@@ -285,10 +281,39 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 			return nil, err
 		}
 	}
+	if err := checkDims(m, c); err != nil {
+		return nil, err
+	}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// MaxDim bounds every dimension key (widths, head counts and sizes, SSM
+// sizes). Load checks a key against tensor shapes only for the layer kinds
+// the file has, so a key of an absent kind is otherwise unchecked: bounded,
+// the buffers sized from it stay addressable and its products (2·H_k·S +
+// inner, heads × head size) cannot overflow. The largest real value is
+// under 2^18 (Qwen3.5-27B's 17,408-wide FFN).
+const MaxDim = 1 << 24
+
+func checkDims(m *metadata, c *Config) error {
+	for _, d := range []struct {
+		key string
+		v   int
+	}{
+		{"embedding_length", c.NEmbd}, {"feed_forward_length", c.NFF},
+		{"attention.head_count", c.NHead}, {"attention.head_count_kv", c.NHeadKV},
+		{"attention.key_length", c.HeadDimK}, {"attention.value_length", c.HeadDimV},
+		{"ssm.state_size", c.SSMStateSize}, {"ssm.group_count", c.SSMGroupCount},
+		{"ssm.time_step_rank", c.SSMNumVHeads}, {"ssm.inner_size", c.SSMInnerSize},
+	} {
+		if d.v > MaxDim {
+			return fmt.Errorf("metadata: %s = %d is more than %d, larger than any model this engine runs", m.full(d.key), d.v, MaxDim)
+		}
+	}
+	return nil
 }
 
 func readSSM(m *metadata, c *Config) error {
@@ -311,6 +336,9 @@ func readSSM(m *metadata, c *Config) error {
 			return fmt.Errorf("metadata key %s must be positive", m.full(fd.key))
 		}
 		*fd.dst = v
+	}
+	if c.SSMConvKernel < 2 { // the conv keeps kernel − 1 past inputs per channel
+		return fmt.Errorf("metadata: %s = %d must be at least 2", m.full("ssm.conv_kernel"), c.SSMConvKernel)
 	}
 	if c.SSMInnerSize%c.SSMNumVHeads != 0 {
 		return fmt.Errorf("metadata: %s = %d is not a multiple of %s = %d",
@@ -395,8 +423,14 @@ func (c *Config) String() string {
 		c.Arch, c.NLayer, strings.Join(kinds, ", "), c.NEmbd, c.NFF, c.NVocab, c.NHead, c.NHeadKV, c.HeadDimK, c.NRot, c.RopeBase)
 }
 
-// highestBlock is the largest N of the file's blk.N.* tensors, or -1.
-func highestBlock(f *gguf.File) int {
+// checkBlocks holds block_count to the file's tensors: each main layer i
+// has tensors blk.i.* (a count past them is metadata that does not match
+// the file and would size every per-layer table from a hostile number, even
+// with one stray blk.N name), and no tensor lies past the last layer
+// (a smaller count would run a truncated model without a word). MTP layers
+// may be left out of a file, so their blocks need no tensors.
+func checkBlocks(f *gguf.File, m *metadata, c *Config) error {
+	have := map[int]bool{}
 	hi := -1
 	for _, t := range f.Tensors {
 		rest, ok := strings.CutPrefix(t.Name, "blk.")
@@ -404,11 +438,22 @@ func highestBlock(f *gguf.File) int {
 			continue
 		}
 		num, _, _ := strings.Cut(rest, ".")
-		if n, err := strconv.Atoi(num); err == nil && n > hi {
-			hi = n
+		if n, err := strconv.Atoi(num); err == nil && n >= 0 {
+			have[n] = true
+			hi = max(hi, n)
 		}
 	}
-	return hi
+	for i := range c.NLayer { // stops at the first gap: at most len(f.Tensors) trips
+		if !have[i] {
+			return fmt.Errorf("metadata: %s = %d (%d main layers), but the file has no tensors blk.%d.*",
+				m.full("block_count"), c.NLayerAll, c.NLayer, i)
+		}
+	}
+	if hi >= c.NLayerAll {
+		return fmt.Errorf("metadata: %s = %d, but the file has tensors of blk.%d: the count does not match the file",
+			m.full("block_count"), c.NLayerAll, hi)
+	}
+	return nil
 }
 
 // MaxContext bounds a sequence's positions for a file that gives no

@@ -219,7 +219,26 @@ func TestLoadErrors(t *testing.T) {
 					s.Omit[n] = true
 				}
 			}
-		}, []string{"qwen35.block_count = 4 (4 main layers), but the file's tensors stop at blk.2"}},
+		}, []string{"qwen35.block_count = 4 (4 main layers), but the file has no tensors blk.3.*"}},
+		// ... even when one stray tensor name reaches as far as the count.
+		{"block count past the tensors, one stray name", func(s *modeltest.Spec) {
+			s.NNextN = 0
+			s.BlockCount = 1<<31 - 1
+			s.Extra = map[string][]uint64{"blk.2147483646.x": {1}}
+		}, []string{"qwen35.block_count = 2147483647", "no tensors blk.4.*"}},
+		// The conv keeps kernel − 1 past inputs: a kernel of 1 loaded and
+		// then panicked on the first token.
+		{"conv kernel 1", func(s *modeltest.Spec) { s.ConvKernel = 1 },
+			[]string{"qwen35.ssm.conv_kernel = 1 must be at least 2"}},
+		// A key no tensor pins (here: no attention layer) is still bounded.
+		{"head count past MaxDim", func(s *modeltest.Spec) {
+			s.NNextN = 0
+			s.RecurrentLyrs = []bool{true, true, true, true}
+			s.NHead, s.NHeadKV = 2000000000, 1
+		}, []string{"qwen35.attention.head_count = 2000000000 is more than 16777216"}},
+		// block_count below the file's blocks would run a truncated model.
+		{"block count below the tensors", func(s *modeltest.Spec) { s.BlockCount = 3 },
+			[]string{"qwen35.block_count = 3, but the file has tensors of blk.4"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/model"
@@ -52,6 +53,11 @@ type Spec struct {
 	Force map[string]gguf.Type
 	// SkipKeys leaves these metadata keys (without the arch prefix) out.
 	SkipKeys map[string]bool
+	// BlockCount, when not 0, is written as block_count instead of
+	// NLayer + NNextN; Extra adds F32 tensors of these names and shapes.
+	// Both provoke metadata that does not match the tensors.
+	BlockCount int
+	Extra      map[string][]uint64
 	// NaN fills these F32 tensors with NaN: a file whose weights are not
 	// finite, which loads and decodes to logits that are all NaN.
 	NaN map[string]bool
@@ -192,7 +198,11 @@ func WriteTo(out io.Writer, s Spec) error {
 		}
 	}
 	u32 := func(x int) gguf.Value { return gguf.Uint32Value(uint32(x)) }
-	set("block_count", u32(s.NLayer+s.NNextN))
+	if s.BlockCount != 0 {
+		set("block_count", u32(s.BlockCount))
+	} else {
+		set("block_count", u32(s.NLayer+s.NNextN))
+	}
 	set("context_length", u32(s.ContextLength))
 	set("embedding_length", u32(s.NEmbd))
 	set("feed_forward_length", u32(s.NFF))
@@ -248,6 +258,18 @@ func WriteTo(out io.Writer, s Spec) error {
 			}
 		}
 		w.AddTensorBytes(ts.name, typ, shape, data)
+	}
+	names := make([]string, 0, len(s.Extra))
+	for name := range s.Extra {
+		names = append(names, name)
+	}
+	sort.Strings(names) // the file's bytes stay deterministic
+	for _, name := range names {
+		data, err := RandomTensor(rng, gguf.TypeF32, s.Extra[name], KindNorm)
+		if err != nil {
+			return fmt.Errorf("tensor %s: %w", name, err)
+		}
+		w.AddTensorBytes(name, gguf.TypeF32, s.Extra[name], data)
 	}
 	return w.Write()
 }
