@@ -34,6 +34,11 @@ type Options struct {
 	// Progress, if set, is called after each chunk of output with the bytes
 	// of tensor data written so far and the total.
 	Progress func(done, total int64)
+	// Warn, if set, is told what the file will lack before any tensor is
+	// written: a tokenizer that does not load (the file then runs from
+	// token ids alone). Tiny test checkpoints, whose vocabularies hold no
+	// byte tokens, are converted all the same.
+	Warn func(msg string)
 }
 
 // chunkBytes bounds the float32 scratch of one streamed chunk, so peak
@@ -234,6 +239,9 @@ func Convert(dir string, w io.Writer, opt Options) error {
 	vocab, err := ReadVocab(dir, spec.NVocab)
 	if err != nil {
 		return err
+	}
+	if err := vocab.Check(); err != nil && opt.Warn != nil {
+		opt.Warn(fmt.Sprintf("%s: its tokenizer does not load (%v), so the file runs from token ids alone (memra run --prompt-tokens)", dir, err))
 	}
 	name := opt.Name
 	if name == "" {

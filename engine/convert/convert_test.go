@@ -500,6 +500,22 @@ func TestConvertErrors(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "model.safetensors"), append(b, hdr...), 0o644)
 		expectErr(t, dir, `tensor "model.norm.weight": bad header entry: a JSON string where an object belongs`)
 	})
+	// Two entries over the same bytes, and one name given twice.
+	for _, c := range []struct{ name, hdr, want string }{
+		{"overlapping data", `{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}`,
+			`tensors "a" and "b" share bytes (data at 0–16 and 8–24)`},
+		{"duplicate name", `{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"a":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}}`,
+			`header names tensor "a" twice`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeCheckpoint(t, dir, d, hfTensors(d, 8, DTypeF32))
+			b := binary.LittleEndian.AppendUint64(nil, uint64(len(c.hdr)))
+			b = append(append(b, c.hdr...), make([]byte, 24)...)
+			os.WriteFile(filepath.Join(dir, "model.safetensors"), b, 0o644)
+			expectErr(t, dir, c.want)
+		})
+	}
 	t.Run("config field of the wrong kind", func(t *testing.T) {
 		dir, _ := base(t)
 		c := map[string]any{}
@@ -507,6 +523,42 @@ func TestConvertErrors(t *testing.T) {
 		c["hidden_size"] = "wide"
 		writeJSON(t, filepath.Join(dir, "config.json"), c)
 		expectErr(t, dir, `field "hidden_size" is a JSON string, want an integer`)
+	})
+	// Values the GGUF would store wrapped, as +Inf, or that its readers
+	// refuse: each fails here, naming config.json and the key.
+	for _, c := range []struct {
+		name string
+		key  string
+		v    any
+		want string
+	}{
+		{"context past uint32", "max_position_embeddings", int64(4294967297), "max_position_embeddings = 4294967297 is out of range"},
+		{"negative context", "max_position_embeddings", -1, "max_position_embeddings = -1 is out of range"},
+		{"epsilon past float32", "rms_norm_eps", 1e39, "must be positive and finite as float32"},
+		{"conv kernel 1", "linear_conv_kernel_dim", 1, "linear_conv_kernel_dim = 1 must be at least 2"},
+		{"odd rotary dims", "head_dim", 4, "rotary dims 1 (from head_dim 4) must be even"},
+		{"pad id past uint32", "pad_token_id", int64(4294967553), "pad token id 4294967553 is outside the vocabulary of 40"},
+		{"pad id past the vocabulary", "pad_token_id", 99999, "pad token id 99999 is outside the vocabulary of 40"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, _ := base(t)
+			cfg := map[string]any{}
+			readJSONInto(t, filepath.Join(dir, "config.json"), &cfg)
+			cfg[c.key] = c.v
+			writeJSON(t, filepath.Join(dir, "config.json"), cfg)
+			expectErr(t, dir, c.want)
+			if c.key != "pad_token_id" {
+				expectErr(t, dir, "config.json: ")
+			}
+		})
+	}
+	t.Run("one id, two strings", func(t *testing.T) {
+		dir, _ := base(t)
+		tj := map[string]any{}
+		readJSONInto(t, filepath.Join(dir, "tokenizer.json"), &tj)
+		tj["model"].(map[string]any)["vocab"].(map[string]any)["zz"] = 3
+		writeJSON(t, filepath.Join(dir, "tokenizer.json"), tj)
+		expectErr(t, dir, `model.vocab gives id 3 to both "t3" and "zz"`)
 	})
 	t.Run("irregular layer_types", func(t *testing.T) {
 		dir, _ := base(t)
@@ -516,4 +568,46 @@ func TestConvertErrors(t *testing.T) {
 		writeJSON(t, filepath.Join(dir, "config.json"), c)
 		expectErr(t, dir, "layer_types is not")
 	})
+}
+
+// TestVocabCheck: Vocab.Check loads the tokenizer a written file would
+// give, and Convert passes its failure to Options.Warn before any tensor.
+func TestVocabCheck(t *testing.T) {
+	// GPT-2's byte-level alphabet: printable Latin-1 bytes stand for
+	// themselves, the others for U+0100 upwards in byte order.
+	var bytesVocab []string
+	next := rune(0x100)
+	for b := 0; b < 256; b++ {
+		if (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE {
+			bytesVocab = append(bytesVocab, string(rune(b)))
+		} else {
+			bytesVocab = append(bytesVocab, string(next))
+			next++
+		}
+	}
+	good := &Vocab{Tokens: append(bytesVocab, "ab"), Types: make([]int32, 257), Merges: []string{"a b"}}
+	for i := range good.Types {
+		good.Types[i] = TokenNormal
+	}
+	if err := good.Check(); err != nil {
+		t.Fatalf("byte-level vocabulary: %v", err)
+	}
+	bad := *good
+	bad.Merges = []string{"a b", "zz q"}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `"zz q"`) {
+		t.Errorf("merge of unknown tokens: %v", err)
+	}
+
+	// The tiny checkpoints' 40-token vocabularies hold no byte tokens.
+	d := qwen35Dims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 8, DTypeF32))
+	var warned []string
+	opt := Options{Type: FileF32, Warn: func(m string) { warned = append(warned, m) }}
+	if err := Convert(dir, &bytes.Buffer{}, opt); err != nil {
+		t.Fatal(err)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "its tokenizer does not load") || !strings.Contains(warned[0], "--prompt-tokens") {
+		t.Errorf("warnings %q", warned)
+	}
 }

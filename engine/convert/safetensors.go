@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -113,6 +114,9 @@ func parseSafetensorsHeader(f *os.File, path string) (*safetensorsFile, error) {
 	if err := decodeJSON(hdr, &raw); err != nil {
 		return nil, fmt.Errorf("safetensors %s: header is not a JSON object: %w", path, err)
 	}
+	if dup := duplicateKey(hdr); dup != "" { // a map keeps only the last
+		return nil, fmt.Errorf("safetensors %s: header names tensor %q twice", path, dup)
+	}
 	dataStart := int64(8 + hlen)
 	dataLen := fileSize - dataStart
 	st := &safetensorsFile{path: path}
@@ -158,10 +162,46 @@ func parseSafetensorsHeader(f *os.File, path string) (*safetensorsFile, error) {
 			Begin: dataStart + b, Size: want,
 		})
 	}
+	// Tensors' bytes may not overlap (the format's rule): one that did would
+	// read another's values without a word.
+	sort.Slice(st.tensors, func(i, j int) bool { return st.tensors[i].Begin < st.tensors[j].Begin })
+	for i := 1; i < len(st.tensors); i++ {
+		a, b := st.tensors[i-1], st.tensors[i]
+		if a.Size > 0 && b.Size > 0 && b.Begin < a.Begin+a.Size {
+			return nil, fmt.Errorf("safetensors %s: tensors %q and %q share bytes (data at %d–%d and %d–%d)",
+				path, a.Name, b.Name, a.Begin-dataStart, a.Begin-dataStart+a.Size, b.Begin-dataStart, b.Begin-dataStart+b.Size)
+		}
+	}
 	// llama.cpp's reader orders each file's tensors by name; so do we, which
 	// also makes the output independent of JSON key order.
 	sort.Slice(st.tensors, func(i, j int) bool { return st.tensors[i].Name < st.tensors[j].Name })
 	return st, nil
+}
+
+// duplicateKey returns a key that the JSON object hdr (already decoded
+// once, so well formed) holds twice at its top level, or "".
+func duplicateKey(hdr []byte) string {
+	d := json.NewDecoder(bytes.NewReader(hdr))
+	if _, err := d.Token(); err != nil { // {
+		return ""
+	}
+	seen := map[string]bool{}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return key
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // Checkpoint is a Hugging Face checkpoint's weights: one model.safetensors,

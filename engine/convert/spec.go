@@ -84,7 +84,7 @@ func (s *Spec) Validate() error {
 	}{
 		{"hidden_size", s.NEmbd}, {"num_hidden_layers", s.NLayer}, {"intermediate_size", s.NFF},
 		{"num_attention_heads", s.NHead}, {"num_key_value_heads", s.NHeadKV}, {"head_dim", s.HeadDim},
-		{"vocab_size", s.NVocab},
+		{"vocab_size", s.NVocab}, {"max_position_embeddings", s.ContextLength},
 	} {
 		if err := pos(c.n, c.v); err != nil {
 			return err
@@ -99,8 +99,12 @@ func (s *Spec) Validate() error {
 	if s.NMTP < 0 || s.NMTP > 1 {
 		return fmt.Errorf("mtp_num_hidden_layers = %d: only 0 or 1 is supported", s.NMTP)
 	}
-	if s.RMSEps <= 0 || s.RopeTheta <= 0 {
-		return fmt.Errorf("rms_norm_eps %g and rope_theta %g must be positive", s.RMSEps, s.RopeTheta)
+	// As float32, the type the file stores them in: 1e39 would be +Inf.
+	if !(s.RMSEps > 0) || !(s.RopeTheta > 0) || math.IsInf(float64(s.RMSEps), 0) || math.IsInf(float64(s.RopeTheta), 0) {
+		return fmt.Errorf("rms_norm_eps %g and rope_theta %g must be positive and finite as float32", s.RMSEps, s.RopeTheta)
+	}
+	if s.RopeDims%2 != 0 { // rotary dimensions rotate in pairs
+		return fmt.Errorf("rotary dims %d (from head_dim %d) must be even", s.RopeDims, s.HeadDim)
 	}
 	switch s.Arch {
 	case ArchQwen3:
@@ -121,6 +125,9 @@ func (s *Spec) Validate() error {
 			return err
 		}
 	}
+	if s.ConvKernel < 2 { // the conv keeps kernel − 1 past inputs
+		return fmt.Errorf("linear_conv_kernel_dim = %d must be at least 2", s.ConvKernel)
+	}
 	if s.SSMVHeads%s.SSMKHeads != 0 {
 		return fmt.Errorf("linear_num_value_heads %d is not a multiple of linear_num_key_heads %d", s.SSMVHeads, s.SSMKHeads)
 	}
@@ -129,6 +136,14 @@ func (s *Spec) Validate() error {
 	}
 	if s.RopeDims <= 0 || s.RopeDims > s.HeadDim {
 		return fmt.Errorf("rotary dims %d out of range for head_dim %d", s.RopeDims, s.HeadDim)
+	}
+	return nil
+}
+
+// validateAt is s.Validate with the config file named.
+func validateAt(s *Spec, path string) error {
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
@@ -288,7 +303,7 @@ func specFromHF(c *hfConfig, path string) (*Spec, error) {
 
 	if arch == ArchQwen3 {
 		s.RopeDims = s.HeadDim
-		return s, s.Validate()
+		return s, validateAt(s, path)
 	}
 
 	for _, f := range []struct {
@@ -329,7 +344,7 @@ func specFromHF(c *hfConfig, path string) (*Spec, error) {
 	if err := schedule(s, c, path); err != nil {
 		return nil, err
 	}
-	return s, s.Validate()
+	return s, validateAt(s, path)
 }
 
 // schedule fills s.Recurrent and s.FullAttnInterval. transformers saves

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,11 +82,11 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 	}
 	reverse := make(map[int]string, len(tok.Model.Vocab)+len(tok.AddedTokens))
 	for s, id := range tok.Model.Vocab {
-		if prev, dup := reverse[id]; dup && prev != s {
-			// deterministic choice for duplicated ids: the smaller string
-			if s > prev {
-				continue
-			}
+		if prev, dup := reverse[id]; dup {
+			// One id, two strings: whichever were kept, merges of the other
+			// would name a token the vocabulary lacks.
+			a, b := min(prev, s), max(prev, s)
+			return nil, fmt.Errorf("%s: model.vocab gives id %d to both %q and %q", tjPath, id, a, b)
 		}
 		reverse[id] = s
 	}
@@ -138,8 +139,8 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 	ids := map[string]uint32{}
 	var order []string
 	set := func(typ string, id int64) error {
-		if id < 0 {
-			return fmt.Errorf("invalid %s token id %d", typ, id)
+		if id < 0 || id >= int64(nVocab) {
+			return fmt.Errorf("%s token id %d is outside the vocabulary of %d", typ, id, nVocab)
 		}
 		if _, done := ids[typ]; done {
 			return nil
@@ -218,6 +219,28 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 	}
 	v.Special = append(v.Special, flags...)
 	return v, nil
+}
+
+// Check builds the tokenizer that readers of the written file build, from
+// its metadata alone (an in-memory GGUF without tensors), and returns why it
+// does not load (a merge naming a token the vocabulary lacks, one string
+// under two ids, no token for a byte), so that Convert can say so before
+// the conversion rather than the first run of its output.
+func (v *Vocab) Check() error {
+	var buf bytes.Buffer
+	w := gguf.NewWriter(&buf, 3)
+	for _, kv := range v.KVs("qwen2") { // the pre-tokenizer does not change what loads
+		w.SetKV(kv.Key, kv.Value)
+	}
+	if err := w.Write(); err != nil {
+		return err
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = tokenizer.FromGGUF(f)
+	return err
 }
 
 func hasAdded(m map[string]bool, s string) bool { _, ok := m[s]; return ok }

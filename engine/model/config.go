@@ -7,6 +7,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -251,11 +252,15 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	}
 	c.NLayer = c.NLayerAll - c.NNextN
 
-	if te, ok := f.Tensor("token_embd.weight"); ok && len(te.Shape) == 2 {
-		c.NVocab = int(te.Shape[1])
-	} else {
-		return nil, fmt.Errorf("tensor token_embd.weight: missing or not 2-D (needed for the vocabulary size)")
+	te, ok := f.Tensor("token_embd.weight")
+	if !ok {
+		return nil, fmt.Errorf("tensor token_embd.weight: missing (needed for the vocabulary size)")
 	}
+	if len(te.Shape) < 2 || slices.ContainsFunc(te.Shape[2:], func(d uint64) bool { return d != 1 }) {
+		// ggml allows trailing 1s, as Load does for every tensor.
+		return nil, fmt.Errorf("tensor token_embd.weight: shape %v is not 2-D [n_embd, n_vocab] (needed for the vocabulary size)", te.Shape)
+	}
+	c.NVocab = int(te.Shape[1])
 
 	if err := checkBlocks(f, m, c); err != nil {
 		return nil, err

@@ -226,6 +226,13 @@ func TestLoadErrors(t *testing.T) {
 			s.BlockCount = 1<<31 - 1
 			s.Extra = map[string][]uint64{"blk.2147483646.x": {1}}
 		}, []string{"qwen35.block_count = 2147483647", "no tensors blk.4.*"}},
+		// token_embd with a trailing 1 loads, as every other tensor does.
+		{"control: token_embd with a trailing 1", func(s *modeltest.Spec) {
+			s.Shape = map[string][]uint64{"token_embd.weight": {uint64(s.NEmbd), uint64(s.NVocab), 1}}
+		}, nil},
+		{"token_embd of 3 dims", func(s *modeltest.Spec) {
+			s.Shape = map[string][]uint64{"token_embd.weight": {uint64(s.NEmbd), uint64(s.NVocab) / 2, 2}}
+		}, []string{"token_embd.weight: shape [256 160 2] is not 2-D"}},
 		// The conv keeps kernel − 1 past inputs: a kernel of 1 loaded and
 		// then panicked on the first token.
 		{"conv kernel 1", func(s *modeltest.Spec) { s.ConvKernel = 1 },

@@ -52,7 +52,8 @@ once.
 	}
 	bar := newProgressBar(stderr, *progress, "convert")
 	err = writeFile(*out, stderr, func(ctx context.Context) error {
-		return convert.ConvertFile(ctx, dir, *out, convert.Options{Type: ft, Name: *name, NoMTP: *noMTP, Progress: bar.update})
+		warn := func(msg string) { fmt.Fprintf(stderr, "memra convert: warning: %s\n", msg) }
+		return convert.ConvertFile(ctx, dir, *out, convert.Options{Type: ft, Name: *name, NoMTP: *noMTP, Progress: bar.update, Warn: warn})
 	})
 	bar.finish(err == nil)
 	if err != nil {
