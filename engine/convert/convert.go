@@ -122,8 +122,13 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 // which the rename would replace or fail on only at the end.
 func checkOutput(path string) error {
 	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("output %s: directory %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("output %s: %w", path, err)
+	case !st.IsDir():
+		return fmt.Errorf("output %s: %s is a file, not a directory", path, dir)
 	}
 	st, err := os.Lstat(path)
 	switch {

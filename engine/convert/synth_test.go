@@ -167,9 +167,14 @@ func TestSynthFileChecksOutput(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "target.gguf"), link); err != nil {
 		t.Fatal(err)
 	}
+	file := filepath.Join(dir, "file.gguf")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ path, want string }{
 		{dir, "is a directory"},
 		{filepath.Join(dir, "missing", "x.gguf"), "does not exist"},
+		{filepath.Join(file, "x.gguf"), "file.gguf is a file, not a directory"},
 		{link, "is a symbolic link"},
 		{"/dev/null", "is a device"},
 	} {

@@ -63,21 +63,32 @@ func (o *Options) IsGreedy() bool { return o.Greedy || o.Temperature <= 0 }
 // are off).
 func PenaltyOn(p float32) bool { return p != 0 && p != 1 }
 
-// Validate reports out-of-range options.
+// OptionError is Validate's error: the option out of range (named after
+// the Options field: "temperature", "top-k", "top-p", "min-p", "repeat
+// penalty", "repeat window"), its value and the range it must be in.
+type OptionError struct {
+	Option string
+	Value  any
+	Want   string
+}
+
+func (e *OptionError) Error() string { return fmt.Sprintf("%s %v: %s", e.Option, e.Value, e.Want) }
+
+// Validate reports out-of-range options as an *OptionError.
 func (o *Options) Validate() error {
 	switch {
 	case !(o.Temperature >= 0) || math.IsInf(float64(o.Temperature), 0): // NaN too
-		return fmt.Errorf("temperature %g: must be ≥ 0 and finite", o.Temperature)
+		return &OptionError{"temperature", o.Temperature, "must be ≥ 0 and finite"}
 	case o.TopK < 0:
-		return fmt.Errorf("top-k %d: must be ≥ 0", o.TopK)
+		return &OptionError{"top-k", o.TopK, "must be ≥ 0"}
 	case !(o.TopP >= 0 && o.TopP <= 1): // NaN too
-		return fmt.Errorf("top-p %g: must be in [0, 1]", o.TopP)
+		return &OptionError{"top-p", o.TopP, "must be in [0, 1]"}
 	case !(o.MinP >= 0 && o.MinP <= 1):
-		return fmt.Errorf("min-p %g: must be in [0, 1]", o.MinP)
+		return &OptionError{"min-p", o.MinP, "must be in [0, 1]"}
 	case PenaltyOn(o.RepeatPenalty) && !(o.RepeatPenalty >= MinRepeatPenalty && o.RepeatPenalty <= MaxRepeatPenalty): // NaN too
-		return fmt.Errorf("repeat penalty %g: want 0 or 1 (off) or a value in [%g, %g]", o.RepeatPenalty, MinRepeatPenalty, MaxRepeatPenalty)
+		return &OptionError{"repeat penalty", o.RepeatPenalty, fmt.Sprintf("want 0 or 1 (off) or a value in [%g, %g]", MinRepeatPenalty, MaxRepeatPenalty)}
 	case o.RepeatWindow < 0:
-		return fmt.Errorf("repeat window %d: must be ≥ 0", o.RepeatWindow)
+		return &OptionError{"repeat window", o.RepeatWindow, "must be ≥ 0"}
 	}
 	return nil
 }

@@ -325,6 +325,9 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // when it is printable without tabs, else Go-quoted, so that a file cannot
 // send escape sequences to the terminal or break the table.
 func safeName(s string) string {
+	if !utf8.ValidString(s) { // an invalid byte ranges as the printable U+FFFD
+		return strconv.Quote(s)
+	}
 	for _, r := range s {
 		if !unicode.IsPrint(r) || r == '\t' {
 			return strconv.Quote(s)

@@ -264,6 +264,7 @@ func TestInfoQuotesNames(t *testing.T) {
 	w := gguf.NewWriter(out, 3)
 	w.SetKV("\x1b[31mred\x1b[0m", gguf.StringValue("x"))
 	w.SetKV("plain.key", gguf.StringValue("y"))
+	w.SetKV("bad\xffkey", gguf.StringValue("z")) // invalid UTF-8; 0xff is also tabwriter's escape byte
 	w.AddTensorBytes("title\x1b]2;pwned\x07\r\n\tx", gguf.TypeF32, []uint64{1}, make([]byte, 4))
 	if err := errors.Join(w.Write(), out.Close()); err != nil {
 		t.Fatal(err)
@@ -273,10 +274,10 @@ func TestInfoQuotesNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := stdout.String()
-	if strings.ContainsAny(text, "\x1b\x07\r") {
+	if strings.ContainsAny(text, "\x1b\x07\r") || strings.Contains(text, "\xff") {
 		t.Errorf("raw control characters in the output:\n%q", text)
 	}
-	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"title\x1b]2;pwned\a\r\n\tx"`, "  plain.key ", `names\x1b[2J.gguf"`} {
+	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"bad\xffkey"`, `"title\x1b]2;pwned\a\r\n\tx"`, "  plain.key ", `names\x1b[2J.gguf"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %s:\n%s", want, text)
 		}

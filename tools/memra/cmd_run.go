@@ -144,6 +144,14 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		opts.Seed = uint64(f.seed)
 	}
 	if err := opts.Validate(); err != nil {
+		var oe *sample.OptionError
+		if errors.As(err, &oe) { // said in the flags' names
+			flag := map[string]string{"temperature": "--temp", "top-k": "--top-k", "top-p": "--top-p", "min-p": "--min-p",
+				"repeat penalty": "--repeat-penalty", "repeat window": "--repeat-window"}[oe.Option]
+			if flag != "" {
+				oe.Option = flag
+			}
+		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if opts.IsGreedy() {
@@ -178,6 +186,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if prompt, err = parseIDs(f.promptTokens, m.NVocab); err != nil {
 			return fmt.Errorf("%w: --prompt-tokens: %v", errUsage, err)
 		}
+		if tokErr != nil && !f.printTokens {
+			fmt.Fprintf(stderr, "memra run: %s: no text: the file's tokenizer does not load (%v), so the output is token ids\n", f.model, tokErr)
+		}
 	} else {
 		if tokErr != nil {
 			return fmt.Errorf("text prompt needs the model's tokenizer: %w (use --prompt-tokens)", tokErr)
@@ -194,10 +205,19 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			}
 			parseSpecial = true // the template's <|im_start|> etc. are control tokens
 		}
-		if prompt, err = tok.Encode(text, tokenizer.EncodeOptions{ParseSpecial: parseSpecial}); err != nil {
+		// With --chat the template places any start-of-text token itself, as
+		// Hugging Face's apply_chat_template does (no second one).
+		eo := tokenizer.EncodeOptions{ParseSpecial: parseSpecial}
+		if f.chat {
+			eo.AddBOS = tokenizer.BOSNever
+		}
+		if prompt, err = tok.Encode(text, eo); err != nil {
 			return err
 		}
-		if len(prompt) == 0 {
+		switch {
+		case len(prompt) == 0 && f.chat:
+			return fmt.Errorf("%s: its chat template rendered no text for this conversation (run without --chat to send -p as it is)", f.model)
+		case len(prompt) == 0:
 			return fmt.Errorf("%w: the prompt encodes to no tokens", errUsage)
 		}
 	}

@@ -80,6 +80,14 @@ func TestRunPromptTokens(t *testing.T) {
 		!strings.Contains(s, "tok/s") || !strings.Contains(s, "| stop: -n 6\n") || strings.Count(s, "\n") != 1 {
 		t.Errorf("summary %q", s)
 	}
+	// Without --print-tokens the ids are the output only because the file
+	// has no tokenizer (this one has no tokenizer metadata): said, once.
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"run", "-m", path, "--prompt-tokens", "5", "-n", "2", "--greedy", "--device", "cpu"}, &stdout, &stderr); code != 0 ||
+		strings.Count(stderr.String(), "no text: the file's tokenizer does not load") != 1 {
+		t.Errorf("ids without --print-tokens: exit %d, %s", code, stderr.String())
+	}
 }
 
 func TestRunErrors(t *testing.T) {
@@ -107,10 +115,10 @@ func TestRunErrors(t *testing.T) {
 		// past the bounds that keep logits finite.
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "1e-50"}, 2, "--top-p 1e-50 is outside float32's range"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--repeat-penalty", "1e39"}, 2, "--repeat-penalty 1e+39 is outside float32's range"},
-		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--repeat-penalty", "1e-45"}, 2, "repeat penalty 1e-45: want 0 or 1 (off) or a value in [0.01, 100]"},
-		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--temp", "Inf"}, 2, "temperature +Inf: must be ≥ 0 and finite"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--repeat-penalty", "1e-45"}, 2, "--repeat-penalty 1e-45: want 0 or 1 (off) or a value in [0.01, 100]"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--temp", "Inf"}, 2, "--temp +Inf: must be ≥ 0 and finite"},
 		{[]string{"run", "-m", path, "-p", "hi", "--think"}, 2, "--think works with --chat"},
-		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "2"}, 2, "top-p 2"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "2"}, 2, "--top-p 2"},
 		// The synthetic model has no tokenizer metadata.
 		{[]string{"run", "-m", path, "-p", "hello"}, 1, "needs the model's tokenizer"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "8", "--ctx", "4", "--greedy"}, 2, "--ctx 4 holds fewer than the 9 tokens this needs"},
@@ -389,6 +397,33 @@ func TestRenderChat(t *testing.T) {
 	path := withTemplate(t, base, "run.gguf", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}")
 	if code := run([]string{"run", "-m", path, "--chat", "-p", "hi", "--device", "cpu"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "recursed past") {
 		t.Errorf("run --chat: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestRunChatTokens: with --chat the template places the start-of-text
+// token, so a file that also asks for one (add_bos_token) gets one, not
+// two, as Hugging Face's apply_chat_template does; a template that renders
+// nothing is the file's fault, said naming it (exit 1), not a usage error.
+func TestRunChatTokens(t *testing.T) {
+	base := synthTiny(t)
+	bos := copyGGUF(t, base, "bos.gguf", func(_ *gguf.File, kvs []gguf.KV) []gguf.KV {
+		kvs = slices.DeleteFunc(kvs, func(kv gguf.KV) bool {
+			return kv.Key == "tokenizer.chat_template" || kv.Key == "tokenizer.ggml.add_bos_token"
+		})
+		return append(kvs, gguf.KV{Key: "tokenizer.ggml.add_bos_token", Value: gguf.BoolValue(true)},
+			gguf.KV{Key: "tokenizer.ggml.bos_token_id", Value: gguf.Uint32Value(256)},
+			gguf.KV{Key: "tokenizer.chat_template", Value: gguf.StringValue("{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}")})
+	})
+	var stderr bytes.Buffer
+	if code := run([]string{"run", "-m", bos, "--chat", "-p", "hi", "-n", "1", "--greedy", "--device", "cpu"}, io.Discard, &stderr); code != 0 ||
+		!strings.Contains(stderr.String(), "prompt 3 tok") { // <|endoftext|> h i
+		t.Errorf("--chat with add_bos_token: exit %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
+	empty := withTemplate(t, base, "empty.gguf", `{{ "" }}`)
+	if code := run([]string{"run", "-m", empty, "--chat", "-p", "hi", "--device", "cpu"}, io.Discard, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), empty+": its chat template rendered no text") {
+		t.Errorf("empty template: exit %d, %s", code, stderr.String())
 	}
 }
 

@@ -54,7 +54,7 @@ var errUsage = errors.New("usage")
 // out are named first: one running now, or one killed outright (SIGKILL, out
 // of memory), which left its file for the user to remove.
 func writeFile(out string, stderr io.Writer, write func(context.Context) error) error {
-	if old, _ := filepath.Glob(out + ".*.tmp"); len(old) > 0 {
+	if old := tempFiles(out); len(old) > 0 {
 		fmt.Fprintf(stderr, "memra: %s: temporary files of another write to %s, running or killed (then remove them to free the space)\n", strings.Join(old, ", "), out)
 	}
 	w := sigctx.New()
@@ -66,6 +66,24 @@ func writeFile(out string, stderr io.Writer, write func(context.Context) error) 
 		}
 	}
 	return err
+}
+
+// tempFiles lists the temporary files of writes to out (out.PID-N.tmp,
+// convert.WriteFileAtomic's), matched literally: out may hold *, ? or [,
+// which a glob pattern would read as its own.
+func tempFiles(out string) []string {
+	dir, base := filepath.Split(out)
+	entries, err := os.ReadDir(filepath.Clean(dir + "."))
+	if err != nil {
+		return nil
+	}
+	var old []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, base+".") && strings.HasSuffix(n, ".tmp") && len(n) > len(base)+len(".tmp") {
+			old = append(old, filepath.Join(dir, n))
+		}
+	}
+	return old
 }
 
 // newFlagSet is command name's FlagSet. Its -h prints the synopsis, about

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,5 +65,23 @@ func TestOutputWriteFails(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := run([]string{"info"}, fullWriter{}, &stderr); code != 2 || strings.Contains(stderr.String(), "write output") {
 		t.Errorf("memra info (no file) > full: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestTempFiles: the temporary files of writes to a path are found by
+// name, literally: a path with glob characters found none before.
+func TestTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"m[1].gguf.999-0.tmp", "m[1].gguf", "m1.gguf.5-0.tmp", "m[1].gguf.tmp", "m[1].gguf.7-1.tmpx"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := tempFiles(filepath.Join(dir, "m[1].gguf"))
+	if want := []string{filepath.Join(dir, "m[1].gguf.999-0.tmp")}; !slices.Equal(got, want) {
+		t.Errorf("tempFiles = %q, want %q", got, want)
+	}
+	if got := tempFiles(filepath.Join(dir, "nodir", "x.gguf")); got != nil {
+		t.Errorf("in a missing directory: %q", got)
 	}
 }
