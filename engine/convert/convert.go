@@ -64,7 +64,7 @@ func WriteFileAtomic(ctx context.Context, path string, write func(io.Writer) err
 	}
 	f, err := createTemp(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("output %s: cannot create its temporary file in %s: %w", path, filepath.Dir(path), err)
 	}
 	tmp := f.Name()
 	defer func() {
