@@ -26,6 +26,6 @@ greedy main "$M/0.8b-q8_0.gguf"
 el "bench"
 ./bin/main/bench -model "$M/0.8b-q8_0.gguf" -ctx 1024 -reps 3 -tokens 64 -sampled=false -out /tmp/b 2>&1 | grep -E 'results in|\| graph \|' | cut -c1-160
 grep -m1 '"revision"' /tmp/b/latest.json
-./bin/main/bench -model "$M/0.8b-q8_0.gguf" -ctx 64 -reps 1 -tokens 16 -sampled=false -out /tmp/b2 -compare docs/results/h200-run271.json 2>&1 | grep -E 'no rows|results in'; echo "compare with no row in common: rc ${PIPESTATUS[0]}"
+./bin/main/bench -model "$M/0.8b-q8_0.gguf" -ctx 100 -reps 1 -tokens 16 -sampled=false -out /tmp/b2 -compare docs/results/h200-run271.json 2>&1 | grep -E 'no rows|results in'; echo "compare with no row in common: rc ${PIPESTATUS[0]}"
 cp /tmp/b/latest.json "$OUT/bench.json"
 el done
