@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,7 +24,7 @@ import (
 // it out unless asked, and asking fails outside a git checkout (a copied
 // tree), where the flag stays at its default.
 func buildVCS() string {
-	if err := sh.Run("git", "rev-parse", "--is-inside-work-tree"); err != nil {
+	if err := exec.Command("git", "rev-parse", "--is-inside-work-tree").Run(); err != nil { // quiet: not a failure
 		return "-buildvcs=auto"
 	}
 	return "-buildvcs=true"
@@ -60,15 +61,6 @@ func env(key, def string) string {
 // part. The exit status is the gate's: 0 PASS (or the CPU part), 1 FAIL, 2
 // usage or setup error (go run would turn every failure into 1).
 func Gate() error {
-	dir, err := os.MkdirTemp("", "memra-gate-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "gate")
-	if err := sh.RunWith(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-o", bin, "./tools/gate"); err != nil {
-		return err
-	}
 	var args []string
 	if m := os.Getenv("MODEL"); m != "" {
 		args = append(args, m)
@@ -81,12 +73,23 @@ func Gate() error {
 		args = append(args, "bench")
 	case "", "0":
 	default:
-		return fmt.Errorf("BENCH=%q: want 1 (add the speed line) or 0 or unset", v)
+		return mg.Fatalf(2, "BENCH=%q: want 1 (add the speed line) or 0 or unset", v)
+	}
+	dir, err := os.MkdirTemp("", "memra-gate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "gate")
+	if err := sh.RunWith(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-o", bin, "./tools/gate"); err != nil {
+		return err
 	}
 	ran, err := sh.Exec(nil, os.Stdout, os.Stderr, bin, args...)
 	if err != nil && ran {
-		code := sh.ExitStatus(err)
-		return mg.Fatalf(code, "the gate exited with status %d (1 FAIL, 2 usage or setup error)", code)
+		if code := sh.ExitStatus(err); code > 0 {
+			return mg.Fatalf(code, "the gate exited with status %d (1 FAIL, 2 usage or setup error)", code)
+		}
+		return fmt.Errorf("the gate did not finish: %w", err) // a signal
 	}
 	return err
 }
@@ -267,8 +270,9 @@ func (Cuda) Bins() error {
 		return err
 	}
 	e := map[string]string{"CGO_ENABLED": "0", "GOOS": "linux", "GOARCH": "amd64"}
+	vcs := buildVCS()
 	for _, t := range []string{"memra", "gate", "bench"} {
-		if err := sh.RunWithV(e, "go", "build", buildVCS(), "-o", filepath.Join("bin", t), "./tools/"+t); err != nil {
+		if err := sh.RunWithV(e, "go", "build", vcs, "-o", filepath.Join("bin", t), "./tools/"+t); err != nil {
 			return err
 		}
 	}

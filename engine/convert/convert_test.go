@@ -503,7 +503,10 @@ func TestConvertErrors(t *testing.T) {
 	// Two entries over the same bytes, and one name given twice.
 	for _, c := range []struct{ name, hdr, want string }{
 		{"overlapping data", `{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}`,
-			`tensors "a" and "b" share bytes (data at 0–16 and 8–24)`},
+			`tensors "a" and "b" share bytes (data_offsets [0,16] and [8,24])`},
+		// An empty tensor between them hides nothing.
+		{"overlap around an empty tensor", `{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"z":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},"b":{"dtype":"F32","shape":[3],"data_offsets":[12,24]}}`,
+			`tensors "a" and "b" share bytes (data_offsets [0,16] and [12,24])`},
 		{"duplicate name", `{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"a":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}}`,
 			`header names tensor "a" twice`},
 	} {
@@ -537,8 +540,8 @@ func TestConvertErrors(t *testing.T) {
 		{"epsilon past float32", "rms_norm_eps", 1e39, "must be positive and finite as float32"},
 		{"conv kernel 1", "linear_conv_kernel_dim", 1, "linear_conv_kernel_dim = 1 must be at least 2"},
 		{"odd rotary dims", "head_dim", 4, "rotary dims 1 (from head_dim 4) must be even"},
-		{"pad id past uint32", "pad_token_id", int64(4294967553), "pad token id 4294967553 is outside the vocabulary of 40"},
-		{"pad id past the vocabulary", "pad_token_id", 99999, "pad token id 99999 is outside the vocabulary of 40"},
+		{"bos id past uint32", "bos_token_id", int64(4294967553), "bos token id 4294967553 is outside the vocabulary of 40"},
+		{"bos id past the vocabulary", "bos_token_id", 99999, "bos token id 99999 is outside the vocabulary of 40"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, _ := base(t)
@@ -547,11 +550,21 @@ func TestConvertErrors(t *testing.T) {
 			cfg[c.key] = c.v
 			writeJSON(t, filepath.Join(dir, "config.json"), cfg)
 			expectErr(t, dir, c.want)
-			if c.key != "pad_token_id" {
-				expectErr(t, dir, "config.json: ")
-			}
+			expectErr(t, dir, "config.json: ")
 		})
 	}
+	// An id tokenizer_config.json already gave (its pad_token) wins, and
+	// config.json's, not written, is not checked.
+	t.Run("ignored pad id", func(t *testing.T) {
+		dir, _ := base(t)
+		cfg := map[string]any{}
+		readJSONInto(t, filepath.Join(dir, "config.json"), &cfg)
+		cfg["pad_token_id"] = 99999
+		writeJSON(t, filepath.Join(dir, "config.json"), cfg)
+		if err := Convert(dir, &bytes.Buffer{}, Options{Type: FileF32}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("one id, two strings", func(t *testing.T) {
 		dir, _ := base(t)
 		tj := map[string]any{}
@@ -589,12 +602,12 @@ func TestVocabCheck(t *testing.T) {
 	for i := range good.Types {
 		good.Types[i] = TokenNormal
 	}
-	if err := good.Check(); err != nil {
+	if err := good.Check("qwen35"); err != nil {
 		t.Fatalf("byte-level vocabulary: %v", err)
 	}
 	bad := *good
 	bad.Merges = []string{"a b", "zz q"}
-	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `"zz q"`) {
+	if err := bad.Check("qwen35"); err == nil || !strings.Contains(err.Error(), `"zz q"`) {
 		t.Errorf("merge of unknown tokens: %v", err)
 	}
 

@@ -164,12 +164,20 @@ func parseSafetensorsHeader(f *os.File, path string) (*safetensorsFile, error) {
 	}
 	// Tensors' bytes may not overlap (the format's rule): one that did would
 	// read another's values without a word.
+	// Sorted by start, each non-empty tensor must begin at or after the
+	// furthest end of those before it (empty ones hold no bytes).
 	sort.Slice(st.tensors, func(i, j int) bool { return st.tensors[i].Begin < st.tensors[j].Begin })
-	for i := 1; i < len(st.tensors); i++ {
-		a, b := st.tensors[i-1], st.tensors[i]
-		if a.Size > 0 && b.Size > 0 && b.Begin < a.Begin+a.Size {
-			return nil, fmt.Errorf("safetensors %s: tensors %q and %q share bytes (data at %d–%d and %d–%d)",
-				path, a.Name, b.Name, a.Begin-dataStart, a.Begin-dataStart+a.Size, b.Begin-dataStart, b.Begin-dataStart+b.Size)
+	var last *TensorMeta // the non-empty tensor reaching furthest so far
+	for _, b := range st.tensors {
+		if b.Size == 0 {
+			continue
+		}
+		if last != nil && b.Begin < last.Begin+last.Size {
+			return nil, fmt.Errorf("safetensors %s: tensors %q and %q share bytes (data_offsets [%d,%d] and [%d,%d])",
+				path, last.Name, b.Name, last.Begin-dataStart, last.Begin-dataStart+last.Size, b.Begin-dataStart, b.Begin-dataStart+b.Size)
+		}
+		if last == nil || b.Begin+b.Size > last.Begin+last.Size {
+			last = b
 		}
 	}
 	// llama.cpp's reader orders each file's tensors by name; so do we, which

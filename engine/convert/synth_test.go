@@ -195,6 +195,25 @@ func tempsOf(t *testing.T, path string) []string {
 	return m
 }
 
+// TestWriteFileAtomicNoTemp: when no temporary file can be made beside the
+// output (here every name a write of this process would try is taken; an
+// unwritable directory does the same where permissions apply, not as root),
+// the error names the output and its directory before any work.
+func TestWriteFileAtomicNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.gguf")
+	for n := 0; n <= 1000; n++ {
+		if err := os.WriteFile(fmt.Sprintf("%s.%d-%d.tmp", out, os.Getpid(), n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	called := false
+	err := WriteFileAtomic(t.Context(), out, func(io.Writer) error { called = true; return nil })
+	if err == nil || called || !strings.Contains(err.Error(), "output "+out+": cannot create its temporary file in "+dir) {
+		t.Errorf("error %v (write called: %v)", err, called)
+	}
+}
+
 // TestSynthFileCancelled: cancelling the context mid-write stops the write
 // and removes the temporary file, and the error says why.
 func TestSynthFileCancelled(t *testing.T) {

@@ -139,11 +139,11 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 	ids := map[string]uint32{}
 	var order []string
 	set := func(typ string, id int64) error {
+		if _, done := ids[typ]; done { // an id already set wins; this one is not written
+			return nil
+		}
 		if id < 0 || id >= int64(nVocab) {
 			return fmt.Errorf("%s token id %d is outside the vocabulary of %d", typ, id, nVocab)
-		}
-		if _, done := ids[typ]; done {
-			return nil
 		}
 		ids[typ] = uint32(id)
 		order = append(order, typ)
@@ -226,10 +226,10 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 // does not load (a merge naming a token the vocabulary lacks, one string
 // under two ids, no token for a byte), so that Convert can say so before
 // the conversion rather than the first run of its output.
-func (v *Vocab) Check() error {
+func (v *Vocab) Check(pre string) error {
 	var buf bytes.Buffer
 	w := gguf.NewWriter(&buf, 3)
-	for _, kv := range v.KVs("qwen2") { // the pre-tokenizer does not change what loads
+	for _, kv := range v.KVs(pre) {
 		w.SetKV(kv.Key, kv.Value)
 	}
 	if err := w.Write(); err != nil {

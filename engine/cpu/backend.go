@@ -86,7 +86,7 @@ func New(m *model.Model, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMemory(capacity, cacheBytes(cfg, capacity)+scratchFor(cfg, capacity).bytes()); err != nil {
+	if err := checkMemory(fmt.Sprintf("cache and scratch for %d tokens", capacity), cacheBytes(cfg, capacity)+scratchFor(cfg, capacity).bytes()); err != nil {
 		return nil, err
 	}
 	b := &Backend{m: m, cfg: cfg, cache: cache, embd: m.TokenEmbd}
@@ -158,8 +158,9 @@ type scratch struct {
 }
 
 func scratchFor(cfg *model.Config, capacity int) scratch {
-	s := scratch{embd: cfg.NEmbd, rot: cfg.NRot / 2, ff: cfg.NFF, vocab: cfg.NVocab}
+	s := scratch{embd: cfg.NEmbd, ff: cfg.NFF, vocab: cfg.NVocab}
 	if cfg.NumAttention() > 0 {
+		s.rot = cfg.NRot / 2
 		s.q = cfg.NHead * cfg.HeadDimK
 		s.qg = s.q
 		if cfg.AttnOutputGate {
@@ -251,7 +252,9 @@ func (b *Backend) step(token int32, logits bool) error {
 	if err := DequantizeRow(b.x, b.embd, int(token)); err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
-	RopeCosSin(b.cos, b.sin, pos, cfg.NRot, cfg.RopeBase)
+	if len(b.cos) > 0 { // attention layers only
+		RopeCosSin(b.cos, b.sin, pos, cfg.NRot, cfg.RopeBase)
+	}
 	for il := range b.layers {
 		L := &b.layers[il]
 		RMSNorm(b.xn, b.x, L.attnNorm, cfg.NormEps)

@@ -32,7 +32,7 @@ func NewCache(cfg *model.Config, capacity int) (*Cache, error) {
 	if err := cfg.CheckContext(capacity); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	if err := checkMemory(capacity, cacheBytes(cfg, capacity)); err != nil {
+	if err := checkMemory(fmt.Sprintf("cache for %d tokens", capacity), cacheBytes(cfg, capacity)); err != nil {
 		return nil, err
 	}
 	c := &Cache{
@@ -93,12 +93,12 @@ func cacheBytes(cfg *model.Config, capacity int) uint64 {
 	return 4 * n
 }
 
-// checkMemory refuses need bytes for a cache of capacity tokens (with the
-// backend's scratch, when New asks) past the memory available.
-func checkMemory(capacity int, need uint64) error {
+// checkMemory refuses need bytes of what (a cache, or a cache with the
+// backend's scratch) past the memory available.
+func checkMemory(what string, need uint64) error {
 	if avail := availableMemory(); avail > 0 && need > avail {
-		return fmt.Errorf("cache for %d tokens: %.1f GB, more than the %.1f GB of memory available: lower the context",
-			capacity, float64(need)/1e9, float64(avail)/1e9)
+		return fmt.Errorf("%s: %.1f GB, more than the %.1f GB of memory available: lower the context",
+			what, float64(need)/1e9, float64(avail)/1e9)
 	}
 	return nil
 }

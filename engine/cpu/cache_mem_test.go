@@ -37,7 +37,7 @@ func TestScratchOfAbsentKinds(t *testing.T) {
 		NEmbd: 64, NFF: 128, NVocab: 512, NRot: 16, NHead: model.MaxDim, NHeadKV: 1, HeadDimK: 32, HeadDimV: 32,
 		SSMConvKernel: 4, SSMStateSize: 16, SSMGroupCount: 2, SSMNumVHeads: 4, SSMInnerSize: 64, SSMHeadDimV: 16}
 	s := scratchFor(rec, 1024)
-	if s.qg+s.q+s.k+s.v+s.att+s.scores != 0 || s.conv != rec.SSMConvChannels() || s.inner != 64 {
+	if s.qg+s.q+s.k+s.v+s.att+s.scores+s.rot != 0 || s.conv != rec.SSMConvChannels() || s.inner != 64 {
 		t.Errorf("all recurrent: %+v", s)
 	}
 	att := *rec

@@ -103,10 +103,9 @@ func TestForwardMatchesReference(t *testing.T) {
 	}
 }
 
-// TestAbsentKindKeys: a model without attention layers decodes the same
-// whatever its attention keys say, and sizes nothing from them (head_count
-// at model.MaxDim once sized gigabytes of attention scratch, and a hostile
-// 2·10^9 ran the process out of memory).
+// TestAbsentKindKeys: a model without attention layers loads and decodes
+// the same whatever its attention keys say (up to model.MaxDim; that it
+// sizes nothing from them is TestScratchOfAbsentKinds').
 func TestAbsentKindKeys(t *testing.T) {
 	s := modeltest.TinyQwen35()
 	s.NNextN = 0

@@ -31,6 +31,9 @@ func TestNewWithoutGPU(t *testing.T) {
 	default:
 		t.Fatalf("New(0) failed in an unexpected way: %v", err)
 	}
+	if !NoGPU(err) { // the gate and bench fall back to the CPU on these alone
+		t.Errorf("NoGPU(%v) = false", err)
+	}
 	t.Log(err)
 }
 
@@ -78,7 +81,10 @@ func TestOpenDriverMissingLibrary(t *testing.T) {
 }
 
 // TestNoGPU: NoGPU tells a machine without a GPU (no driver library, no
-// device) from a driver that is there and unusable.
+// device) from a driver that is there and unusable. The errors of New's own
+// paths are checked in TestNewWithoutGPU (on this machine's) and
+// tools/gate's TestBrokenDriverIsSetupError (a library without the loader);
+// here, one of each kind as New wraps them.
 func TestNoGPU(t *testing.T) {
 	_, missing := openDriver("libmemra-no-such-driver.so.1")
 	noDevice := fmt.Errorf("no CUDA GPU: device 0 requested, 0 devices found: %w", (*driver)(nil).fail("cuInit", ErrNoDevice))

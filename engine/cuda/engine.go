@@ -319,6 +319,9 @@ func (e *Engine) initDevice(ordinal int) error {
 	if err := d.cuDeviceGetCount(&count); err != nil {
 		return fmt.Errorf("cuda: count devices: %w", err)
 	}
+	if count == 0 {
+		return fmt.Errorf("no CUDA GPU: device %d requested, 0 devices found: %w", ordinal, ErrNoDevice)
+	}
 	if ordinal < 0 || ordinal >= int(count) {
 		return fmt.Errorf("no CUDA GPU with ordinal %d: %d device(s) found", ordinal, count)
 	}

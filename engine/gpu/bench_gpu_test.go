@@ -17,6 +17,9 @@ func benchEngine(b *testing.B) (*cuda.Engine, *Kernels, cuda.Module) {
 	b.Helper()
 	e, err := cuda.New(0)
 	if err != nil {
+		if !cuda.NoGPU(err) { // a driver that is there and fails is a failure, not a skip
+			b.Fatal(err)
+		}
 		b.Skipf("no GPU: %v", err)
 	}
 	b.Cleanup(func() { e.Close() })

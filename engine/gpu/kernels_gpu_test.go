@@ -60,9 +60,12 @@ func ktGPU(t *testing.T) *ktEnv {
 	t.Helper()
 	if ktShared == nil && ktNoGPU == nil && ktLoadErr == nil {
 		e, err := cuda.New(0)
-		if err != nil {
+		switch {
+		case err != nil && cuda.NoGPU(err):
 			ktNoGPU = err
-		} else {
+		case err != nil: // a driver that is there and fails is a failure, not a skip
+			ktLoadErr = fmt.Errorf("cuda.New(0): %w", err)
+		default:
 			mod, err := e.LoadModule(kernels.Fatbin())
 			var k *Kernels
 			if err == nil {

@@ -63,9 +63,10 @@ func (o *Options) IsGreedy() bool { return o.Greedy || o.Temperature <= 0 }
 // are off).
 func PenaltyOn(p float32) bool { return p != 0 && p != 1 }
 
-// OptionError is Validate's error: the option out of range (named after
-// the Options field: "temperature", "top-k", "top-p", "min-p", "repeat
-// penalty", "repeat window"), its value and the range it must be in.
+// OptionError is Validate's error: the option out of range, named in
+// words ("temperature", "top-k", "top-p", "min-p", "repeat penalty",
+// "repeat window"; a CLI may rename it to its flag), its value and the
+// range it must be in.
 type OptionError struct {
 	Option string
 	Value  any

@@ -205,10 +205,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			}
 			parseSpecial = true // the template's <|im_start|> etc. are control tokens
 		}
-		// With --chat the template places any start-of-text token itself, as
-		// Hugging Face's apply_chat_template does (no second one).
+		// The file's template places any start-of-text token itself, as
+		// Hugging Face's apply_chat_template has it (no second one); the
+		// built-in ChatML writes none, so there the vocabulary's rule holds.
 		eo := tokenizer.EncodeOptions{ParseSpecial: parseSpecial}
-		if f.chat {
+		if f.chat && tok.HasChatTemplate() {
 			eo.AddBOS = tokenizer.BOSNever
 		}
 		if prompt, err = tok.Encode(text, eo); err != nil {

@@ -419,6 +419,28 @@ func TestRunChatTokens(t *testing.T) {
 		!strings.Contains(stderr.String(), "prompt 3 tok") { // <|endoftext|> h i
 		t.Errorf("--chat with add_bos_token: exit %d, %s", code, stderr.String())
 	}
+	// Without a template, the built-in ChatML writes no start-of-text token:
+	// add_bos_token adds it.
+	chatml := copyGGUF(t, bos, "chatml.gguf", func(_ *gguf.File, kvs []gguf.KV) []gguf.KV {
+		return slices.DeleteFunc(kvs, func(kv gguf.KV) bool { return kv.Key == "tokenizer.chat_template" })
+	})
+	tok, err := loadTokenizer(chatml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: "hi"}}, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode(text, tokenizer.EncodeOptions{ParseSpecial: true, AddBOS: tokenizer.BOSNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run([]string{"run", "-m", chatml, "--chat", "-p", "hi", "-n", "1", "--greedy", "--device", "cpu"}, io.Discard, &stderr); code != 0 ||
+		!strings.Contains(stderr.String(), fmt.Sprintf("prompt %d tok", len(ids)+1)) {
+		t.Errorf("--chat with the built-in ChatML and add_bos_token: exit %d, %s (want %d + 1 tokens)", code, stderr.String(), len(ids))
+	}
 	stderr.Reset()
 	empty := withTemplate(t, base, "empty.gguf", `{{ "" }}`)
 	if code := run([]string{"run", "-m", empty, "--chat", "-p", "hi", "--device", "cpu"}, io.Discard, &stderr); code != 1 ||
