@@ -117,5 +117,16 @@ written as their text.
 	if _, err := io.WriteString(stdout, text); err != nil {
 		return fmt.Errorf("write stdout: %w", err)
 	}
+	// Unused (padding) ids have no text: said, as memra run says it, rather
+	// than passed over in silence.
+	unused := 0
+	for _, id := range ids {
+		if tok.TokenType(id) == tokenizer.TokenUnused {
+			unused++
+		}
+	}
+	if unused > 0 {
+		fmt.Fprintf(stderr, "memra detokenize: %d of the ids are the vocabulary's unused (padding) tokens, which have no text\n", unused)
+	}
 	return nil
 }

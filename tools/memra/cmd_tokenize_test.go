@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/memra-ai/memra/engine/tokenizer"
 )
 
 var vocabGGUF = filepath.Join("..", "..", "engine", "testdata", "tokenizer", "qwen3-vocab.gguf")
@@ -54,6 +57,32 @@ func TestDetokenizeCLI(t *testing.T) {
 	}
 	if out.String() != text {
 		t.Errorf("round trip: %q", out.String())
+	}
+}
+
+// TestDetokenizeNotesUnused: unused (padding) ids decode to no text, and
+// detokenize says how many there were on stderr.
+func TestDetokenizeNotesUnused(t *testing.T) {
+	path := synthTiny(t)
+	tok, err := loadTokenizer(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pads []string
+	for id := range int32(tok.Vocab()) {
+		if tok.TokenType(id) == tokenizer.TokenUnused && len(pads) < 2 {
+			pads = append(pads, strconv.Itoa(int(id)))
+		}
+	}
+	if len(pads) < 2 {
+		t.Fatalf("the synthetic vocabulary has %d unused ids, want 2", len(pads))
+	}
+	var out, errb bytes.Buffer
+	if err := runDetokenize([]string{"-m", path}, strings.NewReader("104 "+strings.Join(pads, " ")+" 105"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "hi" || !strings.Contains(errb.String(), "2 of the ids are the vocabulary's unused (padding) tokens") {
+		t.Errorf("stdout %q, stderr %q", out.String(), errb.String())
 	}
 }
 
