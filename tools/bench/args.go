@@ -23,9 +23,10 @@ const usageHead = `usage: bench [flags]                   benchmark decode on th
 Measures, per model: load time, eager and graph decode speed at each context
 (filled synthetically), prompt priming time, device memory and graph
 captures, against the bandwidth roofline from a device copy measured in the
-same run. Writes bench-<time>.{json,md,svg} and latest.{json,md,svg} into
--out (with -omit or -fatbin only the first: latest.* stays a report of whole
-steps on bench's own kernels), and prints the Markdown table.
+same run. Writes bench-<time>.{json,md,svg} (as the run goes) and, once it
+ends, latest.{json,md,svg} into -out (with -omit or -fatbin, or after ^C,
+only the first: latest.* stays the last whole run of whole steps on bench's
+own kernels), and prints the Markdown table.
 
 Examples:
   bench -quick                          fast check: synth 0.8b+9b × bf16+q8_0, ctx 64,1024, 3 reps

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -234,8 +235,8 @@ func sampleReport() *Report {
 }
 
 // TestOmitKeepsLatest: a run of partial steps (-omit) or of other kernels
-// (-fatbin) writes its stamped files but leaves latest.*, the report
-// -compare reads, alone.
+// (-fatbin), one still running, or one stopped by ^C writes its stamped
+// files but leaves latest.*, the report -compare reads, alone.
 func TestOmitKeepsLatest(t *testing.T) {
 	dir := t.TempDir()
 	whole := sampleReport()
@@ -270,6 +271,21 @@ func TestOmitKeepsLatest(t *testing.T) {
 		t.Fatal(err)
 	} else if got.Settings.Fatbin != "" {
 		t.Errorf("latest.json holds the -fatbin run (%s)", got.Settings.Fatbin)
+	}
+	// Nor does a run still going (its flushes) or one stopped by ^C.
+	going := sampleReport()
+	going.Finished, going.Started = "", "2025-01-02T04:00:00Z"
+	stopped := sampleReport()
+	stopped.Interrupted, stopped.Started = "interrupted (interrupt): synth x: nothing written", "2025-01-02T05:00:00Z"
+	for i, r := range []*Report{going, stopped} {
+		if err := r.writeFiles(dir, strconv.Itoa(4+i)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = readReport(filepath.Join(dir, "latest.json")); err != nil {
+			t.Fatal(err)
+		} else if got.Started != whole.Started {
+			t.Errorf("latest.json holds the run started %s, want the whole one (%s)", got.Started, whole.Started)
+		}
 	}
 }
 
@@ -408,7 +424,7 @@ func TestCompare(t *testing.T) {
 		if err := r.writeFiles(dir, "x"); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Rename(filepath.Join(dir, "latest.json"), filepath.Join(dir, name)); err != nil {
+		if err := os.Rename(filepath.Join(dir, "bench-x.json"), filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -437,7 +453,7 @@ func TestCompare(t *testing.T) {
 	if err := empty.writeFiles(dir, "e"); err != nil {
 		t.Fatal(err)
 	}
-	if code, err := run([]string{"-compare", filepath.Join(dir, "old.json"), filepath.Join(dir, "latest.json")}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), "no rows in common") {
+	if code, err := run([]string{"-compare", filepath.Join(dir, "old.json"), filepath.Join(dir, "bench-e.json")}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), "no rows in common") {
 		t.Errorf("compare with an empty report: code %d err %v", code, err)
 	}
 	// After a run, the same: said on stderr, no table, and false (exit 1).

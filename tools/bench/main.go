@@ -112,6 +112,8 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	}
 	latest := " (and latest.*)"
 	switch {
+	case b.rep.Interrupted != "":
+		latest = " (latest.* left as they were: this run was interrupted)"
 	case len(c.omit) > 0:
 		latest = " (latest.* left as they were: this run omitted step parts)"
 	case c.fatbin != "":
@@ -280,6 +282,7 @@ func (b *bencher) all() int {
 		var ie *sigctx.Interrupted
 		if errors.As(err, &ie) { // ^C stops the run, not this model alone
 			b.logf("%v; stopping (results so far are in %s)", err, b.c.out)
+			b.rep.Interrupted = err.Error()
 			return ie.Code
 		}
 		for _, kv := range b.c.kv {

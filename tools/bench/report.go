@@ -41,6 +41,9 @@ type Report struct {
 	Notes    []string      `json:"notes"`
 	Models   []ModelReport `json:"models"`
 	Error    string        `json:"error,omitempty"` // a failure before any model (the copy measurement)
+	// Interrupted says why the run stopped early (a signal), "" for one
+	// that ran to its end.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // DeviceReport describes the GPU.
@@ -83,6 +86,14 @@ type Settings struct {
 // becomesLatest says whether a run with these settings becomes latest.*:
 // one of whole steps (no -omit) on the binary's own kernels (no -fatbin).
 func (s Settings) becomesLatest() bool { return len(s.Omit) == 0 && s.Fatbin == "" }
+
+// isLatest says whether the report is written as latest.* too: a whole run
+// (finished, not interrupted; the flushes while it runs write only its
+// stamped files) of whole steps on the binary's own kernels, so that
+// -compare OUT/latest.json always reads a complete baseline.
+func (rep *Report) isLatest() bool {
+	return rep.Finished != "" && rep.Interrupted == "" && rep.Settings.becomesLatest()
+}
 
 // ModelReport is one model with one KV type.
 type ModelReport struct {
@@ -240,7 +251,7 @@ func (rep *Report) writeFiles(dir, stamp string) error {
 	}
 	var errs []error
 	bases := []string{"bench-" + stamp, "latest"}
-	if !rep.Settings.becomesLatest() {
+	if !rep.isLatest() {
 		bases = bases[:1]
 	}
 	for _, base := range bases {
