@@ -272,12 +272,15 @@ func TestOmitKeepsLatest(t *testing.T) {
 	} else if got.Settings.Fatbin != "" {
 		t.Errorf("latest.json holds the -fatbin run (%s)", got.Settings.Fatbin)
 	}
-	// Nor does a run still going (its flushes) or one stopped by ^C.
+	// Nor does a run still going (its flushes), one stopped by ^C or one
+	// that failed before its models.
 	going := sampleReport()
 	going.Finished, going.Started = "", "2025-01-02T04:00:00Z"
 	stopped := sampleReport()
 	stopped.Interrupted, stopped.Started = "interrupted (interrupt): synth x: nothing written", "2025-01-02T05:00:00Z"
-	for i, r := range []*Report{going, stopped} {
+	failed := sampleReport()
+	failed.Error, failed.Started = "copy bandwidth: cuMemcpyDtoD: CUDA_ERROR_ILLEGAL_ADDRESS", "2025-01-02T06:00:00Z"
+	for i, r := range []*Report{going, stopped, failed} {
 		if err := r.writeFiles(dir, strconv.Itoa(4+i)); err != nil {
 			t.Fatal(err)
 		}

@@ -114,6 +114,8 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	switch {
 	case b.rep.Interrupted != "":
 		latest = " (latest.* left as they were: this run was interrupted)"
+	case b.rep.Error != "":
+		latest = " (latest.* left as they were: this run failed before its models)"
 	case len(c.omit) > 0:
 		latest = " (latest.* left as they were: this run omitted step parts)"
 	case c.fatbin != "":

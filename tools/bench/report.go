@@ -88,11 +88,12 @@ type Settings struct {
 func (s Settings) becomesLatest() bool { return len(s.Omit) == 0 && s.Fatbin == "" }
 
 // isLatest says whether the report is written as latest.* too: a whole run
-// (finished, not interrupted; the flushes while it runs write only its
-// stamped files) of whole steps on the binary's own kernels, so that
-// -compare OUT/latest.json always reads a complete baseline.
+// (finished, not interrupted nor failed before its models; the flushes
+// while it runs write only its stamped files) of whole steps on the
+// binary's own kernels, so that -compare OUT/latest.json always reads a
+// complete baseline.
 func (rep *Report) isLatest() bool {
-	return rep.Finished != "" && rep.Interrupted == "" && rep.Settings.becomesLatest()
+	return rep.Finished != "" && rep.Interrupted == "" && rep.Error == "" && rep.Settings.becomesLatest()
 }
 
 // ModelReport is one model with one KV type.
