@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,6 +45,13 @@ window of up to 4096), pick each token on the device, which keeps the steps
 queued back to back. --chat renders the file's tokenizer.chat_template (in a
 child process, under a time limit), or Qwen's ChatML turns when the file has
 none.
+
+Output: with --json, stdout is one JSON object when the run ends (the
+summary line stays on stderr): model, backend, greedy, seed (sampled runs),
+prompt_tokens, tokens (generated, the end-of-generation token included),
+text (absent without a tokenizer), stop ("eog" with stop_token, "n", or
+"error" with error), prompt_tok_per_s and gen_tok_per_s (absent below two
+generated tokens).
 `
 
 const runExamples = `  memra run -m qwen3.5-0.8b.gguf -p "The capital of France is" -n 32
@@ -59,6 +67,7 @@ type runFlags struct {
 	model, prompt, promptTokens, device string
 	n, ctx, threads, topK, repeatWindow int
 	chat, think, printTokens, greedy    bool
+	json                                bool
 	temp, topP, minP, repeatPenalty     float64
 	seed                                int64
 }
@@ -73,6 +82,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.chat, "chat", false, "wrap the prompt as a user turn with the model's chat template")
 	fs.BoolVar(&f.think, "think", false, "with --chat: let the model think (Qwen: no empty <think></think> pre-fill)")
 	fs.BoolVar(&f.printTokens, "print-tokens", false, "print only the generated token ids, space-separated on one line")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object when the run ends instead of streaming text: the ids, the text, why it stopped, the speeds (its keys: Output, above)")
 	fs.StringVar(&f.device, "device", "auto", "backend: cpu, cuda or auto")
 	fs.IntVar(&f.ctx, "ctx", 0, "context capacity in tokens (0: what the prompt and -n need, prompt + n − 1)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU worker threads (0: all cores)")
@@ -104,6 +114,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --chat needs a text prompt (-p), not --prompt-tokens", errUsage)
 	case f.think && !f.chat:
 		return fmt.Errorf("%w: --think works with --chat (it sets the chat template's enable_thinking)", errUsage)
+	case f.json && f.printTokens:
+		return fmt.Errorf("%w: --json already holds the generated ids (its \"tokens\"); drop --print-tokens", errUsage)
 	case f.n <= 0:
 		return fmt.Errorf("%w: -n %d: must be positive", errUsage, f.n)
 	case f.threads < 0 || f.threads > maxThreads:
@@ -186,7 +198,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if prompt, err = parseIDs(f.promptTokens, m.NVocab); err != nil {
 			return fmt.Errorf("%w: --prompt-tokens: %v", errUsage, err)
 		}
-		if tokErr != nil && !f.printTokens {
+		if tokErr != nil && !f.printTokens && !f.json {
 			fmt.Fprintf(stderr, "memra run: %s: no text: the file's tokenizer does not load (%v), so the output is token ids\n", f.model, tokErr)
 		}
 	} else {
@@ -253,7 +265,14 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	defer be.close()
 
-	out := bufio.NewWriter(stdout)
+	// Text streams to stdout as it comes, or with --json is kept for the
+	// object printed at the end.
+	var text strings.Builder
+	var textOut io.Writer = stdout
+	if f.json {
+		textOut = &text
+	}
+	out := bufio.NewWriter(textOut)
 	defer out.Flush()
 	var stream *tokenizer.Stream
 	if tok != nil && !f.printTokens {
@@ -261,6 +280,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	first := true
 	last := int32(-1) // the last token generated: why the generation stopped
+	var gen []int32   // the generated ids, for --json
 	// Generated ids without text, counted for a note after the summary
 	// rather than passed over in silence: ids past the tokenizer's (a model
 	// vocabulary padded past it) and the tokenizer's unused (padding) ids.
@@ -275,6 +295,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			unused++
 		}
 		switch {
+		case f.json:
+			gen = append(gen, id)
+			if stream != nil && !tok.IsEOG(id) {
+				out.WriteString(stream.Next(id))
+			}
+			return nil
 		case stream != nil:
 			if !tok.IsEOG(id) { // the end-of-generation token ends the text; its text is not part of it
 				out.WriteString(stream.Next(id))
@@ -292,7 +318,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if stream != nil {
 		out.WriteString(stream.Flush())
 	}
-	out.WriteByte('\n')
+	if !f.json {
+		out.WriteByte('\n')
+	}
 	if err := out.Flush(); err != nil {
 		return err
 	}
@@ -300,14 +328,45 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if opts.IsGreedy() {
 		mode = "greedy"
 	}
-	gen := fmt.Sprintf("generated %d tok, %.2f tok/s", st.GenTokens, st.GenTokPerSec())
+	genLine := fmt.Sprintf("generated %d tok, %.2f tok/s", st.GenTokens, st.GenTokPerSec())
 	if st.GenTokens < 2 { // the first token comes from the prompt's last step: no decode step to time
-		gen = fmt.Sprintf("generated %d tok", st.GenTokens)
+		genLine = fmt.Sprintf("generated %d tok", st.GenTokens)
 	}
 	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | %s | %s, %s%s\n",
-		st.PromptTokens, st.PromptTokPerSec(), gen, be.name, mode, stopReason(genErr, tok, opts.Stop, last, st.GenTokens, f.n))
+		st.PromptTokens, st.PromptTokPerSec(), genLine, be.name, mode, stopReason(genErr, tok, opts.Stop, last, st.GenTokens, f.n))
+	if f.json {
+		r := runResult{Model: f.model, Backend: be.name, Greedy: opts.IsGreedy(), PromptTokens: prompt, Tokens: gen,
+			Stop: "n", PromptTokPerSec: st.PromptTokPerSec()}
+		if r.Tokens == nil {
+			r.Tokens = []int32{}
+		}
+		if !r.Greedy {
+			r.Seed = &opts.Seed
+		}
+		if stream != nil {
+			t := text.String()
+			r.Text = &t
+		}
+		switch {
+		case genErr != nil:
+			r.Stop, r.Error = "error", genErr.Error()
+		case st.GenTokens > 0 && slices.Contains(opts.Stop, last):
+			r.Stop, r.StopToken = "eog", &last
+		}
+		if st.GenTokens >= 2 {
+			g := st.GenTokPerSec()
+			r.GenTokPerSec = &g
+		}
+		js, err := json.Marshal(r) // one line: a run per line (JSON Lines) when runs are appended
+		if err != nil {
+			return err
+		}
+		if _, err := stdout.Write(append(js, '\n')); err != nil {
+			return err
+		}
+	}
 	show := "; --print-tokens shows them"
-	if f.printTokens {
+	if f.printTokens || f.json {
 		show = ""
 	}
 	if past > 0 {
@@ -319,6 +378,24 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			unused, st.GenTokens, show)
 	}
 	return genErr
+}
+
+// runResult is memra run --json's output, one object when the run ends.
+type runResult struct {
+	Model        string  `json:"model"`
+	Backend      string  `json:"backend"` // "cpu, 8 threads" or "cuda NVIDIA H200"
+	Greedy       bool    `json:"greedy"`
+	Seed         *uint64 `json:"seed,omitempty"` // sampled runs: repeats the run
+	PromptTokens []int32 `json:"prompt_tokens"`
+	Tokens       []int32 `json:"tokens"`         // generated, the end-of-generation token included
+	Text         *string `json:"text,omitempty"` // their text (without the end-of-generation token's); absent without a tokenizer
+	// Stop is why generation ended: "eog" (StopToken, one of the model's
+	// end-of-generation tokens), "n" (-n tokens) or "error" (Error).
+	Stop            string   `json:"stop"`
+	StopToken       *int32   `json:"stop_token,omitempty"`
+	Error           string   `json:"error,omitempty"`
+	PromptTokPerSec float64  `json:"prompt_tok_per_s"`
+	GenTokPerSec    *float64 `json:"gen_tok_per_s,omitempty"` // decode steps after the first token; absent below 2 tokens
 }
 
 // stopReason says, for the summary line, why a generation of n tokens

@@ -619,3 +619,68 @@ func TestRunBadGPUEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestRunJSON: --json prints one JSON object whose ids are the run's own
+// (--print-tokens of the same greedy run), whose text is what the streaming
+// run prints, and which says why it stopped: "n", or "eog" with the token
+// when the file's end-of-generation token (here made the run's third) ends it.
+func TestRunJSON(t *testing.T) {
+	base := synthTiny(t)
+	args := func(path string, more ...string) []string {
+		return append([]string{"run", "-m", path, "-p", "hello", "-n", "8", "--greedy", "--device", "cpu"}, more...)
+	}
+	var ids, text, js bytes.Buffer
+	for _, c := range []struct {
+		out  *bytes.Buffer
+		more []string
+	}{{&ids, []string{"--print-tokens"}}, {&text, nil}, {&js, []string{"--json"}}} {
+		if code := run(args(base, c.more...), c.out, io.Discard); code != 0 {
+			t.Fatalf("%v: exit %d", c.more, code)
+		}
+	}
+	var r runResult
+	if err := json.Unmarshal(js.Bytes(), &r); err != nil || strings.Count(js.String(), "\n") != 1 {
+		t.Fatalf("--json output %q: %v", js.String(), err)
+	}
+	var got []string
+	for _, id := range r.Tokens {
+		got = append(got, strconv.Itoa(int(id)))
+	}
+	if strings.Join(got, " ")+"\n" != ids.String() {
+		t.Errorf("tokens %v, --print-tokens %q", r.Tokens, ids.String())
+	}
+	if r.Text == nil || *r.Text+"\n" != text.String() {
+		t.Errorf("text %v, streamed %q", r.Text, text.String())
+	}
+	if !slices.Equal(r.PromptTokens, []int32{104, 101, 108, 108, 111}) || !r.Greedy || r.Seed != nil ||
+		r.Stop != "n" || r.StopToken != nil || r.GenTokPerSec == nil || r.PromptTokPerSec <= 0 || r.Backend == "" {
+		t.Errorf("result %+v", r)
+	}
+
+	third := r.Tokens[2]
+	if slices.Contains(r.Tokens[:2], third) {
+		t.Fatalf("the third token %d also comes earlier (%v): pick another", third, r.Tokens)
+	}
+	eos := copyGGUF(t, base, "eos.gguf", func(_ *gguf.File, kvs []gguf.KV) []gguf.KV {
+		for i, kv := range kvs {
+			if kv.Key == "tokenizer.ggml.eos_token_id" {
+				kvs[i].Value = gguf.Uint32Value(uint32(third))
+			}
+		}
+		return kvs
+	})
+	js.Reset()
+	if code := run(args(eos, "--json"), &js, io.Discard); code != 0 {
+		t.Fatalf("eos run: exit %d", code)
+	}
+	var e runResult
+	if err := json.Unmarshal(js.Bytes(), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Stop != "eog" || e.StopToken == nil || *e.StopToken != third || !slices.Equal(e.Tokens, r.Tokens[:3]) {
+		t.Errorf("eos run: %+v", e)
+	}
+	if code := run(args(base, "--json", "--print-tokens"), io.Discard, io.Discard); code != 2 {
+		t.Errorf("--json with --print-tokens: exit %d, want 2", code)
+	}
+}
