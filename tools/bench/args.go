@@ -24,9 +24,10 @@ Measures, per model: load time, eager and graph decode speed at each context
 (filled synthetically), prompt priming time, device memory and graph
 captures, against the bandwidth roofline from a device copy measured in the
 same run. Writes bench-<time>.{json,md,svg} (as the run goes) and, once it
-ends, latest.{json,md,svg} into -out (with -omit or -fatbin, or after ^C,
-only the first: latest.* stays the last whole run of whole steps on bench's
-own kernels), and prints the Markdown table.
+ends, latest.{json,md,svg} into -out: latest.* is the last whole run of
+whole steps on bench's own kernels, so -omit, -fatbin, ^C, a failure before
+the first model or a run without a row leave it as it was. Prints the
+Markdown table.
 
 Examples:
   bench -quick                          fast check: synth 0.8b+9b × bf16+q8_0, ctx 64,1024, 3 reps

@@ -272,15 +272,20 @@ func TestOmitKeepsLatest(t *testing.T) {
 	} else if got.Settings.Fatbin != "" {
 		t.Errorf("latest.json holds the -fatbin run (%s)", got.Settings.Fatbin)
 	}
-	// Nor does a run still going (its flushes), one stopped by ^C or one
-	// that failed before its models.
+	// Nor does a run still going (its flushes), one stopped by ^C, one
+	// that failed before its models or one without a row.
 	going := sampleReport()
 	going.Finished, going.Started = "", "2025-01-02T04:00:00Z"
 	stopped := sampleReport()
 	stopped.Interrupted, stopped.Started = "interrupted (interrupt): synth x: nothing written", "2025-01-02T05:00:00Z"
 	failed := sampleReport()
 	failed.Error, failed.Started = "copy bandwidth: cuMemcpyDtoD: CUDA_ERROR_ILLEGAL_ADDRESS", "2025-01-02T06:00:00Z"
-	for i, r := range []*Report{going, stopped, failed} {
+	empty := sampleReport()
+	empty.Started = "2025-01-02T07:00:00Z"
+	for i := range empty.Models {
+		empty.Models[i].Rows = []Row{}
+	}
+	for i, r := range []*Report{going, stopped, failed, empty} {
 		if err := r.writeFiles(dir, strconv.Itoa(4+i)); err != nil {
 			t.Fatal(err)
 		}
@@ -289,6 +294,10 @@ func TestOmitKeepsLatest(t *testing.T) {
 		} else if got.Started != whole.Started {
 			t.Errorf("latest.json holds the run started %s, want the whole one (%s)", got.Started, whole.Started)
 		}
+	}
+	// The stopped run's own Markdown says so (it has a Finished time too).
+	if md, err := os.ReadFile(filepath.Join(dir, "bench-5.md")); err != nil || !strings.Contains(string(md), ", stopped "+stopped.Finished+": "+stopped.Interrupted) {
+		t.Errorf("bench-5.md does not say the run was stopped (%v):\n%s", err, md)
 	}
 }
 

@@ -106,16 +106,21 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	code := b.all()
 	b.logf("done in %.0fs", time.Since(t0).Seconds())
 	b.rep.Finished = time.Now().Format(time.RFC3339)
-	if err := b.flush(); err != nil {
-		fmt.Fprintf(stderr, "bench: write results: %v\n", err)
+	werr := b.flush()
+	if werr != nil {
+		fmt.Fprintf(stderr, "bench: write results: %v\n", werr)
 		code = max(code, 1)
 	}
 	latest := " (and latest.*)"
 	switch {
+	case werr != nil:
+		latest = " (some not written: see above)"
 	case b.rep.Interrupted != "":
 		latest = " (latest.* left as they were: this run was interrupted)"
 	case b.rep.Error != "":
 		latest = " (latest.* left as they were: this run failed before its models)"
+	case len(b.rep.allRows()) == 0:
+		latest = " (latest.* left as they were: no model of this run measured a row)"
 	case len(c.omit) > 0:
 		latest = " (latest.* left as they were: this run omitted step parts)"
 	case c.fatbin != "":

@@ -88,12 +88,12 @@ type Settings struct {
 func (s Settings) becomesLatest() bool { return len(s.Omit) == 0 && s.Fatbin == "" }
 
 // isLatest says whether the report is written as latest.* too: a whole run
-// (finished, not interrupted nor failed before its models; the flushes
-// while it runs write only its stamped files) of whole steps on the
-// binary's own kernels, so that -compare OUT/latest.json always reads a
-// complete baseline.
+// (finished, not interrupted nor failed before its models, with a row to
+// compare; the flushes while it runs write only its stamped files) of
+// whole steps on the binary's own kernels, so that -compare
+// OUT/latest.json always reads a baseline.
 func (rep *Report) isLatest() bool {
-	return rep.Finished != "" && rep.Interrupted == "" && rep.Error == "" && rep.Settings.becomesLatest()
+	return rep.Finished != "" && rep.Interrupted == "" && rep.Error == "" && len(rep.allRows()) > 0 && rep.Settings.becomesLatest()
 }
 
 // ModelReport is one model with one KV type.
@@ -231,12 +231,10 @@ func (rep *Report) json() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// writeFiles writes bench-<stamp>.{json,md,svg} and latest.{json,md,svg}
-// into dir; a run of partial steps (-omit) or of other kernels (-fatbin)
-// writes only the stamped files, so latest.* stays a report of whole steps
-// on the binary's own kernels for -compare. Each file is
-// written to a temporary name and renamed, so a run killed mid-write leaves
-// the previous version.
+// writeFiles writes bench-<stamp>.{json,md,svg} and, when the report
+// isLatest, latest.{json,md,svg} into dir. Each file is written to a
+// temporary name and renamed, so a run killed mid-write leaves the previous
+// version.
 func (rep *Report) writeFiles(dir, stamp string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results folder: %w", err)
@@ -294,10 +292,13 @@ func (rep *Report) markdown(w io.Writer) {
 	}
 	fmt.Fprintf(w, "- device: %s (sm %s, %d SMs, %s), driver %d, programmatic dependent launch %s\n", d.Name, d.CC, d.SMs, gb(d.TotalMem), d.DriverVersion, pdl)
 	fmt.Fprintf(w, "- started %s", rep.Started)
-	if rep.Finished != "" {
+	switch {
+	case rep.Interrupted != "":
+		fmt.Fprintf(w, ", stopped %s: %s", rep.Finished, rep.Interrupted)
+	case rep.Finished != "":
 		fmt.Fprintf(w, ", finished %s", rep.Finished)
-	} else {
-		fmt.Fprintf(w, " (in progress or interrupted)")
+	default:
+		fmt.Fprintf(w, " (in progress, or killed)")
 	}
 	if rep.Revision != "" {
 		fmt.Fprintf(w, ", revision %s", rep.Revision)

@@ -32,8 +32,8 @@ func runCmd() command {
 }
 
 const runAbout = `Generates text from a prompt. The first generated token is chosen from the
-logits after the last prompt token. Text goes to stdout as it is generated;
-a summary line (prompt and generation tokens per second, and why it
+logits after the last prompt token. Text goes to stdout as it is generated
+(unless --json); a summary line (prompt and generation tokens per second, and why it
 stopped: the model's end-of-generation token or -n) goes to stderr.
 Sampling: the repetition penalty, when set, applies first, greedy or not;
 then --greedy (or --temp 0) takes the argmax, or else top-k, temperature,
@@ -46,12 +46,15 @@ queued back to back. --chat renders the file's tokenizer.chat_template (in a
 child process, under a time limit), or Qwen's ChatML turns when the file has
 none.
 
-Output: with --json, stdout is one JSON object when the run ends (the
-summary line stays on stderr): model, backend, greedy, seed (sampled runs),
+Output: with --json, stdout is one JSON object on one line when the run
+ends (the summary line stays on stderr): model, backend, greedy, seed
+(sampled runs; memra picks seeds below 2^53, exact as a JSON number),
 prompt_tokens, tokens (generated, the end-of-generation token included),
 text (absent without a tokenizer), stop ("eog" with stop_token, "n", or
-"error" with error), prompt_tok_per_s and gen_tok_per_s (absent below two
-generated tokens).
+"error" with error: a failure during generation, exit status 1),
+prompt_tok_per_s, and gen_tok_per_s (absent below two generated tokens). A
+failure before generation (the file, the backend, the arguments) prints no
+object: the exit status is not 0 and stderr says why.
 `
 
 const runExamples = `  memra run -m qwen3.5-0.8b.gguf -p "The capital of France is" -n 32
@@ -151,7 +154,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		RepeatPenalty: float32(f.repeatPenalty), RepeatWindow: f.repeatWindow,
 	}
 	if f.seed < 0 {
-		opts.Seed = rand.Uint64() >> 1 // reported below so the run can be repeated
+		// Reported below so the run can be repeated; below 2^53, so that it
+		// survives JSON readers that hold numbers as doubles (--json's seed).
+		opts.Seed = rand.Uint64() >> 11
 	} else {
 		opts.Seed = uint64(f.seed)
 	}
@@ -198,7 +203,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if prompt, err = parseIDs(f.promptTokens, m.NVocab); err != nil {
 			return fmt.Errorf("%w: --prompt-tokens: %v", errUsage, err)
 		}
-		if tokErr != nil && !f.printTokens && !f.json {
+		switch {
+		case tokErr == nil, f.printTokens:
+		case f.json:
+			fmt.Fprintf(stderr, "memra run: %s: no text: the file's tokenizer does not load (%v), so the JSON has no \"text\"\n", f.model, tokErr)
+		default:
 			fmt.Fprintf(stderr, "memra run: %s: no text: the file's tokenizer does not load (%v), so the output is token ids\n", f.model, tokErr)
 		}
 	} else {
@@ -357,11 +366,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			g := st.GenTokPerSec()
 			r.GenTokPerSec = &g
 		}
-		js, err := json.Marshal(r) // one line: a run per line (JSON Lines) when runs are appended
-		if err != nil {
-			return err
-		}
-		if _, err := stdout.Write(append(js, '\n')); err != nil {
+		// One line (Encode's): a run per line (JSON Lines) when runs are
+		// appended; <, > and & as they are, for the chat tokens' text.
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
 			return err
 		}
 	}

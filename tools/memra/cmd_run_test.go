@@ -683,4 +683,23 @@ func TestRunJSON(t *testing.T) {
 	if code := run(args(base, "--json", "--print-tokens"), io.Discard, io.Discard); code != 2 {
 		t.Errorf("--json with --print-tokens: exit %d, want 2", code)
 	}
+	// A sampled run names its seed; one memra picks is below 2^53, exact as
+	// a JSON number (a double).
+	for _, seed := range []string{"7", "-1"} {
+		js.Reset()
+		if code := run([]string{"run", "-m", base, "-p", "hello", "-n", "4", "--seed", seed, "--device", "cpu", "--json"}, &js, io.Discard); code != 0 {
+			t.Fatalf("--seed %s: exit %d", seed, code)
+		}
+		var sr runResult
+		if err := json.Unmarshal(js.Bytes(), &sr); err != nil || sr.Greedy || sr.Seed == nil || (seed == "7" && *sr.Seed != 7) || *sr.Seed >= 1<<53 {
+			t.Errorf("--seed %s: %s (%v)", seed, js.String(), err)
+		}
+	}
+	// Without a tokenizer: no "text", and stderr says why.
+	var stderr bytes.Buffer
+	js.Reset()
+	if code := run([]string{"run", "-m", tinyModel(t), "--prompt-tokens", "5", "-n", "2", "--greedy", "--device", "cpu", "--json"}, &js, &stderr); code != 0 ||
+		strings.Contains(js.String(), `"text"`) || !strings.Contains(stderr.String(), `so the JSON has no "text"`) {
+		t.Errorf("no tokenizer: exit %d, %s, stderr %s", code, js.String(), stderr.String())
+	}
 }
