@@ -80,13 +80,11 @@ func New(m *model.Model, opts Options) (*Backend, error) {
 			capacity = min(capacity, cfg.ContextLength)
 		}
 	}
-	// The cache's own check, then again with the scratch: a buffer that does
-	// not fit would end the process.
-	cache, err := NewCache(cfg, capacity)
+	// The scratch is checked with the cache, before either is allocated: a
+	// buffer that does not fit would end the process.
+	sz := scratchFor(cfg, capacity)
+	cache, err := newCache(cfg, capacity, sz.bytes())
 	if err != nil {
-		return nil, err
-	}
-	if err := checkMemory(fmt.Sprintf("cache and scratch for %d tokens", capacity), cacheBytes(cfg, capacity)+scratchFor(cfg, capacity).bytes()); err != nil {
 		return nil, err
 	}
 	b := &Backend{m: m, cfg: cfg, cache: cache, embd: m.TokenEmbd}
@@ -133,7 +131,6 @@ func New(m *model.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("cpu backend: tensor %s: %w", m.TokenEmbd.Name, err)
 	}
 
-	sz := scratchFor(cfg, capacity)
 	b.x, b.xn, b.y = make([]float32, sz.embd), make([]float32, sz.embd), make([]float32, sz.embd)
 	b.qg, b.q = make([]float32, sz.qg), make([]float32, sz.q)
 	b.k, b.v = make([]float32, sz.k), make([]float32, sz.v)

@@ -26,13 +26,23 @@ type Cache struct {
 
 // NewCache allocates the cache of cfg for at most capacity tokens.
 func NewCache(cfg *model.Config, capacity int) (*Cache, error) {
+	return newCache(cfg, capacity, 0)
+}
+
+// newCache is NewCache checking, before it allocates, that the cache and
+// extra bytes more (the backend's scratch) fit the memory available.
+func newCache(cfg *model.Config, capacity int, extra uint64) (*Cache, error) {
 	if capacity <= 0 {
 		return nil, fmt.Errorf("cache capacity %d: must be positive", capacity)
 	}
 	if err := cfg.CheckContext(capacity); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	if err := checkMemory(fmt.Sprintf("cache for %d tokens", capacity), cacheBytes(cfg, capacity)); err != nil {
+	what := fmt.Sprintf("cache for %d tokens", capacity)
+	if extra > 0 {
+		what = fmt.Sprintf("cache and scratch for %d tokens", capacity)
+	}
+	if err := checkMemory(what, cacheBytes(cfg, capacity)+extra); err != nil {
 		return nil, err
 	}
 	c := &Cache{

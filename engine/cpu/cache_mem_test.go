@@ -23,6 +23,10 @@ func TestNewCacheChecksMemory(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "GB of memory available: lower the context") {
 		t.Errorf("NewCache(%d): %v; want the memory error", model.MaxContext, err)
 	}
+	// The backend's scratch counts with the cache.
+	if _, err := newCache(cfg, 1, 1<<62); err == nil || !strings.Contains(err.Error(), "cache and scratch for 1 tokens") {
+		t.Errorf("newCache with 4 EB of scratch: %v", err)
+	}
 	cfg.ContextLength = 1000
 	if _, err := NewCache(cfg, 1001); err == nil || !strings.Contains(err.Error(), "past the model's context length 1000 (qwen35.context_length)") {
 		t.Errorf("NewCache past context_length: %v", err)
