@@ -33,8 +33,9 @@ func runCmd() command {
 
 const runAbout = `Generates text from a prompt. The first generated token is chosen from the
 logits after the last prompt token. Text goes to stdout as it is generated
-(unless --json); a summary line (prompt and generation tokens per second, and why it
-stopped: the model's end-of-generation token or -n) goes to stderr.
+(unless --json); a summary line (prompt and generation tokens per second,
+and why it stopped: the model's end-of-generation token or -n) goes to
+stderr.
 Sampling: the repetition penalty, when set, applies first, greedy or not;
 then --greedy (or --temp 0) takes the argmax, or else top-k, temperature,
 top-p and min-p filter in that order and a token is drawn. A --seed picks
