@@ -112,19 +112,11 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 		code = max(code, 1)
 	}
 	latest := " (and latest.*)"
-	switch {
+	switch why := b.rep.notLatest(); {
 	case werr != nil:
 		latest = " (some not written: see above)"
-	case b.rep.Interrupted != "":
-		latest = " (latest.* left as they were: this run was interrupted)"
-	case b.rep.Error != "":
-		latest = " (latest.* left as they were: this run failed before its models)"
-	case len(b.rep.allRows()) == 0:
-		latest = " (latest.* left as they were: no model of this run measured a row)"
-	case len(c.omit) > 0:
-		latest = " (latest.* left as they were: this run omitted step parts)"
-	case c.fatbin != "":
-		latest = " (latest.* left as they were: this run loaded -fatbin's kernels)"
+	case why != "":
+		latest = " (latest.* left as they were: " + why + ")"
 	}
 	fmt.Fprintf(stderr, "[bench] results in %s/bench-%s.{json,md,svg}%s\n", c.out, b.stamp, latest)
 
@@ -155,12 +147,17 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 func compareRun(old, cur *Report, oldPath string, table, stderr io.Writer) bool {
 	cmp := compareReports(old, cur)
 	if len(cmp.Rows) == 0 {
-		fmt.Fprintf(stderr, "bench: -compare %s: no rows in common with this run (rows match on model, kv, context and path; %d old, %d new)\n",
-			oldPath, len(old.allRows()), len(cur.allRows()))
+		fmt.Fprintf(stderr, "bench: -compare %s: no rows in common with this run %s\n", oldPath, rowCounts(old, cur))
 		return false
 	}
 	cmp.print(table, oldPath, "this run")
 	return true
+}
+
+// rowCounts is the parenthesis of the "no rows in common" errors: what
+// rows match on, and how many each report has.
+func rowCounts(old, cur *Report) string {
+	return fmt.Sprintf("(rows match on model, kv, context and path; %d old, %d new)", len(old.allRows()), len(cur.allRows()))
 }
 
 // noGPUError is the error of a machine without an NVIDIA GPU (no driver or
@@ -183,8 +180,7 @@ func compareFiles(oldPath, newPath string, asJSON bool, w io.Writer) (int, error
 	}
 	c := compareReports(old, cur)
 	if len(c.Rows) == 0 {
-		return 2, fmt.Errorf("-compare: %s and %s have no rows in common (rows match on model, kv, context and path; %d old, %d new)",
-			oldPath, newPath, len(old.allRows()), len(cur.allRows()))
+		return 2, fmt.Errorf("-compare: %s and %s have no rows in common %s", oldPath, newPath, rowCounts(old, cur))
 	}
 	if !asJSON {
 		c.print(w, oldPath, newPath)

@@ -83,17 +83,27 @@ type Settings struct {
 	Fatbin string `json:"fatbin,omitempty"`
 }
 
-// becomesLatest says whether a run with these settings becomes latest.*:
-// one of whole steps (no -omit) on the binary's own kernels (no -fatbin).
-func (s Settings) becomesLatest() bool { return len(s.Omit) == 0 && s.Fatbin == "" }
-
-// isLatest says whether the report is written as latest.* too: a whole run
-// (finished, not interrupted nor failed before its models, with a row to
-// compare; the flushes while it runs write only its stamped files) of
-// whole steps on the binary's own kernels, so that -compare
-// OUT/latest.json always reads a baseline.
-func (rep *Report) isLatest() bool {
-	return rep.Finished != "" && rep.Interrupted == "" && rep.Error == "" && len(rep.allRows()) > 0 && rep.Settings.becomesLatest()
+// notLatest says why the report is not written as latest.* too, or "" when
+// it is: latest.* is a whole run (finished, not interrupted nor failed
+// before its models, with a row to compare; the flushes while it runs
+// write only its stamped files) of whole steps on the binary's own
+// kernels, so that -compare OUT/latest.json always reads a baseline.
+func (rep *Report) notLatest() string {
+	switch {
+	case rep.Finished == "":
+		return "this run has not finished"
+	case rep.Interrupted != "":
+		return "this run was interrupted"
+	case rep.Error != "":
+		return "this run failed before its models"
+	case len(rep.allRows()) == 0:
+		return "no model of this run measured a row"
+	case len(rep.Settings.Omit) > 0:
+		return "this run omitted step parts"
+	case rep.Settings.Fatbin != "":
+		return "this run loaded -fatbin's kernels"
+	}
+	return ""
 }
 
 // ModelReport is one model with one KV type.
@@ -231,8 +241,8 @@ func (rep *Report) json() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// writeFiles writes bench-<stamp>.{json,md,svg} and, when the report
-// isLatest, latest.{json,md,svg} into dir. Each file is written to a
+// writeFiles writes bench-<stamp>.{json,md,svg} and, unless the report
+// says notLatest, latest.{json,md,svg} into dir. Each file is written to a
 // temporary name and renamed, so a run killed mid-write leaves the previous
 // version.
 func (rep *Report) writeFiles(dir, stamp string) error {
@@ -250,7 +260,7 @@ func (rep *Report) writeFiles(dir, stamp string) error {
 	}
 	var errs []error
 	bases := []string{"bench-" + stamp, "latest"}
-	if !rep.isLatest() {
+	if rep.notLatest() != "" {
 		bases = bases[:1]
 	}
 	for _, base := range bases {
