@@ -122,12 +122,13 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 // which the rename would replace or fail on only at the end.
 func checkOutput(path string) error {
 	dir := filepath.Dir(path)
-	switch st, err := os.Stat(dir); {
+	dst, err := os.Stat(dir)
+	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("output %s: directory %s does not exist", path, dir)
 	case err != nil:
 		return fmt.Errorf("output %s: %w", path, err)
-	case !st.IsDir():
+	case !dst.IsDir():
 		return fmt.Errorf("output %s: %s is a file, not a directory", path, dir)
 	}
 	st, err := os.Lstat(path)
@@ -150,7 +151,21 @@ func checkOutput(path string) error {
 		}
 		return fmt.Errorf("output %s is %s: give a file path (its target's, for a link)", path, kind)
 	}
+	dirUID, ok1 := fileOwner(dst)
+	fileUID, ok2 := fileOwner(st)
+	if ok1 && ok2 && stickyRefuses(dst.Mode(), dirUID, fileUID, os.Geteuid()) {
+		return fmt.Errorf("output %s belongs to another user (uid %d) in %s, whose sticky bit lets only its owner replace it: remove it as that user or give another path", path, fileUID, dir)
+	}
 	return nil
+}
+
+// stickyRefuses reports whether rename(2) would refuse to replace a file
+// owned by fileUID in a directory with the sticky bit (such as /tmp): only
+// the file's owner, the directory's or a privileged process (euid 0 stands
+// for CAP_FOWNER here) may. Checked up front, since the rename comes only
+// after the whole file is written.
+func stickyRefuses(dirMode fs.FileMode, dirUID, fileUID uint32, euid int) bool {
+	return dirMode&fs.ModeSticky != 0 && euid > 0 && uint32(euid) != fileUID && uint32(euid) != dirUID
 }
 
 // Convert writes the GGUF of the checkpoint in dir to w.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -293,5 +294,28 @@ func TestWriteFileAtomicConcurrent(t *testing.T) {
 	rst, err2 := os.Stat(ref.Name())
 	if err1 != nil || err2 != nil || st.Mode() != rst.Mode() {
 		t.Errorf("mode %v, os.Create's %v (%v, %v)", st.Mode(), rst.Mode(), err1, err2)
+	}
+}
+
+// TestStickyRefuses: rename(2)'s rule for a sticky directory, case by case
+// (a file of another user cannot be made here: the tests may run as root,
+// whom the rule lets through).
+func TestStickyRefuses(t *testing.T) {
+	const sticky = fs.ModeDir | fs.ModeSticky | 0o777
+	for _, c := range []struct {
+		mode            fs.FileMode
+		dirUID, fileUID uint32
+		euid            int
+		want            bool
+	}{
+		{sticky, 0, 1001, 1000, true},              // /tmp, another user's file
+		{sticky, 0, 1000, 1000, false},             // our own file
+		{sticky, 1000, 1001, 1000, false},          // our directory
+		{sticky, 0, 1001, 0, false},                // root
+		{fs.ModeDir | 0o777, 0, 1001, 1000, false}, // no sticky bit
+	} {
+		if got := stickyRefuses(c.mode, c.dirUID, c.fileUID, c.euid); got != c.want {
+			t.Errorf("stickyRefuses(%v, dir %d, file %d, euid %d) = %v, want %v", c.mode, c.dirUID, c.fileUID, c.euid, got, c.want)
+		}
 	}
 }
