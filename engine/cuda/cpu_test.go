@@ -465,3 +465,30 @@ func TestHostSlice(t *testing.T) {
 		t.Error("view of a freed buffer")
 	}
 }
+
+// TestPanicInsideCaptureEndsIt: a panic in Do between BeginCapture and
+// EndCapture (a bug in the step code being captured) comes back as an error
+// and leaves the stream out of capture, so the engine stays usable; left
+// capturing, every later sync and allocation would fail with
+// ErrSyncInCapture and every capture with "already capturing".
+func TestPanicInsideCaptureEndsIt(t *testing.T) {
+	e := fakeEngine(t)
+	err := e.Do(func() error {
+		if err := e.BeginCapture(); err != nil {
+			return err
+		}
+		panic("bug in the captured step")
+	})
+	if err == nil || !strings.Contains(err.Error(), "bug in the captured step") || !strings.Contains(err.Error(), "capture was abandoned") {
+		t.Fatalf("panic inside a capture: %v", err)
+	}
+	if err := e.Synchronize(); err != nil {
+		t.Fatalf("Synchronize after the panic: %v", err)
+	}
+	if err := e.BeginCapture(); err != nil {
+		t.Fatalf("BeginCapture after the panic: %v", err)
+	}
+	if _, err := e.EndCapture(); err != nil {
+		t.Fatalf("EndCapture: %v", err)
+	}
+}

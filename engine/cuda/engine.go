@@ -178,7 +178,14 @@ func (e *Engine) serve(r *request) (err error) {
 	// recover on; hand it back as an error instead.
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("cuda: panic on the engine thread: %v\n%s", p, debug.Stack())
+			// The panic skipped any EndCapture of fn: left capturing, the
+			// stream would refuse every later sync, allocation and capture.
+			var note string
+			var endErr error
+			if e.capturing {
+				note, endErr = " (the open stream capture was abandoned)", e.abandonCapture()
+			}
+			err = errors.Join(fmt.Errorf("cuda: panic on the engine thread%s: %v\n%s", note, p, debug.Stack()), endErr)
 		}
 	}()
 	return r.fn()
@@ -250,12 +257,7 @@ func (e *Engine) release() error {
 	}
 	d := e.d
 	if e.capturing {
-		var g Graph
-		_ = d.cuStreamEndCapture(e.stream, &g) // the capture is abandoned; its error is moot
-		if g != 0 {
-			keep(d.cuGraphDestroy(g))
-		}
-		e.capturing, e.poison = false, nil
+		keep(e.abandonCapture())
 	}
 	if e.stream != 0 {
 		keep(d.cuStreamSynchronize(e.stream))
@@ -294,6 +296,18 @@ func (e *Engine) release() error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("cuda: close: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// abandonCapture ends the stream's capture without keeping it: its graph
+// is destroyed. The driver's verdict on the capture is moot.
+func (e *Engine) abandonCapture() error {
+	var g Graph
+	_ = e.d.cuStreamEndCapture(e.stream, &g)
+	e.capturing, e.poison = false, nil
+	if g != 0 {
+		return e.d.cuGraphDestroy(g)
 	}
 	return nil
 }
