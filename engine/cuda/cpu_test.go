@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -455,7 +456,8 @@ func TestHostSlice(t *testing.T) {
 	if f := HostSlice[float32](h, 0, 8); len(f) != 8 {
 		t.Fatalf("whole buffer: len %d", len(f))
 	}
-	for _, c := range []struct{ off, n int }{{8, 7}, {-4, 1}, {0, 9}, {0, -1}} {
+	// The last two: n·4 wraps to 0 and to 32 in int, and off+n·4 to 0.
+	for _, c := range []struct{ off, n int }{{8, 7}, {-4, 1}, {0, 9}, {0, -1}, {0, 1 << 62}, {0, 1<<62 + 8}, {math.MaxInt, 1}} {
 		if v := HostSlice[uint32](h, c.off, c.n); v != nil {
 			t.Errorf("off %d n %d: view of %d values past the buffer", c.off, c.n, len(v))
 		}

@@ -284,7 +284,9 @@ func (h *HostBuf) Bytes() []byte {
 // dies with the buffer: it must not be used after Free.
 func HostSlice[T any](h *HostBuf, off, n int) []T {
 	var z T
-	if h.ptr == nil || off < 0 || n < 0 || uint64(off+n*int(unsafe.Sizeof(z))) > h.n {
+	size := max(uint64(unsafe.Sizeof(z)), 1)
+	// Divided, not multiplied: n·size can wrap past the check.
+	if h.ptr == nil || off < 0 || n < 0 || uint64(off) > h.n || uint64(n) > (h.n-uint64(off))/size {
 		return nil
 	}
 	return unsafe.Slice((*T)(unsafe.Add(h.ptr, off)), n)
