@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -211,6 +212,12 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 	if len(prompt) == 0 {
 		return nil, errors.New("gpu: GenerateGraph needs at least one prompt token")
 	}
+	if err := checkCount(n); err != nil {
+		return nil, err
+	}
+	if n > math.MaxInt-len(prompt) {
+		return nil, fmt.Errorf("gpu: %d prompt tokens + %d to generate exceed any cache", len(prompt), n)
+	}
 	for i, t := range prompt {
 		if t < 0 || int(t) >= g.cfg.NVocab {
 			return nil, fmt.Errorf("gpu: prompt token %d (index %d) out of range [0, %d)", t, i, g.cfg.NVocab)
@@ -293,6 +300,9 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 // counter holds the last token, not yet taken as input, so a following
 // ContinueGraph returns it again as its out[0].
 func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
+	if err := gs.checkContinue(n); err != nil {
+		return nil, err
+	}
 	out := make([]int32, 0, n)
 	err := g.ContinueGraphFunc(gs, n, func(t int32) error { out = append(out, t); return nil })
 	return out, err
@@ -312,16 +322,13 @@ func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
 // taken. Before it returns, for any reason, the stream has finished the step
 // that ran ahead.
 func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) error) (err error) {
-	cc := gs.cache
-	if cc == nil {
-		return errors.New("gpu: ContinueGraph before GenerateGraph or Reserve")
+	if err := gs.checkContinue(n); err != nil {
+		return err
 	}
-	if cc.n+n-1 > cc.capacity {
-		return fmt.Errorf("gpu: context full: %d tokens + %d to generate exceed capacity %d", cc.n, n, cc.capacity)
-	}
-	if n < 1 {
+	if n == 0 {
 		return nil
 	}
+	cc := gs.cache
 	defer func() {
 		if err == nil {
 			return
@@ -358,6 +365,31 @@ func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) 
 		if err := emit(tok); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkCount refuses a negative number of tokens to generate.
+func checkCount(n int) error {
+	if n < 0 {
+		return fmt.Errorf("gpu: %d tokens to generate: want 0 or more", n)
+	}
+	return nil
+}
+
+// checkContinue reports why ContinueGraph cannot generate n tokens from the
+// state's cache: none yet, or n-1 replays (the first token is the last
+// step's) past its capacity. Written as a difference, so that no n wraps.
+func (gs *GraphDecodeState) checkContinue(n int) error {
+	if err := checkCount(n); err != nil {
+		return err
+	}
+	cc := gs.cache
+	if cc == nil {
+		return errors.New("gpu: ContinueGraph before GenerateGraph or Reserve")
+	}
+	if n-1 > cc.capacity-cc.n {
+		return fmt.Errorf("gpu: context full: %d tokens + %d to generate exceed capacity %d", cc.n, n, cc.capacity)
 	}
 	return nil
 }
