@@ -241,6 +241,9 @@ const argmaxChunk = 8192
 // Reset empties the cache: position 0, zero recurrent states. KV contents
 // need no clearing (attention reads only the first t_kv rows).
 func (cc *Cache) Reset() error {
+	if err := cc.open(); err != nil {
+		return err
+	}
 	cc.n = 0
 	e := cc.g.e
 	return e.Do(func() error {
@@ -304,9 +307,26 @@ func (cc *Cache) Close() error {
 	return errors.Join(errs...)
 }
 
+// full reports why no step can be appended: the cache is closed or full.
 func (cc *Cache) full() error {
+	if err := cc.open(); err != nil {
+		return err
+	}
 	if cc.n >= cc.capacity {
 		return fmt.Errorf("gpu: context full: %d tokens, capacity %d", cc.n, cc.capacity)
+	}
+	return nil
+}
+
+// open reports a closed cache, or one whose model is closed: a launch on
+// either would read and write freed device memory, which a later
+// allocation may own.
+func (cc *Cache) open() error {
+	if cc.arena == nil {
+		return errors.New("gpu: cache closed")
+	}
+	if cc.g.weights == nil {
+		return errors.New("gpu: model closed")
 	}
 	return nil
 }
@@ -319,6 +339,9 @@ func (cc *Cache) full() error {
 // timed from here matches decode after a real prompt of n tokens; the
 // tokens it produces mean nothing.
 func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
+	if err := cc.open(); err != nil {
+		return err
+	}
 	g := cc.g
 	c := &g.cfg
 	if n < 0 || n >= cc.capacity {

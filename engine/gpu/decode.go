@@ -36,7 +36,7 @@ func (g *Model) DecodeStep(cc *Cache, token int32) ([]float32, error) {
 }
 
 // checkStep reports why an eager step of token cannot run on cc: the cache
-// is full or the token is not in the vocabulary.
+// is closed or full, or the token is not in the vocabulary.
 func (g *Model) checkStep(cc *Cache, token int32) error {
 	if err := cc.full(); err != nil {
 		return err
@@ -387,6 +387,9 @@ func (gs *GraphDecodeState) checkContinue(n int) error {
 	cc := gs.cache
 	if cc == nil {
 		return errors.New("gpu: ContinueGraph before GenerateGraph or Reserve")
+	}
+	if err := cc.open(); err != nil {
+		return err
 	}
 	if n-1 > cc.capacity-cc.n {
 		return fmt.Errorf("gpu: context full: %d tokens + %d to generate exceed capacity %d", cc.n, n, cc.capacity)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
 )
 
@@ -16,7 +17,7 @@ import (
 // past the KV rows, and then panic in make; a wrapping n passed the
 // capacity check and replayed past the cache.
 func TestGraphTokenCountChecked(t *testing.T) {
-	g := &Model{cfg: model.Config{NVocab: 8}}
+	g := &Model{cfg: model.Config{NVocab: 8}, weights: &cuda.Arena{}}
 	gs := g.NewGraphDecodeState()
 	if _, err := g.GenerateGraph(gs, []int32{1, 2, 3}, -1); err == nil || !strings.Contains(err.Error(), "-1 tokens") {
 		t.Errorf("GenerateGraph of -1 tokens: %v", err)
@@ -24,7 +25,7 @@ func TestGraphTokenCountChecked(t *testing.T) {
 	if _, err := g.GenerateGraph(gs, []int32{1, 2, 3}, math.MaxInt-1); err == nil || !strings.Contains(err.Error(), "exceed") {
 		t.Errorf("GenerateGraph of MaxInt-1 tokens: %v", err)
 	}
-	gs.cache = &Cache{g: g, arena: nil, n: 5, capacity: 8}
+	gs.cache = &Cache{g: g, arena: &cuda.Arena{}, n: 5, capacity: 8}
 	if _, err := g.ContinueGraph(gs, -1); err == nil || !strings.Contains(err.Error(), "-1 tokens") {
 		t.Errorf("ContinueGraph of -1 tokens: %v", err)
 	}
@@ -33,5 +34,42 @@ func TestGraphTokenCountChecked(t *testing.T) {
 	}
 	if out, err := g.ContinueGraph(gs, 0); err != nil || len(out) != 0 {
 		t.Errorf("ContinueGraph of 0 tokens: %v, %v", out, err)
+	}
+}
+
+// TestClosedCacheOrModelRefused: every call that would launch on a cache's
+// device memory refuses a closed cache, or one whose model is closed,
+// before it reaches the device (the model has no engine here: a call that
+// got that far would panic). On a GPU such a call launched kernels on freed
+// memory, which a later allocation may own.
+func TestClosedCacheOrModelRefused(t *testing.T) {
+	for _, c := range []struct {
+		what    string
+		weights *cuda.Arena
+		arena   *cuda.Arena
+		want    string
+	}{
+		{"closed cache", &cuda.Arena{}, nil, "cache closed"},
+		{"closed model", nil, &cuda.Arena{}, "model closed"},
+	} {
+		g := &Model{cfg: model.Config{NVocab: 8}, weights: c.weights}
+		cc := &Cache{g: g, arena: c.arena, n: 1, capacity: 4}
+		gs := &GraphDecodeState{g: g, cache: cc}
+		s := &Session{g: g, cc: cc}
+		for name, call := range map[string]func() error{
+			"DecodeStep":         func() error { _, err := g.DecodeStep(cc, 1); return err },
+			"DecodeStepDC":       func() error { return g.DecodeStepDC(cc) },
+			"ProfileStep":        func() error { _, err := g.ProfileStep(cc, 1); return err },
+			"Reset":              cc.Reset,
+			"FillSynthetic":      func() error { return cc.FillSynthetic(1, 1, 1) },
+			"ContinueGraph":      func() error { _, err := g.ContinueGraph(gs, 2); return err },
+			"Session.DecodeStep": func() error { _, err := s.DecodeStep(1); return err },
+			"Session.DecodeTop":  func() error { _, _, err := s.DecodeTop(1, 1); return err },
+			"Session.Feed":       func() error { return s.Feed([]int32{1}) },
+		} {
+			if err := call(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %s = %v, want an error saying %q", c.what, name, err, c.want)
+			}
+		}
 	}
 }

@@ -58,6 +58,9 @@ func (s *Session) DecodeStep(token int32) ([]float32, error) {
 // any is queued.
 func (s *Session) Feed(tokens []int32) error {
 	g, cc := s.g, s.cc
+	if err := cc.open(); err != nil {
+		return err
+	}
 	if need := cc.n + len(tokens); need > cc.capacity {
 		return fmt.Errorf("gpu: feed %d tokens at %d: context full (capacity %d)", len(tokens), cc.n, cc.capacity)
 	}
