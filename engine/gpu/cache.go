@@ -91,11 +91,16 @@ func (g *Model) kvVecBytes() uint64 {
 	return n
 }
 
-// NewCache allocates a cache for capacity tokens.
+// NewCache allocates a cache for capacity tokens, at most the model's
+// context (model.Config.CheckContext), which also keeps every size below
+// in range: the KV bytes in uint64, the capacity the kernels take in int32.
 func (g *Model) NewCache(capacity int) (*Cache, error) {
 	c := &g.cfg
 	if capacity < 1 {
 		return nil, fmt.Errorf("gpu: cache capacity %d must be at least 1", capacity)
+	}
+	if err := c.CheckContext(capacity); err != nil {
+		return nil, fmt.Errorf("gpu: cache: %w", err)
 	}
 	dh := c.HeadDimK
 	kvElem := g.kvElemBytes()

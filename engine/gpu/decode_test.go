@@ -73,3 +73,22 @@ func TestClosedCacheOrModelRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheCapacityChecked: NewCache refuses a capacity past the model's
+// context length, as the CPU backend's does, before it allocates (the model
+// has no engine here). Unchecked, 1<<55 tokens wrapped the KV size of these
+// dims (2 KV heads of 256 f16 values: 2^64 bytes) to 0, so the cache came
+// with null KV buffers and a capacity that int32 reads as 0.
+func TestCacheCapacityChecked(t *testing.T) {
+	g := &Model{cfg: model.Config{NVocab: 8, NLayer: 1, Kinds: []model.LayerKind{model.LayerAttention},
+		NHead: 2, NHeadKV: 2, HeadDimK: 256, HeadDimV: 256, ContextLength: 256}, weights: &cuda.Arena{}}
+	for _, n := range []int{257, 1 << 55} {
+		if _, err := g.NewCache(n); err == nil || !strings.Contains(err.Error(), "context length 256") {
+			t.Errorf("NewCache(%d) with context length 256: %v", n, err)
+		}
+	}
+	g.cfg.ContextLength = 0 // none in the file: memra's own limit
+	if _, err := g.NewCache(model.MaxContext + 1); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("NewCache(MaxContext+1): %v", err)
+	}
+}
