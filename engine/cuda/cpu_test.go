@@ -494,3 +494,13 @@ func TestPanicInsideCaptureEndsIt(t *testing.T) {
 		t.Fatalf("EndCapture: %v", err)
 	}
 }
+
+// TestNewArenaTooLarge: a size that rounding up to ArenaAlign would wrap
+// past 2^64 is refused naming it, not rounded to an "alloc of 0 bytes".
+func TestNewArenaTooLarge(t *testing.T) {
+	e := fakeEngine(t)
+	_, err := e.NewArena(math.MaxUint64 - 10)
+	if err == nil || !strings.Contains(err.Error(), "18446744073709551605 bytes") {
+		t.Fatalf("NewArena(2^64-11): %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -83,6 +84,9 @@ type Arena struct {
 
 // NewArena allocates an arena of bytes (rounded up to ArenaAlign).
 func (e *Engine) NewArena(bytes uint64) (*Arena, error) {
+	if bytes > math.MaxUint64-(ArenaAlign-1) { // rounding up would wrap to 0
+		return nil, fmt.Errorf("cuda: arena of %s: past any device", sizeString(bytes))
+	}
 	size := alignUp(bytes, ArenaAlign)
 	p, err := e.Alloc(size)
 	if err != nil {
