@@ -437,6 +437,33 @@ func TestGPUSyncInsideCaptureFailsLoudly(t *testing.T) {
 	sameBits(t, "y", k.download(t, k.y), wantIterated(k.host, 2, 1, 1))
 }
 
+// TestGPUPanicInsideCaptureEndsIt: a panic in Do with a launch captured
+// comes back as an error and the driver's stream is out of capture, usable
+// again (TestPanicInsideCaptureEndsIt checks the bookkeeping without a GPU).
+func TestGPUPanicInsideCaptureEndsIt(t *testing.T) {
+	e := gpuEngine(t)
+	k := newAxpb(t, e, 1024, 3)
+	err := e.Do(func() error {
+		if err := e.BeginCapture(); err != nil {
+			return err
+		}
+		if err := k.launch(k.y, k.x, 2, 1); err != nil {
+			return err
+		}
+		panic("bug in the captured step")
+	})
+	if err == nil || !strings.Contains(err.Error(), "capture was abandoned") {
+		t.Fatalf("panic inside a capture: %v", err)
+	}
+	if s, err := e.CaptureStatus(); err != nil || s != CaptureNone {
+		t.Fatalf("after the panic the stream is %v (%v)", s, err)
+	}
+	if err := k.launch(k.y, k.x, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "y", k.download(t, k.y), wantIterated(k.host, 2, 1, 1))
+}
+
 func TestGPUEventTiming(t *testing.T) {
 	e := gpuEngine(t)
 	k := newAxpb(t, e, 1<<20, 4)
