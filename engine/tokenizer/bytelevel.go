@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"sync"
 	"unicode"
-	"unicode/utf8"
 )
 
 // byteLevel is GPT-2's reversible map between the 256 byte values and 256
@@ -33,7 +32,7 @@ var byteLevelTable = sync.OnceValue(func() *byteLevel {
 	return bl
 })
 
-// decodeByteLevel turns a token written in the byte alphabet back into raw
+// decode turns a token written in the byte alphabet back into raw
 // bytes; ok is false if a code point is outside the alphabet.
 func (bl *byteLevel) decode(s string) (raw string, ok bool) {
 	buf := make([]byte, 0, len(s))
@@ -45,15 +44,6 @@ func (bl *byteLevel) decode(s string) (raw string, ok bool) {
 		buf = append(buf, b)
 	}
 	return string(buf), true
-}
-
-// encode writes raw bytes in the byte alphabet.
-func (bl *byteLevel) encode(raw string) string {
-	buf := make([]byte, 0, 2*len(raw))
-	for i := 0; i < len(raw); i++ {
-		buf = utf8.AppendRune(buf, bl.toRune[raw[i]])
-	}
-	return string(buf)
 }
 
 // Code point classes the pre-tokenizers test. A code point has at most one

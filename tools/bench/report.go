@@ -282,8 +282,6 @@ func writeAtomic(path string, data []byte) error {
 func gb(b uint64) string    { return fmt.Sprintf("%.2f GB", float64(b)/1e9) }
 func mb(b float64) string   { return fmt.Sprintf("%.1f", b/1e6) }
 func tbs(bw float64) string { return fmt.Sprintf("%.3f TB/s", bw/1e12) }
-func f2(x float64) string   { return fmt.Sprintf("%.2f", x) }
-func f1(x float64) string   { return fmt.Sprintf("%.1f", x) }
 func ctxName(c int) string {
 	if c >= 1024 && c%1024 == 0 {
 		return fmt.Sprintf("%dk", c/1024)
