@@ -59,13 +59,21 @@ type Backend struct {
 	outNrm []float32
 	layers []layerW
 
-	// scratch, sized once
-	x, xn, y           []float32 // [n_embd]
-	qg, q, k, v, att   []float32 // attention
-	scores, cos, sin   []float32
-	qkv, conv, z, o    []float32 // Gated DeltaNet
-	bet, alp           []float32 // [H_v]
-	ffnG, ffnU, logits []float32
+	// Scratch, all f32, sized once (scratchFor); a layer kind's buffers are
+	// empty where the model has no such layer.
+	x, xn, y []float32 // [n_embd]: residual stream, its norm, a block's output
+	// Attention: qg [n_head][2·Dh] (per head q then gate; [n_head][Dh] without
+	// the output gate), q and att [n_head][Dh], k and v [n_kv][Dh], scores
+	// [n_head][capacity], cos and sin [n_rot/2] for the step's position.
+	qg, q, k, v, att []float32
+	scores, cos, sin []float32
+	// Gated DeltaNet: qkv (W_qkv x) and conv (its conv + SiLU) [C] = q
+	// [H_k][S] · k [H_k][S] · v [H_v][Sv]; z (W_gate x) and o (the heads'
+	// output) [H_v][Sv]; bet and alp (W_beta x, W_alpha x) [H_v].
+	qkv, conv, z, o []float32
+	bet, alp        []float32
+	ffnG, ffnU      []float32 // [n_ff]
+	logits          []float32 // [n_vocab]
 }
 
 // New prepares a backend for m: checks every weight has a CPU kernel, copies
@@ -277,7 +285,9 @@ func (b *Backend) step(token int32, logits bool) error {
 }
 
 // attention: gated (qwen35) or plain (qwen3) GQA attention for one token at
-// pos, writing the layer output to b.y.
+// pos, writing the layer output to b.y: q (and gate), k, v = W·x_n; q_norm,
+// k_norm per head; RoPE on dims [0, n_rot); k, v appended to the cache;
+// softmax(q·Kᵀ/sqrt(Dh))·V; times sigmoid(gate) (qwen35); y = W_o att.
 func (b *Backend) attention(il int, L *layerW, pos int) {
 	cfg := b.cfg
 	dh, nh, nkv := cfg.HeadDimK, cfg.NHead, cfg.NHeadKV
@@ -312,7 +322,12 @@ func (b *Backend) attention(il int, L *layerW, pos int) {
 	b.mv(job{b.y, L.o, b.att})
 }
 
-// deltaNet: one Gated DeltaNet step, writing the layer output to b.y.
+// deltaNet: one Gated DeltaNet step, writing the layer output to b.y:
+// qkv, z, b, a = W·x_n; conv = silu(causal conv(qkv)); q, k L2-normalised per
+// K head (q also by 1/sqrt(S)); per V head h, reading K head SSMKHead(h):
+// beta = sigmoid(b), g = ssm_a·softplus(a + dt_bias) (ssm_a holds
+// −exp(A_log)), the delta rule on state[h], then rmsnorm(o)·ssm_norm·silu(z);
+// y = W_ssm_out o.
 func (b *Backend) deltaNet(il int, L *layerW) {
 	cfg := b.cfg
 	S, Sv, Hk, Hv := cfg.SSMStateSize, cfg.SSMHeadDimV, cfg.SSMGroupCount, cfg.SSMNumVHeads
