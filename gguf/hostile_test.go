@@ -136,3 +136,71 @@ func TestOpenErrorsNameFile(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundaries pins every length check at its edge: each image parses as
+// it is, and the same image one byte shorter fails with the error that
+// names the check. TestHostile's cases miss by whole fields, so an
+// off-by-one in a check (> for >=, remaining()+1) passed it. The cut images
+// keep the capacity of the full ones, so a check that lets one byte too
+// many through reads past len(data) instead of panicking.
+func TestBoundaries(t *testing.T) {
+	cases := []struct {
+		name string
+		data img
+		want string // error for data[:len(data)-1]
+	}{
+		// 57 bytes of header and info, data section at 64, 8 bytes of data.
+		{"tensor data", header(3, 1, 0).tensorInfo("w", TypeF32, 0, 2).pad(7).pad(8),
+			`offset 24: tensor "w": data [0, +8) runs past the end of the data section (7 bytes at file offset 64)`},
+		{"tensor at an offset", header(3, 1, 0).tensorInfo("w", TypeF32, 32, 1).pad(7).pad(36),
+			`offset 24: tensor "w": data [32, +4) runs past the end of the data section (35 bytes at file offset 64)`},
+		{"string value", header(3, 0, 1).str("k").u32(uint32(ValueString)).str("abcd"),
+			`offset 37: key "k": string length 4 exceeds the 3 bytes left`},
+		{"string element", header(3, 0, 1).str("k").u32(uint32(ValueArray)).u32(uint32(ValueString)).u64(2).str("ab").str("cd"),
+			`offset 59: key "k": element 1 length 2 exceeds the 1 bytes left`},
+		{"u32 array", header(3, 0, 1).str("k").u32(uint32(ValueArray)).u32(uint32(ValueUint32)).u64(3).pad(12),
+			`offset 41: key "k": array count 3 is impossible: 11 bytes left hold at most 2`},
+		// The smallest entry: empty key, type, one byte of value.
+		{"metadata count", header(3, 0, 1).str("").u32(uint32(ValueUint8)).raw(7),
+			"offset 16: metadata count 1 is impossible: 12 bytes left hold at most 0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Parse(c.data); err != nil {
+				t.Fatalf("the exact-fit image: %v", err)
+			}
+			_, err := Parse(c.data[:len(c.data)-1])
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("one byte short: error %v\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+	// A tensor one alignment step past a 31-byte data section: its offset
+	// alone is out of range (offset−avail must not wrap around).
+	past := header(3, 1, 0).tensorInfo("w", TypeF32, 32, 1).pad(7).pad(31)
+	if _, err := Parse(past); err == nil || !strings.Contains(err.Error(), `tensor "w": data [32, +4) runs past the end`) {
+		t.Errorf("tensor past a 31-byte data section: error %v", err)
+	}
+}
+
+// TestDataChecksRange: Data checks a TensorInfo the caller changed after
+// Parse (Tensors is exported) against the image, to the byte.
+func TestDataChecksRange(t *testing.T) {
+	f, err := Parse(header(3, 1, 0).tensorInfo("w", TypeF32, 0, 2).pad(7).pad(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti := f.Tensors[0]
+	ti.Offset = 4 // [68, 76) ends 4 bytes past the 72-byte image
+	if b, err := f.Data(&ti); err == nil || !strings.Contains(err.Error(), `tensor "w": data out of range`) {
+		t.Errorf("offset 4: %d bytes, error %v; want data out of range", len(b), err)
+	}
+	ti.Type, ti.Shape = TypeI8, []uint64{5} // [68, 73): one byte past
+	if b, err := f.Data(&ti); err == nil || !strings.Contains(err.Error(), `tensor "w": data out of range`) {
+		t.Errorf("5 bytes at 68: %d bytes, error %v; want data out of range", len(b), err)
+	}
+	ti.Shape = []uint64{4} // [68, 72): the last 4 bytes
+	if b, err := f.Data(&ti); err != nil || len(b) != 4 {
+		t.Errorf("4 bytes at 68: %d bytes, error %v", len(b), err)
+	}
+}
