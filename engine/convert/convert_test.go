@@ -244,7 +244,7 @@ func TestConvertTransforms(t *testing.T) {
 		}
 		for i := range got {
 			// -exp in float32 vs float64: a few ulps.
-			if math.Abs(float64(got[i]-want[i])) > 1e-6*math.Max(1, math.Abs(float64(want[i]))) {
+			if !(math.Abs(float64(got[i]-want[i])) <= 1e-6*math.Max(1, math.Abs(float64(want[i])))) { // NaN fails
 				t.Fatalf("%s[%d] = %g, want %g", what, i, got[i], want[i])
 			}
 		}

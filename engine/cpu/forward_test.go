@@ -17,7 +17,11 @@ import (
 func relErr(got []float32, want []float64) float64 {
 	var num, den float64
 	for i := range want {
-		num = math.Max(num, math.Abs(float64(got[i])-want[i]))
+		d := math.Abs(float64(got[i]) - want[i])
+		if math.IsNaN(d) {
+			return math.Inf(1) // else NaN > tol is false and the step passes
+		}
+		num = math.Max(num, d)
 		den = math.Max(den, math.Abs(want[i]))
 	}
 	return num / den

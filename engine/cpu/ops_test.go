@@ -19,7 +19,7 @@ const opsTol = 1e-6
 func near(t *testing.T, what string, got []float32, want []float64) {
 	t.Helper()
 	for i := range want {
-		if math.Abs(float64(got[i])-want[i]) > opsTol*math.Max(1, math.Abs(want[i])) {
+		if !(math.Abs(float64(got[i])-want[i]) <= opsTol*math.Max(1, math.Abs(want[i]))) { // NaN fails
 			t.Errorf("%s[%d] = %.7g, want %.7g", what, i, got[i], want[i])
 		}
 	}
@@ -170,7 +170,7 @@ func TestMatVecAllTypes(t *testing.T) {
 				if mag == 0 {
 					t.Fatalf("%v row %d: all-zero weights", typ, r)
 				}
-				if d := math.Abs(float64(got[r]) - want); d > matvecTol*mag {
+				if d := math.Abs(float64(got[r]) - want); !(d <= matvecTol*mag) { // NaN fails
 					t.Fatalf("%v row %d (pool %v): got %g want %g (|Σ| %g)", typ, r, p != nil, got[r], want, mag)
 				}
 			}

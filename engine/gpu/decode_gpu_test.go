@@ -111,11 +111,15 @@ func kMix(name string) gguf.Type {
 // argmax is the host argmax with the device kernel's rule.
 func argmax(x []float32) int32 { return int32(cpu.Argmax(x)) }
 
-// relErr is max|a−b| / max|b|.
+// relErr is max|a−b| / max|b|, +Inf for a NaN in a (NaN > tol is false).
 func relErr(a, b []float32) float64 {
 	var d, m float64
 	for i := range b {
-		d = math.Max(d, math.Abs(float64(a[i])-float64(b[i])))
+		e := math.Abs(float64(a[i]) - float64(b[i]))
+		if math.IsNaN(e) {
+			return math.Inf(1)
+		}
+		d = math.Max(d, e)
 		m = math.Max(m, math.Abs(float64(b[i])))
 	}
 	return d / m

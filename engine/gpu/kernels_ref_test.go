@@ -410,7 +410,7 @@ func TestKernelRefCombineMatchesAttention(t *testing.T) {
 		// The partials were rounded to f32: compare at f32 precision.
 		out, _ := ktCombine(ms, acc, nil, nHead, dh, tc.ns, 0)
 		for i := range out {
-			if d := math.Abs(out[i] - ref.out[i]); d > 1e-6 {
+			if d := math.Abs(out[i] - ref.out[i]); !(d <= 1e-6) { // NaN fails
 				t.Fatalf("t %d ns %d: combined %v, unsplit %v", tc.t, tc.ns, out[i], ref.out[i])
 			}
 		}
@@ -427,7 +427,7 @@ func TestKernelRefFP8Row(t *testing.T) {
 	codes, deq := make([]uint8, 256), make([]float32, 256)
 	scale := ktFP8Row(x, codes, deq)
 	for i, v := range x {
-		if d := math.Abs(float64(deq[i] - v)); d > math.Abs(float64(v))/16+float64(scale)*0x1p-9 {
+		if d := math.Abs(float64(deq[i] - v)); !(d <= math.Abs(float64(v))/16+float64(scale)*0x1p-9) { // NaN fails
 			t.Fatalf("x[%d] = %v decodes to %v", i, v, deq[i])
 		}
 	}

@@ -30,7 +30,7 @@ func checkCands(t *testing.T, name string, got []Candidate, ids []int32, ps []fl
 		t.Fatalf("%s: %d candidates %v, want ids %v", name, len(got), got, ids)
 	}
 	for i := range ids {
-		if got[i].ID != ids[i] || math.Abs(got[i].P-ps[i]) > probTol {
+		if got[i].ID != ids[i] || !(math.Abs(got[i].P-ps[i]) <= probTol) { // NaN fails
 			t.Errorf("%s: cand %d = %+v, want id %d p %.6f", name, i, got[i], ids[i], ps[i])
 		}
 	}
