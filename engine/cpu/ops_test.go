@@ -37,12 +37,20 @@ func TestRMSNorm(t *testing.T) {
 	cpu.RMSNormHeads(x, 2, 2, 4, []float32{1, 1}, 0)
 	// head 1: mean(0, 25) = 12.5 → 5·0.2828 = 1.41421
 	near(t, "heads", x, []float64{0.84852814, 1.1313708, 9, 9, 0, 1.4142136, 9, 9})
+	// eps counts: mean(0.03², 0.04²) = 1.25e-3, + eps 1.25e-3 = 2.5e-3,
+	// 1/sqrt(2.5e-3) = 20 → (0.6, 0.8).
+	cpu.RMSNorm(out, []float32{0.03, 0.04}, []float32{1, 1}, 1.25e-3)
+	near(t, "rmsnorm eps", out, []float64{0.6, 0.8})
 }
 
 func TestL2NormAndScalars(t *testing.T) {
 	x := []float32{3, 4}
 	cpu.L2Norm(x, 0)
 	near(t, "l2", x, []float64{0.6, 0.8})
+	// eps counts: Σx² = 2.5e-5, + eps 7.5e-5 = 1e-4, 1/sqrt(1e-4) = 100.
+	x = []float32{0.003, 0.004}
+	cpu.L2Norm(x, 7.5e-5)
+	near(t, "l2 eps", x, []float64{0.3, 0.4})
 	near(t, "scalars", []float32{cpu.Softplus(0), cpu.Softplus(30), cpu.Sigmoid(0), cpu.SiLU(1)},
 		[]float64{math.Ln2, 30, 0.5, 1 / (1 + math.Exp(-1))})
 }
@@ -67,6 +75,11 @@ func TestAttention(t *testing.T) {
 	out := make([]float32, 2)
 	cpu.AttendOne(out, q, keys, vals, 2, 2, 0, 1, make([]float32, 2))
 	near(t, "attend", out, []float64{1, 6})
+	// Scores 999 and 1000: exp overflows f32 unless the largest score is
+	// subtracted first; the weights are (1, e)/(1+e).
+	big := []float32{999, 0, 1000, 0}
+	cpu.AttendOne(out, q, big, vals, 2, 2, 0, 1, make([]float32, 2))
+	near(t, "attend large scores", out, []float64{4 / (1 + math.E), 8 * math.E / (1 + math.E)})
 
 	// GQA: 2 query heads, 1 KV head: both read the same KV. With 2 KV heads
 	// (row stride 4) head 1 reads the second KV head, whose keys are zero
