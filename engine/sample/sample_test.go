@@ -77,6 +77,13 @@ func TestFilter(t *testing.T) {
 	if l[0] != float32(math.Log(0.4)) {
 		t.Error("Filter modified its input")
 	}
+	// Edges, on four equal logits (each P exactly 0.25): top-p stops where
+	// the sum reaches p ("at least TopP"), min-p keeps a token exactly at
+	// the threshold ("drops tokens below").
+	flat := []float32{0, 0, 0, 0}
+	checkCands(t, "top-p at the sum", Filter(flat, nil, Options{Temperature: 1, TopP: 0.5}), []int32{0, 1}, []float64{0.5, 0.5})
+	checkCands(t, "min-p at the threshold", Filter(flat, nil, Options{Temperature: 1, MinP: 1}),
+		[]int32{0, 1, 2, 3}, []float64{0.25, 0.25, 0.25, 0.25})
 }
 
 func TestSamplerDistributionAndSeed(t *testing.T) {
