@@ -179,13 +179,22 @@ func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate 
 		return nil
 	}
 	ids = ids[:n]
-	// Softmax over the kept tokens at temperature T (max subtracted).
+	// Softmax over the kept tokens at temperature T (max subtracted). The
+	// best logit's own weight is 1, exp(0), without the subtraction, which
+	// would be ∞ − ∞ = NaN for an infinite one (an overflow): a +∞ logit then
+	// takes all the probability (with its ties), and logits all −∞ are
+	// equal. For finite ones this is exp's own result, bit for bit
+	// (TestExpZeroIsOne), so kernels/draw.cu, which still subtracts, draws
+	// the same tokens from finite logits; from an infinite one it does not yet.
 	T := float64(o.Temperature)
 	maxL := float64(logit(0))
 	cands := make([]Candidate, len(ids))
 	var sum float64
 	for i, id := range ids {
-		p := exp((float64(logit(i)) - maxL) / T)
+		p := 1.0
+		if l := float64(logit(i)); l != maxL {
+			p = exp((l - maxL) / T)
+		}
 		cands[i] = Candidate{ID: id, P: p}
 		sum += p
 	}

@@ -332,3 +332,57 @@ func TestSampleNaNLogits(t *testing.T) {
 		t.Errorf("SampleTop, one NaN: %d, %v", tok, err)
 	}
 }
+
+// TestSampleInfiniteLogits: an infinite best logit (an overflow) must not
+// turn the softmax into NaNs (∞ − ∞), which made every cumulative sum false
+// and drew the last candidate, the least likely token. A +∞ logit takes all
+// the probability (shared with its ties), as it does in the limit and as the
+// argmax picks it; logits that are all −∞ are equal, so uniform.
+func TestSampleInfiniteLogits(t *testing.T) {
+	inf := float32(math.Inf(1))
+	l := []float32{1, inf, 0, -3}
+	for _, o := range []Options{
+		{Temperature: 1},
+		{Temperature: 0.7, TopP: 0.9, Seed: 4},
+		{Temperature: 1, MinP: 0.1},
+		{Temperature: 1, TopK: 2, Seed: 5},
+	} {
+		for _, c := range Filter(l, nil, o) {
+			if c.ID == 1 && c.P != 1 || c.ID != 1 && c.P != 0 {
+				t.Errorf("%+v: candidate %+v, want token 1 alone to have P 1", o, c)
+			}
+		}
+		s, err := NewSampler(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 8 {
+			if tok, err := s.Sample(l, nil); tok != 1 || err != nil {
+				t.Errorf("%+v: Sample = %d, %v; want the +Inf logit's token 1", o, tok, err)
+			}
+		}
+	}
+	s, _ := NewSampler(Options{Temperature: 1, TopK: 3, Seed: 6})
+	if tok, err := s.SampleTop([]int32{2, 0, 1}, []float32{inf, inf, 5}); err != nil || tok == 1 {
+		t.Errorf("SampleTop with two +Inf: %d, %v; want token 2 or 0", tok, err)
+	}
+	ninf := float32(math.Inf(-1))
+	cands := Filter([]float32{ninf, ninf, ninf, ninf}, nil, Options{Temperature: 1})
+	if len(cands) != 4 {
+		t.Fatalf("all -Inf: %v, want 4 candidates", cands)
+	}
+	for _, c := range cands {
+		if c.P != 0.25 {
+			t.Errorf("all -Inf: candidate %+v, want P 0.25", c)
+		}
+	}
+}
+
+// TestExpZeroIsOne: the best logit's weight is 1 without calling exp
+// (candidates), which kernels/draw.cu computes as exp(0): the same bits only
+// because exp(0) is exactly 1.
+func TestExpZeroIsOne(t *testing.T) {
+	if e := exp(0); e != 1 {
+		t.Fatalf("exp(0) = %v, want exactly 1", e)
+	}
+}
