@@ -109,9 +109,14 @@ sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) 
         if (lane == 0) memra_end_step(out, ctr, MEMRA_NO_TOKEN);
         return;
     }
-    // Softmax weights at the temperature, the best logit subtracted.
+    // Softmax weights at the temperature, the best logit subtracted. The
+    // best's own weight (and its ties') is 1 without the subtraction, which
+    // would be inf - inf = NaN for an infinite logit: a +inf one then takes
+    // all the probability, and logits all -inf are equal. For finite ones
+    // that is exp(0), bit for bit (the host's candidates does the same).
     const double T = (double)p->temperature, max_l = (double)top[0];
-    for (int i = lane; i < k; i += MEMRA_DRAW_THREADS) w[i] = memra_exp_det(((double)top[i] - max_l) / T);
+    for (int i = lane; i < k; i += MEMRA_DRAW_THREADS)
+        w[i] = top[i] == top[0] ? 1.0 : memra_exp_det(((double)top[i] - max_l) / T);
     __syncwarp();
     if (lane == 0) sum = memra_draw_sum(w, k);
     __syncwarp();

@@ -1774,8 +1774,8 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 // number is sample.Uniform's and the candidates kept and their
 // probabilities are sample.Filter's on the whole logits, every float64
 // equal. Logits: uniform, with ties, NaNs inside the top k under a finite
-// maximum (no candidates, on both sides), a +Inf maximum (NaN weights),
-// mostly −Inf, and all NaN (kernels.NoToken where the host fails with
+// maximum (no candidates, on both sides), a +Inf maximum (drawn every
+// time), all −Inf (uniform), mostly −Inf, and all NaN (kernels.NoToken where the host fails with
 // model.ErrNaNLogits, neither drawing) at some steps; the options range over
 // the filters, and a temperature of 0.001 sends finite differences below
 // exp's range. The kernel must also advance its draw index and end the
@@ -1821,8 +1821,12 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 				for j := 20; j < 3000; j++ {
 					x[j] = float32(math.NaN())
 				}
-			case 7:
+			case 7: // an overflow: the +Inf logit takes all the probability
 				x[11] = float32(math.Inf(1))
+			case 8: // every logit -Inf: equal, so uniform over the top k
+				for j := range x {
+					x[j] = float32(math.Inf(-1))
+				}
 			case 9:
 				for j := 10; j < 3000; j++ {
 					x[j] = float32(math.Inf(-1))
@@ -1846,6 +1850,9 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 			if got != want {
 				t.Fatalf("case %d %+v, step %d: device drew %d, host %d", ci, o, step, got, want)
 			}
+			if step%10 == 7 && got != 11 {
+				t.Fatalf("case %d step %d: drew %d past a +Inf logit at 11", ci, step, got)
+			}
 			tr := ktGet[float64](t, v, trace, 2+K)
 			cands := sample.Filter(x, nil, o)
 			if u := sample.Uniform(o.Seed, uint64(draws)); math.Float64bits(tr[0]) != math.Float64bits(u) {
@@ -1855,10 +1862,7 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 				t.Fatalf("case %d step %d: device kept %v candidates, host %d", ci, step, tr[1], len(cands))
 			}
 			for i, c := range cands {
-				// NaN probabilities (a NaN or +Inf maximum) carry no
-				// payload the draw reads; any NaN matches any.
-				same := math.Float64bits(tr[2+i]) == math.Float64bits(c.P) || math.IsNaN(tr[2+i]) && math.IsNaN(c.P)
-				if !same || ids[i] != c.ID {
+				if math.Float64bits(tr[2+i]) != math.Float64bits(c.P) || math.IsNaN(c.P) || ids[i] != c.ID {
 					t.Fatalf("case %d step %d: candidate %d: device (%d, %v), host (%d, %v)", ci, step, i, ids[i], tr[2+i], c.ID, c.P)
 				}
 				if c.P == 0 {
