@@ -12,13 +12,23 @@ const (
 	kvThreads      = 128  // MEMRA_KV_THREADS
 	attnThreads    = 256  // MEMRA_ATTN_THREADS
 	combineThreads = 128  // MEMRA_COMBINE_THREADS
-	gdnThreads     = 128  // MEMRA_GDN_THREADS (MEMRA_GDN_ROWS = 16 state rows per block)
-	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS (MEMRA_ARGMAX_CHUNK = 8192 logits per block)
+	gdnThreads     = 128  // MEMRA_GDN_THREADS
+	gdnRows        = 16   // MEMRA_GDN_ROWS: state rows per delta-rule block
+	gdnState       = 128  // MEMRA_GDN_S: the Gated DeltaNet head dim the kernels are built for
+	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS
 	ctrThreads     = 32   // MEMRA_CTR_THREADS
 	topkThreads    = 1024 // MEMRA_TOPK_THREADS
 	drawThreads    = 32   // MEMRA_DRAW_THREADS
 	penaltyThreads = 256  // MEMRA_PENALTY_THREADS
 )
+
+// ArgmaxChunk is how many logits one argmax_partial block reduces
+// (MEMRA_ARGMAX_CHUNK): the kernel's grid and the host's count of partials.
+const ArgmaxChunk = 8192
+
+// blocksFor is the grid expression of one block per per items of n (an
+// expression): ceil(n/per).
+func blocksFor(n string, per int) string { return fmt.Sprintf("(%s+%d)/%d", n, per-1, per) }
 
 // Top-k selection (topk.cu): MEMRA_TOPK_SLICE pairs sorted per block, the
 // first MEMRA_TOPK_MAX of each kept; TopKMax is the largest k served.
@@ -380,7 +390,7 @@ func Spec() []Kernel {
 			Doc: "x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a " + t + " embedding table",
 			Params: append(ps, param("n_embd", I32), param("n_vocab", I32),
 				param("token", I32), param("dtoken", Ptr)),
-			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{"(n_embd+255)/256", one, one},
+			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("n_embd", ewThreads), one, one},
 		})
 	}
 
@@ -493,7 +503,7 @@ func Spec() []Kernel {
 			Doc: "Gated DeltaNet causal conv step: y = silu(conv(state ++ x, w)), state shifted by one",
 			Params: []Param{param("y", Ptr), param("state", Ptr), param("x", Ptr), param("w", Ptr), param("channels", I32),
 				param("kern", I32)},
-			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{"(channels+255)/256", one, one},
+			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("channels", ewThreads), one, one},
 		},
 		Kernel{
 			Name: "gdn_delta", File: "gdn.cu",
@@ -501,31 +511,31 @@ func Spec() []Kernel {
 			Params: []Param{param("state", Ptr), param("o", Ptr), param("q", Ptr), param("k", Ptr), param("v", Ptr), param("b", Ptr),
 				param("a", Ptr), param("ssm_a", Ptr), param("dt_bias", Ptr), param("h_k", I32), param("h_v", I32), param("head_map", I32),
 				param("l2_eps", F32)},
-			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", "128/16", one},
+			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", fmt.Sprintf("%d/%d", gdnState, gdnRows), one},
 		},
 		Kernel{
 			Name: "swiglu", File: "elementwise.cu",
 			Doc:    "out = silu(gate) * up over n elements",
 			Params: []Param{param("out", Ptr), param("gate", Ptr), param("up", Ptr), param("n", I32)},
-			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{"(n+255)/256", one, one},
+			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("n", ewThreads), one, one},
 		},
 		Kernel{
 			Name: "add", File: "elementwise.cu",
 			Doc:    "y += x over n elements",
 			Params: []Param{param("y", Ptr), param("x", Ptr), param("n", I32)},
-			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{"(n+255)/256", one, one},
+			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("n", ewThreads), one, one},
 		},
 		Kernel{
 			Name: "sigmoid_mul", File: "elementwise.cu",
 			Doc:    "x[r][i] *= sigmoid(gate[r*gate_stride + i]) for rows of n",
 			Params: []Param{param("x", Ptr), param("gate", Ptr), param("rows", I32), param("n", I32), param("gate_stride", I32)},
-			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{"(rows*n+255)/256", one, one},
+			Block:  [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("rows*n", ewThreads), one, one},
 		},
 		Kernel{
 			Name: "argmax_partial", File: "argmax.cu",
-			Doc:    "per 8192-logit chunk: the largest value and its lowest index",
+			Doc:    fmt.Sprintf("per %d-logit chunk: the largest value and its lowest index", ArgmaxChunk),
 			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("logits", Ptr), param("n", I32)},
-			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{"(n+8191)/8192", one, one},
+			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one},
 		},
 		Kernel{
 			Name: "argmax_final", File: "argmax.cu",
@@ -537,7 +547,7 @@ func Spec() []Kernel {
 			Name: "topk_select", File: "topk.cu",
 			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i",
 			Params: []Param{param("out_v", Ptr), param("out_i", Ptr), param("in_v", Ptr), param("in_i", Ptr), param("n", I32)},
-			Block:  [3]int{topkThreads, 1, 1}, Grid: [3]string{fmt.Sprintf("(n+%d)/%d", TopKSlice-1, TopKSlice), one, one},
+			Block:  [3]int{topkThreads, 1, 1}, Grid: [3]string{blocksFor("n", TopKSlice), one, one},
 		},
 		Kernel{
 			Name: "sample_draw", File: "draw.cu",

@@ -70,7 +70,9 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_PENALTY_MAX_WINDOW": PenaltyMaxWindow,
 		"MEMRA_Q8_LANE_PAIRS":      Q8LanePairs,
 		"MEMRA_ATTN_THREADS":       attnThreads,
-		"MEMRA_ARGMAX_CHUNK":       8192, // argmax_partial's grid, "(n+8191)/8192"
+		"MEMRA_ARGMAX_CHUNK":       ArgmaxChunk,
+		"MEMRA_GDN_ROWS":           gdnRows,
+		"MEMRA_GDN_S":              gdnState,
 		"MEMRA_NO_TOKEN":           NoToken,
 	} {
 		if d, ok := defines[name]; !ok || d != v {
@@ -268,6 +270,77 @@ func TestSpecGeometryExpressions(t *testing.T) {
 				t.Errorf("%s: %s %q = %d for sample values, want > 0", k.Name, what, s, v)
 			}
 		}
+	}
+}
+
+// TestSpecGridsCoverTheirWork: the kernels that give a thread one element
+// (i = blockIdx.x * blockDim.x + threadIdx.x) launch ceil(items/block)
+// blocks, argmax_partial one block per ArgmaxChunk logits and gdn_delta
+// gdnRows state rows a block: a grid that did not follow a change of the
+// block size or the chunk would leave items unprocessed, with no error.
+func TestSpecGridsCoverTheirWork(t *testing.T) {
+	spec := map[string]Kernel{}
+	for _, k := range Spec() {
+		spec[k.Name] = k
+	}
+	cases := map[string]struct {
+		count string // the parameter that counts the items
+		rows  int    // items = rows * count (sigmoid_mul's rows of n)
+		per   int    // items a block takes (0: one a thread)
+	}{
+		"swiglu":         {"n", 1, 0},
+		"add":            {"n", 1, 0},
+		"sigmoid_mul":    {"n", 3, 0},
+		"gdn_conv":       {"channels", 1, 0},
+		"argmax_partial": {"n", 1, ArgmaxChunk},
+		"topk_select":    {"n", 1, TopKSlice},
+	}
+	for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"} {
+		cases["embed_"+typ] = struct {
+			count string
+			rows  int
+			per   int
+		}{"n_embd", 1, 0}
+	}
+	for name, c := range cases {
+		k, ok := spec[name]
+		if !ok {
+			t.Errorf("%s is not in Spec()", name)
+			continue
+		}
+		per := c.per
+		if per == 0 {
+			per = k.Block[0] * k.Block[1] * k.Block[2]
+		}
+		e, err := parser.ParseExpr(k.Grid[0])
+		if err != nil {
+			t.Fatalf("%s: grid.x %q: %v", name, k.Grid[0], err)
+		}
+		for _, n := range []int{1, per - 1, per, per + 1, 248320} {
+			vars := map[string]int{"rows": c.rows}
+			for _, p := range k.Params {
+				if _, ok := vars[p.Name]; !ok && (p.Kind == I32 || p.Kind == U32) {
+					vars[p.Name] = 1
+				}
+			}
+			vars[c.count] = n
+			items := c.rows * n
+			blocks, err := evalExpr(e, vars)
+			if err != nil {
+				t.Fatalf("%s: grid.x %q: %v", name, k.Grid[0], err)
+			}
+			if blocks*per < items || (blocks-1)*per >= items {
+				t.Errorf("%s: grid.x %q = %d blocks of %d items for %d items, want %d", name, k.Grid[0], blocks, per, items, (items+per-1)/per)
+			}
+		}
+	}
+	k := spec["gdn_delta"]
+	e, err := parser.ParseExpr(k.Grid[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y, err := evalExpr(e, nil); err != nil || y*gdnRows != gdnState {
+		t.Errorf("gdn_delta: grid.y %q = %d (%v) blocks of %d state rows, want %d rows", k.Grid[1], y, err, gdnRows, gdnState)
 	}
 }
 

@@ -160,7 +160,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	add(&s.fg, f(2*c.NFF), 2) // fg | fu
 	add(&s.fh, f(c.NFF), 2)
 	add(&s.logits, f(c.NVocab), 2)
-	parts := (c.NVocab + argmaxChunk - 1) / argmaxChunk
+	parts := argmaxParts(c.NVocab)
 	add(&s.amaxVal, f(parts), 2)
 	add(&s.amaxIdx, f(parts), 2)
 	add(&s.token, 4, 2)
@@ -240,8 +240,9 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	return cc, nil
 }
 
-// argmaxChunk is MEMRA_ARGMAX_CHUNK: logits per argmax_partial block.
-const argmaxChunk = 8192
+// argmaxParts is how many partials argmax_partial writes over n logits:
+// one per block, a block per kernels.ArgmaxChunk logits.
+func argmaxParts(n int) int { return (n + kernels.ArgmaxChunk - 1) / kernels.ArgmaxChunk }
 
 // Reset empties the cache: position 0, zero recurrent states. KV contents
 // need no clearing (attention reads only the first t_kv rows).

@@ -347,6 +347,21 @@ func TestMatvecShared(t *testing.T) {
 	}
 }
 
+// TestHostCountsMatchLaunchGrids: the host sizes the argmax partials
+// (argmaxParts) and the top-k passes (topKBlocks) by the blocks those
+// kernels launch, which the launchers compute from the spec's grids: a count
+// below the grid would let the kernels write past the buffers.
+func TestHostCountsMatchLaunchGrids(t *testing.T) {
+	for _, n := range []int{1, 4095, 4096, 4097, 8191, 8192, 8193, 151936, 248320} {
+		if g, _ := geomArgMaxPartial(n); argmaxParts(n) != g[0] {
+			t.Errorf("n %d: argmaxParts %d, argmax_partial's grid %d blocks", n, argmaxParts(n), g[0])
+		}
+		if g, _ := geomTopKSelect(n); topKBlocks(n) != g[0] {
+			t.Errorf("n %d: topKBlocks %d, topk_select's grid %d blocks", n, topKBlocks(n), g[0])
+		}
+	}
+}
+
 // TestStageTiles: staged through chunks of a few tile rows (a matrix of
 // several chunks, the last one partial and its last tile padded), the bytes
 // that reach the device are ktile's layout of the whole matrix, each chunk
