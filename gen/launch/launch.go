@@ -39,11 +39,15 @@ const cudaPath = "github.com/memra-ai/memra/engine/cuda"
 // kernel parameter or dim with one of these names would not compile.
 func isReserved(name string) bool {
 	switch name {
-	case "k_", "geom_", "shmem_", "grid_", "shared_", "err_", "slot_", "cuda", "fmt":
+	case "k_", "geom_", "shmem_", "grid_", "shared_", "err_", "slot_", "cuda", "fmt", "launchGeometry":
 		return true
 	}
 	return false
 }
+
+// variantParam is the family dispatcher's variant argument: no member's
+// parameter or dim may take its name.
+const variantParam = "v"
 
 // SpecHash is a stable hash of the spec: the generated file records it, and a
 // test compares it with the hash of the current kernels.Spec() so a spec edit
@@ -250,9 +254,19 @@ func check(s kernels.Kernel) (kernel, error) {
 		return k, fmt.Errorf("kernel %s: Go name %q is not an exported identifier", s.Name, k.goName)
 	}
 	k.field = "k" + k.goName
+	// The launcher calls its geometry function by name.
+	usable := func(what, name string) error {
+		if err := usableName(s.Name, what, name); err != nil {
+			return err
+		}
+		if name == "geom"+k.goName {
+			return fmt.Errorf("kernel %s: %s %q is reserved by the generated launcher", s.Name, what, name)
+		}
+		return nil
+	}
 	seen := map[string]bool{}
 	for _, prm := range s.Params {
-		if err := usableName(s.Name, "parameter", prm.Name); err != nil {
+		if err := usable("parameter", prm.Name); err != nil {
 			return k, err
 		}
 		if seen[prm.Name] {
@@ -268,7 +282,7 @@ func check(s kernels.Kernel) (kernel, error) {
 		}
 	}
 	for _, d := range s.Dims {
-		if err := usableName(s.Name, "dim", d); err != nil {
+		if err := usable("dim", d); err != nil {
 			return k, err
 		}
 		if seen[d] {
@@ -546,12 +560,25 @@ func families(ks []kernel) ([]*family, error) {
 		} else if !slices.Equal(fam.dims, k.Dims) {
 			return nil, fmt.Errorf("kernel %s: dims %v, family %s has %v", k.Name, k.Dims, k.Family, fam.dims)
 		}
+		for _, n := range append(names(k.Params), k.Dims...) {
+			if n == variantParam {
+				return nil, fmt.Errorf("kernel %s: parameter or dim %q is reserved for the variant of family %s's dispatcher", k.Name, n, k.Family)
+			}
+		}
 		if err := fam.merge(k); err != nil {
 			return nil, err
 		}
 		fam.members = append(fam.members, k)
 	}
 	return out, nil
+}
+
+func names(ps []kernels.Param) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
 }
 
 func variantEq(a, b map[string]int) bool {
@@ -610,7 +637,7 @@ func emitFamily(f *jen.File, fam *family) {
 	)
 	f.Line()
 	var params []jen.Code
-	params = append(params, jen.Id("v").Id(vt))
+	params = append(params, jen.Id(variantParam).Id(vt))
 	for _, p := range fam.params {
 		params = append(params, jen.Id(p.Name).Add(goParamType(p.Kind)))
 	}
@@ -621,7 +648,7 @@ func emitFamily(f *jen.File, fam *family) {
 	f.Comment("bucket picks its kernel from. Parameters only some variants take are ignored")
 	f.Comment("by the others.")
 	f.Func().Params(jen.Id("k_").Op("*").Id("Kernels")).Id(fam.goName).Params(params...).Error().Block(
-		jen.Switch(jen.Id("v")).BlockFunc(func(g *jen.Group) {
+		jen.Switch(jen.Id(variantParam)).BlockFunc(func(g *jen.Group) {
 			for _, m := range fam.members {
 				var args []jen.Code
 				for _, p := range m.Params {
@@ -633,7 +660,7 @@ func emitFamily(f *jen.File, fam *family) {
 				g.Case(lit(m)).Block(jen.Return(jen.Id("k_").Dot(m.goName).Call(args...)))
 			}
 		}),
-		jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fam.name+": no kernel for variant %+v"), jen.Id("v"))),
+		jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fam.name+": no kernel for variant %+v"), jen.Id(variantParam))),
 	)
 	f.Line()
 }

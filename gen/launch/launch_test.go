@@ -155,6 +155,17 @@ func TestGenerateRejects(t *testing.T) {
 		{"keyword", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "range"; return s }, "not a Go identifier"},
 		{"predeclared", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "len"; return s }, "predeclared"},
 		{"reserved", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "fmt"; return s }, "reserved"},
+		// Names the generated code uses: the output would not compile.
+		{"geometry helper", func(s []kernels.Kernel) []kernels.Kernel { s[4].Params[0].Name = "launchGeometry"; return s }, "reserved"},
+		{"own geometry function", func(s []kernels.Kernel) []kernels.Kernel { s[4].Params[0].Name = "geomCountersAdvance"; return s }, "reserved"},
+		{"family variant", func(s []kernels.Kernel) []kernels.Kernel {
+			s[2].Params[1].Name, s[3].Params[1].Name = "v", "v"
+			return s
+		}, "reserved for the variant of family split"},
+		{"family variant dim", func(s []kernels.Kernel) []kernels.Kernel {
+			s[2].Dims, s[3].Dims = []string{"v"}, []string{"v"}
+			return s
+		}, "reserved for the variant"},
 		{"variant keys", func(s []kernels.Kernel) []kernels.Kernel { delete(s[3].Variant, "fp8"); return s }, "variant keys"},
 		{"same variant", func(s []kernels.Kernel) []kernels.Kernel { s[3].Variant["fp8"] = 0; return s }, "same variant"},
 		{"param kinds", func(s []kernels.Kernel) []kernels.Kernel { s[3].Params[1].Kind = kernels.I32; return s }, "two kinds"},
