@@ -89,7 +89,11 @@ func (t Table) Validate() error {
 		if len(fn.Params) > 15 {
 			return fmt.Errorf("driver table: %s: %d parameters, purego.SyscallN passes at most 15 in this binding", fn.Name, len(fn.Params))
 		}
-		pnames := map[string]bool{"d": true, "r": true, "a": true, "runtime": true, "purego": true, "unsafe": true}
+		// The names a wrapper's body uses: the receiver, the result, the hot
+		// buffer, the packages, the conversion of every argument and the
+		// function it calls when the entry point is unresolved.
+		pnames := map[string]bool{"d": true, "r": true, "a": true, "runtime": true, "purego": true, "unsafe": true,
+			"uintptr": true, "unresolved": true}
 		for _, prm := range fn.Params {
 			if !token.IsIdentifier(prm.Name) || token.IsKeyword(prm.Name) || pnames[prm.Name] {
 				return fmt.Errorf("driver table: %s: parameter name %q is not usable in Go (keyword, duplicate or reserved)", fn.Name, prm.Name)

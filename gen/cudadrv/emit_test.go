@@ -155,6 +155,9 @@ func TestValidateRejects(t *testing.T) {
 		{"too new", func(t *Table) { t.Funcs[1].Version = 13000 }, "newer than MinDriver"},
 		{"symbol", func(t *Table) { t.Funcs[1].Symbol = "cuMemAllocX" }, "is not cuMemAlloc"},
 		{"keyword param", func(t *Table) { t.Funcs[1].Params[1].Name = "type" }, "not usable in Go"},
+		// Names the wrapper's body uses: the output would not compile.
+		{"conversion param", func(t *Table) { t.Funcs[1].Params[1].Name = "uintptr" }, "not usable in Go"},
+		{"unresolved param", func(t *Table) { t.Funcs[1].Params[1].Name = "unresolved" }, "not usable in Go"},
 		{"pointer mismatch", func(t *Table) { t.Funcs[1].Params[0].Type.Go = "DevPtr" }, "pointer-ness"},
 		{"result name", func(t *Table) { t.Results[1].C = "OOM" }, "CUDA_ERROR_"},
 		{"result dup", func(t *Table) { t.Results[1].Code = 0 }, "listed twice"},
