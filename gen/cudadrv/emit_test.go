@@ -79,7 +79,7 @@ func TestCommittedBindingIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(gen), "gen/cmd/cudagen "+strings.TrimPrefix(driverCommand, "cudagen ")) {
+	if !strings.Contains(string(gen), "gen/cmd/cudagen "+strings.TrimPrefix(driverCommand, "cudagen ")+"\n") {
 		t.Fatalf("engine/cuda/gen.go does not run %q", driverCommand)
 	}
 }

@@ -110,6 +110,15 @@ func TestCommittedLaunchersMatchSpec(t *testing.T) {
 	if !bytes.Equal(src, committed) {
 		t.Fatalf("%s is stale: run go generate ./engine/gpu\n%s", path, golden_.FirstDiff(committed, src))
 	}
+	// The comparison above holds for what go generate runs only if it runs
+	// launchCommand: the header records the command.
+	gen, err := os.ReadFile(filepath.Join("..", "..", "engine", "gpu", "gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(gen), "gen/cmd/cudagen "+strings.TrimPrefix(launchCommand, "cudagen ")+"\n") {
+		t.Fatalf("engine/gpu/gen.go does not run %q", launchCommand)
+	}
 }
 
 func TestSpecHashSeesEveryField(t *testing.T) {
