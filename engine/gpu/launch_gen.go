@@ -16,6 +16,12 @@ const specHash = "dba1a603211fee610c64380f3fef3249efab9dfb1594e088c2038a16e569fe
 // and calls cuLaunchKernel, which copies the values at the call (or at
 // capture), so launching allocates nothing and is safe inside stream capture.
 // Not safe for concurrent use: one Kernels per decoder.
+//
+// A launcher checks the grid and dynamic shared memory it computes, not its
+// pointers: a cuda.DevPtr carries no length to check a buffer against, and
+// 0 is a valid argument where a kernel's doc says "ptr ? *ptr : value" or
+// "when ptr != 0" (dtoken, dpos, dt_kv, gate, ctr). The callers size every
+// buffer from the model's dimensions (engine/gpu: Cache, the weights' upload).
 type Kernels struct {
 	e                    *cuda.Engine
 	kEmbedF32            kernelSlot // embed_f32

@@ -163,6 +163,12 @@ func Generate(command, pkg string, specs []kernels.Kernel) ([]byte, error) {
 	f.Comment("and calls cuLaunchKernel, which copies the values at the call (or at")
 	f.Comment("capture), so launching allocates nothing and is safe inside stream capture.")
 	f.Comment("Not safe for concurrent use: one Kernels per decoder.")
+	f.Comment("")
+	f.Comment("A launcher checks the grid and dynamic shared memory it computes, not its")
+	f.Comment("pointers: a cuda.DevPtr carries no length to check a buffer against, and")
+	f.Comment("0 is a valid argument where a kernel's doc says \"ptr ? *ptr : value\" or")
+	f.Comment("\"when ptr != 0\" (dtoken, dpos, dt_kv, gate, ctr). The callers size every")
+	f.Comment("buffer from the model's dimensions (engine/gpu: Cache, the weights' upload).")
 	f.Type().Id("Kernels").StructFunc(func(g *jen.Group) {
 		g.Id("e").Op("*").Qual(cudaPath, "Engine")
 		for _, k := range ks {
