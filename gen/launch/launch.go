@@ -331,8 +331,26 @@ func check(s kernels.Kernel) (kernel, error) {
 }
 
 // checkExpr accepts integer expressions over the kernel's integer parameters
-// and dims: literals, + - * / % << >> & |, parentheses, min and max.
+// and dims: literals, + - * / % << >> & |, parentheses, min and max; and
+// only those that compile as Go ints (no division by a constant zero, no
+// constant overflow), since the launcher holds them verbatim.
 func checkExpr(src string, ints map[string]bool) error {
+	if err := checkForm(src, ints); err != nil {
+		return err
+	}
+	pkg := types.NewPackage("spec", "spec")
+	for n := range ints {
+		pkg.Scope().Insert(types.NewVar(token.NoPos, pkg, n, types.Typ[types.Int]))
+	}
+	if _, err := types.Eval(token.NewFileSet(), pkg, token.NoPos, "int("+src+")"); err != nil {
+		return fmt.Errorf("does not compile as a Go int: %v", err)
+	}
+	return nil
+}
+
+// checkForm is checkExpr's syntax rule: the identifiers, literals,
+// operators and calls it allows.
+func checkForm(src string, ints map[string]bool) error {
 	e, err := parser.ParseExpr(src)
 	if err != nil {
 		return fmt.Errorf("not a Go expression: %v", err)
@@ -371,7 +389,7 @@ func checkExpr(src string, ints map[string]bool) error {
 				return false
 			}
 			for _, a := range n.Args {
-				if err := checkExpr(types.ExprString(a), ints); err != nil {
+				if err := checkForm(types.ExprString(a), ints); err != nil {
 					bad = err
 				}
 			}

@@ -156,6 +156,10 @@ func TestGenerateRejects(t *testing.T) {
 		{"float literal", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "rows / 2.5"; return s }, "not an integer"},
 		{"call", func(s []kernels.Kernel) []kernels.Kernel { s[0].Shared = "len(rows)"; return s }, "min"},
 		{"bad expr", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[1] = "(rows"; return s }, "not a Go expression"},
+		// Well-formed but would not compile in the launcher.
+		{"division by zero", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "(rows+7)/(8-8)"; return s }, "division by zero"},
+		{"constant overflow", func(s []kernels.Kernel) []kernels.Kernel { s[1].Shared = "cols * (1 << 70)"; return s }, "overflows"},
+		{"min of none", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "min(rows, 1<<80)"; return s }, "does not compile"},
 		{"block", func(s []kernels.Kernel) []kernels.Kernel { s[0].Block = [3]int{512, 4, 1}; return s }, "limit is 1024"},
 		{"zero block", func(s []kernels.Kernel) []kernels.Kernel { s[0].Block[2] = 0; return s }, "block[2] = 0"},
 		{"dup kernel", func(s []kernels.Kernel) []kernels.Kernel { return append(s, s[0]) }, "listed twice"},
