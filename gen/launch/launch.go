@@ -255,6 +255,13 @@ func check(s kernels.Kernel) (kernel, error) {
 	if s.File == "" {
 		return k, fmt.Errorf("kernel %s: no source file", s.Name)
 	}
+	// Both go into line comments of the launcher.
+	if strings.ContainsAny(s.File, "/\\\n\r") || !strings.HasSuffix(s.File, ".cu") {
+		return k, fmt.Errorf("kernel %s: source file %q is not a .cu file name in kernels/", s.Name, s.File)
+	}
+	if strings.ContainsAny(s.Doc, "\n\r") {
+		return k, fmt.Errorf("kernel %s: doc %q is not one line", s.Name, s.Doc)
+	}
 	k.goName = GoName(s.Name)
 	if !token.IsIdentifier(k.goName) || !ast.IsExported(k.goName) {
 		return k, fmt.Errorf("kernel %s: Go name %q is not an exported identifier", s.Name, k.goName)

@@ -190,6 +190,9 @@ func TestGenerateRejects(t *testing.T) {
 		}, "both become Go method RMSNorm"},
 		{"kind", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[0].Kind = 9; return s }, "unknown kind 9"},
 		{"empty", func(s []kernels.Kernel) []kernels.Kernel { return nil }, "empty kernel spec"},
+		{"doc lines", func(s []kernels.Kernel) []kernels.Kernel { s[0].Doc = "one\ntwo */ three"; return s }, "doc \"one\\ntwo */ three\" is not one line"},
+		{"file path", func(s []kernels.Kernel) []kernels.Kernel { s[0].File = "sub/rmsnorm.cu"; return s }, "not a .cu file name"},
+		{"file newline", func(s []kernels.Kernel) []kernels.Kernel { s[0].File = "rms\nnorm.cu"; return s }, "not a .cu file name"},
 	} {
 		_, err := Generate("x", "gpu", c.edit(smallSpec()))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
