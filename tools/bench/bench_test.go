@@ -646,3 +646,16 @@ func TestProfileShares(t *testing.T) {
 		t.Errorf("profile table of a launch without bytes:\n%s", b.String())
 	}
 }
+
+// TestContextPastModelRefusedBeforeUpload: a context the model's
+// context_length does not allow (the tiny fixture's is 4096) is refused
+// with the flag and the key named, before any GPU work (the bencher has no
+// engine here, so reaching the upload would panic).
+func TestContextPastModelRefusedBeforeUpload(t *testing.T) {
+	path := filepath.Join("..", "..", "engine", "testdata", "fixtures", "qwen35-tiny-f32.gguf")
+	b := &bencher{c: config{contexts: []int{1024, 8192}, tokens: 64, prompt: 64}, log: io.Discard}
+	err := b.model(job{label: "tiny", path: path}, "f16", &ModelReport{})
+	if err == nil || !strings.Contains(err.Error(), "-ctx 8192") || !strings.Contains(err.Error(), "qwen35.context_length") {
+		t.Fatalf("error %v; want one naming -ctx 8192 and qwen35.context_length", err)
+	}
+}

@@ -415,6 +415,13 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 		return fmt.Errorf("%s: %w", j.path, err)
 	}
 	mr.Arch, mr.Layers, mr.Attn, mr.Vocab = m.Arch, m.NLayer, m.NumAttention(), m.NVocab
+	// The cache holds the longest context, the tokens timed past it and the
+	// priming prompt; checked here, before the weights go up, as NewCache
+	// would only after.
+	capacity := max(c.contexts[len(c.contexts)-1]+max(c.tokens, c.profile)+8, c.prompt+8)
+	if err := m.CheckContext(capacity); err != nil {
+		return fmt.Errorf("%s: -ctx %d: %w", j.path, c.contexts[len(c.contexts)-1], err)
+	}
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
 	tu := time.Now()
 	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, Fatbin: b.fatbin}, nil)
@@ -426,7 +433,6 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	b.logf("%s %s: loaded %.2f GB in %.2fs (upload %.2fs, %.1f GB/s)", j.label, kv, float64(g.WeightBytes())/1e9,
 		mr.LoadS, mr.UploadS, float64(g.WeightBytes())/1e9/mr.UploadS)
 
-	capacity := max(c.contexts[len(c.contexts)-1]+max(c.tokens, c.profile)+8, c.prompt+8)
 	cc, err := g.NewCache(capacity)
 	if err != nil {
 		return fmt.Errorf("eager cache: %w", err)
