@@ -379,15 +379,21 @@ func TestRenderChat(t *testing.T) {
 			t.Errorf("think %v: %q, %v; want %q", think, got, err, want)
 		}
 	}
-	for _, c := range []struct{ name, tmpl, want string }{
-		{"recursion", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "recursed past 64 MB of stack"},
+	// Only the loop waits for the limit, so it alone gets a short one: the
+	// others end by themselves and take the CLI's limit, since recursing to
+	// 64 MB of stack took over 1s on a loaded 2-core machine.
+	for _, c := range []struct {
+		name, tmpl, want string
+		limit            time.Duration
+	}{
+		{"recursion", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "recursed past 64 MB of stack", chatTimeout},
 		// 10^10 empty iterations, 10^5 a list (the engine sizes a range's list up front).
-		{"loop", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "rendering took over 1s"},
-		{"size", `{{ "x" * 20000000 }}`, "passed 16 MB"},
-		{"error", "{{ messages[0].content | nosuchfilter }}", "chat template: "},
+		{"loop", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "rendering took over 1s", time.Second},
+		{"size", `{{ "x" * 20000000 }}`, "passed 16 MB", chatTimeout},
+		{"error", "{{ messages[0].content | nosuchfilter }}", "chat template: ", chatTimeout},
 	} {
 		path := withTemplate(t, base, c.name+".gguf", c.tmpl)
-		_, err := renderChat(path, "hi", false, time.Second)
+		_, err := renderChat(path, "hi", false, c.limit)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error with %q", c.name, err, c.want)
 		}
