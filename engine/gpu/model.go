@@ -23,10 +23,6 @@ import (
 	"github.com/memra-ai/memra/kernels"
 )
 
-// l2Eps is the Gated DeltaNet q/k L2-norm epsilon, transformers' l2norm
-// default (the CPU backend uses the same; see cpu.L2NormEps).
-const l2Eps = 1e-6
-
 // KVFP8FromEnv reports whether MEMRA_KV_FP8=1 asks for an FP8 KV cache (0
 // or unset: f16), naming the values when it holds another ("yes" or "true"
 // were taken for f16 without a word).

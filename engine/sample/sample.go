@@ -22,7 +22,7 @@ type Options struct {
 	// TopK keeps the k most likely tokens (0: all).
 	TopK int
 	// TopP keeps the smallest set of most likely tokens whose probability
-	// sums to at least TopP (0 or ≥ 1: all).
+	// sums to at least TopP (0 or 1: all).
 	TopP float32
 	// MinP drops tokens whose probability is below MinP × the top
 	// probability (0: none).
