@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -31,12 +32,19 @@ func run(args []string) error {
 	launchers := fs.Bool("launchers", false, "write the typed kernel launchers from kernels.Spec()")
 	pkg := fs.String("pkg", "gpu", "package name of the launcher file")
 	out := fs.String("out", "", "output file (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil // -h: the usage, which Parse printed, is the answer
+	} else if err != nil {
 		return err
 	}
 	if *out == "" || *driver == *launchers {
 		fs.Usage()
 		return fmt.Errorf("need exactly one of -driver or -launchers, and -out")
+	}
+	pkgSet := false
+	fs.Visit(func(f *flag.Flag) { pkgSet = pkgSet || f.Name == "pkg" })
+	if *driver && pkgSet {
+		return fmt.Errorf("-pkg names the launchers' package; the driver binding is always package cuda")
 	}
 	// The header records the invocation, so regenerating with the same flags
 	// reproduces the file byte for byte.
