@@ -413,6 +413,29 @@ func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 	}
 }
 
+// TestReleaseAfterClose: Close released everything, so a free, destroy or
+// unload after it (a model or cache closed after its engine) returns nil,
+// as HostBuf.Free does, where it returned ErrClosed.
+func TestReleaseAfterClose(t *testing.T) {
+	e := fakeEngine(t) // resolves no allocation entry point: the handles stand for ones Close released
+	a := &Arena{e: e, base: 1 << 20}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for what, err := range map[string]error{
+		"Free":             e.Free(1 << 20),
+		"Arena.Free":       a.Free(),
+		"DestroyGraph":     e.DestroyGraph(1),
+		"DestroyGraphExec": e.DestroyGraphExec(1),
+		"DestroyEvent":     e.DestroyEvent(1),
+		"UnloadModule":     e.UnloadModule(1),
+	} {
+		if err != nil {
+			t.Errorf("%s after Close: %v", what, err)
+		}
+	}
+}
+
 var _ = unsafe.Pointer(nil)
 
 // TestLaunchStructLayout pins launchConfig and launchAttribute to the byte

@@ -220,6 +220,17 @@ func (e *Engine) Do(fn func() error) error {
 	return e.roundTrip()
 }
 
+// doRelease runs a release (a free, destroy or unload) as Do does, but
+// after Close, which released everything the engine made, it has nothing
+// left to do and returns nil, as HostBuf.Free does: a model or cache closed
+// after its engine closes cleanly.
+func (e *Engine) doRelease(fn func() error) error {
+	if err := e.Do(fn); !errors.Is(err, ErrClosed) {
+		return err
+	}
+	return nil
+}
+
 // Info describes the GPU.
 func (e *Engine) Info() DeviceInfo { return e.info }
 

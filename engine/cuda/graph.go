@@ -119,9 +119,10 @@ func (e *Engine) GraphNodeCount(g Graph) (int, error) {
 	return int(n), err
 }
 
-// DestroyGraph destroys a graph from EndCapture (its executables stay valid).
+// DestroyGraph destroys a graph from EndCapture (its executables stay valid);
+// after Close, which destroyed it, it returns nil.
 func (e *Engine) DestroyGraph(g Graph) error {
-	return e.Do(func() error {
+	return e.doRelease(func() error {
 		if _, ok := e.graphs[g]; !ok {
 			return fmt.Errorf("cuda: destroy graph %#x: not made by this engine, or already destroyed", uintptr(g))
 		}
@@ -130,9 +131,10 @@ func (e *Engine) DestroyGraph(g Graph) error {
 	})
 }
 
-// DestroyGraphExec destroys an executable graph.
+// DestroyGraphExec destroys an executable graph (after Close, which destroyed
+// it: nil).
 func (e *Engine) DestroyGraphExec(x GraphExec) error {
-	return e.Do(func() error {
+	return e.doRelease(func() error {
 		if _, ok := e.execs[x]; !ok {
 			return fmt.Errorf("cuda: destroy graph exec %#x: not made by this engine, or already destroyed", uintptr(x))
 		}
@@ -202,9 +204,10 @@ func (e *Engine) Elapsed(start, end Event) (time.Duration, error) {
 	return time.Duration(float64(ms) * float64(time.Millisecond)), err
 }
 
-// DestroyEvent destroys an event from NewEvent.
+// DestroyEvent destroys an event from NewEvent (after Close, which destroyed
+// it: nil).
 func (e *Engine) DestroyEvent(ev Event) error {
-	return e.Do(func() error {
+	return e.doRelease(func() error {
 		if _, ok := e.events[ev]; !ok {
 			return fmt.Errorf("cuda: destroy event %#x: not made by this engine, or already destroyed", uintptr(ev))
 		}

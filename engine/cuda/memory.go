@@ -43,9 +43,9 @@ func (e *Engine) alloc(bytes uint64) (DevPtr, error) {
 }
 
 // Free frees memory from Alloc. Freeing an address Alloc did not return (or
-// freeing twice) is an error.
+// freeing twice) is an error; after Close, which freed it, Free returns nil.
 func (e *Engine) Free(p DevPtr) error {
-	return e.Do(func() error { return e.free(p) })
+	return e.doRelease(func() error { return e.free(p) })
 }
 
 func (e *Engine) free(p DevPtr) error {

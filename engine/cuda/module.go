@@ -52,9 +52,10 @@ func (e *Engine) LoadModuleFile(path string) (Module, error) {
 	return m, nil
 }
 
-// UnloadModule unloads a module from LoadModule.
+// UnloadModule unloads a module from LoadModule (after Close, which unloaded
+// it: nil).
 func (e *Engine) UnloadModule(m Module) error {
-	return e.Do(func() error {
+	return e.doRelease(func() error {
 		if _, ok := e.modules[m]; !ok {
 			return fmt.Errorf("cuda: unload module %#x: not loaded by this engine", uintptr(m))
 		}
