@@ -50,7 +50,8 @@ func (t *Tokenizer) ChatTemplate() string { return t.chatTemplate }
 // The template is code from the file, and the Jinja engine bounds neither
 // its recursion, its loops nor its output: a hostile template can run until
 // killed or overflow the goroutine's stack, which ends the process (Go
-// cannot recover from that). Render templates of files you do not trust in
+// cannot recover from that; a panic inside the engine comes back as an
+// error). Render templates of files you do not trust in
 // a child process with a time and size limit, as memra run --chat does
 // (tools/memra/chat.go).
 func (t *Tokenizer) ApplyChatTemplate(msgs []Message, addGenerationPrompt bool, enableThinking bool) (string, error) {
@@ -62,7 +63,7 @@ func (t *Tokenizer) ApplyChatTemplate(msgs []Message, addGenerationPrompt bool, 
 			t.chat = chatML{}
 			return
 		}
-		tmpl, err := jinja.Compile(t.chatTemplate)
+		tmpl, err := compileTemplate(t.chatTemplate)
 		if err != nil {
 			t.chatErr = fmt.Errorf("tokenizer: compile tokenizer.chat_template: %w", err)
 			return
@@ -77,7 +78,29 @@ func (t *Tokenizer) ApplyChatTemplate(msgs []Message, addGenerationPrompt bool, 
 
 type jinjaChat struct{ tmpl *jinja.Template }
 
-func (j jinjaChat) render(msgs []Message, gen, thinking bool, bos, eos string) (string, error) {
+// enginePanic wraps what the template engine panicked with: it panics on
+// some templates (selectattr with one argument indexes past its arguments),
+// and a template is the file's data, so that must come back as an error.
+func enginePanic(r any) error {
+	return fmt.Errorf("the template engine failed (panic: %v)", r)
+}
+
+// compileTemplate is jinja.Compile with a panic turned into an error.
+func compileTemplate(src string) (tmpl *jinja.Template, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tmpl, err = nil, enginePanic(r)
+		}
+	}()
+	return jinja.Compile(src)
+}
+
+func (j jinjaChat) render(msgs []Message, gen, thinking bool, bos, eos string) (text string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			text, err = "", fmt.Errorf("tokenizer: render tokenizer.chat_template: %w", enginePanic(r))
+		}
+	}()
 	list := make([]any, len(msgs))
 	for i, m := range msgs {
 		d := map[string]any{"role": m.Role, "content": m.Content}

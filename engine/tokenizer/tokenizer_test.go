@@ -421,3 +421,25 @@ func TestFromGGUFErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestChatTemplateEnginePanic: the Jinja engine panics on some templates
+// (selectattr with one argument slices its arguments past their end); the
+// template is the file's data, so ApplyChatTemplate returns an error.
+func TestChatTemplateEnginePanic(t *testing.T) {
+	tok := loadQwen3(t)
+	for _, tmpl := range []string{
+		"{{ messages|selectattr('tool_calls')|list|length }}",
+		"{% for m in messages|selectattr('role') %}{{ m.role }}{% endfor %}",
+	} {
+		v := &HFVocab{Pre: "qwen2", Tokens: tok.tokens, Types: tok.types, Merges: mergesOf(tok),
+			BOS: NoToken, EOS: NoToken, PAD: NoToken, ChatTemplate: tmpl}
+		withTmpl, err := v.Tokenizer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = withTmpl.ApplyChatTemplate([]Message{{Role: "user", Content: "U"}}, true, true)
+		if err == nil || !strings.Contains(err.Error(), "tokenizer.chat_template") || !strings.Contains(err.Error(), "panic") {
+			t.Errorf("%q: err = %v, want an error naming tokenizer.chat_template and the engine's panic", tmpl, err)
+		}
+	}
+}
