@@ -402,6 +402,29 @@ func TestFromGGUFErrors(t *testing.T) {
 			w.SetKV(KeyTokens, gguf.StringsValue(bytesTokens()))
 			w.SetKV(KeyMerges, gguf.StringsValue([]string{"a b"}))
 		}, "merges[0]"},
+		{"token type out of range", func(w *gguf.Writer) {
+			types := make([]int32, 256)
+			for i := range types {
+				types[i] = int32(TokenNormal)
+			}
+			types[33] = 99
+			w.SetKV(KeyModel, gguf.StringValue("gpt2"))
+			w.SetKV(KeyPre, gguf.StringValue("qwen2"))
+			w.SetKV(KeyTokens, gguf.StringsValue(bytesTokens()))
+			w.SetKV(KeyTokenType, gguf.Int32sValue(types))
+			w.SetKV(KeyMerges, gguf.StringsValue(nil))
+		}, "token_type[33] = 99"},
+		{"token types longer than tokens", func(w *gguf.Writer) {
+			types := make([]int32, 257)
+			for i := range types {
+				types[i] = int32(TokenNormal)
+			}
+			w.SetKV(KeyModel, gguf.StringValue("gpt2"))
+			w.SetKV(KeyPre, gguf.StringValue("qwen2"))
+			w.SetKV(KeyTokens, gguf.StringsValue(bytesTokens()))
+			w.SetKV(KeyTokenType, gguf.Int32sValue(types))
+			w.SetKV(KeyMerges, gguf.StringsValue(nil))
+		}, "257 entries for 256 tokens"},
 		{"eos out of range", func(w *gguf.Writer) {
 			w.SetKV(KeyModel, gguf.StringValue("gpt2"))
 			w.SetKV(KeyPre, gguf.StringValue("qwen2"))

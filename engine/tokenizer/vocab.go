@@ -88,7 +88,7 @@ func newTokenizer(spec *vocabSpec) (*Tokenizer, error) {
 	if n > 1<<31-1 {
 		return nil, fmt.Errorf("%s: %d tokens is too many", spec.source, n)
 	}
-	if spec.types != nil && len(spec.types) < n {
+	if spec.types != nil && len(spec.types) != n {
 		return nil, fmt.Errorf("%s: tokenizer.ggml.token_type has %d entries for %d tokens", spec.source, len(spec.types), n)
 	}
 	t := &Tokenizer{
@@ -119,6 +119,11 @@ func newTokenizer(spec *vocabSpec) (*Tokenizer, error) {
 		typ := TokenNormal
 		if spec.types != nil {
 			typ = spec.types[i]
+		}
+		if typ < TokenUndefined || typ > TokenByte {
+			// Not a type llama.cpp defines: such a token would decode to
+			// nothing, silently.
+			return nil, fmt.Errorf("%s: tokenizer.ggml.token_type[%d] = %d (token %q) is not a token type (0 to 6)", spec.source, i, typ, s)
 		}
 		t.types[i] = typ
 		raw, inAlphabet := bl.decode(s)
