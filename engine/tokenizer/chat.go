@@ -39,9 +39,11 @@ func (t *Tokenizer) ChatTemplate() string { return t.chatTemplate }
 // Jinja template, run with the variables Hugging Face passes: messages,
 // add_generation_prompt, enable_thinking, bos_token, eos_token). With
 // addGenerationPrompt the text ends with the assistant turn's header, ready
-// for generation. enableThinking=false sets enable_thinking to false, which
-// in Qwen3's template pre-fills an empty <think></think> block; true leaves
-// the model to think (as if the variable were not passed).
+// for generation. enableThinking is passed as enable_thinking, as Hugging
+// Face's apply_chat_template(enable_thinking=...) does: false pre-fills an
+// empty <think></think> block in Qwen3's and Qwen3.5's templates, true
+// leaves the model to think (there the same as not passing it; templates
+// that think only when enable_thinking is true need it set).
 //
 // Only when the file has no chat template is the built-in ChatML format
 // used (<|im_start|>role\ncontent<|im_end|>\n per turn); HasChatTemplate
@@ -112,11 +114,9 @@ func (j jinjaChat) render(msgs []Message, gen, thinking bool, bos, eos string) (
 	vars := map[string]any{
 		"messages":              list,
 		"add_generation_prompt": gen,
+		"enable_thinking":       thinking,
 		"bos_token":             bos,
 		"eos_token":             eos,
-	}
-	if !thinking {
-		vars["enable_thinking"] = false
 	}
 	out, err := j.tmpl.Render(vars)
 	if err != nil {

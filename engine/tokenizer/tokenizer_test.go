@@ -466,3 +466,24 @@ func TestChatTemplateEnginePanic(t *testing.T) {
 		}
 	}
 }
+
+// TestChatTemplateEnableThinking: enable_thinking is passed either way, as
+// apply_chat_template(enable_thinking=True/False) does; a template that
+// thinks only when it is true must see it.
+func TestChatTemplateEnableThinking(t *testing.T) {
+	tok := loadQwen3(t)
+	v := &HFVocab{Pre: "qwen2", Tokens: tok.tokens, Types: tok.types, Merges: mergesOf(tok),
+		BOS: NoToken, EOS: NoToken, PAD: NoToken,
+		ChatTemplate: "{% if enable_thinking is not defined %}undefined{% elif enable_thinking %}on{% else %}off{% endif %}"}
+	withTmpl, err := v.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, thinking := range []bool{true, false} {
+		want := map[bool]string{true: "on", false: "off"}[thinking]
+		got, err := withTmpl.ApplyChatTemplate([]Message{{Role: "user", Content: "U"}}, true, thinking)
+		if err != nil || got != want {
+			t.Errorf("enableThinking %v: %q, %v; want %q", thinking, got, err, want)
+		}
+	}
+}
