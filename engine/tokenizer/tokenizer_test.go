@@ -2,8 +2,11 @@ package tokenizer
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -484,6 +487,51 @@ func TestChatTemplateEnableThinking(t *testing.T) {
 		got, err := withTmpl.ApplyChatTemplate([]Message{{Role: "user", Content: "U"}}, true, thinking)
 		if err != nil || got != want {
 			t.Errorf("enableThinking %v: %q, %v; want %q", thinking, got, err, want)
+		}
+	}
+}
+
+// TestSplitGoldens compares the qwen2 and qwen35 scanners with pieces that
+// the Python regex module cut with the patterns themselves
+// (testdata/tokenizer/splits.json, scripts/tokenizer/make_splits.py): an
+// implementation independent of this package and of pretok_ref_test.go's
+// reference, over 1016 strings of white space runs, contractions, digits of
+// several scripts, emoji with ZWJ and modifiers, and combining marks.
+func TestSplitGoldens(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testdataDir, "splits.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Generator string
+		Cases     []struct {
+			Text   string
+			Qwen2  []string
+			Qwen35 []string
+		}
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Cases) < 1000 {
+		t.Fatalf("splits.json has %d cases, want the generator's 1016", len(g.Cases))
+	}
+	for _, p := range []preType{preQwen2, preQwen35} {
+		bad := 0
+		for _, c := range g.Cases {
+			want := c.Qwen2
+			if p == preQwen35 {
+				want = c.Qwen35
+			}
+			if got := pieces(p, c.Text); !slices.Equal(got, want) {
+				bad++
+				if bad <= 5 {
+					t.Errorf("%s %+q: got %+q, want %+q (%s)", p, c.Text, got, want, g.Generator)
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d strings split differently", p, bad, len(g.Cases))
 		}
 	}
 }
