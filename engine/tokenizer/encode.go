@@ -47,7 +47,6 @@ var ErrTooLong = errors.New("tokenizer: input longer than the token limit")
 type encState struct {
 	syms  []int32
 	ranks []uint64 // merge value of each adjacent pair (mergeSmall)
-	buf   []byte
 	heap  bpeHeap
 	next  []int32
 	prev  []int32
@@ -161,11 +160,11 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 
 // validUTF8 returns s with every byte that is not part of a well-formed
 // UTF-8 sequence replaced by U+FFFD, one per byte, as llama.cpp reads text.
-func validUTF8(s string, buf []byte) string {
+func validUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
-	buf = buf[:0]
+	buf := make([]byte, 0, len(s)+8)
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && w == 1 {
@@ -180,7 +179,7 @@ func validUTF8(s string, buf []byte) string {
 
 // encodeText pre-tokenizes one text fragment and BPE-encodes each piece.
 func (t *Tokenizer) encodeText(st *encState, s string, nfc bool, out []int32) []int32 {
-	s = validUTF8(s, st.buf)
+	s = validUTF8(s)
 	if nfc {
 		s = norm.NFC.String(s)
 	}
