@@ -17,6 +17,10 @@
 //     (digits in runs of up to three), merges ignored for whole-vocab words,
 //     BOS added by default.
 //
+// The contractions match ASCII letters in either case, as llama.cpp spells
+// them ('[sS] ...); Hugging Face's (?i) also folds U+017F (ſ) to s, so
+// there "'ſt" splits as "'ſ", "t" and here as one piece.
+//
 // Hugging Face's tokenizer.json for Qwen normalises text to NFC before the
 // split; llama.cpp does not. Encode follows llama.cpp unless EncodeOptions.NFC
 // is set.

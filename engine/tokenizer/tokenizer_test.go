@@ -53,6 +53,7 @@ func TestSplitQwen2(t *testing.T) {
 		{"'", []string{"'"}},
 		{"  \t", []string{"  \t"}},
 		{"x \u0378.", []string{"x", " \u0378."}}, // unassigned joins the punctuation run (regex semantics)
+		{"'\u017ft", []string{"'\u017ft"}},       // llama.cpp's '[sS]: ſ is no contraction (HF's (?i) folds it: "'ſ", "t")
 	}
 	for _, c := range cases {
 		if got := pieces(preQwen2, c.in); !slices.Equal(got, c.want) {
