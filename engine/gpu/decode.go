@@ -203,8 +203,9 @@ func (gs *GraphDecodeState) Close() error {
 // after the last prompt token, and each further token comes from replaying
 // the CUDA graph of the current bucket (captured on first use). Per step
 // only the 4-byte token is copied back (pinned memory, async copy). The
-// cache is reset first; it grows (dropping the graphs) when prompt+n
-// exceeds its capacity.
+// cache is reset first; it grows (dropping the graphs) when the positions
+// the call takes, prompt+n−1 (the last token is never fed), exceed its
+// capacity.
 func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]int32, error) {
 	if gs.g != g {
 		return nil, errors.New("gpu: GraphDecodeState belongs to another model")
@@ -223,7 +224,7 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 			return nil, fmt.Errorf("gpu: prompt token %d (index %d) out of range [0, %d)", t, i, g.cfg.NVocab)
 		}
 	}
-	if err := gs.Reserve(len(prompt) + n); err != nil {
+	if err := gs.Reserve(len(prompt) + max(n-1, 0)); err != nil {
 		return nil, err
 	}
 	cc := gs.cache

@@ -92,3 +92,28 @@ func TestCacheCapacityChecked(t *testing.T) {
 		t.Errorf("NewCache(MaxContext+1): %v", err)
 	}
 }
+
+// TestGenerateGraphAtContextLength: GenerateGraph takes prompt+n−1
+// positions (its last token is never fed), so a call that fits the model's
+// context exactly reaches the device, and one more token is refused before
+// it. The cache was sized prompt+n, which NewCache's context check refused
+// for the exact fit. The model has no engine here: reaching the device
+// panics, which is how the test sees that the call was not refused.
+func TestGenerateGraphAtContextLength(t *testing.T) {
+	g := &Model{cfg: model.Config{NVocab: 8, ContextLength: 8}, weights: &cuda.Arena{}}
+	prompt := []int32{1, 2, 3}
+	if _, err := g.GenerateGraph(g.NewGraphDecodeState(), prompt, 7); err == nil || !strings.Contains(err.Error(), "9 positions are past the model's context length 8") {
+		t.Errorf("3 prompt tokens + 7 with context length 8: %v, want 9 positions refused", err)
+	}
+	for _, n := range []int{0, 1, 6} {
+		var err error
+		reached := func() (reached bool) {
+			defer func() { reached = recover() != nil }()
+			_, err = g.GenerateGraph(g.NewGraphDecodeState(), prompt, n)
+			return false
+		}()
+		if !reached {
+			t.Errorf("3 prompt tokens + %d with context length 8: %v, want the call to reach the device", n, err)
+		}
+	}
+}
