@@ -144,6 +144,9 @@ func (gs *GraphDecodeState) startHistory(history []int32) error {
 	if gs.penalty == nil || gs.cache == nil {
 		return nil
 	}
+	if err := gs.cache.open(); err != nil {
+		return err
+	}
 	e, s := gs.g.e, &gs.cache.s
 	err := e.Do(func() error {
 		if err := e.CopyHtoD(s.pen, gs.penalty.state(history)); err != nil {
@@ -162,6 +165,9 @@ func (gs *GraphDecodeState) startHistory(history []int32) error {
 func (gs *GraphDecodeState) startDraws() error {
 	if gs.sampling == nil || gs.cache == nil {
 		return nil
+	}
+	if err := gs.cache.open(); err != nil {
+		return err
 	}
 	if err := gs.g.e.CopyHtoD(gs.cache.s.draw, gs.sampling.params(0)); err != nil {
 		return fmt.Errorf("gpu: sampling parameters: %w", err)

@@ -37,8 +37,8 @@ func TestGraphTokenCountChecked(t *testing.T) {
 	}
 }
 
-// TestClosedCacheOrModelRefused: every call that would launch on a cache's
-// device memory refuses a closed cache, or one whose model is closed,
+// TestClosedCacheOrModelRefused: every call that would launch on, or copy
+// to, a cache's device memory refuses a closed cache, or one whose model is closed,
 // before it reaches the device (the model has no engine here: a call that
 // got that far would panic). On a GPU such a call launched kernels on freed
 // memory, which a later allocation may own.
@@ -66,6 +66,8 @@ func TestClosedCacheOrModelRefused(t *testing.T) {
 			"Session.DecodeStep": func() error { _, err := s.DecodeStep(1); return err },
 			"Session.DecodeTop":  func() error { _, _, err := s.DecodeTop(1, 1); return err },
 			"Session.Feed":       func() error { return s.Feed([]int32{1}) },
+			"SetSampling":        func() error { return gs.SetSampling(&Sampling{TopK: 4, Temperature: 1}) },
+			"SetPenalty":         func() error { return gs.SetPenalty(&Penalty{Penalty: 1.1, Window: 4}) },
 		} {
 			if err := call(); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s: %s = %v, want an error saying %q", c.what, name, err, c.want)
