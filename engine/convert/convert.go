@@ -118,8 +118,9 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 
 // checkOutput reports, before any work, why path cannot take the file that
 // WriteFileAtomic renames onto it: its directory is missing, or it is
-// something other than a regular file (a directory, a device, a link),
-// which the rename would replace or fail on only at the end.
+// something other than a regular file (a directory, a device, a link), or
+// another user's file in a sticky directory (stickyRefuses), which the
+// rename would replace or fail on only at the end.
 func checkOutput(path string) error {
 	dir := filepath.Dir(path)
 	dst, err := os.Stat(dir)

@@ -379,8 +379,9 @@ func TestSampleInfiniteLogits(t *testing.T) {
 }
 
 // TestExpZeroIsOne: the best logit's weight is 1 without calling exp
-// (candidates), which kernels/draw.cu computes as exp(0): the same bits only
-// because exp(0) is exactly 1.
+// (candidates, and kernels/draw.cu's sample_draw); both computed exp(0)
+// before, so finite logits draw the tokens they drew only because exp(0) is
+// exactly 1.
 func TestExpZeroIsOne(t *testing.T) {
 	if e := exp(0); e != 1 {
 		t.Fatalf("exp(0) = %v, want exactly 1", e)
