@@ -103,7 +103,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated: bf16, q8_0, q4_k, q5_k, q6_k, f16, f32)")
 	fs.Var(&kv, "kv", "KV cache `TYPES` (comma-separated: f16, fp8); each loads the model once")
 	modelsDir := fs.String("models-dir", filepath.Join(os.TempDir(), "memra-bench"), "`DIR` for synth models (reused when present)")
-	ctx := fs.String("ctx", "64,1024,4096,16384,32768", "context lengths `LIST` to decode at (filled synthetically)")
+	ctx := fs.String("ctx", "64,1024,4096,16384,32768", "context lengths `LIST` to decode at (filled synthetically; those a model's context length cannot hold with the timed tokens are skipped, and said)")
 	tokens := fs.Int("tokens", 128, "tokens generated per measurement")
 	reps := fs.Int("reps", 5, "timed repetitions per measurement (median and spread over them)")
 	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here)")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -228,6 +229,9 @@ func sampleReport() *Report {
 			m.Rows = append(m.Rows, row(name, "f16", ctx, "graph", base*slow, 4.0*float64(i+1)),
 				row(name, "f16", ctx, "eager", 0.8*base*slow, 4.0*float64(i+1)))
 		}
+		if i == 0 {
+			m.Skipped = []int{32768, 65536}
+		}
 		rep.Models = append(rep.Models, m)
 	}
 	rep.Models = append(rep.Models, ModelReport{Model: "broken", KV: "f16", Error: "gpu: tensor x is Q4_K", Rows: []Row{}})
@@ -325,7 +329,8 @@ func TestReportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"4.200 TB/s", "| synth-9b-bf16 | f16 | 1k | graph |", "gpu: tensor x is Q4_K", "bytes read + written"} {
+	for _, want := range []string{"4.200 TB/s", "| synth-9b-bf16 | f16 | 1k | graph |", "gpu: tensor x is Q4_K", "bytes read + written",
+		"**synth-9b-bf16 (f16):** contexts 32768, 65536 not measured: past the model's context length"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("markdown lacks %q", want)
 		}
@@ -647,13 +652,28 @@ func TestProfileShares(t *testing.T) {
 	}
 }
 
-// TestContextPastModelRefusedBeforeUpload: a context the model's
-// context_length does not allow (the tiny fixture's is 4096) is refused
-// with the flag and the key named, before any GPU work (the bencher has no
-// engine here, so reaching the upload would panic).
+// TestFitContexts: contexts whose cache (context + timed tokens + 8) is
+// past the model's context length are skipped; none fitting is an error
+// naming the flag and the key.
+func TestFitContexts(t *testing.T) {
+	m := &model.Config{Arch: "qwen35", ContextLength: 4096}
+	c := config{contexts: []int{64, 1024, 4024, 4025, 8192}, tokens: 64, prompt: 64}
+	fit, skipped, err := c.fitContexts(m)
+	if err != nil || !slices.Equal(fit, []int{64, 1024, 4024}) || !slices.Equal(skipped, []int{4025, 8192}) {
+		t.Errorf("fit %v, skipped %v, %v; want [64 1024 4024], [4025 8192]", fit, skipped, err)
+	}
+	c.contexts = []int{8192}
+	if _, _, err := c.fitContexts(m); err == nil || !strings.Contains(err.Error(), "-ctx 8192 needs a cache of 8264 positions") || !strings.Contains(err.Error(), "qwen35.context_length") {
+		t.Errorf("error %v; want one naming -ctx 8192, its cache and qwen35.context_length", err)
+	}
+}
+
+// TestContextPastModelRefusedBeforeUpload: a model none of whose contexts
+// fit (the tiny fixture's context length is 4096) fails before any GPU work
+// (the bencher has no engine here, so reaching the upload would panic).
 func TestContextPastModelRefusedBeforeUpload(t *testing.T) {
 	path := filepath.Join("..", "..", "engine", "testdata", "fixtures", "qwen35-tiny-f32.gguf")
-	b := &bencher{c: config{contexts: []int{1024, 8192}, tokens: 64, prompt: 64}, log: io.Discard}
+	b := &bencher{c: config{contexts: []int{8192, 16384}, tokens: 64, prompt: 64}, log: io.Discard}
 	err := b.model(job{label: "tiny", path: path}, "f16", &ModelReport{})
 	if err == nil || !strings.Contains(err.Error(), "-ctx 8192") || !strings.Contains(err.Error(), "qwen35.context_length") {
 		t.Fatalf("error %v; want one naming -ctx 8192 and qwen35.context_length", err)

@@ -401,6 +401,24 @@ func measureCopy(e *cuda.Engine, size uint64, reps int) (CopyReport, error) {
 	return CopyReport{Bytes: size, Reps: reps, Ms: st, BWRW: 2 * float64(size) / (st.Median / 1e3), Samples: ms}, nil
 }
 
+// cacheFor is the cache a run at context ctx needs: the context, the tokens
+// timed past it (or profiled) and 8 more, or the priming prompt and 8.
+func (c *config) cacheFor(ctx int) int { return max(ctx+max(c.tokens, c.profile)+8, c.prompt+8) }
+
+// fitContexts splits the (sorted) contexts into those whose cache the model
+// holds and those past its context length; none that fits is an error.
+func (c *config) fitContexts(m *model.Config) (fit, skipped []int, err error) {
+	fit = c.contexts
+	for len(fit) > 0 && m.CheckContext(c.cacheFor(fit[len(fit)-1])) != nil {
+		fit = fit[:len(fit)-1]
+	}
+	if len(fit) == 0 {
+		err := m.CheckContext(c.cacheFor(c.contexts[0]))
+		return nil, nil, fmt.Errorf("-ctx %d needs a cache of %d positions: %w", c.contexts[0], c.cacheFor(c.contexts[0]), err)
+	}
+	return fit, c.contexts[len(fit):], nil
+}
+
 // model loads one model with one KV type and measures it, filling mr.
 func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	c := b.c
@@ -415,13 +433,20 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 		return fmt.Errorf("%s: %w", j.path, err)
 	}
 	mr.Arch, mr.Layers, mr.Attn, mr.Vocab = m.Arch, m.NLayer, m.NumAttention(), m.NVocab
-	// The cache holds the longest context, the tokens timed past it and the
-	// priming prompt; checked here, before the weights go up, as NewCache
-	// would only after.
-	capacity := max(c.contexts[len(c.contexts)-1]+max(c.tokens, c.profile)+8, c.prompt+8)
-	if err := m.CheckContext(capacity); err != nil {
-		return fmt.Errorf("%s: -ctx %d: %w", j.path, c.contexts[len(c.contexts)-1], err)
+	// The cache holds the longest context with the tokens timed past it (and
+	// 8 more), and the priming prompt. Contexts past the model's context
+	// length are skipped, said in the log and the report; none left is an
+	// error. Checked here, before the weights go up, as NewCache would only
+	// after.
+	contexts, skipped, err := c.fitContexts(&m.Config)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.path, err)
 	}
+	if len(skipped) > 0 {
+		mr.Skipped = skipped
+		b.logf("%s %s: contexts %s skipped: with the timed tokens and 8 more, past the model's context length %d", j.label, kv, joinInts(skipped), m.ContextLength)
+	}
+	capacity := c.cacheFor(contexts[len(contexts)-1])
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
 	tu := time.Now()
 	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, Fatbin: b.fatbin}, nil)
@@ -471,7 +496,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 
 	tr := trafficOf(&m.Config, kv == "fp8")
 	tok := int32(1000 % m.NVocab)
-	for _, ctx := range c.contexts {
+	for _, ctx := range contexts {
 		base := Row{Model: j.label, KV: kv, Context: ctx, Tokens: c.tokens, MeanTKV: meanTKV(ctx, c.tokens),
 			WeightBytes: float64(m.WeightBytes()), StateBytes: tr.stateBytes()}
 		base.KVBytes = tr.kvBytes(base.MeanTKV)

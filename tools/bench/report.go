@@ -123,7 +123,8 @@ type ModelReport struct {
 	Captures int       `json:"captures"` // graphs captured in total
 	Nodes    int       `json:"nodes"`    // kernel nodes of a captured greedy graph
 	Rows     []Row     `json:"rows"`
-	Profile  []Profile `json:"profile,omitempty"` // -profile: kernel time per step, per context
+	Skipped  []int     `json:"skipped_contexts,omitempty"` // contexts past the model's context length, not measured
+	Profile  []Profile `json:"profile,omitempty"`          // -profile: kernel time per step, per context
 	Error    string    `json:"error,omitempty"`
 }
 
@@ -350,6 +351,9 @@ func (rep *Report) markdown(w io.Writer) {
 	for _, m := range rep.Models {
 		if m.Error != "" {
 			fmt.Fprintf(w, "\n**%s (%s) error:** %s\n", m.Model, m.KV, m.Error)
+		}
+		if len(m.Skipped) > 0 {
+			fmt.Fprintf(w, "\n**%s (%s):** contexts %s not measured: past the model's context length\n", m.Model, m.KV, joinInts(m.Skipped))
 		}
 	}
 
@@ -592,4 +596,13 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	if len(c.OnlyNew) > 0 {
 		fmt.Fprintf(w, "only in new: %s\n", strings.Join(c.OnlyNew, ", "))
 	}
+}
+
+// joinInts writes xs as "1, 2, 3".
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
 }
