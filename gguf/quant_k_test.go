@@ -170,7 +170,7 @@ func TestQuantizeKAffine(t *testing.T) {
 						s[j] = (float64(hi) + m[j]) / nmax
 						smax, mmax = math.Max(smax, s[j]), math.Max(mmax, m[j])
 					}
-					if math.Abs(d-smax/63) > f16Tol(float32(smax/63)) || math.Abs(dmin-mmax/63) > f16Tol(float32(mmax/63)) {
+					if !(math.Abs(d-smax/63) <= f16Tol(float32(smax/63))) || !(math.Abs(dmin-mmax/63) <= f16Tol(float32(mmax/63))) { // NaN fails
 						t.Fatalf("block %d: d %g dmin %g, want %g %g (f16-rounded)", b, d, dmin, smax/63, mmax/63)
 					}
 					for j := 0; j < 8; j++ {
@@ -258,7 +258,7 @@ func TestQuantizeQ6_K(t *testing.T) {
 					}
 					smax = math.Max(smax, s[j])
 				}
-				if math.Abs(d-smax/127) > f16Tol(float32(smax/127)) {
+				if !(math.Abs(d-smax/127) <= f16Tol(float32(smax/127))) { // NaN fails
 					t.Fatalf("block %d: d %g, want %g (f16-rounded)", b, d, smax/127)
 				}
 				for j := 0; j < 16; j++ {

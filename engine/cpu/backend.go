@@ -62,8 +62,9 @@ type Backend struct {
 	// Scratch, all f32, sized once (scratchFor); a layer kind's buffers are
 	// empty where the model has no such layer.
 	x, xn, y []float32 // [n_embd]: residual stream, its norm, a block's output
-	// Attention: qg [n_head][2·Dh] (per head q then gate; [n_head][Dh] without
-	// the output gate), q and att [n_head][Dh], k and v [n_kv][Dh], scores
+	// Attention (Dh the key head size, Dv the value's): qg [n_head][2·Dh]
+	// (per head q then gate; [n_head][Dh] without the output gate), q
+	// [n_head][Dh], k [n_kv][Dh], v [n_kv][Dv], att [n_head][Dv], scores
 	// [n_head][capacity], cos and sin [n_rot/2] for the step's position.
 	qg, q, k, v, att []float32
 	scores, cos, sin []float32
