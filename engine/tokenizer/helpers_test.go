@@ -10,6 +10,13 @@ import (
 	"github.com/memra-ai/memra/gguf"
 )
 
+const (
+	testdataDir = "../testdata/tokenizer"
+	// vocabGGUFName is Qwen3's vocabulary converted by llama.cpp's rules;
+	// engine/convert's TestVocabGGUF builds it and keeps it current.
+	vocabGGUFName = "qwen3-vocab.gguf"
+)
+
 // qwen3 loads testdata/tokenizer/qwen3-vocab.gguf once for all tests.
 var qwen3 = sync.OnceValues(func() (*Tokenizer, error) {
 	f, err := gguf.Open(filepath.Join(testdataDir, vocabGGUFName))
