@@ -3,8 +3,10 @@ package convert
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/gguf"
@@ -82,5 +84,173 @@ func TestVocabGGUF(t *testing.T) {
 	}
 	if !bytes.Equal(have, img) {
 		t.Fatalf("%s differs from what ReadVocab builds from tokenizer.json (%d vs %d bytes); rebuild it with -args -write-vocab-gguf", path, len(have), len(img))
+	}
+}
+
+// TestReadVocab checks ReadVocab's rules (llama.cpp's get_vocab_base and
+// gguf-py's SpecialVocab) on a small hand-written checkpoint whose expected
+// tables are worked out by hand.
+func TestReadVocab(t *testing.T) {
+	const nVocab = 10
+	tokenizerJSON := func() map[string]any {
+		return map[string]any{
+			"model": map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0, "b": 1, "ab": 2},
+				// Both forms in one list; a space inside a pair part is Ġ.
+				"merges": []any{"a b", []string{"ab", "a b"}}},
+			"added_tokens": []map[string]any{
+				{"id": 3, "content": "<|endoftext|>", "special": true},
+				{"id": 4, "content": "<|fim_prefix|>", "special": false}, // control by its spelling
+				{"id": 5, "content": "<think>", "special": false},
+				{"id": 6, "content": "\u2581x\u2581", "special": false}, // ▁ read as a space
+				{"id": 8, "content": "<s>", "special": true},
+			},
+		}
+	}
+	write := func(t *testing.T, files map[string]any) string {
+		t.Helper()
+		dir := t.TempDir()
+		for name, v := range files {
+			if s, ok := v.(string); ok {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			writeJSON(t, filepath.Join(dir, name), v)
+		}
+		return dir
+	}
+	specials := func(v *Vocab) string {
+		var out []string
+		for _, kv := range v.Special {
+			out = append(out, fmt.Sprintf("%s=%v", strings.TrimPrefix(kv.Key, "tokenizer.ggml."), kv.Value.Any()))
+		}
+		return strings.Join(out, " ")
+	}
+
+	t.Run("tokens, types, merges, specials", func(t *testing.T) {
+		dir := write(t, map[string]any{
+			"tokenizer.json": tokenizerJSON(),
+			"tokenizer_config.json": map[string]any{
+				"bos_token": map[string]any{"content": "<s>", "lstrip": false}, "eos_token": "<|endoftext|>",
+				"add_bos_token": true, "add_eos_token": false,
+				"add_unk_token": true, // llama.cpp's writer has no key for it
+				"chat_template": "T",
+			},
+			// tokenizer_config.json's bos (8) wins over this 3; pad is only here.
+			"config.json": map[string]any{"bos_token_id": 3, "pad_token_id": 9},
+		})
+		v, err := ReadVocab(dir, nVocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTokens := []string{"a", "b", "ab", "<|endoftext|>", "<|fim_prefix|>", "<think>", " x ", "[PAD7]", "<s>", "[PAD9]"}
+		N, C, U, X := TokenNormal, TokenControl, TokenUserDefined, TokenUnused
+		wantTypes := []int32{N, N, N, C, C, U, U, X, C, X}
+		if fmt.Sprintf("%q", v.Tokens) != fmt.Sprintf("%q", wantTokens) || fmt.Sprint(v.Types) != fmt.Sprint(wantTypes) {
+			t.Errorf("tokens %q types %v, want %q %v", v.Tokens, v.Types, wantTokens, wantTypes)
+		}
+		if want := `["a b" "ab aĠb"]`; fmt.Sprintf("%q", v.Merges) != want {
+			t.Errorf("merges %q, want %s", v.Merges, want)
+		}
+		if got, want := specials(v), "bos_token_id=8 eos_token_id=3 padding_token_id=9 add_bos_token=true add_eos_token=false"; got != want {
+			t.Errorf("special keys %q, want %q", got, want)
+		}
+		if v.ChatTemplate != "T" {
+			t.Errorf("chat template %q", v.ChatTemplate)
+		}
+	})
+	t.Run("ids from config.json", func(t *testing.T) {
+		dir := write(t, map[string]any{
+			"tokenizer.json": tokenizerJSON(),
+			// "zz" is no added token: not written, so config.json's id is.
+			"tokenizer_config.json": map[string]any{"bos_token": "zz", "eos_token": nil},
+			"config.json": map[string]any{"bos_token_id": 3, "eos_token_id": nil,
+				"text_config": map[string]any{"eos_token_id": 8}},
+		})
+		v, err := ReadVocab(dir, nVocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := specials(v), "bos_token_id=3 eos_token_id=8"; got != want {
+			t.Errorf("special keys %q, want %q", got, want)
+		}
+	})
+	t.Run("no tokenizer_config.json", func(t *testing.T) {
+		v, err := ReadVocab(write(t, map[string]any{"tokenizer.json": tokenizerJSON()}), nVocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Special) != 0 || v.ChatTemplate != "" {
+			t.Errorf("special %q, template %q; want none", specials(v), v.ChatTemplate)
+		}
+	})
+	for _, c := range []struct {
+		name  string
+		files map[string]any
+		want  string
+	}{
+		{"chat_template.jinja", map[string]any{"tokenizer_config.json": map[string]any{"chat_template": nil},
+			"chat_template.jinja": "J", "chat_template.json": `{"chat_template": "K"}`}, "J"},
+		{"chat_template.json", map[string]any{"tokenizer_config.json": map[string]any{},
+			"chat_template.json": `{"chat_template": "K"}`}, "K"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.files["tokenizer.json"] = tokenizerJSON()
+			v, err := ReadVocab(write(t, c.files), nVocab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.ChatTemplate != c.want {
+				t.Errorf("template %q, want %q", v.ChatTemplate, c.want)
+			}
+		})
+	}
+
+	withAdded := func(id int) map[string]any {
+		tj := tokenizerJSON()
+		tj["added_tokens"] = append(tj["added_tokens"].([]map[string]any), map[string]any{"id": id, "content": "<x>", "special": true})
+		return tj
+	}
+	withMerges := func(m ...any) map[string]any {
+		tj := tokenizerJSON()
+		tj["model"].(map[string]any)["merges"] = m
+		return tj
+	}
+	withPost := func(p any) map[string]any {
+		tj := tokenizerJSON()
+		tj["post_processor"] = p
+		return tj
+	}
+	for _, c := range []struct {
+		name string
+		tj   map[string]any
+		tc   map[string]any
+		want string
+	}{
+		// Ids are bounded by vocab_size before anything is allocated.
+		{"id past vocab_size", withAdded(1 << 30), nil, "tokenizer.json: token id 1073741824 is outside the model's vocab_size 10"},
+		{"negative id", withAdded(-1), nil, "token id -1 is outside"},
+		{"merge of three", withMerges("a b", []string{"a", "b", "c"}), nil, "tokenizer.json: merges[1] is neither"},
+		{"merge not a string", withMerges(7), nil, "merges[0] is neither"},
+		{"template post-processor", withPost(map[string]any{"type": "Sequence", "processors": []any{
+			map[string]any{"type": "ByteLevel"}, map[string]any{"type": "TemplateProcessing"}}}),
+			nil, "post_processor TemplateProcessing is not supported"},
+		// gguf-py writes tokenizer.chat_template.<name> keys for these,
+		// which memra's readers would not look at: refused, not half done.
+		{"named chat templates", tokenizerJSON(), map[string]any{"chat_template": []map[string]any{
+			{"name": "default", "template": "D"}, {"name": "tool_use", "template": "X"}}},
+			"chat_template must be a string (named template lists are not supported)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]any{"tokenizer.json": c.tj}
+			if c.tc != nil {
+				files["tokenizer_config.json"] = c.tc
+			}
+			_, err := ReadVocab(write(t, files), nVocab)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want one containing %q", err, c.want)
+			}
+		})
 	}
 }
