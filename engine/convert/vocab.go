@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/memra-ai/memra/engine/tokenizer"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/memra-ai/memra/engine/tokenizer"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -108,7 +108,7 @@ func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 			v.Tokens[i] = fmt.Sprintf("[PAD%d]", i)
 			v.Types[i] = TokenUnused
 		case hasAdded(added, s):
-			if added[s] || tokenizer.LooksSpecial(s) {
+			if added[s] || looksSpecial(s) {
 				v.Types[i] = TokenControl
 			} else {
 				s = strings.ReplaceAll(s, "\u2581", " ")
@@ -244,6 +244,18 @@ func (v *Vocab) Check(pre string) error {
 }
 
 func hasAdded(m map[string]bool, s string) bool { _, ok := m[s]; return ok }
+
+// looksSpecial is llama.cpp's converter rule for added tokens that are not
+// marked special but are control tokens by their spelling.
+func looksSpecial(s string) bool {
+	switch s {
+	case "<pad>", "<mask>", "<2mass>", "[@BOS@]":
+		return true
+	}
+	return (strings.HasPrefix(s, "<|") && strings.HasSuffix(s, "|>")) ||
+		(strings.HasPrefix(s, "<\uff5c") && strings.HasSuffix(s, "\uff5c>")) ||
+		(strings.HasPrefix(s, "<unused") && strings.HasSuffix(s, ">"))
+}
 
 // tokenContent reads a tokenizer_config "<typ>_token" entry: a string or an
 // object with "content".

@@ -97,32 +97,3 @@ func MetadataEOGs(f *gguf.File, vocab int) []int32 {
 	}
 	return nil
 }
-
-// SetGGUF writes the tokenizer keys to w, in the order and with the types
-// llama.cpp's converter writes them (ids uint32, token types int32).
-func (v *HFVocab) SetGGUF(w *gguf.Writer) {
-	types := make([]int32, len(v.Types))
-	for i, t := range v.Types {
-		types[i] = int32(t)
-	}
-	w.SetKV(KeyModel, gguf.StringValue("gpt2"))
-	w.SetKV(KeyPre, gguf.StringValue(v.Pre))
-	w.SetKV(KeyTokens, gguf.StringsValue(v.Tokens))
-	w.SetKV(KeyTokenType, gguf.Int32sValue(types))
-	w.SetKV(KeyMerges, gguf.StringsValue(v.Merges))
-	if v.EOS != NoToken {
-		w.SetKV(KeyEOS, gguf.Uint32Value(uint32(v.EOS)))
-	}
-	if v.PAD != NoToken {
-		w.SetKV(KeyPAD, gguf.Uint32Value(uint32(v.PAD)))
-	}
-	if v.BOS != NoToken {
-		w.SetKV(KeyBOS, gguf.Uint32Value(uint32(v.BOS)))
-	}
-	if v.AddBOS != nil {
-		w.SetKV(KeyAddBOS, gguf.BoolValue(*v.AddBOS))
-	}
-	if v.ChatTemplate != "" {
-		w.SetKV(KeyChatTemplate, gguf.StringValue(v.ChatTemplate))
-	}
-}

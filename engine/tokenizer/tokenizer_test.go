@@ -335,18 +335,29 @@ func TestChatTemplate(t *testing.T) {
 		t.Error("no messages: want error")
 	}
 	// Without a template: the built-in ChatML, same text for this chat.
-	v := &HFVocab{Pre: "qwen2", Tokens: tok.tokens, Types: tok.types, BOS: NoToken, EOS: NoToken, PAD: NoToken}
-	v.Merges = mergesOf(tok)
-	plain, err := v.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := withChatTemplate(t, tok, "")
 	if plain.HasChatTemplate() {
 		t.Fatal("HasChatTemplate without one")
 	}
 	if got, _ := plain.ApplyChatTemplate(msgs, true, false); got != off {
 		t.Errorf("ChatML fallback: %q, want %q", got, off)
 	}
+}
+
+// withChatTemplate rebuilds tok's vocabulary and merges (without its
+// special-token ids) with another chat template ("" for none).
+func withChatTemplate(t *testing.T, tok *Tokenizer, tmpl string) *Tokenizer {
+	t.Helper()
+	out, err := newTokenizer(&vocabSpec{
+		source: "test", pre: "qwen2",
+		// A copy: newTokenizer renames empty tokens in place.
+		tokens: append([]string(nil), tok.tokens...), types: tok.types, merges: mergesOf(tok),
+		bos: NoToken, eos: NoToken, pad: NoToken, chatTemplate: tmpl,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // mergesOf rebuilds the merge list (by rank) from a tokenizer's table.
@@ -458,13 +469,8 @@ func TestChatTemplateEnginePanic(t *testing.T) {
 		"{{ messages|selectattr('tool_calls')|list|length }}",
 		"{% for m in messages|selectattr('role') %}{{ m.role }}{% endfor %}",
 	} {
-		v := &HFVocab{Pre: "qwen2", Tokens: tok.tokens, Types: tok.types, Merges: mergesOf(tok),
-			BOS: NoToken, EOS: NoToken, PAD: NoToken, ChatTemplate: tmpl}
-		withTmpl, err := v.Tokenizer()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = withTmpl.ApplyChatTemplate([]Message{{Role: "user", Content: "U"}}, true, true)
+		withTmpl := withChatTemplate(t, tok, tmpl)
+		_, err := withTmpl.ApplyChatTemplate([]Message{{Role: "user", Content: "U"}}, true, true)
 		if err == nil || !strings.Contains(err.Error(), "tokenizer.chat_template") || !strings.Contains(err.Error(), "panic") {
 			t.Errorf("%q: err = %v, want an error naming tokenizer.chat_template and the engine's panic", tmpl, err)
 		}
@@ -476,13 +482,8 @@ func TestChatTemplateEnginePanic(t *testing.T) {
 // thinks only when it is true must see it.
 func TestChatTemplateEnableThinking(t *testing.T) {
 	tok := loadQwen3(t)
-	v := &HFVocab{Pre: "qwen2", Tokens: tok.tokens, Types: tok.types, Merges: mergesOf(tok),
-		BOS: NoToken, EOS: NoToken, PAD: NoToken,
-		ChatTemplate: "{% if enable_thinking is not defined %}undefined{% elif enable_thinking %}on{% else %}off{% endif %}"}
-	withTmpl, err := v.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	withTmpl := withChatTemplate(t, tok,
+		"{% if enable_thinking is not defined %}undefined{% elif enable_thinking %}on{% else %}off{% endif %}")
 	for _, thinking := range []bool{true, false} {
 		want := map[bool]string{true: "on", false: "off"}[thinking]
 		got, err := withTmpl.ApplyChatTemplate([]Message{{Role: "user", Content: "U"}}, true, thinking)

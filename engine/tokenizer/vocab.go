@@ -25,8 +25,8 @@ const (
 // NoToken is the id of a special token the vocabulary does not have.
 const NoToken int32 = -1
 
-// vocabSpec is what a tokenizer is built from; FromGGUF and FromHFJSON fill
-// it from their sources.
+// vocabSpec is what a tokenizer is built from; FromGGUF fills it from a
+// GGUF file's metadata.
 type vocabSpec struct {
 	source       string // file name for messages
 	pre          string
