@@ -266,13 +266,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: mma, hopper: e.Info().Major >= 9}
 	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)
-	tiledCols := tiledShapes{} // column counts of the tiled matrices per kernel, each with one name
-	for _, t := range m.Tensors() {
-		if tiled(t.Type) {
-			tiledCols.add(t.Type, t.Rows(), t.Cols(), t.Name)
-		}
-	}
-	if g.mvBlocks, err = matvecGrids(e, mod, m.NEmbd, tiledCols); err != nil {
+	if g.mvBlocks, err = matvecGrids(e, mod, m.NEmbd, tiledLaunches(m)); err != nil {
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -341,25 +335,6 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		up[t] = d
 		return d
 	}
-	sameShape := func(ts ...*model.Tensor) bool {
-		for _, t := range ts {
-			if t.Type != ts[0].Type || t.Cols() != ts[0].Cols() {
-				return false
-			}
-		}
-		return true
-	}
-	// fusable: parts of the same type and row length, and for a tiled type
-	// every part but the last a whole number of tiles, so each part's view
-	// starts on a tile.
-	fusable := func(ts ...*model.Tensor) bool {
-		for _, t := range ts[:len(ts)-1] {
-			if tiled(t.Type) && t.Rows()%ktile.Rows != 0 {
-				return false
-			}
-		}
-		return sameShape(ts...)
-	}
 	// ug uploads matrices that read the same input as one matrix, rows back
 	// to back, so one matvec launch covers them all; parts are views of it.
 	// Otherwise they are uploaded separately and the fused tensor is left
@@ -401,7 +376,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	// layout), or separately when they differ in type or shape. No part
 	// views, so no tile rule: a pair never straddles a tile.
 	pairs := func(gate, upT *model.Tensor) (dtensor, []dtensor) {
-		if !sameShape(gate, upT) || gate.Rows() != upT.Rows() {
+		if !pairable(gate, upT) {
 			return dtensor{}, []dtensor{u(gate), u(upT)}
 		}
 		gr, ur := rowsOf(gate), rowsOf(upT)
@@ -517,13 +492,80 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 	return out, nil
 }
 
+// sameShape reports whether ts have one type and one row length.
+func sameShape(ts ...*model.Tensor) bool {
+	for _, t := range ts {
+		if t.Type != ts[0].Type || t.Cols() != ts[0].Cols() {
+			return false
+		}
+	}
+	return true
+}
+
+// fusable reports whether Load uploads ts as one matrix, rows back to back:
+// parts of the same type and row length, and for a tiled type every part
+// but the last a whole number of tiles, so each part's view starts on a
+// tile.
+func fusable(ts ...*model.Tensor) bool {
+	for _, t := range ts[:len(ts)-1] {
+		if tiled(t.Type) && t.Rows()%ktile.Rows != 0 {
+			return false
+		}
+	}
+	return sameShape(ts...)
+}
+
+// pairable reports whether Load uploads an FFN's gate and up
+// row-interleaved, one matrix of twice the rows.
+func pairable(gate, up *model.Tensor) bool { return sameShape(gate, up) && gate.Rows() == up.Rows() }
+
+// tiledLaunches lists the tiled matrices a step's matvecs run over: every
+// tiled tensor, and the fused ones Load makes of them (q|k|v, the Gated
+// DeltaNet's inputs, gate|up), whose rows may take another kernel than any
+// part's: two wide Q4_K parts of 2,048 rows or fewer fuse into a matrix
+// that MatvecWave gives the wave form, which no part would register.
+func tiledLaunches(m *model.Model) tiledShapes {
+	ts := tiledShapes{}
+	add := func(name string, typ gguf.Type, rows, cols int) {
+		if tiled(typ) {
+			ts.add(typ, rows, cols, name)
+		}
+	}
+	for _, t := range m.Tensors() {
+		add(t.Name, t.Type, t.Rows(), t.Cols())
+	}
+	fused := func(parts ...*model.Tensor) {
+		if !fusable(parts...) {
+			return
+		}
+		rows := 0
+		for _, t := range parts {
+			rows += t.Rows()
+		}
+		add(parts[0].Name+"+", parts[0].Type, rows, parts[0].Cols())
+	}
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		if L.Kind == model.LayerAttention {
+			fused(L.AttnQ, L.AttnK, L.AttnV)
+		} else {
+			fused(L.AttnQKV, L.AttnGate, L.SSMBeta, L.SSMAlpha)
+		}
+		if pairable(L.FFNGate, L.FFNUp) {
+			add(L.FFNGate.Name+"|up", L.FFNGate.Type, 2*L.FFNGate.Rows(), L.FFNGate.Cols())
+		}
+	}
+	return ts
+}
+
 // tiledShapes holds, per tensor-core matvec kernel, the column counts of
 // the matrices it may run, each with the name of one matrix of that width.
 type tiledShapes map[MatvecVariant]map[int]string
 
 // add records a rows × cols matrix of type t under the kernel MatvecWide and
 // MatvecWave pick for it and, when that is a wide one, under the plain one
-// too: a fused launch (q|k|v, gate|up) has more rows than its parts.
+// too, which the kernel tests and benchmarks run on the same shapes (Load's
+// fused launches are recorded as themselves: tiledLaunches).
 func (ts tiledShapes) add(t gguf.Type, rows, cols int, name string) {
 	keys := []int{0}
 	if k := matvecKey(t, rows, cols); k != 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/ktile"
+	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
@@ -198,7 +199,7 @@ func TestLaneScalesKernel(t *testing.T) {
 }
 
 // TestTiledShapesKeys: a tensor-core matrix is recorded under the kernel its
-// wide key picks, and under the plain one (a fused launch holds more rows),
+// wide key picks, and under the plain one,
 // so that matvecGrids allows exactly those kernels its shared memory (run165's
 // kernel test failed at launch where its harness had not allowed the wave
 // kernel; this checks the engine's side).
@@ -230,6 +231,66 @@ func TestTiledShapesKeys(t *testing.T) {
 		if k := d.wideKey(); !slices.Contains(got, k) {
 			t.Errorf("%v %d × %d: runs wide key %d, not recorded", c.typ, c.rows, c.cols, k)
 		}
+	}
+}
+
+// TestTiledLaunchesFused: in a Q4_K model 8,448 columns wide, q (2,048
+// rows), k and v (512) and gate and up (1,536) each take the wide kernel,
+// but Load fuses them into 3,072-row matrices, which take its wave form
+// (MatvecWave: Q4_K past 2,048 rows and 8,192 columns). tiledLaunches must
+// record the wave kernel at that width, so that matvecGrids allows it the
+// 72,736 bytes of shared memory it needs (a launch gets 48 KiB unasked);
+// recorded from the tensors alone, it was not, and the first step's
+// launch of the fused matrix failed.
+func TestTiledLaunchesFused(t *testing.T) {
+	const cols = 8448 // 33 superblocks
+	q4 := func(name string, in, out int) *model.Tensor {
+		return &model.Tensor{Name: name, Type: gguf.TypeQ4_K, Shape: []int{in, out}}
+	}
+	f32 := func(name string, n int) *model.Tensor {
+		return &model.Tensor{Name: name, Type: gguf.TypeF32, Shape: []int{n}}
+	}
+	m := &model.Model{
+		TokenEmbd:  q4("token_embd.weight", cols, 320),
+		OutputNorm: f32("output_norm.weight", cols),
+		Layers: []model.Layer{{
+			Kind:     model.LayerAttention,
+			AttnNorm: f32("blk.0.attn_norm.weight", cols), FFNNorm: f32("blk.0.ffn_norm.weight", cols),
+			AttnQ: q4("blk.0.attn_q.weight", cols, 2048), AttnK: q4("blk.0.attn_k.weight", cols, 512),
+			AttnV: q4("blk.0.attn_v.weight", cols, 512), AttnOutput: q4("blk.0.attn_output.weight", 2048, cols),
+			AttnQNorm: f32("blk.0.attn_q_norm.weight", 256), AttnKNorm: f32("blk.0.attn_k_norm.weight", 256),
+			FFNGate: q4("blk.0.ffn_gate.weight", cols, 1536), FFNUp: q4("blk.0.ffn_up.weight", cols, 1536),
+			FFNDown: q4("blk.0.ffn_down.weight", 1536, cols),
+		}},
+	}
+	m.Output = m.TokenEmbd
+	wave := MatvecVariant{GgmlType: int(gguf.TypeQ4_K), Wide: 2}
+	for _, rows := range []int{2048, 1536, 512} {
+		if k := matvecKey(gguf.TypeQ4_K, rows, cols); k != 1 {
+			t.Fatalf("%d × %d: wide key %d; the test wants parts on the wide kernel (1)", rows, cols, k)
+		}
+	}
+	if k := matvecKey(gguf.TypeQ4_K, 3072, cols); k != 2 {
+		t.Fatalf("3072 × %d: wide key %d; the test wants the fused matrices on the wave form (2)", cols, k)
+	}
+	ts := tiledLaunches(m)
+	name, ok := ts[wave][cols]
+	if !ok {
+		t.Fatalf("the wave kernel is not recorded at %d columns (recorded: %v)", cols, ts)
+	}
+	if name != "blk.0.attn_q.weight+" {
+		t.Errorf("recorded as %q, want the fused q|k|v (the first fused matrix)", name)
+	}
+
+	// Parts that do not fuse (k of another type) record only their own
+	// kernels: gate|up alone now takes the wave form.
+	m.Layers[0].AttnK.Type = gguf.TypeQ6_K
+	if name := tiledLaunches(m)[wave][cols]; name != "blk.0.ffn_gate.weight|up" {
+		t.Errorf("with q, k, v apart: wave kernel recorded as %q, want the fused gate|up", name)
+	}
+	m.Layers[0].FFNUp.Type = gguf.TypeQ6_K
+	if name, ok := tiledLaunches(m)[wave][cols]; ok {
+		t.Errorf("with nothing fused: the wave kernel is recorded (as %q), which no launch runs", name)
 	}
 }
 
