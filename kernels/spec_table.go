@@ -14,13 +14,17 @@ const (
 	combineThreads = 128  // MEMRA_COMBINE_THREADS
 	gdnThreads     = 128  // MEMRA_GDN_THREADS
 	gdnRows        = 16   // MEMRA_GDN_ROWS: state rows per delta-rule block
-	gdnState       = 128  // MEMRA_GDN_S: the Gated DeltaNet head dim the kernels are built for
 	argmaxThreads  = 256  // MEMRA_ARGMAX_THREADS
 	ctrThreads     = 32   // MEMRA_CTR_THREADS
 	topkThreads    = 1024 // MEMRA_TOPK_THREADS
 	drawThreads    = 32   // MEMRA_DRAW_THREADS
 	penaltyThreads = 256  // MEMRA_PENALTY_THREADS
 )
+
+// GDNState is the Gated DeltaNet head dim the kernels are built for
+// (MEMRA_GDN_S): the K head dim (ssm.state_size) and the V head dim, the
+// state [H_v][GDNState][GDNState] f32.
+const GDNState = 128
 
 // ArgmaxChunk is how many logits one argmax_partial block reduces
 // (MEMRA_ARGMAX_CHUNK): the kernel's grid and the host's count of partials.
@@ -511,7 +515,7 @@ func Spec() []Kernel {
 			Params: []Param{param("state", Ptr), param("o", Ptr), param("q", Ptr), param("k", Ptr), param("v", Ptr), param("b", Ptr),
 				param("a", Ptr), param("ssm_a", Ptr), param("dt_bias", Ptr), param("h_k", I32), param("h_v", I32), param("head_map", I32),
 				param("l2_eps", F32)},
-			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", fmt.Sprintf("%d/%d", gdnState, gdnRows), one},
+			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", fmt.Sprintf("%d/%d", GDNState, gdnRows), one},
 		},
 		Kernel{
 			Name: "swiglu", File: "elementwise.cu",

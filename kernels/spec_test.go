@@ -72,7 +72,7 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_ATTN_THREADS":       attnThreads,
 		"MEMRA_ARGMAX_CHUNK":       ArgmaxChunk,
 		"MEMRA_GDN_ROWS":           gdnRows,
-		"MEMRA_GDN_S":              gdnState,
+		"MEMRA_GDN_S":              GDNState,
 		"MEMRA_NO_TOKEN":           NoToken,
 	} {
 		if d, ok := defines[name]; !ok || d != v {
@@ -339,8 +339,8 @@ func TestSpecGridsCoverTheirWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if y, err := evalExpr(e, nil); err != nil || y*gdnRows != gdnState {
-		t.Errorf("gdn_delta: grid.y %q = %d (%v) blocks of %d state rows, want %d rows", k.Grid[1], y, err, gdnRows, gdnState)
+	if y, err := evalExpr(e, nil); err != nil || y*gdnRows != GDNState {
+		t.Errorf("gdn_delta: grid.y %q = %d (%v) blocks of %d state rows, want %d rows", k.Grid[1], y, err, gdnRows, GDNState)
 	}
 }
 

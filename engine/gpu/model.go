@@ -596,7 +596,7 @@ func supported(m *model.Model) error {
 	c := &m.Config
 	if c.NumAttention() > 0 {
 		if _, err := kernels.AttnSplitName(c.HeadDimK, false, false, false); err != nil {
-			errs = append(errs, fmt.Errorf("gpu: %w", err))
+			errs = append(errs, fmt.Errorf("gpu: %s.attention.key_length: %w (use --device cpu)", c.Arch, err))
 		}
 		if c.HeadDimK != c.HeadDimV {
 			errs = append(errs, fmt.Errorf("gpu: key_length %d != value_length %d is not supported", c.HeadDimK, c.HeadDimV))
@@ -605,8 +605,15 @@ func supported(m *model.Model) error {
 			errs = append(errs, fmt.Errorf("gpu: head_count %d is not a multiple of head_count_kv %d", c.NHead, c.NHeadKV))
 		}
 	}
-	if c.Arch == model.ArchQwen35 && (c.SSMStateSize != 128 || c.SSMHeadDimV != 128) {
-		errs = append(errs, fmt.Errorf("gpu: Gated DeltaNet head dims %d/%d; the kernels are built for 128", c.SSMStateSize, c.SSMHeadDimV))
+	if c.NumAttention() < c.NLayer { // Gated DeltaNet layers
+		if c.SSMStateSize != kernels.GDNState {
+			errs = append(errs, fmt.Errorf("gpu: Gated DeltaNet K head dim %d (%s.ssm.state_size): the kernels are built for %d (use --device cpu)",
+				c.SSMStateSize, c.Arch, kernels.GDNState))
+		}
+		if c.SSMHeadDimV != kernels.GDNState {
+			errs = append(errs, fmt.Errorf("gpu: Gated DeltaNet V head dim %d (%s.ssm.inner_size %d / ssm.time_step_rank %d): the kernels are built for %d (use --device cpu)",
+				c.SSMHeadDimV, c.Arch, c.SSMInnerSize, c.SSMNumVHeads, kernels.GDNState))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -337,6 +337,56 @@ func TestSupportedTypes(t *testing.T) {
 	}
 }
 
+// TestSupportedDims: the GPU's load check refuses a model whose dimensions
+// the kernels are not built for, naming the key, its value and what the
+// kernels take: an attention head dim but 64, 128 and 256 (attention.cu's
+// splits, attn_prep.cu's 256-thread blocks), a Gated DeltaNet K or V head
+// dim but 128 (gdn.cu's state [H_v][128][128]). Those the kernels take pass,
+// and the Gated DeltaNet dims of a qwen35 file with no recurrent layer, which
+// no kernel reads, do not matter.
+func TestSupportedDims(t *testing.T) {
+	qwen3 := func(dh int) modeltest.Spec {
+		s := modeltest.TinyQwen3()
+		s.HeadDim, s.NRot = dh, dh
+		return s
+	}
+	qwen35 := func(state, dv int) modeltest.Spec {
+		s := gpuTinySpec(gguf.TypeF32, false, 3)
+		s.StateSize, s.HeadDimV = state, dv
+		return s
+	}
+	allAttention := modeltest.TinyQwen35() // head dim 64, state 32, V head dim 64
+	allAttention.Interval = 1
+	for _, c := range []struct {
+		name string
+		s    modeltest.Spec
+		want []string // nil: accepted
+	}{
+		{"qwen3 head dim 64", qwen3(64), nil},
+		{"qwen3 head dim 128", qwen3(128), nil},
+		{"qwen35 head dim 256, Gated DeltaNet 128", qwen35(128, 128), nil},
+		{"qwen35 every layer attention", allAttention, nil},
+		{"qwen3 head dim 96", qwen3(96), []string{"qwen3.attention.key_length", "head_dim 96", "[64 128 256]", "--device cpu"}},
+		{"qwen3 head dim 32", qwen3(32), []string{"head_dim 32", "[64 128 256]"}},
+		{"qwen35 state 64", qwen35(64, 128), []string{"K head dim 64", "qwen35.ssm.state_size", "built for 128", "--device cpu"}},
+		{"qwen35 V head dim 64", qwen35(128, 64), []string{"V head dim 64", "ssm.inner_size 256 / ssm.time_step_rank 4", "built for 128"}},
+	} {
+		err := supported(modeltest.Load(t, c.s))
+		switch {
+		case c.want == nil && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.want != nil && err == nil:
+			t.Errorf("%s: accepted", c.name)
+		case c.want != nil:
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: error %q does not say %q", c.name, err, w)
+				}
+			}
+		}
+	}
+}
+
 // TestRowsViewSplit: a view of rows [first, first+n) of a split tensor
 // starts first rows into both arrays (payload and side), an unsplit one
 // first GGUF rows in, and a tiled (K-quant) one first/16 tile rows in.
