@@ -13,7 +13,7 @@ import (
 type BOSMode uint8
 
 const (
-	BOSFromVocab BOSMode = iota // as tokenizer.ggml.add_bos_token says (false for Qwen)
+	BOSFromVocab BOSMode = iota // as Tokenizer.AddBOS says (false for Qwen)
 	BOSAlways
 	BOSNever
 )

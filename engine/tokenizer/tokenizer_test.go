@@ -447,6 +447,21 @@ func TestFromGGUFErrors(t *testing.T) {
 			w.SetKV(KeyMerges, gguf.StringsValue(nil))
 			w.SetKV(KeyEOS, gguf.Uint32Value(999))
 		}, "eos_token_id = 999"},
+		{"add_bos_token without a bos", func(w *gguf.Writer) {
+			w.SetKV(KeyModel, gguf.StringValue("gpt2"))
+			w.SetKV(KeyPre, gguf.StringValue("qwen2"))
+			w.SetKV(KeyTokens, gguf.StringsValue(bytesTokens()))
+			w.SetKV(KeyMerges, gguf.StringsValue(nil))
+			w.SetKV(KeyAddBOS, gguf.BoolValue(true))
+		}, "tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is not set"},
+		// llama-bpe adds BOS when the file does not say (llama.cpp's
+		// default): the error names that default, not a key the file lacks.
+		{"llama-bpe's default BOS without a bos", func(w *gguf.Writer) {
+			w.SetKV(KeyModel, gguf.StringValue("gpt2"))
+			w.SetKV(KeyPre, gguf.StringValue("llama-bpe"))
+			w.SetKV(KeyTokens, gguf.StringsValue(bytesTokens()))
+			w.SetKV(KeyMerges, gguf.StringsValue(nil))
+		}, `tokenizer.ggml.pre "llama-bpe" adds BOS when tokenizer.ggml.add_bos_token is absent, but tokenizer.ggml.bos_token_id is not set`},
 	}
 	for _, c := range cases {
 		f, err := build(c.edit)

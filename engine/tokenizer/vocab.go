@@ -193,11 +193,15 @@ func newTokenizer(spec *vocabSpec) (*Tokenizer, error) {
 		}
 		*p.dst = p.id
 	}
-	t.addBOS = pre == preLlama3
+	t.addBOS = pre == preLlama3 // llama.cpp's default for llama-bpe
 	if spec.addBOS != nil {
 		t.addBOS = *spec.addBOS
 	}
-	if t.addBOS && t.bos == NoToken {
+	switch {
+	case !t.addBOS || t.bos != NoToken:
+	case spec.addBOS == nil:
+		return nil, fmt.Errorf("%s: tokenizer.ggml.pre %q adds BOS when tokenizer.ggml.add_bos_token is absent, but tokenizer.ggml.bos_token_id is not set", spec.source, spec.pre)
+	default:
 		return nil, fmt.Errorf("%s: tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is not set", spec.source)
 	}
 	t.findEOG()
@@ -258,8 +262,9 @@ func (t *Tokenizer) PAD() int32 { return t.pad }
 // EOT returns the end-of-turn token id (<|im_end|> for Qwen), or NoToken.
 func (t *Tokenizer) EOT() int32 { return t.eot }
 
-// AddBOS reports whether Encode adds BOS by default
-// (tokenizer.ggml.add_bos_token).
+// AddBOS reports whether Encode adds BOS by default:
+// tokenizer.ggml.add_bos_token, or when the file lacks it, true for
+// llama-bpe and false otherwise, as llama.cpp has it.
 func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 
 // IsEOG reports whether generation stops at id: EOS, end of turn, and the
