@@ -47,8 +47,10 @@ func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
 
 func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("tokenize", tokenizeCmd().usage, `Reads UTF-8 text from stdin (all of it, newlines included) and prints the
-token ids on one line, space-separated. BOS is added only when the file's
-tokenizer.ggml.add_bos_token asks for it. Invalid UTF-8 bytes read as U+FFFD.
+token ids on one line, space-separated. BOS is added when the file's
+tokenizer.ggml.add_bos_token asks for it, or, without that key, for a
+llama-bpe vocabulary (as llama.cpp; Qwen's add none). Invalid UTF-8 bytes
+read as U+FFFD.
 `, `  printf 'Hello world' | memra tokenize -m model.gguf
 `, stdout)
 	model := fs.String("m", "", "GGUF `file` whose tokenizer.* metadata to use (required)")
