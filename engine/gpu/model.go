@@ -57,6 +57,15 @@ func attnMMAFromEnv() (string, error) {
 	return "", fmt.Errorf("MEMRA_ATTN_MMA=%q: want 0 (CUDA-core attention splits), 1 (tensor-core splits at head_dim 256) or cap (those past the split cap), or unset", v)
 }
 
+// CheckAttnMMAEnv returns the error Load gives for a MEMRA_ATTN_MMA value
+// it does not take, so that a command can refuse the value before it looks
+// for a GPU: one that falls back to the CPU when Load fails (memra run
+// --device auto) would otherwise run on the CPU because of a typo.
+func CheckAttnMMAEnv() error {
+	_, err := attnMMAFromEnv()
+	return err
+}
+
 // Options configure the device model.
 type Options struct {
 	// KVFP8 stores the KV cache as e4m3 with one f32 scale per (KV head,

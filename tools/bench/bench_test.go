@@ -506,6 +506,11 @@ func TestCompare(t *testing.T) {
 	if code, err := run([]string{"-quick"}, &out, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_PDL="off"`) {
 		t.Errorf("MEMRA_PDL=off: code %d err %v", code, err)
 	}
+	t.Setenv("MEMRA_PDL", "")
+	t.Setenv("MEMRA_ATTN_MMA", "yes")
+	if code, err := run([]string{"-quick"}, &out, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_ATTN_MMA="yes"`) {
+		t.Errorf("MEMRA_ATTN_MMA=yes: code %d err %v", code, err)
+	}
 }
 
 // svgStats parses an SVG, failing on malformed XML, and returns the

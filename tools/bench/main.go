@@ -86,6 +86,9 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	if _, err := cuda.PDLFromEnv(); err != nil {
 		return 2, err
 	}
+	if err := gpu.CheckAttnMMAEnv(); err != nil { // else every model would fail at its load
+		return 2, err
+	}
 	e, err := cuda.New(0)
 	if cuda.NoGPU(err) {
 		return 2, noGPUError{err}

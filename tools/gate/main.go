@@ -159,6 +159,9 @@ func run(av []string) (int, error) {
 	if _, err := cuda.PDLFromEnv(); err != nil {
 		return 2, err
 	}
+	if err := gpu.CheckAttnMMAEnv(); err != nil {
+		return 2, err
+	}
 	e, err := cuda.New(0)
 	if err != nil && !cuda.NoGPU(err) {
 		// A driver that is there but unusable must not pass as "no GPU": on a

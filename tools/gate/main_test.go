@@ -163,4 +163,9 @@ func TestContextLimit(t *testing.T) {
 	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_PDL="off"`) {
 		t.Errorf("MEMRA_PDL=off: exit %d, %v", code, err)
 	}
+	t.Setenv("MEMRA_PDL", "")
+	t.Setenv("MEMRA_ATTN_MMA", "yes")
+	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_ATTN_MMA="yes"`) {
+		t.Errorf("MEMRA_ATTN_MMA=yes: exit %d, %v", code, err)
+	}
 }

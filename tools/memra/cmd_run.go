@@ -139,6 +139,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if _, err := cuda.PDLFromEnv(); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
+		if err := gpu.CheckAttnMMAEnv(); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
 	}
 	// The sampler computes in float32: a value it cannot hold would turn
 	// into 0 (1e-50: "off" or "all") or +Inf (1e39) without a word.

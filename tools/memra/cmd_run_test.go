@@ -603,13 +603,14 @@ func TestRunStopsAtMetadataEOS(t *testing.T) {
 	}
 }
 
-// TestRunBadGPUEnv: a MEMRA_KV_FP8 or MEMRA_PDL value other than 0 or 1 is
-// a usage error before any backend opens, under --device auto too, where it
-// read as "no GPU" and fell back to the CPU (MEMRA_PDL=off left PDL on);
-// --device cpu ignores the variables.
+// TestRunBadGPUEnv: a MEMRA_KV_FP8 or MEMRA_PDL value other than 0 or 1,
+// or a MEMRA_ATTN_MMA other than 0, 1 or cap, is a usage error before any
+// backend opens, under --device auto too, where it read as "no GPU" and
+// fell back to the CPU (MEMRA_PDL=off left PDL on; gpu.Load's refusal of
+// MEMRA_ATTN_MMA became a CPU run); --device cpu ignores the variables.
 func TestRunBadGPUEnv(t *testing.T) {
 	path := tinyModel(t)
-	for _, v := range []string{"MEMRA_KV_FP8", "MEMRA_PDL"} {
+	for _, v := range []string{"MEMRA_KV_FP8", "MEMRA_PDL", "MEMRA_ATTN_MMA"} {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(v, "yes")
 			for _, dev := range []string{"auto", "cuda"} {
