@@ -12,9 +12,10 @@
 // "qwen35.block_count"); see FullKey and the widening rules in getters.go.
 //
 // The ggml type table (Type, RowBytes) covers every id through 42.
-// Dequantize converts F32, F16, BF16, the integer types, Q4_0, Q4_1, Q5_0,
+// Dequantize converts F32, F16, BF16, F64, I8, I16, I32, Q4_0, Q4_1, Q5_0,
 // Q5_1, Q8_0, Q8_1 and the K-quants Q2_K..Q8_K to float32 without
-// allocating; Quantize produces F32, F16, BF16, Q8_0, Q4_K, Q5_K and Q6_K.
+// allocating (no other type, I64 included); Quantize produces F32, F16,
+// BF16, Q8_0, Q4_K, Q5_K and Q6_K.
 //
 // Writer streams a file: metadata and tensor infos first, then each
 // tensor's data from a callback, padded to the alignment. Output is
