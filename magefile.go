@@ -37,10 +37,6 @@ var modules = []string{"gguf", "kernels", "gen", "engine", "tools"}
 func pkgs() []string {
 	var out []string
 	for _, m := range modules {
-		if m == "." {
-			out = append(out, ".")
-			continue
-		}
 		out = append(out, "./"+m+"/...")
 	}
 	return out
