@@ -109,6 +109,18 @@ func (Check) Vet() error {
 	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
 }
 
+// Race runs every module's short tests under the race detector (needs cgo and a C compiler, unlike the rest).
+//
+// Not part of test: CI's machine need not have a C compiler. The GPU tests
+// skip here; scripts/gpu/run287.sh runs them under the detector on a GPU.
+func (Check) Race() error {
+	if _, err := exec.LookPath(env("CC", "gcc")); err != nil {
+		return fmt.Errorf("check:race needs cgo and a C compiler (%s: %v): install gcc, or set CC", env("CC", "gcc"), err)
+	}
+	args := append([]string{"test", "-race", "-short"}, pkgs()...)
+	return sh.RunWithV(map[string]string{"CGO_ENABLED": "1"}, "go", args...)
+}
+
 // Fmt fails when gofmt would change a file.
 func (Check) Fmt() error {
 	out, err := sh.Output("gofmt", "-l", ".")
