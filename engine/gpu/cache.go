@@ -21,7 +21,7 @@ type kvLayer struct {
 // gdnLayer is one Gated DeltaNet layer's recurrent state.
 type gdnLayer struct {
 	conv  cuda.DevPtr // [C][conv_kernel-1] f32
-	state cuda.DevPtr // [H_v][128][128] f32
+	state cuda.DevPtr // [H_v][GDNState][GDNState] f32 (kernels.GDNState: 128)
 }
 
 // scratch holds the activations of one step; every pointer stays fixed for
@@ -132,7 +132,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	C := uint64(c.SSMConvChannels())
 	for i := range cc.gdn {
 		add(&cc.gdn[i].conv, C*uint64(c.SSMConvKernel-1)*4, 1)
-		add(&cc.gdn[i].state, uint64(c.SSMNumVHeads)*128*128*4, 1)
+		add(&cc.gdn[i].state, uint64(c.SSMNumVHeads)*kernels.GDNState*kernels.GDNState*4, 1)
 	}
 	f := func(n int) uint64 { return uint64(n) * 4 }
 	s := &cc.s
@@ -258,7 +258,7 @@ func (cc *Cache) Reset() error {
 			if err := e.MemsetD32Async(l.conv, 0, uint64(c.SSMConvChannels()*(c.SSMConvKernel-1))); err != nil {
 				return err
 			}
-			if err := e.MemsetD32Async(l.state, 0, uint64(c.SSMNumVHeads*128*128)); err != nil {
+			if err := e.MemsetD32Async(l.state, 0, uint64(c.SSMNumVHeads*kernels.GDNState*kernels.GDNState)); err != nil {
 				return err
 			}
 		}
@@ -399,7 +399,7 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 		}
 	}
 	if len(cc.gdn) > 0 {
-		st := make([]float32, c.SSMNumVHeads*128*128)
+		st := make([]float32, c.SSMNumVHeads*kernels.GDNState*kernels.GDNState)
 		for i := range st {
 			st[i] = float32(rng.NormFloat64()) * 0.1
 		}
