@@ -46,6 +46,15 @@ type Options struct {
 // DefaultRepeatWindow is the repetition window when Options.RepeatWindow is 0.
 const DefaultRepeatWindow = 64
 
+// The sampling that memra run uses unless told otherwise (llama.cpp's
+// defaults), and that bench's sampled rows time.
+const (
+	DefaultTopK        = 40
+	DefaultTemperature = 0.8
+	DefaultTopP        = 0.95
+	DefaultMinP        = 0.05
+)
+
 // The repetition penalty's bounds. Past them a penalised logit can leave
 // float32's range (1e-45 made a logit of 3 +Inf, and the softmax NaN, which
 // drew the least likely candidate); within them any logit below 3.4e36 in

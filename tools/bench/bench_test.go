@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/sample"
 )
 
 func mustParse(t *testing.T, av ...string) config {
@@ -682,5 +684,21 @@ func TestContextPastModelRefusedBeforeUpload(t *testing.T) {
 	err := b.model(job{label: "tiny", path: path}, "f16", &ModelReport{})
 	if err == nil || !strings.Contains(err.Error(), "-ctx 8192") || !strings.Contains(err.Error(), "qwen35.context_length") {
 		t.Fatalf("error %v; want one naming -ctx 8192 and qwen35.context_length", err)
+	}
+}
+
+// TestSampledNotesMatchDefaults: the -sampled help and the report's note
+// spell out memra run's defaults (sample.Default*), which benchSampling
+// takes; a change of the defaults must reach the text too.
+func TestSampledNotesMatchDefaults(t *testing.T) {
+	var buf bytes.Buffer
+	parseArgs([]string{"-h"}, &buf) // only the help text matters here
+	help := buf.String()
+	want := fmt.Sprintf("top-k %d, temperature %v, top-p %v, min-p %v", sample.DefaultTopK, sample.DefaultTemperature, sample.DefaultTopP, sample.DefaultMinP)
+	if !strings.Contains(help, want) {
+		t.Errorf("-h does not say %q", want)
+	}
+	if w := fmt.Sprintf("top %d (temperature %v, top-p %v, min-p %v: memra run's defaults)", sample.DefaultTopK, sample.DefaultTemperature, sample.DefaultTopP, sample.DefaultMinP); !strings.Contains(notePaths, w) {
+		t.Errorf("notePaths does not say %q", w)
 	}
 }

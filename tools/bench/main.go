@@ -31,6 +31,7 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/tools/internal/sigctx"
 )
@@ -615,7 +616,7 @@ func (b *bencher) graph(g *gpu.Model, gs *gpu.GraphDecodeState, ctx int, tok int
 
 // benchSampling is the draw the sampled rows time: the CLI's default
 // options (memra run), seed 1.
-var benchSampling = gpu.Sampling{TopK: 40, Temperature: 0.8, TopP: 0.95, MinP: 0.05, Seed: 1}
+var benchSampling = gpu.Sampling{TopK: sample.DefaultTopK, Temperature: sample.DefaultTemperature, TopP: sample.DefaultTopP, MinP: sample.DefaultMinP, Seed: 1}
 
 // sampled is graph with the token drawn on the device (benchSampling): the
 // same replays, each ending with the top-k passes and the draw instead of
