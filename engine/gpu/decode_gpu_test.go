@@ -231,6 +231,17 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 				if len(buckets) < 2 {
 					t.Fatalf("crossed %d buckets, want ≥ 2", len(buckets))
 				}
+				// One capture per bucket crossed: fewer would be steps run
+				// without their graph (which match eager by construction).
+				captured := gs.Buckets()
+				if gs.Captures != len(buckets) || len(captured) != len(buckets) {
+					t.Fatalf("%d captures of buckets %v for %d buckets crossed", gs.Captures, captured, len(buckets))
+				}
+				for _, b := range captured {
+					if !buckets[b] {
+						t.Fatalf("captured bucket %v, not crossed by the eager steps", b)
+					}
+				}
 				distinct := map[int32]bool{}
 				for _, tk := range eager {
 					distinct[tk] = true

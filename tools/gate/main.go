@@ -2,9 +2,11 @@
 // (GenerateGraph) must produce a bit-identical greedy token stream to the
 // eager DecodeStep over N steps, across attention buckets (prime P, then
 // generate N crossing the n_splits = ceil(t_kv/64) boundaries: four with
-// the defaults). Any token mismatch is a FAIL (exit status 1); a run that
-// crosses fewer than two buckets says so, as it does not exercise a
-// re-capture.
+// the defaults). Any token mismatch is a FAIL (exit status 1), and so is a
+// graph path that did not capture exactly one graph per bucket its steps
+// crossed (steps run without their graph match eager by construction); a
+// run that crosses fewer than two buckets says so, as it does not exercise
+// a re-capture.
 //
 // GenerateGraph primes the prompt eagerly (its tokens before the last fed
 // without logits, the last through a device-counter step), then replays one
@@ -28,8 +30,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -215,7 +219,7 @@ func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 	var buckets []gpu.Bucket
 	for len(eager) < n {
 		b := g.BucketKey(ce.Len() + 1)
-		if !contains(buckets, b) {
+		if !slices.Contains(buckets, b) {
 			buckets = append(buckets, b)
 		}
 		if ll, err = g.DecodeStep(ce, eager[len(eager)-1]); err != nil {
@@ -233,28 +237,69 @@ func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 		return 2, err
 	}
 	fmt.Fprintln(os.Stderr, "[gate] graph path done")
+	v := judge(os.Stdout, outcome{
+		n: n, eager: eager, graph: graph,
+		crossed: buckets, captured: gs.Buckets(), captures: gs.Captures,
+	})
+	if a.bench {
+		if err := bench(g, prompt); err != nil {
+			return 2, err
+		}
+	}
+	return v.verdict(os.Stdout), nil
+}
 
-	// ---- compare token by token ----
-	mismatches := 0
-	first := -1
+// outcome is what the gate judges: both streams of n tokens, the buckets the eager steps after the first token crossed
+// (in order), and what the graph state, fresh for this one GenerateGraph,
+// captured.
+type outcome struct {
+	n            int
+	eager, graph []int32
+	crossed      []gpu.Bucket
+	captured     []gpu.Bucket // GraphDecodeState.Buckets
+	captures     int          // GraphDecodeState.Captures
+}
+
+// result is judge's finding, which verdict prints.
+type result struct {
+	outcome
+	mismatches int // tokens that differ, plus one for a length difference
+	first      int // the first step that differs, -1 if none
+	// captureErr says how the graph state's captures fail the rule of one
+	// per bucket crossed ("" if they keep it).
+	captureErr string
+}
+
+// judge compares the streams token by token and the captures with the
+// buckets, printing the seed's lines (MISMATCH, LENGTH MISMATCH, the shift
+// probe, buckets crossed, captures) to w.
+//
+// Replay i (i = 1 … n−1) runs at the length eager step i ran at, so a
+// fresh state captures exactly one graph per bucket the eager steps
+// crossed. Fewer means steps ran without their graph (a path that fell
+// back to eager matches eager by construction), more a re-capture within a
+// bucket; either makes identical tokens prove nothing of capture/replay.
+func judge(w io.Writer, o outcome) result {
+	r := result{outcome: o, first: -1}
+	eager, graph := o.eager, o.graph
 	for i := range min(len(eager), len(graph)) {
 		if eager[i] != graph[i] {
-			mismatches++
-			if first < 0 {
-				first = i
+			r.mismatches++
+			if r.first < 0 {
+				r.first = i
 			}
-			if mismatches <= 5 {
-				fmt.Printf("MISMATCH step %d: eager=%d graph=%d\n", i, eager[i], graph[i])
+			if r.mismatches <= 5 {
+				fmt.Fprintf(w, "MISMATCH step %d: eager=%d graph=%d\n", i, eager[i], graph[i])
 			}
 		}
 	}
 	if len(graph) != len(eager) {
-		fmt.Printf("LENGTH MISMATCH: eager=%d graph=%d\n", len(eager), len(graph))
-		mismatches++
+		fmt.Fprintf(w, "LENGTH MISMATCH: eager=%d graph=%d\n", len(eager), len(graph))
+		r.mismatches++
 	}
 	// Off-by-one probe: a shifted emission convention shows up as a match
 	// at ±1.
-	if mismatches > 0 && len(eager) > 2 && len(graph) > 2 {
+	if r.mismatches > 0 && len(eager) > 2 && len(graph) > 2 {
 		fwd, bwd := 0, 0
 		for i := 0; i+1 < len(eager) && i < len(graph); i++ {
 			if eager[i+1] == graph[i] {
@@ -266,30 +311,53 @@ func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 				bwd++
 			}
 		}
-		fmt.Printf("shift probe: eager[1..]==graph[..] %d/%d  eager[..]==graph[1..] %d/%d\n", fwd, len(eager)-1, bwd, len(graph)-1)
+		fmt.Fprintf(w, "shift probe: eager[1..]==graph[..] %d/%d  eager[..]==graph[1..] %d/%d\n", fwd, len(eager)-1, bwd, len(graph)-1)
 	}
-	fmt.Printf("buckets crossed (fa_vec, n_splits): %s\n", formatBuckets(buckets))
-	if len(buckets) < 2 {
-		fmt.Printf("gate: note: %d bucket(s) crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)\n", len(buckets))
+	fmt.Fprintf(w, "buckets crossed (fa_vec, n_splits): %s\n", formatBuckets(o.crossed))
+	if len(o.crossed) < 2 {
+		fmt.Fprintf(w, "gate: note: %d bucket(s) crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)\n", len(o.crossed))
 	}
-	fmt.Printf("graph (re)captures: %d\n", gs.Captures)
+	fmt.Fprintf(w, "graph (re)captures: %d\n", o.captures)
+	if o.captures != len(o.crossed) || !sameBuckets(o.captured, o.crossed) {
+		r.captureErr = fmt.Sprintf("the graph path captured %d graph(s) for buckets %s, want one for each bucket crossed", o.captures, formatBuckets(o.captured))
+		fmt.Fprintf(w, "CAPTURE MISMATCH: %s\n", r.captureErr)
+	}
+	return r
+}
 
-	if a.bench {
-		if err := bench(g, prompt); err != nil {
-			return 2, err
+// verdict prints the PASS or FAIL line and returns the exit status, 0 or
+// 1.
+func (r result) verdict(w io.Writer) int {
+	switch {
+	case r.mismatches > 0:
+		s, ea, gb := 0, int32(0), int32(0)
+		if r.first >= 0 {
+			s, ea, gb = r.first, r.eager[r.first], r.graph[r.first]
+		}
+		fmt.Fprintf(w, "Phase-3 gate FAIL: %d/%d mismatches (first @ step %d: eager=%d graph=%d)\n", r.mismatches, r.n, s, ea, gb)
+	case r.captureErr != "":
+		fmt.Fprintf(w, "Phase-3 gate FAIL: %d steps identical, but %s\n", r.n, r.captureErr)
+	default:
+		fmt.Fprintf(w, "Phase-3 gate PASS: %d steps generate_graph == decode_step (BIT-IDENTICAL), buckets=%d captures=%d\n",
+			r.n, len(r.crossed), r.captures)
+		return 0
+	}
+	return 1
+}
+
+// sameBuckets reports whether a and b hold the same buckets, in any order.
+func sameBuckets(a, b []gpu.Bucket) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
 		}
 	}
-	if mismatches == 0 {
-		fmt.Printf("Phase-3 gate PASS: %d steps generate_graph == decode_step (BIT-IDENTICAL), buckets=%d captures=%d\n",
-			n, len(buckets), gs.Captures)
-		return 0, nil
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			return false
+		}
 	}
-	s, ea, gb := 0, int32(0), int32(0)
-	if first >= 0 {
-		s, ea, gb = first, eager[first], graph[first]
-	}
-	fmt.Printf("Phase-3 gate FAIL: %d/%d mismatches (first @ step %d: eager=%d graph=%d)\n", mismatches, n, s, ea, gb)
-	return 1, nil
+	return true
 }
 
 // bench times eager DecodeStep + host argmax against graph replay over 256
@@ -449,15 +517,6 @@ func loads(path string) error {
 	defer f.Close()
 	_, err = model.Load(f)
 	return err
-}
-
-func contains(bs []gpu.Bucket, b gpu.Bucket) bool {
-	for _, x := range bs {
-		if x == b {
-			return true
-		}
-	}
-	return false
 }
 
 func formatBuckets(bs []gpu.Bucket) string {

@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/convert"
+	"github.com/memra-ai/memra/engine/gpu"
 )
 
 // asGate, set in a child's environment, makes the test binary run as the
@@ -167,5 +170,74 @@ func TestContextLimit(t *testing.T) {
 	t.Setenv("MEMRA_ATTN_MMA", "yes")
 	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_ATTN_MMA="yes"`) {
 		t.Errorf("MEMRA_ATTN_MMA=yes: exit %d, %v", code, err)
+	}
+}
+
+// TestJudgeCaptures: identical streams pass only with one capture per
+// bucket the eager steps crossed. A graph path that ran its steps eagerly
+// (no capture) matches eager by construction, and one that re-captured
+// within a bucket or captured other buckets than the steps crossed did not
+// replay what the gate is about; each is a FAIL (exit 1), though no token
+// differs.
+func TestJudgeCaptures(t *testing.T) {
+	toks := []int32{7, 3, 9, 3, 1}
+	two := []gpu.Bucket{{FAVec: true, NSplits: 2}, {FAVec: true, NSplits: 3}}
+	for _, c := range []struct {
+		what     string
+		crossed  []gpu.Bucket
+		captured []gpu.Bucket
+		captures int
+		want     string
+	}{
+		{"one per bucket", two, []gpu.Bucket{two[1], two[0]}, 2,
+			"Phase-3 gate PASS: 5 steps generate_graph == decode_step (BIT-IDENTICAL), buckets=2 captures=2\n"},
+		{"N=1: no step, no capture", nil, nil, 0,
+			"Phase-3 gate PASS: 5 steps generate_graph == decode_step (BIT-IDENTICAL), buckets=0 captures=0\n"},
+		{"fell back to eager", two, nil, 0,
+			"Phase-3 gate FAIL: 5 steps identical, but the graph path captured 0 graph(s) for buckets [], want one for each bucket crossed\n"},
+		{"a graph of one bucket only", two, two[:1], 1,
+			"Phase-3 gate FAIL: 5 steps identical, but the graph path captured 1 graph(s) for buckets [(true, 2)], want one for each bucket crossed\n"},
+		{"re-captured within a bucket", two, two, 3,
+			"Phase-3 gate FAIL: 5 steps identical, but the graph path captured 3 graph(s) for buckets [(true, 2), (true, 3)], want one for each bucket crossed\n"},
+		{"other buckets", two, []gpu.Bucket{two[0], {FAVec: true, NSplits: 4}}, 2,
+			"Phase-3 gate FAIL: 5 steps identical, but the graph path captured 2 graph(s) for buckets [(true, 2), (true, 4)], want one for each bucket crossed\n"},
+	} {
+		var out strings.Builder
+		r := judge(&out, outcome{n: len(toks), eager: toks, graph: slices.Clone(toks), crossed: c.crossed, captured: c.captured, captures: c.captures})
+		code := r.verdict(&out)
+		wantCode := 1
+		if strings.Contains(c.want, "PASS") {
+			wantCode = 0
+		}
+		if code != wantCode || !strings.HasSuffix(out.String(), c.want) {
+			t.Errorf("%s: exit %d, output\n%s\nwant exit %d and last line %q", c.what, code, out.String(), wantCode, c.want)
+		}
+		if got := strings.Contains(out.String(), "CAPTURE MISMATCH"); got != (wantCode == 1) {
+			t.Errorf("%s: CAPTURE MISMATCH line %v, want %v:\n%s", c.what, got, wantCode == 1, out.String())
+		}
+	}
+}
+
+// TestJudgeTokens: the seed's lines for differing streams: the first five
+// mismatches by step, the shift probe, and the FAIL line with the count
+// over N and the first mismatch's step and tokens (exit 1).
+func TestJudgeTokens(t *testing.T) {
+	eager := []int32{5, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	graph := []int32{5, 2, 3, 4, 5, 6, 7, 8, 9, 0} // eager shifted by one after the first
+	b := []gpu.Bucket{{FAVec: true, NSplits: 1}}
+	var out strings.Builder
+	r := judge(&out, outcome{n: 10, eager: eager, graph: graph, crossed: b, captured: b, captures: 1})
+	code := r.verdict(&out)
+	var want strings.Builder
+	for i := 1; i <= 5; i++ {
+		fmt.Fprintf(&want, "MISMATCH step %d: eager=%d graph=%d\n", i, eager[i], graph[i])
+	}
+	want.WriteString("shift probe: eager[1..]==graph[..] 8/9  eager[..]==graph[1..] 0/9\n" +
+		"buckets crossed (fa_vec, n_splits): [(true, 1)]\n" +
+		"gate: note: 1 bucket(s) crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)\n" +
+		"graph (re)captures: 1\n" +
+		"Phase-3 gate FAIL: 9/10 mismatches (first @ step 1: eager=1 graph=2)\n")
+	if code != 1 || out.String() != want.String() {
+		t.Errorf("exit %d, output\n%s\nwant exit 1 and\n%s", code, out.String(), want.String())
 	}
 }
