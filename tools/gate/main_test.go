@@ -241,3 +241,16 @@ func TestJudgeTokens(t *testing.T) {
 		t.Errorf("exit %d, output\n%s\nwant exit 1 and\n%s", code, out.String(), want.String())
 	}
 }
+
+// TestJudgeGraphError: a graph path that fails where eager ran is a FAIL
+// (exit 1) naming the error, not a setup error (exit 2): the failing path
+// is the one under test.
+func TestJudgeGraphError(t *testing.T) {
+	var out strings.Builder
+	r := judge(&out, outcome{n: 4, eager: []int32{1, 2, 3, 4}, graphErr: errors.New("gpu: capture bucket (true, 1): boom")})
+	want := "graph path error: gpu: capture bucket (true, 1): boom\n" +
+		"Phase-3 gate FAIL: the graph path failed: gpu: capture bucket (true, 1): boom\n"
+	if code := r.verdict(&out); code != 1 || out.String() != want {
+		t.Errorf("exit %d, output\n%s\nwant exit 1 and\n%s", code, out.String(), want)
+	}
+}
