@@ -301,6 +301,9 @@ func judge(w io.Writer, o outcome) result {
 	if len(graph) != len(eager) {
 		fmt.Fprintf(w, "LENGTH MISMATCH: eager=%d graph=%d\n", len(eager), len(graph))
 		r.mismatches++
+		if r.first < 0 {
+			r.first = min(len(eager), len(graph))
+		}
 	}
 	// Off-by-one probe: a shifted emission convention shows up as a match
 	// at ±1.
@@ -337,11 +340,8 @@ func (r result) verdict(w io.Writer) int {
 	case r.graphErr != nil:
 		fmt.Fprintf(w, "Phase-3 gate FAIL: the graph path failed: %v\n", r.graphErr)
 	case r.mismatches > 0:
-		s, ea, gb := 0, int32(0), int32(0)
-		if r.first >= 0 {
-			s, ea, gb = r.first, r.eager[r.first], r.graph[r.first]
-		}
-		fmt.Fprintf(w, "Phase-3 gate FAIL: %d/%d mismatches (first @ step %d: eager=%d graph=%d)\n", r.mismatches, r.n, s, ea, gb)
+		fmt.Fprintf(w, "Phase-3 gate FAIL: %d/%d mismatches (first @ step %d: eager=%s graph=%s)\n",
+			r.mismatches, r.n, r.first, tokenAt(r.eager, r.first), tokenAt(r.graph, r.first))
 	case r.captureErr != "":
 		fmt.Fprintf(w, "Phase-3 gate FAIL: %d steps identical, but %s\n", r.n, r.captureErr)
 	default:
@@ -350,6 +350,14 @@ func (r result) verdict(w io.Writer) int {
 		return 0
 	}
 	return 1
+}
+
+// tokenAt is toks[i], or "none" past its end.
+func tokenAt(toks []int32, i int) string {
+	if i < len(toks) {
+		return strconv.Itoa(int(toks[i]))
+	}
+	return "none"
 }
 
 // sameBuckets reports whether a and b hold the same buckets, in any order.

@@ -254,3 +254,16 @@ func TestJudgeGraphError(t *testing.T) {
 		t.Errorf("exit %d, output\n%s\nwant exit 1 and\n%s", code, out.String(), want)
 	}
 }
+
+// TestJudgeLengthOnly: a graph stream cut short with every token it has
+// equal to eager's fails with the step where it ends, not with the "first
+// @ step 0: eager=0 graph=0" of no mismatch at all (the seed's default).
+func TestJudgeLengthOnly(t *testing.T) {
+	var out strings.Builder
+	r := judge(&out, outcome{n: 4, eager: []int32{9, 8, 7, 6}, graph: []int32{9, 8}})
+	code := r.verdict(&out)
+	want := "Phase-3 gate FAIL: 1/4 mismatches (first @ step 2: eager=7 graph=none)\n"
+	if code != 1 || !strings.Contains(out.String(), "LENGTH MISMATCH: eager=4 graph=2\n") || !strings.HasSuffix(out.String(), want) {
+		t.Errorf("exit %d, output\n%s\nwant exit 1, the LENGTH MISMATCH line and %q", code, out.String(), want)
+	}
+}
