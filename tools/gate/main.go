@@ -322,8 +322,11 @@ func judge(w io.Writer, o outcome) result {
 		fmt.Fprintf(w, "shift probe: eager[1..]==graph[..] %d/%d  eager[..]==graph[1..] %d/%d\n", fwd, len(eager)-1, bwd, len(graph)-1)
 	}
 	fmt.Fprintf(w, "buckets crossed (fa_vec, n_splits): %s\n", formatBuckets(o.crossed))
-	if len(o.crossed) < 2 {
-		fmt.Fprintf(w, "gate: note: %d bucket(s) crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)\n", len(o.crossed))
+	switch len(o.crossed) {
+	case 0: // N = 1: the one token is the prime's
+		fmt.Fprintln(w, "gate: note: with N = 1 no graph is captured or replayed (the one token is the prime's): give N past the next multiple of 64 above P")
+	case 1:
+		fmt.Fprintln(w, "gate: note: 1 bucket crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)")
 	}
 	fmt.Fprintf(w, "graph (re)captures: %d\n", o.captures)
 	if o.captures != len(o.crossed) || !sameBuckets(o.captured, o.crossed) {

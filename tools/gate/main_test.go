@@ -192,7 +192,7 @@ func TestJudgeCaptures(t *testing.T) {
 		{"one per bucket", two, []gpu.Bucket{two[1], two[0]}, 2,
 			"Phase-3 gate PASS: 5 steps generate_graph == decode_step (BIT-IDENTICAL), buckets=2 captures=2\n"},
 		{"N=1: no step, no capture", nil, nil, 0,
-			"Phase-3 gate PASS: 5 steps generate_graph == decode_step (BIT-IDENTICAL), buckets=0 captures=0\n"},
+			"Phase-3 gate PASS: 1 steps generate_graph == decode_step (BIT-IDENTICAL), buckets=0 captures=0\n"},
 		{"fell back to eager", two, nil, 0,
 			"Phase-3 gate FAIL: 5 steps identical, but the graph path captured 0 graph(s) for buckets [], want one for each bucket crossed\n"},
 		{"a graph of one bucket only", two, two[:1], 1,
@@ -202,6 +202,10 @@ func TestJudgeCaptures(t *testing.T) {
 		{"other buckets", two, []gpu.Bucket{two[0], {FAVec: true, NSplits: 4}}, 2,
 			"Phase-3 gate FAIL: 5 steps identical, but the graph path captured 2 graph(s) for buckets [(true, 2), (true, 4)], want one for each bucket crossed\n"},
 	} {
+		toks := toks
+		if c.crossed == nil {
+			toks = toks[:1]
+		}
 		var out strings.Builder
 		r := judge(&out, outcome{n: len(toks), eager: toks, graph: slices.Clone(toks), crossed: c.crossed, captured: c.captured, captures: c.captures})
 		code := r.verdict(&out)
@@ -211,6 +215,9 @@ func TestJudgeCaptures(t *testing.T) {
 		}
 		if code != wantCode || !strings.HasSuffix(out.String(), c.want) {
 			t.Errorf("%s: exit %d, output\n%s\nwant exit %d and last line %q", c.what, code, out.String(), wantCode, c.want)
+		}
+		if c.crossed == nil && !strings.Contains(out.String(), "with N = 1 no graph is captured or replayed") {
+			t.Errorf("%s: no note that nothing was replayed:\n%s", c.what, out.String())
 		}
 		if got := strings.Contains(out.String(), "CAPTURE MISMATCH"); got != (wantCode == 1) {
 			t.Errorf("%s: CAPTURE MISMATCH line %v, want %v:\n%s", c.what, got, wantCode == 1, out.String())
@@ -234,7 +241,7 @@ func TestJudgeTokens(t *testing.T) {
 	}
 	want.WriteString("shift probe: eager[1..]==graph[..] 8/9  eager[..]==graph[1..] 0/9\n" +
 		"buckets crossed (fa_vec, n_splits): [(true, 1)]\n" +
-		"gate: note: 1 bucket(s) crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)\n" +
+		"gate: note: 1 bucket crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)\n" +
 		"graph (re)captures: 1\n" +
 		"Phase-3 gate FAIL: 9/10 mismatches (first @ step 1: eager=1 graph=2)\n")
 	if code != 1 || out.String() != want.String() {
