@@ -57,10 +57,14 @@ type Cache struct {
 	g        *Model
 	arena    *cuda.Arena
 	capacity int
-	n        int // tokens decoded (host mirror of the device position)
-	kv       []kvLayer
-	gdn      []gdnLayer
-	s        scratch
+	n        int // tokens decoded
+	// ctrAt is the length at which the device counters hold the next
+	// step (position ctrAt, t_kv ctrAt+1), −1 after Reset (all zero). A
+	// host-path step advances n alone, leaving them behind.
+	ctrAt int
+	kv    []kvLayer
+	gdn   []gdnLayer
+	s     scratch
 
 	kvBytes, stateBytes, scratchBytes uint64
 	logitsHost                        []float32     // a view of logitsPinned
@@ -250,7 +254,7 @@ func (cc *Cache) Reset() error {
 	if err := cc.open(); err != nil {
 		return err
 	}
-	cc.n = 0
+	cc.n, cc.ctrAt = 0, -1
 	e := cc.g.e
 	return e.Do(func() error {
 		for _, l := range cc.gdn {
@@ -320,6 +324,15 @@ func (cc *Cache) full() error {
 	}
 	if cc.n >= cc.capacity {
 		return fmt.Errorf("gpu: context full: %d tokens, capacity %d", cc.n, cc.capacity)
+	}
+	return nil
+}
+
+// countersAtLen reports why a device-counter step cannot start at the
+// cache's length: its counters are elsewhere (see ctrAt).
+func (cc *Cache) countersAtLen() error {
+	if cc.ctrAt != cc.n {
+		return fmt.Errorf("gpu: the device counters are not at the cache's %d tokens: GenerateGraph, FillSynthetic and device-counter steps set them; Reset clears them and host-path steps (DecodeStep, Feed, a Session's) leave them behind", cc.n)
 	}
 	return nil
 }
@@ -420,6 +433,6 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 	if err := e.CopyHtoD(cc.s.token, cuda.AsBytes(ctr[kernels.CounterToken/4:][:1])); err != nil {
 		return err
 	}
-	cc.n = n
+	cc.n, cc.ctrAt = n, n
 	return nil
 }

@@ -60,9 +60,14 @@ func (cc *Cache) dcArgs(b Bucket) stepArgs {
 // slot and t_kv are read from the cache's device counters, argmax writes
 // the next token into the counter and a kernel advances position and t_kv.
 // The host passes nothing but the bucket geometry, and nothing is read back.
-// The counters must have been set (GenerateGraph does that).
+// The counters must be at the cache's length: GenerateGraph,
+// FillSynthetic and device-counter steps leave them there; a cache after
+// Reset, or after host-path steps, is refused.
 func (g *Model) DecodeStepDC(cc *Cache) error {
 	if err := cc.full(); err != nil {
+		return err
+	}
+	if err := cc.countersAtLen(); err != nil {
 		return err
 	}
 	a := cc.dcArgs(g.BucketKey(cc.n + 1))
@@ -70,6 +75,7 @@ func (g *Model) DecodeStepDC(cc *Cache) error {
 		return fmt.Errorf("gpu: device-counter step at %d: %w", cc.n, err)
 	}
 	cc.n++
+	cc.ctrAt = cc.n
 	return nil
 }
 
@@ -124,7 +130,7 @@ func (gs *GraphDecodeState) SetSampling(s *Sampling) error {
 // calls after them, apply the repetition penalty p to each step's logits
 // before the token is picked (nil: none). The history starts at each
 // GenerateGraph with its prompt; a ContinueGraph from a cache as it stands
-// (Reserve, FillSynthetic) starts it empty.
+// (Reserve and FillSynthetic) starts it empty.
 func (gs *GraphDecodeState) SetPenalty(p *Penalty) error {
 	if p != nil {
 		if err := p.check(); err != nil {
@@ -260,7 +266,7 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 	if err != nil {
 		return nil, fmt.Errorf("gpu: prime: %w", err)
 	}
-	cc.n = len(prompt)
+	cc.n, cc.ctrAt = len(prompt), len(prompt)
 	if n == 0 {
 		return []int32{}, e.Synchronize()
 	}
@@ -303,7 +309,9 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 // ContinueGraph generates n tokens from the state's cache as it stands: the
 // device token counter holds the next input (the argmax or draw of the last
 // step; the token that step wrote for the host is the same), which is the
-// result's first token; each further token is one graph replay. After it the
+// result's first token; each further token is one graph replay. The
+// counters must be at the cache's length (after GenerateGraph, FillSynthetic
+// or ContinueGraph; not after Reserve alone or host-path steps). After it the
 // counter holds the last token, not yet taken as input, so a following
 // ContinueGraph returns it again as its out[0].
 func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
@@ -361,6 +369,7 @@ func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) 
 				return fmt.Errorf("gpu: replay %v at %d: %w", b, cc.n, err)
 			}
 			cc.n++
+			cc.ctrAt = cc.n
 			if err := g.queueToken(cc, i+1); err != nil {
 				return err
 			}
@@ -385,21 +394,25 @@ func checkCount(n int) error {
 }
 
 // checkContinue reports why ContinueGraph cannot generate n tokens from the
-// state's cache: none yet, or n-1 replays (the first token is the last
-// step's) past its capacity. Written as a difference, so that no n wraps.
+// state's cache: none yet, n-1 replays (the first token is the last step's)
+// past its capacity (written as a difference, so that no n wraps), or, for
+// any token, device counters not at its length.
 func (gs *GraphDecodeState) checkContinue(n int) error {
 	if err := checkCount(n); err != nil {
 		return err
 	}
 	cc := gs.cache
 	if cc == nil {
-		return errors.New("gpu: ContinueGraph before GenerateGraph or Reserve")
+		return errors.New("gpu: ContinueGraph before GenerateGraph (or Reserve and FillSynthetic)")
 	}
 	if err := cc.open(); err != nil {
 		return err
 	}
 	if n-1 > cc.capacity-cc.n {
 		return fmt.Errorf("gpu: context full: %d tokens + %d to generate exceed capacity %d", cc.n, n, cc.capacity)
+	}
+	if n > 0 {
+		return cc.countersAtLen()
 	}
 	return nil
 }

@@ -807,6 +807,11 @@ func TestGPUGraphSampledEqualsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	onDevice("after Reserve grew the cache")
+	// A context for ContinueGraph to go on from (after Reserve alone its
+	// device counters are zero, which it refuses).
+	if err := gs.Cache().FillSynthetic(len(prompt), prompt[0], 1); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := g.ContinueGraph(gs, 5); err != nil { // draws, so the index moves on
 		t.Fatal(err)
 	}

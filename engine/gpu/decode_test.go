@@ -119,3 +119,50 @@ func TestGenerateGraphAtContextLength(t *testing.T) {
 		}
 	}
 }
+
+// TestCountersOutOfStepRefused: DecodeStepDC and ContinueGraph take the
+// token, position and t_kv from the device counters, so they refuse a cache
+// whose counters are not at its length, before the device (the model has
+// no engine here: a call that got that far would panic). After Reset the
+// counters are zero, t_kv 0 for a step that needs 1; after eager steps
+// they still point at an earlier position, whose KV row the step would
+// overwrite while Len counted a new one. Both ran without a word.
+func TestCountersOutOfStepRefused(t *testing.T) {
+	g := &Model{cfg: model.Config{NVocab: 8}, weights: &cuda.Arena{}}
+	for _, c := range []struct {
+		what  string
+		ctrAt int
+	}{
+		{"after Reset", -1},
+		{"after eager steps", 1},
+	} {
+		cc := &Cache{g: g, arena: &cuda.Arena{}, n: 3, capacity: 8, ctrAt: c.ctrAt}
+		gs := &GraphDecodeState{g: g, cache: cc}
+		if err := g.DecodeStepDC(cc); err == nil || !strings.Contains(err.Error(), "device counters are not at the cache's 3 tokens") {
+			t.Errorf("%s: DecodeStepDC: %v, want the counters refused", c.what, err)
+		}
+		if _, err := g.ContinueGraph(gs, 2); err == nil || !strings.Contains(err.Error(), "device counters are not at the cache's 3 tokens") {
+			t.Errorf("%s: ContinueGraph: %v, want the counters refused", c.what, err)
+		}
+		if out, err := g.ContinueGraph(gs, 0); err != nil || len(out) != 0 {
+			t.Errorf("%s: ContinueGraph of 0 tokens (reads no counter): %v, %v", c.what, out, err)
+		}
+	}
+	// Counters at the length: both calls reach the device.
+	cc := &Cache{g: g, arena: &cuda.Arena{}, n: 3, capacity: 8, ctrAt: 3}
+	gs := &GraphDecodeState{g: g, cache: cc}
+	for name, call := range map[string]func() error{
+		"DecodeStepDC":  func() error { return g.DecodeStepDC(cc) },
+		"ContinueGraph": func() error { _, err := g.ContinueGraph(gs, 2); return err },
+	} {
+		var err error
+		reached := func() (reached bool) {
+			defer func() { reached = recover() != nil }()
+			err = call()
+			return false
+		}()
+		if !reached {
+			t.Errorf("%s with the counters at the length: %v, want the call to reach the device", name, err)
+		}
+	}
+}
