@@ -523,6 +523,46 @@ func TestGPUFatbinOption(t *testing.T) {
 	}
 }
 
+// TestGPUDecodeStepDCEqualsEager: device-counter steps (DecodeStepDC, no
+// graph) after a prime pick the eager stream's tokens, across a 64-key
+// bucket, and leave the counters where a graph replay goes on from: the
+// public device-counter path, which the gate reaches only inside
+// GenerateGraph.
+func TestGPUDecodeStepDCEqualsEager(t *testing.T) {
+	e := decodeEngine(t)
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	g := loadModel(t, e, m, Options{})
+	prompt := make([]int32, 60)
+	for i := range prompt {
+		prompt[i] = int32(100 + (i*7)%900)
+	}
+	const steps, more = 10, 3 // t_kv 61 … 70: buckets of 1 and 2 splits
+	want := eagerStream(t, g, prompt, steps+more, nil)
+	gs := g.NewGraphDecodeState()
+	defer gs.Close()
+	if _, err := g.GenerateGraph(gs, prompt, steps+more); err != nil { // sizes the cache
+		t.Fatal(err)
+	}
+	if _, err := g.GenerateGraph(gs, prompt, 0); err != nil {
+		t.Fatal(err)
+	}
+	for range steps {
+		if err := g.DecodeStepDC(gs.Cache()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l := gs.Cache().Len(); l != len(prompt)+steps {
+		t.Fatalf("after %d device-counter steps the cache holds %d tokens, want %d", steps, l, len(prompt)+steps)
+	}
+	got, err := g.ContinueGraph(gs, more) // got[0] is the last step's token
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want[steps:]) {
+		t.Fatalf("after %d device-counter steps: %v, eager %v", steps, got, want[steps:])
+	}
+}
+
 // TestGPUGraphStopRunsAhead checks ContinueGraphFunc's early stop against
 // eager steps: stopped before the last token, the step after the stopped one
 // has run (replays are queued one ahead), so a later ContinueGraph goes on
