@@ -328,12 +328,26 @@ func judge(w io.Writer, o outcome) result {
 	case 1:
 		fmt.Fprintln(w, "gate: note: 1 bucket crossed, so no re-capture was exercised: give N past the next multiple of 64 above P (below the split cap)")
 	}
+	// A stream of one token repeated would match whatever the steps read:
+	// equal streams then prove little about the graph path.
+	if distinct := len(distinctTokens(eager)); len(eager) > 1 && distinct == 1 {
+		fmt.Fprintf(w, "gate: note: eager's %d tokens are all %d, so equal streams prove little: try another prompt (P) or model\n", len(eager), eager[0])
+	}
 	fmt.Fprintf(w, "graph (re)captures: %d\n", o.captures)
 	if o.captures != len(o.crossed) || !sameBuckets(o.captured, o.crossed) {
 		r.captureErr = fmt.Sprintf("the graph path captured %d graph(s) for buckets %s, want one for each bucket crossed", o.captures, formatBuckets(o.captured))
 		fmt.Fprintf(w, "CAPTURE MISMATCH: %s\n", r.captureErr)
 	}
 	return r
+}
+
+// distinctTokens is the set of tokens in ts.
+func distinctTokens(ts []int32) map[int32]bool {
+	m := make(map[int32]bool, len(ts))
+	for _, t := range ts {
+		m[t] = true
+	}
+	return m
 }
 
 // verdict prints the PASS or FAIL line and returns the exit status, 0 or

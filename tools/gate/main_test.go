@@ -274,3 +274,22 @@ func TestJudgeLengthOnly(t *testing.T) {
 		t.Errorf("exit %d, output\n%s\nwant exit 1, the LENGTH MISMATCH line and %q", code, out.String(), want)
 	}
 }
+
+// TestJudgeDegenerateStream: equal streams of one repeated token still
+// PASS, with a note that they prove little; a stream with two tokens gets
+// no note.
+func TestJudgeDegenerateStream(t *testing.T) {
+	b := []gpu.Bucket{{FAVec: true, NSplits: 1}, {FAVec: true, NSplits: 2}}
+	for _, c := range []struct {
+		toks []int32
+		note bool
+	}{{[]int32{7, 7, 7, 7}, true}, {[]int32{7, 7, 8, 7}, false}} {
+		var out strings.Builder
+		r := judge(&out, outcome{n: len(c.toks), eager: c.toks, graph: c.toks, crossed: b, captured: b, captures: 2})
+		code := r.verdict(&out)
+		got := strings.Contains(out.String(), "tokens are all 7, so equal streams prove little")
+		if code != 0 || got != c.note {
+			t.Errorf("%v: exit %d, note %v, want exit 0 and note %v; output:\n%s", c.toks, code, got, c.note, out.String())
+		}
+	}
+}
