@@ -442,9 +442,10 @@ func bench(g *gpu.Model, prompt []int32) error {
 
 	gb := g.NewGraphDecodeState()
 	defer gb.Close()
-	// Allocate outside the timer: the cache for all bn tokens (GenerateGraph
+	// Allocate outside the timer the cache for all bn tokens (GenerateGraph
 	// of the prompt alone would size it for the prompt, and the timed call
-	// would grow it), and the prompt's graphs.
+	// would grow it). That prime captures no graph: the timed call captures
+	// one per bucket, inside the window (recaptures below).
 	if err := gb.Reserve(len(prompt) + bn); err != nil {
 		return err
 	}
