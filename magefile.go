@@ -114,8 +114,14 @@ func (Check) Vet() error {
 // Not part of test: CI's machine need not have a C compiler. The GPU tests
 // skip here; scripts/gpu/run287.sh runs them under the detector on a GPU.
 func (Check) Race() error {
-	if _, err := exec.LookPath(env("CC", "gcc")); err != nil {
-		return fmt.Errorf("check:race needs cgo and a C compiler (%s: %v): install gcc, or set CC", env("CC", "gcc"), err)
+	// go test runs the first word of CC, which may carry flags or a
+	// wrapper ("ccache gcc", "gcc -m64").
+	cc := env("CC", "gcc")
+	if f := strings.Fields(cc); len(f) > 0 {
+		cc = f[0]
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		return fmt.Errorf("check:race needs cgo and a C compiler (%s: %v): install gcc, or set CC", cc, err)
 	}
 	args := append([]string{"test", "-race", "-short"}, pkgs()...)
 	return sh.RunWithV(map[string]string{"CGO_ENABLED": "1"}, "go", args...)
