@@ -51,6 +51,10 @@ import (
 // the step graph decode runs ahead, and more).
 const cacheSlack = 8
 
+// benchTokens is how many tokens bench decodes past the prompt, in caches
+// of P + benchTokens + cacheSlack positions at most.
+const benchTokens = 256
+
 const usage = `usage: gate [MODEL.gguf|default] [P] [N] [bench]
 
   MODEL  a qwen35 or qwen3 GGUF (default: the built-in tiny qwen35, synthesised)
@@ -147,6 +151,12 @@ func run(av []string) (int, error) {
 	for _, n := range []int{a.p, a.n, a.p + a.n + cacheSlack} { // the last is the caches' capacity, below
 		if err := m.CheckContext(n); err != nil {
 			return 2, fmt.Errorf("P=%d N=%d: the gate's caches hold P + N + %d positions (P + N may be at most context length − %d): %w", a.p, a.n, cacheSlack, cacheSlack, err)
+		}
+	}
+	if a.bench { // else it fails only after the gate, with exit 2 and no verdict
+		if err := m.CheckContext(a.p + benchTokens + cacheSlack); err != nil {
+			return 2, fmt.Errorf("P=%d bench: bench decodes %d tokens past the prompt in caches of P + %d positions (P may be at most context length − %d): %w",
+				a.p, benchTokens, benchTokens+cacheSlack, benchTokens+cacheSlack, err)
 		}
 	}
 	prompt := make([]int32, a.p)
@@ -392,11 +402,12 @@ func sameBuckets(a, b []gpu.Bucket) bool {
 	return true
 }
 
-// bench times eager DecodeStep + host argmax against graph replay over 256
-// tokens after a prime of the prompt (outside the timer). The graph window
-// includes its captures (about one per 64 tokens), not subtracted.
+// bench times eager DecodeStep + host argmax against graph replay over
+// benchTokens tokens after a prime of the prompt (outside the timer). The
+// graph window includes its captures (about one per 64 tokens), not
+// subtracted.
 func bench(g *gpu.Model, prompt []int32) error {
-	const bn = 256
+	const bn = benchTokens
 	e := g.Engine()
 	p := len(prompt)
 	cb, err := g.NewCache(p + bn + cacheSlack)

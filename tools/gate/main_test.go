@@ -293,3 +293,20 @@ func TestJudgeDegenerateStream(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchContextLimit: with bench, a P whose bench caches (P +
+// benchTokens + cacheSlack positions) pass the model's context length is
+// refused before any work, though P + N fits the gate's own caches; on a
+// GPU, bench's NewCache refused it only after the gate had run, exiting 2
+// without the PASS or FAIL line.
+func TestBenchContextLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := convert.SynthFile(t.Context(), path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// tiny's context length is 4096: 3900 + 8 + 8 fits, 3900 + 256 + 8 does not.
+	code, err := run([]string{path, "3900", "8", "bench"})
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "P may be at most context length − 264") {
+		t.Errorf("P=3900 bench: exit %d, %v; want exit 2 naming bench's limit on P", code, err)
+	}
+}
