@@ -250,12 +250,25 @@ func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 		n: n, eager: eager, graph: graph, graphErr: err,
 		crossed: buckets, captured: gs.Buckets(), captures: gs.Captures,
 	})
+	var benchErr error
 	if a.bench && v.graphErr == nil {
-		if err := bench(g, prompt); err != nil {
-			return 2, err
-		}
+		benchErr = bench(g, prompt)
 	}
-	return v.verdict(os.Stdout), nil
+	return v.finish(os.Stdout, benchErr)
+}
+
+// finish prints the verdict and returns the exit status with bench's error:
+// the verdict's status, or 2 (setup error) when bench failed after a PASS.
+// A bench error never hides the verdict, nor turns a FAIL into exit 2.
+func (r result) finish(w io.Writer, benchErr error) (int, error) {
+	code := r.verdict(w)
+	if benchErr == nil {
+		return code, nil
+	}
+	if code == 0 {
+		code = 2
+	}
+	return code, fmt.Errorf("bench: %w", benchErr)
 }
 
 // outcome is what the gate judges: both streams of n tokens, the graph

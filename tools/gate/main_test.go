@@ -310,3 +310,33 @@ func TestBenchContextLimit(t *testing.T) {
 		t.Errorf("P=3900 bench: exit %d, %v; want exit 2 naming bench's limit on P", code, err)
 	}
 }
+
+// TestBenchErrorKeepsVerdict: bench runs after the judgement; its failure
+// (a device error, memory for its three caches) still prints the verdict,
+// leaves a FAIL its exit 1 and makes a PASS exit 2, the error said. It
+// returned 2 before the verdict was printed, so a FAIL read as a setup
+// error.
+func TestBenchErrorKeepsVerdict(t *testing.T) {
+	b := []gpu.Bucket{{FAVec: true, NSplits: 1}, {FAVec: true, NSplits: 2}}
+	benchErr := errors.New("gpu: cache for 328 tokens: out of memory")
+	for _, c := range []struct {
+		graph   []int32
+		code    int
+		verdict string
+	}{
+		{[]int32{1, 2, 3, 4}, 2, "Phase-3 gate PASS: 4 steps"},
+		{[]int32{1, 2, 9, 4}, 1, "Phase-3 gate FAIL: 1/4 mismatches (first @ step 2: eager=3 graph=9)"},
+	} {
+		var out strings.Builder
+		r := judge(&out, outcome{n: 4, eager: []int32{1, 2, 3, 4}, graph: c.graph, crossed: b, captured: b, captures: 2})
+		code, err := r.finish(&out, benchErr)
+		if code != c.code || !errors.Is(err, benchErr) || !strings.Contains(out.String(), c.verdict) {
+			t.Errorf("graph %v: exit %d, %v, output\n%s\nwant exit %d, the bench error and %q", c.graph, code, err, out.String(), c.code, c.verdict)
+		}
+	}
+	var out strings.Builder
+	r := judge(&out, outcome{n: 4, eager: []int32{1, 2, 3, 4}, graph: []int32{1, 2, 3, 4}, crossed: b, captured: b, captures: 2})
+	if code, err := r.finish(&out, nil); code != 0 || err != nil {
+		t.Errorf("PASS without a bench error: exit %d, %v", code, err)
+	}
+}
