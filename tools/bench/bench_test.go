@@ -673,6 +673,12 @@ func TestFitContexts(t *testing.T) {
 	if _, _, err := c.fitContexts(m); err == nil || !strings.Contains(err.Error(), "-ctx 8192 needs a cache of 8264 positions") || !strings.Contains(err.Error(), "qwen35.context_length") {
 		t.Errorf("error %v; want one naming -ctx 8192, its cache and qwen35.context_length", err)
 	}
+	// A priming prompt past the context length is named as the cause, not
+	// the first context (whose cache it made too large).
+	c.contexts, c.prompt = []int{64, 1024}, 5000
+	if _, _, err := c.fitContexts(m); err == nil || !strings.Contains(err.Error(), "-prompt 5000 needs a cache of 5008 positions") {
+		t.Errorf("-prompt 5000: error %v; want one naming -prompt and its cache", err)
+	}
 }
 
 // TestContextPastModelRefusedBeforeUpload: a model none of whose contexts

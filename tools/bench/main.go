@@ -410,8 +410,12 @@ func measureCopy(e *cuda.Engine, size uint64, reps int) (CopyReport, error) {
 func (c *config) cacheFor(ctx int) int { return max(ctx+max(c.tokens, c.profile)+8, c.prompt+8) }
 
 // fitContexts splits the (sorted) contexts into those whose cache the model
-// holds and those past its context length; none that fits is an error.
+// holds and those past its context length; none that fits is an error, and
+// so is a priming prompt past it (which no context would fit).
 func (c *config) fitContexts(m *model.Config) (fit, skipped []int, err error) {
+	if err := m.CheckContext(c.prompt + 8); err != nil {
+		return nil, nil, fmt.Errorf("-prompt %d needs a cache of %d positions: %w", c.prompt, c.prompt+8, err)
+	}
 	fit = c.contexts
 	for len(fit) > 0 && m.CheckContext(c.cacheFor(fit[len(fit)-1])) != nil {
 		fit = fit[:len(fit)-1]
@@ -448,7 +452,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	}
 	if len(skipped) > 0 {
 		mr.Skipped = skipped
-		b.logf("%s %s: contexts %s skipped: with the timed tokens and 8 more, past the model's context length %d", j.label, kv, joinInts(skipped), m.ContextLength)
+		b.logf("%s %s: contexts %s skipped: with the timed (or profiled) tokens and 8 more, past the model's context length %d", j.label, kv, joinInts(skipped), m.ContextLength)
 	}
 	capacity := c.cacheFor(contexts[len(contexts)-1])
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
