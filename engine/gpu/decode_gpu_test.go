@@ -815,7 +815,7 @@ func TestGPUGraphSampledEqualsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range []sample.Options{
-		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 11}, // the CLI's defaults
+		{Temperature: sample.DefaultTemperature, TopK: sample.DefaultTopK, TopP: sample.DefaultTopP, MinP: sample.DefaultMinP, Seed: 11}, // the CLI's defaults
 		{Temperature: 1.3, TopK: 64, Seed: 12},
 	} {
 		got := graphVsSession(t, g, s, gs, o, &Sampling{TopK: o.TopK, Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, Seed: o.Seed}, nil)

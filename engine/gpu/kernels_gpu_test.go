@@ -1785,7 +1785,7 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 	const K, steps = kernels.TopKMax, 120
 	r := ktRand(1201)
 	for ci, o := range []sample.Options{
-		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 1}, // the CLI's defaults
+		{Temperature: sample.DefaultTemperature, TopK: sample.DefaultTopK, TopP: sample.DefaultTopP, MinP: sample.DefaultMinP, Seed: 1}, // the CLI's defaults
 		{Temperature: 1, TopK: 64, Seed: 2},
 		{Temperature: 0.3, TopK: 1, Seed: 3},
 		{Temperature: 1.7, TopK: 7, TopP: 0.5, Seed: 4},

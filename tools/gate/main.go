@@ -62,7 +62,9 @@ const usage = `usage: gate [MODEL.gguf|default] [P] [N] [bench]
   N      tokens to generate (default 256)
   bench  also time eager vs graph decode (prime outside the timer)
 
-Environment: MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3).
+Environment: MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3); MEMRA_PDL=0 turns
+programmatic dependent launch off; MEMRA_ATTN_MMA=0|1|cap picks the attention
+splits (CUDA cores, tensor cores at head_dim 256, or those past the split cap).
 Exit status: 0 PASS (or CPU-only run without a GPU), 1 FAIL, 2 usage or setup error.
 Example: gate /models/qwen35-9b-bf16.gguf 64 2000 bench`
 
