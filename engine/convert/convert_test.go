@@ -624,3 +624,61 @@ func TestVocabCheck(t *testing.T) {
 		t.Errorf("warnings %q", warned)
 	}
 }
+
+// TestConvertVHeadReorderNotInvolution checks llama.cpp's grouped→tiled V-head
+// reorder on every tensor it touches with H_k = 2, H_v = 6. The other tests
+// use H_k = 2, H_v = 4, whose permutation [0 2 1 3] is its own inverse, so
+// an inverted reorder (tiled→grouped) passed them; real models are not
+// like that (9B: H_k 16, H_v 32). llama.cpp reshapes the V span as
+// [H_k, r, d], swaps the first two axes and flattens: new head j·H_k + g is
+// old head g·r + j. For r = 3 that is new order = old [0 3 1 4 2 5] (its
+// inverse would be [0 2 4 1 3 5]).
+func TestConvertVHeadReorderNotInvolution(t *testing.T) {
+	d := qwen35Dims()
+	d.hv, d.layers = 6, 2 // layer 0 Gated DeltaNet, layer 1 attention
+	dir := t.TempDir()
+	ts := hfTensors(d, 11, DTypeF32)
+	writeCheckpoint(t, dir, d, ts)
+	f, _ := convertDir(t, dir, Options{Type: FileF32})
+	perm := []int{0, 3, 1, 4, 2, 5}
+	const E, K, dv = 32, 8, 4 // hidden, H_k·d_k, V head dim
+	src := func(n string) []float32 { return ts["model.layers.0.linear_attn."+n].data }
+	// heads returns rows [0, keep) of x unchanged, then the head-sized
+	// blocks of per values each in perm order.
+	heads := func(x []float32, keep, per int) []float32 {
+		out := append([]float32(nil), x[:keep]...)
+		for _, h := range perm {
+			out = append(out, x[keep+h*per:keep+(h+1)*per]...)
+		}
+		return out
+	}
+	exact := func(name string, want []float32) {
+		t.Helper()
+		got := readF32Tensor(t, f, "blk.0."+name)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s[%d] = %g, want %g", name, i, got[i], want[i])
+			}
+		}
+	}
+	exact("attn_qkv.weight", heads(src("in_proj_qkv.weight"), 2*K*E, dv*E))
+	exact("attn_gate.weight", heads(src("in_proj_z.weight"), 0, dv*E))
+	exact("ssm_beta.weight", heads(src("in_proj_b.weight"), 0, E))
+	exact("ssm_alpha.weight", heads(src("in_proj_a.weight"), 0, E))
+	exact("ssm_dt.bias", heads(src("dt_bias"), 0, 1))
+	exact("ssm_conv1d.weight", heads(src("conv1d.weight"), 2*K*d.conv, dv*d.conv))
+	var out []float32
+	op := src("out_proj.weight") // [E, V]: columns move within each row
+	for r := 0; r < E; r++ {
+		out = append(out, heads(op[r*6*dv:(r+1)*6*dv], 0, dv)...)
+	}
+	exact("ssm_out.weight", out)
+	var a []float32
+	for _, x := range heads(src("A_log"), 0, 1) {
+		a = append(a, float32(-math.Exp(float64(x))))
+	}
+	exact("ssm_a", a)
+}
