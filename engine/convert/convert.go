@@ -249,13 +249,22 @@ func Convert(dir string, w io.Writer, opt Options) error {
 		jobs = append(jobs, job{s.meta, e, typ})
 	}
 	var missing []string
+	onlyMTP := true
 	for _, e := range plan {
 		if !used[e.HF] {
 			missing = append(missing, fmt.Sprintf("%s (for %s)", e.HF, e.Name))
+			onlyMTP = onlyMTP && strings.HasPrefix(e.HF, "mtp.")
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s: checkpoint is missing %d tensor(s): %s", dir, len(missing), short(missing))
+		hint := ""
+		if onlyMTP {
+			// transformers' Qwen3_5ForCausalLM has no MTP modules, so a
+			// checkpoint it saved (a fine-tune) keeps mtp_num_hidden_layers
+			// in its config but drops the mtp.* tensors.
+			hint = " (only MTP tensors are missing: use --no-mtp to convert without the MTP layer)"
+		}
+		return fmt.Errorf("%s: checkpoint is missing %d tensor(s): %s%s", dir, len(missing), short(missing), hint)
 	}
 	vocab, err := ReadVocab(dir, spec.NVocab)
 	if err != nil {

@@ -464,6 +464,24 @@ func TestConvertErrors(t *testing.T) {
 		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts)
 		expectErr(t, dir, "model.layers.2.linear_attn.A_log (for blk.2.ssm_a)")
 	})
+	t.Run("missing MTP tensors", func(t *testing.T) {
+		// A config with mtp_num_hidden_layers whose checkpoint has no mtp.*
+		// tensors (as transformers saves a fine-tune) is pointed to --no-mtp.
+		dm := d
+		dm.mtp = true
+		dir := t.TempDir()
+		ts := hfTensors(dm, 8, DTypeF32)
+		for n := range ts {
+			if strings.HasPrefix(n, "mtp.") {
+				delete(ts, n)
+			}
+		}
+		writeCheckpoint(t, dir, dm, ts)
+		expectErr(t, dir, "only MTP tensors are missing: use --no-mtp")
+		if err := Convert(dir, &bytes.Buffer{}, Options{Type: FileF32, NoMTP: true}); err != nil {
+			t.Fatalf("--no-mtp: %v", err)
+		}
+	})
 	t.Run("unexpected tensor", func(t *testing.T) {
 		dir, ts := base(t)
 		ts["model.layers.0.mlp.extra.weight"] = stTensor{shape: []int64{2}, data: []float32{1, 2}}
