@@ -34,9 +34,11 @@ import (
 //     refits, within the naive choice's worst-error bound; q = 32 +
 //     round(x/(d·sc)), clamped.
 //
-// The K types need whole superblocks: len(src) a multiple of 256. Inputs
-// are assumed finite and small enough for the f16 super-scales (|x| below
-// about 8·10⁶ for every quantised type).
+// The K types need whole superblocks: len(src) a multiple of 256. For the
+// quantised types every value must be finite and within ±QuantLimit(t), the
+// range the f16 super-scales hold; otherwise Quantize returns a
+// *RangeError (beyond it a block would decode to Inf or NaN). F32, F16 and
+// BF16 take any value, as llama.cpp's converter does.
 func Quantize(t Type, src []float32, dst []byte) error {
 	if bs := t.BlockSize(); t.Valid() && len(src)%bs != 0 {
 		return fmt.Errorf("gguf: quantize %v: %d elements is not a multiple of its block size %d", t, len(src), bs)
@@ -47,6 +49,13 @@ func Quantize(t Type, src []float32, dst []byte) error {
 	}
 	if int64(len(dst)) != want {
 		return fmt.Errorf("gguf: quantize %v: dst is %d bytes for %d elements, want %d", t, len(dst), len(src), want)
+	}
+	if lim := QuantLimit(t); lim > 0 {
+		for i, x := range src {
+			if !(x <= lim && x >= -lim) { // NaN fails
+				return &RangeError{Type: t, Index: i, Value: x, Limit: lim}
+			}
+		}
 	}
 	switch t {
 	case TypeF32:
@@ -81,6 +90,35 @@ func Quantize(t Type, src []float32, dst []byte) error {
 		return fmt.Errorf("gguf: quantize: type %v is not supported (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K are)", t)
 	}
 	return nil
+}
+
+// QuantLimit is the largest |x| Quantize accepts for t, or 0 for F32, F16
+// and BF16 (no limit). The f16 scales top out at 65504: Q8_0 stores
+// d = amax/127; Q4_K and Q5_K store dmin = max(−min)/63 (the step d is
+// smaller); Q6_K stores d = amax/(31·127).
+func QuantLimit(t Type) float32 {
+	switch t {
+	case TypeQ8_0:
+		return 65504 * 127
+	case TypeQ4_K, TypeQ5_K:
+		return 65504 * 63
+	case TypeQ6_K:
+		return 65504 * 127 * 31
+	}
+	return 0
+}
+
+// RangeError is Quantize's error for a value outside ±QuantLimit(Type):
+// src[Index] is Value.
+type RangeError struct {
+	Type  Type
+	Index int
+	Value float32
+	Limit float32
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("gguf: quantize %v: element %d is %g, outside the ±%g that %v's f16 scales hold", e.Type, e.Index, e.Value, e.Limit, e.Type)
 }
 
 // CanQuantize reports whether Quantize supports t.

@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -411,6 +412,46 @@ func TestQuantizeKAllocs(t *testing.T) {
 		dst := make([]byte, n)
 		if a := testing.AllocsPerRun(10, func() { Quantize(typ, x, dst) }); a != 0 {
 			t.Errorf("%v: %v allocations", typ, a)
+		}
+	}
+}
+
+// TestQuantizeRange: values beyond what the f16 scales hold, or not finite,
+// are refused with a *RangeError naming the element, instead of blocks that
+// decode to NaN (Q4_K with one value of −4.2·10⁶ did: dmin = 4.2e6/63
+// overflows f16). At the limit itself the block decodes finitely and close.
+func TestQuantizeRange(t *testing.T) {
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+		lim := QuantLimit(typ)
+		n, _ := RowBytes(typ, qkK)
+		for _, v := range []float32{-lim, lim} {
+			x := make([]float32, qkK)
+			for i := range x {
+				x[i] = float32(i%7) * 0.1
+			}
+			x[3] = v
+			_, y := kRoundTrip(t, typ, x) // fails on a non-finite decode
+			// One step of the block's grid: at most 2·|v|/nmax (nmax ≥ 15),
+			// so within 14% of v.
+			if math.Abs(float64(y[3]-v)) > 0.14*math.Abs(float64(v)) {
+				t.Errorf("%v: %g decodes to %g", typ, v, y[3])
+			}
+		}
+		for _, v := range []float32{-lim * 1.01, lim * 1.01, float32(math.NaN()), float32(math.Inf(1))} {
+			x := make([]float32, qkK)
+			x[200] = v
+			err := Quantize(typ, x, make([]byte, n))
+			var re *RangeError
+			if !errors.As(err, &re) || re.Index != 200 || !strings.Contains(err.Error(), "element 200") {
+				t.Errorf("%v, %g at element 200: error %v", typ, v, err)
+			}
+		}
+	}
+	// The float types take anything, as llama.cpp's converter does.
+	for _, typ := range []Type{TypeF32, TypeF16, TypeBF16} {
+		n, _ := RowBytes(typ, 2)
+		if err := Quantize(typ, []float32{1e30, float32(math.NaN())}, make([]byte, n)); err != nil {
+			t.Errorf("%v: %v", typ, err)
 		}
 	}
 }

@@ -454,6 +454,10 @@ func streamTensor(out io.Writer, ck *Checkpoint, t *TensorMeta, e *Entry, typ gg
 		}
 		enc = enc[:nb]
 		if err := quantizeRows(typ, x, enc, n); err != nil {
+			if re := (*gguf.RangeError)(nil); errors.As(err, &re) {
+				return fmt.Errorf("%s (%s in %s): row %d, column %d is %g, outside the ±%g that %v holds: convert with --type bf16 or f16",
+					e.Name, t.Name, t.File, r0+re.Index/cols, re.Index%cols, re.Value, re.Limit, typ)
+			}
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 		if _, err := out.Write(enc); err != nil {
@@ -477,6 +481,11 @@ func quantizeRows(typ gguf.Type, x []float32, enc []byte, n int) error {
 	var errs []error
 	par.Rows(n, 1, func(lo, hi int) {
 		if err := gguf.Quantize(typ, x[lo*cols:hi*cols], enc[lo*rb:hi*rb]); err != nil {
+			if re := (*gguf.RangeError)(nil); errors.As(err, &re) {
+				r := *re
+				r.Index += lo * cols // an index into x, not into rows lo..hi
+				err = &r
+			}
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()

@@ -482,6 +482,23 @@ func TestConvertErrors(t *testing.T) {
 			t.Fatalf("--no-mtp: %v", err)
 		}
 	})
+	t.Run("value out of range", func(t *testing.T) {
+		// Q8_0's f16 scale holds |x| up to 65504·127; beyond it the block
+		// would decode to Inf/NaN. The error names the tensor and the value's
+		// place in the GGUF tensor (row = PyTorch row, column = ne0 index).
+		dir, ts := base(t)
+		x := ts["model.layers.3.mlp.down_proj.weight"] // [E=32, FF=32]
+		x.data[20*32+7] = -1e7
+		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts)
+		err := Convert(dir, &bytes.Buffer{}, Options{Type: FileQ8_0})
+		want := "blk.3.ffn_down.weight (model.layers.3.mlp.down_proj.weight in "
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "row 20, column 7 is -1e+07") {
+			t.Fatalf("error %v, want one containing %q and the row and column", err, want)
+		}
+		if err := Convert(dir, &bytes.Buffer{}, Options{Type: FileBF16}); err != nil {
+			t.Fatalf("bf16: %v", err)
+		}
+	})
 	t.Run("unexpected tensor", func(t *testing.T) {
 		dir, ts := base(t)
 		ts["model.layers.0.mlp.extra.weight"] = stTensor{shape: []int64{2}, data: []float32{1, 2}}
