@@ -355,7 +355,7 @@ func judge(w io.Writer, o outcome) result {
 	}
 	// A stream of one token repeated would match whatever the steps read:
 	// equal streams then prove little about the graph path.
-	if distinct := len(distinctTokens(eager)); len(eager) > 1 && distinct == 1 {
+	if len(eager) > 1 && !slices.ContainsFunc(eager, func(t int32) bool { return t != eager[0] }) {
 		fmt.Fprintf(w, "gate: note: eager's %d tokens are all %d, so equal streams prove little: try another prompt (P) or model\n", len(eager), eager[0])
 	}
 	fmt.Fprintf(w, "graph (re)captures: %d\n", o.captures)
@@ -364,15 +364,6 @@ func judge(w io.Writer, o outcome) result {
 		fmt.Fprintf(w, "CAPTURE MISMATCH: %s\n", r.captureErr)
 	}
 	return r
-}
-
-// distinctTokens is the set of tokens in ts.
-func distinctTokens(ts []int32) map[int32]bool {
-	m := make(map[int32]bool, len(ts))
-	for _, t := range ts {
-		m[t] = true
-	}
-	return m
 }
 
 // verdict prints the PASS or FAIL line and returns the exit status, 0 or
