@@ -315,6 +315,8 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 // counter holds the last token, not yet taken as input, so a following
 // ContinueGraph returns it again as its out[0].
 func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
+	// Checked here too, before make sizes out by n (ContinueGraphFunc
+	// checks again for its own callers).
 	if err := gs.checkContinue(n); err != nil {
 		return nil, err
 	}

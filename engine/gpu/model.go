@@ -344,58 +344,45 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		up[t] = d
 		return d
 	}
-	// ug uploads matrices that read the same input as one matrix, rows back
-	// to back, so one matvec launch covers them all; parts are views of it.
-	// Otherwise they are uploaded separately and the fused tensor is left
-	// zero, which makes the step launch them one by one.
-	ug := func(ts ...*model.Tensor) (dtensor, []dtensor) {
-		parts := make([]dtensor, len(ts))
-		if !fusable(ts...) {
-			for i, t := range ts {
-				parts[i] = u(t)
+	// fuse uploads f's parts as one matrix (fusion), so one matvec launch
+	// covers them all; a group's parts are views of it, a pair's none (so no
+	// tile rule: a pair never straddles a tile). Otherwise they are uploaded
+	// separately and the fused tensor is left zero, which makes the step
+	// launch them one by one.
+	fuse := func(f fusion) {
+		if !f.ok() {
+			for i, t := range f.parts {
+				*f.into[i] = u(t)
 			}
-			return dtensor{}, parts
+			return
 		}
 		rows := 0
 		var srcs []func(int) []byte
 		var first []int
-		for _, t := range ts {
+		for _, t := range f.parts {
 			first = append(first, rows)
 			srcs = append(srcs, rowsOf(t))
 			rows += t.Rows()
 		}
-		cols := ts[0].Cols()
-		f := place(ts[0].Name+"+", ts[0].Type, rows, cols, false, func(i int) []byte {
+		rowOf := func(i int) []byte {
 			k := len(first) - 1
 			for first[k] > i {
 				k--
 			}
 			return srcs[k](i - first[k])
-		})
-		if f.ptr == 0 {
-			return dtensor{}, parts
 		}
-		for i, t := range ts {
-			parts[i] = f.rowsView(t.Name, first[i], t.Rows())
-			up[t] = parts[i]
+		if f.pair {
+			rowOf = func(i int) []byte { return srcs[i%2](i / 2) }
 		}
-		return f, parts
-	}
-	// pairs uploads gate and up row-interleaved (the SwiGLU epilogue's
-	// layout), or separately when they differ in type or shape. No part
-	// views, so no tile rule: a pair never straddles a tile.
-	pairs := func(gate, upT *model.Tensor) (dtensor, []dtensor) {
-		if !pairable(gate, upT) {
-			return dtensor{}, []dtensor{u(gate), u(upT)}
+		t0 := f.parts[0]
+		*f.fused = place(f.name(), t0.Type, rows, t0.Cols(), false, rowOf)
+		if f.fused.ptr == 0 || f.pair {
+			return
 		}
-		gr, ur := rowsOf(gate), rowsOf(upT)
-		f := place(gate.Name+"|up", gate.Type, 2*gate.Rows(), gate.Cols(), false, func(i int) []byte {
-			if i%2 == 0 {
-				return gr(i / 2)
-			}
-			return ur(i / 2)
-		})
-		return f, []dtensor{{}, {}}
+		for i, t := range f.parts {
+			*f.into[i] = f.fused.rowsView(t.Name, first[i], t.Rows())
+			up[t] = *f.into[i]
+		}
 	}
 	g.tok = u(m.TokenEmbd)
 	g.out = u(m.Output)
@@ -404,20 +391,16 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		lw := layerWeights{kind: L.Kind, attnNorm: u(L.AttnNorm), ffnNorm: u(L.FFNNorm), ffnDown: u(L.FFNDown)}
-		var p []dtensor
-		lw.ffnGateUp, p = pairs(L.FFNGate, L.FFNUp)
-		lw.ffnGate, lw.ffnUp = p[0], p[1]
+		for _, f := range fusions(L, &lw) {
+			fuse(f)
+		}
 		if L.Kind == model.LayerAttention {
-			lw.qkvAttn, p = ug(L.AttnQ, L.AttnK, L.AttnV)
-			lw.q, lw.k, lw.v = p[0], p[1], p[2]
 			lw.o = u(L.AttnOutput)
 			lw.qNorm, lw.kNorm = u(L.AttnQNorm), u(L.AttnKNorm)
 			lw.qRows = L.AttnQ.Rows()
 			lw.attnCacheIndex = nAttn
 			nAttn++
 		} else {
-			lw.gdnIn, p = ug(L.AttnQKV, L.AttnGate, L.SSMBeta, L.SSMAlpha)
-			lw.qkv, lw.gate, lw.beta, lw.alpha = p[0], p[1], p[2], p[3]
 			lw.conv, lw.dt, lw.a = u(L.SSMConv), u(L.SSMDt), u(L.SSMA)
 			lw.ssmNorm, lw.ssmOut = u(L.SSMNorm), u(L.SSMOut)
 			lw.gdnIndex = nGDN
@@ -528,11 +511,62 @@ func fusable(ts ...*model.Tensor) bool {
 // row-interleaved, one matrix of twice the rows.
 func pairable(gate, up *model.Tensor) bool { return sameShape(gate, up) && gate.Rows() == up.Rows() }
 
+// fusion is a set of one layer's matrices that read the same input, which
+// Load uploads as one matrix when it can, so that one matvec covers them:
+// rows back to back, or for the FFN's pair gate and up row-interleaved.
+// fused and into are the layerWeights fields the fused matrix and the
+// parts' views land in.
+type fusion struct {
+	pair  bool
+	parts []*model.Tensor
+	fused *dtensor
+	into  []*dtensor
+}
+
+// fusions lists L's fusions with lw's fields for them, in upload order.
+// Load uploads them and tiledLaunches lists the kernels they launch, so
+// the two cannot disagree on what is fused.
+func fusions(L *model.Layer, lw *layerWeights) []fusion {
+	fs := []fusion{{pair: true, parts: []*model.Tensor{L.FFNGate, L.FFNUp},
+		fused: &lw.ffnGateUp, into: []*dtensor{&lw.ffnGate, &lw.ffnUp}}}
+	if L.Kind == model.LayerAttention {
+		return append(fs, fusion{parts: []*model.Tensor{L.AttnQ, L.AttnK, L.AttnV},
+			fused: &lw.qkvAttn, into: []*dtensor{&lw.q, &lw.k, &lw.v}})
+	}
+	return append(fs, fusion{parts: []*model.Tensor{L.AttnQKV, L.AttnGate, L.SSMBeta, L.SSMAlpha},
+		fused: &lw.gdnIn, into: []*dtensor{&lw.qkv, &lw.gate, &lw.beta, &lw.alpha}})
+}
+
+// name is the fused matrix's name in errors and reports.
+func (f fusion) name() string {
+	if f.pair {
+		return f.parts[0].Name + "|up"
+	}
+	return f.parts[0].Name + "+"
+}
+
+// rows is the fused matrix's row count.
+func (f fusion) rows() int {
+	n := 0
+	for _, t := range f.parts {
+		n += t.Rows()
+	}
+	return n
+}
+
+// ok reports whether Load uploads f as one matrix.
+func (f fusion) ok() bool {
+	if f.pair {
+		return pairable(f.parts[0], f.parts[1])
+	}
+	return fusable(f.parts...)
+}
+
 // tiledLaunches lists the tiled matrices a step's matvecs run over: every
-// tiled tensor, and the fused ones Load makes of them (q|k|v, the Gated
-// DeltaNet's inputs, gate|up), whose rows may take another kernel than any
-// part's: two wide Q4_K parts of 2,048 rows or fewer fuse into a matrix
-// that MatvecWave gives the wave form, which no part would register.
+// tiled tensor, and the fused ones Load makes of them (fusions), whose rows
+// may take another kernel than any part's: two wide Q4_K parts of 2,048
+// rows or fewer fuse into a matrix that MatvecWave gives the wave form,
+// which no part would register.
 func tiledLaunches(m *model.Model) tiledShapes {
 	ts := tiledShapes{}
 	add := func(name string, typ gguf.Type, rows, cols int) {
@@ -543,25 +577,12 @@ func tiledLaunches(m *model.Model) tiledShapes {
 	for _, t := range m.Tensors() {
 		add(t.Name, t.Type, t.Rows(), t.Cols())
 	}
-	fused := func(parts ...*model.Tensor) {
-		if !fusable(parts...) {
-			return
-		}
-		rows := 0
-		for _, t := range parts {
-			rows += t.Rows()
-		}
-		add(parts[0].Name+"+", parts[0].Type, rows, parts[0].Cols())
-	}
 	for i := range m.Layers {
-		L := &m.Layers[i]
-		if L.Kind == model.LayerAttention {
-			fused(L.AttnQ, L.AttnK, L.AttnV)
-		} else {
-			fused(L.AttnQKV, L.AttnGate, L.SSMBeta, L.SSMAlpha)
-		}
-		if pairable(L.FFNGate, L.FFNUp) {
-			add(L.FFNGate.Name+"|up", L.FFNGate.Type, 2*L.FFNGate.Rows(), L.FFNGate.Cols())
+		for _, f := range fusions(&m.Layers[i], &layerWeights{}) {
+			if !f.ok() {
+				continue
+			}
+			add(f.name(), f.parts[0].Type, f.rows(), f.parts[0].Cols())
 		}
 	}
 	return ts

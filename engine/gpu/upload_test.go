@@ -278,17 +278,17 @@ func TestTiledLaunchesFused(t *testing.T) {
 	if !ok {
 		t.Fatalf("the wave kernel is not recorded at %d columns (recorded: %v)", cols, ts)
 	}
-	if name != "blk.0.attn_q.weight+" {
-		t.Errorf("recorded as %q, want the fused q|k|v (the first fused matrix)", name)
+	if name != "blk.0.ffn_gate.weight|up" {
+		t.Errorf("recorded as %q, want the fused gate|up (the first fused matrix Load uploads)", name)
 	}
 
-	// Parts that do not fuse (k of another type) record only their own
-	// kernels: gate|up alone now takes the wave form.
-	m.Layers[0].AttnK.Type = gguf.TypeQ6_K
-	if name := tiledLaunches(m)[wave][cols]; name != "blk.0.ffn_gate.weight|up" {
-		t.Errorf("with q, k, v apart: wave kernel recorded as %q, want the fused gate|up", name)
-	}
+	// Parts that do not fuse (up of another type) record only their own
+	// kernels: q|k|v alone now takes the wave form.
 	m.Layers[0].FFNUp.Type = gguf.TypeQ6_K
+	if name := tiledLaunches(m)[wave][cols]; name != "blk.0.attn_q.weight+" {
+		t.Errorf("with gate and up apart: wave kernel recorded as %q, want the fused q|k|v", name)
+	}
+	m.Layers[0].AttnK.Type = gguf.TypeQ6_K
 	if name, ok := tiledLaunches(m)[wave][cols]; ok {
 		t.Errorf("with nothing fused: the wave kernel is recorded (as %q), which no launch runs", name)
 	}
