@@ -56,6 +56,12 @@ text (absent without a tokenizer), stop ("eog" with stop_token, "n", or
 prompt_tok_per_s, and gen_tok_per_s (absent below two generated tokens). A
 failure before generation (the file, the backend, the arguments) prints no
 object: the exit status is not 0 and stderr says why.
+
+Environment (the GPU's; a value other than those listed is refused, except
+with --device cpu): MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3), half
+f16's memory; MEMRA_PDL=0 turns programmatic dependent launch off;
+MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores
+at head_dim 256, or those past the split cap).
 `
 
 const runExamples = `  memra run -m qwen3.5-0.8b.gguf -p "The capital of France is" -n 32

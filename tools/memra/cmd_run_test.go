@@ -162,7 +162,10 @@ func TestRunHelp(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	help := stdout.String()
-	for _, w := range []string{"Examples:", "memra run -m", "--prompt-tokens", "-top-k", "-seed"} {
+	// The environment run reads (and refuses bad values of, before the GPU
+	// is looked for) is named in its help too.
+	for _, w := range []string{"Examples:", "memra run -m", "--prompt-tokens", "-top-k", "-seed",
+		"MEMRA_KV_FP8=1", "MEMRA_PDL=0", "MEMRA_ATTN_MMA=0|1|cap"} {
 		if !strings.Contains(help, w) {
 			t.Errorf("help lacks %q:\n%s", w, help)
 		}
