@@ -84,8 +84,8 @@ func (l *listFlag) Set(s string) error {
 
 var errHelp = errors.New("help")
 
-// parseArgs parses av (without the program name). Usage text and flag
-// errors go to w.
+// parseArgs parses av (without the program name). -h's help goes to w;
+// errors are returned, for main to print once.
 func parseArgs(av []string, w io.Writer) (config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(w)

@@ -96,6 +96,13 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseArgs([]string{"-h"}, io.Discard); !errors.Is(err, errHelp) {
 		t.Fatalf("-h: %v", err)
 	}
+	// Help asked for goes to stdout, as memra's and gate's do, so that
+	// bench -h | less shows it; it went to stderr.
+	var stdout, stderr bytes.Buffer
+	if code, err := run([]string{"-h"}, &stdout, &stderr); code != 0 || err != nil || stderr.Len() != 0 ||
+		!strings.Contains(stdout.String(), "usage: bench") || !strings.Contains(stdout.String(), "-compare") {
+		t.Errorf("bench -h: exit %d, %v, stdout %q, stderr %q", code, err, stdout.String(), stderr.String())
+	}
 }
 
 func TestParseErrors(t *testing.T) {

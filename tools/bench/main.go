@@ -52,7 +52,7 @@ func main() {
 // could not be written or -compare OLD.json shares no row with the run, 2
 // usage, setup error or no GPU.
 func run(av []string, stdout, stderr io.Writer) (int, error) {
-	c, err := parseArgs(av, stderr)
+	c, err := parseArgs(av, stdout) // -h is asked for: on stdout, as memra's and gate's (bench -h | less)
 	if errors.Is(err, errHelp) {
 		return 0, nil
 	}
