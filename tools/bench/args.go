@@ -29,6 +29,11 @@ whole steps on bench's own kernels, so -omit, -fatbin, ^C, a failure before
 the first model or a run without a row leave it as it was. Prints the
 Markdown table.
 
+Environment: MEMRA_PDL=0 turns programmatic dependent launch off;
+MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores
+at head_dim 256, or those past the split cap). The KV cache type is -kv's:
+MEMRA_KV_FP8=1 is refused without -kv fp8.
+
 Examples:
   bench -quick                          fast check: synth 0.8b+9b × bf16+q8_0, ctx 64,1024, 3 reps
   bench                                 the full default run

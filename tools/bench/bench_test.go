@@ -100,7 +100,7 @@ func TestParseFlags(t *testing.T) {
 	// bench -h | less shows it; it went to stderr.
 	var stdout, stderr bytes.Buffer
 	if code, err := run([]string{"-h"}, &stdout, &stderr); code != 0 || err != nil || stderr.Len() != 0 ||
-		!strings.Contains(stdout.String(), "usage: bench") || !strings.Contains(stdout.String(), "-compare") {
+		!strings.Contains(stdout.String(), "usage: bench") || !strings.Contains(stdout.String(), "-compare") || !strings.Contains(stdout.String(), "MEMRA_ATTN_MMA=0|1|cap") {
 		t.Errorf("bench -h: exit %d, %v, stdout %q, stderr %q", code, err, stdout.String(), stderr.String())
 	}
 }
@@ -519,6 +519,21 @@ func TestCompare(t *testing.T) {
 	t.Setenv("MEMRA_ATTN_MMA", "yes")
 	if code, err := run([]string{"-quick"}, &out, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_ATTN_MMA="yes"`) {
 		t.Errorf("MEMRA_ATTN_MMA=yes: code %d err %v", code, err)
+	}
+	t.Setenv("MEMRA_ATTN_MMA", "")
+	// bench's KV type is -kv's: MEMRA_KV_FP8=1 without -kv fp8 ran f16
+	// without a word, and a bad value passed.
+	for _, c := range []struct{ env, want string }{{"1", "give -kv fp8"}, {"yes", `MEMRA_KV_FP8="yes"`}} {
+		t.Setenv("MEMRA_KV_FP8", c.env)
+		if code, err := run([]string{"-quick"}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("MEMRA_KV_FP8=%s: code %d err %v", c.env, code, err)
+		}
+	}
+	// With -kv fp8 it agrees and passes: the next check (MEMRA_PDL) speaks.
+	t.Setenv("MEMRA_KV_FP8", "1")
+	t.Setenv("MEMRA_PDL", "off")
+	if code, err := run([]string{"-quick", "-kv", "f16,fp8"}, &out, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_PDL="off"`) {
+		t.Errorf("MEMRA_KV_FP8=1 -kv f16,fp8: code %d err %v", code, err)
 	}
 }
 

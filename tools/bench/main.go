@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,6 +84,13 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 		if len(image) == 0 {
 			return 2, fmt.Errorf("-fatbin %s: empty file", c.fatbin)
 		}
+	}
+	// The KV type is -kv's: MEMRA_KV_FP8=1, which memra run and the gate
+	// read, would otherwise be ignored here, and an f16 run taken for FP8.
+	if fp8, err := gpu.KVFP8FromEnv(); err != nil {
+		return 2, err
+	} else if fp8 && !slices.Contains(c.kv, "fp8") {
+		return 2, fmt.Errorf("MEMRA_KV_FP8=1, but bench takes the KV cache type from -kv (now %s): give -kv fp8 (or -kv f16,fp8 for both), or unset it", strings.Join(c.kv, ","))
 	}
 	if _, err := cuda.PDLFromEnv(); err != nil {
 		return 2, err
