@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/memra-ai/memra/engine/convert"
@@ -42,13 +43,23 @@ once.
 	if err != nil {
 		return err
 	}
-	if len(dirs) != 1 || *out == "" {
+	switch {
+	case len(dirs) > 1:
+		return fmt.Errorf("%w: unexpected argument %q (convert takes one HF_DIR; the output is -o)", errUsage, dirs[1])
+	case len(dirs) == 0 || *out == "":
 		return fmt.Errorf("%w: need HF_DIR and -o OUT.gguf", errUsage)
 	}
 	dir := dirs[0]
 	ft, err := convert.ParseFileType(*typ)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	// Said as the mistake it is: a file (a .safetensors, a .gguf) given for
+	// the directory read as "open x.gguf/config.json: not a directory".
+	if st, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("checkpoint directory: %w", err)
+	} else if !st.IsDir() {
+		return fmt.Errorf("%s is a file: HF_DIR is the checkpoint's directory (config.json, *.safetensors, the tokenizer files)", dir)
 	}
 	bar := newProgressBar(stderr, *progress, "convert")
 	err = writeFile(*out, stderr, func(ctx context.Context) error {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,5 +34,33 @@ func TestConvertCommandMissingDir(t *testing.T) {
 	err = runConvert([]string{"-o", dir + "/x.gguf", dir}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("err %v, want one naming config.json", err)
+	}
+}
+
+// TestConvertCommandNotADir: a file given for HF_DIR, and a directory that
+// is not there, are said as such, not as a config.json that cannot be
+// opened; a second positional argument is named.
+func TestConvertCommandNotADir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "model.safetensors")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "x.gguf")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{file, "-o", out}, file + " is a file: HF_DIR is the checkpoint's directory"},
+		{[]string{filepath.Join(dir, "nope"), "-o", out}, "checkpoint directory: stat " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{[]string{dir, "extra", "-o", out}, `unexpected argument "extra"`},
+	} {
+		err := runConvert(c.args, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "/config.json") {
+			t.Errorf("%q: err %v, want one containing %q", c.args, err, c.want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s written: %v", out, err)
 	}
 }
