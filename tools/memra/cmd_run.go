@@ -111,7 +111,16 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	switch {
 	case fs.NArg() > 0:
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		// The two usual causes, said with their fix: the model given as
+		// llama.cpp's tools take it, or a prompt of several words unquoted.
+		hint := ""
+		switch a := fs.Arg(0); {
+		case f.model == "" && strings.HasSuffix(strings.ToLower(a), ".gguf"):
+			hint = fmt.Sprintf(" (the model is given with -m: -m %s)", a)
+		case set["p"] && !strings.HasPrefix(a, "-"):
+			hint = fmt.Sprintf(" (a prompt of several words is one argument: quote it, -p %q)", f.prompt+" "+a)
+		}
+		return fmt.Errorf("%w: unexpected argument %q%s", errUsage, fs.Arg(0), hint)
 	case f.model == "":
 		return fmt.Errorf("%w: -m MODEL.gguf is required", errUsage)
 	case set["p"] && set["prompt-tokens"], !set["p"] && !set["prompt-tokens"]:
