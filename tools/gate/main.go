@@ -68,6 +68,15 @@ splits (CUDA cores, tensor cores at head_dim 256, or those past the split cap).
 Exit status: 0 PASS (or CPU-only run without a GPU), 1 FAIL, 2 usage or setup error.
 Example: gate /models/qwen35-9b-bf16.gguf 64 2000 bench`
 
+// about heads -h's help: what the gate checks, which the usage alone (in
+// every usage error too) does not say.
+const about = `gate checks that CUDA-graph decode (a graph captured per attention bucket,
+then replayed) generates the same greedy tokens as eager decode, bit for bit:
+it primes a P-token prompt and generates N tokens both ways. A differing
+token, a graph path that fails, or captures other than one per bucket
+crossed is a FAIL.
+`
+
 func main() {
 	code, err := run(os.Args[1:])
 	if err != nil {
@@ -129,6 +138,7 @@ var errHelp = errors.New("help")
 func run(av []string) (int, error) {
 	a, err := parseArgs(av)
 	if errors.Is(err, errHelp) {
+		fmt.Print(about + "\n")
 		fmt.Println(usage)
 		return 0, nil
 	}

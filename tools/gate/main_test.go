@@ -116,6 +116,23 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
+// TestHelp: gate -h says what the gate checks, then the usage, on stdout
+// with exit status 0; it gave the usage alone.
+func TestHelp(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-h")
+	cmd.Env = append(os.Environ(), asGate+"=1")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() != 0 {
+		t.Fatalf("gate -h: %v, stderr %q", err, stderr.String())
+	}
+	for _, w := range []string{"generates the same greedy tokens as eager decode", "usage: gate [MODEL.gguf|default]", "Exit status:", "MEMRA_KV_FP8=1"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("gate -h lacks %q:\n%s", w, stdout.String())
+		}
+	}
+}
+
 // TestDefaultModelRewritesDamaged: a cached default model cut short is
 // written again rather than failing every later gate run.
 func TestDefaultModelRewritesDamaged(t *testing.T) {
