@@ -201,6 +201,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "memra run: greedy decoding ignores %s\n", strings.Join(ignored, ", "))
 		}
 	}
+	if set["repeat-window"] && (f.repeatPenalty == 0 || f.repeatPenalty == 1) {
+		fmt.Fprintf(stderr, "memra run: --repeat-window does nothing without a --repeat-penalty (other than 0 or 1, which are off)\n")
+	}
 
 	gf, err := gguf.Open(f.model)
 	if err != nil {

@@ -531,6 +531,25 @@ func TestRunPromptTokensAndIgnoredFlags(t *testing.T) {
 	if outs[0] != outs[1] {
 		t.Errorf("commas gave %q, spaces %q", outs[0], outs[1])
 	}
+	// A window without a penalty does nothing, greedy or not: said, and
+	// not said when a penalty uses it.
+	for _, c := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--repeat-window", "8"}, true},
+		{[]string{"--repeat-window", "8", "--repeat-penalty", "1", "--greedy"}, true},
+		{[]string{"--repeat-window", "8", "--repeat-penalty", "1.1"}, false},
+	} {
+		var stderr bytes.Buffer
+		args := append([]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "2", "--print-tokens", "--device", "cpu"}, c.args...)
+		if code := run(args, io.Discard, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", c.args, code, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), "--repeat-window does nothing without a --repeat-penalty"); got != c.warn {
+			t.Errorf("%q: warned %v, want %v: %s", c.args, got, c.warn, stderr.String())
+		}
+	}
 }
 
 // TestRunNotesUnusedTokens: generated ids that are the vocabulary's unused
