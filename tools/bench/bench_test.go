@@ -197,6 +197,33 @@ func TestRooflineArithmetic(t *testing.T) {
 	}
 }
 
+// TestTokSIsReciprocal: a row's tok/s figures are 1000 / its ms/token
+// figures, with an even number of repeats too (2.0 and 4.0 ms: median 3.0
+// ms, so 333.3 tok/s, where the median of 500 and 250 tok/s is 375) and
+// with one repeat or one token.
+func TestTokSIsReciprocal(t *testing.T) {
+	for _, tc := range []struct {
+		tokens int
+		total  []float64
+	}{{64, []float64{128, 256}}, {64, []float64{128, 256, 160, 200}}, {1, []float64{3}}, {5, []float64{10, 11, 9, 30, 12}}} {
+		r := Row{Tokens: tc.tokens, RooflineMs: 1}
+		r.finish(tc.total)
+		ms, ts := r.MsTok, r.TokS
+		// One division each: float rounding only.
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*b }
+		if !near(ts.Median, 1000/ms.Median) || !near(ts.Min, 1000/ms.Max) || !near(ts.Max, 1000/ms.Min) ||
+			!near(ts.Q1, 1000/ms.Q3) || !near(ts.Q3, 1000/ms.Q1) {
+			t.Errorf("%d tokens, %v ms: tok/s %+v is not 1000 / ms/token %+v", tc.tokens, tc.total, ts, ms)
+		}
+		if len(r.Samples) != len(tc.total) || !near(r.RooflinePct, 100/ms.Median) {
+			t.Errorf("%v ms: samples %v, roofline %% %v", tc.total, r.Samples, r.RooflinePct)
+		}
+	}
+	if got := perSecond(Stat{}); got != (Stat{}) {
+		t.Errorf("perSecond of no time = %+v, want zeros (JSON has no Inf)", got)
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	in := []float64{5, 1, 4, 2, 3}
 	s := summarize(in)

@@ -586,16 +586,30 @@ func msSince(t time.Time) float64 { return float64(time.Since(t)) / float64(time
 // finish fills a row's statistics from per-repeat times of r.Tokens tokens.
 func (r *Row) finish(totalMs []float64) {
 	per := make([]float64, len(totalMs))
-	rate := make([]float64, len(totalMs))
 	for i, t := range totalMs {
 		per[i] = t / float64(r.Tokens)
-		rate[i] = 1000 / per[i]
 	}
 	r.Samples = per
-	r.MsTok, r.TokS = summarize(per), summarize(rate)
+	r.MsTok = summarize(per)
+	r.TokS = perSecond(r.MsTok)
 	if r.MsTok.Median > 0 {
 		r.RooflinePct = r.RooflineMs / r.MsTok.Median * 100
 	}
+}
+
+// perSecond is tokens/s of ms/token statistics, each figure the reciprocal
+// of its counterpart (the fastest, Max, is 1000 / Min ms): with an even
+// number of repeats the median of the rates, a mean of two reciprocals, is
+// not 1000 / the median ms that roofline % divides, so the two columns of
+// one row would disagree. A time of 0 has no rate: 0.
+func perSecond(ms Stat) Stat {
+	inv := func(x float64) float64 {
+		if x <= 0 {
+			return 0
+		}
+		return 1000 / x
+	}
+	return Stat{Median: inv(ms.Median), Min: inv(ms.Max), Max: inv(ms.Min), Q1: inv(ms.Q3), Q3: inv(ms.Q1)}
 }
 
 // graph times ContinueGraph from a synthetic context: each repeat refills

@@ -182,7 +182,7 @@ type Row struct {
 	Tokens  int     `json:"tokens"`
 	MeanTKV float64 `json:"mean_tkv"`
 	MsTok   Stat    `json:"ms_per_token"`
-	TokS    Stat    `json:"tok_s"`
+	TokS    Stat    `json:"tok_s"` // 1000 / MsTok, figure by figure (perSecond)
 	// Bytes one token moves.
 	WeightBytes float64   `json:"weight_bytes"`
 	KVBytes     float64   `json:"kv_bytes"`
