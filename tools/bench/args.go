@@ -111,7 +111,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	ctx := fs.String("ctx", "64,1024,4096,16384,32768", "context lengths `LIST` to decode at (filled synthetically; those a model's context length cannot hold with the timed tokens are skipped, and said)")
 	tokens := fs.Int("tokens", 128, "tokens generated per measurement")
 	reps := fs.Int("reps", 5, "timed repetitions per measurement (median and spread over them)")
-	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here)")
+	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here; with 0, in the first timed one, and the report says so)")
 	prompt := fs.Int("prompt", 64, "prompt length `P` of the priming measurement")
 	fp8 := fs.Bool("fp8", false, "FP8 (e4m3) KV cache: the same as -kv fp8")
 	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")

@@ -224,6 +224,25 @@ func TestTokSIsReciprocal(t *testing.T) {
 	}
 }
 
+// TestWarmupNote: a report says captures are left out of the timed
+// repeats only when a warm-up repeat took them.
+func TestWarmupNote(t *testing.T) {
+	for _, tc := range []struct {
+		warmup      int
+		want, wrong string
+	}{{1, noteCaptures, noteNoWarmup}, {0, noteNoWarmup, noteCaptures}} {
+		ns := runNotes(tc.warmup)
+		if !slices.Contains(ns, tc.want) || slices.Contains(ns, tc.wrong) {
+			t.Errorf("-warmup %d: notes %q", tc.warmup, ns)
+		}
+		for _, n := range ns {
+			if n != noteCaptures && strings.Contains(n, "excluded from the timed") {
+				t.Errorf("-warmup %d: note %q claims captures are excluded", tc.warmup, n)
+			}
+		}
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	in := []float64{5, 1, 4, 2, 3}
 	s := summarize(in)

@@ -217,7 +217,7 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 		Device: DeviceReport{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.Major, info.Minor), SMs: info.SMs,
 			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL()},
 		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ","), Omit: c.omit},
-		Notes:    []string{noteSynthetic, noteRoofline, noteBytes, notePaths},
+		Notes:    runNotes(c.warmup),
 		Models:   []ModelReport{},
 	}
 	if image != nil {
