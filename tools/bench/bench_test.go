@@ -776,3 +776,70 @@ func TestSampledNotesMatchDefaults(t *testing.T) {
 		t.Errorf("notePaths does not say %q", w)
 	}
 }
+
+// TestCompareOtherWork: rows of one key that count different bytes per
+// token (another model file under the same label, another -tokens) are
+// marked, named with what differs and left out of the geomeans, on
+// run271's real report against a copy whose 9b-bf16 is another model.
+func TestCompareOtherWork(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "results", "h200-run271.json")
+	old, err := readReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := readReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := compareReports(old, cur)
+	if g, n := same.geomean("graph"); n != 50 || g != 1 {
+		t.Fatalf("run271 against itself: geomean %v over %d graph rows, want 1 over 50", g, n)
+	}
+	for i := range cur.Models {
+		if cur.Models[i].Model != "9b-bf16" {
+			continue
+		}
+		for j := range cur.Models[i].Rows {
+			cur.Models[i].Rows[j].WeightBytes /= 2
+			cur.Models[i].Rows[j].TokS.Median *= 2
+		}
+	}
+	c := compareReports(old, cur)
+	if len(c.Rows) != 150 {
+		t.Fatalf("%d rows matched, want 150", len(c.Rows))
+	}
+	if g, n := c.geomean("graph"); n != 45 || g != 1 {
+		t.Errorf("geomean %v over %d graph rows, want 1 over the 45 of the same work", g, n)
+	}
+	var b bytes.Buffer
+	c.print(&b, "old.json", "new.json")
+	for _, want := range []string{"| 9b-bf16 | f16 | 64 | graph | 242.5 | 484.9 | **2.000** ≠ |",
+		"9b-bf16|f16|32768|eager (weights 15875.5 → 7937.8 MB)", "geomean new/old (graph, 45 rows): 1.000"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("compare output lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Count(b.String(), " ≠ |") != 15 {
+		t.Errorf("%d rows marked ≠, want 15", strings.Count(b.String(), " ≠ |"))
+	}
+	js, err := c.json("old.json", "new.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cj comparisonJSON
+	if err := json.Unmarshal(js, &cj); err != nil {
+		t.Fatal(err)
+	}
+	marked := 0
+	for _, r := range cj.Rows {
+		if (r.OtherWork != "") != (r.Model == "9b-bf16") {
+			t.Errorf("row %s %d %s: other_work %q", r.Model, r.Context, r.Path, r.OtherWork)
+		}
+		if r.OtherWork != "" {
+			marked++
+		}
+	}
+	if marked != 15 || cj.Geomean["all"] != 1 {
+		t.Errorf("JSON: %d rows of other work, geomean all %v; want 15 and 1", marked, cj.Geomean["all"])
+	}
+}

@@ -457,6 +457,10 @@ type ratio struct {
 	Old, New     float64 // tok/s medians
 	Ratio        float64 // new / old
 	OldPct, NewP float64 // roofline %
+	// OtherWork is "" when both rows count the same bytes per token, else
+	// what differs: not the same work (another model file under the same
+	// label, another -tokens), so the row stays out of the geomeans.
+	OtherWork string
 }
 
 // comparison matches rows by (model, kv, context, path).
@@ -487,6 +491,7 @@ func compareReports(old, cur *Report) comparison {
 		if q := r.TokS.Median / o.TokS.Median; o.TokS.Median > 0 && r.TokS.Median > 0 && !math.IsInf(q, 0) {
 			x.Ratio = q
 		}
+		x.OtherWork = otherWork(&o, &r)
 		c.Rows = append(c.Rows, x)
 	}
 	for _, r := range old.allRows() {
@@ -499,11 +504,29 @@ func compareReports(old, cur *Report) comparison {
 	return c
 }
 
-// geomean of the ratios of rows whose path is path ("" for all).
+// otherWork says how two rows of one key differ in the bytes a token
+// moves, "" when they agree. Both runs compute them the same way from the
+// model and the settings, so any difference beyond float rounding (1e-9
+// relative) is another model or another mean attention length (-tokens).
+func otherWork(o, r *Row) string {
+	var d []string
+	for _, x := range []struct {
+		name     string
+		old, new float64
+	}{{"weights", o.WeightBytes, r.WeightBytes}, {"KV", o.KVBytes, r.KVBytes}, {"state", o.StateBytes, r.StateBytes}} {
+		if math.Abs(x.new-x.old) > 1e-9*max(math.Abs(x.old), math.Abs(x.new)) {
+			d = append(d, fmt.Sprintf("%s %s → %s MB", x.name, mb(x.old), mb(x.new)))
+		}
+	}
+	return strings.Join(d, ", ")
+}
+
+// geomean of the ratios of rows whose path is path ("" for all), leaving
+// out rows of other work per token.
 func (c comparison) geomean(path string) (float64, int) {
 	s, n := 0.0, 0
 	for _, r := range c.Rows {
-		if path != "" && r.Path != path {
+		if (path != "" && r.Path != path) || r.OtherWork != "" {
 			continue
 		}
 		if r.Ratio > 0 && !math.IsInf(r.Ratio, 0) {
@@ -543,6 +566,9 @@ type ratioJSON struct {
 	Ratio      *float64 `json:"ratio"` // null where either row has no speed (0: a failed measurement)
 	OldRoofPct float64  `json:"old_roofline_pct"`
 	NewRoofPct float64  `json:"new_roofline_pct"`
+	// OtherWork: how the two rows' bytes per token differ (not in the
+	// geomeans); absent when they agree.
+	OtherWork string `json:"other_work,omitempty"`
 }
 
 // json is the comparison as comparisonJSON, indented.
@@ -551,7 +577,7 @@ func (c comparison) json(oldName, newName string) ([]byte, error) {
 		OnlyOld: append([]string{}, c.OnlyOld...), OnlyNew: append([]string{}, c.OnlyNew...), OmitOld: c.OmitOld, OmitNew: c.OmitNew,
 		FatbinOld: c.FatbinOld, FatbinNew: c.FatbinNew}
 	for _, r := range c.Rows {
-		x := ratioJSON{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, OldTokS: r.Old, NewTokS: r.New, OldRoofPct: r.OldPct, NewRoofPct: r.NewP}
+		x := ratioJSON{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, OldTokS: r.Old, NewTokS: r.New, OldRoofPct: r.OldPct, NewRoofPct: r.NewP, OtherWork: r.OtherWork}
 		if !math.IsNaN(r.Ratio) && !math.IsInf(r.Ratio, 0) {
 			x.Ratio = &r.Ratio
 		}
@@ -587,10 +613,15 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	}
 	fmt.Fprintln(w, "| model | kv | ctx | path | old tok/s | new tok/s | new/old | roofline % old → new |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|")
+	var other []string
 	for _, r := range c.Rows {
 		q := "—"
 		if !math.IsNaN(r.Ratio) {
 			q = fmt.Sprintf("**%.3f**", r.Ratio)
+		}
+		if r.OtherWork != "" {
+			q += " ≠"
+			other = append(other, fmt.Sprintf("%s|%s|%d|%s (%s)", r.Model, r.KV, r.Context, r.Path, r.OtherWork))
 		}
 		fmt.Fprintf(w, "| %s | %s | %d | %s | %.1f | %.1f | %s | %.1f → %.1f |\n", r.Model, r.KV, r.Context, r.Path, r.Old, r.New, q, r.OldPct, r.NewP)
 	}
@@ -603,6 +634,9 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 			}
 			fmt.Fprintf(w, "geomean new/old (%s, %d rows): %.3f\n", name, n, g)
 		}
+	}
+	if len(other) > 0 {
+		fmt.Fprintf(w, "≠ not the same bytes per token, so not the same work (another model under the label, or another -tokens), and not in the geomeans: %s\n", strings.Join(other, ", "))
 	}
 	if len(c.OnlyOld) > 0 {
 		fmt.Fprintf(w, "only in old: %s\n", strings.Join(c.OnlyOld, ", "))
