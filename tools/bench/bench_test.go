@@ -843,3 +843,146 @@ func TestCompareOtherWork(t *testing.T) {
 		t.Errorf("JSON: %d rows of other work, geomean all %v; want 15 and 1", marked, cj.Geomean["all"])
 	}
 }
+
+// chartTick is a tick label's value and its pixel on its axis.
+type chartTick struct {
+	v, px float64
+}
+
+// parseTickLabel inverts tickLabel for the labels a chart of contexts
+// and tok/s shows ("64", "1k" of a context is 1024, of tok/s 1000).
+func parseTickLabel(t *testing.T, s string, kilo float64) float64 {
+	t.Helper()
+	mul := 1.0
+	if v, ok := strings.CutSuffix(s, "k"); ok {
+		s, mul = v, kilo
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("tick label %q: %v", s, err)
+	}
+	return v * mul
+}
+
+// TestChartRun271 draws run271's real report and reads the SVG back as
+// XML: every coordinate is finite, the axes are labelled, and each
+// roofline line's vertices sit at 1000 / roofline ms of its model at each
+// context, read through the axes' own tick labels.
+func TestChartRun271(t *testing.T) {
+	rep, err := readReport(filepath.Join("..", "..", "docs", "results", "h200-run271.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One failed measurement must not put a NaN into the drawing.
+	rep.Models[0].Rows[0].TokS, rep.Models[0].Rows[0].MsTok = Stat{}, Stat{}
+	var b bytes.Buffer
+	if err := writeChart(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(b.Bytes()))
+	var xt, yt []chartTick
+	var lines [][][2]float64 // the roofline polylines' vertices, in order
+	var texts []string
+	var inText *xml.StartElement
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("malformed SVG: %v", err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			attr := map[string]string{}
+			for _, a := range el.Attr {
+				attr[a.Name.Local] = a.Value
+				if strings.Contains(a.Value, "NaN") || strings.Contains(a.Value, "Inf") {
+					t.Errorf("<%s %s=%q>", el.Name.Local, a.Name.Local, a.Value)
+				}
+			}
+			switch el.Name.Local {
+			case "text":
+				e := el.Copy()
+				inText = &e
+			case "polyline":
+				if attr["class"] != "series roofline" {
+					continue
+				}
+				var pts [][2]float64
+				for _, p := range strings.Fields(attr["points"]) {
+					var x, y float64
+					if _, err := fmt.Sscanf(p, "%g,%g", &x, &y); err != nil {
+						t.Fatalf("point %q: %v", p, err)
+					}
+					pts = append(pts, [2]float64{x, y})
+				}
+				lines = append(lines, pts)
+			}
+		case xml.CharData:
+			if inText == nil {
+				continue
+			}
+			s := string(el)
+			texts = append(texts, s)
+			attr := map[string]string{}
+			for _, a := range inText.Attr {
+				attr[a.Name.Local] = a.Value
+			}
+			x, _ := strconv.ParseFloat(attr["x"], 64)
+			y, _ := strconv.ParseFloat(attr["y"], 64)
+			switch {
+			case attr["text-anchor"] == "end": // a tok/s tick, 4 px below its line
+				yt = append(yt, chartTick{parseTickLabel(t, s, 1000), y - 4})
+			case attr["text-anchor"] == "middle" && !strings.Contains(s, " "): // a context tick
+				xt = append(xt, chartTick{parseTickLabel(t, s, 1024), x})
+			}
+		case xml.EndElement:
+			if el.Name.Local == "text" {
+				inText = nil
+			}
+		}
+	}
+	for _, want := range []string{"context (tokens, log scale)", "tokens/s (log scale)", "roofline at copy bandwidth 4.15 TB/s (read+write)"} {
+		if !slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, want) }) {
+			t.Errorf("chart lacks the text %q", want)
+		}
+	}
+	if len(xt) != 5 || len(yt) < 2 {
+		t.Fatalf("ticks: x %v, y %v; want the 5 contexts and at least 2 tok/s", xt, yt)
+	}
+	// The axes are log10: value = 10^(a + b·px), fitted on the two
+	// outermost ticks.
+	inv := func(ts []chartTick, px float64) float64 {
+		lo, hi := ts[0], ts[len(ts)-1]
+		f := (px - lo.px) / (hi.px - lo.px)
+		return math.Pow(10, math.Log10(lo.v)+f*(math.Log10(hi.v)-math.Log10(lo.v)))
+	}
+	// The i-th roofline line is the i-th model's (chartSeries keeps their
+	// order).
+	if len(lines) != len(rep.Models) {
+		t.Fatalf("%d roofline lines, want one per model (%d)", len(lines), len(rep.Models))
+	}
+	for i, m := range rep.Models {
+		pts := lines[i]
+		if len(pts) != len(rep.Settings.Contexts) {
+			t.Errorf("%s: %d roofline vertices, want %d", m.Model, len(pts), len(rep.Settings.Contexts))
+			continue
+		}
+		for j, p := range pts {
+			ctx, toks := inv(xt, p[0]), inv(yt, p[1])
+			var want float64
+			for _, r := range m.Rows {
+				if r.Context == rep.Settings.Contexts[j] {
+					want = 1000 / r.RooflineMs
+				}
+			}
+			// Coordinates are written to 0.1 px; at ~280 px a decade that is
+			// 0.1% of a value: 0.3% allows the two ticks' rounding too.
+			if math.Abs(ctx/float64(rep.Settings.Contexts[j])-1) > 3e-3 || math.Abs(toks/want-1) > 3e-3 {
+				t.Errorf("%s roofline vertex %d at (%v, %v) reads as context %.1f, %.1f tok/s; want %d, %.1f",
+					m.Model, j, p[0], p[1], ctx, toks, rep.Settings.Contexts[j], want)
+			}
+		}
+	}
+}
