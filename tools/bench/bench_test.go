@@ -986,3 +986,50 @@ func TestChartRun271(t *testing.T) {
 		}
 	}
 }
+
+// TestChartLegendFits: every legend entry lies inside the SVG's height,
+// with 12 models (36 entries; 620 px held 31) as with run271's 10.
+func TestChartLegendFits(t *testing.T) {
+	rep, err := readReport(filepath.Join("..", "..", "docs", "results", "h200-run271.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{10, 12} {
+		r := *rep
+		r.Models = nil
+		for i := range n {
+			m := rep.Models[i%len(rep.Models)]
+			m.Model = fmt.Sprintf("m%d", i)
+			r.Models = append(r.Models, m)
+		}
+		var b bytes.Buffer
+		if err := writeChart(&b, &r); err != nil {
+			t.Fatal(err)
+		}
+		var svg struct {
+			Height float64 `xml:"height,attr"`
+			Texts  []struct {
+				Y    float64 `xml:"y,attr"`
+				Text string  `xml:",chardata"`
+			} `xml:"text"`
+		}
+		if err := xml.Unmarshal(b.Bytes(), &svg); err != nil {
+			t.Fatal(err)
+		}
+		legend := 0
+		for _, tx := range svg.Texts {
+			if strings.HasPrefix(tx.Text, "m") && strings.Contains(tx.Text, " f16 ") {
+				legend++
+				if tx.Y > svg.Height {
+					t.Errorf("%d models: legend %q at y %v, below the %v px SVG", n, tx.Text, tx.Y, svg.Height)
+				}
+			}
+		}
+		if legend != 3*n {
+			t.Errorf("%d models: %d legend entries, want %d", n, legend, 3*n)
+		}
+		if n == 10 && svg.Height != 620 {
+			t.Errorf("10 models: height %v, want 620 (the legend fits)", svg.Height)
+		}
+	}
+}

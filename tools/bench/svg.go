@@ -123,10 +123,15 @@ func esc(s string) string {
 // line per model × kv for graph, dotted for eager, dashed for the roofline.
 func writeChart(w io.Writer, rep *Report) error {
 	const (
-		W, H                     = 1000.0, 620.0
+		W                        = 1000.0
 		left, right, top, bottom = 80.0, 300.0, 56.0, 64.0
+		legendStep               = 18.0 // px per legend entry
 	)
 	ss := chartSeries(rep)
+	// 620 px, taller where the legend (one entry per series, in the right
+	// margin) needs it: 11 models' three lines each would run off the
+	// bottom.
+	H := max(620.0, top+8+float64(len(ss))*legendStep)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
@@ -206,7 +211,7 @@ func writeChart(w io.Writer, rep *Report) error {
 					px.pos(s.xs[j]), py.pos(s.ys[j]), fill, s.color, esc(s.label), int(s.xs[j]), s.ys[j])
 			}
 		}
-		ly := top + 8 + float64(i)*18
+		ly := top + 8 + float64(i)*legendStep
 		lx := W - right + 16
 		fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="%g"%s/>`+"\n", lx, ly, lx+30, ly, s.color, width[s.kind], dash[s.kind])
 		fmt.Fprintf(&b, `<text x="%g" y="%g">%s</text>`+"\n", lx+36, ly+4, esc(s.label))
