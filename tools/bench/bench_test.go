@@ -1033,3 +1033,24 @@ func TestChartLegendFits(t *testing.T) {
 		}
 	}
 }
+
+// TestChartColorsDistinct: every model × kv of run271's chart (perf.md's
+// ten) has its own color; with eight, the first and ninth models' lines
+// were drawn alike.
+func TestChartColorsDistinct(t *testing.T) {
+	rep, err := readReport(filepath.Join("..", "..", "docs", "results", "h200-run271.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byColor := map[string]string{}
+	for _, s := range chartSeries(rep) {
+		key := strings.TrimSuffix(s.label, " "+s.kind)
+		if other, ok := byColor[s.color]; ok && other != key {
+			t.Errorf("%s and %s share color %s", other, key, s.color)
+		}
+		byColor[s.color] = key
+	}
+	if len(byColor) != len(rep.Models) {
+		t.Errorf("%d colors for %d models", len(byColor), len(rep.Models))
+	}
+}

@@ -19,8 +19,9 @@ type series struct {
 	ys    []float64 // tok/s
 }
 
-// palette holds one color per (model, kv); colors repeat past eight.
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"}
+// palette holds one color per (model, kv); colors repeat past ten, the
+// models of perf.md's table.
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
 
 // chartSeries builds, per (model, kv), the graph and eager lines and the
 // roofline line (1000 / roofline ms at each context).
