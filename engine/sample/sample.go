@@ -127,12 +127,13 @@ func NewSampler(opts Options) (*Sampler, error) {
 }
 
 // Penalize applies the repetition penalty in place to the logits of tokens
-// among the last window entries of history.
+// among the last window entries of history (window ≤ 0: DefaultRepeatWindow;
+// Options.Validate refuses a negative one, but Filter does not validate).
 func Penalize(logits []float32, history []int32, penalty float32, window int) {
 	if !PenaltyOn(penalty) {
 		return
 	}
-	if window == 0 {
+	if window <= 0 {
 		window = DefaultRepeatWindow
 	}
 	if len(history) > window {

@@ -387,3 +387,19 @@ func TestExpZeroIsOne(t *testing.T) {
 		t.Fatalf("exp(0) = %v, want exactly 1", e)
 	}
 }
+
+// TestPenalizeNegativeWindow: a negative window (Options.Validate refuses
+// it, but Penalize and Filter take their arguments as they come) is the
+// default window, as 0 is; it sliced history[len+1:] and panicked.
+func TestPenalizeNegativeWindow(t *testing.T) {
+	l := []float32{2, -2, 1}
+	Penalize(l, []int32{0, 1}, 2, -1)
+	// 2/2 = 1 and −2·2 = −4; token 2 is not in the history.
+	if want := []float32{1, -4, 1}; !slices.Equal(l, want) {
+		t.Errorf("window -1: logits %v, want %v", l, want)
+	}
+	// Through Filter: logits (2, 1) with token 0 penalised by 2 become
+	// (1, 1), so each has probability 1/2.
+	got := Filter([]float32{2, 1}, []int32{0}, Options{Temperature: 1, RepeatPenalty: 2, RepeatWindow: -5})
+	checkCands(t, "Filter, window -5", got, []int32{0, 1}, []float64{0.5, 0.5})
+}
