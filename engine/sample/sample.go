@@ -13,19 +13,28 @@ import (
 )
 
 // Options configures token selection. The zero value is greedy decoding.
+// The filters run in transformers' order (Filter): the repetition penalty,
+// top-k, the temperature, then top-p and min-p on the tempered
+// probabilities. llama.cpp's default chain applies the temperature last, so
+// its top-p and min-p see the probabilities at temperature 1: the same
+// values keep fewer tokens here than there below a temperature of 1 (the
+// CLI's default 0.8), more above it.
 type Options struct {
 	// Temperature divides the logits before the softmax; 0 (or Greedy)
 	// means argmax.
 	Temperature float32
 	// Greedy forces argmax whatever the other fields say.
 	Greedy bool
-	// TopK keeps the k most likely tokens (0: all).
+	// TopK keeps the k most likely tokens, exactly k: a tie at the k-th
+	// place goes to the lower ids, where transformers keeps every tie (0 or
+	// at least the vocabulary: all).
 	TopK int
 	// TopP keeps the smallest set of most likely tokens whose probability
-	// sums to at least TopP (0 or 1: all).
+	// sums to at least TopP, the token that reaches it included (0 or 1:
+	// all; at 0 llama.cpp and transformers keep the most likely alone).
 	TopP float32
 	// MinP drops tokens whose probability is below MinP × the top
-	// probability (0: none).
+	// probability, both at the temperature (0: none).
 	MinP float32
 	// RepeatPenalty (> 1 discourages) applies to every distinct token among
 	// the last RepeatWindow of the history: a positive logit is divided by
@@ -47,7 +56,8 @@ type Options struct {
 const DefaultRepeatWindow = 64
 
 // The sampling that memra run uses unless told otherwise (llama.cpp's
-// defaults), and that bench's sampled rows time.
+// default values, though not its order of filters: Options), and that
+// bench's sampled rows time.
 const (
 	DefaultTopK        = 40
 	DefaultTemperature = 0.8

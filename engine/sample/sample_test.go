@@ -403,3 +403,59 @@ func TestPenalizeNegativeWindow(t *testing.T) {
 	got := Filter([]float32{2, 1}, []int32{0}, Options{Temperature: 1, RepeatPenalty: 2, RepeatWindow: -5})
 	checkCands(t, "Filter, window -5", got, []int32{0, 1}, []float64{0.5, 0.5})
 }
+
+// TestFilterSemantics pins, on hand-worked distributions, the choices where
+// samplers differ (Options' doc): min-p after the temperature
+// (transformers' order; llama.cpp applies it at temperature 1), and ties at
+// the top-k boundary (exactly k, lower ids first; transformers keeps every
+// tie). Top-p after the temperature is TestFilter's "temp 0.5 + top-p 0.8":
+// at T = 1 it would keep 3 tokens (0.4 + 0.3 < 0.8).
+func TestFilterSemantics(t *testing.T) {
+	l := []float32{0, float32(-math.Log(10))} // T = 1: p ∝ (1, 0.1), ratio 0.1
+	// T = 2: weights 1 and 10^−0.5 = 0.316228, ratio 0.316 ≥ 0.2: both stay
+	// (at T = 1, 0.1 < 0.2 would drop token 1). P = 1/1.316228 = 0.759747,
+	// 0.316228/1.316228 = 0.240253.
+	checkCands(t, "T 2, min-p 0.2", Filter(l, nil, Options{Temperature: 2, MinP: 0.2}),
+		[]int32{0, 1}, []float64{0.759747, 0.240253})
+	// T = 0.5: weights 1 and 10^−2, ratio 0.01 < 0.05: token 1 goes (at
+	// T = 1, 0.1 ≥ 0.05 would keep it).
+	checkCands(t, "T 0.5, min-p 0.05", Filter(l, nil, Options{Temperature: 0.5, MinP: 0.05}),
+		[]int32{0}, []float64{1})
+	// (3, 1, 1, 1), top-k 2: token 1 wins the three-way tie for 2nd place.
+	// P = e³/(e³ + e) = 1/(1 + e^−2) = 1/1.135335 = 0.880797, and 0.119203.
+	checkCands(t, "top-k 2, tie at the boundary", Filter([]float32{3, 1, 1, 1}, nil, Options{Temperature: 1, TopK: 2}),
+		[]int32{0, 1}, []float64{0.880797, 0.119203})
+	// A tie at the top: both kept, lower id first, 1/2 each.
+	checkCands(t, "top-k 2, tie at the top", Filter([]float32{1, 2, 2, 0}, nil, Options{Temperature: 1, TopK: 2}),
+		[]int32{1, 2}, []float64{0.5, 0.5})
+}
+
+// TestSampleInverseCDF: a draw takes the first candidate whose cumulative
+// probability exceeds u, and every pick, even one with a single candidate,
+// takes the next u of the seed's stream (as kernels/draw.cu's sample_draw
+// advances its index). With seed 0 the stream is splitmix64's published
+// first outputs (TestUniformIsSplitMix64): u ≈ 0xe220…/2^64 = 0.8833,
+// 0x6e78…/2^64 = 0.4315, 0x06c4…/2^64 = 0.0264, 0xf88b…/2^64 = 0.9709.
+// probLogits' cumulative probabilities are 0.4, 0.7, 0.85, 0.95, 1, so
+// those pick tokens 3, 1, 0 and 4.
+func TestSampleInverseCDF(t *testing.T) {
+	l := probLogits()
+	s, _ := NewSampler(Options{Temperature: 1})
+	var got []int32
+	for range 4 {
+		got = append(got, mustSample(t, s, l, nil))
+	}
+	if want := []int32{3, 1, 0, 4}; !slices.Equal(got, want) {
+		t.Errorf("seed 0: tokens %v, want %v", got, want)
+	}
+	// A single candidate (the others NaN) takes u = 0.8833 without a
+	// choice; the next pick then draws 0.4315: token 1, not 3.
+	nan := float32(math.NaN())
+	s, _ = NewSampler(Options{Temperature: 1})
+	if tok := mustSample(t, s, []float32{nan, nan, 7, nan, nan}, nil); tok != 2 {
+		t.Fatalf("single candidate: token %d, want 2", tok)
+	}
+	if tok := mustSample(t, s, l, nil); tok != 1 {
+		t.Errorf("after a single-candidate pick: token %d, want 1 (the second draw's)", tok)
+	}
+}

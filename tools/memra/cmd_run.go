@@ -36,16 +36,20 @@ logits after the last prompt token. Text goes to stdout as it is generated
 (unless --json); a summary line (prompt and generation tokens per second,
 and why it stopped: the model's end-of-generation token or -n) goes to
 stderr.
-Sampling: the repetition penalty, when set, applies first, greedy or not;
-then --greedy (or --temp 0) takes the argmax, or else top-k, temperature,
-top-p and min-p filter in that order and a token is drawn. A --seed picks
-the same tokens from the same logits on the CPU and on the GPU (the two
-backends' logits differ in the last bits). On the GPU, greedy runs
-and top-k sampling (1 to 64), with or without the repetition penalty (a
-window of up to 4096), pick each token on the device, which keeps the steps
-queued back to back. --chat renders the file's tokenizer.chat_template (in a
-child process, under a time limit), or Qwen's ChatML turns when the file has
-none.
+Sampling: the repetition penalty, when set, applies first, greedy or not,
+to the tokens among the last --repeat-window of the prompt's and the
+generated ones; then --greedy (or --temp 0) takes the argmax, or else top-k,
+temperature, top-p and min-p filter in that order and a token is drawn.
+That is transformers' order: top-p and min-p see the tempered
+probabilities, where llama.cpp applies the temperature after them, so there
+the same values (these defaults are llama.cpp's) keep more tokens below a
+temperature of 1. A --seed picks the same tokens from the same logits on
+the CPU and on the GPU (the two backends' logits differ in the last bits).
+On the GPU, greedy runs and top-k sampling (1 to 64), with or without the
+repetition penalty (a window of up to 4096), pick each token on the device,
+which keeps the steps queued back to back. --chat renders the file's
+tokenizer.chat_template (in a child process, under a time limit), or Qwen's
+ChatML turns when the file has none.
 
 Output: with --json, stdout is one JSON object on one line when the run
 ends (the summary line stays on stderr): model, backend, greedy, seed
