@@ -1,12 +1,15 @@
 package gpu
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/sample"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // TestGraphTokenCountChecked: GenerateGraph and ContinueGraph refuse a
@@ -164,5 +167,36 @@ func TestCountersOutOfStepRefused(t *testing.T) {
 		if !reached {
 			t.Errorf("%s with the counters at the length: %v, want the call to reach the device", name, err)
 		}
+	}
+}
+
+// TestSamplingCheck: the device's sampling check, which needs no GPU,
+// accepts what sample.Options.Validate accepts for a sampled run with a
+// top-k the device holds, and refuses the rest: an infinite temperature
+// among them (Sampling's doc once said +Inf drew every candidate alike).
+func TestSamplingCheck(t *testing.T) {
+	const vocab = 1000
+	for _, s := range []Sampling{
+		{TopK: 40, Temperature: 0.8, TopP: 0.95, MinP: 0.05}, // the CLI's defaults
+		{TopK: 1, Temperature: 1e-30},
+		{TopK: kernels.TopKMax, Temperature: 1e30, TopP: 1, MinP: 1},
+	} {
+		o := sample.Options{Temperature: s.Temperature, TopK: s.TopK, TopP: s.TopP, MinP: s.MinP}
+		if err := errors.Join(s.check(vocab), o.Validate()); err != nil {
+			t.Errorf("%+v refused: %v", s, err)
+		}
+	}
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, s := range []Sampling{
+		{TopK: 40, Temperature: inf}, {TopK: 40, Temperature: nan}, {TopK: 40, Temperature: 0},
+		{TopK: 40, Temperature: 1, TopP: 1.5}, {TopK: 40, Temperature: 1, MinP: nan},
+		{TopK: 0, Temperature: 1}, {TopK: kernels.TopKMax + 1, Temperature: 1},
+	} {
+		if err := s.check(vocab); err == nil {
+			t.Errorf("%+v accepted", s)
+		}
+	}
+	if err := (&Sampling{TopK: 9, Temperature: 1}).check(8); err == nil {
+		t.Error("top-k 9 of a vocabulary of 8 accepted")
 	}
 }

@@ -17,7 +17,7 @@ import (
 // next step on the device as argmax's does.
 type Sampling struct {
 	TopK        int     // 1 … kernels.TopKMax (and at most the vocabulary)
-	Temperature float32 // > 0 (+Inf: every kept candidate alike, as on the host)
+	Temperature float32 // > 0 and finite (sample.Options.Validate's bound; 0, greedy, is argmax's graph)
 	TopP        float32 // in [0, 1]; applied when in (0, 1)
 	MinP        float32 // in [0, 1]; applied when > 0
 	Seed        uint64  // the i-th token drawn takes sample.Uniform(Seed, i)
