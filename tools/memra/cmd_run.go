@@ -204,6 +204,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if len(ignored) > 0 {
 			fmt.Fprintf(stderr, "memra run: greedy decoding ignores %s\n", strings.Join(ignored, ", "))
 		}
+	} else if set["top-p"] && f.topP == 0 {
+		// The opposite of what the same flag does in llama.cpp and
+		// transformers, where it leaves the most likely token alone.
+		fmt.Fprintln(stderr, "memra run: --top-p 0 keeps every token, as 1 does (llama.cpp and transformers keep only the most likely; --greedy takes it)")
 	}
 	if set["repeat-window"] && (f.repeatPenalty == 0 || f.repeatPenalty == 1) {
 		fmt.Fprintf(stderr, "memra run: --repeat-window does nothing without a --repeat-penalty (other than 0 or 1, which are off)\n")

@@ -552,6 +552,33 @@ func TestRunPromptTokensAndIgnoredFlags(t *testing.T) {
 	}
 }
 
+// TestRunNotesTopPZero: --top-p 0 means "all" here (Options.TopP), where
+// llama.cpp and transformers keep only the most likely token; a sampled run
+// given it says so on stderr, and a run with --top-p 1 or without the flag
+// does not.
+func TestRunNotesTopPZero(t *testing.T) {
+	path := tinyModel(t)
+	const note = "--top-p 0 keeps every token"
+	for _, c := range []struct {
+		flags []string
+		note  bool
+	}{
+		{[]string{"--top-p", "0"}, true},
+		{[]string{"--top-p", "1"}, false},
+		{nil, false},
+		{[]string{"--top-p", "0", "--greedy"}, false}, // greedy names it among the flags it ignores
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "2", "--seed", "1", "--print-tokens", "--device", "cpu", "--threads", "1"}, c.flags...)
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.flags, code, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), note); got != c.note {
+			t.Errorf("%v: note %v, want %v; stderr: %s", c.flags, got, c.note, stderr.String())
+		}
+	}
+}
+
 // TestRunNotesUnusedTokens: generated ids that are the vocabulary's unused
 // (padding) tokens print no text; the run says how many there were instead
 // of printing an empty line in silence. The count is checked against the
