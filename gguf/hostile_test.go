@@ -39,6 +39,10 @@ func TestHostile(t *testing.T) {
 		{"empty", img{}, "too short"},
 		{"magic", img("GGML").u32(3).u64(0).u64(0), `bad magic "GGML"`},
 		{"v1", header(1, 0, 0), "GGUF v1 is not supported"},
+		// Version 0 reads as 0 in either byte order: an invalid file, not
+		// a big-endian one.
+		{"v0", header(0, 0, 0), "GGUF version 0 is invalid"},
+		{"big-endian v2", img("GGUF").raw(0, 0, 0, 2).u64(0).u64(0), "big-endian GGUF"},
 		{"big-endian", img("GGUF").raw(0, 0, 0, 3).u64(0).u64(0), "big-endian GGUF"},
 		{"v4", header(4, 0, 0), "unsupported GGUF version 4"},
 		{"truncated counts", img("GGUF").u32(3).u64(0), "offset 16: metadata count needs 8 bytes"},

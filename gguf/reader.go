@@ -157,9 +157,13 @@ func parseImage(data []byte) (*File, error) {
 	version, _ := d.u32("version")
 	switch {
 	case version == 2 || version == 3:
+	case version == 0:
+		return nil, errors.New("GGUF version 0 is invalid (the version field is zero)")
 	case version == 1:
 		return nil, errors.New("GGUF v1 is not supported (32-bit counts); convert the file to v3")
 	case version&0xffff == 0 && binary.BigEndian.Uint32(data[4:8]) <= 3:
+		// A big-endian file's small version reads little-endian as
+		// N<<24; llama.cpp uses the same test (low 16 bits zero).
 		return nil, fmt.Errorf("big-endian GGUF (version bytes % x) is not supported", data[4:8])
 	default:
 		return nil, fmt.Errorf("unsupported GGUF version %d (want 2 or 3)", version)
