@@ -208,20 +208,20 @@ func parseImage(data []byte) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
+		if key == "general.alignment" {
+			a, isU32 := v.Any().(uint32)
+			if !isU32 {
+				return nil, d.errf(kat, "is %s, want uint32", v.TypeName())
+			}
+			if a == 0 || a&(a-1) != 0 {
+				return nil, d.errf(kat, "alignment %d is not a power of two", a)
+			}
+			f.Alignment = uint64(a)
+		}
 		f.kvIndex[key] = len(f.KVs)
 		f.KVs = append(f.KVs, KV{Key: key, Value: v})
 	}
 	d.ctx = ""
-	if v, ok := f.Lookup("general.alignment"); ok {
-		a, isU32 := v.Any().(uint32)
-		if !isU32 {
-			return nil, fmt.Errorf("key \"general.alignment\" is %s, want uint32", v.TypeName())
-		}
-		if a == 0 || a&(a-1) != 0 {
-			return nil, fmt.Errorf("general.alignment %d is not a power of two", a)
-		}
-		f.Alignment = uint64(a)
-	}
 	if v, ok := f.Lookup("general.architecture"); ok {
 		f.arch, _ = v.Str()
 	}
