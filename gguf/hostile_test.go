@@ -75,6 +75,10 @@ func TestHostile(t *testing.T) {
 		{"past end", header(3, 1, 0).tensorInfo("w", TypeF32, 0, 100).pad(64), `tensor "w": data [0, +400) runs past the end`},
 		{"offset past end", header(3, 1, 0).tensorInfo("w", TypeF32, 1<<63, 1).pad(64), `tensor "w": data [9223372036854775808, +4) runs past the end`},
 		{"no data section", header(3, 1, 0).tensorInfo("w", TypeF32, 0, 1), "offset 57: data section at 64 lies beyond the end of the file (57 bytes)"},
+		// ggml's 64-byte name buffer holds 63 bytes and a NUL; llama.cpp
+		// refuses a file with a longer name.
+		{"long name", header(3, 1, 0).tensorInfo(strings.Repeat("n", MaxTensorName+1), TypeF32, 0, 1).pad(64),
+			`offset 24: tensor "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn": name is 64 bytes, at most 63 allowed`},
 		{"dup tensor", header(3, 2, 0).tensorInfo("w", TypeF32, 0, 1).tensorInfo("w", TypeF32, 32, 1).pad(64), `offset 57: tensor "w": duplicate tensor name`},
 	}
 	for _, c := range cases {

@@ -18,6 +18,12 @@ const DefaultAlignment = 32
 // n_dims (4), type (4), offset (8), with an empty name and no dims.
 const minTensorInfoSize = 24
 
+// MaxTensorName is the longest tensor name in bytes: ggml keeps names in a
+// 64-byte buffer (GGML_MAX_NAME) with a NUL, and llama.cpp refuses files
+// with longer ones, so the reader refuses them and the Writer never writes
+// them.
+const MaxTensorName = 63
+
 // File is an open GGUF file: its header, metadata and tensor infos, parsed
 // eagerly, and its tensor data, mapped but never read until asked for.
 type File struct {
@@ -241,6 +247,9 @@ func parseImage(data []byte) (*File, error) {
 			return nil, err
 		}
 		d.ctx = fmt.Sprintf("tensor %q", name)
+		if len(name) > MaxTensorName {
+			return nil, d.errf(offsets[i], "name is %d bytes, at most %d allowed", len(name), MaxTensorName)
+		}
 		if _, dup := f.tensIdx[name]; dup {
 			return nil, d.errf(offsets[i], "duplicate tensor name")
 		}

@@ -273,6 +273,10 @@ func TestWriterErrors(t *testing.T) {
 			w.AddTensorBytes("d", TypeI8, []uint64{1}, []byte{1})
 			w.AddTensorBytes("d", TypeI8, []uint64{1}, []byte{1})
 		}, `duplicate tensor "d"`},
+		{"long name", func(w *Writer) {
+			w.AddTensorBytes(strings.Repeat("x", MaxTensorName+1), TypeI8, []uint64{1}, []byte{1})
+		},
+			`name is 64 bytes, at most 63 allowed (llama.cpp refuses longer names)`},
 		{"5 dims", func(w *Writer) { w.AddTensorBytes("x", TypeI8, []uint64{1, 1, 1, 1, 1}, []byte{1}) }, `tensor "x" has 5 dims`},
 		{"zero value", func(w *Writer) { w.SetKV("z", Value{}) }, `key "z": zero Value`},
 		{"mixed array", func(w *Writer) { w.SetKV("m", ArrayValue(ValueInt32, Int32Value(1), StringValue("a"))) },
@@ -392,3 +396,17 @@ func TestGetters(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestTensorNameLimit: a name of MaxTensorName bytes, the most llama.cpp
+// reads, writes and reads back (one byte more fails, TestHostile and
+// TestWriterErrors).
+func TestTensorNameLimit(t *testing.T) {
+	name := strings.Repeat("n", MaxTensorName)
+	f, err := Parse(build(t, func(w *Writer) { w.AddTensorBytes(name, TypeI8, []uint64{1}, []byte{7}) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := f.TensorData(name); err != nil || len(b) != 1 || b[0] != 7 {
+		t.Errorf("tensor data %v, %v; want [7]", b, err)
+	}
+}

@@ -73,12 +73,17 @@ func (w *Writer) SetKV(key string, v Value) {
 }
 
 // AddTensor declares a tensor of type typ and ggml shape (ne order,
-// shape[0] contiguous, at most 4 dims). At Write time, write is called once
-// and must write exactly the tensor's byte size (RowBytes of the row times
-// the other dims); Write fails naming the tensor otherwise.
+// shape[0] contiguous, at most 4 dims); name is at most MaxTensorName
+// bytes. At Write time, write is called once and must write exactly the
+// tensor's byte size (RowBytes of the row times the other dims); Write
+// fails naming the tensor otherwise.
 func (w *Writer) AddTensor(name string, typ Type, shape []uint64, write func(io.Writer) error) {
 	if w.tIdx[name] {
 		w.fail(fmt.Errorf("gguf: writer: duplicate tensor %q", name))
+		return
+	}
+	if len(name) > MaxTensorName {
+		w.fail(fmt.Errorf("gguf: writer: tensor %q: name is %d bytes, at most %d allowed (llama.cpp refuses longer names)", name, len(name), MaxTensorName))
 		return
 	}
 	if len(shape) > 4 {
