@@ -10,7 +10,7 @@ import (
 
 // allocSlack and allocFactor bound the bytes Parse may allocate for an
 // input of n bytes: allocFactor·n + allocSlack. The largest ratio comes from
-// metadata entries (13 bytes in the file, ~110 in memory with the index
+// metadata entries (14 bytes in the file, ~110 in memory with the index
 // map) and nested empty arrays (12 bytes in the file, ~80 in memory).
 const (
 	allocFactor = 16

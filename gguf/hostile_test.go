@@ -59,6 +59,7 @@ func TestHostile(t *testing.T) {
 		{"string elem", header(3, 0, 1).str("k").u32(uint32(ValueArray)).u32(uint32(ValueString)).u64(2).str("ok").u64(50).pad(2),
 			`offset 59: key "k": element 1 length 50 exceeds the 2 bytes left`},
 		{"nesting", nested(maxArrayDepth + 1), "arrays nested deeper than 8"},
+		{"empty key", header(3, 0, 2).str("k").u32(0).raw(1).str("").u32(0).raw(1).pad(1), `offset 38: key "": empty metadata key`},
 		{"dup key", header(3, 0, 2).str("k").u32(0).raw(1).str("k").u32(0).raw(1), `offset 38: key "k": duplicate metadata key`},
 		{"alignment type", header(3, 0, 1).str("general.alignment").u32(uint32(ValueUint64)).u64(32), `offset 24: key "general.alignment": is uint64, want uint32`},
 		{"alignment value", header(3, 0, 1).str("general.alignment").u32(uint32(ValueUint32)).u32(24), `offset 24: key "general.alignment": alignment 24 is not a power of two`},
@@ -170,9 +171,9 @@ func TestBoundaries(t *testing.T) {
 			`offset 59: key "k": element 1 length 2 exceeds the 1 bytes left`},
 		{"u32 array", header(3, 0, 1).str("k").u32(uint32(ValueArray)).u32(uint32(ValueUint32)).u64(3).pad(12),
 			`offset 41: key "k": array count 3 is impossible: 11 bytes left hold at most 2`},
-		// The smallest entry: empty key, type, one byte of value.
-		{"metadata count", header(3, 0, 1).str("").u32(uint32(ValueUint8)).raw(7),
-			"offset 16: metadata count 1 is impossible: 12 bytes left hold at most 0"},
+		// The smallest entry: a 1-byte key, type, one byte of value.
+		{"metadata count", header(3, 0, 1).str("k").u32(uint32(ValueUint8)).raw(7),
+			"offset 16: metadata count 1 is impossible: 13 bytes left hold at most 0"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -185,9 +185,11 @@ func parseImage(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Each KV takes at least key length (8) + type (4) + 1 byte value.
-	if nkv > uint64(d.remaining()/13) {
-		return nil, d.errf(at+8, "metadata count %d is impossible: %d bytes left hold at most %d", nkv, d.remaining(), d.remaining()/13)
+	// Each KV takes at least key length (8) + a 1-byte key (empty keys are
+	// refused) + type (4) + 1 byte value.
+	const minKVSize = 14
+	if nkv > uint64(d.remaining()/minKVSize) {
+		return nil, d.errf(at+8, "metadata count %d is impossible: %d bytes left hold at most %d", nkv, d.remaining(), d.remaining()/minKVSize)
 	}
 	if nt > uint64(d.remaining()/minTensorInfoSize) {
 		return nil, d.errf(at, "tensor count %d is impossible: %d bytes left hold at most %d tensor infos", nt, d.remaining(), d.remaining()/minTensorInfoSize)
@@ -203,6 +205,9 @@ func parseImage(data []byte) (*File, error) {
 			return nil, err
 		}
 		d.ctx = fmt.Sprintf("key %q", key)
+		if key == "" { // llama.cpp refuses these too
+			return nil, d.errf(kat, "empty metadata key")
+		}
 		if _, dup := f.kvIndex[key]; dup {
 			return nil, d.errf(kat, "duplicate metadata key")
 		}

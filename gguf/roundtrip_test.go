@@ -278,6 +278,7 @@ func TestWriterErrors(t *testing.T) {
 		},
 			`name is 64 bytes, at most 63 allowed (llama.cpp refuses longer names)`},
 		{"5 dims", func(w *Writer) { w.AddTensorBytes("x", TypeI8, []uint64{1, 1, 1, 1, 1}, []byte{1}) }, `tensor "x" has 5 dims`},
+		{"empty key", func(w *Writer) { w.SetKV("", Uint8Value(1)) }, `empty metadata key`},
 		{"zero value", func(w *Writer) { w.SetKV("z", Value{}) }, `key "z": zero Value`},
 		{"mixed array", func(w *Writer) { w.SetKV("m", ArrayValue(ValueInt32, Int32Value(1), StringValue("a"))) },
 			`key "m": array of int32: element 1 is string`},

@@ -49,10 +49,16 @@ func (w *Writer) fail(err error) {
 }
 
 // SetKV sets a metadata entry. Setting a key again replaces its value in
-// place (the first position is kept). Keys are stored exactly as given.
+// place (the first position is kept). Keys are stored exactly as given and
+// must not be empty (llama.cpp refuses a file with an empty key).
 // general.alignment, if set, must be a uint32 power of two and is applied
-// to the data layout.
+// to the data layout. Arrays of arrays are valid GGUF, but llama.cpp's
+// reader refuses them.
 func (w *Writer) SetKV(key string, v Value) {
+	if key == "" {
+		w.fail(errors.New("gguf: writer: empty metadata key"))
+		return
+	}
 	if err := checkValue(v, 0); err != nil {
 		w.fail(fmt.Errorf("gguf: writer: key %q: %w", key, err))
 		return
