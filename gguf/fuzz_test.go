@@ -37,7 +37,34 @@ func fuzzSeeds(t testing.TB) [][]byte {
 			w.AddTensorBytes("blk."+typ.String(), typ, shape, data)
 		}
 	}))
-	return seeds
+	// Version 2 with the smallest alignment: the other header layout the
+	// Writer produces, and tensor data packed with no padding.
+	var v2 bytes.Buffer
+	w := NewWriter(&v2, 2)
+	w.SetKV("general.alignment", Uint32Value(1))
+	w.AddTensorBytes("a", TypeI8, []uint64{3}, []byte{1, 2, 3})
+	w.AddTensorBytes("b", TypeF16, []uint64{2}, []byte{0, 0x3c, 0, 0xbc})
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	return append(seeds, v2.Bytes())
+}
+
+// refusedSeeds are valid files with one header field the reader refuses:
+// each version it does not read (0, 1, a big-endian 3, 4) and an alignment
+// that is not a power of two, so the fuzzer starts at those checks.
+func refusedSeeds(valid []byte) [][]byte {
+	var seeds [][]byte
+	for _, ver := range [][4]byte{{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 0, 0, 3}, {4, 0, 0, 0}} {
+		b := bytes.Clone(valid)
+		copy(b[4:8], ver[:])
+		seeds = append(seeds, b)
+	}
+	b := bytes.Clone(valid)
+	key := []byte("general.alignment")
+	at := bytes.Index(b, key) + len(key) + 4 // past the key and the type
+	b[at] = 48
+	return append(seeds, b)
 }
 
 // FuzzOpen feeds mutated GGUF images to the parser: it must never panic or
@@ -57,6 +84,12 @@ func FuzzOpen(f *testing.F) {
 			f.Fatal(err)
 		} else {
 			g.Close()
+		}
+		f.Add(seed)
+	}
+	for i, seed := range refusedSeeds(fuzzSeeds(f)[1]) {
+		if _, err := Parse(seed); err == nil {
+			f.Fatalf("refused seed %d parses", i)
 		}
 		f.Add(seed)
 	}
