@@ -411,3 +411,54 @@ func TestTensorNameLimit(t *testing.T) {
 		t.Errorf("tensor data %v, %v; want [7]", b, err)
 	}
 }
+
+// TestWriterMeetsLlamaCppLayout checks the Writer's output against the
+// rules llama.cpp's gguf reader adds to the spec: tensor i's offset is
+// exactly the sum of the earlier tensors' sizes, each padded to the
+// alignment (not merely aligned); the data section holds the last tensor's
+// padding too (gguf.cpp reads that whole padded size); and every padding
+// byte is 0x00, as the spec says.
+func TestWriterMeetsLlamaCppLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	shapes := []struct {
+		typ   Type
+		shape []uint64
+	}{{TypeF32, []uint64{3}}, {TypeQ8_0, []uint64{32, 3}}, {TypeI8, []uint64{5}}, {TypeF16, []uint64{0, 4}}, {TypeQ4_K, []uint64{256}}, {TypeBF16, []uint64{7}}}
+	for _, align := range []uint32{1, 8, 32, 64} {
+		img := build(t, func(w *Writer) {
+			w.SetKV("general.alignment", Uint32Value(align))
+			w.SetKV("k", StringValue("odd length"))
+			for i, s := range shapes {
+				_, nb, err := tensorBytes(s.typ, s.shape)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.AddTensorBytes("t"+string(rune('0'+i)), s.typ, s.shape, randBytes(r, int(nb)))
+			}
+		})
+		f, err := Parse(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := uint64(align)
+		end := uint64(f.DataOffset)
+		var want uint64
+		for _, ti := range f.Tensors {
+			if ti.Offset != want {
+				t.Errorf("align %d: tensor %s at offset %d, llama.cpp wants %d", align, ti.Name, ti.Offset, want)
+			}
+			start := uint64(f.DataOffset) + ti.Offset
+			if z := bytes.Trim(img[end:start], "\x00"); len(z) != 0 {
+				t.Errorf("align %d: padding before %s holds %v", align, ti.Name, z)
+			}
+			end = start + ti.Bytes()
+			want = alignUp(want+ti.Bytes(), a)
+		}
+		if uint64(len(img)) != uint64(f.DataOffset)+want {
+			t.Errorf("align %d: file is %d bytes, want the data section's %d padded bytes after %d", align, len(img), want, f.DataOffset)
+		}
+		if z := bytes.Trim(img[end:], "\x00"); len(z) != 0 {
+			t.Errorf("align %d: final padding holds %v", align, z)
+		}
+	}
+}
