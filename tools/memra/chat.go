@@ -52,6 +52,8 @@ func renderChat(path, user string, think bool, limit time.Duration) (string, err
 		return "", fmt.Errorf("%s: chat template: rendering took over %v; %s", path, limit, hostile)
 	case strings.Contains(msg, "stack overflow"):
 		return "", fmt.Errorf("%s: chat template: rendering recursed past %d MB of stack; %s", path, chatMaxStack>>20, hostile)
+	case err != nil && strings.TrimSpace(msg) == "":
+		return "", fmt.Errorf("%s: chat template: the renderer failed without a word (%v)", path, err)
 	case err != nil:
 		return "", fmt.Errorf("%s: chat template: %s", path, strings.TrimSpace(firstLine(msg)))
 	}
@@ -89,8 +91,11 @@ func runRenderChat(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	return 0
 }
 
-// cappedBuffer keeps up to max bytes; a write past them fails and cancels
-// the child, so a template cannot fill this process's memory.
+// cappedBuffer keeps up to max bytes; a write past them keeps what fits,
+// fails and cancels the child, so a template cannot fill this process's
+// memory. What fits is kept because a pipe's reads come in chunks of any
+// size: the child's fatal error and its trace can arrive in one read past
+// max, whose first line says why the child died.
 type cappedBuffer struct {
 	buf    bytes.Buffer
 	max    int
@@ -99,12 +104,13 @@ type cappedBuffer struct {
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if c.buf.Len()+len(p) > c.max {
+	if room := c.max - c.buf.Len(); len(p) > room {
+		c.buf.Write(p[:max(room, 0)])
 		c.over = true
 		if c.cancel != nil {
 			c.cancel()
 		}
-		return 0, errors.New("output cap reached")
+		return max(room, 0), errors.New("output cap reached")
 	}
 	return c.buf.Write(p)
 }
