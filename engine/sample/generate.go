@@ -85,10 +85,12 @@ func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int3
 		return nil, st, nil
 	}
 	// The last generated token is never fed back, so the sequence needs
-	// room for the prompt and n−1 generated tokens.
-	if need := d.Len() + len(prompt) + n - 1; need > d.Capacity() {
-		return nil, st, fmt.Errorf("generate: context full: %d tokens needed (%d cached + %d prompt + %d generated − 1), capacity %d",
-			need, d.Len(), len(prompt), n, d.Capacity())
+	// room for the prompt and n−1 generated tokens. Compared as a
+	// difference: the sum wraps for n near math.MaxInt ("until a stop
+	// token"), and the history below is allocated for n.
+	if room := d.Capacity() - d.Len() - len(prompt); n-1 > room {
+		return nil, st, fmt.Errorf("generate: context full: %d cached + %d prompt + %d generated − 1 tokens exceed the capacity %d",
+			d.Len(), len(prompt), n, d.Capacity())
 	}
 	s, err := NewSampler(opts)
 	if err != nil {

@@ -220,6 +220,14 @@ func TestGenerate(t *testing.T) {
 	if _, _, err := Generate(d, []int32{1, 2, 3}, 4, Options{}, nil); err != nil {
 		t.Fatalf("exactly full: %v", err)
 	}
+	// A count that makes the sum wrap (n = math.MaxInt: "until a stop
+	// token") is refused as too many, not taken as fitting, and never
+	// reaches the history's allocation (a makeslice panic).
+	d = &fakeDecoder{vocab: 10, capacity: 6}
+	if _, _, err := Generate(d, []int32{1, 2, 3}, math.MaxInt, Options{}, nil); err == nil ||
+		!strings.Contains(err.Error(), "capacity 6") {
+		t.Fatalf("n = MaxInt: err %v", err)
+	}
 }
 
 func equal32(a, b []int32) bool {
