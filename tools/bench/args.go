@@ -201,6 +201,19 @@ func (c *config) validate() error {
 			errs = append(errs, fmt.Errorf("-%s %d must be at least %d", x.name, x.v, x.min))
 		}
 	}
+	// Upper bounds too: the caches add these counts (cacheFor, prompt + 8)
+	// and the loops warmup + reps, and a sum that wraps negative passes
+	// every check after it.
+	for _, x := range []struct {
+		name string
+		v    int
+		max  int
+	}{{"tokens", c.tokens, maxContext}, {"prompt", c.prompt, maxContext}, {"profile", c.profile, maxContext},
+		{"reps", c.reps, maxReps}, {"warmup", c.warmup, maxReps}} {
+		if x.v > x.max {
+			errs = append(errs, fmt.Errorf("-%s %d is more than %d", x.name, x.v, x.max))
+		}
+	}
 	if c.copyMiB > maxCopyMiB {
 		errs = append(errs, fmt.Errorf("-copy-mib %d is more than %d (64 GiB: source and destination must both fit on the device)", c.copyMiB, maxCopyMiB))
 	}
@@ -262,10 +275,14 @@ func (c *config) checkUnique() error {
 	return errors.Join(errs...)
 }
 
-// maxContext bounds -ctx: 2^20 positions, 4× the presets' (Qwen3.5's)
-// 262,144-token context length; a larger value would only fail later, at the
-// model's limit, or overflow.
+// maxContext bounds -ctx, and -tokens, -prompt and -profile: 2^20
+// positions, 4× the presets' (Qwen3.5's) 262,144-token context length; a
+// larger value would only fail later, at the model's limit, or overflow.
 const maxContext = 1 << 20
+
+// maxReps bounds -reps and -warmup: far more repetitions than any run
+// takes, and their sum stays an int.
+const maxReps = 1 << 20
 
 // maxCopyMiB bounds -copy-mib: 64 GiB, under half the H200's memory, so that
 // source and destination fit (the default 2 GiB already measures the copy

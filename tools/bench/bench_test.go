@@ -138,6 +138,15 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-ctx", "9999999999999999k"}, "more than 1048576 positions"},
 		{[]string{"-ctx", "1025k"}, `1025k is more than 1048576 positions`},
 		{[]string{"-copy-mib", "17592186044416"}, "-copy-mib 17592186044416 is more than 65536"},
+		// Counts of positions are bounded like -ctx, so that the caches'
+		// sums (cacheFor, prompt + 8) cannot wrap negative past the
+		// context checks: -prompt's would reach make([]int32, prompt).
+		{[]string{"-prompt", "9223372036854775800"}, "-prompt 9223372036854775800 is more than 1048576"},
+		{[]string{"-tokens", "9223372036854775800"}, "-tokens 9223372036854775800 is more than 1048576"},
+		{[]string{"-profile", "9223372036854775800"}, "-profile 9223372036854775800 is more than 1048576"},
+		// warmup + reps would wrap to no repetition at all: an empty report.
+		{[]string{"-warmup", "9223372036854775807"}, "-warmup 9223372036854775807 is more than 1048576"},
+		{[]string{"-reps", "9223372036854775807"}, "-reps 9223372036854775807 is more than 1048576"},
 	} {
 		var w bytes.Buffer
 		_, err := parseArgs(tc.av, &w)
