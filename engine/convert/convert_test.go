@@ -608,6 +608,20 @@ func TestConvertErrors(t *testing.T) {
 		writeJSON(t, filepath.Join(dir, "tokenizer.json"), tj)
 		expectErr(t, dir, `model.vocab gives id 3 to both "t3" and "zz"`)
 	})
+	// Without layer_types the schedule is built from num_hidden_layers
+	// alone: a count out of range is refused before that (-1 panicked in
+	// make, 2^40 asked for a terabyte).
+	for _, n := range []int64{-1, 1 << 40} {
+		t.Run(fmt.Sprintf("layer count %d without layer_types", n), func(t *testing.T) {
+			dir, _ := base(t)
+			c := map[string]any{}
+			readJSONInto(t, filepath.Join(dir, "config.json"), &c)
+			delete(c, "layer_types")
+			c["num_hidden_layers"] = n
+			writeJSON(t, filepath.Join(dir, "config.json"), c)
+			expectErr(t, dir, fmt.Sprintf("config.json: num_hidden_layers = %d is out of range", n))
+		})
+	}
 	t.Run("irregular layer_types", func(t *testing.T) {
 		dir, _ := base(t)
 		c := map[string]any{}

@@ -69,6 +69,10 @@ func (s *Spec) IsRecurrent(il int) bool {
 	return s.Arch == ArchQwen35 && il < s.NLayer && s.Recurrent[il]
 }
 
+// maxLayers bounds num_hidden_layers: far more than any model converted
+// (Qwen3.5-27B has 64).
+const maxLayers = 4096
+
 // Validate checks the dimensions for consistency and sane limits, so a bad
 // config fails here with its key named instead of deep in the conversion.
 func (s *Spec) Validate() error {
@@ -90,7 +94,7 @@ func (s *Spec) Validate() error {
 			return err
 		}
 	}
-	if s.NLayer > 4096 {
+	if s.NLayer > maxLayers {
 		return fmt.Errorf("num_hidden_layers = %d is out of range", s.NLayer)
 	}
 	if s.NHead%s.NHeadKV != 0 {
@@ -353,6 +357,11 @@ func specFromHF(c *hfConfig, path string) (*Spec, error) {
 // the interval is derived from layer_types when present and must describe
 // it exactly.
 func schedule(s *Spec, c *hfConfig, path string) error {
+	// Checked here, before the schedule is sized from it (Validate runs
+	// after): -1 would panic in make, 2^40 exhaust memory.
+	if s.NLayer <= 0 || s.NLayer > maxLayers {
+		return fmt.Errorf("%s: num_hidden_layers = %d is out of range", path, s.NLayer)
+	}
 	if len(c.LayerTypes) == 0 {
 		iv := 4
 		if c.FullAttentionInterval != nil {
