@@ -261,6 +261,12 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 		return nil, fmt.Errorf("tensor token_embd.weight: shape %v is not 2-D [n_embd, n_vocab] (needed for the vocabulary size)", te.Shape)
 	}
 	c.NVocab = int(te.Shape[1])
+	if c.NVocab > MaxDim {
+		// Only the file's size bounds the rows, while token ids are int32 and
+		// the GPU launchers take the vocabulary as int32: 2^32+5 rows ran
+		// (as 5) over the first 5 logits.
+		return nil, fmt.Errorf("tensor token_embd.weight: %d rows (the vocabulary) are more than %d, larger than any model this engine runs", c.NVocab, MaxDim)
+	}
 
 	if err := checkBlocks(f, m, c); err != nil {
 		return nil, err
@@ -296,7 +302,7 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 }
 
 // MaxDim bounds every dimension key (widths, head counts and sizes, SSM
-// sizes). Load checks a key against tensor shapes only for the layer kinds
+// sizes) and the vocabulary (token_embd's rows). Load checks a key against tensor shapes only for the layer kinds
 // the file has, so a key of an absent kind is otherwise unchecked: bounded,
 // the buffers sized from it stay addressable and its products (2·H_k·S +
 // inner, heads × head size) cannot overflow. The largest real value is

@@ -243,6 +243,12 @@ func TestLoadErrors(t *testing.T) {
 			s.RecurrentLyrs = []bool{true, true, true, true}
 			s.NHead, s.NHeadKV = 2000000000, 1
 		}, []string{"qwen35.attention.head_count = 2000000000 is more than 16777216"}},
+		// The vocabulary comes from token_embd's shape, bounded only by the
+		// file's size; past int32 the GPU launchers wrapped it (2^32+5 → 5).
+		// Refused before the shape check (Load's only error here before).
+		{"vocabulary past MaxDim", func(s *modeltest.Spec) {
+			s.Shape = map[string][]uint64{"token_embd.weight": {0, 1<<32 + 5}}
+		}, []string{"tensor token_embd.weight: 4294967301 rows (the vocabulary) are more than 16777216"}},
 		// block_count below the file's blocks would run a truncated model.
 		{"block count below the tensors", func(s *modeltest.Spec) { s.BlockCount = 3 },
 			[]string{"qwen35.block_count = 3, but the file has tensors of blk.4"}},
