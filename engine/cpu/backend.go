@@ -16,12 +16,18 @@ import (
 // context_length is larger (or unknown): the KV cache is allocated up front.
 const DefaultContext = 4096
 
+// MaxThreads bounds Options.Threads: each worker is a goroutine with its
+// own slice of every matrix, so a mistyped count is refused rather than
+// spawned.
+const MaxThreads = 1024
+
 // Options configures a Backend.
 type Options struct {
 	// Ctx is the cache capacity in tokens; 0 means min(context_length,
 	// DefaultContext).
 	Ctx int
-	// Threads is the number of matvec workers; 0 means GOMAXPROCS.
+	// Threads is the number of matvec workers, at most MaxThreads; 0 means
+	// GOMAXPROCS.
 	Threads int
 }
 
@@ -82,6 +88,9 @@ type Backend struct {
 // Close stops the pool.
 func New(m *model.Model, opts Options) (*Backend, error) {
 	cfg := &m.Config
+	if opts.Threads < 0 || opts.Threads > MaxThreads {
+		return nil, fmt.Errorf("cpu backend: %d threads: want 0 (GOMAXPROCS) to %d", opts.Threads, MaxThreads)
+	}
 	capacity := opts.Ctx
 	if capacity <= 0 {
 		capacity = DefaultContext

@@ -246,3 +246,20 @@ func TestContextFull(t *testing.T) {
 		t.Errorf("bad token: err = %v", err)
 	}
 }
+
+// TestThreadsBounded: cpu.New refuses a worker count past MaxThreads (a
+// goroutine and a channel each, all allocated before the first token), as
+// the CLI's --threads does, rather than spawning it: 1<<40 would end the
+// process in make. A count past the bound by one is enough to tell.
+func TestThreadsBounded(t *testing.T) {
+	m := modeltest.Load(t, modeltest.TinyQwen3())
+	if _, err := cpu.New(m, cpu.Options{Ctx: 4, Threads: cpu.MaxThreads + 1}); err == nil ||
+		!strings.Contains(err.Error(), "1025 threads: want 0 (GOMAXPROCS) to 1024") {
+		t.Fatalf("err = %v, want one naming the limit", err)
+	}
+	b, err := cpu.New(m, cpu.Options{Ctx: 4, Threads: cpu.MaxThreads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
@@ -72,10 +73,6 @@ const runExamples = `  memra run -m qwen3.5-0.8b.gguf -p "The capital of France 
   memra run -m qwen3.5-0.8b.gguf --chat -p "Write a haiku about Go." --temp 0.7 --seed 1
   memra run -m model.gguf --prompt-tokens 785,6722,315 -n 16 --greedy --print-tokens
 `
-
-// maxThreads bounds --threads: each is a goroutine with its own slice of
-// every matrix, so a mistyped count is refused rather than spawned.
-const maxThreads = 1024
 
 type runFlags struct {
 	model, prompt, promptTokens, device string
@@ -141,8 +138,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --json already holds the generated ids (its \"tokens\"); drop --print-tokens", errUsage)
 	case f.n <= 0:
 		return fmt.Errorf("%w: -n %d: must be positive", errUsage, f.n)
-	case f.threads < 0 || f.threads > maxThreads:
-		return fmt.Errorf("%w: --threads %d: want 0 (all cores) to %d", errUsage, f.threads, maxThreads)
+	case f.threads < 0 || f.threads > cpu.MaxThreads: // said here, before the model loads
+		return fmt.Errorf("%w: --threads %d: want 0 (all cores) to %d", errUsage, f.threads, cpu.MaxThreads)
 	case f.seed < -1:
 		return fmt.Errorf("%w: --seed %d: want -1 (pick one) or a seed of 0 or more", errUsage, f.seed)
 	}
