@@ -540,13 +540,36 @@ const defaultModelFile = "default-tiny-bf16-v1.gguf"
 // defaultModel synthesises the built-in tiny qwen35 (bf16, deterministic)
 // into the user cache directory once and returns its path.
 func defaultModel() (string, error) {
-	dir, err := os.UserCacheDir()
+	dir, where := defaultModelDir()
+	path, err := cachedModel(dir)
 	if err != nil {
-		dir = os.TempDir()
+		// The user did not choose this folder: say where it came from and
+		// the two ways round it.
+		return "", fmt.Errorf("default model (in %s): %w\n"+
+			"set XDG_CACHE_HOME to a writable directory, or give a model file (gate MODEL.gguf; MODEL=x.gguf go tool mage gate)", where, err)
 	}
-	dir = filepath.Join(dir, "memra")
+	return path, nil
+}
+
+// defaultModelDir returns the cached default model's folder and where it
+// comes from: memra in the user cache directory, or, without one ($HOME
+// unset, a relative XDG_CACHE_HOME), memra-cache-UID in the temporary
+// directory, one per user because that directory is shared (and a plain
+// "memra" there is as likely a binary someone built as a folder).
+func defaultModelDir() (dir, where string) {
+	cache, err := os.UserCacheDir()
+	if err == nil {
+		return filepath.Join(cache, "memra"), "the user cache directory"
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("memra-cache-%d", os.Getuid())),
+		fmt.Sprintf("the temporary directory, as there is no user cache directory: %v", err)
+}
+
+// cachedModel returns the path of the default model in dir, writing it
+// first when it is missing or does not load.
+func cachedModel(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("default model: %w", err)
+		return "", err
 	}
 	path := filepath.Join(dir, defaultModelFile)
 	if _, err := os.Stat(path); err == nil {
@@ -561,9 +584,8 @@ func defaultModel() (string, error) {
 	// ^C during the write removes the temporary file rather than leave it.
 	w := sigctx.New()
 	defer w.Stop()
-	err = convert.SynthFile(w, path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1})
-	if err != nil {
-		return "", fmt.Errorf("default model: %w", err)
+	if err := convert.SynthFile(w, path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		return "", err
 	}
 	return path, nil
 }

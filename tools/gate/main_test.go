@@ -160,6 +160,52 @@ func TestDefaultModelRewritesDamaged(t *testing.T) {
 	}
 }
 
+// TestDefaultModelNoCacheDir: without a user cache directory ($HOME
+// unset) the default model goes to a folder of this user's in the
+// temporary directory, not to TMPDIR/memra, which is as likely a memra
+// binary someone built there (the gate failed "mkdir /tmp/memra: not a
+// directory", saying neither why /tmp nor what to do).
+func TestDefaultModelNoCacheDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	if err := os.WriteFile(filepath.Join(tmp, "memra"), []byte("a binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path, err := defaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(tmp, fmt.Sprintf("memra-cache-%d", os.Getuid()), defaultModelFile); path != want {
+		t.Errorf("default model at %s, want %s", path, want)
+	}
+	if err := loads(path); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestDefaultModelUnwritable: a cache folder the model cannot be written
+// to fails with exit status 2, saying where the folder came from and how
+// to go round it.
+func TestDefaultModelUnwritable(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", notDir)
+	t.Setenv("HOME", t.TempDir()) // macOS's cache folder is under HOME
+	code, err := run(nil)
+	if code != 2 || err == nil {
+		t.Fatalf("exit %d, %v; want exit 2 and an error", code, err)
+	}
+	for _, want := range []string{"default model (in the user cache directory)", "set XDG_CACHE_HOME to a writable directory", "MODEL=x.gguf"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
+
 // TestContextLimit: P and N past what the model's context length leaves
 // the gate's caches (P + N + cacheSlack positions) are refused before any
 // work, with the limit on P + N spelled out.
