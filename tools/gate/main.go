@@ -533,9 +533,10 @@ func cpuPart(m *model.Model, prompt []int32, n int) (int, error) {
 }
 
 // defaultModelFile names the cached built-in model; bump the version when
-// the tiny preset or the synth generator changes, so a stale file is not
-// reused.
-const defaultModelFile = "default-tiny-bf16-v1.gguf"
+// the file synth writes changes (TestDefaultModelBytes pins its hash), so
+// a stale file is not reused. v2: synth writes tokenizer.ggml.merges
+// (ee80ef6), without which the cached v1 file's tokenizer does not load.
+const defaultModelFile = "default-tiny-bf16-v2.gguf"
 
 // defaultModel synthesises the built-in tiny qwen35 (bf16, deterministic)
 // into the user cache directory once and returns its path.
