@@ -4,4 +4,4 @@ go 1.26
 
 tool github.com/magefile/mage
 
-require github.com/magefile/mage v1.15.0 // indirect
+require github.com/magefile/mage v1.15.0
