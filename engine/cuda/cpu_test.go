@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // TestNewWithoutGPU checks the error of New on a machine without a GPU:
@@ -75,8 +73,7 @@ func TestOpenDriverMissingLibrary(t *testing.T) {
 	if !errors.Is(err, ErrNoDriver) {
 		t.Fatal("error does not match ErrNoDriver")
 	}
-	var dl purego.Dlerror
-	if !errors.As(err, &dl) {
+	if !dlopenDetail(err) {
 		t.Fatalf("the dlopen detail is not kept in the chain: %#v", err)
 	}
 }
@@ -276,11 +273,11 @@ func TestAsBytes(t *testing.T) {
 // capture bookkeeping and allocation counts without a GPU.
 func fakeEngine(t *testing.T) *Engine {
 	t.Helper()
-	libc, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW|purego.RTLD_LOCAL)
+	libc, err := dlopen("libc.so.6")
 	if err != nil {
 		t.Skipf("no libc.so.6 to fake the driver with: %v", err)
 	}
-	yield, err := purego.Dlsym(libc, "sched_yield")
+	yield, err := dlsym(libc, "sched_yield")
 	if err != nil {
 		t.Skipf("no sched_yield: %v", err)
 	}

@@ -3,8 +3,6 @@ package cuda
 import (
 	"fmt"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // driver is the loaded libcuda: its handle and the resolved entry points
@@ -22,20 +20,20 @@ type driver struct {
 // its own, and unloading it under them is unsafe. The dlopen reference is one
 // per Engine and costs nothing.
 func openDriver(lib string) (*driver, error) {
-	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dlopen(lib)
 	if err != nil {
 		return nil, &noDriverError{detail: err}
 	}
-	sym, err := purego.Dlsym(h, driverLoaderSymbol)
+	sym, err := dlsym(h, driverLoaderSymbol)
 	if err != nil {
-		_ = purego.Dlclose(h)
+		_ = dlclose(h)
 		return nil, fmt.Errorf("%s has no %s (the driver predates CUDA %s; memra needs a CUDA 12.0+ driver): %w",
 			lib, driverLoaderSymbol, versionString(driverMinVersion), err)
 	}
 	d := &driver{lib: h}
 	d.p.cuGetProcAddress = sym
 	if err := d.resolve(); err != nil {
-		_ = purego.Dlclose(h)
+		_ = dlclose(h)
 		return nil, err
 	}
 	return d, nil

@@ -1,3 +1,7 @@
+//go:build unix
+
+// The tests signal the process with syscall.Kill, which is Unix's.
+
 package sigctx
 
 import (
