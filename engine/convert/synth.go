@@ -162,9 +162,13 @@ func synthTensor(out io.Writer, e *Entry, typ gguf.Type, seed uint64, workers in
 				rng := rand.New(rand.NewPCG(base, uint64(ci)))
 				for i := 0; i < len(x); i += 2 {
 					v := rng.Uint64()
-					x[i] = lo + (hi-lo)*float32(v>>40)*(1.0/(1<<24))
+					// The conversions round the products, so that no
+					// compiler fuses them into the addition (Go allows it:
+					// arm64, amd64 at GOAMD64=v3) and the weights are the
+					// same bits on every machine.
+					x[i] = lo + float32((hi-lo)*float32(v>>40)*(1.0/(1<<24)))
 					if i+1 < len(x) {
-						x[i+1] = lo + (hi-lo)*float32(v&(1<<24-1))*(1.0/(1<<24))
+						x[i+1] = lo + float32((hi-lo)*float32(v&(1<<24-1))*(1.0/(1<<24)))
 					}
 				}
 				nb, err := gguf.RowBytes(typ, int64(len(x)))
