@@ -6,6 +6,7 @@
 package cpu
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -54,7 +55,8 @@ type layerW struct {
 
 // Backend runs a model on the CPU for one sequence. It implements the
 // Decoder contract (DecodeStep, Reset, Len, Capacity). Not safe for
-// concurrent use.
+// concurrent use. Make one with New (the zero Backend is not usable) and
+// Close it when done.
 type Backend struct {
 	m      *model.Model
 	cfg    *model.Config
@@ -64,6 +66,7 @@ type Backend struct {
 	out    mat
 	outNrm []float32
 	layers []layerW
+	closed bool
 
 	// Scratch, all f32, sized once (scratchFor); a layer kind's buffers are
 	// empty where the model has no such layer.
@@ -196,8 +199,12 @@ func (s scratch) bytes() uint64 {
 	return 4 * uint64(n)
 }
 
-// Close stops the worker pool. The backend must not be used afterwards.
-func (b *Backend) Close() { b.pool.Close() }
+// Close stops the worker pool. DecodeStep and Feed on a closed backend
+// return an error; Len, Capacity and Reset still work.
+func (b *Backend) Close() {
+	b.closed = true
+	b.pool.Close()
+}
 
 // Model returns the model the backend runs.
 func (b *Backend) Model() *model.Model { return b.m }
@@ -257,6 +264,9 @@ func (b *Backend) Feed(tokens []int32) error {
 // into b.logits.
 func (b *Backend) step(token int32, logits bool) error {
 	cfg := b.cfg
+	if b.closed {
+		return errors.New("decode: cpu backend closed")
+	}
 	if token < 0 || int(token) >= cfg.NVocab {
 		return fmt.Errorf("decode: token %d out of range [0, %d)", token, cfg.NVocab)
 	}

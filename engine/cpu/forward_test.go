@@ -263,3 +263,43 @@ func TestThreadsBounded(t *testing.T) {
 	}
 	b.Close()
 }
+
+// TestClosedBackend: a step after Close is an error, not the workers'
+// closed channel panicking in the caller's goroutine; the pool's own
+// Parallel runs on the caller once closed, as a nil pool's does.
+func TestClosedBackend(t *testing.T) {
+	m := modeltest.Load(t, modeltest.TinyQwen3())
+	b, err := cpu.New(m, cpu.Options{Ctx: 4, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.DecodeStep(1); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	b.Close() // twice is harmless
+	if _, err := b.DecodeStep(1); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("DecodeStep after Close: err = %v, want one saying closed", err)
+	}
+	if err := b.Feed([]int32{1, 2}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Feed after Close: err = %v, want one saying closed", err)
+	}
+	if b.Len() != 1 {
+		t.Errorf("Len after the refused steps = %d, want 1", b.Len())
+	}
+	p := b.Pool()
+	if p.Workers() != 1 {
+		t.Errorf("closed pool: %d workers, want 1", p.Workers())
+	}
+	got := make([]int, 100)
+	p.Parallel(len(got), 1, func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			got[i] = i + 1
+		}
+	})
+	for i, v := range got {
+		if v != i+1 {
+			t.Fatalf("closed pool's Parallel left element %d as %d", i, v)
+		}
+	}
+}

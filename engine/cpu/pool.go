@@ -14,6 +14,9 @@ type Pool struct {
 	work  []chan poolTask
 	wg    sync.WaitGroup
 	close sync.Once
+	// closed: the workers are gone and Parallel runs on its caller, as on a
+	// nil pool, rather than send on a closed channel.
+	closed bool
 }
 
 type poolTask struct {
@@ -43,20 +46,22 @@ func NewPool(n int) *Pool {
 	return p
 }
 
-// Workers returns the number of workers (1 for a nil pool).
+// Workers returns the number of workers (1 for a nil or closed pool).
 func (p *Pool) Workers() int {
-	if p == nil {
+	if p == nil || p.closed {
 		return 1
 	}
 	return p.n
 }
 
-// Close stops the workers. The pool must not be used afterwards.
+// Close stops the workers. Parallel on a closed pool runs fn on the calling
+// goroutine, as on a nil pool.
 func (p *Pool) Close() {
 	if p == nil {
 		return
 	}
 	p.close.Do(func() {
+		p.closed = true
 		for _, ch := range p.work[1:] {
 			close(ch)
 		}
