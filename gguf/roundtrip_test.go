@@ -298,6 +298,32 @@ func TestWriterErrors(t *testing.T) {
 	if err := NewWriter(io.Discard, 1).Write(); err == nil {
 		t.Error("writer accepted version 1")
 	}
+	// A Writer with nowhere to write is an error from Write, not a nil
+	// pointer or nil map panic in the caller: NewWriter given nil, and the
+	// zero Writer (its SetKV and AddTensor too).
+	noOut := func(name string, f func() error) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("%s: panic %v", name, r)
+			}
+		}()
+		if err := f(); err == nil || !strings.Contains(err.Error(), "no output") {
+			t.Errorf("%s: error %v, want one saying no output", name, err)
+		}
+	}
+	noOut("NewWriter(nil)", func() error {
+		w := NewWriter(nil, 3)
+		w.SetKV("a", Uint8Value(1))
+		return w.Write()
+	})
+	noOut("zero Writer", func() error {
+		var w Writer
+		w.SetKV("a", Uint8Value(1))
+		w.AddTensorBytes("t", TypeI8, []uint64{1}, []byte{1})
+		return w.Write()
+	})
+	noOut("zero Writer, Write alone", func() error { var w Writer; return w.Write() })
 }
 
 func TestGetters(t *testing.T) {

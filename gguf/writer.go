@@ -13,7 +13,8 @@ import (
 // data streamed from callbacks at Write time, so no tensor is held in
 // memory. Output is deterministic: keys and tensors are written in the
 // order they were set/added. Errors from SetKV and AddTensor are kept and
-// returned by Write, naming the key or tensor.
+// returned by Write, naming the key or tensor. Make one with NewWriter: the
+// zero Writer has no output, and Write says so.
 type Writer struct {
 	out     io.Writer
 	version uint32
@@ -36,10 +37,26 @@ type wtensor struct {
 // (2 or 3; the little-endian layouts are identical) on out.
 func NewWriter(out io.Writer, version uint32) *Writer {
 	w := &Writer{out: out, version: version, kvIdx: map[string]int{}, tIdx: map[string]bool{}}
-	if version != 2 && version != 3 {
+	if out == nil {
+		w.err = errNoOutput
+	} else if version != 2 && version != 3 {
 		w.err = fmt.Errorf("gguf: writer: version %d not supported (want 2 or 3)", version)
 	}
 	return w
+}
+
+// errNoOutput is the error of a Writer with nothing to write to: NewWriter
+// given a nil io.Writer, or a zero Writer.
+var errNoOutput = errors.New("gguf: writer: no output (make a Writer with NewWriter and a non-nil io.Writer)")
+
+// usable reports whether w came from NewWriter, recording errNoOutput when
+// not: a zero Writer's maps are nil.
+func (w *Writer) usable() bool {
+	if w.kvIdx == nil {
+		w.fail(errNoOutput)
+		return false
+	}
+	return true
 }
 
 func (w *Writer) fail(err error) {
@@ -55,6 +72,9 @@ func (w *Writer) fail(err error) {
 // to the data layout. Arrays of arrays are valid GGUF, but llama.cpp's
 // reader refuses them.
 func (w *Writer) SetKV(key string, v Value) {
+	if !w.usable() {
+		return
+	}
 	if key == "" {
 		w.fail(errors.New("gguf: writer: empty metadata key"))
 		return
@@ -84,6 +104,9 @@ func (w *Writer) SetKV(key string, v Value) {
 // tensor's byte size (RowBytes of the row times the other dims); Write
 // fails naming the tensor otherwise.
 func (w *Writer) AddTensor(name string, typ Type, shape []uint64, write func(io.Writer) error) {
+	if !w.usable() {
+		return
+	}
 	if w.tIdx[name] {
 		w.fail(fmt.Errorf("gguf: writer: duplicate tensor %q", name))
 		return
@@ -137,6 +160,9 @@ func (w *Writer) alignment() uint64 {
 
 // Write writes the whole file. It may be called once.
 func (w *Writer) Write() error {
+	if w.out == nil {
+		w.fail(errNoOutput)
+	}
 	if w.err != nil {
 		return w.err
 	}
