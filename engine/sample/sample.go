@@ -5,6 +5,7 @@ package sample
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model"
@@ -252,6 +253,9 @@ func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate 
 // and generated tokens, for the repetition penalty). Logits that are all
 // NaN give model.ErrNaNLogits.
 func (s *Sampler) Sample(logits []float32, history []int32) (int32, error) {
+	if len(logits) == 0 { // not ErrNaNLogits: no model file is to blame
+		return 0, errors.New("sample: no logits (an empty slice)")
+	}
 	l := logits
 	if PenaltyOn(s.opts.RepeatPenalty) { // only the penalty writes to the logits
 		s.buf = append(s.buf[:0], logits...)

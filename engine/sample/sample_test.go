@@ -331,6 +331,11 @@ func TestSampleNaNLogits(t *testing.T) {
 		if tok, err := s.Sample(some, []int32{1}); err != nil || some[tok] != some[tok] {
 			t.Errorf("%+v, some NaN: token %d, %v; want a number's", o, tok, err)
 		}
+		// No logits at all is the caller's mistake, not a file's weights
+		// that are not finite, which ErrNaNLogits would send them to look for.
+		if _, err := s.Sample(nil, nil); err == nil || errors.Is(err, model.ErrNaNLogits) || !strings.Contains(err.Error(), "no logits") {
+			t.Errorf("%+v, empty logits: %v, want an error saying no logits", o, err)
+		}
 	}
 	s, _ := NewSampler(Options{Temperature: 1, TopK: 2, Seed: 3})
 	if _, err := s.SampleTop([]int32{0, 1}, []float32{nan, nan}); !errors.Is(err, model.ErrNaNLogits) {
