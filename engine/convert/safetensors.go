@@ -56,15 +56,6 @@ type TensorMeta struct {
 	Size  int64  // bytes
 }
 
-// Elems returns the number of elements.
-func (m *TensorMeta) Elems() int64 {
-	n := int64(1)
-	for _, d := range m.Shape {
-		n *= d
-	}
-	return n
-}
-
 // safetensorsFile is one open .safetensors file.
 type safetensorsFile struct {
 	path    string
@@ -337,17 +328,6 @@ func (ck *Checkpoint) Close() error {
 func (ck *Checkpoint) Tensor(name string) (*TensorMeta, bool) {
 	t, ok := ck.byName[name]
 	return t, ok
-}
-
-// ReadF32 reads a whole tensor and widens it to float32 (row-major,
-// PyTorch order).
-func (ck *Checkpoint) ReadF32(t *TensorMeta) ([]float32, error) {
-	out := make([]float32, t.Elems())
-	var scratch []byte
-	if err := ck.readElems(t, 0, out, &scratch); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // decodeInto widens little-endian F32/F16/BF16 bytes into dst.
