@@ -3,6 +3,11 @@
 // against (f32 math, the same model code path), and the fallback when no GPU
 // is present. Weights are read in place from the GGUF mmap in their stored
 // type; matrix-vector products use a fixed pool of workers.
+//
+// To generate text: gguf.Open the file (keep it open while the model is in
+// use: its weights are views of the mapping), model.Load it, tokenizer.FromGGUF
+// for the vocabulary, New for a Backend, then sample.Generate from the
+// prompt's ids; Example does all of it.
 package cpu
 
 import (

@@ -1,7 +1,8 @@
 // Package model turns a GGUF file into a validated model description: the
 // configuration read from metadata and zero-copy views of every weight
 // tensor. Backends (engine/cpu, engine/gpu) read only the Model struct, so a
-// file is checked once here and nowhere else.
+// file is checked once here and nowhere else. engine/cpu's Example runs a
+// loaded model from file to text.
 package model
 
 import (
