@@ -2,8 +2,13 @@ package tokenizer
 
 import (
 	"fmt"
+	"go/doc"
+	"go/parser"
+	"go/token"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -112,17 +117,86 @@ func TestChatGoldens(t *testing.T) {
 	}
 }
 
-func ExampleTokenizer_Encode() {
-	tok, err := qwen3()
-	if err != nil {
-		fmt.Println(err)
-		return
+// TestExamplesIndependent holds example_test.go's Output to what Hugging
+// Face's tokenizer said (goldens.json, by the strings' text) and to
+// tokenizer.json's own ids, so that the examples show correct ids rather
+// than whatever Encode printed when they were written; a Stream's pieces
+// must be whole characters that join to the text.
+func TestExamplesIndependent(t *testing.T) {
+	g := loadGoldens(t)
+	cs := loadStrings(t)
+	golden := func(text string, special bool) []int32 {
+		t.Helper()
+		for i, c := range cs {
+			if c.Text == text {
+				if special {
+					return g.Cases[i].Raw.Special
+				}
+				return g.Cases[i].Raw.Plain
+			}
+		}
+		t.Fatalf("%q is not in strings.json", text)
+		return nil
 	}
-	ids, _ := tok.Encode("<|im_start|>user\nHi<|im_end|>", EncodeOptions{ParseSpecial: true})
-	fmt.Println(ids)
-	text, _ := tok.Decode(ids)
-	fmt.Printf("%q\n", text)
-	// Output:
-	// [151644 872 198 13048 151645]
-	// "<|im_start|>user\nHi<|im_end|>"
+	vocab, err := hfVocab()
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, ok := vocab["<|im_end|>"]
+	if !ok {
+		t.Fatal("tokenizer.json has no <|im_end|>")
+	}
+	hello := "Hello, my dog is cute"
+	s := "x<|im_end|>y<|im_start|>z"
+	want := fmt.Sprintln(golden(hello, false), hello) +
+		fmt.Sprintln(golden(s, false)) +
+		fmt.Sprint(golden(s, true), " ", end, " true")
+	if got := exampleOutput(t, "example_test.go", "Tokenizer_Encode"); got != want {
+		t.Errorf("ExampleTokenizer_Encode's Output:\n%s\nwant (goldens.json, tokenizer.json):\n%s", got, want)
+	}
+
+	text := "龍龘齉"
+	ids := golden(text, false)
+	lines := strings.Split(exampleOutput(t, "example_test.go", "Stream"), "\n")
+	if len(lines) != len(ids)+1 {
+		t.Fatalf("ExampleStream's Output has %d lines, want %d (a line a token and Flush's)", len(lines), len(ids)+1)
+	}
+	var joined strings.Builder
+	held := false
+	for i, id := range ids {
+		var gotID int32
+		var piece string
+		if _, err := fmt.Sscanf(lines[i], "%d %q", &gotID, &piece); err != nil || gotID != id {
+			t.Fatalf("ExampleStream line %d %q: want id %d (goldens.json) and a quoted piece (%v)", i, lines[i], id, err)
+		}
+		if !utf8.ValidString(piece) {
+			t.Errorf("ExampleStream line %d: piece %q is not whole characters", i, piece)
+		}
+		held = held || piece == ""
+		joined.WriteString(piece)
+	}
+	if joined.String() != text || !held || lines[len(ids)] != `"" <nil>` {
+		t.Errorf("ExampleStream's pieces join to %q (want %q), one held back: %v, Flush line %q", joined.String(), text, held, lines[len(ids)])
+	}
+}
+
+// exampleOutput returns the "// Output:" text of the example named name in
+// file (without its "Example" prefix), as go test compares it.
+func exampleOutput(t *testing.T, file, name string) string {
+	t.Helper()
+	fset := token.NewFileSet()
+	af, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range doc.Examples(af) {
+		if ex.Name == name {
+			if ex.Output == "" {
+				t.Fatalf("example %q in %s has no Output", name, file)
+			}
+			return strings.TrimSpace(ex.Output)
+		}
+	}
+	t.Fatalf("no example %q in %s", name, file)
+	return ""
 }
