@@ -320,6 +320,11 @@ func alignUp(x, a uint64) uint64 {
 // Name returns the path the file was opened from ("" for Parse).
 func (f *File) Name() string { return f.name }
 
+// Closed reports whether Close has been called (or f holds no image): the
+// slices TensorData returned are then invalid, and reading those of a
+// mapped file ends the process with a fault no recover catches.
+func (f *File) Closed() bool { return f.data == nil }
+
 // Tensor returns the info of the named tensor.
 func (f *File) Tensor(name string) (*TensorInfo, bool) {
 	i, ok := f.tensIdx[name]

@@ -96,6 +96,9 @@ type Backend struct {
 // Close stops the pool.
 func New(m *model.Model, opts Options) (*Backend, error) {
 	cfg := &m.Config
+	if err := m.CheckOpen(); err != nil { // New reads the small tensors
+		return nil, fmt.Errorf("cpu backend: %w", err)
+	}
 	if opts.Threads < 0 || opts.Threads > MaxThreads {
 		return nil, fmt.Errorf("cpu backend: %d threads: want 0 (GOMAXPROCS) to %d", opts.Threads, MaxThreads)
 	}
@@ -271,6 +274,9 @@ func (b *Backend) step(token int32, logits bool) error {
 	cfg := b.cfg
 	if b.closed {
 		return errors.New("decode: cpu backend closed")
+	}
+	if err := b.m.CheckOpen(); err != nil {
+		return fmt.Errorf("decode: %w", err)
 	}
 	if token < 0 || int(token) >= cfg.NVocab {
 		return fmt.Errorf("decode: token %d out of range [0, %d)", token, cfg.NVocab)

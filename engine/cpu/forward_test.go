@@ -3,6 +3,7 @@ package cpu_test
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -301,5 +302,37 @@ func TestClosedBackend(t *testing.T) {
 		if v != i+1 {
 			t.Fatalf("closed pool's Parallel left element %d as %d", i, v)
 		}
+	}
+}
+
+// TestClosedFile: stepping a model whose GGUF file was closed is an error;
+// it read the unmapped weights, a fault that ended the process.
+func TestClosedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := modeltest.Write(path, modeltest.TinyQwen3()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cpu.New(m, cpu.Options{Ctx: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	f.Close()
+	if _, err := b.DecodeStep(1); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("DecodeStep after the file's Close: err = %v, want one saying closed", err)
+	}
+	if err := b.Feed([]int32{1}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Feed after the file's Close: err = %v, want one saying closed", err)
+	}
+	if _, err := cpu.New(m, cpu.Options{Ctx: 4}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("New after the file's Close: err = %v, want one saying closed", err)
 	}
 }

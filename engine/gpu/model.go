@@ -254,6 +254,9 @@ func loadImage(e *cuda.Engine, image []byte) (cuda.Module, *Kernels, error) {
 // an error naming the tensor. progress, if not nil, is called with bytes
 // uploaded so far and the total.
 func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total int64)) (*Model, error) {
+	if err := m.CheckOpen(); err != nil { // the upload reads every tensor
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
 	if err := supported(m); err != nil {
 		return nil, err
 	}

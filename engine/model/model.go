@@ -88,7 +88,7 @@ type Layer struct {
 }
 
 // Model is a validated model: configuration plus weight views. The file must
-// stay open while the Model is used.
+// stay open while the Model is used (CheckOpen says whether it is).
 type Model struct {
 	Config
 	TokenEmbd  *Tensor // token_embd {n_embd, n_vocab}
@@ -97,6 +97,26 @@ type Model struct {
 	// itself (the same pointer) when the embeddings are tied.
 	Output *Tensor
 	Layers []Layer // NLayer main layers; MTP layers are not loaded
+
+	file *gguf.File // whose mapping the tensors view (nil: not from Load)
+}
+
+// CheckOpen returns an error when the file m was loaded from has been
+// closed: its tensors' Data then point into memory that is no longer mapped,
+// and a backend reading them would end the process with a fault rather than
+// a panic. Backends call it before they read weights.
+func (m *Model) CheckOpen() error {
+	if m.file != nil && m.file.Closed() {
+		return fmt.Errorf("model: %s was closed: its weights are views of the file's mapping, so it must stay open while the model is used", m.fileName())
+	}
+	return nil
+}
+
+func (m *Model) fileName() string {
+	if n := m.file.Name(); n != "" {
+		return n
+	}
+	return "the GGUF file"
 }
 
 // MatrixTypes lists the weight types accepted for matrices and embeddings:
@@ -138,7 +158,7 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
 	l := &loader{f: f}
-	m := &Model{Config: *cfg}
+	m := &Model{Config: *cfg, file: f}
 	c := &m.Config
 	m.TokenEmbd = l.matrix("token_embd.weight", c.NEmbd, c.NVocab)
 	m.OutputNorm = l.vector("output_norm.weight", c.NEmbd)

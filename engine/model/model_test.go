@@ -332,3 +332,34 @@ func TestTruncatedFile(t *testing.T) {
 		t.Errorf("error %q does not name the truncated tensor blk.2.ffn_down.weight", err)
 	}
 }
+
+// TestCheckOpen: a model whose file was closed says so; its tensors point
+// into memory no longer mapped, where a backend's read is a fault that ends
+// the process.
+func TestCheckOpen(t *testing.T) {
+	path := writeSpec(t, modeltest.TinyQwen3())
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckOpen(); err != nil {
+		t.Fatalf("open file: %v", err)
+	}
+	if f.Closed() {
+		t.Fatal("Closed before Close")
+	}
+	f.Close()
+	if !f.Closed() {
+		t.Fatal("not Closed after Close")
+	}
+	if err := m.CheckOpen(); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("closed file: err = %v, want one naming %s and saying closed", err, path)
+	}
+	if err := (&model.Model{}).CheckOpen(); err != nil {
+		t.Errorf("a Model not from Load has no file to check: %v", err)
+	}
+}
