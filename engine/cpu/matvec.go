@@ -39,6 +39,13 @@ func dotFor(t gguf.Type) (dotFunc, error) {
 	if f, ok := simdDot(t); ok {
 		return f, nil
 	}
+	return goDot(t)
+}
+
+// goDot is dotFor without the vector kernels: what runs off amd64 or
+// without AVX2 and FMA, and what tests check those kernels against on a
+// CPU that has them (where dotFor never returns it).
+func goDot(t gguf.Type) (dotFunc, error) {
 	switch t {
 	case gguf.TypeF32:
 		return dotF32, nil
