@@ -1,9 +1,11 @@
 package cpu_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -334,5 +336,56 @@ func TestClosedFile(t *testing.T) {
 	}
 	if _, err := cpu.New(m, cpu.Options{Ctx: 4}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("New after the file's Close: err = %v, want one saying closed", err)
+	}
+}
+
+// TestThreadsBitIdentical: the logits do not depend on the worker count or
+// GOMAXPROCS, to the bit. The pool splits rows of a matrix and heads of
+// attention and Gated DeltaNet, never one sum, so each value is computed by
+// one worker in one order whatever the split. Both layer kinds, f32 (the Go
+// kernel) and q8_0 (the AVX2 one where the CPU has it); the matrices are
+// large enough (ffn_up of f32: 512 KB) that minChunkBytes lets 7 workers
+// split them.
+func TestThreadsBitIdentical(t *testing.T) {
+	toks := []int32{5, 17, 300, 2, 41}
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+		s := modeltest.TinyQwen35()
+		s.Type = func(string) gguf.Type { return typ }
+		m := modeltest.Load(t, s)
+		decode := func(threads int) [][]float32 {
+			b, err := cpu.New(m, cpu.Options{Ctx: len(toks), Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			var out [][]float32
+			for _, tk := range toks {
+				l, err := b.DecodeStep(tk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, l)
+			}
+			return out
+		}
+		want := decode(1)
+		check := func(what string, got [][]float32) {
+			for i := range want {
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("%s %s: step %d logit %d = %v, 1 thread %v", typ, what, i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+		for _, n := range []int{2, 3, 7} {
+			check(fmt.Sprintf("%d threads", n), decode(n))
+		}
+		for _, procs := range []int{1, 3} {
+			old := runtime.GOMAXPROCS(procs)
+			got := decode(0)
+			runtime.GOMAXPROCS(old)
+			check(fmt.Sprintf("GOMAXPROCS %d", procs), got)
+		}
 	}
 }
