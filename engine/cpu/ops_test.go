@@ -1,9 +1,16 @@
 package cpu_test
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model"
@@ -248,5 +255,76 @@ func TestPoolCoversRange(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPoolClose: Close stops every worker goroutine and may be called
+// twice; Parallel after Close still covers the range, on the caller (it
+// sent to the closed channels and panicked).
+func TestPoolClose(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := cpu.NewPool(8)
+	if n := runtime.NumGoroutine(); n < before+7 {
+		t.Fatalf("%d goroutines with a pool of 8, %d before", n, before)
+	}
+	p.Close()
+	p.Close()
+	// A worker has called wg.Done but may not have returned yet.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after Close, %d before NewPool", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	hits := make([]int, 100)
+	p.Parallel(len(hits), 1, func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			hits[i]++
+		}
+	})
+	for i, h := range hits {
+		if h != 1 {
+			t.Fatalf("after Close: index %d covered %d times", i, h)
+		}
+	}
+}
+
+// TestPoolPanic: a panic in one worker's range reaches the caller of
+// Parallel, after every other range has returned, as an error wrapping the
+// value; on a worker goroutine it ended the process, past any recover. The
+// pool works on afterwards.
+func TestPoolPanic(t *testing.T) {
+	p := cpu.NewPool(4)
+	defer p.Close()
+	boom := errors.New("boom")
+	for _, bad := range []int{2, 0} { // a worker's range, the caller's
+		var finished atomic.Int32
+		r := func() (r any) {
+			defer func() { r = recover() }()
+			p.Parallel(4, 1, func(w, lo, hi int) {
+				if w == bad {
+					panic(fmt.Errorf("range %d: %w", w, boom))
+				}
+				time.Sleep(10 * time.Millisecond) // still running when worker bad panics
+				finished.Add(1)
+			})
+			return nil
+		}()
+		err, _ := r.(error)
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), fmt.Sprintf("worker %d", bad)) {
+			t.Fatalf("worker %d panicked: Parallel raised %v", bad, r)
+		}
+		if n := finished.Load(); n != 3 {
+			t.Errorf("worker %d panicked: Parallel returned with %d of 3 other ranges done", bad, n)
+		}
+	}
+	hits := make([]int, 8)
+	p.Parallel(len(hits), 1, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			hits[i]++
+		}
+	})
+	if !slices.Equal(hits, []int{1, 1, 1, 1, 1, 1, 1, 1}) {
+		t.Errorf("after a panic: ranges covered %v", hits)
 	}
 }

@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 )
 
@@ -22,7 +24,34 @@ type Pool struct {
 type poolTask struct {
 	fn     func(worker, lo, hi int)
 	lo, hi int
-	done   *sync.WaitGroup
+	call   *poolCall
+}
+
+// poolCall is one Parallel call: the workers it waits for and the first
+// panic among its ranges.
+type poolCall struct {
+	done     sync.WaitGroup
+	mu       sync.Mutex
+	panicked error
+}
+
+// run calls fn, recording a panic rather than letting it end the process
+// (a panic on a worker goroutine cannot be recovered by the caller).
+func (c *poolCall) run(fn func(worker, lo, hi int), w, lo, hi int) {
+	defer func() {
+		if r := recover(); r != nil {
+			err, ok := r.(error)
+			if !ok {
+				err = fmt.Errorf("%v", r)
+			}
+			c.mu.Lock()
+			if c.panicked == nil {
+				c.panicked = fmt.Errorf("cpu pool worker %d, range [%d, %d): %w\n%s", w, lo, hi, err, debug.Stack())
+			}
+			c.mu.Unlock()
+		}
+	}()
+	fn(w, lo, hi)
 }
 
 // NewPool starts a pool of n workers (n <= 0: GOMAXPROCS). Close stops it.
@@ -38,8 +67,8 @@ func NewPool(n int) *Pool {
 		go func(w int) {
 			defer p.wg.Done()
 			for t := range ch {
-				t.fn(w, t.lo, t.hi)
-				t.done.Done()
+				t.call.run(t.fn, w, t.lo, t.hi)
+				t.call.done.Done()
 			}
 		}(w)
 	}
@@ -73,7 +102,10 @@ func (p *Pool) Close() {
 // none shorter than minChunk (except the last), and calls fn(worker, lo, hi)
 // for each, returning when all are done. worker is in [0, Workers()) and
 // unique among concurrent calls, so fn may use per-worker scratch space.
-// Parallel must not be called concurrently on one pool.
+// Parallel must not be called concurrently on one pool, nor with Close;
+// after Close it calls fn(0, 0, n) on the caller. A panic in fn, on any
+// worker, is raised again on the caller once every range has returned (an
+// error wrapping the value, with the worker's stack).
 func (p *Pool) Parallel(n, minChunk int, fn func(worker, lo, hi int)) {
 	if n <= 0 {
 		return
@@ -89,12 +121,15 @@ func (p *Pool) Parallel(n, minChunk int, fn func(worker, lo, hi int)) {
 		fn(0, 0, n)
 		return
 	}
-	var done sync.WaitGroup
-	done.Add(parts - 1)
+	call := new(poolCall)
+	call.done.Add(parts - 1)
 	for w := 1; w < parts; w++ {
 		lo, hi := w*n/parts, (w+1)*n/parts
-		p.work[w] <- poolTask{fn: fn, lo: lo, hi: hi, done: &done}
+		p.work[w] <- poolTask{fn: fn, lo: lo, hi: hi, call: call}
 	}
-	fn(0, 0, n/parts)
-	done.Wait()
+	call.run(fn, 0, 0, n/parts)
+	call.done.Wait()
+	if call.panicked != nil {
+		panic(call.panicked)
+	}
 }
