@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -250,9 +251,40 @@ func MatVecs(p *Pool, jobs ...MatVecJob) error {
 }
 
 func checkJob(j MatVecJob) error {
-	if len(j.W.Shape) < 1 || len(j.X) != j.W.Cols() || len(j.Dst) != j.W.Rows() {
+	if err := checkTensor(j.W); err != nil {
+		return fmt.Errorf("matvec: %w", err)
+	}
+	if len(j.X) != j.W.Cols() || len(j.Dst) != j.W.Rows() {
 		return fmt.Errorf("matvec %s %v: x has %d elements, dst %d; want %d and %d",
 			j.W.Name, j.W.Shape, len(j.X), len(j.Dst), j.W.Cols(), j.W.Rows())
+	}
+	return nil
+}
+
+// checkTensor refuses a tensor whose type, shape and data disagree, as a
+// hand-built model.Tensor may (Load checks a file's): the kernels slice
+// Data by RowBytes, which divides by the block size, and a row's partial
+// last block would be dropped without a word.
+func checkTensor(w *model.Tensor) error {
+	if w == nil {
+		return errors.New("nil tensor")
+	}
+	if len(w.Shape) < 1 {
+		return fmt.Errorf("tensor %s: no shape", w.Name)
+	}
+	rb, err := gguf.RowBytes(w.Type, int64(w.Cols()))
+	if err != nil {
+		return fmt.Errorf("tensor %s %v: %w", w.Name, w.Shape, err)
+	}
+	size := rb
+	for _, d := range w.Shape[1:] {
+		if d < 0 || d > 0 && size > math.MaxInt64/int64(d) {
+			return fmt.Errorf("tensor %s: shape %v", w.Name, w.Shape)
+		}
+		size *= int64(d)
+	}
+	if size != int64(len(w.Data)) {
+		return fmt.Errorf("tensor %s %s %v: %d bytes of data, want %d", w.Name, w.Type, w.Shape, len(w.Data), size)
 	}
 	return nil
 }
@@ -295,6 +327,9 @@ func runJobs(p *Pool, jobs []boundJob) {
 // DequantizeRow writes row r of w (len(dst) == w.Cols()) as f32; used for
 // embedding lookups.
 func DequantizeRow(dst []float32, w *model.Tensor, r int) error {
+	if err := checkTensor(w); err != nil {
+		return fmt.Errorf("dequantize: %w", err)
+	}
 	if r < 0 || r >= w.Rows() || len(dst) != w.Cols() {
 		return fmt.Errorf("dequantize %s row %d: rows %d, dst %d elements, want %d", w.Name, r, w.Rows(), len(dst), w.Cols())
 	}
@@ -325,6 +360,9 @@ func DequantizeRow(dst []float32, w *model.Tensor, r int) error {
 // Float32s copies an F32 tensor (norm weights, biases, conv taps) to a
 // []float32; it fails for other types.
 func Float32s(t *model.Tensor) ([]float32, error) {
+	if err := checkTensor(t); err != nil {
+		return nil, err
+	}
 	if t.Type != gguf.TypeF32 {
 		return nil, fmt.Errorf("tensor %s: type %v, want F32", t.Name, t.Type)
 	}

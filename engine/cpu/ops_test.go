@@ -238,6 +238,46 @@ func TestMatVecsAndErrors(t *testing.T) {
 	}
 }
 
+// TestTensorChecks: MatVec, DequantizeRow and Float32s refuse a tensor
+// whose type, shape and data disagree, naming it. They sliced Data past its
+// end (a panic), divided by a zero block size for an unknown type, or, for
+// q8_0 columns not a multiple of 32, dropped the last partial block and
+// returned a wrong product with no error.
+func TestTensorChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		w    *model.Tensor
+		want string
+	}{
+		{"short data", &model.Tensor{Name: "w", Type: gguf.TypeF32, Shape: []int{4, 2}, Data: make([]byte, 8)},
+			"tensor w F32 [4 2]: 8 bytes of data, want 32"},
+		{"partial block", &model.Tensor{Name: "w", Type: gguf.TypeQ8_0, Shape: []int{40, 1}, Data: make([]byte, 34)},
+			"not a multiple of the block size 32"},
+		{"unknown type", &model.Tensor{Name: "w", Type: gguf.Type(99), Shape: []int{4, 1}, Data: make([]byte, 16)},
+			"unsupported tensor type"},
+		{"no shape", &model.Tensor{Name: "w", Type: gguf.TypeF32, Data: make([]byte, 16)}, "tensor w: no shape"},
+		{"nil", nil, "nil tensor"},
+	} {
+		cols, rows := 4, 1
+		if tc.w != nil && len(tc.w.Shape) == 2 {
+			cols, rows = tc.w.Shape[0], tc.w.Shape[1]
+		}
+		err := cpu.MatVec(nil, make([]float32, rows), tc.w, make([]float32, cols))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: MatVec err %v, want %q", tc.name, err, tc.want)
+		}
+		err = cpu.DequantizeRow(make([]float32, cols), tc.w, 0)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: DequantizeRow err %v, want %q", tc.name, err, tc.want)
+		}
+		if tc.w != nil && tc.w.Type == gguf.TypeF32 {
+			if _, err := cpu.Float32s(tc.w); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: Float32s err %v, want %q", tc.name, err, tc.want)
+			}
+		}
+	}
+}
+
 func TestPoolCoversRange(t *testing.T) {
 	p := cpu.NewPool(4)
 	defer p.Close()
