@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -278,17 +279,27 @@ func TestTensorChecks(t *testing.T) {
 	}
 }
 
+// TestPoolCoversRange: Parallel calls fn once per index, in ranges no
+// shorter than minChunk unless there is one.
 func TestPoolCoversRange(t *testing.T) {
 	p := cpu.NewPool(4)
 	defer p.Close()
 	for _, n := range []int{1, 3, 4, 5, 17, 1000} {
-		for _, minChunk := range []int{1, 2, 300} {
+		for _, minChunk := range []int{1, 2, 3, 300} {
 			hits := make([]int, n)
+			var mu sync.Mutex
+			var lens []int
 			p.Parallel(n, minChunk, func(_, lo, hi int) {
 				for i := lo; i < hi; i++ {
 					hits[i]++
 				}
+				mu.Lock()
+				lens = append(lens, hi-lo)
+				mu.Unlock()
 			})
+			if len(lens) > 1 && slices.Min(lens) < minChunk {
+				t.Fatalf("n %d minChunk %d: ranges of %v", n, minChunk, lens)
+			}
 			for i, h := range hits {
 				if h != 1 {
 					t.Fatalf("n %d minChunk %d: index %d covered %d times", n, minChunk, i, h)

@@ -99,8 +99,8 @@ func (p *Pool) Close() {
 }
 
 // Parallel splits [0, n) into contiguous ranges, at most one per worker and
-// none shorter than minChunk (except the last), and calls fn(worker, lo, hi)
-// for each, returning when all are done. worker is in [0, Workers()) and
+// none shorter than minChunk (one range if n < 2·minChunk), and calls
+// fn(worker, lo, hi) for each, returning when all are done. worker is in [0, Workers()) and
 // unique among concurrent calls, so fn may use per-worker scratch space.
 // Parallel must not be called concurrently on one pool, nor with Close;
 // after Close it calls fn(0, 0, n) on the caller. A panic in fn, on any
@@ -114,7 +114,7 @@ func (p *Pool) Parallel(n, minChunk int, fn func(worker, lo, hi int)) {
 		minChunk = 1
 	}
 	parts := p.Workers()
-	if maxParts := (n + minChunk - 1) / minChunk; parts > maxParts {
+	if maxParts := n / minChunk; parts > maxParts {
 		parts = maxParts
 	}
 	if parts <= 1 {
