@@ -143,8 +143,9 @@ func (Check) Fmt() error {
 type Fuzz mg.Namespace
 
 // fuzzTargets are the fuzz tests: the GGUF parser, the tokenizer's encoder,
-// the bounds check of kernel images, and a model file through the loader
-// and the CPU backend. short is Short's count of executions: the loader's
+// the bounds check of kernel images, a model file through the loader and
+// the CPU backend, and the CPU's AVX2 dot kernels against its Go ones (200,000
+// executions: 5 s on a 2-core machine; a no-op without AVX2). short is Short's count of executions: the loader's
 // target finds new coverage often, and minimising each new input (up to
 // FUZZMINIMIZE) is most of its time, so it runs fewer (50,000: 6-8 s from
 // a clean fuzz cache on a 2-core machine, where 200,000 took 133 s).
@@ -153,6 +154,7 @@ var fuzzTargets = []struct{ pkg, name, short string }{
 	{"./engine/tokenizer", "FuzzEncode", "200000x"},
 	{"./engine/cuda", "FuzzCheckImage", "200000x"},
 	{"./engine/cpu", "FuzzLoadDecode", "50000x"},
+	{"./engine/cpu", "FuzzDotSIMD", "200000x"},
 }
 
 // fuzz runs every fuzz target for d each (its short count when d is ""),
@@ -171,7 +173,7 @@ func fuzz(d, minimize string) error {
 	return nil
 }
 
-// Short fuzzes the GGUF parser, the tokenizer, the kernel-image check and the model loader for FUZZTIME each (default 200000x executions, 50000x the loader), as CI does.
+// Short fuzzes the GGUF parser, the tokenizer, the kernel-image check, the model loader and the CPU's vector dot kernels for FUZZTIME each (default 200000x executions, 50000x the loader), as CI does.
 //
 // The budget is a count, not a duration: with a duration, go1.26's fuzz
 // coordinator can report its own deadline as a failure ("context deadline
@@ -187,7 +189,7 @@ func fuzz(d, minimize string) error {
 // fuzz cache, 88,385 and 54).
 func (Fuzz) Short() error { return fuzz(os.Getenv("FUZZTIME"), env("FUZZMINIMIZE", "2s")) }
 
-// Long fuzzes the GGUF parser, the tokenizer, the kernel-image check and the model loader for FUZZTIME each (default 10m).
+// Long fuzzes the GGUF parser, the tokenizer, the kernel-image check, the model loader and the CPU's vector dot kernels for FUZZTIME each (default 10m).
 //
 // FUZZMINIMIZE bounds the minimisation of a failing input (default 60s). A duration, so it can end in go1.26's spurious "context deadline exceeded"
 // (see Short); a count (FUZZTIME=10000000x, ~10 min at Short's rates) avoids
