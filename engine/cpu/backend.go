@@ -369,11 +369,11 @@ func (b *Backend) deltaNet(il int, L *layerW) {
 	qScale := float32(1 / math.Sqrt(float64(S)))
 	for h := range Hk {
 		qh := q[h*S : (h+1)*S]
-		L2Norm(qh, L2NormEps)
+		L2Norm(qh, model.L2NormEps)
 		for i := range qh {
 			qh[i] *= qScale
 		}
-		L2Norm(k[h*S:(h+1)*S], L2NormEps)
+		L2Norm(k[h*S:(h+1)*S], model.L2NormEps)
 	}
 	state := b.cache.State[il]
 	b.pool.Parallel(Hv, 1, func(_, lo, hi int) {

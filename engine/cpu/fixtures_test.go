@@ -8,6 +8,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/engine/sample"
 )
 
 // fixtureDir holds tiny random models converted to GGUF and the logits
@@ -93,7 +94,7 @@ func TestTransformersFixtures(t *testing.T) {
 				if e > tc.tol {
 					t.Errorf("step %d: max|ours−ref|/max|ref| = %.3g > %g", i, e, tc.tol)
 				}
-				if got := cpu.Argmax(logits); int32(got) == fx.Tokens[i] {
+				if got := sample.Argmax(logits); int32(got) == fx.Tokens[i] {
 					agree++
 				} else if tc.exactGreedy {
 					t.Errorf("step %d: argmax %d, reference token %d", i, got, fx.Tokens[i])

@@ -65,10 +65,6 @@ func L2Norm(x []float32, eps float32) {
 	}
 }
 
-// L2NormEps is the eps of L2Norm in Gated DeltaNet layers (transformers'
-// l2norm default, used for both q and k).
-const L2NormEps = 1e-6
-
 // RopeCosSin fills cos, sin ([nRot/2]) for position pos: angle
 // θ_i = pos · base^(−2i/nRot), computed in float64.
 func RopeCosSin(cos, sin []float32, pos, nRot int, base float32) {
@@ -223,19 +219,4 @@ func Add(dst, x []float32) {
 	for i := range dst {
 		dst[i] += x[i]
 	}
-}
-
-// Argmax returns the index of the largest element (the first on ties;
-// NaNs are never chosen unless every element is NaN, then 0).
-func Argmax(x []float32) int {
-	best := -1
-	for i, v := range x {
-		if v != v {
-			continue
-		}
-		if best < 0 || v > x[best] {
-			best = i
-		}
-	}
-	return max(best, 0)
 }

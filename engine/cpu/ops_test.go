@@ -16,6 +16,7 @@ import (
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -147,7 +148,7 @@ func TestGatedNormSwiGLUArgmax(t *testing.T) {
 		x    []float32
 		want int
 	}{{[]float32{1, 5, 5, 2}, 1}, {[]float32{nan, -1, -3}, 1}, {[]float32{-2}, 0}} {
-		if got := cpu.Argmax(c.x); got != c.want {
+		if got := sample.Argmax(c.x); got != c.want {
 			t.Errorf("Argmax(%v) = %d, want %d", c.x, got, c.want)
 		}
 	}

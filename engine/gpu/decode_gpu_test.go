@@ -109,7 +109,7 @@ func kMix(name string) gguf.Type {
 }
 
 // argmax is the host argmax with the device kernel's rule.
-func argmax(x []float32) int32 { return int32(cpu.Argmax(x)) }
+func argmax(x []float32) int32 { return int32(sample.Argmax(x)) }
 
 // relErr is max|a−b| / max|b|, +Inf for a NaN in a (NaN > tol is false).
 func relErr(a, b []float32) float64 {

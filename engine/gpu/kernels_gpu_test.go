@@ -1300,7 +1300,7 @@ func TestGPUKernelGDNConv(t *testing.T) {
 // M[j][i] at state[(h·128+j)·128+i], j = v index, i = k index), for H_k 2 /
 // H_v 4 and H_k 16 / H_v 32, with both head maps (0: h % H_k, qwen35's tiled
 // order; 1: h / (H_v/H_k), grouped). The reference normalises q and k with
-// cpu.L2Norm (1/sqrt(Σx²+eps), eps cpu.L2NormEps), scales q by
+// cpu.L2Norm (1/sqrt(Σx²+eps), eps model.L2NormEps), scales q by
 // 1/sqrtf(128), beta = sigmoid(b), g = ssm_a·softplus(a + dt_bias), as
 // gdn.cu documents. The initial state is random (not zero) so the decay and
 // the k·M products are exercised from step 0.
@@ -1334,7 +1334,7 @@ func TestGPUKernelGDNDelta(t *testing.T) {
 				dq, dk, dv := ktUpload(t, v, q, 0), ktUpload(t, v, k, 0), ktUpload(t, v, vv, 0)
 				db, da := ktUpload(t, v, b, 0), ktUpload(t, v, a, 0)
 				v.poison(t, do, tc.hv*S+guard, ktNaN)
-				ktMust(t, v.k.GDNDelta(dstate, do, dq, dk, dv, db, da, dA, dDt, int32(tc.hk), int32(tc.hv), int32(tc.headMap), cpu.L2NormEps))
+				ktMust(t, v.k.GDNDelta(dstate, do, dq, dk, dv, db, da, dA, dDt, int32(tc.hk), int32(tc.hv), int32(tc.headMap), model.L2NormEps))
 
 				want := make([]float32, tc.hv*S)
 				for h := range tc.hv {
@@ -1344,8 +1344,8 @@ func TestGPUKernelGDNDelta(t *testing.T) {
 					}
 					qh := slices.Clone(q[hk*S : (hk+1)*S])
 					kh := slices.Clone(k[hk*S : (hk+1)*S])
-					cpu.L2Norm(qh, cpu.L2NormEps)
-					cpu.L2Norm(kh, cpu.L2NormEps)
+					cpu.L2Norm(qh, model.L2NormEps)
+					cpu.L2Norm(kh, model.L2NormEps)
 					for j := range qh {
 						qh[j] *= qScale
 					}
@@ -1491,7 +1491,7 @@ func TestGPUKernelArgmax(t *testing.T) {
 			dval, didx := v.alloc(t, (parts+guard)*4), v.alloc(t, (parts+guard)*4)
 			dout := v.alloc(t, 4*4)
 			ctr := ktCounters(t, v, -5, 10, 11, 3)
-			want := int32(cpu.Argmax(x))
+			want := int32(sample.Argmax(x))
 			wantOut := want // the token read back
 			if tc.name == "all-nan" {
 				wantOut = kernels.NoToken

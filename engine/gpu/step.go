@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
@@ -243,7 +242,7 @@ func (g *Model) gdnKernels(cc *Cache, L *layerWeights) error {
 	if !g.omit.gdnDelta {
 		g.note(launchShape{n: c.SSMNumVHeads, unit: "heads"}, L.a.ggufBytes()+L.dt.ggufBytes(), 2*uint64(c.SSMNumVHeads)*kernels.GDNState*kernels.GDNState*4)
 		if err := g.k.GDNDelta(st.state, s.o, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr,
-			int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, cpu.L2NormEps); err != nil {
+			int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, model.L2NormEps); err != nil {
 			return err
 		}
 	}

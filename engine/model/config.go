@@ -302,6 +302,10 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	return c, nil
 }
 
+// L2NormEps is the eps of the L2 norm of q and k in Gated DeltaNet layers
+// (transformers' l2norm default; GGUF has no key for it).
+const L2NormEps = 1e-6
+
 // MaxDim bounds every dimension key (widths, head counts and sizes, SSM
 // sizes) and the vocabulary (token_embd's rows). Load checks a key against tensor shapes only for the layer kinds
 // the file has, so a key of an absent kind is otherwise unchecked: bounded,

@@ -7,10 +7,10 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"github.com/memra-ai/memra/engine/cpu"
-	"github.com/memra-ai/memra/engine/model"
 	"math"
 	"slices"
+
+	"github.com/memra-ai/memra/engine/model"
 )
 
 // Options configures token selection. The zero value is greedy decoding.
@@ -75,6 +75,22 @@ const (
 	MinRepeatPenalty float32 = 0.01
 	MaxRepeatPenalty float32 = 100
 )
+
+// Argmax returns the index of the largest element (the first on ties;
+// NaNs are never chosen unless every element is NaN, then 0): greedy
+// decoding's token, the one every backend's argmax is held to.
+func Argmax(x []float32) int {
+	best := -1
+	for i, v := range x {
+		if v != v {
+			continue
+		}
+		if best < 0 || v > x[best] {
+			best = i
+		}
+	}
+	return max(best, 0)
+}
 
 // IsGreedy reports whether o picks the argmax: Greedy, or a temperature of 0.
 func (o *Options) IsGreedy() bool { return o.Greedy || o.Temperature <= 0 }
@@ -178,7 +194,7 @@ func Filter(logits []float32, history []int32, opts Options) []Candidate {
 func filter(l []float32, history []int32, o *Options) []Candidate {
 	Penalize(l, history, o.RepeatPenalty, o.RepeatWindow)
 	if o.IsGreedy() {
-		i := cpu.Argmax(l)
+		i := Argmax(l)
 		if len(l) == 0 || l[i] != l[i] {
 			return nil
 		}

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/memra-ai/memra/engine/convert"
-	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
@@ -673,7 +672,7 @@ func (b *bencher) eager(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, r *Row)
 			if err != nil {
 				return err
 			}
-			in = int32(cpu.Argmax(ll))
+			in = int32(sample.Argmax(ll))
 		}
 		if i >= b.c.warmup {
 			ms = append(ms, msSince(t))

@@ -43,6 +43,7 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/gpu"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/tools/internal/sigctx"
 )
@@ -613,4 +614,4 @@ func formatBuckets(bs []gpu.Bucket) string {
 // argmaxT is cpu.Argmax as a token id: the device argmax's rule (largest
 // value, lowest index on ties, NaN never wins), so eager and graph compare
 // like for like.
-func argmaxT(x []float32) int32 { return int32(cpu.Argmax(x)) }
+func argmaxT(x []float32) int32 { return int32(sample.Argmax(x)) }

@@ -18,6 +18,7 @@ import (
 	"github.com/memra-ai/memra/engine/convert"
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/engine/tokenizer"
 	"github.com/memra-ai/memra/gguf"
 )
@@ -51,7 +52,7 @@ func greedyRef(t *testing.T, path string, prompt []int32, n int) []int32 {
 	}
 	var out []int32
 	for len(out) < n {
-		next := int32(cpu.Argmax(logits))
+		next := int32(sample.Argmax(logits))
 		out = append(out, next)
 		if logits, err = b.DecodeStep(next); err != nil {
 			t.Fatal(err)
