@@ -71,7 +71,9 @@ var ErrStop = errors.New("stop generation")
 // last prompt token; each later one from the logits after feeding the
 // previous. emit (may be nil) sees each token as soon as it is chosen;
 // generation ends after n tokens, a stop token (included), or emit returning
-// ErrStop. The decoder is not reset: call Reset first for a fresh sequence.
+// ErrStop. The decoder is not reset: call Reset first for a fresh sequence;
+// the repetition penalty's window then holds this call's prompt and
+// generated tokens, not those cached before it.
 // A TopDecoder whose MaxTop admits the options (Options.TopOnly) returns
 // only the top k after the last prompt token and each generated one; the
 // tokens are those the logits would give. A Feeder takes the prompt's
