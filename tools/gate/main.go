@@ -149,6 +149,10 @@ func run(av []string) (int, error) {
 	path := a.model
 	if path == "default" {
 		if path, err = defaultModel(); err != nil {
+			var ie *sigctx.Interrupted
+			if errors.As(err, &ie) { // 130 for ^C, as the shell gives
+				return ie.Code, err
+			}
 			return 2, err
 		}
 	}
@@ -543,7 +547,14 @@ const defaultModelFile = "default-tiny-bf16-v2.gguf"
 // into the user cache directory once and returns its path.
 func defaultModel() (string, error) {
 	dir, where := defaultModelDir()
-	path, err := cachedModel(dir)
+	// ^C during the write removes the temporary file rather than leave it.
+	w := sigctx.New()
+	defer w.Stop()
+	path, err := cachedModel(w, dir)
+	var ie *sigctx.Interrupted
+	if errors.As(err, &ie) {
+		return "", err
+	}
 	if err != nil {
 		// The user did not choose this folder: say where it came from and
 		// the two ways round it.
@@ -568,8 +579,9 @@ func defaultModelDir() (dir, where string) {
 }
 
 // cachedModel returns the path of the default model in dir, writing it
-// first when it is missing or does not load.
-func cachedModel(dir string) (string, error) {
+// first when it is missing or does not load; a signal that cancels w
+// stops the write with a *sigctx.Interrupted.
+func cachedModel(w *sigctx.Watch, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -583,10 +595,10 @@ func cachedModel(dir string) (string, error) {
 		fmt.Fprintf(os.Stderr, "[gate] the cached default model does not load (%v); writing it again\n", err)
 	}
 	fmt.Fprintf(os.Stderr, "[gate] synthesising the built-in tiny qwen35 model into %s\n", path)
-	// ^C during the write removes the temporary file rather than leave it.
-	w := sigctx.New()
-	defer w.Stop()
 	if err := convert.SynthFile(w, path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		if ie := w.Interrupted(path + " not written"); ie != nil {
+			return "", ie
+		}
 		return "", err
 	}
 	return path, nil
