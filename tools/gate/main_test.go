@@ -103,6 +103,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"m.gguf", "-5"}, `P must be a positive integer, got "-5"`},
 		{[]string{"m.gguf", "x"}, `P must be a positive integer, got "x"`},
 		{[]string{"m.gguf", "64", "0"}, `N must be a positive integer, got "0"`},
+		{[]string{"m.gguf", "99999999999999999999"}, `P=99999999999999999999 is past any context (16777216 tokens at most`},
 		{[]string{"m.gguf", "64", "8", "fast"}, `fourth argument must be "bench"`},
 		{[]string{"m.gguf", "64", "8", "bench", "x"}, "too many arguments"},
 		{[]string{"bench"}, `"bench" comes fourth`},
