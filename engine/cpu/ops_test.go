@@ -380,3 +380,13 @@ func TestPoolPanic(t *testing.T) {
 		t.Errorf("after a panic: ranges covered %v", hits)
 	}
 }
+
+// TestNewPoolBounded: a pool of more than MaxThreads workers has
+// MaxThreads (NewPool(1<<40) asked for 2^40 goroutines and channels).
+func TestNewPoolBounded(t *testing.T) {
+	p := cpu.NewPool(1 << 40)
+	defer p.Close()
+	if p.Workers() != cpu.MaxThreads {
+		t.Errorf("NewPool(1<<40): %d workers, want %d", p.Workers(), cpu.MaxThreads)
+	}
+}

@@ -54,11 +54,14 @@ func (c *poolCall) run(fn func(worker, lo, hi int), w, lo, hi int) {
 	fn(w, lo, hi)
 }
 
-// NewPool starts a pool of n workers (n <= 0: GOMAXPROCS). Close stops it.
+// NewPool starts a pool of n workers (n <= 0: GOMAXPROCS; more than
+// MaxThreads: MaxThreads, rather than a goroutine each of a mistyped
+// count). Close stops it.
 func NewPool(n int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
+	n = min(n, MaxThreads)
 	p := &Pool{n: n, work: make([]chan poolTask, n)}
 	for w := 1; w < n; w++ {
 		ch := make(chan poolTask, 1)
