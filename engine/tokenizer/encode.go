@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // BOSMode says whether Encode puts the BOS token first.
@@ -178,10 +176,10 @@ func validUTF8(s string) string {
 }
 
 // encodeText pre-tokenizes one text fragment and BPE-encodes each piece.
-func (t *Tokenizer) encodeText(st *encState, s string, nfc bool, out []int32) []int32 {
+func (t *Tokenizer) encodeText(st *encState, s string, useNFC bool, out []int32) []int32 {
 	s = validUTF8(s)
-	if nfc {
-		s = norm.NFC.String(s)
+	if useNFC {
+		s = nfc(s)
 	}
 	sc := scanner{s: s, tab: classTable()}
 	for i := 0; i < len(s); {
