@@ -32,7 +32,9 @@ type EncodeOptions struct {
 	NFC bool
 	// MaxTokens, when > 0, is the most tokens the result may have (e.g. the
 	// context length); a longer input fails with an error wrapping
-	// ErrTooLong.
+	// ErrTooLong. Merging stops once the limit is passed, so a huge input
+	// costs BPE work for about MaxTokens tokens (plus linear passes over
+	// the text to find special tokens and fix invalid UTF-8).
 	MaxTokens int
 }
 
@@ -94,7 +96,7 @@ func (t *Tokenizer) encodeWith(st *encState, text string, opt EncodeOptions) ([]
 		if fr.id != NoToken {
 			out = append(out, fr.id)
 		} else {
-			out = t.encodeText(st, text[fr.start:fr.end], opt.NFC, out)
+			out = t.encodeText(st, text[fr.start:fr.end], opt.NFC, opt.MaxTokens, out)
 		}
 		if opt.MaxTokens > 0 && len(out) > opt.MaxTokens {
 			return nil, fmt.Errorf("%w: more than %d tokens (MaxTokens) from %d bytes of text", ErrTooLong, opt.MaxTokens, len(text))
@@ -176,7 +178,10 @@ func validUTF8(s string) string {
 }
 
 // encodeText pre-tokenizes one text fragment and BPE-encodes each piece.
-func (t *Tokenizer) encodeText(st *encState, s string, useNFC bool, out []int32) []int32 {
+// With limit > 0 it stops once out holds more than limit ids, so that an
+// input far over EncodeOptions.MaxTokens costs what the limit does, not
+// what the whole text would.
+func (t *Tokenizer) encodeText(st *encState, s string, useNFC bool, limit int, out []int32) []int32 {
 	s = validUTF8(s)
 	if useNFC {
 		s = nfc(s)
@@ -185,6 +190,9 @@ func (t *Tokenizer) encodeText(st *encState, s string, useNFC bool, out []int32)
 	for i := 0; i < len(s); {
 		end := t.pre.pieceEnd(&sc, i)
 		out = t.encodeWord(st, s[i:end], out)
+		if limit > 0 && len(out) > limit {
+			break
+		}
 		i = end
 	}
 	return out

@@ -220,6 +220,23 @@ func TestMaxTokens(t *testing.T) {
 	if !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "64") {
 		t.Errorf("over the limit: err = %v, want ErrTooLong naming 64", err)
 	}
+	// The encoder stops at the limit: of 100,000 distinct words (each
+	// merged and cached once, at least one token each), a 64-token limit
+	// lets it merge at most 65, the one that passes the limit included.
+	var b strings.Builder
+	for i := range 100000 {
+		b.WriteByte(' ')
+		for x, k := i, 0; k < 5; x, k = x/26, k+1 { // five letters: one piece per word, all distinct
+			b.WriteByte(byte('a' + x%26))
+		}
+	}
+	st := newEncState()
+	if _, err := tok.encodeWith(st, b.String(), EncodeOptions{MaxTokens: 64}); !errors.Is(err, ErrTooLong) {
+		t.Errorf("100,000 words, MaxTokens 64: err = %v, want ErrTooLong", err)
+	}
+	if st.cache.n > 65 {
+		t.Errorf("100,000 words, MaxTokens 64: %d words merged, want at most 65 (the encoder went on past the limit)", st.cache.n)
+	}
 	if _, err := tok.Decode([]int32{5, 151936}); err == nil || !strings.Contains(err.Error(), "151936") {
 		t.Errorf("decode out of range: %v", err)
 	}
