@@ -256,11 +256,19 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		// The file's template places any start-of-text token itself, as
 		// Hugging Face's apply_chat_template has it (no second one); the
 		// built-in ChatML writes none, so there the vocabulary's rule holds.
-		eo := tokenizer.EncodeOptions{ParseSpecial: parseSpecial}
+		// The model's context bounds the encoding's work too: a huge -p
+		// stops merging past it rather than encode in full and fail after.
+		limit := model.MaxContext
+		if m.ContextLength > 0 {
+			limit = min(limit, m.ContextLength)
+		}
+		eo := tokenizer.EncodeOptions{ParseSpecial: parseSpecial, MaxTokens: limit}
 		if f.chat && tok.HasChatTemplate() {
 			eo.AddBOS = tokenizer.BOSNever
 		}
-		if prompt, err = tok.Encode(text, eo); err != nil {
+		if prompt, err = tok.Encode(text, eo); errors.Is(err, tokenizer.ErrTooLong) {
+			return fmt.Errorf("%w: the prompt is more than %d tokens: %v", errUsage, limit, m.CheckContext(limit+1))
+		} else if err != nil {
 			return err
 		}
 		switch {

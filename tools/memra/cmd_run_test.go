@@ -764,3 +764,16 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("no tokenizer: exit %d, %s, stderr %s", code, js.String(), stderr.String())
 	}
 }
+
+// TestRunPromptPastContext: a text prompt longer than the model's context
+// is a usage error naming the limit, found while encoding (the encoder
+// stops past the limit: tokenizer.EncodeOptions.MaxTokens) rather than
+// after encoding all of it.
+func TestRunPromptPastContext(t *testing.T) {
+	path := synthTiny(t) // context length 4096, a byte-level vocabulary: one token a byte
+	var stderr bytes.Buffer
+	code := run([]string{"run", "-m", path, "-p", strings.Repeat("ab", 5000), "-n", "1", "--device", "cpu"}, io.Discard, &stderr)
+	if want := "the prompt is more than 4096 tokens: 4097 positions are past the model's context length 4096"; code != 2 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+}
