@@ -566,6 +566,9 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	// A bad MEMRA_PDL is named, with or without a GPU, not read as "no GPU".
+	// MEMRA_KV_FP8 is checked first: unset here, or a shell that exported
+	// MEMRA_KV_FP8=1 for the gate fails these checks on its message.
+	t.Setenv("MEMRA_KV_FP8", "")
 	t.Setenv("MEMRA_PDL", "off")
 	if code, err := run([]string{"-quick"}, &out, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_PDL="off"`) {
 		t.Errorf("MEMRA_PDL=off: code %d err %v", code, err)
