@@ -1426,7 +1426,7 @@ func TestGPUKernelElementwise(t *testing.T) {
 }
 
 // TestGPUKernelArgmax checks argmax_partial + argmax_final against
-// cpu.Argmax (exact: a comparison, no arithmetic) at the vocabulary size of
+// sample.Argmax (exact: a comparison, no arithmetic) at the vocabulary size of
 // qwen35 (248320 = 30 chunks of 8192 and a partial one) and small sizes, with
 // ties in different chunks, in one thread's stride and in neighbouring
 // threads (the lowest index must win), the maximum in the last partial chunk

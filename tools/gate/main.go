@@ -626,7 +626,7 @@ func formatBuckets(bs []gpu.Bucket) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// argmaxT is cpu.Argmax as a token id: the device argmax's rule (largest
+// argmaxT is sample.Argmax as a token id: the device argmax's rule (largest
 // value, lowest index on ties, NaN never wins), so eager and graph compare
 // like for like.
 func argmaxT(x []float32) int32 { return int32(sample.Argmax(x)) }
