@@ -570,8 +570,8 @@ func TestConvertErrors(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"context past uint32", "max_position_embeddings", int64(4294967297), "max_position_embeddings = 4294967297 is out of range"},
-		{"negative context", "max_position_embeddings", -1, "max_position_embeddings = -1 is out of range"},
+		{"context past uint32", "max_position_embeddings", int64(4294967297), "max_position_embeddings = 4294967297 is out of range [1, 16777216]"},
+		{"negative context", "max_position_embeddings", -1, "max_position_embeddings = -1 is out of range [1, 16777216]"},
 		{"epsilon past float32", "rms_norm_eps", 1e39, "must be positive and finite as float32"},
 		{"conv kernel 1", "linear_conv_kernel_dim", 1, "linear_conv_kernel_dim = 1 must be at least 2"},
 		{"odd rotary dims", "head_dim", 4, "rotary dims 1 (from head_dim 4) must be even"},
@@ -619,7 +619,7 @@ func TestConvertErrors(t *testing.T) {
 			delete(c, "layer_types")
 			c["num_hidden_layers"] = n
 			writeJSON(t, filepath.Join(dir, "config.json"), c)
-			expectErr(t, dir, fmt.Sprintf("config.json: num_hidden_layers = %d is out of range", n))
+			expectErr(t, dir, fmt.Sprintf("config.json: num_hidden_layers = %d is out of range [1, 4096]", n))
 		})
 	}
 	t.Run("irregular layer_types", func(t *testing.T) {

@@ -69,6 +69,10 @@ func (s *Spec) IsRecurrent(il int) bool {
 	return s.Arch == ArchQwen35 && il < s.NLayer && s.Recurrent[il]
 }
 
+// maxDim bounds every dimension of a config, as model.MaxDim bounds the
+// GGUF's keys that Load reads.
+const maxDim = 1 << 24
+
 // maxLayers bounds num_hidden_layers: far more than any model converted
 // (Qwen3.5-27B has 64).
 const maxLayers = 4096
@@ -76,9 +80,12 @@ const maxLayers = 4096
 // Validate checks the dimensions for consistency and sane limits, so a bad
 // config fails here with its key named instead of deep in the conversion.
 func (s *Spec) Validate() error {
+	if s.NLayer <= 0 || s.NLayer > maxLayers { // a tighter bound than pos's
+		return fmt.Errorf("num_hidden_layers = %d is out of range [1, %d]", s.NLayer, maxLayers)
+	}
 	pos := func(name string, v int) error {
-		if v <= 0 || v > 1<<24 {
-			return fmt.Errorf("%s = %d is out of range", name, v)
+		if v <= 0 || v > maxDim {
+			return fmt.Errorf("%s = %d is out of range [1, %d]", name, v, maxDim)
 		}
 		return nil
 	}
@@ -93,9 +100,6 @@ func (s *Spec) Validate() error {
 		if err := pos(c.n, c.v); err != nil {
 			return err
 		}
-	}
-	if s.NLayer > maxLayers {
-		return fmt.Errorf("num_hidden_layers = %d is out of range", s.NLayer)
 	}
 	if s.NHead%s.NHeadKV != 0 {
 		return fmt.Errorf("num_attention_heads %d is not a multiple of num_key_value_heads %d", s.NHead, s.NHeadKV)
@@ -360,7 +364,7 @@ func schedule(s *Spec, c *hfConfig, path string) error {
 	// Checked here, before the schedule is sized from it (Validate runs
 	// after): -1 would panic in make, 2^40 exhaust memory.
 	if s.NLayer <= 0 || s.NLayer > maxLayers {
-		return fmt.Errorf("%s: num_hidden_layers = %d is out of range", path, s.NLayer)
+		return fmt.Errorf("%s: num_hidden_layers = %d is out of range [1, %d]", path, s.NLayer, maxLayers)
 	}
 	if len(c.LayerTypes) == 0 {
 		iv := 4
