@@ -314,20 +314,23 @@ func TestPoolCoversRange(t *testing.T) {
 // twice; Parallel after Close still covers the range, on the caller (it
 // sent to the closed channels and panicked).
 func TestPoolClose(t *testing.T) {
-	before := runtime.NumGoroutine()
-	p := cpu.NewPool(8)
-	if n := runtime.NumGoroutine(); n < before+7 {
-		t.Fatalf("%d goroutines with a pool of 8, %d before", n, before)
-	}
-	p.Close()
-	p.Close()
-	// A worker has called wg.Done but may not have returned yet.
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines after Close, %d before NewPool", runtime.NumGoroutine(), before)
+	// Counted by their stacks, not runtime.NumGoroutine: an earlier test's
+	// closed pool may still be exiting (Close waits for wg.Done, not for
+	// the return), and a total taken before NewPool then shrinks under
+	// this pool's workers.
+	waitWorkers := func(what string, want int) {
+		for deadline := time.Now().Add(5 * time.Second); poolWorkers() != want; {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d pool worker goroutines, want %d", what, poolWorkers(), want)
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
+	p := cpu.NewPool(8)
+	waitWorkers("a pool of 8 (the caller is the 8th)", 7)
+	p.Close()
+	p.Close()
+	waitWorkers("after Close", 0)
 	hits := make([]int, 100)
 	p.Parallel(len(hits), 1, func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -338,6 +341,20 @@ func TestPoolClose(t *testing.T) {
 		if h != 1 {
 			t.Fatalf("after Close: index %d covered %d times", i, h)
 		}
+	}
+}
+
+// poolWorkers counts the worker goroutines of the pools the calling
+// goroutine made.
+func poolWorkers() int {
+	buf := make([]byte, 1<<20)
+	me := strings.Fields(string(buf[:runtime.Stack(buf, false)]))[1] // "goroutine N [running]:"
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "created by github.com/memra-ai/memra/engine/cpu.NewPool in goroutine "+me+"\n")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 
