@@ -119,7 +119,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		case f.model == "" && strings.HasSuffix(strings.ToLower(a), ".gguf"):
 			hint = fmt.Sprintf(" (the model is given with -m: -m %s)", a)
 		case set["p"] && !strings.HasPrefix(a, "-"):
-			hint = fmt.Sprintf(" (a prompt of several words is one argument: quote it, -p %q)", f.prompt+" "+a)
+			// Every word up to the next flag: the parse stopped at the first.
+			words := []string{f.prompt}
+			for _, w := range fs.Args() {
+				if strings.HasPrefix(w, "-") {
+					break
+				}
+				words = append(words, w)
+			}
+			hint = fmt.Sprintf(" (a prompt of several words is one argument: quote it, -p %q)", strings.Join(words, " "))
 		}
 		return fmt.Errorf("%w: unexpected argument %q%s", errUsage, fs.Arg(0), hint)
 	case f.model == "":

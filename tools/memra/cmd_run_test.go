@@ -132,6 +132,7 @@ func TestRunErrors(t *testing.T) {
 		// The usual stray arguments come with their fix.
 		{[]string{"run", "model.gguf", "-p", "hi"}, 2, `unexpected argument "model.gguf" (the model is given with -m: -m model.gguf)`},
 		{[]string{"run", "-m", path, "-p", "hello", "world", "-n", "2"}, 2, `unexpected argument "world" (a prompt of several words is one argument: quote it, -p "hello world")`},
+		{[]string{"run", "-m", path, "-p", "hello", "big", "world", "-n", "2"}, 2, `unexpected argument "big" (a prompt of several words is one argument: quote it, -p "hello big world")`},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "x"}, 2, "unexpected argument \"x\"\n"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "-2"}, 2, "--threads -2"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "100000"}, 2, "want 0 (all cores) to 1024"},
