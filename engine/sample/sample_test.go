@@ -472,3 +472,21 @@ func TestSampleInverseCDF(t *testing.T) {
 		t.Errorf("after a single-candidate pick: token %d, want 1 (the second draw's)", tok)
 	}
 }
+
+// TestArgmax: the first of equal maxima, NaNs skipped, and 0 when there is
+// no number to choose (every element NaN, or none).
+func TestArgmax(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	for _, c := range []struct {
+		x    []float32
+		want int
+	}{
+		{[]float32{1, 5, 5, 2}, 1}, {[]float32{nan, -1, -3}, 1}, {[]float32{-2}, 0},
+		{[]float32{-inf, -inf, 3, inf, inf}, 3}, {[]float32{nan, nan}, 0}, {nil, 0},
+	} {
+		if got := Argmax(c.x); got != c.want {
+			t.Errorf("Argmax(%v) = %d, want %d", c.x, got, c.want)
+		}
+	}
+}
