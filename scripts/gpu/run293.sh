@@ -10,7 +10,10 @@
 set -u
 source scripts/gpu/lib.sh
 start_run
+synth main "0.8b" "q8_0 q4_k"
+s1=$SYNTH
 synth main "9b" "q4_k"
+SYNTH="$SYNTH $s1"
 CS=/usr/local/cuda/bin/compute-sanitizer
 mkdir -p /tmp/cs
 cs() {
@@ -21,11 +24,11 @@ cs() {
   echo "  rc $rc: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "/tmp/cs/$name.txt" | tail -1) $(grep -E 'gate (PASS|FAIL)|^(ok|FAIL|PASS)$' "/tmp/cs/$name.txt" | head -1)"
   grep -E '^========= (Invalid|Uninitialized|Error|Race|Barrier|Warning)' "/tmp/cs/$name.txt" | sort | uniq -c | head -8
 }
+(cd engine/gpu && cs memcheck-kernel-tests 150 memcheck "$R/bin/main/engine_gpu.test" -test.run 'TestGPUKernel[^M]|TestGPUMatvecSharedLimit' -test.timeout 140s)
+wait_synth
 cs racecheck-08b-q8_0 100 racecheck ./bin/main/gate "$M/0.8b-q8_0.gguf" 2 2
 cs racecheck-08b-q4_k 100 racecheck ./bin/main/gate "$M/0.8b-q4_k.gguf" 2 2
 cs initcheck-08b-q4_k 60 initcheck ./bin/main/gate "$M/0.8b-q4_k.gguf" 4 4
-(cd engine/gpu && cs memcheck-kernel-tests 150 memcheck "$R/bin/main/engine_gpu.test" -test.run 'TestGPUKernel[^M]|TestGPUMatvecSharedLimit' -test.timeout 140s)
-wait_synth
 cs memcheck-9b-q4_k 90 memcheck ./bin/main/gate "$M/9b-q4_k.gguf" 4 4
 tar czf "$OUT/cs.tgz" -C /tmp cs
 el done
