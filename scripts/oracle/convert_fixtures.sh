@@ -12,12 +12,16 @@ tar -xzf "$tarball" -C "$work"
 CGO_ENABLED=0 go build -o "$work/memra" ./tools/memra
 mkdir -p "$dst"
 
-for name in qwen35-tiny qwen35-tiny-tied qwen3-tiny; do
-	cp "$work/oracle/$name.json" "$dst/$name.json"
+# Every fixture in the tarball (make_fixtures.py --only makes a subset).
+for j in "$work"/oracle/*.json; do
+	name=$(basename "$j" .json)
+	cp "$j" "$dst/$name.json"
 	"$work/memra" convert "$work/oracle/$name" --name "$name" --type f32 -o "$dst/$name-f32.gguf"
 done
-"$work/memra" convert "$work/oracle/qwen35-tiny" --name qwen35-tiny --type bf16 -o "$dst/qwen35-tiny-bf16.gguf"
-"$work/memra" convert "$work/oracle/qwen35-tiny" --name qwen35-tiny --type q8_0 -o "$dst/qwen35-tiny-q8_0.gguf"
+if [ -d "$work/oracle/qwen35-tiny" ]; then
+	"$work/memra" convert "$work/oracle/qwen35-tiny" --name qwen35-tiny --type bf16 -o "$dst/qwen35-tiny-bf16.gguf"
+	"$work/memra" convert "$work/oracle/qwen35-tiny" --name qwen35-tiny --type q8_0 -o "$dst/qwen35-tiny-q8_0.gguf"
+fi
 
 ls -l "$dst"
 du -sh "$dst"

@@ -171,7 +171,7 @@ def import_transformers():
     return torch, transformers, get
 
 
-def qwen35_config(get, ids, tied):
+def qwen35_config(get, ids, tied, v_heads):
     cfg_cls = get("Qwen3_5TextConfig", "qwen3_5")
     kw = dict(
         vocab_size=VOCAB,
@@ -182,7 +182,7 @@ def qwen35_config(get, ids, tied):
         num_key_value_heads=1,
         head_dim=256,
         linear_num_key_heads=2,
-        linear_num_value_heads=4,
+        linear_num_value_heads=v_heads,
         linear_key_head_dim=128,
         linear_value_head_dim=128,
         linear_conv_kernel_dim=4,
@@ -344,10 +344,10 @@ def fmt(x):
     return float(f"{x:.7g}")
 
 
-def make_fixture(torch, transformers, get, name, arch, tied, seed, tok, ids, prompt, workdir):
-    log(f"\n=== {name}: arch {arch}, tied {tied}, seed {seed}")
+def make_fixture(torch, transformers, get, name, arch, tied, seed, v_heads, tok, ids, prompt, workdir):
+    log(f"\n=== {name}: arch {arch}, tied {tied}, seed {seed}, GDN V heads {v_heads}")
     if arch == "qwen35":
-        cfg, model_cls = qwen35_config(get, ids, tied)
+        cfg, model_cls = qwen35_config(get, ids, tied, v_heads)
     else:
         cfg, model_cls = qwen3_config(get, ids)
     cfg._attn_implementation = "eager"
@@ -412,6 +412,7 @@ def make_fixture(torch, transformers, get, name, arch, tied, seed, tok, ids, pro
         "logits": [[fmt(x) for x in l.tolist()] for l in logits],
         "seed": seed,
         "tied": tied,
+        "linear_num_value_heads": v_heads,
         "weight_scale": chosen,
         "transformers": transformers.__version__,
         "torch": torch.__version__,
@@ -432,6 +433,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="directory for oracle.tar.gz")
     ap.add_argument("--keep", action="store_true", help="also keep the unpacked files in OUT/oracle")
+    ap.add_argument("--only", default="", help="comma-separated fixture names to make (default: all)")
     args = ap.parse_args()
 
     torch, transformers, get = import_transformers()
@@ -460,14 +462,24 @@ def main():
         shutil.rmtree(workdir)
     os.makedirs(workdir)
 
+    # name, arch, tied, seed, GDN V heads (over 2 K heads). hv6's 3 V heads
+    # per K head tell the grouped head order from the interleaved one where
+    # 2 per K head do not in every place the converter and the engine pair them.
     fixtures = [
-        ("qwen35-tiny", "qwen35", False, 3501),
-        ("qwen35-tiny-tied", "qwen35", True, 3502),
-        ("qwen3-tiny", "qwen3", False, 3001),
+        ("qwen35-tiny", "qwen35", False, 3501, 4),
+        ("qwen35-tiny-tied", "qwen35", True, 3502, 4),
+        ("qwen3-tiny", "qwen3", False, 3001, None),
+        ("qwen35-tiny-hv6", "qwen35", False, 3503, 6),
     ]
-    for name, arch, tied, seed in fixtures:
+    if args.only:
+        only = set(args.only.split(","))
+        unknown = only - {f[0] for f in fixtures}
+        if unknown:
+            die(f"--only: no fixture named {sorted(unknown)}")
+        fixtures = [f for f in fixtures if f[0] in only]
+    for name, arch, tied, seed, v_heads in fixtures:
         try:
-            make_fixture(torch, transformers, get, name, arch, tied, seed, tok, ids, prompt, workdir)
+            make_fixture(torch, transformers, get, name, arch, tied, seed, v_heads, tok, ids, prompt, workdir)
         except SystemExit:
             raise
         except Exception:
