@@ -38,6 +38,10 @@ func TestTransformersFixtures(t *testing.T) {
 		{"qwen35-tiny", "f32", 1e-4, true},
 		{"qwen35-tiny-tied", "f32", 1e-4, true},
 		{"qwen3-tiny", "f32", 1e-4, true},
+		// 3 Gated DeltaNet V heads per K head, where the grouped and
+		// interleaved head orders differ in every pairing (2 per K head
+		// leave some pairs alike).
+		{"qwen35-tiny-hv6", "f32", 1e-4, true},
 		// bf16 weights vs the f32 reference: each weight is rounded to 8
 		// mantissa bits (relative error ≤ 2^-9 ≈ 2e-3, random sign), which
 		// through a few layers moves logits by about 1e-2 of their range.
