@@ -298,6 +298,9 @@ func fakeEngine(t *testing.T) *Engine {
 }
 
 func TestLaunchAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race: its runtime allocates on its own (1 in 3 runs here); the count is checked without it")
+	}
 	e := fakeEngine(t)
 	p := NewParams(3)
 	grid, block := [3]uint32{4, 1, 1}, [3]uint32{128, 1, 1}

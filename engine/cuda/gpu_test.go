@@ -500,6 +500,9 @@ func TestGPUEventTiming(t *testing.T) {
 }
 
 func TestGPULaunchAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race: its runtime allocates on its own (1 in 3 runs here); the count is checked without it")
+	}
 	e := gpuEngine(t)
 	k := newAxpb(t, e, 1024, 5)
 	allocs := testing.AllocsPerRun(100, func() {
