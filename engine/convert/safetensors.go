@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,7 +72,12 @@ func openSafetensors(path string) (*safetensorsFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := parseSafetensorsHeader(f, path)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	st, err := parseSafetensorsHeader(f, fi.Size(), path)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -80,14 +86,12 @@ func openSafetensors(path string) (*safetensorsFile, error) {
 	return st, nil
 }
 
-func parseSafetensorsHeader(f *os.File, path string) (*safetensorsFile, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	fileSize := fi.Size()
+// parseSafetensorsHeader reads the header of the fileSize-byte safetensors
+// file r (named path in messages) and returns its tensors, each checked to
+// lie inside the data section and to share no bytes with another.
+func parseSafetensorsHeader(r io.ReaderAt, fileSize int64, path string) (*safetensorsFile, error) {
 	var lenBuf [8]byte
-	if _, err := f.ReadAt(lenBuf[:], 0); err != nil {
+	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
 		return nil, fmt.Errorf("safetensors %s: reading header length: file of %d bytes is too short", path, fileSize)
 	}
 	hlen := binary.LittleEndian.Uint64(lenBuf[:])
@@ -98,7 +102,7 @@ func parseSafetensorsHeader(f *os.File, path string) (*safetensorsFile, error) {
 		return nil, fmt.Errorf("safetensors %s: header length %d runs past the end of the %d-byte file (truncated?)", path, hlen, fileSize)
 	}
 	hdr := make([]byte, hlen)
-	if _, err := f.ReadAt(hdr, 8); err != nil {
+	if _, err := r.ReadAt(hdr, 8); err != nil {
 		return nil, fmt.Errorf("safetensors %s: reading header: %w", path, err)
 	}
 	var raw map[string]json.RawMessage

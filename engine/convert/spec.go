@@ -204,6 +204,11 @@ func readHFConfig(dir string) (*hfConfig, map[string]any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return parseHFConfig(b, path)
+}
+
+// parseHFConfig is readHFConfig on the contents b of the config file path.
+func parseHFConfig(b []byte, path string) (*hfConfig, map[string]any, error) {
 	var top map[string]json.RawMessage
 	if err := decodeJSON(b, &top); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

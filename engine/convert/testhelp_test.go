@@ -26,6 +26,14 @@ type stTensor struct {
 // name order, like the Python library).
 func writeSafetensors(t testing.TB, path string, ts map[string]stTensor) {
 	t.Helper()
+	if err := os.WriteFile(path, safetensorsBytes(t, ts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// safetensorsBytes is the content writeSafetensors writes.
+func safetensorsBytes(t testing.TB, ts map[string]stTensor) []byte {
+	t.Helper()
 	names := make([]string, 0, len(ts))
 	for n := range ts {
 		names = append(names, n)
@@ -61,10 +69,7 @@ func writeSafetensors(t testing.TB, path string, ts map[string]stTensor) {
 	}
 	out := binary.LittleEndian.AppendUint64(nil, uint64(len(hb)))
 	out = append(out, hb...)
-	out = append(out, data...)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return append(out, data...)
 }
 
 // tinyDims are small dims for CPU tests (not the fixture dims): H_v > H_k
