@@ -136,6 +136,11 @@ func (s *Spec) Validate() error {
 	if s.ConvKernel < 2 { // the conv keeps kernel − 1 past inputs
 		return fmt.Errorf("linear_conv_kernel_dim = %d must be at least 2", s.ConvKernel)
 	}
+	// The file stores H_v × d_v as ssm.inner_size, a uint32 the loader
+	// bounds by model.MaxDim: past that it would not load, or wrap.
+	if s.VDim() > maxDim {
+		return fmt.Errorf("linear_num_value_heads × linear_value_head_dim = %d × %d = %d (ssm.inner_size) is more than %d", s.SSMVHeads, s.SSMVHeadDim, s.VDim(), maxDim)
+	}
 	if s.SSMVHeads%s.SSMKHeads != 0 {
 		return fmt.Errorf("linear_num_value_heads %d is not a multiple of linear_num_key_heads %d", s.SSMVHeads, s.SSMKHeads)
 	}
