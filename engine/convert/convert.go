@@ -172,7 +172,7 @@ func stickyRefuses(dirMode fs.FileMode, dirUID, fileUID uint32, euid int) bool {
 // Convert writes the GGUF of the checkpoint in dir to w.
 func Convert(dir string, w io.Writer, opt Options) error {
 	cfgPath := filepath.Join(dir, "config.json")
-	hc, _, err := readHFConfig(dir)
+	hc, err := readHFConfig(dir)
 	if err != nil {
 		return err
 	}

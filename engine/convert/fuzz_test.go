@@ -271,7 +271,7 @@ func FuzzSpecDims(f *testing.F) {
 
 // checkHFConfig is FuzzHFConfig's check of one config.json.
 func checkHFConfig(t *testing.T, b []byte) {
-	c, _, err := parseHFConfig(b, "config.json")
+	c, err := parseHFConfig(b, "config.json")
 	if err != nil {
 		return
 	}

@@ -203,25 +203,25 @@ type hfConfig struct {
 
 // readHFConfig reads dir/config.json, merging text_config into the top level
 // as llama.cpp does for multimodal wrappers.
-func readHFConfig(dir string) (*hfConfig, map[string]any, error) {
+func readHFConfig(dir string) (*hfConfig, error) {
 	path := filepath.Join(dir, "config.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	return parseHFConfig(b, path)
 }
 
 // parseHFConfig is readHFConfig on the contents b of the config file path.
-func parseHFConfig(b []byte, path string) (*hfConfig, map[string]any, error) {
+func parseHFConfig(b []byte, path string) (*hfConfig, error) {
 	var top map[string]json.RawMessage
 	if err := decodeJSON(b, &top); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if tc, ok := top["text_config"]; ok && string(tc) != "null" {
 		var text map[string]json.RawMessage
 		if err := decodeJSON(tc, &text); err != nil {
-			return nil, nil, fmt.Errorf("%s: text_config: %w", path, err)
+			return nil, fmt.Errorf("%s: text_config: %w", path, err)
 		}
 		for k, v := range text {
 			top[k] = v
@@ -231,11 +231,9 @@ func parseHFConfig(b []byte, path string) (*hfConfig, map[string]any, error) {
 	merged, _ := json.Marshal(top)
 	var c hfConfig
 	if err := decodeJSON(merged, &c); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var raw map[string]any
-	_ = json.Unmarshal(merged, &raw)
-	return &c, raw, nil
+	return &c, nil
 }
 
 // hfArchitectures maps Hugging Face class names to our architectures.
