@@ -90,7 +90,7 @@ func Gate() error {
 	return err
 }
 
-// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser, the tokenizer, the kernel-image check and the model loader.
+// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser, the tokenizer, the kernel-image check, the model loader and the converter's and CLI's input parsers.
 func Test() error {
 	mg.SerialDeps(Check.Vet)
 	args := append([]string{"test", "-count=1"}, pkgs()...)
@@ -149,12 +149,29 @@ type Fuzz mg.Namespace
 // target finds new coverage often, and minimising each new input (up to
 // FUZZMINIMIZE) is most of its time, so it runs fewer (50,000: 6-8 s from
 // a clean fuzz cache on a 2-core machine, where 200,000 took 133 s).
+//
+// The rest fuzz the parsers of untrusted input outside the GGUF path:
+// safetensors headers, the shard index, config.json → Spec (as bytes and as
+// fuzzed numbers), tokenizer.json, the tokenizer built from hostile GGUF
+// metadata, and memra's --prompt-tokens. Their counts are sized the same
+// way, to 1-9 s each from a clean fuzz cache on a 2-core machine
+// (FuzzSafetensors took 15 s for 200,000); FuzzCheckpointIndex and
+// FuzzReadVocab write a checkpoint directory and FuzzFromGGUF builds a
+// whole tokenizer per input, a few hundred to a few thousand a second, so
+// they run only 2,000-5,000.
 var fuzzTargets = []struct{ pkg, name, short string }{
 	{"./gguf", "FuzzOpen", "200000x"},
 	{"./engine/tokenizer", "FuzzEncode", "200000x"},
 	{"./engine/cuda", "FuzzCheckImage", "200000x"},
 	{"./engine/cpu", "FuzzLoadDecode", "50000x"},
 	{"./engine/cpu", "FuzzDotSIMD", "200000x"},
+	{"./engine/convert", "FuzzSafetensors", "50000x"},
+	{"./engine/convert", "FuzzCheckpointIndex", "2000x"},
+	{"./engine/convert", "FuzzHFConfig", "50000x"},
+	{"./engine/convert", "FuzzSpecDims", "20000x"},
+	{"./engine/convert", "FuzzReadVocab", "2000x"},
+	{"./engine/tokenizer", "FuzzFromGGUF", "5000x"},
+	{"./tools/memra", "FuzzParseIDs", "100000x"},
 }
 
 // fuzz runs every fuzz target for d each (its short count when d is ""),
@@ -173,7 +190,7 @@ func fuzz(d, minimize string) error {
 	return nil
 }
 
-// Short fuzzes the GGUF parser, the tokenizer, the kernel-image check, the model loader and the CPU's vector dot kernels for FUZZTIME each (default 200000x executions, 50000x the loader), as CI does.
+// Short fuzzes the GGUF parser, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers for FUZZTIME each (default each target's count in fuzzTargets: 200000x executions, 50000x the loader, 2000x-100000x the input parsers), as CI does.
 //
 // The budget is a count, not a duration: with a duration, go1.26's fuzz
 // coordinator can report its own deadline as a failure ("context deadline
@@ -189,7 +206,7 @@ func fuzz(d, minimize string) error {
 // fuzz cache, 88,385 and 54).
 func (Fuzz) Short() error { return fuzz(os.Getenv("FUZZTIME"), env("FUZZMINIMIZE", "2s")) }
 
-// Long fuzzes the GGUF parser, the tokenizer, the kernel-image check, the model loader and the CPU's vector dot kernels for FUZZTIME each (default 10m).
+// Long fuzzes the GGUF parser, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers for FUZZTIME each (default 10m).
 //
 // FUZZMINIMIZE bounds the minimisation of a failing input (default 60s). A duration, so it can end in go1.26's spurious "context deadline exceeded"
 // (see Short); a count (FUZZTIME=10000000x, ~10 min at Short's rates) avoids
