@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/memra-ai/memra/engine/model"
 )
 
 // Architecture names as written to general.architecture.
@@ -69,23 +71,27 @@ func (s *Spec) IsRecurrent(il int) bool {
 	return s.Arch == ArchQwen35 && il < s.NLayer && s.Recurrent[il]
 }
 
-// maxDim bounds every dimension of a config, as model.MaxDim bounds the
-// GGUF's keys that Load reads.
-const maxDim = 1 << 24
-
 // maxLayers bounds num_hidden_layers: far more than any model converted
 // (Qwen3.5-27B has 64).
 const maxLayers = 4096
 
+// checkLayers refuses a layer count outside [1, maxLayers].
+func checkLayers(n int) error {
+	if n <= 0 || n > maxLayers {
+		return fmt.Errorf("num_hidden_layers = %d is out of range [1, %d]", n, maxLayers)
+	}
+	return nil
+}
+
 // Validate checks the dimensions for consistency and sane limits, so a bad
 // config fails here with its key named instead of deep in the conversion.
 func (s *Spec) Validate() error {
-	if s.NLayer <= 0 || s.NLayer > maxLayers { // a tighter bound than pos's
-		return fmt.Errorf("num_hidden_layers = %d is out of range [1, %d]", s.NLayer, maxLayers)
+	if err := checkLayers(s.NLayer); err != nil { // a tighter bound than pos's
+		return err
 	}
 	pos := func(name string, v int) error {
-		if v <= 0 || v > maxDim {
-			return fmt.Errorf("%s = %d is out of range [1, %d]", name, v, maxDim)
+		if v <= 0 || v > model.MaxDim {
+			return fmt.Errorf("%s = %d is out of range [1, %d]", name, v, model.MaxDim)
 		}
 		return nil
 	}
@@ -138,8 +144,8 @@ func (s *Spec) Validate() error {
 	}
 	// The file stores H_v × d_v as ssm.inner_size, a uint32 the loader
 	// bounds by model.MaxDim: past that it would not load, or wrap.
-	if s.VDim() > maxDim {
-		return fmt.Errorf("linear_num_value_heads × linear_value_head_dim = %d × %d = %d (ssm.inner_size) is more than %d", s.SSMVHeads, s.SSMVHeadDim, s.VDim(), maxDim)
+	if s.VDim() > model.MaxDim {
+		return fmt.Errorf("linear_num_value_heads × linear_value_head_dim = %d × %d = %d (ssm.inner_size) is more than %d", s.SSMVHeads, s.SSMVHeadDim, s.VDim(), model.MaxDim)
 	}
 	if s.SSMVHeads%s.SSMKHeads != 0 {
 		return fmt.Errorf("linear_num_value_heads %d is not a multiple of linear_num_key_heads %d", s.SSMVHeads, s.SSMKHeads)
@@ -371,8 +377,8 @@ func specFromHF(c *hfConfig, path string) (*Spec, error) {
 func schedule(s *Spec, c *hfConfig, path string) error {
 	// Checked here, before the schedule is sized from it (Validate runs
 	// after): -1 would panic in make, 2^40 exhaust memory.
-	if s.NLayer <= 0 || s.NLayer > maxLayers {
-		return fmt.Errorf("%s: num_hidden_layers = %d is out of range [1, %d]", path, s.NLayer, maxLayers)
+	if err := checkLayers(s.NLayer); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if len(c.LayerTypes) == 0 {
 		iv := 4

@@ -71,7 +71,6 @@ type Backend struct {
 	out    mat
 	outNrm []float32
 	layers []layerW
-	closed bool
 
 	// Scratch, all f32, sized once (scratchFor); a layer kind's buffers are
 	// empty where the model has no such layer.
@@ -209,10 +208,7 @@ func (s scratch) bytes() uint64 {
 
 // Close stops the worker pool. DecodeStep and Feed on a closed backend
 // return an error; Len, Capacity and Reset still work.
-func (b *Backend) Close() {
-	b.closed = true
-	b.pool.Close()
-}
+func (b *Backend) Close() { b.pool.Close() }
 
 // Model returns the model the backend runs.
 func (b *Backend) Model() *model.Model { return b.m }
@@ -272,7 +268,7 @@ func (b *Backend) Feed(tokens []int32) error {
 // into b.logits.
 func (b *Backend) step(token int32, logits bool) error {
 	cfg := b.cfg
-	if b.closed {
+	if b.pool.closed { // the backend's Close closes its pool
 		return errors.New("decode: cpu backend closed")
 	}
 	if err := b.m.CheckOpen(); err != nil {

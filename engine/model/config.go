@@ -477,6 +477,15 @@ func checkBlocks(f *gguf.File, m *metadata, c *Config) error {
 // from a mistyped count would exhaust memory before any check could run).
 const MaxContext = 1 << 24
 
+// MaxPositions is the longest sequence CheckContext accepts: the training
+// context (context_length) where the file gives one, at most MaxContext.
+func (c *Config) MaxPositions() int {
+	if c.ContextLength > 0 {
+		return min(c.ContextLength, MaxContext)
+	}
+	return MaxContext
+}
+
 // CheckContext reports whether a sequence of n positions fits the model:
 // at most its training context (context_length) where the file gives one,
 // else at most MaxContext. The error names the limit and its key.

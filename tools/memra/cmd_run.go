@@ -214,7 +214,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		// transformers, where it leaves the most likely token alone.
 		fmt.Fprintln(stderr, "memra run: --top-p 0 keeps every token, as 1 does (llama.cpp and transformers keep only the most likely; --greedy takes it)")
 	}
-	if set["repeat-window"] && (f.repeatPenalty == 0 || f.repeatPenalty == 1) {
+	if set["repeat-window"] && !sample.PenaltyOn(float32(f.repeatPenalty)) {
 		fmt.Fprintf(stderr, "memra run: --repeat-window does nothing without a --repeat-penalty (other than 0 or 1, which are off)\n")
 	}
 
@@ -266,10 +266,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		// built-in ChatML writes none, so there the vocabulary's rule holds.
 		// The model's context bounds the encoding's work too: a huge -p
 		// stops merging past it rather than encode in full and fail after.
-		limit := model.MaxContext
-		if m.ContextLength > 0 {
-			limit = min(limit, m.ContextLength)
-		}
+		limit := m.MaxPositions()
 		eo := tokenizer.EncodeOptions{ParseSpecial: parseSpecial, MaxTokens: limit}
 		if f.chat && tok.HasChatTemplate() {
 			eo.AddBOS = tokenizer.BOSNever
