@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/convert"
@@ -218,6 +220,14 @@ func TestRooflineBytesFromShapes(t *testing.T) {
 			path := filepath.Join(dir, name+"-"+typ+".gguf")
 			writeZeroPreset(t, path, name, ft)
 			f, err := gguf.Open(path)
+			if fi, serr := os.Stat(path); errors.Is(err, syscall.ENOMEM) && serr == nil && fi.Size() > 8<<30 {
+				// The address space cannot hold the mapping of a large
+				// preset: qemu-user's (check:arm64) maps 16 GB but not
+				// 64, and ulimit -v can do the same. A small file must
+				// still map.
+				t.Logf("%s %s: skipped, %d bytes: %v", name, typ, fi.Size(), err)
+				continue
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
