@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -103,9 +104,126 @@ func Test() error {
 // Check holds the static checks.
 type Check mg.Namespace
 
-// Vet runs go vet on every module with CGO_ENABLED=0 (the CUDA path must build without cgo).
+// ports are the platforms besides this one that the code must build and vet
+// for: linux/arm64 for Grace Hopper hosts (GH200) and windows/amd64, both of
+// which ship NVIDIA drivers with the CUDA driver API that engine/cuda opens.
+// Neither has run the GPU path; check:arm64 runs the tests for the first.
+var ports = []struct{ goos, goarch string }{{"linux", "arm64"}, {"windows", "amd64"}}
+
+// Vet runs go vet on every module with CGO_ENABLED=0 (the CUDA path must build without cgo), for this platform and for linux/arm64 and windows/amd64.
+//
+// The ports vet from a cold build cache in ~50 s each on a 2-core machine:
+// they catch a platform-specific file (assembly, a syscall) that leaves
+// another platform without its counterpart.
 func (Check) Vet() error {
 	args := append([]string{"vet"}, pkgs()...)
+	if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...); err != nil {
+		return err
+	}
+	for _, p := range ports {
+		fmt.Printf("go vet for %s/%s\n", p.goos, p.goarch)
+		if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0", "GOOS": p.goos, "GOARCH": p.goarch}, "go", args...); err != nil {
+			return fmt.Errorf("vet for %s/%s: %w", p.goos, p.goarch, err)
+		}
+	}
+	return nil
+}
+
+// Arm64 runs every module's short tests built for linux/arm64 under qemu-user (Grace Hopper hosts; no GPU, so the GPU tests skip).
+//
+// Needs qemu-aarch64 and an arm64 C library for the packages that open the
+// driver with purego (Debian: apt-get install qemu-user libc6-arm64-cross),
+// and, for the tests that start their own binary again (the CLI's and the
+// gate's), qemu registered with binfmt_misc (Debian's qemu-user ships the
+// entry: /usr/lib/binfmt.d/qemu-aarch64.conf). QEMU_LD_PREFIX names the C
+// library's root (default /usr/aarch64-linux-gnu). Not part of test: CI's
+// machine need not have qemu. About 2 minutes on a 2-core machine with a warm build cache.
+func (Check) Arm64() error {
+	if runtime.GOARCH == "arm64" && runtime.GOOS == "linux" {
+		return testShort()
+	}
+	qemu, err := exec.LookPath("qemu-aarch64")
+	if err != nil {
+		return errors.New("check:arm64 needs qemu-aarch64 (Debian: apt-get install qemu-user libc6-arm64-cross)")
+	}
+	root := env("QEMU_LD_PREFIX", "/usr/aarch64-linux-gnu")
+	if _, err := os.Stat(filepath.Join(root, "lib", "ld-linux-aarch64.so.1")); err != nil {
+		return fmt.Errorf("check:arm64 needs an arm64 C library under %s (Debian: apt-get install libc6-arm64-cross; or set QEMU_LD_PREFIX): %w", root, err)
+	}
+	if _, err := os.Stat("/proc/sys/fs/binfmt_misc/qemu-aarch64"); err != nil {
+		return errors.New("check:arm64 needs qemu-aarch64 registered with binfmt_misc, for the tests that run their own binary again: as root, mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc (if it is not), then cat /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register")
+	}
+	arm := map[string]string{"CGO_ENABLED": "0", "GOARCH": "arm64", "QEMU_LD_PREFIX": root}
+	args := append([]string{"test", "-short", "-count=1", "-exec", qemu}, pkgs()...)
+	if err := sh.RunWithV(arm, "go", args...); err != nil {
+		return err
+	}
+	return sameFiles(arm)
+}
+
+// sameFiles builds the quantisers' hash program and memra for this machine
+// and with the environment arm, runs both, and fails unless the quantisers
+// and synth at every type give the same bytes: Go fuses a*b+c into an FMA
+// on arm64 and not on amd64, which could move a rounding.
+func sameFiles(arm map[string]string) error {
+	dir, err := os.MkdirTemp("", "memra-arm64-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	host := map[string]string{"CGO_ENABLED": "0"}
+	for name, env := range map[string]map[string]string{"host": host, "arm64": arm} {
+		for _, pkg := range []string{"./gguf/internal/quanthash", "./tools/memra"} {
+			if err := sh.RunWith(env, "go", "build", "-o", filepath.Join(dir, name, filepath.Base(pkg)), pkg); err != nil {
+				return err
+			}
+		}
+	}
+	run := func(name string, args ...string) (string, error) {
+		out, err := sh.OutputWith(arm, filepath.Join(dir, name, args[0]), args[1:]...)
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		}
+		return out, nil
+	}
+	for _, name := range []string{"host", "arm64"} {
+		for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"} {
+			if _, err := run(name, "memra", "synth", "--arch", "qwen35", "--preset", "tiny", "--type", typ, "-o", filepath.Join(dir, name, typ+".gguf")); err != nil {
+				return err
+			}
+		}
+	}
+	want, err := run("host", "quanthash")
+	if err != nil {
+		return err
+	}
+	got, err := run("arm64", "quanthash")
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("the quantisers differ on linux/arm64:\nhost:\n%s\narm64:\n%s", want, got)
+	}
+	for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"} {
+		a, err := os.ReadFile(filepath.Join(dir, "host", typ+".gguf"))
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "arm64", typ+".gguf"))
+		if err != nil {
+			return err
+		}
+		if sha256.Sum256(a) != sha256.Sum256(b) {
+			return fmt.Errorf("memra synth --preset tiny --type %s writes another file on linux/arm64", typ)
+		}
+	}
+	fmt.Printf("linux/arm64 quantises as this machine does (%d lines of hashes) and synth writes the same tiny files at 7 types\n", strings.Count(want, "\n")+1)
+	return nil
+}
+
+// testShort runs the short tests on this machine (check:arm64 on an arm64 host).
+func testShort() error {
+	args := append([]string{"test", "-short", "-count=1"}, pkgs()...)
 	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
 }
 
