@@ -78,8 +78,8 @@ func FuzzSafetensors(f *testing.F) {
 		hlen := int64(binary.LittleEndian.Uint64(b))
 		dataStart := 8 + hlen
 		var keys map[string]json.RawMessage
-		if err := json.Unmarshal(b[8:dataStart], &keys); err != nil {
-			t.Fatalf("accepted a header that is not a JSON object: %v", err)
+		if err := json.Unmarshal(b[8:dataStart], &keys); err != nil || keys == nil { // null unmarshals to a nil map
+			t.Fatalf("accepted a header that is not a JSON object: %q, %v", b[8:dataStart], err)
 		}
 		delete(keys, "__metadata__")
 		if len(keys) != len(st.tensors) {

@@ -109,6 +109,9 @@ func parseSafetensorsHeader(r io.ReaderAt, fileSize int64, path string) (*safete
 	if err := decodeJSON(hdr, &raw); err != nil {
 		return nil, fmt.Errorf("safetensors %s: header is not a JSON object: %w", path, err)
 	}
+	if raw == nil { // null decodes to a nil map without an error
+		return nil, fmt.Errorf("safetensors %s: header is null, not a JSON object", path)
+	}
 	if dup := duplicateKey(hdr); dup != "" { // a map keeps only the last
 		return nil, fmt.Errorf("safetensors %s: header names tensor %q twice", path, dup)
 	}
