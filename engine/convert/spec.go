@@ -230,9 +230,11 @@ func parseHFConfig(b []byte, path string) (*hfConfig, error) {
 			return nil, fmt.Errorf("%s: text_config: %w", path, err)
 		}
 		for k, v := range text {
+			if k == "architectures" && string(v) == "null" {
+				continue // unset: the wrapper's list names the class, as llama.cpp takes it
+			}
 			top[k] = v
 		}
-		// The wrapper's own architectures list names the outer class.
 	}
 	merged, _ := json.Marshal(top)
 	var c hfConfig
