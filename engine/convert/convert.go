@@ -73,20 +73,34 @@ func WriteFileAtomic(ctx context.Context, path string, write func(io.Writer) err
 			os.Remove(tmp)
 		}
 	}()
-	bw := bufio.NewWriterSize(ctxWriter{ctx, f}, 4<<20)
+	cw := &ctxWriter{ctx: ctx, w: f}
+	bw := bufio.NewWriterSize(cw, 4<<20)
 	if err = write(bw); err == nil {
 		err = bw.Flush()
 	}
+	if err == nil {
+		err = f.Close()
+	}
 	if err != nil {
 		if ctx.Err() != nil { // the writer's own wrapping may not keep the cause
-			err = fmt.Errorf("write %s: %w", path, context.Cause(ctx))
+			return fmt.Errorf("write %s: %w", path, context.Cause(ctx))
 		}
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
+		return tempFileError(err, path, tmp, cw.n)
 	}
 	return os.Rename(tmp, path)
+}
+
+// tempFileError restates a failed write or close of the temporary file tmp
+// (a full disk, a file size limit: "write x.gguf.123-0.tmp: no space left
+// on device", naming a file that is removed by the time it is read) as the
+// output path's, with how far the write got; other errors pass unchanged.
+func tempFileError(err error, path, tmp string, written int64) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Path != tmp {
+		return err
+	}
+	return fmt.Errorf("write %s: %w after %.1f MB (%s not written; its partial temporary file was removed)",
+		path, pe.Err, float64(written)/1e6, path)
 }
 
 // createTemp creates path.PID-N.tmp for the first N not taken. os.CreateTemp
@@ -104,16 +118,20 @@ func createTemp(path string) (*os.File, error) {
 
 // ctxWriter fails every write once ctx is done, so a cancelled conversion
 // stops within one buffer (4 MiB) of output.
+// It counts the bytes written.
 type ctxWriter struct {
 	ctx context.Context
 	w   io.Writer
+	n   int64
 }
 
-func (c ctxWriter) Write(p []byte) (int, error) {
+func (c *ctxWriter) Write(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.w.Write(p)
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // checkOutput reports, before any work, why path cannot take the file that
