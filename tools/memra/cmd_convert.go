@@ -26,9 +26,9 @@ memra and llama.cpp read: tensor names and shapes as llama.cpp's converter
 writes them, the tokenizer and chat template in the metadata, the matrices in
 --type (1-D tensors, norms and the convolution stay f32). The file is
 written to a temporary file beside it (OUT.gguf.PID-N.tmp) and renamed when
-whole; an error or a signal (^C, SIGTERM, SIGHUP; exit 130, 143, 129)
-removes it, so OUT.gguf is never a partial file, even with two writers at
-once.
+whole; an error or a signal (^C, SIGTERM, SIGHUP, a closed stderr pipe;
+exit 130, 143, 129, 141) removes it, so OUT.gguf is never a partial file,
+even with two writers at once.
 `, `  memra convert ~/hf/Qwen3.5-0.8B -o qwen3.5-0.8b.gguf
   memra convert ~/hf/Qwen3.5-9B --type q8_0 --progress -o qwen3.5-9b-q8_0.gguf
   memra info qwen3.5-9b-q8_0.gguf

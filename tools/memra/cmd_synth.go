@@ -37,8 +37,8 @@ the file, and generation stops at its end-of-generation tokens as a real
 model's does. Presets: tiny
 (tests), 0.8b, 2b, 9b and 27b, the Qwen3.5 sizes. As with convert, the file
 is written to a temporary file beside it (OUT.gguf.PID-N.tmp) and renamed
-when whole; an error or a signal (^C, SIGTERM, SIGHUP; exit 130, 143, 129)
-removes it.
+when whole; an error or a signal (^C, SIGTERM, SIGHUP, a closed stderr
+pipe; exit 130, 143, 129, 141) removes it.
 `, `  memra synth --preset 0.8b -o 0.8b-bf16.gguf
   memra synth --preset 9b --type q8_0 --progress -o 9b-q8_0.gguf
   memra run -m 0.8b-bf16.gguf -p "hello" -n 16 --greedy

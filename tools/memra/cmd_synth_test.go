@@ -161,6 +161,47 @@ func TestSynthInterrupted(t *testing.T) {
 	}
 }
 
+// TestSynthStderrClosed: memra synth --progress 2>&1 | head, where head
+// exits while the write goes on. Go ends a process at its next write to a
+// stderr whose reader is gone (SIGPIPE), which left the partial temporary
+// file in place; memra now stops the write as for SIGTERM and removes it,
+// with the shell's status for SIGPIPE, 141.
+func TestSynthStderrClosed(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.gguf")
+	cmd := exec.Command(os.Args[0], "synth", "--preset", "9b", "--vocab", "none", "--progress", "-o", out)
+	cmd.Env = append(os.Environ(), asMemra+"=1")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	buf := make([]byte, 1)
+	if _, err := r.Read(buf); err != nil { // the bar has started: the write is under way
+		t.Fatal(err)
+	}
+	r.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("memra synth went on for a minute after its stderr closed")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 141 {
+		t.Errorf("exit %v, want status 141", err)
+	}
+	if m, _ := filepath.Glob(out + "*"); len(m) > 0 {
+		t.Errorf("left behind: %v", m)
+	}
+}
+
 // TestSynthKeepsIgnoredHangup: under nohup (SIGHUP ignored from the start)
 // a hangup does not stop the write, as it would not without memra's
 // handler; ^C still does. signal.Notify alone would have un-ignored it.

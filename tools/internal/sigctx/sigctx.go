@@ -1,7 +1,7 @@
 // Package sigctx gives the tools' long writes (convert, synth, bench's and
-// gate's model files) a context that SIGINT, SIGTERM and SIGHUP cancel, so
-// that they stop at their next buffer and remove their temporary file
-// rather than die with it in place.
+// gate's model files) a context that SIGINT, SIGTERM, SIGHUP and SIGPIPE
+// cancel, so that they stop at their next buffer and remove their temporary
+// file rather than die with it in place.
 package sigctx
 
 import (
@@ -13,7 +13,9 @@ import (
 	"syscall"
 )
 
-// Watch is a context cancelled by the first SIGINT, SIGTERM or SIGHUP.
+// Watch is a context cancelled by the first SIGINT, SIGTERM, SIGHUP or
+// SIGPIPE (stdout's or stderr's reader gone: memra convert --progress 2>&1 |
+// head).
 type Watch struct {
 	context.Context
 	stop   context.CancelFunc
@@ -27,12 +29,14 @@ type Watch struct {
 // default meaning again, so a second ^C ends a process whose write is stuck
 // (a full disk, a hung network file system). A signal the process started
 // with ignored stays ignored: nohup's SIGHUP, or SIGINT for a shell
-// script's background job (Notify would install a handler for it).
+// script's background job (Notify would install a handler for it). SIGPIPE
+// stays off after it came: its default would end the process at its next
+// write to the closed pipe (a progress bar's), before the cleanup.
 func New() *Watch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watch{Context: ctx, stop: cancel, ch: make(chan os.Signal, 1)}
 	var sigs []os.Signal
-	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} {
 		if !signal.Ignored(s) {
 			sigs = append(sigs, s)
 		}
@@ -43,6 +47,9 @@ func New() *Watch {
 	go func() {
 		select {
 		case s := <-w.ch:
+			if s == syscall.SIGPIPE {
+				signal.Ignore(s) // writes to the pipe now fail with EPIPE
+			}
 			w.mu.Lock()
 			w.signal = s
 			w.mu.Unlock()
@@ -88,8 +95,8 @@ func (w *Watch) Interrupted(what string) error {
 }
 
 // ExitCode is the shell's exit status for a process ended by Signal: 128 +
-// its number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), or 1 when no
-// signal came.
+// its number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, 141 for
+// SIGPIPE), or 1 when no signal came.
 func (w *Watch) ExitCode() int {
 	if s, ok := w.Signal().(syscall.Signal); ok {
 		return 128 + int(s)
