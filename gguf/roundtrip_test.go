@@ -2,6 +2,8 @@ package gguf
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -485,6 +487,61 @@ func TestWriterMeetsLlamaCppLayout(t *testing.T) {
 		}
 		if z := bytes.Trim(img[end:], "\x00"); len(z) != 0 {
 			t.Errorf("align %d: final padding holds %v", align, z)
+		}
+	}
+}
+
+// reserveBuffer is an output that records what Reserve was told, and may
+// refuse it.
+type reserveBuffer struct {
+	bytes.Buffer
+	reserved []int64
+	refuse   error
+}
+
+func (b *reserveBuffer) Reserve(n int64) error {
+	b.reserved = append(b.reserved, n)
+	return b.refuse
+}
+
+// TestWriterReserves: a Reserver output is told the file's exact size once,
+// before its first byte (metadata alone, tensors of every type with odd
+// sizes, alignments 1, 32 and 64, a header longer than Write's buffer),
+// and a refusal ends Write with the Reserver's error and nothing written.
+func TestWriterReserves(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	long := strings.Repeat("x", 3<<20)
+	for _, c := range []struct {
+		name    string
+		align   uint32
+		tensors int
+		meta    string
+	}{{"metadata only", 0, 0, "m"}, {"align 32", 0, 9, "m"}, {"align 1", 1, 9, "m"}, {"align 64", 64, 9, "m"}, {"long header", 0, 3, long}} {
+		fill := func(w *Writer) {
+			w.SetKV("general.architecture", StringValue("test"))
+			w.SetKV("test.meta", StringValue(c.meta))
+			if c.align != 0 {
+				w.SetKV("general.alignment", Uint32Value(c.align))
+			}
+			for i := range c.tensors {
+				n := uint64(1 + r.IntN(100))
+				w.AddTensorBytes(fmt.Sprintf("t%d", i), TypeI8, []uint64{n}, randBytes(r, int(n)))
+			}
+		}
+		var out reserveBuffer
+		w := NewWriter(&out, 3)
+		fill(w)
+		if err := w.Write(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(out.reserved) != 1 || out.reserved[0] != int64(out.Len()) {
+			t.Errorf("%s: reserved %v for a file of %d bytes", c.name, out.reserved, out.Len())
+		}
+		refused := &reserveBuffer{refuse: errors.New("no room")}
+		w = NewWriter(refused, 3)
+		fill(w)
+		if err := w.Write(); !errors.Is(err, refused.refuse) || refused.Len() != 0 {
+			t.Errorf("%s: a refused reservation gave %v with %d bytes written", c.name, err, refused.Len())
 		}
 	}
 }

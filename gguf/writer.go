@@ -158,6 +158,14 @@ func (w *Writer) alignment() uint64 {
 	return DefaultAlignment
 }
 
+// Reserver is an output that can claim the room for a file before its
+// first byte: a file on a disk too small for it then fails at once, not
+// minutes into a long write. Write calls Reserve with the whole file's size
+// when the io.Writer given to NewWriter is a Reserver.
+type Reserver interface {
+	Reserve(size int64) error
+}
+
 // Write writes the whole file. It may be called once.
 func (w *Writer) Write() error {
 	if w.out == nil {
@@ -168,8 +176,50 @@ func (w *Writer) Write() error {
 	}
 	w.err = errors.New("gguf: writer: Write called twice")
 	align := w.alignment()
+	if r, ok := w.out.(Reserver); ok {
+		dry := &encoder{w: io.Discard} // counts the header's bytes, padding included
+		if err := w.header(dry, align); err != nil {
+			return err
+		}
+		size := dry.n
+		for _, t := range w.tensors {
+			size = alignUp(size+t.nbytes, align)
+		}
+		if size > math.MaxInt64 {
+			return fmt.Errorf("gguf: writer: the file would be %d bytes", size)
+		}
+		if err := r.Reserve(int64(size)); err != nil {
+			return err
+		}
+	}
 	bw := bufio.NewWriterSize(w.out, 1<<20)
 	e := &encoder{w: bw}
+	if err := w.header(e, align); err != nil {
+		return err
+	}
+	for _, t := range w.tensors {
+		cw := &countWriter{w: bw, limit: t.nbytes, name: t.name}
+		if err := t.write(cw); err != nil {
+			return fmt.Errorf("gguf: writer: tensor %q: %w", t.name, err)
+		}
+		if cw.n != t.nbytes {
+			return fmt.Errorf("gguf: writer: tensor %q: callback wrote %d bytes, want %d (%v %v)", t.name, cw.n, t.nbytes, t.typ, t.shape)
+		}
+		e.n += cw.n
+		e.pad(align)
+		if e.err != nil {
+			return fmt.Errorf("gguf: writer: tensor %q: %w", t.name, e.err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("gguf: writer: %w", err)
+	}
+	return nil
+}
+
+// header encodes the metadata and tensor infos, and the padding up to the
+// data when there are tensors.
+func (w *Writer) header(e *encoder, align uint64) error {
 	e.raw([]byte(magic))
 	e.u32(w.version)
 	e.u64(uint64(len(w.tensors)))
@@ -196,24 +246,7 @@ func (w *Writer) Write() error {
 	if len(w.tensors) > 0 {
 		e.pad(align)
 	}
-	for _, t := range w.tensors {
-		cw := &countWriter{w: bw, limit: t.nbytes, name: t.name}
-		if err := t.write(cw); err != nil {
-			return fmt.Errorf("gguf: writer: tensor %q: %w", t.name, err)
-		}
-		if cw.n != t.nbytes {
-			return fmt.Errorf("gguf: writer: tensor %q: callback wrote %d bytes, want %d (%v %v)", t.name, cw.n, t.nbytes, t.typ, t.shape)
-		}
-		e.n += cw.n
-		e.pad(align)
-		if e.err != nil {
-			return fmt.Errorf("gguf: writer: tensor %q: %w", t.name, e.err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("gguf: writer: %w", err)
-	}
-	return nil
+	return e.err
 }
 
 // countWriter counts bytes and refuses to write past the declared size, so
