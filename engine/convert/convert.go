@@ -74,7 +74,7 @@ func WriteFileAtomic(ctx context.Context, path string, write func(io.Writer) err
 		}
 	}()
 	cw := &ctxWriter{ctx: ctx, w: f}
-	bw := bufio.NewWriterSize(cw, 4<<20)
+	bw := &reservingWriter{Writer: bufio.NewWriterSize(cw, 4<<20), f: f, path: path}
 	if err = write(bw); err == nil {
 		err = bw.Flush()
 	}
@@ -101,6 +101,24 @@ func tempFileError(err error, path, tmp string, written int64) error {
 	}
 	return fmt.Errorf("write %s: %w after %.1f MB (%s not written; its partial temporary file was removed)",
 		path, pe.Err, float64(written)/1e6, path)
+}
+
+// reservingWriter is WriteFileAtomic's buffered output. It is a
+// gguf.Reserver: told the file's size before the first byte, it claims the
+// room on the disk (where the system can: reserve), so that a file too big
+// for the disk fails at once instead of when the disk fills.
+type reservingWriter struct {
+	*bufio.Writer
+	f    *os.File
+	path string
+}
+
+func (w *reservingWriter) Reserve(size int64) error {
+	if err := reserve(w.f, size); err != nil {
+		return fmt.Errorf("write %s: the file is %.2f GB and %s has no room for it: %w (nothing was written)",
+			w.path, float64(size)/1e9, filepath.Dir(w.path), err)
+	}
+	return nil
 }
 
 // createTemp creates path.PID-N.tmp for the first N not taken. os.CreateTemp

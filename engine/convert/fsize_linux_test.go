@@ -8,6 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/memra-ai/memra/gguf"
+	"golang.org/x/sys/unix"
 )
 
 // TestWriteFileAtomicFull: a write that runs out of room (here a file size
@@ -47,6 +50,51 @@ func TestWriteFileAtomicFull(t *testing.T) {
 	if !errors.Is(err, syscall.EFBIG) || !strings.HasPrefix(msg, "write "+out+": ") || strings.Contains(msg, ".tmp") ||
 		!strings.Contains(msg, "1.0 MB") || !strings.Contains(msg, "removed") {
 		t.Errorf("error %q: want EFBIG, naming %s (not its removed temporary file), how far it got and that nothing is left", msg, out)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s left behind (stat: %v)", out, err)
+	}
+	if tmps := tempsOf(t, out); len(tmps) > 0 {
+		t.Errorf("%v left behind", tmps)
+	}
+}
+
+// TestWriteFileAtomicReserves: WriteFileAtomic's output claims a GGUF's
+// whole size before its first byte, so a file the disk cannot hold fails at
+// once, naming the output and its size, with nothing left behind. No disk
+// holds 2^60 bytes (1.15 EB). A file system without fallocate reserves
+// nothing, and the test skips there.
+func TestWriteFileAtomicReserves(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.gguf")
+	probe, err := os.Create(out + ".probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = unix.Fallocate(int(probe.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 4096)
+	probe.Close()
+	os.Remove(probe.Name())
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		t.Skipf("%s: no fallocate here: %v", filepath.Dir(out), err)
+	}
+	wrote := false
+	err = WriteFileAtomic(t.Context(), out, func(w io.Writer) error {
+		r, ok := w.(gguf.Reserver)
+		if !ok {
+			t.Fatalf("WriteFileAtomic's writer %T is not a gguf.Reserver", w)
+		}
+		if err := r.Reserve(1 << 60); err != nil {
+			return err
+		}
+		wrote = true
+		_, err := w.Write([]byte("GGUF"))
+		return err
+	})
+	if wrote || err == nil {
+		t.Fatalf("wrote after the reservation failed (err %v)", err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "write "+out+": the file is 1152921504.61 GB and ") || !strings.Contains(msg, "nothing was written") {
+		t.Errorf("error %q: want it to name %s, the size and that nothing was written", msg, out)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s left behind (stat: %v)", out, err)
