@@ -120,6 +120,14 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--temp", "Inf"}, 2, "--temp +Inf: must be ≥ 0 and finite"},
 		{[]string{"run", "-m", path, "-p", "hi", "--think"}, 2, "--think works with --chat"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "2"}, 2, "--top-p 2"},
+		// sample.Options.Validate's refusals, said in the flags' names.
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--temp", "-1"}, 2, "memra run: --temp -1: must be ≥ 0 and finite\n"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--top-k", "-1"}, 2, "memra run: --top-k -1: must be ≥ 0\n"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--min-p", "2"}, 2, "memra run: --min-p 2: must be in [0, 1]\n"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--repeat-window", "-1"}, 2, "memra run: --repeat-window -1: must be ≥ 0\n"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--chat"}, 2, "memra run: --chat needs a text prompt (-p), not --prompt-tokens\n"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--json", "--print-tokens"}, 2, `memra run: --json already holds the generated ids (its "tokens"); drop --print-tokens` + "\n"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "-n", "0"}, 2, "memra run: -n 0: must be positive\n"},
 		// The synthetic model has no tokenizer metadata.
 		{[]string{"run", "-m", path, "-p", "hello"}, 1, "needs the model's tokenizer"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "8", "--ctx", "4", "--greedy"}, 2, "--ctx 4 holds fewer than the 9 tokens this needs"},
@@ -776,5 +784,184 @@ func TestRunPromptPastContext(t *testing.T) {
 	code := run([]string{"run", "-m", path, "-p", strings.Repeat("ab", 5000), "-n", "1", "--device", "cpu"}, io.Discard, &stderr)
 	if want := "the prompt is more than 4096 tokens: 4097 positions are past the model's context length 4096"; code != 2 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+}
+
+// TestRunCheckOrder: of two faults in one command line, run reports the
+// one it checks first, and the argument checks all come before the file
+// is read. Each case pairs neighbours in that order.
+func TestRunCheckOrder(t *testing.T) {
+	path := tinyModel(t)
+	big := withTokens(t, synthTiny(t), 600)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"x", "-p", "hi"}, 2, `unexpected argument "x"` + "\n"},
+		{[]string{"-n", "0"}, 2, "-m MODEL.gguf is required"},
+		{[]string{"-m", path, "-p", "a", "--prompt-tokens", "1", "--ctx", "-1"}, 2, "exactly one of -p"},
+		{[]string{"-m", path, "-p", "", "--ctx", "-1"}, 2, "the prompt is empty"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--ctx", "-1", "--chat"}, 2, "--ctx -1"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--chat", "--json", "--print-tokens"}, 2, "--chat needs a text prompt"},
+		{[]string{"-m", path, "-p", "hi", "--think", "--json", "--print-tokens"}, 2, "--think works with --chat"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--json", "--print-tokens", "-n", "0"}, 2, "drop --print-tokens"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "-n", "0", "--threads", "-2"}, 2, "-n 0"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--threads", "-2", "--seed", "-5"}, 2, "--threads -2"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--seed", "-5", "--device", "tpu"}, 2, "--seed -5"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--device", "tpu", "--temp", "1e39"}, 2, "--device \"tpu\""},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--top-p", "1e-50", "--top-k", "-1"}, 2, "--top-p 1e-50 is outside float32's range"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--temp", "-1", "--top-k", "-1"}, 2, "--temp -1"},
+		{[]string{"-m", filepath.Join(t.TempDir(), "none.gguf"), "--prompt-tokens", "1", "--top-k", "-1"}, 2, "--top-k -1"},
+		{[]string{"-m", filepath.Dir(path), "--prompt-tokens", "x"}, 1, "is a directory"},
+		{[]string{"-m", big, "--prompt-tokens", "1,x"}, 1, "the tokenizer's 600 tokens do not fit"},
+		{[]string{"-m", path, "--prompt-tokens", "1,x", "-n", "100000000"}, 2, `token 2, "x", is not a token id`},
+		{[]string{"-m", path, "--prompt-tokens", "1", "--ctx", "2000000000", "-n", "100000000"}, 2, "--ctx: 2000000000 positions"},
+		{[]string{"-m", path, "--prompt-tokens", "1", "-n", "100000000", "--ctx", "4"}, 2, "-n: 100000000 positions"},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		code := run(append([]string{"run", "--device", "cpu"}, c.args...), io.Discard, &stderr)
+		if code != c.code || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d stderr %q; want exit %d mentioning %q", c.args, code, stderr.String(), c.code, c.want)
+		}
+	}
+	// A bad GPU variable comes after --device and before the sampling values.
+	t.Setenv("MEMRA_PDL", "yes")
+	var stderr bytes.Buffer
+	if code := run([]string{"run", "-m", path, "--prompt-tokens", "1", "--top-p", "1e-50"}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), `MEMRA_PDL="yes"`) {
+		t.Errorf("bad MEMRA_PDL and --top-p 1e-50: exit %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"run", "-m", path, "--prompt-tokens", "1", "--device", "tpu"}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), `--device "tpu"`) {
+		t.Errorf("bad MEMRA_PDL and --device tpu: exit %d, %s", code, stderr.String())
+	}
+}
+
+// TestRunModelLoadFails: a GGUF that opens but is no model memra runs is
+// an error naming the file (exit 1).
+func TestRunModelLoadFails(t *testing.T) {
+	bogus := copyGGUF(t, tinyModel(t), "bogus.gguf", func(_ *gguf.File, kvs []gguf.KV) []gguf.KV {
+		for i, kv := range kvs {
+			if kv.Key == "general.architecture" {
+				kvs[i].Value = gguf.StringValue("bogus")
+			}
+		}
+		return kvs
+	})
+	var stderr bytes.Buffer
+	if code := run([]string{"run", "-m", bogus, "--prompt-tokens", "1", "--device", "cpu"}, io.Discard, &stderr); code != 1 ||
+		!strings.HasPrefix(stderr.String(), "memra run: "+bogus+": ") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// tokPerSec matches the summary line's rates, which vary from run to run.
+var tokPerSec = regexp.MustCompile(`[0-9]+\.[0-9]{2} tok/s`)
+
+// TestRunStderrLines: stderr holds, in this order, the notes on the flags,
+// the summary line (backend, greedy or the seed, why it stopped) and the
+// notes on the generated ids; nothing else.
+func TestRunStderrLines(t *testing.T) {
+	path := tinyModel(t)
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--seed", "7", "--threads", "2"}, "prompt 2 tok, R | generated 3 tok, R | cpu, 2 threads, seed 7 | stop: -n 3\n"},
+		{[]string{"--greedy", "--threads", "1"}, "prompt 2 tok, R | generated 3 tok, R | cpu, 1 thread, greedy | stop: -n 3\n"},
+		{[]string{"--greedy", "--temp", "0.5", "--top-p", "0.5", "--threads", "1"}, "memra run: greedy decoding ignores --temp, --top-p\nprompt 2 tok, R | generated 3 tok, R | cpu, 1 thread, greedy | stop: -n 3\n"},
+		// --temp 0 is how the run became greedy: not ignored.
+		{[]string{"--temp", "0", "--min-p", "0.1", "--threads", "1"}, "memra run: greedy decoding ignores --min-p\nprompt 2 tok, R | generated 3 tok, R | cpu, 1 thread, greedy | stop: -n 3\n"},
+		{[]string{"--seed", "1", "--top-p", "0", "--repeat-window", "8", "--threads", "1"},
+			"memra run: --top-p 0 keeps every token, as 1 does (llama.cpp and transformers keep only the most likely; --greedy takes it)\n" +
+				"memra run: --repeat-window does nothing without a --repeat-penalty (other than 0 or 1, which are off)\n" +
+				"prompt 2 tok, R | generated 3 tok, R | cpu, 1 thread, seed 1 | stop: -n 3\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "3", "--print-tokens", "--device", "cpu"}, c.flags...)
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.flags, code, stderr.String())
+		}
+		if got := tokPerSec.ReplaceAllString(stderr.String(), "R"); got != c.want {
+			t.Errorf("%v: stderr\n%q, want\n%q", c.flags, got, c.want)
+		}
+		if !regexp.MustCompile(`^[0-9]+ [0-9]+ [0-9]+\n$`).MatchString(stdout.String()) {
+			t.Errorf("%v: stdout %q", c.flags, stdout.String())
+		}
+	}
+	// The notes on ids without text follow the summary; with --json or
+	// --print-tokens they do not point at --print-tokens.
+	synth := filepath.Join(t.TempDir(), "tn.gguf")
+	if err := convert.SynthFile(t.Context(), synth, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	unused := regexp.MustCompile(`^prompt 5 tok, R \| generated 16 tok, R \| cpu, 1 thread, greedy \| stop: -n 16\n` +
+		`memra: [1-9][0-9]* of the 16 generated ids are the vocabulary's unused \(padding\) tokens, which have no text \(random weights, as memra synth writes, pick them; a trained model seldom does\)(.*)\n$`)
+	for _, c := range []struct {
+		flag, suffix string
+	}{{"--json", ""}, {"--print-tokens", ""}, {"--greedy", "; --print-tokens shows them"}} {
+		var stderr bytes.Buffer
+		if code := run([]string{"run", "-m", synth, "-p", "hello", "-n", "16", "--greedy", "--device", "cpu", "--threads", "1", c.flag}, io.Discard, &stderr); code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.flag, code, stderr.String())
+		}
+		if m := unused.FindStringSubmatch(tokPerSec.ReplaceAllString(stderr.String(), "R")); m == nil || m[1] != c.suffix {
+			t.Errorf("%s: stderr %q; want the summary, then the note ending %q", c.flag, stderr.String(), c.suffix)
+		}
+	}
+}
+
+// noText is --json's note on a file whose tokenizer does not load for
+// want of tokenizer.ggml.model (tinyModel's).
+func noText(path string) string {
+	return fmt.Sprintf(`memra run: %s: no text: the file's tokenizer does not load (%s: gguf: key "tokenizer.ggml.model" not found), so the JSON has no "text"`, path, path)
+}
+
+// TestRunJSONError: a generation that fails prints, with --json, the object
+// with stop "error" and the error, an empty (not null) token list and no
+// generation rate; the summary line has no stop reason; exit 1.
+func TestRunJSONError(t *testing.T) {
+	nanPath := filepath.Join(t.TempDir(), "nan.gguf")
+	s := modeltest.TinyQwen35()
+	s.NaN = map[string]bool{"output_norm.weight": true}
+	if err := modeltest.Write(nanPath, s); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "-m", nanPath, "--prompt-tokens", "1,2", "--greedy", "--device", "cpu", "--threads", "1", "--json"}, &stdout, &stderr)
+	if code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var r map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || strings.Count(stdout.String(), "\n") != 1 {
+		t.Fatalf("stdout %q: %v", stdout.String(), err)
+	}
+	if !strings.Contains(stdout.String(), `"prompt_tokens":[1,2],"tokens":[],"stop":"error","error":"`) || r["gen_tok_per_s"] != nil ||
+		r["text"] != nil || r["seed"] != nil || r["greedy"] != true || !strings.Contains(r["error"].(string), "every logit is NaN") {
+		t.Errorf("stdout %s", stdout.String())
+	}
+	lines := strings.Split(tokPerSec.ReplaceAllString(stderr.String(), "R"), "\n")
+	if len(lines) != 4 || lines[0] != noText(nanPath) || lines[1] != "prompt 2 tok, R | generated 0 tok | cpu, 1 thread, greedy" ||
+		!strings.HasPrefix(lines[2], "memra run: ") || !strings.Contains(lines[2], "every logit is NaN") || lines[3] != "" {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// TestRunStdoutFails: output that cannot be written ends the run with the
+// write's error (exit 1): streamed ids stop at once, before the summary;
+// the --json object fails after it.
+func TestRunStdoutFails(t *testing.T) {
+	path := tinyModel(t)
+	for _, c := range []struct {
+		flag, want string
+	}{
+		{"--print-tokens", "memra run: no space left on device\n"},
+		{"--json", noText(path) + "\nprompt 2 tok, R | generated 4 tok, R | cpu, 1 thread, greedy | stop: -n 4\nmemra run: no space left on device\n"},
+	} {
+		var stderr bytes.Buffer
+		code := run([]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "4", "--greedy", "--device", "cpu", "--threads", "1", c.flag}, fullWriter{}, &stderr)
+		if got := tokPerSec.ReplaceAllString(stderr.String(), "R"); code != 1 || got != c.want {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and %q", c.flag, code, got, c.want)
+		}
 	}
 }
