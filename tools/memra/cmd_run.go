@@ -81,10 +81,45 @@ type runFlags struct {
 	json                                bool
 	temp, topP, minP, repeatPenalty     float64
 	seed                                int64
+	set                                 map[string]bool // the flags given, empty or not
 }
 
 func runRun(args []string, stdout, stderr io.Writer) error {
-	var f runFlags
+	f, err := parseRunFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	opts, err := f.samplingOptions()
+	if err != nil {
+		return err
+	}
+	f.noteIdleFlags(opts, stderr)
+	r, err := openRunModel(f.model)
+	if err != nil {
+		return err
+	}
+	defer r.file.Close()
+	prompt, err := f.promptIDs(r, stderr)
+	if err != nil {
+		return err
+	}
+	opts.Stop = r.stopIDs()
+	ctx, err := f.contextSize(r.m, len(prompt))
+	if err != nil {
+		return err
+	}
+	be, err := openBackend(f.device, r.m, ctx, f.threads, opts, stderr)
+	if err != nil {
+		return err
+	}
+	defer be.close()
+	return f.generate(r, be, prompt, opts, stdout, stderr)
+}
+
+// parseRunFlags parses run's arguments and refuses, as usage errors, what
+// is wrong with them before the file is read.
+func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
+	f := &runFlags{set: map[string]bool{}}
 	fs := newFlagSet("run", runCmd().usage, runAbout, runExamples, stdout)
 	fs.StringVar(&f.model, "m", "", "model `file` (.gguf), required")
 	fs.StringVar(&f.prompt, "p", "", "prompt `text`")
@@ -106,33 +141,47 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.repeatWindow, "repeat-window", sample.DefaultRepeatWindow, "tokens the repetition penalty looks back over (0 means 64)")
 	fs.Int64Var(&f.seed, "seed", -1, "random seed (-1: pick one and report it)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
-	set := map[string]bool{} // the flags given, empty or not
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	switch {
-	case fs.NArg() > 0:
-		// The two usual causes, said with their fix: the model given as
-		// llama.cpp's tools take it, or a prompt of several words unquoted.
-		hint := ""
-		switch a := fs.Arg(0); {
-		case f.model == "" && strings.HasSuffix(strings.ToLower(a), ".gguf"):
-			hint = fmt.Sprintf(" (the model is given with -m: -m %s)", a)
-		case set["p"] && !strings.HasPrefix(a, "-"):
-			// Every word up to the next flag: the parse stopped at the first.
-			words := []string{f.prompt}
-			for _, w := range fs.Args() {
-				if strings.HasPrefix(w, "-") {
-					break
-				}
-				words = append(words, w)
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if fs.NArg() > 0 {
+		return nil, f.strayArgument(fs.Args())
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// strayArgument is the usage error for rest, the arguments left after the
+// flags, with the fix for the two usual causes: the model given as
+// llama.cpp's tools take it, or a prompt of several words unquoted.
+func (f *runFlags) strayArgument(rest []string) error {
+	hint := ""
+	switch a := rest[0]; {
+	case f.model == "" && strings.HasSuffix(strings.ToLower(a), ".gguf"):
+		hint = fmt.Sprintf(" (the model is given with -m: -m %s)", a)
+	case f.set["p"] && !strings.HasPrefix(a, "-"):
+		// Every word up to the next flag: the parse stopped at the first.
+		words := []string{f.prompt}
+		for _, w := range rest {
+			if strings.HasPrefix(w, "-") {
+				break
 			}
-			hint = fmt.Sprintf(" (a prompt of several words is one argument: quote it, -p %q)", strings.Join(words, " "))
+			words = append(words, w)
 		}
-		return fmt.Errorf("%w: unexpected argument %q%s", errUsage, fs.Arg(0), hint)
+		hint = fmt.Sprintf(" (a prompt of several words is one argument: quote it, -p %q)", strings.Join(words, " "))
+	}
+	return fmt.Errorf("%w: unexpected argument %q%s", errUsage, rest[0], hint)
+}
+
+// check refuses flags that are missing, do not go together or are out of
+// range, and bad GPU variables, all as usage errors.
+func (f *runFlags) check() error {
+	switch {
 	case f.model == "":
 		return fmt.Errorf("%w: -m MODEL.gguf is required", errUsage)
-	case set["p"] && set["prompt-tokens"], !set["p"] && !set["prompt-tokens"]:
+	case f.set["p"] && f.set["prompt-tokens"], !f.set["p"] && !f.set["prompt-tokens"]:
 		return fmt.Errorf("%w: give exactly one of -p TEXT or --prompt-tokens IDS", errUsage)
 	case f.prompt == "" && f.promptTokens == "":
 		return fmt.Errorf("%w: the prompt is empty", errUsage)
@@ -177,200 +226,201 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%w: %s %g is outside float32's range, in which the sampler computes", errUsage, x.name, x.v)
 		}
 	}
+	return nil
+}
+
+// samplingOptions is the sampler's options from the flags, with a seed
+// picked when none is given; values out of range are usage errors in the
+// flags' names.
+func (f *runFlags) samplingOptions() (sample.Options, error) {
 	opts := sample.Options{
 		Temperature: float32(f.temp), Greedy: f.greedy, TopK: f.topK, TopP: float32(f.topP), MinP: float32(f.minP),
 		RepeatPenalty: float32(f.repeatPenalty), RepeatWindow: f.repeatWindow,
 	}
 	if f.seed < 0 {
-		// Reported below so the run can be repeated; below 2^53, so that it
-		// survives JSON readers that hold numbers as doubles (--json's seed).
+		// Reported in the summary so the run can be repeated; below 2^53,
+		// so that it survives JSON readers that hold numbers as doubles
+		// (--json's seed).
 		opts.Seed = rand.Uint64() >> 11
 	} else {
 		opts.Seed = uint64(f.seed)
 	}
 	if err := opts.Validate(); err != nil {
 		var oe *sample.OptionError
-		if errors.As(err, &oe) { // said in the flags' names
+		if errors.As(err, &oe) {
 			flag := map[string]string{"temperature": "--temp", "top-k": "--top-k", "top-p": "--top-p", "min-p": "--min-p",
 				"repeat penalty": "--repeat-penalty", "repeat window": "--repeat-window"}[oe.Option]
 			if flag != "" {
 				oe.Option = flag
 			}
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return opts, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	return opts, nil
+}
+
+// noteIdleFlags says on stderr which flags given do nothing in this run
+// (those greedy decoding ignores, a window without a penalty), or not what
+// they do in llama.cpp (--top-p 0), rather than pass them over.
+func (f *runFlags) noteIdleFlags(opts sample.Options, stderr io.Writer) {
 	if opts.IsGreedy() {
 		var ignored []string
 		for _, n := range []string{"temp", "top-k", "top-p", "min-p", "seed"} {
-			if set[n] && (n != "temp" || f.temp != 0) {
+			if f.set[n] && (n != "temp" || f.temp != 0) {
 				ignored = append(ignored, "--"+n)
 			}
 		}
 		if len(ignored) > 0 {
 			fmt.Fprintf(stderr, "memra run: greedy decoding ignores %s\n", strings.Join(ignored, ", "))
 		}
-	} else if set["top-p"] && f.topP == 0 {
+	} else if f.set["top-p"] && f.topP == 0 {
 		// The opposite of what the same flag does in llama.cpp and
 		// transformers, where it leaves the most likely token alone.
 		fmt.Fprintln(stderr, "memra run: --top-p 0 keeps every token, as 1 does (llama.cpp and transformers keep only the most likely; --greedy takes it)")
 	}
-	if set["repeat-window"] && !sample.PenaltyOn(float32(f.repeatPenalty)) {
+	if f.set["repeat-window"] && !sample.PenaltyOn(float32(f.repeatPenalty)) {
 		fmt.Fprintf(stderr, "memra run: --repeat-window does nothing without a --repeat-penalty (other than 0 or 1, which are off)\n")
 	}
+}
 
-	gf, err := gguf.Open(f.model)
+// runModel is the file a run generates with: its model, and its tokenizer
+// or why that does not load (tok nil), which --prompt-tokens runs without.
+// The model's weights lie in the file's mapping: file closes last.
+type runModel struct {
+	path   string
+	file   *gguf.File
+	m      *model.Model
+	tok    *tokenizer.Tokenizer
+	tokErr error
+}
+
+// openRunModel opens the file at path and loads its model and tokenizer.
+func openRunModel(path string) (*runModel, error) {
+	gf, err := gguf.Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer gf.Close()
 	m, err := model.Load(gf)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.model, err)
+		gf.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	tok, tokErr := tokenizer.FromGGUF(gf)
 	if tokErr == nil && tok.Vocab() > m.NVocab {
-		return fmt.Errorf("%s: the tokenizer's %d tokens do not fit the model's vocabulary of %d (token_embd.weight): the tokenizer belongs to another model",
-			f.model, tok.Vocab(), m.NVocab)
+		gf.Close()
+		return nil, fmt.Errorf("%s: the tokenizer's %d tokens do not fit the model's vocabulary of %d (token_embd.weight): the tokenizer belongs to another model",
+			path, tok.Vocab(), m.NVocab)
 	}
+	return &runModel{path: path, file: gf, m: m, tok: tok, tokErr: tokErr}, nil
+}
 
-	var prompt []int32
-	if f.promptTokens != "" {
-		if prompt, err = parseIDs(f.promptTokens, m.NVocab); err != nil {
-			return fmt.Errorf("%w: --prompt-tokens: %v", errUsage, err)
-		}
-		switch {
-		case tokErr == nil, f.printTokens:
-		case f.json:
-			fmt.Fprintf(stderr, "memra run: %s: no text: the file's tokenizer does not load (%v), so the JSON has no \"text\"\n", f.model, tokErr)
-		default:
-			fmt.Fprintf(stderr, "memra run: %s: no text: the file's tokenizer does not load (%v), so the output is token ids\n", f.model, tokErr)
-		}
-	} else {
-		if tokErr != nil {
-			return fmt.Errorf("text prompt needs the model's tokenizer: %w (use --prompt-tokens)", tokErr)
-		}
-		text, parseSpecial := f.prompt, false
-		if f.chat {
-			if tok.HasChatTemplate() { // the file's own program: rendered in a child process (chat.go)
-				text, err = renderChat(f.model, f.prompt, f.think, chatTimeout)
-			} else {
-				text, err = tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: f.prompt}}, true, f.think)
-			}
-			if err != nil {
-				return err
-			}
-			parseSpecial = true // the template's <|im_start|> etc. are control tokens
-		}
-		// The file's template places any start-of-text token itself, as
-		// Hugging Face's apply_chat_template has it (no second one); the
-		// built-in ChatML writes none, so there the vocabulary's rule holds.
-		// The model's context bounds the encoding's work too: a huge -p
-		// stops merging past it rather than encode in full and fail after.
-		limit := m.MaxPositions()
-		eo := tokenizer.EncodeOptions{ParseSpecial: parseSpecial, MaxTokens: limit}
-		if f.chat && tok.HasChatTemplate() {
-			eo.AddBOS = tokenizer.BOSNever
-		}
-		if prompt, err = tok.Encode(text, eo); errors.Is(err, tokenizer.ErrTooLong) {
-			return fmt.Errorf("%w: the prompt is more than %d tokens: %v", errUsage, limit, m.CheckContext(limit+1))
-		} else if err != nil {
-			return err
-		}
-		switch {
-		case len(prompt) == 0 && f.chat:
-			return fmt.Errorf("%s: its chat template rendered no text for this conversation (run without --chat to send -p as it is)", f.model)
-		case len(prompt) == 0:
-			return fmt.Errorf("%w: the prompt encodes to no tokens", errUsage)
-		}
+// stopIDs is the end-of-generation ids: the tokenizer's, or without one
+// those the file's metadata names.
+func (r *runModel) stopIDs() []int32 {
+	if r.tok != nil {
+		return r.tok.EOGs()
 	}
-	if tok != nil {
-		opts.Stop = tok.EOGs()
-	} else {
-		opts.Stop = tokenizer.MetadataEOGs(gf, m.NVocab)
-	}
+	return tokenizer.MetadataEOGs(r.file, r.m.NVocab)
+}
 
+// promptIDs is the prompt as r's token ids: --prompt-tokens' own, or -p's
+// text encoded (as a chat turn with --chat).
+func (f *runFlags) promptIDs(r *runModel, stderr io.Writer) ([]int32, error) {
+	if f.promptTokens == "" {
+		return f.encodePrompt(r)
+	}
+	prompt, err := parseIDs(f.promptTokens, r.m.NVocab)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --prompt-tokens: %v", errUsage, err)
+	}
+	switch {
+	case r.tokErr == nil, f.printTokens:
+	case f.json:
+		fmt.Fprintf(stderr, "memra run: %s: no text: the file's tokenizer does not load (%v), so the JSON has no \"text\"\n", f.model, r.tokErr)
+	default:
+		fmt.Fprintf(stderr, "memra run: %s: no text: the file's tokenizer does not load (%v), so the output is token ids\n", f.model, r.tokErr)
+	}
+	return prompt, nil
+}
+
+// encodePrompt encodes -p's text with r's tokenizer, with --chat rendered
+// as a user turn by the file's chat template or the built-in ChatML.
+func (f *runFlags) encodePrompt(r *runModel) ([]int32, error) {
+	tok := r.tok
+	if r.tokErr != nil {
+		return nil, fmt.Errorf("text prompt needs the model's tokenizer: %w (use --prompt-tokens)", r.tokErr)
+	}
+	text, parseSpecial := f.prompt, false
+	if f.chat {
+		var err error
+		if tok.HasChatTemplate() { // the file's own program: rendered in a child process (chat.go)
+			text, err = renderChat(f.model, f.prompt, f.think, chatTimeout)
+		} else {
+			text, err = tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: f.prompt}}, true, f.think)
+		}
+		if err != nil {
+			return nil, err
+		}
+		parseSpecial = true // the template's <|im_start|> etc. are control tokens
+	}
+	// The file's template places any start-of-text token itself, as
+	// Hugging Face's apply_chat_template has it (no second one); the
+	// built-in ChatML writes none, so there the vocabulary's rule holds.
+	// The model's context bounds the encoding's work too: a huge -p
+	// stops merging past it rather than encode in full and fail after.
+	limit := r.m.MaxPositions()
+	eo := tokenizer.EncodeOptions{ParseSpecial: parseSpecial, MaxTokens: limit}
+	if f.chat && tok.HasChatTemplate() {
+		eo.AddBOS = tokenizer.BOSNever
+	}
+	prompt, err := tok.Encode(text, eo)
+	switch {
+	case errors.Is(err, tokenizer.ErrTooLong):
+		return nil, fmt.Errorf("%w: the prompt is more than %d tokens: %v", errUsage, limit, r.m.CheckContext(limit+1))
+	case err != nil:
+		return nil, err
+	case len(prompt) == 0 && f.chat:
+		return nil, fmt.Errorf("%s: its chat template rendered no text for this conversation (run without --chat to send -p as it is)", f.model)
+	case len(prompt) == 0:
+		return nil, fmt.Errorf("%w: the prompt encodes to no tokens", errUsage)
+	}
+	return prompt, nil
+}
+
+// contextSize checks --ctx, -n and the prompt with it against m's context
+// and returns the cache's capacity: --ctx, or what the run needs.
+func (f *runFlags) contextSize(m *model.Model, promptLen int) (int, error) {
 	// Each count alone first, so that their sum cannot overflow.
 	for _, c := range []struct {
 		n    int
 		name string
-	}{{f.ctx, "--ctx"}, {f.n, "-n"}, {len(prompt) + f.n - 1, "the prompt and -n"}} {
+	}{{f.ctx, "--ctx"}, {f.n, "-n"}, {promptLen + f.n - 1, "the prompt and -n"}} {
 		if err := m.CheckContext(c.n); err != nil {
-			return fmt.Errorf("%w: %s: %v", errUsage, c.name, err)
+			return 0, fmt.Errorf("%w: %s: %v", errUsage, c.name, err)
 		}
 	}
 	// The last token generated is never fed back, so the cache needs one
 	// position fewer than prompt + n: a run that exactly fills the model's
 	// context length is allowed.
+	need := promptLen + f.n - 1
 	ctx := f.ctx
 	if ctx == 0 {
-		ctx = len(prompt) + f.n - 1
+		ctx = need
 	}
-	if need := len(prompt) + f.n - 1; need > ctx {
-		return fmt.Errorf("%w: --ctx %d holds fewer than the %d tokens this needs (%d prompt + -n %d − 1): raise --ctx or lower -n", errUsage, ctx, need, len(prompt), f.n)
+	if need > ctx {
+		return 0, fmt.Errorf("%w: --ctx %d holds fewer than the %d tokens this needs (%d prompt + -n %d − 1): raise --ctx or lower -n", errUsage, ctx, need, promptLen, f.n)
 	}
-	be, err := openBackend(f.device, m, ctx, f.threads, opts, stderr)
-	if err != nil {
-		return err
-	}
-	defer be.close()
+	return ctx, nil
+}
 
-	// Text streams to stdout as it comes, or with --json is kept for the
-	// object printed at the end.
-	var text strings.Builder
-	var textOut io.Writer = stdout
-	if f.json {
-		textOut = &text
-	}
-	out := bufio.NewWriter(textOut)
-	defer out.Flush()
-	var stream *tokenizer.Stream
-	if tok != nil && !f.printTokens {
-		stream = tok.NewStream()
-	}
-	first := true
-	last := int32(-1) // the last token generated: why the generation stopped
-	var gen []int32   // the generated ids, for --json
-	// Generated ids without text, counted for a note after the summary
-	// rather than passed over in silence: ids past the tokenizer's (a model
-	// vocabulary padded past it) and the tokenizer's unused (padding) ids.
-	past, unused := 0, 0
-	emit := func(id int32) error {
-		last = id
-		switch {
-		case tok == nil:
-		case int(id) >= tok.Vocab():
-			past++
-		case tok.TokenType(id) == tokenizer.TokenUnused:
-			unused++
-		}
-		switch {
-		case f.json:
-			gen = append(gen, id)
-			if stream != nil && !tok.IsEOG(id) {
-				out.WriteString(stream.Next(id))
-			}
-			return nil
-		case stream != nil:
-			if !tok.IsEOG(id) { // the end-of-generation token ends the text; its text is not part of it
-				out.WriteString(stream.Next(id))
-			}
-		default:
-			if !first {
-				out.WriteByte(' ')
-			}
-			out.WriteString(strconv.Itoa(int(id)))
-		}
-		first = false
-		return out.Flush()
-	}
-	st, genErr := be.generate(prompt, f.n, opts, emit)
-	if stream != nil {
-		out.WriteString(stream.Flush())
-	}
-	if !f.json {
-		out.WriteByte('\n')
-	}
-	if err := out.Flush(); err != nil {
+// generate generates on be after prompt and prints what the flags ask
+// for: the text or ids as they come, or the JSON object at the end; then
+// the summary line and notes on stderr. Its error is the generation's, or
+// the output's.
+func (f *runFlags) generate(r *runModel, be *backend, prompt []int32, opts sample.Options, stdout, stderr io.Writer) error {
+	o := newRunOutput(f, r.tok, stdout)
+	st, genErr := be.generate(prompt, f.n, opts, o.emit)
+	if err := o.finish(); err != nil {
 		return err
 	}
 	mode := fmt.Sprintf("seed %d", opts.Seed)
@@ -382,51 +432,136 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		genLine = fmt.Sprintf("generated %d tok", st.GenTokens)
 	}
 	fmt.Fprintf(stderr, "prompt %d tok, %.2f tok/s | %s | %s, %s%s\n",
-		st.PromptTokens, st.PromptTokPerSec(), genLine, be.name, mode, stopReason(genErr, tok, opts.Stop, last, st.GenTokens, f.n))
+		st.PromptTokens, st.PromptTokPerSec(), genLine, be.name, mode, stopReason(genErr, r.tok, opts.Stop, o.last, st.GenTokens, f.n))
 	if f.json {
-		r := runResult{Model: f.model, Backend: be.name, Greedy: opts.IsGreedy(), PromptTokens: prompt, Tokens: gen,
-			Stop: "n", PromptTokPerSec: st.PromptTokPerSec()}
-		if r.Tokens == nil {
-			r.Tokens = []int32{}
-		}
-		if !r.Greedy {
-			r.Seed = &opts.Seed
-		}
-		if stream != nil {
-			t := text.String()
-			r.Text = &t
-		}
-		switch {
-		case genErr != nil:
-			r.Stop, r.Error = "error", genErr.Error()
-		case st.GenTokens > 0 && slices.Contains(opts.Stop, last):
-			r.Stop, r.StopToken = "eog", &last
-		}
-		if st.GenTokens >= 2 {
-			g := st.GenTokPerSec()
-			r.GenTokPerSec = &g
-		}
-		// One line (Encode's): a run per line (JSON Lines) when runs are
-		// appended; <, > and & as they are, for the chat tokens' text.
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
+		if err := o.writeJSON(stdout, f.model, be.name, opts, prompt, st, genErr); err != nil {
 			return err
 		}
 	}
+	o.noteIDsWithoutText(stderr, r.m.NVocab, st.GenTokens)
+	return genErr
+}
+
+// runOutput prints a run's generated ids as they come: their text, or the
+// ids themselves (--print-tokens, or no tokenizer), or with --json keeps
+// both for the object printed at the end.
+type runOutput struct {
+	tok            *tokenizer.Tokenizer // nil without one
+	json, idsShown bool                 // idsShown: printed or in the JSON, so the notes need not point at --print-tokens
+	out            *bufio.Writer        // to stdout, or with --json to text
+	text           strings.Builder
+	stream         *tokenizer.Stream // nil when the ids are printed
+	first          bool              // no id printed yet
+	last           int32             // the last token generated: why the generation stopped
+	gen            []int32           // the generated ids, for --json
+	// Generated ids without text, counted for a note after the summary
+	// rather than passed over in silence: ids past the tokenizer's (a model
+	// vocabulary padded past it) and the tokenizer's unused (padding) ids.
+	past, unused int
+}
+
+func newRunOutput(f *runFlags, tok *tokenizer.Tokenizer, stdout io.Writer) *runOutput {
+	o := &runOutput{tok: tok, json: f.json, idsShown: f.printTokens || f.json, first: true, last: -1}
+	if f.json {
+		o.out = bufio.NewWriter(&o.text)
+	} else {
+		o.out = bufio.NewWriter(stdout)
+	}
+	if tok != nil && !f.printTokens {
+		o.stream = tok.NewStream()
+	}
+	return o
+}
+
+// emit takes the next generated id.
+func (o *runOutput) emit(id int32) error {
+	o.last = id
+	switch {
+	case o.tok == nil:
+	case int(id) >= o.tok.Vocab():
+		o.past++
+	case o.tok.TokenType(id) == tokenizer.TokenUnused:
+		o.unused++
+	}
+	switch {
+	case o.json:
+		o.gen = append(o.gen, id)
+		if o.stream != nil && !o.tok.IsEOG(id) {
+			o.out.WriteString(o.stream.Next(id))
+		}
+		return nil
+	case o.stream != nil:
+		if !o.tok.IsEOG(id) { // the end-of-generation token ends the text; its text is not part of it
+			o.out.WriteString(o.stream.Next(id))
+		}
+	default:
+		if !o.first {
+			o.out.WriteByte(' ')
+		}
+		o.out.WriteString(strconv.Itoa(int(id)))
+	}
+	o.first = false
+	return o.out.Flush()
+}
+
+// finish writes the text the stream still holds and, but for --json, ends
+// the line.
+func (o *runOutput) finish() error {
+	if o.stream != nil {
+		o.out.WriteString(o.stream.Flush())
+	}
+	if !o.json {
+		o.out.WriteByte('\n')
+	}
+	return o.out.Flush()
+}
+
+// writeJSON prints --json's object, one line.
+func (o *runOutput) writeJSON(stdout io.Writer, model, backend string, opts sample.Options, prompt []int32, st sample.Stats, genErr error) error {
+	r := runResult{Model: model, Backend: backend, Greedy: opts.IsGreedy(), PromptTokens: prompt, Tokens: o.gen,
+		Stop: "n", PromptTokPerSec: st.PromptTokPerSec()}
+	if r.Tokens == nil {
+		r.Tokens = []int32{}
+	}
+	if !r.Greedy {
+		r.Seed = &opts.Seed
+	}
+	if o.stream != nil {
+		t := o.text.String()
+		r.Text = &t
+	}
+	switch {
+	case genErr != nil:
+		r.Stop, r.Error = "error", genErr.Error()
+	case st.GenTokens > 0 && slices.Contains(opts.Stop, o.last):
+		r.Stop, r.StopToken = "eog", &o.last
+	}
+	if st.GenTokens >= 2 {
+		g := st.GenTokPerSec()
+		r.GenTokPerSec = &g
+	}
+	// One line (Encode's): a run per line (JSON Lines) when runs are
+	// appended; <, > and & as they are, for the chat tokens' text.
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// noteIDsWithoutText says on stderr how many of the gen generated ids had
+// no text, if any, in a model vocabulary of vocab ids.
+func (o *runOutput) noteIDsWithoutText(stderr io.Writer, vocab, gen int) {
 	show := "; --print-tokens shows them"
-	if f.printTokens || f.json {
+	if o.idsShown {
 		show = ""
 	}
-	if past > 0 {
+	if o.past > 0 {
 		fmt.Fprintf(stderr, "memra: %d generated ids are past the tokenizer's %d tokens (the model's vocabulary is %d) and have no text%s\n",
-			past, tok.Vocab(), m.NVocab, show)
+			o.past, o.tok.Vocab(), vocab, show)
 	}
-	if unused > 0 {
+	if o.unused > 0 {
 		fmt.Fprintf(stderr, "memra: %d of the %d generated ids are the vocabulary's unused (padding) tokens, which have no text (random weights, as memra synth writes, pick them; a trained model seldom does)%s\n",
-			unused, st.GenTokens, show)
+			o.unused, gen, show)
 	}
-	return genErr
 }
 
 // runResult is memra run --json's output, one object when the run ends.
