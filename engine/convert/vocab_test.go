@@ -253,4 +253,81 @@ func TestReadVocab(t *testing.T) {
 			}
 		})
 	}
+
+	// The files' other faults, each said naming its file; of two faults,
+	// the one found first (tokenizer.json's in the order above, then
+	// tokenizer_config.json's, then config.json's).
+	withVocab := func(model map[string]any) map[string]any {
+		tj := tokenizerJSON()
+		for k, v := range model {
+			tj["model"].(map[string]any)[k] = v
+		}
+		return tj
+	}
+	dup := withVocab(map[string]any{"vocab": map[string]int{"a": 0, "b": 1, "ab": 2, "x": 1}})
+	dupPast := withAdded(1 << 30)
+	dupPast["model"] = dup["model"]
+	for _, c := range []struct {
+		name  string
+		files map[string]any
+		dirs  []string // names made directories, which read as an error
+		want  string   // "" for no error
+	}{
+		{"no tokenizer.json", map[string]any{}, nil, "tokenizer.json: no such file or directory"},
+		{"tokenizer.json not JSON", map[string]any{"tokenizer.json": `{"model":`}, nil, "tokenizer.json: "},
+		{"not BPE", map[string]any{"tokenizer.json": withVocab(map[string]any{"type": "WordPiece"})}, nil, `tokenizer.json: tokenizer model "WordPiece" is not BPE`},
+		{"not BPE, before the post-processor", map[string]any{"tokenizer.json": func() map[string]any {
+			tj := withPost(map[string]any{"type": "RobertaProcessing"})
+			tj["model"].(map[string]any)["type"] = "Unigram"
+			return tj
+		}()}, nil, `tokenizer model "Unigram" is not BPE`},
+		{"one id, two strings", map[string]any{"tokenizer.json": dup}, nil, `tokenizer.json: model.vocab gives id 1 to both "b" and "x"`},
+		{"one id, two strings, before the range", map[string]any{"tokenizer.json": dupPast}, nil, "gives id 1 to both"},
+		{"tokenizer_config.json not JSON", map[string]any{"tokenizer.json": tokenizerJSON(), "tokenizer_config.json": `{`, "config.json": `{`}, nil, "tokenizer_config.json: "},
+		{"tokenizer_config.json unreadable", map[string]any{"tokenizer.json": tokenizerJSON()}, []string{"tokenizer_config.json"}, "tokenizer_config.json: is a directory"},
+		{"config.json not JSON", map[string]any{"tokenizer.json": tokenizerJSON(), "config.json": `[`}, nil, "config.json: "},
+		{"config.json id past the vocabulary", map[string]any{"tokenizer.json": tokenizerJSON(), "config.json": map[string]any{"eos_token_id": 10}}, nil,
+			"config.json: eos token id 10 is outside the vocabulary of 10"},
+		{"text_config id past the vocabulary", map[string]any{"tokenizer.json": tokenizerJSON(), "config.json": map[string]any{"text_config": map[string]any{"pad_token_id": -1}}}, nil,
+			"config.json: pad token id -1 is outside the vocabulary of 10"},
+		// config.json is optional here and not read when unreadable (Convert
+		// has read it for the model's shape before).
+		{"config.json unreadable", map[string]any{"tokenizer.json": tokenizerJSON()}, []string{"config.json"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := write(t, c.files)
+			for _, d := range c.dirs {
+				if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := ReadVocab(dir, nVocab)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("err %v, want none", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("err %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+
+	// Special ids: a <typ>_token names an added token (the first of that
+	// content), not one of model.vocab's; an add_<typ>_token flag that is no
+	// boolean is passed over; the flags follow the ids.
+	t.Run("special tokens from added tokens only", func(t *testing.T) {
+		tj := tokenizerJSON()
+		tj["added_tokens"] = append(tj["added_tokens"].([]map[string]any), map[string]any{"id": 9, "content": "<s>", "special": true})
+		dir := write(t, map[string]any{
+			"tokenizer.json":        tj,
+			"tokenizer_config.json": map[string]any{"add_eos_token": true, "add_bos_token": "yes", "bos_token": "<s>", "unk_token": "a", "pad_token": "<think>"},
+			"config.json":           map[string]any{"unk_token_id": 1, "cls_token_id": 2, "sep_token_id": "3"},
+		})
+		v, err := ReadVocab(dir, nVocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := specials(v), "bos_token_id=8 padding_token_id=5 unknown_token_id=1 cls_token_id=2 add_eos_token=true"; got != want {
+			t.Errorf("special keys %q, want %q", got, want)
+		}
+	})
 }
