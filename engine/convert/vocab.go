@@ -54,171 +54,243 @@ var addFlagTypes = map[string]bool{"bos": true, "eos": true, "sep": true}
 // does, padding the token list to nVocab.
 func ReadVocab(dir string, nVocab int) (*Vocab, error) {
 	tjPath := filepath.Join(dir, "tokenizer.json")
-	tj, err := readJSONFile(tjPath)
+	tok, err := readTokenizerJSON(tjPath)
 	if err != nil {
 		return nil, err
 	}
-	var tok struct {
-		Model struct {
-			Type   string            `json:"type"`
-			Vocab  map[string]int    `json:"vocab"`
-			Merges []json.RawMessage `json:"merges"`
-		} `json:"model"`
-		AddedTokens []struct {
-			ID      int    `json:"id"`
-			Content string `json:"content"`
-			Special bool   `json:"special"`
-		} `json:"added_tokens"`
-		PostProcessor json.RawMessage `json:"post_processor"`
-	}
-	if err := decodeJSON(tj, &tok); err != nil {
+	v := &Vocab{}
+	if v.Tokens, v.Types, err = tok.tokenTable(nVocab); err != nil {
 		return nil, fmt.Errorf("%s: %w", tjPath, err)
+	}
+	if v.Merges, err = tok.mergeList(); err != nil {
+		return nil, fmt.Errorf("%s: %w", tjPath, err)
+	}
+	// Special tokens: tokenizer_config.json first, then config.json ids.
+	ids := &specialIDs{nVocab: nVocab, ids: map[string]uint32{}}
+	tmpl, flags, err := readTokenizerConfig(dir, tok.AddedTokens, ids)
+	if err != nil {
+		return nil, err
+	}
+	v.ChatTemplate = tmpl
+	if err := readConfigIDs(dir, ids); err != nil {
+		return nil, err
+	}
+	v.Special = append(ids.kvs(), flags...)
+	return v, nil
+}
+
+// hfTokenizer is what ReadVocab reads of tokenizer.json.
+type hfTokenizer struct {
+	Model struct {
+		Type   string            `json:"type"`
+		Vocab  map[string]int    `json:"vocab"`
+		Merges []json.RawMessage `json:"merges"`
+	} `json:"model"`
+	AddedTokens   []hfAddedToken  `json:"added_tokens"`
+	PostProcessor json.RawMessage `json:"post_processor"`
+}
+
+type hfAddedToken struct {
+	ID      int    `json:"id"`
+	Content string `json:"content"`
+	Special bool   `json:"special"`
+}
+
+// readTokenizerJSON reads the tokenizer.json at path, refusing a model
+// other than BPE and the post-processors checkPostProcessor refuses.
+func readTokenizerJSON(path string) (*hfTokenizer, error) {
+	tj, err := readJSONFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var tok hfTokenizer
+	if err := decodeJSON(tj, &tok); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if tok.Model.Type != "BPE" {
-		return nil, fmt.Errorf("%s: tokenizer model %q is not BPE", tjPath, tok.Model.Type)
+		return nil, fmt.Errorf("%s: tokenizer model %q is not BPE", path, tok.Model.Type)
 	}
 	if err := checkPostProcessor(tok.PostProcessor); err != nil {
-		return nil, fmt.Errorf("%s: %w", tjPath, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	reverse := make(map[int]string, len(tok.Model.Vocab)+len(tok.AddedTokens))
-	for s, id := range tok.Model.Vocab {
+	return &tok, nil
+}
+
+// tokenTable is the nVocab tokens by id and their types: model.vocab's and
+// the added tokens (which take an id model.vocab also gives), the ids
+// neither names padded as "[PAD<i>]".
+func (t *hfTokenizer) tokenTable(nVocab int) ([]string, []int32, error) {
+	reverse := make(map[int]string, len(t.Model.Vocab)+len(t.AddedTokens))
+	for s, id := range t.Model.Vocab {
 		if prev, dup := reverse[id]; dup {
 			// One id, two strings: whichever were kept, merges of the other
 			// would name a token the vocabulary lacks.
 			a, b := min(prev, s), max(prev, s)
-			return nil, fmt.Errorf("%s: model.vocab gives id %d to both %q and %q", tjPath, id, a, b)
+			return nil, nil, fmt.Errorf("model.vocab gives id %d to both %q and %q", id, a, b)
 		}
 		reverse[id] = s
 	}
 	added := map[string]bool{} // content -> special
-	for _, a := range tok.AddedTokens {
+	for _, a := range t.AddedTokens {
 		reverse[a.ID] = a.Content
 		added[a.Content] = added[a.Content] || a.Special
 	}
 	for id := range reverse {
 		if id < 0 || id >= nVocab {
-			return nil, fmt.Errorf("%s: token id %d is outside the model's vocab_size %d", tjPath, id, nVocab)
+			return nil, nil, fmt.Errorf("token id %d is outside the model's vocab_size %d", id, nVocab)
 		}
 	}
-	v := &Vocab{Tokens: make([]string, nVocab), Types: make([]int32, nVocab)}
-	for i := 0; i < nVocab; i++ {
+	tokens, types := make([]string, nVocab), make([]int32, nVocab)
+	for i := range nVocab {
 		s, ok := reverse[i]
 		switch {
 		case !ok:
-			v.Tokens[i] = fmt.Sprintf("[PAD%d]", i)
-			v.Types[i] = TokenUnused
+			tokens[i] = fmt.Sprintf("[PAD%d]", i)
+			types[i] = TokenUnused
 		case hasAdded(added, s):
 			if added[s] || looksSpecial(s) {
-				v.Types[i] = TokenControl
+				types[i] = TokenControl
 			} else {
 				s = strings.ReplaceAll(s, "\u2581", " ")
-				v.Types[i] = TokenUserDefined
+				types[i] = TokenUserDefined
 			}
-			v.Tokens[i] = s
+			tokens[i] = s
 		default:
-			v.Tokens[i] = s
-			v.Types[i] = TokenNormal
+			tokens[i] = s
+			types[i] = TokenNormal
 		}
 	}
-	for i, m := range tok.Model.Merges {
+	return tokens, types, nil
+}
+
+// mergeList is model.merges as "a b", from either of its forms: "a b", or
+// [a, b], whose parts may hold spaces.
+func (t *hfTokenizer) mergeList() ([]string, error) {
+	var merges []string
+	for i, m := range t.Model.Merges {
 		var s string
 		if json.Unmarshal(m, &s) == nil {
-			v.Merges = append(v.Merges, s)
+			merges = append(merges, s)
 			continue
 		}
 		var pair []string
 		if err := decodeJSON(m, &pair); err != nil || len(pair) != 2 {
-			return nil, fmt.Errorf("%s: merges[%d] is neither \"a b\" nor [a, b]", tjPath, i)
+			return nil, fmt.Errorf("merges[%d] is neither \"a b\" nor [a, b]", i)
 		}
 		// Spaces inside a pair are encoded as U+0120, as llama.cpp does.
 		enc := func(x string) string { return strings.ReplaceAll(x, " ", "\u0120") }
-		v.Merges = append(v.Merges, enc(pair[0])+" "+enc(pair[1]))
+		merges = append(merges, enc(pair[0])+" "+enc(pair[1]))
 	}
+	return merges, nil
+}
 
-	// Special tokens: tokenizer_config.json first, then config.json ids.
-	ids := map[string]uint32{}
-	var order []string
-	set := func(typ string, id int64) error {
-		if _, done := ids[typ]; done { // an id already set wins; this one is not written
-			return nil
-		}
-		if id < 0 || id >= int64(nVocab) {
-			return fmt.Errorf("%s token id %d is outside the vocabulary of %d", typ, id, nVocab)
-		}
-		ids[typ] = uint32(id)
-		order = append(order, typ)
+// specialIDs gathers the special token ids of a vocabulary of nVocab
+// tokens, by type ("bos", ...), in the order they are set.
+type specialIDs struct {
+	nVocab int
+	ids    map[string]uint32
+	order  []string
+}
+
+// set gives typ the id, unless it has one: the id set first wins, and this
+// one is not written.
+func (s *specialIDs) set(typ string, id int64) error {
+	if _, done := s.ids[typ]; done {
 		return nil
 	}
-	var flags []gguf.KV
+	if id < 0 || id >= int64(s.nVocab) {
+		return fmt.Errorf("%s token id %d is outside the vocabulary of %d", typ, id, s.nVocab)
+	}
+	s.ids[typ] = uint32(id)
+	s.order = append(s.order, typ)
+	return nil
+}
+
+// kvs is the ids' metadata, in the order they were set.
+func (s *specialIDs) kvs() []gguf.KV {
+	var kvs []gguf.KV
+	for _, typ := range s.order {
+		for _, st := range specialTypes {
+			if st.typ == typ {
+				kvs = append(kvs, gguf.KV{Key: st.key, Value: gguf.Uint32Value(s.ids[typ])})
+			}
+		}
+	}
+	return kvs
+}
+
+// readTokenizerConfig reads dir's tokenizer_config.json, when there is
+// one: the chat template (or its file's), the add_<typ>_token flags
+// llama.cpp writes, and into ids the special tokens it names among added.
+func readTokenizerConfig(dir string, added []hfAddedToken, ids *specialIDs) (tmpl string, flags []gguf.KV, err error) {
 	tcPath := filepath.Join(dir, "tokenizer_config.json")
 	tc, err := readJSONFile(tcPath)
 	switch {
-	case err == nil:
-		var cfg map[string]json.RawMessage
-		if err := decodeJSON(tc, &cfg); err != nil {
-			return nil, fmt.Errorf("%s: %w", tcPath, err)
-		}
-		tmpl, err := chatTemplate(dir, cfg)
-		if err != nil {
-			return nil, err
-		}
-		v.ChatTemplate = tmpl
-		for _, st := range specialTypes {
-			if raw, ok := cfg["add_"+st.typ+"_token"]; ok {
-				var b bool
-				if json.Unmarshal(raw, &b) == nil && addFlagTypes[st.typ] {
-					flags = append(flags, gguf.KV{Key: "tokenizer.ggml.add_" + st.typ + "_token", Value: gguf.BoolValue(b)})
-				}
-			}
-			content, ok := tokenContent(cfg[st.typ+"_token"])
-			if !ok {
-				continue
-			}
-			for _, a := range tok.AddedTokens {
-				if a.Content == content {
-					if err := set(st.typ, int64(a.ID)); err != nil {
-						return nil, fmt.Errorf("%s: %w", tcPath, err)
-					}
-					break
-				}
-			}
-		}
 	case errors.Is(err, os.ErrNotExist):
-	default:
-		return nil, err
+		return "", nil, nil
+	case err != nil:
+		return "", nil, err
 	}
-	cfgPath := filepath.Join(dir, "config.json")
-	if cb, err := readJSONFile(cfgPath); err == nil {
-		var c map[string]json.RawMessage
-		if err := decodeJSON(cb, &c); err != nil {
-			return nil, fmt.Errorf("%s: %w", cfgPath, err)
-		}
-		var text map[string]json.RawMessage
-		if raw, ok := c["text_config"]; ok {
-			_ = json.Unmarshal(raw, &text)
-		}
-		for _, st := range specialTypes {
-			raw, ok := c[st.typ+"_token_id"]
-			if !ok || string(raw) == "null" {
-				raw, ok = text[st.typ+"_token_id"]
+	var cfg map[string]json.RawMessage
+	if err := decodeJSON(tc, &cfg); err != nil {
+		return "", nil, fmt.Errorf("%s: %w", tcPath, err)
+	}
+	if tmpl, err = chatTemplate(dir, cfg); err != nil {
+		return "", nil, err
+	}
+	for _, st := range specialTypes {
+		if raw, ok := cfg["add_"+st.typ+"_token"]; ok {
+			var b bool
+			if json.Unmarshal(raw, &b) == nil && addFlagTypes[st.typ] {
+				flags = append(flags, gguf.KV{Key: "tokenizer.ggml.add_" + st.typ + "_token", Value: gguf.BoolValue(b)})
 			}
-			var id int64
-			if ok && json.Unmarshal(raw, &id) == nil {
-				if err := set(st.typ, id); err != nil {
-					return nil, fmt.Errorf("%s: %w", cfgPath, err)
+		}
+		content, ok := tokenContent(cfg[st.typ+"_token"])
+		if !ok {
+			continue
+		}
+		for _, a := range added {
+			if a.Content == content {
+				if err := ids.set(st.typ, int64(a.ID)); err != nil {
+					return "", nil, fmt.Errorf("%s: %w", tcPath, err)
 				}
+				break
 			}
 		}
 	}
-	for _, typ := range order {
-		for _, st := range specialTypes {
-			if st.typ == typ {
-				v.Special = append(v.Special, gguf.KV{Key: st.key, Value: gguf.Uint32Value(ids[typ])})
+	return tmpl, flags, nil
+}
+
+// readConfigIDs sets into ids the special token ids of dir's config.json,
+// or of its text_config where the top level has none; a config.json that
+// does not read is passed over.
+func readConfigIDs(dir string, ids *specialIDs) error {
+	cfgPath := filepath.Join(dir, "config.json")
+	cb, err := readJSONFile(cfgPath)
+	if err != nil {
+		return nil
+	}
+	var c map[string]json.RawMessage
+	if err := decodeJSON(cb, &c); err != nil {
+		return fmt.Errorf("%s: %w", cfgPath, err)
+	}
+	var text map[string]json.RawMessage
+	if raw, ok := c["text_config"]; ok {
+		_ = json.Unmarshal(raw, &text)
+	}
+	for _, st := range specialTypes {
+		raw, ok := c[st.typ+"_token_id"]
+		if !ok || string(raw) == "null" {
+			raw, ok = text[st.typ+"_token_id"]
+		}
+		var id int64
+		if ok && json.Unmarshal(raw, &id) == nil {
+			if err := ids.set(st.typ, id); err != nil {
+				return fmt.Errorf("%s: %w", cfgPath, err)
 			}
 		}
 	}
-	v.Special = append(v.Special, flags...)
-	return v, nil
+	return nil
 }
 
 // Check builds the tokenizer that readers of the written file build, from
