@@ -120,25 +120,40 @@ func readTokenizerJSON(path string) (*hfTokenizer, error) {
 // the added tokens (which take an id model.vocab also gives), the ids
 // neither names padded as "[PAD<i>]".
 func (t *hfTokenizer) tokenTable(nVocab int) ([]string, []int32, error) {
+	// The faults found are the smallest id's, so that the error is the same
+	// from run to run (maps iterate in random order).
 	reverse := make(map[int]string, len(t.Model.Vocab)+len(t.AddedTokens))
+	var dup error
+	dupID := 0
 	for s, id := range t.Model.Vocab {
-		if prev, dup := reverse[id]; dup {
+		if prev, ok := reverse[id]; ok {
 			// One id, two strings: whichever were kept, merges of the other
 			// would name a token the vocabulary lacks.
 			a, b := min(prev, s), max(prev, s)
-			return nil, nil, fmt.Errorf("model.vocab gives id %d to both %q and %q", id, a, b)
+			if e := fmt.Errorf("model.vocab gives id %d to both %q and %q", id, a, b); dup == nil || id < dupID || (id == dupID && e.Error() < dup.Error()) {
+				dup, dupID = e, id
+			}
+			reverse[id] = min(prev, s)
+			continue
 		}
 		reverse[id] = s
+	}
+	if dup != nil {
+		return nil, nil, dup
 	}
 	added := map[string]bool{} // content -> special
 	for _, a := range t.AddedTokens {
 		reverse[a.ID] = a.Content
 		added[a.Content] = added[a.Content] || a.Special
 	}
+	bad, outside := 0, false
 	for id := range reverse {
-		if id < 0 || id >= nVocab {
-			return nil, nil, fmt.Errorf("token id %d is outside the model's vocab_size %d", id, nVocab)
+		if (id < 0 || id >= nVocab) && (!outside || id < bad) {
+			bad, outside = id, true
 		}
+	}
+	if outside {
+		return nil, nil, fmt.Errorf("token id %d is outside the model's vocab_size %d", bad, nVocab)
 	}
 	tokens, types := make([]string, nVocab), make([]int32, nVocab)
 	for i := range nVocab {

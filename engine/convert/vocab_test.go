@@ -331,3 +331,30 @@ func TestReadVocab(t *testing.T) {
 		}
 	})
 }
+
+// TestTokenTableErrorIsStable: a vocabulary with several faults of a kind
+// reports the smallest id's, the same from run to run; it named whichever
+// the map's random order met first.
+func TestTokenTableErrorIsStable(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		vocab map[string]int
+		added []hfAddedToken
+		want  string
+	}{
+		{"ids outside", map[string]int{"a": 0, "b": 9, "c": 12, "d": 30, "e": -1, "f": 1},
+			[]hfAddedToken{{ID: 40, Content: "<x>"}}, "token id -1 is outside the model's vocab_size 8"},
+		{"one id twice", map[string]int{"a": 0, "b": 1, "c": 1, "d": 2, "e": 2, "f": 1, "g": 3},
+			nil, `model.vocab gives id 1 to both "b" and "c"`},
+	} {
+		for range 40 {
+			var tok hfTokenizer
+			tok.Model.Vocab = c.vocab
+			tok.AddedTokens = c.added
+			_, _, err := tok.tokenTable(8)
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("%s: error %v, want %q every time", c.name, err, c.want)
+			}
+		}
+	}
+}
