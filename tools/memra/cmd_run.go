@@ -501,7 +501,15 @@ func (o *runOutput) emit(id int32) error {
 		o.out.WriteString(strconv.Itoa(int(id)))
 	}
 	o.first = false
-	return o.out.Flush()
+	return writeErr(o.out.Flush())
+}
+
+// writeErr says that err, if any, was writing the output.
+func writeErr(err error) error {
+	if err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
 }
 
 // finish writes the text the stream still holds and, but for --json, ends
@@ -513,7 +521,7 @@ func (o *runOutput) finish() error {
 	if !o.json {
 		o.out.WriteByte('\n')
 	}
-	return o.out.Flush()
+	return writeErr(o.out.Flush())
 }
 
 // writeJSON prints --json's object, one line.
@@ -544,7 +552,7 @@ func (o *runOutput) writeJSON(stdout io.Writer, model, backend string, opts samp
 	// appended; <, > and & as they are, for the chat tokens' text.
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return writeErr(enc.Encode(r))
 }
 
 // noteIDsWithoutText says on stderr how many of the gen generated ids had

@@ -949,14 +949,14 @@ func TestRunJSONError(t *testing.T) {
 
 // TestRunStdoutFails: output that cannot be written ends the run with the
 // write's error (exit 1): streamed ids stop at once, before the summary;
-// the --json object fails after it.
+// the --json object fails after it. The error says it was the output.
 func TestRunStdoutFails(t *testing.T) {
 	path := tinyModel(t)
 	for _, c := range []struct {
 		flag, want string
 	}{
-		{"--print-tokens", "memra run: no space left on device\n"},
-		{"--json", noText(path) + "\nprompt 2 tok, R | generated 4 tok, R | cpu, 1 thread, greedy | stop: -n 4\nmemra run: no space left on device\n"},
+		{"--print-tokens", "memra run: write output: no space left on device\n"},
+		{"--json", noText(path) + "\nprompt 2 tok, R | generated 4 tok, R | cpu, 1 thread, greedy | stop: -n 4\nmemra run: write output: no space left on device\n"},
 	} {
 		var stderr bytes.Buffer
 		code := run([]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "4", "--greedy", "--device", "cpu", "--threads", "1", c.flag}, fullWriter{}, &stderr)

@@ -138,7 +138,8 @@ func main() {
 // run runs the command args names. Output that could not be written (a
 // full disk, a quota) is a failure even when the command succeeded, so that
 // memra info --json > full/x.json does not exit 0 with x.json cut. (A
-// closed pipe on os.Stdout never gets here: Go exits on SIGPIPE.)
+// closed pipe on os.Stdout never gets here: Go exits on SIGPIPE, and during
+// a model write memra stops it, exit 141.)
 func run(args []string, stdout, stderr io.Writer) int {
 	out := &recordingWriter{w: stdout}
 	code := dispatch(args, out, stderr)
