@@ -4,7 +4,7 @@
 # t_kv buckets: 0.8B q8_0 for 32,000 tokens over the f16 cache (501
 # buckets), 0.8B q8_0 for 16,000 over FP8 and 9B Q4_K for 12,000 over FP8,
 # both past the split cap where FP8 attention moves to the tensor cores
-# (step 68). The binaries of main at the commit that added this script.
+# (step 68). The binaries of main as built for the run (bin/main/memra version).
 # carry ["bin"]. At most ~9 min.
 set -u
 source scripts/gpu/lib.sh
@@ -24,4 +24,5 @@ longgate 08b-f16-32k 210 "$M/0.8b-q8_0.gguf" 64 32000 0
 longgate 08b-fp8-16k 130 "$M/0.8b-q8_0.gguf" 64 16000 1
 [ -z "${s2// /}" ] || wait $s2
 longgate 9b-fp8-12k 170 "$M/9b-q4_k.gguf" 64 12000 1
+./bin/main/memra version
 el done
