@@ -93,6 +93,13 @@ func TestSynthDefaultVocabFits(t *testing.T) {
 	}
 }
 
+// longWrite is a memra synth that is still writing when a test's signal
+// lands (2b at q4_k: ~110 s of quantising on 2 cores, a few seconds on
+// many) and that needs little disk: WriteFileAtomic claims the whole file,
+// 1.07 GB, before its first byte, and 9b bf16's 17.9 GB failed these tests
+// at once on a smaller disk or tmpfs /tmp.
+var longWrite = []string{"synth", "--preset", "2b", "--type", "q4_k", "--vocab", "none"}
+
 // startWriting starts cmd (a memra writing out) with its stderr into stderr
 // and returns once out has n temporary files, this write's among them: it
 // creates its own once its signal handler is installed (writeFile, then
@@ -133,8 +140,7 @@ func TestSynthInterrupted(t *testing.T) {
 		if err := os.WriteFile(stale, []byte("partial"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// 9b bf16 is ~19 GB: the signal lands long before the write ends.
-		cmd := exec.Command(os.Args[0], "synth", "--preset", "9b", "--vocab", "none", "-o", out)
+		cmd := exec.Command(os.Args[0], append(longWrite, "-o", out)...)
 		cmd.Env = append(os.Environ(), asMemra+"=1")
 		var stderr bytes.Buffer
 		startWriting(t, cmd, &stderr, out, 2) // the planted file and this write's
@@ -168,7 +174,7 @@ func TestSynthInterrupted(t *testing.T) {
 // with the shell's status for SIGPIPE, 141.
 func TestSynthStderrClosed(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "x.gguf")
-	cmd := exec.Command(os.Args[0], "synth", "--preset", "9b", "--vocab", "none", "--progress", "-o", out)
+	cmd := exec.Command(os.Args[0], append(longWrite, "--progress", "-o", out)...)
 	cmd.Env = append(os.Environ(), asMemra+"=1")
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -207,7 +213,7 @@ func TestSynthStderrClosed(t *testing.T) {
 // handler; ^C still does. signal.Notify alone would have un-ignored it.
 func TestSynthKeepsIgnoredHangup(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "x.gguf")
-	cmd := exec.Command("/bin/sh", "-c", `trap "" HUP; exec "$0" synth --preset 9b --vocab none -o "$1"`, os.Args[0], out)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `trap "" HUP; exec "$0" "$@"`, os.Args[0]}, append(longWrite, "-o", out)...)...)
 	cmd.Env = append(os.Environ(), asMemra+"=1")
 	var stderr bytes.Buffer
 	startWriting(t, cmd, &stderr, out, 1)
