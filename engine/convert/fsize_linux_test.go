@@ -73,7 +73,7 @@ func TestWriteFileAtomicReserves(t *testing.T) {
 	err = unix.Fallocate(int(probe.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 4096)
 	probe.Close()
 	os.Remove(probe.Name())
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+	if err != nil { // reserve passes over any failure but a lack of room
 		t.Skipf("%s: no fallocate here: %v", filepath.Dir(out), err)
 	}
 	wrote := false
@@ -101,5 +101,38 @@ func TestWriteFileAtomicReserves(t *testing.T) {
 	}
 	if tmps := tempsOf(t, out); len(tmps) > 0 {
 		t.Errorf("%v left behind", tmps)
+	}
+}
+
+// TestWriteFileAtomicReserveErrors: only a file system out of room (full,
+// over a quota, past its largest file) refuses the reservation. Any other
+// failure of fallocate (EOPNOTSUPP, and EINVAL or EPERM, which some file
+// systems and seccomp filters give) reserves nothing and the file is
+// written, as it was before WriteFileAtomic reserved.
+func TestWriteFileAtomicReserveErrors(t *testing.T) {
+	real := fallocate
+	t.Cleanup(func() { fallocate = real })
+	for _, c := range []struct {
+		errno  unix.Errno
+		refuse bool
+	}{
+		{unix.ENOSPC, true}, {unix.EDQUOT, true}, {unix.EFBIG, true},
+		{unix.EOPNOTSUPP, false}, {unix.ENOSYS, false}, {unix.EINVAL, false}, {unix.EPERM, false}, {unix.EACCES, false},
+	} {
+		fallocate = func(int, uint32, int64, int64) error { return c.errno }
+		out := filepath.Join(t.TempDir(), "x.gguf")
+		err := WriteFileAtomic(t.Context(), out, func(w io.Writer) error {
+			if err := w.(gguf.Reserver).Reserve(4); err != nil {
+				return err
+			}
+			_, err := w.Write([]byte("GGUF"))
+			return err
+		})
+		switch _, serr := os.Stat(out); {
+		case c.refuse && (!errors.Is(err, c.errno) || !strings.Contains(err.Error(), "nothing was written")):
+			t.Errorf("fallocate failing with %v: error %v, want the reservation refused", c.errno, err)
+		case !c.refuse && (err != nil || serr != nil):
+			t.Errorf("fallocate failing with %v: error %v (stat: %v), want the file written without a reservation", c.errno, err, serr)
+		}
 	}
 }

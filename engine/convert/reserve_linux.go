@@ -9,17 +9,23 @@ import (
 
 // reserve allocates size bytes of disk for f without changing its length
 // (FALLOC_FL_KEEP_SIZE: if the file ends up shorter, nothing of the
-// reservation shows in it). A file system that cannot (EOPNOTSUPP: some
-// network and FUSE ones) reserves nothing and the write goes ahead.
+// reservation shows in it). Only a file system out of room refuses: full
+// (ENOSPC), over a quota (EDQUOT) or past its largest file (EFBIG). One
+// that cannot reserve (EOPNOTSUPP: some network and FUSE ones) or fails
+// otherwise (EINVAL, or EPERM from a seccomp filter) reserves nothing, and
+// the write goes ahead as it would without the reservation.
 func reserve(f *os.File, size int64) error {
 	for {
-		err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, size)
+		err := fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, size)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
-		case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
-			return nil
+		case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT), errors.Is(err, unix.EFBIG):
+			return err
 		}
-		return err
+		return nil
 	}
 }
+
+// fallocate is unix.Fallocate; a test stands in for a file system's answers.
+var fallocate = unix.Fallocate
