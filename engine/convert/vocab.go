@@ -121,25 +121,29 @@ func readTokenizerJSON(path string) (*hfTokenizer, error) {
 // neither names padded as "[PAD<i>]".
 func (t *hfTokenizer) tokenTable(nVocab int) ([]string, []int32, error) {
 	// The faults found are the smallest id's, so that the error is the same
-	// from run to run (maps iterate in random order).
+	// from run to run (maps iterate in random order); of one id's strings,
+	// the two smallest (as strings: %q's quoting can order them otherwise).
 	reverse := make(map[int]string, len(t.Model.Vocab)+len(t.AddedTokens))
-	var dup error
-	dupID := 0
+	type dupe struct {
+		id   int
+		a, b string
+	}
+	var dup *dupe
 	for s, id := range t.Model.Vocab {
 		if prev, ok := reverse[id]; ok {
 			// One id, two strings: whichever were kept, merges of the other
 			// would name a token the vocabulary lacks.
-			a, b := min(prev, s), max(prev, s)
-			if e := fmt.Errorf("model.vocab gives id %d to both %q and %q", id, a, b); dup == nil || id < dupID || (id == dupID && e.Error() < dup.Error()) {
-				dup, dupID = e, id
+			d := dupe{id, min(prev, s), max(prev, s)}
+			if dup == nil || d.id < dup.id || d.id == dup.id && (d.a < dup.a || d.a == dup.a && d.b < dup.b) {
+				dup = &d
 			}
-			reverse[id] = min(prev, s)
+			reverse[id] = d.a
 			continue
 		}
 		reverse[id] = s
 	}
 	if dup != nil {
-		return nil, nil, dup
+		return nil, nil, fmt.Errorf("model.vocab gives id %d to both %q and %q", dup.id, dup.a, dup.b)
 	}
 	added := map[string]bool{} // content -> special
 	for _, a := range t.AddedTokens {

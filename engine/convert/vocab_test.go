@@ -346,8 +346,12 @@ func TestTokenTableErrorIsStable(t *testing.T) {
 			[]hfAddedToken{{ID: 40, Content: "<x>"}}, "token id -1 is outside the model's vocab_size 8"},
 		{"one id twice", map[string]int{"a": 0, "b": 1, "c": 1, "d": 2, "e": 2, "f": 1, "g": 3},
 			nil, `model.vocab gives id 1 to both "b" and "c"`},
+		// %q writes `"` as `\"`, which sorts after `#`: the pair is the
+		// smallest strings', not the smallest message.
+		{"one id thrice, quoted", map[string]int{`"`: 1, "#": 1, "$": 1},
+			nil, `model.vocab gives id 1 to both "\"" and "#"`},
 	} {
-		for range 40 {
+		for range 100 {
 			var tok hfTokenizer
 			tok.Model.Vocab = c.vocab
 			tok.AddedTokens = c.added
