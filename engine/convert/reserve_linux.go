@@ -14,7 +14,11 @@ import (
 // that cannot reserve (EOPNOTSUPP: some network and FUSE ones) or fails
 // otherwise (EINVAL, or EPERM from a seccomp filter) reserves nothing, and
 // the write goes ahead as it would without the reservation.
-func reserve(f *os.File, size int64) error {
+func reserve(f *os.File, size int64) error { return reserveWith(unix.Fallocate, f, size) }
+
+// reserveWith is reserve by the fallocate given: a test stands in a file
+// system's answers.
+func reserveWith(fallocate func(fd int, mode uint32, off, size int64) error, f *os.File, size int64) error {
 	for {
 		err := fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, size)
 		switch {
@@ -26,6 +30,3 @@ func reserve(f *os.File, size int64) error {
 		return nil
 	}
 }
-
-// fallocate is unix.Fallocate; a test stands in for a file system's answers.
-var fallocate = unix.Fallocate
