@@ -186,8 +186,9 @@ func sameFiles(arm map[string]string) error {
 		}
 		return out, nil
 	}
+	types := []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"}
 	for _, name := range []string{"host", "arm64"} {
-		for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"} {
+		for _, typ := range types {
 			if _, err := run(name, "memra", "synth", "--arch", "qwen35", "--preset", "tiny", "--type", typ, "-o", filepath.Join(dir, name, typ+".gguf")); err != nil {
 				return err
 			}
@@ -204,7 +205,7 @@ func sameFiles(arm map[string]string) error {
 	if got != want {
 		return fmt.Errorf("the quantisers differ on linux/arm64:\nhost:\n%s\narm64:\n%s", want, got)
 	}
-	for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"} {
+	for _, typ := range types {
 		a, err := os.ReadFile(filepath.Join(dir, "host", typ+".gguf"))
 		if err != nil {
 			return err
@@ -217,7 +218,7 @@ func sameFiles(arm map[string]string) error {
 			return fmt.Errorf("memra synth --preset tiny --type %s writes another file on linux/arm64", typ)
 		}
 	}
-	fmt.Printf("linux/arm64 quantises as this machine does (%d lines of hashes) and synth writes the same tiny files at 7 types\n", strings.Count(want, "\n")+1)
+	fmt.Printf("linux/arm64 quantises as this machine does (%d lines of hashes) and synth writes the same tiny files at %d types\n", strings.Count(want, "\n")+1, len(types))
 	return nil
 }
 
