@@ -3,15 +3,19 @@ package convert
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memra-ai/memra/gguf"
 )
@@ -318,4 +322,90 @@ func TestStickyRefuses(t *testing.T) {
 			t.Errorf("stickyRefuses(%v, dir %d, file %d, euid %d) = %v, want %v", c.mode, c.dirUID, c.fileUID, c.euid, got, c.want)
 		}
 	}
+}
+
+// TestSynthTensorChunks pins the bytes of a tensor of several chunks (the
+// last one short) at any worker count; the tiny preset's tensors are one
+// chunk each, so TestSynthDeterministic does not see chunks' order. The
+// sums are those of the batch-at-a-time synthTensor before the pipeline.
+func TestSynthTensorChunks(t *testing.T) {
+	e := &Entry{Name: "blk.0.ffn_up.weight", Shape: []uint64{1024, 4999}, Role: "matrix"}
+	for typ, want := range map[gguf.Type]string{
+		gguf.TypeF32:  "97b8e84a953df40160d18303b711a1e230b2984d6e76449024ac66b5e53d5fd6",
+		gguf.TypeBF16: "5c1f0616cb2b52f84f6ce3231bce8f7f7b19272333415adb4dded60b5602924a",
+		gguf.TypeQ4_K: "88a759c7946abe2e6a8819de81351f11f526df7eb2cef9023ce7ce89d4326a26",
+	} {
+		for _, workers := range []int{1, 2, 3, 8} {
+			h := sha256.New()
+			var progressed int64
+			if err := synthTensor(h, e, typ, 5, workers, func(n int64) { progressed += n }); err != nil {
+				t.Fatal(err)
+			}
+			nb, _ := gguf.RowBytes(typ, 1024*4999)
+			if got := hex.EncodeToString(h.Sum(nil)); got != want || progressed != nb {
+				t.Errorf("%v, %d workers: sha256 %s, progress %d; want %s, %d", typ, workers, got, progressed, want, nb)
+			}
+		}
+	}
+}
+
+// failAfter is a writer that fails once more than n bytes were written to
+// it, and counts the writes after that.
+type failAfter struct {
+	n, written int64
+	err        error
+	late       int
+}
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if w.written >= w.n {
+		w.late++
+		return 0, w.err
+	}
+	w.written += int64(len(p))
+	return len(p), nil
+}
+
+// waitGoroutines fails the test unless the goroutine count falls back to
+// want within a second (a goroutine that has called wg.Done may still be on
+// its way out).
+func waitGoroutines(t *testing.T, want int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Second); runtime.NumGoroutine() > want; {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines left running, %d before:\n%s", runtime.NumGoroutine(), want, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSynthWriteErrorStops: a write that fails mid-tensor (a full disk, or
+// the cancelled context of SynthFile's writer) ends Synth with that error,
+// no write is tried after it, and no goroutine generating chunks is left
+// running.
+func TestSynthWriteErrorStops(t *testing.T) {
+	before := runtime.NumGoroutine()
+	errFull := errors.New("disk full")
+	// 8 MiB is within token_embd, 243 chunks of 0.8b's first tensor.
+	w := &failAfter{n: 8 << 20, err: errFull}
+	err := Synth(w, SynthOptions{Preset: "0.8b", Type: FileBF16, Seed: 1, Workers: 4})
+	if !errors.Is(err, errFull) || w.late != 1 {
+		t.Fatalf("Synth onto a failing writer: %v after %d failed writes; want %v after one", err, w.late, errFull)
+	}
+	waitGoroutines(t, before)
+
+	path := filepath.Join(t.TempDir(), "x.gguf")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	err = SynthFile(ctx, path, SynthOptions{Preset: "0.8b", Type: FileBF16, Seed: 1, Workers: 4,
+		Progress: func(done, total int64) {
+			if done >= 8<<20 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled SynthFile: %v; want context.Canceled", err)
+	}
+	waitGoroutines(t, before)
 }
