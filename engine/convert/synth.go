@@ -115,11 +115,15 @@ func Synth(w io.Writer, opt SynthOptions) error {
 		}
 		total += nb
 	}
+	sources := make([]synthSource, len(plan))
 	for i := range plan {
-		e := &plan[i]
-		typ := TensorType(e, opt.Type)
-		gw.AddTensor(e.Name, typ, e.Shape, func(out io.Writer) error {
-			return synthTensor(out, e, typ, opt.Seed, workers, func(n int64) {
+		sources[i] = newSynthSource(&plan[i], TensorType(&plan[i], opt.Type), opt.Seed)
+	}
+	s := startSynth(sources, workers)
+	defer s.close()
+	for i := range plan {
+		gw.AddTensor(plan[i].Name, sources[i].typ, plan[i].Shape, func(out io.Writer) error {
+			return s.write(out, i, func(n int64) {
 				done += n
 				if opt.Progress != nil {
 					opt.Progress(done, total)
@@ -130,68 +134,152 @@ func Synth(w io.Writer, opt SynthOptions) error {
 	return gw.Write()
 }
 
-// synthTensor generates one tensor in chunks of whole rows, workers chunks
-// at a time, and writes them in order.
-func synthTensor(out io.Writer, e *Entry, typ gguf.Type, seed uint64, workers int, progress func(int64)) error {
+// synthStream generates tensors' data in chunks of whole rows on workers
+// goroutines, all the tensors' chunks as one stream, and hands the chunks
+// to the writer in order: the workers go on with the next chunks, of this
+// tensor or the next ones, while the calling goroutine writes.
+//
+// Worker k generates chunks k, k+workers, k+2·workers, … of the stream into
+// its own channel, which holds one finished chunk; the writer takes chunk j
+// from channel j%workers. A chunk's values depend only on the seed, its
+// tensor's name and its index in the tensor, so the bytes do not depend on
+// workers. Memory is bounded: each worker has one float32 buffer of a chunk
+// (synthChunk values, 4 MiB, for the presets' rows), and at most
+// 2·workers+1 encoded chunks exist (per worker one being encoded and one
+// waiting, and one being written), each at most 4 MiB (f32; q4_k's are
+// 0.56 MiB): under 4·(3·workers+1) MiB, 28 MiB on 2 cores, 196 MiB on 16.
+type synthStream struct {
+	tensors []synthSource
+	first   []int      // the stream index of each tensor's first chunk
+	jobs    []synthJob // every tensor's chunks, in order
+	ready   []chan synthResult
+	next    int // the stream index of the next chunk to write
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+type synthJob struct{ tensor, chunk int }
+
+type synthResult struct {
+	b   []byte
+	err error
+}
+
+// startSynth starts the workers generating the tensors' chunks; close
+// stops them.
+func startSynth(tensors []synthSource, workers int) *synthStream {
+	s := &synthStream{tensors: tensors, stop: make(chan struct{})}
+	for i := range tensors {
+		s.first = append(s.first, len(s.jobs))
+		for c := range tensors[i].chunks() {
+			s.jobs = append(s.jobs, synthJob{i, c})
+		}
+	}
+	s.ready = make([]chan synthResult, min(max(1, workers), max(1, len(s.jobs))))
+	for k := range s.ready {
+		s.ready[k] = make(chan synthResult, 1)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			var x []float32
+			for j := k; j < len(s.jobs); j += len(s.ready) {
+				var r synthResult
+				r.b, r.err = s.tensors[s.jobs[j].tensor].generate(s.jobs[j].chunk, &x)
+				select {
+				case s.ready[k] <- r:
+				case <-s.stop:
+					return
+				}
+			}
+		}()
+	}
+	return s
+}
+
+// write writes tensor i's chunks to out; the tensors are written in order.
+func (s *synthStream) write(out io.Writer, i int, progress func(int64)) error {
+	t := &s.tensors[i]
+	if s.next != s.first[i] {
+		return fmt.Errorf("synth: %s written out of order", t.e.Name)
+	}
+	for range t.chunks() {
+		r := <-s.ready[s.next%len(s.ready)]
+		s.next++
+		if r.err != nil {
+			return fmt.Errorf("%s: %w", t.e.Name, r.err)
+		}
+		if _, err := out.Write(r.b); err != nil {
+			return err
+		}
+		progress(int64(len(r.b)))
+	}
+	return nil
+}
+
+// close stops the workers and waits for them; each finishes at most the
+// chunk it is on.
+func (s *synthStream) close() {
+	close(s.stop)
+	s.wg.Wait()
+}
+
+// synthSource is one tensor's generator: chunks of perChunk rows, each
+// chunk's values from its own random stream.
+type synthSource struct {
+	e                    *Entry
+	typ                  gguf.Type
+	rows, cols, perChunk int
+	base                 uint64
+	lo, hi               float32
+}
+
+func newSynthSource(e *Entry, typ gguf.Type, seed uint64) synthSource {
 	rows, cols := view2D(e)
 	if len(e.Shape) == 1 {
 		rows, cols = 1, int(e.Shape[0])
 	}
-	workers = max(1, workers)
-	perChunk := max(1, synthChunk/cols)
-	nChunks := (rows + perChunk - 1) / perChunk
 	h := fnv.New64a()
 	h.Write([]byte(e.Name))
-	base := h.Sum64() ^ seed
 	lo, hi := valueRange(e)
-	type result struct {
-		b   []byte
-		err error
+	return synthSource{e: e, typ: typ, rows: rows, cols: cols, perChunk: max(1, synthChunk/cols),
+		base: h.Sum64() ^ seed, lo: lo, hi: hi}
+}
+
+func (t *synthSource) chunks() int { return (t.rows + t.perChunk - 1) / t.perChunk }
+
+// generate returns chunk ci's encoding; *x holds the values (grown as
+// needed, for the next call to reuse).
+func (t *synthSource) generate(ci int, x *[]float32) ([]byte, error) {
+	n := min(t.perChunk, t.rows-ci*t.perChunk) * t.cols
+	if cap(*x) < n {
+		*x = make([]float32, n)
 	}
-	for c0 := 0; c0 < nChunks; c0 += workers {
-		n := min(workers, nChunks-c0)
-		res := make([]result, n)
-		var wg sync.WaitGroup
-		for k := 0; k < n; k++ {
-			wg.Add(1)
-			go func(k int) {
-				defer wg.Done()
-				ci := c0 + k
-				r := min(perChunk, rows-ci*perChunk)
-				x := make([]float32, r*cols)
-				rng := rand.New(rand.NewPCG(base, uint64(ci)))
-				for i := 0; i < len(x); i += 2 {
-					v := rng.Uint64()
-					// The conversions round the products, so that no
-					// compiler fuses them into the addition (Go allows it:
-					// arm64, amd64 at GOAMD64=v3) and the weights are the
-					// same bits on every machine.
-					x[i] = lo + float32((hi-lo)*float32(v>>40)*(1.0/(1<<24)))
-					if i+1 < len(x) {
-						x[i+1] = lo + float32((hi-lo)*float32(v&(1<<24-1))*(1.0/(1<<24)))
-					}
-				}
-				nb, err := gguf.RowBytes(typ, int64(len(x)))
-				if err != nil {
-					res[k].err = err
-					return
-				}
-				b := make([]byte, nb)
-				res[k] = result{b, gguf.Quantize(typ, x, b)}
-			}(k)
-		}
-		wg.Wait()
-		for _, r := range res {
-			if r.err != nil {
-				return fmt.Errorf("%s: %w", e.Name, r.err)
-			}
-			if _, err := out.Write(r.b); err != nil {
-				return err
-			}
-			progress(int64(len(r.b)))
+	v := (*x)[:n]
+	lo, hi := t.lo, t.hi
+	rng := rand.New(rand.NewPCG(t.base, uint64(ci)))
+	for i := 0; i < len(v); i += 2 {
+		u := rng.Uint64()
+		// The conversions round the products, so that no compiler fuses
+		// them into the addition (Go allows it: arm64, amd64 at
+		// GOAMD64=v3) and the weights are the same bits on every machine.
+		v[i] = lo + float32((hi-lo)*float32(u>>40)*(1.0/(1<<24)))
+		if i+1 < len(v) {
+			v[i+1] = lo + float32((hi-lo)*float32(u&(1<<24-1))*(1.0/(1<<24)))
 		}
 	}
-	return nil
+	nb, err := gguf.RowBytes(t.typ, int64(n))
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, nb)
+	return b, gguf.Quantize(t.typ, v, b)
+}
+
+// synthTensor writes one tensor's data (the benchmark's and tests' entry).
+func synthTensor(out io.Writer, e *Entry, typ gguf.Type, seed uint64, workers int, progress func(int64)) error {
+	s := startSynth([]synthSource{newSynthSource(e, typ, seed)}, workers)
+	defer s.close()
+	return s.write(out, 0, progress)
 }
 
 // valueRange returns the uniform range for a tensor's role.
