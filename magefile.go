@@ -91,7 +91,7 @@ func Gate() error {
 	return err
 }
 
-// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser, the tokenizer, the kernel-image check, the model loader and the converter's and CLI's input parsers.
+// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers.
 func Test() error {
 	mg.SerialDeps(Check.Vet)
 	args := append([]string{"test", "-count=1"}, pkgs()...)
