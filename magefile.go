@@ -315,8 +315,9 @@ func fuzz(d, minimize string) error {
 // coordinator can report its own deadline as a failure ("context deadline
 // exceeded", no input written; go.dev/issue/75804, fixed in go1.27), which
 // failed a CI run of FuzzOpen in session 31. 200,000 executions took 12-22 s a
-// target on a 2-core development machine (9,500-17,000 a second), and the whole
-// of `mage test` 64-70 s on a fresh clone there.
+// target on a 2-core development machine (9,500-17,000 a second); the whole
+// of `mage test` takes 2-3.5 minutes on a fresh clone there (session 46's CI:
+// 137 s).
 //
 // Each new input is minimised for at most FUZZMINIMIZE (default 2s): with go
 // test's default of 60 s both workers of a 2-core machine spent all but the
