@@ -87,7 +87,7 @@ func WriteFileAtomic(ctx context.Context, path string, write func(io.Writer) err
 		}
 		return tempFileError(err, path, tmp, cw.n)
 	}
-	return os.Rename(tmp, path)
+	return replace(tmp, path)
 }
 
 // tempFileError restates a failed write or close of the temporary file tmp
