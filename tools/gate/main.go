@@ -33,6 +33,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -562,9 +563,22 @@ func defaultModel() (string, error) {
 		// The user did not choose this folder: say where it came from and
 		// the two ways round it.
 		return "", fmt.Errorf("default model (in %s): %w\n"+
-			"set XDG_CACHE_HOME to a writable directory, or give a model file (gate MODEL.gguf; MODEL=x.gguf go tool mage gate)", where, err)
+			"set %s to a writable directory, or give a model file (gate MODEL.gguf; MODEL=x.gguf go tool mage gate)", where, err, cacheEnv(runtime.GOOS))
 	}
 	return path, nil
+}
+
+// cacheEnv names the variable that os.UserCacheDir reads on goos, for the
+// hint when the default model cannot be written there: XDG_CACHE_HOME means
+// nothing on Windows (LocalAppData) or macOS (HOME/Library/Caches).
+func cacheEnv(goos string) string {
+	switch goos {
+	case "windows":
+		return "LocalAppData"
+	case "darwin", "ios":
+		return "HOME (the cache is HOME/Library/Caches)"
+	}
+	return "XDG_CACHE_HOME"
 }
 
 // defaultModelDir returns the cached default model's folder and where it

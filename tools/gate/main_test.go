@@ -136,11 +136,21 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// setCache points os.UserCacheDir at dir on every system (dir/Library/Caches
+// on macOS), or, with dir empty, leaves it none, so that no test touches
+// the user's own cached model: on Windows, where LocalAppData names the
+// cache, setting XDG_CACHE_HOME alone had the tests truncate and rewrite
+// it.
+func setCache(t *testing.T, dir string) {
+	t.Setenv("XDG_CACHE_HOME", dir)
+	t.Setenv("HOME", dir)
+	t.Setenv("LocalAppData", dir)
+}
+
 // TestDefaultModelRewritesDamaged: a cached default model cut short is
 // written again rather than failing every later gate run.
 func TestDefaultModelRewritesDamaged(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
+	setCache(t, t.TempDir())
 	path, err := defaultModel()
 	if err != nil {
 		t.Fatal(err)
@@ -176,8 +186,7 @@ func TestDefaultModelBytes(t *testing.T) {
 		t.Skipf("the hash is amd64's; this is %s", runtime.GOARCH)
 	}
 	const want = "eff2a6709011a891d577f86bbfce6216aa5f8601eb69425baf0fb1713b99d424" // of default-tiny-bf16-v2.gguf
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
+	setCache(t, t.TempDir())
 	path, err := defaultModel()
 	if err != nil {
 		t.Fatal(err)
@@ -199,8 +208,8 @@ func TestDefaultModelBytes(t *testing.T) {
 func TestDefaultModelNoCacheDir(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	t.Setenv("HOME", "")
-	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("TMP", tmp) // Windows's os.TempDir
+	setCache(t, "")
 	if err := os.WriteFile(filepath.Join(tmp, "memra"), []byte("a binary"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -224,13 +233,12 @@ func TestDefaultModelUnwritable(t *testing.T) {
 	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("XDG_CACHE_HOME", notDir)
-	t.Setenv("HOME", t.TempDir()) // macOS's cache folder is under HOME
+	setCache(t, notDir)
 	code, err := run(nil)
 	if code != 2 || err == nil {
 		t.Fatalf("exit %d, %v; want exit 2 and an error", code, err)
 	}
-	for _, want := range []string{"default model (in the user cache directory)", "set XDG_CACHE_HOME to a writable directory", "MODEL=x.gguf"} {
+	for _, want := range []string{"default model (in the user cache directory)", "set " + cacheEnv(runtime.GOOS) + " to a writable directory", "MODEL=x.gguf"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
