@@ -170,7 +170,13 @@ func TestSynthFileChecksOutput(t *testing.T) {
 	dir := t.TempDir()
 	link := filepath.Join(dir, "link.gguf")
 	if err := os.Symlink(filepath.Join(dir, "target.gguf"), link); err != nil {
-		t.Fatal(err)
+		if runtime.GOOS != "windows" { // where links need a privilege or developer mode
+			t.Fatal(err)
+		}
+		t.Log(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		link = "" // no link made (wine 8.0's CreateSymbolicLinkW reports one all the same)
 	}
 	file := filepath.Join(dir, "file.gguf")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
@@ -183,6 +189,10 @@ func TestSynthFileChecksOutput(t *testing.T) {
 		{link, "is a symbolic link"},
 		{"/dev/null", "is a device"},
 	} {
+		if c.path == "" {
+			t.Log("no symbolic link here: that case is not tried")
+			continue
+		}
 		err := SynthFile(t.Context(), c.path, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error saying it %s", c.path, err, c.want)

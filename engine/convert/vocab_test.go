@@ -2,8 +2,10 @@ package convert
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -267,13 +269,26 @@ func TestReadVocab(t *testing.T) {
 	dup := withVocab(map[string]any{"vocab": map[string]int{"a": 0, "b": 1, "ab": 2, "x": 1}})
 	dupPast := withAdded(1 << 30)
 	dupPast["model"] = dup["model"]
+	// The system's words for a missing file and for reading a directory
+	// ("no such file or directory", "is a directory" on Unix).
+	errText := func(err error) string {
+		var pe *fs.PathError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%v is not a *fs.PathError", err)
+		}
+		return pe.Err.Error()
+	}
+	_, err := os.Stat(filepath.Join(t.TempDir(), "missing"))
+	notExist := errText(err)
+	_, err = os.ReadFile(t.TempDir())
+	isDir := errText(err)
 	for _, c := range []struct {
 		name  string
 		files map[string]any
 		dirs  []string // names made directories, which read as an error
 		want  string   // "" for no error
 	}{
-		{"no tokenizer.json", map[string]any{}, nil, "tokenizer.json: no such file or directory"},
+		{"no tokenizer.json", map[string]any{}, nil, "tokenizer.json: " + notExist},
 		{"tokenizer.json not JSON", map[string]any{"tokenizer.json": `{"model":`}, nil, "tokenizer.json: "},
 		{"not BPE", map[string]any{"tokenizer.json": withVocab(map[string]any{"type": "WordPiece"})}, nil, `tokenizer.json: tokenizer model "WordPiece" is not BPE`},
 		{"not BPE, before the post-processor", map[string]any{"tokenizer.json": func() map[string]any {
@@ -284,7 +299,7 @@ func TestReadVocab(t *testing.T) {
 		{"one id, two strings", map[string]any{"tokenizer.json": dup}, nil, `tokenizer.json: model.vocab gives id 1 to both "b" and "x"`},
 		{"one id, two strings, before the range", map[string]any{"tokenizer.json": dupPast}, nil, "gives id 1 to both"},
 		{"tokenizer_config.json not JSON", map[string]any{"tokenizer.json": tokenizerJSON(), "tokenizer_config.json": `{`, "config.json": `{`}, nil, "tokenizer_config.json: "},
-		{"tokenizer_config.json unreadable", map[string]any{"tokenizer.json": tokenizerJSON()}, []string{"tokenizer_config.json"}, "tokenizer_config.json: is a directory"},
+		{"tokenizer_config.json unreadable", map[string]any{"tokenizer.json": tokenizerJSON()}, []string{"tokenizer_config.json"}, "tokenizer_config.json: " + isDir},
 		{"config.json not JSON", map[string]any{"tokenizer.json": tokenizerJSON(), "config.json": `[`}, nil, "config.json: "},
 		{"config.json id past the vocabulary", map[string]any{"tokenizer.json": tokenizerJSON(), "config.json": map[string]any{"eos_token_id": 10}}, nil,
 			"config.json: eos token id 10 is outside the vocabulary of 10"},

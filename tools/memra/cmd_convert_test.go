@@ -47,16 +47,17 @@ func TestConvertCommandNotADir(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "x.gguf")
+	_, missing := os.Stat(filepath.Join(dir, "nope")) // the system's words: "stat DIR/nope: no such file or directory" on Unix
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{file, "-o", out}, file + " is a file: HF_DIR is the checkpoint's directory"},
-		{[]string{filepath.Join(dir, "nope"), "-o", out}, "checkpoint directory: stat " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{[]string{filepath.Join(dir, "nope"), "-o", out}, "checkpoint directory: " + missing.Error()},
 		{[]string{dir, "extra", "-o", out}, `unexpected argument "extra"`},
 	} {
 		err := runConvert(c.args, &bytes.Buffer{}, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "/config.json") {
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), string(filepath.Separator)+"config.json") {
 			t.Errorf("%q: err %v, want one containing %q", c.args, err, c.want)
 		}
 	}

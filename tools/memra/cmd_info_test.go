@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -256,7 +257,12 @@ func TestParseInterspersed(t *testing.T) {
 // escape sequence, a tab, a newline) is printed quoted, so that a file can
 // neither drive the terminal nor break the table.
 func TestInfoQuotesNames(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "names\x1b[2J.gguf") // the file's own name too
+	// The file's own name too, where the system allows control characters.
+	name, quoted := "names\x1b[2J.gguf", `names\x1b[2J.gguf"`
+	if runtime.GOOS == "windows" {
+		name, quoted = "names.gguf", "names.gguf"
+	}
+	path := filepath.Join(t.TempDir(), name)
 	out, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +283,7 @@ func TestInfoQuotesNames(t *testing.T) {
 	if strings.ContainsAny(text, "\x1b\x07\r") || strings.Contains(text, "\xff") {
 		t.Errorf("raw control characters in the output:\n%q", text)
 	}
-	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"bad\xffkey"`, `"title\x1b]2;pwned\a\r\n\tx"`, "  plain.key ", `names\x1b[2J.gguf"`} {
+	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"bad\xffkey"`, `"title\x1b]2;pwned\a\r\n\tx"`, "  plain.key ", quoted} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %s:\n%s", want, text)
 		}
