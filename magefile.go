@@ -107,7 +107,7 @@ type Check mg.Namespace
 // ports are the platforms besides this one that the code must build and vet
 // for: linux/arm64 for Grace Hopper hosts (GH200) and windows/amd64, both of
 // which ship NVIDIA drivers with the CUDA driver API that engine/cuda opens.
-// Neither has run the GPU path; check:arm64 runs the tests for the first.
+// Neither has run the GPU path; check:arm64 and check:windows run the tests.
 var ports = []struct{ goos, goarch string }{{"linux", "arm64"}, {"windows", "amd64"}}
 
 // Vet runs go vet on every module with CGO_ENABLED=0 (the CUDA path must build without cgo), for this platform and for linux/arm64 and windows/amd64.
@@ -158,38 +158,129 @@ func (Check) Arm64() error {
 	if err := sh.RunWithV(arm, "go", args...); err != nil {
 		return err
 	}
-	return sameFiles(arm)
+	return sameFiles("linux/arm64", arm, nil)
+}
+
+// Windows runs every module's short tests built for windows/amd64 under wine (no GPU: engine/cuda reports no driver there), and compares synth's files with this machine's.
+//
+// Needs wine64 (Debian: apt-get install wine64; its wine64 is
+// /usr/lib/wine/wine64) of 8.13 or later: Go's runtime needs
+// bcryptprimitives.dll's ProcessPrng, which older wine lacks ("fatal
+// error: bcryptprimitives.dll not found"). On Debian bookworm's wine 8.0,
+// apt-get install binutils-mingw-w64-x86-64 as well, and this target
+// gives its prefix a bcryptprimitives.dll that forwards ProcessPrng to
+// advapi32's RtlGenRandom. Wine runs in a prefix of its own in a
+// temporary folder. The tests build with an overlay that has os.RemoveAll
+// use the delete call older Windows needs: wine 8.0 refuses Go's newer one
+// (Invalid function), which failed every test's TempDir cleanup. Not part
+// of test: CI's machine need not have wine. About 80 s on a 2-core
+// machine with a warm build cache.
+func (Check) Windows() error {
+	wine, err := exec.LookPath("wine64")
+	if err != nil {
+		if wine, err = exec.LookPath("/usr/lib/wine/wine64"); err != nil {
+			return errors.New("check:windows needs wine64 8.13 or later (Debian: apt-get install wine64, and on bookworm's 8.0 binutils-mingw-w64-x86-64 too)")
+		}
+	}
+	dir, err := os.MkdirTemp("", "memra-wine-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	win := map[string]string{"CGO_ENABLED": "0", "GOOS": "windows", "GOARCH": "amd64", "WINEDEBUG": "-all", "WINEPREFIX": filepath.Join(dir, "prefix")}
+	if err := sh.RunWith(win, wine, "wineboot", "-i"); err != nil {
+		return fmt.Errorf("wineboot: %w", err)
+	}
+	// Ended before the prefix is removed, or its last save makes it again.
+	defer sh.RunWith(win, filepath.Join(filepath.Dir(wine), "wineserver"), "-k")
+	if err := wineShims(win, dir); err != nil {
+		return err
+	}
+	args := append([]string{"test", "-short", "-count=1", "-overlay", filepath.Join(dir, "overlay.json"), "-exec", wine}, pkgs()...)
+	if err := sh.RunWithV(win, "go", args...); err != nil {
+		return err
+	}
+	return sameFiles("windows/amd64", win, []string{wine})
+}
+
+// wineShims readies wine's prefix and dir for Go's binaries: a
+// bcryptprimitives.dll where wine has none (before 8.13), and dir's
+// overlay.json, which sets internal/syscall/windows's
+// TestDeleteatFallback, so that os.RemoveAll deletes as on Windows before
+// 10 1607 (wine 8.0 answers Go's FileDispositionInformationEx with
+// ERROR_INVALID_FUNCTION, which Go does not fall back from).
+func wineShims(win map[string]string, dir string) error {
+	sys32 := filepath.Join(win["WINEPREFIX"], "drive_c", "windows", "system32")
+	if _, err := os.Stat(filepath.Join(sys32, "bcryptprimitives.dll")); err != nil {
+		if _, err := exec.LookPath("x86_64-w64-mingw32-ld"); err != nil {
+			return errors.New("this wine has no bcryptprimitives.dll, which Go's runtime needs (wine 8.13 has it): install a newer wine, or binutils-mingw-w64-x86-64 (Debian) so that check:windows can give it one")
+		}
+		def, obj := filepath.Join(dir, "bcryptprimitives.def"), filepath.Join(dir, "empty.o")
+		if err := os.WriteFile(def, []byte("LIBRARY bcryptprimitives.dll\nEXPORTS\nProcessPrng = advapi32.SystemFunction036\n"), 0o644); err != nil {
+			return err
+		}
+		if err := sh.Run("x86_64-w64-mingw32-as", "-o", obj, os.DevNull); err != nil {
+			return err
+		}
+		if err := sh.Run("x86_64-w64-mingw32-ld", "--dll", "-e", "0", "-o", filepath.Join(sys32, "bcryptprimitives.dll"), def, obj); err != nil {
+			return err
+		}
+	}
+	goroot, err := sh.Output("go", "env", "GOROOT")
+	if err != nil {
+		return err
+	}
+	at := filepath.Join(goroot, "src", "internal", "syscall", "windows", "at_windows.go")
+	src, err := os.ReadFile(at)
+	if err != nil {
+		return err
+	}
+	const decl = "var TestDeleteatFallback bool"
+	if !strings.Contains(string(src), decl) {
+		return fmt.Errorf("%s no longer declares %q: check:windows's overlay needs updating", at, decl)
+	}
+	patched := filepath.Join(dir, "at_windows.go")
+	if err := os.WriteFile(patched, []byte(strings.Replace(string(src), decl, "var TestDeleteatFallback = true", 1)), 0o644); err != nil {
+		return err
+	}
+	overlay := fmt.Sprintf(`{"Replace":{%q:%q}}`, at, patched)
+	return os.WriteFile(filepath.Join(dir, "overlay.json"), []byte(overlay), 0o644)
 }
 
 // sameFiles builds the quantisers' hash program and memra for this machine
-// and with the environment arm, runs both, and fails unless the quantisers
-// and synth at every type give the same bytes: Go fuses a*b+c into an FMA
-// on arm64 and not on amd64, which could move a rounding.
-func sameFiles(arm map[string]string) error {
-	dir, err := os.MkdirTemp("", "memra-arm64-")
+// and with the environment port, runs both (port's under the command
+// runner, when it has one), and fails unless the quantisers and synth at
+// every type give the same bytes: Go fuses a*b+c into an FMA on arm64 and
+// not on amd64, which could move a rounding.
+func sameFiles(name string, port map[string]string, runner []string) error {
+	dir, err := os.MkdirTemp("", "memra-port-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	host := map[string]string{"CGO_ENABLED": "0"}
-	for name, env := range map[string]map[string]string{"host": host, "arm64": arm} {
+	for side, env := range map[string]map[string]string{"host": host, "port": port} {
 		for _, pkg := range []string{"./gguf/internal/quanthash", "./tools/memra"} {
-			if err := sh.RunWith(env, "go", "build", "-o", filepath.Join(dir, name, filepath.Base(pkg)), pkg); err != nil {
+			if err := sh.RunWith(env, "go", "build", "-o", filepath.Join(dir, side, filepath.Base(pkg)+".exe"), pkg); err != nil {
 				return err
 			}
 		}
 	}
-	run := func(name string, args ...string) (string, error) {
-		out, err := sh.OutputWith(arm, filepath.Join(dir, name, args[0]), args[1:]...)
+	run := func(side string, args ...string) (string, error) {
+		cmd := append([]string{filepath.Join(dir, side, args[0]+".exe")}, args[1:]...)
+		if side == "port" {
+			cmd = append(append([]string(nil), runner...), cmd...)
+		}
+		out, err := sh.OutputWith(port, cmd[0], cmd[1:]...)
 		if err != nil {
-			return "", fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+			return "", fmt.Errorf("%s %s: %w", side, strings.Join(args, " "), err)
 		}
 		return out, nil
 	}
 	types := []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"}
-	for _, name := range []string{"host", "arm64"} {
+	for _, side := range []string{"host", "port"} {
 		for _, typ := range types {
-			if _, err := run(name, "memra", "synth", "--arch", "qwen35", "--preset", "tiny", "--type", typ, "-o", filepath.Join(dir, name, typ+".gguf")); err != nil {
+			if _, err := run(side, "memra", "synth", "--arch", "qwen35", "--preset", "tiny", "--type", typ, "-o", filepath.Join(dir, side, typ+".gguf")); err != nil {
 				return err
 			}
 		}
@@ -198,27 +289,27 @@ func sameFiles(arm map[string]string) error {
 	if err != nil {
 		return err
 	}
-	got, err := run("arm64", "quanthash")
+	got, err := run("port", "quanthash")
 	if err != nil {
 		return err
 	}
 	if got != want {
-		return fmt.Errorf("the quantisers differ on linux/arm64:\nhost:\n%s\narm64:\n%s", want, got)
+		return fmt.Errorf("the quantisers differ on %s:\nhost:\n%s\n%s:\n%s", name, want, name, got)
 	}
 	for _, typ := range types {
 		a, err := os.ReadFile(filepath.Join(dir, "host", typ+".gguf"))
 		if err != nil {
 			return err
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "arm64", typ+".gguf"))
+		b, err := os.ReadFile(filepath.Join(dir, "port", typ+".gguf"))
 		if err != nil {
 			return err
 		}
 		if sha256.Sum256(a) != sha256.Sum256(b) {
-			return fmt.Errorf("memra synth --preset tiny --type %s writes another file on linux/arm64", typ)
+			return fmt.Errorf("memra synth --preset tiny --type %s writes another file on %s", typ, name)
 		}
 	}
-	fmt.Printf("linux/arm64 quantises as this machine does (%d lines of hashes) and synth writes the same tiny files at %d types\n", strings.Count(want, "\n")+1, len(types))
+	fmt.Printf("%s quantises as this machine does (%d lines of hashes) and synth writes the same tiny files at %d types\n", name, strings.Count(want, "\n")+1, len(types))
 	return nil
 }
 
