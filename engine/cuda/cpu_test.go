@@ -20,7 +20,7 @@ func TestNewWithoutGPU(t *testing.T) {
 		e.Close()
 		t.Skip("a GPU is present")
 	case errors.Is(err, ErrNoDriver):
-		if got, want := err.Error(), "no CUDA driver: libcuda.so.1 not found"; got != want {
+		if got, want := err.Error(), noDriverWant(); got != want {
 			t.Fatalf("New(0) error = %q, want %q", got, want)
 		}
 	case errors.Is(err, ErrNoDevice):
@@ -34,6 +34,14 @@ func TestNewWithoutGPU(t *testing.T) {
 		t.Errorf("NoGPU(%v) = false", err)
 	}
 	t.Log(err)
+}
+
+// noDriverWant is New's whole error text without a driver on this platform.
+func noDriverWant() string {
+	if runtime.GOOS == "windows" {
+		return "no CUDA driver: the CUDA backend runs on Linux (libcuda.so.1); Windows's nvcuda.dll is not supported"
+	}
+	return "no CUDA driver: libcuda.so.1 not found"
 }
 
 // TestResolveInstalledDriver resolves every entry point of the table from the
@@ -67,7 +75,7 @@ func TestOpenDriverMissingLibrary(t *testing.T) {
 	if err == nil {
 		t.Fatal("openDriver of a missing library succeeded")
 	}
-	if got, want := err.Error(), "no CUDA driver: libcuda.so.1 not found"; got != want {
+	if got, want := err.Error(), noDriverWant(); got != want {
 		t.Fatalf("error = %q, want %q", got, want)
 	}
 	if !errors.Is(err, ErrNoDriver) {

@@ -4,6 +4,9 @@ package cuda
 
 import "github.com/ebitengine/purego"
 
+// noDriverText is ErrNoDriver's text here.
+const noDriverText = "no CUDA driver: libcuda.so.1 not found"
+
 // dlopen, dlsym and dlclose are purego's, which has them everywhere but on
 // Windows.
 func dlopen(lib string) (uintptr, error) {

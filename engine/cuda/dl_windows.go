@@ -8,6 +8,9 @@ import "errors"
 // check:windows runs the short tests and synth under wine).
 var errWindows = errors.New("the CUDA backend loads Linux's libcuda.so.1; Windows's nvcuda.dll is not supported")
 
+// noDriverText is ErrNoDriver's text on Windows, whatever driver is installed.
+const noDriverText = "no CUDA driver: the CUDA backend runs on Linux (libcuda.so.1); Windows's nvcuda.dll is not supported"
+
 func dlopen(string) (uintptr, error) { return 0, errWindows }
 
 func dlsym(uintptr, string) (uintptr, error) { return 0, errWindows }

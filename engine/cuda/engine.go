@@ -109,7 +109,7 @@ type request struct {
 // context, makes it current on the engine thread and creates the stream.
 //
 // Without the driver the error is ErrNoDriver ("no CUDA driver: libcuda.so.1
-// not found"); without a GPU of that ordinal the error names the ordinal and
+// not found"; on Windows, that nvcuda.dll is not supported); without a GPU of that ordinal the error names the ordinal and
 // the number of devices found.
 func New(ordinal int) (*Engine, error) {
 	if _, err := PDLFromEnv(); err != nil { // a typo fails alike with or without a GPU

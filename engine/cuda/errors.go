@@ -36,8 +36,10 @@ func (e *Error) Error() string { return e.Func + ": " + e.Name + " (" + e.Desc +
 func (e *Error) Unwrap() error { return e.Code }
 
 // ErrNoDriver is returned by New when libcuda.so.1 cannot be loaded (a machine
-// without the NVIDIA driver). Its text is exactly the one below.
-var ErrNoDriver = errors.New("no CUDA driver: libcuda.so.1 not found")
+// without the NVIDIA driver). Its text is exactly noDriverText, the
+// platform's: on Windows the backend loads nothing, and saying that
+// libcuda.so.1 was not found would send a user with nvcuda.dll looking for it.
+var ErrNoDriver = errors.New(noDriverText)
 
 // noDriverError keeps the dlopen detail without changing the message.
 type noDriverError struct{ detail error }
