@@ -267,11 +267,11 @@ func sameFiles(name string, port map[string]string, runner []string) error {
 		}
 	}
 	run := func(side string, args ...string) (string, error) {
-		cmd := append([]string{filepath.Join(dir, side, args[0]+".exe")}, args[1:]...)
+		cmd, env := append([]string{filepath.Join(dir, side, args[0]+".exe")}, args[1:]...), host
 		if side == "port" {
-			cmd = append(append([]string(nil), runner...), cmd...)
+			cmd, env = append(append([]string(nil), runner...), cmd...), port
 		}
-		out, err := sh.OutputWith(port, cmd[0], cmd[1:]...)
+		out, err := sh.OutputWith(env, cmd[0], cmd[1:]...)
 		if err != nil {
 			return "", fmt.Errorf("%s %s: %w", side, strings.Join(args, " "), err)
 		}
