@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/gguf"
@@ -89,15 +88,6 @@ func TestMergeHeapQuotes(t *testing.T) {
 	alphabet := []string{"\"", "\"", "!", ".", ",", ")", "(", ":", "a", " ", "\n"}
 	st := newEncState()
 	for range 3000 {
-		var b strings.Builder
-		for n := 2 + rng.IntN(60); n > 0; n-- {
-			b.WriteString(alphabet[rng.IntN(len(alphabet))])
-		}
-		w := b.String()
-		small := slices.Clone(tok.mergeSmall(st, w))
-		heap := slices.Clone(tok.mergeHeap(st, w))
-		if !slices.Equal(small, heap) {
-			t.Fatalf("%q: small %v, heap %v", w, small, heap)
-		}
+		mergesAgree(t, tok, st, randomWord(rng, alphabet, 60))
 	}
 }

@@ -242,6 +242,27 @@ func TestMaxTokens(t *testing.T) {
 	}
 }
 
+// randomWord joins 2 to maxParts+1 parts drawn from alphabet.
+func randomWord(rng *rand.Rand, alphabet []string, maxParts int) string {
+	var b strings.Builder
+	for n := 2 + rng.IntN(maxParts); n > 0; n-- {
+		b.WriteString(alphabet[rng.IntN(len(alphabet))])
+	}
+	return b.String()
+}
+
+// mergesAgree fails the test unless the two merge loops give w the same
+// ids, and returns them.
+func mergesAgree(t *testing.T, tok *Tokenizer, st *encState, w string) []int32 {
+	t.Helper()
+	small := slices.Clone(tok.mergeSmall(st, w))
+	heap := slices.Clone(tok.mergeHeap(st, w))
+	if !slices.Equal(small, heap) {
+		t.Fatalf("%q: small %v, heap %v", w, small, heap)
+	}
+	return heap
+}
+
 // TestMergeHeapMatchesSmall checks the two merge loops against each other
 // on random words (words of printable ASCII, CJK and emoji bytes).
 func TestMergeHeapMatchesSmall(t *testing.T) {
@@ -250,16 +271,8 @@ func TestMergeHeapMatchesSmall(t *testing.T) {
 	alphabet := []string{"a", "b", "e", "th", "in", "er", " ", "你", "好", "🎉", "0", "é", "\u0301"}
 	st := newEncState()
 	for range 2000 {
-		var b strings.Builder
-		for n := 2 + rng.IntN(30); n > 0; n-- {
-			b.WriteString(alphabet[rng.IntN(len(alphabet))])
-		}
-		w := b.String()
-		small := slices.Clone(tok.mergeSmall(st, w))
-		heap := slices.Clone(tok.mergeHeap(st, w))
-		if !slices.Equal(small, heap) {
-			t.Fatalf("%q: small %v, heap %v", w, small, heap)
-		}
+		w := randomWord(rng, alphabet, 30)
+		heap := mergesAgree(t, tok, st, w)
 		var dec []byte
 		for _, id := range heap {
 			dec = append(dec, tok.pieces[id]...)
