@@ -110,15 +110,27 @@ type Check mg.Namespace
 // Neither has run the GPU path; check:arm64 and check:windows run the tests.
 var ports = []struct{ goos, goarch string }{{"linux", "arm64"}, {"windows", "amd64"}}
 
-// Vet runs go vet on every module with CGO_ENABLED=0 (the CUDA path must build without cgo), for this platform and for linux/arm64 and windows/amd64.
+// Vet runs go vet on every module with CGO_ENABLED=0 (the CUDA path must build without cgo), for this platform and for linux/arm64 and windows/amd64, and builds each module outside the workspace.
 //
 // The ports vet from a cold build cache in ~50 s each on a 2-core machine:
 // they catch a platform-specific file (assembly, a syscall) that leaves
-// another platform without its counterpart.
+// another platform without its counterpart. The build with GOWORK=off
+// catches a module whose go.mod lacks a sibling it imports, which go.work
+// would otherwise hide from everyone who builds one module on its own.
 func (Check) Vet() error {
 	args := append([]string{"vet"}, pkgs()...)
 	if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...); err != nil {
 		return err
+	}
+	for _, m := range modules {
+		fmt.Printf("go build ./... in %s with GOWORK=off\n", m)
+		cmd := exec.Command("go", "build", "./...")
+		cmd.Dir = m
+		cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s does not build outside the workspace (does its go.mod require and replace the sibling modules it imports?): %w", m, err)
+		}
 	}
 	for _, p := range ports {
 		fmt.Printf("go vet for %s/%s\n", p.goos, p.goarch)

@@ -8,4 +8,12 @@ require (
 	golang.org/x/text v0.31.0
 )
 
-require golang.org/x/sys v0.50.0
+require (
+	github.com/memra-ai/memra/gguf v0.0.0-00010101000000-000000000000
+	github.com/memra-ai/memra/kernels v0.0.0-00010101000000-000000000000
+	golang.org/x/sys v0.50.0
+)
+
+replace github.com/memra-ai/memra/gguf => ../gguf
+
+replace github.com/memra-ai/memra/kernels => ../kernels
