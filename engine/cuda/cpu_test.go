@@ -106,6 +106,28 @@ func TestNoGPU(t *testing.T) {
 	}
 }
 
+// TestL2WindowFromEnv: MEMRA_L2WINDOW is 1, 0 or unset (off); New refuses
+// any other value before it opens the driver.
+func TestL2WindowFromEnv(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+		t.Setenv("MEMRA_L2WINDOW", v)
+		if got, err := L2WindowFromEnv(); err != nil || got != want {
+			t.Errorf("MEMRA_L2WINDOW=%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	t.Setenv("MEMRA_L2WINDOW", "yes")
+	if _, err := L2WindowFromEnv(); err == nil || !strings.Contains(err.Error(), `MEMRA_L2WINDOW="yes"`) {
+		t.Errorf("MEMRA_L2WINDOW=yes: %v", err)
+	}
+	e, err := New(0)
+	if err == nil {
+		e.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), `MEMRA_L2WINDOW="yes"`) || NoGPU(err) {
+		t.Errorf("New with MEMRA_L2WINDOW=yes: %v", err)
+	}
+}
+
 // TestPDLFromEnv: MEMRA_PDL is 0, 1 or unset; New refuses any other value
 // before it opens the driver, so the error is the same with or without a GPU.
 func TestPDLFromEnv(t *testing.T) {
@@ -449,10 +471,13 @@ var _ = unsafe.Pointer(nil)
 // TestLaunchStructLayout pins launchConfig and launchAttribute to the byte
 // layout of cuda.h's CUlaunchConfig (56 bytes: stream at 32, attrs at 40,
 // numAttrs at 48) and CUlaunchAttribute (72 bytes: value union at 8), which
-// cuLaunchKernelEx reads through a pointer.
+// cuLaunchKernelEx reads through a pointer, and accessPolicyWindow to
+// CUaccessPolicyWindow (base_ptr, num_bytes, hitRatio at 16, hitProp at 20,
+// missProp at 24; 32 bytes with padding), which lies in the value union.
 func TestLaunchStructLayout(t *testing.T) {
 	var c launchConfig
 	var a launchAttribute
+	var w accessPolicyWindow
 	for _, f := range []struct {
 		what      string
 		got, want uintptr
@@ -463,6 +488,11 @@ func TestLaunchStructLayout(t *testing.T) {
 		{"offsetof(numAttrs)", unsafe.Offsetof(c.numAttrs), 48},
 		{"sizeof(CUlaunchAttribute)", unsafe.Sizeof(a), 72},
 		{"offsetof(value)", unsafe.Offsetof(a.value), 8},
+		{"sizeof(CUaccessPolicyWindow)", unsafe.Sizeof(w), 32},
+		{"offsetof(num_bytes)", unsafe.Offsetof(w.bytes), 8},
+		{"offsetof(hitRatio)", unsafe.Offsetof(w.hitRatio), 16},
+		{"offsetof(hitProp)", unsafe.Offsetof(w.hitProp), 20},
+		{"offsetof(missProp)", unsafe.Offsetof(w.missProp), 24},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s = %d, want %d", f.what, f.got, f.want)

@@ -173,6 +173,8 @@ type procs struct {
 	cuDevicePrimaryCtxRelease                   uintptr // cuDevicePrimaryCtxRelease_v2, CUDA 11.0 ABI
 	cuCtxSetCurrent                             uintptr // cuCtxSetCurrent, CUDA 4.0 ABI
 	cuCtxSynchronize                            uintptr // cuCtxSynchronize, CUDA 2.0 ABI
+	cuCtxSetLimit                               uintptr // cuCtxSetLimit, CUDA 3.1 ABI
+	cuCtxGetLimit                               uintptr // cuCtxGetLimit, CUDA 3.1 ABI
 	cuModuleLoadData                            uintptr // cuModuleLoadData, CUDA 2.0 ABI
 	cuModuleUnload                              uintptr // cuModuleUnload, CUDA 2.0 ABI
 	cuModuleGetFunction                         uintptr // cuModuleGetFunction, CUDA 2.0 ABI
@@ -240,6 +242,8 @@ func driverABI() []abiEntry {
 		{"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", 11000, false, 1},
 		{"cuCtxSetCurrent", "cuCtxSetCurrent", 4000, false, 1},
 		{"cuCtxSynchronize", "cuCtxSynchronize", 2000, false, 0},
+		{"cuCtxSetLimit", "cuCtxSetLimit", 3010, true, 2},
+		{"cuCtxGetLimit", "cuCtxGetLimit", 3010, true, 2},
 		{"cuModuleLoadData", "cuModuleLoadData", 2000, false, 2},
 		{"cuModuleUnload", "cuModuleUnload", 2000, false, 1},
 		{"cuModuleGetFunction", "cuModuleGetFunction", 2000, false, 3},
@@ -304,6 +308,8 @@ func (d *driver) resolve() error {
 		{"cuDevicePrimaryCtxRelease", 11000, false, &d.p.cuDevicePrimaryCtxRelease},
 		{"cuCtxSetCurrent", 4000, false, &d.p.cuCtxSetCurrent},
 		{"cuCtxSynchronize", 2000, false, &d.p.cuCtxSynchronize},
+		{"cuCtxSetLimit", 3010, true, &d.p.cuCtxSetLimit},
+		{"cuCtxGetLimit", 3010, true, &d.p.cuCtxGetLimit},
 		{"cuModuleLoadData", 2000, false, &d.p.cuModuleLoadData},
 		{"cuModuleUnload", 2000, false, &d.p.cuModuleUnload},
 		{"cuModuleGetFunction", 2000, false, &d.p.cuModuleGetFunction},
@@ -505,6 +511,28 @@ func (d *driver) cuCtxSynchronize() error {
 	}
 	r, _, _ := purego.SyscallN(d.p.cuCtxSynchronize)
 	return d.check("cuCtxSynchronize", r)
+}
+
+// cuCtxSetLimit sets a context limit (the L2 set aside for persisting accesses).
+//
+// C: CUresult cuCtxSetLimit(CUlimit limit, size_t value); CUDA 3.1 ABI.
+func (d *driver) cuCtxSetLimit(limit ctxLimit, value uint64) error {
+	if d.p.cuCtxSetLimit == 0 {
+		return unresolved("cuCtxSetLimit")
+	}
+	r, _, _ := purego.SyscallN(d.p.cuCtxSetLimit, uintptr(limit), uintptr(value))
+	return d.check("cuCtxSetLimit", r)
+}
+
+// cuCtxGetLimit reads a context limit back (the driver rounds the L2 set-aside).
+//
+// C: CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit); CUDA 3.1 ABI.
+func (d *driver) cuCtxGetLimit(pvalue *uint64, limit ctxLimit) error {
+	if d.p.cuCtxGetLimit == 0 {
+		return unresolved("cuCtxGetLimit")
+	}
+	r, _, _ := purego.SyscallN(d.p.cuCtxGetLimit, uintptr(unsafe.Pointer(pvalue)), uintptr(limit))
+	return d.check("cuCtxGetLimit", r)
 }
 
 // cuModuleLoadData loads a fatbin, cubin or NUL-terminated PTX image from memory.

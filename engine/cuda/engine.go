@@ -73,7 +73,12 @@ type Engine struct {
 	// the heap, filled per launch.
 	pdl   bool
 	lcfg  *launchConfig
-	lattr *launchAttribute
+	lattr *[2]launchAttribute
+
+	// L2 persistence (MEMRA_L2WINDOW=1): the bytes the driver set aside
+	// for persisting lines, and the largest window a launch may name.
+	// SetL2Window fills lattr[1]; PDL launches carry it.
+	l2SetAside, l2MaxWindow uint64
 }
 
 type op uint8
@@ -113,6 +118,9 @@ type request struct {
 // the number of devices found.
 func New(ordinal int) (*Engine, error) {
 	if _, err := PDLFromEnv(); err != nil { // a typo fails alike with or without a GPU
+		return nil, err
+	}
+	if _, err := L2WindowFromEnv(); err != nil {
 		return nil, err
 	}
 	d, err := openDriver(driverLibrary)
@@ -405,11 +413,80 @@ func (e *Engine) initContext(ordinal, ver int) error {
 	// programmatic edges into graphs (12.3).
 	if pdl, _ := PDLFromEnv(); pdl && info.Major >= 9 && ver >= 12030 && d.p.cuLaunchKernelEx != 0 {
 		e.pdl = true
-		e.lattr = &launchAttribute{id: launchAttrProgrammaticSerialization}
-		e.lattr.value[0] = 1
-		e.lcfg = &launchConfig{attrs: e.lattr, numAttrs: 1}
+		e.lattr = &[2]launchAttribute{{id: launchAttrProgrammaticSerialization}}
+		e.lattr[0].value[0] = 1
+		e.lcfg = &launchConfig{attrs: &e.lattr[0], numAttrs: 1}
+		if on, _ := L2WindowFromEnv(); on {
+			if err := e.initL2(); err != nil {
+				return fmt.Errorf("cuda: device %d: %w", ordinal, err)
+			}
+		}
 	}
 	return nil
+}
+
+// initL2 sets aside as much of the L2 for persisting lines as the device
+// allows and notes what the driver granted.
+func (e *Engine) initL2() error {
+	maxSet, err := e.attribute(AttrMaxPersistingL2CacheSize)
+	if err != nil {
+		return err
+	}
+	maxWin, err := e.attribute(AttrMaxAccessPolicyWindowSize)
+	if err != nil {
+		return err
+	}
+	if maxSet <= 0 || maxWin <= 0 {
+		return nil
+	}
+	if err := e.d.cuCtxSetLimit(limitPersistingL2, uint64(maxSet)); err != nil {
+		return fmt.Errorf("set aside %d bytes of L2 for persisting accesses: %w", maxSet, err)
+	}
+	if err := e.d.cuCtxGetLimit(&e.l2SetAside, limitPersistingL2); err != nil {
+		return fmt.Errorf("read the L2 set-aside back: %w", err)
+	}
+	e.l2MaxWindow = uint64(maxWin)
+	return nil
+}
+
+// L2WindowFromEnv reads MEMRA_L2WINDOW: 1 keeps the range SetL2Window names
+// in a persisting part of the L2 (where the GPU and driver allow), unset or
+// 0 does not; any other value is an error naming it.
+func L2WindowFromEnv() (bool, error) {
+	switch v := os.Getenv("MEMRA_L2WINDOW"); v {
+	case "1":
+		return true, nil
+	case "", "0":
+		return false, nil
+	default:
+		return false, fmt.Errorf("MEMRA_L2WINDOW=%q: want 1 (keep the decode state in the L2) or 0 or unset (do not)", v)
+	}
+}
+
+// L2SetAside is the L2 bytes set aside for persisting lines (0 when
+// MEMRA_L2WINDOW is off or the device has none).
+func (e *Engine) L2SetAside() uint64 { return e.l2SetAside }
+
+// SetL2Window makes the launches that follow (and the graph nodes captured
+// from them) mark [base, base+bytes) persisting in the L2, so the weights
+// streaming through it between two uses do not evict it; bytes 0 clears
+// the window. A range larger than the set-aside persists in part (the
+// window's hit ratio). It only records the window for later launches, so it
+// may run during a capture; it does nothing without PDL or a set-aside.
+func (e *Engine) SetL2Window(base DevPtr, bytes uint64) {
+	if e.lcfg == nil || e.l2SetAside == 0 {
+		return
+	}
+	if bytes == 0 {
+		e.lcfg.numAttrs = 1
+		return
+	}
+	n := min(bytes, e.l2MaxWindow)
+	w := accessPolicyWindow{base: base, bytes: n, hitRatio: min(1, float32(e.l2SetAside)/float32(n)),
+		hitProp: accessPersisting, missProp: accessStreaming}
+	e.lattr[1].id = launchAttrAccessPolicyWindow
+	*(*accessPolicyWindow)(unsafe.Pointer(&e.lattr[1].value)) = w
+	e.lcfg.numAttrs = 2
 }
 
 // PDLFromEnv reads MEMRA_PDL: unset or 1 allows programmatic dependent

@@ -3,6 +3,7 @@ package cuda
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -564,5 +565,52 @@ func TestGPULoadModuleFile(t *testing.T) {
 		if _, err := e.LoadModuleFile(p); err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("LoadModuleFile(%s) = %v, want an error naming the file", p, err)
 		}
+	}
+}
+
+// TestGPUL2Window: with MEMRA_L2WINDOW=1 the driver sets part of the L2
+// aside (every GPU since sm_80 has one), and a launch carrying a window over
+// its output computes what one without it does: the window changes where
+// lines live, never values.
+func TestGPUL2Window(t *testing.T) {
+	t.Setenv("MEMRA_L2WINDOW", "1")
+	e := gpuEngine(t)
+	if !e.PDL() {
+		t.Skip("the window rides on the PDL launch attributes (sm_90, driver 12.3)")
+	}
+	set := e.L2SetAside()
+	if set == 0 {
+		t.Fatalf("no L2 set aside on %s (sm_%d%d)", e.Info().Name, e.Info().Major, e.Info().Minor)
+	}
+	t.Logf("L2 %d bytes, %d set aside for persisting lines, windows up to %d", e.Info().L2Bytes, set, e.l2MaxWindow)
+	const n = 1 << 20 // 4 MiB, inside the set-aside
+	k := newAxpb(t, e, n, 3)
+	if err := e.Do(func() error {
+		e.SetL2Window(k.y, 4*n)
+		if e.lcfg.numAttrs != 2 {
+			return fmt.Errorf("window set: %d launch attributes, want 2", e.lcfg.numAttrs)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	k.p.SetPtr(0, k.y)
+	k.p.SetPtr(1, k.x)
+	k.p.SetF32(2, 1.25)
+	k.p.SetF32(3, 0.5)
+	k.p.SetU32(4, n)
+	// One launch after a synchronous copy: nothing before it for PDL to overlap.
+	if err := e.LaunchParamsPDL(k.fn, [3]uint32{n / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, k.p); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "y", k.download(t, k.y), wantIterated(k.host, 1.25, 0.5, 1))
+	if err := e.Do(func() error {
+		e.SetL2Window(0, 0)
+		if e.lcfg.numAttrs != 1 {
+			return fmt.Errorf("window cleared: %d launch attributes, want 1", e.lcfg.numAttrs)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -53,6 +53,28 @@ type launchAttribute struct {
 // kernel of the stream, which then must order itself with griddepcontrol.
 const launchAttrProgrammaticSerialization = 6
 
+// launchAttrAccessPolicyWindow is CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+// the value is a CUaccessPolicyWindow (accessPolicyWindow).
+const launchAttrAccessPolicyWindow = 1
+
+// accessPolicyWindow is CUaccessPolicyWindow: a device range, the fraction
+// of it that gets hitProp, and the property of the rest; 32 bytes with its
+// tail padding, inside launchAttribute's 64-byte value.
+type accessPolicyWindow struct {
+	base     DevPtr
+	bytes    uint64
+	hitRatio float32
+	hitProp  uint32
+	missProp uint32
+	_        uint32
+}
+
+// CUaccessProperty values.
+const (
+	accessStreaming  = 1 // CU_ACCESS_PROPERTY_STREAMING: evicted first
+	accessPersisting = 2 // CU_ACCESS_PROPERTY_PERSISTING: kept in the set-aside
+)
+
 // Driver-internal handle types.
 type (
 	cuDevice   int32   // CUdevice
@@ -90,20 +112,29 @@ type DeviceAttribute int32
 
 // The device attributes memra reads.
 const (
-	AttrMaxThreadsPerBlock           DeviceAttribute = 1  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-	AttrMaxSharedMemoryPerBlock      DeviceAttribute = 8  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
-	AttrWarpSize                     DeviceAttribute = 10 // CU_DEVICE_ATTRIBUTE_WARP_SIZE
-	AttrClockRate                    DeviceAttribute = 13 // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (kHz)
-	AttrMultiprocessorCount          DeviceAttribute = 16 // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-	AttrMemoryClockRate              DeviceAttribute = 36 // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (kHz)
-	AttrGlobalMemoryBusWidth         DeviceAttribute = 37 // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH (bits)
-	AttrL2CacheSize                  DeviceAttribute = 38 // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE (bytes)
-	AttrComputeCapabilityMajor       DeviceAttribute = 75 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-	AttrComputeCapabilityMinor       DeviceAttribute = 76 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-	AttrMaxSharedMemoryPerBlockOptin DeviceAttribute = 97 // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-	AttrMaxSharedMemoryPerMultiproc  DeviceAttribute = 81 // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-	AttrMaxThreadsPerMultiprocessor  DeviceAttribute = 39 // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+	AttrMaxThreadsPerBlock           DeviceAttribute = 1   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	AttrMaxSharedMemoryPerBlock      DeviceAttribute = 8   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+	AttrWarpSize                     DeviceAttribute = 10  // CU_DEVICE_ATTRIBUTE_WARP_SIZE
+	AttrClockRate                    DeviceAttribute = 13  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (kHz)
+	AttrMultiprocessorCount          DeviceAttribute = 16  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	AttrMemoryClockRate              DeviceAttribute = 36  // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (kHz)
+	AttrGlobalMemoryBusWidth         DeviceAttribute = 37  // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH (bits)
+	AttrL2CacheSize                  DeviceAttribute = 38  // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE (bytes)
+	AttrComputeCapabilityMajor       DeviceAttribute = 75  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	AttrComputeCapabilityMinor       DeviceAttribute = 76  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	AttrMaxSharedMemoryPerBlockOptin DeviceAttribute = 97  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	AttrMaxSharedMemoryPerMultiproc  DeviceAttribute = 81  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+	AttrMaxThreadsPerMultiprocessor  DeviceAttribute = 39  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+	AttrMaxPersistingL2CacheSize     DeviceAttribute = 108 // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE (bytes)
+	AttrMaxAccessPolicyWindowSize    DeviceAttribute = 109 // CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE (bytes)
 )
+
+// ctxLimit is a CUlimit.
+type ctxLimit int32
+
+// limitPersistingL2 is CU_LIMIT_PERSISTING_L2_CACHE_SIZE: the L2 bytes set
+// aside for lines an access policy window marks persisting.
+const limitPersistingL2 ctxLimit = 0x06
 
 // FuncAttribute is a CUfunction_attribute.
 type FuncAttribute int32

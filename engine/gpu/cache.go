@@ -67,6 +67,11 @@ type Cache struct {
 	s     scratch
 
 	kvBytes, stateBytes, scratchBytes uint64
+	// hot is the state and scratch, which the arena holds after the KV
+	// cache, back to back: what every step reads and writes again, and the
+	// engine's L2 window (cuda.Engine.SetL2Window).
+	hot      cuda.DevPtr
+	hotBytes uint64
 	logitsHost                        []float32     // a view of logitsPinned
 	logitsPinned                      *cuda.HostBuf // pinned [n_vocab] f32: the logits read back each step
 	tokenHost                         *cuda.HostBuf // pinned [2] int32: graph tokens read back, alternating
@@ -190,6 +195,9 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 			return nil, fmt.Errorf("gpu: cache: %w", err)
 		}
 		*b.p = p
+		if b.kind != 0 && cc.hot == 0 {
+			cc.hot = p
+		}
 		switch b.kind {
 		case 0:
 			cc.kvBytes += b.bytes
@@ -199,6 +207,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 			cc.scratchBytes += b.bytes
 		}
 	}
+	cc.hotBytes = uint64(cc.arena.Base()) + cc.arena.Used() - uint64(cc.hot)
 	// Views into the fused buffers.
 	if nAttn > 0 {
 		qRows := c.NHead * dh

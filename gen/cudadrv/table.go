@@ -82,6 +82,7 @@ func Driver() Table {
 	tDevAttr := Type{"CUdevice_attribute", "DeviceAttribute"}
 	tFnAttr := Type{"CUfunction_attribute", "FuncAttribute"}
 	tCapMode := Type{"CUstreamCaptureMode", "CaptureMode"}
+	tLimit := Type{"CUlimit", "ctxLimit"}
 	tVoidP := Type{"void *", "unsafe.Pointer"}
 	tCVoidP := Type{"const void *", "unsafe.Pointer"}
 	tCStr := Type{"const char *", "*byte"}
@@ -163,6 +164,12 @@ func Driver() Table {
 				Params: []Param{p("ctx", tCtx)}},
 			{Name: "cuCtxSynchronize", Symbol: "cuCtxSynchronize", Version: 2000,
 				Doc: "waits for all work in the current context"},
+			{Name: "cuCtxSetLimit", Symbol: "cuCtxSetLimit", Version: 3010, Optional: true,
+				Doc:    "sets a context limit (the L2 set aside for persisting accesses)",
+				Params: []Param{p("limit", tLimit), p("value", tSize)}},
+			{Name: "cuCtxGetLimit", Symbol: "cuCtxGetLimit", Version: 3010, Optional: true,
+				Doc:    "reads a context limit back (the driver rounds the L2 set-aside)",
+				Params: []Param{p("pvalue", pSize), p("limit", tLimit)}},
 
 			// Modules and functions.
 			{Name: "cuModuleLoadData", Symbol: "cuModuleLoadData", Version: 2000,

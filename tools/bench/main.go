@@ -94,6 +94,9 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	if _, err := cuda.PDLFromEnv(); err != nil {
 		return 2, err
 	}
+	if _, err := cuda.L2WindowFromEnv(); err != nil {
+		return 2, err
+	}
 	if err := gpu.CheckAttnMMAEnv(); err != nil { // else every model would fail at its load
 		return 2, err
 	}
@@ -214,7 +217,7 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 	rep := &Report{
 		Version: reportVersion, Started: time.Now().Format(time.RFC3339), Host: host, Revision: revision(),
 		Device: DeviceReport{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.Major, info.Minor), SMs: info.SMs,
-			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL()},
+			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL(), L2Persist: e.L2SetAside()},
 		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ","), Omit: c.omit},
 		Notes:    runNotes(c.warmup),
 		Models:   []ModelReport{},
@@ -277,7 +280,7 @@ func (b *bencher) flush() error { return b.rep.writeFiles(b.c.out, b.stamp) }
 // model is recorded and the run goes on; the result is 1 if any failed.
 func (b *bencher) all() int {
 	info := b.e.Info()
-	b.logf("device %s (sm_%d%d, %d SMs, %.1f GB), programmatic dependent launch %v", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/1e9, b.e.PDL())
+	b.logf("device %s (sm_%d%d, %d SMs, %.1f GB), programmatic dependent launch %v, L2 set aside for the decode state %d bytes", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/1e9, b.e.PDL(), b.e.L2SetAside())
 	cp, err := measureCopy(b.e, uint64(b.c.copyMiB)<<20, 10)
 	if err != nil {
 		b.logf("copy bandwidth: %v", err)

@@ -69,7 +69,8 @@ type DeviceReport struct {
 	MemBusBits    int    `json:"mem_bus_bits,omitempty"`
 	MemClockKHz   int    `json:"mem_clock_khz,omitempty"`
 	DriverVersion int    `json:"driver_version,omitempty"`
-	PDL           bool   `json:"pdl"` // kernels launched with programmatic dependent launch
+	PDL           bool   `json:"pdl"`                        // kernels launched with programmatic dependent launch
+	L2Persist     uint64 `json:"l2_persist_bytes,omitempty"` // L2 set aside for the decode state (MEMRA_L2WINDOW=1)
 }
 
 // CopyReport is the device-to-device copy that sets the roofline.
@@ -314,6 +315,9 @@ func (rep *Report) markdown(w io.Writer) {
 		pdl = "on"
 	}
 	fmt.Fprintf(w, "- device: %s (sm %s, %d SMs, %s), driver %d, programmatic dependent launch %s\n", d.Name, d.CC, d.SMs, gb(d.TotalMem), d.DriverVersion, pdl)
+	if d.L2Persist > 0 {
+		fmt.Fprintf(w, "- L2 set aside for the decode state: %.1f MiB (MEMRA_L2WINDOW=1)\n", float64(d.L2Persist)/(1<<20))
+	}
 	fmt.Fprintf(w, "- started %s", rep.Started)
 	switch {
 	case rep.Interrupted != "":

@@ -194,6 +194,9 @@ func run(av []string) (int, error) {
 	if _, err := cuda.PDLFromEnv(); err != nil {
 		return 2, err
 	}
+	if _, err := cuda.L2WindowFromEnv(); err != nil {
+		return 2, err
+	}
 	if err := gpu.CheckAttnMMAEnv(); err != nil {
 		return 2, err
 	}

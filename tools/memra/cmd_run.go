@@ -212,6 +212,9 @@ func (f *runFlags) check() error {
 		if _, err := cuda.PDLFromEnv(); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
+		if _, err := cuda.L2WindowFromEnv(); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
 		if err := gpu.CheckAttnMMAEnv(); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
