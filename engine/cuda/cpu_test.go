@@ -106,10 +106,10 @@ func TestNoGPU(t *testing.T) {
 	}
 }
 
-// TestL2WindowFromEnv: MEMRA_L2WINDOW is 1, 0 or unset (off); New refuses
+// TestL2WindowFromEnv: MEMRA_L2WINDOW is 1 or unset (on) or 0; New refuses
 // any other value before it opens the driver.
 func TestL2WindowFromEnv(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+	for v, want := range map[string]bool{"": true, "0": false, "1": true} {
 		t.Setenv("MEMRA_L2WINDOW", v)
 		if got, err := L2WindowFromEnv(); err != nil || got != want {
 			t.Errorf("MEMRA_L2WINDOW=%q: %v, %v; want %v", v, got, err, want)

@@ -175,6 +175,7 @@ type procs struct {
 	cuCtxSynchronize                            uintptr // cuCtxSynchronize, CUDA 2.0 ABI
 	cuCtxSetLimit                               uintptr // cuCtxSetLimit, CUDA 3.1 ABI
 	cuCtxGetLimit                               uintptr // cuCtxGetLimit, CUDA 3.1 ABI
+	cuCtxResetPersistingL2Cache                 uintptr // cuCtxResetPersistingL2Cache, CUDA 11.0 ABI
 	cuModuleLoadData                            uintptr // cuModuleLoadData, CUDA 2.0 ABI
 	cuModuleUnload                              uintptr // cuModuleUnload, CUDA 2.0 ABI
 	cuModuleGetFunction                         uintptr // cuModuleGetFunction, CUDA 2.0 ABI
@@ -244,6 +245,7 @@ func driverABI() []abiEntry {
 		{"cuCtxSynchronize", "cuCtxSynchronize", 2000, false, 0},
 		{"cuCtxSetLimit", "cuCtxSetLimit", 3010, true, 2},
 		{"cuCtxGetLimit", "cuCtxGetLimit", 3010, true, 2},
+		{"cuCtxResetPersistingL2Cache", "cuCtxResetPersistingL2Cache", 11000, true, 0},
 		{"cuModuleLoadData", "cuModuleLoadData", 2000, false, 2},
 		{"cuModuleUnload", "cuModuleUnload", 2000, false, 1},
 		{"cuModuleGetFunction", "cuModuleGetFunction", 2000, false, 3},
@@ -310,6 +312,7 @@ func (d *driver) resolve() error {
 		{"cuCtxSynchronize", 2000, false, &d.p.cuCtxSynchronize},
 		{"cuCtxSetLimit", 3010, true, &d.p.cuCtxSetLimit},
 		{"cuCtxGetLimit", 3010, true, &d.p.cuCtxGetLimit},
+		{"cuCtxResetPersistingL2Cache", 11000, true, &d.p.cuCtxResetPersistingL2Cache},
 		{"cuModuleLoadData", 2000, false, &d.p.cuModuleLoadData},
 		{"cuModuleUnload", 2000, false, &d.p.cuModuleUnload},
 		{"cuModuleGetFunction", 2000, false, &d.p.cuModuleGetFunction},
@@ -533,6 +536,17 @@ func (d *driver) cuCtxGetLimit(pvalue *uint64, limit ctxLimit) error {
 	}
 	r, _, _ := purego.SyscallN(d.p.cuCtxGetLimit, uintptr(unsafe.Pointer(pvalue)), uintptr(limit))
 	return d.check("cuCtxGetLimit", r)
+}
+
+// cuCtxResetPersistingL2Cache returns every persisting L2 line to normal when the last window is given up.
+//
+// C: CUresult cuCtxResetPersistingL2Cache(void); CUDA 11.0 ABI.
+func (d *driver) cuCtxResetPersistingL2Cache() error {
+	if d.p.cuCtxResetPersistingL2Cache == 0 {
+		return unresolved("cuCtxResetPersistingL2Cache")
+	}
+	r, _, _ := purego.SyscallN(d.p.cuCtxResetPersistingL2Cache)
+	return d.check("cuCtxResetPersistingL2Cache", r)
 }
 
 // cuModuleLoadData loads a fatbin, cubin or NUL-terminated PTX image from memory.

@@ -568,22 +568,35 @@ func TestGPULoadModuleFile(t *testing.T) {
 	}
 }
 
-// TestGPUL2Window: with MEMRA_L2WINDOW=1 the driver sets part of the L2
-// aside (every GPU since sm_80 has one), and a launch carrying a window over
-// its output computes what one without it does: the window changes where
-// lines live, never values.
+// TestGPUL2Window: nothing is set aside until a hold; a hold sets aside at
+// least its bytes (every GPU since sm_80 has a persisting part) and one
+// larger than the device allows gets none; a launch carrying a window over
+// its output computes what one without it does (the window changes where
+// lines live, never values); the last release gives the L2 back.
 func TestGPUL2Window(t *testing.T) {
 	t.Setenv("MEMRA_L2WINDOW", "1")
 	e := gpuEngine(t)
 	if !e.PDL() {
 		t.Skip("the window rides on the PDL launch attributes (sm_90, driver 12.3)")
 	}
-	set := e.L2SetAside()
-	if set == 0 {
-		t.Fatalf("no L2 set aside on %s (sm_%d%d)", e.Info().Name, e.Info().Major, e.Info().Minor)
+	if e.l2MaxSet == 0 {
+		t.Fatalf("no persisting L2 on %s (sm_%d%d)", e.Info().Name, e.Info().Major, e.Info().Minor)
 	}
-	t.Logf("L2 %d bytes, %d set aside for persisting lines, windows up to %d", e.Info().L2Bytes, set, e.l2MaxWindow)
-	const n = 1 << 20 // 4 MiB, inside the set-aside
+	if got := e.L2SetAside(); got != 0 {
+		t.Fatalf("%d bytes set aside before any hold", got)
+	}
+	if h, err := e.HoldL2(e.l2MaxSet + 1); h != nil || err != nil {
+		t.Fatalf("hold of %d bytes, past the device's %d: %v, %v; want none", e.l2MaxSet+1, e.l2MaxSet, h, err)
+	}
+	const n = 1 << 20 // 4 MiB
+	h, err := e.HoldL2(4 * n)
+	if err != nil || h == nil {
+		t.Fatalf("HoldL2(4 MiB) = %v, %v", h, err)
+	}
+	if got := e.L2SetAside(); got < 4*n {
+		t.Fatalf("%d bytes set aside for a 4 MiB hold", got)
+	}
+	t.Logf("L2 %d bytes, most set aside %d, windows up to %d; %d set aside for 4 MiB", e.Info().L2Bytes, e.l2MaxSet, e.l2MaxWindow, e.L2SetAside())
 	k := newAxpb(t, e, n, 3)
 	if err := e.Do(func() error {
 		e.SetL2Window(k.y, 4*n)
@@ -604,10 +617,19 @@ func TestGPUL2Window(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameBits(t, "y", k.download(t, k.y), wantIterated(k.host, 1.25, 0.5, 1))
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	if got := e.L2SetAside(); got != 0 {
+		t.Fatalf("%d bytes still set aside after the last release", got)
+	}
 	if err := e.Do(func() error {
-		e.SetL2Window(0, 0)
+		e.SetL2Window(k.y, 4*n)
 		if e.lcfg.numAttrs != 1 {
-			return fmt.Errorf("window cleared: %d launch attributes, want 1", e.lcfg.numAttrs)
+			return fmt.Errorf("window with nothing set aside: %d launch attributes, want 1", e.lcfg.numAttrs)
 		}
 		return nil
 	}); err != nil {

@@ -68,17 +68,22 @@ type Cache struct {
 
 	kvBytes, stateBytes, scratchBytes uint64
 	// hot is the state and scratch, which the arena holds after the KV
-	// cache, back to back: what every step reads and writes again, and the
-	// engine's L2 window (cuda.Engine.SetL2Window).
+	// cache, back to back: what every step reads and writes again. Where
+	// the device can set aside that much L2 (l2; nil otherwise: the 0.8B
+	// and 2B presets' 22.4 MiB yes, the 9B's 53.6 MiB no on the H200, which
+	// sets aside at most 37.5), the steps' launches carry an L2 window over
+	// it (perf.md step 98).
 	hot      cuda.DevPtr
 	hotBytes uint64
-	logitsHost                        []float32     // a view of logitsPinned
-	logitsPinned                      *cuda.HostBuf // pinned [n_vocab] f32: the logits read back each step
-	tokenHost                         *cuda.HostBuf // pinned [2] int32: graph tokens read back, alternating
-	tokenRead                         [2]cuda.Event // recorded behind each read into tokenHost
-	topPinned                         *cuda.HostBuf // pinned copy of scratch.top, read back by Session.DecodeTop
-	topVals                           []float32     // views of topPinned: [kernels.TopKMax] logits
-	topIDs                            []int32       // and their ids
+	l2       *cuda.L2Hold
+
+	logitsHost   []float32     // a view of logitsPinned
+	logitsPinned *cuda.HostBuf // pinned [n_vocab] f32: the logits read back each step
+	tokenHost    *cuda.HostBuf // pinned [2] int32: graph tokens read back, alternating
+	tokenRead    [2]cuda.Event // recorded behind each read into tokenHost
+	topPinned    *cuda.HostBuf // pinned copy of scratch.top, read back by Session.DecodeTop
+	topVals      []float32     // views of topPinned: [kernels.TopKMax] logits
+	topIDs       []int32       // and their ids
 }
 
 // kvElemBytes is one cached K or V element: f16, or e4m3 with FP8 KV
@@ -208,6 +213,10 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		}
 	}
 	cc.hotBytes = uint64(cc.arena.Base()) + cc.arena.Used() - uint64(cc.hot)
+	if cc.l2, err = g.e.HoldL2(cc.hotBytes); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("gpu: cache: %w", err)
+	}
 	// Views into the fused buffers.
 	if nAttn > 0 {
 		qRows := c.NHead * dh
@@ -323,6 +332,8 @@ func (cc *Cache) Close() error {
 		errs = append(errs, cc.arena.Free())
 		cc.arena = nil
 	}
+	errs = append(errs, cc.l2.Release())
+	cc.l2 = nil
 	return errors.Join(errs...)
 }
 

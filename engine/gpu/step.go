@@ -39,7 +39,11 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	if a.feed && a.deviceToken {
 		return errors.New("a feed step takes its token and position from the host") // nothing would advance the counters
 	}
-	g.e.SetL2Window(cc.hot, cc.hotBytes)
+	if cc.l2 != nil {
+		g.e.SetL2Window(cc.hot, cc.hotBytes)
+	} else {
+		g.e.SetL2Window(0, 0)
+	}
 	if !g.omit.embed {
 		if err := g.embed(s.x, a.token, a.dtok); err != nil {
 			return err

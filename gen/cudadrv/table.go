@@ -170,6 +170,8 @@ func Driver() Table {
 			{Name: "cuCtxGetLimit", Symbol: "cuCtxGetLimit", Version: 3010, Optional: true,
 				Doc:    "reads a context limit back (the driver rounds the L2 set-aside)",
 				Params: []Param{p("pvalue", pSize), p("limit", tLimit)}},
+			{Name: "cuCtxResetPersistingL2Cache", Symbol: "cuCtxResetPersistingL2Cache", Version: 11000, Optional: true,
+				Doc: "returns every persisting L2 line to normal when the last window is given up"},
 
 			// Modules and functions.
 			{Name: "cuModuleLoadData", Symbol: "cuModuleLoadData", Version: 2000,

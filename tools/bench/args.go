@@ -30,6 +30,7 @@ the first model or a run without a row leave it as it was. Prints the
 Markdown table.
 
 Environment: MEMRA_PDL=0 turns programmatic dependent launch off;
+MEMRA_L2WINDOW=0 keeps the decode state out of a persisting part of the L2;
 MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores
 at head_dim 256, or those past the split cap). The KV cache type is -kv's:
 MEMRA_KV_FP8=1 is refused without -kv fp8.

@@ -217,7 +217,7 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 	rep := &Report{
 		Version: reportVersion, Started: time.Now().Format(time.RFC3339), Host: host, Revision: revision(),
 		Device: DeviceReport{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.Major, info.Minor), SMs: info.SMs,
-			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL(), L2Persist: e.L2SetAside()},
+			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL()},
 		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ","), Omit: c.omit},
 		Notes:    runNotes(c.warmup),
 		Models:   []ModelReport{},
@@ -280,7 +280,7 @@ func (b *bencher) flush() error { return b.rep.writeFiles(b.c.out, b.stamp) }
 // model is recorded and the run goes on; the result is 1 if any failed.
 func (b *bencher) all() int {
 	info := b.e.Info()
-	b.logf("device %s (sm_%d%d, %d SMs, %.1f GB), programmatic dependent launch %v, L2 set aside for the decode state %d bytes", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/1e9, b.e.PDL(), b.e.L2SetAside())
+	b.logf("device %s (sm_%d%d, %d SMs, %.1f GB), programmatic dependent launch %v", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/1e9, b.e.PDL())
 	cp, err := measureCopy(b.e, uint64(b.c.copyMiB)<<20, 10)
 	if err != nil {
 		b.logf("copy bandwidth: %v", err)
@@ -492,7 +492,8 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 		return err
 	}
 	mr.Memory = Memory{WeightsDevice: g.WeightBytes(), WeightsStep: uint64(m.WeightBytes()), Capacity: capacity,
-		KV: kvB, State: stB, Scratch: scB, Caches: 2, DeviceUsed: total - free}
+		KV: kvB, State: stB, Scratch: scB, Caches: 2, DeviceUsed: total - free, L2SetAside: b.e.L2SetAside()}
+	b.logf("%s: %.1f MiB of L2 set aside for the state and scratch", mr.Model, float64(mr.Memory.L2SetAside)/(1<<20))
 
 	// Prompt priming: GenerateGraph with nothing to generate primes only.
 	prompt := make([]int32, c.prompt)

@@ -69,8 +69,7 @@ type DeviceReport struct {
 	MemBusBits    int    `json:"mem_bus_bits,omitempty"`
 	MemClockKHz   int    `json:"mem_clock_khz,omitempty"`
 	DriverVersion int    `json:"driver_version,omitempty"`
-	PDL           bool   `json:"pdl"`                        // kernels launched with programmatic dependent launch
-	L2Persist     uint64 `json:"l2_persist_bytes,omitempty"` // L2 set aside for the decode state (MEMRA_L2WINDOW=1)
+	PDL           bool   `json:"pdl"` // kernels launched with programmatic dependent launch
 }
 
 // CopyReport is the device-to-device copy that sets the roofline.
@@ -176,8 +175,9 @@ type Memory struct {
 	KV            uint64 `json:"kv"`             // per cache, at capacity
 	State         uint64 `json:"state"`
 	Scratch       uint64 `json:"scratch"`
-	Caches        int    `json:"caches"`      // caches allocated (eager + graph)
-	DeviceUsed    uint64 `json:"device_used"` // total - free with everything allocated
+	Caches        int    `json:"caches"`                 // caches allocated (eager + graph)
+	L2SetAside    uint64 `json:"l2_set_aside,omitempty"` // L2 kept for the caches' state and scratch (perf.md step 98)
+	DeviceUsed    uint64 `json:"device_used"`            // total - free with everything allocated
 }
 
 // Prime is the prompt priming measurement (GenerateGraph with nothing to
@@ -315,9 +315,6 @@ func (rep *Report) markdown(w io.Writer) {
 		pdl = "on"
 	}
 	fmt.Fprintf(w, "- device: %s (sm %s, %d SMs, %s), driver %d, programmatic dependent launch %s\n", d.Name, d.CC, d.SMs, gb(d.TotalMem), d.DriverVersion, pdl)
-	if d.L2Persist > 0 {
-		fmt.Fprintf(w, "- L2 set aside for the decode state: %.1f MiB (MEMRA_L2WINDOW=1)\n", float64(d.L2Persist)/(1<<20))
-	}
 	fmt.Fprintf(w, "- started %s", rep.Started)
 	switch {
 	case rep.Interrupted != "":

@@ -65,7 +65,8 @@ const usage = `usage: gate [MODEL.gguf|default] [P] [N] [bench]
   bench  also time eager vs graph decode (prime outside the timer)
 
 Environment: MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3); MEMRA_PDL=0 turns
-programmatic dependent launch off; MEMRA_ATTN_MMA=0|1|cap picks the attention
+programmatic dependent launch off; MEMRA_L2WINDOW=0 keeps the decode state out
+of a persisting part of the L2; MEMRA_ATTN_MMA=0|1|cap picks the attention
 splits (CUDA cores, tensor cores at head_dim 256, or those past the split cap).
 Exit status: 0 PASS (or CPU-only run without a GPU), 1 FAIL, 2 usage or setup error.
 Example: gate /models/qwen35-9b-bf16.gguf 64 2000 bench`

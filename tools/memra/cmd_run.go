@@ -65,6 +65,7 @@ object: the exit status is not 0 and stderr says why.
 Environment (the GPU's; a value other than those listed is refused, except
 with --device cpu): MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3), half
 f16's memory; MEMRA_PDL=0 turns programmatic dependent launch off;
+MEMRA_L2WINDOW=0 keeps the decode state out of a persisting part of the L2;
 MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores
 at head_dim 256, or those past the split cap).
 `
