@@ -69,10 +69,9 @@ type Cache struct {
 	kvBytes, stateBytes, scratchBytes uint64
 	// hot is the state and scratch, which the arena holds after the KV
 	// cache, back to back: what every step reads and writes again. Where
-	// the device can set aside that much L2 (l2; nil otherwise: the 0.8B
-	// and 2B presets' 22.4 MiB yes, the 9B's 53.6 MiB no on the H200, which
-	// sets aside at most 37.5), the steps' launches carry an L2 window over
-	// it (perf.md step 98).
+	// keeping it in the L2 pays (l2HoldPays) and the device can set that
+	// much aside (l2; nil otherwise), the steps' launches carry an L2
+	// window over it (perf.md step 98).
 	hot      cuda.DevPtr
 	hotBytes uint64
 	l2       *cuda.L2Hold
@@ -84,6 +83,19 @@ type Cache struct {
 	topPinned    *cuda.HostBuf // pinned copy of scratch.top, read back by Session.DecodeTop
 	topVals      []float32     // views of topPinned: [kernels.TopKMax] logits
 	topIDs       []int32       // and their ids
+}
+
+// l2HoldPays reports whether a cache's state and scratch (hot bytes) are
+// worth a persisting part of the L2 beside a step's weights. The part is
+// taken from the weights' stream, so the hold pays only where the state is
+// large beside them: in run302 (H200, graph decode, 1k and 32k) at 1.56% of
+// the weights (0.8B bf16) +1.2-1.3%, at 2.9% (0.8B q8_0) +1.4-1.9%, at 5.5%
+// (0.8B Q4_K) +1.9-2.5%, at 1.18% (2B q8_0) even and at 0.63% (2B bf16)
+// -0.6 to -0.9%. The threshold, 1.4%, lies between the last even and the
+// first gain. (The 9B presets' 53.6 MiB, 0.35-1.26% of theirs, exceed the
+// H200's most set-aside, 37.5 MiB, anyway.)
+func l2HoldPays(hot, weights uint64) bool {
+	return hot*1000 >= weights*14
 }
 
 // kvElemBytes is one cached K or V element: f16, or e4m3 with FP8 KV
@@ -213,9 +225,11 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		}
 	}
 	cc.hotBytes = uint64(cc.arena.Base()) + cc.arena.Used() - uint64(cc.hot)
-	if cc.l2, err = g.e.HoldL2(cc.hotBytes); err != nil {
-		cc.Close()
-		return nil, fmt.Errorf("gpu: cache: %w", err)
+	if l2HoldPays(cc.hotBytes, g.stepBytes) {
+		if cc.l2, err = g.e.HoldL2(cc.hotBytes); err != nil {
+			cc.Close()
+			return nil, fmt.Errorf("gpu: cache: %w", err)
+		}
 	}
 	// Views into the fused buffers.
 	if nAttn > 0 {

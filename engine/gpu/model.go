@@ -204,7 +204,10 @@ type Model struct {
 
 	weights     *cuda.Arena
 	weightBytes uint64
-	maxSplits   int
+	// stepBytes is the weight bytes a decode step reads (an untied
+	// embedding table one row of it): what the L2 window is weighed against.
+	stepBytes uint64
+	maxSplits int
 	// mvBlocks caps each matvec grid at the blocks the GPU holds at once
 	// (SMs × resident blocks per SM with the launch's dynamic shared
 	// memory): each block then loops over row units and pays its prologue
@@ -419,6 +422,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		return nil, errors.Join(errs...)
 	}
 	g.weightBytes = g.weights.Used()
+	g.stepBytes = uint64(m.WeightBytes())
 	return g, nil
 }
 
