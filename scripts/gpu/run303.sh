@@ -28,5 +28,5 @@ el "2b: the bench's L2 line"
 timeout 60 ./bin/main/bench -model "$M/2b-bf16.gguf,$M/2b-q8_0.gguf" -ctx 1024 -reps 3 -tokens 64 -sampled=false -out /tmp/b2 2>&1 | grep -E 'MiB of L2|\| graph \|' | cut -d'|' -f1-6
 full_table main
 el "compare with run271"
-./bin/main/bench -compare docs/results/h200-run271.json /tmp/table/*.json 2>&1 | tail -60
+./bin/main/bench -compare docs/results/h200-run271.json "$(ls -t /tmp/table/bench-*.json | head -1)" 2>&1 | tail -60
 el done
