@@ -1,6 +1,12 @@
 package convert
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +50,249 @@ func TestConvertF16TransformRounds(t *testing.T) {
 		if a[i] != wantA[i] {
 			t.Fatalf("ssm_a = %.9g, want %.9g (−exp rounded to half)", a, wantA)
 		}
+	}
+}
+
+// TestSpecBounds: each limit Validate and specFromHF put on config.json,
+// at the value just inside it (accepted) and just past it (refused, the
+// message naming config.json and the key). The base is the tiny qwen35
+// checkpoint's config: hidden 32, heads 2/1, head_dim 8, H_k 2 × d_k 4,
+// H_v 4 × d_v 4, partial_rotary_factor 0.25.
+func TestSpecBounds(t *testing.T) {
+	const maxDim = 1 << 24 // model.MaxDim, which the messages quote
+	rope := func(k string, v any) func(map[string]any) {
+		return func(c map[string]any) { c["rope_parameters"].(map[string]any)[k] = v }
+	}
+	set := func(kv ...any) func(map[string]any) {
+		return func(c map[string]any) {
+			for i := 0; i < len(kv); i += 2 {
+				c[kv[i].(string)] = kv[i+1]
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		mod  func(map[string]any)
+		want string // "" for accepted
+	}{
+		{"4096 layers", set("num_hidden_layers", 4096, "layer_types", nil), ""},
+		{"4097 layers", set("num_hidden_layers", 4097, "layer_types", nil), "num_hidden_layers = 4097 is out of range [1, 4096]"},
+		{"no layers", set("num_hidden_layers", 0, "layer_types", nil), "num_hidden_layers = 0 is out of range [1, 4096]"},
+		{"context of MaxDim", set("max_position_embeddings", maxDim), ""},
+		{"zero width", set("hidden_size", 0), "hidden_size = 0 is out of range [1, 16777216]"},
+		{"heads not a multiple of kv heads", set("num_attention_heads", 3, "num_key_value_heads", 2), "num_attention_heads 3 is not a multiple of num_key_value_heads 2"},
+		{"one MTP layer", set("mtp_num_hidden_layers", 1), ""},
+		{"two MTP layers", set("mtp_num_hidden_layers", 2), "mtp_num_hidden_layers = 2: only 0 or 1 is supported"},
+		{"negative MTP layers", set("mtp_num_hidden_layers", -1), "mtp_num_hidden_layers = -1: only 0 or 1 is supported"},
+		{"zero epsilon", set("rms_norm_eps", 0), "rms_norm_eps 0 and rope_theta 1e+07 must be positive and finite"},
+		{"zero theta", rope("rope_theta", 0), "rms_norm_eps 1e-06 and rope_theta 0 must be positive and finite"},
+		{"theta past float32", rope("rope_theta", 1e39), "must be positive and finite as float32"},
+		{"conv kernel 2", set("linear_conv_kernel_dim", 2), ""},
+		{"zero key head dim", set("linear_key_head_dim", 0), "linear_key_head_dim = 0 is out of range [1, 16777216]"},
+		// H_v × d_v is ssm.inner_size, bounded as every dimension is.
+		{"inner size MaxDim", set("linear_num_value_heads", 2, "linear_value_head_dim", maxDim/2), ""},
+		{"inner size past MaxDim", set("linear_num_value_heads", 2, "linear_value_head_dim", maxDim/2+1), "= 2 × 8388609 = 16777218 (ssm.inner_size) is more than 16777216"},
+		{"value heads not a multiple of key heads", set("linear_num_value_heads", 3), "linear_num_value_heads 3 is not a multiple of linear_num_key_heads 2"},
+		{"rotary dims = head_dim", rope("partial_rotary_factor", 1.0), ""},
+		{"rotary dims past head_dim", rope("partial_rotary_factor", 2.0), "rotary dims 16 out of range for head_dim 8"},
+		{"no rotary dims", rope("partial_rotary_factor", 0.0), "rotary dims 0 out of range for head_dim 8"},
+		// Keys that must be there, and the rope variants not supported.
+		{"no hidden_size", set("hidden_size", nil), `missing "hidden_size"`},
+		{"no rms_norm_eps", set("rms_norm_eps", nil), `missing "rms_norm_eps"`},
+		{"no rope_theta", rope("rope_theta", nil), "missing rope_theta (top level or in rope_parameters)"},
+		{"top-level rope_theta", func(c map[string]any) { delete(c, "rope_parameters"); c["rope_theta"] = 1e6 }, ""},
+		{"rope_type yarn", rope("rope_type", "yarn"), `rope_type "yarn" is not supported (only "default")`},
+		{"legacy type linear", func(c map[string]any) { c["rope_parameters"] = map[string]any{"type": "linear", "rope_theta": 1e6} }, `rope_type "linear" is not supported`},
+		{"no rope_type", func(c map[string]any) { c["rope_parameters"] = map[string]any{"rope_theta": 1e6} }, ""},
+		{"rope_scaling", func(c map[string]any) {
+			delete(c, "rope_parameters")
+			c["rope_theta"] = 1e6
+			c["rope_scaling"] = map[string]any{"type": "yarn", "factor": 4}
+		}, "rope_scaling is not supported"},
+		{"null rope_scaling", func(c map[string]any) {
+			delete(c, "rope_parameters")
+			c["rope_theta"] = 1e6
+			c["rope_scaling"] = json.RawMessage("null")
+		}, ""},
+		{"no heads, no head_dim", set("num_attention_heads", 0, "head_dim", nil), "num_attention_heads = 0 is out of range"},
+		{"no linear_num_key_heads", set("linear_num_key_heads", nil), `missing "linear_num_key_heads"`},
+		{"zero mrope section", rope("mrope_section", []int{0, 12, 4}), ""},
+		{"negative mrope section", rope("mrope_section", []int{11, -1}), "mrope_section[1] = -1 out of range"},
+		{"mrope section of MaxInt32", rope("mrope_section", []int{1<<31 - 1}), ""},
+		{"mrope section past int32", rope("mrope_section", []int{1 << 31}), "mrope_section[0] = 2147483648 out of range"},
+		{"four mrope sections", rope("mrope_section", []int{1, 1, 1, 1}), ""},
+		{"five mrope sections", rope("mrope_section", []int{1, 1, 1, 1, 1}), "mrope_section has 5 entries, at most 4 allowed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeCheckpoint(t, dir, qwen35Dims(), nil)
+			path := filepath.Join(dir, "config.json")
+			cfg := map[string]any{}
+			readJSONInto(t, path, &cfg)
+			c.mod(cfg)
+			rp, _ := cfg["rope_parameters"].(map[string]any)
+			for _, m := range []map[string]any{cfg, rp} {
+				for k, v := range m {
+					if v == nil {
+						delete(m, k)
+					}
+				}
+			}
+			writeJSON(t, path, cfg)
+			hc, err := readHFConfig(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = specFromHF(hc, path)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), path+": ")):
+				t.Fatalf("err %v, want one starting %s: and containing %q", err, path, c.want)
+			}
+		})
+	}
+}
+
+// TestPlanRefusesBadSpec: Plan (synth's way in, with no config.json) checks
+// the Spec it is given as Convert's config path does.
+func TestPlanRefusesBadSpec(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mod  func(*Spec)
+		want string
+	}{
+		{"unknown architecture", func(s *Spec) { s.Arch = "llama" }, `unknown architecture "llama"`},
+		// Convert's qwen35 path checks the count before sizing the
+		// schedule; qwen3's and synth's rely on Validate.
+		{"5000 layers", func(s *Spec) { s.NLayer = 5000 }, "num_hidden_layers = 5000 is out of range [1, 4096]"},
+		{"short schedule", func(s *Spec) { s.Recurrent = s.Recurrent[:1] }, "layer schedule has 1 entries for 4 layers"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := PresetSpec("tiny")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.mod(s)
+			if _, err := Plan(s); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestSpecHeadDimDefault: a config without head_dim has heads of
+// hidden_size / num_attention_heads (32 / 2 here), as transformers gives.
+func TestSpecHeadDimDefault(t *testing.T) {
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, qwen35Dims(), nil)
+	path := filepath.Join(dir, "config.json")
+	cfg := map[string]any{}
+	readJSONInto(t, path, &cfg)
+	delete(cfg, "head_dim")
+	writeJSON(t, path, cfg)
+	hc, err := readHFConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := specFromHF(hc, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.HeadDim != 16 || s.RopeDims != 4 {
+		t.Fatalf("head_dim %d, rotary dims %d; want 16 and 4 (a quarter)", s.HeadDim, s.RopeDims)
+	}
+	// An empty mrope_section is no sections: llama.cpp's default ones,
+	// written where it writes the default.
+	cfg["rope_parameters"].(map[string]any)["mrope_section"] = []int{}
+	writeJSON(t, path, cfg)
+	if hc, err = readHFConfig(dir); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = specFromHF(hc, path); err != nil {
+		t.Fatal(err)
+	}
+	if s.RopeSections != [4]int32{11, 11, 10, 0} || s.RopeSectionsFromConfig {
+		t.Fatalf("empty mrope_section: sections %v (from config %v), want the default [11 11 10 0]", s.RopeSections, s.RopeSectionsFromConfig)
+	}
+}
+
+// TestSpecSchedule: without layer_types, every full_attention_interval-th
+// layer is attention, the interval 4 when the config has none (llama.cpp's
+// default), and an interval below 1 is refused; with layer_types, the
+// interval is the first attention layer's place, one past the last layer
+// when there is none, and a list of the wrong length is refused.
+func TestSpecSchedule(t *testing.T) {
+	const L, F = "linear_attention", "full_attention"
+	for _, c := range []struct {
+		interval any      // nil: absent
+		types    []string // nil: absent
+		want     string
+	}{
+		{nil, nil, "[true true true false] 4"},
+		{2, nil, "[true false true false] 2"},
+		{1, nil, "[false false false false] 1"},
+		{0, nil, "error: full_attention_interval = 0"},
+		{nil, []string{L, L, L, F}, "[true true true false] 4"},
+		{nil, []string{L, L, L, L}, "[true true true true] 5"},
+		{nil, []string{F, F, F, F}, "[false false false false] 1"},
+		{nil, []string{L, "sliding_attention", L, F}, `error: layer_types[1] = "sliding_attention" (want linear_attention or full_attention)`},
+		{nil, []string{L, F, L}, "error: layer_types has 3 entries for num_hidden_layers 4"},
+		{2, []string{L, L, L, F}, "error: full_attention_interval 2 disagrees with layer_types (interval 4)"},
+	} {
+		dir := t.TempDir()
+		writeCheckpoint(t, dir, qwen35Dims(), nil)
+		path := filepath.Join(dir, "config.json")
+		cfg := map[string]any{}
+		readJSONInto(t, path, &cfg)
+		delete(cfg, "layer_types")
+		if c.types != nil {
+			cfg["layer_types"] = c.types
+		}
+		if c.interval != nil {
+			cfg["full_attention_interval"] = c.interval
+		}
+		writeJSON(t, path, cfg)
+		hc, err := readHFConfig(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if s, err := specFromHF(hc, path); err != nil {
+			got = "error: " + strings.TrimPrefix(err.Error(), path+": ")
+		} else {
+			got = fmt.Sprint(s.Recurrent, " ", s.FullAttnInterval)
+		}
+		if got != c.want {
+			t.Errorf("full_attention_interval %v, layer_types %v: got %s, want %s", c.interval, c.types, got, c.want)
+		}
+	}
+}
+
+// TestConvertConfigUnreadable: a checkpoint directory whose config.json is
+// missing, is not JSON, or has a text_config that is no object is refused,
+// naming the file.
+func TestConvertConfigUnreadable(t *testing.T) {
+	for _, c := range []struct {
+		name, config string // config "" for none
+		want         string
+	}{
+		{"missing", "", "config.json"},
+		{"not JSON", `{"architectures":`, "config.json: "},
+		{"text_config not an object", `{"architectures":["Qwen3_5ForConditionalGeneration"],"text_config":"x"}`, "config.json: text_config: a JSON string where an object belongs"},
+		{"top level not an object", `["Qwen3ForCausalLM"]`, "config.json: a JSON array where an object belongs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.config != "" {
+				if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(c.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := Convert(dir, io.Discard, Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one containing %q", err, c.want)
+			}
+		})
 	}
 }
