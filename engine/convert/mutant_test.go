@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -294,5 +295,83 @@ func TestConvertConfigUnreadable(t *testing.T) {
 				t.Fatalf("err %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestOpenCheckpointFileFaults: a shard the index names but the directory
+// lacks, and a file cut inside its header (a few bytes short, so that the
+// header's length still reads), are refused naming the file.
+func TestOpenCheckpointFileFaults(t *testing.T) {
+	ts := map[string]stTensor{"a": {shape: []int64{2}, data: []float32{1, 2}}}
+	t.Run("missing shard", func(t *testing.T) {
+		dir := t.TempDir()
+		writeSafetensors(t, filepath.Join(dir, "model-00001-of-00002.safetensors"), ts)
+		writeJSON(t, filepath.Join(dir, "model.safetensors.index.json"), map[string]any{"weight_map": map[string]string{
+			"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})
+		_, err := OpenCheckpoint(dir)
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "model-00002-of-00002.safetensors")) {
+			t.Fatalf("err %v, want one naming the missing shard", err)
+		}
+	})
+	t.Run("cut in the header", func(t *testing.T) {
+		dir := t.TempDir()
+		b := safetensorsBytes(t, ts)
+		hlen := len(b) - 8 - 8 // the data is two F32 values
+		p := filepath.Join(dir, "model.safetensors")
+		if err := os.WriteFile(p, b[:8+hlen-4], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenCheckpoint(dir)
+		want := fmt.Sprintf("safetensors %s: header length %d runs past the end of the %d-byte file (truncated?)", p, hlen, 8+hlen-4)
+		if err == nil || err.Error() != want {
+			t.Fatalf("err %v, want %q", err, want)
+		}
+	})
+}
+
+// TestSafetensorsHeaderEntries: the limits on one header entry, each at
+// the value just inside (accepted) and past it (refused, naming the file
+// and the tensor).
+func TestSafetensorsHeaderEntries(t *testing.T) {
+	for _, c := range []struct {
+		name, entry string
+		data        int
+		want        string // "" for accepted
+	}{
+		{"8 dims", `{"dtype":"F32","shape":[1,1,1,1,1,1,1,2],"data_offsets":[0,8]}`, 8, ""},
+		{"9 dims", `{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,2],"data_offsets":[0,8]}`, 8, `tensor "t" has 9 dims (limit 8)`},
+		{"negative dim", `{"dtype":"F32","shape":[-1,-2],"data_offsets":[0,8]}`, 8, `tensor "t" has invalid shape [-1 -2]`},
+		// A start before the data section would read the header as values.
+		{"negative start", `{"dtype":"F32","shape":[2],"data_offsets":[-8,0]}`, 8, `tensor "t": data_offsets [-8,0] do not hold 8 bytes for F32[2]`},
+		{"offsets past the bytes", `{"dtype":"F32","shape":[2],"data_offsets":[0,12]}`, 12, `tensor "t": data_offsets [0,12] do not hold 8 bytes for F32[2]`},
+		{"three offsets", `{"dtype":"F32","shape":[2],"data_offsets":[0,8,8]}`, 8, `tensor "t": data_offsets must have 2 entries, has 3`},
+		{"no offsets", `{"dtype":"F32","shape":[2]}`, 8, `tensor "t": data_offsets must have 2 entries, has 0`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := rawSafetensors(`{"t":`+c.entry+`}`, make([]byte, c.data))
+			st, err := parseSafetensorsHeader(bytes.NewReader(b), int64(len(b)), "x.safetensors")
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want == "" && (len(st.tensors) != 1 || st.tensors[0].Size != int64(c.data)):
+				t.Fatalf("tensors %+v, want one of %d bytes", st.tensors, c.data)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), "safetensors x.safetensors: "+c.want)):
+				t.Fatalf("err %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestSafetensorsOverlapAfterSmallTensor: the overlap check remembers the
+// furthest end so far; a small tensor right after a large one moves it, and
+// the next tensor's overlap with the small one is found.
+func TestSafetensorsOverlapAfterSmallTensor(t *testing.T) {
+	hdr := `{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[1],"data_offsets":[16,20]},` +
+		`"c":{"dtype":"F32","shape":[1],"data_offsets":[18,22]}}`
+	b := rawSafetensors(hdr, make([]byte, 24))
+	_, err := parseSafetensorsHeader(bytes.NewReader(b), int64(len(b)), "x.safetensors")
+	want := `tensors "b" and "c" share bytes (data_offsets [16,20] and [18,22])`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err %v, want one containing %q", err, want)
 	}
 }
