@@ -375,3 +375,63 @@ func TestSafetensorsOverlapAfterSmallTensor(t *testing.T) {
 		t.Fatalf("err %v, want one containing %q", err, want)
 	}
 }
+
+// TestOpenCheckpointDirFaults: how OpenCheckpoint finds a checkpoint's
+// files, and its refusals, each naming the file or directory at fault.
+func TestOpenCheckpointDirFaults(t *testing.T) {
+	const s1, s2 = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+	a := map[string]stTensor{"a": {shape: []int64{1}, data: []float32{1}}}
+	b := map[string]stTensor{"b": {shape: []int64{1}, data: []float32{2}}}
+	for _, c := range []struct {
+		name  string
+		files map[string]map[string]stTensor // safetensors files
+		index any                            // nil: none; "dir": a directory in its place
+		want  string                         // "" for accepted
+	}{
+		// Only model*.safetensors are shards; a model card is passed over.
+		{"other files", map[string]map[string]stTensor{"model.safetensors": a, "optimizer.safetensors": b}, nil, ""},
+		{"no shards", map[string]map[string]stTensor{"optimizer.safetensors": b}, nil, "no model*.safetensors files and no model.safetensors.index.json"},
+		{"one tensor in two shards", map[string]map[string]stTensor{s1: a, s2: a}, nil, `tensor "a" is in both`},
+		{"shard in a subdirectory", map[string]map[string]stTensor{s1: a}, map[string]any{"weight_map": map[string]string{"a": "sub/" + s1}},
+			`shard name "sub/` + s1 + `" must be a plain file name`},
+		{"hidden shard", map[string]map[string]stTensor{s1: a}, map[string]any{"weight_map": map[string]string{"a": ".x.safetensors"}},
+			`shard name ".x.safetensors" must be a plain file name`},
+		{"index and shard disagree", map[string]map[string]stTensor{s1: b}, map[string]any{"weight_map": map[string]string{"a": s1}},
+			"weight map and shards disagree: missing a (in " + s1 + "); not in the index b"},
+		{"index unreadable", map[string]map[string]stTensor{"model.safetensors": a}, "dir", "model.safetensors.index.json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for n, ts := range c.files {
+				writeSafetensors(t, filepath.Join(dir, n), ts)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# model card"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			switch c.index {
+			case nil:
+			case "dir":
+				if err := os.Mkdir(filepath.Join(dir, "model.safetensors.index.json"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				writeJSON(t, filepath.Join(dir, "model.safetensors.index.json"), c.index)
+			}
+			ck, err := OpenCheckpoint(dir)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want == "":
+				defer ck.Close()
+				if len(ck.Tensors) != 1 || ck.Tensors[0].Name != "a" {
+					t.Fatalf("tensors %v, want model.safetensors's a only", ck.Tensors)
+				}
+			case err == nil || !strings.Contains(err.Error(), c.want):
+				t.Fatalf("err %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+	if _, err := OpenCheckpoint(filepath.Join(t.TempDir(), "absent")); err == nil || !strings.Contains(err.Error(), "absent") {
+		t.Fatalf("missing directory: err %v, want one naming it", err)
+	}
+}
