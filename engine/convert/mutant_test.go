@@ -435,3 +435,21 @@ func TestOpenCheckpointDirFaults(t *testing.T) {
 		t.Fatalf("missing directory: err %v, want one naming it", err)
 	}
 }
+
+// TestShortList: error messages list at most 8 names, then how many more.
+func TestShortList(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{
+		{0, "none"},
+		{8, "a, b, c, d, e, f, g, h"},
+		{9, "a, b, c, d, e, f, g, h and 1 more"},
+		{10, "a, b, c, d, e, f, g, h and 2 more"},
+	} {
+		if got := short(names[:c.n]); got != c.want {
+			t.Errorf("%d names: %q, want %q", c.n, got, c.want)
+		}
+	}
+}
