@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memra-ai/memra/gguf"
 )
 
 // TestConvertF16TransformRounds: llama.cpp applies the +1 of Qwen3.5's norms
@@ -450,6 +452,18 @@ func TestShortList(t *testing.T) {
 	} {
 		if got := short(names[:c.n]); got != c.want {
 			t.Errorf("%d names: %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+// TestTensorTypeOneDim: 1-D weights stay F32 whatever their name; the MTP
+// head's enorm and hnorm end in "norm.weight" but not "_norm.weight".
+func TestTensorTypeOneDim(t *testing.T) {
+	for _, name := range []string{"blk.4.nextn.enorm.weight", "blk.4.nextn.hnorm.weight"} {
+		for _, ft := range []FileType{FileF16, FileBF16, FileQ8_0, FileQ6_K} {
+			if got := TensorType(&Entry{Name: name, Shape: []uint64{256}}, ft); got != gguf.TypeF32 {
+				t.Errorf("%s as %v: %v, want F32", name, ft, got)
+			}
 		}
 	}
 }
