@@ -3,6 +3,7 @@ package gguf
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -132,5 +133,117 @@ func TestValueTypeOnePastLast(t *testing.T) {
 	}
 	if s := ValueType(numValueTypes).String(); !strings.Contains(s, "13") {
 		t.Errorf("ValueType(13).String() = %q", s)
+	}
+}
+
+// TestWriterNestingMatchesReader: the writer takes exactly what the reader
+// reads. maxArrayDepth (8) levels of arrays are written, byte for byte as
+// the hand-built image nested(8) that TestNestingLimit reads, and read
+// back; 9 levels, which the reader refuses (TestHostile's "nesting"), are
+// refused by the writer too, not written into a file nothing can open.
+func TestWriterNestingMatchesReader(t *testing.T) {
+	deep := func(levels int) Value {
+		v := Uint8sValue([]uint8{5})
+		for range levels - 1 {
+			v = ArrayValue(ValueArray, v)
+		}
+		return v
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf, 3)
+	w.SetKV("deep", deep(maxArrayDepth))
+	if err := w.Write(); err != nil {
+		t.Fatalf("%d levels: %v", maxArrayDepth, err)
+	}
+	if want := nested(maxArrayDepth); !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("%d levels:\n got %v\nwant %v", maxArrayDepth, buf.Bytes(), want)
+	}
+	if _, err := Parse(buf.Bytes()); err != nil {
+		t.Fatalf("%d levels written, not read: %v", maxArrayDepth, err)
+	}
+	for _, levels := range []int{maxArrayDepth + 1, maxArrayDepth + 2, 3 * maxArrayDepth} {
+		buf.Reset()
+		w = NewWriter(&buf, 3)
+		w.SetKV("deep", deep(levels))
+		if err := w.Write(); err == nil || !strings.Contains(err.Error(), "arrays nested deeper than 8") {
+			t.Errorf("%d levels: err %v, want arrays nested deeper than 8", levels, err)
+		}
+	}
+}
+
+// TestMetadataOnlyFileEndsAtLastValue: a file without tensors ends right
+// after its last KV, with no padding to an alignment no data follows (the
+// header's comment; llama.cpp's reader seeks past the end harmlessly and
+// memra's reads it too). Its last value here is a string array ending in
+// an empty string, so that string's 8-byte length is the file's last 8
+// bytes: the reader must take it. The expected bytes are built by hand
+// from the format: 24-byte header, key, type 9 (array), element type 8
+// (string), count 2, then "a" and "".
+func TestMetadataOnlyFileEndsAtLastValue(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, 3)
+	w.SetKV("k", StringsValue([]string{"a", ""}))
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	want := header(3, 0, 1).str("k").u32(uint32(ValueArray)).u32(uint32(ValueString)).u64(2).str("a").str("")
+	if len(want)%DefaultAlignment == 0 {
+		t.Fatalf("test image is %d bytes, already aligned: it would not see padding", len(want))
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("file bytes\n got %v\nwant %v", buf.Bytes(), want)
+	}
+	f, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := f.Lookup("k")
+	if got, ok := v.Any().([]string); !ok || !slices.Equal(got, []string{"a", ""}) {
+		t.Errorf("read back %v", v)
+	}
+}
+
+// TestCallbackOverflowWritesNothing: a tensor callback whose second Write
+// would pass the declared size has that Write refused whole (0 bytes
+// taken, an error), so nothing of it reaches the file where the next
+// tensor's data goes, and Write reports the overflow, not a byte count.
+func TestCallbackOverflowWritesNothing(t *testing.T) {
+	var n2 int
+	var err2 error
+	w := NewWriter(io.Discard, 3)
+	w.AddTensor("w", TypeF32, []uint64{4}, func(o io.Writer) error {
+		if _, err := o.Write(make([]byte, 10)); err != nil {
+			t.Errorf("first 10 of 16 bytes refused: %v", err)
+		}
+		n2, err2 = o.Write(make([]byte, 10))
+		return nil
+	})
+	err := w.Write()
+	if n2 != 0 || err2 == nil {
+		t.Errorf("bytes 10..20 of a 16-byte tensor: wrote %d, err %v; want 0 and an error", n2, err2)
+	}
+	if err == nil {
+		t.Fatal("an overflowing callback was written")
+	}
+}
+
+// TestArrayValuePacksScalars: ArrayValue of scalars gives the typed slice
+// that Any documents ([]int32 for int32 elements), as the typed
+// constructors do; an element that is not of the declared type (or a zero
+// Value, whose type number happens to be uint8's) is not packed, and the
+// writer refuses it.
+func TestArrayValuePacksScalars(t *testing.T) {
+	if got, ok := ArrayValue(ValueInt32, Int32Value(1), Int32Value(-2)).Any().([]int32); !ok || !slices.Equal(got, []int32{1, -2}) {
+		t.Errorf("ArrayValue(int32 1, -2).Any() = %#v", ArrayValue(ValueInt32, Int32Value(1), Int32Value(-2)).Any())
+	}
+	if got, ok := ArrayValue(ValueString, StringValue("x")).Any().([]string); !ok || !slices.Equal(got, []string{"x"}) {
+		t.Errorf("ArrayValue(string x).Any() = %#v", ArrayValue(ValueString, StringValue("x")).Any())
+	}
+	for _, v := range []Value{ArrayValue(ValueUint8, Uint8Value(1), Value{}), ArrayValue(ValueUint8, Uint8Value(1), Int8Value(1))} {
+		w := NewWriter(io.Discard, 3)
+		w.SetKV("a", v)
+		if err := w.Write(); err == nil || !strings.Contains(err.Error(), "element 1") {
+			t.Errorf("%#v: err %v, want one naming element 1", v.Any(), err)
+		}
 	}
 }
