@@ -19,9 +19,12 @@ func TestF32ToF16Rounding(t *testing.T) {
 		{1 + 3*0x1p-11, 0x3C02},         // halfway between 0x3C01 and 0x3C02: to even
 		{1 + 0x1p-11 + 0x1p-20, 0x3C01}, // just above halfway: up
 		{65504, 0x7BFF},
-		{65519, 0x7BFF}, // below the halfway point 65520
-		{65520, 0x7C00}, // halfway to 65536: even is Inf
-		{1e6, 0x7C00},   // overflow
+		{65519, 0x7BFF},  // below the halfway point 65520
+		{65520, 0x7C00},  // halfway to 65536: even is Inf
+		{1e6, 0x7C00},    // overflow
+		{100000, 0x7C00}, // 2^16 ≤ x < 2^17: f16 exponent 31, Inf's own, not a NaN with x's mantissa bits
+		{-70000, 0xFC00}, // the same, negative
+		{65536, 0x7C00},  // 2^16 exactly
 		{-1e6, 0xFC00},
 		{0x1p-24, 0x0001}, // smallest subnormal
 		{0x1p-25, 0x0000}, // halfway to 2^-24: to even (0)
