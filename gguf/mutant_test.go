@@ -247,3 +247,20 @@ func TestArrayValuePacksScalars(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantLimitValues: the limits are the largest |x| whose block
+// super-scale still fits f16's largest finite 65504, worked out by hand:
+// Q8_0 d = amax/127, so 65504·127; Q4_K and Q5_K dmin = max(−min)/63, so
+// 65504·63; Q6_K d = amax/31/127, so 65504·31·127. TestQuantizeRange
+// round-trips ±QuantLimit, so a limit set too low would pass it unseen,
+// refusing values that quantise fine.
+func TestQuantLimitValues(t *testing.T) {
+	for typ, want := range map[Type]float32{
+		TypeQ8_0: 8319008, TypeQ4_K: 4126752, TypeQ5_K: 4126752, TypeQ6_K: 257889248,
+		TypeF32: 0, TypeF16: 0, TypeBF16: 0,
+	} {
+		if got := QuantLimit(typ); got != want {
+			t.Errorf("QuantLimit(%v) = %g, want %g", typ, got, want)
+		}
+	}
+}
