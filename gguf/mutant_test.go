@@ -264,3 +264,30 @@ func TestQuantLimitValues(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeIgnoresDstContents: Quantize writes every byte of dst, so a
+// reused buffer full of old data gives the same block as a fresh one (the
+// Q5_K high bits are ORed into qh, which must start clear).
+func TestQuantizeIgnoresDstContents(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	x := make([]float32, 2*qkK)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, typ := range []Type{TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+		n, _ := RowBytes(typ, int64(len(x)))
+		clean, dirty := make([]byte, n), make([]byte, n)
+		for i := range dirty {
+			dirty[i] = 0xff
+		}
+		if err := Quantize(typ, x, clean); err != nil {
+			t.Fatal(err)
+		}
+		if err := Quantize(typ, x, dirty); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(clean, dirty) {
+			t.Errorf("%v: quantising into a buffer of 0xff gives other bytes than into zeros", typ)
+		}
+	}
+}
