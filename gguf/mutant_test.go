@@ -291,3 +291,174 @@ func TestQuantizeIgnoresDstContents(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeKPicksBestNeighbour checks the search Quantize's doc
+// promises for the K types, against a brute-force reference: each
+// sub-block's decoded squared error is no more than that of any candidate
+// in the documented set whose worst error stays within the naive choice's
+// bound (TestQuantizeKAffine's and TestQuantizeQ6_K's formula, in float64).
+// The set checked here: Q4_K/Q5_K, round(s/d)±1 × round(m/dmin)±1 and the
+// covering grid; Q6_K, round(s/d)±1 and round(−ext/(32d))±1. A candidate's
+// error is that of the nearest grid point for every value, worked out here
+// by search over the grid, not with the quantiser's rounding. The bound
+// tests alone pass a search that tries nothing but the naive choice.
+func TestQuantizeKPicksBestNeighbour(t *testing.T) {
+	// sse of x on the grid {S·k − M, k = lo..hi} (nearest point each) and
+	// the worst error.
+	gridErr := func(x []float32, S, M float64, lo, hi int) (sse, worst float64) {
+		for _, v := range x {
+			best := math.Inf(1)
+			// The nearest k is round((v+M)/S) clamped; check its
+			// neighbours too so float rounding cannot mislead.
+			k0 := lo
+			if S > 0 {
+				k0 = int(math.Round((float64(v) + M) / S))
+			}
+			for k := k0 - 1; k <= k0+1; k++ {
+				kk := max(lo, min(hi, k))
+				best = math.Min(best, math.Abs(S*float64(kk)-M-float64(v)))
+			}
+			sse += best * best
+			worst = math.Max(worst, best)
+		}
+		return sse, worst
+	}
+	// Plus a wide asymmetric one: dmin ≥ 8 there, so a bound that used
+	// 63/dmin for 63·dmin would exceed the true one.
+	dists := append(kDists(), kDist{"uniform-asym-1000", func(r *rand.Rand, _ int, x []float32) {
+		for i := range x {
+			x[i] = float32(-1000 + 4000*r.Float64())
+		}
+	}, true})
+	for _, c := range []struct {
+		typ   Type
+		nmax  int
+		bytes int
+	}{{TypeQ4_K, 15, 144}, {TypeQ5_K, 31, 176}, {TypeQ6_K, 0, 210}} {
+		for di, dist := range dists {
+			r := rand.New(rand.NewPCG(uint64(77+c.nmax), uint64(di)))
+			const nsb = 16
+			x := make([]float32, nsb*qkK)
+			for b := 0; b < nsb; b++ {
+				dist.gen(r, b, x[qkK*b:qkK*b+qkK])
+			}
+			q, y := kRoundTrip(t, c.typ, x)
+			checked, better := 0, 0
+			for b := 0; b < nsb; b++ {
+				blk := q[c.bytes*b : c.bytes*(b+1)]
+				if c.typ == TypeQ6_K {
+					d := float64(F16ToF32(binary.LittleEndian.Uint16(blk[208:])))
+					if d == 0 {
+						continue
+					}
+					for j := 0; j < 16; j++ {
+						sub := x[qkK*b+16*j : qkK*b+16*j+16]
+						dec := y[qkK*b+16*j : qkK*b+16*j+16]
+						var amax, ext float64
+						for _, v := range sub {
+							if a := math.Abs(float64(v)); a > amax {
+								amax, ext = a, float64(v)
+							}
+						}
+						s := amax / 31
+						es := math.Max(d/2, s-127*d)
+						bound := (s+es)/2 + 31*es
+						bound *= 1 - 0x1p-16 // clearly within: the quantiser compares in float32
+						var got float64
+						for i, v := range sub {
+							e := float64(dec[i]) - float64(v)
+							got += e * e
+						}
+						c0 := int(max(0, min(127, math.Round(s/d))))
+						ce := int(max(-127, min(127, math.Round(-ext/32/d))))
+						for _, cand := range []int{c0 - 1, c0 + 1, ce - 1, ce, ce + 1} {
+							if cand < -127 || cand > 127 {
+								continue
+							}
+							S := float64(float32(d) * float32(cand))
+							lo, hi := -32, 31
+							if S < 0 { // k·S with k in −32..31 is (−k)·|S|
+								S, lo, hi = -S, -31, 32
+							}
+							sse, worst := gridErr(sub, S, 0, lo, hi)
+							if worst > bound {
+								continue
+							}
+							checked++
+							if got > sse*(1+1e-4)+1e-30 {
+								better++
+								t.Errorf("%v/%s block %d sub %d: squared error %g, but scale %d gives %g within the bound", c.typ, dist.name, b, j, got, cand, sse)
+							}
+						}
+					}
+					continue
+				}
+				d := float64(F16ToF32(binary.LittleEndian.Uint16(blk[0:])))
+				dmin := float64(F16ToF32(binary.LittleEndian.Uint16(blk[2:])))
+				nmax := float64(c.nmax)
+				for j := 0; j < 8; j++ {
+					sub := x[qkK*b+32*j : qkK*b+32*j+32]
+					dec := y[qkK*b+32*j : qkK*b+32*j+32]
+					lo, hi := minMax(sub)
+					m := math.Max(0, -float64(lo))
+					s := (float64(hi) + m) / nmax
+					es := math.Max(d/2, s-63*d)
+					em := math.Max(dmin/2, m-63*dmin)
+					bound := (s+es)/2 + nmax*es + em
+					bound *= 1 - 0x1p-16 // clearly within: the quantiser compares in float32
+					var got float64
+					for i, v := range sub {
+						e := float64(dec[i]) - float64(v)
+						got += e * e
+						if math.Abs(e) > bound*(1+0x1p-15) {
+							t.Errorf("%v/%s block %d sub %d: error %g beyond the bound %g", c.typ, dist.name, b, j, e, bound)
+						}
+					}
+					round6 := func(v, unit float64) int {
+						if unit == 0 {
+							return 0
+						}
+						return int(max(0, min(63, math.Round(v/unit))))
+					}
+					c0, n0 := round6(s, d), round6(m, dmin)
+					type cn struct{ c, n int }
+					cands := []cn{}
+					for dc := -1; dc <= 1; dc++ {
+						for dn := -1; dn <= 1; dn++ {
+							cands = append(cands, cn{c0 + dc, n0 + dn})
+						}
+					}
+					if d > 0 || dmin > 0 {
+						n := 0
+						if dmin > 0 {
+							n = int(min(63, math.Ceil(m/dmin)))
+						}
+						cc := 0
+						if d > 0 {
+							cc = int(max(0, min(63, math.Ceil((s+(dmin*float64(n)-m)/nmax)/d))))
+						}
+						cands = append(cands, cn{cc, n})
+					}
+					for _, k := range cands {
+						if k.c < 0 || k.c > 63 || k.n < 0 || k.n > 63 {
+							continue
+						}
+						S, M := float64(float32(d)*float32(k.c)), float64(float32(dmin)*float32(k.n))
+						sse, worst := gridErr(sub, S, M, 0, c.nmax)
+						if worst > bound {
+							continue
+						}
+						checked++
+						if got > sse*(1+1e-4)+1e-30 {
+							better++
+							t.Errorf("%v/%s block %d sub %d: squared error %g, but sc %d mn %d give %g within the bound", c.typ, dist.name, b, j, got, k.c, k.n, sse)
+						}
+					}
+				}
+			}
+			if better > 0 {
+				t.Logf("%v/%s: %d of %d candidates beat the choice", c.typ, dist.name, better, checked)
+			}
+		}
+	}
+}
