@@ -462,3 +462,37 @@ func TestQuantizeKPicksBestNeighbour(t *testing.T) {
 		}
 	}
 }
+
+// TestDequantQ5_0Scale: TestDequantQ5_0's d is 1, where ·d and /d agree;
+// with d = 0.5 the values are its (q − 16) halved, worked out by hand.
+func TestDequantQ5_0Scale(t *testing.T) {
+	y := deq(t, TypeQ5_0, cat(le16(h0_5), qh5, nibbles16()))
+	expectAll(t, TypeQ5_0, y, []float32{
+		-8, 0.5, -7, 1.5, -6, 2.5, -5, 3.5, -4, 4.5, -3, 5.5, -2, 6.5, -1, 7.5,
+		7.5, -1, 6.5, -2, 5.5, -3, 4.5, -4, 3.5, -5, 2.5, -6, 1.5, -7, 0.5, -8,
+	})
+}
+
+// TestCanDequantizeBlockTypes: CanDequantize is true for every block type
+// Dequantize decodes and false for the ones it refuses.
+func TestCanDequantizeBlockTypes(t *testing.T) {
+	for _, typ := range []Type{TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0, TypeQ8_1, TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeF32, TypeI32} {
+		if !CanDequantize(typ) {
+			t.Errorf("CanDequantize(%v) = false", typ)
+		}
+	}
+	for _, typ := range []Type{TypeIQ2_XXS, TypeQ4_2, Type(9999)} {
+		if CanDequantize(typ) {
+			t.Errorf("CanDequantize(%v) = true", typ)
+		}
+	}
+}
+
+// TestDequantizeErrorSaysSize: a wrong src length is reported with the
+// length wanted, 2 Q8_0 blocks of 34 bytes for 64 elements: 68.
+func TestDequantizeErrorSaysSize(t *testing.T) {
+	err := Dequantize(TypeQ8_0, make([]byte, 33), make([]float32, 64))
+	if err == nil || !strings.Contains(err.Error(), "want 68") {
+		t.Errorf("error %v, want one saying want 68", err)
+	}
+}
