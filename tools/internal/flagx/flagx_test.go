@@ -22,6 +22,14 @@ func TestInterspersed(t *testing.T) {
 		{[]string{"-o", "--", "a", "-json"}, []string{"a"}, true, "--"},
 		{[]string{"-json", "--", "-o"}, []string{"-o"}, true, ""},
 		{nil, nil, false, ""},
+		// A value that names a flag is still a value: the "--" after it
+		// ends the flags, and "-json" after "a" is an argument.
+		{[]string{"-o", "o", "--", "a", "-json"}, []string{"a", "-json"}, false, "o"},
+		// "--o" is -o (the flag package takes one or two dashes), so the
+		// "--" after it is its value.
+		{[]string{"--o", "--", "a", "-json"}, []string{"a"}, true, "--"},
+		// A boolean flag takes no value: the "--" after it ends the flags.
+		{[]string{"-json", "--", "a", "-o", "x"}, []string{"a", "-o", "x"}, true, ""},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
