@@ -54,3 +54,19 @@ func TestWordCache(t *testing.T) {
 		}
 	}
 }
+
+// TestWordCacheCollision: a word whose hash matches a cached word's (the
+// same slot and the same high bits the slot keeps) but whose bytes differ
+// is a miss, not the other word's ids; put is told the other word's hash
+// to make the collision that 2^32 random words would.
+func TestWordCacheCollision(t *testing.T) {
+	c := newWordCache()
+	_, h, _ := c.get("ab")
+	c.put("cd", h, []int32{7}) // same length as "ab", stored under "ab"'s hash
+	if got, _, ok := c.get("ab"); ok {
+		t.Errorf(`get("ab") after put("cd") with its hash = %v, want a miss`, got)
+	}
+	if got, _, ok := c.get("cd"); ok {
+		t.Errorf(`get("cd") under another hash = %v, want a miss`, got)
+	}
+}
