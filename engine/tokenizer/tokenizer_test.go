@@ -90,6 +90,8 @@ func TestSplitLlama3(t *testing.T) {
 		{"Hello, world!", []string{"Hello", ",", " world", "!"}},
 		{"x \u0378.", []string{"x", " ", "\u0378", "."}}, // unassigned: a piece of its own
 		{"a  b\n", []string{"a", " ", " b", "\n"}},
+		{"a...b", []string{"a", "...", "b"}},       // a punctuation run is one piece
+		{"x\U00010000y", []string{"x\U00010000y"}}, // U+10000, the first code point past the BMP, is a letter
 	}
 	for _, c := range cases {
 		if got := pieces(preLlama3, c.in); !slices.Equal(got, c.want) {
