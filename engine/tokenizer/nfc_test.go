@@ -24,6 +24,16 @@ func TestNFCDefinition(t *testing.T) {
 		{"x" + strings.Repeat("\u0308", 35) + "\u0300", "\u1e8d" + strings.Repeat("\u0308", 34) + "\u0300"},
 		{"e\u0b3e\u0301\u0316", "e\u0b3e\u0316\u0301"},
 		{"e\u0dcf\u0316\u0301", "e\u0dcf\u0316\u0301"},
+		// x/text counts into its run of 30 what only a compatibility
+		// decomposition makes a mark (U+FF9E, halfwidth voiced sound
+		// mark: U+3099), and Hangul vowels and trailing consonants up to
+		// the last of each (U+1175, U+11C2); NFC adds no U+034F.
+		{"a" + strings.Repeat("\uff9e", 40), "a" + strings.Repeat("\uff9e", 40)},
+		{"\u1100" + strings.Repeat("\u1175", 40), "\uae30" + strings.Repeat("\u1175", 39)},
+		{"\uac00" + strings.Repeat("\u11c2", 40), "\uac1b" + strings.Repeat("\u11c2", 39)},
+		// À (U+00C0, the first code point that decomposes) is A U+0300;
+		// U+0325 (class 220) sorts before the grave and takes the A.
+		{"\u00c0\u0325\u0b3e", "\u1e00\u0300\u0b3e"},
 	} {
 		if got := nfc(c.in); got != c.want {
 			t.Errorf("nfc(%+q) =\n %+q, want\n %+q", c.in, got, c.want)
