@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProgressBar: the bar as a user sees it on stderr: nothing unless
+// forced or on a terminal; the first update draws at once, one within
+// 200 ms of the last draw does not; finish draws the end state and a
+// newline, or only the newline after a failure.
+func TestProgressBar(t *testing.T) {
+	var off bytes.Buffer
+	p := newProgressBar(&off, false, "x")
+	p.update(1, 2)
+	p.finish(true)
+	if off.Len() != 0 {
+		t.Errorf("bar not forced, not a terminal: wrote %q", off.String())
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if newProgressBar(f, false, "x").on || !newProgressBar(f, true, "x").on {
+		t.Error("a regular file turns the bar on unless forced")
+	}
+
+	var b bytes.Buffer
+	p = newProgressBar(&b, true, "convert")
+	p.update(45e7, 1e9)
+	want := "\rconvert [=============>                ]  45%  0.45/1.00 GB"
+	if b.String() != want {
+		t.Errorf("first update:\n%q, want\n%q", b.String(), want)
+	}
+	b.Reset()
+	p.update(5e8, 1e9)
+	if b.Len() != 0 {
+		t.Errorf("update right after a draw wrote %q", b.String())
+	}
+	p.update(1e9, 1e9)
+	p.finish(true)
+	want = "\rconvert [==============================] 100%  1.00/1.00 GB\n"
+	if b.String() != want {
+		t.Errorf("finish:\n%q, want\n%q", b.String(), want)
+	}
+
+	b.Reset()
+	p = newProgressBar(&b, true, "load")
+	p.update(0, 0)
+	p.finish(false)
+	want = "\rload [>" + strings.Repeat(" ", 29) + "]   0%  0.00/0.00 GB\n"
+	if b.String() != want {
+		t.Errorf("nothing to do, failed:\n%q, want\n%q", b.String(), want)
+	}
+}
