@@ -598,15 +598,7 @@ func TestGPUL2Window(t *testing.T) {
 	}
 	t.Logf("L2 %d bytes, most set aside %d, windows up to %d; %d set aside for 4 MiB", e.Info().L2Bytes, e.l2MaxSet, e.l2MaxWindow, e.L2SetAside())
 	k := newAxpb(t, e, n, 3)
-	if err := e.Do(func() error {
-		e.SetL2Window(k.y, 4*n)
-		if e.lcfg.numAttrs != 2 {
-			return fmt.Errorf("window set: %d launch attributes, want 2", e.lcfg.numAttrs)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	setWindow(t, e, k.y, 4*n, 2) // the window rides beside PDL's attribute
 	k.p.SetPtr(0, k.y)
 	k.p.SetPtr(1, k.x)
 	k.p.SetF32(2, 1.25)
@@ -626,10 +618,17 @@ func TestGPUL2Window(t *testing.T) {
 	if got := e.L2SetAside(); got != 0 {
 		t.Fatalf("%d bytes still set aside after the last release", got)
 	}
+	setWindow(t, e, k.y, 4*n, 1) // nothing set aside: no window
+}
+
+// setWindow sets an L2 window over [p, p+bytes) on the engine thread and
+// checks how many launch attributes the next PDL launch carries.
+func setWindow(t *testing.T, e *Engine, p DevPtr, bytes uint64, want uint32) {
+	t.Helper()
 	if err := e.Do(func() error {
-		e.SetL2Window(k.y, 4*n)
-		if e.lcfg.numAttrs != 1 {
-			return fmt.Errorf("window with nothing set aside: %d launch attributes, want 1", e.lcfg.numAttrs)
+		e.SetL2Window(p, bytes)
+		if e.lcfg.numAttrs != want {
+			return fmt.Errorf("SetL2Window(%#x, %d): %d launch attributes, want %d", p, bytes, e.lcfg.numAttrs, want)
 		}
 		return nil
 	}); err != nil {
