@@ -467,3 +467,25 @@ func TestTensorTypeOneDim(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthErrors: an unknown preset or an unreadable vocabulary GGUF ends
+// Synth with an error naming it, and SynthFile leaves no file behind.
+func TestSynthErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.gguf")
+	var buf bytes.Buffer
+	err := SynthFile(t.Context(), out, SynthOptions{Preset: "7b"})
+	if err == nil || !strings.Contains(err.Error(), `"7b"`) || !strings.Contains(err.Error(), "0.8b") {
+		t.Errorf("unknown preset: %v; want an error naming it and the presets", err)
+	}
+	missing := filepath.Join(dir, "no-vocab.gguf")
+	if err := Synth(&buf, SynthOptions{Preset: "tiny", VocabGGUF: missing}); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing vocab GGUF: %v; want an error naming %s", err, missing)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("%d bytes written before the vocabulary was read", buf.Len())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("files left in the output directory: %v", ents)
+	}
+}
