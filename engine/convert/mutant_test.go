@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -487,5 +488,29 @@ func TestSynthErrors(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("files left in the output directory: %v", ents)
+	}
+}
+
+// TestSynthWorkers: Workers 0 means one generating goroutine per CPU
+// (GOMAXPROCS), and a positive Workers is the count used; counted while
+// the first tensor is written, when every worker still has chunks to do.
+func TestSynthWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, c := range []struct{ workers, want int }{{0, 4}, {1, 1}, {3, 3}} {
+		before := runtime.NumGoroutine()
+		extra := -1
+		err := Synth(io.Discard, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1, Workers: c.workers,
+			Progress: func(done, total int64) {
+				if extra < 0 {
+					extra = runtime.NumGoroutine() - before
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if extra != c.want {
+			t.Errorf("Workers %d: %d goroutines generating; want %d", c.workers, extra, c.want)
+		}
+		waitGoroutines(t, before)
 	}
 }
