@@ -514,3 +514,24 @@ func TestSynthWorkers(t *testing.T) {
 		waitGoroutines(t, before)
 	}
 }
+
+// TestSynthTensorRowCounts: a tensor of one row fewer or more than a
+// whole number of chunks (1024 rows of 1024 values each) is written whole:
+// 2 bytes a value in bf16, all of them reported to progress.
+func TestSynthTensorRowCounts(t *testing.T) {
+	for _, rows := range []int{1, 1023, 1024, 1025, 2047, 2048} {
+		e := &Entry{Name: "blk.0.ffn_up.weight", Shape: []uint64{1024, uint64(rows)}, Role: "matrix"}
+		var w countWriter
+		var progressed int64
+		if err := synthTensor(&w, e, gguf.TypeBF16, 1, 2, func(n int64) { progressed += n }); err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(2 * 1024 * rows); w.n != want || progressed != want {
+			t.Errorf("%d rows: %d bytes written, %d reported; want %d", rows, w.n, progressed, want)
+		}
+	}
+}
+
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
