@@ -2,7 +2,9 @@ package convert
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memra-ai/memra/gguf"
 )
@@ -535,3 +538,34 @@ func TestSynthTensorRowCounts(t *testing.T) {
 type countWriter struct{ n int64 }
 
 func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// TestWriteFileAtomicCancelledLargeWrite: once ctx is cancelled, a write of
+// more than a buffer (4 MiB) at once, which bypasses the buffer, fails with
+// ctx's cause instead of spinning, and nothing is left behind.
+func TestWriteFileAtomicCancelledLargeWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.gguf")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var werr error
+	done := make(chan error, 1)
+	go func() {
+		done <- WriteFileAtomic(ctx, path, func(w io.Writer) error {
+			_, werr = w.Write(make([]byte, 5<<20))
+			return werr
+		})
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), path) {
+			t.Errorf("cancelled write: %v; want context.Canceled naming %s", err, path)
+		}
+		if werr == nil {
+			t.Error("a 5 MiB write after cancellation succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a 5 MiB write after cancellation did not return in 10 s")
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 0 {
+		t.Errorf("files left behind: %v", ents)
+	}
+}
