@@ -569,3 +569,37 @@ func TestWriteFileAtomicCancelledLargeWrite(t *testing.T) {
 		t.Errorf("files left behind: %v", ents)
 	}
 }
+
+// TestSynthVocabMissingKeys: a vocabulary GGUF that lacks the token list
+// or the token types is refused with an error naming the file and the key.
+func TestSynthVocabMissingKeys(t *testing.T) {
+	dir := t.TempDir()
+	for name, kvs := range map[string][]gguf.KV{
+		"tokenizer.ggml.tokens": {{Key: "general.architecture", Value: gguf.StringValue("qwen35")}},
+		"tokenizer.ggml.token_type": {
+			{Key: "general.architecture", Value: gguf.StringValue("qwen35")},
+			{Key: "tokenizer.ggml.tokens", Value: gguf.StringsValue([]string{"a", "b"})},
+		},
+	} {
+		path := filepath.Join(dir, name+".gguf")
+		var buf bytes.Buffer
+		gw := gguf.NewWriter(&buf, 3)
+		for _, kv := range kvs {
+			gw.SetKV(kv.Key, kv.Value)
+		}
+		if err := gw.Write(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		err := Synth(&out, SynthOptions{Preset: "tiny", VocabGGUF: path})
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), name) {
+			t.Errorf("vocab GGUF without %s: %v; want an error naming the file and the key", name, err)
+		}
+		if out.Len() != 0 {
+			t.Errorf("vocab GGUF without %s: %d bytes written", name, out.Len())
+		}
+	}
+}
