@@ -603,3 +603,46 @@ func TestSynthVocabMissingKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertWriteFails: a write that fails part way (a full disk) ends
+// Convert with that error, no write is tried after it, and Progress never
+// counts bytes past the failure. The output (a 2 MiB token_embd) is larger
+// than the GGUF writer's 1 MiB buffer, so the failure comes mid-tensor.
+func TestConvertWriteFails(t *testing.T) {
+	d := qwen3Dims()
+	d.vocab, d.embd, d.tied = 8192, 64, true
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 3, DTypeF32))
+	errFull := errors.New("disk full")
+	for _, n := range []int64{1 << 10, 64 << 10} {
+		w := &failPast{n: n, err: errFull}
+		var late int64
+		err := Convert(dir, w, Options{Type: FileF32, Progress: func(done, total int64) {
+			if w.failed > 0 {
+				late = done
+			}
+		}})
+		if !errors.Is(err, errFull) || w.failed != 1 {
+			t.Errorf("failing past %d bytes: %v after %d failed writes; want %v after one", n, err, w.failed, errFull)
+		}
+		if late != 0 {
+			t.Errorf("failing past %d bytes: progress reported %d bytes done after the write failed", n, late)
+		}
+	}
+}
+
+// failPast fails every write that would take its output past n bytes.
+type failPast struct {
+	n, written int64
+	err        error
+	failed     int
+}
+
+func (w *failPast) Write(p []byte) (int, error) {
+	if w.written+int64(len(p)) > w.n {
+		w.failed++
+		return 0, w.err
+	}
+	w.written += int64(len(p))
+	return len(p), nil
+}
