@@ -646,3 +646,45 @@ func (w *failPast) Write(p []byte) (int, error) {
 	w.written += int64(len(p))
 	return len(p), nil
 }
+
+// TestConvertCheckpointTruncated: a shard cut short while it is converted
+// (overwritten by a new download) ends the conversion with an error naming
+// the shard, and ConvertFile leaves no output or temporary file. The cut
+// comes after several tensors, so that the next read is of each kind (rows
+// in order, rows reordered by head).
+func TestConvertCheckpointTruncated(t *testing.T) {
+	d := qwen35Dims()
+	ts := hfTensors(d, 3, DTypeF32)
+	// convert cuts the shard at the k-th progress call (never for k 0) and
+	// returns ConvertFile's error and how many progress calls there were.
+	convert := func(k int) (int, error) {
+		dir, outDir := t.TempDir(), t.TempDir()
+		writeCheckpoint(t, dir, d, ts)
+		shard := filepath.Join(dir, "model.safetensors")
+		n := 0
+		err := ConvertFile(t.Context(), dir, filepath.Join(outDir, "out.gguf"), Options{Type: FileF32,
+			Progress: func(done, total int64) {
+				if n++; n == k {
+					if err := os.Truncate(shard, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}})
+		if k > 0 {
+			if err == nil || !strings.Contains(err.Error(), shard) {
+				t.Errorf("shard truncated after %d tensors: %v; want an error naming %s", k, err, shard)
+			}
+			if ents, _ := os.ReadDir(outDir); len(ents) != 0 {
+				t.Errorf("shard truncated after %d tensors: files left behind: %v", k, ents)
+			}
+		}
+		return n, err
+	}
+	steps, err := convert(0)
+	if err != nil || steps < 2 {
+		t.Fatalf("uncut conversion: %v, %d progress calls; the test needs a tensor after the cut", err, steps)
+	}
+	for _, k := range []int{1, 2, 3, steps / 2, steps - 1} {
+		convert(k)
+	}
+}
