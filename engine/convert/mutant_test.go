@@ -688,3 +688,41 @@ func TestConvertCheckpointTruncated(t *testing.T) {
 		convert(k)
 	}
 }
+
+// TestSynthVocabDoesNotFit: a vocabulary GGUF with more tokens than the
+// preset's vocabulary (tiny: 512), or with token types not one per token,
+// is refused with an error naming the file, before any byte is written;
+// one of exactly 512 tokens is taken.
+func TestSynthVocabDoesNotFit(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name        string
+		toks, types int
+		ok          bool
+	}{{"big", 513, 513, false}, {"types", 10, 9, false}, {"exact", 512, 512, true}} {
+		toks := make([]string, c.toks)
+		for i := range toks {
+			toks[i] = fmt.Sprint("t", i)
+		}
+		types := make([]int32, c.types)
+		var buf bytes.Buffer
+		gw := gguf.NewWriter(&buf, 3)
+		gw.SetKV("tokenizer.ggml.tokens", gguf.StringsValue(toks))
+		gw.SetKV("tokenizer.ggml.token_type", gguf.Int32sValue(types))
+		if err := gw.Write(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, c.name+".gguf")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		err := Synth(&out, SynthOptions{Preset: "tiny", VocabGGUF: path})
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%d tokens for a 512-token model: %v", c.toks, err)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), path) || out.Len() != 0):
+			t.Errorf("%d tokens, %d types for a 512-token model: %v, %d bytes written; want an error naming %s", c.toks, c.types, err, out.Len(), path)
+		}
+	}
+}
