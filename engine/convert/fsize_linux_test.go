@@ -135,3 +135,20 @@ func TestReserveErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOutputDevice: a device node as the output is refused before any
+// work. The node is made in a temporary directory (which needs root), so
+// that a regression replaces it rather than /dev/null.
+func TestCheckOutputDevice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "null")
+	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Skipf("cannot make a device node: %v", err)
+	}
+	err := SynthFile(t.Context(), path, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "is a device") {
+		t.Errorf("%s: %v; want an error saying it is a device", path, err)
+	}
+	if st, err := os.Lstat(path); err != nil || st.Mode()&os.ModeDevice == 0 {
+		t.Errorf("the device node was replaced: %v, %v", st.Mode(), err)
+	}
+}

@@ -189,6 +189,12 @@ func TestSynthFileChecksOutput(t *testing.T) {
 		{link, "is a symbolic link"},
 		{"/dev/null", "is a device"},
 	} {
+		if c.path == "/dev/null" && os.Geteuid() == 0 {
+			// As root a regression would replace /dev/null with the
+			// file; TestCheckOutputDevice makes its own device instead.
+			t.Log("root: /dev/null is not tried")
+			continue
+		}
 		if c.path == "" {
 			t.Log("no symbolic link here: that case is not tried")
 			continue
