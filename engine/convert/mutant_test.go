@@ -726,3 +726,23 @@ func TestSynthVocabDoesNotFit(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthFileReplacesOutput: an existing regular file of the user's at the
+// output path is replaced by the new model, and no temporary file is left.
+func TestSynthFileReplacesOutput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.gguf")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SynthFile(t.Context(), path, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1}); err != nil {
+		t.Fatalf("replacing %s: %v", path, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(b, []byte("GGUF")) {
+		t.Errorf("%s after SynthFile: %q…, %v; want a GGUF", path, b[:min(len(b), 8)], err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("files in the output directory: %v; want only %s", ents, path)
+	}
+}
