@@ -449,13 +449,19 @@ func (e *Engine) initL2() error {
 // state and scratch in a persisting part of the L2 where it fits (and the
 // GPU and driver allow), 0 does not; any other value is an error naming it.
 func L2WindowFromEnv() (bool, error) {
-	switch v := os.Getenv("MEMRA_L2WINDOW"); v {
+	return switchFromEnv("MEMRA_L2WINDOW", "no L2 window", "keep the decode state in the L2 where it fits")
+}
+
+// switchFromEnv reads an on-by-default switch: unset or 1 is on, 0 off, and
+// any other value an error naming the variable and what 0 and 1 mean.
+func switchFromEnv(name, off, on string) (bool, error) {
+	switch v := os.Getenv(name); v {
 	case "", "1":
 		return true, nil
 	case "0":
 		return false, nil
 	default:
-		return false, fmt.Errorf("MEMRA_L2WINDOW=%q: want 0 (no L2 window) or 1 or unset (keep the decode state in the L2 where it fits)", v)
+		return false, fmt.Errorf("%s=%q: want 0 (%s) or 1 or unset (%s)", name, v, off, on)
 	}
 }
 
@@ -562,14 +568,7 @@ func (e *Engine) SetL2Window(base DevPtr, bytes uint64) {
 // launch (used where the GPU and driver have it), 0 turns it off; any other
 // value is an error naming it.
 func PDLFromEnv() (bool, error) {
-	switch v := os.Getenv("MEMRA_PDL"); v {
-	case "", "1":
-		return true, nil
-	case "0":
-		return false, nil
-	default:
-		return false, fmt.Errorf("MEMRA_PDL=%q: want 0 (no programmatic dependent launch) or 1 or unset (use it where the GPU and driver allow)", v)
-	}
+	return switchFromEnv("MEMRA_PDL", "no programmatic dependent launch", "use it where the GPU and driver allow")
 }
 
 // PDL reports whether kernels are launched with programmatic dependent
