@@ -137,18 +137,31 @@ func main() {
 
 // run runs the command args names. Output that could not be written (a
 // full disk, a quota) is a failure even when the command succeeded, so that
-// memra info --json > full/x.json does not exit 0 with x.json cut. (A
-// closed pipe on os.Stdout never gets here: Go exits on SIGPIPE, and during
-// a model write memra stops it, exit 141.)
+// memra info --json > full/x.json does not exit 0 with x.json cut. Output
+// whose reader went away (memra info x.gguf | head) ends memra quietly with
+// exit status 141, as SIGPIPE does on Unix (where Go exits on it before
+// this sees the write, and memra stops it during a model write): on
+// Windows, which has no SIGPIPE, the write fails and comes here.
 func run(args []string, stdout, stderr io.Writer) int {
 	out := &recordingWriter{w: stdout}
 	code := dispatch(args, out, stderr)
-	if out.err != nil && code == 0 {
-		fmt.Fprintf(stderr, "memra: write output: %v\n", out.err)
-		return 1
+	switch {
+	case out.err == nil || code != 0:
+		return code
+	case errors.Is(out.err, errStdoutGone):
+		return exitReaderGone
 	}
-	return code
+	fmt.Fprintf(stderr, "memra: write output: %v\n", out.err)
+	return 1
 }
+
+// errStdoutGone marks a write to stdout that failed because its reader
+// closed the pipe, so that dispatch does not report it as the command's
+// failure.
+var errStdoutGone = errors.New("standard output's reader closed the pipe")
+
+// exitReaderGone is the shell's status for a process ended by SIGPIPE.
+const exitReaderGone = 141
 
 // recordingWriter passes writes on and keeps the first error.
 type recordingWriter struct {
@@ -158,6 +171,9 @@ type recordingWriter struct {
 
 func (r *recordingWriter) Write(p []byte) (int, error) {
 	n, err := r.w.Write(p)
+	if err != nil && sigctx.ReaderGone(err) {
+		err = fmt.Errorf("%w: %w", errStdoutGone, err)
+	}
 	if err != nil && r.err == nil {
 		r.err = err
 	}
@@ -206,6 +222,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.Is(err, errStdoutGone):
+			return exitReaderGone // nobody reads the output: nothing to say (run)
 		case errors.As(err, &ie):
 			fmt.Fprintf(stderr, "memra %s: %v\n", c.name, err)
 			return ie.Code

@@ -85,3 +85,28 @@ func TestTempFiles(t *testing.T) {
 		t.Errorf("in a missing directory: %q", got)
 	}
 }
+
+// TestStdoutReaderGone: output whose reader closed the pipe ends memra
+// quietly with status 141, as SIGPIPE ends it on Unix; on Windows (no
+// SIGPIPE; check:windows runs this under wine) it printed "write output:
+// ... The pipe is being closed" and exited 1. A real pipe, its reader
+// closed: info's writes fail unseen by the command, run's end it.
+func TestStdoutReaderGone(t *testing.T) {
+	path := tinyModel(t)
+	for _, args := range [][]string{
+		{"info", path},
+		{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "4", "--greedy", "--device", "cpu", "--threads", "1", "--print-tokens"},
+	} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		var stderr bytes.Buffer
+		code := run(args, w, &stderr)
+		w.Close()
+		if code != exitReaderGone || strings.Contains(stderr.String(), "write output") || strings.Contains(stderr.String(), "memra "+args[0]+":") {
+			t.Errorf("memra %s | (closed): exit %d, stderr %q; want %d and no error", args[0], code, stderr.String(), exitReaderGone)
+		}
+	}
+}
