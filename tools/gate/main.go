@@ -587,16 +587,27 @@ func cacheEnv(goos string) string {
 
 // defaultModelDir returns the cached default model's folder and where it
 // comes from: memra in the user cache directory, or, without one ($HOME
-// unset, a relative XDG_CACHE_HOME), memra-cache-UID in the temporary
-// directory, one per user because that directory is shared (and a plain
-// "memra" there is as likely a binary someone built as a folder).
+// unset, a relative XDG_CACHE_HOME), tempCacheName in the temporary
+// directory.
 func defaultModelDir() (dir, where string) {
 	cache, err := os.UserCacheDir()
 	if err == nil {
 		return filepath.Join(cache, "memra"), "the user cache directory"
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("memra-cache-%d", os.Getuid())),
+	return filepath.Join(os.TempDir(), tempCacheName(os.Getuid())),
 		fmt.Sprintf("the temporary directory, as there is no user cache directory: %v", err)
+}
+
+// tempCacheName is the cache folder's name in the temporary directory for
+// user uid: memra-cache-UID, one per user because that directory is shared
+// (and a plain "memra" there is as likely a binary someone built as a
+// folder). Windows has no uid (-1) and gives each user a temporary
+// directory of their own: memra-cache there.
+func tempCacheName(uid int) string {
+	if uid < 0 {
+		return "memra-cache"
+	}
+	return fmt.Sprintf("memra-cache-%d", uid)
 }
 
 // cachedModel returns the path of the default model in dir, writing it

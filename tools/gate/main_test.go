@@ -222,7 +222,11 @@ func TestDefaultModelNoCacheDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(tmp, fmt.Sprintf("memra-cache-%d", os.Getuid()), defaultModelFile); path != want {
+	want := filepath.Join(tmp, fmt.Sprintf("memra-cache-%d", os.Getuid()), defaultModelFile)
+	if runtime.GOOS == "windows" {
+		want = filepath.Join(tmp, "memra-cache", defaultModelFile) // no uid: Getuid is -1
+	}
+	if path != want {
 		t.Errorf("default model at %s, want %s", path, want)
 	}
 	if err := loads(path); err != nil {
@@ -445,5 +449,16 @@ func TestBenchErrorKeepsVerdict(t *testing.T) {
 	r := judge(&out, outcome{n: 4, eager: []int32{1, 2, 3, 4}, graph: []int32{1, 2, 3, 4}, crossed: b, captured: b, captures: 2})
 	if code, err := r.finish(&out, nil); code != 0 || err != nil {
 		t.Errorf("PASS without a bench error: exit %d, %v", code, err)
+	}
+}
+
+// TestTempCacheName: a user with a uid gets a folder of their own in the
+// shared temporary directory; Windows's -1 is no uid (its temporary
+// directory is the user's), where the name was memra-cache--1.
+func TestTempCacheName(t *testing.T) {
+	for uid, want := range map[int]string{-1: "memra-cache", 0: "memra-cache-0", 1000: "memra-cache-1000"} {
+		if got := tempCacheName(uid); got != want {
+			t.Errorf("tempCacheName(%d) = %q, want %q", uid, got, want)
+		}
 	}
 }
