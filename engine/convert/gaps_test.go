@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -79,6 +80,59 @@ func TestProgressTotal(t *testing.T) {
 			}
 			defer f.Close()
 			p.check(t, dataBytes(t, f))
+		})
+	}
+}
+
+// TestRopeSectionsKey: qwen35's rope.dimension_sections is written once,
+// right after attention.head_count_kv when the config gives mrope_section
+// and right after rope.dimension_count when it does not (llama.cpp's order,
+// spec.go's RopeSectionsFromConfig); without mrope_section the value is
+// the default [11 11 10 0].
+func TestRopeSectionsKey(t *testing.T) {
+	d := qwen35Dims()
+	for _, c := range []struct {
+		name     string
+		sections any // nil: no mrope_section in the config
+		after    string
+		want     string
+	}{
+		{"from config", []int{12, 10, 10}, "qwen35.attention.head_count_kv", "[12 10 10 0]"},
+		{"default", nil, "qwen35.rope.dimension_count", "[11 11 10 0]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeCheckpoint(t, dir, d, hfTensors(d, 4, DTypeF32))
+			cfg := map[string]any{}
+			readJSONInto(t, filepath.Join(dir, "config.json"), &cfg)
+			rp := cfg["rope_parameters"].(map[string]any)
+			delete(rp, "mrope_section")
+			if c.sections != nil {
+				rp["mrope_section"] = c.sections
+			}
+			writeJSON(t, filepath.Join(dir, "config.json"), cfg)
+			f, _ := convertDir(t, dir, Options{Type: FileF32})
+			const key = "qwen35.rope.dimension_sections"
+			at := -1
+			for i, kv := range f.KVs {
+				if kv.Key != key {
+					continue
+				}
+				if at >= 0 {
+					t.Fatalf("%s written twice", key)
+				}
+				at = i
+			}
+			if at < 1 {
+				t.Fatalf("%s at %d", key, at)
+			}
+			if prev := f.KVs[at-1].Key; prev != c.after {
+				t.Errorf("%s follows %s, want %s", key, prev, c.after)
+			}
+			v, err := f.Int32s("rope.dimension_sections")
+			if err != nil || fmt.Sprint(v) != c.want {
+				t.Errorf("%s = %v, %v; want %s", key, v, err, c.want)
+			}
 		})
 	}
 }
