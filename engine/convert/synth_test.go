@@ -332,6 +332,7 @@ func TestStickyRefuses(t *testing.T) {
 		{sticky, 0, 1000, 1000, false},             // our own file
 		{sticky, 1000, 1001, 1000, false},          // our directory
 		{sticky, 0, 1001, 0, false},                // root
+		{sticky, 1000, 1001, 0, false},             // root, another user's directory
 		{fs.ModeDir | 0o777, 0, 1001, 1000, false}, // no sticky bit
 	} {
 		if got := stickyRefuses(c.mode, c.dirUID, c.fileUID, c.euid); got != c.want {
