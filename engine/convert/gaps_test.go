@@ -2,7 +2,9 @@ package convert
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/gguf"
@@ -132,6 +134,88 @@ func TestRopeSectionsKey(t *testing.T) {
 			v, err := f.Int32s("rope.dimension_sections")
 			if err != nil || fmt.Sprint(v) != c.want {
 				t.Errorf("%s = %v, %v; want %s", key, v, err, c.want)
+			}
+		})
+	}
+}
+
+// TestConvertMTPHints: the --no-mtp hints come exactly when MTP tensors are
+// the trouble. A checkpoint with mtp.* tensors (or model.mtp.*, a
+// multimodal wrapper's) whose config has no mtp_num_hidden_layers fails
+// naming the tensor and pointing to --no-mtp, and converts without them
+// under NoMTP; an unexpected non-MTP tensor gets no hint; a missing tensor
+// gets the "only MTP tensors are missing" hint only when every missing one
+// is an MTP tensor.
+func TestConvertMTPHints(t *testing.T) {
+	d := qwen35Dims()
+	dm := d
+	dm.mtp = true
+	convertErr := func(t *testing.T, dir string) string {
+		t.Helper()
+		err := Convert(dir, io.Discard, Options{Type: FileF32})
+		if err == nil {
+			t.Fatal("converted")
+		}
+		return err.Error()
+	}
+	t.Run("MTP tensors without mtp_num_hidden_layers", func(t *testing.T) {
+		for _, prefix := range []string{"", "model."} {
+			dir := t.TempDir()
+			ts := map[string]stTensor{}
+			for n, x := range hfTensors(dm, 9, DTypeF32) {
+				if strings.HasPrefix(n, "mtp.") {
+					n = prefix + n
+				}
+				ts[n] = x
+			}
+			writeCheckpoint(t, dir, d, ts) // d: the config has no MTP layer
+			msg := convertErr(t, dir)
+			if !strings.Contains(msg, `tensor "`+prefix+`mtp.`) ||
+				!strings.HasSuffix(msg, "is not part of a qwen35 model with this config (MTP tensor but the config has no mtp_num_hidden_layers; use --no-mtp to drop MTP layers)") {
+				t.Errorf("prefix %q: %s", prefix, msg)
+			}
+			f, _ := convertDir(t, dir, Options{Type: FileF32, NoMTP: true})
+			if n, _ := f.Uint32("block_count"); n != 4 || f.Has("nextn_predict_layers") {
+				t.Errorf("prefix %q, NoMTP: block_count %d, nextn_predict_layers %v", prefix, n, f.Has("nextn_predict_layers"))
+			}
+			for _, ti := range f.Tensors {
+				if strings.HasPrefix(ti.Name, "blk.4.") {
+					t.Errorf("prefix %q, NoMTP: %s written", prefix, ti.Name)
+				}
+			}
+		}
+	})
+	t.Run("unexpected tensor", func(t *testing.T) {
+		dir := t.TempDir()
+		ts := hfTensors(d, 9, DTypeF32)
+		ts["model.layers.0.mlp.extra.weight"] = stTensor{shape: []int64{2}, data: []float32{1, 2}}
+		writeCheckpoint(t, dir, d, ts)
+		if msg := convertErr(t, dir); !strings.HasSuffix(msg, `"model.layers.0.mlp.extra.weight" is not part of a qwen35 model with this config`) {
+			t.Errorf("%s; want no hint", msg)
+		}
+	})
+	for _, c := range []struct {
+		name   string
+		drop   []string
+		hinted bool
+	}{
+		{"only MTP missing", []string{"mtp.fc.weight", "mtp.norm.weight"}, true},
+		{"non-MTP missing", []string{"model.norm.weight"}, false},
+		{"both missing", []string{"mtp.fc.weight", "model.norm.weight"}, false},
+		{"both missing, MTP last", []string{"model.layers.0.mlp.up_proj.weight", "mtp.norm.weight"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ts := hfTensors(dm, 9, DTypeF32)
+			for _, n := range c.drop {
+				delete(ts, n)
+			}
+			writeCheckpoint(t, dir, dm, ts)
+			msg := convertErr(t, dir)
+			want := fmt.Sprintf("checkpoint is missing %d tensor(s): ", len(c.drop))
+			hint := " (only MTP tensors are missing: use --no-mtp to convert without the MTP layer)"
+			if !strings.Contains(msg, want) || strings.HasSuffix(msg, hint) != c.hinted {
+				t.Errorf("%s; want %q, hint %v", msg, want, c.hinted)
 			}
 		})
 	}
