@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -218,5 +219,52 @@ func TestConvertMTPHints(t *testing.T) {
 				t.Errorf("%s; want %q, hint %v", msg, want, c.hinted)
 			}
 		})
+	}
+}
+
+// TestConvertConditionalGeneration: a Qwen3_5ForConditionalGeneration
+// checkpoint (text config under text_config, the text model's tensors
+// under model.language_model., a vision tower beside them) converts to the
+// same bytes as the text-only Qwen3_5ForCausalLM checkpoint: the vision
+// tower's tensors (model.visual.*, and *vision_* / *vision.* names of
+// other wrappers) and rotary inv_freq buffers are left out, as llama.cpp
+// leaves them to the mmproj file.
+func TestConvertConditionalGeneration(t *testing.T) {
+	d := qwen35Dims()
+	d.mtp = true
+	ts := hfTensors(d, 12, DTypeBF16)
+	text := t.TempDir()
+	writeCheckpoint(t, text, d, ts)
+	_, want := convertDir(t, text, Options{Type: FileBF16, Name: "m"})
+
+	wrapped := map[string]stTensor{}
+	for n, x := range ts {
+		if strings.HasPrefix(n, "model.") {
+			n = "model.language_model." + strings.TrimPrefix(n, "model.")
+		}
+		wrapped[n] = x
+	}
+	odd := stTensor{shape: []int64{3, 5}, data: make([]float32, 15)} // fits nothing in the plan
+	for _, n := range []string{
+		"model.visual.blocks.0.attn.qkv.weight",
+		"model.visual.merger.linear_fc1.weight",
+		"model.vision_tower.patch_embed.weight", // no "vision." in it,
+		"model.vision.embeddings.weight",
+		"model.language_model.rotary_emb.inv_freq",
+	} {
+		wrapped[n] = odd
+	}
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, wrapped)
+	var textCfg map[string]any
+	readJSONInto(t, filepath.Join(dir, "config.json"), &textCfg)
+	writeJSON(t, filepath.Join(dir, "config.json"), map[string]any{
+		"architectures": []string{"Qwen3_5ForConditionalGeneration"}, "model_type": "qwen3_5",
+		"text_config": textCfg, "vision_config": map[string]any{"depth": 1, "hidden_size": 3},
+		"tie_word_embeddings": false,
+	})
+	_, got := convertDir(t, dir, Options{Type: FileBF16, Name: "m"})
+	if !bytes.Equal(got, want) {
+		t.Errorf("the wrapped checkpoint converts to %d bytes unlike the text-only one's %d", len(got), len(want))
 	}
 }
