@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -266,5 +267,69 @@ func TestConvertConditionalGeneration(t *testing.T) {
 	_, got := convertDir(t, dir, Options{Type: FileBF16, Name: "m"})
 	if !bytes.Equal(got, want) {
 		t.Errorf("the wrapped checkpoint converts to %d bytes unlike the text-only one's %d", len(got), len(want))
+	}
+}
+
+// TestSynthValueRanges: Synth's per-role ranges, read back from the file.
+// ssm_a holds −exp(A_log) and must be negative: the Gated DeltaNet decay
+// is exp(ssm_a · softplus(·)), below 1 only for ssm_a < 0 (a positive one
+// makes the recurrent state grow without bound); synth draws it from
+// [−1, −0.05]. ssm_dt.bias (dt_bias) is drawn from [−0.5, 0.5], both signs;
+// norms from [0.9, 1.1]. Eight seeds give 64 ssm_a and ssm_dt values; a
+// 4096-value tensor pins the ranges' ends.
+func TestSynthValueRanges(t *testing.T) {
+	ranges := map[string][2]float32{"ssm_a": {-1, -0.05}, "ssm_dt": {-0.5, 0.5}, "norm": {0.9, 1.1}}
+	lo := map[string]float32{"ssm_a": 0, "ssm_dt": 1, "norm": 2}
+	hi := map[string]float32{"ssm_a": -2, "ssm_dt": -1, "norm": 0}
+	spec, err := PresetSpec("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 8; seed++ {
+		out := filepath.Join(t.TempDir(), "s.gguf")
+		if err := SynthFile(t.Context(), out, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range plan {
+			r, ok := ranges[e.Role]
+			if !ok {
+				continue
+			}
+			for i, v := range readF32Tensor(t, f, e.Name) {
+				if !(v >= r[0] && v <= r[1]) {
+					t.Fatalf("seed %d: %s[%d] = %g, outside [%g, %g]", seed, e.Name, i, v, r[0], r[1])
+				}
+				lo[e.Role], hi[e.Role] = min(lo[e.Role], v), max(hi[e.Role], v)
+			}
+		}
+		f.Close()
+	}
+	if lo["ssm_dt"] >= 0 || hi["ssm_dt"] <= 0 {
+		t.Errorf("ssm_dt.bias spans [%g, %g], want both signs", lo["ssm_dt"], hi["ssm_dt"])
+	}
+	for _, role := range []string{"ssm_a", "ssm_dt"} {
+		r := ranges[role]
+		w := r[1] - r[0]
+		e := &Entry{Name: "blk.0." + role, Shape: []uint64{4096}, Role: role}
+		var buf bytes.Buffer
+		if err := synthTensor(&buf, e, gguf.TypeF32, 1, 1, func(int64) {}); err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float32, 4096)
+		if err := gguf.Dequantize(gguf.TypeF32, buf.Bytes(), x); err != nil {
+			t.Fatal(err)
+		}
+		got := [2]float32{slices.Min(x), slices.Max(x)}
+		if got[0] < r[0] || got[0] > r[0]+w/100 || got[1] > r[1] || got[1] < r[1]-w/100 {
+			t.Errorf("%s of 4096 values spans [%g, %g], want nearly all of [%g, %g]", role, got[0], got[1], r[0], r[1])
+		}
 	}
 }
