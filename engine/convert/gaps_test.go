@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -331,5 +332,95 @@ func TestSynthValueRanges(t *testing.T) {
 		if got[0] < r[0] || got[0] > r[0]+w/100 || got[1] > r[1] || got[1] < r[1]-w/100 {
 			t.Errorf("%s of 4096 values spans [%g, %g], want nearly all of [%g, %g]", role, got[0], got[1], r[0], r[1])
 		}
+	}
+}
+
+// TestSynthCopiesTokenizerKeys: with VocabGGUF, Synth's file ends with every
+// tokenizer.* key of the source in the source's order and with its value
+// (tokens and token types padded to the model vocab with [PADi] / unused),
+// and no other key of the source (its general.* and qwen3.* keys) comes
+// with them.
+func TestSynthCopiesTokenizerKeys(t *testing.T) {
+	d := qwen3Dims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 10, DTypeF32))
+	vocabPath := filepath.Join(t.TempDir(), "vocab.gguf")
+	if err := ConvertFile(t.Context(), dir, vocabPath, Options{Type: FileF32, Name: "source"}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := gguf.Open(vocabPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	out := filepath.Join(t.TempDir(), "s.gguf")
+	if err := SynthFile(t.Context(), out, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1, VocabGGUF: vocabPath}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spec, _ := PresetSpec("tiny")
+	var want, got []gguf.KV
+	for _, kv := range src.KVs {
+		if strings.HasPrefix(kv.Key, "tokenizer.") {
+			want = append(want, kv)
+		}
+	}
+	if len(want) < 8 {
+		t.Fatalf("the source has only %d tokenizer keys", len(want))
+	}
+	for i, kv := range f.KVs {
+		if kv.Key == "general.quantization_version" {
+			got = f.KVs[i+1:]
+		}
+		if !strings.HasPrefix(kv.Key, "tokenizer.") && !strings.HasPrefix(kv.Key, "general.") && !strings.HasPrefix(kv.Key, "qwen35.") {
+			t.Errorf("key %s in the synthesised file", kv.Key)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d keys after general.quantization_version, want the source's %d tokenizer keys", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Key != w.Key {
+			t.Errorf("key %d: %s, want %s", i, g.Key, w.Key)
+			continue
+		}
+		switch w.Key {
+		case "tokenizer.ggml.tokens", "tokenizer.ggml.token_type":
+			n := w.Value.Len()
+			if g.Value.Len() != spec.NVocab || g.Value.Type() != w.Value.Type() || g.Value.ElemType() != w.Value.ElemType() {
+				t.Errorf("%s: %s of %d, want %s of %d", w.Key, g.Value.TypeName(), g.Value.Len(), w.Value.TypeName(), spec.NVocab)
+				continue
+			}
+			for j := 0; j < spec.NVocab; j++ {
+				wv := any(nil)
+				switch {
+				case j < n:
+					wv = w.Value.Index(j).Any()
+				case w.Key == "tokenizer.ggml.tokens":
+					wv = fmt.Sprintf("[PAD%d]", j)
+				default:
+					wv = TokenUnused
+				}
+				if gv := g.Value.Index(j).Any(); !reflect.DeepEqual(gv, wv) {
+					t.Errorf("%s[%d] = %v, want %v", w.Key, j, gv, wv)
+					break
+				}
+			}
+		default:
+			if g.Value.Type() != w.Value.Type() || !reflect.DeepEqual(g.Value.Any(), w.Value.Any()) {
+				t.Errorf("%s = %s %v, want %s %v", w.Key, g.Value.TypeName(), g.Value, w.Value.TypeName(), w.Value)
+			}
+		}
+	}
+	if a, _ := f.String("general.architecture"); a != "qwen35" {
+		t.Errorf("general.architecture %q", a)
+	}
+	if n, _ := f.String("general.name"); !strings.HasPrefix(n, "memra synth qwen35 tiny") {
+		t.Errorf("general.name %q", n)
 	}
 }
