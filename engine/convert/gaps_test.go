@@ -424,3 +424,75 @@ func TestSynthCopiesTokenizerKeys(t *testing.T) {
 		t.Errorf("general.name %q", n)
 	}
 }
+
+// TestSynthByteVocab: without VocabGGUF, Synth writes GPT-2's byte-level
+// vocabulary: exactly 256 normal tokens, one per byte, where the 188
+// printable bytes (! to ~, ¡ to ¬, ® to ÿ) stand for themselves and the
+// other 68 for U+0100 to U+0143 in byte order (space is Ġ, newline Ċ,
+// soft hyphen Ń); then <|endoftext|>, <|im_start|>, <|im_end|> as control
+// tokens (padding and eos ids 256 and 258) and [PADi] up to the preset's
+// vocab. The tokenizer it makes loads.
+func TestSynthByteVocab(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.gguf")
+	if err := SynthFile(t.Context(), out, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	toks, err1 := f.Strings("tokenizer.ggml.tokens")
+	types, err2 := f.Int32s("tokenizer.ggml.token_type")
+	if err1 != nil || err2 != nil || len(toks) != 512 || len(types) != 512 {
+		t.Fatalf("tokens %d (%v), types %d (%v); want 512", len(toks), err1, len(types), err2)
+	}
+	normal := 0
+	for _, ty := range types {
+		if ty == TokenNormal {
+			normal++
+		}
+	}
+	if normal != 256 {
+		t.Errorf("%d normal tokens, want 256 (one per byte)", normal)
+	}
+	next := rune(0x100)
+	for b := 0; b < 256; b++ {
+		r := []rune(toks[b])
+		printable := b >= '!' && b <= '~' || b >= 0xa1 && b <= 0xac || b >= 0xae
+		want := rune(b)
+		if !printable {
+			want = next
+			next++
+		}
+		if len(r) != 1 || r[0] != want || types[b] != TokenNormal {
+			t.Errorf("byte %#x: token %q type %d, want %q normal", b, toks[b], types[b], want)
+		}
+	}
+	if next != 0x144 {
+		t.Errorf("%d bytes mapped above U+00FF, want 68", next-0x100)
+	}
+	for b, want := range map[int]string{0: "Ā", ' ': "Ġ", '\n': "Ċ", 0x7f: "ġ", 0xa0: "ł", 0xad: "Ń", '!': "!", 0xff: "ÿ"} {
+		if toks[b] != want {
+			t.Errorf("byte %#x: %q, want %q", b, toks[b], want)
+		}
+	}
+	for i, s := range []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>"} {
+		if toks[256+i] != s || types[256+i] != TokenControl {
+			t.Errorf("token %d: %q type %d, want %q control", 256+i, toks[256+i], types[256+i], s)
+		}
+	}
+	for i := 259; i < 512; i++ {
+		if toks[i] != fmt.Sprintf("[PAD%d]", i) || types[i] != TokenUnused {
+			t.Fatalf("token %d: %q type %d, want [PAD%d] unused", i, toks[i], types[i], i)
+		}
+	}
+	for k, v := range map[string]uint32{"tokenizer.ggml.eos_token_id": 258, "tokenizer.ggml.padding_token_id": 256} {
+		if got, err := f.Uint32(k); err != nil || got != v {
+			t.Errorf("%s = %d, %v; want %d", k, got, err, v)
+		}
+	}
+	if err := byteVocab(512).Check("qwen35"); err != nil {
+		t.Errorf("the byte-level vocabulary does not load: %v", err)
+	}
+}
