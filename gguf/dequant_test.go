@@ -118,6 +118,30 @@ func TestDequantQ8_0(t *testing.T) {
 	})
 }
 
+// TestDequantQ8_1: d f16 | s f16 | qs[32] int8, value q·d; s (d·Σq, for
+// the dot products of other backends) is not used, so an Inf there changes
+// nothing. Two blocks: the second starts at byte 36.
+func TestDequantQ8_1(t *testing.T) {
+	// Block 0: d = 0.25, qs[j] = 8j - 128 as int8; value 2j - 32.
+	// Block 1: d = -1, s = 0, qs[j] = j; value -j.
+	qs0, qs1 := make([]byte, 32), make([]byte, 32)
+	for j := range qs0 {
+		qs0[j] = byte(8*j - 128)
+		qs1[j] = byte(j)
+	}
+	src := cat(le16(h0_25), le16(0x7C00), qs0, le16(hm1), le16(0), qs1)
+	y := make([]float32, 64)
+	if err := Dequantize(TypeQ8_1, src, y); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, 64)
+	for j := range 32 {
+		want[j] = float32(2*j - 32)
+		want[32+j] = -float32(j)
+	}
+	expectAll(t, TypeQ8_1, y, want)
+}
+
 func TestDequantQ8_K(t *testing.T) {
 	// d = 0.125 (f32 0x3E000000), qs[j] = j - 128; value (j-128)/8. bsums
 	// are garbage on purpose: dequantisation must ignore them.
