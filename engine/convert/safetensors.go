@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -68,11 +69,20 @@ type safetensorsFile struct {
 // shape and byte range are checked against the file size, so later reads
 // never go out of bounds.
 func openSafetensors(path string) (*safetensorsFile, error) {
+	// Checked before the open too: opening a named pipe waits for a writer.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if err := regularInput(path, fi); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	fi, err := f.Stat()
+	if err == nil {
+		err = regularInput(path, fi)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -229,7 +239,11 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 	var parts []string
 	var weightMap map[string]string
 	indexPath := filepath.Join(dir, "model.safetensors.index.json")
-	if b, err := os.ReadFile(indexPath); err == nil {
+	b, err := readJSONFile(indexPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err == nil {
 		var idx struct {
 			WeightMap map[string]string `json:"weight_map"`
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 
 	"github.com/memra-ai/memra/engine/model"
@@ -211,7 +210,7 @@ type hfConfig struct {
 // as llama.cpp does for multimodal wrappers.
 func readHFConfig(dir string) (*hfConfig, error) {
 	path := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(path)
+	b, err := readJSONFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -401,30 +402,69 @@ func chatTemplate(dir string, cfg map[string]json.RawMessage) (string, error) {
 		}
 		return s, nil
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil {
+	b, err := readJSONFile(filepath.Join(dir, "chat_template.jinja"))
+	switch {
+	case err == nil:
 		return string(b), nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", err
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "chat_template.json")); err == nil {
-		var c struct {
-			ChatTemplate string `json:"chat_template"`
-		}
-		if err := decodeJSON(b, &c); err != nil {
-			return "", fmt.Errorf("chat_template.json: %w", err)
-		}
-		return c.ChatTemplate, nil
+	b, err = readJSONFile(filepath.Join(dir, "chat_template.json"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
 	}
-	return "", nil
+	var c struct {
+		ChatTemplate string `json:"chat_template"`
+	}
+	if err := decodeJSON(b, &c); err != nil {
+		return "", fmt.Errorf("chat_template.json: %w", err)
+	}
+	return c.ChatTemplate, nil
 }
 
+// readJSONFile reads one of the checkpoint's small files (its JSON and
+// chat template): a regular file of at most maxTokenizerBytes. A named
+// pipe or a device is refused before it is opened, where reading it would
+// wait for a writer or never end.
 func readJSONFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := regularInput(path, fi); err != nil {
 		return nil, err
 	}
 	if fi.Size() > maxTokenizerBytes {
 		return nil, fmt.Errorf("%s: %d bytes exceeds the %d-byte limit", path, fi.Size(), maxTokenizerBytes)
 	}
 	return os.ReadFile(path)
+}
+
+// regularInput is an error naming path unless fi, its Stat, is a regular
+// file's.
+func regularInput(path string, fi fs.FileInfo) error {
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return fmt.Errorf("%s is a directory, where the checkpoint has a file", path)
+	}
+	return fmt.Errorf("%s is %s: the converter reads a checkpoint's files, so save it to a file first", path, fileKind(fi.Mode()))
+}
+
+// fileKind names a mode that is neither a regular file's nor a
+// directory's, for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	}
+	return "not a regular file"
 }
 
 // KVs returns the tokenizer metadata in llama.cpp's order.
