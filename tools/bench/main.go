@@ -412,8 +412,12 @@ func measureCopy(e *cuda.Engine, size uint64, reps int) (CopyReport, error) {
 		}
 	}
 	st := summarize(ms)
-	return CopyReport{Bytes: size, Reps: reps, Ms: st, BWRW: 2 * float64(size) / (st.Median / 1e3), Samples: ms}, nil
+	return CopyReport{Bytes: size, Reps: reps, Ms: st, BWRW: copyBW(size, st.Median), Samples: ms}, nil
 }
+
+// copyBW is the bandwidth of a copy of size bytes that took ms
+// milliseconds, counting each byte read and written: 2·size / (ms / 1e3).
+func copyBW(size uint64, ms float64) float64 { return 2 * float64(size) / (ms / 1e3) }
 
 // cacheFor is the cache a run at context ctx needs: the context, the tokens
 // timed past it (or profiled) and 8 more, or the priming prompt and 8.
@@ -516,10 +520,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	tr := trafficOf(&m.Config, kv == "fp8")
 	tok := int32(1000 % m.NVocab)
 	for _, ctx := range contexts {
-		base := Row{Model: j.label, KV: kv, Context: ctx, Tokens: c.tokens, MeanTKV: meanTKV(ctx, c.tokens),
-			WeightBytes: float64(m.WeightBytes()), StateBytes: tr.stateBytes()}
-		base.KVBytes = tr.kvBytes(base.MeanTKV)
-		base.RooflineMs = rooflineMs(base.bytes(), b.rep.Copy.BWRW)
+		base := newRow(j.label, kv, ctx, c.tokens, float64(m.WeightBytes()), tr, b.rep.Copy.BWRW)
 
 		gr := base
 		gr.Path = "graph"

@@ -53,6 +53,18 @@ func (t traffic) stateBytes() float64 {
 // p = ctx … ctx+tokens-1.
 func meanTKV(ctx, tokens int) float64 { return float64(ctx) + float64(tokens+1)/2 }
 
+// newRow is the measurement-free part of the row of model label with KV
+// type kv at context ctx, tokens decoded per repeat: the bytes one token
+// moves (weightBytes of weights a step reads, tr's KV at the mean attention
+// length and recurrent state) and the roofline at copy bandwidth bwRW.
+func newRow(label, kv string, ctx, tokens int, weightBytes float64, tr traffic, bwRW float64) Row {
+	r := Row{Model: label, KV: kv, Context: ctx, Tokens: tokens, MeanTKV: meanTKV(ctx, tokens),
+		WeightBytes: weightBytes, StateBytes: tr.stateBytes()}
+	r.KVBytes = tr.kvBytes(r.MeanTKV)
+	r.RooflineMs = rooflineMs(r.bytes(), bwRW)
+	return r
+}
+
 // rooflineMs is the time to move bytes at the measured copy bandwidth
 // bwRW (bytes read + written per second: so counted, the H200 copies at
 // ~4.19 TB/s and streams read-only at 4.11) counted as if every byte were a read: ms = bytes / bwRW · 1e3.
