@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/gpu"
+)
+
+func oneRowReport(path string, tokS, weights float64) *Report {
+	return &Report{Version: reportVersion, Models: []ModelReport{{Model: "m", KV: "f16", Rows: []Row{
+		{Model: "m", KV: "f16", Context: 64, Path: path, TokS: Stat{Median: tokS}, WeightBytes: weights},
+	}}}}
+}
+
+// TestCompareFailedNew: a new row without a speed (0: its measurement
+// failed) has no ratio, as an old one without does: not 0, which would
+// read as "infinitely slower" and sink the geomean to 0. Its JSON ratio is
+// null, not a NaN that json.Marshal refuses.
+func TestCompareFailedNew(t *testing.T) {
+	for _, c := range []struct{ old, new float64 }{{100, 0}, {0, 100}, {0, 0}} {
+		cmp := compareReports(oneRowReport("graph", c.old, 1e9), oneRowReport("graph", c.new, 1e9))
+		if len(cmp.Rows) != 1 || !math.IsNaN(cmp.Rows[0].Ratio) {
+			t.Errorf("old %v new %v tok/s: rows %+v, want one of ratio NaN", c.old, c.new, cmp.Rows)
+		}
+		if _, n := cmp.geomean(""); n != 0 {
+			t.Errorf("old %v new %v tok/s: geomean over %d rows", c.old, c.new, n)
+		}
+		js, err := cmp.json("a", "b")
+		if err != nil {
+			t.Fatalf("old %v new %v tok/s: json: %v", c.old, c.new, err)
+		}
+		var cj comparisonJSON
+		if err := json.Unmarshal(js, &cj); err != nil || len(cj.Rows) != 1 || cj.Rows[0].Ratio != nil || len(cj.Geomean) != 0 {
+			t.Errorf("old %v new %v tok/s: json %s (%v)", c.old, c.new, js, err)
+		}
+	}
+}
+
+// TestCompareRoundingSameWork: bytes per token that differ by float
+// rounding only (1e-12 relative) are the same work; a millionth is not.
+func TestCompareRoundingSameWork(t *testing.T) {
+	const w = 15_875_500_032
+	if c := compareReports(oneRowReport("graph", 100, w), oneRowReport("graph", 110, w*(1+1e-12))); c.Rows[0].OtherWork != "" {
+		t.Errorf("rounding apart: other work %q", c.Rows[0].OtherWork)
+	}
+	// 15,875,500,032 B = 15875.5 MB; +1e-6 relative: 15875.516 → 15875.5.
+	c := compareReports(oneRowReport("graph", 100, w), oneRowReport("graph", 110, w*(1+1e-6)))
+	if got := c.Rows[0].OtherWork; got != "weights 15875.5 → 15875.5 MB" {
+		t.Errorf("a millionth apart: other work %q", got)
+	}
+	if g, n := c.geomean(""); n != 0 || !math.IsNaN(g) {
+		t.Errorf("geomean %v over %d rows of other work", g, n)
+	}
+}
+
+// TestComparePrintParts: the notes of -omit and the lists of unmatched
+// rows appear exactly when there is something to say, and the ratio is
+// new / old (110 / 100 = 1.100 faster; 100 / 125 = 0.800).
+func TestComparePrintParts(t *testing.T) {
+	old := &Report{Version: reportVersion, Models: []ModelReport{{Model: "m", KV: "f16", Rows: []Row{
+		{Model: "m", KV: "f16", Context: 64, Path: "graph", TokS: Stat{Median: 100}, RooflinePct: 40},
+		{Model: "m", KV: "f16", Context: 64, Path: "eager", TokS: Stat{Median: 125}},
+	}}}}
+	cur := &Report{Version: reportVersion, Models: []ModelReport{{Model: "m", KV: "f16", Rows: []Row{
+		{Model: "m", KV: "f16", Context: 64, Path: "graph", TokS: Stat{Median: 110}, RooflinePct: 44},
+		{Model: "m", KV: "f16", Context: 64, Path: "eager", TokS: Stat{Median: 100}},
+	}}}}
+	var b bytes.Buffer
+	compareReports(old, cur).print(&b, "o", "n")
+	out := b.String()
+	for _, want := range []string{"| m | f16 | 64 | graph | 100.0 | 110.0 | **1.100** | 40.0 → 44.0 |", "| m | f16 | 64 | eager | 125.0 | 100.0 | **0.800** | 0.0 → 0.0 |",
+		// sqrt(1.1 · 0.8) = sqrt(0.88) = 0.938
+		"geomean new/old (graph, 1 rows): 1.100", "geomean new/old (eager, 1 rows): 0.800", "geomean new/old (all, 2 rows): 0.938"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"omitted", "-fatbin", "≠", "only in", "sampled"} {
+		if strings.Contains(out, not) {
+			t.Errorf("compare of matching whole runs has %q:\n%s", not, out)
+		}
+	}
+	cur.Models[0].Rows = append(cur.Models[0].Rows, Row{Model: "m", KV: "f16", Context: 128, Path: "graph", TokS: Stat{Median: 90}})
+	b.Reset()
+	compareReports(old, cur).print(&b, "o", "n")
+	if !strings.Contains(b.String(), "only in new: m|f16|128|graph\n") || strings.Contains(b.String(), "only in old") {
+		t.Errorf("compare with a new row:\n%s", b.String())
+	}
+}
+
+// TestProfileTies: kernels of equal time keep the order of their first
+// launch.
+func TestProfileTies(t *testing.T) {
+	var ls []gpu.Launch
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		ls = append(ls, gpu.Launch{Kernel: k, Time: 1000})
+	}
+	p := newProfile(64, 1, ls, 0)
+	var got []string
+	for _, k := range p.Kernels {
+		got = append(got, k.Kernel)
+	}
+	if strings.Join(got, "") != "abcde" {
+		t.Errorf("kernels of equal time in order %v, want a b c d e", got)
+	}
+}
+
+// TestDecodeTableEager: an eager row has no captures column.
+func TestDecodeTableEager(t *testing.T) {
+	r := Row{Model: "m", KV: "f16", Context: 64, Path: "eager", Captures: 5}
+	var b bytes.Buffer
+	(&Report{Models: []ModelReport{{Rows: []Row{r}}}}).decodeTable(&b)
+	if !strings.HasSuffix(b.String(), "| 0.000 | 0.0 |  |\n") {
+		t.Errorf("eager row:\n%s", b.String())
+	}
+}
