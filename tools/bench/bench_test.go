@@ -454,7 +454,7 @@ func TestCompare(t *testing.T) {
 	}
 	var b bytes.Buffer
 	c.print(&b, "old.json", "new.json")
-	for _, want := range []string{"**1.200**", "**0.800**", "geomean new/old (graph, 1 rows): 1.200", "only in old: m|f16|4096|graph"} {
+	for _, want := range []string{"**1.200**", "**0.800**", "geomean new/old (graph, 1 rows): 1.200", "only in old (1 row): m|f16: ctx 4096 × graph"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("compare output lacks %q:\n%s", want, b.String())
 		}

@@ -87,7 +87,7 @@ func TestComparePrintParts(t *testing.T) {
 	cur.Models[0].Rows = append(cur.Models[0].Rows, Row{Model: "m", KV: "f16", Context: 128, Path: "graph", TokS: Stat{Median: 90}})
 	b.Reset()
 	compareReports(old, cur).print(&b, "o", "n")
-	if !strings.Contains(b.String(), "only in new: m|f16|128|graph\n") || strings.Contains(b.String(), "only in old") {
+	if !strings.Contains(b.String(), "only in new (1 row): m|f16: ctx 128 × graph\n") || strings.Contains(b.String(), "only in old") {
 		t.Errorf("compare with a new row:\n%s", b.String())
 	}
 }
@@ -116,5 +116,20 @@ func TestDecodeTableEager(t *testing.T) {
 	(&Report{Models: []ModelReport{{Rows: []Row{r}}}}).decodeTable(&b)
 	if !strings.HasSuffix(b.String(), "| 0.000 | 0.0 |  |\n") {
 		t.Errorf("eager row:\n%s", b.String())
+	}
+}
+
+// TestGroupKeys: the rows one report lacks read a model and cache at a
+// time: a full grid of contexts and paths as one line, a partial one row by
+// row, in the keys' order; a key that is not model|kv|ctx|path as itself.
+func TestGroupKeys(t *testing.T) {
+	keys := []string{
+		"a|f16|1024|eager", "a|f16|1024|graph", "a|f16|64|eager", "a|f16|64|graph",
+		"b|fp8|4096|graph", "b|fp8|64|eager",
+		"odd",
+	}
+	want := "(7 rows): a|f16: ctx 64, 1024 × eager, graph; b|fp8: 4096/graph, 64/eager; odd"
+	if got := groupKeys(keys); got != want {
+		t.Errorf("groupKeys:\n got %s\nwant %s", got, want)
 	}
 }

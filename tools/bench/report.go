@@ -9,7 +9,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/memra-ai/memra/engine/convert"
@@ -640,11 +642,66 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 		fmt.Fprintf(w, "≠ not the same bytes per token, so not the same work (another model under the label, or another -tokens), and not in the geomeans: %s\n", strings.Join(other, ", "))
 	}
 	if len(c.OnlyOld) > 0 {
-		fmt.Fprintf(w, "only in old: %s\n", strings.Join(c.OnlyOld, ", "))
+		fmt.Fprintf(w, "only in old %s\n", groupKeys(c.OnlyOld))
 	}
 	if len(c.OnlyNew) > 0 {
-		fmt.Fprintf(w, "only in new: %s\n", strings.Join(c.OnlyNew, ", "))
+		fmt.Fprintf(w, "only in new %s\n", groupKeys(c.OnlyNew))
 	}
+}
+
+// groupKeys writes row keys (model|kv|ctx|path) a model and cache at a
+// time, "(N rows): m|f16: ctx 64, 4096 × eager, graph; …", so that a
+// comparison against a subset of the old rows (a run of two models against
+// the full table) gives a line, not a list of every row. A group whose
+// contexts and paths do not make a full grid lists its rows as ctx/path.
+func groupKeys(keys []string) string {
+	type group struct {
+		name  string
+		ctxs  []int
+		paths []string
+		rows  []string
+	}
+	var order []*group
+	byName := map[string]*group{}
+	for _, k := range keys {
+		f := strings.Split(k, "|")
+		if len(f) != 4 {
+			order = append(order, &group{name: k})
+			continue
+		}
+		name := f[0] + "|" + f[1]
+		g := byName[name]
+		if g == nil {
+			g = &group{name: name}
+			byName[name] = g
+			order = append(order, g)
+		}
+		if ctx, err := strconv.Atoi(f[2]); err == nil && !slices.Contains(g.ctxs, ctx) {
+			g.ctxs = append(g.ctxs, ctx)
+		}
+		if !slices.Contains(g.paths, f[3]) {
+			g.paths = append(g.paths, f[3])
+		}
+		g.rows = append(g.rows, f[2]+"/"+f[3])
+	}
+	parts := make([]string, len(order))
+	for i, g := range order {
+		switch {
+		case len(g.rows) == 0:
+			parts[i] = g.name
+		case len(g.rows) == len(g.ctxs)*len(g.paths):
+			slices.Sort(g.ctxs)
+			slices.Sort(g.paths)
+			parts[i] = fmt.Sprintf("%s: ctx %s × %s", g.name, joinInts(g.ctxs), strings.Join(g.paths, ", "))
+		default:
+			parts[i] = g.name + ": " + strings.Join(g.rows, ", ")
+		}
+	}
+	rows := "rows"
+	if len(keys) == 1 {
+		rows = "row"
+	}
+	return fmt.Sprintf("(%d %s): %s", len(keys), rows, strings.Join(parts, "; "))
 }
 
 // joinInts writes xs as "1, 2, 3".
