@@ -128,75 +128,8 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	if err := c.CheckContext(capacity); err != nil {
 		return nil, fmt.Errorf("gpu: cache: %w", err)
 	}
-	dh := c.HeadDimK
-	kvElem := g.kvElemBytes()
-	type buf struct {
-		p     *cuda.DevPtr
-		bytes uint64
-		kind  int // 0 kv, 1 state, 2 scratch
-	}
-	var bufs []buf
-	add := func(p *cuda.DevPtr, bytes uint64, kind int) {
-		if bytes > 0 {
-			bufs = append(bufs, buf{p, bytes, kind})
-		}
-	}
 	cc := &Cache{g: g, capacity: capacity}
-	nAttn := c.NumAttention()
-	nGDN := c.NLayer - nAttn
-	cc.kv = make([]kvLayer, nAttn)
-	cc.gdn = make([]gdnLayer, nGDN)
-	kvSize := uint64(c.NHeadKV) * uint64(capacity) * uint64(dh)
-	for i := range cc.kv {
-		add(&cc.kv[i].k, kvSize*kvElem, 0)
-		add(&cc.kv[i].v, kvSize*kvElem, 0)
-		if g.opt.KVFP8 {
-			add(&cc.kv[i].ks, uint64(c.NHeadKV)*uint64(capacity)*4, 0)
-			add(&cc.kv[i].vs, uint64(c.NHeadKV)*uint64(capacity)*4, 0)
-		}
-	}
-	C := uint64(c.SSMConvChannels())
-	for i := range cc.gdn {
-		add(&cc.gdn[i].conv, C*uint64(c.SSMConvKernel-1)*4, 1)
-		add(&cc.gdn[i].state, uint64(c.SSMNumVHeads)*kernels.GDNState*kernels.GDNState*4, 1)
-	}
-	f := func(n int) uint64 { return uint64(n) * 4 }
-	s := &cc.s
-	add(&s.x, f(c.NEmbd), 2)
-	add(&s.xn, f(c.NEmbd), 2)
-	if nAttn > 0 {
-		qRows := c.NHead * dh
-		if c.AttnOutputGate {
-			qRows *= 2
-		}
-		// qg | kraw | v back to back: the fused q|k|v matvec writes them at once.
-		add(&s.qg, f(qRows+2*c.NHeadKV*dh), 2)
-		add(&s.q, f(c.NHead*dh), 2)
-		add(&s.attn, f(c.NHead*dh), 2)
-		add(&s.partMS, f(c.NHead*g.maxSplits*2), 2)
-		add(&s.partAcc, f(c.NHead*g.maxSplits*dh), 2)
-	}
-	if nGDN > 0 {
-		// qkv | z | b | a back to back: the fused input matvec writes them at once.
-		add(&s.qkv, f(int(C)+c.SSMInnerSize+2*c.SSMNumVHeads), 2)
-		add(&s.y, f(int(C)), 2)
-		add(&s.o, f(c.SSMInnerSize), 2)
-		add(&s.on, f(c.SSMInnerSize), 2)
-	}
-	add(&s.fg, f(2*c.NFF), 2) // fg | fu
-	add(&s.fh, f(c.NFF), 2)
-	add(&s.logits, f(c.NVocab), 2)
-	parts := argmaxParts(c.NVocab)
-	add(&s.amaxVal, f(parts), 2)
-	add(&s.amaxIdx, f(parts), 2)
-	add(&s.token, 4, 2)
-	add(&s.ctr, kernels.CountersBytes, 2)
-	add(&s.topScratch, 2*8*uint64(topKScratchPairs(c.NVocab)), 2)
-	add(&s.top, 8*kernels.TopKMax, 2)
-	add(&s.draw, kernels.DrawParamsBytes, 2)
-	add(&s.pen, kernels.PenaltyBytes, 2)
-	add(&s.seen, f(c.NVocab), 2)
-
+	bufs := g.cacheBufs(cc)
 	var total uint64
 	for _, b := range bufs {
 		total += align(b.bytes)
@@ -212,13 +145,13 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 			return nil, fmt.Errorf("gpu: cache: %w", err)
 		}
 		*b.p = p
-		if b.kind != 0 && cc.hot == 0 {
+		if b.kind != bufKV && cc.hot == 0 {
 			cc.hot = p
 		}
 		switch b.kind {
-		case 0:
+		case bufKV:
 			cc.kvBytes += b.bytes
-		case 1:
+		case bufState:
 			cc.stateBytes += b.bytes
 		default:
 			cc.scratchBytes += b.bytes
@@ -232,7 +165,8 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		}
 	}
 	// Views into the fused buffers.
-	if nAttn > 0 {
+	s, dh, C := &cc.s, c.HeadDimK, uint64(c.SSMConvChannels())
+	if len(cc.kv) > 0 {
 		qRows := c.NHead * dh
 		if c.AttnOutputGate {
 			qRows *= 2
@@ -240,7 +174,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		s.kraw = s.qg.Add(uint64(qRows) * 4)
 		s.v = s.kraw.Add(uint64(c.NHeadKV*dh) * 4)
 	}
-	if nGDN > 0 {
+	if len(cc.gdn) > 0 {
 		s.z = s.qkv.Add(C * 4)
 		s.b = s.z.Add(uint64(c.SSMInnerSize) * 4)
 		s.a = s.b.Add(uint64(c.SSMNumVHeads) * 4)
@@ -274,6 +208,95 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		return nil, err
 	}
 	return cc, nil
+}
+
+// bufKind is what a cache buffer holds, for Cache.Bytes and the L2 hold.
+type bufKind int
+
+const (
+	bufKV      bufKind = iota // the attention layers' keys and values
+	bufState                  // the Gated DeltaNet layers' conv and delta states
+	bufScratch                // one step's activations, logits and counters
+)
+
+// cacheBuf is one buffer of a cache's arena: the field its pointer goes
+// to, its bytes and what it holds.
+type cacheBuf struct {
+	p     *cuda.DevPtr
+	bytes uint64
+	kind  bufKind
+}
+
+// cacheBufs lists the buffers of cc, a cache of cc.capacity tokens for g, in
+// arena order (the KV first, then the states and scratch back to back, which
+// the L2 window covers), and sizes cc's per-layer slices. It allocates
+// nothing, so a test can check the sizes without a GPU.
+func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
+	c := &g.cfg
+	dh := c.HeadDimK
+	kvElem := g.kvElemBytes()
+	var bufs []cacheBuf
+	add := func(p *cuda.DevPtr, bytes uint64, kind bufKind) {
+		if bytes > 0 {
+			bufs = append(bufs, cacheBuf{p, bytes, kind})
+		}
+	}
+	capacity := cc.capacity
+	nAttn := c.NumAttention()
+	nGDN := c.NLayer - nAttn
+	cc.kv = make([]kvLayer, nAttn)
+	cc.gdn = make([]gdnLayer, nGDN)
+	kvSize := uint64(c.NHeadKV) * uint64(capacity) * uint64(dh)
+	for i := range cc.kv {
+		add(&cc.kv[i].k, kvSize*kvElem, bufKV)
+		add(&cc.kv[i].v, kvSize*kvElem, bufKV)
+		if g.opt.KVFP8 {
+			add(&cc.kv[i].ks, uint64(c.NHeadKV)*uint64(capacity)*4, bufKV)
+			add(&cc.kv[i].vs, uint64(c.NHeadKV)*uint64(capacity)*4, bufKV)
+		}
+	}
+	C := uint64(c.SSMConvChannels())
+	for i := range cc.gdn {
+		add(&cc.gdn[i].conv, C*uint64(c.SSMConvKernel-1)*4, bufState)
+		add(&cc.gdn[i].state, uint64(c.SSMNumVHeads)*kernels.GDNState*kernels.GDNState*4, bufState)
+	}
+	f := func(n int) uint64 { return uint64(n) * 4 }
+	s := &cc.s
+	add(&s.x, f(c.NEmbd), bufScratch)
+	add(&s.xn, f(c.NEmbd), bufScratch)
+	if nAttn > 0 {
+		qRows := c.NHead * dh
+		if c.AttnOutputGate {
+			qRows *= 2
+		}
+		// qg | kraw | v back to back: the fused q|k|v matvec writes them at once.
+		add(&s.qg, f(qRows+2*c.NHeadKV*dh), bufScratch)
+		add(&s.q, f(c.NHead*dh), bufScratch)
+		add(&s.attn, f(c.NHead*dh), bufScratch)
+		add(&s.partMS, f(c.NHead*g.maxSplits*2), bufScratch)
+		add(&s.partAcc, f(c.NHead*g.maxSplits*dh), bufScratch)
+	}
+	if nGDN > 0 {
+		// qkv | z | b | a back to back: the fused input matvec writes them at once.
+		add(&s.qkv, f(int(C)+c.SSMInnerSize+2*c.SSMNumVHeads), bufScratch)
+		add(&s.y, f(int(C)), bufScratch)
+		add(&s.o, f(c.SSMInnerSize), bufScratch)
+		add(&s.on, f(c.SSMInnerSize), bufScratch)
+	}
+	add(&s.fg, f(2*c.NFF), bufScratch) // fg | fu
+	add(&s.fh, f(c.NFF), bufScratch)
+	add(&s.logits, f(c.NVocab), bufScratch)
+	parts := argmaxParts(c.NVocab)
+	add(&s.amaxVal, f(parts), bufScratch)
+	add(&s.amaxIdx, f(parts), bufScratch)
+	add(&s.token, 4, bufScratch)
+	add(&s.ctr, kernels.CountersBytes, bufScratch)
+	add(&s.topScratch, 2*8*uint64(topKScratchPairs(c.NVocab)), bufScratch)
+	add(&s.top, 8*kernels.TopKMax, bufScratch)
+	add(&s.draw, kernels.DrawParamsBytes, bufScratch)
+	add(&s.pen, kernels.PenaltyBytes, bufScratch)
+	add(&s.seen, f(c.NVocab), bufScratch)
+	return bufs
 }
 
 // argmaxParts is how many partials argmax_partial writes over n logits:
