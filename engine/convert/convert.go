@@ -177,14 +177,9 @@ func checkOutput(path string) error {
 	case st.IsDir():
 		return fmt.Errorf("output %s is a directory: give a file path", path)
 	case !st.Mode().IsRegular():
-		kind := "not a regular file"
-		switch m := st.Mode(); {
-		case m&fs.ModeSymlink != 0:
+		kind := fileKind(st.Mode())
+		if st.Mode()&fs.ModeSymlink != 0 {
 			kind = "a symbolic link, which the new file would replace"
-		case m&fs.ModeDevice != 0:
-			kind = "a device"
-		case m&fs.ModeNamedPipe != 0:
-			kind = "a named pipe"
 		}
 		return fmt.Errorf("output %s is %s: give a file path (its target's, for a link)", path, kind)
 	}

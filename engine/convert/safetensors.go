@@ -69,10 +69,7 @@ type safetensorsFile struct {
 // shape and byte range are checked against the file size, so later reads
 // never go out of bounds.
 func openSafetensors(path string) (*safetensorsFile, error) {
-	// Checked before the open too: opening a named pipe waits for a writer.
-	if fi, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if err := regularInput(path, fi); err != nil {
+	if _, err := statInput(path); err != nil { // before the open, which waits on a named pipe
 		return nil, err
 	}
 	f, err := os.Open(path)
@@ -80,9 +77,6 @@ func openSafetensors(path string) (*safetensorsFile, error) {
 		return nil, err
 	}
 	fi, err := f.Stat()
-	if err == nil {
-		err = regularInput(path, fi)
-	}
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -430,11 +430,8 @@ func chatTemplate(dir string, cfg map[string]json.RawMessage) (string, error) {
 // pipe or a device is refused before it is opened, where reading it would
 // wait for a writer or never end.
 func readJSONFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	fi, err := statInput(path)
 	if err != nil {
-		return nil, err
-	}
-	if err := regularInput(path, fi); err != nil {
 		return nil, err
 	}
 	if fi.Size() > maxTokenizerBytes {
@@ -443,16 +440,21 @@ func readJSONFile(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// regularInput is an error naming path unless fi, its Stat, is a regular
-// file's.
-func regularInput(path string, fi fs.FileInfo) error {
+// statInput stats one of the checkpoint's files, an error naming it unless
+// it is a regular file: opening a named pipe would wait for a writer, and a
+// device would read without end.
+func statInput(path string) (fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
 	switch m := fi.Mode(); {
 	case m.IsRegular():
-		return nil
+		return fi, nil
 	case m.IsDir():
-		return fmt.Errorf("%s is a directory, where the checkpoint has a file", path)
+		return nil, fmt.Errorf("%s is a directory, where the checkpoint has a file", path)
 	}
-	return fmt.Errorf("%s is %s: the converter reads a checkpoint's files, so save it to a file first", path, fileKind(fi.Mode()))
+	return nil, fmt.Errorf("%s is %s: the converter reads a checkpoint's files, so save it to a file first", path, fileKind(fi.Mode()))
 }
 
 // fileKind names a mode that is neither a regular file's nor a

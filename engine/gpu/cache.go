@@ -167,11 +167,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	// Views into the fused buffers.
 	s, dh, C := &cc.s, c.HeadDimK, uint64(c.SSMConvChannels())
 	if len(cc.kv) > 0 {
-		qRows := c.NHead * dh
-		if c.AttnOutputGate {
-			qRows *= 2
-		}
-		s.kraw = s.qg.Add(uint64(qRows) * 4)
+		s.kraw = s.qg.Add(uint64(g.qgRows()) * 4)
 		s.v = s.kraw.Add(uint64(c.NHeadKV*dh) * 4)
 	}
 	if len(cc.gdn) > 0 {
@@ -265,12 +261,8 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 	add(&s.x, f(c.NEmbd), bufScratch)
 	add(&s.xn, f(c.NEmbd), bufScratch)
 	if nAttn > 0 {
-		qRows := c.NHead * dh
-		if c.AttnOutputGate {
-			qRows *= 2
-		}
 		// qg | kraw | v back to back: the fused q|k|v matvec writes them at once.
-		add(&s.qg, f(qRows+2*c.NHeadKV*dh), bufScratch)
+		add(&s.qg, f(g.qgRows()+2*c.NHeadKV*dh), bufScratch)
 		add(&s.q, f(c.NHead*dh), bufScratch)
 		add(&s.attn, f(c.NHead*dh), bufScratch)
 		add(&s.partMS, f(c.NHead*g.maxSplits*2), bufScratch)
@@ -297,6 +289,15 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 	add(&s.pen, kernels.PenaltyBytes, bufScratch)
 	add(&s.seen, f(c.NVocab), bufScratch)
 	return bufs
+}
+
+// qgRows is the rows of the attention's q (with its output gate, twice
+// n_head·Dh) at the front of the fused q|k|v output.
+func (g *Model) qgRows() int {
+	if g.cfg.AttnOutputGate {
+		return 2 * g.cfg.NHead * g.cfg.HeadDimK
+	}
+	return g.cfg.NHead * g.cfg.HeadDimK
 }
 
 // argmaxParts is how many partials argmax_partial writes over n logits:
