@@ -206,9 +206,12 @@ func TestLoadErrors(t *testing.T) {
 		{"infinite rope base", func(s *modeltest.Spec) { s.RopeBase = float32(math.Inf(1)) },
 			[]string{"rope base +Inf", "must be positive and finite"}},
 		// A file of another shape fails every matrix: the first 20 listed.
+		// 32 matrices: token_embd, output, 8 in each of the 2 recurrent
+		// layers (qkv, gate, beta, alpha, ssm_out, 3 FFN), 7 in each of the
+		// 2 attention layers (q, k, v, output, 3 FFN).
 		{"many problems", func(s *modeltest.Spec) {
 			s.Type = func(string) gguf.Type { return gguf.TypeF64 }
-		}, []string{"token_embd.weight", "F64", "… and 1", "more"}},
+		}, []string{"token_embd.weight", "F64", "\n… and 12 more"}},
 		// block_count past the file's blocks: one error before any per-layer
 		// table is sized from it (a hostile 2^31 ran out of memory).
 		{"block count past the tensors", func(s *modeltest.Spec) {
@@ -249,6 +252,20 @@ func TestLoadErrors(t *testing.T) {
 		{"vocabulary past MaxDim", func(s *modeltest.Spec) {
 			s.Shape = map[string][]uint64{"token_embd.weight": {0, 1<<32 + 5}}
 		}, []string{"tensor token_embd.weight: 4294967301 rows (the vocabulary) are more than 16777216"}},
+		// Trailing 1s are dropped, and only they: a {n, 1} norm loads, a
+		// {n, 2} one does not, and a real last dim of 1 (a vocabulary of
+		// one) is kept.
+		{"control: norm with a trailing 1", func(s *modeltest.Spec) {
+			s.Shape = map[string][]uint64{"output_norm.weight": {uint64(s.NEmbd), 1}}
+		}, nil},
+		{"norm of 2 dims", func(s *modeltest.Spec) {
+			s.Shape = map[string][]uint64{"output_norm.weight": {uint64(s.NEmbd), 2}}
+		}, []string{"tensor output_norm.weight: shape [256 2], expected [256]"}},
+		{"control: vocabulary of 1", func(s *modeltest.Spec) { s.NVocab = 1 }, nil},
+		// ssm_beta {256, 4}: only ne[0] need be a multiple of Q8_0's 32.
+		{"control: all Q8_0 loads", func(s *modeltest.Spec) {
+			s.Type = func(string) gguf.Type { return gguf.TypeQ8_0 }
+		}, nil},
 		// block_count below the file's blocks would run a truncated model.
 		{"block count below the tensors", func(s *modeltest.Spec) { s.BlockCount = 3 },
 			[]string{"qwen35.block_count = 3, but the file has tensors of blk.4"}},
@@ -361,5 +378,110 @@ func TestCheckOpen(t *testing.T) {
 	}
 	if err := (&model.Model{}).CheckOpen(); err != nil {
 		t.Errorf("a Model not from Load has no file to check: %v", err)
+	}
+}
+
+// TestLoadErrorCap: exactly maxLoadErrs (20) problems are all listed, with
+// no count of more.
+func TestLoadErrorCap(t *testing.T) {
+	s := modeltest.TinyQwen35()
+	// The 20 matrices of layers 0-2 (8 + 7 + 8 - 3 = 20 with layer 2's FFN
+	// left F32): token_embd and output stay F32 too.
+	bad := map[string]bool{}
+	for _, n := range tensorNames(t, s) {
+		if (strings.HasPrefix(n, "blk.0.") || strings.HasPrefix(n, "blk.1.") || strings.HasPrefix(n, "blk.2.")) &&
+			!strings.HasPrefix(n, "blk.2.ffn_") && strings.HasSuffix(n, ".weight") && !strings.Contains(n, "norm") &&
+			!strings.Contains(n, "conv1d") {
+			bad[n] = true
+		}
+	}
+	if len(bad) != 20 {
+		t.Fatalf("%d matrices chosen, want 20: %v", len(bad), bad)
+	}
+	s.Type = func(name string) gguf.Type {
+		if bad[name] {
+			return gguf.TypeF64
+		}
+		return gguf.TypeF32
+	}
+	_, err := load(t, s)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if strings.Contains(err.Error(), "more") {
+		t.Errorf("20 problems, error counts more: %v", err)
+	}
+	for n := range bad {
+		if !strings.Contains(err.Error(), "tensor "+n+": type F64 not supported") {
+			t.Errorf("error does not list %s: %v", n, err)
+		}
+	}
+}
+
+// TestTensorRow: Row r of an F32 {256, n} matrix is bytes [1024r, 1024r+1024)
+// of its data (256 elements of 4 bytes), for every r.
+func TestTensorRow(t *testing.T) {
+	m, err := load(t, modeltest.TinyQwen3())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := m.TokenEmbd // {256, 320}
+	if w.Cols() != 256 || w.Rows() != 320 || w.RowBytes() != 1024 {
+		t.Fatalf("%v: cols %d rows %d row bytes %d", w, w.Cols(), w.Rows(), w.RowBytes())
+	}
+	for _, r := range []int{0, 1, 2, 319} {
+		got := w.Row(r)
+		if len(got) != 1024 || &got[0] != &w.Data[1024*r] {
+			t.Errorf("Row(%d): %d bytes at %p, want 1024 at %p", r, len(got), &got[0], &w.Data[1024*r])
+		}
+	}
+	// A trailing dim counts in Rows: {4, 3, 2} has 6 rows.
+	if got := (&model.Tensor{Type: gguf.TypeF32, Shape: []int{4, 3, 2}}).Rows(); got != 6 {
+		t.Errorf("Rows of {4, 3, 2} = %d, want 6", got)
+	}
+	if model.LayerAttention.String() != "attention" || model.LayerRecurrent.String() != "recurrent" {
+		t.Errorf("kinds: %v %v", model.LayerAttention, model.LayerRecurrent)
+	}
+}
+
+// TestTensorsAndWeightBytes: every loaded tensor once, and the bytes a step
+// reads. TinyQwen3, all F32 (4 bytes): token_embd and output {256, 320}
+// 327,680 bytes each, output_norm 1,024; per layer (3): 2 norms 2,048,
+// q and o {256, 256} 262,144 each, k and v {256, 128} 131,072 each,
+// q_norm and k_norm {64} 256 each, 3 FFN matrices of 256×512 524,288 each:
+// 2,361,856.
+func TestTensorsAndWeightBytes(t *testing.T) {
+	const layers = 3 * 2361856
+	for _, tc := range []struct {
+		tied    bool
+		tensors int
+		bytes   int64
+	}{
+		// Untied: token_embd counts one row (1,024 bytes), output in full.
+		{false, 3 + 3*11, 1024 + 1024 + 327680 + layers},
+		// Tied: token_embd is the LM head, read in full, listed once.
+		{true, 2 + 3*11, 327680 + 1024 + layers},
+	} {
+		s := modeltest.TinyQwen3()
+		s.Tied = tc.tied
+		m, err := load(t, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := m.Tensors()
+		seen := map[string]bool{}
+		for _, x := range ts {
+			if x == nil || seen[x.Name] {
+				t.Errorf("tied %v: tensor %v nil or listed twice", tc.tied, x)
+				continue
+			}
+			seen[x.Name] = true
+		}
+		if len(ts) != tc.tensors || ts[0] != m.TokenEmbd {
+			t.Errorf("tied %v: %d tensors (first %v), want %d (first token_embd)", tc.tied, len(ts), ts[0], tc.tensors)
+		}
+		if got := m.WeightBytes(); got != tc.bytes {
+			t.Errorf("tied %v: WeightBytes %d, want %d", tc.tied, got, tc.bytes)
+		}
 	}
 }

@@ -53,6 +53,10 @@ type Spec struct {
 	Force map[string]gguf.Type
 	// SkipKeys leaves these metadata keys (without the arch prefix) out.
 	SkipKeys map[string]bool
+	// KV writes these metadata keys (without the arch prefix) with these
+	// values, in place of the spec's or beside them: a key of the wrong
+	// type, or a value the spec's fields cannot express.
+	KV map[string]gguf.Value
 	// BlockCount, when not 0, is written as block_count instead of
 	// NLayer + NNextN; Extra adds F32 tensors of these names and shapes.
 	// Both provoke metadata that does not match the tensors.
@@ -228,6 +232,14 @@ func WriteTo(out io.Writer, s Spec) error {
 		set("ssm.group_count", u32(s.GroupCount))
 		set("ssm.time_step_rank", u32(s.NumVHeads))
 		set("ssm.inner_size", u32(s.NumVHeads*s.HeadDimV))
+	}
+	kvKeys := make([]string, 0, len(s.KV))
+	for key := range s.KV {
+		kvKeys = append(kvKeys, key)
+	}
+	sort.Strings(kvKeys)         // the file's bytes stay deterministic
+	for _, key := range kvKeys { // SetKV replaces a value already set
+		w.SetKV(s.Arch+"."+key, s.KV[key])
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, 0x6d656d7261))
 	for _, ts := range s.tensors() {
