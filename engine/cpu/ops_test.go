@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -248,6 +249,11 @@ func TestTensorChecks(t *testing.T) {
 		{"unknown type", &model.Tensor{Name: "w", Type: gguf.Type(99), Shape: []int{4, 1}, Data: make([]byte, 16)},
 			"unsupported tensor type"},
 		{"no shape", &model.Tensor{Name: "w", Type: gguf.TypeF32, Data: make([]byte, 16)}, "tensor w: no shape"},
+		// A negative dim, and dims whose product overflows int64 (16 bytes ·
+		// 2^40 · 2^40 = 2^84) where it could wrap to the data's length.
+		{"negative dim", &model.Tensor{Name: "w", Type: gguf.TypeF32, Shape: []int{4, 1, -1}}, "tensor w: shape [4 1 -1]"},
+		{"overflowing dims", &model.Tensor{Name: "w", Type: gguf.TypeF32, Shape: []int{4, 1 << 40, 1 << 40}},
+			"tensor w: shape [4 1099511627776 1099511627776]"},
 		{"nil", nil, "nil tensor"},
 	} {
 		cols, rows := 4, 1
@@ -395,5 +401,76 @@ func TestNewPoolBounded(t *testing.T) {
 	defer p.Close()
 	if p.Workers() != cpu.MaxThreads {
 		t.Errorf("NewPool(1<<40): %d workers, want %d", p.Workers(), cpu.MaxThreads)
+	}
+}
+
+// TestPoolSplits: Parallel uses every worker it may (one range each, worker
+// ids 0..parts−1), one range on worker 0 when n < 2·minChunk, none for
+// n = 0, and treats minChunk 0 as 1; NewPool(0) has GOMAXPROCS workers
+// (and leaves GOMAXPROCS as it was), NewPool(1) one.
+func TestPoolSplits(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	if p := cpu.NewPool(0); p.Workers() != procs || runtime.GOMAXPROCS(0) != procs {
+		t.Errorf("NewPool(0): %d workers, GOMAXPROCS %d → %d", p.Workers(), procs, runtime.GOMAXPROCS(0))
+	} else {
+		p.Close()
+	}
+	if p := cpu.NewPool(1); p.Workers() != 1 {
+		t.Errorf("NewPool(1): %d workers", p.Workers())
+	} else {
+		p.Close()
+	}
+	p := cpu.NewPool(4)
+	defer p.Close()
+	for _, tc := range []struct {
+		n, minChunk int
+		want        [][3]int // worker, lo, hi
+	}{
+		{1000, 1, [][3]int{{0, 0, 250}, {1, 250, 500}, {2, 500, 750}, {3, 750, 1000}}},
+		{4, 0, [][3]int{{0, 0, 1}, {1, 1, 2}, {2, 2, 3}, {3, 3, 4}}},
+		{9, 3, [][3]int{{0, 0, 3}, {1, 3, 6}, {2, 6, 9}}},
+		{4, 2, [][3]int{{0, 0, 2}, {1, 2, 4}}},
+		{5, 3, [][3]int{{0, 0, 5}}},
+		{0, 1, nil},
+	} {
+		var mu sync.Mutex
+		var got [][3]int
+		p.Parallel(tc.n, tc.minChunk, func(w, lo, hi int) {
+			mu.Lock()
+			got = append(got, [3]int{w, lo, hi})
+			mu.Unlock()
+		})
+		slices.SortFunc(got, func(a, b [3]int) int { return a[0] - b[0] })
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Parallel(%d, %d): ranges %v, want %v", tc.n, tc.minChunk, got, tc.want)
+		}
+	}
+	var nilPool *cpu.Pool
+	closed := cpu.NewPool(4)
+	closed.Close()
+	if nilPool.Workers() != 1 || closed.Workers() != 1 {
+		t.Errorf("Workers: nil pool %d, closed pool %d, want 1", nilPool.Workers(), closed.Workers())
+	}
+}
+
+// TestDequantizeRowBounds: DequantizeRow reads row r of an F32 {4, 3}
+// holding 1..12, and refuses a row outside [0, 3) or a dst of another
+// length rather than slice past the data.
+func TestDequantizeRowBounds(t *testing.T) {
+	data := make([]byte, 48)
+	for i := range 12 {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(i+1)))
+	}
+	w := &model.Tensor{Name: "w", Type: gguf.TypeF32, Shape: []int{4, 3}, Data: data}
+	dst := make([]float32, 4)
+	if err := cpu.DequantizeRow(dst, w, 2); err != nil || !slices.Equal(dst, []float32{9, 10, 11, 12}) {
+		t.Errorf("row 2: %v, err %v", dst, err)
+	}
+	for _, tc := range []struct{ r, n int }{{-1, 4}, {3, 4}, {0, 3}, {0, 5}} {
+		err := cpu.DequantizeRow(make([]float32, tc.n), w, tc.r)
+		want := fmt.Sprintf("dequantize w row %d: rows 3, dst %d elements, want 4", tc.r, tc.n)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("row %d into %d: err %v, want %q", tc.r, tc.n, err, want)
+		}
 	}
 }
