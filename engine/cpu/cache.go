@@ -122,7 +122,13 @@ func availableMemory() uint64 {
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	return memAvailable(b)
+}
+
+// memAvailable parses MemAvailable out of /proc/meminfo's text, 0 where it
+// is absent or not in kB.
+func memAvailable(meminfo []byte) uint64 {
+	for _, line := range strings.Split(string(meminfo), "\n") {
 		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
 			f := strings.Fields(rest)
 			if len(f) == 2 && f[1] == "kB" {

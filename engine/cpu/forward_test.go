@@ -60,6 +60,12 @@ func TestForwardMatchesReference(t *testing.T) {
 			s.Type = func(string) gguf.Type { return gguf.TypeBF16 }
 			return s
 		}},
+		// The smallest rotary part, one pair per head (n_rot 2).
+		{"qwen3-rope2", func() modeltest.Spec {
+			s := modeltest.TinyQwen3()
+			s.NRot = 2
+			return s
+		}},
 		{"qwen3-alltypes", func() modeltest.Spec {
 			s := modeltest.TinyQwen3()
 			s.Type = modeltest.AllTypes(append(types[3:], types[:3]...)) // start elsewhere in the list
@@ -389,5 +395,37 @@ func TestThreadsBitIdentical(t *testing.T) {
 			}()
 			check(fmt.Sprintf("GOMAXPROCS %d", procs), got)
 		}
+	}
+}
+
+// TestDefaultCapacity: Ctx 0 (or less) is min(context_length,
+// DefaultContext = 4096), and 4096 where the file gives no context_length.
+func TestDefaultCapacity(t *testing.T) {
+	for _, tc := range []struct{ fileCtx, ctx, want int }{
+		{256, 0, 256}, {256, -1, 256}, {0, 0, 4096}, {10000, 0, 4096}, {256, 7, 7},
+	} {
+		s := modeltest.TinyQwen3()
+		s.ContextLength = tc.fileCtx
+		b, err := cpu.New(modeltest.Load(t, s), cpu.Options{Ctx: tc.ctx, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Capacity() != tc.want {
+			t.Errorf("context_length %d, Ctx %d: Capacity %d, want %d", tc.fileCtx, tc.ctx, b.Capacity(), tc.want)
+		}
+		b.Close()
+	}
+}
+
+// TestNewRefusesBadTensor: New checks the tensors of a model not from Load
+// (Load would refuse these): one norm that is not F32 is named.
+func TestNewRefusesBadTensor(t *testing.T) {
+	m := modeltest.Load(t, modeltest.TinyQwen3())
+	n := *m.Layers[1].AttnNorm
+	n.Type, n.Shape = gguf.TypeF16, []int{2 * n.Shape[0]} // the same bytes as F16
+	m.Layers[1].AttnNorm = &n
+	if _, err := cpu.New(m, cpu.Options{Ctx: 4}); err == nil ||
+		!strings.Contains(err.Error(), "cpu backend: tensor blk.1.attn_norm.weight: type F16, want F32") {
+		t.Fatalf("err = %v, want one naming blk.1.attn_norm.weight", err)
 	}
 }
