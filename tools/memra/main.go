@@ -248,6 +248,12 @@ func version() string {
 	if !ok {
 		return "memra (no build information)"
 	}
+	return versionOf(bi)
+}
+
+// versionOf is version's line for the build information bi (a test binary
+// records no commit, so the commit's part is tested through this).
+func versionOf(bi *debug.BuildInfo) string {
 	var parts []string
 	s := map[string]string{}
 	for _, kv := range bi.Settings {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -108,5 +109,52 @@ func TestStdoutReaderGone(t *testing.T) {
 		if code != exitReaderGone || strings.Contains(stderr.String(), "write output") || strings.Contains(stderr.String(), "memra "+args[0]+":") {
 			t.Errorf("memra %s | (closed): exit %d, stderr %q; want %d and no error", args[0], code, stderr.String(), exitReaderGone)
 		}
+	}
+}
+
+// TestVersionOf: the version line of a build with its commit (cut to 12
+// hex digits), time and modified flag; of a checkout built without them,
+// which says how to record them; and of a go install, which has none.
+func TestVersionOf(t *testing.T) {
+	kv := func(k, v string) debug.BuildSetting { return debug.BuildSetting{Key: k, Value: v} }
+	for _, c := range []struct {
+		version string
+		set     []debug.BuildSetting
+		want    string
+	}{
+		{"(devel)", []debug.BuildSetting{kv("vcs.revision", "0123456789abcdef0123"), kv("vcs.time", "2025-01-02T03:04:05Z"), kv("vcs.modified", "true")},
+			"memra (devel) (commit 0123456789ab, 2025-01-02T03:04:05Z, modified, go1.26.0)"},
+		{"(devel)", []debug.BuildSetting{kv("vcs.revision", "0123456789ab"), kv("vcs.modified", "false")},
+			"memra (devel) (commit 0123456789ab, go1.26.0)"},
+		{"(devel)", []debug.BuildSetting{kv("vcs.revision", "abc")}, "memra (devel) (commit abc, go1.26.0)"},
+		{"(devel)", nil, "memra (devel) (no commit recorded: go build -buildvcs=true records it, go1.26.0)"},
+		{"v0.3.0", nil, "memra v0.3.0 (go1.26.0)"},
+	} {
+		bi := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Path: "github.com/memra-ai/memra/tools", Version: c.version}, Settings: c.set}
+		if got := versionOf(bi); got != c.want {
+			t.Errorf("%s %v:\n got %q\nwant %q", c.version, c.set, got, c.want)
+		}
+	}
+}
+
+// TestHelpSpellings: memra with no command, -h and --help print the
+// command list; -version the version; help version what version does; all
+// on stdout with exit status 0.
+func TestHelpSpellings(t *testing.T) {
+	var list bytes.Buffer
+	printHelp(&list)
+	for _, args := range [][]string{nil, {"-h"}, {"--help"}, {"help"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 || stdout.String() != list.String() || stderr.Len() != 0 {
+			t.Errorf("memra %q: exit %d, stdout %q, stderr %q", args, code, stdout.String(), stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-version"}, &stdout, &stderr); code != 0 || stdout.String() != version()+"\n" {
+		t.Errorf("memra -version: exit %d, %q", code, stdout.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"help", "version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "Usage: memra version\n\nPrints the build") || stderr.Len() != 0 {
+		t.Errorf("memra help version: exit %d, %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
