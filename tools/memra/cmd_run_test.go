@@ -146,6 +146,13 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "-2"}, 2, "--threads -2"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "100000"}, 2, "want 0 (all cores) to 1024"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--seed", "-5"}, 2, "--seed -5"},
+		// The bounds themselves: -1 and 1024 are allowed (TestRunFlagBounds).
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--seed", "-2"}, 2, "--seed -2: want -1 (pick one) or a seed of 0 or more"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "1025"}, 2, "--threads 1025: want 0 (all cores) to 1024"},
+		// -Inf is the sampler's to refuse (not finite); -1e39 is a finite
+		// value float32 cannot hold.
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--temp", "-Inf"}, 2, "memra run: --temp -Inf: must be ≥ 0 and finite\n"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--min-p", "-1e39"}, 2, "--min-p -1e+39 is outside float32's range"},
 		// Counts past the model's context (256 in modeltest), and ones whose
 		// sum would overflow: a usage error, not an allocation that kills.
 		{[]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "100000000"}, 2, "-n: 100000000 positions are past the model's context length 256 (qwen35.context_length)"},
@@ -252,6 +259,12 @@ func TestStopReason(t *testing.T) {
 	}
 	if got := stopReason(nil, tok, eogs, eog, 12, 12); got != want {
 		t.Errorf("the n-th token an end-of-generation one: %q, want %q", got, want)
+	}
+	if got := stopReason(nil, tok, eogs, eog, 1, 12); got != want {
+		t.Errorf("the first token an end-of-generation one: %q, want %q", got, want)
+	}
+	if got := stopReason(nil, nil, []int32{eog}, eog, 1, 12); got != fmt.Sprintf(" | stop: end-of-generation token %d (the file's eos_token_id)", eog) {
+		t.Errorf("no tokenizer, the first token the metadata's eos: %q", got)
 	}
 	if got := stopReason(nil, tok, eogs, 5, 12, 12); got != " | stop: -n 12" {
 		t.Errorf("ran to -n: %q", got)
@@ -408,7 +421,8 @@ func TestRenderChat(t *testing.T) {
 		// 10^10 empty iterations, 10^5 a list (the engine sizes a range's list up front).
 		{"loop", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "rendering took over 1s", time.Second},
 		{"size", `{{ "x" * 20000000 }}`, "passed 16 MB", chatTimeout},
-		{"error", "{{ messages[0].content | nosuchfilter }}", "chat template: ", chatTimeout},
+		// The child's one line, not "failed without a word".
+		{"error", "{{ messages[0].content | nosuchfilter }}", `error.gguf: chat template: tokenizer: render tokenizer.chat_template: unknown filter "nosuchfilter"`, chatTimeout},
 	} {
 		path := withTemplate(t, base, c.name+".gguf", c.tmpl)
 		_, err := renderChat(path, "hi", false, c.limit)
@@ -486,6 +500,18 @@ func TestRunTokenizerVocab(t *testing.T) {
 	if !regexp.MustCompile(`memra: [1-9][0-9]* generated ids are past the tokenizer's 300 tokens \(the model's vocabulary is 512\)`).MatchString(stderr.String()) {
 		t.Errorf("no note of the ids without text:\n%s", stderr.String())
 	}
+	// One such id is noted too: a run that ends at the first one.
+	var ids bytes.Buffer
+	short := withTokens(t, path, 300)
+	if code := run([]string{"run", "-m", short, "-p", "hello", "-n", "32", "--greedy", "--device", "cpu", "--print-tokens"}, &ids, io.Discard); code != 0 {
+		t.Fatalf("--print-tokens: exit %d", code)
+	}
+	k := slices.IndexFunc(strings.Fields(ids.String()), func(f string) bool { id, _ := strconv.Atoi(f); return id >= 300 }) + 1
+	stderr.Reset()
+	if code := run([]string{"run", "-m", short, "-p", "hello", "-n", strconv.Itoa(k), "--greedy", "--device", "cpu"}, io.Discard, &stderr); code != 0 ||
+		!strings.Contains(stderr.String(), "memra: 1 generated ids are past the tokenizer's 300 tokens") {
+		t.Errorf("-n %d: exit %d, stderr %q; want the note of 1 id", k, code, stderr.String())
+	}
 	stdout.Reset()
 	stderr.Reset()
 	code := run([]string{"run", "-m", withTokens(t, path, 600), "--prompt-tokens", "1,2", "-n", "4", "--device", "cpu"}, &stdout, &stderr)
@@ -503,6 +529,56 @@ func TestRunOneToken(t *testing.T) {
 	}
 	if s := stderr.String(); !strings.Contains(s, "| generated 1 tok |") || strings.Contains(s, "0.00 tok/s |") {
 		t.Errorf("summary %q", s)
+	}
+	// Two tokens time one decode step: the rate is given, in the summary
+	// and in --json.
+	stderr.Reset()
+	var js bytes.Buffer
+	if code := run([]string{"run", "-m", tinyModel(t), "--prompt-tokens", "1,2", "-n", "2", "--greedy", "--device", "cpu", "--json"}, &js, &stderr); code != 0 {
+		t.Fatalf("-n 2: exit %d: %s", code, stderr.String())
+	}
+	var r runResult
+	if err := json.Unmarshal(js.Bytes(), &r); err != nil || r.GenTokPerSec == nil || !regexp.MustCompile(`\| generated 2 tok, [0-9]+\.[0-9]{2} tok/s \|`).MatchString(stderr.String()) {
+		t.Errorf("-n 2: %s (%v), stderr %q; want the rate in both", js.String(), err, stderr.String())
+	}
+}
+
+// TestRunStopsAtFirstToken: a generation whose first token is an
+// end-of-generation one stops there: one token, stop "eog" naming it, an
+// empty text (not an absent one: the file has a tokenizer) and no
+// generation rate. The eos is set to the token a first run generates first.
+func TestRunStopsAtFirstToken(t *testing.T) {
+	base := synthTiny(t)
+	args := func(path string, more ...string) []string {
+		return append([]string{"run", "-m", path, "-p", "hello", "-n", "8", "--greedy", "--device", "cpu", "--threads", "1"}, more...)
+	}
+	var ids bytes.Buffer
+	if code := run(args(base, "--print-tokens"), &ids, io.Discard); code != 0 {
+		t.Fatalf("first run: exit %d", code)
+	}
+	first, _ := strconv.Atoi(strings.Fields(ids.String())[0])
+	eos := copyGGUF(t, base, "eos.gguf", func(_ *gguf.File, kvs []gguf.KV) []gguf.KV {
+		for i, kv := range kvs {
+			if kv.Key == "tokenizer.ggml.eos_token_id" {
+				kvs[i].Value = gguf.Uint32Value(uint32(first))
+			}
+		}
+		return kvs
+	})
+	var js, stderr bytes.Buffer
+	if code := run(args(eos, "--json"), &js, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var r runResult
+	if err := json.Unmarshal(js.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Stop != "eog" || r.StopToken == nil || *r.StopToken != int32(first) || !slices.Equal(r.Tokens, []int32{int32(first)}) ||
+		r.Text == nil || *r.Text != "" || r.GenTokPerSec != nil {
+		t.Errorf("%s", js.String())
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf("| generated 1 tok | cpu, 1 thread, greedy | stop: end-of-generation token %d ", first)) {
+		t.Errorf("summary %q", stderr.String())
 	}
 }
 
@@ -624,6 +700,18 @@ func TestRunNotesUnusedTokens(t *testing.T) {
 	if want := fmt.Sprintf("memra: %d of the 16 generated ids are the vocabulary's unused (padding) tokens, which have no text (random weights, as memra synth writes, pick them; a trained model seldom does); --print-tokens shows them\n", unused); !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 	}
+	// One unused id is noted too: a run that ends at the first one.
+	k := slices.IndexFunc(strings.Fields(ids.String()), func(f string) bool {
+		id, _ := strconv.Atoi(f)
+		return tok.TokenType(int32(id)) == tokenizer.TokenUnused
+	}) + 1
+	stderr.Reset()
+	if code := run([]string{"run", "-m", path, "-p", "hello", "-n", strconv.Itoa(k), "--greedy", "--device", "cpu"}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("-n %d: exit %d: %s", k, code, stderr.String())
+	}
+	if want := fmt.Sprintf("memra: 1 of the %d generated ids are the vocabulary's unused (padding) tokens", k); !strings.Contains(stderr.String(), want) {
+		t.Errorf("-n %d: stderr lacks %q:\n%s", k, want, stderr.String())
+	}
 }
 
 // TestRunStopsAtMetadataEOS: a file whose tokenizer does not load (here
@@ -674,7 +762,7 @@ func TestRunStopsAtMetadataEOS(t *testing.T) {
 // MEMRA_ATTN_MMA became a CPU run); --device cpu ignores the variables.
 func TestRunBadGPUEnv(t *testing.T) {
 	path := tinyModel(t)
-	for _, v := range []string{"MEMRA_KV_FP8", "MEMRA_PDL", "MEMRA_ATTN_MMA"} {
+	for _, v := range []string{"MEMRA_KV_FP8", "MEMRA_PDL", "MEMRA_L2WINDOW", "MEMRA_ATTN_MMA"} {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(v, "yes")
 			for _, dev := range []string{"auto", "cuda"} {
@@ -789,6 +877,16 @@ func TestRunPromptPastContext(t *testing.T) {
 	code := run([]string{"run", "-m", path, "-p", strings.Repeat("ab", 5000), "-n", "1", "--device", "cpu"}, io.Discard, &stderr)
 	if want := "the prompt is more than 4096 tokens: 4097 positions are past the model's context length 4096"; code != 2 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+}
+
+// TestRunOneTokenPrompt: a text prompt of one token (one byte in synth's
+// byte-level vocabulary) runs.
+func TestRunOneTokenPrompt(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := run([]string{"run", "-m", synthTiny(t), "-p", "h", "-n", "1", "--greedy", "--device", "cpu"}, io.Discard, &stderr); code != 0 ||
+		!strings.HasPrefix(stderr.String(), "prompt 1 tok, ") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
 
@@ -968,5 +1066,73 @@ func TestRunStdoutFails(t *testing.T) {
 		if got := tokPerSec.ReplaceAllString(stderr.String(), "R"); code != 1 || got != c.want {
 			t.Errorf("%s: exit %d, stderr %q; want 1 and %q", c.flag, code, got, c.want)
 		}
+	}
+}
+
+// TestRunFlagBounds: the last values each bound allows pass the checks
+// (--threads 1024, --seed -1 and 0), and --seed 0 is the seed 0, not "pick
+// one"; a picked seed is below 2^53 and uses its 53 bits: of 64 picks,
+// one is at least 2^52 but for a chance of 2^-64.
+func TestRunFlagBounds(t *testing.T) {
+	parse := func(more ...string) *runFlags {
+		t.Helper()
+		f, err := parseRunFlags(append([]string{"-m", "x.gguf", "--prompt-tokens", "1", "--device", "cpu"}, more...), io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", more, err)
+		}
+		return f
+	}
+	parse("--threads", "1024")
+	for range 2 {
+		if opts, err := parse("--seed", "0").samplingOptions(); err != nil || opts.Seed != 0 {
+			t.Fatalf("--seed 0: seed %d, %v", opts.Seed, err)
+		}
+	}
+	f := parse("--seed", "-1")
+	var top uint64
+	for range 64 {
+		opts, err := f.samplingOptions()
+		if err != nil || opts.Seed >= 1<<53 {
+			t.Fatalf("picked seed %d (%v): want below 2^53", opts.Seed, err)
+		}
+		top = max(top, opts.Seed)
+	}
+	if top < 1<<52 {
+		t.Errorf("64 picked seeds all below 2^52 (largest %d): want 53 random bits", top)
+	}
+}
+
+// TestRunDefaults: without -n a run generates 64 tokens, without --threads
+// it uses every core Go schedules on (GOMAXPROCS), and without --seed it
+// picks a seed for each run (two runs picking the same one: a chance of
+// 2^-53).
+func TestRunDefaults(t *testing.T) {
+	path := tinyModel(t)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"run", "-m", path, "--prompt-tokens", "1,2", "--greedy", "--print-tokens", "--device", "cpu"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	workers := fmt.Sprintf("cpu, %d threads", runtime.GOMAXPROCS(0))
+	if runtime.GOMAXPROCS(0) == 1 {
+		workers = "cpu, 1 thread"
+	}
+	if n := len(strings.Fields(stdout.String())); n != 64 || !strings.Contains(stderr.String(), "| generated 64 tok, ") ||
+		!strings.Contains(stderr.String(), "| "+workers+", greedy | stop: -n 64\n") {
+		t.Errorf("%d ids; stderr %q; want 64 and %q", n, stderr.String(), workers)
+	}
+	var seeds []uint64
+	for range 2 {
+		var js bytes.Buffer
+		if code := run([]string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "1", "--device", "cpu", "--threads", "1", "--json"}, &js, io.Discard); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		var r runResult
+		if err := json.Unmarshal(js.Bytes(), &r); err != nil || r.Seed == nil {
+			t.Fatalf("%s: %v", js.String(), err)
+		}
+		seeds = append(seeds, *r.Seed)
+	}
+	if seeds[0] == seeds[1] {
+		t.Errorf("two runs without --seed both used seed %d", seeds[0])
 	}
 }

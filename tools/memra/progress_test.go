@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,18 @@ func TestProgressBar(t *testing.T) {
 	defer f.Close()
 	if newProgressBar(f, false, "x").on || !newProgressBar(f, true, "x").on {
 		t.Error("a regular file turns the bar on unless forced")
+	}
+	// A character device (a terminal; here the null device, opened for
+	// reading so nothing is written) turns it on unforced.
+	if runtime.GOOS != "windows" {
+		dev, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dev.Close()
+		if !newProgressBar(dev, false, "x").on {
+			t.Error("a character device does not turn the bar on")
+		}
 	}
 
 	var b bytes.Buffer
@@ -55,5 +68,13 @@ func TestProgressBar(t *testing.T) {
 	want = "\rload [>" + strings.Repeat(" ", 29) + "]   0%  0.00/0.00 GB\n"
 	if b.String() != want {
 		t.Errorf("nothing to do, failed:\n%q, want\n%q", b.String(), want)
+	}
+
+	// A total of one byte, done: full.
+	b.Reset()
+	p = newProgressBar(&b, true, "x")
+	p.update(1, 1)
+	if want = "\rx [" + strings.Repeat("=", 30) + "] 100%  0.00/0.00 GB"; b.String() != want {
+		t.Errorf("1 of 1 byte:\n%q, want\n%q", b.String(), want)
 	}
 }
