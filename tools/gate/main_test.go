@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,6 +95,7 @@ func TestParseArgs(t *testing.T) {
 		{nil, args{model: "default", p: 64, n: 256}},
 		{[]string{"m.gguf"}, args{model: "m.gguf", p: 64, n: 256}},
 		{[]string{"m.gguf", "300", "64", "bench"}, args{model: "m.gguf", p: 300, n: 64, bench: true}},
+		{[]string{"m.gguf", "1", "1"}, args{model: "m.gguf", p: 1, n: 1}},
 	}
 	for _, c := range good {
 		if got, err := parseArgs(c.av); err != nil || got != c.want {
@@ -278,6 +281,11 @@ func TestContextLimit(t *testing.T) {
 		t.Errorf("MEMRA_PDL=off: exit %d, %v", code, err)
 	}
 	t.Setenv("MEMRA_PDL", "")
+	t.Setenv("MEMRA_L2WINDOW", "off")
+	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_L2WINDOW="off"`) {
+		t.Errorf("MEMRA_L2WINDOW=off: exit %d, %v", code, err)
+	}
+	t.Setenv("MEMRA_L2WINDOW", "")
 	t.Setenv("MEMRA_ATTN_MMA", "yes")
 	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_ATTN_MMA="yes"`) {
 		t.Errorf("MEMRA_ATTN_MMA=yes: exit %d, %v", code, err)
@@ -326,6 +334,9 @@ func TestJudgeCaptures(t *testing.T) {
 		}
 		if code != wantCode || !strings.HasSuffix(out.String(), c.want) {
 			t.Errorf("%s: exit %d, output\n%s\nwant exit %d and last line %q", c.what, code, out.String(), wantCode, c.want)
+		}
+		if c.crossed == nil && strings.Contains(out.String(), "prove little") {
+			t.Errorf("%s: a stream of one token is noted as repeated:\n%s", c.what, out.String())
 		}
 		if c.crossed == nil && !strings.Contains(out.String(), "with N = 1 no graph is captured or replayed") {
 			t.Errorf("%s: no note that nothing was replayed:\n%s", c.what, out.String())
@@ -383,6 +394,28 @@ func TestJudgeLengthOnly(t *testing.T) {
 	want := "Phase-3 gate FAIL: 1/4 mismatches (first @ step 2: eager=7 graph=none)\n"
 	if code != 1 || !strings.Contains(out.String(), "LENGTH MISMATCH: eager=4 graph=2\n") || !strings.HasSuffix(out.String(), want) {
 		t.Errorf("exit %d, output\n%s\nwant exit 1, the LENGTH MISMATCH line and %q", code, out.String(), want)
+	}
+}
+
+// TestJudgeShortGraph: a graph stream shorter than eager's and shifted by
+// one: each differing step (at most five), the length, the shift probe over
+// the steps both streams have, and the FAIL line counting the missing tail
+// as one mismatch.
+func TestJudgeShortGraph(t *testing.T) {
+	b := []gpu.Bucket{{FAVec: true, NSplits: 1}, {FAVec: true, NSplits: 2}}
+	var out strings.Builder
+	r := judge(&out, outcome{n: 5, eager: []int32{1, 2, 3, 4, 5}, graph: []int32{2, 3, 4}, crossed: b, captured: b, captures: 2})
+	code := r.verdict(&out)
+	want := "MISMATCH step 0: eager=1 graph=2\n" +
+		"MISMATCH step 1: eager=2 graph=3\n" +
+		"MISMATCH step 2: eager=3 graph=4\n" +
+		"LENGTH MISMATCH: eager=5 graph=3\n" +
+		"shift probe: eager[1..]==graph[..] 3/4  eager[..]==graph[1..] 0/2\n" +
+		"buckets crossed (fa_vec, n_splits): [(true, 1), (true, 2)]\n" +
+		"graph (re)captures: 2\n" +
+		"Phase-3 gate FAIL: 4/5 mismatches (first @ step 0: eager=1 graph=2)\n"
+	if code != 1 || out.String() != want {
+		t.Errorf("exit %d, output\n%s\nwant exit 1 and\n%s", code, out.String(), want)
 	}
 }
 
@@ -459,6 +492,60 @@ func TestTempCacheName(t *testing.T) {
 	for uid, want := range map[int]string{-1: "memra-cache", 0: "memra-cache-0", 1000: "memra-cache-1000"} {
 		if got := tempCacheName(uid); got != want {
 			t.Errorf("tempCacheName(%d) = %q, want %q", uid, got, want)
+		}
+	}
+}
+
+// TestCPUPart: without a GPU the gate runs the CPU part and says what it
+// skipped (the gate itself, bench, the FP8 cache): the model line on
+// stderr, then the decode's counts on stdout (N − 1 decode steps, the first
+// 16 tokens) and SKIPPED, exit 0; at N = 1 no decode step is timed.
+func TestCPUPart(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skipf("the child is run without a driver by LD_LIBRARY_PATH; this is %s", runtime.GOOS)
+	}
+	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
+		t.Skip("an NVIDIA GPU is here: the gate would run, not its CPU part")
+	}
+	model := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := convert.SynthFile(t.Context(), model, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n    string
+		want *regexp.Regexp
+	}{
+		{"17", regexp.MustCompile(`(?s)^gate: no GPU \(.+\)\n` +
+			"gate: running the CPU part only; the graph == eager gate needs an NVIDIA GPU and driver\n" +
+			"gate: bench skipped: it times the GPU's eager and graph decode\n" +
+			"gate: MEMRA_KV_FP8=1 ignored: the FP8 KV cache is the GPU's\n" +
+			`cpu eager: prime 8 tokens in [0-9]+\.[0-9]{2}s, generated 17 tokens \(([0-9]+) distinct\), 16 decode steps at [0-9]+\.[0-9] tok/s\n` +
+			`first tokens: \[([0-9]+( [0-9]+){15})\]\n` +
+			"Phase-3 gate SKIPPED: no GPU \\(CPU part done\\)\n$")},
+		{"1", regexp.MustCompile(`(?s)^gate: no GPU .*generated 1 tokens \((1) distinct\)\nfirst tokens: \[([0-9]+)\]\nPhase-3 gate SKIPPED`)},
+	} {
+		cmd := exec.Command(os.Args[0], model, "8", c.n, "bench")
+		cmd.Env = append(os.Environ(), asGate+"=1", "MEMRA_KV_FP8=1", "LD_LIBRARY_PATH="+t.TempDir())
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("N=%s: %v\n%s%s", c.n, err, stdout.String(), stderr.String())
+		}
+		m := c.want.FindStringSubmatch(stdout.String())
+		if m == nil {
+			t.Errorf("N=%s: stdout\n%s", c.n, stdout.String())
+			continue
+		}
+		// The distinct count is at least that of the tokens shown.
+		seen := map[string]bool{}
+		for _, f := range strings.Fields(m[2]) {
+			seen[f] = true
+		}
+		if d, _ := strconv.Atoi(m[1]); d < len(seen) || d > 17 {
+			t.Errorf("N=%s: %d distinct, %d among the tokens shown", c.n, d, len(seen))
+		}
+		if want := fmt.Sprintf("[gate] model %s: qwen35, 4 layers (2 attention), vocab 512, P=8 N=%s\n", model, c.n); stderr.String() != want {
+			t.Errorf("N=%s: stderr %q, want %q", c.n, stderr.String(), want)
 		}
 	}
 }
