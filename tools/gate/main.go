@@ -112,7 +112,8 @@ func parseArgs(av []string) (args, error) {
 	if len(av) > 0 {
 		a.model = av[0]
 	}
-	if len(av) == 1 && av[0] == "bench" { // not a model: the word has its place
+	// "bench" anywhere but fourth is the word out of place, not a model, P or N.
+	if i := slices.Index(av, "bench"); i >= 0 && i < 3 && (i > 0 || len(av) == 1) {
 		return a, fmt.Errorf("\"bench\" comes fourth, after MODEL P N (gate default 64 256 bench; a file named bench is ./bench)\n%s", usage)
 	}
 	for i, dst := range []*int{&a.p, &a.n} {

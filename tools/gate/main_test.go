@@ -115,6 +115,8 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"m.gguf", "64", "8", "fast"}, `fourth argument must be "bench"`},
 		{[]string{"m.gguf", "64", "8", "bench", "x"}, "too many arguments"},
 		{[]string{"bench"}, `"bench" comes fourth`},
+		{[]string{"m.gguf", "bench"}, `"bench" comes fourth`},
+		{[]string{"m.gguf", "64", "bench"}, `"bench" comes fourth`},
 	}
 	for _, c := range bad {
 		_, err := parseArgs(c.av)

@@ -567,13 +567,21 @@ func (o *runOutput) noteIDsWithoutText(stderr io.Writer, vocab, gen int) {
 		show = ""
 	}
 	if o.past > 0 {
-		fmt.Fprintf(stderr, "memra: %d generated ids are past the tokenizer's %d tokens (the model's vocabulary is %d) and have no text%s\n",
-			o.past, o.tok.Vocab(), vocab, show)
+		fmt.Fprintf(stderr, "memra: %d generated %s past the tokenizer's %d tokens (the model's vocabulary is %d) and %s no text%s\n",
+			o.past, plural(o.past, "id is", "ids are"), o.tok.Vocab(), vocab, plural(o.past, "has", "have"), show)
 	}
 	if o.unused > 0 {
-		fmt.Fprintf(stderr, "memra: %d of the %d generated ids are the vocabulary's unused (padding) tokens, which have no text (random weights, as memra synth writes, pick them; a trained model seldom does)%s\n",
-			o.unused, gen, show)
+		fmt.Fprintf(stderr, "memra: %d of the %d generated ids %s the vocabulary's unused (padding) %s, which %s no text (random weights, as memra synth writes, pick them; a trained model seldom does)%s\n",
+			o.unused, gen, plural(o.unused, "is", "are"), plural(o.unused, "token", "tokens"), plural(o.unused, "has", "have"), show)
 	}
+}
+
+// plural is one when n is 1, else many: the notes count ids.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // runResult is memra run --json's output, one object when the run ends.

@@ -509,7 +509,7 @@ func TestRunTokenizerVocab(t *testing.T) {
 	k := slices.IndexFunc(strings.Fields(ids.String()), func(f string) bool { id, _ := strconv.Atoi(f); return id >= 300 }) + 1
 	stderr.Reset()
 	if code := run([]string{"run", "-m", short, "-p", "hello", "-n", strconv.Itoa(k), "--greedy", "--device", "cpu"}, io.Discard, &stderr); code != 0 ||
-		!strings.Contains(stderr.String(), "memra: 1 generated ids are past the tokenizer's 300 tokens") {
+		!strings.Contains(stderr.String(), "memra: 1 generated id is past the tokenizer's 300 tokens (the model's vocabulary is 512) and has no text") {
 		t.Errorf("-n %d: exit %d, stderr %q; want the note of 1 id", k, code, stderr.String())
 	}
 	stdout.Reset()
@@ -709,7 +709,7 @@ func TestRunNotesUnusedTokens(t *testing.T) {
 	if code := run([]string{"run", "-m", path, "-p", "hello", "-n", strconv.Itoa(k), "--greedy", "--device", "cpu"}, io.Discard, &stderr); code != 0 {
 		t.Fatalf("-n %d: exit %d: %s", k, code, stderr.String())
 	}
-	if want := fmt.Sprintf("memra: 1 of the %d generated ids are the vocabulary's unused (padding) tokens", k); !strings.Contains(stderr.String(), want) {
+	if want := fmt.Sprintf("memra: 1 of the %d generated ids is the vocabulary's unused (padding) token, which has no text", k); !strings.Contains(stderr.String(), want) {
 		t.Errorf("-n %d: stderr lacks %q:\n%s", k, want, stderr.String())
 	}
 }

@@ -128,7 +128,8 @@ written as their text.
 		}
 	}
 	if unused > 0 {
-		fmt.Fprintf(stderr, "memra detokenize: %d of the ids are the vocabulary's unused (padding) tokens, which have no text\n", unused)
+		fmt.Fprintf(stderr, "memra detokenize: %d of the ids %s the vocabulary's unused (padding) %s, which %s no text\n",
+			unused, plural(unused, "is", "are"), plural(unused, "token", "tokens"), plural(unused, "has", "have"))
 	}
 	return nil
 }

@@ -81,8 +81,16 @@ func TestDetokenizeNotesUnused(t *testing.T) {
 	if err := runDetokenize([]string{"-m", path}, strings.NewReader("104 "+strings.Join(pads, " ")+" 105"), &out, &errb); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "hi" || !strings.Contains(errb.String(), "2 of the ids are the vocabulary's unused (padding) tokens") {
+	if out.String() != "hi" || !strings.Contains(errb.String(), "2 of the ids are the vocabulary's unused (padding) tokens, which have no text") {
 		t.Errorf("stdout %q, stderr %q", out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if err := runDetokenize([]string{"-m", path}, strings.NewReader("104 "+pads[0]), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "h" || !strings.Contains(errb.String(), "1 of the ids is the vocabulary's unused (padding) token, which has no text") {
+		t.Errorf("one unused id: stdout %q, stderr %q", out.String(), errb.String())
 	}
 }
 

@@ -185,10 +185,20 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return runRenderChat(args[1:], os.Stdin, stdout, stderr)
 	}
 	if len(args) > 0 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "memra version: takes no arguments, got %q\nusage: memra version\n", args[1:])
+			return 2
+		}
 		fmt.Fprintln(stdout, version())
 		return 0
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 2 {
+			// "memra help run extra": a typo or a misplaced flag, not a request
+			// to be passed over in silence.
+			fmt.Fprintf(stderr, "memra help: takes one command, got %q\nusage: memra help [COMMAND]\n", args[1:])
+			return 2
+		}
 		if len(args) > 1 && args[1] == "help" {
 			printHelp(stdout)
 			return 0

@@ -157,4 +157,18 @@ func TestHelpSpellings(t *testing.T) {
 	if code := run([]string{"help", "version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "Usage: memra version\n\nPrints the build") || stderr.Len() != 0 {
 		t.Errorf("memra help version: exit %d, %q, stderr %q", code, stdout.String(), stderr.String())
 	}
+	// Arguments past what version and help take are refused, not ignored.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"version", "--bogus"}, "memra version: takes no arguments, got [\"--bogus\"]\nusage: memra version\n"},
+		{[]string{"help", "run", "extra"}, "memra help: takes one command, got [\"run\" \"extra\"]\nusage: memra help [COMMAND]\n"},
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := run(c.args, &stdout, &stderr); code != 2 || stdout.Len() != 0 || stderr.String() != c.want {
+			t.Errorf("memra %q: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, stdout.String(), stderr.String(), c.want)
+		}
+	}
 }

@@ -56,7 +56,22 @@ func (p *progressBar) draw() {
 			bar[i] = ' '
 		}
 	}
-	fmt.Fprintf(p.w, "\r%s [%s] %3.0f%%  %.2f/%.2f GB", p.label, bar, 100*frac, float64(p.done)/1e9, float64(p.total)/1e9)
+	fmt.Fprintf(p.w, "\r%s [%s] %3.0f%%  %s", p.label, bar, 100*frac, byteCounts(p.done, p.total))
+}
+
+// byteCounts is "done/total UNIT" in the largest decimal unit total reaches,
+// so a tiny model's bar does not read 0.00/0.00 GB; the unit follows the
+// total, which stays fixed, so the line keeps its width as done grows.
+func byteCounts(done, total int64) string {
+	for _, u := range []struct {
+		size float64
+		name string
+	}{{1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
+		if float64(total) >= u.size {
+			return fmt.Sprintf("%.2f/%.2f %s", float64(done)/u.size, float64(total)/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d/%d B", done, total)
 }
 
 func (p *progressBar) finish(ok bool) {

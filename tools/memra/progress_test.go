@@ -65,7 +65,7 @@ func TestProgressBar(t *testing.T) {
 	p = newProgressBar(&b, true, "load")
 	p.update(0, 0)
 	p.finish(false)
-	want = "\rload [>" + strings.Repeat(" ", 29) + "]   0%  0.00/0.00 GB\n"
+	want = "\rload [>" + strings.Repeat(" ", 29) + "]   0%  0/0 B\n"
 	if b.String() != want {
 		t.Errorf("nothing to do, failed:\n%q, want\n%q", b.String(), want)
 	}
@@ -74,7 +74,28 @@ func TestProgressBar(t *testing.T) {
 	b.Reset()
 	p = newProgressBar(&b, true, "x")
 	p.update(1, 1)
-	if want = "\rx [" + strings.Repeat("=", 30) + "] 100%  0.00/0.00 GB"; b.String() != want {
+	if want = "\rx [" + strings.Repeat("=", 30) + "] 100%  1/1 B"; b.String() != want {
 		t.Errorf("1 of 1 byte:\n%q, want\n%q", b.String(), want)
+	}
+}
+
+// TestByteCounts pins the unit each total takes: the largest decimal unit it
+// reaches, for done too.
+func TestByteCounts(t *testing.T) {
+	for _, c := range []struct {
+		done, total int64
+		want        string
+	}{
+		{0, 0, "0/0 B"},
+		{512, 999, "512/999 B"},
+		{0, 1000, "0.00/1.00 kB"},
+		{1500, 999999, "1.50/1000.00 kB"},
+		{12_345_678, 50_000_000, "12.35/50.00 MB"},
+		{999_999, 1e9, "0.00/1.00 GB"},
+		{17_920_000_000, 17_920_000_000, "17.92/17.92 GB"},
+	} {
+		if got := byteCounts(c.done, c.total); got != c.want {
+			t.Errorf("byteCounts(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
+		}
 	}
 }
