@@ -207,26 +207,37 @@ func TestMatVecsAndErrors(t *testing.T) {
 		d, _ := modeltest.RandomTensor(rng, gguf.TypeF32, []uint64{uint64(cols), uint64(rows)}, modeltest.KindMatrix)
 		return &model.Tensor{Name: "w", Type: gguf.TypeF32, Shape: []int{cols, rows}, Data: d}
 	}
-	a, b := mk(64, 3), mk(64, 200)
+	// 1,005 rows of 256 bytes over 4 workers: 4 parts of ~251 rows (a part
+	// is at least 32 KiB of weights), so part boundaries fall inside the
+	// first and last jobs and one part spans all of the second; under -race
+	// (check:race) two parts writing one row would be a reported race.
+	ws := []*model.Tensor{mk(64, 300), mk(64, 5), mk(64, 700)}
 	x := make([]float32, 64)
 	for i := range x {
 		x[i] = float32(i%7) - 3
 	}
 	p := cpu.NewPool(4)
 	defer p.Close()
-	ya, yb := make([]float32, 3), make([]float32, 200)
-	if err := cpu.MatVecs(p, cpu.MatVecJob{Dst: ya, W: a, X: x}, cpu.MatVecJob{Dst: yb, W: b, X: x}); err != nil {
+	var jobs []cpu.MatVecJob
+	for _, w := range ws {
+		jobs = append(jobs, cpu.MatVecJob{Dst: make([]float32, w.Rows()), W: w, X: x})
+	}
+	if err := cpu.MatVecs(p, jobs...); err != nil {
 		t.Fatal(err)
 	}
-	sa, sb := make([]float32, 3), make([]float32, 200)
-	_ = cpu.MatVec(nil, sa, a, x)
-	_ = cpu.MatVec(nil, sb, b, x)
-	for i := range sb {
-		if i < 3 && sa[i] != ya[i] || sb[i] != yb[i] {
-			t.Fatalf("MatVecs differs from MatVec at %d", i)
+	for k, w := range ws {
+		want := make([]float32, w.Rows())
+		if err := cpu.MatVec(nil, want, w, x); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if jobs[k].Dst[i] != want[i] {
+				t.Fatalf("job %d row %d: MatVecs on 4 workers %v, MatVec alone %v", k, i, jobs[k].Dst[i], want[i])
+			}
 		}
 	}
-	if err := cpu.MatVec(p, make([]float32, 3), a, x[:10]); err == nil {
+	a := ws[1]
+	if err := cpu.MatVec(p, make([]float32, a.Rows()), a, x[:10]); err == nil {
 		t.Error("MatVec accepted a short x")
 	}
 }
