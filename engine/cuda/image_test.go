@@ -175,3 +175,132 @@ func FuzzCheckImage(f *testing.F) {
 		}
 	})
 }
+
+// fatbinEntries builds a fatbin of entries with 16-byte headers and the
+// given payload sizes, the fatbin's size covering exactly them.
+func fatbinEntries(sizes ...int) []byte {
+	le := binary.LittleEndian
+	n := 16
+	for _, s := range sizes {
+		n += 16 + s
+	}
+	b := make([]byte, n)
+	le.PutUint32(b, fatbinMagic)
+	le.PutUint16(b[4:], 1)
+	le.PutUint16(b[6:], 16)
+	le.PutUint64(b[8:], uint64(n-16))
+	off := 16
+	for _, s := range sizes {
+		le.PutUint32(b[off+4:], 16)
+		le.PutUint64(b[off+8:], uint64(s))
+		off += 16 + s
+	}
+	return b
+}
+
+// TestCheckImageFatbinBounds: the layouts at the edges of what checkFatbin
+// allows. An empty fatbin and an entry of a header alone, ending exactly at
+// the fatbin's end, pass; one byte less of either header is refused, with
+// the offsets in the text.
+func TestCheckImageFatbinBounds(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"no entries (16 bytes)":                 fatbinEntries(),
+		"a last entry of its header alone":      fatbinEntries(8, 0),
+		"a single entry of its header alone":    fatbinEntries(0),
+		"the first entry's payload of one byte": fatbinEntries(1, 24),
+	} {
+		if err := checkImage(b); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	le := binary.LittleEndian
+	refusesEdits(t, func() []byte { return fatbinEntries(8, 24) }, []imageEdit{
+		{"header size 15", func(b []byte) { le.PutUint16(b[6:], 15) }, "header size 15, want at least 16"},
+		// 16 + 8 + 16 + 24 = 64 bytes after the header; the second entry at
+		// byte 40 has 40 of them.
+		{"a partial entry header", func(b []byte) { le.PutUint64(b[8:], 24+8) }, "entry at byte 40: 8 bytes left"},
+		{"an entry header of 15 bytes", func(b []byte) { le.PutUint32(b[16+4:], 15) }, "entry at byte 16: 15 + 8 bytes"},
+		{"an entry header past the end", func(b []byte) { le.PutUint32(b[40+4:], 48) }, "entry at byte 40: 48 + 24 bytes, past the fatbin's end (byte 80)"},
+	})
+	// The image ends where the fatbin says, 15 bytes into an entry header:
+	// reading the header's sizes would run off the slice.
+	b := append(fatbinEntries(8), make([]byte, 15)...)
+	le.PutUint64(b[8:], 24+15)
+	if err := checkImage(b); err == nil || !strings.Contains(err.Error(), "entry at byte 40: 15 bytes left") {
+		t.Errorf("15 bytes of an entry header: %v", err)
+	}
+}
+
+// TestCheckImageShort: fewer than 4 bytes cannot hold a magic number; even
+// the first 3 bytes of one are text to checkImage, not a read past the end.
+func TestCheckImageShort(t *testing.T) {
+	for _, b := range [][]byte{nil, {0x50}, {0x50, 0xED, 0x55}, []byte("\x7fEL")} {
+		if err := checkImage(b[:len(b):len(b)]); err != nil {
+			t.Errorf("% x: %v", b, err)
+		}
+	}
+}
+
+// elfHead is a bare 64-bit little-endian ELF header: no program or section
+// headers at all.
+func elfHead() []byte {
+	b := make([]byte, 64)
+	copy(b, "\x7fELF")
+	b[4], b[5] = 2, 1
+	return b
+}
+
+// elf64Prog is elf64 with a program header table of one entry after its
+// section headers.
+func elf64Prog() []byte {
+	b := append(elf64(), make([]byte, 56)...)
+	le := binary.LittleEndian
+	le.PutUint64(b[0x20:], 64+32+2*64)
+	le.PutUint16(b[0x36:], 56)
+	le.PutUint16(b[0x38:], 1)
+	return b
+}
+
+// elf64One is elf64 with its null section alone.
+func elf64One() []byte {
+	b := elf64()
+	binary.LittleEndian.PutUint16(b[0x3C:], 1)
+	return b
+}
+
+// TestCheckImageELFBounds: the layouts at the edges of what checkELF
+// allows, and the header fields it reads, each at its own offset.
+func TestCheckImageELFBounds(t *testing.T) {
+	le := binary.LittleEndian
+	whole, empty := elf64(), elf64()
+	s := whole[64+32+64:]
+	le.PutUint64(s[0x18:], 0)
+	le.PutUint64(s[0x20:], uint64(len(whole)))
+	s = empty[64+32+64:]
+	le.PutUint64(s[0x18:], uint64(len(empty)))
+	le.PutUint64(s[0x20:], 0)
+	for name, b := range map[string][]byte{
+		"a bare 64-byte header":                   elfHead(),
+		"one program header after the sections":   elf64Prog(),
+		"the null section alone":                  elf64One(),
+		"a section of the whole file":             whole,
+		"an empty section at the end of the file": empty,
+	} {
+		if err := checkImage(b); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	refusesEdits(t, elf64One, []imageEdit{
+		{"one section of 40 bytes", func(b []byte) { le.PutUint16(b[0x3A:], 40) }, "section headers of 40 bytes, want 64"},
+		{"names in section 1 of 1", func(b []byte) { le.PutUint16(b[0x3E:], 1) }, "section-name table 1 of 1"},
+		{"32-bit big-endian", func(b []byte) { b[4], b[5] = 1, 2 }, "ELF class 1, data 2;"},
+	})
+	refusesEdits(t, elf64Prog, []imageEdit{
+		{"two program headers", func(b []byte) { le.PutUint16(b[0x38:], 2) }, "header tables end past its 280 bytes"},
+	})
+	// Its size read at its own offset (0x20), not a byte off: 161 bytes at
+	// 64 end a byte past the 224.
+	refusesEdits(t, elf64, []imageEdit{
+		{"a section a byte too long", func(b []byte) { le.PutUint64(b[64+32+64+0x20:], 161) }, "section 1 (161 bytes at 64) ends past its 224 bytes"},
+	})
+}
