@@ -45,6 +45,12 @@ func (d *driver) proc(name string, version int32, optional bool) (uintptr, error
 	var fn uintptr
 	var status procStatus
 	err := d.cuGetProcAddress(&cname[0], &fn, version, cuGetProcAddressDefault, &status)
+	return procResult(name, version, optional, fn, status, err)
+}
+
+// procResult judges cuGetProcAddress's answer for name: its address, none
+// for an optional entry point the driver lacks, or an error saying why.
+func procResult(name string, version int32, optional bool, fn uintptr, status procStatus, err error) (uintptr, error) {
 	switch {
 	case err == nil && status == procFound && fn != 0:
 		return fn, nil
