@@ -550,6 +550,7 @@ type family struct {
 func families(ks []kernel) ([]*family, error) {
 	var out []*family
 	byName := map[string]*family{}
+	famGoNames := map[string]string{}
 	for _, k := range ks {
 		if k.Family == "" {
 			if len(k.Variant) > 0 {
@@ -559,7 +560,17 @@ func families(ks []kernel) ([]*family, error) {
 		}
 		fam := byName[k.Family]
 		if fam == nil {
+			// The family's Go name is a method of Kernels and the prefix of
+			// two package-level names; each variant key's is a field of the
+			// variant struct: a bad or shared one would not compile.
 			fam = &family{name: k.Family, goName: GoName(k.Family)}
+			if !token.IsIdentifier(k.Family) || !token.IsIdentifier(fam.goName) || !ast.IsExported(fam.goName) {
+				return nil, fmt.Errorf("kernel %s: family %q does not make an exported Go name (%q)", k.Name, k.Family, fam.goName)
+			}
+			if other, ok := famGoNames[fam.goName]; ok {
+				return nil, fmt.Errorf("kernel %s: families %s and %s both become Go method %s", k.Name, other, k.Family, fam.goName)
+			}
+			famGoNames[fam.goName] = k.Family
 			for key := range k.Variant {
 				if err := usableName(k.Name, "variant key", key); err != nil {
 					return nil, err
@@ -569,6 +580,17 @@ func families(ks []kernel) ([]*family, error) {
 			sort.Strings(fam.keys)
 			if len(fam.keys) == 0 {
 				return nil, fmt.Errorf("kernel %s: family %s without variant keys", k.Name, k.Family)
+			}
+			fields := map[string]string{}
+			for _, key := range fam.keys {
+				f := GoName(key)
+				if !token.IsIdentifier(f) || !ast.IsExported(f) {
+					return nil, fmt.Errorf("kernel %s: variant key %q of family %s does not make an exported Go name (%q)", k.Name, key, k.Family, f)
+				}
+				if other, ok := fields[f]; ok {
+					return nil, fmt.Errorf("kernel %s: variant keys %q and %q of family %s both become field %s", k.Name, other, key, k.Family, f)
+				}
+				fields[f] = key
 			}
 			byName[k.Family] = fam
 			out = append(out, fam)

@@ -193,6 +193,21 @@ func TestGenerateRejects(t *testing.T) {
 		{"doc lines", func(s []kernels.Kernel) []kernels.Kernel { s[0].Doc = "one\ntwo */ three"; return s }, "doc \"one\\ntwo */ three\" is not one line"},
 		{"file path", func(s []kernels.Kernel) []kernels.Kernel { s[0].File = "sub/rmsnorm.cu"; return s }, "not a .cu file name"},
 		{"file newline", func(s []kernels.Kernel) []kernels.Kernel { s[0].File = "rms\nnorm.cu"; return s }, "not a .cu file name"},
+		// Family and variant key names become Go identifiers in the output.
+		{"family name", func(s []kernels.Kernel) []kernels.Kernel { s[2].Family, s[3].Family = "sp lit", "sp lit"; return s },
+			`kernel split_f16: family "sp lit" does not make an exported Go name`},
+		{"family digit", func(s []kernels.Kernel) []kernels.Kernel { s[2].Family, s[3].Family = "9x", "9x"; return s },
+			`kernel split_f16: family "9x" does not make an exported Go name`},
+		{"family go name clash", func(s []kernels.Kernel) []kernels.Kernel { s[3].Family = "split_"; return s },
+			"kernel split_fp8: families split and split_ both become Go method Split"},
+		{"variant key go name", func(s []kernels.Kernel) []kernels.Kernel {
+			s[2].Variant, s[3].Variant = map[string]int{"_": 0}, map[string]int{"_": 1}
+			return s
+		}, `kernel split_f16: variant key "_" of family split does not make an exported Go name`},
+		{"variant key field clash", func(s []kernels.Kernel) []kernels.Kernel {
+			s[2].Variant, s[3].Variant = map[string]int{"a_b": 0, "a__b": 1}, map[string]int{"a_b": 1, "a__b": 1}
+			return s
+		}, `kernel split_f16: variant keys "a__b" and "a_b" of family split both become field AB`},
 	} {
 		_, err := Generate("x", "gpu", c.edit(smallSpec()))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
