@@ -193,6 +193,8 @@ func TestGenerateRejects(t *testing.T) {
 		{"doc lines", func(s []kernels.Kernel) []kernels.Kernel { s[0].Doc = "one\ntwo */ three"; return s }, "doc \"one\\ntwo */ three\" is not one line"},
 		{"file path", func(s []kernels.Kernel) []kernels.Kernel { s[0].File = "sub/rmsnorm.cu"; return s }, "not a .cu file name"},
 		{"file newline", func(s []kernels.Kernel) []kernels.Kernel { s[0].File = "rms\nnorm.cu"; return s }, "not a .cu file name"},
+		// CUDA's maxBlockDim.z is 64, not 1024.
+		{"block z", func(s []kernels.Kernel) []kernels.Kernel { s[0].Block = [3]int{4, 1, 65}; return s }, "kernel rms_norm: block[2] = 65, want 1..64"},
 		// Family and variant key names become Go identifiers in the output.
 		{"family name", func(s []kernels.Kernel) []kernels.Kernel { s[2].Family, s[3].Family = "sp lit", "sp lit"; return s },
 			`kernel split_f16: family "sp lit" does not make an exported Go name`},
@@ -232,6 +234,19 @@ func TestGoName(t *testing.T) {
 	} {
 		if got := GoName(c); got != want {
 			t.Errorf("GoName(%s) = %s, want %s", c, got, want)
+		}
+	}
+}
+
+// TestGenerateAccepts: the limits themselves and the forms checkExpr allows.
+func TestGenerateAccepts(t *testing.T) {
+	for name, edit := range map[string]func([]kernels.Kernel){
+		"block z 64": func(s []kernels.Kernel) { s[0].Block = [3]int{16, 1, 64} },
+	} {
+		s := smallSpec()
+		edit(s)
+		if _, err := Generate("x", "gpu", s); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
