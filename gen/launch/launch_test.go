@@ -166,6 +166,11 @@ func TestGenerateRejects(t *testing.T) {
 		{"dup param", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[1].Name = "out"; return s }, "parameter out listed twice"},
 		{"dim clash", func(s []kernels.Kernel) []kernels.Kernel { s[0].Dims = []string{"n"}; return s }, "dim n repeats"},
 		{"keyword", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "range"; return s }, "not a Go identifier"},
+		{"not an identifier", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "n-1"; return s },
+			`kernel rms_norm: parameter "n-1" is not a Go identifier`},
+		// ß has no upper case: the method would be unexported.
+		{"unexported go name", func(s []kernels.Kernel) []kernels.Kernel { s[4].Name = "ß_advance"; return s },
+			`kernel ß_advance: Go name "ßAdvance" is not an exported identifier`},
 		{"predeclared", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "len"; return s }, "predeclared"},
 		{"reserved", func(s []kernels.Kernel) []kernels.Kernel { s[0].Params[3].Name = "fmt"; return s }, "reserved"},
 		// Names the generated code uses: the output would not compile.
@@ -179,6 +184,8 @@ func TestGenerateRejects(t *testing.T) {
 			s[2].Dims, s[3].Dims = []string{"v"}, []string{"v"}
 			return s
 		}, "reserved for the variant"},
+		{"family without keys", func(s []kernels.Kernel) []kernels.Kernel { s[2].Variant, s[3].Variant = nil, nil; return s },
+			"kernel split_f16: family split without variant keys"},
 		{"variant keys", func(s []kernels.Kernel) []kernels.Kernel { delete(s[3].Variant, "fp8"); return s }, "variant keys"},
 		{"same variant", func(s []kernels.Kernel) []kernels.Kernel { s[3].Variant["fp8"] = 0; return s }, "same variant"},
 		{"param kinds", func(s []kernels.Kernel) []kernels.Kernel { s[3].Params[1].Kind = kernels.I32; return s }, "two kinds"},
@@ -193,6 +200,17 @@ func TestGenerateRejects(t *testing.T) {
 		{"doc lines", func(s []kernels.Kernel) []kernels.Kernel { s[0].Doc = "one\ntwo */ three"; return s }, "doc \"one\\ntwo */ three\" is not one line"},
 		{"file path", func(s []kernels.Kernel) []kernels.Kernel { s[0].File = "sub/rmsnorm.cu"; return s }, "not a .cu file name"},
 		{"file newline", func(s []kernels.Kernel) []kernels.Kernel { s[0].File = "rms\nnorm.cu"; return s }, "not a .cu file name"},
+		{"block x", func(s []kernels.Kernel) []kernels.Kernel { s[0].Block = [3]int{1025, 1, 1}; return s }, "kernel rms_norm: block[0] = 1025, want 1..1024"},
+		{"block threads", func(s []kernels.Kernel) []kernels.Kernel { s[0].Block = [3]int{205, 5, 1}; return s }, "kernel rms_norm: block [205 5 1] has 1025 threads"},
+		{"unary xor", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "^rows"; return s }, `kernel rms_norm: grid[0] "^rows": operator ^ not allowed`},
+		{"unary not", func(s []kernels.Kernel) []kernels.Kernel { s[1].Shared = "!cols"; return s }, `kernel matvec_q8_0: shared "!cols": operator ! not allowed`},
+		// Go accepts ^ and one-argument max; the spec's form does not.
+		{"call argument form", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "min(rows, ^rows)"; return s },
+			`kernel rms_norm: grid[0] "min(rows, ^rows)": operator ^ not allowed`},
+		{"max of one", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "max(rows)"; return s }, "only min(a, b, ...) and max(a, b, ...) calls"},
+		{"selector call", func(s []kernels.Kernel) []kernels.Kernel { s[0].Grid[0] = "rows.min(rows, 1)"; return s }, "only min(a, b, ...) and max(a, b, ...) calls"},
+		{"literal over int64", func(s []kernels.Kernel) []kernels.Kernel { s[1].Shared = "cols + 9223372036854775808"; return s },
+			"literal 9223372036854775808: "},
 		// CUDA's maxBlockDim.z is 64, not 1024.
 		{"block z", func(s []kernels.Kernel) []kernels.Kernel { s[0].Block = [3]int{4, 1, 65}; return s }, "kernel rms_norm: block[2] = 65, want 1..64"},
 		// Family and variant key names become Go identifiers in the output.
@@ -200,6 +218,11 @@ func TestGenerateRejects(t *testing.T) {
 			`kernel split_f16: family "sp lit" does not make an exported Go name`},
 		{"family digit", func(s []kernels.Kernel) []kernels.Kernel { s[2].Family, s[3].Family = "9x", "9x"; return s },
 			`kernel split_f16: family "9x" does not make an exported Go name`},
+		// A Go keyword is refused as a kernel name is; ß has no upper case.
+		{"family keyword", func(s []kernels.Kernel) []kernels.Kernel { s[2].Family, s[3].Family = "func", "func"; return s },
+			`kernel split_f16: family "func" does not make an exported Go name`},
+		{"family unexported", func(s []kernels.Kernel) []kernels.Kernel { s[2].Family, s[3].Family = "ß", "ß"; return s },
+			`kernel split_f16: family "ß" does not make an exported Go name ("ß")`},
 		{"family go name clash", func(s []kernels.Kernel) []kernels.Kernel { s[3].Family = "split_"; return s },
 			"kernel split_fp8: families split and split_ both become Go method Split"},
 		{"variant key go name", func(s []kernels.Kernel) []kernels.Kernel {
@@ -231,6 +254,10 @@ func TestGoName(t *testing.T) {
 		"topk_select":             "TopKSelect",
 		"swiglu":                  "SwiGLU",
 		"add":                     "Add",
+		// An underscore stays only between two digits.
+		"conv_k0_1":  "ConvK0_1",
+		"split_d9_9": "SplitD9_9",
+		"topk_8":     "TopK8",
 	} {
 		if got := GoName(c); got != want {
 			t.Errorf("GoName(%s) = %s, want %s", c, got, want)
@@ -241,7 +268,16 @@ func TestGoName(t *testing.T) {
 // TestGenerateAccepts: the limits themselves and the forms checkExpr allows.
 func TestGenerateAccepts(t *testing.T) {
 	for name, edit := range map[string]func([]kernels.Kernel){
-		"block z 64": func(s []kernels.Kernel) { s[0].Block = [3]int{16, 1, 64} },
+		"block x 1024":       func(s []kernels.Kernel) { s[0].Block = [3]int{1024, 1, 1} },
+		"block z 64":         func(s []kernels.Kernel) { s[0].Block = [3]int{16, 1, 64} },
+		"1024 threads":       func(s []kernels.Kernel) { s[0].Block = [3]int{32, 32, 1} },
+		"unary minus":        func(s []kernels.Kernel) { s[0].Grid[0] = "-(-rows)" },
+		"unary plus":         func(s []kernels.Kernel) { s[0].Grid[1] = "+rows" },
+		"largest int64":      func(s []kernels.Kernel) { s[1].Shared = "min(cols, 9223372036854775807)" },
+		"every binary op":    func(s []kernels.Kernel) { s[1].Shared = "(cols+1-1)*4/2%8<<1>>1&255|1" },
+		"max of three":       func(s []kernels.Kernel) { s[1].Grid[1] = "max(1, rows>>3, cols/8)" },
+		"blank grid is one":  func(s []kernels.Kernel) { s[0].Grid = [3]string{"rows", " ", ""} },
+		"blank shared is no": func(s []kernels.Kernel) { s[1].Shared = "  " },
 	} {
 		s := smallSpec()
 		edit(s)
