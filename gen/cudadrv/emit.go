@@ -116,6 +116,7 @@ func (t Table) Validate() error {
 	}
 	seenCode := map[int]bool{}
 	seenName := map[string]bool{}
+	goNames := map[string]string{}
 	for _, r := range t.Results {
 		if r.C != "CUDA_SUCCESS" && !strings.HasPrefix(r.C, "CUDA_ERROR_") {
 			return fmt.Errorf("driver table: result %q is not CUDA_SUCCESS or CUDA_ERROR_*", r.C)
@@ -124,6 +125,15 @@ func (t Table) Validate() error {
 			return fmt.Errorf("driver table: result %s (%d) listed twice", r.C, r.Code)
 		}
 		seenCode[r.Code], seenName[r.C] = true, true
+		// Each becomes a constant of package cuda.
+		g := ResultGoName(r.C)
+		if !token.IsIdentifier(g) || g == "Err" {
+			return fmt.Errorf("driver table: result %s: Go name %q is not an identifier naming the error", r.C, g)
+		}
+		if other, ok := goNames[g]; ok {
+			return fmt.Errorf("driver table: results %s and %s both become Go constant %s", other, r.C, g)
+		}
+		goNames[g] = r.C
 	}
 	return nil
 }

@@ -161,6 +161,11 @@ func TestValidateRejects(t *testing.T) {
 		{"pointer mismatch", func(t *Table) { t.Funcs[1].Params[0].Type.Go = "DevPtr" }, "pointer-ness"},
 		{"result name", func(t *Table) { t.Results[1].C = "OOM" }, "CUDA_ERROR_"},
 		{"result dup", func(t *Table) { t.Results[1].Code = 0 }, "listed twice"},
+		{"result go name clash", func(t *Table) {
+			t.Results = append(t.Results, ResultCode{"CUDA_ERROR_OUT_OF__MEMORY", 3, "x"})
+		}, "results CUDA_ERROR_OUT_OF_MEMORY and CUDA_ERROR_OUT_OF__MEMORY both become Go constant ErrOutOfMemory"},
+		{"result go name", func(t *Table) { t.Results[1].C = "CUDA_ERROR_OUT-OF-MEMORY" }, `result CUDA_ERROR_OUT-OF-MEMORY: Go name "ErrOut-of-memory"`},
+		{"result no name", func(t *Table) { t.Results[1].C = "CUDA_ERROR_" }, `result CUDA_ERROR_: Go name "Err"`},
 	} {
 		tab := smallTable()
 		c.edit(&tab)
