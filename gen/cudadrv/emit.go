@@ -83,6 +83,10 @@ func (t Table) Validate() error {
 		if fn.Symbol != fn.Name && !strings.HasPrefix(fn.Symbol, fn.Name+"_v") {
 			return fmt.Errorf("driver table: %s: symbol %q is not %s or %s_vN", fn.Name, fn.Symbol, fn.Name, fn.Name)
 		}
+		// The doc and the C types go into line comments of the wrapper.
+		if strings.ContainsAny(fn.Doc, "\n\r") {
+			return fmt.Errorf("driver table: %s: doc %q is not one line", fn.Name, fn.Doc)
+		}
 		if fn.Loader {
 			loaders++
 		}
@@ -91,9 +95,10 @@ func (t Table) Validate() error {
 		}
 		// The names a wrapper's body uses: the receiver, the result, the hot
 		// buffer, the packages, the conversion of every argument and the
-		// function it calls when the entry point is unresolved.
+		// function it calls when the entry point is unresolved; and the blank
+		// identifier, which the body could not pass on.
 		pnames := map[string]bool{"d": true, "r": true, "a": true, "runtime": true, "purego": true, "unsafe": true,
-			"uintptr": true, "unresolved": true}
+			"uintptr": true, "unresolved": true, "_": true}
 		for _, prm := range fn.Params {
 			if !token.IsIdentifier(prm.Name) || token.IsKeyword(prm.Name) || pnames[prm.Name] {
 				return fmt.Errorf("driver table: %s: parameter name %q is not usable in Go (keyword, duplicate or reserved)", fn.Name, prm.Name)
@@ -101,6 +106,9 @@ func (t Table) Validate() error {
 			pnames[prm.Name] = true
 			if prm.Type.Go == "" || prm.Type.C == "" {
 				return fmt.Errorf("driver table: %s: parameter %s has no C or Go type", fn.Name, prm.Name)
+			}
+			if strings.ContainsAny(prm.Type.C, "\n\r") {
+				return fmt.Errorf("driver table: %s: parameter %s: C type %q is not one line", fn.Name, prm.Name, prm.Type.C)
 			}
 			base := strings.TrimLeft(prm.Type.Go, "*")
 			if base != "unsafe.Pointer" && !token.IsIdentifier(base) {

@@ -161,6 +161,11 @@ func TestValidateRejects(t *testing.T) {
 		{"pointer mismatch", func(t *Table) { t.Funcs[1].Params[0].Type.Go = "DevPtr" }, "pointer-ness"},
 		{"result name", func(t *Table) { t.Results[1].C = "OOM" }, "CUDA_ERROR_"},
 		{"result dup", func(t *Table) { t.Results[1].Code = 0 }, "listed twice"},
+		// The wrapper passes every parameter on: _ cannot be.
+		{"blank param", func(t *Table) { t.Funcs[1].Params[1].Name = "_" }, `cuMemAlloc: parameter name "_" is not usable`},
+		// Both go into line comments of the wrapper.
+		{"C type lines", func(t *Table) { t.Funcs[1].Params[1].Type.C = "size_t\nx" }, "cuMemAlloc: parameter bytesize: C type"},
+		{"doc lines", func(t *Table) { t.Funcs[1].Doc = "allocates\n*/ x" }, `cuMemAlloc: doc "allocates\n*/ x" is not one line`},
 		{"result go name clash", func(t *Table) {
 			t.Results = append(t.Results, ResultCode{"CUDA_ERROR_OUT_OF__MEMORY", 3, "x"})
 		}, "results CUDA_ERROR_OUT_OF_MEMORY and CUDA_ERROR_OUT_OF__MEMORY both become Go constant ErrOutOfMemory"},
