@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,16 +162,19 @@ func TestValidateRejects(t *testing.T) {
 		{"pointer mismatch", func(t *Table) { t.Funcs[1].Params[0].Type.Go = "DevPtr" }, "pointer-ness"},
 		{"result name", func(t *Table) { t.Results[1].C = "OOM" }, "CUDA_ERROR_"},
 		{"result dup", func(t *Table) { t.Results[1].Code = 0 }, "listed twice"},
-		// The wrapper passes every parameter on: _ cannot be.
-		{"blank param", func(t *Table) { t.Funcs[1].Params[1].Name = "_" }, `cuMemAlloc: parameter name "_" is not usable`},
-		// Both go into line comments of the wrapper.
-		{"C type lines", func(t *Table) { t.Funcs[1].Params[1].Type.C = "size_t\nx" }, "cuMemAlloc: parameter bytesize: C type"},
-		{"doc lines", func(t *Table) { t.Funcs[1].Doc = "allocates\n*/ x" }, `cuMemAlloc: doc "allocates\n*/ x" is not one line`},
 		{"result go name clash", func(t *Table) {
 			t.Results = append(t.Results, ResultCode{"CUDA_ERROR_OUT_OF__MEMORY", 3, "x"})
 		}, "results CUDA_ERROR_OUT_OF_MEMORY and CUDA_ERROR_OUT_OF__MEMORY both become Go constant ErrOutOfMemory"},
 		{"result go name", func(t *Table) { t.Results[1].C = "CUDA_ERROR_OUT-OF-MEMORY" }, `result CUDA_ERROR_OUT-OF-MEMORY: Go name "ErrOut-of-memory"`},
 		{"result no name", func(t *Table) { t.Results[1].C = "CUDA_ERROR_" }, `result CUDA_ERROR_: Go name "Err"`},
+		{"not cu", func(t *Table) { t.Funcs[1].Name = "MemAlloc" }, `function name "MemAlloc" is not a cu* identifier`},
+		{"blank param", func(t *Table) { t.Funcs[1].Params[1].Name = "_" }, `cuMemAlloc: parameter name "_" is not usable`},
+		{"bad param name", func(t *Table) { t.Funcs[1].Params[1].Name = "byte size" }, `cuMemAlloc: parameter name "byte size" is not usable`},
+		{"no C type", func(t *Table) { t.Funcs[1].Params[1].Type.C = "" }, "cuMemAlloc: parameter bytesize has no C or Go type"},
+		{"no Go type", func(t *Table) { t.Funcs[1].Params[1].Type.Go = "" }, "cuMemAlloc: parameter bytesize has no C or Go type"},
+		{"C type lines", func(t *Table) { t.Funcs[1].Params[1].Type.C = "size_t\nx" }, "cuMemAlloc: parameter bytesize: C type"},
+		{"doc lines", func(t *Table) { t.Funcs[1].Doc = "allocates\n*/ x" }, `cuMemAlloc: doc "allocates\n*/ x" is not one line`},
+		{"16 params", func(t *Table) { t.Funcs[2].Params = params(16) }, "cuGraphLaunch: 16 parameters"},
 	} {
 		tab := smallTable()
 		c.edit(&tab)
@@ -192,7 +196,39 @@ func TestResultGoName(t *testing.T) {
 			t.Errorf("ResultGoName(%s) = %s, want %s", c, got, want)
 		}
 	}
-	if VersionString(10010) != "10.1" || VersionString(3020) != "3.2" || VersionString(12000) != "12.0" {
+	if VersionString(10010) != "10.1" || VersionString(3020) != "3.2" || VersionString(12000) != "12.0" || VersionString(12090) != "12.9" {
 		t.Error("VersionString")
+	}
+}
+
+// params returns n int parameters p0, p1...
+func params(n int) []Param {
+	ps := make([]Param, n)
+	for i := range ps {
+		ps[i] = Param{"p" + strconv.Itoa(i), Type{"int", "int32"}}
+	}
+	return ps
+}
+
+// TestValidateAcceptsLimits: 15 parameters, SyscallN's most, are accepted,
+// and a Hot function's count sizes the argument buffer.
+func TestValidateAcceptsLimits(t *testing.T) {
+	tab := smallTable()
+	tab.Funcs[2].Params = params(15)
+	src, err := Generate("x", tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "const hotArgs = 15\n") {
+		t.Error("hotArgs is not the 15 parameters of the Hot function")
+	}
+	// Without a Hot function the buffer still has one slot.
+	tab = smallTable()
+	tab.Funcs[2].Hot = false
+	if src, err = Generate("x", tab); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "const hotArgs = 1\n") {
+		t.Error("hotArgs is not 1 without a Hot function")
 	}
 }
