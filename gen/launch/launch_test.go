@@ -229,6 +229,10 @@ func TestGenerateRejects(t *testing.T) {
 			s[2].Variant, s[3].Variant = map[string]int{"_": 0}, map[string]int{"_": 1}
 			return s
 		}, `kernel split_f16: variant key "_" of family split does not make an exported Go name`},
+		{"variant key unexported", func(s []kernels.Kernel) []kernels.Kernel {
+			s[2].Variant, s[3].Variant = map[string]int{"ß": 0}, map[string]int{"ß": 1}
+			return s
+		}, `kernel split_f16: variant key "ß" of family split does not make an exported Go name ("ß")`},
 		{"variant key field clash", func(s []kernels.Kernel) []kernels.Kernel {
 			s[2].Variant, s[3].Variant = map[string]int{"a_b": 0, "a__b": 1}, map[string]int{"a_b": 1, "a__b": 1}
 			return s
