@@ -37,6 +37,7 @@
 #define MEMRA_PENALTY_THREADS 256 // repeat_penalty: one block over the window
 #define MEMRA_PENALTY_MAX_WINDOW 4096 // the longest repetition window the device keeps
 #define MEMRA_Q8_LANE_PAIRS 64    // matvec_q8_0_wide: a row's scales in the order of its 64 lane pairs (matvec.cu)
+#define MEMRA_MVB_TOKENS 8        // matvec_batch: the most tokens of a prompt chunk one launch serves
 
 #define MEMRA_NO_TOKEN -1         // out[0] of a step whose logits are all NaN (memra_end_step)
 #define MEMRA_FULL_MASK 0xffffffffu

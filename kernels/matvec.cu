@@ -46,9 +46,11 @@
 // critical path (after the wait), so with x and norm_w 16-byte aligned and
 // cols % 4 == 0 they read float4s: 4 times fewer loads, each pass's loads in
 // flight at once rather than in round trips of a few (perf.md step 37).
+// xs is where the block's copy goes: memra_xs here, one copy per token in
+// matvec_batch.cu.
 extern __shared__ __align__(16) float memra_xs[];
 
-__device__ __forceinline__ void memra_mv_input(const float* x, const float* norm_w, int cols, float eps) {
+__device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const float* norm_w, int cols, float eps) {
     __shared__ float red[MEMRA_MV_THREADS / 32];
     const bool vec = (cols & 3) == 0 && memra_aligned16(x) && memra_aligned16(norm_w);
     const int n = vec ? cols / 4 : cols;
@@ -74,9 +76,9 @@ __device__ __forceinline__ void memra_mv_input(const float* x, const float* norm
     for (int i = threadIdx.x; i < n; i += MEMRA_MV_THREADS) {
         if (vec) {
             const float4 v = reinterpret_cast<const float4*>(x)[i], w = reinterpret_cast<const float4*>(norm_w)[i];
-            reinterpret_cast<float4*>(memra_xs)[i] = make_float4(v.x * inv * w.x, v.y * inv * w.y, v.z * inv * w.z, v.w * inv * w.w);
+            reinterpret_cast<float4*>(xs)[i] = make_float4(v.x * inv * w.x, v.y * inv * w.y, v.z * inv * w.z, v.w * inv * w.w);
         } else {
-            memra_xs[i] = x[i] * inv * norm_w[i];
+            xs[i] = x[i] * inv * norm_w[i];
         }
     }
     __syncthreads();
@@ -522,7 +524,7 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
     }
     memra_grid_wait();
     if (xnorm) {
-        memra_mv_input(x, norm_w, cols, eps);
+        memra_mv_input(memra_xs, x, norm_w, cols, eps);
         memra_mv_rows<KIND, R, KW, U, TB, PF, H, false, LS>(y, W, S, memra_xs, rows, cols, mode, head);
     } else {
         memra_mv_rows<KIND, R, KW, U, TB, PF, H, true, LS>(y, W, S, x, rows, cols, mode, head);

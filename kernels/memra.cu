@@ -15,6 +15,7 @@
 #include "gdn.cu"
 #include "kv_store.cu"
 #include "matvec.cu"
+#include "matvec_batch.cu"
 #include "matvec_q4k.cu"
 #include "matvec_q6k.cu"
 #include "penalty.cu"

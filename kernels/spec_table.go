@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Block sizes, mirroring the MEMRA_*_THREADS defines of common.cuh (spec_test.go
 // checks each kernel's __launch_bounds__ against its Block).
@@ -343,6 +346,47 @@ func MatvecKernels() []MatvecKernel {
 	}
 }
 
+// MatvecBatchTokens is the most tokens one matvec_batch launch serves
+// (MEMRA_MVB_TOKENS): a prompt chunk of engine/gpu's prefill.
+const MatvecBatchTokens = 8
+
+// MatvecBatchKernel is one member of the matvec_batch family
+// (matvec_batch.cu): a prompt chunk's products with the sums of the decode
+// kernel Of, bit for bit.
+type MatvecBatchKernel struct {
+	Name     string
+	GgmlType int
+	Wide     bool // the wide decode kernels' split (and q8_0's lane-order scales)
+	// Of names the decode kernels whose sums it repeats: same KW, same
+	// scale order (TestMatvecBatchMatchesDecode compares the templates).
+	Of           []string
+	RowsPerBlock int // rows in one unit of a block's loop: (8/KW)*4
+}
+
+// MatvecBatchKernels lists the matvec_batch family. The decode kernels of
+// the types it covers each have one; the K-quants' tensor-core kernels
+// have none, and their prompts are fed token by token.
+func MatvecBatchKernels() []MatvecBatchKernel {
+	return []MatvecBatchKernel{
+		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8},
+		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 8},
+		{"matvec_batch_f16_wide", 1, true, []string{"matvec_f16_wide"}, 4},
+		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 8},
+		{"matvec_batch_bf16_wide", 30, true, []string{"matvec_bf16_wide"}, 4},
+		{"matvec_batch_q8_0", 8, false, []string{"matvec_q8_0"}, 32},
+		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8},
+	}
+}
+
+// Shared is the dynamic shared memory of a batch launch over n tokens of
+// cols columns: every token's normalised x with the fused norm, else none.
+func (m MatvecBatchKernel) Shared(n, cols int, xnorm bool) int {
+	if xnorm {
+		return n * cols * 4
+	}
+	return 0
+}
+
 // matvecWhat names a matvec kernel's weight layout for its doc line.
 func matvecWhat(ggmlType int) string {
 	switch ggmlType {
@@ -437,6 +481,29 @@ func Spec() []Kernel {
 			Shared:  m.sharedExpr(),
 			Family:  "matvec",
 			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": m.WideKey()},
+		})
+	}
+
+	// The matvec_batch family (matvec_batch.cu; MatvecBatchKernels): the
+	// matvec family's products for n tokens at once, x and y strided.
+	for _, m := range MatvecBatchKernels() {
+		ps := []Param{param("y", Ptr), param("W", Ptr)}
+		if matvecSide(m.GgmlType) {
+			ps = append(ps, param("S", Ptr))
+		}
+		ps = append(ps, param("x", Ptr), param("rows", I32), param("cols", I32), param("mode", I32),
+			param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("x_stride", I32), param("y_stride", I32))
+		ks = append(ks, Kernel{
+			Name: m.Name, File: "matvec_batch.cu",
+			Doc: "y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] " + matvecWhat(m.GgmlType) +
+				fmt.Sprintf(", x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit %s's; blocks loop over units of %d rows",
+					strings.Join(m.Of, "'s and "), m.RowsPerBlock),
+			Params: ps,
+			Dims:   []string{"blocks"},
+			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
+			Shared:  "xnorm * n * cols * 4",
+			Family:  "matvec_batch",
+			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide)},
 		})
 	}
 

@@ -69,6 +69,7 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_PENALTY_THREADS":    penaltyThreads,
 		"MEMRA_PENALTY_MAX_WINDOW": PenaltyMaxWindow,
 		"MEMRA_Q8_LANE_PAIRS":      Q8LanePairs,
+		"MEMRA_MVB_TOKENS":         MatvecBatchTokens,
 		"MEMRA_ATTN_THREADS":       attnThreads,
 		"MEMRA_ARGMAX_CHUNK":       ArgmaxChunk,
 		"MEMRA_GDN_ROWS":           gdnRows,
@@ -817,6 +818,74 @@ func TestSASSHeadLoadsBeforeWait(t *testing.T) {
 			t.Errorf("%s: %d 16-byte loads before the first ACQBULK, its head issues %d", name, early, n)
 		} else {
 			t.Logf("%s: %d 16-byte loads before the first ACQBULK (its head issues %d)", name, early, n)
+		}
+	}
+}
+
+// TestMatvecBatchMatchesDecode: a matvec_batch kernel's sums are its decode
+// kernels' bit for bit only with the same weight kind, the same K split
+// (KW: which lane adds which loads, and how the warps' partials meet) and
+// the same q8_0 scale order (LS); R and the load batching may differ. Every
+// CUDA-core decode kernel must have its batch kernel, which the engine's
+// prefill looks up by the decode kernel's type and width.
+func TestMatvecBatchMatchesDecode(t *testing.T) {
+	mvArgs := regexp.MustCompile(`memra_mv<(\w+), \d+, (\d+), \d+((?:, \w+)*)>`)
+	mvbArgs := regexp.MustCompile(`memra_mvb<(\w+), (\d+)(, true)?>`)
+	body := func(file, name string) string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		at := strings.Index(src, "\n"+name+"(")
+		if at < 0 {
+			t.Fatalf("%s: not defined in %s", name, file)
+		}
+		open := strings.Index(src[at:], "{")
+		s, _ := braceBody(src, at+open)
+		return s
+	}
+	decode := map[string]MatvecKernel{}
+	for _, mk := range MatvecKernels() {
+		if !mk.TensorCore {
+			decode[mk.Name] = mk
+		}
+	}
+	covered := map[string]bool{}
+	for _, bk := range MatvecBatchKernels() {
+		m := mvbArgs.FindStringSubmatch(body("matvec_batch.cu", bk.Name))
+		if m == nil {
+			t.Errorf("%s: no memra_mvb<KIND, KW[, true]> call in its body", bk.Name)
+			continue
+		}
+		kind, kw, ls := m[1], m[2], m[3] != ""
+		for _, of := range bk.Of {
+			mk, ok := decode[of]
+			if !ok {
+				t.Errorf("%s: Of names %s, not a CUDA-core matvec kernel", bk.Name, of)
+				continue
+			}
+			covered[of] = true
+			d := mvArgs.FindStringSubmatch(body("matvec.cu", of))
+			if d == nil {
+				t.Fatalf("%s: no memra_mv<KIND, R, KW, U...> call in its body", of)
+			}
+			rest := strings.Split(strings.TrimPrefix(d[3], ", "), ", ")
+			dls := len(rest) >= 4 && rest[3] == "true"
+			if d[1] != kind || d[2] != kw || dls != ls {
+				t.Errorf("%s: memra_mvb<%s, KW %s, LS %v>, but %s is memra_mv<%s, KW %s, LS %v>", bk.Name, kind, kw, ls, of, d[1], d[2], dls)
+			}
+			if mk.GgmlType != bk.GgmlType || mk.Wide != bk.Wide {
+				t.Errorf("%s: type %d wide %v, but %s is type %d wide %v", bk.Name, bk.GgmlType, bk.Wide, of, mk.GgmlType, mk.Wide)
+			}
+		}
+		if k, _ := strconv.Atoi(kw); k == 0 || (MatvecThreads/32/k)*4 != bk.RowsPerBlock {
+			t.Errorf("%s: KW %s with R 4 does not give RowsPerBlock %d", bk.Name, kw, bk.RowsPerBlock)
+		}
+	}
+	for n := range decode {
+		if !covered[n] {
+			t.Errorf("%s has no matvec_batch kernel", n)
 		}
 	}
 }

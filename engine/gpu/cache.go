@@ -65,6 +65,7 @@ type Cache struct {
 	kv    []kvLayer
 	gdn   []gdnLayer
 	s     scratch
+	ch    chunk // a prompt chunk's activations (prefill.go); empty where prompts are fed token by token
 
 	kvBytes, stateBytes, scratchBytes uint64
 	// hot is the state and scratch, which the arena holds after the KV
@@ -145,7 +146,7 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 			return nil, fmt.Errorf("gpu: cache: %w", err)
 		}
 		*b.p = p
-		if b.kind != bufKV && cc.hot == 0 {
+		if (b.kind == bufState || b.kind == bufScratch) && cc.hot == 0 {
 			cc.hot = p
 		}
 		switch b.kind {
@@ -156,26 +157,18 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		default:
 			cc.scratchBytes += b.bytes
 		}
+		if b.kind != bufChunk {
+			cc.hotBytes = uint64(p) + align(b.bytes) - uint64(cc.hot)
+		}
 	}
-	cc.hotBytes = uint64(cc.arena.Base()) + cc.arena.Used() - uint64(cc.hot)
 	if l2HoldPays(cc.hotBytes, g.stepBytes) {
 		if cc.l2, err = g.e.HoldL2(cc.hotBytes); err != nil {
 			cc.Close()
 			return nil, fmt.Errorf("gpu: cache: %w", err)
 		}
 	}
-	// Views into the fused buffers.
-	s, dh, C := &cc.s, c.HeadDimK, uint64(c.SSMConvChannels())
-	if len(cc.kv) > 0 {
-		s.kraw = s.qg.Add(uint64(g.qgRows()) * 4)
-		s.v = s.kraw.Add(uint64(c.NHeadKV*dh) * 4)
-	}
-	if len(cc.gdn) > 0 {
-		s.z = s.qkv.Add(C * 4)
-		s.b = s.z.Add(uint64(c.SSMInnerSize) * 4)
-		s.a = s.b.Add(uint64(c.SSMNumVHeads) * 4)
-	}
-	s.fu = s.fg.Add(uint64(c.NFF) * 4)
+	g.fusedViews(&cc.s)
+	g.chunkViews(cc)
 	if cc.tokenHost, err = g.e.HostAlloc(8); err != nil {
 		cc.Close()
 		return nil, fmt.Errorf("gpu: cache: pinned token buffer: %w", err)
@@ -213,6 +206,7 @@ const (
 	bufKV      bufKind = iota // the attention layers' keys and values
 	bufState                  // the Gated DeltaNet layers' conv and delta states
 	bufScratch                // one step's activations, logits and counters
+	bufChunk                  // a prompt chunk's activations (prefill.go): after the rest, outside the L2 hold
 )
 
 // cacheBuf is one buffer of a cache's arena: the field its pointer goes
@@ -225,7 +219,8 @@ type cacheBuf struct {
 
 // cacheBufs lists the buffers of cc, a cache of cc.capacity tokens for g, in
 // arena order (the KV first, then the states and scratch back to back, which
-// the L2 window covers), and sizes cc's per-layer slices. It allocates
+// the L2 window covers, then the prompt chunk's activations where g primes
+// in chunks), and sizes cc's per-layer slices. It allocates
 // nothing, so a test can check the sizes without a GPU.
 func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 	c := &g.cfg
@@ -288,7 +283,31 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 	add(&s.draw, kernels.DrawParamsBytes, bufScratch)
 	add(&s.pen, kernels.PenaltyBytes, bufScratch)
 	add(&s.seen, f(c.NVocab), bufScratch)
+	if g.pf != nil {
+		ch := &cc.ch
+		ch.tokens = g.pf.tokens
+		for _, fl := range g.chunkFields(ch) {
+			*fl.stride = alignFloats(fl.floats)
+			add(fl.base, f(ch.tokens**fl.stride), bufChunk)
+		}
+	}
 	return bufs
+}
+
+// fusedViews points s's views into its fused buffers: k and v after q in
+// qg, z, b and a after the conv input in qkv, up after gate in fg.
+func (g *Model) fusedViews(s *scratch) {
+	c := &g.cfg
+	if c.NumAttention() > 0 {
+		s.kraw = s.qg.Add(uint64(g.qgRows()) * 4)
+		s.v = s.kraw.Add(uint64(c.NHeadKV*c.HeadDimK) * 4)
+	}
+	if c.NLayer > c.NumAttention() {
+		s.z = s.qkv.Add(uint64(c.SSMConvChannels()) * 4)
+		s.b = s.z.Add(uint64(c.SSMInnerSize) * 4)
+		s.a = s.b.Add(uint64(c.SSMNumVHeads) * 4)
+	}
+	s.fu = s.fg.Add(uint64(c.NFF) * 4)
 }
 
 // qgRows is the rows of the attention's q (with its output gate, twice

@@ -12,7 +12,8 @@ import (
 // DeltaNet layers and 1 attention layer, 2 KV heads of 256, C = 2·(2·128) +
 // 512 = 1,024 conv channels, 4 V heads, 100 tokens. The KV comes first and
 // the states and scratch after it, back to back, as the L2 window that
-// covers them from the first non-KV buffer on assumes.
+// covers them from the first non-KV buffer on assumes; a prompt chunk's
+// buffers, where the model primes in chunks, come last, outside it.
 func TestCacheBufs(t *testing.T) {
 	var c model.Config
 	c.NLayer, c.Kinds = 4, []model.LayerKind{model.LayerRecurrent, model.LayerRecurrent, model.LayerRecurrent, model.LayerAttention}
@@ -27,21 +28,32 @@ func TestCacheBufs(t *testing.T) {
 	// and the kernels' fixed-size records.
 	fixed := uint64(56900) + 8*uint64(argmaxParts(1000)) + 16*uint64(topKScratchPairs(1000)) +
 		kernels.CountersBytes + 8*kernels.TopKMax + kernels.DrawParamsBytes + kernels.PenaltyBytes
+	// A chunk of 3 tokens, each field's copy rounded up to 64 floats: x and
+	// xn 64 floats, qg|k|v 3,072, attn 1,024, qkv|z|b|a 1,544 → 1,600, on
+	// 512, fg|fu 192, fh 96 → 128: 6,656 floats a token, 79,872 bytes.
+	const chunk3 = 3 * 6656 * 4
 	for _, tc := range []struct {
-		fp8 bool
-		kv  uint64
+		fp8    bool
+		kv     uint64
+		tokens int
 	}{
-		{false, 2 * 2 * 100 * 256 * 2},  // k and v, f16: 204,800
-		{true, 2*2*100*256 + 2*2*100*4}, // e4m3 and a f32 scale per head and token: 104,000
+		{false, 2 * 2 * 100 * 256 * 2, 0},  // k and v, f16: 204,800
+		{true, 2*2*100*256 + 2*2*100*4, 0}, // e4m3 and a f32 scale per head and token: 104,000
+		{false, 2 * 2 * 100 * 256 * 2, 3},
 	} {
 		g := &Model{cfg: c, maxSplits: 3}
 		g.opt.KVFP8 = tc.fp8
+		var chunk uint64
+		if tc.tokens > 0 {
+			g.pf = &prefillPlan{tokens: tc.tokens}
+			chunk = chunk3
+		}
 		cc := &Cache{g: g, capacity: 100}
 		bufs := g.cacheBufs(cc)
 		if len(cc.kv) != 1 || len(cc.gdn) != 3 {
 			t.Fatalf("fp8 %v: %d KV and %d state layers, want 1 and 3", tc.fp8, len(cc.kv), len(cc.gdn))
 		}
-		var sum [3]uint64
+		var sum [4]uint64
 		seen := map[any]bool{}
 		last := bufKV
 		for i, b := range bufs {
@@ -57,7 +69,7 @@ func TestCacheBufs(t *testing.T) {
 		}
 		// Per DeltaNet layer: the conv's last 3 inputs of 1,024 channels
 		// (12,288) and 4 heads' 128 × 128 f32 states (262,144).
-		if want := [3]uint64{tc.kv, 3 * (1024*3*4 + 4*128*128*4), fixed}; sum != want {
+		if want := [4]uint64{tc.kv, 3 * (1024*3*4 + 4*128*128*4), fixed, chunk}; sum != want {
 			t.Errorf("fp8 %v: KV, state, scratch bytes %v, want %v", tc.fp8, sum, want)
 		}
 	}

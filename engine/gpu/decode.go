@@ -273,9 +273,19 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 	return g.ContinueGraph(gs, n)
 }
 
-// feed enqueues the steps of tokens at positions from, from, ... without
+// feed enqueues the steps of tokens at positions from, from+1, ... without
 // their logits (stepArgs.feed), on the engine thread; it never synchronises.
+// Where the cache has a chunk (Model.pf) they run in chunks (prefill), with
+// the same bits.
 func (g *Model) feed(cc *Cache, tokens []int32, from int) error {
+	if len(cc.ch.tok) > 1 && len(tokens) > 1 {
+		return g.prefill(cc, tokens, from)
+	}
+	return g.feedSteps(cc, tokens, from)
+}
+
+// feedSteps is feed one decode step per token.
+func (g *Model) feedSteps(cc *Cache, tokens []int32, from int) error {
 	for i, t := range tokens {
 		pos := from + i
 		if err := g.enqueue(cc, stepArgs{token: t, pos: int32(pos), bucket: g.BucketKey(pos + 1), feed: true}); err != nil {

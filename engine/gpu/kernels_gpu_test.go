@@ -81,6 +81,11 @@ func ktGPU(t *testing.T) *ktEnv {
 				}
 				_, err = matvecGrids(e, mod, 0, widest)
 			}
+			if err == nil {
+				// The batch kernels' fused norm over a full chunk of the
+				// widest test input.
+				_, err = batchGrids(e, mod, kernels.MatvecBatchTokens, ktBatchMaxCols)
+			}
 			if err != nil {
 				_ = e.Close()
 				ktLoadErr = fmt.Errorf("load the kernels: %w", err)

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "dba1a603211fee610c64380f3fef3249efab9dfb1594e088c2038a16e569fe3a"
+const specHash = "46d4c21a0b41ed3939da25d460be92dd4fb06f2889fa8b89be3e2e9546f8dcf3"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -48,6 +48,13 @@ type Kernels struct {
 	kMatvecQ5KWide       kernelSlot // matvec_q5_k_wide
 	kMatvecQ6K           kernelSlot // matvec_q6_k
 	kMatvecQ6KWide       kernelSlot // matvec_q6_k_wide
+	kMatvecBatchF32      kernelSlot // matvec_batch_f32
+	kMatvecBatchF16      kernelSlot // matvec_batch_f16
+	kMatvecBatchF16Wide  kernelSlot // matvec_batch_f16_wide
+	kMatvecBatchBF16     kernelSlot // matvec_batch_bf16
+	kMatvecBatchBF16Wide kernelSlot // matvec_batch_bf16_wide
+	kMatvecBatchQ8_0     kernelSlot // matvec_batch_q8_0
+	kMatvecBatchQ8_0Wide kernelSlot // matvec_batch_q8_0_wide
 	kRoPENeox            kernelSlot // rope_neox
 	kAttnPrepF16         kernelSlot // attn_prep_f16
 	kAttnPrepFP8         kernelSlot // attn_prep_fp8
@@ -121,6 +128,13 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q5_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ5KWide},
 		{"matvec_q6_k", "matvec_q6k.cu", 9, &ks.kMatvecQ6K},
 		{"matvec_q6_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ6KWide},
+		{"matvec_batch_f32", "matvec_batch.cu", 12, &ks.kMatvecBatchF32},
+		{"matvec_batch_f16", "matvec_batch.cu", 12, &ks.kMatvecBatchF16},
+		{"matvec_batch_f16_wide", "matvec_batch.cu", 12, &ks.kMatvecBatchF16Wide},
+		{"matvec_batch_bf16", "matvec_batch.cu", 12, &ks.kMatvecBatchBF16},
+		{"matvec_batch_bf16_wide", "matvec_batch.cu", 12, &ks.kMatvecBatchBF16Wide},
+		{"matvec_batch_q8_0", "matvec_batch.cu", 13, &ks.kMatvecBatchQ8_0},
+		{"matvec_batch_q8_0_wide", "matvec_batch.cu", 13, &ks.kMatvecBatchQ8_0Wide},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
 		{"attn_prep_fp8", "attn_prep.cu", 20, &ks.kAttnPrepFP8},
@@ -873,6 +887,239 @@ func (k_ *Kernels) MatvecQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q6_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchF32 is matvec_batch_f32's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchF32(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+}
+
+// MatvecBatchF32 launches matvec_batch_f32 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] f32, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f32's; blocks loop over units of 8 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF32(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_f32", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchF32
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	slot_.p.SetI32(9, n)
+	slot_.p.SetI32(10, x_stride)
+	slot_.p.SetI32(11, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_f32: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchF16 is matvec_batch_f16's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchF16(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+}
+
+// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 8 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF16(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_f16", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchF16
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	slot_.p.SetI32(9, n)
+	slot_.p.SetI32(10, x_stride)
+	slot_.p.SetI32(11, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_f16: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchF16Wide is matvec_batch_f16_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchF16Wide(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+}
+
+// MatvecBatchF16Wide launches matvec_batch_f16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16_wide's; blocks loop over units of 4 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF16Wide(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_f16_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchF16Wide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	slot_.p.SetI32(9, n)
+	slot_.p.SetI32(10, x_stride)
+	slot_.p.SetI32(11, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_f16_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchBF16 is matvec_batch_bf16's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchBF16(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+}
+
+// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 8 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchBF16(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_bf16", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchBF16
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	slot_.p.SetI32(9, n)
+	slot_.p.SetI32(10, x_stride)
+	slot_.p.SetI32(11, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_bf16: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchBF16Wide is matvec_batch_bf16_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchBF16Wide(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+}
+
+// MatvecBatchBF16Wide launches matvec_batch_bf16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16_wide's; blocks loop over units of 4 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchBF16Wide(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_bf16_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchBF16Wide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	slot_.p.SetI32(9, n)
+	slot_.p.SetI32(10, x_stride)
+	slot_.p.SetI32(11, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_bf16_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ8_0 is matvec_batch_q8_0's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ8_0(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+}
+
+// MatvecBatchQ8_0 launches matvec_batch_q8_0 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ8_0
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetPtr(7, norm_w)
+	slot_.p.SetI32(8, xnorm)
+	slot_.p.SetF32(9, eps)
+	slot_.p.SetI32(10, n)
+	slot_.p.SetI32(11, x_stride)
+	slot_.p.SetI32(12, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q8_0: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ8_0Wide is matvec_batch_q8_0_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ8_0Wide(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+}
+
+// MatvecBatchQ8_0Wide launches matvec_batch_q8_0_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0Wide(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ8_0Wide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetPtr(7, norm_w)
+	slot_.p.SetI32(8, xnorm)
+	slot_.p.SetF32(9, eps)
+	slot_.p.SetI32(10, n)
+	slot_.p.SetI32(11, x_stride)
+	slot_.p.SetI32(12, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q8_0_wide: %w", err_)
 	}
 	return nil
 }
@@ -1920,6 +2167,48 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ6KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
+}
+
+// MatvecBatchVariant selects one kernel of the matvec_batch family (kernels.Kernel.Variant).
+type MatvecBatchVariant struct {
+	GgmlType int // ggml_type
+	Wide     int // wide
+}
+
+// MatvecBatchVariants lists the variants the spec builds, in spec order.
+func MatvecBatchVariants() []MatvecBatchVariant {
+	return []MatvecBatchVariant{
+		{GgmlType: 0, Wide: 0},
+		{GgmlType: 1, Wide: 0},
+		{GgmlType: 1, Wide: 1},
+		{GgmlType: 30, Wide: 0},
+		{GgmlType: 30, Wide: 1},
+		{GgmlType: 8, Wide: 0},
+		{GgmlType: 8, Wide: 1},
+	}
+}
+
+// MatvecBatch launches the matvec_batch kernel of variant v: the table a captured graph's
+// bucket picks its kernel from. Parameters only some variants take are ignored
+// by the others.
+func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	switch v {
+	case MatvecBatchVariant{GgmlType: 0, Wide: 0}:
+		return k_.MatvecBatchF32(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 1, Wide: 0}:
+		return k_.MatvecBatchF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 1, Wide: 1}:
+		return k_.MatvecBatchF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 30, Wide: 0}:
+		return k_.MatvecBatchBF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 30, Wide: 1}:
+		return k_.MatvecBatchBF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 8, Wide: 0}:
+		return k_.MatvecBatchQ8_0(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 8, Wide: 1}:
+		return k_.MatvecBatchQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+	}
+	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)
 }
 
 // AttnSplitVariant selects one kernel of the attn_split family (kernels.Kernel.Variant).

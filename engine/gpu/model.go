@@ -76,6 +76,10 @@ type Options struct {
 	// as graphs, measure what the part costs where kernels overlap (bench
 	// -omit). The tokens of such a step are meaningless.
 	Omit []string
+	// TokenFeed primes prompts one decode step per token instead of in
+	// chunks (prefill.go), as models whose matrices have no batch kernel
+	// always do; bench -token-feed compares the two.
+	TokenFeed bool
 	// Fatbin, if not nil, is the kernel image loaded instead of the
 	// embedded kernels.Fatbin: another build of the same sources (another
 	// nvcc, other flags), so that bench -fatbin compares two builds on one
@@ -213,6 +217,8 @@ type Model struct {
 	// memory): each block then loops over row units and pays its prologue
 	// once. Absent entries mean one block per unit.
 	mvBlocks map[mvKey]int
+	// pf is how prompts are primed in chunks (planPrefill); nil: token by token.
+	pf *prefillPlan
 
 	// prof is set while ProfileStep captures a step: the launch about to be
 	// made, as the step code describes it (note). nil otherwise.
@@ -423,6 +429,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g.weightBytes = g.weights.Used()
 	g.stepBytes = uint64(m.WeightBytes())
+	if g.pf, err = g.planPrefill(); err != nil {
+		g.Close()
+		return nil, fmt.Errorf("gpu: prefill: %w", err)
+	}
 	return g, nil
 }
 

@@ -113,7 +113,7 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 			return err
 		}
 	}
-	if err := g.attnKernels(cc, L, a, kv); err != nil {
+	if err := g.attnKernels(cc, s, L, a, kv); err != nil {
 		return err
 	}
 	if g.omit.mixerMV {
@@ -123,10 +123,10 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 }
 
 // attnKernels runs the attention between the mixer's projections:
-// q/k norms, RoPE and the KV store, the splits, and their combine.
-func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) error {
+// q/k norms, RoPE and the KV store, the splits, and their combine, on the
+// activations s (the step's, or a prompt chunk's token's).
+func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, kv kvLayer) error {
 	c := &g.cfg
-	s := &cc.s
 	dh := int32(c.HeadDimK)
 	nh, nkv := int32(c.NHead), int32(c.NHeadKV)
 	qStride := dh
@@ -157,7 +157,7 @@ func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) 
 		// The eager step's keys (a profiled step is eager; a graph's
 		// counters are on the device).
 		g.note(launchShape{n: a.bucket.NSplits, unit: "splits"}, 0, uint64(a.pos+1)*kvHeads)
-		if err := g.attnSplit(cc, kv, a); err != nil {
+		if err := g.attnSplit(cc, s, kv, a); err != nil {
 			return err
 		}
 	}
@@ -170,9 +170,8 @@ func (g *Model) attnKernels(cc *Cache, L *layerWeights, a stepArgs, kv kvLayer) 
 // attnSplit launches the split kernel of the bucket's variant, through the
 // generated per-bucket table (kernels.Spec family attn_split): the CUDA-core
 // kernels, or the tensor-core ones where attnSplitMMA takes them.
-func (g *Model) attnSplit(cc *Cache, kv kvLayer, a stepArgs) error {
+func (g *Model) attnSplit(cc *Cache, s *scratch, kv kvLayer, a stepArgs) error {
 	c := &g.cfg
-	s := &cc.s
 	v := AttnSplitVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8), Vec: b2i(a.bucket.FAVec), MMA: b2i(g.attnSplitMMA(a.bucket))}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
 	hpb := splitHeads(a.bucket.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, a.bucket.FAVec), splitWave(g.e.Info().SMs))
@@ -221,7 +220,7 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 			return err
 		}
 	}
-	if err := g.gdnKernels(cc, L); err != nil {
+	if err := g.gdnKernels(cc, s, L); err != nil {
 		return err
 	}
 	if g.omit.mixerMV {
@@ -231,10 +230,10 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 }
 
 // gdnKernels runs the Gated DeltaNet between the mixer's projections: the
-// causal conv, the delta rule and the gated output norm.
-func (g *Model) gdnKernels(cc *Cache, L *layerWeights) error {
+// causal conv, the delta rule and the gated output norm, on the
+// activations s (the step's, or a prompt chunk's token's).
+func (g *Model) gdnKernels(cc *Cache, s *scratch, L *layerWeights) error {
 	c := &g.cfg
-	s := &cc.s
 	st := cc.gdn[L.gdnIndex]
 	C := c.SSMConvChannels()
 	if !g.omit.gdnConv {

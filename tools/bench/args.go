@@ -64,6 +64,7 @@ type config struct {
 	jsonOut   bool     // print JSON to stdout
 	profile   int      // profiled eager steps per context (0: none)
 	omit      []string // step parts left out (gpu.Options.Omit)
+	tokenFeed bool     // prime one step per token (gpu.Options.TokenFeed)
 	fatbin    string   // kernel image loaded instead of the embedded one (gpu.Options.Fatbin)
 	sampled   bool     // also time graph decode with the device draw (path "sampled")
 }
@@ -114,6 +115,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	reps := fs.Int("reps", 5, "timed repetitions per measurement (median and spread over them)")
 	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here; with 0, in the first timed one, and the report says so)")
 	prompt := fs.Int("prompt", 64, "prompt length `P` of the priming measurement")
+	tokenFeed := fs.Bool("token-feed", false, "prime prompts one decode step per token (as models with K-quant matrices always do) instead of in chunks of up to 8 tokens, each weight read once a chunk; run with and without it to compare prime ms")
 	fp8 := fs.Bool("fp8", false, "FP8 (e4m3) KV cache: the same as -kv fp8")
 	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")
 	out := fs.String("out", "results", "results `DIR`")
@@ -155,7 +157,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, sampled: *sampled, fatbin: *fatbin,
+		models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, sampled: *sampled, fatbin: *fatbin,
 	}
 	if *quick {
 		if !explicit["ctx"] {

@@ -471,7 +471,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	capacity := c.cacheFor(contexts[len(contexts)-1])
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
 	tu := time.Now()
-	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, Fatbin: b.fatbin}, nil)
+	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, TokenFeed: c.tokenFeed, Fatbin: b.fatbin}, nil)
 	if err != nil {
 		return err
 	}
@@ -514,8 +514,9 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 			primeMs = append(primeMs, msSince(t))
 		}
 	}
-	mr.Prime = &Prime{Tokens: c.prompt, Ms: summarize(primeMs), Samps: primeMs}
-	b.logf("%s %s: prime %d tokens %.2f ms (min–max %.2f–%.2f)", j.label, kv, c.prompt, mr.Prime.Ms.Median, mr.Prime.Ms.Min, mr.Prime.Ms.Max)
+	mr.Prime = &Prime{Tokens: c.prompt, Chunk: g.PrefillChunk(), Ms: summarize(primeMs), Samps: primeMs}
+	b.logf("%s %s: prime %d tokens in chunks of %d: %.2f ms (min–max %.2f–%.2f)", j.label, kv, c.prompt, mr.Prime.Chunk,
+		mr.Prime.Ms.Median, mr.Prime.Ms.Min, mr.Prime.Ms.Max)
 
 	tr := trafficOf(&m.Config, kv == "fp8")
 	tok := int32(1000 % m.NVocab)

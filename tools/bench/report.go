@@ -186,6 +186,7 @@ type Memory struct {
 // generate).
 type Prime struct {
 	Tokens int       `json:"tokens"`
+	Chunk  int       `json:"chunk_tokens"` // tokens a prefill chunk takes (gpu.Model.PrefillChunk); 1: one step per token
 	Ms     Stat      `json:"ms"`
 	Samps  []float64 `json:"samples_ms,omitempty"`
 }

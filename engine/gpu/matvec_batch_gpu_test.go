@@ -1,0 +1,151 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
+)
+
+// ktBatchMaxCols is the widest input TestGPUKernelMatvecBatch normalises
+// in a batch kernel (ktGPU allows the kernels its shared memory).
+const ktBatchMaxCols = 6144
+
+// TestGPUKernelMatvecBatch: every matvec_batch kernel, for n tokens at
+// once, must write each token's y with the bits of its decode kernel (every
+// CUDA-core variant of the matvec family, the q8_0 wave form included) run
+// on that token alone: in each mode, with and without the fused norm, on
+// shapes that take the 16-byte path with and without an odd tail, the
+// element-wise path (odd or misaligned columns), partial row units and
+// grids that loop over units. A prompt fed in chunks is only the prompt fed
+// token by token if this holds. Guards between the tokens' rows must keep
+// their poison. The first token's plain products are also held against the
+// float64 dot of the same weights, with TestGPUKernelMatvec's bound.
+func TestGPUKernelMatvecBatch(t *testing.T) {
+	v := ktGPU(t)
+	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
+	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
+	for i, sh := range []struct {
+		rows, cols int
+		types      []gguf.Type
+		misalign   bool
+	}{
+		{1003, 1024, all, false},
+		{17, 2304, all, false},           // q8_0: 144 chunks, a tail after the paired loads
+		{2050, 96, all, false},           // more units than a small grid: blocks loop
+		{40, ktBatchMaxCols, all, false}, // q8_0 lane order, 3 trips a pair
+		{64, 1024, all, true},            // W and x misaligned: the element-wise path
+		{67, 1001, unq, false},           // odd cols
+		{33, 4100, unq, false},           // f32 16-byte, 16-bit element-wise
+	} {
+		for _, typ := range sh.types {
+			for _, mv := range MatvecVariants() {
+				if mv.GgmlType != int(typ) {
+					continue
+				}
+				for _, n := range []int{1, 5, kernels.MatvecBatchTokens} {
+					name := fmt.Sprintf("%s-wide%d-%dx%d-n%d", typ, mv.Wide, sh.rows, sh.cols, n)
+					if sh.misalign {
+						name += "-misaligned"
+					}
+					t.Run(name, func(t *testing.T) {
+						ktMatvecBatchCase(t, v, mv, sh.rows, sh.cols, n, sh.misalign, uint64(1000+100*i)+uint64(typ))
+					})
+				}
+			}
+		}
+	}
+}
+
+func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n int, misalign bool, seed uint64) {
+	typ := gguf.Type(mv.GgmlType)
+	bv := MatvecBatchVariant{GgmlType: mv.GgmlType, Wide: b2i(mv.Wide != 0)}
+	bk, ok := batchKernel(bv)
+	if !ok {
+		t.Fatalf("no batch kernel for %+v", mv)
+	}
+	r := ktRand(seed)
+	w := ktTensor(t, "w", typ, ktUniform(r, rows*cols, -1, 1), cols, rows)
+	woff, xoff := 0, 0
+	if misalign {
+		woff, xoff = 4, 4
+		if typ == gguf.TypeQ8_0 {
+			woff = 2
+		}
+	}
+	dw, ds := ktWeights(t, v, w, woff, typ == gguf.TypeQ8_0 && mv.Wide != 0)
+	xs, ys := alignFloats(cols), alignFloats(rows)+64 // 64 floats of guard after each token's rows
+	xh := ktUniform(r, n*xs, -1, 1)
+	dx := v.alloc(t, len(xh)*4+16)
+	ktMust(t, v.e.CopyHtoD(dx.Add(uint64(xoff)), cuda.AsBytes(xh)))
+	dx = dx.Add(uint64(xoff))
+	nw := ktUpload(t, v, ktUniform(r, cols, 0.5, 1.5), 0)
+	y0 := ktUniform(r, n*ys, -4, 4)
+	want, got := v.alloc(t, n*ys*4), v.alloc(t, n*ys*4)
+	units := (rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
+
+	for _, mode := range []int32{mvStore, mvAccumulate, mvSwiGLU} {
+		for _, xnorm := range []int32{0, 1} {
+			norm := cuda.DevPtr(0)
+			if xnorm == 1 {
+				norm = nw
+			}
+			out := rows
+			if mode == mvSwiGLU {
+				out = rows / 2
+			}
+			for _, blocks := range []int{units, min(3, units)} {
+				for _, p := range []cuda.DevPtr{want, got} {
+					v.poison(t, p, n*ys, ktNaN)
+					if mode == mvAccumulate {
+						ktPut(t, v, p, y0)
+					}
+				}
+				for tk := range n {
+					ktMust(t, v.k.Matvec(mv, want.Add(uint64(4*tk*ys)), dw, ds, dx.Add(uint64(4*tk*xs)), int32(rows), int32(cols), mode,
+						norm, xnorm, 1e-6, matvecUnits(mv, rows)))
+				}
+				ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mode, norm, xnorm, 1e-6,
+					int32(n), int32(xs), int32(ys), blocks))
+				wh, gh := ktGet[uint32](t, v, want, n*ys), ktGet[uint32](t, v, got, n*ys)
+				for tk := range n {
+					at := tk * ys
+					if i := ktFirstDiff(gh[at:at+out], wh[at:at+out]); i >= 0 {
+						t.Fatalf("mode %d xnorm %d blocks %d token %d row %d: batch %#08x, decode %#08x", mode, xnorm, blocks, tk, i,
+							gh[at+i], wh[at+i])
+					}
+					// Past a token's rows: what was there before.
+					for i := at + out; i < at+ys; i++ {
+						before := ktNaN
+						if mode == mvAccumulate {
+							before = math.Float32bits(y0[i])
+						}
+						if gh[i] != before {
+							t.Fatalf("mode %d token %d: %#08x at %d past its %d rows, was %#08x", mode, tk, gh[i], i-at, out, before)
+						}
+					}
+				}
+			}
+		}
+	}
+
+	// The float64 reference for the first token's plain products (mode 0,
+	// no norm): TestGPUKernelMatvec's bound, (cols/32+48)·u·Σ|w x|.
+	v.poison(t, got, n*ys, ktNaN)
+	ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mvStore, 0, 0, 1e-6, int32(n), int32(xs), int32(ys), units))
+	gf := ktGet[float32](t, v, got, rows)
+	deq := ktDequant(t, w)
+	ref, abs := make([]float64, rows), make([]float64, rows)
+	for row := range rows {
+		for c := range cols {
+			p := float64(deq[row*cols+c]) * float64(xh[c])
+			ref[row] += p
+			abs[row] += math.Abs(p)
+		}
+	}
+	depth := float64(cols/32 + 48)
+	ktCheckElems(t, "token 0 vs float64", gf, ref, func(i int) float64 { return depth * ktU * abs[i] })
+}

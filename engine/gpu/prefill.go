@@ -1,0 +1,366 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/kernels"
+)
+
+// Prefill: a prompt's tokens are known before they are fed, so priming
+// runs them through each layer in chunks of up to kernels.MatvecBatchTokens:
+// every projection of the layer is one matvec_batch launch that streams the
+// weights once for the whole chunk, and only the kernels between the
+// projections (the causal conv, the delta rule, the attention) run token by
+// token, in order, as a decode step runs them. The batch kernels add each
+// token's sums exactly as the decode kernel of the same matrix does
+// (matvec_batch.cu), so a chunk leaves the cache the bits that feeding its
+// tokens one step at a time leaves (TestPrefillMatchesTokenFeed).
+//
+// Models with a matrix the batch family does not cover (the K-quants'
+// tensor-core kernels) and models loaded with Options.TokenFeed or Omit feed
+// token by token.
+
+// prefillPlan is how a model primes in chunks.
+type prefillPlan struct {
+	tokens int // per chunk: kernels.MatvecBatchTokens, fewer where x's copies would not fit shared memory
+	// blocks caps each batch grid at the blocks the GPU holds at once (as
+	// Model.mvBlocks does the decode grids), keyed by variant and xnorm.
+	blocks map[mvbKey]int
+}
+
+type mvbKey struct {
+	v     MatvecBatchVariant
+	xnorm bool
+}
+
+// chunk holds a prompt chunk's activations: field f of token t at f +
+// t·stride floats. tok[t] is token t's view, the step scratch with those
+// fields moved; the buffers a step only passes between its own kernels
+// (q, the conv and delta outputs, the split partials) stay the scratch's.
+type chunk struct {
+	tokens                                   int
+	x, xn, qg, attn, qkv, on, fg, fh         cuda.DevPtr // [tokens][stride] f32 each
+	xS, xnS, qgS, attnS, qkvS, onS, fgS, fhS int         // their strides in floats
+	tok                                      []scratch
+}
+
+// chunkField is one field of a chunk: its base and stride, and the floats
+// a token's copy holds (its decode scratch's size).
+type chunkField struct {
+	base   *cuda.DevPtr
+	stride *int
+	floats int
+}
+
+// chunkFields lists ch's fields with their sizes; buffers of a layer kind
+// the model lacks are left out (zero).
+func (g *Model) chunkFields(ch *chunk) []chunkField {
+	c := &g.cfg
+	fs := []chunkField{{&ch.x, &ch.xS, c.NEmbd}, {&ch.xn, &ch.xnS, c.NEmbd}}
+	if c.NumAttention() > 0 {
+		fs = append(fs, chunkField{&ch.qg, &ch.qgS, g.qgRows() + 2*c.NHeadKV*c.HeadDimK}, chunkField{&ch.attn, &ch.attnS, c.NHead * c.HeadDimK})
+	}
+	if c.NLayer > c.NumAttention() {
+		fs = append(fs, chunkField{&ch.qkv, &ch.qkvS, c.SSMConvChannels() + c.SSMInnerSize + 2*c.SSMNumVHeads},
+			chunkField{&ch.on, &ch.onS, c.SSMInnerSize})
+	}
+	return append(fs, chunkField{&ch.fg, &ch.fgS, 2 * c.NFF}, chunkField{&ch.fh, &ch.fhS, c.NFF})
+}
+
+// alignFloats rounds a token's copy up to 64 floats (256 bytes), so every
+// token's fields lie as the step scratch's do: 256-byte aligned, which the
+// kernels' vector paths test.
+func alignFloats(n int) int { return (n + 63) &^ 63 }
+
+// chunkViews builds cc.ch.tok once the chunk's buffers are placed.
+func (g *Model) chunkViews(cc *Cache) {
+	ch := &cc.ch
+	if ch.tokens == 0 {
+		return
+	}
+	at := func(base cuda.DevPtr, stride, t int) cuda.DevPtr {
+		if base == 0 {
+			return 0
+		}
+		return base.Add(uint64(t*stride) * 4)
+	}
+	ch.tok = make([]scratch, ch.tokens)
+	for t := range ch.tok {
+		s := cc.s
+		s.x, s.xn = at(ch.x, ch.xS, t), at(ch.xn, ch.xnS, t)
+		s.qg, s.attn = at(ch.qg, ch.qgS, t), at(ch.attn, ch.attnS, t)
+		s.qkv, s.on = at(ch.qkv, ch.qkvS, t), at(ch.on, ch.onS, t)
+		s.fg, s.fh = at(ch.fg, ch.fgS, t), at(ch.fh, ch.fhS, t)
+		g.fusedViews(&s)
+		ch.tok[t] = s
+	}
+}
+
+// matrices lists the matrices a step multiplies by in layer L: each fused
+// matrix, or its parts where they were uploaded apart.
+func (L *layerWeights) matrices() []dtensor {
+	pick := func(fused dtensor, parts ...dtensor) []dtensor {
+		if fused.ptr != 0 {
+			return []dtensor{fused}
+		}
+		return parts
+	}
+	ws := append(pick(L.qkvAttn, L.q, L.k, L.v), pick(L.gdnIn, L.qkv, L.gate, L.beta, L.alpha)...)
+	ws = append(ws, L.o, L.ssmOut)
+	ws = append(ws, pick(L.ffnGateUp, L.ffnGate, L.ffnUp)...)
+	ws = append(ws, L.ffnDown)
+	out := ws[:0]
+	for _, w := range ws {
+		if w.ptr != 0 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// batchVariant is the matvec_batch kernel whose sums are those of w's
+// decode kernel: same type, and wide where w's is (the wave form included).
+func batchVariant(w dtensor) MatvecBatchVariant {
+	return MatvecBatchVariant{GgmlType: int(w.typ), Wide: b2i(w.wideKey() != 0)}
+}
+
+// batchKernel is the kernel of variant v (kernels.MatvecBatchKernels).
+func batchKernel(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
+	for _, bk := range kernels.MatvecBatchKernels() {
+		if bk.GgmlType == v.GgmlType && b2i(bk.Wide) == v.Wide {
+			return bk, true
+		}
+	}
+	return kernels.MatvecBatchKernel{}, false
+}
+
+// planPrefill decides whether g primes in chunks and sizes them: nil where
+// a layer's matrix has no batch kernel, or Options ask for token feed. The
+// fused norm stages every token's x in shared memory, so the chunk shrinks
+// until that fits the GPU's per-block allowance.
+func (g *Model) planPrefill() (*prefillPlan, error) {
+	if g.opt.TokenFeed || len(g.opt.Omit) > 0 {
+		return nil, nil
+	}
+	for i := range g.ls {
+		for _, w := range g.ls[i].matrices() {
+			if _, ok := batchKernel(batchVariant(w)); !ok {
+				return nil, nil
+			}
+		}
+	}
+	e := g.e
+	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	if err != nil {
+		return nil, err
+	}
+	fused := g.cfg.NEmbd <= maxFusedNormCols
+	tokens := kernels.MatvecBatchTokens
+	for _, bk := range kernels.MatvecBatchKernels() {
+		fn, err := e.Function(g.mod, bk.Name)
+		if err != nil {
+			return nil, err
+		}
+		static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", bk.Name, err)
+		}
+		for fused && tokens > 1 && bk.Shared(tokens, g.cfg.NEmbd, true)+static > optin {
+			tokens--
+		}
+	}
+	if tokens < 2 {
+		return nil, nil // a chunk of one token is a decode step
+	}
+	xnormCols := 0
+	if fused {
+		xnormCols = g.cfg.NEmbd
+	}
+	blocks, err := batchGrids(e, g.mod, tokens, xnormCols)
+	if err != nil {
+		return nil, err
+	}
+	return &prefillPlan{tokens: tokens, blocks: blocks}, nil
+}
+
+// batchGrids allows every batch kernel the shared memory of the fused
+// norm over tokens inputs of xnormCols columns (none when 0) and measures,
+// with and without it, how many blocks the GPU holds at once.
+func batchGrids(e *cuda.Engine, mod cuda.Module, tokens, xnormCols int) (map[mvbKey]int, error) {
+	out := map[mvbKey]int{}
+	sms := e.Info().SMs
+	for _, bk := range kernels.MatvecBatchKernels() {
+		fn, err := e.Function(mod, bk.Name)
+		if err != nil {
+			return nil, err
+		}
+		v := MatvecBatchVariant{GgmlType: bk.GgmlType, Wide: b2i(bk.Wide)}
+		for _, xnorm := range []bool{false, true} {
+			if xnorm && xnormCols == 0 {
+				continue
+			}
+			sh := bk.Shared(tokens, xnormCols, xnorm)
+			if sh > 0 {
+				if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, sh); err != nil {
+					return nil, fmt.Errorf("%s: allow %d bytes of shared memory: %w", bk.Name, sh, err)
+				}
+			}
+			n, err := e.MaxActiveBlocksPerSM(fn, kernels.MatvecThreads, sh)
+			if err != nil {
+				return nil, fmt.Errorf("occupancy of %s: %w", bk.Name, err)
+			}
+			if n > 0 {
+				out[mvbKey{v, xnorm}] = sms * n
+			}
+		}
+	}
+	return out, nil
+}
+
+// prefill enqueues the steps of tokens at positions from, from+1, ... in
+// chunks, without their logits, on the engine thread; it never
+// synchronises. It leaves the cache as feeding them one step at a time.
+func (g *Model) prefill(cc *Cache, tokens []int32, from int) error {
+	if cc.l2 != nil {
+		g.e.SetL2Window(cc.hot, cc.hotBytes)
+	} else {
+		g.e.SetL2Window(0, 0)
+	}
+	for i := 0; i < len(tokens); i += cc.ch.tokens {
+		part := tokens[i:min(i+cc.ch.tokens, len(tokens))]
+		if err := g.prefillChunk(cc, part, from+i); err != nil {
+			return fmt.Errorf("prefill %d tokens at %d: %w", len(part), from+i, err)
+		}
+	}
+	return nil
+}
+
+// prefillChunk runs the n ≤ cc.ch.tokens tokens at positions from, ...
+// through every layer: the mixer's and FFN's products batched, the
+// kernels between them per token in position order.
+func (g *Model) prefillChunk(cc *Cache, tokens []int32, from int) error {
+	ch := &cc.ch
+	for t, tok := range tokens {
+		if err := g.embed(ch.tok[t].x, tok, 0); err != nil {
+			return err
+		}
+	}
+	for i := range g.ls {
+		L := &g.ls[i]
+		if err := g.prefillLayer(cc, L, tokens, from); err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// prefillLayer is one layer of prefillChunk: x_t += mixer(rmsnorm(x_t));
+// x_t += ffn(rmsnorm(x_t)) for every token t of the chunk.
+func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from int) error {
+	ch := &cc.ch
+	n := len(tokens)
+	t0 := &ch.tok[0]
+	if L.kind == model.LayerAttention {
+		if err := g.batchNormed(cc, n, L.attnNorm, t0.qg, ch.qgS, L.qkvAttn, mvStore, []cuda.DevPtr{t0.qg, t0.kraw, t0.v}, []dtensor{L.q, L.k, L.v}); err != nil {
+			return err
+		}
+		kv := cc.kv[L.attnCacheIndex]
+		for t, tok := range tokens {
+			pos := from + t
+			a := stepArgs{token: tok, pos: int32(pos), bucket: g.BucketKey(pos + 1), feed: true}
+			if err := g.attnKernels(cc, &ch.tok[t], L, a, kv); err != nil {
+				return fmt.Errorf("position %d: %w", pos, err)
+			}
+		}
+		if err := g.batch(n, t0.x, ch.xS, L.o, t0.attn, ch.attnS, mvAccumulate, 0); err != nil {
+			return err
+		}
+	} else {
+		if err := g.batchNormed(cc, n, L.attnNorm, t0.qkv, ch.qkvS, L.gdnIn, mvStore, []cuda.DevPtr{t0.qkv, t0.z, t0.b, t0.a},
+			[]dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
+			return err
+		}
+		for t := range tokens {
+			if err := g.gdnKernels(cc, &ch.tok[t], L); err != nil {
+				return fmt.Errorf("position %d: %w", from+t, err)
+			}
+		}
+		if err := g.batch(n, t0.x, ch.xS, L.ssmOut, t0.on, ch.onS, mvAccumulate, 0); err != nil {
+			return err
+		}
+	}
+	if L.ffnGateUp.ptr != 0 {
+		if err := g.batchNormed(cc, n, L.ffnNorm, t0.fh, ch.fhS, L.ffnGateUp, mvSwiGLU, nil, nil); err != nil {
+			return err
+		}
+	} else {
+		if err := g.batchNormed(cc, n, L.ffnNorm, 0, ch.fgS, dtensor{}, mvStore, []cuda.DevPtr{t0.fg, t0.fu}, []dtensor{L.ffnGate, L.ffnUp}); err != nil {
+			return err
+		}
+		for t := range tokens {
+			s := &ch.tok[t]
+			if err := g.k.SwiGLU(s.fh, s.fg, s.fu, int32(g.cfg.NFF)); err != nil {
+				return err
+			}
+		}
+	}
+	return g.batch(n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate, 0)
+}
+
+// batchNormed is normed for a chunk: the products of rmsnorm(x_t)·norm
+// into y (the fused matrix; yStride floats between its tokens) or into the
+// parts' ys (as far apart),
+// the norm fused into the batch kernels where the decode step fuses it,
+// else one rmsnorm launch over the chunk's rows into xn.
+func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStride int, fused dtensor, mode int32, ys []cuda.DevPtr, parts []dtensor) error {
+	c := &g.cfg
+	ch := &cc.ch
+	x, xStride, nw := ch.x, ch.xS, norm.ptr
+	if c.NEmbd > maxFusedNormCols {
+		if err := g.k.RMSNorm(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
+			return err
+		}
+		x, xStride, nw = ch.xn, ch.xnS, 0
+	}
+	if fused.ptr != 0 {
+		return g.batch(n, y, yStride, fused, x, xStride, mode, nw)
+	}
+	for i, w := range parts {
+		if err := g.batch(n, ys[i], yStride, w, x, xStride, mvStore, nw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batch computes y_t (+)= W x_t' for the chunk's n tokens (matvec's modes),
+// x_t = x + t·xStride and y_t = y + t·yStride floats, with the batch kernel
+// whose sums are W's decode kernel's.
+func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32, norm cuda.DevPtr) error {
+	v := batchVariant(w)
+	bk, ok := batchKernel(v)
+	if !ok {
+		return fmt.Errorf("%s: no batch kernel for %s", w.name, w.typ) // planPrefill checked every matrix
+	}
+	xnorm := norm != 0
+	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
+	if c := g.pf.blocks[mvbKey{v, xnorm}]; c > 0 && c < blocks {
+		blocks = c
+	}
+	if err := g.k.MatvecBatch(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, int32(b2i(xnorm)), g.cfg.NormEps,
+		int32(n), int32(xStride), int32(yStride), blocks); err != nil {
+		return fmt.Errorf("%s: %w", w.name, err)
+	}
+	return nil
+}
+
+// PrefillChunk is how many prompt tokens one prefill chunk takes: 1 where
+// the model feeds prompts one decode step per token.
+func (g *Model) PrefillChunk() int {
+	if g.pf == nil {
+		return 1
+	}
+	return g.pf.tokens
+}

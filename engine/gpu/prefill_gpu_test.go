@@ -1,0 +1,127 @@
+package gpu
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
+)
+
+// TestGPUPrefillMatchesTokenFeed: a prompt primed in chunks (prefill) must
+// leave the cache that feeding it one decode step per token (feedSteps)
+// leaves: the same Gated DeltaNet conv and delta states, bit for bit, and
+// the same logits, bit for bit, from the next step, which reads every KV
+// entry written. Every weight type with batch kernels, f16 and FP8 KV;
+// n_ff = 1,536 puts the FFN's 3,072 paired rows on the plain f16/bf16
+// kernels and q8_0's wave form, the rest on the wide ones; prompts of one
+// partial chunk, of a chunk and a token, and of 77 tokens in two calls
+// (the second from position 5, as Session.Feed continues) crossing the
+// 64-key bucket. The K-quant mix has no batch kernels and must fall back,
+// as must Options.TokenFeed.
+func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
+	e := decodeEngine(t)
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
+		spec := gpuTinySpec(typ, false, 21)
+		spec.NFF = 1536
+		m := modeltest.Load(t, spec)
+		for _, fp8 := range []bool{false, true} {
+			g := loadModel(t, e, m, Options{KVFP8: fp8})
+			if g.pf == nil {
+				t.Fatalf("%s: no prefill plan", typ)
+			}
+			for _, p := range []int{5, g.pf.tokens + 1, 77} {
+				t.Run(fmt.Sprintf("%s/fp8=%v/P=%d", typ, fp8, p), func(t *testing.T) {
+					prompt := make([]int32, p)
+					for i := range prompt {
+						prompt[i] = int32((i*131 + 17) % m.NVocab)
+					}
+					chunked, steps := primed(t, g, prompt, true), primed(t, g, prompt, false)
+					ktCheckBits(t, "conv states", deviceF32(t, g, chunked, true), deviceF32(t, g, steps, true))
+					ktCheckBits(t, "delta states", deviceF32(t, g, chunked, false), deviceF32(t, g, steps, false))
+					next := int32(3)
+					a, err := g.DecodeStep(chunked, next)
+					if err != nil {
+						t.Fatal(err)
+					}
+					a = append([]float32(nil), a...)
+					b, err := g.DecodeStep(steps, next)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ktCheckBits(t, "logits of the next step", a, b)
+				})
+			}
+		}
+	}
+	mix := gpuTinySpec(gguf.TypeQ4_K, false, 22)
+	mix.Type = kMix
+	if g := loadModel(t, e, modeltest.Load(t, mix), Options{}); g.pf != nil {
+		t.Errorf("K-quant mix: prefill planned (%d tokens a chunk); its matrices have no batch kernels", g.pf.tokens)
+	}
+	if g := loadModel(t, e, modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 23)), Options{TokenFeed: true}); g.pf != nil {
+		t.Error("Options.TokenFeed: prefill planned")
+	}
+}
+
+// primed returns a fresh cache with prompt fed, in chunks or one step per
+// token; closed when the test ends. Prompts of more than 5 tokens go in two
+// calls, the second from position 5.
+func primed(t *testing.T, g *Model, prompt []int32, chunks bool) *Cache {
+	t.Helper()
+	cc, err := g.NewCache(len(prompt) + 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	if chunks && len(cc.ch.tok) < 2 {
+		t.Fatalf("cache without a chunk (%d token views)", len(cc.ch.tok))
+	}
+	parts := [][]int32{prompt}
+	if len(prompt) > 5 {
+		parts = [][]int32{prompt[:5], prompt[5:]}
+	}
+	err = g.e.Do(func() error {
+		from := 0
+		for _, p := range parts {
+			var err error
+			if chunks {
+				err = g.prefill(cc, p, from)
+			} else {
+				err = g.feedSteps(cc, p, from)
+			}
+			if err != nil {
+				return err
+			}
+			from += len(p)
+		}
+		return g.e.Synchronize()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.n = len(prompt)
+	return cc
+}
+
+// deviceF32 reads every Gated DeltaNet layer's conv states (conv) or delta
+// states back, back to back.
+func deviceF32(t *testing.T, g *Model, cc *Cache, conv bool) []float32 {
+	t.Helper()
+	c := &g.cfg
+	var out []float32
+	for _, l := range cc.gdn {
+		p, n := l.state, c.SSMNumVHeads*kernels.GDNState*kernels.GDNState
+		if conv {
+			p, n = l.conv, c.SSMConvChannels()*(c.SSMConvKernel-1)
+		}
+		buf := make([]float32, n)
+		if err := g.e.CopyDtoH(cuda.AsBytes(buf), p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, buf...)
+	}
+	return out
+}

@@ -1,0 +1,204 @@
+// matvec_batch.cu: y_t (+)= W x_t for the n <= 8 tokens of a prompt chunk.
+//
+// Why it looks like this: a prompt's tokens are known before it is fed, so
+// priming can stream each weight once per chunk of tokens instead of once
+// per token (engine/gpu prefill.go). The sums must be the decode kernels'
+// bit for bit: a cache primed in chunks must be the one primed token by
+// token, or the gate's streams would part. So a lane takes the same 16-byte
+// loads in the same order as the decode kernel of that matrix
+// (matvec.cu memra_mv_rows: load kw*32 + lane, then + KW*32 ...), adds each
+// with the same memra_mv_dot, and the warps reduce as there; KW and the q8_0
+// scale order (LS) are the decode kernel's, while R and the load batching,
+// which never touch the arithmetic, are this file's. Each weight load now
+// feeds n tokens' sums, so a lane holds n*R accumulators and two loads per
+// row in flight (U = 2) are enough to keep the stream going.
+//
+// x_t = x + t*x_stride, y_t = y + t*y_stride (floats); with xnorm the block
+// normalises every token's x into its own cols floats of dynamic shared
+// memory with memra_mv_input, the decode kernels' fused norm.
+#include "common.cuh"
+
+template <int KIND, int KW, bool LS, bool XG>
+__device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
+                                               int cols, int mode, int n, int y_stride) {
+    constexpr int R = 4, NT = MEMRA_MVB_TOKENS, U = 2;
+    using Geo = memra_mv_geom<KIND, R, KW>;
+    constexpr int G = Geo::G, V = Geo::V, step = Geo::step, XF4 = V / 4;
+    static_assert(!LS || (KIND == MEMRA_MV_Q8 && KW * 16 == MEMRA_Q8_LANE_PAIRS), "lane-order scales are the wide q8_0 kernels'");
+    __shared__ float red[MEMRA_MV_THREADS / 32][NT][R];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = warp / KW, kw = warp % KW;
+    const int units = (rows + G * R - 1) / (G * R);
+    // The decode kernel's test, for every token's x (x_stride keeps each
+    // 16-byte aligned when x is).
+    const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
+    const memra_q8_lanes ls = LS ? memra_q8_lane_layout(cols) : memra_q8_lanes{1, cols >> 5};
+    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        const int r0 = (unit * G + g) * R;
+        const unsigned char* rowp[R];
+        const unsigned short* srow[R];
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const long long rr = min(r0 + i, rows - 1); // rows past the end re-read the last row, never stored
+            rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * memra_mv_row_bytes<KIND>(cols);
+            srow[i] = LS ? S + rr * ls.stride : memra_mv_srow<KIND>(S, rr, cols);
+        }
+        float acc[NT][R];
+#pragma unroll
+        for (int t = 0; t < NT; t++)
+#pragma unroll
+            for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+        if (vec) {
+            const int nv = cols / V;
+            for (int v = kw * 32 + lane; v < nv; v += step * U) {
+                uint4 wv[U][R];
+                float d[U][R];
+#pragma unroll
+                for (int u = 0; u < U; u++)
+#pragma unroll
+                    for (int i = 0; i < R; i++) {
+                        const int vu = v + step * u;
+                        const bool in = vu < nv;
+                        wv[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + vu) : make_uint4(0, 0, 0, 0);
+                        d[u][i] = KIND == MEMRA_MV_Q8 && in ? memra_f16_to_f32(__ldg(srow[i] + (LS ? memra_q8_lane_index(vu >> 1, ls.tp) : vu >> 1)))
+                                                            : 0.0f;
+                    }
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    if (v + step * u >= nv) break;
+#pragma unroll
+                    for (int t = 0; t < NT; t++) {
+                        if (t >= n) break;
+                        const float4* xp = reinterpret_cast<const float4*>(x + (long long)t * x_stride) + XF4 * (v + step * u);
+#pragma unroll
+                        for (int i = 0; i < R; i++) acc[t][i] = memra_mv_dot<KIND, XG>(wv[u][i], xp, d[u][i], acc[t][i]);
+                    }
+                }
+            }
+        } else {
+            for (int c = kw * 32 + lane; c < cols; c += step) {
+#pragma unroll
+                for (int i = 0; i < R; i++) {
+                    const float e = memra_mv_elem<KIND, LS>(rowp[i], srow[i], c, ls.tp);
+#pragma unroll
+                    for (int t = 0; t < NT; t++)
+                        if (t < n) acc[t][i] += e * x[(long long)t * x_stride + c];
+                }
+            }
+        }
+        if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
+#pragma unroll
+        for (int t = 0; t < NT; t++)
+#pragma unroll
+            for (int i = 0; i < R; i++) acc[t][i] = memra_warp_sum(acc[t][i]);
+        if (KW > 1) {
+            if (lane == 0) {
+#pragma unroll
+                for (int t = 0; t < NT; t++)
+#pragma unroll
+                    for (int i = 0; i < R; i++) red[warp][t][i] = acc[t][i];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int t = 0; t < NT; t++)
+#pragma unroll
+                for (int i = 0; i < R; i++) {
+                    float s = 0.0f;
+#pragma unroll
+                    for (int k = 0; k < KW; k++) s += red[g * KW + k][t][i];
+                    acc[t][i] = s;
+                }
+            __syncthreads(); // red is rewritten by the next unit
+        }
+        // As in memra_mv_rows: lane i of warp kw == 0 writes row r0+i of
+        // every token (mode 2: lane 2j writes pair j).
+        if (kw == 0) {
+#pragma unroll
+            for (int t = 0; t < NT; t++) {
+                if (t >= n) break;
+                float* yt = y + (long long)t * y_stride;
+                if (mode == 2) {
+#pragma unroll
+                    for (int i = 0; i + 1 < R; i += 2)
+                        if (lane == i && r0 + i + 1 < rows) memra_mv_put(yt, r0 + i, acc[t][i], acc[t][i + 1], 2);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < R; i++)
+                        if (lane == i && r0 + i < rows) memra_mv_put(yt, r0 + i, acc[t][i], 0.0f, mode);
+                }
+            }
+        }
+    }
+}
+
+// The caller has waited (memra_grid_wait: the kernels' first statement).
+template <int KIND, int KW, bool LS = false>
+__device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
+                                          const float* norm_w, int xnorm, float eps, int n, int x_stride, int y_stride) {
+    n = min(n, MEMRA_MVB_TOKENS);
+    if (xnorm) {
+        for (int t = 0; t < n; t++) memra_mv_input(memra_xs + t * cols, x + (long long)t * x_stride, norm_w, cols, eps);
+        memra_mvb_rows<KIND, KW, LS, false>(y, W, S, memra_xs, cols, rows, cols, mode, n, y_stride);
+    } else {
+        memra_mvb_rows<KIND, KW, LS, true>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride);
+    }
+}
+
+// The kernels, one per decode kernel geometry (KW, scale order; the spec's
+// MatvecBatchKernels): matvec_f32, _f16, _bf16 (KW 4), their _wide forms
+// (KW 8), matvec_q8_0 (KW 1) and matvec_q8_0_wide, whose sums
+// matvec_q8_0_wave shares (KW 4, lane-order scales). The n*R sums and U*R
+// loads live in registers: two blocks an SM fit them for the 16-bit types
+// and f32; q8_0's 16 products a load spill at that bound and take one block
+// (8 warps, each with U*R 16-byte loads in flight).
+//
+// y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32; norm_w: [cols] f32 (read when xnorm != 0)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                 float eps, int n, int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_F32, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                 float eps, int n, int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_F16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                      float eps, int n, int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_F16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                  float eps, int n, int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_BF16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                       float eps, int n, int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_BF16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+}
+
+// S: [rows][cols/32] f16 scales (matvec_batch_q8_0_wide: [rows][stride] in lane order, memra_q8_lane_layout)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_batch_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                  float eps, int n, int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_Q8, 1>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_batch_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                       float eps, int n, int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_Q8, 4, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+}
