@@ -147,42 +147,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeF32, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
 			b.Run(name, func(b *testing.B) {
-				rb, err := gguf.RowBytes(typ, int64(shape.cols))
-				if err != nil {
-					b.Fatal(err)
-				}
-				wBytes := int(rb) * shape.rows
-				d := dtensor{name: name, typ: typ, rows: shape.rows, cols: shape.cols, laneScales: laneScales(typ, shape.rows, shape.cols)}
-				if typ == gguf.TypeBF16 {
-					d.ptr = randomDevice(b, e, wBytes, 4) // every bf16 bit pattern is a value
-				} else {
-					// Valid encodings (random bytes would hold NaN/Inf scales).
-					src := make([]float32, shape.cols*shape.rows)
-					r := rand.New(rand.NewPCG(2, 3))
-					for i := range src {
-						src[i] = float32(r.NormFloat64())
-					}
-					data := make([]byte, wBytes)
-					if err := gguf.Quantize(typ, src, data); err != nil {
-						b.Fatal(err)
-					}
-					p, err := e.Alloc(devBytes(typ, shape.rows, shape.cols, int(rb), d.laneScales))
-					if err != nil {
-						b.Fatal(err)
-					}
-					b.Cleanup(func() { e.Free(p) })
-					g := &Model{e: e}
-					d.ptr = p
-					if l, ok := splitOf(typ); ok {
-						wb, _ := l.rowBytes(shape.cols, d.laneScales)
-						d.scales = p.Add(uint64(shape.rows * wb))
-					}
-					var stage staging
-					err = g.put(d, func(i int) []byte { return data[i*int(rb) : (i+1)*int(rb)] }, int(rb), &stage, func(int64) {})
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
+				d, wBytes := benchMatrix(b, e, name, typ, shape.rows, shape.cols)
 				x := randomDevice(b, e, shape.cols*4, 5)
 				y, err := e.Alloc(uint64(shape.rows * 4))
 				if err != nil {
@@ -373,4 +338,98 @@ func graphChain(b *testing.B, e *cuda.Engine, n, bytes int, launch func(i int) e
 		b.SetBytes(int64(n * bytes))
 	}
 	timeOps(b, e, func() error { return e.GraphLaunch(x) }, n, "µs/node")
+}
+
+// benchMatrix uploads a rows × cols matrix of type typ in its device layout
+// (q8_0's lane-order scales where the wide kernel takes it) and returns it
+// with its GGUF bytes: random bits for bf16 (every pattern is a value),
+// otherwise normal values quantised, so no scale is NaN or Inf.
+func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows, cols int) (dtensor, int) {
+	b.Helper()
+	rb, err := gguf.RowBytes(typ, int64(cols))
+	if err != nil {
+		b.Fatal(err)
+	}
+	wBytes := int(rb) * rows
+	d := dtensor{name: name, typ: typ, rows: rows, cols: cols, laneScales: laneScales(typ, rows, cols)}
+	if typ == gguf.TypeBF16 {
+		d.ptr = randomDevice(b, e, wBytes, 4) // every bf16 bit pattern is a value
+	} else {
+		// Valid encodings (random bytes would hold NaN/Inf scales).
+		src := make([]float32, cols*rows)
+		r := rand.New(rand.NewPCG(2, 3))
+		for i := range src {
+			src[i] = float32(r.NormFloat64())
+		}
+		data := make([]byte, wBytes)
+		if err := gguf.Quantize(typ, src, data); err != nil {
+			b.Fatal(err)
+		}
+		p, err := e.Alloc(devBytes(typ, rows, cols, int(rb), d.laneScales))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Free(p) })
+		g := &Model{e: e}
+		d.ptr = p
+		if l, ok := splitOf(typ); ok {
+			wb, _ := l.rowBytes(cols, d.laneScales)
+			d.scales = p.Add(uint64(rows * wb))
+		}
+		var stage staging
+		err = g.put(d, func(i int) []byte { return data[i*int(rb) : (i+1)*int(rb)] }, int(rb), &stage, func(int64) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return d, wBytes
+}
+
+// BenchmarkGPUMatvecBatch measures the prefill's batch kernels
+// (matvec_batch.cu) on the 9B's and 0.8B's shapes, in the variant whose
+// sums match the decode kernel the engine picks, for a chunk of n tokens
+// (1 and kernels.MatvecBatchTokens), with the fused norm (norm) and
+// without, on the engine's grid (prefill.go batchGrids). SetBytes counts
+// the weight bytes once a launch: against BenchmarkGPUMatvec's decode
+// kernels, the rate of n tokens' products.
+func BenchmarkGPUMatvecBatch(b *testing.B) {
+	e, k, mod := benchEngine(b)
+	resident, err := batchGrids(e, mod, kernels.MatvecBatchTokens, 4096)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {7168, 1024}, {1024, 3584}} {
+		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0} {
+			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
+			b.Run(name, func(b *testing.B) {
+				d, wBytes := benchMatrix(b, e, name, typ, shape.rows, shape.cols)
+				n := kernels.MatvecBatchTokens
+				x := randomDevice(b, e, n*alignFloats(shape.cols)*4, 5)
+				nw := randomDevice(b, e, shape.cols*4, 6)
+				y, err := e.Alloc(uint64(n * alignFloats(shape.rows) * 4))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer e.Free(y)
+				g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}, pf: &prefillPlan{tokens: n, blocks: resident}}
+				for _, tokens := range []int{1, n} {
+					for _, norm := range []bool{false, true} {
+						if norm && shape.cols > 4096 {
+							continue // the fused norm reads the residual stream: n_embd columns
+						}
+						nwp := cuda.DevPtr(0)
+						if norm {
+							nwp = nw
+						}
+						b.Run(fmt.Sprintf("n%d/norm=%v", tokens, norm), func(b *testing.B) {
+							b.SetBytes(int64(wBytes))
+							timeLaunches(b, e, func() error {
+								return g.batch(tokens, y, alignFloats(shape.rows), d, x, alignFloats(shape.cols), mvStore, nwp)
+							})
+						})
+					}
+				}
+			})
+		}
+	}
 }
