@@ -47,10 +47,21 @@
 // cols % 4 == 0 they read float4s: 4 times fewer loads, each pass's loads in
 // flight at once rather than in round trips of a few (perf.md step 37).
 // xs is where the block's copy goes: memra_xs here, one copy per token in
-// matvec_batch.cu.
+// matvec_batch.cu, which with perm lays each copy out as memra_xs_slot says.
 extern __shared__ __align__(16) float memra_xs[];
 
-__device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const float* norm_w, int cols, float eps) {
+// Where float4 i of a copy of n4 float4s goes: in place, or with perm (the
+// batch kernels' layout, XF4 float4s of x per 16-byte weight load) float4 k
+// of load v at k * (n4 / XF4) + v, so that a warp's lanes, reading float4 k
+// of consecutive loads, read consecutive addresses instead of every XF4-th
+// (a 4-way bank conflict for q8_0, 2-way for f16 and bf16).
+template <int XF4>
+__device__ __forceinline__ int memra_xs_slot(int i, int n4, bool perm) {
+    return XF4 > 1 && perm ? (i % XF4) * (n4 / XF4) + i / XF4 : i;
+}
+
+template <int XF4 = 1>
+__device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const float* norm_w, int cols, float eps, bool perm = false) {
     __shared__ float red[MEMRA_MV_THREADS / 32];
     const bool vec = (cols & 3) == 0 && memra_aligned16(x) && memra_aligned16(norm_w);
     const int n = vec ? cols / 4 : cols;
@@ -76,9 +87,10 @@ __device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const 
     for (int i = threadIdx.x; i < n; i += MEMRA_MV_THREADS) {
         if (vec) {
             const float4 v = reinterpret_cast<const float4*>(x)[i], w = reinterpret_cast<const float4*>(norm_w)[i];
-            reinterpret_cast<float4*>(xs)[i] = make_float4(v.x * inv * w.x, v.y * inv * w.y, v.z * inv * w.z, v.w * inv * w.w);
+            reinterpret_cast<float4*>(xs)[memra_xs_slot<XF4>(i, n, perm)] =
+                make_float4(v.x * inv * w.x, v.y * inv * w.y, v.z * inv * w.z, v.w * inv * w.w);
         } else {
-            xs[i] = x[i] * inv * norm_w[i];
+            xs[XF4 > 1 && perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = x[i] * inv * norm_w[i];
         }
     }
     __syncthreads();
@@ -165,9 +177,11 @@ __device__ __forceinline__ float4 memra_mv_x(const float4* xp, int k) {
 }
 
 // The dot of one 16-byte load w with its V inputs at xp (16-byte aligned),
-// added to acc. q8_0: the 16 quants' sum, times the block scale d.
+// added to acc. q8_0: the 16 quants' sum, times the block scale d. The
+// load's V/4 float4s of x lie ks float4s apart: 1 in ggml's layout, more
+// in the batch kernels' permuted copies (memra_xs_slot).
 template <int KIND, bool XG>
-__device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d, float acc) {
+__device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d, float acc, int ks = 1) {
     const unsigned int u[4] = {w.x, w.y, w.z, w.w};
     if (KIND == MEMRA_MV_F32) {
         const float4 xv = memra_mv_x<XG>(xp, 0);
@@ -182,7 +196,7 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             const unsigned int b = u[k] ^ 0x80808080u;
-            const float4 xv = memra_mv_x<XG>(xp, k);
+            const float4 xv = memra_mv_x<XG>(xp, k * ks);
             s += memra_q8_val(b, 0) * xv.x;
             s += memra_q8_val(b, 1) * xv.y;
             s += memra_q8_val(b, 2) * xv.z;
@@ -194,7 +208,7 @@ __device__ __forceinline__ float memra_mv_dot(uint4 w, const float4* xp, float d
         for (int k = 0; k < 4; k++) {
             const float lo = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] << 16) : memra_f16_to_f32(memra_lo16(u[k]));
             const float hi = KIND == MEMRA_MV_BF16 ? __uint_as_float(u[k] & 0xffff0000u) : memra_f16_to_f32(memra_hi16(u[k]));
-            const float4 xv = memra_mv_x<XG>(xp, k >> 1);
+            const float4 xv = memra_mv_x<XG>(xp, (k >> 1) * ks);
             acc += lo * ((k & 1) ? xv.z : xv.x);
             acc += hi * ((k & 1) ? xv.w : xv.y);
         }

@@ -13,9 +13,15 @@
 // feeds n tokens' sums, so a lane holds n*R accumulators and two loads per
 // row in flight (U = 2) are enough to keep the stream going.
 //
-// x_t = x + t*x_stride, y_t = y + t*y_stride (floats); with xnorm the block
-// normalises every token's x into its own cols floats of dynamic shared
-// memory with memra_mv_input, the decode kernels' fused norm.
+// x_t = x + t*x_stride, y_t = y + t*y_stride (floats). stage 1 has the
+// block normalise every token's x into its own cols floats of dynamic
+// shared memory with memra_mv_input, the decode kernels' fused norm; stage
+// 2 copies x_t there as it is (where the host has the room: a chunk of
+// n_ff-wide inputs may not fit); stage 0 reads x_t from global memory. The
+// copies are laid out so that a warp's reads of them are conflict-free
+// (memra_xs_slot), which reading ggml's layout, a lane's 16-byte chunks
+// 64 bytes apart for q8_0, is not: the same values in other places, so the
+// same sums.
 #include "common.cuh"
 
 template <int KIND, int KW, bool LS, bool XG>
@@ -69,9 +75,12 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
 #pragma unroll
                     for (int t = 0; t < NT; t++) {
                         if (t >= n) break;
-                        const float4* xp = reinterpret_cast<const float4*>(x + (long long)t * x_stride) + XF4 * (v + step * u);
+                        // Global x as ggml lays it out; the shared copies as
+                        // memra_xs_slot permutes them.
+                        const float4* xt = reinterpret_cast<const float4*>(x + (long long)t * x_stride);
+                        const float4* xp = XG ? xt + XF4 * (v + step * u) : xt + v + step * u;
 #pragma unroll
-                        for (int i = 0; i < R; i++) acc[t][i] = memra_mv_dot<KIND, XG>(wv[u][i], xp, d[u][i], acc[t][i]);
+                        for (int i = 0; i < R; i++) acc[t][i] = memra_mv_dot<KIND, XG>(wv[u][i], xp, d[u][i], acc[t][i], XG ? 1 : nv);
                     }
                 }
             }
@@ -131,13 +140,38 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
     }
 }
 
+// x's copy, as it is, into xs (memra_xs_slot's layout with perm).
+template <int XF4>
+__device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int cols, bool perm) {
+    if ((cols & 3) == 0 && memra_aligned16(x)) {
+        for (int i = threadIdx.x; i < cols / 4; i += MEMRA_MV_THREADS)
+            reinterpret_cast<float4*>(xs)[memra_xs_slot<XF4>(i, cols / 4, perm)] = reinterpret_cast<const float4*>(x)[i];
+    } else {
+        for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) xs[perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = x[i];
+    }
+}
+
 // The caller has waited (memra_grid_wait: the kernels' first statement).
 template <int KIND, int KW, bool LS = false>
 __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
-                                          const float* norm_w, int xnorm, float eps, int n, int x_stride, int y_stride) {
+                                          const float* norm_w, int stage, float eps, int n, int x_stride, int y_stride) {
     n = min(n, MEMRA_MVB_TOKENS);
-    if (xnorm) {
-        for (int t = 0; t < n; t++) memra_mv_input(memra_xs + t * cols, x + (long long)t * x_stride, norm_w, cols, eps);
+    // A copy of x as it is stands in for x only where the decode kernel,
+    // reading x itself, takes the 16-byte path as the copy's rows will:
+    // x_t 16-byte aligned.
+    if (stage == 2 && !(memra_aligned16(x) && (x_stride & 3) == 0)) stage = 0;
+    if (stage) {
+        // Permuted where the rows take the 16-byte path (memra_mvb_rows' test
+        // on a copy in shared memory).
+        constexpr int V = memra_mv_kind<KIND>::V;
+        const bool perm = cols % V == 0 && memra_aligned16(W);
+        for (int t = 0; t < n; t++) {
+            if (stage == 1)
+                memra_mv_input<V / 4>(memra_xs + t * cols, x + (long long)t * x_stride, norm_w, cols, eps, perm);
+            else
+                memra_mvb_copy<V / 4>(memra_xs + t * cols, x + (long long)t * x_stride, cols, perm);
+        }
+        if (stage == 2) __syncthreads();
         memra_mvb_rows<KIND, KW, LS, false>(y, W, S, memra_xs, cols, rows, cols, mode, n, y_stride);
     } else {
         memra_mvb_rows<KIND, KW, LS, true>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride);
@@ -152,53 +186,53 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
 // and f32; q8_0's 16 products a load spill at that bound and take one block
 // (8 warps, each with U*R 16-byte loads in flight).
 //
-// y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32; norm_w: [cols] f32 (read when xnorm != 0)
+// y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32; norm_w: [cols] f32 (read when stage == 1)
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                  float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_F32, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_F32, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                  float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_F16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_F16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                       float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_F16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_F16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                   float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_BF16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_BF16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                        float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_BF16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_BF16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
 // S: [rows][cols/32] f16 scales (matvec_batch_q8_0_wide: [rows][stride] in lane order, memra_q8_lane_layout)
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+matvec_batch_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                   float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_Q8, 1>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_Q8, 1>(y, W, S, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+matvec_batch_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                        float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_Q8, 4, true>(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_Q8, 4, true>(y, W, S, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }

@@ -379,9 +379,10 @@ func MatvecBatchKernels() []MatvecBatchKernel {
 }
 
 // Shared is the dynamic shared memory of a batch launch over n tokens of
-// cols columns: every token's normalised x with the fused norm, else none.
-func (m MatvecBatchKernel) Shared(n, cols int, xnorm bool) int {
-	if xnorm {
+// cols columns: every token's x, normalised or not, where the launch stages
+// them (stage 1 or 2), else none.
+func (m MatvecBatchKernel) Shared(n, cols, stage int) int {
+	if stage != 0 {
 		return n * cols * 4
 	}
 	return 0
@@ -492,16 +493,16 @@ func Spec() []Kernel {
 			ps = append(ps, param("S", Ptr))
 		}
 		ps = append(ps, param("x", Ptr), param("rows", I32), param("cols", I32), param("mode", I32),
-			param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("x_stride", I32), param("y_stride", I32))
+			param("norm_w", Ptr), param("stage", I32), param("eps", F32), param("n", I32), param("x_stride", I32), param("y_stride", I32))
 		ks = append(ks, Kernel{
 			Name: m.Name, File: "matvec_batch.cu",
-			Doc: "y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] " + matvecWhat(m.GgmlType) +
+			Doc: "y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] " + matvecWhat(m.GgmlType) +
 				fmt.Sprintf(", x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit %s's; blocks loop over units of %d rows",
 					strings.Join(m.Of, "'s and "), m.RowsPerBlock),
 			Params: ps,
 			Dims:   []string{"blocks"},
 			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
-			Shared:  "xnorm * n * cols * 4",
+			Shared:  "min(stage, 1) * n * cols * 4",
 			Family:  "matvec_batch",
 			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide)},
 		})

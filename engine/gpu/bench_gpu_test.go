@@ -389,12 +389,13 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 // (matvec_batch.cu) on the 9B's and 0.8B's shapes, in the variant whose
 // sums match the decode kernel the engine picks, for a chunk of n tokens
 // (1 and kernels.MatvecBatchTokens), with the fused norm (norm) and
-// without, on the engine's grid (prefill.go batchGrids). SetBytes counts
+// without (its input staged in shared memory where a full chunk's fits,
+// prefillPlan.stage), on the engine's grid (prefill.go batchGrids). SetBytes counts
 // the weight bytes once a launch: against BenchmarkGPUMatvec's decode
 // kernels, the rate of n tokens' products.
 func BenchmarkGPUMatvecBatch(b *testing.B) {
 	e, k, mod := benchEngine(b)
-	resident, err := batchGrids(e, mod, kernels.MatvecBatchTokens, 4096)
+	stageMax, err := batchShared(e, mod)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -411,7 +412,15 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer e.Free(y)
-				g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}, pf: &prefillPlan{tokens: n, blocks: resident}}
+				pf := &prefillPlan{tokens: n, stageMax: stageMax}
+				var launches []mvbKey
+				for _, norm := range []bool{false, true} {
+					launches = append(launches, mvbKey{batchVariant(d), pf.launchShared(shape.cols, norm)})
+				}
+				if pf.blocks, err = batchGrids(e, mod, launches); err != nil {
+					b.Fatal(err)
+				}
+				g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}, pf: pf}
 				for _, tokens := range []int{1, n} {
 					for _, norm := range []bool{false, true} {
 						if norm && shape.cols > 4096 {

@@ -82,9 +82,8 @@ func ktGPU(t *testing.T) *ktEnv {
 				_, err = matvecGrids(e, mod, 0, widest)
 			}
 			if err == nil {
-				// The batch kernels' fused norm over a full chunk of the
-				// widest test input.
-				_, err = batchGrids(e, mod, kernels.MatvecBatchTokens, ktBatchMaxCols)
+				// The batch kernels' staged copies, as Load allows them.
+				_, err = batchShared(e, mod)
 			}
 			if err != nil {
 				_ = e.Close()

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "46d4c21a0b41ed3939da25d460be92dd4fb06f2889fa8b89be3e2e9546f8dcf3"
+const specHash = "ad8b4b4525a1c4377edd7b10813b3cec796e508b4e4c70b05d780f282b9fe3da"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -892,15 +892,15 @@ func (k_ *Kernels) MatvecQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 }
 
 // geomMatvecBatchF32 is matvec_batch_f32's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchF32(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+func geomMatvecBatchF32(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
 }
 
-// MatvecBatchF32 launches matvec_batch_f32 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] f32, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f32's; blocks loop over units of 8 rows.
+// MatvecBatchF32 launches matvec_batch_f32 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] f32, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f32's; blocks loop over units of 8 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchF32(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF32(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f32", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -913,7 +913,7 @@ func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
 	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetI32(7, stage)
 	slot_.p.SetF32(8, eps)
 	slot_.p.SetI32(9, n)
 	slot_.p.SetI32(10, x_stride)
@@ -925,15 +925,15 @@ func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 }
 
 // geomMatvecBatchF16 is matvec_batch_f16's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchF16(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+func geomMatvecBatchF16(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
 }
 
-// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 8 rows.
+// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 8 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchF16(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF16(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -946,7 +946,7 @@ func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
 	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetI32(7, stage)
 	slot_.p.SetF32(8, eps)
 	slot_.p.SetI32(9, n)
 	slot_.p.SetI32(10, x_stride)
@@ -958,15 +958,15 @@ func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 }
 
 // geomMatvecBatchF16Wide is matvec_batch_f16_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchF16Wide(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+func geomMatvecBatchF16Wide(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
 }
 
-// MatvecBatchF16Wide launches matvec_batch_f16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16_wide's; blocks loop over units of 4 rows.
+// MatvecBatchF16Wide launches matvec_batch_f16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16_wide's; blocks loop over units of 4 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchF16Wide(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF16Wide(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f16_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -979,7 +979,7 @@ func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
 	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetI32(7, stage)
 	slot_.p.SetF32(8, eps)
 	slot_.p.SetI32(9, n)
 	slot_.p.SetI32(10, x_stride)
@@ -991,15 +991,15 @@ func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 }
 
 // geomMatvecBatchBF16 is matvec_batch_bf16's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchBF16(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+func geomMatvecBatchBF16(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
 }
 
-// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 8 rows.
+// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 8 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchBF16(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchBF16(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_bf16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1012,7 +1012,7 @@ func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, 
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
 	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetI32(7, stage)
 	slot_.p.SetF32(8, eps)
 	slot_.p.SetI32(9, n)
 	slot_.p.SetI32(10, x_stride)
@@ -1024,15 +1024,15 @@ func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, 
 }
 
 // geomMatvecBatchBF16Wide is matvec_batch_bf16_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchBF16Wide(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+func geomMatvecBatchBF16Wide(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
 }
 
-// MatvecBatchBF16Wide launches matvec_batch_bf16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16_wide's; blocks loop over units of 4 rows.
+// MatvecBatchBF16Wide launches matvec_batch_bf16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16_wide's; blocks loop over units of 4 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchBF16Wide(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchBF16Wide(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_bf16_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1045,7 +1045,7 @@ func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevP
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
 	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetI32(7, stage)
 	slot_.p.SetF32(8, eps)
 	slot_.p.SetI32(9, n)
 	slot_.p.SetI32(10, x_stride)
@@ -1057,15 +1057,15 @@ func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevP
 }
 
 // geomMatvecBatchQ8_0 is matvec_batch_q8_0's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ8_0(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+func geomMatvecBatchQ8_0(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
 }
 
-// MatvecBatchQ8_0 launches matvec_batch_q8_0 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
+// MatvecBatchQ8_0 launches matvec_batch_q8_0 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ8_0(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1079,7 +1079,7 @@ func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, 
 	slot_.p.SetI32(5, cols)
 	slot_.p.SetI32(6, mode)
 	slot_.p.SetPtr(7, norm_w)
-	slot_.p.SetI32(8, xnorm)
+	slot_.p.SetI32(8, stage)
 	slot_.p.SetF32(9, eps)
 	slot_.p.SetI32(10, n)
 	slot_.p.SetI32(11, x_stride)
@@ -1091,15 +1091,15 @@ func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, 
 }
 
 // geomMatvecBatchQ8_0Wide is matvec_batch_q8_0_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ8_0Wide(rows, cols, mode, xnorm, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, xnorm * n * cols * 4
+func geomMatvecBatchQ8_0Wide(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
 }
 
-// MatvecBatchQ8_0Wide launches matvec_batch_q8_0_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
+// MatvecBatchQ8_0Wide launches matvec_batch_q8_0_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared xnorm * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ8_0Wide(int(rows), int(cols), int(mode), int(xnorm), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0Wide(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1113,7 +1113,7 @@ func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevP
 	slot_.p.SetI32(5, cols)
 	slot_.p.SetI32(6, mode)
 	slot_.p.SetPtr(7, norm_w)
-	slot_.p.SetI32(8, xnorm)
+	slot_.p.SetI32(8, stage)
 	slot_.p.SetF32(9, eps)
 	slot_.p.SetI32(10, n)
 	slot_.p.SetI32(11, x_stride)
@@ -2191,22 +2191,22 @@ func MatvecBatchVariants() []MatvecBatchVariant {
 // MatvecBatch launches the matvec_batch kernel of variant v: the table a captured graph's
 // bucket picks its kernel from. Parameters only some variants take are ignored
 // by the others.
-func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	switch v {
 	case MatvecBatchVariant{GgmlType: 0, Wide: 0}:
-		return k_.MatvecBatchF32(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+		return k_.MatvecBatchF32(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 1, Wide: 0}:
-		return k_.MatvecBatchF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+		return k_.MatvecBatchF16(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 1, Wide: 1}:
-		return k_.MatvecBatchF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+		return k_.MatvecBatchF16Wide(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 30, Wide: 0}:
-		return k_.MatvecBatchBF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+		return k_.MatvecBatchBF16(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 30, Wide: 1}:
-		return k_.MatvecBatchBF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+		return k_.MatvecBatchBF16Wide(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 8, Wide: 0}:
-		return k_.MatvecBatchQ8_0(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+		return k_.MatvecBatchQ8_0(y, W, S, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 8, Wide: 1}:
-		return k_.MatvecBatchQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, n, x_stride, y_stride, blocks)
+		return k_.MatvecBatchQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
 	}
 	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)
 }

@@ -10,14 +10,11 @@ import (
 	"github.com/memra-ai/memra/kernels"
 )
 
-// ktBatchMaxCols is the widest input TestGPUKernelMatvecBatch normalises
-// in a batch kernel (ktGPU allows the kernels its shared memory).
-const ktBatchMaxCols = 6144
-
 // TestGPUKernelMatvecBatch: every matvec_batch kernel, for n tokens at
 // once, must write each token's y with the bits of its decode kernel (every
 // CUDA-core variant of the matvec family, the q8_0 wave form included) run
-// on that token alone: in each mode, with and without the fused norm, on
+// on that token alone: in each mode, with the fused norm (stage 1) and
+// without, x read from global memory (stage 0) or staged (2), on
 // shapes that take the 16-byte path with and without an odd tail, the
 // element-wise path (odd or misaligned columns), partial row units and
 // grids that loop over units. A prompt fed in chunks is only the prompt fed
@@ -34,12 +31,12 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 		misalign   bool
 	}{
 		{1003, 1024, all, false},
-		{17, 2304, all, false},           // q8_0: 144 chunks, a tail after the paired loads
-		{2050, 96, all, false},           // more units than a small grid: blocks loop
-		{40, ktBatchMaxCols, all, false}, // q8_0 lane order, 3 trips a pair
-		{64, 1024, all, true},            // W and x misaligned: the element-wise path
-		{67, 1001, unq, false},           // odd cols
-		{33, 4100, unq, false},           // f32 16-byte, 16-bit element-wise
+		{17, 2304, all, false}, // q8_0: 144 chunks, a tail after the paired loads
+		{2050, 96, all, false}, // more units than a small grid: blocks loop
+		{40, 6144, all, false}, // q8_0 lane order, 3 trips a pair; 8 staged copies: 192 KiB
+		{64, 1024, all, true},  // W and x misaligned: the element-wise path
+		{67, 1001, unq, false}, // odd cols
+		{33, 4100, unq, false}, // f32 16-byte, 16-bit element-wise
 	} {
 		for _, typ := range sh.types {
 			for _, mv := range MatvecVariants() {
@@ -88,10 +85,10 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	units := (rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
 
 	for _, mode := range []int32{mvStore, mvAccumulate, mvSwiGLU} {
-		for _, xnorm := range []int32{0, 1} {
-			norm := cuda.DevPtr(0)
-			if xnorm == 1 {
-				norm = nw
+		for _, stage := range []int32{0, 1, 2} {
+			norm, xnorm := cuda.DevPtr(0), int32(0)
+			if stage == 1 {
+				norm, xnorm = nw, 1
 			}
 			out := rows
 			if mode == mvSwiGLU {
@@ -108,13 +105,13 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 					ktMust(t, v.k.Matvec(mv, want.Add(uint64(4*tk*ys)), dw, ds, dx.Add(uint64(4*tk*xs)), int32(rows), int32(cols), mode,
 						norm, xnorm, 1e-6, matvecUnits(mv, rows)))
 				}
-				ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mode, norm, xnorm, 1e-6,
+				ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mode, norm, stage, 1e-6,
 					int32(n), int32(xs), int32(ys), blocks))
 				wh, gh := ktGet[uint32](t, v, want, n*ys), ktGet[uint32](t, v, got, n*ys)
 				for tk := range n {
 					at := tk * ys
 					if i := ktFirstDiff(gh[at:at+out], wh[at:at+out]); i >= 0 {
-						t.Fatalf("mode %d xnorm %d blocks %d token %d row %d: batch %#08x, decode %#08x", mode, xnorm, blocks, tk, i,
+						t.Fatalf("mode %d stage %d blocks %d token %d row %d: batch %#08x, decode %#08x", mode, stage, blocks, tk, i,
 							gh[at+i], wh[at+i])
 					}
 					// Past a token's rows: what was there before.

@@ -25,14 +25,32 @@ import (
 // prefillPlan is how a model primes in chunks.
 type prefillPlan struct {
 	tokens int // per chunk: kernels.MatvecBatchTokens, fewer where x's copies would not fit shared memory
+	// stageMax is the dynamic shared memory every batch kernel may take: a
+	// chunk's inputs of up to stageMax/(tokens·4) columns are staged there.
+	stageMax int
 	// blocks caps each batch grid at the blocks the GPU holds at once (as
-	// Model.mvBlocks does the decode grids), keyed by variant and xnorm.
+	// Model.mvBlocks does the decode grids), keyed by variant and dynamic
+	// shared memory (a full chunk's).
 	blocks map[mvbKey]int
 }
 
 type mvbKey struct {
-	v     MatvecBatchVariant
-	xnorm bool
+	v      MatvecBatchVariant
+	shared int
+}
+
+// stage is how a batch launch over inputs of cols columns reads them
+// (matvec_batch.cu): normalised into shared memory (1) where it fuses the
+// norm, copied there (2) where a full chunk's copies fit, else from global
+// memory (0).
+func (p *prefillPlan) stage(cols int, norm bool) int {
+	switch {
+	case norm:
+		return 1
+	case p.tokens*cols*4 <= p.stageMax:
+		return 2
+	}
+	return 0
 }
 
 // chunk holds a prompt chunk's activations: field f of token t at f +
@@ -137,9 +155,9 @@ func batchKernel(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
 }
 
 // planPrefill decides whether g primes in chunks and sizes them: nil where
-// a layer's matrix has no batch kernel, or Options ask for token feed. The
-// fused norm stages every token's x in shared memory, so the chunk shrinks
-// until that fits the GPU's per-block allowance.
+// a layer's matrix has no batch kernel, or Options ask for token feed. Every
+// batch kernel may take the shared memory the GPU allows a block; the fused
+// norm stages every token's x there, so the chunk shrinks until that fits.
 func (g *Model) planPrefill() (*prefillPlan, error) {
 	if g.opt.TokenFeed || len(g.opt.Omit) > 0 {
 		return nil, nil
@@ -151,70 +169,93 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 			}
 		}
 	}
-	e := g.e
-	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	stageMax, err := batchShared(g.e, g.mod)
 	if err != nil {
 		return nil, err
 	}
-	fused := g.cfg.NEmbd <= maxFusedNormCols
-	tokens := kernels.MatvecBatchTokens
+	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax}
+	for g.cfg.NEmbd <= maxFusedNormCols && p.tokens > 1 && p.tokens*g.cfg.NEmbd*4 > stageMax {
+		p.tokens--
+	}
+	if p.tokens < 2 {
+		return nil, nil // a chunk of one token is a decode step
+	}
+	var launches []mvbKey
+	for i := range g.ls {
+		for _, w := range g.ls[i].matrices() {
+			launches = append(launches, mvbKey{batchVariant(w), p.launchShared(w.cols, g.ls[i].normed(w))})
+		}
+	}
+	if p.blocks, err = batchGrids(g.e, g.mod, launches); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// launchShared is the dynamic shared memory of a full chunk's launch over
+// inputs of cols columns.
+func (p *prefillPlan) launchShared(cols int, norm bool) int {
+	return kernels.MatvecBatchKernel{}.Shared(p.tokens, cols, p.stage(cols, norm))
+}
+
+// normed reports whether a step fuses the norm into w's products: the
+// mixer's and FFN's input matrices, where the input fits maxFusedNormCols.
+func (L *layerWeights) normed(w dtensor) bool {
+	switch w.ptr {
+	case L.o.ptr, L.ssmOut.ptr, L.ffnDown.ptr:
+		return false
+	}
+	return w.cols <= maxFusedNormCols
+}
+
+// batchShared lets every batch kernel take the most dynamic shared memory
+// the GPU allows a block beside its static arrays, and returns the least
+// of those: what any batch launch may stage.
+func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
+	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	if err != nil {
+		return 0, err
+	}
+	most := optin
 	for _, bk := range kernels.MatvecBatchKernels() {
-		fn, err := e.Function(g.mod, bk.Name)
+		fn, err := e.Function(mod, bk.Name)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", bk.Name, err)
+			return 0, fmt.Errorf("%s: %w", bk.Name, err)
 		}
-		for fused && tokens > 1 && bk.Shared(tokens, g.cfg.NEmbd, true)+static > optin {
-			tokens--
+		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, optin-static); err != nil {
+			return 0, fmt.Errorf("%s: allow %d bytes of shared memory: %w", bk.Name, optin-static, err)
 		}
+		most = min(most, optin-static)
 	}
-	if tokens < 2 {
-		return nil, nil // a chunk of one token is a decode step
-	}
-	xnormCols := 0
-	if fused {
-		xnormCols = g.cfg.NEmbd
-	}
-	blocks, err := batchGrids(e, g.mod, tokens, xnormCols)
-	if err != nil {
-		return nil, err
-	}
-	return &prefillPlan{tokens: tokens, blocks: blocks}, nil
+	return most, nil
 }
 
-// batchGrids allows every batch kernel the shared memory of the fused
-// norm over tokens inputs of xnormCols columns (none when 0) and measures,
-// with and without it, how many blocks the GPU holds at once.
-func batchGrids(e *cuda.Engine, mod cuda.Module, tokens, xnormCols int) (map[mvbKey]int, error) {
+// batchGrids measures how many blocks of each launch's kernel, with its
+// dynamic shared memory, the GPU holds at once.
+func batchGrids(e *cuda.Engine, mod cuda.Module, launches []mvbKey) (map[mvbKey]int, error) {
 	out := map[mvbKey]int{}
 	sms := e.Info().SMs
-	for _, bk := range kernels.MatvecBatchKernels() {
+	for _, l := range launches {
+		if _, ok := out[l]; ok {
+			continue
+		}
+		bk, ok := batchKernel(l.v)
+		if !ok {
+			return nil, fmt.Errorf("no batch kernel for %+v", l.v)
+		}
 		fn, err := e.Function(mod, bk.Name)
 		if err != nil {
 			return nil, err
 		}
-		v := MatvecBatchVariant{GgmlType: bk.GgmlType, Wide: b2i(bk.Wide)}
-		for _, xnorm := range []bool{false, true} {
-			if xnorm && xnormCols == 0 {
-				continue
-			}
-			sh := bk.Shared(tokens, xnormCols, xnorm)
-			if sh > 0 {
-				if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, sh); err != nil {
-					return nil, fmt.Errorf("%s: allow %d bytes of shared memory: %w", bk.Name, sh, err)
-				}
-			}
-			n, err := e.MaxActiveBlocksPerSM(fn, kernels.MatvecThreads, sh)
-			if err != nil {
-				return nil, fmt.Errorf("occupancy of %s: %w", bk.Name, err)
-			}
-			if n > 0 {
-				out[mvbKey{v, xnorm}] = sms * n
-			}
+		n, err := e.MaxActiveBlocksPerSM(fn, kernels.MatvecThreads, l.shared)
+		if err != nil {
+			return nil, fmt.Errorf("occupancy of %s: %w", bk.Name, err)
 		}
+		out[l] = sms * max(n, 0)
 	}
 	return out, nil
 }
@@ -344,12 +385,12 @@ func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPt
 	if !ok {
 		return fmt.Errorf("%s: no batch kernel for %s", w.name, w.typ) // planPrefill checked every matrix
 	}
-	xnorm := norm != 0
+	stage := g.pf.stage(w.cols, norm != 0)
 	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
-	if c := g.pf.blocks[mvbKey{v, xnorm}]; c > 0 && c < blocks {
+	if c := g.pf.blocks[mvbKey{v, g.pf.launchShared(w.cols, norm != 0)}]; c > 0 && c < blocks {
 		blocks = c
 	}
-	if err := g.k.MatvecBatch(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, int32(b2i(xnorm)), g.cfg.NormEps,
+	if err := g.k.MatvecBatch(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, int32(stage), g.cfg.NormEps,
 		int32(n), int32(xStride), int32(yStride), blocks); err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)
 	}
