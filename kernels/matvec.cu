@@ -60,6 +60,25 @@ __device__ __forceinline__ int memra_xs_slot(int i, int n4, bool perm) {
     return XF4 > 1 && perm ? (i % XF4) * (n4 / XF4) + i / XF4 : i;
 }
 
+// The norm's three pieces of arithmetic, shared with the batch kernels'
+// memra_mvb_inputs (matvec_batch.cu), which must give every token the bits
+// a decode step gives it: a thread's partial sum of squares, the inverse
+// from the warps' partials (in warp order), and an element's scaling.
+__device__ __forceinline__ float memra_mv_sq(float ss, float4 v) {
+    return ss + (v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w);
+}
+
+__device__ __forceinline__ float memra_mv_inv(const float* red, int cols, float eps) {
+    float tot = 0.0f;
+#pragma unroll
+    for (int w = 0; w < MEMRA_MV_THREADS / 32; w++) tot += red[w];
+    return 1.0f / sqrtf(tot / (float)cols + eps);
+}
+
+__device__ __forceinline__ float4 memra_mv_scale(float4 v, float inv, float4 w) {
+    return make_float4(v.x * inv * w.x, v.y * inv * w.y, v.z * inv * w.z, v.w * inv * w.w);
+}
+
 template <int XF4 = 1>
 __device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const float* norm_w, int cols, float eps, bool perm = false) {
     __shared__ float red[MEMRA_MV_THREADS / 32];
@@ -69,8 +88,7 @@ __device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const 
 #pragma unroll 4
     for (int i = threadIdx.x; i < n; i += MEMRA_MV_THREADS) {
         if (vec) {
-            const float4 v = reinterpret_cast<const float4*>(x)[i];
-            ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+            ss = memra_mv_sq(ss, reinterpret_cast<const float4*>(x)[i]);
         } else {
             const float v = x[i];
             ss += v * v;
@@ -79,16 +97,12 @@ __device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const 
     ss = memra_warp_sum(ss);
     if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
     __syncthreads();
-    float tot = 0.0f;
-#pragma unroll
-    for (int w = 0; w < MEMRA_MV_THREADS / 32; w++) tot += red[w];
-    const float inv = 1.0f / sqrtf(tot / (float)cols + eps);
+    const float inv = memra_mv_inv(red, cols, eps);
 #pragma unroll 2
     for (int i = threadIdx.x; i < n; i += MEMRA_MV_THREADS) {
         if (vec) {
-            const float4 v = reinterpret_cast<const float4*>(x)[i], w = reinterpret_cast<const float4*>(norm_w)[i];
             reinterpret_cast<float4*>(xs)[memra_xs_slot<XF4>(i, n, perm)] =
-                make_float4(v.x * inv * w.x, v.y * inv * w.y, v.z * inv * w.z, v.w * inv * w.w);
+                memra_mv_scale(reinterpret_cast<const float4*>(x)[i], inv, reinterpret_cast<const float4*>(norm_w)[i]);
         } else {
             xs[XF4 > 1 && perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = x[i] * inv * norm_w[i];
         }

@@ -56,19 +56,32 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
             for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
         if (vec) {
             const int nv = cols / V;
-            for (int v = kw * 32 + lane; v < nv; v += step * U) {
-                uint4 wv[U][R];
-                float d[U][R];
+            // Batch v's loads (raw scales), zero past the row's end. Each
+            // trip issues the next batch before it sums this one, so the
+            // stream never waits on the sums (the decode kernels have the
+            // warps of more blocks for that; these hold one or two).
+            uint4 wv[U][R], wn[U][R];
+            unsigned short sv[U][R], sn[U][R];
+            auto fetch = [&](uint4 (&w)[U][R], unsigned short (&sc)[U][R], int v) {
 #pragma unroll
                 for (int u = 0; u < U; u++)
 #pragma unroll
                     for (int i = 0; i < R; i++) {
                         const int vu = v + step * u;
                         const bool in = vu < nv;
-                        wv[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + vu) : make_uint4(0, 0, 0, 0);
-                        d[u][i] = KIND == MEMRA_MV_Q8 && in ? memra_f16_to_f32(__ldg(srow[i] + (LS ? memra_q8_lane_index(vu >> 1, ls.tp) : vu >> 1)))
-                                                            : 0.0f;
+                        w[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + vu) : make_uint4(0, 0, 0, 0);
+                        sc[u][i] = KIND == MEMRA_MV_Q8 && in ? __ldg(srow[i] + (LS ? memra_q8_lane_index(vu >> 1, ls.tp) : vu >> 1))
+                                                             : (unsigned short)0;
                     }
+            };
+            fetch(wv, sv, kw * 32 + lane);
+            for (int v = kw * 32 + lane; v < nv; v += step * U) {
+                fetch(wn, sn, v + step * U);
+                float d[U][R];
+#pragma unroll
+                for (int u = 0; u < U; u++)
+#pragma unroll
+                    for (int i = 0; i < R; i++) d[u][i] = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(sv[u][i]) : 0.0f;
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (v + step * u >= nv) break;
@@ -83,6 +96,10 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
                         for (int i = 0; i < R; i++) acc[t][i] = memra_mv_dot<KIND, XG>(wv[u][i], xp, d[u][i], acc[t][i], XG ? 1 : nv);
                     }
                 }
+#pragma unroll
+                for (int u = 0; u < U; u++)
+#pragma unroll
+                    for (int i = 0; i < R; i++) wv[u][i] = wn[u][i], sv[u][i] = sn[u][i];
             }
         } else {
             for (int c = kw * 32 + lane; c < cols; c += step) {
@@ -140,15 +157,81 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
     }
 }
 
-// x's copy, as it is, into xs (memra_xs_slot's layout with perm).
+// memra_mv_input for n <= MEMRA_MVB_TOKENS tokens x + t*x_stride (16-byte
+// aligned alike: x_stride % 4 == 0) into xs + t*cols in the same passes:
+// each token's sum in the order of its own memra_mv_input (its pieces are
+// that function's), and a chunk's norms take one round trip to memory, not
+// one each.
 template <int XF4>
-__device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int cols, bool perm) {
-    if ((cols & 3) == 0 && memra_aligned16(x)) {
-        for (int i = threadIdx.x; i < cols / 4; i += MEMRA_MV_THREADS)
-            reinterpret_cast<float4*>(xs)[memra_xs_slot<XF4>(i, cols / 4, perm)] = reinterpret_cast<const float4*>(x)[i];
-    } else {
-        for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) xs[perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = x[i];
+__device__ __forceinline__ void memra_mvb_inputs(float* xs, const float* x, const float* norm_w, int cols, float eps, bool perm, int n,
+                                                 int x_stride) {
+    constexpr int NT = MEMRA_MVB_TOKENS;
+    __shared__ float red[NT][MEMRA_MV_THREADS / 32];
+    const bool vec = (cols & 3) == 0 && memra_aligned16(x) && memra_aligned16(norm_w);
+    const int m = vec ? cols / 4 : cols;
+    float ss[NT];
+#pragma unroll
+    for (int t = 0; t < NT; t++) ss[t] = 0.0f;
+    for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) {
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+            if (t >= n) break;
+            const float* xt = x + (long long)t * x_stride;
+            if (vec) {
+                ss[t] = memra_mv_sq(ss[t], reinterpret_cast<const float4*>(xt)[i]);
+            } else {
+                const float v = xt[i];
+                ss[t] += v * v;
+            }
+        }
     }
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        if (t >= n) break;
+        ss[t] = memra_warp_sum(ss[t]);
+        if ((threadIdx.x & 31) == 0) red[t][threadIdx.x >> 5] = ss[t];
+    }
+    __syncthreads();
+    float inv[NT];
+#pragma unroll
+    for (int t = 0; t < NT; t++) inv[t] = t < n ? memra_mv_inv(red[t], cols, eps) : 0.0f;
+    for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) {
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+            if (t >= n) break;
+            const float* xt = x + (long long)t * x_stride;
+            float* st = xs + t * cols;
+            if (vec) {
+                reinterpret_cast<float4*>(st)[memra_xs_slot<XF4>(i, m, perm)] =
+                    memra_mv_scale(reinterpret_cast<const float4*>(xt)[i], inv[t], reinterpret_cast<const float4*>(norm_w)[i]);
+            } else {
+                st[XF4 > 1 && perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = xt[i] * inv[t] * norm_w[i];
+            }
+        }
+    }
+    __syncthreads();
+}
+
+// The tokens' x (x + t*x_stride, x_stride % 4 == 0) copied as they are to
+// xs + t*cols (memra_xs_slot's layout with perm), the loads of all tokens
+// in flight together.
+template <int XF4>
+__device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int cols, bool perm, int n, int x_stride) {
+    const bool vec = (cols & 3) == 0 && memra_aligned16(x);
+    const int m = vec ? cols / 4 : cols;
+    for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) {
+#pragma unroll
+        for (int t = 0; t < MEMRA_MVB_TOKENS; t++) {
+            if (t >= n) break;
+            const float* xt = x + (long long)t * x_stride;
+            float* st = xs + t * cols;
+            if (vec)
+                reinterpret_cast<float4*>(st)[memra_xs_slot<XF4>(i, m, perm)] = reinterpret_cast<const float4*>(xt)[i];
+            else
+                st[perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = xt[i];
+        }
+    }
+    __syncthreads();
 }
 
 // The caller has waited (memra_grid_wait: the kernels' first statement).
@@ -165,13 +248,13 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
         // on a copy in shared memory).
         constexpr int V = memra_mv_kind<KIND>::V;
         const bool perm = cols % V == 0 && memra_aligned16(W);
-        for (int t = 0; t < n; t++) {
-            if (stage == 1)
-                memra_mv_input<V / 4>(memra_xs + t * cols, x + (long long)t * x_stride, norm_w, cols, eps, perm);
-            else
-                memra_mvb_copy<V / 4>(memra_xs + t * cols, x + (long long)t * x_stride, cols, perm);
+        if (stage == 2) {
+            memra_mvb_copy<V / 4>(memra_xs, x, cols, perm, n, x_stride);
+        } else if ((x_stride & 3) == 0) {
+            memra_mvb_inputs<V / 4>(memra_xs, x, norm_w, cols, eps, perm, n, x_stride);
+        } else { // tokens aligned unlike one another: each normalised as its decode step does
+            for (int t = 0; t < n; t++) memra_mv_input<V / 4>(memra_xs + t * cols, x + (long long)t * x_stride, norm_w, cols, eps, perm);
         }
-        if (stage == 2) __syncthreads();
         memra_mvb_rows<KIND, KW, LS, false>(y, W, S, memra_xs, cols, rows, cols, mode, n, y_stride);
     } else {
         memra_mvb_rows<KIND, KW, LS, true>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride);
@@ -181,41 +264,41 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
 // The kernels, one per decode kernel geometry (KW, scale order; the spec's
 // MatvecBatchKernels): matvec_f32, _f16, _bf16 (KW 4), their _wide forms
 // (KW 8), matvec_q8_0 (KW 1) and matvec_q8_0_wide, whose sums
-// matvec_q8_0_wave shares (KW 4, lane-order scales). The n*R sums and U*R
-// loads live in registers: two blocks an SM fit them for the 16-bit types
-// and f32; q8_0's 16 products a load spill at that bound and take one block
-// (8 warps, each with U*R 16-byte loads in flight).
+// matvec_q8_0_wave shares (KW 4, lane-order scales). The n*R sums and two
+// batches of U*R loads live in registers, past the 128 a thread two blocks
+// an SM would allow: one block an SM, which a chunk's staged copies of a
+// 4,096-wide input (128 KiB) ask for anyway.
 //
 // y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32; norm_w: [cols] f32 (read when stage == 1)
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                  float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
     memra_mvb<MEMRA_MV_F32, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                  float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
     memra_mvb<MEMRA_MV_F16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                       float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
     memra_mvb<MEMRA_MV_F16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                   float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
     memra_mvb<MEMRA_MV_BF16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                        float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();

@@ -388,11 +388,12 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 // BenchmarkGPUMatvecBatch measures the prefill's batch kernels
 // (matvec_batch.cu) on the 9B's and 0.8B's shapes, in the variant whose
 // sums match the decode kernel the engine picks, for a chunk of n tokens
-// (1 and kernels.MatvecBatchTokens), with the fused norm (norm) and
-// without (its input staged in shared memory where a full chunk's fits,
-// prefillPlan.stage), on the engine's grid (prefill.go batchGrids). SetBytes counts
-// the weight bytes once a launch: against BenchmarkGPUMatvec's decode
-// kernels, the rate of n tokens' products.
+// (1 and kernels.MatvecBatchTokens), in each stage a launch can take: x
+// read from global memory (0), normalised into shared memory (1, for the
+// n_embd-wide inputs), copied there (2, where a chunk's copies fit), on the
+// grid of the blocks the GPU holds at once (prefill.go batchGrids).
+// SetBytes counts the weight bytes once a launch: against
+// BenchmarkGPUMatvec's decode kernels, the rate of n tokens' products.
 func BenchmarkGPUMatvecBatch(b *testing.B) {
 	e, k, mod := benchEngine(b)
 	stageMax, err := batchShared(e, mod)
@@ -405,35 +406,36 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				d, wBytes := benchMatrix(b, e, name, typ, shape.rows, shape.cols)
 				n := kernels.MatvecBatchTokens
-				x := randomDevice(b, e, n*alignFloats(shape.cols)*4, 5)
+				xs, ys := alignFloats(shape.cols), alignFloats(shape.rows)
+				x := randomDevice(b, e, n*xs*4, 5)
 				nw := randomDevice(b, e, shape.cols*4, 6)
-				y, err := e.Alloc(uint64(n * alignFloats(shape.rows) * 4))
+				y, err := e.Alloc(uint64(n * ys * 4))
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer e.Free(y)
-				pf := &prefillPlan{tokens: n, stageMax: stageMax}
-				var launches []mvbKey
-				for _, norm := range []bool{false, true} {
-					launches = append(launches, mvbKey{batchVariant(d), pf.launchShared(shape.cols, norm)})
-				}
-				if pf.blocks, err = batchGrids(e, mod, launches); err != nil {
-					b.Fatal(err)
-				}
-				g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}, pf: pf}
+				v := batchVariant(d)
+				bk, _ := batchKernel(v)
 				for _, tokens := range []int{1, n} {
-					for _, norm := range []bool{false, true} {
-						if norm && shape.cols > 4096 {
-							continue // the fused norm reads the residual stream: n_embd columns
+					for _, stage := range []int{0, 1, 2} {
+						sh := bk.Shared(tokens, shape.cols, stage)
+						if stage == 1 && shape.cols > 4096 || sh > stageMax {
+							continue // the fused norm reads the residual stream, n_embd columns; copies that do not fit
 						}
-						nwp := cuda.DevPtr(0)
-						if norm {
-							nwp = nw
+						grid, err := batchGrids(e, mod, []mvbKey{{v, sh}})
+						if err != nil {
+							b.Fatal(err)
 						}
-						b.Run(fmt.Sprintf("n%d/norm=%v", tokens, norm), func(b *testing.B) {
+						blocks := min(grid[mvbKey{v, sh}], (shape.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock)
+						norm := cuda.DevPtr(0)
+						if stage == 1 {
+							norm = nw
+						}
+						b.Run(fmt.Sprintf("n%d/stage%d", tokens, stage), func(b *testing.B) {
 							b.SetBytes(int64(wBytes))
 							timeLaunches(b, e, func() error {
-								return g.batch(tokens, y, alignFloats(shape.rows), d, x, alignFloats(shape.cols), mvStore, nwp)
+								return k.MatvecBatch(v, y, d.ptr, d.scales, x, int32(shape.rows), int32(shape.cols), mvStore, norm, int32(stage), 1e-6,
+									int32(tokens), int32(xs), int32(ys), blocks)
 							})
 						})
 					}
