@@ -56,32 +56,19 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
             for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
         if (vec) {
             const int nv = cols / V;
-            // Batch v's loads (raw scales), zero past the row's end. Each
-            // trip issues the next batch before it sums this one, so the
-            // stream never waits on the sums (the decode kernels have the
-            // warps of more blocks for that; these hold one or two).
-            uint4 wv[U][R], wn[U][R];
-            unsigned short sv[U][R], sn[U][R];
-            auto fetch = [&](uint4 (&w)[U][R], unsigned short (&sc)[U][R], int v) {
+            for (int v = kw * 32 + lane; v < nv; v += step * U) {
+                uint4 wv[U][R];
+                float d[U][R];
 #pragma unroll
                 for (int u = 0; u < U; u++)
 #pragma unroll
                     for (int i = 0; i < R; i++) {
                         const int vu = v + step * u;
                         const bool in = vu < nv;
-                        w[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + vu) : make_uint4(0, 0, 0, 0);
-                        sc[u][i] = KIND == MEMRA_MV_Q8 && in ? __ldg(srow[i] + (LS ? memra_q8_lane_index(vu >> 1, ls.tp) : vu >> 1))
-                                                             : (unsigned short)0;
+                        wv[u][i] = in ? memra_ldg16(reinterpret_cast<const uint4*>(rowp[i]) + vu) : make_uint4(0, 0, 0, 0);
+                        d[u][i] = KIND == MEMRA_MV_Q8 && in ? memra_f16_to_f32(__ldg(srow[i] + (LS ? memra_q8_lane_index(vu >> 1, ls.tp) : vu >> 1)))
+                                                            : 0.0f;
                     }
-            };
-            fetch(wv, sv, kw * 32 + lane);
-            for (int v = kw * 32 + lane; v < nv; v += step * U) {
-                fetch(wn, sn, v + step * U);
-                float d[U][R];
-#pragma unroll
-                for (int u = 0; u < U; u++)
-#pragma unroll
-                    for (int i = 0; i < R; i++) d[u][i] = KIND == MEMRA_MV_Q8 ? memra_f16_to_f32(sv[u][i]) : 0.0f;
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (v + step * u >= nv) break;
@@ -96,10 +83,6 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
                         for (int i = 0; i < R; i++) acc[t][i] = memra_mv_dot<KIND, XG>(wv[u][i], xp, d[u][i], acc[t][i], XG ? 1 : nv);
                     }
                 }
-#pragma unroll
-                for (int u = 0; u < U; u++)
-#pragma unroll
-                    for (int i = 0; i < R; i++) wv[u][i] = wn[u][i], sv[u][i] = sn[u][i];
             }
         } else {
             for (int c = kw * 32 + lane; c < cols; c += step) {
@@ -264,41 +247,41 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
 // The kernels, one per decode kernel geometry (KW, scale order; the spec's
 // MatvecBatchKernels): matvec_f32, _f16, _bf16 (KW 4), their _wide forms
 // (KW 8), matvec_q8_0 (KW 1) and matvec_q8_0_wide, whose sums
-// matvec_q8_0_wave shares (KW 4, lane-order scales). The n*R sums and two
-// batches of U*R loads live in registers, past the 128 a thread two blocks
-// an SM would allow: one block an SM, which a chunk's staged copies of a
-// 4,096-wide input (128 KiB) ask for anyway.
+// matvec_q8_0_wave shares (KW 4, lane-order scales). The n*R sums and U*R
+// loads live in registers: two blocks an SM fit them for the 16-bit types
+// and f32; q8_0's 16 products a load spill at that bound and take one block
+// (8 warps, each with U*R 16-byte loads in flight).
 //
 // y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32; norm_w: [cols] f32 (read when stage == 1)
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                  float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
     memra_mvb<MEMRA_MV_F32, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                  float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
     memra_mvb<MEMRA_MV_F16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                       float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
     memra_mvb<MEMRA_MV_F16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                   float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
     memra_mvb<MEMRA_MV_BF16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
                        float eps, int n, int x_stride, int y_stride) {
     memra_grid_wait();
