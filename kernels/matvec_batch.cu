@@ -244,6 +244,24 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
     }
 }
 
+// xn_t = rmsnorm(x_t) * norm_w for tokens t < n, block t each, into global
+// memory: memra_mv_input itself, so each token's values are the ones a
+// decode step's fused norm stages. The 16-bit and f32 batch kernels read
+// them from there (stage 0) rather than normalise 8 copies into a block's
+// shared memory, which at 4,096 columns (128 KiB) holds them to one block
+// an SM (run314: bf16 24576 x 4096 for 8 tokens 170 us staged, 122 from
+// global memory). xn_t must be 16-byte aligned, as the staged copy is, so
+// that the rows take the decode kernel's path.
+// xn: [n][xn_stride] f32; x: [n][x_stride] f32; norm_w: [cols] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_batch_norm(float* xn, const float* x, const float* norm_w, int n, int cols, int x_stride, int xn_stride, float eps) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    const int t = blockIdx.x;
+    if (t >= n) return;
+    memra_mv_input(xn + (long long)t * xn_stride, x + (long long)t * x_stride, norm_w, cols, eps);
+}
+
 // The kernels, one per decode kernel geometry (KW, scale order; the spec's
 // MatvecBatchKernels): matvec_f32, _f16, _bf16 (KW 4), their _wide forms
 // (KW 8), matvec_q8_0 (KW 1) and matvec_q8_0_wide, whose sums

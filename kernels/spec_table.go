@@ -508,6 +508,14 @@ func Spec() []Kernel {
 		})
 	}
 
+	ks = append(ks, Kernel{
+		Name: "matvec_batch_norm", File: "matvec_batch.cu",
+		Doc: "xn_t = rmsnorm(x_t)*norm_w for tokens t < n with the matvec kernels' fused norm (memra_mv_input), a block a token",
+		Params: []Param{param("xn", Ptr), param("x", Ptr), param("norm_w", Ptr), param("n", I32), param("cols", I32),
+			param("x_stride", I32), param("xn_stride", I32), param("eps", F32)},
+		Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{"n", one, one},
+	})
+
 	ks = append(ks,
 		Kernel{
 			Name: "rope_neox", File: "rope.cu",

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "ad8b4b4525a1c4377edd7b10813b3cec796e508b4e4c70b05d780f282b9fe3da"
+const specHash = "ecbff1693a2d662903de29bda3fbe78849c16736eb5f6a0472bdcc98dd5f2abd"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -55,6 +55,7 @@ type Kernels struct {
 	kMatvecBatchBF16Wide kernelSlot // matvec_batch_bf16_wide
 	kMatvecBatchQ8_0     kernelSlot // matvec_batch_q8_0
 	kMatvecBatchQ8_0Wide kernelSlot // matvec_batch_q8_0_wide
+	kMatvecBatchNorm     kernelSlot // matvec_batch_norm
 	kRoPENeox            kernelSlot // rope_neox
 	kAttnPrepF16         kernelSlot // attn_prep_f16
 	kAttnPrepFP8         kernelSlot // attn_prep_fp8
@@ -135,6 +136,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_batch_bf16_wide", "matvec_batch.cu", 12, &ks.kMatvecBatchBF16Wide},
 		{"matvec_batch_q8_0", "matvec_batch.cu", 13, &ks.kMatvecBatchQ8_0},
 		{"matvec_batch_q8_0_wide", "matvec_batch.cu", 13, &ks.kMatvecBatchQ8_0Wide},
+		{"matvec_batch_norm", "matvec_batch.cu", 8, &ks.kMatvecBatchNorm},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
 		{"attn_prep_fp8", "attn_prep.cu", 20, &ks.kAttnPrepFP8},
@@ -1120,6 +1122,35 @@ func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevP
 	slot_.p.SetI32(12, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q8_0_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchNorm is matvec_batch_norm's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchNorm(n, cols, x_stride, xn_stride int) ([3]int, int) {
+	return [3]int{n, 1, 1}, 0
+}
+
+// MatvecBatchNorm launches matvec_batch_norm (kernels/matvec_batch.cu): xn_t = rmsnorm(x_t)*norm_w for tokens t < n with the matvec kernels' fused norm (memra_mv_input), a block a token.
+//
+// Grid (n, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchNorm(xn cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, n int32, cols int32, x_stride int32, xn_stride int32, eps float32) error {
+	geom_, shmem_ := geomMatvecBatchNorm(int(n), int(cols), int(x_stride), int(xn_stride))
+	grid_, shared_, err_ := launchGeometry("matvec_batch_norm", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchNorm
+	slot_.p.SetPtr(0, xn)
+	slot_.p.SetPtr(1, x)
+	slot_.p.SetPtr(2, norm_w)
+	slot_.p.SetI32(3, n)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, x_stride)
+	slot_.p.SetI32(6, xn_stride)
+	slot_.p.SetF32(7, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_norm: %w", err_)
 	}
 	return nil
 }

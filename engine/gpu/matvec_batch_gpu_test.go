@@ -13,7 +13,8 @@ import (
 // TestGPUKernelMatvecBatch: every matvec_batch kernel, for n tokens at
 // once, must write each token's y with the bits of its decode kernel (every
 // CUDA-core variant of the matvec family, the q8_0 wave form included) run
-// on that token alone: in each mode, with the fused norm (stage 1) and
+// on that token alone: in each mode, with the fused norm (stage 1, and
+// matvec_batch_norm's inputs read from global memory against it) and
 // without, x read from global memory (stage 0) or staged (2), on
 // shapes that take the 16-byte path with and without an odd tail, the
 // element-wise path (odd or misaligned columns), partial row units and
@@ -79,15 +80,19 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	dx := v.alloc(t, len(xh)*4+16)
 	ktMust(t, v.e.CopyHtoD(dx.Add(uint64(xoff)), cuda.AsBytes(xh)))
 	dx = dx.Add(uint64(xoff))
-	nw := ktUpload(t, v, ktUniform(r, cols, 0.5, 1.5), 0)
+	nwh := ktUniform(r, cols, 0.5, 1.5)
+	nw := ktUpload(t, v, nwh, 0)
 	y0 := ktUniform(r, n*ys, -4, 4)
 	want, got := v.alloc(t, n*ys*4), v.alloc(t, n*ys*4)
+	dxn := v.alloc(t, n*xs*4) // matvec_batch_norm's output: 256-byte aligned, as a chunk's xn
 	units := (rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
 
 	for _, mode := range []int32{mvStore, mvAccumulate, mvSwiGLU} {
-		for _, stage := range []int32{0, 1, 2} {
+		// Stage 3 here: matvec_batch_norm into dxn, then stage 0 over it,
+		// against the decode kernel's fused norm.
+		for _, stage := range []int32{0, 1, 2, 3} {
 			norm, xnorm := cuda.DevPtr(0), int32(0)
-			if stage == 1 {
+			if stage == 1 || stage == 3 {
 				norm, xnorm = nw, 1
 			}
 			out := rows
@@ -105,8 +110,15 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 					ktMust(t, v.k.Matvec(mv, want.Add(uint64(4*tk*ys)), dw, ds, dx.Add(uint64(4*tk*xs)), int32(rows), int32(cols), mode,
 						norm, xnorm, 1e-6, matvecUnits(mv, rows)))
 				}
-				ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mode, norm, stage, 1e-6,
-					int32(n), int32(xs), int32(ys), blocks))
+				if stage == 3 {
+					v.poison(t, dxn, n*xs, ktNaN)
+					ktMust(t, v.k.MatvecBatchNorm(dxn, dx, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6))
+					ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dxn, int32(rows), int32(cols), mode, 0, 0, 1e-6,
+						int32(n), int32(xs), int32(ys), blocks))
+				} else {
+					ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mode, norm, stage, 1e-6,
+						int32(n), int32(xs), int32(ys), blocks))
+				}
 				wh, gh := ktGet[uint32](t, v, want, n*ys), ktGet[uint32](t, v, got, n*ys)
 				for tk := range n {
 					at := tk * ys
@@ -127,6 +139,29 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 				}
 			}
 		}
+	}
+
+	// matvec_batch_norm against the float64 norm of every token: relative
+	// error bound (cols/256+30)·u, from a sum of squares through cols/256+4
+	// thread-partial steps, 5 butterfly levels and 8 warp partials (halved by
+	// the square root), then the division, the root, the reciprocal and two
+	// products.
+	v.poison(t, dxn, n*xs, ktNaN)
+	ktMust(t, v.k.MatvecBatchNorm(dxn, dx, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6))
+	xn := ktGet[float32](t, v, dxn, n*xs)
+	for tk := range n {
+		x := xh[tk*xs : tk*xs+cols]
+		var ss float64
+		for _, xv := range x {
+			ss += float64(xv) * float64(xv)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-6)
+		ref := make([]float64, cols)
+		for c := range ref {
+			ref[c] = float64(x[c]) * inv * float64(nwh[c])
+		}
+		ktCheckElems(t, fmt.Sprintf("matvec_batch_norm token %d vs float64", tk), xn[tk*xs:tk*xs+cols], ref,
+			func(i int) float64 { return float64(cols/256+30) * ktU * math.Abs(ref[i]) })
 	}
 
 	// The float64 reference for the first token's plain products (mode 0,

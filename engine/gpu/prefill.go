@@ -5,6 +5,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
 
@@ -39,19 +40,31 @@ type mvbKey struct {
 	shared int
 }
 
-// stage is how a batch launch over inputs of cols columns reads them
-// (matvec_batch.cu): normalised into shared memory (1) where it fuses the
-// norm, copied there (2) where a full chunk's copies fit, else from global
-// memory (0).
-func (p *prefillPlan) stage(cols int, norm bool) int {
+// stage is how a batch launch of w reads its inputs (matvec_batch.cu),
+// where the step fuses the norm into w's products (norm) or not: q8_0's
+// from shared copies, normalised there (1) or copied (2, where a full
+// chunk's fit), the other types' from global memory (0), normalised ones
+// from matvec_batch_norm's output (stagesCopies says why).
+func (p *prefillPlan) stage(w dtensor, norm bool) int {
 	switch {
+	case !stagesCopies(w.typ):
+		return 0
 	case norm:
 		return 1
-	case p.tokens*cols*4 <= p.stageMax:
+	case p.tokens*w.cols*4 <= p.stageMax:
 		return 2
 	}
 	return 0
 }
+
+// stagesCopies reports whether batch launches of type t read their inputs
+// from shared memory. run314 (BenchmarkGPUMatvecBatch, 8 tokens): q8_0's
+// 16 values a load read 64 bytes of x each, which the conflict-free copies
+// serve better than the L1 (12288 × 4096: 64 µs copied, 152 from global
+// memory); bf16's 8 read 32, and its copies of a 4,096-wide input (128 KiB)
+// hold a block an SM where global reads leave room for two (12288 × 4096:
+// 84 µs copied, 121 normalised in place, 66 from global memory).
+func stagesCopies(t gguf.Type) bool { return t == gguf.TypeQ8_0 }
 
 // chunk holds a prompt chunk's activations: field f of token t at f +
 // t·stride floats. tok[t] is token t's view, the step scratch with those
@@ -183,7 +196,7 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	var launches []mvbKey
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			launches = append(launches, mvbKey{batchVariant(w), p.launchShared(w.cols, g.ls[i].normed(w))})
+			launches = append(launches, mvbKey{batchVariant(w), p.launchShared(w, g.ls[i].normed(w))})
 		}
 	}
 	if p.blocks, err = batchGrids(g.e, g.mod, launches); err != nil {
@@ -192,10 +205,9 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	return p, nil
 }
 
-// launchShared is the dynamic shared memory of a full chunk's launch over
-// inputs of cols columns.
-func (p *prefillPlan) launchShared(cols int, norm bool) int {
-	return kernels.MatvecBatchKernel{}.Shared(p.tokens, cols, p.stage(cols, norm))
+// launchShared is the dynamic shared memory of a full chunk's launch of w.
+func (p *prefillPlan) launchShared(w dtensor, norm bool) int {
+	return kernels.MatvecBatchKernel{}.Shared(p.tokens, w.cols, p.stage(w, norm))
 }
 
 // normed reports whether a step fuses the norm into w's products: the
@@ -351,25 +363,37 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 }
 
 // batchNormed is normed for a chunk: the products of rmsnorm(x_t)·norm
-// into y (the fused matrix; yStride floats between its tokens) or into the
-// parts' ys (as far apart),
-// the norm fused into the batch kernels where the decode step fuses it,
-// else one rmsnorm launch over the chunk's rows into xn.
+// into y (the fused matrix, in mode; yStride floats between its tokens) or
+// into the parts' ys (as far apart). Where the step fuses the norm, q8_0
+// matrices fuse it too and the others read the inputs matvec_batch_norm
+// normalises into xn (prefillPlan.stage); else one rmsnorm launch over the
+// chunk's rows into xn, as the step's.
 func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStride int, fused dtensor, mode int32, ys []cuda.DevPtr, parts []dtensor) error {
 	c := &g.cfg
 	ch := &cc.ch
-	x, xStride, nw := ch.x, ch.xS, norm.ptr
-	if c.NEmbd > maxFusedNormCols {
+	ws, outs, modes := parts, ys, make([]int32, len(parts))
+	if fused.ptr != 0 {
+		ws, outs, modes = []dtensor{fused}, []cuda.DevPtr{y}, []int32{mode}
+	}
+	fusedNorm := c.NEmbd <= maxFusedNormCols
+	if !fusedNorm {
 		if err := g.k.RMSNorm(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
 			return err
 		}
-		x, xStride, nw = ch.xn, ch.xnS, 0
 	}
-	if fused.ptr != 0 {
-		return g.batch(n, y, yStride, fused, x, xStride, mode, nw)
-	}
-	for i, w := range parts {
-		if err := g.batch(n, ys[i], yStride, w, x, xStride, mvStore, nw); err != nil {
+	normalised := !fusedNorm // whether xn holds the chunk's normalised inputs
+	for i, w := range ws {
+		x, xStride, nw := ch.x, ch.xS, norm.ptr
+		if !fusedNorm || g.pf.stage(w, true) != 1 {
+			if !normalised {
+				if err := g.k.MatvecBatchNorm(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
+					return err
+				}
+				normalised = true
+			}
+			x, xStride, nw = ch.xn, ch.xnS, 0
+		}
+		if err := g.batch(n, outs[i], yStride, w, x, xStride, modes[i], nw); err != nil {
 			return err
 		}
 	}
@@ -385,9 +409,9 @@ func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPt
 	if !ok {
 		return fmt.Errorf("%s: no batch kernel for %s", w.name, w.typ) // planPrefill checked every matrix
 	}
-	stage := g.pf.stage(w.cols, norm != 0)
+	stage := g.pf.stage(w, norm != 0)
 	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
-	if c := g.pf.blocks[mvbKey{v, g.pf.launchShared(w.cols, norm != 0)}]; c > 0 && c < blocks {
+	if c := g.pf.blocks[mvbKey{v, g.pf.launchShared(w, norm != 0)}]; c > 0 && c < blocks {
 		blocks = c
 	}
 	if err := g.k.MatvecBatch(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, int32(stage), g.cfg.NormEps,
