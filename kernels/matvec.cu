@@ -337,6 +337,20 @@ __device__ __forceinline__ void memra_mv_head(memra_mv_batch<R, U>& b, const voi
         }
 }
 
+// The R rows of a unit from r0: where each row's weights and side array
+// (q8_0 scales, in lane order with LS; Q6_K's d) start. Rows past the end
+// re-read the last row and are never stored.
+template <int KIND, int R, bool LS>
+__device__ __forceinline__ void memra_mv_unit_rows(const unsigned char* rowp[R], const unsigned short* srow[R], const void* W,
+                                                   const unsigned short* S, int r0, int rows, int cols, memra_q8_lanes ls) {
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const long long rr = min(r0 + i, rows - 1);
+        rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * memra_mv_row_bytes<KIND>(cols);
+        srow[i] = LS ? S + rr * ls.stride : memra_mv_srow<KIND>(S, rr, cols);
+    }
+}
+
 // The row loop of memra_mv. XG: x is in global memory (read through the
 // read-only path), else it is the block's normalised copy in shared memory;
 // one function for both let the compiler use generic loads for x, and the
@@ -358,12 +372,7 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
         const int r0 = (unit * G + g) * R;
         const unsigned char* rowp[R];
         const unsigned short* srow[R];
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            const long long rr = min(r0 + i, rows - 1); // rows past the end re-read the last row, never stored
-            rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * memra_mv_row_bytes<KIND>(cols);
-            srow[i] = LS ? S + rr * ls.stride : memra_mv_srow<KIND>(S, rr, cols);
-        }
+        memra_mv_unit_rows<KIND, R, LS>(rowp, srow, W, S, r0, rows, cols, ls);
         if (PF && !memra_mv_kind<KIND>::K) {
             const int next = unit + (int)gridDim.x;
             if (vec && next < units && kw * 32 + lane < cols / V) {

@@ -43,12 +43,7 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
         const int r0 = (unit * G + g) * R;
         const unsigned char* rowp[R];
         const unsigned short* srow[R];
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            const long long rr = min(r0 + i, rows - 1); // rows past the end re-read the last row, never stored
-            rowp[i] = reinterpret_cast<const unsigned char*>(W) + rr * memra_mv_row_bytes<KIND>(cols);
-            srow[i] = LS ? S + rr * ls.stride : memra_mv_srow<KIND>(S, rr, cols);
-        }
+        memra_mv_unit_rows<KIND, R, LS>(rowp, srow, W, S, r0, rows, cols, ls);
         float acc[NT][R];
 #pragma unroll
         for (int t = 0; t < NT; t++)
