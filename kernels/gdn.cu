@@ -40,6 +40,32 @@
 // stale read.)
 // Up to MEMRA_CONV_MAX taps stay in registers; wider kernels take the loop.
 #define MEMRA_CONV_MAX 8
+
+// One token's sum of a channel whose taps wr and window sr (oldest first)
+// are in registers: taps oldest first, x last. gdn_conv and
+// gdn_conv_chunk both take it, so a chunk's outputs are the steps' bits.
+__device__ __forceinline__ float memra_conv_sum(const float (&sr)[MEMRA_CONV_MAX], const float (&wr)[MEMRA_CONV_MAX], float xc, int kern) {
+    float acc = 0.0f;
+    float wl = 0.0f;
+#pragma unroll
+    for (int j = 0; j < MEMRA_CONV_MAX; j++) {
+        if (j < kern - 1) acc += sr[j] * wr[j];
+        if (j == kern - 1) wl = wr[j];
+    }
+    acc += xc * wl;
+    return acc;
+}
+
+// The same sum for a wider kernel, the window st and taps wc in memory,
+// and the window's shift by xc.
+__device__ __forceinline__ float memra_conv_mem(float* st, const float* wc, float xc, int kern) {
+    float acc = 0.0f;
+    for (int j = 0; j < kern - 1; j++) acc += st[j] * wc[j];
+    acc += xc * wc[kern - 1];
+    for (int j = 0; j + 1 < kern - 1; j++) st[j] = st[j + 1];
+    return acc;
+}
+
 extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
 gdn_conv(float* y, float* state, const float* x, const float* w, int channels, int kern) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -57,23 +83,15 @@ gdn_conv(float* y, float* state, const float* x, const float* w, int channels, i
     float* st = state + (long long)c * (kern - 1);
     const float* wc = w + (long long)c * kern;
     const float xc = x[c];
-    float acc = 0.0f;
+    float acc;
     if (regs) {
-        // The same sum in the same order as the loop below: taps oldest first, x last.
-        float wl = 0.0f;
-#pragma unroll
-        for (int j = 0; j < MEMRA_CONV_MAX; j++) {
-            if (j < kern - 1) acc += sr[j] * wr[j];
-            if (j == kern - 1) wl = wr[j];
-        }
-        acc += xc * wl;
+        // The same sum in the same order as memra_conv_mem's: taps oldest first, x last.
+        acc = memra_conv_sum(sr, wr, xc, kern);
 #pragma unroll
         for (int j = 0; j + 1 < MEMRA_CONV_MAX; j++)
             if (j + 1 < kern - 1) st[j] = sr[j + 1];
     } else {
-        for (int j = 0; j < kern - 1; j++) acc += st[j] * wc[j];
-        acc += xc * wc[kern - 1];
-        for (int j = 0; j + 1 < kern - 1; j++) st[j] = st[j + 1];
+        acc = memra_conv_mem(st, wc, xc, kern);
     }
     if (kern > 1) st[kern - 2] = xc;
     y[c] = memra_silu(acc);
@@ -89,6 +107,45 @@ __device__ __forceinline__ float memra_dot4(float4 a, float4 b) {
     s += a.z * b.z;
     s += a.w * b.w;
     return s;
+}
+
+// One token of the delta rule on a warp's RPW rows M (a lane's 4 columns
+// each): q, k normalised, M decayed and corrected, s[r] = (M q)_r on every
+// lane. gdn_delta and gdn_delta_chunk both take it, so a chunk's outputs
+// and state are the steps' bits.
+template <int RPW>
+__device__ __forceinline__ void memra_delta_token(float4 (&M)[RPW], float (&s)[RPW], float4 qv, float4 kv, const float (&vj)[RPW], float bh,
+                                                  float ah, float sa, float dt, float l2_eps) {
+    constexpr int S = MEMRA_GDN_S;
+    float n2[2] = {memra_dot4(qv, qv), memra_dot4(kv, kv)};
+    memra_warp_sums<2>(n2);
+    const float qn = 1.0f / sqrtf(n2[0] + l2_eps);
+    const float kn = 1.0f / sqrtf(n2[1] + l2_eps);
+    qv = memra_scale4(memra_scale4(qv, qn), 1.0f / sqrtf((float)S));
+    kv = memra_scale4(kv, kn);
+    const float beta = memra_sigmoid(bh);
+    const float decay = expf(sa * memra_softplus(ah + dt));
+
+    // The rows go through each phase together, so their warp sums (the
+    // kernel's critical path: two per row) overlap instead of following one
+    // another; each row's arithmetic, and its butterfly's order, is the
+    // per-row loop's.
+#pragma unroll
+    for (int r = 0; r < RPW; r++) {
+        M[r] = memra_scale4(M[r], decay);
+        s[r] = memra_dot4(M[r], kv);
+    }
+    memra_warp_sums<RPW>(s);
+#pragma unroll
+    for (int r = 0; r < RPW; r++) {
+        const float d = beta * (vj[r] - s[r]);
+        M[r].x += d * kv.x;
+        M[r].y += d * kv.y;
+        M[r].z += d * kv.z;
+        M[r].w += d * kv.w;
+        s[r] = memra_dot4(M[r], qv);
+    }
+    memra_warp_sums<RPW>(s);
 }
 
 // state: [H_v][128][128] f32 (updated); o: [H_v][128] f32; q, k: [H_k][128] f32; v: [H_v][128] f32;
@@ -123,39 +180,97 @@ gdn_delta(float* state, float* o, const float* q, const float* k, const float* v
     for (int r = 0; r < RPW; r++) vj[r] = v[(long long)h * S + j0 + r];
     const float bh = b[h], ah = a[h], sa = ssm_a[h], dt = dt_bias[h];
 
-    float n2[2] = {memra_dot4(qv, qv), memra_dot4(kv, kv)};
-    memra_warp_sums<2>(n2);
-    const float qn = 1.0f / sqrtf(n2[0] + l2_eps);
-    const float kn = 1.0f / sqrtf(n2[1] + l2_eps);
-    qv = memra_scale4(memra_scale4(qv, qn), 1.0f / sqrtf((float)S));
-    kv = memra_scale4(kv, kn);
-    const float beta = memra_sigmoid(bh);
-    const float decay = expf(sa * memra_softplus(ah + dt));
-
-    // The rows go through each phase together, so their warp sums (the
-    // kernel's critical path: two per row) overlap instead of following one
-    // another; each row's arithmetic, and its butterfly's order, is the
-    // per-row loop's.
     float s[RPW];
-#pragma unroll
-    for (int r = 0; r < RPW; r++) {
-        M[r] = memra_scale4(M[r], decay);
-        s[r] = memra_dot4(M[r], kv);
-    }
-    memra_warp_sums<RPW>(s);
-#pragma unroll
-    for (int r = 0; r < RPW; r++) {
-        const float d = beta * (vj[r] - s[r]);
-        M[r].x += d * kv.x;
-        M[r].y += d * kv.y;
-        M[r].z += d * kv.z;
-        M[r].w += d * kv.w;
-        s[r] = memra_dot4(M[r], qv);
-    }
-    memra_warp_sums<RPW>(s);
+    memra_delta_token<RPW>(M, s, qv, kv, vj, bh, ah, sa, dt, l2_eps);
 #pragma unroll
     for (int r = 0; r < RPW; r++) {
         mrow[r * (S / 4)] = M[r];
         if (lane == 0) o[(long long)h * S + j0 + r] = s[r];
     }
+}
+
+// The prompt chunk's forms (engine/gpu prefill.go): n tokens in one launch,
+// token t's inputs and outputs t strides apart, each token's arithmetic the
+// step kernels' own (memra_conv_sum or memra_conv_mem, memra_delta_token),
+// in position order, so the outputs and the state after the chunk are the
+// n steps' bits. A channel's window, and a block's rows of the delta
+// state, stay in registers across the chunk: read once, written once.
+
+// y, x: [n][stride] f32 (y_t's first C floats written); state, w as gdn_conv's.
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+gdn_conv_chunk(float* y, float* state, const float* x, const float* w, int channels, int kern, int n, int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= channels) return;
+    float* st = state + (long long)c * (kern - 1);
+    const float* wc = w + (long long)c * kern;
+    if (kern > MEMRA_CONV_MAX) {
+        for (int t = 0; t < n; t++) {
+            const float xc = x[(long long)t * x_stride + c];
+            const float acc = memra_conv_mem(st, wc, xc, kern);
+            st[kern - 2] = xc;
+            y[(long long)t * y_stride + c] = memra_silu(acc);
+        }
+        return;
+    }
+    float wr[MEMRA_CONV_MAX];
+    float sr[MEMRA_CONV_MAX];
+#pragma unroll
+    for (int j = 0; j < MEMRA_CONV_MAX; j++) {
+        wr[j] = j < kern ? wc[j] : 0.0f;
+        sr[j] = j < kern - 1 ? st[j] : 0.0f;
+    }
+    for (int t = 0; t < n; t++) {
+        const float xc = x[(long long)t * x_stride + c];
+        const float acc = memra_conv_sum(sr, wr, xc, kern);
+#pragma unroll
+        for (int j = 0; j + 1 < MEMRA_CONV_MAX; j++)
+            if (j + 1 < kern - 1) sr[j] = sr[j + 1];
+#pragma unroll
+        for (int j = 0; j < MEMRA_CONV_MAX; j++)
+            if (j == kern - 2) sr[j] = xc;
+        y[(long long)t * y_stride + c] = memra_silu(acc);
+    }
+#pragma unroll
+    for (int j = 0; j < MEMRA_CONV_MAX; j++)
+        if (j < kern - 1) st[j] = sr[j];
+}
+
+// q, k, v: token t's at + t*qkv_stride (views into the conv output); b, a:
+// at + t*ba_stride; o: [n][o_stride] f32; the rest as gdn_delta's.
+extern "C" __global__ void __launch_bounds__(MEMRA_GDN_THREADS)
+gdn_delta_chunk(float* state, float* o, const float* q, const float* k, const float* v, const float* b, const float* a,
+                const float* ssm_a, const float* dt_bias, int h_k, int h_v, int head_map, float l2_eps, int n, int qkv_stride,
+                int ba_stride, int o_stride) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    constexpr int S = MEMRA_GDN_S;
+    constexpr int RPW = MEMRA_GDN_ROWS / (MEMRA_GDN_THREADS / 32); // rows per warp
+    const int h = blockIdx.x;
+    if (h >= h_v) return;
+    const int hk = head_map == 0 ? h % h_k : h / (h_v / h_k);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int j0 = blockIdx.y * MEMRA_GDN_ROWS + warp * RPW;
+    float4* mrow = reinterpret_cast<float4*>(state + ((long long)h * S + j0) * S) + lane;
+    float4 M[RPW];
+#pragma unroll
+    for (int r = 0; r < RPW; r++) M[r] = mrow[r * (S / 4)];
+    const float sa = ssm_a[h], dt = dt_bias[h];
+    for (int t = 0; t < n; t++) {
+        const long long qo = (long long)t * qkv_stride, bo = (long long)t * ba_stride;
+        const float4 qv = reinterpret_cast<const float4*>(q + qo + (long long)hk * S)[lane];
+        const float4 kv = reinterpret_cast<const float4*>(k + qo + (long long)hk * S)[lane];
+        float vj[RPW];
+#pragma unroll
+        for (int r = 0; r < RPW; r++) vj[r] = v[qo + (long long)h * S + j0 + r];
+        float s[RPW];
+        memra_delta_token<RPW>(M, s, qv, kv, vj, b[bo + h], a[bo + h], sa, dt, l2_eps);
+        if (lane == 0) {
+#pragma unroll
+            for (int r = 0; r < RPW; r++) o[(long long)t * o_stride + (long long)h * S + j0 + r] = s[r];
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RPW; r++) mrow[r * (S / 4)] = M[r];
 }

@@ -594,6 +594,21 @@ func Spec() []Kernel {
 			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", fmt.Sprintf("%d/%d", GDNState, gdnRows), one},
 		},
 		Kernel{
+			Name: "gdn_conv_chunk", File: "gdn.cu",
+			Doc: "gdn_conv for the n tokens of a prompt chunk, x_t and y_t strided, each token's sum gdn_conv's",
+			Params: []Param{param("y", Ptr), param("state", Ptr), param("x", Ptr), param("w", Ptr), param("channels", I32),
+				param("kern", I32), param("n", I32), param("x_stride", I32), param("y_stride", I32)},
+			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("channels", ewThreads), one, one},
+		},
+		Kernel{
+			Name: "gdn_delta_chunk", File: "gdn.cu",
+			Doc: "gdn_delta for the n tokens of a prompt chunk, the state's rows in registers across them, inputs and o strided",
+			Params: []Param{param("state", Ptr), param("o", Ptr), param("q", Ptr), param("k", Ptr), param("v", Ptr), param("b", Ptr),
+				param("a", Ptr), param("ssm_a", Ptr), param("dt_bias", Ptr), param("h_k", I32), param("h_v", I32), param("head_map", I32),
+				param("l2_eps", F32), param("n", I32), param("qkv_stride", I32), param("ba_stride", I32), param("o_stride", I32)},
+			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", fmt.Sprintf("%d/%d", GDNState, gdnRows), one},
+		},
+		Kernel{
 			Name: "swiglu", File: "elementwise.cu",
 			Doc:    "out = silu(gate) * up over n elements",
 			Params: []Param{param("out", Ptr), param("gate", Ptr), param("up", Ptr), param("n", I32)},

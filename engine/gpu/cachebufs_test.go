@@ -29,9 +29,10 @@ func TestCacheBufs(t *testing.T) {
 	fixed := uint64(56900) + 8*uint64(argmaxParts(1000)) + 16*uint64(topKScratchPairs(1000)) +
 		kernels.CountersBytes + 8*kernels.TopKMax + kernels.DrawParamsBytes + kernels.PenaltyBytes
 	// A chunk of 3 tokens, each field's copy rounded up to 64 floats: x and
-	// xn 64 floats, qg|k|v 3,072, attn 1,024, qkv|z|b|a 1,544 → 1,600, on
-	// 512, fg|fu 192, fh 96 → 128: 6,656 floats a token, 79,872 bytes.
-	const chunk3 = 3 * 6656 * 4
+	// xn 64 floats, qg|k|v 3,072, attn 1,024, qkv|z|b|a 1,544 → 1,600, the
+	// conv output y 1,024, o and on 512 each, fg|fu 192, fh 96 → 128: 8,192
+	// floats a token, 98,304 bytes.
+	const chunk3 = 3 * 8192 * 4
 	for _, tc := range []struct {
 		fp8    bool
 		kv     uint64

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "ecbff1693a2d662903de29bda3fbe78849c16736eb5f6a0472bdcc98dd5f2abd"
+const specHash = "bf7d0bb643ea7bd7c61881c2575181772fdc08385a047e286539465cfd141816"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -78,6 +78,8 @@ type Kernels struct {
 	kAttnCombine         kernelSlot // attn_combine
 	kGDNConv             kernelSlot // gdn_conv
 	kGDNDelta            kernelSlot // gdn_delta
+	kGDNConvChunk        kernelSlot // gdn_conv_chunk
+	kGDNDeltaChunk       kernelSlot // gdn_delta_chunk
 	kSwiGLU              kernelSlot // swiglu
 	kAdd                 kernelSlot // add
 	kSigmoidMul          kernelSlot // sigmoid_mul
@@ -159,6 +161,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"attn_combine", "attention.cu", 8, &ks.kAttnCombine},
 		{"gdn_conv", "gdn.cu", 6, &ks.kGDNConv},
 		{"gdn_delta", "gdn.cu", 13, &ks.kGDNDelta},
+		{"gdn_conv_chunk", "gdn.cu", 9, &ks.kGDNConvChunk},
+		{"gdn_delta_chunk", "gdn.cu", 17, &ks.kGDNDeltaChunk},
 		{"swiglu", "elementwise.cu", 4, &ks.kSwiGLU},
 		{"add", "elementwise.cu", 3, &ks.kAdd},
 		{"sigmoid_mul", "elementwise.cu", 5, &ks.kSigmoidMul},
@@ -1901,6 +1905,74 @@ func (k_ *Kernels) GDNDelta(state cuda.DevPtr, o cuda.DevPtr, q cuda.DevPtr, k c
 	slot_.p.SetF32(12, l2_eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("gdn_delta: %w", err_)
+	}
+	return nil
+}
+
+// geomGDNConvChunk is gdn_conv_chunk's grid and dynamic shared memory, from the spec.
+func geomGDNConvChunk(channels, kern, n, x_stride, y_stride int) ([3]int, int) {
+	return [3]int{(channels + 255) / 256, 1, 1}, 0
+}
+
+// GDNConvChunk launches gdn_conv_chunk (kernels/gdn.cu): gdn_conv for the n tokens of a prompt chunk, x_t and y_t strided, each token's sum gdn_conv's.
+//
+// Grid ((channels+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) GDNConvChunk(y cuda.DevPtr, state cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, channels int32, kern int32, n int32, x_stride int32, y_stride int32) error {
+	geom_, shmem_ := geomGDNConvChunk(int(channels), int(kern), int(n), int(x_stride), int(y_stride))
+	grid_, shared_, err_ := launchGeometry("gdn_conv_chunk", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kGDNConvChunk
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, state)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetPtr(3, w)
+	slot_.p.SetI32(4, channels)
+	slot_.p.SetI32(5, kern)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("gdn_conv_chunk: %w", err_)
+	}
+	return nil
+}
+
+// geomGDNDeltaChunk is gdn_delta_chunk's grid and dynamic shared memory, from the spec.
+func geomGDNDeltaChunk(h_k, h_v, head_map, n, qkv_stride, ba_stride, o_stride int) ([3]int, int) {
+	return [3]int{h_v, 128 / 16, 1}, 0
+}
+
+// GDNDeltaChunk launches gdn_delta_chunk (kernels/gdn.cu): gdn_delta for the n tokens of a prompt chunk, the state's rows in registers across them, inputs and o strided.
+//
+// Grid (h_v, 128/16, 1), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) GDNDeltaChunk(state cuda.DevPtr, o cuda.DevPtr, q cuda.DevPtr, k cuda.DevPtr, v cuda.DevPtr, b cuda.DevPtr, a cuda.DevPtr, ssm_a cuda.DevPtr, dt_bias cuda.DevPtr, h_k int32, h_v int32, head_map int32, l2_eps float32, n int32, qkv_stride int32, ba_stride int32, o_stride int32) error {
+	geom_, shmem_ := geomGDNDeltaChunk(int(h_k), int(h_v), int(head_map), int(n), int(qkv_stride), int(ba_stride), int(o_stride))
+	grid_, shared_, err_ := launchGeometry("gdn_delta_chunk", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kGDNDeltaChunk
+	slot_.p.SetPtr(0, state)
+	slot_.p.SetPtr(1, o)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, k)
+	slot_.p.SetPtr(4, v)
+	slot_.p.SetPtr(5, b)
+	slot_.p.SetPtr(6, a)
+	slot_.p.SetPtr(7, ssm_a)
+	slot_.p.SetPtr(8, dt_bias)
+	slot_.p.SetI32(9, h_k)
+	slot_.p.SetI32(10, h_v)
+	slot_.p.SetI32(11, head_map)
+	slot_.p.SetF32(12, l2_eps)
+	slot_.p.SetI32(13, n)
+	slot_.p.SetI32(14, qkv_stride)
+	slot_.p.SetI32(15, ba_stride)
+	slot_.p.SetI32(16, o_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("gdn_delta_chunk: %w", err_)
 	}
 	return nil
 }

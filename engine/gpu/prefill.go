@@ -13,8 +13,9 @@ import (
 // runs them through each layer in chunks of up to kernels.MatvecBatchTokens:
 // every projection of the layer is one matvec_batch launch that streams the
 // weights once for the whole chunk, and only the kernels between the
-// projections (the causal conv, the delta rule, the attention) run token by
-// token, in order, as a decode step runs them. The batch kernels add each
+// projections run as a decode step runs them: the causal conv and the delta
+// rule once each over the chunk, token by token inside, the attention and
+// the gated norm one launch a token, in position order. The batch kernels add each
 // token's sums exactly as the decode kernel of the same matrix does
 // (matvec_batch.cu), so a chunk leaves the cache the bits that feeding its
 // tokens one step at a time leaves (TestPrefillMatchesTokenFeed).
@@ -69,12 +70,12 @@ func stagesCopies(t gguf.Type) bool { return t == gguf.TypeQ8_0 }
 // chunk holds a prompt chunk's activations: field f of token t at f +
 // t·stride floats. tok[t] is token t's view, the step scratch with those
 // fields moved; the buffers a step only passes between its own kernels
-// (q, the conv and delta outputs, the split partials) stay the scratch's.
+// (attention's q and split partials) stay the scratch's.
 type chunk struct {
-	tokens                                   int
-	x, xn, qg, attn, qkv, on, fg, fh         cuda.DevPtr // [tokens][stride] f32 each
-	xS, xnS, qgS, attnS, qkvS, onS, fgS, fhS int         // their strides in floats
-	tok                                      []scratch
+	tokens                                           int
+	x, xn, qg, attn, qkv, y, o, on, fg, fh           cuda.DevPtr // [tokens][stride] f32 each
+	xS, xnS, qgS, attnS, qkvS, yS, oS, onS, fgS, fhS int         // their strides in floats
+	tok                                              []scratch
 }
 
 // chunkField is one field of a chunk: its base and stride, and the floats
@@ -95,6 +96,7 @@ func (g *Model) chunkFields(ch *chunk) []chunkField {
 	}
 	if c.NLayer > c.NumAttention() {
 		fs = append(fs, chunkField{&ch.qkv, &ch.qkvS, c.SSMConvChannels() + c.SSMInnerSize + 2*c.SSMNumVHeads},
+			chunkField{&ch.y, &ch.yS, c.SSMConvChannels()}, chunkField{&ch.o, &ch.oS, c.SSMInnerSize},
 			chunkField{&ch.on, &ch.onS, c.SSMInnerSize})
 	}
 	return append(fs, chunkField{&ch.fg, &ch.fgS, 2 * c.NFF}, chunkField{&ch.fh, &ch.fhS, c.NFF})
@@ -123,6 +125,7 @@ func (g *Model) chunkViews(cc *Cache) {
 		s.x, s.xn = at(ch.x, ch.xS, t), at(ch.xn, ch.xnS, t)
 		s.qg, s.attn = at(ch.qg, ch.qgS, t), at(ch.attn, ch.attnS, t)
 		s.qkv, s.on = at(ch.qkv, ch.qkvS, t), at(ch.on, ch.onS, t)
+		s.y, s.o = at(ch.y, ch.yS, t), at(ch.o, ch.oS, t)
 		s.fg, s.fh = at(ch.fg, ch.fgS, t), at(ch.fh, ch.fhS, t)
 		g.fusedViews(&s)
 		ch.tok[t] = s
@@ -335,10 +338,8 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 			[]dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
 			return err
 		}
-		for t := range tokens {
-			if err := g.gdnKernels(cc, &ch.tok[t], L); err != nil {
-				return fmt.Errorf("position %d: %w", from+t, err)
-			}
+		if err := g.gdnChunk(cc, L, n); err != nil {
+			return err
 		}
 		if err := g.batch(n, t0.x, ch.xS, L.ssmOut, t0.on, ch.onS, mvAccumulate, 0); err != nil {
 			return err
@@ -360,6 +361,31 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		}
 	}
 	return g.batch(n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate, 0)
+}
+
+// gdnChunk is gdnKernels for the chunk's n tokens: the conv and the delta
+// rule once each over the chunk (each token's arithmetic the step
+// kernels'), the gated norm per token.
+func (g *Model) gdnChunk(cc *Cache, L *layerWeights, n int) error {
+	c := &g.cfg
+	ch := &cc.ch
+	st := cc.gdn[L.gdnIndex]
+	t0 := &ch.tok[0]
+	if err := g.k.GDNConvChunk(t0.y, st.conv, t0.qkv, L.conv.ptr, int32(c.SSMConvChannels()), int32(c.SSMConvKernel),
+		int32(n), int32(ch.qkvS), int32(ch.yS)); err != nil {
+		return err
+	}
+	K := uint64(c.SSMKeyDim()) * 4
+	if err := g.k.GDNDeltaChunk(st.state, t0.o, t0.y, t0.y.Add(K), t0.y.Add(2*K), t0.b, t0.a, L.a.ptr, L.dt.ptr,
+		int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, model.L2NormEps, int32(n), int32(ch.yS), int32(ch.qkvS), int32(ch.oS)); err != nil {
+		return err
+	}
+	for t := range n {
+		if err := g.gdnNorm(&ch.tok[t], L); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // batchNormed is normed for a chunk: the products of rmsnorm(x_t)·norm

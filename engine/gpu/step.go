@@ -253,6 +253,12 @@ func (g *Model) gdnKernels(cc *Cache, s *scratch, L *layerWeights) error {
 	if g.omit.gdnNorm {
 		return nil
 	}
+	return g.gdnNorm(s, L)
+}
+
+// gdnNorm is the Gated DeltaNet's output norm: on = rmsnorm(o)·ssm_norm·silu(z).
+func (g *Model) gdnNorm(s *scratch, L *layerWeights) error {
+	c := &g.cfg
 	g.note(launchShape{}, L.ssmNorm.ggufBytes(), 0)
 	return g.k.RMSNormGated(s.on, s.o, L.ssmNorm.ptr, s.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps)
 }
