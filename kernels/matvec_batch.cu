@@ -13,9 +13,12 @@
 // feeds n tokens' sums, so a lane holds n*R accumulators and two loads per
 // row in flight (U = 2) are enough to keep the stream going.
 //
-// x_t = x + t*x_stride, y_t = y + t*y_stride (floats). stage 1 has the
-// block normalise every token's x into its own cols floats of dynamic
-// shared memory with memra_mv_input, the decode kernels' fused norm; stage
+// x_t = x + t*x_stride, y_t = y + t*y_stride (floats); x_stride % 4 == 0,
+// so that every x_t is 16-byte aligned or none is, and the rows take the
+// decode kernel's path for each (the host's strides are multiples of 64).
+// stage 1 has the block normalise every token's x into its own cols floats
+// of dynamic shared memory (memra_mvb_inputs, built from memra_mv_input's
+// pieces: the decode kernels' fused norm); stage
 // 2 copies x_t there as it is (where the host has the room: a chunk of
 // n_ff-wide inputs may not fit); stage 0 reads x_t from global memory. The
 // copies are laid out so that a warp's reads of them are conflict-free
@@ -35,7 +38,7 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
-    // The decode kernel's test, for every token's x (x_stride keeps each
+    // The decode kernel's test, for every token's x (x_stride % 4 == 0: each
     // 16-byte aligned when x is).
     const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
     const memra_q8_lanes ls = LS ? memra_q8_lane_layout(cols) : memra_q8_lanes{1, cols >> 5};
@@ -226,13 +229,10 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
         // on a copy in shared memory).
         constexpr int V = memra_mv_kind<KIND>::V;
         const bool perm = cols % V == 0 && memra_aligned16(W);
-        if (stage == 2) {
+        if (stage == 2)
             memra_mvb_copy<V / 4>(memra_xs, x, cols, perm, n, x_stride);
-        } else if ((x_stride & 3) == 0) {
+        else
             memra_mvb_inputs<V / 4>(memra_xs, x, norm_w, cols, eps, perm, n, x_stride);
-        } else { // tokens aligned unlike one another: each normalised as its decode step does
-            for (int t = 0; t < n; t++) memra_mv_input<V / 4>(memra_xs + t * cols, x + (long long)t * x_stride, norm_w, cols, eps, perm);
-        }
         memra_mvb_rows<KIND, KW, LS, false>(y, W, S, memra_xs, cols, rows, cols, mode, n, y_stride);
     } else {
         memra_mvb_rows<KIND, KW, LS, true>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride);

@@ -851,6 +851,16 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 			decode[mk.Name] = mk
 		}
 	}
+	// memra_mvb_rows' R, the rows a warp group sums: the unit's size.
+	src, err := os.ReadFile("matvec_batch.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`constexpr int R = (\d+),`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("matvec_batch.cu: no constexpr int R = ...")
+	}
+	rows, _ := strconv.Atoi(string(m[1]))
 	covered := map[string]bool{}
 	for _, bk := range MatvecBatchKernels() {
 		m := mvbArgs.FindStringSubmatch(body("matvec_batch.cu", bk.Name))
@@ -879,8 +889,8 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 				t.Errorf("%s: type %d wide %v, but %s is type %d wide %v", bk.Name, bk.GgmlType, bk.Wide, of, mk.GgmlType, mk.Wide)
 			}
 		}
-		if k, _ := strconv.Atoi(kw); k == 0 || (MatvecThreads/32/k)*4 != bk.RowsPerBlock {
-			t.Errorf("%s: KW %s with R 4 does not give RowsPerBlock %d", bk.Name, kw, bk.RowsPerBlock)
+		if k, _ := strconv.Atoi(kw); k == 0 || (MatvecThreads/32/k)*rows != bk.RowsPerBlock {
+			t.Errorf("%s: KW %s with R %d does not give RowsPerBlock %d", bk.Name, kw, rows, bk.RowsPerBlock)
 		}
 	}
 	for n := range decode {

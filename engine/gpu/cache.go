@@ -157,8 +157,8 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		default:
 			cc.scratchBytes += b.bytes
 		}
-		if b.kind != bufChunk {
-			cc.hotBytes = uint64(p) + align(b.bytes) - uint64(cc.hot)
+		if b.kind == bufState || b.kind == bufScratch {
+			cc.hotBytes = uint64(p) + b.bytes - uint64(cc.hot) // to the end of the last one, as the arena's end was before chunks
 		}
 	}
 	if l2HoldPays(cc.hotBytes, g.stepBytes) {
@@ -359,7 +359,8 @@ func (cc *Cache) Len() int { return cc.n }
 func (cc *Cache) Capacity() int { return cc.capacity }
 
 // Bytes reports the device memory of the KV cache, the recurrent states and
-// the step scratch.
+// the activations: the step scratch and, where the model primes in chunks,
+// the chunk's (prefill.go).
 func (cc *Cache) Bytes() (kv, state, scratch uint64) {
 	return cc.kvBytes, cc.stateBytes, cc.scratchBytes
 }

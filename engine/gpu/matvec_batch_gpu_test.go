@@ -82,8 +82,9 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	dx = dx.Add(uint64(xoff))
 	nwh := ktUniform(r, cols, 0.5, 1.5)
 	nw := ktUpload(t, v, nwh, 0)
-	y0 := ktUniform(r, n*ys, -4, 4)
-	want, got := v.alloc(t, n*ys*4), v.alloc(t, n*ys*4)
+	// One token more than the launch's: the kernel must leave it alone.
+	y0 := ktUniform(r, (n+1)*ys, -4, 4)
+	want, got := v.alloc(t, (n+1)*ys*4), v.alloc(t, (n+1)*ys*4)
 	dxn := v.alloc(t, n*xs*4) // matvec_batch_norm's output: 256-byte aligned, as a chunk's xn
 	units := (rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
 
@@ -101,7 +102,7 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 			}
 			for _, blocks := range []int{units, min(3, units)} {
 				for _, p := range []cuda.DevPtr{want, got} {
-					v.poison(t, p, n*ys, ktNaN)
+					v.poison(t, p, (n+1)*ys, ktNaN)
 					if mode == mvAccumulate {
 						ktPut(t, v, p, y0)
 					}
@@ -119,7 +120,16 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 					ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mode, norm, stage, 1e-6,
 						int32(n), int32(xs), int32(ys), blocks))
 				}
-				wh, gh := ktGet[uint32](t, v, want, n*ys), ktGet[uint32](t, v, got, n*ys)
+				wh, gh := ktGet[uint32](t, v, want, (n+1)*ys), ktGet[uint32](t, v, got, (n+1)*ys)
+				for i := n * ys; i < (n+1)*ys; i++ {
+					before := ktNaN
+					if mode == mvAccumulate {
+						before = math.Float32bits(y0[i])
+					}
+					if gh[i] != before {
+						t.Fatalf("mode %d stage %d: %#08x at %d of token %d, past the %d launched, was %#08x", mode, stage, gh[i], i-n*ys, n, n, before)
+					}
+				}
 				for tk := range n {
 					at := tk * ys
 					if i := ktFirstDiff(gh[at:at+out], wh[at:at+out]); i >= 0 {

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -26,7 +27,7 @@ import (
 
 // prefillPlan is how a model primes in chunks.
 type prefillPlan struct {
-	tokens int // per chunk: kernels.MatvecBatchTokens, fewer where x's copies would not fit shared memory
+	tokens int // per chunk: kernels.MatvecBatchTokens, fewer where q8_0's normalised copies would not fit shared memory
 	// stageMax is the dynamic shared memory every batch kernel may take: a
 	// chunk's inputs of up to stageMax/(tokens·4) columns are staged there.
 	stageMax int
@@ -190,7 +191,15 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 		return nil, err
 	}
 	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax}
-	for g.cfg.NEmbd <= maxFusedNormCols && p.tokens > 1 && p.tokens*g.cfg.NEmbd*4 > stageMax {
+	// Where a launch fuses the norm into its staged copies (q8_0's), the
+	// chunk's copies of the residual stream must fit.
+	stagedNorm := false
+	for i := range g.ls {
+		for _, w := range g.ls[i].matrices() {
+			stagedNorm = stagedNorm || g.ls[i].normed(w) && stagesCopies(w.typ)
+		}
+	}
+	for stagedNorm && p.tokens > 1 && p.tokens*g.cfg.NEmbd*4 > stageMax {
 		p.tokens--
 	}
 	if p.tokens < 2 {
@@ -279,6 +288,9 @@ func batchGrids(e *cuda.Engine, mod cuda.Module, launches []mvbKey) (map[mvbKey]
 // chunks, without their logits, on the engine thread; it never
 // synchronises. It leaves the cache as feeding them one step at a time.
 func (g *Model) prefill(cc *Cache, tokens []int32, from int) error {
+	if len(cc.ch.tok) == 0 {
+		return errors.New("prefill: the cache has no chunk (the model feeds prompts token by token)")
+	}
 	if cc.l2 != nil {
 		g.e.SetL2Window(cc.hot, cc.hotBytes)
 	} else {
@@ -430,6 +442,10 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 // x_t = x + t·xStride and y_t = y + t·yStride floats, with the batch kernel
 // whose sums are W's decode kernel's.
 func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32, norm cuda.DevPtr) error {
+	if xStride%4 != 0 {
+		// Every token's x 16-byte aligned or none, as the kernels' paths assume (matvec_batch.cu).
+		return fmt.Errorf("%s: batch input stride %d floats is not a multiple of 4", w.name, xStride)
+	}
 	v := batchVariant(w)
 	bk, ok := batchKernel(v)
 	if !ok {

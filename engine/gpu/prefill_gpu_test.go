@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -16,16 +17,29 @@ import (
 // the same logits, bit for bit, from the next step, which reads every KV
 // entry written. Every weight type with batch kernels, f16 and FP8 KV;
 // n_ff = 1,536 puts the FFN's 3,072 paired rows on the plain f16/bf16
-// kernels and q8_0's wave form, the rest on the wide ones; prompts of one
-// partial chunk, of a chunk and a token, and of 77 tokens in two calls
-// (the second from position 5, as Session.Feed continues) crossing the
-// 64-key bucket. The K-quant mix has no batch kernels and must fall back,
-// as must Options.TokenFeed.
+// kernels and q8_0's wave form, the rest on the wide ones; and a mix of
+// types (mixedTypes) whose attention q|k|v, DeltaNet inputs and FFN gate
+// and up are not fused: the parts' launches at the fused buffers' strides,
+// q8_0's staged norm beside matvec_batch_norm's inputs, the per-token
+// SwiGLU. Prompts of one partial chunk, of a chunk and a token, and of 77
+// tokens in two calls (the second from position 5, as Session.Feed
+// continues) crossing the 64-key bucket. The K-quant mix has no batch
+// kernels and must fall back, as must Options.TokenFeed.
 func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 	e := decodeEngine(t)
+	type typing struct {
+		name string
+		typ  func(string) gguf.Type
+	}
+	var typings []typing
 	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
-		spec := gpuTinySpec(typ, false, 21)
+		typings = append(typings, typing{typ.String(), func(string) gguf.Type { return typ }})
+	}
+	for _, ty := range append(typings, typing{"mixed", mixedTypes}) {
+		typ := ty.name
+		spec := gpuTinySpec(gguf.TypeQ8_0, false, 21)
 		spec.NFF = 1536
+		spec.Type = ty.typ
 		m := modeltest.Load(t, spec)
 		for _, fp8 := range []bool{false, true} {
 			g := loadModel(t, e, m, Options{KVFP8: fp8})
@@ -66,9 +80,21 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 	}
 }
 
+// mixedTypes types a model q8_0 but for bf16 attn_v, ffn_up and ssm_beta
+// and f32 ssm_alpha: no group of matrices that share an input is fused.
+func mixedTypes(name string) gguf.Type {
+	switch {
+	case strings.Contains(name, "attn_v."), strings.Contains(name, "ffn_up"), strings.Contains(name, "ssm_beta"):
+		return gguf.TypeBF16
+	case strings.Contains(name, "ssm_alpha"):
+		return gguf.TypeF32
+	}
+	return gguf.TypeQ8_0
+}
+
 // primed returns a fresh cache with prompt fed, in chunks or one step per
-// token; closed when the test ends. Prompts of more than 5 tokens go in two
-// calls, the second from position 5.
+// token; closed when the test ends. Prompts of more than 16 tokens go in
+// two calls, the second from position 5.
 func primed(t *testing.T, g *Model, prompt []int32, chunks bool) *Cache {
 	t.Helper()
 	cc, err := g.NewCache(len(prompt) + 4)
@@ -80,7 +106,7 @@ func primed(t *testing.T, g *Model, prompt []int32, chunks bool) *Cache {
 		t.Fatalf("cache without a chunk (%d token views)", len(cc.ch.tok))
 	}
 	parts := [][]int32{prompt}
-	if len(prompt) > 5 {
+	if len(prompt) > 16 {
 		parts = [][]int32{prompt[:5], prompt[5:]}
 	}
 	err = g.e.Do(func() error {
