@@ -148,6 +148,21 @@ __device__ __forceinline__ void memra_delta_token(float4 (&M)[RPW], float (&s)[R
     memra_warp_sums<RPW>(s);
 }
 
+// A delta-rule block's rows: V head h's K head hk (head_map as gdn_delta
+// says), the warp's first row j0 of the block's MEMRA_GDN_ROWS, and its RPW
+// rows M of the state loaded, a lane's float4 of each (mrow: where they
+// go back).
+template <int RPW>
+__device__ __forceinline__ void memra_delta_rows(float4 (&M)[RPW], float4*& mrow, int& hk, int& j0, float* state, int h, int h_k, int h_v,
+                                                 int head_map) {
+    constexpr int S = MEMRA_GDN_S;
+    hk = head_map == 0 ? h % h_k : h / (h_v / h_k);
+    j0 = blockIdx.y * MEMRA_GDN_ROWS + (threadIdx.x >> 5) * RPW;
+    mrow = reinterpret_cast<float4*>(state + ((long long)h * S + j0) * S) + (threadIdx.x & 31);
+#pragma unroll
+    for (int r = 0; r < RPW; r++) M[r] = mrow[r * (S / 4)];
+}
+
 // state: [H_v][128][128] f32 (updated); o: [H_v][128] f32; q, k: [H_k][128] f32; v: [H_v][128] f32;
 // b, a, ssm_a, dt_bias: [H_v] f32. All pointers 16-byte aligned.
 extern "C" __global__ void __launch_bounds__(MEMRA_GDN_THREADS)
@@ -160,15 +175,12 @@ gdn_delta(float* state, float* o, const float* q, const float* k, const float* v
     constexpr int RPW = MEMRA_GDN_ROWS / (MEMRA_GDN_THREADS / 32); // rows per warp
     const int h = blockIdx.x;
     if (h >= h_v) return;
-    const int hk = head_map == 0 ? h % h_k : h / (h_v / h_k);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int j0 = blockIdx.y * MEMRA_GDN_ROWS + warp * RPW;
-
-    // Issue the state loads first: they are the traffic that matters.
-    float4* mrow = reinterpret_cast<float4*>(state + ((long long)h * S + j0) * S) + lane;
+    const int lane = threadIdx.x & 31;
+    int hk, j0;
+    float4* mrow;
     float4 M[RPW];
-#pragma unroll
-    for (int r = 0; r < RPW; r++) M[r] = mrow[r * (S / 4)];
+    // Issue the state loads first: they are the traffic that matters.
+    memra_delta_rows<RPW>(M, mrow, hk, j0, state, h, h_k, h_v, head_map);
 
     // Then every other input, before any arithmetic. v inside the row loop
     // would wait behind the previous row's state store, which the compiler
@@ -249,13 +261,11 @@ gdn_delta_chunk(float* state, float* o, const float* q, const float* k, const fl
     constexpr int RPW = MEMRA_GDN_ROWS / (MEMRA_GDN_THREADS / 32); // rows per warp
     const int h = blockIdx.x;
     if (h >= h_v) return;
-    const int hk = head_map == 0 ? h % h_k : h / (h_v / h_k);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int j0 = blockIdx.y * MEMRA_GDN_ROWS + warp * RPW;
-    float4* mrow = reinterpret_cast<float4*>(state + ((long long)h * S + j0) * S) + lane;
+    const int lane = threadIdx.x & 31;
+    int hk, j0;
+    float4* mrow;
     float4 M[RPW];
-#pragma unroll
-    for (int r = 0; r < RPW; r++) M[r] = mrow[r * (S / 4)];
+    memra_delta_rows<RPW>(M, mrow, hk, j0, state, h, h_k, h_v, head_map);
     const float sa = ssm_a[h], dt = dt_bias[h];
     for (int t = 0; t < n; t++) {
         const long long qo = (long long)t * qkv_stride, bo = (long long)t * ba_stride;
