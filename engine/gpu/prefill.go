@@ -13,13 +13,13 @@ import (
 // Prefill: a prompt's tokens are known before they are fed, so priming
 // runs them through each layer in chunks of up to kernels.MatvecBatchTokens:
 // every projection of the layer is one matvec_batch launch that streams the
-// weights once for the whole chunk, and only the kernels between the
-// projections run as a decode step runs them: the causal conv and the delta
-// rule once each over the chunk, token by token inside, the attention and
-// the gated norm one launch a token, in position order. The batch kernels add each
+// weights once for the whole chunk, and the kernels between the projections
+// run as a decode step runs them: the causal conv and the delta rule once
+// each over the chunk (token by token inside), the attention and the gated
+// norm one launch a token, in position order. The batch kernels add each
 // token's sums exactly as the decode kernel of the same matrix does
 // (matvec_batch.cu), so a chunk leaves the cache the bits that feeding its
-// tokens one step at a time leaves (TestPrefillMatchesTokenFeed).
+// tokens one step at a time leaves (TestGPUPrefillMatchesTokenFeed).
 //
 // Models with a matrix the batch family does not cover (the K-quants'
 // tensor-core kernels) and models loaded with Options.TokenFeed or Omit feed
@@ -173,8 +173,9 @@ func batchKernel(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
 
 // planPrefill decides whether g primes in chunks and sizes them: nil where
 // a layer's matrix has no batch kernel, or Options ask for token feed. Every
-// batch kernel may take the shared memory the GPU allows a block; the fused
-// norm stages every token's x there, so the chunk shrinks until that fits.
+// batch kernel may take the shared memory the GPU allows a block; where
+// q8_0 launches normalise every token's x into it, the chunk shrinks until
+// those copies fit.
 func (g *Model) planPrefill() (*prefillPlan, error) {
 	if g.opt.TokenFeed || len(g.opt.Omit) > 0 {
 		return nil, nil
