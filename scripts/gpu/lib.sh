@@ -38,7 +38,7 @@ wait_synth() { [ -z "${SYNTH// /}" ] || wait $SYNTH; }
 gpu_tests() {
   el "engine/gpu tests ($1)"
   (cd engine/gpu && timeout 240 "$R/bin/$1/engine_gpu.test" -test.run 'GPU|Matvec|RowsView|SplitHeads' -test.v -test.timeout 230s > "$OUT/gputest.txt" 2>&1)
-  grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic" "$OUT/gputest.txt" | grep -v "^    --- PASS" | head -40
+  grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic" "$OUT/gputest.txt" | grep -v "^    --- PASS" | head -80
 }
 
 # kq_tests BIN: the engine/gpu tests a K-quant matvec change touches (the
