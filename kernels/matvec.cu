@@ -60,6 +60,13 @@ __device__ __forceinline__ int memra_xs_slot(int i, int n4, bool perm) {
     return XF4 > 1 && perm ? (i % XF4) * (n4 / XF4) + i / XF4 : i;
 }
 
+// Where element i of a copy of cols floats goes (memra_xs_slot's float4,
+// the element's place in it).
+template <int XF4>
+__device__ __forceinline__ int memra_xs_elem(int i, int cols, bool perm) {
+    return XF4 > 1 && perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i;
+}
+
 // The norm's three pieces of arithmetic, shared with the batch kernels'
 // memra_mvb_inputs (matvec_batch.cu), which must give every token the bits
 // a decode step gives it: a thread's partial sum of squares, the inverse
@@ -104,7 +111,7 @@ __device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const 
             reinterpret_cast<float4*>(xs)[memra_xs_slot<XF4>(i, n, perm)] =
                 memra_mv_scale(reinterpret_cast<const float4*>(x)[i], inv, reinterpret_cast<const float4*>(norm_w)[i]);
         } else {
-            xs[XF4 > 1 && perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = x[i] * inv * norm_w[i];
+            xs[memra_xs_elem<XF4>(i, cols, perm)] = x[i] * inv * norm_w[i];
         }
     }
     __syncthreads();

@@ -186,7 +186,7 @@ __device__ __forceinline__ void memra_mvb_inputs(float* xs, const float* x, cons
                 reinterpret_cast<float4*>(st)[memra_xs_slot<XF4>(i, m, perm)] =
                     memra_mv_scale(reinterpret_cast<const float4*>(xt)[i], inv[t], reinterpret_cast<const float4*>(norm_w)[i]);
             } else {
-                st[XF4 > 1 && perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = xt[i] * inv[t] * norm_w[i];
+                st[memra_xs_elem<XF4>(i, cols, perm)] = xt[i] * inv[t] * norm_w[i];
             }
         }
     }
@@ -209,7 +209,7 @@ __device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int co
             if (vec)
                 reinterpret_cast<float4*>(st)[memra_xs_slot<XF4>(i, m, perm)] = reinterpret_cast<const float4*>(xt)[i];
             else
-                st[perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i] = xt[i];
+                st[memra_xs_elem<XF4>(i, cols, perm)] = xt[i];
         }
     }
     __syncthreads();

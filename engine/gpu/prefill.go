@@ -292,11 +292,7 @@ func (g *Model) prefill(cc *Cache, tokens []int32, from int) error {
 	if len(cc.ch.tok) == 0 {
 		return errors.New("prefill: the cache has no chunk (the model feeds prompts token by token)")
 	}
-	if cc.l2 != nil {
-		g.e.SetL2Window(cc.hot, cc.hotBytes)
-	} else {
-		g.e.SetL2Window(0, 0)
-	}
+	g.l2Window(cc)
 	for i := 0; i < len(tokens); i += cc.ch.tokens {
 		part := tokens[i:min(i+cc.ch.tokens, len(tokens))]
 		if err := g.prefillChunk(cc, part, from+i); err != nil {

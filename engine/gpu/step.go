@@ -39,11 +39,7 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	if a.feed && a.deviceToken {
 		return errors.New("a feed step takes its token and position from the host") // nothing would advance the counters
 	}
-	if cc.l2 != nil {
-		g.e.SetL2Window(cc.hot, cc.hotBytes)
-	} else {
-		g.e.SetL2Window(0, 0)
-	}
+	g.l2Window(cc)
 	if !g.omit.embed {
 		if err := g.embed(s.x, a.token, a.dtok); err != nil {
 			return err
@@ -99,6 +95,16 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	}
 	// argmax_final also ends the step: token, pos, t_kv and step advance.
 	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, int32(c.NVocab))
+}
+
+// l2Window gives the launches that follow the L2 window over cc's state and
+// scratch where cc holds a part of the L2 for them, and none otherwise.
+func (g *Model) l2Window(cc *Cache) {
+	if cc.l2 != nil {
+		g.e.SetL2Window(cc.hot, cc.hotBytes)
+	} else {
+		g.e.SetL2Window(0, 0)
+	}
 }
 
 // attention is the (gated) attention mixer for one token:
