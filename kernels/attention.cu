@@ -591,11 +591,8 @@ attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const u
 // of dim lane, and the NJ partial sums are added in j order. One thread per
 // dim walking every split in turn made the merge a chain of n_splits
 // dependent trips (~16-24 µs per layer at 32k, run22's profile).
-extern "C" __global__ void __launch_bounds__(MEMRA_COMBINE_THREADS)
-attn_combine(float* out, const float* part_ms, const float* part_acc, const float* gate,
-             int n_head, int head_dim, int n_splits, int gate_stride) {
-    memra_grid_wait();
-    memra_grid_launch_dependents();
+__device__ __forceinline__ void memra_attn_combine(float* out, const float* part_ms, const float* part_acc, const float* gate,
+                                                   int n_head, int head_dim, int n_splits, int gate_stride) {
     constexpr int NJ = MEMRA_COMBINE_THREADS / 32; // split groups
     extern __shared__ float f[];
     __shared__ float red[NJ];
@@ -631,4 +628,27 @@ attn_combine(float* out, const float* part_ms, const float* part_acc, const floa
         if (gate) o *= memra_sigmoid(gate[(long long)h * gate_stride + d]);
         out[(long long)h * head_dim + d] = o;
     }
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_COMBINE_THREADS)
+attn_combine(float* out, const float* part_ms, const float* part_acc, const float* gate,
+             int n_head, int head_dim, int n_splits, int gate_stride) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_combine(out, part_ms, part_acc, gate, n_head, head_dim, n_splits, gate_stride);
+}
+
+// attn_combine for the n_tok tokens of a prompt chunk whose steps share a
+// bucket (n_splits), token t's blocks grid.z = t's (the grid is n_tok
+// deep): its out, part_ms, part_acc and gate start t·out_tok, t·ms_tok,
+// t·acc_tok and t·gate_tok floats after token 0's, and its bits are
+// attn_combine's.
+extern "C" __global__ void __launch_bounds__(MEMRA_COMBINE_THREADS)
+attn_combine_chunk(float* out, const float* part_ms, const float* part_acc, const float* gate, int n_head, int head_dim,
+                   int n_splits, int gate_stride, int n_tok, int out_tok, int ms_tok, int acc_tok, int gate_tok) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    const long long t = blockIdx.z;
+    memra_attn_combine(out + t * out_tok, part_ms + t * ms_tok, part_acc + t * acc_tok, gate ? gate + t * gate_tok : gate,
+                       n_head, head_dim, n_splits, gate_stride);
 }

@@ -86,6 +86,31 @@ __device__ __forceinline__ long long memra_prep_block(float* q, const float* qg,
     return (long long)j * capacity + e.p;
 }
 
+// A step's preparation after its wait (both kernels below, and their chunk
+// forms a token at a time; e is memra_prep_before_wait's): kc and vc are
+// f16 bits, or e4m3 bytes with kscale and vscale, one f32 per (KV head,
+// token), where FP8.
+template <bool FP8>
+__device__ __forceinline__ void memra_attn_prep(float* q, const float* qg, int q_stride, const float* q_norm, const float* kraw,
+                                                const float* k_norm, const float* v, void* kc, void* vc, float* kscale, float* vscale,
+                                                int n_head, int n_kv, int head_dim, int n_rot, int capacity, const memra_prep_early& e,
+                                                float eps) {
+    __shared__ float scratch[MEMRA_NORM_THREADS / 32];
+    __shared__ float xs[MEMRA_PREP_MAX_DH];
+    __shared__ float ks[MEMRA_PREP_MAX_DH];
+    const long long row = memra_prep_block(q, qg, q_stride, q_norm, kraw, k_norm, n_head, n_kv, head_dim, n_rot, capacity, e, eps, ks,
+                                           xs, scratch);
+    if (row < 0) return;
+    const float* vr = v + (long long)(blockIdx.x - n_head) * head_dim;
+    if (FP8) {
+        memra_kv_row_fp8<MEMRA_NORM_THREADS>(static_cast<unsigned char*>(kc), static_cast<unsigned char*>(vc), kscale, vscale, row, ks,
+                                             vr, head_dim, scratch);
+    } else {
+        memra_kv_row_f16<MEMRA_NORM_THREADS>(static_cast<unsigned short*>(kc), static_cast<unsigned short*>(vc), row * head_dim, ks, vr,
+                                             head_dim);
+    }
+}
+
 // q: [n_head][dh] f32 out; qg: q heads at stride q_stride; kraw, v: [n_kv][dh] f32;
 // q_norm, k_norm: [dh] f32; kc, vc: [n_kv][capacity][dh] f16 bits; dh <= 256
 extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
@@ -95,13 +120,8 @@ attn_prep_f16(float* q, const float* qg, int q_stride, const float* q_norm, cons
     const memra_prep_early e = memra_prep_before_wait(pos, dpos, q_norm, k_norm, n_head, head_dim, n_rot, base);
     memra_grid_wait();
     memra_grid_launch_dependents();
-    __shared__ float scratch[MEMRA_NORM_THREADS / 32];
-    __shared__ float xs[MEMRA_PREP_MAX_DH];
-    __shared__ float ks[MEMRA_PREP_MAX_DH];
-    const long long row = memra_prep_block(q, qg, q_stride, q_norm, kraw, k_norm, n_head, n_kv, head_dim, n_rot, capacity, e, eps, ks,
-                                           xs, scratch);
-    if (row < 0) return;
-    memra_kv_row_f16<MEMRA_NORM_THREADS>(kc, vc, row * head_dim, ks, v + (long long)(blockIdx.x - n_head) * head_dim, head_dim);
+    memra_attn_prep<false>(q, qg, q_stride, q_norm, kraw, k_norm, v, kc, vc, nullptr, nullptr, n_head, n_kv, head_dim, n_rot, capacity,
+                           e, eps);
 }
 
 // As attn_prep_f16 with an e4m3 cache: kc, vc [n_kv][capacity][dh] bytes and
@@ -113,12 +133,37 @@ attn_prep_fp8(float* q, const float* qg, int q_stride, const float* q_norm, cons
     const memra_prep_early e = memra_prep_before_wait(pos, dpos, q_norm, k_norm, n_head, head_dim, n_rot, base);
     memra_grid_wait();
     memra_grid_launch_dependents();
-    __shared__ float scratch[MEMRA_NORM_THREADS / 32];
-    __shared__ float xs[MEMRA_PREP_MAX_DH];
-    __shared__ float ks[MEMRA_PREP_MAX_DH];
-    const long long row = memra_prep_block(q, qg, q_stride, q_norm, kraw, k_norm, n_head, n_kv, head_dim, n_rot, capacity, e, eps, ks,
-                                           xs, scratch);
-    if (row < 0) return;
-    memra_kv_row_fp8<MEMRA_NORM_THREADS>(kc, vc, kscale, vscale, row, ks, v + (long long)(blockIdx.x - n_head) * head_dim,
-                                         head_dim, scratch);
+    memra_attn_prep<true>(q, qg, q_stride, q_norm, kraw, k_norm, v, kc, vc, kscale, vscale, n_head, n_kv, head_dim, n_rot, capacity,
+                          e, eps);
+}
+
+// The chunk forms: attn_prep_f16 and attn_prep_fp8 for the n_tok tokens of
+// a prompt chunk at positions pos, pos + 1, ..., token t's blocks grid.y =
+// t's (the grid is n_tok tall). Token t's q starts t·q_tok floats after
+// token 0's and its qg, kraw and v (the fused projection's output, one
+// buffer) t·in_tok floats after; each token's bits, and the cache slot it
+// fills, are the step kernel's at its position. The prompt's positions are
+// the host's, never a device counter.
+extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
+attn_prep_f16_chunk(float* q, const float* qg, int q_stride, const float* q_norm, const float* kraw, const float* k_norm,
+                    const float* v, unsigned short* kc, unsigned short* vc, int n_head, int n_kv, int head_dim, int n_rot,
+                    int capacity, int pos, float base, float eps, int n_tok, int q_tok, int in_tok) {
+    const long long t = blockIdx.y;
+    const memra_prep_early e = memra_prep_before_wait(pos + (int)t, nullptr, q_norm, k_norm, n_head, head_dim, n_rot, base);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_prep<false>(q + t * q_tok, qg + t * in_tok, q_stride, q_norm, kraw + t * in_tok, k_norm, v + t * in_tok, kc, vc, nullptr,
+                           nullptr, n_head, n_kv, head_dim, n_rot, capacity, e, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
+attn_prep_fp8_chunk(float* q, const float* qg, int q_stride, const float* q_norm, const float* kraw, const float* k_norm,
+                    const float* v, unsigned char* kc, unsigned char* vc, float* kscale, float* vscale, int n_head, int n_kv,
+                    int head_dim, int n_rot, int capacity, int pos, float base, float eps, int n_tok, int q_tok, int in_tok) {
+    const long long t = blockIdx.y;
+    const memra_prep_early e = memra_prep_before_wait(pos + (int)t, nullptr, q_norm, k_norm, n_head, head_dim, n_rot, base);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_prep<true>(q + t * q_tok, qg + t * in_tok, q_stride, q_norm, kraw + t * in_tok, k_norm, v + t * in_tok, kc, vc, kscale,
+                          vscale, n_head, n_kv, head_dim, n_rot, capacity, e, eps);
 }

@@ -56,7 +56,7 @@ func TestManifestKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := map[string]bool{}
-	rotates := map[string]bool{"rope_neox": true, "attn_prep_f16": true, "attn_prep_fp8": true}
+	rotates := map[string]bool{"rope_neox": true, "attn_prep_f16": true, "attn_prep_fp8": true, "attn_prep_f16_chunk": true, "attn_prep_fp8_chunk": true}
 	for _, k := range Spec() {
 		spec[k.Name] = true
 		info, ok := m.Kernels[k.Name]

@@ -49,21 +49,52 @@ rmsnorm(float* out, const float* x, const float* w, int rows, int n, int x_strid
 // under PDL everything two kernels back has completed when a kernel starts,
 // gdn.cu) are ready before the wait, so after it only x (the delta rule's
 // output) is read. The products are taken in the same order as before, so
-// the bits are the same.
-extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
-rmsnorm_gated(float* out, const float* x, const float* w, const float* z, int rows, int n, float eps) {
+// the bits are the same. Both kernels run these two helpers around their
+// wait, on blockIdx.x's row of their token's out, x and z.
+struct memra_gated_early {
+    float w0, s0;
+};
+
+__device__ __forceinline__ memra_gated_early memra_gated_before_wait(const float* w, const float* z, int rows, int n) {
+    const int r = blockIdx.x;
+    const bool first = r < rows && (int)threadIdx.x < n;
+    memra_gated_early e;
+    e.w0 = first ? __ldg(w + threadIdx.x) : 0.0f;
+    e.s0 = first ? memra_silu(__ldcg(z + (long long)r * n + threadIdx.x)) : 0.0f;
+    return e;
+}
+
+__device__ __forceinline__ void memra_gated_row(float* out, const float* x, const float* w, const float* z, int rows, int n, float eps,
+                                                const memra_gated_early& e) {
     __shared__ float scratch[MEMRA_NORM_THREADS / 32];
     const int r = blockIdx.x;
     const long long off = (long long)r * n;
-    const bool first = r < rows && (int)threadIdx.x < n;
-    const float w0 = first ? __ldg(w + threadIdx.x) : 0.0f;
-    const float s0 = first ? memra_silu(__ldcg(z + off + threadIdx.x)) : 0.0f;
-    memra_grid_wait();
-    memra_grid_launch_dependents();
     if (r >= rows) return;
     const float inv = memra_rms_inv(x + off, n, eps, scratch);
     for (int i = threadIdx.x; i < n; i += MEMRA_NORM_THREADS) {
         const bool own = i == (int)threadIdx.x;
-        out[off + i] = x[off + i] * inv * (own ? w0 : w[i]) * (own ? s0 : memra_silu(z[off + i]));
+        out[off + i] = x[off + i] * inv * (own ? e.w0 : w[i]) * (own ? e.s0 : memra_silu(z[off + i]));
     }
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
+rmsnorm_gated(float* out, const float* x, const float* w, const float* z, int rows, int n, float eps) {
+    const memra_gated_early e = memra_gated_before_wait(w, z, rows, n);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_gated_row(out, x, w, z, rows, n, eps, e);
+}
+
+// rmsnorm_gated for the n_tok tokens of a prompt chunk, token t's rows
+// grid.y = t's (the grid is n_tok tall): its out, x and z start
+// t·out_stride, t·x_stride and t·z_stride floats after token 0's, and its
+// bits are rmsnorm_gated's.
+extern "C" __global__ void __launch_bounds__(MEMRA_NORM_THREADS)
+rmsnorm_gated_chunk(float* out, const float* x, const float* w, const float* z, int rows, int n, float eps, int n_tok,
+                    int out_stride, int x_stride, int z_stride) {
+    const long long t = blockIdx.y;
+    const memra_gated_early e = memra_gated_before_wait(w, z + t * z_stride, rows, n);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_gated_row(out + t * out_stride, x + t * x_stride, w, z + t * z_stride, rows, n, eps, e);
 }

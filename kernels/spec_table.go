@@ -458,6 +458,13 @@ func Spec() []Kernel {
 				param("eps", F32)},
 			Block: [3]int{normThreads, 1, 1}, Grid: [3]string{"rows", one, one},
 		},
+		Kernel{
+			Name: "rmsnorm_gated_chunk", File: "rmsnorm.cu",
+			Doc: "rmsnorm_gated for the n_tok tokens of a prompt chunk, token t's out, x and z t*out_stride, t*x_stride and t*z_stride floats on",
+			Params: []Param{param("out", Ptr), param("x", Ptr), param("w", Ptr), param("z", Ptr), param("rows", I32), param("n", I32),
+				param("eps", F32), param("n_tok", I32), param("out_stride", I32), param("x_stride", I32), param("z_stride", I32)},
+			Block: [3]int{normThreads, 1, 1}, Grid: [3]string{"rows", "n_tok", one},
+		},
 	)
 
 	// The matvec family (matvec.cu; MatvecKernels). Every block loops over
@@ -543,6 +550,24 @@ func Spec() []Kernel {
 			Block: [3]int{normThreads, 1, 1}, Grid: [3]string{"n_head+n_kv", one, one},
 		},
 		Kernel{
+			Name: "attn_prep_f16_chunk", File: "attn_prep.cu",
+			Doc: "attn_prep_f16 for the n_tok tokens of a prompt chunk at positions pos, pos+1, ...: token t's q t*q_tok floats on, its qg, kraw and v t*in_tok",
+			Params: []Param{param("q", Ptr), param("qg", Ptr), param("q_stride", I32), param("q_norm", Ptr), param("kraw", Ptr),
+				param("k_norm", Ptr), param("v", Ptr), param("kc", Ptr), param("vc", Ptr), param("n_head", I32), param("n_kv", I32),
+				param("head_dim", I32), param("n_rot", I32), param("capacity", I32), param("pos", I32),
+				param("base", F32), param("eps", F32), param("n_tok", I32), param("q_tok", I32), param("in_tok", I32)},
+			Block: [3]int{normThreads, 1, 1}, Grid: [3]string{"n_head+n_kv", "n_tok", one},
+		},
+		Kernel{
+			Name: "attn_prep_fp8_chunk", File: "attn_prep.cu",
+			Doc: "attn_prep_fp8 for the n_tok tokens of a prompt chunk, strided as attn_prep_f16_chunk",
+			Params: []Param{param("q", Ptr), param("qg", Ptr), param("q_stride", I32), param("q_norm", Ptr), param("kraw", Ptr),
+				param("k_norm", Ptr), param("v", Ptr), param("kc", Ptr), param("vc", Ptr), param("kscale", Ptr), param("vscale", Ptr),
+				param("n_head", I32), param("n_kv", I32), param("head_dim", I32), param("n_rot", I32), param("capacity", I32),
+				param("pos", I32), param("base", F32), param("eps", F32), param("n_tok", I32), param("q_tok", I32), param("in_tok", I32)},
+			Block: [3]int{normThreads, 1, 1}, Grid: [3]string{"n_head+n_kv", "n_tok", one},
+		},
+		Kernel{
 			Name: "kv_store_f16", File: "kv_store.cu",
 			Doc: "write k, v [n_kv][head_dim] as f16 into cache slot pos of [n_kv][capacity][head_dim]",
 			Params: []Param{param("kc", Ptr), param("vc", Ptr), param("k", Ptr), param("v", Ptr), param("n_kv", I32),
@@ -577,6 +602,14 @@ func Spec() []Kernel {
 			Params: []Param{param("out", Ptr), param("part_ms", Ptr), param("part_acc", Ptr), param("gate", Ptr), param("n_head", I32),
 				param("head_dim", I32), param("n_splits", I32), param("gate_stride", I32)},
 			Block: [3]int{combineThreads, 1, 1}, Grid: [3]string{"n_head", "(head_dim+31)/32", one}, Shared: "n_splits*4",
+		},
+		Kernel{
+			Name: "attn_combine_chunk", File: "attention.cu",
+			Doc: "attn_combine for the n_tok tokens of a prompt chunk in one bucket: token t's out, part_ms, part_acc and gate t*out_tok, t*ms_tok, t*acc_tok and t*gate_tok floats on",
+			Params: []Param{param("out", Ptr), param("part_ms", Ptr), param("part_acc", Ptr), param("gate", Ptr), param("n_head", I32),
+				param("head_dim", I32), param("n_splits", I32), param("gate_stride", I32), param("n_tok", I32), param("out_tok", I32),
+				param("ms_tok", I32), param("acc_tok", I32), param("gate_tok", I32)},
+			Block: [3]int{combineThreads, 1, 1}, Grid: [3]string{"n_head", "(head_dim+31)/32", "n_tok"}, Shared: "n_splits*4",
 		},
 		Kernel{
 			Name: "gdn_conv", File: "gdn.cu",

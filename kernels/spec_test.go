@@ -507,7 +507,8 @@ func TestSASSWaitBeforeTrigger(t *testing.T) {
 }
 
 // earlyLoads are the kernels that load before memra_grid_wait().
-var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "attn_prep_f16": true, "attn_prep_fp8": true}
+var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "attn_prep_f16": true, "attn_prep_fp8": true,
+	"rmsnorm_gated_chunk": true, "attn_prep_f16_chunk": true, "attn_prep_fp8_chunk": true}
 
 func init() {
 	// Every attention split kernel prefetches its first keys (attention.cu).

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "bf7d0bb643ea7bd7c61881c2575181772fdc08385a047e286539465cfd141816"
+const specHash = "8b95cba3e0f587037e3768505229221888a5163e0788c7f3f655845ea61d2239"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -33,6 +33,7 @@ type Kernels struct {
 	kEmbedQ6K            kernelSlot // embed_q6_k
 	kRMSNorm             kernelSlot // rmsnorm
 	kRMSNormGated        kernelSlot // rmsnorm_gated
+	kRMSNormGatedChunk   kernelSlot // rmsnorm_gated_chunk
 	kMatvecF32           kernelSlot // matvec_f32
 	kMatvecF16           kernelSlot // matvec_f16
 	kMatvecF16Wide       kernelSlot // matvec_f16_wide
@@ -59,6 +60,8 @@ type Kernels struct {
 	kRoPENeox            kernelSlot // rope_neox
 	kAttnPrepF16         kernelSlot // attn_prep_f16
 	kAttnPrepFP8         kernelSlot // attn_prep_fp8
+	kAttnPrepF16Chunk    kernelSlot // attn_prep_f16_chunk
+	kAttnPrepFP8Chunk    kernelSlot // attn_prep_fp8_chunk
 	kKVStoreF16          kernelSlot // kv_store_f16
 	kKVStoreFP8          kernelSlot // kv_store_fp8
 	kAttnSplitF16D64     kernelSlot // attn_split_f16_d64
@@ -76,6 +79,7 @@ type Kernels struct {
 	kAttnSplitMMAF16D256 kernelSlot // attn_split_mma_f16_d256
 	kAttnSplitMMAFP8D256 kernelSlot // attn_split_mma_fp8_d256
 	kAttnCombine         kernelSlot // attn_combine
+	kAttnCombineChunk    kernelSlot // attn_combine_chunk
 	kGDNConv             kernelSlot // gdn_conv
 	kGDNDelta            kernelSlot // gdn_delta
 	kGDNConvChunk        kernelSlot // gdn_conv_chunk
@@ -116,6 +120,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"embed_q6_k", "embed.cu", 6, &ks.kEmbedQ6K},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
+		{"rmsnorm_gated_chunk", "rmsnorm.cu", 11, &ks.kRMSNormGatedChunk},
 		{"matvec_f32", "matvec.cu", 9, &ks.kMatvecF32},
 		{"matvec_f16", "matvec.cu", 9, &ks.kMatvecF16},
 		{"matvec_f16_wide", "matvec.cu", 9, &ks.kMatvecF16Wide},
@@ -142,6 +147,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
 		{"attn_prep_fp8", "attn_prep.cu", 20, &ks.kAttnPrepFP8},
+		{"attn_prep_f16_chunk", "attn_prep.cu", 20, &ks.kAttnPrepF16Chunk},
+		{"attn_prep_fp8_chunk", "attn_prep.cu", 22, &ks.kAttnPrepFP8Chunk},
 		{"kv_store_f16", "kv_store.cu", 9, &ks.kKVStoreF16},
 		{"kv_store_fp8", "kv_store.cu", 11, &ks.kKVStoreFP8},
 		{"attn_split_f16_d64", "attention.cu", 13, &ks.kAttnSplitF16D64},
@@ -159,6 +166,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"attn_split_mma_f16_d256", "attention_mma.cu", 13, &ks.kAttnSplitMMAF16D256},
 		{"attn_split_mma_fp8_d256", "attention_mma.cu", 15, &ks.kAttnSplitMMAFP8D256},
 		{"attn_combine", "attention.cu", 8, &ks.kAttnCombine},
+		{"attn_combine_chunk", "attention.cu", 13, &ks.kAttnCombineChunk},
 		{"gdn_conv", "gdn.cu", 6, &ks.kGDNConv},
 		{"gdn_delta", "gdn.cu", 13, &ks.kGDNDelta},
 		{"gdn_conv_chunk", "gdn.cu", 9, &ks.kGDNConvChunk},
@@ -440,6 +448,38 @@ func (k_ *Kernels) RMSNormGated(out cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, z
 	slot_.p.SetF32(6, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("rmsnorm_gated: %w", err_)
+	}
+	return nil
+}
+
+// geomRMSNormGatedChunk is rmsnorm_gated_chunk's grid and dynamic shared memory, from the spec.
+func geomRMSNormGatedChunk(rows, n, n_tok, out_stride, x_stride, z_stride int) ([3]int, int) {
+	return [3]int{rows, n_tok, 1}, 0
+}
+
+// RMSNormGatedChunk launches rmsnorm_gated_chunk (kernels/rmsnorm.cu): rmsnorm_gated for the n_tok tokens of a prompt chunk, token t's out, x and z t*out_stride, t*x_stride and t*z_stride floats on.
+//
+// Grid (rows, n_tok, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) RMSNormGatedChunk(out cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, z cuda.DevPtr, rows int32, n int32, eps float32, n_tok int32, out_stride int32, x_stride int32, z_stride int32) error {
+	geom_, shmem_ := geomRMSNormGatedChunk(int(rows), int(n), int(n_tok), int(out_stride), int(x_stride), int(z_stride))
+	grid_, shared_, err_ := launchGeometry("rmsnorm_gated_chunk", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kRMSNormGatedChunk
+	slot_.p.SetPtr(0, out)
+	slot_.p.SetPtr(1, x)
+	slot_.p.SetPtr(2, w)
+	slot_.p.SetPtr(3, z)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, n)
+	slot_.p.SetF32(6, eps)
+	slot_.p.SetI32(7, n_tok)
+	slot_.p.SetI32(8, out_stride)
+	slot_.p.SetI32(9, x_stride)
+	slot_.p.SetI32(10, z_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("rmsnorm_gated_chunk: %w", err_)
 	}
 	return nil
 }
@@ -1267,6 +1307,90 @@ func (k_ *Kernels) AttnPrepFP8(q cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_
 	return nil
 }
 
+// geomAttnPrepF16Chunk is attn_prep_f16_chunk's grid and dynamic shared memory, from the spec.
+func geomAttnPrepF16Chunk(q_stride, n_head, n_kv, head_dim, n_rot, capacity, pos, n_tok, q_tok, in_tok int) ([3]int, int) {
+	return [3]int{n_head + n_kv, n_tok, 1}, 0
+}
+
+// AttnPrepF16Chunk launches attn_prep_f16_chunk (kernels/attn_prep.cu): attn_prep_f16 for the n_tok tokens of a prompt chunk at positions pos, pos+1, ...: token t's q t*q_tok floats on, its qg, kraw and v t*in_tok.
+//
+// Grid (n_head+n_kv, n_tok, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnPrepF16Chunk(q cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_norm cuda.DevPtr, kraw cuda.DevPtr, k_norm cuda.DevPtr, v cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, head_dim int32, n_rot int32, capacity int32, pos int32, base float32, eps float32, n_tok int32, q_tok int32, in_tok int32) error {
+	geom_, shmem_ := geomAttnPrepF16Chunk(int(q_stride), int(n_head), int(n_kv), int(head_dim), int(n_rot), int(capacity), int(pos), int(n_tok), int(q_tok), int(in_tok))
+	grid_, shared_, err_ := launchGeometry("attn_prep_f16_chunk", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnPrepF16Chunk
+	slot_.p.SetPtr(0, q)
+	slot_.p.SetPtr(1, qg)
+	slot_.p.SetI32(2, q_stride)
+	slot_.p.SetPtr(3, q_norm)
+	slot_.p.SetPtr(4, kraw)
+	slot_.p.SetPtr(5, k_norm)
+	slot_.p.SetPtr(6, v)
+	slot_.p.SetPtr(7, kc)
+	slot_.p.SetPtr(8, vc)
+	slot_.p.SetI32(9, n_head)
+	slot_.p.SetI32(10, n_kv)
+	slot_.p.SetI32(11, head_dim)
+	slot_.p.SetI32(12, n_rot)
+	slot_.p.SetI32(13, capacity)
+	slot_.p.SetI32(14, pos)
+	slot_.p.SetF32(15, base)
+	slot_.p.SetF32(16, eps)
+	slot_.p.SetI32(17, n_tok)
+	slot_.p.SetI32(18, q_tok)
+	slot_.p.SetI32(19, in_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_prep_f16_chunk: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnPrepFP8Chunk is attn_prep_fp8_chunk's grid and dynamic shared memory, from the spec.
+func geomAttnPrepFP8Chunk(q_stride, n_head, n_kv, head_dim, n_rot, capacity, pos, n_tok, q_tok, in_tok int) ([3]int, int) {
+	return [3]int{n_head + n_kv, n_tok, 1}, 0
+}
+
+// AttnPrepFP8Chunk launches attn_prep_fp8_chunk (kernels/attn_prep.cu): attn_prep_fp8 for the n_tok tokens of a prompt chunk, strided as attn_prep_f16_chunk.
+//
+// Grid (n_head+n_kv, n_tok, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnPrepFP8Chunk(q cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_norm cuda.DevPtr, kraw cuda.DevPtr, k_norm cuda.DevPtr, v cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, kscale cuda.DevPtr, vscale cuda.DevPtr, n_head int32, n_kv int32, head_dim int32, n_rot int32, capacity int32, pos int32, base float32, eps float32, n_tok int32, q_tok int32, in_tok int32) error {
+	geom_, shmem_ := geomAttnPrepFP8Chunk(int(q_stride), int(n_head), int(n_kv), int(head_dim), int(n_rot), int(capacity), int(pos), int(n_tok), int(q_tok), int(in_tok))
+	grid_, shared_, err_ := launchGeometry("attn_prep_fp8_chunk", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnPrepFP8Chunk
+	slot_.p.SetPtr(0, q)
+	slot_.p.SetPtr(1, qg)
+	slot_.p.SetI32(2, q_stride)
+	slot_.p.SetPtr(3, q_norm)
+	slot_.p.SetPtr(4, kraw)
+	slot_.p.SetPtr(5, k_norm)
+	slot_.p.SetPtr(6, v)
+	slot_.p.SetPtr(7, kc)
+	slot_.p.SetPtr(8, vc)
+	slot_.p.SetPtr(9, kscale)
+	slot_.p.SetPtr(10, vscale)
+	slot_.p.SetI32(11, n_head)
+	slot_.p.SetI32(12, n_kv)
+	slot_.p.SetI32(13, head_dim)
+	slot_.p.SetI32(14, n_rot)
+	slot_.p.SetI32(15, capacity)
+	slot_.p.SetI32(16, pos)
+	slot_.p.SetF32(17, base)
+	slot_.p.SetF32(18, eps)
+	slot_.p.SetI32(19, n_tok)
+	slot_.p.SetI32(20, q_tok)
+	slot_.p.SetI32(21, in_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_prep_fp8_chunk: %w", err_)
+	}
+	return nil
+}
+
 // geomKVStoreF16 is kv_store_f16's grid and dynamic shared memory, from the spec.
 func geomKVStoreF16(n_kv, head_dim, capacity, pos int) ([3]int, int) {
 	return [3]int{n_kv, 1, 1}, 0
@@ -1844,6 +1968,40 @@ func (k_ *Kernels) AttnCombine(out cuda.DevPtr, part_ms cuda.DevPtr, part_acc cu
 	slot_.p.SetI32(7, gate_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("attn_combine: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnCombineChunk is attn_combine_chunk's grid and dynamic shared memory, from the spec.
+func geomAttnCombineChunk(n_head, head_dim, n_splits, gate_stride, n_tok, out_tok, ms_tok, acc_tok, gate_tok int) ([3]int, int) {
+	return [3]int{n_head, (head_dim + 31) / 32, n_tok}, n_splits * 4
+}
+
+// AttnCombineChunk launches attn_combine_chunk (kernels/attention.cu): attn_combine for the n_tok tokens of a prompt chunk in one bucket: token t's out, part_ms, part_acc and gate t*out_tok, t*ms_tok, t*acc_tok and t*gate_tok floats on.
+//
+// Grid (n_head, (head_dim+31)/32, n_tok), block (128, 1, 1), dynamic shared n_splits*4 bytes.
+func (k_ *Kernels) AttnCombineChunk(out cuda.DevPtr, part_ms cuda.DevPtr, part_acc cuda.DevPtr, gate cuda.DevPtr, n_head int32, head_dim int32, n_splits int32, gate_stride int32, n_tok int32, out_tok int32, ms_tok int32, acc_tok int32, gate_tok int32) error {
+	geom_, shmem_ := geomAttnCombineChunk(int(n_head), int(head_dim), int(n_splits), int(gate_stride), int(n_tok), int(out_tok), int(ms_tok), int(acc_tok), int(gate_tok))
+	grid_, shared_, err_ := launchGeometry("attn_combine_chunk", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnCombineChunk
+	slot_.p.SetPtr(0, out)
+	slot_.p.SetPtr(1, part_ms)
+	slot_.p.SetPtr(2, part_acc)
+	slot_.p.SetPtr(3, gate)
+	slot_.p.SetI32(4, n_head)
+	slot_.p.SetI32(5, head_dim)
+	slot_.p.SetI32(6, n_splits)
+	slot_.p.SetI32(7, gate_stride)
+	slot_.p.SetI32(8, n_tok)
+	slot_.p.SetI32(9, out_tok)
+	slot_.p.SetI32(10, ms_tok)
+	slot_.p.SetI32(11, acc_tok)
+	slot_.p.SetI32(12, gate_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_combine_chunk: %w", err_)
 	}
 	return nil
 }

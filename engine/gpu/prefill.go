@@ -15,8 +15,9 @@ import (
 // every projection of the layer is one matvec_batch launch that streams the
 // weights once for the whole chunk, and the kernels between the projections
 // run as a decode step runs them: the causal conv and the delta rule once
-// each over the chunk (token by token inside), the attention and the gated
-// norm one launch a token, in position order. The batch kernels add each
+// each over the chunk (token by token inside), the gated norm, the
+// attention's prep and its combine once each over the chunk, the attention's
+// split one launch a token (each in its own step's bucket). The batch kernels add each
 // token's sums exactly as the decode kernel of the same matrix does
 // (matvec_batch.cu), so a chunk leaves the cache the bits that feeding its
 // tokens one step at a time leaves (TestGPUPrefillMatchesTokenFeed).
@@ -70,13 +71,13 @@ func stagesCopies(t gguf.Type) bool { return t == gguf.TypeQ8_0 }
 
 // chunk holds a prompt chunk's activations: field f of token t at f +
 // t·stride floats. tok[t] is token t's view, the step scratch with those
-// fields moved; the buffers a step only passes between its own kernels
-// (attention's q and split partials) stay the scratch's.
+// fields moved (the attention's q and split partials too, which the chunk
+// launches of attn_prep and attn_combine read or write for every token).
 type chunk struct {
-	tokens                                           int
-	x, xn, qg, attn, qkv, y, o, on, fg, fh           cuda.DevPtr // [tokens][stride] f32 each
-	xS, xnS, qgS, attnS, qkvS, yS, oS, onS, fgS, fhS int         // their strides in floats
-	tok                                              []scratch
+	tokens                                                          int
+	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh              cuda.DevPtr // [tokens][stride] f32 each
+	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS int         // their strides in floats
+	tok                                                             []scratch
 }
 
 // chunkField is one field of a chunk: its base and stride, and the floats
@@ -93,7 +94,9 @@ func (g *Model) chunkFields(ch *chunk) []chunkField {
 	c := &g.cfg
 	fs := []chunkField{{&ch.x, &ch.xS, c.NEmbd}, {&ch.xn, &ch.xnS, c.NEmbd}}
 	if c.NumAttention() > 0 {
-		fs = append(fs, chunkField{&ch.qg, &ch.qgS, g.qgRows() + 2*c.NHeadKV*c.HeadDimK}, chunkField{&ch.attn, &ch.attnS, c.NHead * c.HeadDimK})
+		fs = append(fs, chunkField{&ch.qg, &ch.qgS, g.qgRows() + 2*c.NHeadKV*c.HeadDimK}, chunkField{&ch.q, &ch.qS, c.NHead * c.HeadDimK},
+			chunkField{&ch.ms, &ch.msS, c.NHead * g.maxSplits * 2}, chunkField{&ch.acc, &ch.accS, c.NHead * g.maxSplits * c.HeadDimK},
+			chunkField{&ch.attn, &ch.attnS, c.NHead * c.HeadDimK})
 	}
 	if c.NLayer > c.NumAttention() {
 		fs = append(fs, chunkField{&ch.qkv, &ch.qkvS, c.SSMConvChannels() + c.SSMInnerSize + 2*c.SSMNumVHeads},
@@ -125,6 +128,7 @@ func (g *Model) chunkViews(cc *Cache) {
 		s := cc.s
 		s.x, s.xn = at(ch.x, ch.xS, t), at(ch.xn, ch.xnS, t)
 		s.qg, s.attn = at(ch.qg, ch.qgS, t), at(ch.attn, ch.attnS, t)
+		s.q, s.partMS, s.partAcc = at(ch.q, ch.qS, t), at(ch.ms, ch.msS, t), at(ch.acc, ch.accS, t)
 		s.qkv, s.on = at(ch.qkv, ch.qkvS, t), at(ch.on, ch.onS, t)
 		s.y, s.o = at(ch.y, ch.yS, t), at(ch.o, ch.oS, t)
 		s.fg, s.fh = at(ch.fg, ch.fgS, t), at(ch.fh, ch.fhS, t)
@@ -331,13 +335,8 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		if err := g.batchNormed(cc, n, L.attnNorm, t0.qg, ch.qgS, L.qkvAttn, mvStore, []cuda.DevPtr{t0.qg, t0.kraw, t0.v}, []dtensor{L.q, L.k, L.v}); err != nil {
 			return err
 		}
-		kv := cc.kv[L.attnCacheIndex]
-		for t, tok := range tokens {
-			pos := from + t
-			a := stepArgs{token: tok, pos: int32(pos), bucket: g.BucketKey(pos + 1), feed: true}
-			if err := g.attnKernels(cc, &ch.tok[t], L, a, kv); err != nil {
-				return fmt.Errorf("position %d: %w", pos, err)
-			}
+		if err := g.attnChunk(cc, L, tokens, from); err != nil {
+			return err
 		}
 		if err := g.batch(n, t0.x, ch.xS, L.o, t0.attn, ch.attnS, mvAccumulate, 0); err != nil {
 			return err
@@ -389,10 +388,55 @@ func (g *Model) gdnChunk(cc *Cache, L *layerWeights, n int) error {
 		int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, model.L2NormEps, int32(n), int32(ch.yS), int32(ch.qkvS), int32(ch.oS)); err != nil {
 		return err
 	}
-	for t := range n {
-		if err := g.gdnNorm(&ch.tok[t], L); err != nil {
-			return err
+	return g.k.RMSNormGatedChunk(t0.on, t0.o, L.ssmNorm.ptr, t0.z, int32(c.SSMNumVHeads), int32(c.SSMHeadDimV), c.NormEps,
+		int32(n), int32(ch.onS), int32(ch.oS), int32(ch.qkvS))
+}
+
+// attnChunk is attnKernels for the chunk's tokens at positions from, ...:
+// one attn_prep launch stores every token's K and V before any token's
+// split reads the cache (token t's reads stop at its own position), a split
+// launch a token in its step's bucket, and one attn_combine launch a run of
+// tokens whose steps share a bucket.
+func (g *Model) attnChunk(cc *Cache, L *layerWeights, tokens []int32, from int) error {
+	c := &g.cfg
+	ch := &cc.ch
+	t0 := &ch.tok[0]
+	kv := cc.kv[L.attnCacheIndex]
+	n, nh, nkv, dh := int32(len(tokens)), int32(c.NHead), int32(c.NHeadKV), int32(c.HeadDimK)
+	qStride := dh
+	if c.AttnOutputGate {
+		qStride = 2 * dh // per head q(Dh) then gate(Dh), as attnKernels reads them
+	}
+	var err error
+	if g.opt.KVFP8 {
+		err = g.k.AttnPrepFP8Chunk(t0.q, t0.qg, qStride, L.qNorm.ptr, t0.kraw, L.kNorm.ptr, t0.v, kv.k, kv.v, kv.ks, kv.vs,
+			nh, nkv, dh, int32(c.NRot), int32(cc.capacity), int32(from), c.RopeBase, c.NormEps, n, int32(ch.qS), int32(ch.qgS))
+	} else {
+		err = g.k.AttnPrepF16Chunk(t0.q, t0.qg, qStride, L.qNorm.ptr, t0.kraw, L.kNorm.ptr, t0.v, kv.k, kv.v,
+			nh, nkv, dh, int32(c.NRot), int32(cc.capacity), int32(from), c.RopeBase, c.NormEps, n, int32(ch.qS), int32(ch.qgS))
+	}
+	if err != nil {
+		return err
+	}
+	for lo := 0; lo < len(tokens); {
+		b := g.BucketKey(from + lo + 1)
+		hi := lo
+		for ; hi < len(tokens) && g.BucketKey(from+hi+1) == b; hi++ {
+			pos := from + hi
+			if err := g.attnSplit(cc, &ch.tok[hi], kv, stepArgs{token: tokens[hi], pos: int32(pos), bucket: b, feed: true}); err != nil {
+				return fmt.Errorf("position %d: %w", pos, err)
+			}
 		}
+		s := &ch.tok[lo]
+		gate := cuda.DevPtr(0)
+		if c.AttnOutputGate {
+			gate = s.qg.Add(uint64(dh) * 4)
+		}
+		if err := g.k.AttnCombineChunk(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(b.NSplits), 2*dh, int32(hi-lo),
+			int32(ch.attnS), int32(ch.msS), int32(ch.accS), int32(ch.qgS)); err != nil {
+			return fmt.Errorf("positions %d to %d: %w", from+lo, from+hi-1, err)
+		}
+		lo = hi
 	}
 	return nil
 }

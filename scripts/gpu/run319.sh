@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Session 53, step 100: the gated norm, the attention's prep and its combine
+# once each over a prompt chunk (rmsnorm_gated_chunk, attn_prep_*_chunk,
+# attn_combine_chunk; the split stays a launch a token). The chunk kernels'
+# tests against the step kernels, the prefill tests, gates, prime time at
+# P=512 for main before (bin/base, dfed218) and after (bin/main), alternated
+# on this machine, decode at 1k alongside, memra run on a 300-token prompt,
+# then every engine/gpu GPU test. carry ["bin"]. ~7 min.
+set -u
+source scripts/gpu/lib.sh
+start_run
+synth main "0.8b 9b" "bf16 q8_0"
+el "chunk kernel and prefill tests"
+(cd engine/gpu && timeout 150 "$R/bin/main/engine_gpu.test" -test.run 'Chunk|PrefillMatchesTokenFeed|SessionFeed|GraphEqualsEager' -test.v -test.timeout 140s > "$OUT/gputest-prefill.txt" 2>&1)
+grep -E "^(--- |ok|FAIL|PASS)|panic" "$OUT/gputest-prefill.txt" | grep -v "^    --- PASS" | head -20
+el "default gate"
+timeout 100 ./bin/main/gate > "$OUT/gate-default.txt" 2>&1
+echo "  rc $?: $(grep -E 'gate (PASS|FAIL)|MISMATCH' "$OUT/gate-default.txt" | head -3 | tr '\n' ' ')"
+wait_synth
+el "gates"
+gate main "$M/0.8b-bf16.gguf" 300 256 0
+gate main "$M/0.8b-q8_0.gguf" 300 256 1
+gate main "$M/9b-q8_0.gguf" 200 128 0
+gate main "$M/9b-bf16.gguf" 77 64 1
+el "bench prime P=512: base main base main"
+ms="$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf"
+i=0
+for b in base main base main; do
+  i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf $d; mkdir -p $d
+  timeout 120 ./bin/$b/bench -model "$ms" -ctx 1024 -reps 3 -tokens 64 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
+  echo "rc $? ($b)"
+  grep -E 'prime' $d/stderr.txt
+  grep -E '\| graph \|' $d/stdout.txt | cut -d'|' -f2,4,5,6,9
+done
+tar czf "$OUT/bench-prime.tgz" -C /tmp bp
+el "memra run on cuda, a 300-token prompt (base, main)"
+for b in base main; do
+  timeout 60 ./bin/$b/memra run -m "$M/0.8b-bf16.gguf" --prompt-tokens "$(seq -s, 100 399)" -n 32 --greedy --device cuda --json 2>&1 | tr ',' '\n' | grep -E 'tok_per_s' | head -3 | tr '\n' ' '; echo "($b)"
+done
+gpu_tests main
+grep -cE '^--- FAIL|^FAIL|panic' "$OUT/gputest.txt"
+el done
