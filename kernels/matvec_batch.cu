@@ -27,6 +27,31 @@
 // same sums.
 #include "common.cuh"
 
+// Each lane's 32 values x[j] summed over the warp, value j's sum returned
+// to lane j: a reduce-scatter whose every level adds the pairs
+// memra_warp_sum's butterfly adds (lanes off apart, off = 16, 8, ..., 1;
+// own + partner), so each sum has its bits. A level halves the values a
+// lane holds; 31 shuffles where 32 butterflies take 160.
+template <int OFF>
+__device__ __forceinline__ void memra_warp_sum_level(float (&x)[32], int lane) {
+    const bool hi = lane & OFF;
+#pragma unroll
+    for (int j = 0; j < OFF; j++) {
+        const float send = hi ? x[j] : x[j + OFF];
+        const float keep = hi ? x[j + OFF] : x[j];
+        x[j] = keep + __shfl_xor_sync(MEMRA_FULL_MASK, send, OFF);
+    }
+}
+
+__device__ __forceinline__ float memra_warp_sum_scatter(float (&x)[32], int lane) {
+    memra_warp_sum_level<16>(x, lane);
+    memra_warp_sum_level<8>(x, lane);
+    memra_warp_sum_level<4>(x, lane);
+    memra_warp_sum_level<2>(x, lane);
+    memra_warp_sum_level<1>(x, lane);
+    return x[0];
+}
+
 template <int KIND, int KW, bool LS, bool XG>
 __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
                                                int cols, int mode, int n, int y_stride) {
@@ -34,7 +59,8 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
     using Geo = memra_mv_geom<KIND, R, KW>;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step, XF4 = V / 4;
     static_assert(!LS || (KIND == MEMRA_MV_Q8 && KW * 16 == MEMRA_Q8_LANE_PAIRS), "lane-order scales are the wide q8_0 kernels'");
-    __shared__ float red[MEMRA_MV_THREADS / 32][NT][R];
+    static_assert(NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
+    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
@@ -94,45 +120,33 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
             }
         }
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
+        // Lane j ends with sum j = (token j / R, row j % R): the warp's and
+        // then, in warp order, the KW warps' of its group, as the decode
+        // kernel adds its rows.
+        float v[NT * R];
 #pragma unroll
         for (int t = 0; t < NT; t++)
 #pragma unroll
-            for (int i = 0; i < R; i++) acc[t][i] = memra_warp_sum(acc[t][i]);
+            for (int i = 0; i < R; i++) v[t * R + i] = acc[t][i];
+        float sum = memra_warp_sum_scatter(v, lane);
         if (KW > 1) {
-            if (lane == 0) {
-#pragma unroll
-                for (int t = 0; t < NT; t++)
-#pragma unroll
-                    for (int i = 0; i < R; i++) red[warp][t][i] = acc[t][i];
-            }
+            red[warp][lane] = sum;
             __syncthreads();
+            sum = 0.0f;
 #pragma unroll
-            for (int t = 0; t < NT; t++)
-#pragma unroll
-                for (int i = 0; i < R; i++) {
-                    float s = 0.0f;
-#pragma unroll
-                    for (int k = 0; k < KW; k++) s += red[g * KW + k][t][i];
-                    acc[t][i] = s;
-                }
+            for (int k = 0; k < KW; k++) sum += red[g * KW + k][lane];
             __syncthreads(); // red is rewritten by the next unit
         }
-        // As in memra_mv_rows: lane i of warp kw == 0 writes row r0+i of
-        // every token (mode 2: lane 2j writes pair j).
+        // As in memra_mv_rows: row r0+i of every token (mode 2: pair i/2,
+        // from the even row's lane).
         if (kw == 0) {
-#pragma unroll
-            for (int t = 0; t < NT; t++) {
-                if (t >= n) break;
-                float* yt = y + (long long)t * y_stride;
-                if (mode == 2) {
-#pragma unroll
-                    for (int i = 0; i + 1 < R; i += 2)
-                        if (lane == i && r0 + i + 1 < rows) memra_mv_put(yt, r0 + i, acc[t][i], acc[t][i + 1], 2);
-                } else {
-#pragma unroll
-                    for (int i = 0; i < R; i++)
-                        if (lane == i && r0 + i < rows) memra_mv_put(yt, r0 + i, acc[t][i], 0.0f, mode);
-                }
+            const int t = lane / R, i = lane % R;
+            float* yt = y + (long long)t * y_stride;
+            if (mode == 2) {
+                const float up = __shfl_down_sync(MEMRA_FULL_MASK, sum, 1);
+                if (t < n && (i & 1) == 0 && r0 + i + 1 < rows) memra_mv_put(yt, r0 + i, sum, up, 2);
+            } else if (t < n && r0 + i < rows) {
+                memra_mv_put(yt, r0 + i, sum, 0.0f, mode);
             }
         }
     }
