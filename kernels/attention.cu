@@ -161,8 +161,8 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
 // what attn_prep wrote.
 template <int DH, bool FP8>
 __device__ __forceinline__ void memra_attn_before_wait(const void* kc, const void* vc, const float* ks, const float* vs, int capacity,
-                                                       int n_splits, int t_kv, const int* dt_kv) {
-    if (blockIdx.z != 0) return; // the group's other blocks read the same keys
+                                                       int n_splits, int t_kv, const int* dt_kv, int bz) {
+    if (bz != 0) return; // the group's other blocks read the same keys
     const int T = dt_kv ? __ldcg(dt_kv) : t_kv;
     const int chunk = (T + n_splits - 1) / n_splits;
     const int k0 = (int)blockIdx.y * chunk;
@@ -216,7 +216,7 @@ template <int DH, int EPL, bool FP8>
 __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc, const float* q,
                                                  const void* kc, const void* vc, const float* ks, const float* vs,
                                                  int n_head, int n_kv, int capacity, int n_splits, int hpb,
-                                                 int t_kv, const int* dt_kv, float scale) {
+                                                 int t_kv, const int* dt_kv, float scale, int bz, int gz) {
     using Geo = memra_attn_geom<DH, EPL>;
     constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG, NK = Geo::NK;
     constexpr int EB = FP8 ? 1 : 2; // bytes per cached element
@@ -225,16 +225,18 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     __shared__ float sm_acc[NH][G][DH];
 
     const int T = memra_load_or(t_kv, dt_kv);
-    // hpb (<= G) sizes the grid, gridDim.z = ceil(group / hpb); the group is
-    // tiled over those blocks by ceil(group / gridDim.z) <= hpb heads, which
-    // is hpb wherever it divides the group. (Computed from gridDim.z, ptxas
-    // 11.8 keeps every vector kernel free of spills; from hpb it did not.)
+    // hpb (<= G) sizes the grid, gz = ceil(group / hpb) blocks a head group
+    // (gridDim.z; a token's share of it in a chunk launch), bz this block's;
+    // the group is tiled over those blocks by ceil(group / gz) <= hpb heads,
+    // which is hpb wherever it divides the group. (Computed from gridDim.z,
+    // ptxas 11.8 keeps every vector kernel free of spills; from hpb it did
+    // not.)
     (void)hpb;
     const int g = blockIdx.x, s = blockIdx.y;
     const int group = n_head / n_kv;
-    const int per = (group + (int)gridDim.z - 1) / (int)gridDim.z;
-    const int h0 = g * group + blockIdx.z * per;
-    const int nh = min(per, group - (int)blockIdx.z * per); // q heads in this block
+    const int per = (group + gz - 1) / gz;
+    const int h0 = g * group + bz * per;
+    const int nh = min(per, group - bz * per); // q heads in this block
     const int chunk = (T + n_splits - 1) / n_splits;
     const int k0 = s * chunk;
     const int k1 = min(k0 + chunk, T);
@@ -436,11 +438,11 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<64, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<64, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
@@ -448,11 +450,11 @@ attn_split_f16_d64(float* part_ms, float* part_acc, const float* q, const unsign
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<64, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<64, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
@@ -461,11 +463,11 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<64, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<64, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][64] f32; q: [n_head][64] f32;
@@ -474,11 +476,11 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<64, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<64, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<64, 8, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
@@ -486,11 +488,11 @@ attn_split_vec_fp8_d64(float* part_ms, float* part_acc, const float* q, const un
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<128, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<128, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
@@ -498,11 +500,11 @@ attn_split_f16_d128(float* part_ms, float* part_acc, const float* q, const unsig
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<128, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<128, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
@@ -511,11 +513,11 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<128, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<128, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][128] f32; q: [n_head][128] f32;
@@ -524,11 +526,11 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<128, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<128, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<128, 8, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
@@ -536,11 +538,11 @@ attn_split_vec_fp8_d128(float* part_ms, float* part_acc, const float* q, const u
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 1, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
@@ -548,11 +550,11 @@ attn_split_f16_d256(float* part_ms, float* part_acc, const float* q, const unsig
 extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 8, false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
@@ -561,11 +563,11 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 1, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
 }
 
 // part_ms: [n_head][n_splits][2] f32; part_acc: [n_head][n_splits][256] f32; q: [n_head][256] f32;
@@ -574,11 +576,87 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS)
 attn_split_vec_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
-    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split<256, 8, true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity,
-                                          n_splits, hpb, t_kv, dt_kv, scale);
+                                          n_splits, hpb, t_kv, dt_kv, scale, blockIdx.z, gridDim.z);
+}
+
+// The chunk forms of the vector splits: the n_tok tokens of a prompt chunk
+// whose steps share a bucket (n_splits, hpb), at t_kv, t_kv + 1, ... keys,
+// token t's blocks grid.z = t·gz .. t·gz + gz - 1 (gz = gridDim.z / n_tok,
+// the step launch's depth): its q, part_ms and part_acc start t·q_tok,
+// t·ms_tok and t·acc_tok floats after token 0's, and its bits are the step
+// kernel's at its t_kv. The chunk's K and V are in the cache before the
+// launch (attn_prep_*_chunk); token t reads only its first t_kv + t rows.
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS, 2)
+attn_split_chunk_f16_d64(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, float scale, int n_tok, int q_tok, int ms_tok, int acc_tok) {
+    const int gz = (int)gridDim.z / n_tok, t = (int)blockIdx.z / gz;
+    memra_attn_before_wait<64, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv + t, nullptr, (int)blockIdx.z % gz);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_split<64, 8, false>(part_ms + (long long)t * ms_tok, part_acc + (long long)t * acc_tok, q + (long long)t * q_tok, kc, vc,
+                                   nullptr, nullptr, n_head, n_kv, capacity, n_splits, hpb, t_kv + t, nullptr, scale, (int)blockIdx.z % gz, gz);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS, 2)
+attn_split_chunk_fp8_d64(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, float scale, int n_tok, int q_tok, int ms_tok, int acc_tok) {
+    const int gz = (int)gridDim.z / n_tok, t = (int)blockIdx.z / gz;
+    memra_attn_before_wait<64, true>(kc, vc, ks, vs, capacity, n_splits, t_kv + t, nullptr, (int)blockIdx.z % gz);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_split<64, 8, true>(part_ms + (long long)t * ms_tok, part_acc + (long long)t * acc_tok, q + (long long)t * q_tok, kc, vc,
+                                  ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv + t, nullptr, scale, (int)blockIdx.z % gz, gz);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS, 2)
+attn_split_chunk_f16_d128(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, float scale, int n_tok, int q_tok, int ms_tok, int acc_tok) {
+    const int gz = (int)gridDim.z / n_tok, t = (int)blockIdx.z / gz;
+    memra_attn_before_wait<128, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv + t, nullptr, (int)blockIdx.z % gz);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_split<128, 8, false>(part_ms + (long long)t * ms_tok, part_acc + (long long)t * acc_tok, q + (long long)t * q_tok, kc, vc,
+                                   nullptr, nullptr, n_head, n_kv, capacity, n_splits, hpb, t_kv + t, nullptr, scale, (int)blockIdx.z % gz, gz);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS, 2)
+attn_split_chunk_fp8_d128(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, float scale, int n_tok, int q_tok, int ms_tok, int acc_tok) {
+    const int gz = (int)gridDim.z / n_tok, t = (int)blockIdx.z / gz;
+    memra_attn_before_wait<128, true>(kc, vc, ks, vs, capacity, n_splits, t_kv + t, nullptr, (int)blockIdx.z % gz);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_split<128, 8, true>(part_ms + (long long)t * ms_tok, part_acc + (long long)t * acc_tok, q + (long long)t * q_tok, kc, vc,
+                                  ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv + t, nullptr, scale, (int)blockIdx.z % gz, gz);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS, 2)
+attn_split_chunk_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, float scale, int n_tok, int q_tok, int ms_tok, int acc_tok) {
+    const int gz = (int)gridDim.z / n_tok, t = (int)blockIdx.z / gz;
+    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv + t, nullptr, (int)blockIdx.z % gz);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_split<256, 8, false>(part_ms + (long long)t * ms_tok, part_acc + (long long)t * acc_tok, q + (long long)t * q_tok, kc, vc,
+                                   nullptr, nullptr, n_head, n_kv, capacity, n_splits, hpb, t_kv + t, nullptr, scale, (int)blockIdx.z % gz, gz);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS, 2)
+attn_split_chunk_fp8_d256(float* part_ms, float* part_acc, const float* q, const unsigned char* kc, const unsigned char* vc,
+    const float* ks, const float* vs,
+    int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, float scale, int n_tok, int q_tok, int ms_tok, int acc_tok) {
+    const int gz = (int)gridDim.z / n_tok, t = (int)blockIdx.z / gz;
+    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv + t, nullptr, (int)blockIdx.z % gz);
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_attn_split<256, 8, true>(part_ms + (long long)t * ms_tok, part_acc + (long long)t * acc_tok, q + (long long)t * q_tok, kc, vc,
+                                  ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv + t, nullptr, scale, (int)blockIdx.z % gz, gz);
 }
 
 // out: [n_head][head_dim] f32; part_ms, part_acc: as written by attn_split_*;

@@ -313,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ATTN_THREADS, 1)
 attn_split_mma_f16_d256(float* part_ms, float* part_acc, const float* q, const unsigned short* kc, const unsigned short* vc,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     (void)hpb; // the tiling comes from gridDim.z, as in attention.cu
-    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<256, false>(kc, vc, nullptr, nullptr, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split_mma<false>(part_ms, part_acc, q, kc, vc, nullptr, nullptr, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale);
@@ -326,7 +326,7 @@ attn_split_mma_fp8_d256(float* part_ms, float* part_acc, const float* q, const u
     const float* ks, const float* vs,
     int n_head, int n_kv, int capacity, int n_splits, int hpb, int t_kv, const int* dt_kv, float scale) {
     (void)hpb;
-    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv);
+    memra_attn_before_wait<256, true>(kc, vc, ks, vs, capacity, n_splits, t_kv, dt_kv, blockIdx.z);
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_attn_split_mma<true>(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, t_kv, dt_kv, scale);

@@ -199,6 +199,32 @@ func attnSplitKernel(headDim int, fp8, vec, mma bool) Kernel {
 	}
 }
 
+// attnSplitChunkKernel is the spec entry of the chunk form of the vector
+// split of a head dim and cache (attention.cu attn_split_chunk_*): the step
+// kernel's parameters less dt_kv, and each token's stride, its grid the step
+// launch's with one depth a token.
+func attnSplitChunkKernel(headDim int, fp8 bool) Kernel {
+	kv := "f16"
+	params := []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("q", Ptr), param("kc", Ptr), param("vc", Ptr)}
+	if fp8 {
+		kv = "fp8"
+		params = append(params, param("ks", Ptr), param("vs", Ptr))
+	}
+	params = append(params, param("n_head", I32), param("n_kv", I32), param("capacity", I32), param("n_splits", I32),
+		param("hpb", I32), param("t_kv", I32), param("scale", F32), param("n_tok", I32), param("q_tok", I32), param("ms_tok", I32),
+		param("acc_tok", I32))
+	return Kernel{
+		Name: fmt.Sprintf("attn_split_chunk_%s_d%d", kv, headDim), File: "attention.cu",
+		Doc: fmt.Sprintf("attn_split_vec_%s_d%d for the n_tok tokens of a prompt chunk in one bucket at t_kv, t_kv+1, ... keys: token t's q, part_ms and part_acc t*q_tok, t*ms_tok and t*acc_tok floats on",
+			kv, headDim),
+		Params:  params,
+		Block:   [3]int{AttnSplitThreads, 1, 1},
+		Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb*n_tok"},
+		Family:  "attn_split_chunk",
+		Variant: map[string]int{"head_dim": headDim, "fp8": b2i(fp8)},
+	}
+}
+
 // AttnHeadsPerBlock is G, the query heads one attention split block serves
 // (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
 // accumulator per head, and G*PD stays within the registers the kernel's
@@ -587,6 +613,9 @@ func Spec() []Kernel {
 		for _, v := range []struct{ fp8, vec bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 			ks = append(ks, attnSplitKernel(d, v.fp8, v.vec, false))
 		}
+	}
+	for _, d := range attnHeadDims {
+		ks = append(ks, attnSplitChunkKernel(d, false), attnSplitChunkKernel(d, true))
 	}
 	// The tensor-core splits (attention_mma.cu): head_dim 256 over the
 	// vector layout, one block an SM; in the family, so a bucket's split is

@@ -511,11 +511,13 @@ var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "attn_
 	"rmsnorm_gated_chunk": true, "attn_prep_f16_chunk": true, "attn_prep_fp8_chunk": true}
 
 func init() {
-	// Every attention split kernel prefetches its first keys (attention.cu).
+	// Every attention split kernel prefetches its first keys (attention.cu),
+	// the chunk forms too.
 	for _, dh := range []int{64, 128, 256} {
 		for _, k := range []string{"f16", "vec_f16", "fp8", "vec_fp8"} {
 			earlyLoads[fmt.Sprintf("attn_split_%s_d%d", k, dh)] = true
 		}
+		earlyLoads[fmt.Sprintf("attn_split_chunk_f16_d%d", dh)], earlyLoads[fmt.Sprintf("attn_split_chunk_fp8_d%d", dh)] = true, true
 	}
 	earlyLoads["attn_split_mma_f16_d256"], earlyLoads["attn_split_mma_fp8_d256"] = true, true
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // The chunk forms of the kernels between a prefill chunk's projections are
@@ -192,5 +194,74 @@ func TestGPUKernelAttnCombineChunk(t *testing.T) {
 				ktCheckPoison(t, "guard after the last token", all[(tc.tok-1)*outS+tc.nHead*tc.dh:], ktNaN)
 			}
 		})
+	}
+}
+
+// TestGPUKernelAttnSplitChunk: attn_split_chunk_{f16,fp8}_dD over n tokens
+// at t_kv, t_kv+1, ... keys writes each token's partials as the step's
+// vector split at that t_kv: every head dim and cache, hpb 1 (more blocks a
+// group) and the kernel's G, splits fewer and more than the keys fill,
+// each token's partials on its own stride with a guard after them.
+func TestGPUKernelAttnSplitChunk(t *testing.T) {
+	v := ktGPU(t)
+	const capy, tok = 200, 5
+	for ci, tc := range []struct {
+		dh, nh, nkv, tkv, ns int
+		fp8                  bool
+	}{
+		{256, 8, 2, 100, 2, false}, {256, 8, 2, 60, 3, true}, {256, 16, 4, 190, 66, false},
+		{128, 16, 4, 70, 2, false}, {128, 16, 4, 9, 20, true},
+		{64, 16, 2, 120, 3, true}, {64, 16, 2, 33, 1, false},
+	} {
+		for _, hpb := range []int{1, kernels.AttnHeadsPerBlock(tc.dh, true)} {
+			t.Run(fmt.Sprintf("d%d-h%d-kv%d-fp8%v-t%d-s%d-hpb%d", tc.dh, tc.nh, tc.nkv, tc.fp8, tc.tkv, tc.ns, hpb), func(t *testing.T) {
+				r := ktRand(uint64(1300 + ci))
+				dh, n := tc.dh, tc.nkv*capy*tc.dh
+				var dk, dv, dks, dvs cuda.DevPtr
+				kf, vf := ktUniform(r, n, -1, 1), ktUniform(r, n, -1, 1)
+				if tc.fp8 {
+					kc, vc, kd := make([]uint8, n), make([]uint8, n), make([]float32, dh)
+					ks, vs := make([]float32, tc.nkv*capy), make([]float32, tc.nkv*capy)
+					for row := range tc.nkv * capy {
+						o := row * dh
+						ks[row] = ktFP8Row(kf[o:o+dh], kc[o:o+dh], kd)
+						vs[row] = ktFP8Row(vf[o:o+dh], vc[o:o+dh], kd)
+					}
+					dk, dv, dks, dvs = ktUpload(t, v, kc, 0), ktUpload(t, v, vc, 0), ktUpload(t, v, ks, 0), ktUpload(t, v, vs, 0)
+				} else {
+					kc, vc := make([]uint16, n), make([]uint16, n)
+					for i := range n {
+						kc[i], vc[i] = gguf.F32ToF16(kf[i]), gguf.F32ToF16(vf[i])
+					}
+					dk, dv = ktUpload(t, v, kc, 0), ktUpload(t, v, vc, 0)
+				}
+				qS := tc.nh*dh + 12
+				msS, accS := tc.nh*tc.ns*2+6, tc.nh*tc.ns*dh+20 // each with a guard after a token's partials
+				dq := ktUpload(t, v, ktUniform(r, tok*qS, -2, 2), 0)
+				scale := float32(1 / math.Sqrt(float64(dh)))
+				type parts struct{ ms, acc cuda.DevPtr }
+				mk := func() parts {
+					p := parts{v.alloc(t, tok*msS*4), v.alloc(t, tok*accS*4)}
+					v.poison(t, p.ms, tok*msS, ktNaN)
+					v.poison(t, p.acc, tok*accS, ktNaN)
+					return p
+				}
+				want, got := mk(), mk()
+				sv := AttnSplitVariant{HeadDim: dh, FP8: b2i(tc.fp8), Vec: 1}
+				for k := range tok {
+					ktMust(t, v.k.AttnSplit(sv, want.ms.Add(uint64(4*k*msS)), want.acc.Add(uint64(4*k*accS)), dq.Add(uint64(4*k*qS)), dk, dv, dks, dvs,
+						int32(tc.nh), int32(tc.nkv), capy, int32(tc.ns), int32(hpb), int32(tc.tkv+k), 0, scale))
+				}
+				ktMust(t, v.k.AttnSplitChunk(AttnSplitChunkVariant{HeadDim: dh, FP8: b2i(tc.fp8)}, got.ms, got.acc, dq, dk, dv, dks, dvs,
+					int32(tc.nh), int32(tc.nkv), capy, int32(tc.ns), int32(hpb), int32(tc.tkv), scale, tok, int32(qS), int32(msS), int32(accS)))
+				ktCheckBits(t, "part_ms (guards included)", ktGet[float32](t, v, got.ms, tok*msS), ktGet[float32](t, v, want.ms, tok*msS))
+				ktCheckBits(t, "part_acc (guards included)", ktGet[float32](t, v, got.acc, tok*accS), ktGet[float32](t, v, want.acc, tok*accS))
+				ms := ktGet[float32](t, v, got.ms, tok*msS)
+				ktCheckPoison(t, "guard after the last token's part_ms", ms[(tok-1)*msS+tc.nh*tc.ns*2:], ktNaN)
+				if math.IsNaN(float64(ms[(tok-1)*msS+1])) {
+					t.Fatal("the last token's first partial was not written")
+				}
+			})
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "8b95cba3e0f587037e3768505229221888a5163e0788c7f3f655845ea61d2239"
+const specHash = "22a998d1a03027cc4c45b60c13045b31db5c469a0bcdeb626f4d24849f55d8cf"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -23,76 +23,82 @@ const specHash = "8b95cba3e0f587037e3768505229221888a5163e0788c7f3f655845ea61d22
 // "when ptr != 0" (dtoken, dpos, dt_kv, gate, ctr). The callers size every
 // buffer from the model's dimensions (engine/gpu: Cache, the weights' upload).
 type Kernels struct {
-	e                    *cuda.Engine
-	kEmbedF32            kernelSlot // embed_f32
-	kEmbedF16            kernelSlot // embed_f16
-	kEmbedBF16           kernelSlot // embed_bf16
-	kEmbedQ8_0           kernelSlot // embed_q8_0
-	kEmbedQ4K            kernelSlot // embed_q4_k
-	kEmbedQ5K            kernelSlot // embed_q5_k
-	kEmbedQ6K            kernelSlot // embed_q6_k
-	kRMSNorm             kernelSlot // rmsnorm
-	kRMSNormGated        kernelSlot // rmsnorm_gated
-	kRMSNormGatedChunk   kernelSlot // rmsnorm_gated_chunk
-	kMatvecF32           kernelSlot // matvec_f32
-	kMatvecF16           kernelSlot // matvec_f16
-	kMatvecF16Wide       kernelSlot // matvec_f16_wide
-	kMatvecBF16          kernelSlot // matvec_bf16
-	kMatvecBF16Wide      kernelSlot // matvec_bf16_wide
-	kMatvecQ8_0          kernelSlot // matvec_q8_0
-	kMatvecQ8_0Wide      kernelSlot // matvec_q8_0_wide
-	kMatvecQ8_0Wave      kernelSlot // matvec_q8_0_wave
-	kMatvecQ4K           kernelSlot // matvec_q4_k
-	kMatvecQ4KWide       kernelSlot // matvec_q4_k_wide
-	kMatvecQ4KWave       kernelSlot // matvec_q4_k_wave
-	kMatvecQ5K           kernelSlot // matvec_q5_k
-	kMatvecQ5KWide       kernelSlot // matvec_q5_k_wide
-	kMatvecQ6K           kernelSlot // matvec_q6_k
-	kMatvecQ6KWide       kernelSlot // matvec_q6_k_wide
-	kMatvecBatchF32      kernelSlot // matvec_batch_f32
-	kMatvecBatchF16      kernelSlot // matvec_batch_f16
-	kMatvecBatchF16Wide  kernelSlot // matvec_batch_f16_wide
-	kMatvecBatchBF16     kernelSlot // matvec_batch_bf16
-	kMatvecBatchBF16Wide kernelSlot // matvec_batch_bf16_wide
-	kMatvecBatchQ8_0     kernelSlot // matvec_batch_q8_0
-	kMatvecBatchQ8_0Wide kernelSlot // matvec_batch_q8_0_wide
-	kMatvecBatchNorm     kernelSlot // matvec_batch_norm
-	kRoPENeox            kernelSlot // rope_neox
-	kAttnPrepF16         kernelSlot // attn_prep_f16
-	kAttnPrepFP8         kernelSlot // attn_prep_fp8
-	kAttnPrepF16Chunk    kernelSlot // attn_prep_f16_chunk
-	kAttnPrepFP8Chunk    kernelSlot // attn_prep_fp8_chunk
-	kKVStoreF16          kernelSlot // kv_store_f16
-	kKVStoreFP8          kernelSlot // kv_store_fp8
-	kAttnSplitF16D64     kernelSlot // attn_split_f16_d64
-	kAttnSplitVecF16D64  kernelSlot // attn_split_vec_f16_d64
-	kAttnSplitFP8D64     kernelSlot // attn_split_fp8_d64
-	kAttnSplitVecFP8D64  kernelSlot // attn_split_vec_fp8_d64
-	kAttnSplitF16D128    kernelSlot // attn_split_f16_d128
-	kAttnSplitVecF16D128 kernelSlot // attn_split_vec_f16_d128
-	kAttnSplitFP8D128    kernelSlot // attn_split_fp8_d128
-	kAttnSplitVecFP8D128 kernelSlot // attn_split_vec_fp8_d128
-	kAttnSplitF16D256    kernelSlot // attn_split_f16_d256
-	kAttnSplitVecF16D256 kernelSlot // attn_split_vec_f16_d256
-	kAttnSplitFP8D256    kernelSlot // attn_split_fp8_d256
-	kAttnSplitVecFP8D256 kernelSlot // attn_split_vec_fp8_d256
-	kAttnSplitMMAF16D256 kernelSlot // attn_split_mma_f16_d256
-	kAttnSplitMMAFP8D256 kernelSlot // attn_split_mma_fp8_d256
-	kAttnCombine         kernelSlot // attn_combine
-	kAttnCombineChunk    kernelSlot // attn_combine_chunk
-	kGDNConv             kernelSlot // gdn_conv
-	kGDNDelta            kernelSlot // gdn_delta
-	kGDNConvChunk        kernelSlot // gdn_conv_chunk
-	kGDNDeltaChunk       kernelSlot // gdn_delta_chunk
-	kSwiGLU              kernelSlot // swiglu
-	kAdd                 kernelSlot // add
-	kSigmoidMul          kernelSlot // sigmoid_mul
-	kArgMaxPartial       kernelSlot // argmax_partial
-	kArgMaxFinal         kernelSlot // argmax_final
-	kTopKSelect          kernelSlot // topk_select
-	kSampleDraw          kernelSlot // sample_draw
-	kRepeatPenalty       kernelSlot // repeat_penalty
-	kCountersSet         kernelSlot // counters_set
+	e                      *cuda.Engine
+	kEmbedF32              kernelSlot // embed_f32
+	kEmbedF16              kernelSlot // embed_f16
+	kEmbedBF16             kernelSlot // embed_bf16
+	kEmbedQ8_0             kernelSlot // embed_q8_0
+	kEmbedQ4K              kernelSlot // embed_q4_k
+	kEmbedQ5K              kernelSlot // embed_q5_k
+	kEmbedQ6K              kernelSlot // embed_q6_k
+	kRMSNorm               kernelSlot // rmsnorm
+	kRMSNormGated          kernelSlot // rmsnorm_gated
+	kRMSNormGatedChunk     kernelSlot // rmsnorm_gated_chunk
+	kMatvecF32             kernelSlot // matvec_f32
+	kMatvecF16             kernelSlot // matvec_f16
+	kMatvecF16Wide         kernelSlot // matvec_f16_wide
+	kMatvecBF16            kernelSlot // matvec_bf16
+	kMatvecBF16Wide        kernelSlot // matvec_bf16_wide
+	kMatvecQ8_0            kernelSlot // matvec_q8_0
+	kMatvecQ8_0Wide        kernelSlot // matvec_q8_0_wide
+	kMatvecQ8_0Wave        kernelSlot // matvec_q8_0_wave
+	kMatvecQ4K             kernelSlot // matvec_q4_k
+	kMatvecQ4KWide         kernelSlot // matvec_q4_k_wide
+	kMatvecQ4KWave         kernelSlot // matvec_q4_k_wave
+	kMatvecQ5K             kernelSlot // matvec_q5_k
+	kMatvecQ5KWide         kernelSlot // matvec_q5_k_wide
+	kMatvecQ6K             kernelSlot // matvec_q6_k
+	kMatvecQ6KWide         kernelSlot // matvec_q6_k_wide
+	kMatvecBatchF32        kernelSlot // matvec_batch_f32
+	kMatvecBatchF16        kernelSlot // matvec_batch_f16
+	kMatvecBatchF16Wide    kernelSlot // matvec_batch_f16_wide
+	kMatvecBatchBF16       kernelSlot // matvec_batch_bf16
+	kMatvecBatchBF16Wide   kernelSlot // matvec_batch_bf16_wide
+	kMatvecBatchQ8_0       kernelSlot // matvec_batch_q8_0
+	kMatvecBatchQ8_0Wide   kernelSlot // matvec_batch_q8_0_wide
+	kMatvecBatchNorm       kernelSlot // matvec_batch_norm
+	kRoPENeox              kernelSlot // rope_neox
+	kAttnPrepF16           kernelSlot // attn_prep_f16
+	kAttnPrepFP8           kernelSlot // attn_prep_fp8
+	kAttnPrepF16Chunk      kernelSlot // attn_prep_f16_chunk
+	kAttnPrepFP8Chunk      kernelSlot // attn_prep_fp8_chunk
+	kKVStoreF16            kernelSlot // kv_store_f16
+	kKVStoreFP8            kernelSlot // kv_store_fp8
+	kAttnSplitF16D64       kernelSlot // attn_split_f16_d64
+	kAttnSplitVecF16D64    kernelSlot // attn_split_vec_f16_d64
+	kAttnSplitFP8D64       kernelSlot // attn_split_fp8_d64
+	kAttnSplitVecFP8D64    kernelSlot // attn_split_vec_fp8_d64
+	kAttnSplitF16D128      kernelSlot // attn_split_f16_d128
+	kAttnSplitVecF16D128   kernelSlot // attn_split_vec_f16_d128
+	kAttnSplitFP8D128      kernelSlot // attn_split_fp8_d128
+	kAttnSplitVecFP8D128   kernelSlot // attn_split_vec_fp8_d128
+	kAttnSplitF16D256      kernelSlot // attn_split_f16_d256
+	kAttnSplitVecF16D256   kernelSlot // attn_split_vec_f16_d256
+	kAttnSplitFP8D256      kernelSlot // attn_split_fp8_d256
+	kAttnSplitVecFP8D256   kernelSlot // attn_split_vec_fp8_d256
+	kAttnSplitChunkF16D64  kernelSlot // attn_split_chunk_f16_d64
+	kAttnSplitChunkFP8D64  kernelSlot // attn_split_chunk_fp8_d64
+	kAttnSplitChunkF16D128 kernelSlot // attn_split_chunk_f16_d128
+	kAttnSplitChunkFP8D128 kernelSlot // attn_split_chunk_fp8_d128
+	kAttnSplitChunkF16D256 kernelSlot // attn_split_chunk_f16_d256
+	kAttnSplitChunkFP8D256 kernelSlot // attn_split_chunk_fp8_d256
+	kAttnSplitMMAF16D256   kernelSlot // attn_split_mma_f16_d256
+	kAttnSplitMMAFP8D256   kernelSlot // attn_split_mma_fp8_d256
+	kAttnCombine           kernelSlot // attn_combine
+	kAttnCombineChunk      kernelSlot // attn_combine_chunk
+	kGDNConv               kernelSlot // gdn_conv
+	kGDNDelta              kernelSlot // gdn_delta
+	kGDNConvChunk          kernelSlot // gdn_conv_chunk
+	kGDNDeltaChunk         kernelSlot // gdn_delta_chunk
+	kSwiGLU                kernelSlot // swiglu
+	kAdd                   kernelSlot // add
+	kSigmoidMul            kernelSlot // sigmoid_mul
+	kArgMaxPartial         kernelSlot // argmax_partial
+	kArgMaxFinal           kernelSlot // argmax_final
+	kTopKSelect            kernelSlot // topk_select
+	kSampleDraw            kernelSlot // sample_draw
+	kRepeatPenalty         kernelSlot // repeat_penalty
+	kCountersSet           kernelSlot // counters_set
 }
 
 // kernelSlot is one kernel's function handle and parameter block.
@@ -163,6 +169,12 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"attn_split_vec_f16_d256", "attention.cu", 13, &ks.kAttnSplitVecF16D256},
 		{"attn_split_fp8_d256", "attention.cu", 15, &ks.kAttnSplitFP8D256},
 		{"attn_split_vec_fp8_d256", "attention.cu", 15, &ks.kAttnSplitVecFP8D256},
+		{"attn_split_chunk_f16_d64", "attention.cu", 16, &ks.kAttnSplitChunkF16D64},
+		{"attn_split_chunk_fp8_d64", "attention.cu", 18, &ks.kAttnSplitChunkFP8D64},
+		{"attn_split_chunk_f16_d128", "attention.cu", 16, &ks.kAttnSplitChunkF16D128},
+		{"attn_split_chunk_fp8_d128", "attention.cu", 18, &ks.kAttnSplitChunkFP8D128},
+		{"attn_split_chunk_f16_d256", "attention.cu", 16, &ks.kAttnSplitChunkF16D256},
+		{"attn_split_chunk_fp8_d256", "attention.cu", 18, &ks.kAttnSplitChunkFP8D256},
 		{"attn_split_mma_f16_d256", "attention_mma.cu", 13, &ks.kAttnSplitMMAF16D256},
 		{"attn_split_mma_fp8_d256", "attention_mma.cu", 15, &ks.kAttnSplitMMAFP8D256},
 		{"attn_combine", "attention.cu", 8, &ks.kAttnCombine},
@@ -1873,6 +1885,234 @@ func (k_ *Kernels) AttnSplitVecFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	return nil
 }
 
+// geomAttnSplitChunkF16D64 is attn_split_chunk_f16_d64's grid and dynamic shared memory, from the spec.
+func geomAttnSplitChunkF16D64(n_head, n_kv, capacity, n_splits, hpb, t_kv, n_tok, q_tok, ms_tok, acc_tok int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb * n_tok}, 0
+}
+
+// AttnSplitChunkF16D64 launches attn_split_chunk_f16_d64 (kernels/attention.cu): attn_split_vec_f16_d64 for the n_tok tokens of a prompt chunk in one bucket at t_kv, t_kv+1, ... keys: token t's q, part_ms and part_acc t*q_tok, t*ms_tok and t*acc_tok floats on.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb*n_tok), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitChunkF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, scale float32, n_tok int32, q_tok int32, ms_tok int32, acc_tok int32) error {
+	geom_, shmem_ := geomAttnSplitChunkF16D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv), int(n_tok), int(q_tok), int(ms_tok), int(acc_tok))
+	grid_, shared_, err_ := launchGeometry("attn_split_chunk_f16_d64", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnSplitChunkF16D64
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, kc)
+	slot_.p.SetPtr(4, vc)
+	slot_.p.SetI32(5, n_head)
+	slot_.p.SetI32(6, n_kv)
+	slot_.p.SetI32(7, capacity)
+	slot_.p.SetI32(8, n_splits)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(12, n_tok)
+	slot_.p.SetI32(13, q_tok)
+	slot_.p.SetI32(14, ms_tok)
+	slot_.p.SetI32(15, acc_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_split_chunk_f16_d64: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnSplitChunkFP8D64 is attn_split_chunk_fp8_d64's grid and dynamic shared memory, from the spec.
+func geomAttnSplitChunkFP8D64(n_head, n_kv, capacity, n_splits, hpb, t_kv, n_tok, q_tok, ms_tok, acc_tok int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb * n_tok}, 0
+}
+
+// AttnSplitChunkFP8D64 launches attn_split_chunk_fp8_d64 (kernels/attention.cu): attn_split_vec_fp8_d64 for the n_tok tokens of a prompt chunk in one bucket at t_kv, t_kv+1, ... keys: token t's q, part_ms and part_acc t*q_tok, t*ms_tok and t*acc_tok floats on.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb*n_tok), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitChunkFP8D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, scale float32, n_tok int32, q_tok int32, ms_tok int32, acc_tok int32) error {
+	geom_, shmem_ := geomAttnSplitChunkFP8D64(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv), int(n_tok), int(q_tok), int(ms_tok), int(acc_tok))
+	grid_, shared_, err_ := launchGeometry("attn_split_chunk_fp8_d64", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnSplitChunkFP8D64
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, kc)
+	slot_.p.SetPtr(4, vc)
+	slot_.p.SetPtr(5, ks)
+	slot_.p.SetPtr(6, vs)
+	slot_.p.SetI32(7, n_head)
+	slot_.p.SetI32(8, n_kv)
+	slot_.p.SetI32(9, capacity)
+	slot_.p.SetI32(10, n_splits)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(14, n_tok)
+	slot_.p.SetI32(15, q_tok)
+	slot_.p.SetI32(16, ms_tok)
+	slot_.p.SetI32(17, acc_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_split_chunk_fp8_d64: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnSplitChunkF16D128 is attn_split_chunk_f16_d128's grid and dynamic shared memory, from the spec.
+func geomAttnSplitChunkF16D128(n_head, n_kv, capacity, n_splits, hpb, t_kv, n_tok, q_tok, ms_tok, acc_tok int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb * n_tok}, 0
+}
+
+// AttnSplitChunkF16D128 launches attn_split_chunk_f16_d128 (kernels/attention.cu): attn_split_vec_f16_d128 for the n_tok tokens of a prompt chunk in one bucket at t_kv, t_kv+1, ... keys: token t's q, part_ms and part_acc t*q_tok, t*ms_tok and t*acc_tok floats on.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb*n_tok), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitChunkF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, scale float32, n_tok int32, q_tok int32, ms_tok int32, acc_tok int32) error {
+	geom_, shmem_ := geomAttnSplitChunkF16D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv), int(n_tok), int(q_tok), int(ms_tok), int(acc_tok))
+	grid_, shared_, err_ := launchGeometry("attn_split_chunk_f16_d128", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnSplitChunkF16D128
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, kc)
+	slot_.p.SetPtr(4, vc)
+	slot_.p.SetI32(5, n_head)
+	slot_.p.SetI32(6, n_kv)
+	slot_.p.SetI32(7, capacity)
+	slot_.p.SetI32(8, n_splits)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(12, n_tok)
+	slot_.p.SetI32(13, q_tok)
+	slot_.p.SetI32(14, ms_tok)
+	slot_.p.SetI32(15, acc_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_split_chunk_f16_d128: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnSplitChunkFP8D128 is attn_split_chunk_fp8_d128's grid and dynamic shared memory, from the spec.
+func geomAttnSplitChunkFP8D128(n_head, n_kv, capacity, n_splits, hpb, t_kv, n_tok, q_tok, ms_tok, acc_tok int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb * n_tok}, 0
+}
+
+// AttnSplitChunkFP8D128 launches attn_split_chunk_fp8_d128 (kernels/attention.cu): attn_split_vec_fp8_d128 for the n_tok tokens of a prompt chunk in one bucket at t_kv, t_kv+1, ... keys: token t's q, part_ms and part_acc t*q_tok, t*ms_tok and t*acc_tok floats on.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb*n_tok), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitChunkFP8D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, scale float32, n_tok int32, q_tok int32, ms_tok int32, acc_tok int32) error {
+	geom_, shmem_ := geomAttnSplitChunkFP8D128(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv), int(n_tok), int(q_tok), int(ms_tok), int(acc_tok))
+	grid_, shared_, err_ := launchGeometry("attn_split_chunk_fp8_d128", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnSplitChunkFP8D128
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, kc)
+	slot_.p.SetPtr(4, vc)
+	slot_.p.SetPtr(5, ks)
+	slot_.p.SetPtr(6, vs)
+	slot_.p.SetI32(7, n_head)
+	slot_.p.SetI32(8, n_kv)
+	slot_.p.SetI32(9, capacity)
+	slot_.p.SetI32(10, n_splits)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(14, n_tok)
+	slot_.p.SetI32(15, q_tok)
+	slot_.p.SetI32(16, ms_tok)
+	slot_.p.SetI32(17, acc_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_split_chunk_fp8_d128: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnSplitChunkF16D256 is attn_split_chunk_f16_d256's grid and dynamic shared memory, from the spec.
+func geomAttnSplitChunkF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv, n_tok, q_tok, ms_tok, acc_tok int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb * n_tok}, 0
+}
+
+// AttnSplitChunkF16D256 launches attn_split_chunk_f16_d256 (kernels/attention.cu): attn_split_vec_f16_d256 for the n_tok tokens of a prompt chunk in one bucket at t_kv, t_kv+1, ... keys: token t's q, part_ms and part_acc t*q_tok, t*ms_tok and t*acc_tok floats on.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb*n_tok), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitChunkF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, scale float32, n_tok int32, q_tok int32, ms_tok int32, acc_tok int32) error {
+	geom_, shmem_ := geomAttnSplitChunkF16D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv), int(n_tok), int(q_tok), int(ms_tok), int(acc_tok))
+	grid_, shared_, err_ := launchGeometry("attn_split_chunk_f16_d256", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnSplitChunkF16D256
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, kc)
+	slot_.p.SetPtr(4, vc)
+	slot_.p.SetI32(5, n_head)
+	slot_.p.SetI32(6, n_kv)
+	slot_.p.SetI32(7, capacity)
+	slot_.p.SetI32(8, n_splits)
+	slot_.p.SetI32(9, hpb)
+	slot_.p.SetI32(10, t_kv)
+	slot_.p.SetF32(11, scale)
+	slot_.p.SetI32(12, n_tok)
+	slot_.p.SetI32(13, q_tok)
+	slot_.p.SetI32(14, ms_tok)
+	slot_.p.SetI32(15, acc_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_split_chunk_f16_d256: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnSplitChunkFP8D256 is attn_split_chunk_fp8_d256's grid and dynamic shared memory, from the spec.
+func geomAttnSplitChunkFP8D256(n_head, n_kv, capacity, n_splits, hpb, t_kv, n_tok, q_tok, ms_tok, acc_tok int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb * n_tok}, 0
+}
+
+// AttnSplitChunkFP8D256 launches attn_split_chunk_fp8_d256 (kernels/attention.cu): attn_split_vec_fp8_d256 for the n_tok tokens of a prompt chunk in one bucket at t_kv, t_kv+1, ... keys: token t's q, part_ms and part_acc t*q_tok, t*ms_tok and t*acc_tok floats on.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb*n_tok), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnSplitChunkFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, scale float32, n_tok int32, q_tok int32, ms_tok int32, acc_tok int32) error {
+	geom_, shmem_ := geomAttnSplitChunkFP8D256(int(n_head), int(n_kv), int(capacity), int(n_splits), int(hpb), int(t_kv), int(n_tok), int(q_tok), int(ms_tok), int(acc_tok))
+	grid_, shared_, err_ := launchGeometry("attn_split_chunk_fp8_d256", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnSplitChunkFP8D256
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, kc)
+	slot_.p.SetPtr(4, vc)
+	slot_.p.SetPtr(5, ks)
+	slot_.p.SetPtr(6, vs)
+	slot_.p.SetI32(7, n_head)
+	slot_.p.SetI32(8, n_kv)
+	slot_.p.SetI32(9, capacity)
+	slot_.p.SetI32(10, n_splits)
+	slot_.p.SetI32(11, hpb)
+	slot_.p.SetI32(12, t_kv)
+	slot_.p.SetF32(13, scale)
+	slot_.p.SetI32(14, n_tok)
+	slot_.p.SetI32(15, q_tok)
+	slot_.p.SetI32(16, ms_tok)
+	slot_.p.SetI32(17, acc_tok)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_split_chunk_fp8_d256: %w", err_)
+	}
+	return nil
+}
+
 // geomAttnSplitMMAF16D256 is attn_split_mma_f16_d256's grid and dynamic shared memory, from the spec.
 func geomAttnSplitMMAF16D256(n_head, n_kv, capacity, n_splits, hpb, t_kv int) ([3]int, int) {
 	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
@@ -2535,4 +2775,43 @@ func (k_ *Kernels) AttnSplit(v AttnSplitVariant, part_ms cuda.DevPtr, part_acc c
 		return k_.AttnSplitMMAFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, dt_kv, scale)
 	}
 	return fmt.Errorf("attn_split: no kernel for variant %+v", v)
+}
+
+// AttnSplitChunkVariant selects one kernel of the attn_split_chunk family (kernels.Kernel.Variant).
+type AttnSplitChunkVariant struct {
+	FP8     int // fp8
+	HeadDim int // head_dim
+}
+
+// AttnSplitChunkVariants lists the variants the spec builds, in spec order.
+func AttnSplitChunkVariants() []AttnSplitChunkVariant {
+	return []AttnSplitChunkVariant{
+		{FP8: 0, HeadDim: 64},
+		{FP8: 1, HeadDim: 64},
+		{FP8: 0, HeadDim: 128},
+		{FP8: 1, HeadDim: 128},
+		{FP8: 0, HeadDim: 256},
+		{FP8: 1, HeadDim: 256},
+	}
+}
+
+// AttnSplitChunk launches the attn_split_chunk kernel of variant v: the table a captured graph's
+// bucket picks its kernel from. Parameters only some variants take are ignored
+// by the others.
+func (k_ *Kernels) AttnSplitChunk(v AttnSplitChunkVariant, part_ms cuda.DevPtr, part_acc cuda.DevPtr, q cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, ks cuda.DevPtr, vs cuda.DevPtr, n_head int32, n_kv int32, capacity int32, n_splits int32, hpb int32, t_kv int32, scale float32, n_tok int32, q_tok int32, ms_tok int32, acc_tok int32) error {
+	switch v {
+	case AttnSplitChunkVariant{FP8: 0, HeadDim: 64}:
+		return k_.AttnSplitChunkF16D64(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, scale, n_tok, q_tok, ms_tok, acc_tok)
+	case AttnSplitChunkVariant{FP8: 1, HeadDim: 64}:
+		return k_.AttnSplitChunkFP8D64(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, scale, n_tok, q_tok, ms_tok, acc_tok)
+	case AttnSplitChunkVariant{FP8: 0, HeadDim: 128}:
+		return k_.AttnSplitChunkF16D128(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, scale, n_tok, q_tok, ms_tok, acc_tok)
+	case AttnSplitChunkVariant{FP8: 1, HeadDim: 128}:
+		return k_.AttnSplitChunkFP8D128(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, scale, n_tok, q_tok, ms_tok, acc_tok)
+	case AttnSplitChunkVariant{FP8: 0, HeadDim: 256}:
+		return k_.AttnSplitChunkF16D256(part_ms, part_acc, q, kc, vc, n_head, n_kv, capacity, n_splits, hpb, t_kv, scale, n_tok, q_tok, ms_tok, acc_tok)
+	case AttnSplitChunkVariant{FP8: 1, HeadDim: 256}:
+		return k_.AttnSplitChunkFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, scale, n_tok, q_tok, ms_tok, acc_tok)
+	}
+	return fmt.Errorf("attn_split_chunk: no kernel for variant %+v", v)
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
@@ -394,9 +395,9 @@ func (g *Model) gdnChunk(cc *Cache, L *layerWeights, n int) error {
 
 // attnChunk is attnKernels for the chunk's tokens at positions from, ...:
 // one attn_prep launch stores every token's K and V before any token's
-// split reads the cache (token t's reads stop at its own position), a split
-// launch a token in its step's bucket, and one attn_combine launch a run of
-// tokens whose steps share a bucket.
+// split reads the cache (token t's reads stop at its own position), then
+// one split launch and one attn_combine launch for each run of tokens whose
+// steps share a bucket.
 func (g *Model) attnChunk(cc *Cache, L *layerWeights, tokens []int32, from int) error {
 	c := &g.cfg
 	ch := &cc.ch
@@ -420,14 +421,14 @@ func (g *Model) attnChunk(cc *Cache, L *layerWeights, tokens []int32, from int) 
 	}
 	for lo := 0; lo < len(tokens); {
 		b := g.BucketKey(from + lo + 1)
-		hi := lo
-		for ; hi < len(tokens) && g.BucketKey(from+hi+1) == b; hi++ {
-			pos := from + hi
-			if err := g.attnSplit(cc, &ch.tok[hi], kv, stepArgs{token: tokens[hi], pos: int32(pos), bucket: b, feed: true}); err != nil {
-				return fmt.Errorf("position %d: %w", pos, err)
-			}
+		hi := lo + 1
+		for hi < len(tokens) && g.BucketKey(from+hi+1) == b {
+			hi++
 		}
 		s := &ch.tok[lo]
+		if err := g.attnSplitRun(cc, ch, lo, hi, kv, b, tokens, from); err != nil {
+			return err
+		}
 		gate := cuda.DevPtr(0)
 		if c.AttnOutputGate {
 			gate = s.qg.Add(uint64(dh) * 4)
@@ -437,6 +438,32 @@ func (g *Model) attnChunk(cc *Cache, L *layerWeights, tokens []int32, from int) 
 			return fmt.Errorf("positions %d to %d: %w", from+lo, from+hi-1, err)
 		}
 		lo = hi
+	}
+	return nil
+}
+
+// attnSplitRun launches the splits of chunk tokens lo..hi-1, whose steps
+// share bucket b: one attn_split_chunk launch where the step's split is a
+// vector kernel on the CUDA cores (each token's bits its step's), else (the
+// scalar and tensor-core splits) the step's own launch a token.
+func (g *Model) attnSplitRun(cc *Cache, ch *chunk, lo, hi int, kv kvLayer, b Bucket, tokens []int32, from int) error {
+	c := &g.cfg
+	if !b.FAVec || g.attnSplitMMA(b) {
+		for t := lo; t < hi; t++ {
+			pos := from + t
+			if err := g.attnSplit(cc, &ch.tok[t], kv, stepArgs{token: tokens[t], pos: int32(pos), bucket: b, feed: true}); err != nil {
+				return fmt.Errorf("position %d: %w", pos, err)
+			}
+		}
+		return nil
+	}
+	s := &ch.tok[lo]
+	v := AttnSplitChunkVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8)}
+	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
+	hpb := splitHeads(b.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, true), splitWave(g.e.Info().SMs))
+	if err := g.k.AttnSplitChunk(v, s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs, int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity),
+		int32(b.NSplits), int32(hpb), int32(from+lo+1), scale, int32(hi-lo), int32(ch.qS), int32(ch.msS), int32(ch.accS)); err != nil {
+		return fmt.Errorf("positions %d to %d: %w", from+lo, from+hi-1, err)
 	}
 	return nil
 }
