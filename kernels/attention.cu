@@ -1,5 +1,6 @@
 // attention.cu: split-K flash decoding for one query token (GQA), and the
-// combine that merges the splits (with qwen35's sigmoid output gate fused).
+// combine that merges the splits (with qwen35's sigmoid output gate fused);
+// their chunk forms run a prompt chunk's tokens, each as its own step.
 //
 // Why it looks like this: at decode the attention cost is reading the KV
 // cache once, so a block owns ONE kv head and up to G of its query heads,
@@ -155,10 +156,10 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
 // hold them and no more (the last row of the last head ends its buffer). t_kv comes
 // from the step counter, written by the previous step's last kernel (under
 // PDL everything two kernels back has completed when a kernel starts: gdn.cu);
-// every row but the current token's was written a step or more ago, and that
-// one (attn_prep, the kernel just before) is only prefetched: a prefetch moves
-// lines into L2, the point of coherence, so the loads after the wait read
-// what attn_prep wrote.
+// every row but the current token's (a chunk's tokens', in a chunk launch)
+// was written a step or more ago, and those (attn_prep, the kernel just
+// before) are only prefetched: a prefetch moves lines into L2, the point of
+// coherence, so the loads after the wait read what attn_prep wrote.
 template <int DH, bool FP8>
 __device__ __forceinline__ void memra_attn_before_wait(const void* kc, const void* vc, const float* ks, const float* vs, int capacity,
                                                        int n_splits, int t_kv, const int* dt_kv, int bz) {

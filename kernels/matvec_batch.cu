@@ -123,12 +123,12 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
         // Lane j ends with sum j = (token j / R, row j % R): the warp's and
         // then, in warp order, the KW warps' of its group, as the decode
         // kernel adds its rows.
-        float v[NT * R];
+        float sums[NT * R];
 #pragma unroll
         for (int t = 0; t < NT; t++)
 #pragma unroll
-            for (int i = 0; i < R; i++) v[t * R + i] = acc[t][i];
-        float sum = memra_warp_sum_scatter(v, lane);
+            for (int i = 0; i < R; i++) sums[t * R + i] = acc[t][i];
+        float sum = memra_warp_sum_scatter(sums, lane);
         if (KW > 1) {
             red[warp][lane] = sum;
             __syncthreads();

@@ -422,9 +422,10 @@ extern "C" __global__ void plain(const int* p) {}`
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
 // prefetch of weights, or of memra_mvt, which copies weights first.
-// gdn_conv, rmsnorm_gated and attn_prep load before their wait what kernels
-// at least two back wrote, and the attention splits prefetch their first keys (gdn.cu says why that is safe); they must still wait before
-// their first plain (L1) load. A kernel without the wait would race its
+// gdn_conv, rmsnorm_gated and attn_prep (and their chunk forms) load
+// before their wait what kernels at least two back wrote, and the attention
+// splits prefetch their first keys (gdn.cu says why that is safe); they must
+// still wait before their first plain (L1) load. A kernel without the wait would race its
 // predecessor on sm_90.
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 	kernels, cus := sourceKernels(t)

@@ -200,21 +200,24 @@ func TestGPUKernelAttnCombineChunk(t *testing.T) {
 // TestGPUKernelAttnSplitChunk: attn_split_chunk_{f16,fp8}_dD over n tokens
 // at t_kv, t_kv+1, ... keys writes each token's partials as the step's
 // vector split at that t_kv: every head dim and cache, hpb 1 (more blocks a
-// group) and the kernel's G, splits fewer and more than the keys fill,
-// each token's partials on its own stride with a guard after them.
+// group) and the kernel's G (4 at head dim 256, which tiles a group of 6 as
+// 3 + 3), splits fewer and more than the keys fill, chunks of 1 to 8
+// tokens, each token's partials on its own stride with a guard after them.
 func TestGPUKernelAttnSplitChunk(t *testing.T) {
 	v := ktGPU(t)
-	const capy, tok = 200, 5
+	const capy = 200
 	for ci, tc := range []struct {
-		dh, nh, nkv, tkv, ns int
-		fp8                  bool
+		dh, nh, nkv, tkv, ns, tok int
+		fp8                       bool
 	}{
-		{256, 8, 2, 100, 2, false}, {256, 8, 2, 60, 3, true}, {256, 16, 4, 190, 66, false},
-		{128, 16, 4, 70, 2, false}, {128, 16, 4, 9, 20, true},
-		{64, 16, 2, 120, 3, true}, {64, 16, 2, 33, 1, false},
+		{256, 8, 2, 100, 2, 8, false}, {256, 8, 2, 60, 3, 5, true}, {256, 16, 4, 190, 66, 5, false},
+		{256, 12, 2, 80, 2, 1, true}, // a group of 6: hpb 4 tiles it 3 + 3
+		{128, 16, 4, 70, 2, 5, false}, {128, 16, 4, 9, 20, 8, true},
+		{64, 16, 2, 120, 3, 5, true}, {64, 16, 2, 33, 1, 5, false},
 	} {
+		tok := tc.tok
 		for _, hpb := range []int{1, kernels.AttnHeadsPerBlock(tc.dh, true)} {
-			t.Run(fmt.Sprintf("d%d-h%d-kv%d-fp8%v-t%d-s%d-hpb%d", tc.dh, tc.nh, tc.nkv, tc.fp8, tc.tkv, tc.ns, hpb), func(t *testing.T) {
+			t.Run(fmt.Sprintf("d%d-h%d-kv%d-fp8%v-t%d-s%d-n%d-hpb%d", tc.dh, tc.nh, tc.nkv, tc.fp8, tc.tkv, tc.ns, tok, hpb), func(t *testing.T) {
 				r := ktRand(uint64(1300 + ci))
 				dh, n := tc.dh, tc.nkv*capy*tc.dh
 				var dk, dv, dks, dvs cuda.DevPtr
@@ -253,7 +256,7 @@ func TestGPUKernelAttnSplitChunk(t *testing.T) {
 						int32(tc.nh), int32(tc.nkv), capy, int32(tc.ns), int32(hpb), int32(tc.tkv+k), 0, scale))
 				}
 				ktMust(t, v.k.AttnSplitChunk(AttnSplitChunkVariant{HeadDim: dh, FP8: b2i(tc.fp8)}, got.ms, got.acc, dq, dk, dv, dks, dvs,
-					int32(tc.nh), int32(tc.nkv), capy, int32(tc.ns), int32(hpb), int32(tc.tkv), scale, tok, int32(qS), int32(msS), int32(accS)))
+					int32(tc.nh), int32(tc.nkv), capy, int32(tc.ns), int32(hpb), int32(tc.tkv), scale, int32(tok), int32(qS), int32(msS), int32(accS)))
 				ktCheckBits(t, "part_ms (guards included)", ktGet[float32](t, v, got.ms, tok*msS), ktGet[float32](t, v, want.ms, tok*msS))
 				ktCheckBits(t, "part_acc (guards included)", ktGet[float32](t, v, got.acc, tok*accS), ktGet[float32](t, v, want.acc, tok*accS))
 				ms := ktGet[float32](t, v, got.ms, tok*msS)

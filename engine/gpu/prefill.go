@@ -3,7 +3,6 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
@@ -15,10 +14,11 @@ import (
 // runs them through each layer in chunks of up to kernels.MatvecBatchTokens:
 // every projection of the layer is one matvec_batch launch that streams the
 // weights once for the whole chunk, and the kernels between the projections
-// run as a decode step runs them: the causal conv and the delta rule once
-// each over the chunk (token by token inside), the gated norm, the
-// attention's prep and its combine once each over the chunk, the attention's
-// split one launch a token (each in its own step's bucket). The batch kernels add each
+// run once each over the chunk, each token's arithmetic the step kernel's:
+// the causal conv and the delta rule (token by token inside), the gated
+// norm, the attention's prep, and its split and combine once for each run
+// of tokens whose steps share a bucket (the scalar and tensor-core splits,
+// which have no chunk form, a launch a token). The batch kernels add each
 // token's sums exactly as the decode kernel of the same matrix does
 // (matvec_batch.cu), so a chunk leaves the cache the bits that feeding its
 // tokens one step at a time leaves (TestGPUPrefillMatchesTokenFeed).
@@ -73,7 +73,7 @@ func stagesCopies(t gguf.Type) bool { return t == gguf.TypeQ8_0 }
 // chunk holds a prompt chunk's activations: field f of token t at f +
 // t·stride floats. tok[t] is token t's view, the step scratch with those
 // fields moved (the attention's q and split partials too, which the chunk
-// launches of attn_prep and attn_combine read or write for every token).
+// launches of attn_prep, attn_split and attn_combine pass between them).
 type chunk struct {
 	tokens                                                          int
 	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh              cuda.DevPtr // [tokens][stride] f32 each
@@ -309,7 +309,7 @@ func (g *Model) prefill(cc *Cache, tokens []int32, from int) error {
 
 // prefillChunk runs the n ≤ cc.ch.tokens tokens at positions from, ...
 // through every layer: the mixer's and FFN's products batched, the
-// kernels between them per token in position order.
+// kernels between them once over the chunk (attnChunk, gdnChunk).
 func (g *Model) prefillChunk(cc *Cache, tokens []int32, from int) error {
 	ch := &cc.ch
 	for t, tok := range tokens {
@@ -372,9 +372,9 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 	return g.batch(n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate, 0)
 }
 
-// gdnChunk is gdnKernels for the chunk's n tokens: the conv and the delta
-// rule once each over the chunk (each token's arithmetic the step
-// kernels'), the gated norm per token.
+// gdnChunk is gdnKernels for the chunk's n tokens: the conv, the delta
+// rule and the gated norm once each over the chunk (each token's
+// arithmetic the step kernels').
 func (g *Model) gdnChunk(cc *Cache, L *layerWeights, n int) error {
 	c := &g.cfg
 	ch := &cc.ch
@@ -404,10 +404,7 @@ func (g *Model) attnChunk(cc *Cache, L *layerWeights, tokens []int32, from int) 
 	t0 := &ch.tok[0]
 	kv := cc.kv[L.attnCacheIndex]
 	n, nh, nkv, dh := int32(len(tokens)), int32(c.NHead), int32(c.NHeadKV), int32(c.HeadDimK)
-	qStride := dh
-	if c.AttnOutputGate {
-		qStride = 2 * dh // per head q(Dh) then gate(Dh), as attnKernels reads them
-	}
+	qStride, _ := g.attnQ(t0)
 	var err error
 	if g.opt.KVFP8 {
 		err = g.k.AttnPrepFP8Chunk(t0.q, t0.qg, qStride, L.qNorm.ptr, t0.kraw, L.kNorm.ptr, t0.v, kv.k, kv.v, kv.ks, kv.vs,
@@ -417,7 +414,7 @@ func (g *Model) attnChunk(cc *Cache, L *layerWeights, tokens []int32, from int) 
 			nh, nkv, dh, int32(c.NRot), int32(cc.capacity), int32(from), c.RopeBase, c.NormEps, n, int32(ch.qS), int32(ch.qgS))
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("positions %d to %d: %w", from, from+len(tokens)-1, err)
 	}
 	for lo := 0; lo < len(tokens); {
 		b := g.BucketKey(from + lo + 1)
@@ -425,14 +422,11 @@ func (g *Model) attnChunk(cc *Cache, L *layerWeights, tokens []int32, from int) 
 		for hi < len(tokens) && g.BucketKey(from+hi+1) == b {
 			hi++
 		}
-		s := &ch.tok[lo]
-		if err := g.attnSplitRun(cc, ch, lo, hi, kv, b, tokens, from); err != nil {
+		if err := g.attnSplitRun(cc, kv, b, from, lo, hi); err != nil {
 			return err
 		}
-		gate := cuda.DevPtr(0)
-		if c.AttnOutputGate {
-			gate = s.qg.Add(uint64(dh) * 4)
-		}
+		s := &ch.tok[lo]
+		_, gate := g.attnQ(s)
 		if err := g.k.AttnCombineChunk(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(b.NSplits), 2*dh, int32(hi-lo),
 			int32(ch.attnS), int32(ch.msS), int32(ch.accS), int32(ch.qgS)); err != nil {
 			return fmt.Errorf("positions %d to %d: %w", from+lo, from+hi-1, err)
@@ -442,16 +436,18 @@ func (g *Model) attnChunk(cc *Cache, L *layerWeights, tokens []int32, from int) 
 	return nil
 }
 
-// attnSplitRun launches the splits of chunk tokens lo..hi-1, whose steps
-// share bucket b: one attn_split_chunk launch where the step's split is a
-// vector kernel on the CUDA cores (each token's bits its step's), else (the
-// scalar and tensor-core splits) the step's own launch a token.
-func (g *Model) attnSplitRun(cc *Cache, ch *chunk, lo, hi int, kv kvLayer, b Bucket, tokens []int32, from int) error {
+// attnSplitRun launches the splits of the chunk's tokens lo..hi-1 (at
+// positions from+lo, ...), whose steps share bucket b: one attn_split_chunk
+// launch where the step's split is a vector kernel on the CUDA cores (each
+// token's bits its step's), else (the scalar and tensor-core splits) the
+// step's own launch a token.
+func (g *Model) attnSplitRun(cc *Cache, kv kvLayer, b Bucket, from, lo, hi int) error {
 	c := &g.cfg
+	ch := &cc.ch
 	if !b.FAVec || g.attnSplitMMA(b) {
 		for t := lo; t < hi; t++ {
 			pos := from + t
-			if err := g.attnSplit(cc, &ch.tok[t], kv, stepArgs{token: tokens[t], pos: int32(pos), bucket: b, feed: true}); err != nil {
+			if err := g.attnSplit(cc, &ch.tok[t], kv, stepArgs{pos: int32(pos), bucket: b, feed: true}); err != nil {
 				return fmt.Errorf("position %d: %w", pos, err)
 			}
 		}
@@ -459,8 +455,7 @@ func (g *Model) attnSplitRun(cc *Cache, ch *chunk, lo, hi int, kv kvLayer, b Buc
 	}
 	s := &ch.tok[lo]
 	v := AttnSplitChunkVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8)}
-	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
-	hpb := splitHeads(b.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, true), splitWave(g.e.Info().SMs))
+	hpb, scale := g.splitGeom(b)
 	if err := g.k.AttnSplitChunk(v, s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs, int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity),
 		int32(b.NSplits), int32(hpb), int32(from+lo+1), scale, int32(hi-lo), int32(ch.qS), int32(ch.msS), int32(ch.accS)); err != nil {
 		return fmt.Errorf("positions %d to %d: %w", from+lo, from+hi-1, err)

@@ -23,7 +23,8 @@ import (
 // q8_0's staged norm beside matvec_batch_norm's inputs, the per-token
 // SwiGLU. Prompts of one partial chunk, of a chunk and a token, and of 77
 // tokens in two calls (the second from position 5, as Session.Feed
-// continues) crossing the 64-key bucket. The K-quant mix has no batch
+// continues) crossing the 64-key bucket; with the tensor-core splits too.
+// The K-quant mix has no batch
 // kernels and must fall back, as must Options.TokenFeed.
 func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 	e := decodeEngine(t)
@@ -52,23 +53,25 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 					for i := range prompt {
 						prompt[i] = int32((i*131 + 17) % m.NVocab)
 					}
-					chunked, steps := primed(t, g, prompt, true), primed(t, g, prompt, false)
-					ktCheckBits(t, "conv states", deviceF32(t, g, chunked, true), deviceF32(t, g, steps, true))
-					ktCheckBits(t, "delta states", deviceF32(t, g, chunked, false), deviceF32(t, g, steps, false))
-					next := int32(3)
-					a, err := g.DecodeStep(chunked, next)
-					if err != nil {
-						t.Fatal(err)
-					}
-					a = append([]float32(nil), a...)
-					b, err := g.DecodeStep(steps, next)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ktCheckBits(t, "logits of the next step", a, b)
+					checkPrefill(t, g, prompt)
 				})
 			}
 		}
+	}
+	// The tensor-core splits (by default taken only at the split cap, past
+	// 8k keys; MEMRA_ATTN_MMA=1 everywhere) have no chunk form: a chunk's
+	// tokens launch them one by one before the chunk's combine.
+	mma := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 24))
+	for _, fp8 := range []bool{false, true} {
+		g := loadModel(t, e, mma, Options{KVFP8: fp8})
+		g.attnMMA = mmaAll
+		t.Run(fmt.Sprintf("mma/fp8=%v/P=77", fp8), func(t *testing.T) {
+			prompt := make([]int32, 77)
+			for i := range prompt {
+				prompt[i] = int32((i*37 + 5) % mma.NVocab)
+			}
+			checkPrefill(t, g, prompt)
+		})
 	}
 	mix := gpuTinySpec(gguf.TypeQ4_K, false, 22)
 	mix.Type = kMix
@@ -78,6 +81,26 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 	if g := loadModel(t, e, modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 23)), Options{TokenFeed: true}); g.pf != nil {
 		t.Error("Options.TokenFeed: prefill planned")
 	}
+}
+
+// checkPrefill primes prompt in chunks and one step per token and compares
+// the states and the next step's logits bit for bit.
+func checkPrefill(t *testing.T, g *Model, prompt []int32) {
+	t.Helper()
+	chunked, steps := primed(t, g, prompt, true), primed(t, g, prompt, false)
+	ktCheckBits(t, "conv states", deviceF32(t, g, chunked, true), deviceF32(t, g, steps, true))
+	ktCheckBits(t, "delta states", deviceF32(t, g, chunked, false), deviceF32(t, g, steps, false))
+	next := int32(3)
+	a, err := g.DecodeStep(chunked, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = append([]float32(nil), a...)
+	b, err := g.DecodeStep(steps, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ktCheckBits(t, "logits of the next step", a, b)
 }
 
 // mixedTypes types a model q8_0 but for bf16 attn_v, ffn_up and ssm_beta

@@ -130,18 +130,12 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 
 // attnKernels runs the attention between the mixer's projections:
 // q/k norms, RoPE and the KV store, the splits, and their combine, on the
-// activations s (the step's, or a prompt chunk's token's).
+// step's activations s.
 func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, kv kvLayer) error {
 	c := &g.cfg
 	dh := int32(c.HeadDimK)
 	nh, nkv := int32(c.NHead), int32(c.NHeadKV)
-	qStride := dh
-	gate := cuda.DevPtr(0)
-	if c.AttnOutputGate {
-		// Per head the projection holds q(Dh) then gate(Dh).
-		qStride = 2 * dh
-		gate = s.qg.Add(uint64(dh) * 4)
-	}
+	qStride, gate := g.attnQ(s)
 	// q/k norms, RoPE and the KV store in one launch (attn_prep.cu).
 	capacity := int32(cc.capacity)
 	kvHeads := uint64(c.NHeadKV) * 2 * g.kvVecBytes() // one position's K and V vectors
@@ -179,10 +173,28 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 func (g *Model) attnSplit(cc *Cache, s *scratch, kv kvLayer, a stepArgs) error {
 	c := &g.cfg
 	v := AttnSplitVariant{HeadDim: c.HeadDimK, FP8: b2i(g.opt.KVFP8), Vec: b2i(a.bucket.FAVec), MMA: b2i(g.attnSplitMMA(a.bucket))}
-	scale := float32(1 / math.Sqrt(float64(c.HeadDimK)))
-	hpb := splitHeads(a.bucket.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, a.bucket.FAVec), splitWave(g.e.Info().SMs))
+	hpb, scale := g.splitGeom(a.bucket)
 	return g.k.AttnSplit(v, s.partMS, s.partAcc, s.q, kv.k, kv.v, kv.ks, kv.vs,
 		int32(c.NHead), int32(c.NHeadKV), int32(cc.capacity), int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv, scale)
+}
+
+// attnQ is where the attention's q heads lie in s.qg (qStride floats
+// apart: per head q(Dh), then its output gate(Dh) where the model gates)
+// and the first head's gate (0 without one).
+func (g *Model) attnQ(s *scratch) (qStride int32, gate cuda.DevPtr) {
+	dh := int32(g.cfg.HeadDimK)
+	if !g.cfg.AttnOutputGate {
+		return dh, 0
+	}
+	return 2 * dh, s.qg.Add(uint64(dh) * 4)
+}
+
+// splitGeom is a split launch's q heads a block (splitHeads, for the
+// bucket's kernel) and score scale, 1/sqrt(head_dim).
+func (g *Model) splitGeom(b Bucket) (hpb int, scale float32) {
+	c := &g.cfg
+	hpb = splitHeads(b.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, b.FAVec), splitWave(g.e.Info().SMs))
+	return hpb, float32(1 / math.Sqrt(float64(c.HeadDimK)))
 }
 
 // attnSplitMMA reports whether the bucket's splits run on the tensor cores
@@ -236,8 +248,8 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 }
 
 // gdnKernels runs the Gated DeltaNet between the mixer's projections: the
-// causal conv, the delta rule and the gated output norm, on the
-// activations s (the step's, or a prompt chunk's token's).
+// causal conv, the delta rule and the gated output norm, on the step's
+// activations s.
 func (g *Model) gdnKernels(cc *Cache, s *scratch, L *layerWeights) error {
 	c := &g.cfg
 	st := cc.gdn[L.gdnIndex]
