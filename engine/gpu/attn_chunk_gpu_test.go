@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"testing"
@@ -118,16 +117,7 @@ func TestGPUKernelAttnPrepChunk(t *testing.T) {
 				{"k e4m3 cache", got.k8, ref.k8, n}, {"v e4m3 cache", got.v8, ref.v8, n},
 				{"k scales", got.ks, ref.ks, 4 * nkv * capy}, {"v scales", got.vs, ref.vs, 4 * nkv * capy},
 			} {
-				g, w := ktGet[byte](t, v, b.got, b.bytes), ktGet[byte](t, v, b.want, b.bytes)
-				if !bytes.Equal(g, w) {
-					diff := 0
-					for i := range g {
-						if g[i] != w[i] {
-							diff++
-						}
-					}
-					t.Errorf("%s differs from %d step launches in %d of %d bytes", b.name, tc.tok, diff, b.bytes)
-				}
+				ktCheckBytes(t, b.name+fmt.Sprintf(" against %d step launches", tc.tok), ktGet[byte](t, v, b.got, b.bytes), ktGet[byte](t, v, b.want, b.bytes))
 			}
 			// The chunk wrote every token's q: none of it is the poison.
 			q := ktGet[float32](t, v, got.q16, tc.tok*qS)

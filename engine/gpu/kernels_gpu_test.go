@@ -12,7 +12,6 @@ package gpu
 // roundoff.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -1756,16 +1755,7 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 					{"k e4m3 cache", got.k8, ref.k8, n}, {"v e4m3 cache", got.v8, ref.v8, n},
 					{"k scales", got.ks, ref.ks, 4 * nkv * capy}, {"v scales", got.vs, ref.vs, 4 * nkv * capy},
 				} {
-					g, w := ktGet[byte](t, v, b.got, b.bytes), ktGet[byte](t, v, b.want, b.bytes)
-					if !bytes.Equal(g, w) {
-						diff := 0
-						for i := range g {
-							if g[i] != w[i] {
-								diff++
-							}
-						}
-						t.Errorf("%s: %s differs from the five-kernel sequence in %d of %d bytes", what, b.name, diff, b.bytes)
-					}
+					ktCheckBytes(t, what+": "+b.name+" against the five-kernel sequence", ktGet[byte](t, v, b.got, b.bytes), ktGet[byte](t, v, b.want, b.bytes))
 				}
 			}
 		})

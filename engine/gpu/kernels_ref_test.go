@@ -140,6 +140,24 @@ func ktCheckBits(t *testing.T, what string, got, want []float32) {
 	}
 }
 
+// ktCheckBytes fails t unless got and want hold the same bytes, saying how
+// many differ.
+func ktCheckBytes(t *testing.T, what string, got, want []byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d bytes, want %d", what, len(got), len(want))
+	}
+	diff := 0
+	for i := range got {
+		if got[i] != want[i] {
+			diff++
+		}
+	}
+	if diff > 0 {
+		t.Errorf("%s: %d of %d bytes differ", what, diff, len(got))
+	}
+}
+
 // ktCheckPoison fails t unless every element of x still holds the poison bits:
 // the guard regions a kernel must not write.
 func ktCheckPoison(t *testing.T, what string, x []float32, bits uint32) {
