@@ -72,18 +72,13 @@ func TestGPUKernelAttnPrepChunk(t *testing.T) {
 			in := ktUniform(r, tc.tok*inS, -3, 3)
 			din := ktUpload(t, v, in, 0)
 			dqn, dkn := ktUpload(t, v, ktUniform(r, dh, 0.5, 1.5), 0), ktUpload(t, v, ktUniform(r, dh, 0.5, 1.5), 0)
-			n := nkv * capy * dh
-			c16 := make([]uint16, 2*n)
-			c8 := make([]uint8, 2*n)
-			for i := range c16 {
-				c16[i], c8[i] = uint16(r.Uint32()), uint8(r.Uint32())
+			kvs := ktRandKVCaches(t, v, r, nkv, capy, dh)
+			type caches struct {
+				ktKVCaches
+				q16, q8 cuda.DevPtr
 			}
-			sc := ktUniform(r, 2*nkv*capy, 0, 1)
-			type caches struct{ k16, v16, k8, v8, ks, vs, q16, q8 cuda.DevPtr }
 			mk := func() caches {
-				c := caches{ktUpload(t, v, c16[:n], 0), ktUpload(t, v, c16[n:], 0), ktUpload(t, v, c8[:n], 0),
-					ktUpload(t, v, c8[n:], 0), ktUpload(t, v, sc[:nkv*capy], 0), ktUpload(t, v, sc[nkv*capy:], 0),
-					v.alloc(t, tc.tok*qS*4), v.alloc(t, tc.tok*qS*4)}
+				c := caches{kvs(), v.alloc(t, tc.tok*qS*4), v.alloc(t, tc.tok*qS*4)}
 				v.poison(t, c.q16, tc.tok*qS, ktNaN)
 				v.poison(t, c.q8, tc.tok*qS, ktNaN)
 				return c
@@ -107,18 +102,10 @@ func TestGPUKernelAttnPrepChunk(t *testing.T) {
 				int32(nh), int32(nkv), int32(dh), int32(tc.nRot), capy, int32(tc.pos), base, eps, int32(tc.tok), int32(qS), int32(inS)))
 			ktMust(t, v.k.AttnPrepFP8Chunk(got.q8, din, int32(tc.qStride), dqn, kraw, dkn, vv, got.k8, got.v8, got.ks, got.vs,
 				int32(nh), int32(nkv), int32(dh), int32(tc.nRot), capy, int32(tc.pos), base, eps, int32(tc.tok), int32(qS), int32(inS)))
-			for _, b := range []struct {
-				name      string
-				got, want cuda.DevPtr
-				bytes     int
-			}{
-				{"q (f16 launch, guards included)", got.q16, ref.q16, 4 * tc.tok * qS}, {"q (fp8 launch, guards included)", got.q8, ref.q8, 4 * tc.tok * qS},
-				{"k f16 cache", got.k16, ref.k16, 2 * n}, {"v f16 cache", got.v16, ref.v16, 2 * n},
-				{"k e4m3 cache", got.k8, ref.k8, n}, {"v e4m3 cache", got.v8, ref.v8, n},
-				{"k scales", got.ks, ref.ks, 4 * nkv * capy}, {"v scales", got.vs, ref.vs, 4 * nkv * capy},
-			} {
-				ktCheckBytes(t, b.name+fmt.Sprintf(" against %d step launches", tc.tok), ktGet[byte](t, v, b.got, b.bytes), ktGet[byte](t, v, b.want, b.bytes))
-			}
+			against := fmt.Sprintf(" against %d step launches", tc.tok)
+			ktCheckBits(t, "q (f16 launch, guards included)"+against, ktGet[float32](t, v, got.q16, tc.tok*qS), ktGet[float32](t, v, ref.q16, tc.tok*qS))
+			ktCheckBits(t, "q (fp8 launch, guards included)"+against, ktGet[float32](t, v, got.q8, tc.tok*qS), ktGet[float32](t, v, ref.q8, tc.tok*qS))
+			got.check(t, v, "", against, ref.ktKVCaches)
 			// The chunk wrote every token's q: none of it is the poison.
 			q := ktGet[float32](t, v, got.q16, tc.tok*qS)
 			for k := range tc.tok {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -1702,18 +1703,7 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 			ctr := ktCounters(t, v, 0, 0, 0, 0)
 			// Two copies of random caches: the reference sequence writes one,
 			// the fused kernel the other.
-			n := nkv * capy * dh
-			c16 := make([]uint16, 2*n)
-			c8 := make([]uint8, 2*n)
-			for i := range c16 {
-				c16[i], c8[i] = uint16(r.Uint32()), uint8(r.Uint32())
-			}
-			sc := ktUniform(r, 2*nkv*capy, 0, 1)
-			type caches struct{ k16, v16, k8, v8, ks, vs cuda.DevPtr }
-			mk := func() caches {
-				return caches{ktUpload(t, v, c16[:n], 0), ktUpload(t, v, c16[n:], 0), ktUpload(t, v, c8[:n], 0),
-					ktUpload(t, v, c8[n:], 0), ktUpload(t, v, sc[:nkv*capy], 0), ktUpload(t, v, sc[nkv*capy:], 0)}
-			}
+			mk := ktRandKVCaches(t, v, r, nkv, capy, dh)
 			ref, got := mk(), mk()
 			qRef, kRef := v.alloc(t, nh*dh*4), v.alloc(t, nkv*dh*4)
 			qGot := v.alloc(t, nh*dh*4)
@@ -1746,17 +1736,7 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 				ktMust(t, v.k.AttnPrepFP8(qGot, dqg, int32(tc.qStride), dqn, dkraw, dkn, dv, got.k8, got.v8, got.ks, got.vs,
 					int32(nh), int32(nkv), int32(dh), int32(tc.nRot), capy, p, dpos, base, eps))
 				ktCheckBits(t, what+" q (fp8 launch)", ktGet[float32](t, v, qGot, nh*dh), ktGet[float32](t, v, qRef, nh*dh))
-				for _, b := range []struct {
-					name      string
-					got, want cuda.DevPtr
-					bytes     int
-				}{
-					{"k f16 cache", got.k16, ref.k16, 2 * n}, {"v f16 cache", got.v16, ref.v16, 2 * n},
-					{"k e4m3 cache", got.k8, ref.k8, n}, {"v e4m3 cache", got.v8, ref.v8, n},
-					{"k scales", got.ks, ref.ks, 4 * nkv * capy}, {"v scales", got.vs, ref.vs, 4 * nkv * capy},
-				} {
-					ktCheckBytes(t, what+": "+b.name+" against the five-kernel sequence", ktGet[byte](t, v, b.got, b.bytes), ktGet[byte](t, v, b.want, b.bytes))
-				}
+				got.check(t, v, what+": ", " against the five-kernel sequence", ref)
 			}
 		})
 	}
@@ -1963,4 +1943,44 @@ func ktSameNaN(x []float32) []float32 {
 		}
 	}
 	return x
+}
+
+// ktKVCaches is a layer's f16 and e4m3 KV caches with the e4m3 scales, as
+// attn_prep and kv_store fill them: [n_kv][capacity][dh] each.
+type ktKVCaches struct {
+	k16, v16, k8, v8, ks, vs cuda.DevPtr
+	n, scales                int // elements a cache, scales a side
+}
+
+// ktRandKVCaches draws random contents for a layer's caches once and
+// returns a function that uploads a fresh copy of them (for a reference
+// sequence and the kernel under test to write alike).
+func ktRandKVCaches(t *testing.T, v *ktEnv, r *rand.Rand, nkv, capy, dh int) func() ktKVCaches {
+	n := nkv * capy * dh
+	c16 := make([]uint16, 2*n)
+	c8 := make([]uint8, 2*n)
+	for i := range c16 {
+		c16[i], c8[i] = uint16(r.Uint32()), uint8(r.Uint32())
+	}
+	sc := ktUniform(r, 2*nkv*capy, 0, 1)
+	return func() ktKVCaches {
+		return ktKVCaches{ktUpload(t, v, c16[:n], 0), ktUpload(t, v, c16[n:], 0), ktUpload(t, v, c8[:n], 0),
+			ktUpload(t, v, c8[n:], 0), ktUpload(t, v, sc[:nkv*capy], 0), ktUpload(t, v, sc[nkv*capy:], 0), n, nkv * capy}
+	}
+}
+
+// check fails t unless c holds want's bytes in every cache and scale.
+func (c ktKVCaches) check(t *testing.T, v *ktEnv, prefix, suffix string, want ktKVCaches) {
+	t.Helper()
+	for _, b := range []struct {
+		name      string
+		got, want cuda.DevPtr
+		bytes     int
+	}{
+		{"k f16 cache", c.k16, want.k16, 2 * c.n}, {"v f16 cache", c.v16, want.v16, 2 * c.n},
+		{"k e4m3 cache", c.k8, want.k8, c.n}, {"v e4m3 cache", c.v8, want.v8, c.n},
+		{"k scales", c.ks, want.ks, 4 * c.scales}, {"v scales", c.vs, want.vs, 4 * c.scales},
+	} {
+		ktCheckBytes(t, prefix+b.name+suffix, ktGet[byte](t, v, b.got, b.bytes), ktGet[byte](t, v, b.want, b.bytes))
+	}
 }
