@@ -10,20 +10,21 @@
 // with the same memra_mv_dot, and the warps reduce as there; KW and the q8_0
 // scale order (LS) are the decode kernel's, while R and the load batching,
 // which never touch the arithmetic, are this file's. Each weight load now
-// feeds n tokens' sums, so a lane holds n*R accumulators and two loads per
-// row in flight (U = 2) are enough to keep the stream going.
+// feeds n tokens' sums, so a lane holds n*R accumulators, and two loads
+// per row in flight (memra_mvb_units) or a ring of them (memra_mvb_ring)
+// keep the stream going.
 //
 // x_t = x + t*x_stride, y_t = y + t*y_stride (floats); x_stride % 4 == 0,
 // so that every x_t is 16-byte aligned or none is, and the rows take the
 // decode kernel's path for each (the host's strides are multiples of 64).
-// stage 1 has the block normalise every token's x into its own cols floats
-// of dynamic shared memory (memra_mvb_inputs, built from memra_mv_input's
-// pieces: the decode kernels' fused norm); stage
-// 2 copies x_t there as it is (where the host has the room: a chunk of
-// n_ff-wide inputs may not fit); stage 0 reads x_t from global memory. The
-// copies are laid out so that a warp's reads of them are conflict-free
-// (memra_xs_slot), which reading ggml's layout, a lane's 16-byte chunks
-// 64 bytes apart for q8_0, is not: the same values in other places, so the
+// The staged kernels have the block copy every x_t into its own cols
+// floats of dynamic shared memory, after the warps' rings (where the host
+// has the room: a chunk of n_ff-wide inputs may not fit); the others read
+// x_t from global memory. Inputs the decode kernel normalises in its
+// blocks come normalised by matvec_batch_norm, the same values. The copies
+// are laid out so that a warp's reads of them are conflict-free
+// (memra_xs_slot), which reading ggml's layout, a lane's 16-byte chunks 64
+// bytes apart for q8_0, is not: the same values in other places, so the
 // same sums.
 #include "common.cuh"
 
@@ -52,33 +53,126 @@ __device__ __forceinline__ float memra_warp_sum_scatter(float (&x)[32], int lane
     return x[0];
 }
 
-template <int KIND, int KW, bool LS, bool XG>
-__device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
-                                               int cols, int mode, int n, int y_stride) {
+// A warp's ring (memra_mvb_ring): MEMRA_MVB_SLOTS slots of a lane's R
+// 16-byte loads (lane L's load of row i at (i*32 + L)*16), q8_0's then
+// followed by as many slots of the loads' scales (a 4-byte word each, the
+// one holding the f16). A staged kernel's dynamic shared memory starts
+// with the block's 8 rings (kernels.MatvecBatchKernel.Shared).
+template <int KIND>
+struct memra_mvb_ring_geom {
+    static constexpr int R = 4, SL = MEMRA_MVB_SLOTS;
+    static constexpr int W = R * 32 * 16, D = KIND == MEMRA_MV_Q8 ? R * 32 * 4 : 0; // a slot's bytes: loads, scales
+    static constexpr int BYTES = SL * (W + D);                                       // a warp's ring
+    static constexpr int BLOCK = (MEMRA_MV_THREADS / 32) * BYTES;
+    static_assert(W + D == (KIND == MEMRA_MV_Q8 ? MEMRA_MVB_Q8_SLOT : MEMRA_MVB_SLOT), "the host sizes the rings from common.cuh");
+};
+
+__device__ __forceinline__ void memra_cp16(unsigned int s, const void* g) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(g) : "memory");
+}
+
+// The 4-byte word holding the f16 at p (S is 4-byte aligned: the upload's,
+// engine/gpu batch checks it), reading only p's two bytes where p is the
+// word's low half: the high half may lie past the array.
+__device__ __forceinline__ void memra_cp_f16_word(unsigned int s, const unsigned short* p) {
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+    const int bytes = (a & 2) ? 4 : 2;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(s), "l"(a & ~3ull), "r"(bytes) : "memory");
+}
+
+// The end of a unit: lane j's sum j = (token j / R, row j % R), the warp's
+// and then, in warp order, the KW warps' of its group, as the decode kernel
+// adds its rows, put as memra_mv_rows puts them (mode 2: pair i/2, from the
+// even row's lane).
+template <int KW, int NT, int R>
+__device__ __forceinline__ void memra_mvb_put(float* y, float (&acc)[NT][R], float (*red)[NT * R], int r0, int rows, int mode, int n,
+                                              int y_stride) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = warp / KW, kw = warp % KW;
+    float sums[NT * R];
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int i = 0; i < R; i++) sums[t * R + i] = acc[t][i];
+    float sum = memra_warp_sum_scatter(sums, lane);
+    if (KW > 1) {
+        red[warp][lane] = sum;
+        __syncthreads();
+        sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < KW; k++) sum += red[g * KW + k][lane];
+        __syncthreads(); // red is rewritten by the next unit
+    }
+    if (kw == 0) {
+        const int t = lane / R, i = lane % R;
+        float* yt = y + (long long)t * y_stride;
+        if (mode == 2) {
+            const float up = __shfl_down_sync(MEMRA_FULL_MASK, sum, 1);
+            if (t < n && (i & 1) == 0 && r0 + i + 1 < rows) memra_mv_put(yt, r0 + i, sum, up, 2);
+        } else if (t < n && r0 + i < rows) {
+            memra_mv_put(yt, r0 + i, sum, 0.0f, mode);
+        }
+    }
+}
+
+// Load v of R rows (wv, q8_0 scales d) added to every token's sums: x
+// from global memory as ggml lays it out (XG), or from the shared copies as
+// memra_xs_slot permutes them (ks = nv float4s between a load's parts).
+template <int KIND, bool XG, int NT, int R>
+__device__ __forceinline__ void memra_mvb_dots(float (&acc)[NT][R], const uint4 (&wv)[R], const float (&d)[R], const float* x,
+                                               int x_stride, int v, int ks, int n) {
+    constexpr int XF4 = memra_mv_kind<KIND>::V / 4;
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        if (t >= n) break;
+        const float4* xt = reinterpret_cast<const float4*>(x + (long long)t * x_stride);
+        const float4* xp = XG ? xt + XF4 * v : xt + v;
+#pragma unroll
+        for (int i = 0; i < R; i++) acc[t][i] = memra_mv_dot<KIND, XG>(wv[i], xp, d[i], acc[t][i], ks);
+    }
+}
+
+// p, which the compiler may no longer recompute from the kernel's
+// parameters: it stays in a register across a loop instead of being
+// rebuilt every trip (memra_mvb_units).
+template <typename T>
+__device__ __forceinline__ void memra_opaque(T*& p) {
+    asm("" : "+l"(p));
+}
+
+// The rows' sums a unit at a time, x read from global memory: on the
+// 16-byte path (VEC and vec) two loads a row in flight in registers, else
+// element by element (the decode kernel's path where W or x is misaligned
+// or cols is not a multiple of V).
+template <int KIND, int KW, bool LS, bool VEC>
+__device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
+                                                int cols, int mode, int n, int y_stride, bool vec) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS, U = 2;
     using Geo = memra_mv_geom<KIND, R, KW>;
-    constexpr int G = Geo::G, V = Geo::V, step = Geo::step, XF4 = V / 4;
+    constexpr int G = Geo::G, V = Geo::V, step = Geo::step;
     static_assert(!LS || (KIND == MEMRA_MV_Q8 && KW * 16 == MEMRA_Q8_LANE_PAIRS), "lane-order scales are the wide q8_0 kernels'");
     static_assert(NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
     __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
-    // The decode kernel's test, for every token's x (x_stride % 4 == 0: each
-    // 16-byte aligned when x is).
-    const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
     const memra_q8_lanes ls = LS ? memra_q8_lane_layout(cols) : memra_q8_lanes{1, cols >> 5};
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         const int r0 = (unit * G + g) * R;
         const unsigned char* rowp[R];
         const unsigned short* srow[R];
         memra_mv_unit_rows<KIND, R, LS>(rowp, srow, W, S, r0, rows, cols, ls);
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            memra_opaque(rowp[i]);
+            if (KIND == MEMRA_MV_Q8) memra_opaque(srow[i]);
+        }
         float acc[NT][R];
 #pragma unroll
         for (int t = 0; t < NT; t++)
 #pragma unroll
             for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
-        if (vec) {
+        if (VEC && vec) {
             const int nv = cols / V;
             for (int v = kw * 32 + lane; v < nv; v += step * U) {
                 uint4 wv[U][R];
@@ -96,16 +190,7 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (v + step * u >= nv) break;
-#pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        if (t >= n) break;
-                        // Global x as ggml lays it out; the shared copies as
-                        // memra_xs_slot permutes them.
-                        const float4* xt = reinterpret_cast<const float4*>(x + (long long)t * x_stride);
-                        const float4* xp = XG ? xt + XF4 * (v + step * u) : xt + v + step * u;
-#pragma unroll
-                        for (int i = 0; i < R; i++) acc[t][i] = memra_mv_dot<KIND, XG>(wv[u][i], xp, d[u][i], acc[t][i], XG ? 1 : nv);
-                    }
+                    memra_mvb_dots<KIND, true, NT, R>(acc, wv[u], d[u], x, x_stride, v + step * u, 1, n);
                 }
             }
         } else {
@@ -120,91 +205,108 @@ __device__ __forceinline__ void memra_mvb_rows(float* y, const void* W, const un
             }
         }
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
-        // Lane j ends with sum j = (token j / R, row j % R): the warp's and
-        // then, in warp order, the KW warps' of its group, as the decode
-        // kernel adds its rows.
-        float sums[NT * R];
-#pragma unroll
-        for (int t = 0; t < NT; t++)
-#pragma unroll
-            for (int i = 0; i < R; i++) sums[t * R + i] = acc[t][i];
-        float sum = memra_warp_sum_scatter(sums, lane);
-        if (KW > 1) {
-            red[warp][lane] = sum;
-            __syncthreads();
-            sum = 0.0f;
-#pragma unroll
-            for (int k = 0; k < KW; k++) sum += red[g * KW + k][lane];
-            __syncthreads(); // red is rewritten by the next unit
-        }
-        // As in memra_mv_rows: row r0+i of every token (mode 2: pair i/2,
-        // from the even row's lane).
-        if (kw == 0) {
-            const int t = lane / R, i = lane % R;
-            float* yt = y + (long long)t * y_stride;
-            if (mode == 2) {
-                const float up = __shfl_down_sync(MEMRA_FULL_MASK, sum, 1);
-                if (t < n && (i & 1) == 0 && r0 + i + 1 < rows) memra_mv_put(yt, r0 + i, sum, up, 2);
-            } else if (t < n && r0 + i < rows) {
-                memra_mv_put(yt, r0 + i, sum, 0.0f, mode);
-            }
-        }
+        memra_mvb_put<KW>(y, acc, red, r0, rows, mode, n, y_stride);
     }
 }
 
-// memra_mv_input for n <= MEMRA_MVB_TOKENS tokens x + t*x_stride (16-byte
-// aligned alike: x_stride % 4 == 0) into xs + t*cols in the same passes:
-// each token's sum in the order of its own memra_mv_input (its pieces are
-// that function's), and a chunk's norms take one round trip to memory, not
-// one each.
-template <int XF4>
-__device__ __forceinline__ void memra_mvb_inputs(float* xs, const float* x, const float* norm_w, int cols, float eps, bool perm, int n,
-                                                 int x_stride) {
-    constexpr int NT = MEMRA_MVB_TOKENS;
-    __shared__ float red[NT][MEMRA_MV_THREADS / 32];
-    const bool vec = (cols & 3) == 0 && memra_aligned16(x) && memra_aligned16(norm_w);
-    const int m = vec ? cols / 4 : cols;
-    float ss[NT];
+// The rows' sums with every token's x copied into shared memory (xs, laid
+// out by memra_xs_slot) on the 16-byte path: a warp's items are its loads
+// of every unit the block takes, trip by trip (load kw*32 + lane + j*step
+// of each of its R rows), and they stream through the warp's ring SL - 1
+// items ahead, across the ends of units: loads issued a unit at a time left
+// the stream idle through every unit's sums and reduce (docs/perf.md step
+// 101: q8_0 24576 x 4096 for 8 tokens 100 -> 83 us). Each lane copies and
+// reads back only its own loads, so the ring needs no barrier.
+template <int KIND, int KW, bool LS>
+__device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const unsigned short* S, const float* xs, int rows, int cols,
+                                               int mode, int n, int y_stride, unsigned char* rings) {
+    constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
+    using Geo = memra_mv_geom<KIND, R, KW>;
+    using Ring = memra_mvb_ring_geom<KIND>;
+    constexpr int G = Geo::G, V = Geo::V, step = Geo::step, SL = Ring::SL;
+    static_assert(Ring::R == R && (SL & (SL - 1)) == 0 && SL >= 2, "the ring's slots: a power of two, one summed and the rest in flight");
+    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = warp / KW, kw = warp % KW;
+    const int units = (rows + G * R - 1) / (G * R);
+    const memra_q8_lanes ls = LS ? memra_q8_lane_layout(cols) : memra_q8_lanes{1, cols >> 5};
+    const int nv = cols / V;
+    const int trips = (nv + step - 1) / step; // a unit's items, the same for every warp (their barriers meet)
+    const int items = blockIdx.x < units ? ((units - 1 - (int)blockIdx.x) / (int)gridDim.x + 1) * trips : 0;
+    unsigned char* ring = rings + warp * Ring::BYTES;
+    const unsigned int ring_s = (unsigned int)__cvta_generic_to_shared(ring);
+    // The next item to copy: trip pj of unit pu (rows prow), item pf.
+    int pu = blockIdx.x, pj = 0, pf = 0;
+    const unsigned char* prow[R];
+    const unsigned short* psrow[R];
+    memra_mv_unit_rows<KIND, R, LS>(prow, psrow, W, S, (pu * G + g) * R, rows, cols, ls);
+    unsigned int par = 0; // q8_0: bit slot*R + i set where that scale is its word's high half
+    auto issue = [&]() {
+        const int v = kw * 32 + lane + pj * step;
+        if (pf < items && v < nv) {
+            const unsigned int s = ring_s + (pf & (SL - 1)) * Ring::W + lane * 16;
 #pragma unroll
-    for (int t = 0; t < NT; t++) ss[t] = 0.0f;
-    for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) {
+            for (int i = 0; i < R; i++) memra_cp16(s + i * 512, prow[i] + 16 * v);
+            if (KIND == MEMRA_MV_Q8) {
+                const unsigned int sd = ring_s + SL * Ring::W + (pf & (SL - 1)) * Ring::D + lane * 4;
+                const int sh = (pf & (SL - 1)) * R;
+                par &= ~(((1u << R) - 1) << sh);
 #pragma unroll
-        for (int t = 0; t < NT; t++) {
-            if (t >= n) break;
-            const float* xt = x + (long long)t * x_stride;
-            if (vec) {
-                ss[t] = memra_mv_sq(ss[t], reinterpret_cast<const float4*>(xt)[i]);
-            } else {
-                const float v = xt[i];
-                ss[t] += v * v;
+                for (int i = 0; i < R; i++) {
+                    const unsigned short* p = psrow[i] + (LS ? memra_q8_lane_index(v >> 1, ls.tp) : v >> 1);
+                    memra_cp_f16_word(sd + i * 128, p);
+                    par |= (unsigned int)((reinterpret_cast<unsigned long long>(p) >> 1) & 1) << (sh + i);
+                }
             }
         }
-    }
+        asm volatile("cp.async.commit_group;" ::: "memory"); // one group an item, empty or not
+        pf++;
+        if (++pj == trips) {
+            pj = 0;
+            pu += gridDim.x;
+            memra_mv_unit_rows<KIND, R, LS>(prow, psrow, W, S, min(pu, units - 1) * G * R + g * R, rows, cols, ls);
+        }
+    };
 #pragma unroll
-    for (int t = 0; t < NT; t++) {
-        if (t >= n) break;
-        ss[t] = memra_warp_sum(ss[t]);
-        if ((threadIdx.x & 31) == 0) red[t][threadIdx.x >> 5] = ss[t];
-    }
-    __syncthreads();
-    float inv[NT];
+    for (int k = 0; k < SL - 1; k++) issue();
+    float acc[NT][R];
 #pragma unroll
-    for (int t = 0; t < NT; t++) inv[t] = t < n ? memra_mv_inv(red[t], cols, eps) : 0.0f;
-    for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) {
+    for (int t = 0; t < NT; t++)
 #pragma unroll
-        for (int t = 0; t < NT; t++) {
-            if (t >= n) break;
-            const float* xt = x + (long long)t * x_stride;
-            float* st = xs + t * cols;
-            if (vec) {
-                reinterpret_cast<float4*>(st)[memra_xs_slot<XF4>(i, m, perm)] =
-                    memra_mv_scale(reinterpret_cast<const float4*>(xt)[i], inv[t], reinterpret_cast<const float4*>(norm_w)[i]);
-            } else {
-                st[memra_xs_elem<XF4>(i, cols, perm)] = xt[i] * inv[t] * norm_w[i];
+        for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+    int cu = blockIdx.x, cj = 0;
+    for (int f = 0; f < items; f++) {
+        issue(); // into the slot item f - 1 was read from
+        asm volatile("cp.async.wait_group %0;" ::"n"(SL - 1) : "memory"); // this lane's copies of item f have landed
+        const int v = kw * 32 + lane + cj * step;
+        if (v < nv) {
+            const int slot = f & (SL - 1);
+            uint4 wv[R];
+            float d[R];
+#pragma unroll
+            for (int i = 0; i < R; i++) {
+                wv[i] = *reinterpret_cast<const uint4*>(ring + slot * Ring::W + (i * 32 + lane) * 16);
+                if (KIND == MEMRA_MV_Q8) {
+                    const unsigned int word = *reinterpret_cast<const unsigned int*>(ring + SL * Ring::W + slot * Ring::D + (i * 32 + lane) * 4);
+                    d[i] = memra_f16_to_f32((unsigned short)(word >> (16 * ((par >> (slot * R + i)) & 1))));
+                } else {
+                    d[i] = 0.0f;
+                }
             }
+            memra_mvb_dots<KIND, false, NT, R>(acc, wv, d, xs, cols, v, nv, n);
+        }
+        if (++cj == trips) {
+            cj = 0;
+            if (cu + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
+            memra_mvb_put<KW>(y, acc, red, (cu * G + g) * R, rows, mode, n, y_stride);
+#pragma unroll
+            for (int t = 0; t < NT; t++)
+#pragma unroll
+                for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+            cu += gridDim.x;
         }
     }
-    __syncthreads();
+    asm volatile("cp.async.wait_group 0;" ::: "memory"); // the empty groups past the end
 }
 
 // The tokens' x (x + t*x_stride, x_stride % 4 == 0) copied as they are to
@@ -230,37 +332,36 @@ __device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int co
 }
 
 // The caller has waited (memra_grid_wait: the kernels' first statement).
-template <int KIND, int KW, bool LS = false>
+// STAGED: the kernel copies x into shared memory for memra_mvb_ring where
+// the decode kernel takes the 16-byte path (a copy of x stands in for x
+// only where the decode kernel, reading x itself, takes the path the
+// copy's rows take), else reads it element by element as the decode
+// kernel does; otherwise memra_mvb_units reads x from global memory.
+template <int KIND, int KW, bool LS, bool STAGED>
 __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
-                                          const float* norm_w, int stage, float eps, int n, int x_stride, int y_stride) {
+                                          int n, int x_stride, int y_stride) {
+    constexpr int V = memra_mv_kind<KIND>::V;
     n = min(n, MEMRA_MVB_TOKENS);
-    // A copy of x as it is stands in for x only where the decode kernel,
-    // reading x itself, takes the 16-byte path as the copy's rows will:
-    // x_t 16-byte aligned.
-    if (stage == 2 && !(memra_aligned16(x) && (x_stride & 3) == 0)) stage = 0;
-    if (stage) {
-        // Permuted where the rows take the 16-byte path (memra_mvb_rows' test
-        // on a copy in shared memory).
-        constexpr int V = memra_mv_kind<KIND>::V;
-        const bool perm = cols % V == 0 && memra_aligned16(W);
-        if (stage == 2)
-            memra_mvb_copy<V / 4>(memra_xs, x, cols, perm, n, x_stride);
-        else
-            memra_mvb_inputs<V / 4>(memra_xs, x, norm_w, cols, eps, perm, n, x_stride);
-        memra_mvb_rows<KIND, KW, LS, false>(y, W, S, memra_xs, cols, rows, cols, mode, n, y_stride);
+    // The decode kernel's test, for every token's x (x_stride % 4 == 0: each
+    // 16-byte aligned when x is).
+    const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
+    if (STAGED && vec) {
+        float* xs = memra_xs + memra_mvb_ring_geom<KIND>::BLOCK / 4;
+        memra_mvb_copy<V / 4>(xs, x, cols, true, n, x_stride);
+        memra_mvb_ring<KIND, KW, LS>(y, W, S, xs, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs));
     } else {
-        memra_mvb_rows<KIND, KW, LS, true>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride);
+        memra_mvb_units<KIND, KW, LS, !STAGED>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec);
     }
 }
 
 // xn_t = rmsnorm(x_t) * norm_w for tokens t < n, block t each, into global
 // memory: memra_mv_input itself, so each token's values are the ones a
-// decode step's fused norm stages. The 16-bit and f32 batch kernels read
-// them from there (stage 0) rather than normalise 8 copies into a block's
-// shared memory, which at 4,096 columns (128 KiB) holds them to one block
-// an SM (run314: bf16 24576 x 4096 for 8 tokens 170 us staged, 122 from
-// global memory). xn_t must be 16-byte aligned, as the staged copy is, so
-// that the rows take the decode kernel's path.
+// decode step's fused norm stages. The batch kernels read them from there
+// or copy them as they are, rather than normalise every token in every
+// block (run314: bf16 24576 x 4096 for 8 tokens 170 us normalised in the
+// blocks, 122 from global memory; run324: q8_0 93 against 83 copied, and
+// this kernel's ~3-4). xn_t must be 16-byte aligned, as the staged copy
+// is, so that the rows take the decode kernel's path.
 // xn: [n][xn_stride] f32; x: [n][x_stride] f32; norm_w: [cols] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_batch_norm(float* xn, const float* x, const float* norm_w, int n, int cols, int x_stride, int xn_stride, float eps) {
@@ -274,58 +375,73 @@ matvec_batch_norm(float* xn, const float* x, const float* norm_w, int n, int col
 // The kernels, one per decode kernel geometry (KW, scale order; the spec's
 // MatvecBatchKernels): matvec_f32, _f16, _bf16 (KW 4), their _wide forms
 // (KW 8), matvec_q8_0 (KW 1) and matvec_q8_0_wide, whose sums
-// matvec_q8_0_wave shares (KW 4, lane-order scales). The n*R sums and U*R
-// loads live in registers: two blocks an SM fit them for the 16-bit types
-// and f32; q8_0's 16 products a load spill at that bound and take one block
-// (8 warps, each with U*R 16-byte loads in flight).
+// matvec_q8_0_wave shares (KW 4, lane-order scales), each reading x from
+// global memory; q8_0's also in a _staged form, x copied into shared memory
+// and the loads through the rings (engine/gpu prefill.go staged says
+// where). Apart, so that each kernel's registers are its own loop's: with
+// both loops in one kernel, ptxas kept the 16-bit kernels to 114 registers
+// by reloading a unit's row addresses every trip (run325: 9B bf16 priming
+// 1.8% slower). The n*R sums and U*R loads live in registers: two blocks an
+// SM fit them for the 16-bit types and f32; q8_0's 16 products a load spill
+// at that bound and take one block (8 warps, each with U*R 16-byte loads,
+// or its ring's, in flight).
 //
-// y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32; norm_w: [cols] f32 (read when stage == 1)
+// y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
-                 float eps, int n, int x_stride, int y_stride) {
+matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_F32, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_F32, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
-                 float eps, int n, int x_stride, int y_stride) {
+matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_F16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_F16, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
-                      float eps, int n, int x_stride, int y_stride) {
+matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_F16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_F16, 8, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
-                  float eps, int n, int x_stride, int y_stride) {
+matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_BF16, 4>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_BF16, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
-matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
-                       float eps, int n, int x_stride, int y_stride) {
+matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_BF16, 8>(y, W, nullptr, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_BF16, 8, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
-// S: [rows][cols/32] f16 scales (matvec_batch_q8_0_wide: [rows][stride] in lane order, memra_q8_lane_layout)
+// S: [rows][cols/32] f16 scales (_wide: [rows][stride] in lane order, memra_q8_lane_layout), 4-byte aligned
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
-                  float eps, int n, int x_stride, int y_stride) {
+matvec_batch_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n, int x_stride,
+                  int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_Q8, 1>(y, W, S, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_Q8, 1, false, false>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, const float* norm_w, int stage,
-                       float eps, int n, int x_stride, int y_stride) {
+matvec_batch_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n, int x_stride,
+                       int y_stride) {
     memra_grid_wait();
-    memra_mvb<MEMRA_MV_Q8, 4, true>(y, W, S, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_Q8, 4, true, false>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_batch_q8_0_staged(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n,
+                         int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_Q8, 1, false, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_batch_q8_0_wide_staged(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n,
+                              int x_stride, int y_stride) {
+    memra_grid_wait();
+    memra_mvb<MEMRA_MV_Q8, 4, true, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }

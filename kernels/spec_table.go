@@ -386,33 +386,63 @@ type MatvecBatchKernel struct {
 	// Of names the decode kernels whose sums it repeats: same KW, same
 	// scale order (TestMatvecBatchMatchesDecode compares the templates).
 	Of           []string
-	RowsPerBlock int // rows in one unit of a block's loop: (8/KW)*4
+	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*4
+	Staged       bool // x copied into shared memory, the loads through the warps' rings (else x read from global memory)
 }
 
 // MatvecBatchKernels lists the matvec_batch family. The decode kernels of
-// the types it covers each have one; the K-quants' tensor-core kernels
-// have none, and their prompts are fed token by token.
+// the types it covers each have one that reads x from global memory, and
+// q8_0's a staged one too; the K-quants' tensor-core kernels have none,
+// and their prompts are fed token by token.
 func MatvecBatchKernels() []MatvecBatchKernel {
 	return []MatvecBatchKernel{
-		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8},
-		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 8},
-		{"matvec_batch_f16_wide", 1, true, []string{"matvec_f16_wide"}, 4},
-		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 8},
-		{"matvec_batch_bf16_wide", 30, true, []string{"matvec_bf16_wide"}, 4},
-		{"matvec_batch_q8_0", 8, false, []string{"matvec_q8_0"}, 32},
-		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8},
+		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8, false},
+		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 8, false},
+		{"matvec_batch_f16_wide", 1, true, []string{"matvec_f16_wide"}, 4, false},
+		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 8, false},
+		{"matvec_batch_bf16_wide", 30, true, []string{"matvec_bf16_wide"}, 4, false},
+		{"matvec_batch_q8_0", 8, false, []string{"matvec_q8_0"}, 32, false},
+		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, false},
+		{"matvec_batch_q8_0_staged", 8, false, []string{"matvec_q8_0"}, 32, true},
+		{"matvec_batch_q8_0_wide_staged", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, true},
 	}
 }
 
-// Shared is the dynamic shared memory of a batch launch over n tokens of
-// cols columns: every token's x, normalised or not, where the launch stages
-// them (stage 1 or 2), else none.
-func (m MatvecBatchKernel) Shared(n, cols, stage int) int {
-	if stage != 0 {
-		return n * cols * 4
+// MatvecBatchSlots is a warp's ring slots in a staged matvec_batch launch
+// (MEMRA_MVB_SLOTS): its weight loads stream SLOTS - 1 items ahead.
+const MatvecBatchSlots = 4
+
+// Shared is the dynamic shared memory of a launch over n tokens of cols
+// columns: a staged kernel's rings and then every token's copy of x; none
+// for the others.
+func (m MatvecBatchKernel) Shared(n, cols int) int {
+	if m.Staged {
+		return m.Ring() + n*cols*4
 	}
 	return 0
 }
+
+// Ring is the bytes of a staged kernel's rings (matvec_batch.cu
+// memra_mvb_ring_geom): per warp MatvecBatchSlots slots of a lane's
+// 16-byte loads of 4 rows, q8_0's with a 4-byte word a load for its scale;
+// 0 for the others.
+func (m MatvecBatchKernel) Ring() int {
+	if !m.Staged {
+		return 0
+	}
+	slot := mvbSlot
+	if m.GgmlType == 8 {
+		slot = mvbQ8Slot
+	}
+	return MatvecThreads / 32 * MatvecBatchSlots * slot
+}
+
+// A ring slot's bytes (MEMRA_MVB_SLOT, MEMRA_MVB_Q8_SLOT): 4 rows × 32
+// lanes × 16 bytes, q8_0's with 4 × 32 scale words.
+const (
+	mvbSlot   = 4 * 32 * 16
+	mvbQ8Slot = mvbSlot + 4*32*4
+)
 
 // matvecWhat names a matvec kernel's weight layout for its doc line.
 func matvecWhat(ggmlType int) string {
@@ -526,18 +556,22 @@ func Spec() []Kernel {
 			ps = append(ps, param("S", Ptr))
 		}
 		ps = append(ps, param("x", Ptr), param("rows", I32), param("cols", I32), param("mode", I32),
-			param("norm_w", Ptr), param("stage", I32), param("eps", F32), param("n", I32), param("x_stride", I32), param("y_stride", I32))
+			param("n", I32), param("x_stride", I32), param("y_stride", I32))
+		from, shared := "x_t read from global memory", ""
+		if m.Staged {
+			from, shared = "x_t copied into shared memory, the loads through per-warp rings", fmt.Sprintf("%d + n*cols*4", m.Ring())
+		}
 		ks = append(ks, Kernel{
 			Name: m.Name, File: "matvec_batch.cu",
-			Doc: "y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] " + matvecWhat(m.GgmlType) +
+			Doc: "y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; " + from + "), W [rows][cols] " + matvecWhat(m.GgmlType) +
 				fmt.Sprintf(", x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit %s's; blocks loop over units of %d rows",
 					strings.Join(m.Of, "'s and "), m.RowsPerBlock),
 			Params: ps,
 			Dims:   []string{"blocks"},
 			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
-			Shared:  "min(stage, 1) * n * cols * 4",
+			Shared:  shared,
 			Family:  "matvec_batch",
-			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide)},
+			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide), "staged": b2i(m.Staged)},
 		})
 	}
 

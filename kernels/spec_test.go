@@ -70,6 +70,9 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_PENALTY_MAX_WINDOW": PenaltyMaxWindow,
 		"MEMRA_Q8_LANE_PAIRS":      Q8LanePairs,
 		"MEMRA_MVB_TOKENS":         MatvecBatchTokens,
+		"MEMRA_MVB_SLOTS":          MatvecBatchSlots,
+		"MEMRA_MVB_SLOT":           mvbSlot,
+		"MEMRA_MVB_Q8_SLOT":        mvbQ8Slot,
 		"MEMRA_ATTN_THREADS":       attnThreads,
 		"MEMRA_ARGMAX_CHUNK":       ArgmaxChunk,
 		"MEMRA_GDN_ROWS":           gdnRows,
@@ -834,7 +837,7 @@ func TestSASSHeadLoadsBeforeWait(t *testing.T) {
 // prefill looks up by the decode kernel's type and width.
 func TestMatvecBatchMatchesDecode(t *testing.T) {
 	mvArgs := regexp.MustCompile(`memra_mv<(\w+), \d+, (\d+), \d+((?:, \w+)*)>`)
-	mvbArgs := regexp.MustCompile(`memra_mvb<(\w+), (\d+)(, true)?>`)
+	mvbArgs := regexp.MustCompile(`memra_mvb<(\w+), (\d+), (true|false), (true|false)>`)
 	body := func(file, name string) string {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -855,7 +858,8 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 			decode[mk.Name] = mk
 		}
 	}
-	// memra_mvb_rows' R, the rows a warp group sums: the unit's size.
+	// memra_mvb_ring_geom's and memra_mvb_units' R, the rows a warp group
+	// sums: the unit's size.
 	src, err := os.ReadFile("matvec_batch.cu")
 	if err != nil {
 		t.Fatal(err)
@@ -869,10 +873,13 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 	for _, bk := range MatvecBatchKernels() {
 		m := mvbArgs.FindStringSubmatch(body("matvec_batch.cu", bk.Name))
 		if m == nil {
-			t.Errorf("%s: no memra_mvb<KIND, KW[, true]> call in its body", bk.Name)
+			t.Errorf("%s: no memra_mvb<KIND, KW, LS, STAGED> call in its body", bk.Name)
 			continue
 		}
-		kind, kw, ls := m[1], m[2], m[3] != ""
+		kind, kw, ls := m[1], m[2], m[3] == "true"
+		if staged := m[4] == "true"; staged != bk.Staged {
+			t.Errorf("%s: memra_mvb's STAGED is %v, the spec's Staged %v", bk.Name, staged, bk.Staged)
+		}
 		for _, of := range bk.Of {
 			mk, ok := decode[of]
 			if !ok {

@@ -388,53 +388,69 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 // BenchmarkGPUMatvecBatch measures the prefill's batch kernels
 // (matvec_batch.cu) on the 9B's and 0.8B's shapes, in the variant whose
 // sums match the decode kernel the engine picks, for a chunk of n tokens
-// (1 and kernels.MatvecBatchTokens), in each stage a launch can take: x
-// read from global memory (0), normalised into shared memory (1, for the
-// n_embd-wide inputs), copied there (2, where a chunk's copies fit), on the
-// grid of the blocks the GPU holds at once (prefill.go batchGrids).
-// SetBytes counts the weight bytes once a launch: against
+// (1 and kernels.MatvecBatchTokens), reading x from global memory and,
+// for the types with staged kernels, from copies in shared memory (where a
+// chunk's copies fit beside the rings), on the grid of the blocks the GPU holds at once (prefill.go
+// batchGrids). SetBytes counts the weight bytes once a launch: against
 // BenchmarkGPUMatvec's decode kernels, the rate of n tokens' products.
+// The norm/ cases time matvec_batch_norm, which normalises a chunk's
+// inputs before the launches that read them.
 func BenchmarkGPUMatvecBatch(b *testing.B) {
 	e, k, mod := benchEngine(b)
 	stageMax, err := batchShared(e, mod)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {7168, 1024}, {1024, 3584}} {
+	n := kernels.MatvecBatchTokens
+	for _, cols := range []int{1024, 4096} {
+		b.Run(fmt.Sprintf("norm/%d/n%d", cols, n), func(b *testing.B) {
+			xs := alignFloats(cols)
+			x := randomDevice(b, e, n*xs*4, 5)
+			nw := randomDevice(b, e, cols*4, 6)
+			xn, err := e.Alloc(uint64(n * xs * 4))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Free(xn)
+			b.SetBytes(int64(2 * n * cols * 4)) // x read, xn written
+			timeLaunches(b, e, func() error {
+				return k.MatvecBatchNorm(xn, x, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6)
+			})
+		})
+	}
+	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {4096, 4096}, {7168, 1024}, {1024, 3584}, {1024, 2048}} {
 		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0} {
 			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
 			b.Run(name, func(b *testing.B) {
 				d, wBytes := benchMatrix(b, e, name, typ, shape.rows, shape.cols)
-				n := kernels.MatvecBatchTokens
 				xs, ys := alignFloats(shape.cols), alignFloats(shape.rows)
 				x := randomDevice(b, e, n*xs*4, 5)
-				nw := randomDevice(b, e, shape.cols*4, 6)
 				y, err := e.Alloc(uint64(n * ys * 4))
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer e.Free(y)
-				v := batchVariant(d)
-				bk, _ := batchKernel(v)
 				for _, tokens := range []int{1, n} {
-					for _, stage := range []int{0, 1, 2} {
-						sh := bk.Shared(tokens, shape.cols, stage)
-						if stage == 1 && shape.cols > 4096 || sh > stageMax {
-							continue // the fused norm reads the residual stream, n_embd columns; copies that do not fit
+					for _, staged := range []bool{false, true} {
+						v := batchVariant(d, staged)
+						bk, ok := batchKernel(v)
+						sh := bk.Shared(tokens, shape.cols)
+						if !ok || sh-bk.Ring() > stageMax {
+							continue // no staged kernel for the type, or copies that do not fit
 						}
 						grid, err := batchGrids(e, mod, []mvbKey{{v, sh}})
 						if err != nil {
 							b.Fatal(err)
 						}
 						blocks := min(grid[mvbKey{v, sh}], (shape.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock)
-						norm := cuda.DevPtr(0)
-						if stage == 1 {
-							norm = nw
+						from := "global"
+						if staged {
+							from = "staged"
 						}
-						b.Run(fmt.Sprintf("n%d/stage%d", tokens, stage), func(b *testing.B) {
+						b.Run(fmt.Sprintf("n%d/%s", tokens, from), func(b *testing.B) {
 							b.SetBytes(int64(wBytes))
 							timeLaunches(b, e, func() error {
-								return k.MatvecBatch(v, y, d.ptr, d.scales, x, int32(shape.rows), int32(shape.cols), mvStore, norm, int32(stage), 1e-6,
+								return k.MatvecBatch(v, y, d.ptr, d.scales, x, int32(shape.rows), int32(shape.cols), mvStore,
 									int32(tokens), int32(xs), int32(ys), blocks)
 							})
 						})

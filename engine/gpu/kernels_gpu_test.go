@@ -36,6 +36,8 @@ import (
 type ktEnv struct {
 	e *cuda.Engine
 	k *Kernels
+	// stageRoom is what a batch launch may stage beside its rings (batchShared).
+	stageRoom int
 }
 
 // The shared environment: opened by the first kernel test that runs, closed
@@ -68,6 +70,7 @@ func ktGPU(t *testing.T) *ktEnv {
 		default:
 			mod, err := e.LoadModule(kernels.Fatbin())
 			var k *Kernels
+			var room int
 			if err == nil {
 				k, err = loadKernels(e, mod)
 			}
@@ -83,13 +86,13 @@ func ktGPU(t *testing.T) *ktEnv {
 			}
 			if err == nil {
 				// The batch kernels' staged copies, as Load allows them.
-				_, err = batchShared(e, mod)
+				room, err = batchShared(e, mod)
 			}
 			if err != nil {
 				_ = e.Close()
 				ktLoadErr = fmt.Errorf("load the kernels: %w", err)
 			} else {
-				ktShared = &ktEnv{e: e, k: k}
+				ktShared = &ktEnv{e: e, k: k, stageRoom: room}
 			}
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "22a998d1a03027cc4c45b60c13045b31db5c469a0bcdeb626f4d24849f55d8cf"
+const specHash = "d6675ff1613dacb15199f737c08aa91a0346083c4e6216d6ae21300e8fe7b040"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -23,82 +23,84 @@ const specHash = "22a998d1a03027cc4c45b60c13045b31db5c469a0bcdeb626f4d24849f55d8
 // "when ptr != 0" (dtoken, dpos, dt_kv, gate, ctr). The callers size every
 // buffer from the model's dimensions (engine/gpu: Cache, the weights' upload).
 type Kernels struct {
-	e                      *cuda.Engine
-	kEmbedF32              kernelSlot // embed_f32
-	kEmbedF16              kernelSlot // embed_f16
-	kEmbedBF16             kernelSlot // embed_bf16
-	kEmbedQ8_0             kernelSlot // embed_q8_0
-	kEmbedQ4K              kernelSlot // embed_q4_k
-	kEmbedQ5K              kernelSlot // embed_q5_k
-	kEmbedQ6K              kernelSlot // embed_q6_k
-	kRMSNorm               kernelSlot // rmsnorm
-	kRMSNormGated          kernelSlot // rmsnorm_gated
-	kRMSNormGatedChunk     kernelSlot // rmsnorm_gated_chunk
-	kMatvecF32             kernelSlot // matvec_f32
-	kMatvecF16             kernelSlot // matvec_f16
-	kMatvecF16Wide         kernelSlot // matvec_f16_wide
-	kMatvecBF16            kernelSlot // matvec_bf16
-	kMatvecBF16Wide        kernelSlot // matvec_bf16_wide
-	kMatvecQ8_0            kernelSlot // matvec_q8_0
-	kMatvecQ8_0Wide        kernelSlot // matvec_q8_0_wide
-	kMatvecQ8_0Wave        kernelSlot // matvec_q8_0_wave
-	kMatvecQ4K             kernelSlot // matvec_q4_k
-	kMatvecQ4KWide         kernelSlot // matvec_q4_k_wide
-	kMatvecQ4KWave         kernelSlot // matvec_q4_k_wave
-	kMatvecQ5K             kernelSlot // matvec_q5_k
-	kMatvecQ5KWide         kernelSlot // matvec_q5_k_wide
-	kMatvecQ6K             kernelSlot // matvec_q6_k
-	kMatvecQ6KWide         kernelSlot // matvec_q6_k_wide
-	kMatvecBatchF32        kernelSlot // matvec_batch_f32
-	kMatvecBatchF16        kernelSlot // matvec_batch_f16
-	kMatvecBatchF16Wide    kernelSlot // matvec_batch_f16_wide
-	kMatvecBatchBF16       kernelSlot // matvec_batch_bf16
-	kMatvecBatchBF16Wide   kernelSlot // matvec_batch_bf16_wide
-	kMatvecBatchQ8_0       kernelSlot // matvec_batch_q8_0
-	kMatvecBatchQ8_0Wide   kernelSlot // matvec_batch_q8_0_wide
-	kMatvecBatchNorm       kernelSlot // matvec_batch_norm
-	kRoPENeox              kernelSlot // rope_neox
-	kAttnPrepF16           kernelSlot // attn_prep_f16
-	kAttnPrepFP8           kernelSlot // attn_prep_fp8
-	kAttnPrepF16Chunk      kernelSlot // attn_prep_f16_chunk
-	kAttnPrepFP8Chunk      kernelSlot // attn_prep_fp8_chunk
-	kKVStoreF16            kernelSlot // kv_store_f16
-	kKVStoreFP8            kernelSlot // kv_store_fp8
-	kAttnSplitF16D64       kernelSlot // attn_split_f16_d64
-	kAttnSplitVecF16D64    kernelSlot // attn_split_vec_f16_d64
-	kAttnSplitFP8D64       kernelSlot // attn_split_fp8_d64
-	kAttnSplitVecFP8D64    kernelSlot // attn_split_vec_fp8_d64
-	kAttnSplitF16D128      kernelSlot // attn_split_f16_d128
-	kAttnSplitVecF16D128   kernelSlot // attn_split_vec_f16_d128
-	kAttnSplitFP8D128      kernelSlot // attn_split_fp8_d128
-	kAttnSplitVecFP8D128   kernelSlot // attn_split_vec_fp8_d128
-	kAttnSplitF16D256      kernelSlot // attn_split_f16_d256
-	kAttnSplitVecF16D256   kernelSlot // attn_split_vec_f16_d256
-	kAttnSplitFP8D256      kernelSlot // attn_split_fp8_d256
-	kAttnSplitVecFP8D256   kernelSlot // attn_split_vec_fp8_d256
-	kAttnSplitChunkF16D64  kernelSlot // attn_split_chunk_f16_d64
-	kAttnSplitChunkFP8D64  kernelSlot // attn_split_chunk_fp8_d64
-	kAttnSplitChunkF16D128 kernelSlot // attn_split_chunk_f16_d128
-	kAttnSplitChunkFP8D128 kernelSlot // attn_split_chunk_fp8_d128
-	kAttnSplitChunkF16D256 kernelSlot // attn_split_chunk_f16_d256
-	kAttnSplitChunkFP8D256 kernelSlot // attn_split_chunk_fp8_d256
-	kAttnSplitMMAF16D256   kernelSlot // attn_split_mma_f16_d256
-	kAttnSplitMMAFP8D256   kernelSlot // attn_split_mma_fp8_d256
-	kAttnCombine           kernelSlot // attn_combine
-	kAttnCombineChunk      kernelSlot // attn_combine_chunk
-	kGDNConv               kernelSlot // gdn_conv
-	kGDNDelta              kernelSlot // gdn_delta
-	kGDNConvChunk          kernelSlot // gdn_conv_chunk
-	kGDNDeltaChunk         kernelSlot // gdn_delta_chunk
-	kSwiGLU                kernelSlot // swiglu
-	kAdd                   kernelSlot // add
-	kSigmoidMul            kernelSlot // sigmoid_mul
-	kArgMaxPartial         kernelSlot // argmax_partial
-	kArgMaxFinal           kernelSlot // argmax_final
-	kTopKSelect            kernelSlot // topk_select
-	kSampleDraw            kernelSlot // sample_draw
-	kRepeatPenalty         kernelSlot // repeat_penalty
-	kCountersSet           kernelSlot // counters_set
+	e                          *cuda.Engine
+	kEmbedF32                  kernelSlot // embed_f32
+	kEmbedF16                  kernelSlot // embed_f16
+	kEmbedBF16                 kernelSlot // embed_bf16
+	kEmbedQ8_0                 kernelSlot // embed_q8_0
+	kEmbedQ4K                  kernelSlot // embed_q4_k
+	kEmbedQ5K                  kernelSlot // embed_q5_k
+	kEmbedQ6K                  kernelSlot // embed_q6_k
+	kRMSNorm                   kernelSlot // rmsnorm
+	kRMSNormGated              kernelSlot // rmsnorm_gated
+	kRMSNormGatedChunk         kernelSlot // rmsnorm_gated_chunk
+	kMatvecF32                 kernelSlot // matvec_f32
+	kMatvecF16                 kernelSlot // matvec_f16
+	kMatvecF16Wide             kernelSlot // matvec_f16_wide
+	kMatvecBF16                kernelSlot // matvec_bf16
+	kMatvecBF16Wide            kernelSlot // matvec_bf16_wide
+	kMatvecQ8_0                kernelSlot // matvec_q8_0
+	kMatvecQ8_0Wide            kernelSlot // matvec_q8_0_wide
+	kMatvecQ8_0Wave            kernelSlot // matvec_q8_0_wave
+	kMatvecQ4K                 kernelSlot // matvec_q4_k
+	kMatvecQ4KWide             kernelSlot // matvec_q4_k_wide
+	kMatvecQ4KWave             kernelSlot // matvec_q4_k_wave
+	kMatvecQ5K                 kernelSlot // matvec_q5_k
+	kMatvecQ5KWide             kernelSlot // matvec_q5_k_wide
+	kMatvecQ6K                 kernelSlot // matvec_q6_k
+	kMatvecQ6KWide             kernelSlot // matvec_q6_k_wide
+	kMatvecBatchF32            kernelSlot // matvec_batch_f32
+	kMatvecBatchF16            kernelSlot // matvec_batch_f16
+	kMatvecBatchF16Wide        kernelSlot // matvec_batch_f16_wide
+	kMatvecBatchBF16           kernelSlot // matvec_batch_bf16
+	kMatvecBatchBF16Wide       kernelSlot // matvec_batch_bf16_wide
+	kMatvecBatchQ8_0           kernelSlot // matvec_batch_q8_0
+	kMatvecBatchQ8_0Wide       kernelSlot // matvec_batch_q8_0_wide
+	kMatvecBatchQ8_0Staged     kernelSlot // matvec_batch_q8_0_staged
+	kMatvecBatchQ8_0WideStaged kernelSlot // matvec_batch_q8_0_wide_staged
+	kMatvecBatchNorm           kernelSlot // matvec_batch_norm
+	kRoPENeox                  kernelSlot // rope_neox
+	kAttnPrepF16               kernelSlot // attn_prep_f16
+	kAttnPrepFP8               kernelSlot // attn_prep_fp8
+	kAttnPrepF16Chunk          kernelSlot // attn_prep_f16_chunk
+	kAttnPrepFP8Chunk          kernelSlot // attn_prep_fp8_chunk
+	kKVStoreF16                kernelSlot // kv_store_f16
+	kKVStoreFP8                kernelSlot // kv_store_fp8
+	kAttnSplitF16D64           kernelSlot // attn_split_f16_d64
+	kAttnSplitVecF16D64        kernelSlot // attn_split_vec_f16_d64
+	kAttnSplitFP8D64           kernelSlot // attn_split_fp8_d64
+	kAttnSplitVecFP8D64        kernelSlot // attn_split_vec_fp8_d64
+	kAttnSplitF16D128          kernelSlot // attn_split_f16_d128
+	kAttnSplitVecF16D128       kernelSlot // attn_split_vec_f16_d128
+	kAttnSplitFP8D128          kernelSlot // attn_split_fp8_d128
+	kAttnSplitVecFP8D128       kernelSlot // attn_split_vec_fp8_d128
+	kAttnSplitF16D256          kernelSlot // attn_split_f16_d256
+	kAttnSplitVecF16D256       kernelSlot // attn_split_vec_f16_d256
+	kAttnSplitFP8D256          kernelSlot // attn_split_fp8_d256
+	kAttnSplitVecFP8D256       kernelSlot // attn_split_vec_fp8_d256
+	kAttnSplitChunkF16D64      kernelSlot // attn_split_chunk_f16_d64
+	kAttnSplitChunkFP8D64      kernelSlot // attn_split_chunk_fp8_d64
+	kAttnSplitChunkF16D128     kernelSlot // attn_split_chunk_f16_d128
+	kAttnSplitChunkFP8D128     kernelSlot // attn_split_chunk_fp8_d128
+	kAttnSplitChunkF16D256     kernelSlot // attn_split_chunk_f16_d256
+	kAttnSplitChunkFP8D256     kernelSlot // attn_split_chunk_fp8_d256
+	kAttnSplitMMAF16D256       kernelSlot // attn_split_mma_f16_d256
+	kAttnSplitMMAFP8D256       kernelSlot // attn_split_mma_fp8_d256
+	kAttnCombine               kernelSlot // attn_combine
+	kAttnCombineChunk          kernelSlot // attn_combine_chunk
+	kGDNConv                   kernelSlot // gdn_conv
+	kGDNDelta                  kernelSlot // gdn_delta
+	kGDNConvChunk              kernelSlot // gdn_conv_chunk
+	kGDNDeltaChunk             kernelSlot // gdn_delta_chunk
+	kSwiGLU                    kernelSlot // swiglu
+	kAdd                       kernelSlot // add
+	kSigmoidMul                kernelSlot // sigmoid_mul
+	kArgMaxPartial             kernelSlot // argmax_partial
+	kArgMaxFinal               kernelSlot // argmax_final
+	kTopKSelect                kernelSlot // topk_select
+	kSampleDraw                kernelSlot // sample_draw
+	kRepeatPenalty             kernelSlot // repeat_penalty
+	kCountersSet               kernelSlot // counters_set
 }
 
 // kernelSlot is one kernel's function handle and parameter block.
@@ -142,13 +144,15 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q5_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ5KWide},
 		{"matvec_q6_k", "matvec_q6k.cu", 9, &ks.kMatvecQ6K},
 		{"matvec_q6_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ6KWide},
-		{"matvec_batch_f32", "matvec_batch.cu", 12, &ks.kMatvecBatchF32},
-		{"matvec_batch_f16", "matvec_batch.cu", 12, &ks.kMatvecBatchF16},
-		{"matvec_batch_f16_wide", "matvec_batch.cu", 12, &ks.kMatvecBatchF16Wide},
-		{"matvec_batch_bf16", "matvec_batch.cu", 12, &ks.kMatvecBatchBF16},
-		{"matvec_batch_bf16_wide", "matvec_batch.cu", 12, &ks.kMatvecBatchBF16Wide},
-		{"matvec_batch_q8_0", "matvec_batch.cu", 13, &ks.kMatvecBatchQ8_0},
-		{"matvec_batch_q8_0_wide", "matvec_batch.cu", 13, &ks.kMatvecBatchQ8_0Wide},
+		{"matvec_batch_f32", "matvec_batch.cu", 9, &ks.kMatvecBatchF32},
+		{"matvec_batch_f16", "matvec_batch.cu", 9, &ks.kMatvecBatchF16},
+		{"matvec_batch_f16_wide", "matvec_batch.cu", 9, &ks.kMatvecBatchF16Wide},
+		{"matvec_batch_bf16", "matvec_batch.cu", 9, &ks.kMatvecBatchBF16},
+		{"matvec_batch_bf16_wide", "matvec_batch.cu", 9, &ks.kMatvecBatchBF16Wide},
+		{"matvec_batch_q8_0", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0},
+		{"matvec_batch_q8_0_wide", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Wide},
+		{"matvec_batch_q8_0_staged", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Staged},
+		{"matvec_batch_q8_0_wide_staged", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0WideStaged},
 		{"matvec_batch_norm", "matvec_batch.cu", 8, &ks.kMatvecBatchNorm},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
@@ -950,15 +954,15 @@ func (k_ *Kernels) MatvecQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 }
 
 // geomMatvecBatchF32 is matvec_batch_f32's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchF32(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
+func geomMatvecBatchF32(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchF32 launches matvec_batch_f32 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] f32, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f32's; blocks loop over units of 8 rows.
+// MatvecBatchF32 launches matvec_batch_f32 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f32, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f32's; blocks loop over units of 8 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchF32(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF32(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f32", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -970,12 +974,9 @@ func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
-	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, stage)
-	slot_.p.SetF32(8, eps)
-	slot_.p.SetI32(9, n)
-	slot_.p.SetI32(10, x_stride)
-	slot_.p.SetI32(11, y_stride)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_f32: %w", err_)
 	}
@@ -983,15 +984,15 @@ func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 }
 
 // geomMatvecBatchF16 is matvec_batch_f16's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchF16(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
+func geomMatvecBatchF16(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 8 rows.
+// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 8 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchF16(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF16(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1003,12 +1004,9 @@ func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
-	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, stage)
-	slot_.p.SetF32(8, eps)
-	slot_.p.SetI32(9, n)
-	slot_.p.SetI32(10, x_stride)
-	slot_.p.SetI32(11, y_stride)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_f16: %w", err_)
 	}
@@ -1016,15 +1014,15 @@ func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 }
 
 // geomMatvecBatchF16Wide is matvec_batch_f16_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchF16Wide(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
+func geomMatvecBatchF16Wide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchF16Wide launches matvec_batch_f16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16_wide's; blocks loop over units of 4 rows.
+// MatvecBatchF16Wide launches matvec_batch_f16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16_wide's; blocks loop over units of 4 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchF16Wide(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchF16Wide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f16_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1036,12 +1034,9 @@ func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
-	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, stage)
-	slot_.p.SetF32(8, eps)
-	slot_.p.SetI32(9, n)
-	slot_.p.SetI32(10, x_stride)
-	slot_.p.SetI32(11, y_stride)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_f16_wide: %w", err_)
 	}
@@ -1049,15 +1044,15 @@ func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 }
 
 // geomMatvecBatchBF16 is matvec_batch_bf16's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchBF16(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
+func geomMatvecBatchBF16(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 8 rows.
+// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 8 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchBF16(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchBF16(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_bf16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1069,12 +1064,9 @@ func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, 
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
-	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, stage)
-	slot_.p.SetF32(8, eps)
-	slot_.p.SetI32(9, n)
-	slot_.p.SetI32(10, x_stride)
-	slot_.p.SetI32(11, y_stride)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_bf16: %w", err_)
 	}
@@ -1082,15 +1074,15 @@ func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, 
 }
 
 // geomMatvecBatchBF16Wide is matvec_batch_bf16_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchBF16Wide(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
+func geomMatvecBatchBF16Wide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchBF16Wide launches matvec_batch_bf16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16_wide's; blocks loop over units of 4 rows.
+// MatvecBatchBF16Wide launches matvec_batch_bf16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16_wide's; blocks loop over units of 4 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchBF16Wide(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchBF16Wide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_bf16_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1102,12 +1094,9 @@ func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevP
 	slot_.p.SetI32(3, rows)
 	slot_.p.SetI32(4, cols)
 	slot_.p.SetI32(5, mode)
-	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, stage)
-	slot_.p.SetF32(8, eps)
-	slot_.p.SetI32(9, n)
-	slot_.p.SetI32(10, x_stride)
-	slot_.p.SetI32(11, y_stride)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_bf16_wide: %w", err_)
 	}
@@ -1115,15 +1104,15 @@ func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevP
 }
 
 // geomMatvecBatchQ8_0 is matvec_batch_q8_0's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ8_0(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
+func geomMatvecBatchQ8_0(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchQ8_0 launches matvec_batch_q8_0 (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
+// MatvecBatchQ8_0 launches matvec_batch_q8_0 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ8_0(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1136,12 +1125,9 @@ func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, 
 	slot_.p.SetI32(4, rows)
 	slot_.p.SetI32(5, cols)
 	slot_.p.SetI32(6, mode)
-	slot_.p.SetPtr(7, norm_w)
-	slot_.p.SetI32(8, stage)
-	slot_.p.SetF32(9, eps)
-	slot_.p.SetI32(10, n)
-	slot_.p.SetI32(11, x_stride)
-	slot_.p.SetI32(12, y_stride)
+	slot_.p.SetI32(7, n)
+	slot_.p.SetI32(8, x_stride)
+	slot_.p.SetI32(9, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q8_0: %w", err_)
 	}
@@ -1149,15 +1135,15 @@ func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, 
 }
 
 // geomMatvecBatchQ8_0Wide is matvec_batch_q8_0_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ8_0Wide(rows, cols, mode, stage, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, min(stage, 1) * n * cols * 4
+func geomMatvecBatchQ8_0Wide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchQ8_0Wide launches matvec_batch_q8_0_wide (kernels/matvec_batch.cu): y_t (+)= W x_t' for tokens t < n (mode 0/1/2 as the matvec family; x_t' staged in shared memory normalised, stage 1, or as it is, 2, or read from global memory, 0), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
+// MatvecBatchQ8_0Wide launches matvec_batch_q8_0_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared min(stage, 1) * n * cols * 4 bytes.
-func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ8_0Wide(int(rows), int(cols), int(mode), int(stage), int(n), int(x_stride), int(y_stride), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0Wide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1170,14 +1156,73 @@ func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevP
 	slot_.p.SetI32(4, rows)
 	slot_.p.SetI32(5, cols)
 	slot_.p.SetI32(6, mode)
-	slot_.p.SetPtr(7, norm_w)
-	slot_.p.SetI32(8, stage)
-	slot_.p.SetF32(9, eps)
-	slot_.p.SetI32(10, n)
-	slot_.p.SetI32(11, x_stride)
-	slot_.p.SetI32(12, y_stride)
+	slot_.p.SetI32(7, n)
+	slot_.p.SetI32(8, x_stride)
+	slot_.p.SetI32(9, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q8_0_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ8_0Staged is matvec_batch_q8_0_staged's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ8_0Staged(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 81920 + n*cols*4
+}
+
+// MatvecBatchQ8_0Staged launches matvec_batch_q8_0_staged (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t copied into shared memory, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 81920 + n*cols*4 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0Staged(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0Staged(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_staged", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ8_0Staged
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetI32(7, n)
+	slot_.p.SetI32(8, x_stride)
+	slot_.p.SetI32(9, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q8_0_staged: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ8_0WideStaged is matvec_batch_q8_0_wide_staged's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ8_0WideStaged(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 81920 + n*cols*4
+}
+
+// MatvecBatchQ8_0WideStaged launches matvec_batch_q8_0_wide_staged (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t copied into shared memory, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 81920 + n*cols*4 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0WideStaged(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0WideStaged(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_wide_staged", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ8_0WideStaged
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetI32(7, n)
+	slot_.p.SetI32(8, x_stride)
+	slot_.p.SetI32(9, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q8_0_wide_staged: %w", err_)
 	}
 	return nil
 }
@@ -2673,41 +2718,48 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 // MatvecBatchVariant selects one kernel of the matvec_batch family (kernels.Kernel.Variant).
 type MatvecBatchVariant struct {
 	GgmlType int // ggml_type
+	Staged   int // staged
 	Wide     int // wide
 }
 
 // MatvecBatchVariants lists the variants the spec builds, in spec order.
 func MatvecBatchVariants() []MatvecBatchVariant {
 	return []MatvecBatchVariant{
-		{GgmlType: 0, Wide: 0},
-		{GgmlType: 1, Wide: 0},
-		{GgmlType: 1, Wide: 1},
-		{GgmlType: 30, Wide: 0},
-		{GgmlType: 30, Wide: 1},
-		{GgmlType: 8, Wide: 0},
-		{GgmlType: 8, Wide: 1},
+		{GgmlType: 0, Staged: 0, Wide: 0},
+		{GgmlType: 1, Staged: 0, Wide: 0},
+		{GgmlType: 1, Staged: 0, Wide: 1},
+		{GgmlType: 30, Staged: 0, Wide: 0},
+		{GgmlType: 30, Staged: 0, Wide: 1},
+		{GgmlType: 8, Staged: 0, Wide: 0},
+		{GgmlType: 8, Staged: 0, Wide: 1},
+		{GgmlType: 8, Staged: 1, Wide: 0},
+		{GgmlType: 8, Staged: 1, Wide: 1},
 	}
 }
 
 // MatvecBatch launches the matvec_batch kernel of variant v: the table a captured graph's
 // bucket picks its kernel from. Parameters only some variants take are ignored
 // by the others.
-func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, stage int32, eps float32, n int32, x_stride int32, y_stride int32, blocks int) error {
+func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	switch v {
-	case MatvecBatchVariant{GgmlType: 0, Wide: 0}:
-		return k_.MatvecBatchF32(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 1, Wide: 0}:
-		return k_.MatvecBatchF16(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 1, Wide: 1}:
-		return k_.MatvecBatchF16Wide(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 30, Wide: 0}:
-		return k_.MatvecBatchBF16(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 30, Wide: 1}:
-		return k_.MatvecBatchBF16Wide(y, W, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 8, Wide: 0}:
-		return k_.MatvecBatchQ8_0(y, W, S, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 8, Wide: 1}:
-		return k_.MatvecBatchQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, stage, eps, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 0, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchF32(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 1, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchF16(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 1, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchF16Wide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 30, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchBF16(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 30, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchBF16Wide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 8, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchQ8_0(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 8, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchQ8_0Wide(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 8, Staged: 1, Wide: 0}:
+		return k_.MatvecBatchQ8_0Staged(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 8, Staged: 1, Wide: 1}:
+		return k_.MatvecBatchQ8_0WideStaged(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	}
 	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)
 }

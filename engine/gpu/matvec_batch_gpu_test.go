@@ -13,10 +13,11 @@ import (
 // TestGPUKernelMatvecBatch: every matvec_batch kernel, for n tokens at
 // once, must write each token's y with the bits of its decode kernel (every
 // CUDA-core variant of the matvec family, the q8_0 wave form included) run
-// on that token alone: in each mode, with the fused norm (stage 1, and
-// matvec_batch_norm's inputs read from global memory against it) and
-// without, x read from global memory (stage 0) or staged (2), on
-// shapes that take the 16-byte path with and without an odd tail, the
+// on that token alone: in each mode, with matvec_batch_norm's inputs
+// against the decode kernel's fused norm and without a norm, x read from
+// global memory or, by q8_0's staged kernels, copied into shared memory
+// (the loads through the rings),
+// on shapes that take the 16-byte path with and without an odd tail, the
 // element-wise path (odd or misaligned columns), partial row units and
 // grids that loop over units. A prompt fed in chunks is only the prompt fed
 // token by token if this holds. Guards between the tokens' rows must keep
@@ -34,7 +35,7 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 		{1003, 1024, all, false},
 		{17, 2304, all, false}, // q8_0: 144 chunks, a tail after the paired loads
 		{2050, 96, all, false}, // more units than a small grid: blocks loop
-		{40, 6144, all, false}, // q8_0 lane order, 3 trips a pair; 8 staged copies: 192 KiB
+		{40, 6144, all, false}, // q8_0 lane order, 3 trips a pair; 5 staged copies beside the rings (8 do not fit)
 		{64, 1024, all, true},  // W and x misaligned: the element-wise path
 		{67, 1001, unq, false}, // odd cols
 		{33, 4100, unq, false}, // f32 16-byte, 16-bit element-wise
@@ -65,6 +66,9 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	if !ok {
 		t.Fatalf("no batch kernel for %+v", mv)
 	}
+	sv := bv
+	sv.Staged = 1
+	sk, hasStaged := batchKernel(sv)
 	r := ktRand(seed)
 	w := ktTensor(t, "w", typ, ktUniform(r, rows*cols, -1, 1), cols, rows)
 	woff, xoff := 0, 0
@@ -89,12 +93,21 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	units := (rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
 
 	for _, mode := range []int32{mvStore, mvAccumulate, mvSwiGLU} {
-		// Stage 3 here: matvec_batch_norm into dxn, then stage 0 over it,
-		// against the decode kernel's fused norm.
-		for _, stage := range []int32{0, 1, 2, 3} {
-			norm, xnorm := cuda.DevPtr(0), int32(0)
-			if stage == 1 || stage == 3 {
-				norm, xnorm = nw, 1
+		// normed: matvec_batch_norm into dxn, the batch kernel over it,
+		// against the decode kernel's fused norm. staged: x copied into
+		// shared memory, its loads through the rings.
+		for _, c := range []struct{ normed, staged bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+			kv := bv
+			if c.staged {
+				if !hasStaged || sk.Shared(n, cols)-sk.Ring() > v.stageRoom {
+					continue // no staged kernel for the type, or copies that do not fit beside the rings: the host stages none (prefillPlan.staged)
+				}
+				kv = sv
+			}
+			stage := fmt.Sprintf("normed=%v staged=%v", c.normed, c.staged)
+			norm, xnorm, in := cuda.DevPtr(0), int32(0), dx
+			if c.normed {
+				norm, xnorm, in = nw, 1, dxn
 			}
 			out := rows
 			if mode == mvSwiGLU {
@@ -111,15 +124,11 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 					ktMust(t, v.k.Matvec(mv, want.Add(uint64(4*tk*ys)), dw, ds, dx.Add(uint64(4*tk*xs)), int32(rows), int32(cols), mode,
 						norm, xnorm, 1e-6, matvecUnits(mv, rows)))
 				}
-				if stage == 3 {
+				if c.normed {
 					v.poison(t, dxn, n*xs, ktNaN)
 					ktMust(t, v.k.MatvecBatchNorm(dxn, dx, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6))
-					ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dxn, int32(rows), int32(cols), mode, 0, 0, 1e-6,
-						int32(n), int32(xs), int32(ys), blocks))
-				} else {
-					ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mode, norm, stage, 1e-6,
-						int32(n), int32(xs), int32(ys), blocks))
 				}
+				ktMust(t, v.k.MatvecBatch(kv, got, dw, ds, in, int32(rows), int32(cols), mode, int32(n), int32(xs), int32(ys), blocks))
 				wh, gh := ktGet[uint32](t, v, want, (n+1)*ys), ktGet[uint32](t, v, got, (n+1)*ys)
 				for i := n * ys; i < (n+1)*ys; i++ {
 					before := ktNaN
@@ -127,13 +136,13 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 						before = math.Float32bits(y0[i])
 					}
 					if gh[i] != before {
-						t.Fatalf("mode %d stage %d: %#08x at %d of token %d, past the %d launched, was %#08x", mode, stage, gh[i], i-n*ys, n, n, before)
+						t.Fatalf("mode %d %s: %#08x at %d of token %d, past the %d launched, was %#08x", mode, stage, gh[i], i-n*ys, n, n, before)
 					}
 				}
 				for tk := range n {
 					at := tk * ys
 					if i := ktFirstDiff(gh[at:at+out], wh[at:at+out]); i >= 0 {
-						t.Fatalf("mode %d stage %d blocks %d token %d row %d: batch %#08x, decode %#08x", mode, stage, blocks, tk, i,
+						t.Fatalf("mode %d %s blocks %d token %d row %d: batch %#08x, decode %#08x", mode, stage, blocks, tk, i,
 							gh[at+i], wh[at+i])
 					}
 					// Past a token's rows: what was there before.
@@ -177,7 +186,7 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	// The float64 reference for the first token's plain products (mode 0,
 	// no norm): TestGPUKernelMatvec's bound, (cols/32+48)·u·Σ|w x|.
 	v.poison(t, got, n*ys, ktNaN)
-	ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mvStore, 0, 0, 1e-6, int32(n), int32(xs), int32(ys), units))
+	ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mvStore, int32(n), int32(xs), int32(ys), units))
 	gf := ktGet[float32](t, v, got, rows)
 	deq := ktDequant(t, w)
 	ref, abs := make([]float64, rows), make([]float64, rows)

@@ -123,3 +123,28 @@ func TestL2HoldPaysBound(t *testing.T) {
 		t.Error("l2HoldPays does not turn at 1.4%")
 	}
 }
+
+// TestBatchKernelPerVariant: every matvec_batch variant the launchers
+// dispatch on finds its own kernel in the spec's table, type, width and
+// staging alike, so that the host sizes a launch's shared memory and grid
+// for the kernel it launches.
+func TestBatchKernelPerVariant(t *testing.T) {
+	seen := map[string]bool{}
+	for _, v := range MatvecBatchVariants() {
+		bk, ok := batchKernel(v)
+		if !ok {
+			t.Errorf("%+v: no kernel", v)
+			continue
+		}
+		if bk.GgmlType != v.GgmlType || b2i(bk.Wide) != v.Wide || b2i(bk.Staged) != v.Staged {
+			t.Errorf("%+v: found %s (type %d wide %v staged %v)", v, bk.Name, bk.GgmlType, bk.Wide, bk.Staged)
+		}
+		if seen[bk.Name] {
+			t.Errorf("%+v: %s already found for another variant", v, bk.Name)
+		}
+		seen[bk.Name] = true
+	}
+	if len(seen) != len(kernels.MatvecBatchKernels()) {
+		t.Errorf("%d kernels found for the variants, the table has %d", len(seen), len(kernels.MatvecBatchKernels()))
+	}
+}

@@ -29,10 +29,12 @@ import (
 
 // prefillPlan is how a model primes in chunks.
 type prefillPlan struct {
-	tokens int // per chunk: kernels.MatvecBatchTokens, fewer where q8_0's normalised copies would not fit shared memory
-	// stageMax is the dynamic shared memory every batch kernel may take: a
-	// chunk's inputs of up to stageMax/(tokens·4) columns are staged there.
+	tokens int // per chunk: kernels.MatvecBatchTokens
+	// stageMax is the dynamic shared memory every batch kernel may take
+	// beside its rings: a chunk's inputs of up to stageMax/(tokens·4)
+	// columns are staged there.
 	stageMax int
+	sms      int // the GPU's: whether a launch's blocks take more than one unit each (staged)
 	// blocks caps each batch grid at the blocks the GPU holds at once (as
 	// Model.mvBlocks does the decode grids), keyed by variant and dynamic
 	// shared memory (a full chunk's).
@@ -44,30 +46,29 @@ type mvbKey struct {
 	shared int
 }
 
-// stage is how a batch launch of w reads its inputs (matvec_batch.cu),
-// where the step fuses the norm into w's products (norm) or not: q8_0's
-// from shared copies, normalised there (1) or copied (2, where a full
-// chunk's fit), the other types' from global memory (0), normalised ones
-// from matvec_batch_norm's output (stagesCopies says why).
-func (p *prefillPlan) stage(w dtensor, norm bool) int {
-	switch {
-	case !stagesCopies(w.typ):
-		return 0
-	case norm:
-		return 1
-	case p.tokens*w.cols*4 <= p.stageMax:
-		return 2
+// staged reports whether a batch launch of w copies its chunk's inputs
+// into shared memory (matvec_batch.cu): where its type gains by the copies
+// (stagesCopies), they fit beside the rings, and a block takes more than
+// one unit, over which the copy is spent; with one unit a block, reading x
+// from global memory reads it once too (run324, q8_0 for 8 tokens, µs
+// copied / from global memory: 1024 × 3584, 128 units, 10.3 / 8.1; 7168 ×
+// 1024, 224 units, 9.5 / 13.0).
+func (p *prefillPlan) staged(w dtensor) bool {
+	bk, ok := batchKernel(batchVariant(w, true))
+	if !ok || !stagesCopies(w.typ) || p.tokens*w.cols*4 > p.stageMax {
+		return false
 	}
-	return 0
+	return (w.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock > p.sms
 }
 
-// stagesCopies reports whether batch launches of type t read their inputs
-// from shared memory. run314 (BenchmarkGPUMatvecBatch, 8 tokens): q8_0's
-// 16 values a load read 64 bytes of x each, which the conflict-free copies
-// serve better than the L1 (12288 × 4096: 64 µs copied, 152 from global
-// memory); bf16's 8 read 32, and its copies of a 4,096-wide input (128 KiB)
-// hold a block an SM where global reads leave room for two (12288 × 4096:
-// 84 µs copied, 121 normalised in place, 66 from global memory).
+// stagesCopies reports whether batch launches of type t may read their
+// inputs from copies in shared memory. q8_0's 16 values a load read 64
+// bytes of x each, which the conflict-free copies serve better than the L1
+// (8 tokens, 12288 × 4096: run314 64 µs copied, 152 from global memory;
+// run324, its loads through the rings, 48 and 72). bf16's 8 read 32, and
+// the copies with the rings beside them take the L1's room: one block an
+// SM at 4,096 columns where global reads leave room for two (12288 × 4096:
+// run324 53 µs copied, run327 51 from global memory).
 func stagesCopies(t gguf.Type) bool { return t == gguf.TypeQ8_0 }
 
 // chunk holds a prompt chunk's activations: field f of token t at f +
@@ -161,33 +162,33 @@ func (L *layerWeights) matrices() []dtensor {
 }
 
 // batchVariant is the matvec_batch kernel whose sums are those of w's
-// decode kernel: same type, and wide where w's is (the wave form included).
-func batchVariant(w dtensor) MatvecBatchVariant {
-	return MatvecBatchVariant{GgmlType: int(w.typ), Wide: b2i(w.wideKey() != 0)}
+// decode kernel: same type, and wide where w's is (the wave form
+// included); its staged form or not.
+func batchVariant(w dtensor, staged bool) MatvecBatchVariant {
+	return MatvecBatchVariant{GgmlType: int(w.typ), Wide: b2i(w.wideKey() != 0), Staged: b2i(staged)}
 }
 
 // batchKernel is the kernel of variant v (kernels.MatvecBatchKernels).
 func batchKernel(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
 	for _, bk := range kernels.MatvecBatchKernels() {
-		if bk.GgmlType == v.GgmlType && b2i(bk.Wide) == v.Wide {
+		if bk.GgmlType == v.GgmlType && b2i(bk.Wide) == v.Wide && b2i(bk.Staged) == v.Staged {
 			return bk, true
 		}
 	}
 	return kernels.MatvecBatchKernel{}, false
 }
 
-// planPrefill decides whether g primes in chunks and sizes them: nil where
-// a layer's matrix has no batch kernel, or Options ask for token feed. Every
-// batch kernel may take the shared memory the GPU allows a block; where
-// q8_0 launches normalise every token's x into it, the chunk shrinks until
-// those copies fit.
+// planPrefill decides whether g primes in chunks and how each launch reads
+// its inputs: nil where a layer's matrix has no batch kernel, or Options
+// ask for token feed. Every batch kernel may take the shared memory the GPU
+// allows a block.
 func (g *Model) planPrefill() (*prefillPlan, error) {
 	if g.opt.TokenFeed || len(g.opt.Omit) > 0 {
 		return nil, nil
 	}
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			if _, ok := batchKernel(batchVariant(w)); !ok {
+			if _, ok := batchKernel(batchVariant(w, false)); !ok {
 				return nil, nil
 			}
 		}
@@ -196,25 +197,11 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax}
-	// Where a launch fuses the norm into its staged copies (q8_0's), the
-	// chunk's copies of the residual stream must fit.
-	stagedNorm := false
-	for i := range g.ls {
-		for _, w := range g.ls[i].matrices() {
-			stagedNorm = stagedNorm || g.ls[i].normed(w) && stagesCopies(w.typ)
-		}
-	}
-	for stagedNorm && p.tokens > 1 && p.tokens*g.cfg.NEmbd*4 > stageMax {
-		p.tokens--
-	}
-	if p.tokens < 2 {
-		return nil, nil // a chunk of one token is a decode step
-	}
+	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax, sms: g.e.Info().SMs}
 	var launches []mvbKey
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			launches = append(launches, mvbKey{batchVariant(w), p.launchShared(w, g.ls[i].normed(w))})
+			launches = append(launches, p.launch(w))
 		}
 	}
 	if p.blocks, err = batchGrids(g.e, g.mod, launches); err != nil {
@@ -223,24 +210,17 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	return p, nil
 }
 
-// launchShared is the dynamic shared memory of a full chunk's launch of w.
-func (p *prefillPlan) launchShared(w dtensor, norm bool) int {
-	return kernels.MatvecBatchKernel{}.Shared(p.tokens, w.cols, p.stage(w, norm))
+// launch is the kernel and dynamic shared memory of a full chunk's launch
+// of w.
+func (p *prefillPlan) launch(w dtensor) mvbKey {
+	v := batchVariant(w, p.staged(w))
+	bk, _ := batchKernel(v) // planPrefill checked every matrix has one
+	return mvbKey{v, bk.Shared(p.tokens, w.cols)}
 }
 
-// normed reports whether a step fuses the norm into w's products: the
-// mixer's and FFN's input matrices, where the input fits maxFusedNormCols.
-func (L *layerWeights) normed(w dtensor) bool {
-	switch w.ptr {
-	case L.o.ptr, L.ssmOut.ptr, L.ffnDown.ptr:
-		return false
-	}
-	return w.cols <= maxFusedNormCols
-}
-
-// batchShared lets every batch kernel take the most dynamic shared memory
-// the GPU allows a block beside its static arrays, and returns the least
-// of those: what any batch launch may stage.
+// batchShared lets every staged batch kernel take the most dynamic shared
+// memory the GPU allows a block beside its static arrays, and returns the
+// least of those less the kernel's rings: what any staged launch may copy.
 func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
 	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
 	if err != nil {
@@ -248,6 +228,9 @@ func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
 	}
 	most := optin
 	for _, bk := range kernels.MatvecBatchKernels() {
+		if !bk.Staged {
+			continue
+		}
 		fn, err := e.Function(mod, bk.Name)
 		if err != nil {
 			return 0, err
@@ -259,7 +242,10 @@ func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
 		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, optin-static); err != nil {
 			return 0, fmt.Errorf("%s: allow %d bytes of shared memory: %w", bk.Name, optin-static, err)
 		}
-		most = min(most, optin-static)
+		if optin-static < bk.Ring() {
+			return 0, fmt.Errorf("%s: its rings take %d bytes of shared memory, the GPU allows a block %d beside %d static", bk.Name, bk.Ring(), optin, static)
+		}
+		most = min(most, optin-static-bk.Ring())
 	}
 	return most, nil
 }
@@ -339,7 +325,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		if err := g.attnChunk(cc, L, tokens, from); err != nil {
 			return err
 		}
-		if err := g.batch(n, t0.x, ch.xS, L.o, t0.attn, ch.attnS, mvAccumulate, 0); err != nil {
+		if err := g.batch(n, t0.x, ch.xS, L.o, t0.attn, ch.attnS, mvAccumulate); err != nil {
 			return err
 		}
 	} else {
@@ -350,7 +336,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		if err := g.gdnChunk(cc, L, n); err != nil {
 			return err
 		}
-		if err := g.batch(n, t0.x, ch.xS, L.ssmOut, t0.on, ch.onS, mvAccumulate, 0); err != nil {
+		if err := g.batch(n, t0.x, ch.xS, L.ssmOut, t0.on, ch.onS, mvAccumulate); err != nil {
 			return err
 		}
 	}
@@ -369,7 +355,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 			}
 		}
 	}
-	return g.batch(n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate, 0)
+	return g.batch(n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate)
 }
 
 // gdnChunk is gdnKernels for the chunk's n tokens: the conv, the delta
@@ -465,10 +451,10 @@ func (g *Model) attnSplitRun(cc *Cache, kv kvLayer, b Bucket, from, lo, hi int) 
 
 // batchNormed is normed for a chunk: the products of rmsnorm(x_t)·norm
 // into y (the fused matrix, in mode; yStride floats between its tokens) or
-// into the parts' ys (as far apart). Where the step fuses the norm, q8_0
-// matrices fuse it too and the others read the inputs matvec_batch_norm
-// normalises into xn (prefillPlan.stage); else one rmsnorm launch over the
-// chunk's rows into xn, as the step's.
+// into the parts' ys (as far apart). The chunk's inputs are normalised once
+// into xn: by matvec_batch_norm where the step fuses the norm into its
+// products (memra_mv_input, the values the step's blocks stage), else by
+// one rmsnorm launch over the chunk's rows, as the step's.
 func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStride int, fused dtensor, mode int32, ys []cuda.DevPtr, parts []dtensor) error {
 	c := &g.cfg
 	ch := &cc.ch
@@ -476,51 +462,44 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 	if fused.ptr != 0 {
 		ws, outs, modes = []dtensor{fused}, []cuda.DevPtr{y}, []int32{mode}
 	}
-	fusedNorm := c.NEmbd <= maxFusedNormCols
-	if !fusedNorm {
-		if err := g.k.RMSNorm(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
-			return err
-		}
+	normalise := g.k.RMSNorm
+	if c.NEmbd <= maxFusedNormCols {
+		normalise = g.k.MatvecBatchNorm
 	}
-	normalised := !fusedNorm // whether xn holds the chunk's normalised inputs
+	if err := normalise(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
+		return err
+	}
 	for i, w := range ws {
-		x, xStride, nw := ch.x, ch.xS, norm.ptr
-		if !fusedNorm || g.pf.stage(w, true) != 1 {
-			if !normalised {
-				if err := g.k.MatvecBatchNorm(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
-					return err
-				}
-				normalised = true
-			}
-			x, xStride, nw = ch.xn, ch.xnS, 0
-		}
-		if err := g.batch(n, outs[i], yStride, w, x, xStride, modes[i], nw); err != nil {
+		if err := g.batch(n, outs[i], yStride, w, ch.xn, ch.xnS, modes[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// batch computes y_t (+)= W x_t' for the chunk's n tokens (matvec's modes),
+// batch computes y_t (+)= W x_t for the chunk's n tokens (matvec's modes),
 // x_t = x + t·xStride and y_t = y + t·yStride floats, with the batch kernel
 // whose sums are W's decode kernel's.
-func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32, norm cuda.DevPtr) error {
+func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32) error {
 	if xStride%4 != 0 {
 		// Every token's x 16-byte aligned or none, as the kernels' paths assume (matvec_batch.cu).
 		return fmt.Errorf("%s: batch input stride %d floats is not a multiple of 4", w.name, xStride)
 	}
-	v := batchVariant(w)
-	bk, ok := batchKernel(v)
+	l := g.pf.launch(w)
+	bk, ok := batchKernel(l.v)
 	if !ok {
 		return fmt.Errorf("%s: no batch kernel for %s", w.name, w.typ) // planPrefill checked every matrix
 	}
-	stage := g.pf.stage(w, norm != 0)
+	if w.scales%4 != 0 {
+		// The kernels copy each f16 scale as the 4-byte word holding it (matvec_batch.cu memra_cp_f16_word).
+		return fmt.Errorf("%s: scales at %#x are not 4-byte aligned", w.name, uint64(w.scales))
+	}
 	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
-	if c := g.pf.blocks[mvbKey{v, g.pf.launchShared(w, norm != 0)}]; c > 0 && c < blocks {
+	if c := g.pf.blocks[l]; c > 0 && c < blocks {
 		blocks = c
 	}
-	if err := g.k.MatvecBatch(v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, norm, int32(stage), g.cfg.NormEps,
-		int32(n), int32(xStride), int32(yStride), blocks); err != nil {
+	if err := g.k.MatvecBatch(l.v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, int32(n), int32(xStride), int32(yStride),
+		blocks); err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)
 	}
 	return nil
