@@ -209,8 +209,31 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
     }
 }
 
+// The tokens' x (x + t*x_stride, x_stride % 4 == 0) copied as they are to
+// xs + t*cols (memra_xs_slot's layout with perm), the loads of all tokens
+// in flight together.
+template <int XF4>
+__device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int cols, bool perm, int n, int x_stride) {
+    const bool vec = (cols & 3) == 0 && memra_aligned16(x);
+    const int m = vec ? cols / 4 : cols;
+    for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) {
+#pragma unroll
+        for (int t = 0; t < MEMRA_MVB_TOKENS; t++) {
+            if (t >= n) break;
+            const float* xt = x + (long long)t * x_stride;
+            float* st = xs + t * cols;
+            if (vec)
+                reinterpret_cast<float4*>(st)[memra_xs_slot<XF4>(i, m, perm)] = reinterpret_cast<const float4*>(xt)[i];
+            else
+                st[memra_xs_elem<XF4>(i, cols, perm)] = xt[i];
+        }
+    }
+    __syncthreads();
+}
+
 // The rows' sums with every token's x copied into shared memory (xs, laid
-// out by memra_xs_slot) on the 16-byte path: a warp's items are its loads
+// out by memra_xs_slot) on the 16-byte path; it waits for the predecessor
+// (memra_grid_wait) after its first loads. A warp's items are its loads
 // of every unit the block takes, trip by trip (load kw*32 + lane + j*step
 // of each of its R rows), and they stream through the warp's ring SL - 1
 // items ahead, across the ends of units: loads issued a unit at a time left
@@ -218,8 +241,8 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
 // 101: q8_0 24576 x 4096 for 8 tokens 100 -> 83 us). Each lane copies and
 // reads back only its own loads, so the ring needs no barrier.
 template <int KIND, int KW, bool LS>
-__device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const unsigned short* S, const float* xs, int rows, int cols,
-                                               int mode, int n, int y_stride, unsigned char* rings) {
+__device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
+                                               int cols, int mode, int n, int y_stride, unsigned char* rings, float* xs) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
     using Geo = memra_mv_geom<KIND, R, KW>;
     using Ring = memra_mvb_ring_geom<KIND>;
@@ -267,8 +290,12 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
             memra_mv_unit_rows<KIND, R, LS>(prow, psrow, W, S, min(pu, units - 1) * G * R + g * R, rows, cols, ls);
         }
     };
+    // Weights are never written: the first SL - 1 items leave before the
+    // wait, the copies of x (the predecessor's output) after it.
 #pragma unroll
     for (int k = 0; k < SL - 1; k++) issue();
+    memra_grid_wait();
+    memra_mvb_copy<V / 4>(xs, x, cols, true, n, x_stride);
     float acc[NT][R];
 #pragma unroll
     for (int t = 0; t < NT; t++)
@@ -309,34 +336,13 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
     asm volatile("cp.async.wait_group 0;" ::: "memory"); // the empty groups past the end
 }
 
-// The tokens' x (x + t*x_stride, x_stride % 4 == 0) copied as they are to
-// xs + t*cols (memra_xs_slot's layout with perm), the loads of all tokens
-// in flight together.
-template <int XF4>
-__device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int cols, bool perm, int n, int x_stride) {
-    const bool vec = (cols & 3) == 0 && memra_aligned16(x);
-    const int m = vec ? cols / 4 : cols;
-    for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) {
-#pragma unroll
-        for (int t = 0; t < MEMRA_MVB_TOKENS; t++) {
-            if (t >= n) break;
-            const float* xt = x + (long long)t * x_stride;
-            float* st = xs + t * cols;
-            if (vec)
-                reinterpret_cast<float4*>(st)[memra_xs_slot<XF4>(i, m, perm)] = reinterpret_cast<const float4*>(xt)[i];
-            else
-                st[memra_xs_elem<XF4>(i, cols, perm)] = xt[i];
-        }
-    }
-    __syncthreads();
-}
-
-// The caller has waited (memra_grid_wait: the kernels' first statement).
-// STAGED: the kernel copies x into shared memory for memra_mvb_ring where
-// the decode kernel takes the 16-byte path (a copy of x stands in for x
-// only where the decode kernel, reading x itself, takes the path the
-// copy's rows take), else reads it element by element as the decode
-// kernel does; otherwise memra_mvb_units reads x from global memory.
+// A batch kernel's body: it waits for its predecessor (memra_grid_wait)
+// before its first read of x. STAGED: the kernel copies x into shared
+// memory for memra_mvb_ring where the decode kernel takes the 16-byte path
+// (a copy of x stands in for x only where the decode kernel, reading x
+// itself, takes the path the copy's rows take), else reads it element by
+// element as the decode kernel does; otherwise memra_mvb_units reads x
+// from global memory.
 template <int KIND, int KW, bool LS, bool STAGED>
 __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                                           int n, int x_stride, int y_stride) {
@@ -346,10 +352,10 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
     // 16-byte aligned when x is).
     const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
     if (STAGED && vec) {
-        float* xs = memra_xs + memra_mvb_ring_geom<KIND>::BLOCK / 4;
-        memra_mvb_copy<V / 4>(xs, x, cols, true, n, x_stride);
-        memra_mvb_ring<KIND, KW, LS>(y, W, S, xs, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs));
+        memra_mvb_ring<KIND, KW, LS>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
+                                     memra_xs + memra_mvb_ring_geom<KIND>::BLOCK / 4);
     } else {
+        memra_grid_wait();
         memra_mvb_units<KIND, KW, LS, !STAGED>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec);
     }
 }
@@ -389,31 +395,26 @@ matvec_batch_norm(float* xn, const float* x, const float* norm_w, int n, int col
 // y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_F32, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_F16, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_F16, 8, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_BF16, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_BF16, 8, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
@@ -421,27 +422,23 @@ matvec_batch_bf16_wide(float* y, const void* W, const float* x, int rows, int co
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_q8_0(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n, int x_stride,
                   int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_Q8, 1, false, false>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_q8_0_wide(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n, int x_stride,
                        int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_Q8, 4, true, false>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_q8_0_staged(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n,
                          int x_stride, int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_Q8, 1, false, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_q8_0_wide_staged(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n,
                               int x_stride, int y_stride) {
-    memra_grid_wait();
     memra_mvb<MEMRA_MV_Q8, 4, true, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }

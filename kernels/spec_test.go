@@ -424,7 +424,8 @@ extern "C" __global__ void plain(const int* p) {}`
 // call memra_grid_wait() before touching memory an earlier kernel wrote
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
-// prefetch of weights, or of memra_mvt, which copies weights first.
+// prefetch of weights, or of memra_mvt, which copies weights first, and the
+// batch kernels' one call of memra_mvb, whose rings copy weights first.
 // gdn_conv, rmsnorm_gated and attn_prep (and their chunk forms) load
 // before their wait what kernels at least two back wrote, and the attention
 // splits prefetch their first keys (gdn.cu says why that is safe); they must
@@ -433,7 +434,7 @@ extern "C" __global__ void plain(const int* p) {}`
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 	kernels, cus := sourceKernels(t)
 	name := regexp.MustCompile(`__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(`)
-	mv := regexp.MustCompile(`^memra_mvt?<[^;]*;$`)
+	mv := regexp.MustCompile(`^memra_mv[tb]?<[^;]*;$`)
 	for _, n := range cus {
 		b, err := os.ReadFile(n)
 		if err != nil {
@@ -537,7 +538,7 @@ func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvt)\()`)
+	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvt|memra_mvb|memra_mvb_ring)\()`)
 	checked, templates := 0, 0
 	for _, n := range names {
 		b, err := os.ReadFile(n)
@@ -562,8 +563,8 @@ func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 			checked++
 		}
 	}
-	if templates != 2 {
-		t.Errorf("checked %d matvec templates (memra_mv, memra_mvt); the pattern no longer finds them", templates)
+	if templates != 4 {
+		t.Errorf("checked %d matvec templates (memra_mv, memra_mvt, memra_mvb, memra_mvb_ring); the pattern no longer finds them", templates)
 	}
 	if checked < 40 {
 		t.Errorf("checked %d kernel bodies; the pattern no longer finds them", checked)
