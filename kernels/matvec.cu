@@ -46,31 +46,13 @@
 // critical path (after the wait), so with x and norm_w 16-byte aligned and
 // cols % 4 == 0 they read float4s: 4 times fewer loads, each pass's loads in
 // flight at once rather than in round trips of a few (perf.md step 37).
-// xs is where the block's copy goes: memra_xs here, one copy per token in
-// matvec_batch.cu, which with perm lays each copy out as memra_xs_slot says.
+// xs is where the block's copy goes: memra_xs here; matvec_batch.cu's
+// staged kernels put their rings and a copy per token there.
 extern __shared__ __align__(16) float memra_xs[];
 
-// Where float4 i of a copy of n4 float4s goes: in place, or with perm (the
-// batch kernels' layout, XF4 float4s of x per 16-byte weight load) float4 k
-// of load v at k * (n4 / XF4) + v, so that a warp's lanes, reading float4 k
-// of consecutive loads, read consecutive addresses instead of every XF4-th
-// (a 4-way bank conflict for q8_0, 2-way for f16 and bf16).
-template <int XF4>
-__device__ __forceinline__ int memra_xs_slot(int i, int n4, bool perm) {
-    return XF4 > 1 && perm ? (i % XF4) * (n4 / XF4) + i / XF4 : i;
-}
-
-// Where element i of a copy of cols floats goes (memra_xs_slot's float4,
-// the element's place in it).
-template <int XF4>
-__device__ __forceinline__ int memra_xs_elem(int i, int cols, bool perm) {
-    return XF4 > 1 && perm ? 4 * memra_xs_slot<XF4>(i >> 2, cols >> 2, perm) + (i & 3) : i;
-}
-
-// The norm's three pieces of arithmetic, shared with the batch kernels'
-// memra_mvb_inputs (matvec_batch.cu), which must give every token the bits
-// a decode step gives it: a thread's partial sum of squares, the inverse
-// from the warps' partials (in warp order), and an element's scaling.
+// The norm's three pieces of arithmetic: a thread's partial sum of
+// squares, the inverse from the warps' partials (in warp order), and an
+// element's scaling.
 __device__ __forceinline__ float memra_mv_sq(float ss, float4 v) {
     return ss + (v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w);
 }
@@ -86,8 +68,7 @@ __device__ __forceinline__ float4 memra_mv_scale(float4 v, float inv, float4 w) 
     return make_float4(v.x * inv * w.x, v.y * inv * w.y, v.z * inv * w.z, v.w * inv * w.w);
 }
 
-template <int XF4 = 1>
-__device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const float* norm_w, int cols, float eps, bool perm = false) {
+__device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const float* norm_w, int cols, float eps) {
     __shared__ float red[MEMRA_MV_THREADS / 32];
     const bool vec = (cols & 3) == 0 && memra_aligned16(x) && memra_aligned16(norm_w);
     const int n = vec ? cols / 4 : cols;
@@ -108,10 +89,10 @@ __device__ __forceinline__ void memra_mv_input(float* xs, const float* x, const 
 #pragma unroll 2
     for (int i = threadIdx.x; i < n; i += MEMRA_MV_THREADS) {
         if (vec) {
-            reinterpret_cast<float4*>(xs)[memra_xs_slot<XF4>(i, n, perm)] =
+            reinterpret_cast<float4*>(xs)[i] =
                 memra_mv_scale(reinterpret_cast<const float4*>(x)[i], inv, reinterpret_cast<const float4*>(norm_w)[i]);
         } else {
-            xs[memra_xs_elem<XF4>(i, cols, perm)] = x[i] * inv * norm_w[i];
+            xs[i] = x[i] * inv * norm_w[i];
         }
     }
     __syncthreads();

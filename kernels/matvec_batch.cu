@@ -53,18 +53,18 @@ __device__ __forceinline__ float memra_warp_sum_scatter(float (&x)[32], int lane
     return x[0];
 }
 
-// A warp's ring (memra_mvb_ring): MEMRA_MVB_SLOTS slots of a lane's R
-// 16-byte loads (lane L's load of row i at (i*32 + L)*16), q8_0's then
-// followed by as many slots of the loads' scales (a 4-byte word each, the
-// one holding the f16). A staged kernel's dynamic shared memory starts
-// with the block's 8 rings (kernels.MatvecBatchKernel.Shared).
-template <int KIND>
+// A warp's ring (memra_mvb_ring; the staged kernels are q8_0's):
+// MEMRA_MVB_SLOTS slots of the lanes' 16-byte loads of R rows (lane L's
+// load of row i at (i*32 + L)*16), then as many slots of the loads' scales
+// (a 4-byte word each, the one holding the f16). A staged kernel's dynamic
+// shared memory starts with the block's 8 rings
+// (kernels.MatvecBatchKernel.Shared).
 struct memra_mvb_ring_geom {
     static constexpr int R = 4, SL = MEMRA_MVB_SLOTS;
-    static constexpr int W = R * 32 * 16, D = KIND == MEMRA_MV_Q8 ? R * 32 * 4 : 0; // a slot's bytes: loads, scales
-    static constexpr int BYTES = SL * (W + D);                                       // a warp's ring
+    static constexpr int W = R * 32 * 16, D = R * 32 * 4; // a slot's bytes: loads, scales
+    static constexpr int BYTES = SL * (W + D);            // a warp's ring
     static constexpr int BLOCK = (MEMRA_MV_THREADS / 32) * BYTES;
-    static_assert(W + D == (KIND == MEMRA_MV_Q8 ? MEMRA_MVB_Q8_SLOT : MEMRA_MVB_SLOT), "the host sizes the rings from common.cuh");
+    static_assert(W + D == MEMRA_MVB_SLOT, "the host sizes the rings from common.cuh");
 };
 
 __device__ __forceinline__ void memra_cp16(unsigned int s, const void* g) {
@@ -209,23 +209,27 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
     }
 }
 
-// The tokens' x (x + t*x_stride, x_stride % 4 == 0) copied as they are to
-// xs + t*cols (memra_xs_slot's layout with perm), the loads of all tokens
-// in flight together.
+// Where float4 i of a copy of n4 float4s goes, XF4 float4s of x per
+// 16-byte weight load: float4 k of load v at k * (n4 / XF4) + v, so that a
+// warp's lanes, reading float4 k of consecutive loads, read consecutive
+// addresses instead of every XF4-th (a 4-way bank conflict for q8_0).
 template <int XF4>
-__device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int cols, bool perm, int n, int x_stride) {
-    const bool vec = (cols & 3) == 0 && memra_aligned16(x);
-    const int m = vec ? cols / 4 : cols;
+__device__ __forceinline__ int memra_xs_slot(int i, int n4) {
+    return (i % XF4) * (n4 / XF4) + i / XF4;
+}
+
+// The tokens' x (x + t*x_stride; x 16-byte aligned, x_stride and cols
+// multiples of 4: the 16-byte path's) copied as they are to xs + t*cols in
+// memra_xs_slot's layout, the loads of all tokens in flight together.
+template <int XF4>
+__device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int cols, int n, int x_stride) {
+    const int m = cols / 4;
     for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) {
 #pragma unroll
         for (int t = 0; t < MEMRA_MVB_TOKENS; t++) {
             if (t >= n) break;
-            const float* xt = x + (long long)t * x_stride;
-            float* st = xs + t * cols;
-            if (vec)
-                reinterpret_cast<float4*>(st)[memra_xs_slot<XF4>(i, m, perm)] = reinterpret_cast<const float4*>(xt)[i];
-            else
-                st[memra_xs_elem<XF4>(i, cols, perm)] = xt[i];
+            const float4* xt = reinterpret_cast<const float4*>(x + (long long)t * x_stride);
+            reinterpret_cast<float4*>(xs + t * cols)[memra_xs_slot<XF4>(i, m)] = xt[i];
         }
     }
     __syncthreads();
@@ -245,8 +249,9 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
                                                int cols, int mode, int n, int y_stride, unsigned char* rings, float* xs) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
     using Geo = memra_mv_geom<KIND, R, KW>;
-    using Ring = memra_mvb_ring_geom<KIND>;
+    using Ring = memra_mvb_ring_geom;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step, SL = Ring::SL;
+    static_assert(KIND == MEMRA_MV_Q8, "the rings carry q8_0's loads and scales");
     static_assert(Ring::R == R && (SL & (SL - 1)) == 0 && SL >= 2, "the ring's slots: a power of two, one summed and the rest in flight");
     __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -263,23 +268,21 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
     const unsigned char* prow[R];
     const unsigned short* psrow[R];
     memra_mv_unit_rows<KIND, R, LS>(prow, psrow, W, S, (pu * G + g) * R, rows, cols, ls);
-    unsigned int par = 0; // q8_0: bit slot*R + i set where that scale is its word's high half
+    unsigned int par = 0; // bit slot*R + i set where that load's scale is its word's high half
     auto issue = [&]() {
         const int v = kw * 32 + lane + pj * step;
         if (pf < items && v < nv) {
             const unsigned int s = ring_s + (pf & (SL - 1)) * Ring::W + lane * 16;
 #pragma unroll
             for (int i = 0; i < R; i++) memra_cp16(s + i * 512, prow[i] + 16 * v);
-            if (KIND == MEMRA_MV_Q8) {
-                const unsigned int sd = ring_s + SL * Ring::W + (pf & (SL - 1)) * Ring::D + lane * 4;
-                const int sh = (pf & (SL - 1)) * R;
-                par &= ~(((1u << R) - 1) << sh);
+            const unsigned int sd = ring_s + SL * Ring::W + (pf & (SL - 1)) * Ring::D + lane * 4;
+            const int sh = (pf & (SL - 1)) * R;
+            par &= ~(((1u << R) - 1) << sh);
 #pragma unroll
-                for (int i = 0; i < R; i++) {
-                    const unsigned short* p = psrow[i] + (LS ? memra_q8_lane_index(v >> 1, ls.tp) : v >> 1);
-                    memra_cp_f16_word(sd + i * 128, p);
-                    par |= (unsigned int)((reinterpret_cast<unsigned long long>(p) >> 1) & 1) << (sh + i);
-                }
+            for (int i = 0; i < R; i++) {
+                const unsigned short* p = psrow[i] + (LS ? memra_q8_lane_index(v >> 1, ls.tp) : v >> 1);
+                memra_cp_f16_word(sd + i * 128, p);
+                par |= (unsigned int)((reinterpret_cast<unsigned long long>(p) >> 1) & 1) << (sh + i);
             }
         }
         asm volatile("cp.async.commit_group;" ::: "memory"); // one group an item, empty or not
@@ -295,7 +298,7 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
 #pragma unroll
     for (int k = 0; k < SL - 1; k++) issue();
     memra_grid_wait();
-    memra_mvb_copy<V / 4>(xs, x, cols, true, n, x_stride);
+    memra_mvb_copy<V / 4>(xs, x, cols, n, x_stride);
     float acc[NT][R];
 #pragma unroll
     for (int t = 0; t < NT; t++)
@@ -313,12 +316,8 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
 #pragma unroll
             for (int i = 0; i < R; i++) {
                 wv[i] = *reinterpret_cast<const uint4*>(ring + slot * Ring::W + (i * 32 + lane) * 16);
-                if (KIND == MEMRA_MV_Q8) {
-                    const unsigned int word = *reinterpret_cast<const unsigned int*>(ring + SL * Ring::W + slot * Ring::D + (i * 32 + lane) * 4);
-                    d[i] = memra_f16_to_f32((unsigned short)(word >> (16 * ((par >> (slot * R + i)) & 1))));
-                } else {
-                    d[i] = 0.0f;
-                }
+                const unsigned int word = *reinterpret_cast<const unsigned int*>(ring + SL * Ring::W + slot * Ring::D + (i * 32 + lane) * 4);
+                d[i] = memra_f16_to_f32((unsigned short)(word >> (16 * ((par >> (slot * R + i)) & 1))));
             }
             memra_mvb_dots<KIND, false, NT, R>(acc, wv, d, xs, cols, v, nv, n);
         }
@@ -351,13 +350,15 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
     // The decode kernel's test, for every token's x (x_stride % 4 == 0: each
     // 16-byte aligned when x is).
     const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
-    if (STAGED && vec) {
-        memra_mvb_ring<KIND, KW, LS>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
-                                     memra_xs + memra_mvb_ring_geom<KIND>::BLOCK / 4);
-    } else {
-        memra_grid_wait();
-        memra_mvb_units<KIND, KW, LS, !STAGED>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec);
+    if constexpr (STAGED) {
+        if (vec) {
+            memra_mvb_ring<KIND, KW, LS>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
+                                         memra_xs + memra_mvb_ring_geom::BLOCK / 4);
+            return;
+        }
     }
+    memra_grid_wait();
+    memra_mvb_units<KIND, KW, LS, !STAGED>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec);
 }
 
 // xn_t = rmsnorm(x_t) * norm_w for tokens t < n, block t each, into global
@@ -366,7 +367,7 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
 // or copy them as they are, rather than normalise every token in every
 // block (run314: bf16 24576 x 4096 for 8 tokens 170 us normalised in the
 // blocks, 122 from global memory; run324: q8_0 93 against 83 copied, and
-// this kernel's ~3-4). xn_t must be 16-byte aligned, as the staged copy
+// this kernel's 4.2-5.5 in runs 326-327). xn_t must be 16-byte aligned, as the staged copy
 // is, so that the rows take the decode kernel's path.
 // xn: [n][xn_stride] f32; x: [n][x_stride] f32; norm_w: [cols] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)

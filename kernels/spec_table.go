@@ -423,26 +423,19 @@ func (m MatvecBatchKernel) Shared(n, cols int) int {
 }
 
 // Ring is the bytes of a staged kernel's rings (matvec_batch.cu
-// memra_mvb_ring_geom): per warp MatvecBatchSlots slots of a lane's
-// 16-byte loads of 4 rows, q8_0's with a 4-byte word a load for its scale;
-// 0 for the others.
+// memra_mvb_ring_geom): per warp MatvecBatchSlots slots of the lanes'
+// 16-byte q8_0 loads of 4 rows and a 4-byte word each for its scale; 0
+// for the others.
 func (m MatvecBatchKernel) Ring() int {
 	if !m.Staged {
 		return 0
 	}
-	slot := mvbSlot
-	if m.GgmlType == 8 {
-		slot = mvbQ8Slot
-	}
-	return MatvecThreads / 32 * MatvecBatchSlots * slot
+	return MatvecThreads / 32 * MatvecBatchSlots * mvbSlot
 }
 
-// A ring slot's bytes (MEMRA_MVB_SLOT, MEMRA_MVB_Q8_SLOT): 4 rows × 32
-// lanes × 16 bytes, q8_0's with 4 × 32 scale words.
-const (
-	mvbSlot   = 4 * 32 * 16
-	mvbQ8Slot = mvbSlot + 4*32*4
-)
+// mvbSlot is a ring slot's bytes (MEMRA_MVB_SLOT): 4 rows × 32 lanes × 16
+// bytes of quants and 4 × 32 scale words.
+const mvbSlot = 4*32*16 + 4*32*4
 
 // matvecWhat names a matvec kernel's weight layout for its doc line.
 func matvecWhat(ggmlType int) string {

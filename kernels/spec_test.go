@@ -72,7 +72,6 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_MVB_TOKENS":         MatvecBatchTokens,
 		"MEMRA_MVB_SLOTS":          MatvecBatchSlots,
 		"MEMRA_MVB_SLOT":           mvbSlot,
-		"MEMRA_MVB_Q8_SLOT":        mvbQ8Slot,
 		"MEMRA_ATTN_THREADS":       attnThreads,
 		"MEMRA_ARGMAX_CHUNK":       ArgmaxChunk,
 		"MEMRA_GDN_ROWS":           gdnRows,
@@ -532,7 +531,8 @@ func init() {
 // memra_grid_launch_dependents() only after its own memra_grid_wait(): then
 // when a kernel starts, the one before it has waited, so the one before that
 // has completed. Checked in every kernel's body and in the matvec templates
-// that hold the calls for theirs.
+// that hold the calls for theirs (memra_mvb_units triggers after the wait
+// of its caller, memra_mvb).
 func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 	names, err := kbuild.SourceFiles(".") // the .cuh too: mvring.cuh holds memra_mvt
 	if err != nil {
@@ -830,6 +830,39 @@ func TestSASSHeadLoadsBeforeWait(t *testing.T) {
 	}
 }
 
+// TestSASSRingBeforeWait: the staged batch kernels copy their first
+// MatvecBatchSlots - 1 ring items (each a 16-byte load and a scale word of
+// 4 rows: LDGSTS) before griddepcontrol.wait (ACQBULK), in the committed
+// fatbin's sm_90 code, so that ptxas has not sunk them past it.
+func TestSASSRingBeforeWait(t *testing.T) {
+	tool, err := exec.LookPath("cuobjdump")
+	if err != nil {
+		t.Skip("no cuobjdump on this machine")
+	}
+	want := (MatvecBatchSlots - 1) * 4 * 2
+	for _, bk := range MatvecBatchKernels() {
+		if !bk.Staged {
+			continue
+		}
+		out, err := exec.Command(tool, "-sass", "-arch", "sm_90", "-fun", bk.Name, "memra.fatbin").Output()
+		if err != nil {
+			t.Fatalf("cuobjdump %s: %v", bk.Name, err)
+		}
+		early := 0
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "ACQBULK") {
+				break
+			}
+			if strings.Contains(line, "LDGSTS") {
+				early++
+			}
+		}
+		if early < want {
+			t.Errorf("%s: %d cp.async copies before the first ACQBULK, its ring's first items are %d", bk.Name, early, want)
+		}
+	}
+}
+
 // TestMatvecBatchMatchesDecode: a matvec_batch kernel's sums are its decode
 // kernels' bit for bit only with the same weight kind, the same K split
 // (KW: which lane adds which loads, and how the warps' partials meet) and
@@ -865,11 +898,16 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`constexpr int R = (\d+),`).FindSubmatch(src)
-	if m == nil {
+	rs := regexp.MustCompile(`constexpr int R = (\d+),`).FindAllSubmatch(src, -1)
+	if rs == nil {
 		t.Fatal("matvec_batch.cu: no constexpr int R = ...")
 	}
-	rows, _ := strconv.Atoi(string(m[1]))
+	rows, _ := strconv.Atoi(string(rs[0][1]))
+	for _, r := range rs[1:] {
+		if n, _ := strconv.Atoi(string(r[1])); n != rows {
+			t.Errorf("matvec_batch.cu: one R is %d, another %d; the units must agree", rows, n)
+		}
+	}
 	covered := map[string]bool{}
 	for _, bk := range MatvecBatchKernels() {
 		m := mvbArgs.FindStringSubmatch(body("matvec_batch.cu", bk.Name))
@@ -880,6 +918,9 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 		kind, kw, ls := m[1], m[2], m[3] == "true"
 		if staged := m[4] == "true"; staged != bk.Staged {
 			t.Errorf("%s: memra_mvb's STAGED is %v, the spec's Staged %v", bk.Name, staged, bk.Staged)
+		}
+		if bk.Staged && bk.GgmlType != 8 {
+			t.Errorf("%s: staged, but the rings carry q8_0's loads and scales only (memra_mvb_ring_geom)", bk.Name)
 		}
 		for _, of := range bk.Of {
 			mk, ok := decode[of]

@@ -6,7 +6,6 @@ import (
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
-	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
 
@@ -30,9 +29,9 @@ import (
 // prefillPlan is how a model primes in chunks.
 type prefillPlan struct {
 	tokens int // per chunk: kernels.MatvecBatchTokens
-	// stageMax is the dynamic shared memory every batch kernel may take
-	// beside its rings: a chunk's inputs of up to stageMax/(tokens·4)
-	// columns are staged there.
+	// stageMax is the dynamic shared memory every staged batch kernel may
+	// take beside its rings: a chunk's inputs of up to stageMax/(tokens·4)
+	// columns are copied there.
 	stageMax int
 	sms      int // the GPU's: whether a launch's blocks take more than one unit each (staged)
 	// blocks caps each batch grid at the blocks the GPU holds at once (as
@@ -47,29 +46,25 @@ type mvbKey struct {
 }
 
 // staged reports whether a batch launch of w copies its chunk's inputs
-// into shared memory (matvec_batch.cu): where its type gains by the copies
-// (stagesCopies), they fit beside the rings, and a block takes more than
+// into shared memory (matvec_batch.cu): where w's type has staged kernels
+// (q8_0's), the copies fit beside the rings, and a block takes more than
 // one unit, over which the copy is spent; with one unit a block, reading x
 // from global memory reads it once too (run324, q8_0 for 8 tokens, µs
 // copied / from global memory: 1024 × 3584, 128 units, 10.3 / 8.1; 7168 ×
-// 1024, 224 units, 9.5 / 13.0).
+// 1024, 224 units, 9.5 / 13.0). q8_0's 16 values a load read 64 bytes of x
+// each, which the conflict-free copies serve better than the L1 (12288 ×
+// 4096: run314 64 µs copied, 152 from global memory; run324 48 and 72);
+// bf16's 8 read 32, and copies with rings beside them take the L1's room,
+// one block an SM at 4,096 columns where global reads leave room for two
+// (12288 × 4096: run324 53 µs copied, run327 51 from global memory), so
+// the 16-bit types and f32 have no staged kernels.
 func (p *prefillPlan) staged(w dtensor) bool {
 	bk, ok := batchKernel(batchVariant(w, true))
-	if !ok || !stagesCopies(w.typ) || p.tokens*w.cols*4 > p.stageMax {
+	if !ok || p.tokens*w.cols*4 > p.stageMax {
 		return false
 	}
 	return (w.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock > p.sms
 }
-
-// stagesCopies reports whether batch launches of type t may read their
-// inputs from copies in shared memory. q8_0's 16 values a load read 64
-// bytes of x each, which the conflict-free copies serve better than the L1
-// (8 tokens, 12288 × 4096: run314 64 µs copied, 152 from global memory;
-// run324, its loads through the rings, 48 and 72). bf16's 8 read 32, and
-// the copies with the rings beside them take the L1's room: one block an
-// SM at 4,096 columns where global reads leave room for two (12288 × 4096:
-// run324 53 µs copied, run327 51 from global memory).
-func stagesCopies(t gguf.Type) bool { return t == gguf.TypeQ8_0 }
 
 // chunk holds a prompt chunk's activations: field f of token t at f +
 // t·stride floats. tok[t] is token t's view, the step scratch with those
@@ -242,10 +237,7 @@ func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
 		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, optin-static); err != nil {
 			return 0, fmt.Errorf("%s: allow %d bytes of shared memory: %w", bk.Name, optin-static, err)
 		}
-		if optin-static < bk.Ring() {
-			return 0, fmt.Errorf("%s: its rings take %d bytes of shared memory, the GPU allows a block %d beside %d static", bk.Name, bk.Ring(), optin, static)
-		}
-		most = min(most, optin-static-bk.Ring())
+		most = max(0, min(most, optin-static-bk.Ring())) // 0: no room for copies, so nothing stages
 	}
 	return most, nil
 }
@@ -490,8 +482,8 @@ func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPt
 	if !ok {
 		return fmt.Errorf("%s: no batch kernel for %s", w.name, w.typ) // planPrefill checked every matrix
 	}
-	if w.scales%4 != 0 {
-		// The kernels copy each f16 scale as the 4-byte word holding it (matvec_batch.cu memra_cp_f16_word).
+	if bk.Staged && w.scales%4 != 0 {
+		// The rings copy each f16 scale as the 4-byte word holding it (matvec_batch.cu memra_cp_f16_word).
 		return fmt.Errorf("%s: scales at %#x are not 4-byte aligned", w.name, uint64(w.scales))
 	}
 	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock

@@ -52,13 +52,21 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 					checkPrefill(t, g, testPrompt(p, m.NVocab))
 				})
 			}
-			if typ == "q8_0" || typ == "mixed" {
+			if typ == gguf.TypeQ8_0.String() || typ == "mixed" {
 				// A tiny model's launches have fewer units than the GPU
 				// has SMs, so none stages its inputs (prefillPlan.staged);
 				// with no SMs counted every q8_0 launch does, as the
-				// presets' large ones do, its loads through the rings.
+				// presets' large ones do, and on grids of 3 blocks each
+				// block's ring streams across the ends of its units.
 				sms := g.pf.sms
 				g.pf.sms = 0
+				for i := range g.ls {
+					for _, w := range g.ls[i].matrices() {
+						if l := g.pf.launch(w); l.v.Staged == 1 {
+							g.pf.blocks[l] = 3
+						}
+					}
+				}
 				t.Run(fmt.Sprintf("%s/fp8=%v/staged/P=77", typ, fp8), func(t *testing.T) {
 					checkPrefill(t, g, testPrompt(77, m.NVocab))
 				})
@@ -74,7 +82,11 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 		g := loadModel(t, e, mma, Options{KVFP8: fp8})
 		g.attnMMA = mmaAll
 		t.Run(fmt.Sprintf("mma/fp8=%v/P=77", fp8), func(t *testing.T) {
-			checkPrefill(t, g, testPrompt(77, mma.NVocab))
+			prompt := make([]int32, 77)
+			for i := range prompt {
+				prompt[i] = int32((i*37 + 5) % mma.NVocab)
+			}
+			checkPrefill(t, g, prompt)
 		})
 	}
 	mix := gpuTinySpec(gguf.TypeQ4_K, false, 22)
