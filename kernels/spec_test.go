@@ -809,25 +809,34 @@ func TestSASSHeadLoadsBeforeWait(t *testing.T) {
 		t.Fatal("no matvec kernel with HL > 0: nothing to check")
 	}
 	for name, n := range want {
-		out, err := exec.Command(tool, "-sass", "-arch", "sm_90", "-fun", name, "memra.fatbin").Output()
-		if err != nil {
-			t.Fatalf("cuobjdump %s: %v", name, err)
-		}
-		early := 0
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, "ACQBULK") {
-				break
-			}
-			if strings.Contains(line, "LDG.E.128") {
-				early++
-			}
-		}
+		early := sassBeforeWait(t, tool, name, "LDG.E.128")
 		if early < n {
 			t.Errorf("%s: %d 16-byte loads before the first ACQBULK, its head issues %d", name, early, n)
 		} else {
 			t.Logf("%s: %d 16-byte loads before the first ACQBULK (its head issues %d)", name, early, n)
 		}
 	}
+}
+
+// sassBeforeWait counts kernel name's sm_90 instructions containing op
+// before its first griddepcontrol.wait (ACQBULK) in the committed fatbin,
+// read with cuobjdump at tool.
+func sassBeforeWait(t *testing.T, tool, name, op string) int {
+	t.Helper()
+	out, err := exec.Command(tool, "-sass", "-arch", "sm_90", "-fun", name, "memra.fatbin").Output()
+	if err != nil {
+		t.Fatalf("cuobjdump %s: %v", name, err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "ACQBULK") {
+			break
+		}
+		if strings.Contains(line, op) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestSASSRingBeforeWait: the staged batch kernels copy their first
@@ -844,20 +853,7 @@ func TestSASSRingBeforeWait(t *testing.T) {
 		if !bk.Staged {
 			continue
 		}
-		out, err := exec.Command(tool, "-sass", "-arch", "sm_90", "-fun", bk.Name, "memra.fatbin").Output()
-		if err != nil {
-			t.Fatalf("cuobjdump %s: %v", bk.Name, err)
-		}
-		early := 0
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, "ACQBULK") {
-				break
-			}
-			if strings.Contains(line, "LDGSTS") {
-				early++
-			}
-		}
-		if early < want {
+		if early := sassBeforeWait(t, tool, bk.Name, "LDGSTS"); early < want {
 			t.Errorf("%s: %d cp.async copies before the first ACQBULK, its ring's first items are %d", bk.Name, early, want)
 		}
 	}

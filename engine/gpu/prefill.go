@@ -196,7 +196,8 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	var launches []mvbKey
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			launches = append(launches, p.launch(w))
+			l, _, _ := p.launch(w) // every matrix has its kernel: checked above
+			launches = append(launches, l)
 		}
 	}
 	if p.blocks, err = batchGrids(g.e, g.mod, launches); err != nil {
@@ -205,12 +206,13 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	return p, nil
 }
 
-// launch is the kernel and dynamic shared memory of a full chunk's launch
-// of w.
-func (p *prefillPlan) launch(w dtensor) mvbKey {
+// launch is the kernel of a full chunk's launch of w, and its key (variant
+// and dynamic shared memory); ok is false where w has no batch kernel,
+// which planPrefill rules out.
+func (p *prefillPlan) launch(w dtensor) (l mvbKey, bk kernels.MatvecBatchKernel, ok bool) {
 	v := batchVariant(w, p.staged(w))
-	bk, _ := batchKernel(v) // planPrefill checked every matrix has one
-	return mvbKey{v, bk.Shared(p.tokens, w.cols)}
+	bk, ok = batchKernel(v)
+	return mvbKey{v, bk.Shared(p.tokens, w.cols)}, bk, ok
 }
 
 // batchShared lets every staged batch kernel take the most dynamic shared
@@ -477,8 +479,7 @@ func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPt
 		// Every token's x 16-byte aligned or none, as the kernels' paths assume (matvec_batch.cu).
 		return fmt.Errorf("%s: batch input stride %d floats is not a multiple of 4", w.name, xStride)
 	}
-	l := g.pf.launch(w)
-	bk, ok := batchKernel(l.v)
+	l, bk, ok := g.pf.launch(w)
 	if !ok {
 		return fmt.Errorf("%s: no batch kernel for %s", w.name, w.typ) // planPrefill checked every matrix
 	}

@@ -62,7 +62,7 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 				g.pf.sms = 0
 				for i := range g.ls {
 					for _, w := range g.ls[i].matrices() {
-						if l := g.pf.launch(w); l.v.Staged == 1 {
+						if l, bk, _ := g.pf.launch(w); bk.Staged {
 							g.pf.blocks[l] = 3
 						}
 					}
