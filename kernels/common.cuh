@@ -40,6 +40,7 @@
 #define MEMRA_MVB_TOKENS 8        // matvec_batch: the most tokens of a prompt chunk one launch serves
 #define MEMRA_MVB_SLOTS 4         // matvec_batch: a warp's ring slots, SLOTS - 1 items of loads in flight (matvec_batch.cu)
 #define MEMRA_MVB_SLOT 2560       // matvec_batch: a ring slot's bytes, the lanes' 16-byte q8_0 loads of 4 rows and a 4-byte word each for its scale
+#define MEMRA_MVBK_SLOTS 2        // matvec_batch_kq.cu: a warp's ring slots of K-quant tiles
 
 #define MEMRA_NO_TOKEN -1         // out[0] of a step whose logits are all NaN (memra_end_step)
 #define MEMRA_FULL_MASK 0xffffffffu

@@ -74,6 +74,47 @@ __device__ __forceinline__ memra_q4t_sb memra_q4t_read(const unsigned char* slot
     return s;
 }
 
+// The A fragments of run j of superblock s: a for the run's first 16
+// columns (the code words' low bytes), a8 for the next 16 (>> 8).
+// Q5_K: code word m (0..3: run 2p row g, row g+8, run 2p+1 row g, row g+8)
+// has its fifth bits at 4n + m of the pair's word, so << (4 - m) puts those
+// of nibbles 0, 1, 4, 5 at bits 4, 8, 20, 24, and >> (4 + m) those of the
+// word >> 8's.
+template <bool Q5>
+__device__ __forceinline__ void memra_q4t_afrag(const memra_q4t_sb& s, int j, unsigned int a[4], unsigned int a8[4]) {
+    const unsigned int wg = (j & 1) ? s.q[j >> 1].z : s.q[j >> 1].x;
+    const unsigned int wh = (j & 1) ? s.q[j >> 1].w : s.q[j >> 1].y;
+    // The tops of wg, wh (tw) and of wg >> 8, wh >> 8 (tv), low nibbles then high.
+    unsigned int tw[4] = {0x64006400u, 0x64006400u, 0x64006400u, 0x64006400u}, tv[4] = {tw[0], tw[1], tw[2], tw[3]};
+    if (Q5) {
+        const unsigned int hw = memra_word(s.hb, j >> 1);
+        const int m = 2 * (j & 1); // wg's code word; wh's is m + 1
+        const unsigned int ag = hw << (4 - m), ah = hw << (3 - m), bg = hw >> (4 + m), bh = hw >> (5 + m);
+        tw[0] = memra_q5t_top<false>(ag), tw[1] = memra_q5t_top<false>(ah), tw[2] = memra_q5t_top<true>(ag), tw[3] = memra_q5t_top<true>(ah);
+        tv[0] = memra_q5t_top<false>(bg), tv[1] = memra_q5t_top<false>(bh), tv[2] = memra_q5t_top<true>(bg), tv[3] = memra_q5t_top<true>(bh);
+    }
+    a[0] = memra_q4t_lo(wg, tw[0]), a[1] = memra_q4t_lo(wh, tw[1]), a[2] = memra_q4t_hi(wg, tw[2]), a[3] = memra_q4t_hi(wh, tw[3]);
+    a8[0] = memra_q4t_lo(wg >> 8, tv[0]), a8[1] = memra_q4t_lo(wh >> 8, tv[1]), a8[2] = memra_q4t_hi(wg >> 8, tv[2]),
+    a8[3] = memra_q4t_hi(wh >> 8, tv[3]);
+}
+
+// acc[h] (rows g + 8h) += the scales and mins of runs p and p + 4 of
+// superblock s: dA, dB their D fragments (columns x' hi and lo), xA, xB
+// their sums of x'. One lane's share in the decode step (p its lane in the
+// quad), and each of the four a lane adds for its token in the batch step
+// (matvec_batch_kq.cu): one expression, so the same bits.
+__device__ __forceinline__ void memra_q4t_scale(float acc[2], const memra_q4t_sb& s, int p, const float dA[4], const float dB[4], float xA,
+                                                float xB) {
+    const unsigned int sw[2][4] = {{s.scg.x, s.scg.y, s.scg.z, s.scg.w}, {s.sch.x, s.sch.y, s.sch.z, s.sch.w}};
+    const unsigned int dw[2] = {s.dd.x, s.dd.y};
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const float a1 = memra_u8_val(sw[h][0], p) * (dA[2 * h] + dA[2 * h + 1]) + memra_u8_val(sw[h][1], p) * (dB[2 * h] + dB[2 * h + 1]);
+        const float a2 = memra_u8_val(sw[h][2], p) * xA + memra_u8_val(sw[h][3], p) * xB;
+        acc[h] += memra_f16_to_f32(memra_lo16(dw[h])) * a1 - memra_f16_to_f32(memra_hi16(dw[h])) * a2;
+    }
+}
+
 // acc[h] += this lane's share of superblock sb for row g + 8h. Run j's two
 // mma write B columns 2(j%4) and 2(j%4)+1 (x' hi and lo; the other columns
 // of B are zero), runs 0-3 into dA and 4-7 into dB, so afterwards lane
@@ -83,10 +124,6 @@ __device__ __forceinline__ memra_q4t_sb memra_q4t_read(const unsigned char* slot
 // (With B's columns 0 and 1 for every run, each lane of a quad repeated the
 // scale arithmetic of all 8 runs, on zero columns in three of them.) The
 // quad's four shares are added at the end of a unit (memra_tile_put).
-// Q5_K: code word m (0..3: run 2p row g, row g+8, run 2p+1 row g, row g+8)
-// has its fifth bits at 4n + m of the pair's word, so << (4 - m) puts those
-// of nibbles 0, 1, 4, 5 at bits 4, 8, 20, 24, and >> (4 + m) those of the
-// word >> 8's.
 template <bool Q5>
 __device__ __forceinline__ void memra_q4t_step(float acc[2], const memra_q4t_sb& s, int sb, const uint4* xsplit, const float* xsum,
                                                int lane) {
@@ -98,33 +135,13 @@ __device__ __forceinline__ void memra_q4t_step(float acc[2], const memra_q4t_sb&
         const int blk = sb * 8 + j; // run of 32 columns
         uint4 bx = make_uint4(0, 0, 0, 0);
         if (t == (j & 3)) bx = xsplit[(blk * 4 + lc) * 2 + hl];
-        const unsigned int wg = (j & 1) ? s.q[j >> 1].z : s.q[j >> 1].x;
-        const unsigned int wh = (j & 1) ? s.q[j >> 1].w : s.q[j >> 1].y;
         float* d = j < 4 ? dA : dB;
-        // The tops of wg, wh (tw) and of wg >> 8, wh >> 8 (tv), low nibbles then high.
-        unsigned int tw[4] = {0x64006400u, 0x64006400u, 0x64006400u, 0x64006400u}, tv[4] = {tw[0], tw[1], tw[2], tw[3]};
-        if (Q5) {
-            const unsigned int hw = memra_word(s.hb, j >> 1);
-            const int m = 2 * (j & 1); // wg's code word; wh's is m + 1
-            const unsigned int ag = hw << (4 - m), ah = hw << (3 - m), bg = hw >> (4 + m), bh = hw >> (5 + m);
-            tw[0] = memra_q5t_top<false>(ag), tw[1] = memra_q5t_top<false>(ah), tw[2] = memra_q5t_top<true>(ag), tw[3] = memra_q5t_top<true>(ah);
-            tv[0] = memra_q5t_top<false>(bg), tv[1] = memra_q5t_top<false>(bh), tv[2] = memra_q5t_top<true>(bg), tv[3] = memra_q5t_top<true>(bh);
-        }
-        unsigned int a[4] = {memra_q4t_lo(wg, tw[0]), memra_q4t_lo(wh, tw[1]), memra_q4t_hi(wg, tw[2]), memra_q4t_hi(wh, tw[3])};
+        unsigned int a[4], a8[4];
+        memra_q4t_afrag<Q5>(s, j, a, a8);
         memra_mma_f16(d, a, bx.x, bx.y);
-        a[0] = memra_q4t_lo(wg >> 8, tv[0]), a[1] = memra_q4t_lo(wh >> 8, tv[1]), a[2] = memra_q4t_hi(wg >> 8, tv[2]),
-        a[3] = memra_q4t_hi(wh >> 8, tv[3]);
-        memra_mma_f16(d, a, bx.z, bx.w);
+        memra_mma_f16(d, a8, bx.z, bx.w);
     }
-    const float xA = xsum[sb * 8 + lc], xB = xsum[sb * 8 + 4 + lc];
-    const unsigned int sw[2][4] = {{s.scg.x, s.scg.y, s.scg.z, s.scg.w}, {s.sch.x, s.sch.y, s.sch.z, s.sch.w}};
-    const unsigned int dw[2] = {s.dd.x, s.dd.y};
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const float a1 = memra_u8_val(sw[h][0], lc) * (dA[2 * h] + dA[2 * h + 1]) + memra_u8_val(sw[h][1], lc) * (dB[2 * h] + dB[2 * h + 1]);
-        const float a2 = memra_u8_val(sw[h][2], lc) * xA + memra_u8_val(sw[h][3], lc) * xB;
-        acc[h] += memra_f16_to_f32(memra_lo16(dw[h])) * a1 - memra_f16_to_f32(memra_hi16(dw[h])) * a2;
-    }
+    memra_q4t_scale(acc, s, lc, dA, dB, xsum[sb * 8 + lc], xsum[sb * 8 + 4 + lc]);
 }
 
 // Q4_K's (Q5: Q5_K's) tile for memra_mvt: its bytes, a lane's share read

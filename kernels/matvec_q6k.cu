@@ -54,6 +54,15 @@ struct memra_q6t_sb {
     unsigned int dd;
 };
 
+// The two A fragments of sub-block j of superblock s: the low nibbles - 32
+// (a) and 16 * the high bits (tp), two exact f16 operands of one product.
+__device__ __forceinline__ void memra_q6t_afrag(const memra_q6t_sb& s, int j, unsigned int a[4], unsigned int tp[4]) {
+    const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
+    const unsigned int hw = memra_word(s.h[j >> 3], (j & 7) >> 1) >> (8 * (j & 1));
+    a[0] = memra_q6t_lo(nw), a[1] = memra_q6t_lo(nw >> 8), a[2] = memra_q6t_hi(nw), a[3] = memra_q6t_hi(nw >> 8);
+    tp[0] = memra_q6t_top<0>(hw), tp[1] = memra_q6t_top<1>(hw), tp[2] = memra_q6t_top<2>(hw), tp[3] = memra_q6t_top<3>(hw);
+}
+
 // A lane's B fragments, one per class j % 4 of sub-blocks (B column 2t +
 // hl holds x for the sub-blocks j with j % 4 == t, zeros for the rest), kept
 // across items by memra_mvt and zero from the start: the step loads its own
@@ -70,6 +79,20 @@ struct memra_q6t_bfrag {
 // every sub-block.
 __device__ __forceinline__ void memra_q6t_lds_if(uint2& b, bool p, unsigned int s) {
     asm volatile("{.reg .pred q; setp.ne.s32 q, %2, 0; @q ld.shared.v2.u32 {%0, %1}, [%3];}" : "+r"(b.x), "+r"(b.y) : "r"((int)p), "r"(s));
+}
+
+// a1[h] (rows g + 8h) += sub-block 4k + p's scale times its D fragment d
+// (columns x' hi and lo): byte p of scale word k. Then acc[h] += d_h *
+// a1[h] (memra_q6t_scale_put). One lane's share in the decode step (p its
+// lane in the quad), and each of the four a lane adds for its token in the
+// batch step (matvec_batch_kq.cu): one expression, so the same bits.
+__device__ __forceinline__ void memra_q6t_scale(float a1[2], const memra_q6t_sb& s, int k, int p, const float d[4]) {
+    a1[0] += (float)(signed char)(memra_word(s.scg, k) >> (8 * p)) * (d[0] + d[1]);
+    a1[1] += (float)(signed char)(memra_word(s.sch, k) >> (8 * p)) * (d[2] + d[3]);
+}
+__device__ __forceinline__ void memra_q6t_scale_put(float acc[2], const memra_q6t_sb& s, const float a1[2]) {
+    acc[0] += memra_f16_to_f32(memra_lo16(s.dd)) * a1[0];
+    acc[1] += memra_f16_to_f32(memra_hi16(s.dd)) * a1[1];
 }
 
 // acc[h] (rows g + 8h of the tile) += superblock sb's d * sum_j sc_j * D_j.
@@ -92,21 +115,15 @@ __device__ __forceinline__ void memra_q6t_step(float acc[2], memra_q6t_bfrag& bf
     for (int j = 0; j < 16; j++) {
         memra_q6t_lds_if(bf.b[j & 3], t == (j & 3), xs + 64 * j);
         const uint2 bx = bf.b[j & 3];
-        const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
-        const unsigned int hw = memra_word(s.h[j >> 3], (j & 7) >> 1) >> (8 * (j & 1));
-        const unsigned int a[4] = {memra_q6t_lo(nw), memra_q6t_lo(nw >> 8), memra_q6t_hi(nw), memra_q6t_hi(nw >> 8)};
+        unsigned int a[4], tp[4];
+        memra_q6t_afrag(s, j, a, tp);
         memra_mma_f16(d[j >> 2], a, bx.x, bx.y);
-        const unsigned int tp[4] = {memra_q6t_top<0>(hw), memra_q6t_top<1>(hw), memra_q6t_top<2>(hw), memra_q6t_top<3>(hw)};
         memra_mma_f16(d[j >> 2], tp, bx.x, bx.y);
     }
     float a1[2] = {0.0f, 0.0f};
 #pragma unroll
-    for (int k = 0; k < 4; k++) { // sub-block 4k + lc: byte lc of scale word k
-        a1[0] += (float)(signed char)(memra_word(s.scg, k) >> (8 * lc)) * (d[k][0] + d[k][1]);
-        a1[1] += (float)(signed char)(memra_word(s.sch, k) >> (8 * lc)) * (d[k][2] + d[k][3]);
-    }
-    acc[0] += memra_f16_to_f32(memra_lo16(s.dd)) * a1[0];
-    acc[1] += memra_f16_to_f32(memra_hi16(s.dd)) * a1[1];
+    for (int k = 0; k < 4; k++) memra_q6t_scale(a1, s, k, lc, d[k]);
+    memra_q6t_scale_put(acc, s, a1);
 }
 
 // Q6_K's tile for memra_mvt (mvring.cuh).

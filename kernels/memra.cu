@@ -27,3 +27,5 @@
 #include "attn_prep.cu"
 // After attention.cu: it reuses its prefetch before the wait and its partials.
 #include "attention_mma.cu"
+// After matvec_q4k.cu and matvec_q6k.cu: it reuses their tiles' steps.
+#include "matvec_batch_kq.cu"

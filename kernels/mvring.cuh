@@ -74,37 +74,34 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
     __syncthreads(); // red is rewritten by the next unit
 }
 
-// The ring matvec over 16-row tiles of one superblock, tile type T: T::step
-// leaves a lane's share of rows g, g+8 in acc, the quad's shares added by
-// memra_tile_put, and may keep registers across items in a T::keep,
-// zero-initialised here (Q6_K: its B fragments, matvec_q6k.cu). Dynamic
-// shared memory (kernels.MatvecKernel.Shared): cols * 4 bytes of split x,
-// cols/32 f32 run sums (filled when T::XSUM), then each warp's ring of S
-// tile slots. A warp's items are its superblocks kw, kw + KW, ... of every
-// unit the block loops over, in order; the ring holds S - 1 of them in
-// flight, across the ends of units, and one commit group per item (empty
-// past the last) keeps cp.async.wait_group counting items.
-template <int KW, int S, class T>
-__device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, const float* x, int rows, int cols, int mode,
-                                          const float* norm_w, int xnorm, float eps) {
+// The ring loop over 16-row tiles of one superblock, tile type T, for
+// the sums of one token (memra_mvt) or of a prompt chunk's
+// (matvec_batch_kq.cu): stage() stages the block's inputs after the wait,
+// zero() clears a unit's sums, step(kept, s, i) adds one item (s its lane's
+// share read from the slot, i the superblock, kept what T keeps across
+// items, zero-initialised here; Q6_K: its B fragments) and put(unit) puts
+// a unit's rows. A warp's items are its superblocks kw, kw + KW, ... of
+// every unit the block loops over, in order, through its ring of S slots
+// (warp w's at rings + w * S * T::BYTES): S - 1 of them in flight, across the ends of units. The next
+// item to copy is unit pu's pj-th superblock, at src, into the slot at
+// byte ps of the ring (slots are counted, not taken modulo S); src steps
+// KW tiles an item and, at the end of a unit, on to the next unit of this
+// block; a group past the end re-reads the last tile (at last), never
+// stored. One commit group per item (empty past the last) keeps
+// cp.async.wait_group counting items.
+template <int KW, int S, class T, class Stage, class Zero, class Step, class Put>
+__device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows, int cols, unsigned char* rings, Stage stage, Zero zero,
+                                               Step step, Put put) {
     static_assert(S >= 2, "a ring needs the slot being summed and one in flight");
     constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
-    extern __shared__ uint4 memra_xsplit[];
-    __shared__ float red[MEMRA_MV_THREADS / 32][16];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int ns = cols >> 8;
     const int units = (rows + G * 16 - 1) / (G * 16);
     const int tiles = (rows + 15) / 16;
     const int per = kw < ns ? (ns - kw + KW - 1) / KW : 0; // this warp's superblocks per unit
-    float* xsum = reinterpret_cast<float*>(memra_xsplit + cols / 4);
-    unsigned char* ring = reinterpret_cast<unsigned char*>(xsum + cols / 32) + (long long)warp * S * T::BYTES;
+    unsigned char* ring = rings + (long long)warp * S * T::BYTES;
     const unsigned int ring_s = (unsigned int)__cvta_generic_to_shared(ring);
-    // The next item to copy: unit pu's pj-th superblock, at src, into the
-    // slot at byte ps of the ring (slots are counted, not taken modulo S).
-    // src steps KW tiles an item and, at the end of a unit, on to the next
-    // unit of this block; a group past the end re-reads the last tile (at
-    // last), never stored.
     int pu = blockIdx.x, pj = 0, ps = 0, tile = pu * G + g;
     const unsigned char* last = W + ((long long)(tiles - 1) * ns + kw) * T::BYTES;
     const long long unit_step = ((long long)gridDim.x * G * ns - (long long)per * KW) * T::BYTES;
@@ -122,22 +119,43 @@ __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, cons
 #pragma unroll
     for (int k = 0; k < S - 1; k++) issue();
     memra_grid_wait();
-    const float unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps);
+    stage();
     int cs = 0; // the byte in the ring of the item being summed
     typename T::keep kept = {};
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        float acc[2] = {0.0f, 0.0f};
+        zero();
         for (int j = 0; j < per; j++) {
             asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory"); // this lane's copies of the item have landed
             __syncwarp(); // ... and every lane's, and the previous item's slot is free
             issue();
-            T::step(acc, kept, T::read(ring + cs, lane), kw + j * KW, memra_xsplit, xsum, lane);
+            step(kept, T::read(ring + cs, lane), kw + j * KW);
             cs = cs + T::BYTES == S * T::BYTES ? 0 : cs + T::BYTES;
         }
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
-        memra_tile_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale);
+        put(unit);
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+
+// The ring matvec of one token: x' staged by memra_stage_x, a lane's share
+// of rows g, g+8 in acc (T::step), the quad's shares added by
+// memra_tile_put. Dynamic shared memory (kernels.MatvecKernel.Shared): cols
+// * 4 bytes of split x, cols/32 f32 run sums (filled when T::XSUM), then
+// each warp's ring of S tile slots.
+template <int KW, int S, class T>
+__device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, const float* x, int rows, int cols, int mode,
+                                          const float* norm_w, int xnorm, float eps) {
+    constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
+    extern __shared__ uint4 memra_xsplit[];
+    __shared__ float red[MEMRA_MV_THREADS / 32][16];
+    const int lane = threadIdx.x & 31;
+    float* xsum = reinterpret_cast<float*>(memra_xsplit + cols / 4);
+    float unscale, acc[2];
+    memra_mvt_loop<KW, S, T>(
+        W, rows, cols, reinterpret_cast<unsigned char*>(xsum + cols / 32), [&]() { unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps); },
+        [&]() { acc[0] = acc[1] = 0.0f; },
+        [&](typename T::keep& kept, const typename T::sb& s, int i) { T::step(acc, kept, s, i, memra_xsplit, xsum, lane); },
+        [&](int unit) { memra_tile_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale); });
 }
 
 // (w & mask) | top in one LOP3: with top = 1024s (f16 0x6400) the A pair of

@@ -377,8 +377,8 @@ func MatvecKernels() []MatvecKernel {
 const MatvecBatchTokens = 8
 
 // MatvecBatchKernel is one member of the matvec_batch family
-// (matvec_batch.cu): a prompt chunk's products with the sums of the decode
-// kernel Of, bit for bit.
+// (matvec_batch.cu, matvec_batch_kq.cu): a prompt chunk's products with the
+// sums of the decode kernel Of, bit for bit.
 type MatvecBatchKernel struct {
 	Name     string
 	GgmlType int
@@ -386,26 +386,52 @@ type MatvecBatchKernel struct {
 	// Of names the decode kernels whose sums it repeats: same KW, same
 	// scale order (TestMatvecBatchMatchesDecode compares the templates).
 	Of           []string
-	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*4
+	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*4, the K-quants' (8/KW)*16
 	Staged       bool // x copied into shared memory, the loads through the warps' rings (else x read from global memory)
+	// TensorCore: a K-quant kernel of matvec_batch_kq.cu, which stages
+	// every token's x' as its decode kernel does (the norm fused when
+	// xnorm) and streams the tiles through MatvecBatchTileSlots slots a
+	// warp; a launch takes Tokens(cols, room) tokens.
+	TensorCore bool
 }
 
-// MatvecBatchKernels lists the matvec_batch family. The decode kernels of
-// the types it covers each have one that reads x from global memory, and
-// q8_0's a staged one too; the K-quants' tensor-core kernels have none,
-// and their prompts are fed token by token.
+// MatvecBatchKernels lists the matvec_batch family: one kernel for each
+// decode kernel's type and width (the wave forms' sums are the wide
+// ones'), and q8_0's staged forms.
 func MatvecBatchKernels() []MatvecBatchKernel {
 	return []MatvecBatchKernel{
-		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8, false},
-		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 8, false},
-		{"matvec_batch_f16_wide", 1, true, []string{"matvec_f16_wide"}, 4, false},
-		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 8, false},
-		{"matvec_batch_bf16_wide", 30, true, []string{"matvec_bf16_wide"}, 4, false},
-		{"matvec_batch_q8_0", 8, false, []string{"matvec_q8_0"}, 32, false},
-		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, false},
-		{"matvec_batch_q8_0_staged", 8, false, []string{"matvec_q8_0"}, 32, true},
-		{"matvec_batch_q8_0_wide_staged", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, true},
+		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8, false, false},
+		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 8, false, false},
+		{"matvec_batch_f16_wide", 1, true, []string{"matvec_f16_wide"}, 4, false, false},
+		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 8, false, false},
+		{"matvec_batch_bf16_wide", 30, true, []string{"matvec_bf16_wide"}, 4, false, false},
+		{"matvec_batch_q8_0", 8, false, []string{"matvec_q8_0"}, 32, false, false},
+		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, false, false},
+		{"matvec_batch_q8_0_staged", 8, false, []string{"matvec_q8_0"}, 32, true, false},
+		{"matvec_batch_q8_0_wide_staged", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, true, false},
+		{"matvec_batch_q4_k", 12, false, []string{"matvec_q4_k"}, 32, false, true},
+		{"matvec_batch_q4_k_wide", 12, true, []string{"matvec_q4_k_wide", "matvec_q4_k_wave"}, 16, false, true},
+		{"matvec_batch_q5_k", 13, false, []string{"matvec_q5_k"}, 32, false, true},
+		{"matvec_batch_q5_k_wide", 13, true, []string{"matvec_q5_k_wide"}, 16, false, true},
+		{"matvec_batch_q6_k", 14, false, []string{"matvec_q6_k"}, 32, false, true},
+		{"matvec_batch_q6_k_wide", 14, true, []string{"matvec_q6_k_wide"}, 16, false, true},
 	}
+}
+
+// MatvecBatchTileSlots is a warp's ring slots in a K-quant matvec_batch
+// launch (MEMRA_MVBK_SLOTS): the fewest a ring takes, leaving the shared
+// memory to the tokens' copies of x'.
+const MatvecBatchTileSlots = 2
+
+// Tokens is how many of a chunk's tokens one launch over cols columns
+// takes when room bytes of dynamic shared memory are allowed it: the
+// K-quant kernels' copies of x' must fit beside their rings (0 where not
+// one does); every other kernel takes MatvecBatchTokens.
+func (m MatvecBatchKernel) Tokens(cols, room int) int {
+	if !m.TensorCore {
+		return MatvecBatchTokens
+	}
+	return max(0, min(MatvecBatchTokens, (room-m.Ring())/(cols*4+cols/8)))
 }
 
 // MatvecBatchSlots is a warp's ring slots in a staged matvec_batch launch
@@ -413,24 +439,31 @@ func MatvecBatchKernels() []MatvecBatchKernel {
 const MatvecBatchSlots = 4
 
 // Shared is the dynamic shared memory of a launch over n tokens of cols
-// columns: a staged kernel's rings and then every token's copy of x; none
-// for the others.
+// columns: a staged kernel's rings and then every token's copy of x; a
+// K-quant kernel's tokens' copies of x' split (cols*4 bytes each) and their
+// run sums (cols/32 f32 each), then its rings; none for the others.
 func (m MatvecBatchKernel) Shared(n, cols int) int {
-	if m.Staged {
+	switch {
+	case m.TensorCore:
+		return n*(cols*4+cols/8) + m.Ring()
+	case m.Staged:
 		return m.Ring() + n*cols*4
 	}
 	return 0
 }
 
-// Ring is the bytes of a staged kernel's rings (matvec_batch.cu
-// memra_mvb_ring_geom): per warp MatvecBatchSlots slots of the lanes'
-// 16-byte q8_0 loads of 4 rows and a 4-byte word each for its scale; 0
-// for the others.
+// Ring is the bytes of a kernel's rings: a staged kernel's (matvec_batch.cu
+// memra_mvb_ring_geom: per warp MatvecBatchSlots slots of the lanes'
+// 16-byte q8_0 loads of 4 rows and a 4-byte word each for its scale), a
+// K-quant kernel's (per warp MatvecBatchTileSlots tiles); 0 for the others.
 func (m MatvecBatchKernel) Ring() int {
-	if !m.Staged {
-		return 0
+	switch {
+	case m.TensorCore:
+		return MatvecThreads / 32 * MatvecBatchTileSlots * (MatvecKernel{GgmlType: m.GgmlType}).tileBytes()
+	case m.Staged:
+		return MatvecThreads / 32 * MatvecBatchSlots * mvbSlot
 	}
-	return MatvecThreads / 32 * MatvecBatchSlots * mvbSlot
+	return 0
 }
 
 // mvbSlot is a ring slot's bytes (MEMRA_MVB_SLOT): 4 rows × 32 lanes × 16
@@ -551,11 +584,20 @@ func Spec() []Kernel {
 		ps = append(ps, param("x", Ptr), param("rows", I32), param("cols", I32), param("mode", I32),
 			param("n", I32), param("x_stride", I32), param("y_stride", I32))
 		from, shared := "x_t read from global memory", ""
-		if m.Staged {
+		switch {
+		case m.TensorCore:
+			ps = append(ps, param("norm_w", Ptr), param("xnorm", I32), param("eps", F32))
+			from = "x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings"
+			shared = fmt.Sprintf("n*(cols*4 + cols/8) + %d", m.Ring())
+		case m.Staged:
 			from, shared = "x_t copied into shared memory, the loads through per-warp rings", fmt.Sprintf("%d + n*cols*4", m.Ring())
 		}
+		file := "matvec_batch.cu"
+		if m.TensorCore {
+			file = "matvec_batch_kq.cu"
+		}
 		ks = append(ks, Kernel{
-			Name: m.Name, File: "matvec_batch.cu",
+			Name: m.Name, File: file,
 			Doc: "y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; " + from + "), W [rows][cols] " + matvecWhat(m.GgmlType) +
 				fmt.Sprintf(", x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit %s's; blocks loop over units of %d rows",
 					strings.Join(m.Of, "'s and "), m.RowsPerBlock),

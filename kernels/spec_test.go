@@ -72,6 +72,7 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_MVB_TOKENS":         MatvecBatchTokens,
 		"MEMRA_MVB_SLOTS":          MatvecBatchSlots,
 		"MEMRA_MVB_SLOT":           mvbSlot,
+		"MEMRA_MVBK_SLOTS":         MatvecBatchTileSlots,
 		"MEMRA_ATTN_THREADS":       attnThreads,
 		"MEMRA_ARGMAX_CHUNK":       ArgmaxChunk,
 		"MEMRA_GDN_ROWS":           gdnRows,
@@ -424,7 +425,8 @@ extern "C" __global__ void plain(const int* p) {}`
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
 // prefetch of weights, or of memra_mvt, which copies weights first, and the
-// batch kernels' one call of memra_mvb, whose rings copy weights first.
+// batch kernels' one call of memra_mvb or memra_mvbt, whose rings copy
+// weights first.
 // gdn_conv, rmsnorm_gated and attn_prep (and their chunk forms) load
 // before their wait what kernels at least two back wrote, and the attention
 // splits prefetch their first keys (gdn.cu says why that is safe); they must
@@ -433,7 +435,7 @@ extern "C" __global__ void plain(const int* p) {}`
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 	kernels, cus := sourceKernels(t)
 	name := regexp.MustCompile(`__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(`)
-	mv := regexp.MustCompile(`^memra_mv[tb]?<[^;]*;$`)
+	mv := regexp.MustCompile(`^memra_mv(?:t|b|bt)?<[^;]*;$`)
 	for _, n := range cus {
 		b, err := os.ReadFile(n)
 		if err != nil {
@@ -532,13 +534,14 @@ func init() {
 // when a kernel starts, the one before it has waited, so the one before that
 // has completed. Checked in every kernel's body and in the matvec templates
 // that hold the calls for theirs (memra_mvb_units triggers after the wait
-// of its caller, memra_mvb).
+// of its caller, memra_mvb; memra_mvt_loop holds both for memra_mvt and
+// memra_mvbt).
 func TestKernelsTriggerAfterTheirWait(t *testing.T) {
-	names, err := kbuild.SourceFiles(".") // the .cuh too: mvring.cuh holds memra_mvt
+	names, err := kbuild.SourceFiles(".") // the .cuh too: mvring.cuh holds memra_mvt_loop
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvt|memra_mvb|memra_mvb_ring)\()`)
+	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvt_loop|memra_mvb|memra_mvb_ring)\()`)
 	checked, templates := 0, 0
 	for _, n := range names {
 		b, err := os.ReadFile(n)
@@ -564,7 +567,7 @@ func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 		}
 	}
 	if templates != 4 {
-		t.Errorf("checked %d matvec templates (memra_mv, memra_mvt, memra_mvb, memra_mvb_ring); the pattern no longer finds them", templates)
+		t.Errorf("checked %d matvec templates (memra_mv, memra_mvt_loop, memra_mvb, memra_mvb_ring); the pattern no longer finds them", templates)
 	}
 	if checked < 40 {
 		t.Errorf("checked %d kernel bodies; the pattern no longer finds them", checked)
@@ -862,9 +865,10 @@ func TestSASSRingBeforeWait(t *testing.T) {
 // TestMatvecBatchMatchesDecode: a matvec_batch kernel's sums are its decode
 // kernels' bit for bit only with the same weight kind, the same K split
 // (KW: which lane adds which loads, and how the warps' partials meet) and
-// the same q8_0 scale order (LS); R and the load batching may differ. Every
-// CUDA-core decode kernel must have its batch kernel, which the engine's
-// prefill looks up by the decode kernel's type and width.
+// the same q8_0 scale order (LS); R and the load batching may differ; the
+// K-quant kernels the same KW and tile type (their ring's slots may
+// differ). Every decode kernel must have its batch kernel, which the
+// engine's prefill looks up by the decode kernel's type and width.
 func TestMatvecBatchMatchesDecode(t *testing.T) {
 	mvArgs := regexp.MustCompile(`memra_mv<(\w+), \d+, (\d+), \d+((?:, \w+)*)>`)
 	mvbArgs := regexp.MustCompile(`memra_mvb<(\w+), (\d+), (true|false), (true|false)>`)
@@ -884,9 +888,7 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 	}
 	decode := map[string]MatvecKernel{}
 	for _, mk := range MatvecKernels() {
-		if !mk.TensorCore {
-			decode[mk.Name] = mk
-		}
+		decode[mk.Name] = mk
 	}
 	// memra_mvb_ring_geom's and memra_mvb_units' R, the rows a warp group
 	// sums: the unit's size.
@@ -905,7 +907,45 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 		}
 	}
 	covered := map[string]bool{}
+	// The K-quant kernels: memra_mvbt<KW, slots, T>, the decode kernel's
+	// memra_mvt<KW, slots, T>: the same KW and tile type.
+	mvtArgs := regexp.MustCompile(`memra_mvt<(\d+), \d+, (\w+)>`)
+	mvbtArgs := regexp.MustCompile(`memra_mvbt<(\d+), MEMRA_MVBK_SLOTS, (\w+)>`)
 	for _, bk := range MatvecBatchKernels() {
+		if !bk.TensorCore {
+			continue
+		}
+		m := mvbtArgs.FindStringSubmatch(body("matvec_batch_kq.cu", bk.Name))
+		if m == nil {
+			t.Errorf("%s: no memra_mvbt<KW, MEMRA_MVBK_SLOTS, T> call in its body", bk.Name)
+			continue
+		}
+		for _, of := range bk.Of {
+			mk, ok := decode[of]
+			if !ok || !mk.TensorCore {
+				t.Errorf("%s: Of names %s, not a tensor-core matvec kernel", bk.Name, of)
+				continue
+			}
+			covered[of] = true
+			d := mvtArgs.FindStringSubmatch(body(mk.File(), of))
+			if d == nil {
+				t.Fatalf("%s: no memra_mvt<KW, S, T> call in its body", of)
+			}
+			if d[1] != m[1] || d[2] != m[2] {
+				t.Errorf("%s: memra_mvbt<KW %s, %s>, but %s is memra_mvt<KW %s, %s>", bk.Name, m[1], m[2], of, d[1], d[2])
+			}
+			if mk.GgmlType != bk.GgmlType || mk.Wide != bk.Wide {
+				t.Errorf("%s: type %d wide %v, but %s is type %d wide %v", bk.Name, bk.GgmlType, bk.Wide, of, mk.GgmlType, mk.Wide)
+			}
+		}
+		if k, _ := strconv.Atoi(m[1]); k == 0 || (MatvecThreads/32/k)*16 != bk.RowsPerBlock {
+			t.Errorf("%s: KW %s does not give RowsPerBlock %d (16-row tiles)", bk.Name, m[1], bk.RowsPerBlock)
+		}
+	}
+	for _, bk := range MatvecBatchKernels() {
+		if bk.TensorCore {
+			continue
+		}
 		m := mvbArgs.FindStringSubmatch(body("matvec_batch.cu", bk.Name))
 		if m == nil {
 			t.Errorf("%s: no memra_mvb<KIND, KW, LS, STAGED> call in its body", bk.Name)

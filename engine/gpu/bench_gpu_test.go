@@ -388,16 +388,17 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 // BenchmarkGPUMatvecBatch measures the prefill's batch kernels
 // (matvec_batch.cu) on the 9B's and 0.8B's shapes, in the variant whose
 // sums match the decode kernel the engine picks, for a chunk of n tokens
-// (1 and kernels.MatvecBatchTokens), reading x from global memory and,
-// for the types with staged kernels, from copies in shared memory (where a
-// chunk's copies fit beside the rings), on the grid of the blocks the GPU holds at once (prefill.go
+// (1 and kernels.MatvecBatchTokens, the K-quants' as many as one launch
+// takes: 3 at 12,288 columns), reading x from global memory and, for the
+// types with staged kernels, from copies in shared memory (where a chunk's
+// copies fit beside the rings; the K-quants' "tiles" cases always stage), on the grid of the blocks the GPU holds at once (prefill.go
 // batchGrids). SetBytes counts the weight bytes once a launch: against
 // BenchmarkGPUMatvec's decode kernels, the rate of n tokens' products.
 // The norm/ cases time matvec_batch_norm, which normalises a chunk's
 // inputs before the launches that read them.
 func BenchmarkGPUMatvecBatch(b *testing.B) {
 	e, k, mod := benchEngine(b)
-	stageMax, err := batchShared(e, mod)
+	stageMax, room, err := batchShared(e, mod)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -419,7 +420,7 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 		})
 	}
 	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {4096, 4096}, {7168, 1024}, {1024, 3584}, {1024, 2048}} {
-		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0} {
+		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
 			b.Run(name, func(b *testing.B) {
 				d, wBytes := benchMatrix(b, e, name, typ, shape.rows, shape.cols)
@@ -434,8 +435,9 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 					for _, staged := range []bool{false, true} {
 						v := batchVariant(d, staged)
 						bk, ok := batchKernel(v)
+						tokens := min(tokens, bk.Tokens(shape.cols, room[bk.Name])) // a K-quant launch's share of the chunk
 						sh := bk.Shared(tokens, shape.cols)
-						if !ok || sh-bk.Ring() > stageMax {
+						if !ok || tokens < 1 || bk.Staged && sh-bk.Ring() > stageMax {
 							continue // no staged kernel for the type, or copies that do not fit
 						}
 						grid, err := batchGrids(e, mod, []mvbKey{{v, sh}})
@@ -444,14 +446,17 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 						}
 						blocks := min(grid[mvbKey{v, sh}], (shape.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock)
 						from := "global"
-						if staged {
+						switch {
+						case staged:
 							from = "staged"
+						case bk.TensorCore:
+							from = "tiles"
 						}
 						b.Run(fmt.Sprintf("n%d/%s", tokens, from), func(b *testing.B) {
 							b.SetBytes(int64(wBytes))
 							timeLaunches(b, e, func() error {
 								return k.MatvecBatch(v, y, d.ptr, d.scales, x, int32(shape.rows), int32(shape.cols), mvStore,
-									int32(tokens), int32(xs), int32(ys), blocks)
+									int32(tokens), int32(xs), int32(ys), 0, 0, 0, blocks)
 							})
 						})
 					}

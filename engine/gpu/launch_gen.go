@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "d6675ff1613dacb15199f737c08aa91a0346083c4e6216d6ae21300e8fe7b040"
+const specHash = "e60748e6157b6936452a4ea9ca794fa6c6fc2bb88560f6c608990ccf728398a1"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -58,6 +58,12 @@ type Kernels struct {
 	kMatvecBatchQ8_0Wide       kernelSlot // matvec_batch_q8_0_wide
 	kMatvecBatchQ8_0Staged     kernelSlot // matvec_batch_q8_0_staged
 	kMatvecBatchQ8_0WideStaged kernelSlot // matvec_batch_q8_0_wide_staged
+	kMatvecBatchQ4K            kernelSlot // matvec_batch_q4_k
+	kMatvecBatchQ4KWide        kernelSlot // matvec_batch_q4_k_wide
+	kMatvecBatchQ5K            kernelSlot // matvec_batch_q5_k
+	kMatvecBatchQ5KWide        kernelSlot // matvec_batch_q5_k_wide
+	kMatvecBatchQ6K            kernelSlot // matvec_batch_q6_k
+	kMatvecBatchQ6KWide        kernelSlot // matvec_batch_q6_k_wide
 	kMatvecBatchNorm           kernelSlot // matvec_batch_norm
 	kRoPENeox                  kernelSlot // rope_neox
 	kAttnPrepF16               kernelSlot // attn_prep_f16
@@ -153,6 +159,12 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_batch_q8_0_wide", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Wide},
 		{"matvec_batch_q8_0_staged", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Staged},
 		{"matvec_batch_q8_0_wide_staged", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0WideStaged},
+		{"matvec_batch_q4_k", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ4K},
+		{"matvec_batch_q4_k_wide", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ4KWide},
+		{"matvec_batch_q5_k", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ5K},
+		{"matvec_batch_q5_k_wide", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ5KWide},
+		{"matvec_batch_q6_k", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ6K},
+		{"matvec_batch_q6_k_wide", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ6KWide},
 		{"matvec_batch_norm", "matvec_batch.cu", 8, &ks.kMatvecBatchNorm},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
@@ -1223,6 +1235,204 @@ func (k_ *Kernels) MatvecBatchQ8_0WideStaged(y cuda.DevPtr, W cuda.DevPtr, S cud
 	slot_.p.SetI32(9, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q8_0_wide_staged: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ4K is matvec_batch_q4_k's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ4K(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 37888
+}
+
+// MatvecBatchQ4K launches matvec_batch_q4_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 37888 bytes.
+func (k_ *Kernels) MatvecBatchQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ4K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ4K
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q4_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ4KWide is matvec_batch_q4_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ4KWide(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 37888
+}
+
+// MatvecBatchQ4KWide launches matvec_batch_q4_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k_wide's and matvec_q4_k_wave's; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 37888 bytes.
+func (k_ *Kernels) MatvecBatchQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ4KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ4KWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q4_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ5K is matvec_batch_q5_k's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ5K(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 46080
+}
+
+// MatvecBatchQ5K launches matvec_batch_q5_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 46080 bytes.
+func (k_ *Kernels) MatvecBatchQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ5K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q5_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ5K
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q5_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ5KWide is matvec_batch_q5_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ5KWide(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 46080
+}
+
+// MatvecBatchQ5KWide launches matvec_batch_q5_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k_wide's; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 46080 bytes.
+func (k_ *Kernels) MatvecBatchQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ5KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q5_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ5KWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q5_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ6K is matvec_batch_q6_k's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ6K(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 53760
+}
+
+// MatvecBatchQ6K launches matvec_batch_q6_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 53760 bytes.
+func (k_ *Kernels) MatvecBatchQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ6K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q6_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ6K
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q6_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ6KWide is matvec_batch_q6_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ6KWide(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 53760
+}
+
+// MatvecBatchQ6KWide launches matvec_batch_q6_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k_wide's; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 53760 bytes.
+func (k_ *Kernels) MatvecBatchQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ6KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q6_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ6KWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q6_k_wide: %w", err_)
 	}
 	return nil
 }
@@ -2734,13 +2944,19 @@ func MatvecBatchVariants() []MatvecBatchVariant {
 		{GgmlType: 8, Staged: 0, Wide: 1},
 		{GgmlType: 8, Staged: 1, Wide: 0},
 		{GgmlType: 8, Staged: 1, Wide: 1},
+		{GgmlType: 12, Staged: 0, Wide: 0},
+		{GgmlType: 12, Staged: 0, Wide: 1},
+		{GgmlType: 13, Staged: 0, Wide: 0},
+		{GgmlType: 13, Staged: 0, Wide: 1},
+		{GgmlType: 14, Staged: 0, Wide: 0},
+		{GgmlType: 14, Staged: 0, Wide: 1},
 	}
 }
 
 // MatvecBatch launches the matvec_batch kernel of variant v: the table a captured graph's
 // bucket picks its kernel from. Parameters only some variants take are ignored
 // by the others.
-func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	switch v {
 	case MatvecBatchVariant{GgmlType: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchF32(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
@@ -2760,6 +2976,18 @@ func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPt
 		return k_.MatvecBatchQ8_0Staged(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 8, Staged: 1, Wide: 1}:
 		return k_.MatvecBatchQ8_0WideStaged(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 12, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchQ4K(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+	case MatvecBatchVariant{GgmlType: 12, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchQ4KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+	case MatvecBatchVariant{GgmlType: 13, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchQ5K(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+	case MatvecBatchVariant{GgmlType: 13, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchQ5KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+	case MatvecBatchVariant{GgmlType: 14, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchQ6K(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+	case MatvecBatchVariant{GgmlType: 14, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchQ6KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)
 }

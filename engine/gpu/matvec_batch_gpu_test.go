@@ -16,7 +16,9 @@ import (
 // on that token alone: in each mode, with matvec_batch_norm's inputs
 // against the decode kernel's fused norm and without a norm, x read from
 // global memory or, by q8_0's staged kernels, copied into shared memory
-// (the loads through the rings),
+// (the loads through the rings); the K-quants' tensor-core kernels with
+// their own fused norm against the decode kernel's, the chunk in launches of
+// as many tokens as fit (6 or 7 of 6,144 columns) as the host splits it,
 // on shapes that take the 16-byte path with and without an odd tail, the
 // element-wise path (odd or misaligned columns), partial row units and
 // grids that loop over units. A prompt fed in chunks is only the prompt fed
@@ -27,6 +29,7 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 	v := ktGPU(t)
 	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
 	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
+	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} // cols % 256 == 0
 	for i, sh := range []struct {
 		rows, cols int
 		types      []gguf.Type
@@ -39,6 +42,10 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 		{64, 1024, all, true},  // W and x misaligned: the element-wise path
 		{67, 1001, unq, false}, // odd cols
 		{33, 4100, unq, false}, // f32 16-byte, 16-bit element-wise
+		{1003, 1024, kq, false},
+		{17, 2304, kq, false},  // 9 superblocks: warps with unequal shares
+		{2050, 256, kq, false}, // more units than a small grid: blocks loop, the rings cross units
+		{40, 6144, kq, false},  // the chunk over two launches
 	} {
 		for _, typ := range sh.types {
 			for _, mv := range MatvecVariants() {
@@ -69,6 +76,10 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	sv := bv
 	sv.Staged = 1
 	sk, hasStaged := batchKernel(sv)
+	per := bk.Tokens(cols, v.batchRoom[bk.Name]) // tokens a launch (all but the K-quants': a chunk)
+	if per < 1 {
+		t.Fatalf("%s: not one token's copy of %d columns fits", bk.Name, cols)
+	}
 	r := ktRand(seed)
 	w := ktTensor(t, "w", typ, ktUniform(r, rows*cols, -1, 1), cols, rows)
 	woff, xoff := 0, 0
@@ -109,6 +120,11 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 			if c.normed {
 				norm, xnorm, in = nw, 1, dxn
 			}
+			// The K-quant kernels normalise as they stage, as their decode kernels do.
+			bnorm, bxnorm := cuda.DevPtr(0), int32(0)
+			if bk.TensorCore && c.normed {
+				bnorm, bxnorm, in = nw, 1, dx
+			}
 			out := rows
 			if mode == mvSwiGLU {
 				out = rows / 2
@@ -124,11 +140,14 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 					ktMust(t, v.k.Matvec(mv, want.Add(uint64(4*tk*ys)), dw, ds, dx.Add(uint64(4*tk*xs)), int32(rows), int32(cols), mode,
 						norm, xnorm, 1e-6, matvecUnits(mv, rows)))
 				}
-				if c.normed {
+				if c.normed && !bk.TensorCore {
 					v.poison(t, dxn, n*xs, ktNaN)
 					ktMust(t, v.k.MatvecBatchNorm(dxn, dx, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6))
 				}
-				ktMust(t, v.k.MatvecBatch(kv, got, dw, ds, in, int32(rows), int32(cols), mode, int32(n), int32(xs), int32(ys), blocks))
+				for t0 := 0; t0 < n; t0 += per {
+					ktMust(t, v.k.MatvecBatch(kv, got.Add(uint64(4*t0*ys)), dw, ds, in.Add(uint64(4*t0*xs)), int32(rows), int32(cols), mode,
+						int32(min(per, n-t0)), int32(xs), int32(ys), bnorm, bxnorm, 1e-6, blocks))
+				}
 				wh, gh := ktGet[uint32](t, v, want, (n+1)*ys), ktGet[uint32](t, v, got, (n+1)*ys)
 				for i := n * ys; i < (n+1)*ys; i++ {
 					before := ktNaN
@@ -183,10 +202,13 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 			func(i int) float64 { return float64(cols/256+30) * ktU * math.Abs(ref[i]) })
 	}
 
+	if bk.TensorCore {
+		return // TestGPUKernelMatvec holds the decode kernels, whose bits these are, to the float64 sums with their own bounds
+	}
 	// The float64 reference for the first token's plain products (mode 0,
 	// no norm): TestGPUKernelMatvec's bound, (cols/32+48)·u·Σ|w x|.
 	v.poison(t, got, n*ys, ktNaN)
-	ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mvStore, int32(n), int32(xs), int32(ys), units))
+	ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mvStore, int32(n), int32(xs), int32(ys), 0, 0, 0, units))
 	gf := ktGet[float32](t, v, got, rows)
 	deq := ktDequant(t, w)
 	ref, abs := make([]float64, rows), make([]float64, rows)

@@ -22,9 +22,12 @@ import (
 // (matvec_batch.cu), so a chunk leaves the cache the bits that feeding its
 // tokens one step at a time leaves (TestGPUPrefillMatchesTokenFeed).
 //
-// Models with a matrix the batch family does not cover (the K-quants'
-// tensor-core kernels) and models loaded with Options.TokenFeed or Omit feed
-// token by token.
+// The K-quants' batch kernels stage each token's input as their decode
+// kernels do, so a launch takes the tokens whose copies fit in shared
+// memory (all 8 up to 4,096 columns; 3 of the 9B's 12,288): a chunk of
+// wider inputs is split over launches, each streaming the weights once.
+// Models with a matrix whose copies would not fit one token, and models
+// loaded with Options.TokenFeed or Omit, feed token by token.
 
 // prefillPlan is how a model primes in chunks.
 type prefillPlan struct {
@@ -33,7 +36,11 @@ type prefillPlan struct {
 	// take beside its rings: a chunk's inputs of up to stageMax/(tokens·4)
 	// columns are copied there.
 	stageMax int
-	sms      int // the GPU's: whether a launch's blocks take more than one unit each (staged)
+	// room is the dynamic shared memory each K-quant batch kernel may take
+	// (by name): its rings and as many tokens' copies as fit
+	// (kernels.MatvecBatchKernel.Tokens).
+	room map[string]int
+	sms  int // the GPU's: whether a launch's blocks take more than one unit each (staged)
 	// blocks caps each batch grid at the blocks the GPU holds at once (as
 	// Model.mvBlocks does the decode grids), keyed by variant and dynamic
 	// shared memory (a full chunk's).
@@ -188,15 +195,18 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 			}
 		}
 	}
-	stageMax, err := batchShared(g.e, g.mod)
+	stageMax, room, err := batchShared(g.e, g.mod)
 	if err != nil {
 		return nil, err
 	}
-	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax, sms: g.e.Info().SMs}
+	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax, room: room, sms: g.e.Info().SMs}
 	var launches []mvbKey
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			l, _, _ := p.launch(w) // every matrix has its kernel: checked above
+			l, bk, _ := p.launch(w) // every matrix has its kernel: checked above
+			if p.launchTokens(w, bk) < 1 {
+				return nil, nil // not one token's copy fits beside the rings
+			}
 			launches = append(launches, l)
 		}
 	}
@@ -206,42 +216,55 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	return p, nil
 }
 
-// launch is the kernel of a full chunk's launch of w, and its key (variant
-// and dynamic shared memory); ok is false where w has no batch kernel,
-// which planPrefill rules out.
+// launch is the kernel of a full launch of w (a chunk's tokens, or as
+// many as a K-quant kernel takes), and its key (variant and dynamic shared
+// memory); ok is false where w has no batch kernel, which planPrefill
+// rules out.
 func (p *prefillPlan) launch(w dtensor) (l mvbKey, bk kernels.MatvecBatchKernel, ok bool) {
 	v := batchVariant(w, p.staged(w))
 	bk, ok = batchKernel(v)
-	return mvbKey{v, bk.Shared(p.tokens, w.cols)}, bk, ok
+	return mvbKey{v, bk.Shared(max(1, p.launchTokens(w, bk)), w.cols)}, bk, ok
 }
 
-// batchShared lets every staged batch kernel take the most dynamic shared
-// memory the GPU allows a block beside its static arrays, and returns the
-// least of those less the kernel's rings: what any staged launch may copy.
-func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
+// launchTokens is how many of a chunk's tokens one launch of bk over w
+// takes.
+func (p *prefillPlan) launchTokens(w dtensor, bk kernels.MatvecBatchKernel) int {
+	return min(p.tokens, bk.Tokens(w.cols, p.room[bk.Name]))
+}
+
+// batchShared lets every batch kernel that stages its inputs take the most
+// dynamic shared memory the GPU allows a block beside its static arrays.
+// It returns what any staged (q8_0) launch may copy beside its rings (the
+// least over those kernels; 0: nothing stages) and each K-quant kernel's
+// room by name.
+func batchShared(e *cuda.Engine, mod cuda.Module) (stageMax int, room map[string]int, err error) {
 	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	most := optin
+	stageMax, room = optin, map[string]int{}
 	for _, bk := range kernels.MatvecBatchKernels() {
-		if !bk.Staged {
+		if !bk.Staged && !bk.TensorCore {
 			continue
 		}
 		fn, err := e.Function(mod, bk.Name)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", bk.Name, err)
+			return 0, nil, fmt.Errorf("%s: %w", bk.Name, err)
 		}
 		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, optin-static); err != nil {
-			return 0, fmt.Errorf("%s: allow %d bytes of shared memory: %w", bk.Name, optin-static, err)
+			return 0, nil, fmt.Errorf("%s: allow %d bytes of shared memory: %w", bk.Name, optin-static, err)
 		}
-		most = max(0, min(most, optin-static-bk.Ring())) // 0: no room for copies, so nothing stages
+		if bk.TensorCore {
+			room[bk.Name] = optin - static
+		} else {
+			stageMax = max(0, min(stageMax, optin-static-bk.Ring()))
+		}
 	}
-	return most, nil
+	return stageMax, room, nil
 }
 
 // batchGrids measures how many blocks of each launch's kernel, with its
@@ -319,7 +342,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		if err := g.attnChunk(cc, L, tokens, from); err != nil {
 			return err
 		}
-		if err := g.batch(n, t0.x, ch.xS, L.o, t0.attn, ch.attnS, mvAccumulate); err != nil {
+		if err := g.batch(n, t0.x, ch.xS, L.o, t0.attn, ch.attnS, mvAccumulate, 0); err != nil {
 			return err
 		}
 	} else {
@@ -330,7 +353,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		if err := g.gdnChunk(cc, L, n); err != nil {
 			return err
 		}
-		if err := g.batch(n, t0.x, ch.xS, L.ssmOut, t0.on, ch.onS, mvAccumulate); err != nil {
+		if err := g.batch(n, t0.x, ch.xS, L.ssmOut, t0.on, ch.onS, mvAccumulate, 0); err != nil {
 			return err
 		}
 	}
@@ -349,7 +372,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 			}
 		}
 	}
-	return g.batch(n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate)
+	return g.batch(n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate, 0)
 }
 
 // gdnChunk is gdnKernels for the chunk's n tokens: the conv, the delta
@@ -445,10 +468,12 @@ func (g *Model) attnSplitRun(cc *Cache, kv kvLayer, b Bucket, from, lo, hi int) 
 
 // batchNormed is normed for a chunk: the products of rmsnorm(x_t)·norm
 // into y (the fused matrix, in mode; yStride floats between its tokens) or
-// into the parts' ys (as far apart). The chunk's inputs are normalised once
-// into xn: by matvec_batch_norm where the step fuses the norm into its
-// products (memra_mv_input, the values the step's blocks stage), else by
-// one rmsnorm launch over the chunk's rows, as the step's.
+// into the parts' ys (as far apart). Where the step fuses the norm into
+// its products, the K-quant kernels normalise each token as they stage it,
+// as their decode kernels do, and the others' inputs are normalised once
+// into xn by matvec_batch_norm (memra_mv_input, the values the step's
+// blocks stage); else every input comes normalised into xn by one rmsnorm
+// launch over the chunk's rows, as the step's.
 func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStride int, fused dtensor, mode int32, ys []cuda.DevPtr, parts []dtensor) error {
 	c := &g.cfg
 	ch := &cc.ch
@@ -456,25 +481,38 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 	if fused.ptr != 0 {
 		ws, outs, modes = []dtensor{fused}, []cuda.DevPtr{y}, []int32{mode}
 	}
+	fuse := c.NEmbd <= maxFusedNormCols
 	normalise := g.k.RMSNorm
-	if c.NEmbd <= maxFusedNormCols {
+	if fuse {
 		normalise = g.k.MatvecBatchNorm
 	}
-	if err := normalise(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
-		return err
-	}
+	normalised := false
 	for i, w := range ws {
-		if err := g.batch(n, outs[i], yStride, w, ch.xn, ch.xnS, modes[i]); err != nil {
+		if _, bk, _ := g.pf.launch(w); fuse && bk.TensorCore {
+			if err := g.batch(n, outs[i], yStride, w, ch.x, ch.xS, modes[i], norm.ptr); err != nil {
+				return err
+			}
+			continue
+		}
+		if !normalised {
+			if err := normalise(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
+				return err
+			}
+			normalised = true
+		}
+		if err := g.batch(n, outs[i], yStride, w, ch.xn, ch.xnS, modes[i], 0); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// batch computes y_t (+)= W x_t for the chunk's n tokens (matvec's modes),
-// x_t = x + t·xStride and y_t = y + t·yStride floats, with the batch kernel
-// whose sums are W's decode kernel's.
-func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32) error {
+// batch computes y_t (+)= W x'_t for the chunk's n tokens (matvec's
+// modes), x_t = x + t·xStride and y_t = y + t·yStride floats, with the
+// batch kernel whose sums are W's decode kernel's; x'_t = rmsnorm(x_t)·norm
+// where norm is not 0 (the K-quant kernels alone fuse it). A K-quant
+// kernel takes the tokens in launches of as many as fit.
+func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32, norm cuda.DevPtr) error {
 	if xStride%4 != 0 {
 		// Every token's x 16-byte aligned or none, as the kernels' paths assume (matvec_batch.cu).
 		return fmt.Errorf("%s: batch input stride %d floats is not a multiple of 4", w.name, xStride)
@@ -487,13 +525,20 @@ func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPt
 		// The rings copy each f16 scale as the 4-byte word holding it (matvec_batch.cu memra_cp_f16_word).
 		return fmt.Errorf("%s: scales at %#x are not 4-byte aligned", w.name, uint64(w.scales))
 	}
+	if norm != 0 && !bk.TensorCore {
+		return fmt.Errorf("%s: %s does not fuse the norm", w.name, bk.Name)
+	}
 	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
 	if c := g.pf.blocks[l]; c > 0 && c < blocks {
 		blocks = c
 	}
-	if err := g.k.MatvecBatch(l.v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, int32(n), int32(xStride), int32(yStride),
-		blocks); err != nil {
-		return fmt.Errorf("%s: %w", w.name, err)
+	per := g.pf.launchTokens(w, bk)
+	for t := 0; t < n; t += per {
+		k := min(per, n-t)
+		if err := g.k.MatvecBatch(l.v, y.Add(uint64(4*t*yStride)), w.ptr, w.scales, x.Add(uint64(4*t*xStride)), int32(w.rows), int32(w.cols),
+			mode, int32(k), int32(xStride), int32(yStride), norm, int32(b2i(norm != 0)), g.cfg.NormEps, blocks); err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
 	}
 	return nil
 }

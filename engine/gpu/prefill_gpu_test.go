@@ -24,8 +24,12 @@ import (
 // SwiGLU. Prompts of one partial chunk, of a chunk and a token, and of 77
 // tokens in two calls (the second from position 5, as Session.Feed
 // continues) crossing the 64-key bucket; with the tensor-core splits too.
-// The K-quant mix has no batch
-// kernels and must fall back, as must Options.TokenFeed.
+// The K-quants: each type alone (its matrices fused as the step fuses
+// them, on the wide kernels) and kMix's mixed types (Q4_K, Q5_K and Q6_K
+// parts of one input beside a q8_0 one, which reads matvec_batch_norm's
+// output where the K-quants normalise as they stage), also with every
+// K-quant launch held to 3 tokens, so a chunk takes three. Options.TokenFeed
+// must fall back to token feed.
 func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 	e := decodeEngine(t)
 	type typing struct {
@@ -33,7 +37,7 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 		typ  func(string) gguf.Type
 	}
 	var typings []typing
-	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		typings = append(typings, typing{typ.String(), func(string) gguf.Type { return typ }})
 	}
 	for _, ty := range append(typings, typing{"mixed", mixedTypes}) {
@@ -91,8 +95,37 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 	}
 	mix := gpuTinySpec(gguf.TypeQ4_K, false, 22)
 	mix.Type = kMix
-	if g := loadModel(t, e, modeltest.Load(t, mix), Options{}); g.pf != nil {
-		t.Errorf("K-quant mix: prefill planned (%d tokens a chunk); its matrices have no batch kernels", g.pf.tokens)
+	mixed := modeltest.Load(t, mix)
+	for _, fp8 := range []bool{false, true} {
+		g := loadModel(t, e, mixed, Options{KVFP8: fp8})
+		if g.pf == nil {
+			t.Fatal("K-quant mix: no prefill plan")
+		}
+		for _, p := range []int{5, 77} {
+			t.Run(fmt.Sprintf("kmix/fp8=%v/P=%d", fp8, p), func(t *testing.T) {
+				checkPrefill(t, g, testPrompt(p, mixed.NVocab))
+			})
+		}
+		// Room for 3 tokens' copies of the widest input (1,024 columns)
+		// beside each kernel's rings, as the 9B's 12,288-column inputs have.
+		room := g.pf.room
+		g.pf.room = map[string]int{}
+		for _, bk := range kernels.MatvecBatchKernels() {
+			if bk.TensorCore {
+				g.pf.room[bk.Name] = bk.Ring() + 3*(1024*4+1024/8)
+			}
+		}
+		t.Run(fmt.Sprintf("kmix/fp8=%v/3-token-launches/P=77", fp8), func(t *testing.T) {
+			for i := range g.ls {
+				for _, w := range g.ls[i].matrices() {
+					if _, bk, _ := g.pf.launch(w); bk.TensorCore && w.cols == 1024 && g.pf.launchTokens(w, bk) != 3 {
+						t.Fatalf("%s: %d tokens a launch, want 3", w.name, g.pf.launchTokens(w, bk))
+					}
+				}
+			}
+			checkPrefill(t, g, testPrompt(77, mixed.NVocab))
+		})
+		g.pf.room = room
 	}
 	if g := loadModel(t, e, modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 23)), Options{TokenFeed: true}); g.pf != nil {
 		t.Error("Options.TokenFeed: prefill planned")
