@@ -291,6 +291,14 @@ __device__ __forceinline__ float memra_softplus(float x) {
     return x > 20.0f ? x : log1pf(expf(x));
 }
 
+// p, which the compiler may no longer recompute from the kernel's
+// parameters: it stays in a register across a loop instead of being
+// rebuilt every trip (memra_mvb_units, memra_kq_lane_in).
+template <typename T>
+__device__ __forceinline__ void memra_opaque(T*& p) {
+    asm("" : "+l"(p));
+}
+
 // Read-only 16-byte load through the non-coherent path (weights, KV cache).
 __device__ __forceinline__ uint4 memra_ldg16(const void* p) {
     return __ldg(reinterpret_cast<const uint4*>(p));

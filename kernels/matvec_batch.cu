@@ -132,14 +132,6 @@ __device__ __forceinline__ void memra_mvb_dots(float (&acc)[NT][R], const uint4 
     }
 }
 
-// p, which the compiler may no longer recompute from the kernel's
-// parameters: it stays in a register across a loop instead of being
-// rebuilt every trip (memra_mvb_units).
-template <typename T>
-__device__ __forceinline__ void memra_opaque(T*& p) {
-    asm("" : "+l"(p));
-}
-
 // The rows' sums a unit at a time, x read from global memory: on the
 // 16-byte path (VEC and vec) two loads a row in flight in registers, else
 // element by element (the decode kernel's path where W or x is misaligned

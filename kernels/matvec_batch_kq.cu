@@ -17,13 +17,19 @@
 // a quarter of its codes' decoding. A launch takes up to 8 tokens, two
 // groups of 4 through the same A fragments.
 //
-// The block stages every token's x' as the decode kernel's block stages its
-// one (memra_stage_x: the norm fused or not, the same split and run sums),
-// so the dynamic shared memory holds n copies beside the rings, and a chunk
-// of wide inputs takes more than one launch (kernels.MatvecBatchKernel
-// .Tokens; the host splits it). KW, and with it every sum's order, is the
-// decode kernel's; the ring (memra_mvt_loop) is its, with MEMRA_MVBK_SLOTS
-// slots, which only sets how far ahead the tiles are copied.
+// The chunk's x'_t are staged once, by matvec_batch_kq_stage (a block a
+// token, memra_stage_x: the decode kernel's block's own values, the norm
+// fused or not), into global memory, where every block's lanes read their B
+// fragments (through the L1); a block staging all 8 tokens' itself spent
+// most of a launch on the 0.8B's shapes, and 8 copies of 12,288 columns do
+// not fit in shared memory (run333). KW, and with it every sum's order, is
+// the decode kernel's; the ring (memra_mvt_loop) is its, with
+// MEMRA_MVBK_SLOTS slots, which only sets how far ahead the tiles are
+// copied.
+//
+// Token t's staged copy lies at xk + t*xk_stride floats: x' split (cols
+// floats: hi and lo f16 of each column, memra_stage_x's layout), the sums
+// of its 32-column runs (cols/32), and 2^-k (one float).
 #include "common.cuh"
 #include "kquant.cuh"
 #include "mma.cuh"
@@ -36,28 +42,54 @@
 // row g + 8h (g = lane/4) for token 4G + lane%4.
 typedef float memra_mvbk_acc[MEMRA_MVBK_GROUPS][4][2];
 
+// A lane's view of the chunk's staged inputs (matvec_batch_kq_stage): for
+// each token group G, its B fragments' base (token 4G + lane/8: lane L
+// loads B column L/4, its hi or lo), the run sums of its D columns' token
+// (4G + lane%4; a token past n reads the last, summed on zeros, never put)
+// and whether its B token is one of the chunk's. Built once a kernel and
+// kept in registers (memra_opaque): rebuilt from the parameters in the loop
+// they cost a third more instructions an item.
+struct memra_kq_in {
+    const unsigned char* b[MEMRA_MVBK_GROUPS];
+    const float* xs[MEMRA_MVBK_GROUPS];
+    bool live[MEMRA_MVBK_GROUPS];
+};
+
+// boff: a lane's byte offset in a token's staged x' (its fragment of the
+// first run or sub-block; matvec_q4k.cu, matvec_q6k.cu).
+__device__ __forceinline__ memra_kq_in memra_kq_lane_in(const float* xk, int stride, int cols, int n, int lane, int boff) {
+    memra_kq_in in;
+#pragma unroll
+    for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
+        const int t = 4 * G + (lane >> 3), d = 4 * G + (lane & 3);
+        in.live[G] = t < n;
+        in.b[G] = reinterpret_cast<const unsigned char*>(xk + (long long)min(t, n - 1) * stride) + boff;
+        in.xs[G] = xk + (long long)min(d, n - 1) * stride + cols;
+        memra_opaque(in.b[G]);
+        memra_opaque(in.xs[G]);
+    }
+    return in;
+}
+
 // Q4_K (Q5: Q5_K) superblock sb of a lane's tile share s for the chunk's n
-// tokens, token t's x' at xsplit + t * cols/4 and its run sums at xsum + t
-// * cols/32. Runs p and p + 4 are the decode quad's lane p's.
+// tokens. Runs p and p + 4 are the decode quad's lane p's; run j's
+// fragments lie 128 bytes apart, a superblock's 1,024.
 template <bool Q5>
-__device__ __forceinline__ void memra_q4t_bstep(memra_mvbk_acc& acc, const memra_q4t_sb& s, int sb, const uint4* xsplit, const float* xsum,
-                                                int cols, int n, int lane) {
-    const int lc = lane & 3, tk = lane >> 3, hl = (lane >> 2) & 1; // B column 2 tk + hl: token tk of a group
+__device__ __forceinline__ void memra_q4t_bstep(memra_mvbk_acc& acc, const memra_q4t_sb& s, int sb, const memra_kq_in& in, int n) {
 #pragma unroll
     for (int p = 0; p < 4; p++) {
         float d[MEMRA_MVBK_GROUPS][2][4];
 #pragma unroll
         for (int r = 0; r < 2; r++) {
-            const int j = p + 4 * r, blk = sb * 8 + j;
+            const int j = p + 4 * r;
             unsigned int a[4], a8[4];
             memra_q4t_afrag<Q5>(s, j, a, a8);
 #pragma unroll
             for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
                 d[G][r][0] = d[G][r][1] = d[G][r][2] = d[G][r][3] = 0.0f;
                 if (4 * G >= n) break;
-                const int t = 4 * G + tk;
                 uint4 bx = make_uint4(0, 0, 0, 0);
-                if (t < n) bx = xsplit[(long long)t * (cols / 4) + (blk * 4 + lc) * 2 + hl];
+                if (in.live[G]) bx = memra_ldg16(in.b[G] + sb * 1024 + j * 128);
                 memra_mma_f16(d[G][r], a, bx.x, bx.y);
                 memra_mma_f16(d[G][r], a8, bx.z, bx.w);
             }
@@ -65,22 +97,31 @@ __device__ __forceinline__ void memra_q4t_bstep(memra_mvbk_acc& acc, const memra
 #pragma unroll
         for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
             if (4 * G >= n) break;
-            // D's token; one past n summed zeros and is never put.
-            const float* xs = xsum + (long long)min(4 * G + lc, n - 1) * (cols / 32) + sb * 8;
-            memra_q4t_scale(acc[G][p], s, p, d[G][0], d[G][1], xs[p], xs[4 + p]);
+            const float* xs = in.xs[G] + sb * 8;
+            memra_q4t_scale(acc[G][p], s, p, d[G][0], d[G][1], __ldg(xs + p), __ldg(xs + 4 + p));
         }
     }
 }
 
 // Q6_K superblock sb of a lane's tile share s for the chunk's n tokens:
-// sub-blocks p, p + 4, p + 8, p + 12 are the decode quad's lane p's.
-__device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const memra_q6t_sb& s, int sb, const uint4* xsplit, int cols, int n,
-                                                int lane) {
-    const int tk = lane >> 3, hl = (lane >> 2) & 1, lc = lane & 3;
-    // Sub-block j's fragment of token t at xs + t * cols/2 + 8 j (matvec_q6k.cu).
-    const uint2* xs = reinterpret_cast<const uint2*>(xsplit) + sb * 128 + (lc / 2) * 4 + hl * 2 + (lc & 1);
+// sub-blocks p, p + 4, p + 8, p + 12 are the decode quad's lane p's, and
+// the lane's fragments of those four lie together in Q6_K's staged layout
+// (matvec_batch_kq_stage): two 16-byte loads, 256 bytes a p, 1,024 a
+// superblock. (Read 8 bytes at a time from memra_stage_x's layout, as the
+// decode kernel reads them from shared memory, they made 9B Q6_K priming
+// 23% slower than staging in every block: run334.)
+__device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const memra_q6t_sb& s, int sb, const memra_kq_in& in, int n) {
 #pragma unroll
     for (int p = 0; p < 4; p++) {
+        uint4 bx[MEMRA_MVBK_GROUPS][2];
+#pragma unroll
+        for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
+            bx[G][0] = bx[G][1] = make_uint4(0, 0, 0, 0);
+            if (4 * G < n && in.live[G]) {
+                const unsigned char* b = in.b[G] + sb * 1024 + p * 256;
+                bx[G][0] = memra_ldg16(b), bx[G][1] = memra_ldg16(b + 16);
+            }
+        }
         float a1[MEMRA_MVBK_GROUPS][2] = {};
 #pragma unroll
         for (int k = 0; k < 4; k++) {
@@ -90,12 +131,11 @@ __device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const memra
 #pragma unroll
             for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
                 if (4 * G >= n) break;
-                const int t = 4 * G + tk;
-                uint2 bx = make_uint2(0, 0);
-                if (t < n) bx = xs[(long long)t * (cols / 2) + 8 * j];
+                const uint4 v = bx[G][k >> 1];
+                const unsigned int b0 = (k & 1) ? v.z : v.x, b1 = (k & 1) ? v.w : v.y;
                 float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                memra_mma_f16(d, a, bx.x, bx.y);
-                memra_mma_f16(d, tp, bx.x, bx.y);
+                memra_mma_f16(d, a, b0, b1);
+                memra_mma_f16(d, tp, b0, b1);
                 memra_q6t_scale(a1[G], s, k, p, d);
             }
         }
@@ -144,28 +184,27 @@ __device__ __forceinline__ void memra_tile_put_batch(float* y, float (*red)[MEMR
     __syncthreads(); // red is rewritten by the next unit
 }
 
-// The batch matvec over tiles of type T for n <= MEMRA_MVB_TOKENS tokens.
-// Dynamic shared memory (kernels.MatvecBatchKernel.Shared): n copies of x'
-// split (cols*4 bytes each), n of its run sums (cols/32 f32 each), then each
-// warp's ring of S tile slots.
+// The batch matvec over tiles of type T for n <= MEMRA_MVB_TOKENS tokens
+// staged at xk (xk_stride floats apart, a multiple of 4). Dynamic shared
+// memory (kernels.MatvecBatchKernel.Shared): each warp's ring of S tile
+// slots.
 template <int KW, int S, class T>
-__device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, const float* x, int rows, int cols, int mode, int n,
-                                           int x_stride, int y_stride, const float* norm_w, int xnorm, float eps) {
-    extern __shared__ uint4 memra_xsplit[];
+__device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, const float* xk, int rows, int cols, int mode, int n,
+                                           int xk_stride, int y_stride) {
+    extern __shared__ uint4 memra_rings[];
     __shared__ float red[MEMRA_MV_THREADS / 32][MEMRA_MVB_TOKENS][16];
     __shared__ float unscale[MEMRA_MVB_TOKENS];
-    const int lane = threadIdx.x & 31;
-    float* xsum = reinterpret_cast<float*>(memra_xsplit + (long long)n * (cols / 4));
+    const int lane = threadIdx.x & 31, lc = lane & 3, hl = (lane >> 2) & 1;
+    // The lane's first fragment: Q4_K/Q5_K's 16 bytes of run 0 (columns
+    // 8 lc..8 lc+7, hi or lo), Q6_K's 32 of sub-blocks 0, 4, 8, 12.
+    const int boff = (lc * 2 + hl) * (T::XSUM ? 16 : 32);
+    const memra_kq_in in = memra_kq_lane_in(xk, xk_stride, cols, n, lane, boff);
     memra_mvbk_acc acc;
     memra_mvt_loop<KW, S, T>(
-        W, rows, cols, reinterpret_cast<unsigned char*>(xsum + (long long)n * (cols / 32)),
+        W, rows, cols, reinterpret_cast<unsigned char*>(memra_rings),
         [&]() {
-            for (int t = 0; t < n; t++) {
-                const float u = memra_stage_x(memra_xsplit + (long long)t * (cols / 4), T::XSUM ? xsum + (long long)t * (cols / 32) : nullptr,
-                                              x + (long long)t * x_stride, norm_w, cols, xnorm, eps);
-                if (threadIdx.x == 0) unscale[t] = u; // read after memra_tile_put_batch's barrier
-            }
-        },
+            if (threadIdx.x < n) unscale[threadIdx.x] = xk[(long long)threadIdx.x * xk_stride + cols + cols / 32];
+        }, // read after memra_tile_put_batch's barrier
         [&]() {
 #pragma unroll
             for (int q = 0; q < MEMRA_MVBK_GROUPS; q++)
@@ -174,49 +213,78 @@ __device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, con
         },
         [&](typename T::keep&, const typename T::sb& s, int i) {
             if constexpr (T::XSUM) {
-                memra_q4t_bstep<T::BYTES == MEMRA_Q5T_BYTES>(acc, s, i, memra_xsplit, xsum, cols, n, lane);
+                memra_q4t_bstep<T::BYTES == MEMRA_Q5T_BYTES>(acc, s, i, in, n);
             } else {
-                memra_q6t_bstep(acc, s, i, memra_xsplit, cols, n, lane);
+                memra_q6t_bstep(acc, s, i, in, n);
             }
         },
         [&](int unit) { memra_tile_put_batch<KW>(y, red, acc, unscale, unit, lane, rows, mode, n, y_stride); });
 }
 
-// y_t: [rows] f32 (mode 2: [rows/2]) at y + t*y_stride; W: the tiles; x_t:
-// [cols] f32 at x + t*x_stride, x_stride % 4 == 0; norm_w: [cols] f32 (read
-// when xnorm != 0). _wide: KW8, as the wide and wave decode kernels.
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride, const float* norm_w,
-                  int xnorm, float eps) {
-    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps);
+// xk_t = the staged x'_t of x_t (x + t*x_stride floats, 16-byte aligned) at
+// xk + t*xk_stride floats: x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w,
+// split as the K-quant decode kernels' blocks split it (memra_stage_x), its
+// run sums and its 2^-k. A block a token; cols % 256 == 0. With q6 the
+// split goes out in Q6_K's layout: for each superblock, p (0..3) and lane
+// l = 2 (lane%4) + (lane/4)%2 of a token, the 8-byte fragments of
+// sub-blocks p, p + 4, p + 8, p + 12 that memra_q6t_step's lane reads,
+// together (32 bytes at (4 sb + p) * 256 + 32 l); staged first in
+// dynamic shared memory (cols*4 bytes).
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_batch_kq_stage(float* xk, const float* x, const float* norm_w, int n, int cols, int x_stride, int xk_stride, int xnorm, float eps,
+                      int q6) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    extern __shared__ uint4 memra_kq_split[];
+    const int t = blockIdx.x;
+    float* base = xk + (long long)t * xk_stride;
+    const float* xt = x + (long long)t * x_stride;
+    if (!q6) {
+        const float u = memra_stage_x(reinterpret_cast<uint4*>(base), base + cols, xt, norm_w, cols, xnorm, eps);
+        if (threadIdx.x == 0) base[cols + cols / 32] = u;
+        return;
+    }
+    const float u = memra_stage_x(memra_kq_split, nullptr, xt, norm_w, cols, xnorm, eps);
+    const uint2* src = reinterpret_cast<const uint2*>(memra_kq_split);
+    uint2* dst = reinterpret_cast<uint2*>(base);
+    for (int i = threadIdx.x; i < cols / 2; i += MEMRA_MV_THREADS) { // i: fragment k of lane l, p, superblock sb
+        const int k = i & 3, l = (i >> 2) & 7, p = (i >> 5) & 3, sb = i >> 7;
+        const int lc = l >> 1, hl = l & 1;
+        dst[i] = src[sb * 128 + (lc / 2) * 4 + hl * 2 + (lc & 1) + 8 * (4 * k + p)]; // memra_q6t_step's xs + 8 j
+    }
+    if (threadIdx.x == 0) base[cols + cols / 32] = u;
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q4_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride, const float* norm_w,
-                       int xnorm, float eps) {
-    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps);
+// y_t: [rows] f32 (mode 2: [rows/2]) at y + t*y_stride; W: the tiles; x:
+// the chunk's staged copies (matvec_batch_kq_stage), x_stride floats apart.
+// _wide: KW8, as the wide and wave decode kernels. Two blocks an SM (at
+// most 128 registers; 103-120 without the bound).
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride, const float* norm_w,
-                  int xnorm, float eps) {
-    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps);
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q4_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q5_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride, const float* norm_w,
-                       int xnorm, float eps) {
-    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps);
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q5_k(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride, const float* norm_w,
-                  int xnorm, float eps) {
-    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps);
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q5_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-matvec_batch_q6_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride, const float* norm_w,
-                       int xnorm, float eps) {
-    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps);
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q6_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
 }

@@ -111,7 +111,9 @@ __device__ __forceinline__ void memra_q4t_scale(float acc[2], const memra_q4t_sb
     for (int h = 0; h < 2; h++) {
         const float a1 = memra_u8_val(sw[h][0], p) * (dA[2 * h] + dA[2 * h + 1]) + memra_u8_val(sw[h][1], p) * (dB[2 * h] + dB[2 * h + 1]);
         const float a2 = memra_u8_val(sw[h][2], p) * xA + memra_u8_val(sw[h][3], p) * xB;
-        acc[h] += memra_f16_to_f32(memra_lo16(dw[h])) * a1 - memra_f16_to_f32(memra_hi16(dw[h])) * a2;
+        // Contracted by hand as ptxas contracts it, so that no build of the
+        // decode and batch kernels can differ (the others are fma.rn in PTX).
+        acc[h] += __fmaf_rn(memra_f16_to_f32(memra_lo16(dw[h])), a1, -__fmul_rn(memra_f16_to_f32(memra_hi16(dw[h])), a2));
     }
 }
 
@@ -144,7 +146,7 @@ __device__ __forceinline__ void memra_q4t_step(float acc[2], const memra_q4t_sb&
     memra_q4t_scale(acc, s, lc, dA, dB, xsum[sb * 8 + lc], xsum[sb * 8 + 4 + lc]);
 }
 
-// Q4_K's (Q5: Q5_K's) tile for memra_mvt: its bytes, a lane's share read
+// Q4_K's (Q5: Q5_K's) tile for memra_mvt and memra_mvbt: its bytes, a lane's share read
 // from a slot, the step, and that the step needs the run sums of x.
 template <bool Q5>
 struct memra_k4t {

@@ -27,5 +27,5 @@
 #include "attn_prep.cu"
 // After attention.cu: it reuses its prefetch before the wait and its partials.
 #include "attention_mma.cu"
-// After matvec_q4k.cu and matvec_q6k.cu: it reuses their tiles' steps.
+// After matvec_q4k.cu and matvec_q6k.cu: it reuses their tiles and their steps' helpers.
 #include "matvec_batch_kq.cu"

@@ -1,5 +1,6 @@
 // mvring.cuh: the tensor-core matvecs' loop over tiles (matvec_q4k.cu,
-// matvec_q6k.cu), one type's tile step given as a policy.
+// matvec_q6k.cu, and the prefill's matvec_batch_kq.cu), one type's tile
+// read and its sums given as policies.
 //
 // Why it looks like this: both K-quant kernels are bound by their
 // instructions and their latency more than by bytes in flight (perf.md
@@ -82,13 +83,13 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 // items, zero-initialised here; Q6_K: its B fragments) and put(unit) puts
 // a unit's rows. A warp's items are its superblocks kw, kw + KW, ... of
 // every unit the block loops over, in order, through its ring of S slots
-// (warp w's at rings + w * S * T::BYTES): S - 1 of them in flight, across the ends of units. The next
-// item to copy is unit pu's pj-th superblock, at src, into the slot at
-// byte ps of the ring (slots are counted, not taken modulo S); src steps
-// KW tiles an item and, at the end of a unit, on to the next unit of this
-// block; a group past the end re-reads the last tile (at last), never
-// stored. One commit group per item (empty past the last) keeps
-// cp.async.wait_group counting items.
+// (warp w's at rings + w * S * T::BYTES): S - 1 of them in flight, across
+// the ends of units. The next item to copy is unit pu's pj-th superblock,
+// at src, into the slot at byte ps of the ring (slots are counted, not
+// taken modulo S); src steps KW tiles an item and, at the end of a unit,
+// on to the next unit of this block; a group past the end re-reads the
+// last tile (at last), never stored. One commit group per item (empty past
+// the last) keeps cp.async.wait_group counting items.
 template <int KW, int S, class T, class Stage, class Zero, class Step, class Put>
 __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows, int cols, unsigned char* rings, Stage stage, Zero zero,
                                                Step step, Put put) {
@@ -152,7 +153,8 @@ __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, cons
     float* xsum = reinterpret_cast<float*>(memra_xsplit + cols / 4);
     float unscale, acc[2];
     memra_mvt_loop<KW, S, T>(
-        W, rows, cols, reinterpret_cast<unsigned char*>(xsum + cols / 32), [&]() { unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps); },
+        W, rows, cols, reinterpret_cast<unsigned char*>(xsum + cols / 32),
+        [&]() { unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps); },
         [&]() { acc[0] = acc[1] = 0.0f; },
         [&](typename T::keep& kept, const typename T::sb& s, int i) { T::step(acc, kept, s, i, memra_xsplit, xsum, lane); },
         [&](int unit) { memra_tile_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale); });

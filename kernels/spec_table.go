@@ -388,10 +388,10 @@ type MatvecBatchKernel struct {
 	Of           []string
 	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*4, the K-quants' (8/KW)*16
 	Staged       bool // x copied into shared memory, the loads through the warps' rings (else x read from global memory)
-	// TensorCore: a K-quant kernel of matvec_batch_kq.cu, which stages
-	// every token's x' as its decode kernel does (the norm fused when
-	// xnorm) and streams the tiles through MatvecBatchTileSlots slots a
-	// warp; a launch takes Tokens(cols, room) tokens.
+	// TensorCore: a K-quant kernel of matvec_batch_kq.cu, which reads the
+	// chunk's inputs as matvec_batch_kq_stage stages them (as its decode
+	// kernel's blocks would) and streams the tiles through
+	// MatvecBatchTileSlots slots a warp.
 	TensorCore bool
 }
 
@@ -419,20 +419,15 @@ func MatvecBatchKernels() []MatvecBatchKernel {
 }
 
 // MatvecBatchTileSlots is a warp's ring slots in a K-quant matvec_batch
-// launch (MEMRA_MVBK_SLOTS): the fewest a ring takes, leaving the shared
-// memory to the tokens' copies of x'.
+// launch (MEMRA_MVBK_SLOTS): the fewest a ring takes, so that two blocks
+// fit an SM.
 const MatvecBatchTileSlots = 2
 
-// Tokens is how many of a chunk's tokens one launch over cols columns
-// takes when room bytes of dynamic shared memory are allowed it: the
-// K-quant kernels' copies of x' must fit beside their rings (0 where not
-// one does); every other kernel takes MatvecBatchTokens.
-func (m MatvecBatchKernel) Tokens(cols, room int) int {
-	if !m.TensorCore {
-		return MatvecBatchTokens
-	}
-	return max(0, min(MatvecBatchTokens, (room-m.Ring())/(cols*4+cols/8)))
-}
+// KQStageFloats is the floats of one token's staged copy of cols columns
+// (matvec_batch_kq_stage): x' split into hi and lo f16 (cols floats), the
+// sums of its 32-column runs and its 2^-k. The stage kernel takes cols*4
+// bytes of dynamic shared memory for Q6_K's layout.
+func KQStageFloats(cols int) int { return cols + cols/32 + 1 }
 
 // MatvecBatchSlots is a warp's ring slots in a staged matvec_batch launch
 // (MEMRA_MVB_SLOTS): its weight loads stream SLOTS - 1 items ahead.
@@ -440,12 +435,11 @@ const MatvecBatchSlots = 4
 
 // Shared is the dynamic shared memory of a launch over n tokens of cols
 // columns: a staged kernel's rings and then every token's copy of x; a
-// K-quant kernel's tokens' copies of x' split (cols*4 bytes each) and their
-// run sums (cols/32 f32 each), then its rings; none for the others.
+// K-quant kernel's rings; none for the others.
 func (m MatvecBatchKernel) Shared(n, cols int) int {
 	switch {
 	case m.TensorCore:
-		return n*(cols*4+cols/8) + m.Ring()
+		return m.Ring()
 	case m.Staged:
 		return m.Ring() + n*cols*4
 	}
@@ -586,9 +580,8 @@ func Spec() []Kernel {
 		from, shared := "x_t read from global memory", ""
 		switch {
 		case m.TensorCore:
-			ps = append(ps, param("norm_w", Ptr), param("xnorm", I32), param("eps", F32))
-			from = "x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings"
-			shared = fmt.Sprintf("n*(cols*4 + cols/8) + %d", m.Ring())
+			from = "x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings"
+			shared = fmt.Sprint(m.Ring())
 		case m.Staged:
 			from, shared = "x_t copied into shared memory, the loads through per-warp rings", fmt.Sprintf("%d + n*cols*4", m.Ring())
 		}
@@ -610,6 +603,14 @@ func Spec() []Kernel {
 		})
 	}
 
+	ks = append(ks, Kernel{
+		Name: "matvec_batch_kq_stage", File: "matvec_batch_kq.cu",
+		Doc: "xk_t = x'_t split as the K-quant matvecs' blocks stage it (x' = x_t or, with xnorm, rmsnorm(x_t)*norm_w; with q6 in Q6_K's layout), its run sums and 2^-k, for tokens t < n, a block a token",
+		Params: []Param{param("xk", Ptr), param("x", Ptr), param("norm_w", Ptr), param("n", I32), param("cols", I32),
+			param("x_stride", I32), param("xk_stride", I32), param("xnorm", I32), param("eps", F32), param("q6", I32)},
+		Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{"n", one, one},
+		Shared: "q6 * cols * 4",
+	})
 	ks = append(ks, Kernel{
 		Name: "matvec_batch_norm", File: "matvec_batch.cu",
 		Doc: "xn_t = rmsnorm(x_t)*norm_w for tokens t < n with the matvec kernels' fused norm (memra_mv_input), a block a token",

@@ -386,19 +386,20 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 }
 
 // BenchmarkGPUMatvecBatch measures the prefill's batch kernels
-// (matvec_batch.cu) on the 9B's and 0.8B's shapes, in the variant whose
+// (matvec_batch.cu, matvec_batch_kq.cu) on the 9B's and 0.8B's shapes, in the variant whose
 // sums match the decode kernel the engine picks, for a chunk of n tokens
-// (1 and kernels.MatvecBatchTokens, the K-quants' as many as one launch
-// takes: 3 at 12,288 columns), reading x from global memory and, for the
-// types with staged kernels, from copies in shared memory (where a chunk's
-// copies fit beside the rings; the K-quants' "tiles" cases always stage), on the grid of the blocks the GPU holds at once (prefill.go
+// (1 and kernels.MatvecBatchTokens), reading x from global memory and, for
+// the types with staged kernels, from copies in shared memory (where a
+// chunk's copies fit beside the rings); the K-quants' ("tiles") from
+// matvec_batch_kq_stage's copies, staged once before the timed launches
+// (the kq-stage cases time that kernel), on the grid of the blocks the GPU holds at once (prefill.go
 // batchGrids). SetBytes counts the weight bytes once a launch: against
 // BenchmarkGPUMatvec's decode kernels, the rate of n tokens' products.
 // The norm/ cases time matvec_batch_norm, which normalises a chunk's
 // inputs before the launches that read them.
 func BenchmarkGPUMatvecBatch(b *testing.B) {
 	e, k, mod := benchEngine(b)
-	stageMax, room, err := batchShared(e, mod)
+	stageMax, err := batchShared(e, mod)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -418,6 +419,22 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 				return k.MatvecBatchNorm(xn, x, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6)
 			})
 		})
+		for _, q6 := range []int32{0, 1} {
+			b.Run(fmt.Sprintf("kq-stage/%d/n%d/q6=%d", cols, n, q6), func(b *testing.B) {
+				xs, ks := alignFloats(cols), alignFloats(kernels.KQStageFloats(cols))
+				x := randomDevice(b, e, n*xs*4, 5)
+				nw := randomDevice(b, e, cols*4, 6)
+				xk, err := e.Alloc(uint64(n * ks * 4))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer e.Free(xk)
+				b.SetBytes(int64(2 * n * cols * 4)) // x read, x' written (hi and lo)
+				timeLaunches(b, e, func() error {
+					return k.MatvecBatchKQStage(xk, x, nw, int32(n), int32(cols), int32(xs), int32(ks), 1, 1e-6, q6)
+				})
+			})
+		}
 	}
 	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {4096, 4096}, {7168, 1024}, {1024, 3584}, {1024, 2048}} {
 		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
@@ -431,13 +448,23 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer e.Free(y)
+				xk, ks := x, xs // the K-quants read x as matvec_batch_kq_stage stages it
+				if bk, _ := batchKernel(batchVariant(d, false)); bk.TensorCore {
+					ks = alignFloats(kernels.KQStageFloats(shape.cols))
+					if xk, err = e.Alloc(uint64(n * ks * 4)); err != nil {
+						b.Fatal(err)
+					}
+					defer e.Free(xk)
+					if err := k.MatvecBatchKQStage(xk, x, 0, int32(n), int32(shape.cols), int32(xs), int32(ks), 0, 0, int32(kqLayout(d))); err != nil {
+						b.Fatal(err)
+					}
+				}
 				for _, tokens := range []int{1, n} {
 					for _, staged := range []bool{false, true} {
 						v := batchVariant(d, staged)
 						bk, ok := batchKernel(v)
-						tokens := min(tokens, bk.Tokens(shape.cols, room[bk.Name])) // a K-quant launch's share of the chunk
 						sh := bk.Shared(tokens, shape.cols)
-						if !ok || tokens < 1 || bk.Staged && sh-bk.Ring() > stageMax {
+						if !ok || bk.Staged && sh-bk.Ring() > stageMax {
 							continue // no staged kernel for the type, or copies that do not fit
 						}
 						grid, err := batchGrids(e, mod, []mvbKey{{v, sh}})
@@ -455,8 +482,8 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 						b.Run(fmt.Sprintf("n%d/%s", tokens, from), func(b *testing.B) {
 							b.SetBytes(int64(wBytes))
 							timeLaunches(b, e, func() error {
-								return k.MatvecBatch(v, y, d.ptr, d.scales, x, int32(shape.rows), int32(shape.cols), mvStore,
-									int32(tokens), int32(xs), int32(ys), 0, 0, 0, blocks)
+								return k.MatvecBatch(v, y, d.ptr, d.scales, xk, int32(shape.rows), int32(shape.cols), mvStore,
+									int32(tokens), int32(ks), int32(ys), blocks)
 							})
 						})
 					}

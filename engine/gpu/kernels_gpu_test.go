@@ -36,10 +36,8 @@ import (
 type ktEnv struct {
 	e *cuda.Engine
 	k *Kernels
-	// stageRoom is what a batch launch may stage beside its rings, and
-	// batchRoom each K-quant batch kernel's shared memory (batchShared).
+	// stageRoom is what a batch launch may stage beside its rings (batchShared).
 	stageRoom int
-	batchRoom map[string]int
 }
 
 // The shared environment: opened by the first kernel test that runs, closed
@@ -73,7 +71,6 @@ func ktGPU(t *testing.T) *ktEnv {
 			mod, err := e.LoadModule(kernels.Fatbin())
 			var k *Kernels
 			var room int
-			var kroom map[string]int
 			if err == nil {
 				k, err = loadKernels(e, mod)
 			}
@@ -89,13 +86,13 @@ func ktGPU(t *testing.T) *ktEnv {
 			}
 			if err == nil {
 				// The batch kernels' staged copies, as Load allows them.
-				room, kroom, err = batchShared(e, mod)
+				room, err = batchShared(e, mod)
 			}
 			if err != nil {
 				_ = e.Close()
 				ktLoadErr = fmt.Errorf("load the kernels: %w", err)
 			} else {
-				ktShared = &ktEnv{e: e, k: k, stageRoom: room, batchRoom: kroom}
+				ktShared = &ktEnv{e: e, k: k, stageRoom: room}
 			}
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "e60748e6157b6936452a4ea9ca794fa6c6fc2bb88560f6c608990ccf728398a1"
+const specHash = "7c4302265f1ce267b0646ab7f499395e0a00a70ab89a3a5c7f6ef6bf06a801f2"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -64,6 +64,7 @@ type Kernels struct {
 	kMatvecBatchQ5KWide        kernelSlot // matvec_batch_q5_k_wide
 	kMatvecBatchQ6K            kernelSlot // matvec_batch_q6_k
 	kMatvecBatchQ6KWide        kernelSlot // matvec_batch_q6_k_wide
+	kMatvecBatchKQStage        kernelSlot // matvec_batch_kq_stage
 	kMatvecBatchNorm           kernelSlot // matvec_batch_norm
 	kRoPENeox                  kernelSlot // rope_neox
 	kAttnPrepF16               kernelSlot // attn_prep_f16
@@ -159,12 +160,13 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_batch_q8_0_wide", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Wide},
 		{"matvec_batch_q8_0_staged", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Staged},
 		{"matvec_batch_q8_0_wide_staged", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0WideStaged},
-		{"matvec_batch_q4_k", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ4K},
-		{"matvec_batch_q4_k_wide", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ4KWide},
-		{"matvec_batch_q5_k", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ5K},
-		{"matvec_batch_q5_k_wide", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ5KWide},
-		{"matvec_batch_q6_k", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ6K},
-		{"matvec_batch_q6_k_wide", "matvec_batch_kq.cu", 12, &ks.kMatvecBatchQ6KWide},
+		{"matvec_batch_q4_k", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ4K},
+		{"matvec_batch_q4_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ4KWide},
+		{"matvec_batch_q5_k", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ5K},
+		{"matvec_batch_q5_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ5KWide},
+		{"matvec_batch_q6_k", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ6K},
+		{"matvec_batch_q6_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ6KWide},
+		{"matvec_batch_kq_stage", "matvec_batch_kq.cu", 10, &ks.kMatvecBatchKQStage},
 		{"matvec_batch_norm", "matvec_batch.cu", 8, &ks.kMatvecBatchNorm},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
@@ -1240,15 +1242,15 @@ func (k_ *Kernels) MatvecBatchQ8_0WideStaged(y cuda.DevPtr, W cuda.DevPtr, S cud
 }
 
 // geomMatvecBatchQ4K is matvec_batch_q4_k's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ4K(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 37888
+func geomMatvecBatchQ4K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 37888
 }
 
-// MatvecBatchQ4K launches matvec_batch_q4_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k's; blocks loop over units of 32 rows.
+// MatvecBatchQ4K launches matvec_batch_q4_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k's; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 37888 bytes.
-func (k_ *Kernels) MatvecBatchQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ4K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37888 bytes.
+func (k_ *Kernels) MatvecBatchQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ4K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_k", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1263,9 +1265,6 @@ func (k_ *Kernels) MatvecBatchQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 	slot_.p.SetI32(6, n)
 	slot_.p.SetI32(7, x_stride)
 	slot_.p.SetI32(8, y_stride)
-	slot_.p.SetPtr(9, norm_w)
-	slot_.p.SetI32(10, xnorm)
-	slot_.p.SetF32(11, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q4_k: %w", err_)
 	}
@@ -1273,15 +1272,15 @@ func (k_ *Kernels) MatvecBatchQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 }
 
 // geomMatvecBatchQ4KWide is matvec_batch_q4_k_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ4KWide(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 37888
+func geomMatvecBatchQ4KWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 37888
 }
 
-// MatvecBatchQ4KWide launches matvec_batch_q4_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k_wide's and matvec_q4_k_wave's; blocks loop over units of 16 rows.
+// MatvecBatchQ4KWide launches matvec_batch_q4_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k_wide's and matvec_q4_k_wave's; blocks loop over units of 16 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 37888 bytes.
-func (k_ *Kernels) MatvecBatchQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ4KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37888 bytes.
+func (k_ *Kernels) MatvecBatchQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ4KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_k_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1296,9 +1295,6 @@ func (k_ *Kernels) MatvecBatchQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 	slot_.p.SetI32(6, n)
 	slot_.p.SetI32(7, x_stride)
 	slot_.p.SetI32(8, y_stride)
-	slot_.p.SetPtr(9, norm_w)
-	slot_.p.SetI32(10, xnorm)
-	slot_.p.SetF32(11, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q4_k_wide: %w", err_)
 	}
@@ -1306,15 +1302,15 @@ func (k_ *Kernels) MatvecBatchQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 }
 
 // geomMatvecBatchQ5K is matvec_batch_q5_k's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ5K(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 46080
+func geomMatvecBatchQ5K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 46080
 }
 
-// MatvecBatchQ5K launches matvec_batch_q5_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k's; blocks loop over units of 32 rows.
+// MatvecBatchQ5K launches matvec_batch_q5_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k's; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 46080 bytes.
-func (k_ *Kernels) MatvecBatchQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ5K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 46080 bytes.
+func (k_ *Kernels) MatvecBatchQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ5K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q5_k", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1329,9 +1325,6 @@ func (k_ *Kernels) MatvecBatchQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 	slot_.p.SetI32(6, n)
 	slot_.p.SetI32(7, x_stride)
 	slot_.p.SetI32(8, y_stride)
-	slot_.p.SetPtr(9, norm_w)
-	slot_.p.SetI32(10, xnorm)
-	slot_.p.SetF32(11, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q5_k: %w", err_)
 	}
@@ -1339,15 +1332,15 @@ func (k_ *Kernels) MatvecBatchQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 }
 
 // geomMatvecBatchQ5KWide is matvec_batch_q5_k_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ5KWide(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 46080
+func geomMatvecBatchQ5KWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 46080
 }
 
-// MatvecBatchQ5KWide launches matvec_batch_q5_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k_wide's; blocks loop over units of 16 rows.
+// MatvecBatchQ5KWide launches matvec_batch_q5_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k_wide's; blocks loop over units of 16 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 46080 bytes.
-func (k_ *Kernels) MatvecBatchQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ5KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 46080 bytes.
+func (k_ *Kernels) MatvecBatchQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ5KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q5_k_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1362,9 +1355,6 @@ func (k_ *Kernels) MatvecBatchQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 	slot_.p.SetI32(6, n)
 	slot_.p.SetI32(7, x_stride)
 	slot_.p.SetI32(8, y_stride)
-	slot_.p.SetPtr(9, norm_w)
-	slot_.p.SetI32(10, xnorm)
-	slot_.p.SetF32(11, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q5_k_wide: %w", err_)
 	}
@@ -1372,15 +1362,15 @@ func (k_ *Kernels) MatvecBatchQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 }
 
 // geomMatvecBatchQ6K is matvec_batch_q6_k's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ6K(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 53760
+func geomMatvecBatchQ6K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 53760
 }
 
-// MatvecBatchQ6K launches matvec_batch_q6_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k's; blocks loop over units of 32 rows.
+// MatvecBatchQ6K launches matvec_batch_q6_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k's; blocks loop over units of 32 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 53760 bytes.
-func (k_ *Kernels) MatvecBatchQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ6K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 53760 bytes.
+func (k_ *Kernels) MatvecBatchQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ6K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q6_k", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1395,9 +1385,6 @@ func (k_ *Kernels) MatvecBatchQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 	slot_.p.SetI32(6, n)
 	slot_.p.SetI32(7, x_stride)
 	slot_.p.SetI32(8, y_stride)
-	slot_.p.SetPtr(9, norm_w)
-	slot_.p.SetI32(10, xnorm)
-	slot_.p.SetF32(11, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q6_k: %w", err_)
 	}
@@ -1405,15 +1392,15 @@ func (k_ *Kernels) MatvecBatchQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 }
 
 // geomMatvecBatchQ6KWide is matvec_batch_q6_k_wide's grid and dynamic shared memory, from the spec.
-func geomMatvecBatchQ6KWide(rows, cols, mode, n, x_stride, y_stride, xnorm, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, n*(cols*4+cols/8) + 53760
+func geomMatvecBatchQ6KWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 53760
 }
 
-// MatvecBatchQ6KWide launches matvec_batch_q6_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x'_t = x_t or, with xnorm, rmsnorm(x_t)*norm_w, staged in shared memory as the decode kernel stages it, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k_wide's; blocks loop over units of 16 rows.
+// MatvecBatchQ6KWide launches matvec_batch_q6_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k_wide's; blocks loop over units of 16 rows.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared n*(cols*4 + cols/8) + 53760 bytes.
-func (k_ *Kernels) MatvecBatchQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
-	geom_, shmem_ := geomMatvecBatchQ6KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), int(xnorm), blocks)
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 53760 bytes.
+func (k_ *Kernels) MatvecBatchQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ6KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q6_k_wide", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -1428,11 +1415,39 @@ func (k_ *Kernels) MatvecBatchQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 	slot_.p.SetI32(6, n)
 	slot_.p.SetI32(7, x_stride)
 	slot_.p.SetI32(8, y_stride)
-	slot_.p.SetPtr(9, norm_w)
-	slot_.p.SetI32(10, xnorm)
-	slot_.p.SetF32(11, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q6_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchKQStage is matvec_batch_kq_stage's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchKQStage(n, cols, x_stride, xk_stride, xnorm, q6 int) ([3]int, int) {
+	return [3]int{n, 1, 1}, q6 * cols * 4
+}
+
+// MatvecBatchKQStage launches matvec_batch_kq_stage (kernels/matvec_batch_kq.cu): xk_t = x'_t split as the K-quant matvecs' blocks stage it (x' = x_t or, with xnorm, rmsnorm(x_t)*norm_w; with q6 in Q6_K's layout), its run sums and 2^-k, for tokens t < n, a block a token.
+//
+// Grid (n, 1, 1), block (256, 1, 1), dynamic shared q6 * cols * 4 bytes.
+func (k_ *Kernels) MatvecBatchKQStage(xk cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, n int32, cols int32, x_stride int32, xk_stride int32, xnorm int32, eps float32, q6 int32) error {
+	geom_, shmem_ := geomMatvecBatchKQStage(int(n), int(cols), int(x_stride), int(xk_stride), int(xnorm), int(q6))
+	grid_, shared_, err_ := launchGeometry("matvec_batch_kq_stage", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchKQStage
+	slot_.p.SetPtr(0, xk)
+	slot_.p.SetPtr(1, x)
+	slot_.p.SetPtr(2, norm_w)
+	slot_.p.SetI32(3, n)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, x_stride)
+	slot_.p.SetI32(6, xk_stride)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	slot_.p.SetI32(9, q6)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_kq_stage: %w", err_)
 	}
 	return nil
 }
@@ -2956,7 +2971,7 @@ func MatvecBatchVariants() []MatvecBatchVariant {
 // MatvecBatch launches the matvec_batch kernel of variant v: the table a captured graph's
 // bucket picks its kernel from. Parameters only some variants take are ignored
 // by the others.
-func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	switch v {
 	case MatvecBatchVariant{GgmlType: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchF32(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
@@ -2977,17 +2992,17 @@ func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPt
 	case MatvecBatchVariant{GgmlType: 8, Staged: 1, Wide: 1}:
 		return k_.MatvecBatchQ8_0WideStaged(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 12, Staged: 0, Wide: 0}:
-		return k_.MatvecBatchQ4K(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+		return k_.MatvecBatchQ4K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 12, Staged: 0, Wide: 1}:
-		return k_.MatvecBatchQ4KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+		return k_.MatvecBatchQ4KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 13, Staged: 0, Wide: 0}:
-		return k_.MatvecBatchQ5K(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+		return k_.MatvecBatchQ5K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 13, Staged: 0, Wide: 1}:
-		return k_.MatvecBatchQ5KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+		return k_.MatvecBatchQ5KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 14, Staged: 0, Wide: 0}:
-		return k_.MatvecBatchQ6K(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+		return k_.MatvecBatchQ6K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 14, Staged: 0, Wide: 1}:
-		return k_.MatvecBatchQ6KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, norm_w, xnorm, eps, blocks)
+		return k_.MatvecBatchQ6KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	}
 	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)
 }

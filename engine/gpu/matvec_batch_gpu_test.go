@@ -12,19 +12,20 @@ import (
 
 // TestGPUKernelMatvecBatch: every matvec_batch kernel, for n tokens at
 // once, must write each token's y with the bits of its decode kernel (every
-// CUDA-core variant of the matvec family, the q8_0 wave form included) run
-// on that token alone: in each mode, with matvec_batch_norm's inputs
+// variant of the matvec family, the q8_0 and K-quant wave forms included)
+// run on that token alone, the tokens of other magnitudes: in each mode, with matvec_batch_norm's inputs
 // against the decode kernel's fused norm and without a norm, x read from
 // global memory or, by q8_0's staged kernels, copied into shared memory
-// (the loads through the rings); the K-quants' tensor-core kernels with
-// their own fused norm against the decode kernel's, the chunk in launches of
-// as many tokens as fit (6 or 7 of 6,144 columns) as the host splits it,
+// (the loads through the rings); the K-quants' tensor-core kernels over
+// matvec_batch_kq_stage's copies, its norm against the decode kernel's,
 // on shapes that take the 16-byte path with and without an odd tail, the
 // element-wise path (odd or misaligned columns), partial row units and
 // grids that loop over units. A prompt fed in chunks is only the prompt fed
 // token by token if this holds. Guards between the tokens' rows must keep
-// their poison. The first token's plain products are also held against the
-// float64 dot of the same weights, with TestGPUKernelMatvec's bound.
+// their poison. The first token's plain products of the CUDA-core kernels
+// are also held against the float64 dot of the same weights, with
+// TestGPUKernelMatvec's bound (which holds the K-quant decode kernels, whose
+// bits the batch kernels' are, to theirs).
 func TestGPUKernelMatvecBatch(t *testing.T) {
 	v := ktGPU(t)
 	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
@@ -45,7 +46,7 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 		{1003, 1024, kq, false},
 		{17, 2304, kq, false},  // 9 superblocks: warps with unequal shares
 		{2050, 256, kq, false}, // more units than a small grid: blocks loop, the rings cross units
-		{40, 6144, kq, false},  // the chunk over two launches
+		{40, 6144, kq, false},  // 24 superblocks: 6 a warp (KW4), 3 (KW8)
 	} {
 		for _, typ := range sh.types {
 			for _, mv := range MatvecVariants() {
@@ -76,10 +77,6 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	sv := bv
 	sv.Staged = 1
 	sk, hasStaged := batchKernel(sv)
-	per := bk.Tokens(cols, v.batchRoom[bk.Name]) // tokens a launch (all but the K-quants': a chunk)
-	if per < 1 {
-		t.Fatalf("%s: not one token's copy of %d columns fits", bk.Name, cols)
-	}
 	r := ktRand(seed)
 	w := ktTensor(t, "w", typ, ktUniform(r, rows*cols, -1, 1), cols, rows)
 	woff, xoff := 0, 0
@@ -92,6 +89,16 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	dw, ds := ktWeights(t, v, w, woff, typ == gguf.TypeQ8_0 && mv.Wide != 0)
 	xs, ys := alignFloats(cols), alignFloats(rows)+64 // 64 floats of guard after each token's rows
 	xh := ktUniform(r, n*xs, -1, 1)
+	// Tokens of other magnitudes, and an outlier a token that the norm
+	// does not scale away, so that each token's staged 2^-k differs
+	// (matvec_batch_kq_stage; a kernel that unscaled one token by
+	// another's would fail).
+	for tk := range n {
+		for c := range cols {
+			xh[tk*xs+c] *= float32(math.Ldexp(1, tk-3))
+		}
+		xh[tk*xs+(7*tk)%cols] = float32(4 * (tk + 1))
+	}
 	dx := v.alloc(t, len(xh)*4+16)
 	ktMust(t, v.e.CopyHtoD(dx.Add(uint64(xoff)), cuda.AsBytes(xh)))
 	dx = dx.Add(uint64(xoff))
@@ -101,6 +108,8 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	y0 := ktUniform(r, (n+1)*ys, -4, 4)
 	want, got := v.alloc(t, (n+1)*ys*4), v.alloc(t, (n+1)*ys*4)
 	dxn := v.alloc(t, n*xs*4) // matvec_batch_norm's output: 256-byte aligned, as a chunk's xn
+	ks := alignFloats(kernels.KQStageFloats(cols))
+	dxk := v.alloc(t, n*ks*4) // matvec_batch_kq_stage's output, as a chunk's kx
 	units := (rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
 
 	for _, mode := range []int32{mvStore, mvAccumulate, mvSwiGLU} {
@@ -120,10 +129,9 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 			if c.normed {
 				norm, xnorm, in = nw, 1, dxn
 			}
-			// The K-quant kernels normalise as they stage, as their decode kernels do.
-			bnorm, bxnorm := cuda.DevPtr(0), int32(0)
-			if bk.TensorCore && c.normed {
-				bnorm, bxnorm, in = nw, 1, dx
+			inS := xs
+			if bk.TensorCore {
+				in, inS = dxk, ks // staged below, normed or not
 			}
 			out := rows
 			if mode == mvSwiGLU {
@@ -140,14 +148,16 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 					ktMust(t, v.k.Matvec(mv, want.Add(uint64(4*tk*ys)), dw, ds, dx.Add(uint64(4*tk*xs)), int32(rows), int32(cols), mode,
 						norm, xnorm, 1e-6, matvecUnits(mv, rows)))
 				}
-				if c.normed && !bk.TensorCore {
+				switch {
+				case bk.TensorCore:
+					v.poison(t, dxk, n*ks, ktNaN)
+					ktMust(t, v.k.MatvecBatchKQStage(dxk, dx, norm, int32(n), int32(cols), int32(xs), int32(ks), xnorm, 1e-6,
+						int32(b2i(typ == gguf.TypeQ6_K))))
+				case c.normed:
 					v.poison(t, dxn, n*xs, ktNaN)
 					ktMust(t, v.k.MatvecBatchNorm(dxn, dx, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6))
 				}
-				for t0 := 0; t0 < n; t0 += per {
-					ktMust(t, v.k.MatvecBatch(kv, got.Add(uint64(4*t0*ys)), dw, ds, in.Add(uint64(4*t0*xs)), int32(rows), int32(cols), mode,
-						int32(min(per, n-t0)), int32(xs), int32(ys), bnorm, bxnorm, 1e-6, blocks))
-				}
+				ktMust(t, v.k.MatvecBatch(kv, got, dw, ds, in, int32(rows), int32(cols), mode, int32(n), int32(inS), int32(ys), blocks))
 				wh, gh := ktGet[uint32](t, v, want, (n+1)*ys), ktGet[uint32](t, v, got, (n+1)*ys)
 				for i := n * ys; i < (n+1)*ys; i++ {
 					before := ktNaN
@@ -208,7 +218,7 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	// The float64 reference for the first token's plain products (mode 0,
 	// no norm): TestGPUKernelMatvec's bound, (cols/32+48)·u·Σ|w x|.
 	v.poison(t, got, n*ys, ktNaN)
-	ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mvStore, int32(n), int32(xs), int32(ys), 0, 0, 0, units))
+	ktMust(t, v.k.MatvecBatch(bv, got, dw, ds, dx, int32(rows), int32(cols), mvStore, int32(n), int32(xs), int32(ys), units))
 	gf := ktGet[float32](t, v, got, rows)
 	deq := ktDequant(t, w)
 	ref, abs := make([]float64, rows), make([]float64, rows)

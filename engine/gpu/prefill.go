@@ -6,13 +6,14 @@ import (
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
 
 // Prefill: a prompt's tokens are known before they are fed, so priming
 // runs them through each layer in chunks of up to kernels.MatvecBatchTokens:
-// every projection of the layer is one matvec_batch launch that streams the
-// weights once for the whole chunk, and the kernels between the projections
+// every projection of the layer is one matvec_batch launch (a K-quant's
+// after its inputs' stage) that streams the weights once for the whole chunk, and the kernels between the projections
 // run once each over the chunk, each token's arithmetic the step kernel's:
 // the causal conv and the delta rule (token by token inside), the gated
 // norm, the attention's prep, and its split and combine once for each run
@@ -22,12 +23,11 @@ import (
 // (matvec_batch.cu), so a chunk leaves the cache the bits that feeding its
 // tokens one step at a time leaves (TestGPUPrefillMatchesTokenFeed).
 //
-// The K-quants' batch kernels stage each token's input as their decode
-// kernels do, so a launch takes the tokens whose copies fit in shared
-// memory (all 8 up to 4,096 columns; 3 of the 9B's 12,288): a chunk of
-// wider inputs is split over launches, each streaming the weights once.
-// Models with a matrix whose copies would not fit one token, and models
-// loaded with Options.TokenFeed or Omit, feed token by token.
+// The K-quants' batch kernels read the chunk's inputs as
+// matvec_batch_kq_stage stages them into the chunk's kx, once an input
+// (and layout: Q6_K's has its own), with the values their decode kernels'
+// blocks stage. Models loaded with Options.TokenFeed or Omit feed token by
+// token.
 
 // prefillPlan is how a model primes in chunks.
 type prefillPlan struct {
@@ -36,11 +36,7 @@ type prefillPlan struct {
 	// take beside its rings: a chunk's inputs of up to stageMax/(tokens·4)
 	// columns are copied there.
 	stageMax int
-	// room is the dynamic shared memory each K-quant batch kernel may take
-	// (by name): its rings and as many tokens' copies as fit
-	// (kernels.MatvecBatchKernel.Tokens).
-	room map[string]int
-	sms  int // the GPU's: whether a launch's blocks take more than one unit each (staged)
+	sms      int // the GPU's: whether a launch's blocks take more than one unit each (staged)
 	// blocks caps each batch grid at the blocks the GPU holds at once (as
 	// Model.mvBlocks does the decode grids), keyed by variant and dynamic
 	// shared memory (a full chunk's).
@@ -78,10 +74,10 @@ func (p *prefillPlan) staged(w dtensor) bool {
 // fields moved (the attention's q and split partials too, which the chunk
 // launches of attn_prep, attn_split and attn_combine pass between them).
 type chunk struct {
-	tokens                                                          int
-	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh              cuda.DevPtr // [tokens][stride] f32 each
-	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS int         // their strides in floats
-	tok                                                             []scratch
+	tokens                                                               int
+	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh, kx               cuda.DevPtr // [tokens][stride] f32 each
+	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS, kxS int         // their strides in floats
+	tok                                                                  []scratch
 }
 
 // chunkField is one field of a chunk: its base and stride, and the floats
@@ -107,7 +103,24 @@ func (g *Model) chunkFields(ch *chunk) []chunkField {
 			chunkField{&ch.y, &ch.yS, c.SSMConvChannels()}, chunkField{&ch.o, &ch.oS, c.SSMInnerSize},
 			chunkField{&ch.on, &ch.onS, c.SSMInnerSize})
 	}
-	return append(fs, chunkField{&ch.fg, &ch.fgS, 2 * c.NFF}, chunkField{&ch.fh, &ch.fhS, c.NFF})
+	fs = append(fs, chunkField{&ch.fg, &ch.fgS, 2 * c.NFF}, chunkField{&ch.fh, &ch.fhS, c.NFF})
+	if cols := g.kquantCols(); cols > 0 {
+		fs = append(fs, chunkField{&ch.kx, &ch.kxS, kernels.KQStageFloats(cols)}) // the K-quant launches' staged inputs
+	}
+	return fs
+}
+
+// kquantCols is the widest input of the model's K-quant matrices (0: none).
+func (g *Model) kquantCols() int {
+	cols := 0
+	for i := range g.ls {
+		for _, w := range g.ls[i].matrices() {
+			if bk, ok := batchKernel(batchVariant(w, false)); ok && bk.TensorCore {
+				cols = max(cols, w.cols)
+			}
+		}
+	}
+	return cols
 }
 
 // alignFloats rounds a token's copy up to 64 floats (256 bytes), so every
@@ -195,18 +208,15 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 			}
 		}
 	}
-	stageMax, room, err := batchShared(g.e, g.mod)
+	stageMax, err := batchShared(g.e, g.mod)
 	if err != nil {
 		return nil, err
 	}
-	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax, room: room, sms: g.e.Info().SMs}
+	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax, sms: g.e.Info().SMs}
 	var launches []mvbKey
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			l, bk, _ := p.launch(w) // every matrix has its kernel: checked above
-			if p.launchTokens(w, bk) < 1 {
-				return nil, nil // not one token's copy fits beside the rings
-			}
+			l, _, _ := p.launch(w) // every matrix has its kernel: checked above
 			launches = append(launches, l)
 		}
 	}
@@ -216,55 +226,53 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	return p, nil
 }
 
-// launch is the kernel of a full launch of w (a chunk's tokens, or as
-// many as a K-quant kernel takes), and its key (variant and dynamic shared
-// memory); ok is false where w has no batch kernel, which planPrefill
-// rules out.
+// launch is the kernel of a chunk's launch of w, and its key (variant and
+// dynamic shared memory); ok is false where w has no batch kernel, which
+// planPrefill rules out.
 func (p *prefillPlan) launch(w dtensor) (l mvbKey, bk kernels.MatvecBatchKernel, ok bool) {
 	v := batchVariant(w, p.staged(w))
 	bk, ok = batchKernel(v)
-	return mvbKey{v, bk.Shared(max(1, p.launchTokens(w, bk)), w.cols)}, bk, ok
+	return mvbKey{v, bk.Shared(p.tokens, w.cols)}, bk, ok
 }
 
-// launchTokens is how many of a chunk's tokens one launch of bk over w
-// takes.
-func (p *prefillPlan) launchTokens(w dtensor, bk kernels.MatvecBatchKernel) int {
-	return min(p.tokens, bk.Tokens(w.cols, p.room[bk.Name]))
-}
-
-// batchShared lets every batch kernel that stages its inputs take the most
-// dynamic shared memory the GPU allows a block beside its static arrays.
-// It returns what any staged (q8_0) launch may copy beside its rings (the
-// least over those kernels; 0: nothing stages) and each K-quant kernel's
-// room by name.
-func batchShared(e *cuda.Engine, mod cuda.Module) (stageMax int, room map[string]int, err error) {
+// batchShared lets every batch kernel with rings, and the K-quant inputs'
+// stage (Q6_K's layout: cols*4 bytes), take the most dynamic shared
+// memory the GPU allows a block beside its static arrays, and returns the
+// least of those less the staged (q8_0) kernels' rings: what any staged
+// launch may copy (0: nothing stages).
+func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
 	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
-	stageMax, room = optin, map[string]int{}
+	most := optin
+	names := []string{"matvec_batch_kq_stage"}
+	ring := map[string]int{}
 	for _, bk := range kernels.MatvecBatchKernels() {
-		if !bk.Staged && !bk.TensorCore {
-			continue
+		if bk.Staged || bk.TensorCore {
+			names = append(names, bk.Name)
 		}
-		fn, err := e.Function(mod, bk.Name)
+		if bk.Staged {
+			ring[bk.Name] = bk.Ring()
+		}
+	}
+	for _, name := range names {
+		fn, err := e.Function(mod, name)
 		if err != nil {
-			return 0, nil, err
+			return 0, err
 		}
 		static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
 		if err != nil {
-			return 0, nil, fmt.Errorf("%s: %w", bk.Name, err)
+			return 0, fmt.Errorf("%s: %w", name, err)
 		}
 		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, optin-static); err != nil {
-			return 0, nil, fmt.Errorf("%s: allow %d bytes of shared memory: %w", bk.Name, optin-static, err)
+			return 0, fmt.Errorf("%s: allow %d bytes of shared memory: %w", name, optin-static, err)
 		}
-		if bk.TensorCore {
-			room[bk.Name] = optin - static
-		} else {
-			stageMax = max(0, min(stageMax, optin-static-bk.Ring()))
+		if r, ok := ring[name]; ok {
+			most = max(0, min(most, optin-static-r))
 		}
 	}
-	return stageMax, room, nil
+	return most, nil
 }
 
 // batchGrids measures how many blocks of each launch's kernel, with its
@@ -342,7 +350,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		if err := g.attnChunk(cc, L, tokens, from); err != nil {
 			return err
 		}
-		if err := g.batch(n, t0.x, ch.xS, L.o, t0.attn, ch.attnS, mvAccumulate, 0); err != nil {
+		if err := g.batch(cc, n, t0.x, ch.xS, L.o, t0.attn, ch.attnS, mvAccumulate, 0, false); err != nil {
 			return err
 		}
 	} else {
@@ -353,7 +361,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		if err := g.gdnChunk(cc, L, n); err != nil {
 			return err
 		}
-		if err := g.batch(n, t0.x, ch.xS, L.ssmOut, t0.on, ch.onS, mvAccumulate, 0); err != nil {
+		if err := g.batch(cc, n, t0.x, ch.xS, L.ssmOut, t0.on, ch.onS, mvAccumulate, 0, false); err != nil {
 			return err
 		}
 	}
@@ -372,7 +380,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 			}
 		}
 	}
-	return g.batch(n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate, 0)
+	return g.batch(cc, n, t0.x, ch.xS, L.ffnDown, t0.fh, ch.fhS, mvAccumulate, 0, false)
 }
 
 // gdnChunk is gdnKernels for the chunk's n tokens: the conv, the delta
@@ -469,11 +477,11 @@ func (g *Model) attnSplitRun(cc *Cache, kv kvLayer, b Bucket, from, lo, hi int) 
 // batchNormed is normed for a chunk: the products of rmsnorm(x_t)·norm
 // into y (the fused matrix, in mode; yStride floats between its tokens) or
 // into the parts' ys (as far apart). Where the step fuses the norm into
-// its products, the K-quant kernels normalise each token as they stage it,
-// as their decode kernels do, and the others' inputs are normalised once
-// into xn by matvec_batch_norm (memra_mv_input, the values the step's
-// blocks stage); else every input comes normalised into xn by one rmsnorm
-// launch over the chunk's rows, as the step's.
+// its products, the K-quant launches' inputs are normalised as
+// matvec_batch_kq_stage stages them, as their decode kernels' blocks do,
+// and the others' once into xn by matvec_batch_norm (memra_mv_input, the
+// values the step's blocks stage); else every input comes normalised into
+// xn by one rmsnorm launch over the chunk's rows, as the step's.
 func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStride int, fused dtensor, mode int32, ys []cuda.DevPtr, parts []dtensor) error {
 	c := &g.cfg
 	ch := &cc.ch
@@ -487,32 +495,44 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 		normalise = g.k.MatvecBatchNorm
 	}
 	normalised := false
+	staged := -1 // the layout kx holds this input in (kqLayout), -1: none yet
 	for i, w := range ws {
-		if _, bk, _ := g.pf.launch(w); fuse && bk.TensorCore {
-			if err := g.batch(n, outs[i], yStride, w, ch.x, ch.xS, modes[i], norm.ptr); err != nil {
-				return err
-			}
-			continue
-		}
-		if !normalised {
+		x, xS, nw := ch.xn, ch.xnS, cuda.DevPtr(0)
+		_, bk, _ := g.pf.launch(w)
+		if fuse && bk.TensorCore {
+			x, xS, nw = ch.x, ch.xS, norm.ptr
+		} else if !normalised {
 			if err := normalise(ch.xn, ch.x, norm.ptr, int32(n), int32(c.NEmbd), int32(ch.xS), int32(ch.xnS), c.NormEps); err != nil {
 				return err
 			}
 			normalised = true
 		}
-		if err := g.batch(n, outs[i], yStride, w, ch.xn, ch.xnS, modes[i], 0); err != nil {
+		if err := g.batch(cc, n, outs[i], yStride, w, x, xS, modes[i], nw, staged == kqLayout(w)); err != nil {
 			return err
+		}
+		if bk.TensorCore {
+			staged = kqLayout(w)
 		}
 	}
 	return nil
 }
 
+// kqLayout is the layout of kx a K-quant launch of w reads
+// (matvec_batch_kq_stage's q6).
+func kqLayout(w dtensor) int { return b2i(w.typ == gguf.TypeQ6_K) }
+
 // batch computes y_t (+)= W x'_t for the chunk's n tokens (matvec's
 // modes), x_t = x + t·xStride and y_t = y + t·yStride floats, with the
 // batch kernel whose sums are W's decode kernel's; x'_t = rmsnorm(x_t)·norm
-// where norm is not 0 (the K-quant kernels alone fuse it). A K-quant
-// kernel takes the tokens in launches of as many as fit.
-func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32, norm cuda.DevPtr) error {
+// where norm is not 0 (the K-quant launches alone fuse it). A K-quant
+// launch reads the chunk's inputs as matvec_batch_kq_stage stages them
+// into kx just before, or, with staged, as an earlier launch of the same
+// inputs had them staged in its layout.
+func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32, norm cuda.DevPtr,
+	staged bool) error {
+	if n < 1 || n > g.pf.tokens {
+		return fmt.Errorf("%s: a batch of %d tokens (1 to %d)", w.name, n, g.pf.tokens)
+	}
 	if xStride%4 != 0 {
 		// Every token's x 16-byte aligned or none, as the kernels' paths assume (matvec_batch.cu).
 		return fmt.Errorf("%s: batch input stride %d floats is not a multiple of 4", w.name, xStride)
@@ -525,20 +545,30 @@ func (g *Model) batch(n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPt
 		// The rings copy each f16 scale as the 4-byte word holding it (matvec_batch.cu memra_cp_f16_word).
 		return fmt.Errorf("%s: scales at %#x are not 4-byte aligned", w.name, uint64(w.scales))
 	}
-	if norm != 0 && !bk.TensorCore {
-		return fmt.Errorf("%s: %s does not fuse the norm", w.name, bk.Name)
+	if norm != 0 && (!bk.TensorCore || norm%16 != 0) {
+		// memra_stage_x reads norm_w as float4s.
+		return fmt.Errorf("%s: %s cannot fuse a norm at %#x", w.name, bk.Name, uint64(norm))
+	}
+	if bk.TensorCore {
+		ch := &cc.ch
+		if kernels.KQStageFloats(w.cols) > ch.kxS {
+			return fmt.Errorf("%s: %d columns, but the chunk stages K-quant inputs of up to %d", w.name, w.cols, g.kquantCols())
+		}
+		if !staged {
+			if err := g.k.MatvecBatchKQStage(ch.kx, x, norm, int32(n), int32(w.cols), int32(xStride), int32(ch.kxS), int32(b2i(norm != 0)),
+				g.cfg.NormEps, int32(kqLayout(w))); err != nil {
+				return fmt.Errorf("%s: %w", w.name, err)
+			}
+		}
+		x, xStride = ch.kx, ch.kxS
 	}
 	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
 	if c := g.pf.blocks[l]; c > 0 && c < blocks {
 		blocks = c
 	}
-	per := g.pf.launchTokens(w, bk)
-	for t := 0; t < n; t += per {
-		k := min(per, n-t)
-		if err := g.k.MatvecBatch(l.v, y.Add(uint64(4*t*yStride)), w.ptr, w.scales, x.Add(uint64(4*t*xStride)), int32(w.rows), int32(w.cols),
-			mode, int32(k), int32(xStride), int32(yStride), norm, int32(b2i(norm != 0)), g.cfg.NormEps, blocks); err != nil {
-			return fmt.Errorf("%s: %w", w.name, err)
-		}
+	if err := g.k.MatvecBatch(l.v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, int32(n), int32(xStride), int32(yStride),
+		blocks); err != nil {
+		return fmt.Errorf("%s: %w", w.name, err)
 	}
 	return nil
 }
