@@ -81,7 +81,7 @@ type chunk struct {
 }
 
 // chunkField is one field of a chunk: its base and stride, and the floats
-// a token's copy holds (its decode scratch's size).
+// a token's copy holds (its decode scratch's size; kx's, a staged K-quant input's).
 type chunkField struct {
 	base   *cuda.DevPtr
 	stride *int
