@@ -13,8 +13,9 @@ import (
 // Prefill: a prompt's tokens are known before they are fed, so priming
 // runs them through each layer in chunks of up to kernels.MatvecBatchTokens:
 // every projection of the layer is one matvec_batch launch (a K-quant's
-// after its inputs' stage) that streams the weights once for the whole chunk, and the kernels between the projections
-// run once each over the chunk, each token's arithmetic the step kernel's:
+// after its inputs' stage) that streams the weights once for the whole
+// chunk, and the kernels between the projections run once each over the
+// chunk, each token's arithmetic the step kernel's:
 // the causal conv and the delta rule (token by token inside), the gated
 // norm, the attention's prep, and its split and combine once for each run
 // of tokens whose steps share a bucket (the scalar and tensor-core splits,
@@ -495,7 +496,7 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 		normalise = g.k.MatvecBatchNorm
 	}
 	normalised := false
-	staged := -1 // the layout kx holds this input in (kqLayout), -1: none yet
+	inKX := -1 // the layout kx holds this input in (kqLayout), -1: none yet
 	for i, w := range ws {
 		x, xS, nw := ch.xn, ch.xnS, cuda.DevPtr(0)
 		_, bk, _ := g.pf.launch(w)
@@ -507,11 +508,11 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 			}
 			normalised = true
 		}
-		if err := g.batch(cc, n, outs[i], yStride, w, x, xS, modes[i], nw, staged == kqLayout(w)); err != nil {
+		if err := g.batch(cc, n, outs[i], yStride, w, x, xS, modes[i], nw, bk.TensorCore && inKX == kqLayout(w)); err != nil {
 			return err
 		}
 		if bk.TensorCore {
-			staged = kqLayout(w)
+			inKX = kqLayout(w)
 		}
 	}
 	return nil
@@ -526,10 +527,10 @@ func kqLayout(w dtensor) int { return b2i(w.typ == gguf.TypeQ6_K) }
 // batch kernel whose sums are W's decode kernel's; x'_t = rmsnorm(x_t)·norm
 // where norm is not 0 (the K-quant launches alone fuse it). A K-quant
 // launch reads the chunk's inputs as matvec_batch_kq_stage stages them
-// into kx just before, or, with staged, as an earlier launch of the same
-// inputs had them staged in its layout.
+// into kx just before, or, with inKX, as an earlier launch of the same
+// inputs left them there in its layout.
 func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x cuda.DevPtr, xStride int, mode int32, norm cuda.DevPtr,
-	staged bool) error {
+	inKX bool) error {
 	if n < 1 || n > g.pf.tokens {
 		return fmt.Errorf("%s: a batch of %d tokens (1 to %d)", w.name, n, g.pf.tokens)
 	}
@@ -554,7 +555,7 @@ func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x
 		if kernels.KQStageFloats(w.cols) > ch.kxS {
 			return fmt.Errorf("%s: %d columns, but the chunk stages K-quant inputs of up to %d", w.name, w.cols, g.kquantCols())
 		}
-		if !staged {
+		if !inKX {
 			if err := g.k.MatvecBatchKQStage(ch.kx, x, norm, int32(n), int32(w.cols), int32(xStride), int32(ch.kxS), int32(b2i(norm != 0)),
 				g.cfg.NormEps, int32(kqLayout(w))); err != nil {
 				return fmt.Errorf("%s: %w", w.name, err)
