@@ -147,6 +147,29 @@ __device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const memra
     }
 }
 
+// memra_kq_batch<T>: tile policy T's batch step (step) and a lane's byte
+// offset of its first fragment in a token's staged x' (boff: Q4_K/Q5_K's 16
+// bytes of run 0, columns 8 lc..8 lc+7, hi or lo; Q6_K's 32 of sub-blocks
+// 0, 4, 8, 12).
+template <class T>
+struct memra_kq_batch;
+
+template <bool Q5>
+struct memra_kq_batch<memra_k4t<Q5>> {
+    static __device__ __forceinline__ int boff(int lc, int hl) { return (lc * 2 + hl) * 16; }
+    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q4t_sb& s, int sb, const memra_kq_in& in, int n) {
+        memra_q4t_bstep<Q5>(acc, s, sb, in, n);
+    }
+};
+
+template <>
+struct memra_kq_batch<memra_q6t> {
+    static __device__ __forceinline__ int boff(int lc, int hl) { return (lc * 2 + hl) * 32; }
+    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q6t_sb& s, int sb, const memra_kq_in& in, int n) {
+        memra_q6t_bstep(acc, s, sb, in, n);
+    }
+};
+
 // The end of a unit for the chunk: each token's four quad shares added as
 // the decode quad's shuffles add them ((p0 + p1) + (p2 + p3)), then the KW
 // warps' partials of a row in warp order, unscaled by the token's 2^-k,
@@ -195,10 +218,7 @@ __device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, con
     __shared__ float red[MEMRA_MV_THREADS / 32][MEMRA_MVB_TOKENS][16];
     __shared__ float unscale[MEMRA_MVB_TOKENS];
     const int lane = threadIdx.x & 31, lc = lane & 3, hl = (lane >> 2) & 1;
-    // The lane's first fragment: Q4_K/Q5_K's 16 bytes of run 0 (columns
-    // 8 lc..8 lc+7, hi or lo), Q6_K's 32 of sub-blocks 0, 4, 8, 12.
-    const int boff = (lc * 2 + hl) * (T::XSUM ? 16 : 32);
-    const memra_kq_in in = memra_kq_lane_in(xk, xk_stride, cols, n, lane, boff);
+    const memra_kq_in in = memra_kq_lane_in(xk, xk_stride, cols, n, lane, memra_kq_batch<T>::boff(lc, hl));
     memra_mvbk_acc acc;
     memra_mvt_loop<KW, S, T>(
         W, rows, cols, reinterpret_cast<unsigned char*>(memra_rings),
@@ -211,13 +231,7 @@ __device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, con
 #pragma unroll
                 for (int p = 0; p < 4; p++) acc[q][p][0] = acc[q][p][1] = 0.0f;
         },
-        [&](typename T::keep&, const typename T::sb& s, int i) {
-            if constexpr (T::XSUM) {
-                memra_q4t_bstep<T::BYTES == MEMRA_Q5T_BYTES>(acc, s, i, in, n);
-            } else {
-                memra_q6t_bstep(acc, s, i, in, n);
-            }
-        },
+        [&](typename T::keep&, const typename T::sb& s, int i) { memra_kq_batch<T>::step(acc, s, i, in, n); },
         [&](int unit) { memra_tile_put_batch<KW>(y, red, acc, unscale, unit, lane, rows, mode, n, y_stride); });
 }
 
