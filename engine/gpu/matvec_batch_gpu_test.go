@@ -53,7 +53,9 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 				if mv.GgmlType != int(typ) {
 					continue
 				}
-				for _, n := range []int{1, 5, kernels.MatvecBatchTokens} {
+				// 4: the K-quant kernels' second token group (tokens 4-7)
+				// exactly empty; 1 and 5: groups with dead tokens in them.
+				for _, n := range []int{1, 4, 5, kernels.MatvecBatchTokens} {
 					name := fmt.Sprintf("%s-wide%d-%dx%d-n%d", typ, mv.Wide, sh.rows, sh.cols, n)
 					if sh.misalign {
 						name += "-misaligned"
