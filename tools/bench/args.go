@@ -29,6 +29,10 @@ whole steps on bench's own kernels, so -omit, -fatbin, ^C, a failure before
 the first model or a run without a row leave it as it was. Prints the
 Markdown table.
 
+-compare prints new/old tok/s for the decode rows of both reports (model,
+kv, context, path) with their geomeans, then each model's priming speedup
+(old/new ms, where both primed the same -prompt length) and load times.
+
 Environment: MEMRA_PDL=0 turns programmatic dependent launch off;
 MEMRA_L2WINDOW=0 keeps the decode state out of a persisting part of the L2;
 MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores

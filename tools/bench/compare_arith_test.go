@@ -133,3 +133,56 @@ func TestGroupKeys(t *testing.T) {
 		t.Errorf("groupKeys:\n got %s\nwant %s", got, want)
 	}
 }
+
+// Priming and load compare by (model, kv): a speedup old/new only where
+// both primed the same prompt length, a dash for a model primed at
+// another length or not at all, and a geomean of the speedups alone.
+func TestComparePrime(t *testing.T) {
+	row := func(m string) []Row {
+		return []Row{{Model: m, KV: "f16", Context: 1024, Path: "graph", TokS: Stat{Median: 100}}}
+	}
+	old := &Report{Version: reportVersion, Models: []ModelReport{
+		{Model: "a", KV: "f16", LoadS: 1.7, Prime: &Prime{Tokens: 512, Chunk: 1, Ms: Stat{Median: 956}}, Rows: row("a")},
+		{Model: "b", KV: "f16", LoadS: 0.5, Prime: &Prime{Tokens: 64, Ms: Stat{Median: 55}}, Rows: row("b")},
+		{Model: "c", KV: "f16", LoadS: 0.4, Rows: row("c")},
+		{Model: "gone", KV: "f16", Rows: row("gone")},
+	}}
+	cur := &Report{Version: reportVersion, Models: []ModelReport{
+		{Model: "c", KV: "f16", LoadS: 0.3, Prime: &Prime{Tokens: 512, Chunk: 8, Ms: Stat{Median: 90}}, Rows: row("c")},
+		{Model: "a", KV: "f16", LoadS: 1.6, Prime: &Prime{Tokens: 512, Chunk: 8, Ms: Stat{Median: 431}}, Rows: row("a")},
+		{Model: "b", KV: "f16", LoadS: 0.5, Prime: &Prime{Tokens: 512, Chunk: 8, Ms: Stat{Median: 80}}, Rows: row("b")},
+		{Model: "a", KV: "fp8", Prime: &Prime{Tokens: 512, Ms: Stat{Median: 400}}},
+	}}
+	c := compareReports(old, cur)
+	if len(c.Prime) != 3 || c.Prime[0].Model != "c" || c.Prime[1].Model != "a" || c.Prime[2].Model != "b" {
+		t.Fatalf("prime rows (cur's order, models of both only): %+v", c.Prime)
+	}
+	want := 956.0 / 431.0
+	if math.Abs(c.Prime[1].Speedup-want) > 1e-12 || !math.IsNaN(c.Prime[0].Speedup) || !math.IsNaN(c.Prime[2].Speedup) {
+		t.Errorf("speedups %v %v %v, want NaN, %v, NaN", c.Prime[0].Speedup, c.Prime[1].Speedup, c.Prime[2].Speedup, want)
+	}
+	var b bytes.Buffer
+	c.print(&b, "old.json", "new.json")
+	for _, line := range []string{
+		"| a | f16 | 512 → 512 | 1 → 8 | 956.0 → 431.0 | **2.218** | 1.70 → 1.60 |",
+		"| b | f16 | 64 → 512 | – → 8 | 55.0 → 80.0 | — | 0.50 → 0.50 |",
+		"| c | f16 | – → 512 | – → 8 | – → 90.0 | — | 0.40 → 0.30 |",
+		"geomean priming speedup (1 models): 2.218",
+	} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("compare output lacks %q:\n%s", line, b.String())
+		}
+	}
+	js, err := c.json("old.json", "new.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cj comparisonJSON
+	if err := json.Unmarshal(js, &cj); err != nil {
+		t.Fatal(err)
+	}
+	if len(cj.Prime) != 3 || cj.Prime[1].Speedup == nil || math.Abs(*cj.Prime[1].Speedup-want) > 1e-12 || cj.Prime[0].Speedup != nil ||
+		cj.Prime[1].OldChunk != 1 || cj.Prime[1].NewChunk != 8 || math.Abs(cj.Geomean["prime"]-want) > 1e-12 {
+		t.Errorf("compare -json prime: %s", js)
+	}
+}

@@ -467,9 +467,23 @@ type ratio struct {
 	OtherWork string
 }
 
-// comparison matches rows by (model, kv, context, path).
+// primeRatio is one model and cache in both reports: its prompt priming,
+// compared where both primed the same prompt length, and its load time.
+type primeRatio struct {
+	Model, KV          string
+	OldTokens          int     // P of the old priming (0: not measured)
+	NewTokens          int     // P of the new priming (0: not measured)
+	OldChunk, NewChunk int     // tokens a prefill chunk took (0: not recorded, reports before it)
+	OldMs, NewMs       float64 // priming medians
+	Speedup            float64 // OldMs / NewMs (> 1 is faster); NaN unless both primed P tokens
+	OldLoadS, NewLoadS float64
+}
+
+// comparison matches rows by (model, kv, context, path), and models by
+// (model, kv) for their priming and load.
 type comparison struct {
 	Rows                 []ratio
+	Prime                []primeRatio
 	OnlyOld, OnlyNew     []string
 	OmitOld, OmitNew     []string // the reports' -omit parts, if any
 	FatbinOld, FatbinNew string   // the reports' -fatbin, if any
@@ -505,7 +519,53 @@ func compareReports(old, cur *Report) comparison {
 	}
 	sort.Strings(c.OnlyOld)
 	sort.Strings(c.OnlyNew)
+	c.Prime = comparePrime(old, cur)
 	return c
+}
+
+// comparePrime pairs the models of old and cur by (model, kv), in cur's
+// order, for their priming and load times.
+func comparePrime(old, cur *Report) []primeRatio {
+	oldModels := map[string]*ModelReport{}
+	for i := range old.Models {
+		m := &old.Models[i]
+		oldModels[m.Model+"|"+m.KV] = m
+	}
+	var out []primeRatio
+	for i := range cur.Models {
+		m := &cur.Models[i]
+		o, ok := oldModels[m.Model+"|"+m.KV]
+		if !ok {
+			continue
+		}
+		p := primeRatio{Model: m.Model, KV: m.KV, OldLoadS: o.LoadS, NewLoadS: m.LoadS, Speedup: math.NaN()}
+		if o.Prime != nil {
+			p.OldTokens, p.OldChunk, p.OldMs = o.Prime.Tokens, o.Prime.Chunk, o.Prime.Ms.Median
+		}
+		if m.Prime != nil {
+			p.NewTokens, p.NewChunk, p.NewMs = m.Prime.Tokens, m.Prime.Chunk, m.Prime.Ms.Median
+		}
+		if q := p.OldMs / p.NewMs; p.OldTokens > 0 && p.OldTokens == p.NewTokens && p.OldMs > 0 && p.NewMs > 0 && !math.IsInf(q, 0) {
+			p.Speedup = q
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// primeGeomean is the geomean of the priming speedups that have one.
+func (c comparison) primeGeomean() (float64, int) {
+	s, n := 0.0, 0
+	for _, p := range c.Prime {
+		if !math.IsNaN(p.Speedup) {
+			s += math.Log(p.Speedup)
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), 0
+	}
+	return math.Exp(s / float64(n)), n
 }
 
 // otherWork says how two rows of one key differ in the bytes a token
@@ -558,6 +618,23 @@ type comparisonJSON struct {
 	// when its kernels were the binary's own.
 	FatbinOld string `json:"fatbin_old,omitempty"`
 	FatbinNew string `json:"fatbin_new,omitempty"`
+	// Prime: each model and cache in both reports, its priming and load;
+	// Geomean["prime"] is the priming speedups' geomean.
+	Prime []primeJSON `json:"prime,omitempty"`
+}
+
+type primeJSON struct {
+	Model     string   `json:"model"`
+	KV        string   `json:"kv"`
+	OldTokens int      `json:"old_prompt_tokens,omitempty"`
+	NewTokens int      `json:"new_prompt_tokens,omitempty"`
+	OldChunk  int      `json:"old_chunk_tokens,omitempty"`
+	NewChunk  int      `json:"new_chunk_tokens,omitempty"`
+	OldMs     float64  `json:"old_prime_ms,omitempty"`
+	NewMs     float64  `json:"new_prime_ms,omitempty"`
+	Speedup   *float64 `json:"prime_speedup"` // old/new ms; null unless both primed the same prompt length
+	OldLoadS  float64  `json:"old_load_s"`
+	NewLoadS  float64  `json:"new_load_s"`
 }
 
 type ratioJSON struct {
@@ -595,6 +672,17 @@ func (c comparison) json(oldName, newName string) ([]byte, error) {
 			}
 			out.Geomean[name] = g
 		}
+	}
+	for _, p := range c.Prime {
+		x := primeJSON{Model: p.Model, KV: p.KV, OldTokens: p.OldTokens, NewTokens: p.NewTokens, OldChunk: p.OldChunk, NewChunk: p.NewChunk,
+			OldMs: p.OldMs, NewMs: p.NewMs, OldLoadS: p.OldLoadS, NewLoadS: p.NewLoadS}
+		if !math.IsNaN(p.Speedup) {
+			x.Speedup = &p.Speedup
+		}
+		out.Prime = append(out.Prime, x)
+	}
+	if g, n := c.primeGeomean(); n > 0 {
+		out.Geomean["prime"] = g
 	}
 	js, err := json.MarshalIndent(out, "", "  ")
 	return append(js, '\n'), err
@@ -642,11 +730,47 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	if len(other) > 0 {
 		fmt.Fprintf(w, "≠ not the same bytes per token, so not the same work (another model under the label, or another -tokens), and not in the geomeans: %s\n", strings.Join(other, ", "))
 	}
+	c.printPrime(w)
 	if len(c.OnlyOld) > 0 {
 		fmt.Fprintf(w, "only in old %s\n", groupKeys(c.OnlyOld))
 	}
 	if len(c.OnlyNew) > 0 {
 		fmt.Fprintf(w, "only in new %s\n", groupKeys(c.OnlyNew))
+	}
+}
+
+// printPrime writes the priming and load table of the models in both
+// reports: the old/new speedup where both primed the same prompt length.
+func (c comparison) printPrime(w io.Writer) {
+	if len(c.Prime) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nPriming (prompt of P tokens, median ms; speedup old/new, > 1 is faster) and load:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| model | kv | P old → new | chunk old → new | prime ms old → new | speedup | load s old → new |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+	dash := func(v int) string {
+		if v == 0 {
+			return "–"
+		}
+		return fmt.Sprint(v)
+	}
+	ms := func(tokens int, v float64) string {
+		if tokens == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+	for _, p := range c.Prime {
+		q := "—"
+		if !math.IsNaN(p.Speedup) {
+			q = fmt.Sprintf("**%.3f**", p.Speedup)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s → %s | %s → %s | %s → %s | %s | %.2f → %.2f |\n", p.Model, p.KV, dash(p.OldTokens), dash(p.NewTokens),
+			dash(p.OldChunk), dash(p.NewChunk), ms(p.OldTokens, p.OldMs), ms(p.NewTokens, p.NewMs), q, p.OldLoadS, p.NewLoadS)
+	}
+	if g, n := c.primeGeomean(); n > 0 {
+		fmt.Fprintf(w, "\ngeomean priming speedup (%d models): %.3f\n", n, g)
 	}
 }
 
