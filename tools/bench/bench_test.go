@@ -393,12 +393,8 @@ func TestReportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"4.200 TB/s", "| synth-9b-bf16 | f16 | 1k | graph |", "gpu: tensor x is Q4_K", "bytes read + written",
-		"**synth-9b-bf16 (f16):** contexts 32768, 65536 not measured: past the model's context length"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
+	wantContains(t, "markdown", string(md), []string{"4.200 TB/s", "| synth-9b-bf16 | f16 | 1k | graph |", "gpu: tensor x is Q4_K", "bytes read + written",
+		"**synth-9b-bf16 (f16):** contexts 32768, 65536 not measured: past the model's context length"})
 	// A decode table line per row (6 per working model) plus header and rule.
 	if n := strings.Count(string(md), "| f16 | "); n < 12 {
 		t.Errorf("markdown has %d f16 rows, want at least 12", n)
@@ -454,11 +450,7 @@ func TestCompare(t *testing.T) {
 	}
 	var b bytes.Buffer
 	c.print(&b, "old.json", "new.json")
-	for _, want := range []string{"**1.200**", "**0.800**", "geomean new/old (graph, 1 rows): 1.200", "only in old (1 row): m|f16: ctx 4096 × graph"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("compare output lacks %q:\n%s", want, b.String())
-		}
-	}
+	wantContains(t, "compare output", b.String(), []string{"**1.200**", "**0.800**", "geomean new/old (graph, 1 rows): 1.200", "only in old (1 row): m|f16: ctx 4096 × graph"})
 
 	// A row whose old speed is 0 (a failed measurement) has no ratio: a dash,
 	// not **NaN**, and it stays out of the geomean.
@@ -717,16 +709,12 @@ func TestProfileShares(t *testing.T) {
 	rep := &Report{Models: []ModelReport{{Model: "m", KV: "f16", Profile: []Profile{p}}}}
 	var b bytes.Buffer
 	rep.profileTables(&b)
-	for _, line := range []string{
+	wantContains(t, "profile table", b.String(), []string{
 		"## Kernel time per step: m f16 @ctx 1k (2 steps, 50.0 µs of kernels per step)",
 		"| matvec_bf16 | 7168×1024 | 1 | 32.0 | 64.0 | 16.00 | 0.50 | 10 |",
 		"| gdn_delta | 16 heads | 1 | 5.0 | 10.0 | 2.00 | 0.40 | 8 |",
 		"| embed_bf16 | 1 row of 1000×1024 | 1 | 3.0 | 6.0 | 0.00 | 0.00 | 0 |",
-	} {
-		if !strings.Contains(b.String(), line) {
-			t.Errorf("profile table lacks %q:\n%s", line, b.String())
-		}
-	}
+	})
 	// Without a copy bandwidth, or without bytes, no rate is claimed.
 	none := newProfile(64, 1, []gpu.Launch{{Kernel: "attn_combine", Time: us(2)}}, 0)
 	if k := none.Kernels[0]; k.MB != 0 || k.TBs != 0 || k.CopyPct != 0 {
@@ -825,12 +813,8 @@ func TestCompareOtherWork(t *testing.T) {
 	}
 	var b bytes.Buffer
 	c.print(&b, "old.json", "new.json")
-	for _, want := range []string{"| 9b-bf16 | f16 | 64 | graph | 242.5 | 484.9 | **2.000** ≠ |",
-		"9b-bf16|f16|32768|eager (weights 15875.5 → 7937.8 MB)", "geomean new/old (graph, 45 rows): 1.000"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("compare output lacks %q:\n%s", want, b.String())
-		}
-	}
+	wantContains(t, "compare output", b.String(), []string{"| 9b-bf16 | f16 | 64 | graph | 242.5 | 484.9 | **2.000** ≠ |",
+		"9b-bf16|f16|32768|eager (weights 15875.5 → 7937.8 MB)", "geomean new/old (graph, 45 rows): 1.000"})
 	if strings.Count(b.String(), " ≠ |") != 15 {
 		t.Errorf("%d rows marked ≠, want 15", strings.Count(b.String(), " ≠ |"))
 	}

@@ -72,13 +72,9 @@ func TestComparePrintParts(t *testing.T) {
 	var b bytes.Buffer
 	compareReports(old, cur).print(&b, "o", "n")
 	out := b.String()
-	for _, want := range []string{"| m | f16 | 64 | graph | 100.0 | 110.0 | **1.100** | 40.0 → 44.0 |", "| m | f16 | 64 | eager | 125.0 | 100.0 | **0.800** | 0.0 → 0.0 |",
+	wantContains(t, "compare", out, []string{"| m | f16 | 64 | graph | 100.0 | 110.0 | **1.100** | 40.0 → 44.0 |", "| m | f16 | 64 | eager | 125.0 | 100.0 | **0.800** | 0.0 → 0.0 |",
 		// sqrt(1.1 · 0.8) = sqrt(0.88) = 0.938
-		"geomean new/old (graph, 1 rows): 1.100", "geomean new/old (eager, 1 rows): 0.800", "geomean new/old (all, 2 rows): 0.938"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("compare lacks %q:\n%s", want, out)
-		}
-	}
+		"geomean new/old (graph, 1 rows): 1.100", "geomean new/old (eager, 1 rows): 0.800", "geomean new/old (all, 2 rows): 0.938"})
 	for _, not := range []string{"omitted", "-fatbin", "≠", "only in", "sampled"} {
 		if strings.Contains(out, not) {
 			t.Errorf("compare of matching whole runs has %q:\n%s", not, out)
@@ -163,16 +159,12 @@ func TestComparePrime(t *testing.T) {
 	}
 	var b bytes.Buffer
 	c.print(&b, "old.json", "new.json")
-	for _, line := range []string{
+	wantContains(t, "compare output", b.String(), []string{
 		"| a | f16 | 512 → 512 | 1 → 8 | 956.0 → 431.0 | **2.218** | 1.70 → 1.60 |",
 		"| b | f16 | 64 → 512 | – → 8 | 55.0 → 80.0 | — | 0.50 → 0.50 |",
 		"| c | f16 | – → 512 | – → 8 | – → 90.0 | — | 0.40 → 0.30 |",
 		"geomean priming speedup (1 models): 2.218",
-	} {
-		if !strings.Contains(b.String(), line) {
-			t.Errorf("compare output lacks %q:\n%s", line, b.String())
-		}
-	}
+	})
 	js, err := c.json("old.json", "new.json")
 	if err != nil {
 		t.Fatal(err)
@@ -184,5 +176,15 @@ func TestComparePrime(t *testing.T) {
 	if len(cj.Prime) != 3 || cj.Prime[1].Speedup == nil || math.Abs(*cj.Prime[1].Speedup-want) > 1e-12 || cj.Prime[0].Speedup != nil ||
 		cj.Prime[1].OldChunk != 1 || cj.Prime[1].NewChunk != 8 || math.Abs(cj.Geomean["prime"]-want) > 1e-12 {
 		t.Errorf("compare -json prime: %s", js)
+	}
+}
+
+// wantContains reports each of subs that got, the output named what, lacks.
+func wantContains(t *testing.T, what, got string, subs []string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(got, s) {
+			t.Errorf("%s lacks %q:\n%s", what, s, got)
+		}
 	}
 }

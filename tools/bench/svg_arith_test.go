@@ -47,12 +47,8 @@ func TestChartText(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := b.String()
-	for _, want := range []string{">memra decode: tok/s vs context on NVIDIA H200</text>",
-		">128 tokens/measurement, median of 3; roofline at copy bandwidth 4.20 TB/s (read+write)</text>"} {
-		if !strings.Contains(svg, want) {
-			t.Errorf("chart lacks %q", want)
-		}
-	}
+	wantContains(t, "chart", svg, []string{">memra decode: tok/s vs context on NVIDIA H200</text>",
+		">128 tokens/measurement, median of 3; roofline at copy bandwidth 4.20 TB/s (read+write)</text>"})
 	// 2 models × 3 contexts × (graph, eager).
 	if n, white := strings.Count(svg, "<circle "), strings.Count(svg, `r="3" fill="white"`); n != 12 || white != 6 {
 		t.Errorf("%d points, %d white; want 12, 6", n, white)
@@ -68,11 +64,7 @@ func TestChartText(t *testing.T) {
 	if err := writeChart(&b, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`text-anchor="end">80</text>`, `text-anchor="end">90</text>`, `text-anchor="end">100</text>`} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("narrow chart lacks %q", want)
-		}
-	}
+	wantContains(t, "narrow chart", b.String(), []string{`text-anchor="end">80</text>`, `text-anchor="end">90</text>`, `text-anchor="end">100</text>`})
 	if strings.Contains(b.String(), "vs context on") {
 		t.Error("chart names a device it was not given")
 	}
