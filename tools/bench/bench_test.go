@@ -482,13 +482,8 @@ func TestCompare(t *testing.T) {
 	if !strings.Contains(b.String(), "new ran the kernels of nv13.fatbin (sha256 ab12) (-fatbin)") || strings.Contains(b.String(), "old ran") {
 		t.Errorf("compare of a -fatbin report does not say so:\n%s", b.String())
 	}
-	js, err := compareReports(old, &other).json("old.json", "new.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fj comparisonJSON
-	if err := json.Unmarshal(js, &fj); err != nil || fj.FatbinNew != other.Settings.Fatbin || fj.FatbinOld != "" {
-		t.Errorf("compare -json of a -fatbin report (%v): %s", err, js)
+	if fj, js := compareJSON(t, compareReports(old, &other)); fj.FatbinNew != other.Settings.Fatbin || fj.FatbinOld != "" {
+		t.Errorf("compare -json of a -fatbin report: %s", js)
 	}
 
 	// Compare-only mode through run: no GPU needed.
@@ -818,14 +813,7 @@ func TestCompareOtherWork(t *testing.T) {
 	if strings.Count(b.String(), " ≠ |") != 15 {
 		t.Errorf("%d rows marked ≠, want 15", strings.Count(b.String(), " ≠ |"))
 	}
-	js, err := c.json("old.json", "new.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cj comparisonJSON
-	if err := json.Unmarshal(js, &cj); err != nil {
-		t.Fatal(err)
-	}
+	cj, _ := compareJSON(t, c)
 	marked := 0
 	for _, r := range cj.Rows {
 		if (r.OtherWork != "") != (r.Model == "9b-bf16") {

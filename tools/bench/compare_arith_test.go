@@ -165,18 +165,26 @@ func TestComparePrime(t *testing.T) {
 		"| c | f16 | – → 512 | – → 8 | – → 90.0 | — | 0.40 → 0.30 |",
 		"geomean priming speedup (1 models): 2.218",
 	})
+	cj, js := compareJSON(t, c)
+	if len(cj.Prime) != 3 || cj.Prime[1].Speedup == nil || math.Abs(*cj.Prime[1].Speedup-want) > 1e-12 || cj.Prime[0].Speedup != nil ||
+		cj.Prime[1].OldChunk != 1 || cj.Prime[1].NewChunk != 8 || math.Abs(cj.Geomean["prime"]-want) > 1e-12 {
+		t.Errorf("compare -json prime: %s", js)
+	}
+}
+
+// compareJSON is c as bench -compare -json writes it, read back, and the
+// bytes written.
+func compareJSON(t *testing.T, c comparison) (comparisonJSON, []byte) {
+	t.Helper()
 	js, err := c.json("old.json", "new.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cj comparisonJSON
 	if err := json.Unmarshal(js, &cj); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v:\n%s", err, js)
 	}
-	if len(cj.Prime) != 3 || cj.Prime[1].Speedup == nil || math.Abs(*cj.Prime[1].Speedup-want) > 1e-12 || cj.Prime[0].Speedup != nil ||
-		cj.Prime[1].OldChunk != 1 || cj.Prime[1].NewChunk != 8 || math.Abs(cj.Geomean["prime"]-want) > 1e-12 {
-		t.Errorf("compare -json prime: %s", js)
-	}
+	return cj, js
 }
 
 // wantContains reports each of subs that got, the output named what, lacks.
