@@ -555,17 +555,11 @@ func comparePrime(old, cur *Report) []primeRatio {
 
 // primeGeomean is the geomean of the priming speedups that have one.
 func (c comparison) primeGeomean() (float64, int) {
-	s, n := 0.0, 0
-	for _, p := range c.Prime {
-		if !math.IsNaN(p.Speedup) {
-			s += math.Log(p.Speedup)
-			n++
-		}
+	xs := make([]float64, len(c.Prime))
+	for i, p := range c.Prime {
+		xs[i] = p.Speedup
 	}
-	if n == 0 {
-		return math.NaN(), 0
-	}
-	return math.Exp(s / float64(n)), n
+	return geomeanOf(xs)
 }
 
 // otherWork says how two rows of one key differ in the bytes a token
@@ -588,13 +582,22 @@ func otherWork(o, r *Row) string {
 // geomean of the ratios of rows whose path is path ("" for all), leaving
 // out rows of other work per token.
 func (c comparison) geomean(path string) (float64, int) {
-	s, n := 0.0, 0
+	var xs []float64
 	for _, r := range c.Rows {
-		if (path != "" && r.Path != path) || r.OtherWork != "" {
-			continue
+		if (path == "" || r.Path == path) && r.OtherWork == "" {
+			xs = append(xs, r.Ratio)
 		}
-		if r.Ratio > 0 && !math.IsInf(r.Ratio, 0) {
-			s += math.Log(r.Ratio)
+	}
+	return geomeanOf(xs)
+}
+
+// geomeanOf is the geometric mean of the finite positive values of xs
+// (NaN: a ratio not measured) and how many there were; NaN, 0 for none.
+func geomeanOf(xs []float64) (float64, int) {
+	s, n := 0.0, 0
+	for _, x := range xs {
+		if x > 0 && !math.IsInf(x, 0) {
+			s += math.Log(x)
 			n++
 		}
 	}
