@@ -29,3 +29,5 @@
 #include "attention_mma.cu"
 // After matvec_q4k.cu and matvec_q6k.cu: it reuses their tiles and their steps' helpers.
 #include "matvec_batch_kq.cu"
+// After matvec_q4k.cu and matvec_q6k.cu: it runs their tiles with one slot.
+#include "matvec_lean.cu"

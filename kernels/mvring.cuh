@@ -84,7 +84,8 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 // a unit's rows. A warp's items are its superblocks kw, kw + KW, ... of
 // every unit the block loops over, in order, through its ring of S slots
 // (warp w's at rings + w * S * T::BYTES): S - 1 of them in flight, across
-// the ends of units. The next item to copy is unit pu's pj-th superblock,
+// the ends of units (with S = 1, one while the lanes sum the last from
+// registers). The next item to copy is unit pu's pj-th superblock,
 // at src, into the slot at byte ps of the ring (slots are counted, not
 // taken modulo S); src steps KW tiles an item and, at the end of a unit,
 // on to the next unit of this block; a group past the end re-reads the
@@ -93,7 +94,7 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 template <int KW, int S, class T, class Stage, class Zero, class Step, class Put>
 __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows, int cols, unsigned char* rings, Stage stage, Zero zero,
                                                Step step, Put put) {
-    static_assert(S >= 2, "a ring needs the slot being summed and one in flight");
+    static_assert(S >= 1, "a ring needs a slot");
     constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
@@ -116,9 +117,10 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
         asm volatile("cp.async.commit_group;" ::: "memory");
         ps = ps + T::BYTES == S * T::BYTES ? 0 : ps + T::BYTES;
     };
-    // Weights are never written: the first S - 1 items leave before the wait.
+    // Weights are never written: the first S - 1 items (one with one slot)
+    // leave before the wait.
 #pragma unroll
-    for (int k = 0; k < S - 1; k++) issue();
+    for (int k = 0; k < (S > 1 ? S - 1 : 1); k++) issue();
     memra_grid_wait();
     stage();
     int cs = 0; // the byte in the ring of the item being summed
@@ -126,11 +128,22 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         zero();
         for (int j = 0; j < per; j++) {
-            asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory"); // this lane's copies of the item have landed
-            __syncwarp(); // ... and every lane's, and the previous item's slot is free
-            issue();
-            step(kept, T::read(ring + cs, lane), kw + j * KW);
-            cs = cs + T::BYTES == S * T::BYTES ? 0 : cs + T::BYTES;
+            if constexpr (S == 1) {
+                // One slot (memra_mvt_lean): the lanes take their shares into
+                // registers, then the next item refills the slot while they sum.
+                asm volatile("cp.async.wait_group 0;" ::: "memory");
+                __syncwarp(); // every lane's copies have landed
+                const typename T::sb s = T::read(ring, lane);
+                __syncwarp(); // ... and every lane has read its share
+                issue();
+                step(kept, s, kw + j * KW);
+            } else {
+                asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory"); // this lane's copies of the item have landed
+                __syncwarp(); // ... and every lane's, and the previous item's slot is free
+                issue();
+                step(kept, T::read(ring + cs, lane), kw + j * KW);
+                cs = cs + T::BYTES == S * T::BYTES ? 0 : cs + T::BYTES;
+            }
         }
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
         put(unit);

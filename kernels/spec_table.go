@@ -280,6 +280,12 @@ type MatvecKernel struct {
 	// blocks an SM at 12,288 columns (matvec_q4_k_wave; steps 74 and 95). Its
 	// variant key is wide = 2 (WideKey).
 	Wave bool
+	// Lean: a tensor-core kernel's form with one ring slot a warp
+	// (matvec_lean.cu), same KW and sums, for a GPU that allows a block
+	// too little shared memory for the usual kernel at a matrix's width
+	// (gpu.Load picks it; sm_86 and sm_89 allow 99 KiB). Its variant key
+	// is lean = 1.
+	Lean bool
 }
 
 // WideKey is the kernel's "wide" variant key: 0 plain, 1 wide, 2 wave.
@@ -301,6 +307,8 @@ const (
 // File is the source of the kernel.
 func (m MatvecKernel) File() string {
 	switch {
+	case m.Lean:
+		return "matvec_lean.cu"
 	case m.TensorCore && m.GgmlType == 14:
 		return "matvec_q6k.cu"
 	case m.TensorCore:
@@ -354,21 +362,28 @@ func (m MatvecKernel) sharedExpr() string {
 // and mvring.cuh's memra_mvt (one 16-row tile per warp group, KW).
 func MatvecKernels() []MatvecKernel {
 	return []MatvecKernel{
-		{"matvec_f32", 0, false, 8, false, 0, false},       // R4 KW4
-		{"matvec_f16", 1, false, 8, false, 0, false},       // R4 KW4 HL1, 4 blocks an SM
-		{"matvec_f16_wide", 1, true, 4, false, 0, false},   // R4 KW8 HL2 (92 registers: 2 blocks an SM)
-		{"matvec_bf16", 30, false, 8, false, 0, false},     // R4 KW4 HL1, 4 blocks an SM
-		{"matvec_bf16_wide", 30, true, 4, false, 0, false}, // R4 KW8 HL2 (92 registers: 2 blocks an SM)
-		{"matvec_q8_0", 8, false, 32, false, 0, false},     // R4 KW1 HL1, 3 blocks an SM
-		{"matvec_q8_0_wide", 8, true, 8, false, 0, false},  // R4 KW4 TB
-		{"matvec_q8_0_wave", 8, true, 8, false, 0, true},   // R4 KW4, 4 blocks an SM
-		{"matvec_q4_k", 12, false, 32, true, 3, false},     // 16-row tiles, KW4, 3 slots
-		{"matvec_q4_k_wide", 12, true, 16, true, 4, false}, // 16-row tiles, KW8, 4 slots
-		{"matvec_q4_k_wave", 12, true, 16, true, 2, true},  // 16-row tiles, KW8, 2 slots
-		{"matvec_q5_k", 13, false, 32, true, 2, false},     // 16-row tiles, KW4, 2 slots
-		{"matvec_q5_k_wide", 13, true, 16, true, 2, false}, // 16-row tiles, KW8, 2 slots
-		{"matvec_q6_k", 14, false, 32, true, 2, false},     // 16-row tiles, KW4, 2 slots
-		{"matvec_q6_k_wide", 14, true, 16, true, 2, false}, // 16-row tiles, KW8, 2 slots
+		{"matvec_f32", 0, false, 8, false, 0, false, false},       // R4 KW4
+		{"matvec_f16", 1, false, 8, false, 0, false, false},       // R4 KW4 HL1, 4 blocks an SM
+		{"matvec_f16_wide", 1, true, 4, false, 0, false, false},   // R4 KW8 HL2 (92 registers: 2 blocks an SM)
+		{"matvec_bf16", 30, false, 8, false, 0, false, false},     // R4 KW4 HL1, 4 blocks an SM
+		{"matvec_bf16_wide", 30, true, 4, false, 0, false, false}, // R4 KW8 HL2 (92 registers: 2 blocks an SM)
+		{"matvec_q8_0", 8, false, 32, false, 0, false, false},     // R4 KW1 HL1, 3 blocks an SM
+		{"matvec_q8_0_wide", 8, true, 8, false, 0, false, false},  // R4 KW4 TB
+		{"matvec_q8_0_wave", 8, true, 8, false, 0, true, false},   // R4 KW4, 4 blocks an SM
+		{"matvec_q4_k", 12, false, 32, true, 3, false, false},     // 16-row tiles, KW4, 3 slots
+		{"matvec_q4_k_wide", 12, true, 16, true, 4, false, false}, // 16-row tiles, KW8, 4 slots
+		{"matvec_q4_k_wave", 12, true, 16, true, 2, true, false},  // 16-row tiles, KW8, 2 slots
+		{"matvec_q5_k", 13, false, 32, true, 2, false, false},     // 16-row tiles, KW4, 2 slots
+		{"matvec_q5_k_wide", 13, true, 16, true, 2, false, false}, // 16-row tiles, KW8, 2 slots
+		{"matvec_q6_k", 14, false, 32, true, 2, false, false},     // 16-row tiles, KW4, 2 slots
+		{"matvec_q6_k_wide", 14, true, 16, true, 2, false, false}, // 16-row tiles, KW8, 2 slots
+		// One slot a warp, where the kernels above do not fit (matvec_lean.cu).
+		{"matvec_q4_k_lean", 12, false, 32, true, 1, false, true},
+		{"matvec_q4_k_wide_lean", 12, true, 16, true, 1, false, true},
+		{"matvec_q5_k_lean", 13, false, 32, true, 1, false, true},
+		{"matvec_q5_k_wide_lean", 13, true, 16, true, 1, false, true},
+		{"matvec_q6_k_lean", 14, false, 32, true, 1, false, true},
+		{"matvec_q6_k_wide_lean", 14, true, 16, true, 1, false, true},
 	}
 }
 
@@ -396,8 +411,8 @@ type MatvecBatchKernel struct {
 }
 
 // MatvecBatchKernels lists the matvec_batch family: one kernel for each
-// decode kernel's type and width (the wave forms' sums are the wide
-// ones'), and q8_0's staged forms.
+// decode kernel's type and width (the wave and lean forms' sums are the
+// wide or plain ones'), and q8_0's staged forms.
 func MatvecBatchKernels() []MatvecBatchKernel {
 	return []MatvecBatchKernel{
 		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8, false, false},
@@ -409,12 +424,12 @@ func MatvecBatchKernels() []MatvecBatchKernel {
 		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, false, false},
 		{"matvec_batch_q8_0_staged", 8, false, []string{"matvec_q8_0"}, 32, true, false},
 		{"matvec_batch_q8_0_wide_staged", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, true, false},
-		{"matvec_batch_q4_k", 12, false, []string{"matvec_q4_k"}, 32, false, true},
-		{"matvec_batch_q4_k_wide", 12, true, []string{"matvec_q4_k_wide", "matvec_q4_k_wave"}, 16, false, true},
-		{"matvec_batch_q5_k", 13, false, []string{"matvec_q5_k"}, 32, false, true},
-		{"matvec_batch_q5_k_wide", 13, true, []string{"matvec_q5_k_wide"}, 16, false, true},
-		{"matvec_batch_q6_k", 14, false, []string{"matvec_q6_k"}, 32, false, true},
-		{"matvec_batch_q6_k_wide", 14, true, []string{"matvec_q6_k_wide"}, 16, false, true},
+		{"matvec_batch_q4_k", 12, false, []string{"matvec_q4_k", "matvec_q4_k_lean"}, 32, false, true},
+		{"matvec_batch_q4_k_wide", 12, true, []string{"matvec_q4_k_wide", "matvec_q4_k_wave", "matvec_q4_k_wide_lean"}, 16, false, true},
+		{"matvec_batch_q5_k", 13, false, []string{"matvec_q5_k", "matvec_q5_k_lean"}, 32, false, true},
+		{"matvec_batch_q5_k_wide", 13, true, []string{"matvec_q5_k_wide", "matvec_q5_k_wide_lean"}, 16, false, true},
+		{"matvec_batch_q6_k", 14, false, []string{"matvec_q6_k", "matvec_q6_k_lean"}, 32, false, true},
+		{"matvec_batch_q6_k_wide", 14, true, []string{"matvec_q6_k_wide", "matvec_q6_k_wide_lean"}, 16, false, true},
 	}
 }
 
@@ -564,7 +579,7 @@ func Spec() []Kernel {
 			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
 			Shared:  m.sharedExpr(),
 			Family:  "matvec",
-			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": m.WideKey()},
+			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": m.WideKey(), "lean": b2i(m.Lean)},
 		})
 	}
 

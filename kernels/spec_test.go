@@ -741,8 +741,15 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 			} else if want := fmt.Sprintf("#define %s %d\n", macro, mk.tileBytes()); !strings.Contains(string(kq), want) {
 				t.Errorf("%s: tiles of %d bytes, but kquant.cuh does not say %q", mk.Name, mk.tileBytes(), strings.TrimSpace(want))
 			}
-			if b, _ := os.ReadFile(mk.File()); !strings.Contains(string(b), "struct "+m[3]+" {") && !strings.Contains(string(b), "using "+m[3]+" = ") {
-				t.Errorf("%s: tile type %s is not defined in %s", mk.Name, m[3], mk.File())
+			// The lean forms run the tiles matvec_q4k.cu and matvec_q6k.cu define.
+			tileFile := map[string]string{"memra_q4t": "matvec_q4k.cu", "memra_q5t": "matvec_q4k.cu", "memra_q6t": "matvec_q6k.cu"}[m[3]]
+			if tileFile != (MatvecKernel{GgmlType: mk.GgmlType, TensorCore: true}).File() {
+				t.Errorf("%s: tile type %s is not its type's (%d)", mk.Name, m[3], mk.GgmlType)
+			} else if b, _ := os.ReadFile(tileFile); !strings.Contains(string(b), "struct "+m[3]+" {") && !strings.Contains(string(b), "using "+m[3]+" = ") {
+				t.Errorf("%s: tile type %s is not defined in %s", mk.Name, m[3], tileFile)
+			}
+			if lean := mk.Ring == 1; lean != mk.Lean || lean != (mk.File() == "matvec_lean.cu") {
+				t.Errorf("%s: %d slots, Lean %v, in %s: one slot is the lean forms' (matvec_lean.cu) alone", mk.Name, mk.Ring, mk.Lean, mk.File())
 			}
 		} else {
 			m := args.FindStringSubmatch(body)

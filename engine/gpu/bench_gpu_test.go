@@ -139,7 +139,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 		}
 		shapes.add(t, 4096, 12288, "12288 columns") // the wave form, where the type has one
 	}
-	resident, err := matvecGrids(e, mod, 0, shapes)
+	resident, room, err := matvecGrids(e, mod, 0, shapes)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 					blocks map[mvKey]int
 				}{{"units", nil}, {"resident", resident}} {
 					b.Run(grid.name, func(b *testing.B) {
-						g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}, mvBlocks: grid.blocks}
+						g := &Model{k: k, cfg: model.Config{NormEps: 1e-6}, mvBlocks: grid.blocks, mvRoom: room}
 						b.SetBytes(int64(wBytes))
 						timeLaunches(b, e, func() error { return g.matvec(y, d, x, mvStore, 0) })
 					})
@@ -248,11 +248,11 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 			if tiled(c.typ) { // the tensor-core kernels' shared memory for this width
 				shapes.add(c.typ, c.rows, c.cols, name)
 			}
-			resident, err := matvecGrids(e, mod, c.cols, shapes)
+			resident, room, err := matvecGrids(e, mod, c.cols, shapes)
 			if err != nil {
 				b.Fatal(err)
 			}
-			g := &Model{e: e, k: k, cfg: model.Config{NormEps: 1e-6}, mvBlocks: resident}
+			g := &Model{e: e, k: k, cfg: model.Config{NormEps: 1e-6}, mvBlocks: resident, mvRoom: room}
 			ws, bytes := benchWeights(b, e, c.typ, c.rows, c.cols, minBytes)
 			x := randomDevice(b, e, c.cols*4, 5)
 			y := randomDevice(b, e, c.rows*4, 6)

@@ -253,6 +253,52 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 	}
 }
 
+// TestGPULeanEqualsUsual: loaded as a GPU with 99 KiB of shared memory a
+// block would load it (MEMRA_SHARED_LIMIT=101376, sm_86 and sm_89), a model
+// whose Q6_K down projection has 12,288 columns runs it on the lean kernel
+// (one ring slot a warp), and its eager and graph tokens, prompt primed in
+// chunks, are those of the same model loaded with the GPU's own limit, bit
+// for bit.
+func TestGPULeanEqualsUsual(t *testing.T) {
+	e := decodeEngine(t)
+	s := gpuTinySpec(gguf.TypeQ4_K, false, 23)
+	s.NFF = 12288
+	s.Type = kMix
+	m := modeltest.Load(t, s)
+	prompt := make([]int32, 40)
+	for i := range prompt {
+		prompt[i] = int32(100 + (i*13)%900)
+	}
+	const n = 64
+	run := func(limit string) (eager, graph []int32, g *Model) {
+		t.Setenv("MEMRA_SHARED_LIMIT", limit)
+		g = loadModel(t, e, m, Options{})
+		eager = eagerStream(t, g, prompt, n, nil)
+		gs := g.NewGraphDecodeState()
+		defer gs.Close()
+		graph, err := g.GenerateGraph(gs, prompt, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return eager, graph, g
+	}
+	usualE, usualG, usual := run("")
+	leanE, leanG, lean := run("101376")
+	down := MatvecVariant{GgmlType: int(gguf.TypeQ6_K), Wide: 1}
+	if v, ok := usual.mvRoom.variant(gguf.TypeQ6_K, 1, s.NFF); !ok || v != down {
+		t.Fatalf("the GPU's own limit: the down projection runs %+v (%v), want %+v", v, ok, down)
+	}
+	if v, ok := lean.mvRoom.variant(gguf.TypeQ6_K, 1, s.NFF); !ok || v.Lean != 1 {
+		t.Fatalf("MEMRA_SHARED_LIMIT=101376: the down projection runs %+v (%v), want its lean form", v, ok)
+	}
+	for i := range n {
+		if usualE[i] != usualG[i] || leanE[i] != usualE[i] || leanG[i] != usualE[i] {
+			t.Fatalf("step %d: usual eager %d graph %d, lean eager %d graph %d", i, usualE[i], usualG[i], leanE[i], leanG[i])
+		}
+	}
+	t.Logf("%d tokens identical: usual and lean kernels, eager and graph", n)
+}
+
 // TestGPUHostSyncInCaptureFails checks that a host synchronisation inside a
 // captured step fails loudly, and that a correct capture contains none.
 func TestGPUHostSyncInCaptureFails(t *testing.T) {

@@ -82,7 +82,11 @@ func ktGPU(t *testing.T) *ktEnv {
 					widest.add(t, 16, 12288, "test matrix")   // 16 rows: the plain and wide kernels
 					widest.add(t, 4096, 12288, "test matrix") // 4,096 rows: the wave form, where the type has one
 				}
-				_, err = matvecGrids(e, mod, 0, widest)
+				_, _, err = matvecGrids(e, mod, 0, widest)
+			}
+			if err == nil {
+				// ... and the lean forms, which no shape sends there on this GPU.
+				err = ktAllowLean(e, mod, 12288)
 			}
 			if err == nil {
 				// The batch kernels' staged copies, as Load allows them.
@@ -103,6 +107,25 @@ func ktGPU(t *testing.T) *ktEnv {
 		t.Fatal(ktLoadErr)
 	}
 	return ktShared
+}
+
+// ktAllowLean lets the lean matvec kernels take the shared memory they
+// need at cols columns, as matvecGrids does for the widths it sends them:
+// on a GPU with room for the usual kernels it sends none.
+func ktAllowLean(e *cuda.Engine, mod cuda.Module, cols int) error {
+	for _, mk := range kernels.MatvecKernels() {
+		if !mk.Lean {
+			continue
+		}
+		fn, err := e.Function(mod, mk.Name)
+		if err != nil {
+			return err
+		}
+		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, mk.Shared(cols, false)); err != nil {
+			return fmt.Errorf("%s: allow %d bytes of shared memory: %w", mk.Name, mk.Shared(cols, false), err)
+		}
+	}
+	return nil
 }
 
 func ktMust(t *testing.T, err error) {
@@ -415,11 +438,13 @@ func TestGPUKernelRMSNormGated(t *testing.T) {
 }
 
 // TestGPUMatvecSharedLimit: a K-quant matrix too wide for the tensor-core
-// kernel that will run it (its copy of x and ring of tiles: cols·4 + cols/8
-// + 8·S·tile bytes of shared memory per block, 227 KiB at most on sm_90)
-// must fail the load with an error that names the matrix, its width and the
-// limit, not a launch failure in the first step; a width is checked only
-// against the kernels of its type that MatvecWide can pick for it.
+// kernel that would run it (its copy of x and ring of tiles: cols·4 +
+// cols/8 + 8·S·tile bytes of shared memory per block, 227 KiB at most on
+// sm_90) runs the kernel's lean form (one slot a warp), and one too wide for
+// that too must fail the load with an error that names the matrix, its
+// width and the limit, not a launch failure in the first step; a width is
+// checked only against the kernels of its type that MatvecWide can pick
+// for it.
 func TestGPUMatvecSharedLimit(t *testing.T) {
 	v := ktGPU(t)
 	mod, err := v.e.LoadModule(kernels.Fatbin())
@@ -433,29 +458,30 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 		return ts
 	}
 	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
-		_, err = matvecGrids(v.e, mod, 1024, shapes(typ, 4096, 61440))
+		_, _, err = matvecGrids(v.e, mod, 1024, shapes(typ, 4096, 61440))
 		if err == nil {
 			t.Fatalf("%v: 61,440 columns accepted", typ)
 		}
-		for _, want := range []string{name, "61440 columns", "shared memory", "allows"} {
+		for _, want := range []string{name, "61440 columns", "shared memory", "allows", "_lean"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%v: error %q does not say %q", typ, err, want)
 			}
 		}
-		if _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, 12288)); err != nil {
+		if _, _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, 12288)); err != nil {
 			t.Errorf("%v: 12,288 columns (the 9B down projection) on 1,024 rows, both kernels: %v", typ, err)
 		}
 	}
-	// At the widest matrix a plain kernel takes, one of many rows (the plain
-	// kernel alone) loads, and one of few rows (the wide kernel, and the
-	// plain one for the fused launches it may be part of) loads exactly when
-	// the wide kernel fits there too; 256 columns more fail both.
+	// A plain kernel's widest matrix (one of many rows) loads on the plain
+	// kernel, 256 columns more on its lean form, up to the lean form's
+	// widest; past that it fails. One of few rows (the wide kernel, and the
+	// plain one for the fused launches it may be part of) loads exactly
+	// when both take it in one form or the other.
 	optin, err := v.e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
 	ktMust(t, err)
-	need := func(typ gguf.Type, wide, cols int) int {
-		mk, ok := matvecKernel(MatvecVariant{GgmlType: int(typ), Wide: wide})
+	need := func(typ gguf.Type, wide, lean, cols int) int {
+		mk, ok := matvecKernel(MatvecVariant{GgmlType: int(typ), Wide: wide, Lean: lean})
 		if !ok {
-			t.Fatalf("%v: no kernel wide=%d", typ, wide)
+			t.Fatalf("%v: no kernel wide=%d lean=%d", typ, wide, lean)
 		}
 		fn, err := v.e.Function(mod, mk.Name)
 		ktMust(t, err)
@@ -464,28 +490,46 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 		return mk.Shared(cols, false) + static
 	}
 	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
-		widest := 256
-		for need(typ, 0, widest+256) <= optin {
-			widest += 256
+		widest := func(wide, lean int) int {
+			w := 256
+			for need(typ, wide, lean, w+256) <= optin {
+				w += 256
+			}
+			return w
 		}
-		if _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 8192, widest)); err != nil {
-			t.Errorf("%v: %d columns on 8,192 rows (the plain kernel's widest): %v", typ, widest, err)
+		plain, plainLean := widest(0, 0), widest(0, 1)
+		if plainLean <= plain {
+			t.Errorf("%v: the lean kernel's widest %d columns, the plain one's %d", typ, plainLean, plain)
 		}
-		_, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, widest))
-		if fits := need(typ, 1, widest) <= optin; (err == nil) != fits {
-			t.Errorf("%v: %d columns on 1,024 rows: error %v, though the wide kernel needs %d of %d bytes", typ, widest, err,
-				need(typ, 1, widest), optin)
+		for _, c := range []struct{ cols, lean int }{{plain, 0}, {plain + 256, 1}, {plainLean, 1}} {
+			_, room, err := matvecGrids(v.e, mod, 1024, shapes(typ, 8192, c.cols))
+			if err != nil {
+				t.Errorf("%v: %d columns on 8,192 rows: %v", typ, c.cols, err)
+				continue
+			}
+			if got, ok := room.variant(typ, 0, c.cols); !ok || got.Lean != c.lean {
+				t.Errorf("%v: %d columns on 8,192 rows run %+v (%v), want lean %d", typ, c.cols, got, ok, c.lean)
+			}
 		}
-		if _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 8192, widest+256)); err == nil {
-			t.Errorf("%v: %d columns on 8,192 rows accepted, past the plain kernel's widest", typ, widest+256)
+		if _, _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 8192, plainLean+256)); err == nil {
+			t.Errorf("%v: %d columns on 8,192 rows accepted, past the lean kernel's widest", typ, plainLean+256)
 		}
-		t.Logf("%v: the plain kernel's widest %d columns; the wide kernel needs %d bytes there (of %d)", typ, widest,
-			need(typ, 1, widest), optin)
+		fits := func(wide, cols int) bool {
+			return need(typ, wide, 0, cols) <= optin || need(typ, wide, 1, cols) <= optin
+		}
+		for _, cols := range []int{plain, plainLean, widest(1, 1)} {
+			_, _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, cols))
+			if want := fits(0, cols) && fits(1, cols); (err == nil) != want {
+				t.Errorf("%v: %d columns on 1,024 rows: error %v, though the plain and wide kernels fit: %v", typ, cols, err, want)
+			}
+		}
+		t.Logf("%v: widest rows, plain kernel %d columns, its lean form %d; the wide kernel's lean form %d (of %d bytes)", typ,
+			plain, plainLean, widest(1, 1), optin)
 	}
 }
 
 // TestGPUKernelMatvec checks every kernel of the matvec family (f32, f16,
-// bf16, q8_0, Q4_K, Q5_K, Q6_K, plain and wide) in modes store, accumulate and SwiGLU, with and
+// bf16, q8_0, Q4_K, Q5_K, Q6_K, plain, wide, wave and lean) in modes store, accumulate and SwiGLU, with and
 // without the fused norm, over shapes that take every path of matvec.cu:
 // 16-byte loads (cols a multiple of 4 for f32, 8 for f16/bf16, 16 for q8_0's
 // repacked quants), the leftover loop (chunks not a multiple of the unrolled
@@ -557,16 +601,18 @@ func TestGPUKernelMatvec(t *testing.T) {
 		{64, 4096, unaligned, true},
 	} {
 		for _, typ := range sh.types {
-			for _, wide := range []int{0, 1, 2} {
-				variant := MatvecVariant{GgmlType: int(typ), Wide: wide}
-				if !slices.Contains(MatvecVariants(), variant) {
+			for _, variant := range MatvecVariants() {
+				if variant.GgmlType != int(typ) {
 					continue
 				}
 				// One block per row unit, and 3 blocks looping over the units
 				// (the persistent grid the engine launches on big matrices).
 				units := matvecUnits(variant, sh.rows)
 				for _, blocks := range []int{units, min(3, units)} {
-					name := fmt.Sprintf("%s-wide%d-%dx%d-blocks%d", typ, wide, sh.rows, sh.cols, blocks)
+					name := fmt.Sprintf("%s-wide%d-%dx%d-blocks%d", typ, variant.Wide, sh.rows, sh.cols, blocks)
+					if variant.Lean != 0 {
+						name = strings.Replace(name, "-", "-lean-", 1)
+					}
 					if sh.misalign {
 						name += "-misaligned"
 					}
@@ -745,6 +791,72 @@ func ktSwiGLUWant(dot, abs []float64, rel float64) (want, tol []float64) {
 		tol[i] = 1.1*dg*math.Abs(u) + math.Abs(silu)*du + dg*du + 8*ktU*math.Abs(want[i])
 	}
 	return want, tol
+}
+
+// TestGPUKernelMatvecLean: a lean matvec kernel (one ring slot a warp,
+// matvec_lean.cu) gives the bits of the kernel it stands in for, which it
+// must, or a GPU with less shared memory would decode other tokens: the
+// plain kernel's for the plain lean form, the wide and wave kernels' for the
+// wide one (the ring does not enter the sums). Random weights and inputs,
+// every mode, with and without the fused norm, on a grid of one block a unit
+// and on one of 3 blocks that loop over the units and so refill the slot
+// across units.
+func TestGPUKernelMatvecLean(t *testing.T) {
+	v := ktGPU(t)
+	for i, sh := range []struct{ rows, cols int }{
+		{1003, 1024}, {37, 12288}, {2050, 512}, {33, 256}, {4096, 4096}, {17, 2304},
+	} {
+		for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+			r := ktRand(uint64(1000+10*i) + uint64(typ))
+			w := ktTensor(t, "w", typ, ktUniform(r, sh.rows*sh.cols, -1, 1), sh.cols, sh.rows)
+			dw, _ := ktWeights(t, v, w, 0, false)
+			dx := v.alloc(t, sh.cols*4)
+			ktPut(t, v, dx, ktUniform(r, sh.cols, -1, 1))
+			dnw := v.alloc(t, sh.cols*4)
+			ktPut(t, v, dnw, ktUniform(r, sh.cols, 0.5, 1.5))
+			y0 := ktUniform(r, sh.rows, -4, 4)
+			dy := v.alloc(t, sh.rows*4)
+			for _, usual := range MatvecVariants() {
+				if usual.GgmlType != int(typ) || usual.Lean != 0 {
+					continue
+				}
+				lean := MatvecVariant{GgmlType: usual.GgmlType, Wide: min(usual.Wide, 1), Lean: 1}
+				units := matvecUnits(usual, sh.rows)
+				if lu := matvecUnits(lean, sh.rows); lu != units {
+					t.Fatalf("%+v: %d units, its lean form %+v %d", usual, units, lean, lu)
+				}
+				for _, blocks := range []int{units, min(3, units)} {
+					for _, mode := range []int32{mvStore, mvAccumulate, mvSwiGLU} {
+						for _, xnorm := range []int32{0, 1} {
+							if xnorm == 1 && sh.cols > maxFusedNormCols {
+								continue
+							}
+							run := func(k MatvecVariant) []float32 {
+								v.poison(t, dy, sh.rows, ktNaN)
+								if mode == mvAccumulate {
+									ktPut(t, v, dy, y0)
+								}
+								norm := cuda.DevPtr(0)
+								if xnorm == 1 {
+									norm = dnw
+								}
+								ktMust(t, v.k.Matvec(k, dy, dw, 0, dx, int32(sh.rows), int32(sh.cols), mode, norm, xnorm, 1e-6, blocks))
+								return ktGet[float32](t, v, dy, sh.rows)
+							}
+							want, got := run(usual), run(lean)
+							for row := range want {
+								if math.Float32bits(got[row]) != math.Float32bits(want[row]) {
+									t.Errorf("%v %d×%d wide %d blocks %d mode %d xnorm %d: row %d lean %g, usual %g", typ, sh.rows,
+										sh.cols, usual.Wide, blocks, mode, xnorm, row, got[row], want[row])
+									break
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestGPUKernelRoPE checks rope_neox against cpu.RopeCosSin + cpu.RoPE for

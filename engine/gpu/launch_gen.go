@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "7c4302265f1ce267b0646ab7f499395e0a00a70ab89a3a5c7f6ef6bf06a801f2"
+const specHash = "aad8ff5c0fea26d4dcf1174da869abbd13ed5bc187749a33aac48ae76834043b"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -49,6 +49,12 @@ type Kernels struct {
 	kMatvecQ5KWide             kernelSlot // matvec_q5_k_wide
 	kMatvecQ6K                 kernelSlot // matvec_q6_k
 	kMatvecQ6KWide             kernelSlot // matvec_q6_k_wide
+	kMatvecQ4KLean             kernelSlot // matvec_q4_k_lean
+	kMatvecQ4KWideLean         kernelSlot // matvec_q4_k_wide_lean
+	kMatvecQ5KLean             kernelSlot // matvec_q5_k_lean
+	kMatvecQ5KWideLean         kernelSlot // matvec_q5_k_wide_lean
+	kMatvecQ6KLean             kernelSlot // matvec_q6_k_lean
+	kMatvecQ6KWideLean         kernelSlot // matvec_q6_k_wide_lean
 	kMatvecBatchF32            kernelSlot // matvec_batch_f32
 	kMatvecBatchF16            kernelSlot // matvec_batch_f16
 	kMatvecBatchF16Wide        kernelSlot // matvec_batch_f16_wide
@@ -151,6 +157,12 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q5_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ5KWide},
 		{"matvec_q6_k", "matvec_q6k.cu", 9, &ks.kMatvecQ6K},
 		{"matvec_q6_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ6KWide},
+		{"matvec_q4_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4KLean},
+		{"matvec_q4_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4KWideLean},
+		{"matvec_q5_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ5KLean},
+		{"matvec_q5_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ5KWideLean},
+		{"matvec_q6_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ6KLean},
+		{"matvec_q6_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ6KWideLean},
 		{"matvec_batch_f32", "matvec_batch.cu", 9, &ks.kMatvecBatchF32},
 		{"matvec_batch_f16", "matvec_batch.cu", 9, &ks.kMatvecBatchF16},
 		{"matvec_batch_f16_wide", "matvec_batch.cu", 9, &ks.kMatvecBatchF16Wide},
@@ -967,6 +979,186 @@ func (k_ *Kernels) MatvecQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 	return nil
 }
 
+// geomMatvecQ4KLean is matvec_q4_k_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4KLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18944
+}
+
+// MatvecQ4KLean launches matvec_q4_k_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18944 bytes.
+func (k_ *Kernels) MatvecQ4KLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4KLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_k_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4KLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_k_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ4KWideLean is matvec_q4_k_wide_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4KWideLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18944
+}
+
+// MatvecQ4KWideLean launches matvec_q4_k_wide_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18944 bytes.
+func (k_ *Kernels) MatvecQ4KWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4KWideLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_k_wide_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4KWideLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_k_wide_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ5KLean is matvec_q5_k_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ5KLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 23040
+}
+
+// MatvecQ5KLean launches matvec_q5_k_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 23040 bytes.
+func (k_ *Kernels) MatvecQ5KLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ5KLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q5_k_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ5KLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q5_k_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ5KWideLean is matvec_q5_k_wide_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ5KWideLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 23040
+}
+
+// MatvecQ5KWideLean launches matvec_q5_k_wide_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 23040 bytes.
+func (k_ *Kernels) MatvecQ5KWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ5KWideLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q5_k_wide_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ5KWideLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q5_k_wide_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ6KLean is matvec_q6_k_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ6KLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 26880
+}
+
+// MatvecQ6KLean launches matvec_q6_k_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 26880 bytes.
+func (k_ *Kernels) MatvecQ6KLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ6KLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q6_k_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ6KLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q6_k_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ6KWideLean is matvec_q6_k_wide_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ6KWideLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 26880
+}
+
+// MatvecQ6KWideLean launches matvec_q6_k_wide_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 26880 bytes.
+func (k_ *Kernels) MatvecQ6KWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ6KWideLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q6_k_wide_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ6KWideLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q6_k_wide_lean: %w", err_)
+	}
+	return nil
+}
+
 // geomMatvecBatchF32 is matvec_batch_f32's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchF32(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
 	return [3]int{blocks, 1, 1}, 0
@@ -1246,7 +1438,7 @@ func geomMatvecBatchQ4K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3
 	return [3]int{blocks, 1, 1}, 37888
 }
 
-// MatvecBatchQ4K launches matvec_batch_q4_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k's; blocks loop over units of 32 rows.
+// MatvecBatchQ4K launches matvec_batch_q4_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k's and matvec_q4_k_lean's; blocks loop over units of 32 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37888 bytes.
 func (k_ *Kernels) MatvecBatchQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
@@ -1276,7 +1468,7 @@ func geomMatvecBatchQ4KWide(rows, cols, mode, n, x_stride, y_stride, blocks int)
 	return [3]int{blocks, 1, 1}, 37888
 }
 
-// MatvecBatchQ4KWide launches matvec_batch_q4_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k_wide's and matvec_q4_k_wave's; blocks loop over units of 16 rows.
+// MatvecBatchQ4KWide launches matvec_batch_q4_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k_wide's and matvec_q4_k_wave's and matvec_q4_k_wide_lean's; blocks loop over units of 16 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37888 bytes.
 func (k_ *Kernels) MatvecBatchQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
@@ -1306,7 +1498,7 @@ func geomMatvecBatchQ5K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3
 	return [3]int{blocks, 1, 1}, 46080
 }
 
-// MatvecBatchQ5K launches matvec_batch_q5_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k's; blocks loop over units of 32 rows.
+// MatvecBatchQ5K launches matvec_batch_q5_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k's and matvec_q5_k_lean's; blocks loop over units of 32 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 46080 bytes.
 func (k_ *Kernels) MatvecBatchQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
@@ -1336,7 +1528,7 @@ func geomMatvecBatchQ5KWide(rows, cols, mode, n, x_stride, y_stride, blocks int)
 	return [3]int{blocks, 1, 1}, 46080
 }
 
-// MatvecBatchQ5KWide launches matvec_batch_q5_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k_wide's; blocks loop over units of 16 rows.
+// MatvecBatchQ5KWide launches matvec_batch_q5_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k_wide's and matvec_q5_k_wide_lean's; blocks loop over units of 16 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 46080 bytes.
 func (k_ *Kernels) MatvecBatchQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
@@ -1366,7 +1558,7 @@ func geomMatvecBatchQ6K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3
 	return [3]int{blocks, 1, 1}, 53760
 }
 
-// MatvecBatchQ6K launches matvec_batch_q6_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k's; blocks loop over units of 32 rows.
+// MatvecBatchQ6K launches matvec_batch_q6_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k's and matvec_q6_k_lean's; blocks loop over units of 32 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 53760 bytes.
 func (k_ *Kernels) MatvecBatchQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
@@ -1396,7 +1588,7 @@ func geomMatvecBatchQ6KWide(rows, cols, mode, n, x_stride, y_stride, blocks int)
 	return [3]int{blocks, 1, 1}, 53760
 }
 
-// MatvecBatchQ6KWide launches matvec_batch_q6_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k_wide's; blocks loop over units of 16 rows.
+// MatvecBatchQ6KWide launches matvec_batch_q6_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k_wide's and matvec_q6_k_wide_lean's; blocks loop over units of 16 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 53760 bytes.
 func (k_ *Kernels) MatvecBatchQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
@@ -2877,27 +3069,34 @@ func (k_ *Kernels) CountersSet(ctr cuda.DevPtr, token int32, pos int32, t_kv int
 // MatvecVariant selects one kernel of the matvec family (kernels.Kernel.Variant).
 type MatvecVariant struct {
 	GgmlType int // ggml_type
+	Lean     int // lean
 	Wide     int // wide
 }
 
 // MatvecVariants lists the variants the spec builds, in spec order.
 func MatvecVariants() []MatvecVariant {
 	return []MatvecVariant{
-		{GgmlType: 0, Wide: 0},
-		{GgmlType: 1, Wide: 0},
-		{GgmlType: 1, Wide: 1},
-		{GgmlType: 30, Wide: 0},
-		{GgmlType: 30, Wide: 1},
-		{GgmlType: 8, Wide: 0},
-		{GgmlType: 8, Wide: 1},
-		{GgmlType: 8, Wide: 2},
-		{GgmlType: 12, Wide: 0},
-		{GgmlType: 12, Wide: 1},
-		{GgmlType: 12, Wide: 2},
-		{GgmlType: 13, Wide: 0},
-		{GgmlType: 13, Wide: 1},
-		{GgmlType: 14, Wide: 0},
-		{GgmlType: 14, Wide: 1},
+		{GgmlType: 0, Lean: 0, Wide: 0},
+		{GgmlType: 1, Lean: 0, Wide: 0},
+		{GgmlType: 1, Lean: 0, Wide: 1},
+		{GgmlType: 30, Lean: 0, Wide: 0},
+		{GgmlType: 30, Lean: 0, Wide: 1},
+		{GgmlType: 8, Lean: 0, Wide: 0},
+		{GgmlType: 8, Lean: 0, Wide: 1},
+		{GgmlType: 8, Lean: 0, Wide: 2},
+		{GgmlType: 12, Lean: 0, Wide: 0},
+		{GgmlType: 12, Lean: 0, Wide: 1},
+		{GgmlType: 12, Lean: 0, Wide: 2},
+		{GgmlType: 13, Lean: 0, Wide: 0},
+		{GgmlType: 13, Lean: 0, Wide: 1},
+		{GgmlType: 14, Lean: 0, Wide: 0},
+		{GgmlType: 14, Lean: 0, Wide: 1},
+		{GgmlType: 12, Lean: 1, Wide: 0},
+		{GgmlType: 12, Lean: 1, Wide: 1},
+		{GgmlType: 13, Lean: 1, Wide: 0},
+		{GgmlType: 13, Lean: 1, Wide: 1},
+		{GgmlType: 14, Lean: 1, Wide: 0},
+		{GgmlType: 14, Lean: 1, Wide: 1},
 	}
 }
 
@@ -2906,36 +3105,48 @@ func MatvecVariants() []MatvecVariant {
 // by the others.
 func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
 	switch v {
-	case MatvecVariant{GgmlType: 0, Wide: 0}:
+	case MatvecVariant{GgmlType: 0, Lean: 0, Wide: 0}:
 		return k_.MatvecF32(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 1, Wide: 0}:
+	case MatvecVariant{GgmlType: 1, Lean: 0, Wide: 0}:
 		return k_.MatvecF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 1, Wide: 1}:
+	case MatvecVariant{GgmlType: 1, Lean: 0, Wide: 1}:
 		return k_.MatvecF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 30, Wide: 0}:
+	case MatvecVariant{GgmlType: 30, Lean: 0, Wide: 0}:
 		return k_.MatvecBF16(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 30, Wide: 1}:
+	case MatvecVariant{GgmlType: 30, Lean: 0, Wide: 1}:
 		return k_.MatvecBF16Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 8, Wide: 0}:
+	case MatvecVariant{GgmlType: 8, Lean: 0, Wide: 0}:
 		return k_.MatvecQ8_0(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 8, Wide: 1}:
+	case MatvecVariant{GgmlType: 8, Lean: 0, Wide: 1}:
 		return k_.MatvecQ8_0Wide(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 8, Wide: 2}:
+	case MatvecVariant{GgmlType: 8, Lean: 0, Wide: 2}:
 		return k_.MatvecQ8_0Wave(y, W, S, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 12, Wide: 0}:
+	case MatvecVariant{GgmlType: 12, Lean: 0, Wide: 0}:
 		return k_.MatvecQ4K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 12, Wide: 1}:
+	case MatvecVariant{GgmlType: 12, Lean: 0, Wide: 1}:
 		return k_.MatvecQ4KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 12, Wide: 2}:
+	case MatvecVariant{GgmlType: 12, Lean: 0, Wide: 2}:
 		return k_.MatvecQ4KWave(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 13, Wide: 0}:
+	case MatvecVariant{GgmlType: 13, Lean: 0, Wide: 0}:
 		return k_.MatvecQ5K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 13, Wide: 1}:
+	case MatvecVariant{GgmlType: 13, Lean: 0, Wide: 1}:
 		return k_.MatvecQ5KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 14, Wide: 0}:
+	case MatvecVariant{GgmlType: 14, Lean: 0, Wide: 0}:
 		return k_.MatvecQ6K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
-	case MatvecVariant{GgmlType: 14, Wide: 1}:
+	case MatvecVariant{GgmlType: 14, Lean: 0, Wide: 1}:
 		return k_.MatvecQ6KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 12, Lean: 1, Wide: 0}:
+		return k_.MatvecQ4KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 12, Lean: 1, Wide: 1}:
+		return k_.MatvecQ4KWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 13, Lean: 1, Wide: 0}:
+		return k_.MatvecQ5KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 13, Lean: 1, Wide: 1}:
+		return k_.MatvecQ5KWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 14, Lean: 1, Wide: 0}:
+		return k_.MatvecQ6KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 14, Lean: 1, Wide: 1}:
+		return k_.MatvecQ6KWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -57,6 +58,9 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 				// exactly empty; 1 and 5: groups with dead tokens in them.
 				for _, n := range []int{1, 4, 5, kernels.MatvecBatchTokens} {
 					name := fmt.Sprintf("%s-wide%d-%dx%d-n%d", typ, mv.Wide, sh.rows, sh.cols, n)
+					if mv.Lean != 0 { // the batch kernel against the lean decode kernel: the same bits
+						name = strings.Replace(name, "-", "-lean-", 1)
+					}
 					if sh.misalign {
 						name += "-misaligned"
 					}

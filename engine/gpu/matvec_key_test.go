@@ -1,8 +1,13 @@
 package gpu
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/memra-ai/memra/engine/convert"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -71,7 +76,7 @@ func TestMatvecKeyBoundaries(t *testing.T) {
 // 2; 3R: 3); a variant without a kernel finds none and asks one unit.
 func TestMatvecUnits(t *testing.T) {
 	for _, mk := range kernels.MatvecKernels() {
-		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey()}
+		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
 		if got, ok := matvecKernel(v); !ok || got.Name != mk.Name {
 			t.Errorf("variant %+v: kernel %q (%v), want %s", v, got.Name, ok, mk.Name)
 		}
@@ -146,5 +151,160 @@ func TestBatchKernelPerVariant(t *testing.T) {
 	}
 	if len(seen) != len(kernels.MatvecBatchKernels()) {
 		t.Errorf("%d kernels found for the variants, the table has %d", len(seen), len(kernels.MatvecBatchKernels()))
+	}
+}
+
+// roomFor is the mvRoom of a GPU that allows a block optin bytes of shared
+// memory, with each tensor-core kernel's static arrays as ptxas reports
+// them for sm_90 in the manifest (the same code on every architecture).
+func roomFor(t *testing.T, optin int) mvRoom {
+	t.Helper()
+	man, err := kernels.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mvRoom{}
+	for _, mk := range kernels.MatvecKernels() {
+		if mk.TensorCore {
+			info, ok := man.Kernels[mk.Name]
+			if !ok {
+				t.Fatalf("%s: not in the manifest", mk.Name)
+			}
+			r[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}] = optin - info.SharedBytes
+		}
+	}
+	return r
+}
+
+// Shared memory a block may take with its opt-in: sm_90 (H100, H200), and
+// sm_86 and sm_89 (RTX 3090 and 4090, A10, L4, L40S), from NVIDIA's CUDA
+// C++ Programming Guide's table of compute capabilities (227 and 99 KiB).
+const (
+	optinSM90 = 227 << 10
+	optinSM89 = 99 << 10
+)
+
+// TestMatvecLeanRoom: at every row length of the synth presets' matrices
+// (convert.Plan; tiny to 27B), every K-quant kernel a matrix may take runs
+// as itself on sm_90, so the other forms change nothing on the H100 and
+// H200, and runs as itself or a form with fewer slots on sm_86 and sm_89,
+// so that every preset loads there; the 9B's 12,288 and the 27B's 17,408
+// columns do need the lean forms there (the 9B's Q6_K down projection
+// 104,448 bytes in the usual kernel), and the 2B's 6,144-column Q4_K down
+// projection takes the wave form (2 slots; the wide kernel's 4 need
+// 101,696 bytes).
+func TestMatvecLeanRoom(t *testing.T) {
+	h200, ada := roomFor(t, optinSM90), roomFor(t, optinSM89)
+	leanAt := map[int]bool{}
+	other := map[string]bool{}
+	for _, preset := range convert.Presets() {
+		s, err := convert.PresetSpec(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := convert.Plan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		widths := map[int]bool{}
+		for _, e := range es {
+			if len(e.Shape) == 2 && e.Shape[0]%256 == 0 {
+				widths[int(e.Shape[0])] = true
+			}
+		}
+		for cols := range widths {
+			for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+				for key := range 3 {
+					if _, ok := matvecKernel(MatvecVariant{GgmlType: int(typ), Wide: key}); !ok {
+						continue
+					}
+					if v, ok := h200.variant(typ, key, cols); !ok || v.Lean != 0 {
+						t.Errorf("%s: %v key %d at %d columns on sm_90: %+v (fits: %v), want the usual kernel", preset, typ, key, cols, v, ok)
+					}
+					v, ok := ada.variant(typ, key, cols)
+					if !ok {
+						t.Errorf("%s: %v key %d at %d columns on sm_89: no kernel fits", preset, typ, key, cols)
+					}
+					if v.Lean != 0 {
+						leanAt[cols] = true
+					}
+					if v.Wide != key || v.Lean != 0 {
+						mk, _ := matvecKernel(v)
+						other[fmt.Sprintf("%v key %d at %d columns: %s", typ, key, cols, mk.Name)] = true
+					}
+				}
+			}
+		}
+	}
+	for _, cols := range []int{12288, 17408} {
+		if !leanAt[cols] {
+			t.Errorf("%d columns never take a lean kernel on sm_89", cols)
+		}
+	}
+	if v, _ := ada.variant(gguf.TypeQ6_K, 1, 12288); v.Lean != 1 {
+		t.Errorf("the 9B Q6_K down projection on sm_89: %+v, want the lean form", v)
+	}
+	if v, _ := ada.variant(gguf.TypeQ4_K, 1, 6144); v != (MatvecVariant{GgmlType: int(gguf.TypeQ4_K), Wide: 2}) {
+		t.Errorf("the 2B Q4_K down projection on sm_89: %+v, want the wave form", v)
+	}
+	for _, k := range slices.Sorted(maps.Keys(other)) {
+		t.Logf("sm_89: %s", k)
+	}
+}
+
+// TestMatvecRoomShapes: mvRoom.shapes moves a width the usual kernel has no
+// room for to its lean form, keeps the others, and refuses one neither
+// holds with an error naming the matrix, its width, both kernels, what they
+// need and the limit.
+func TestMatvecRoomShapes(t *testing.T) {
+	r := roomFor(t, optinSM89)
+	ts := tiledShapes{}
+	ts.add(gguf.TypeQ6_K, 4096, 4096, "blk.0.ssm_out.weight")
+	ts.add(gguf.TypeQ6_K, 4096, 12288, "blk.0.ffn_down.weight")
+	got, err := r.shapes(ts, optinSM89)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := MatvecVariant{GgmlType: int(gguf.TypeQ6_K), Wide: 1}
+	lean := MatvecVariant{GgmlType: int(gguf.TypeQ6_K), Wide: 1, Lean: 1}
+	if _, ok := got[wide][4096]; !ok {
+		t.Errorf("4,096 columns left the wide kernel: %v", got)
+	}
+	if _, ok := got[wide][12288]; ok {
+		t.Errorf("12,288 columns kept on the wide kernel: %v", got)
+	}
+	if name := got[lean][12288]; name != "blk.0.ffn_down.weight" {
+		t.Errorf("12,288 columns on the lean form under %q: %v", name, got)
+	}
+
+	ts.add(gguf.TypeQ6_K, 4096, 40960, "blk.1.ffn_down.weight")
+	_, err = r.shapes(ts, optinSM89)
+	if err == nil {
+		t.Fatal("40,960 columns accepted")
+	}
+	for _, want := range []string{"blk.1.ffn_down.weight", "40960 columns", "matvec_q6_k", "_lean", "allows 101376", "--device cpu"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestSharedLimitEnv: MEMRA_SHARED_LIMIT takes a byte count of at least
+// 48 KiB, and names itself when it holds anything else.
+func TestSharedLimitEnv(t *testing.T) {
+	for v, want := range map[string]int{"": 0, "101376": 101376, "49152": 49152} {
+		t.Setenv("MEMRA_SHARED_LIMIT", v)
+		if got, err := sharedLimitFromEnv(); err != nil || got != want {
+			t.Errorf("MEMRA_SHARED_LIMIT=%q: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"99k", "-1", "0", "49151", "1e5"} {
+		t.Setenv("MEMRA_SHARED_LIMIT", v)
+		if _, err := sharedLimitFromEnv(); err == nil || !strings.Contains(err.Error(), "MEMRA_SHARED_LIMIT") {
+			t.Errorf("MEMRA_SHARED_LIMIT=%q: error %v, want one naming the variable", v, err)
+		}
+		if err := CheckEnv(); err == nil {
+			t.Errorf("MEMRA_SHARED_LIMIT=%q: CheckEnv accepts it", v)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -57,12 +58,16 @@ func attnMMAFromEnv() (string, error) {
 	return "", fmt.Errorf("MEMRA_ATTN_MMA=%q: want 0 (CUDA-core attention splits), 1 (tensor-core splits at head_dim 256) or cap (those past the split cap), or unset", v)
 }
 
-// CheckAttnMMAEnv returns the error Load gives for a MEMRA_ATTN_MMA value
-// it does not take, so that a command can refuse the value before it looks
-// for a GPU: one that falls back to the CPU when Load fails (memra run
-// --device auto) would otherwise run on the CPU because of a typo.
-func CheckAttnMMAEnv() error {
-	_, err := attnMMAFromEnv()
+// CheckEnv returns the error Load gives for a MEMRA_ATTN_MMA or
+// MEMRA_SHARED_LIMIT value it does not take, so that a command can refuse
+// the value before it looks for a GPU: one that falls back to the CPU when
+// Load fails (memra run --device auto) would otherwise run on the CPU
+// because of a typo.
+func CheckEnv() error {
+	if _, err := attnMMAFromEnv(); err != nil {
+		return err
+	}
+	_, err := sharedLimitFromEnv()
 	return err
 }
 
@@ -217,6 +222,10 @@ type Model struct {
 	// memory): each block then loops over row units and pays its prologue
 	// once. Absent entries mean one block per unit.
 	mvBlocks map[mvKey]int
+	// mvRoom picks each tensor-core matvec's kernel: a form with fewer
+	// ring slots where the usual one does not fit the GPU's shared memory
+	// at its width.
+	mvRoom mvRoom
 	// pf is how prompts are primed in chunks (planPrefill); nil: token by token.
 	pf *prefillPlan
 
@@ -287,7 +296,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: mma, hopper: e.Info().Major >= 9}
 	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)
-	if g.mvBlocks, err = matvecGrids(e, mod, m.NEmbd, tiledLaunches(m)); err != nil {
+	if g.mvBlocks, g.mvRoom, err = matvecGrids(e, mod, m.NEmbd, tiledLaunches(m)); err != nil {
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -441,23 +450,46 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 // make: none, or the fused norm's copy of x (nEmbd floats: the norm-fused
 // matvecs read the residual stream); for the tensor-core kernels x's split
 // copy and their rings at each column count they will be launched at,
-// tiledCols. Those kernels are also allowed the shared memory the widest
-// needs (past 48 KiB at 12,288 columns), or it fails naming the matrix.
-func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShapes) (map[mvKey]int, error) {
+// tiledCols, where a width too wide for a kernel goes to the form of it
+// with fewer ring slots that mvRoom.variant picks. Those kernels are also allowed the shared memory the
+// widest needs (past 48 KiB at 12,288 columns), or it fails naming the
+// matrix. It returns the tensor-core kernels' room too, which picks each
+// launch's kernel the same way.
+func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShapes) (map[mvKey]int, mvRoom, error) {
 	out := map[mvKey]int{}
 	sms := e.Info().SMs
-	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	optin, err := blockShared(e)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	room := mvRoom{}
 	for _, mk := range kernels.MatvecKernels() {
+		if !mk.TensorCore {
+			continue
+		}
 		fn, err := e.Function(mod, mk.Name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", mk.Name, err)
+		}
+		room[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}] = optin - static
+	}
+	launched, err := room.shapes(tiledCols, optin)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, mk := range kernels.MatvecKernels() {
+		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
+		fn, err := e.Function(mod, mk.Name)
+		if err != nil {
+			return nil, nil, err
 		}
 		var shared []int
 		if mk.TensorCore {
-			cols := tiledCols[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey()}]
+			cols := launched[v]
 			widest := 0
 			for c := range cols {
 				widest = max(widest, c)
@@ -466,17 +498,8 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 				continue
 			}
 			need := mk.Shared(widest, false)
-			static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", mk.Name, err)
-			}
-			if need+static > optin {
-				return nil, fmt.Errorf("tensor %s: %d columns need %d bytes of shared memory per block in %s; this GPU allows %d "+
-					"(use --device cpu or convert with --type q8_0)",
-					cols[widest], widest, need+static, mk.Name, optin)
-			}
 			if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, need); err != nil {
-				return nil, fmt.Errorf("%s: allow %d bytes of shared memory: %w", mk.Name, need, err)
+				return nil, nil, fmt.Errorf("%s: allow %d bytes of shared memory: %w", mk.Name, need, err)
 			}
 			for c := range cols {
 				shared = append(shared, mk.Shared(c, false))
@@ -487,18 +510,90 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 				shared = append(shared, mk.Shared(nEmbd, true))
 			}
 		}
-		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey()}
 		for _, sh := range shared {
 			n, err := e.MaxActiveBlocksPerSM(fn, kernels.MatvecThreads, sh)
 			if err != nil {
-				return nil, fmt.Errorf("occupancy of %s: %w", mk.Name, err)
+				return nil, nil, fmt.Errorf("occupancy of %s: %w", mk.Name, err)
 			}
 			if n > 0 {
 				out[mvKey{v, sh}] = sms * n
 			}
 		}
 	}
+	return out, room, nil
+}
+
+// shapes is ts with each width under the kernel its launches take
+// (variant): a width the usual kernel has no room for moves to a form with
+// fewer slots. A width no form fits is an error naming the widest such
+// matrix, its width, what the usual kernel and the lean form need, and
+// optin, the shared memory the GPU allows a block (static arrays included).
+func (r mvRoom) shapes(ts tiledShapes, optin int) (tiledShapes, error) {
+	out := tiledShapes{}
+	for _, mk := range kernels.MatvecKernels() { // spec order: the same error every time
+		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
+		worst := 0
+		for c, name := range ts[v] {
+			to, ok := r.variant(gguf.Type(v.GgmlType), v.Wide, c)
+			if !ok {
+				worst = max(worst, c)
+				continue
+			}
+			if out[to] == nil {
+				out[to] = map[int]string{}
+			}
+			if _, seen := out[to][c]; !seen {
+				out[to][c] = name
+			}
+		}
+		if worst == 0 {
+			continue
+		}
+		lean := MatvecVariant{GgmlType: v.GgmlType, Wide: min(v.Wide, 1), Lean: 1}
+		lk, _ := matvecKernel(lean)
+		static := optin - r[v]
+		need := fmt.Sprintf("%d bytes of shared memory per block in %s", mk.Shared(worst, false)+static, mk.Name)
+		if lk.TensorCore {
+			need += fmt.Sprintf(", %d in %s", lk.Shared(worst, false)+optin-r[lean], lk.Name)
+		}
+		return nil, fmt.Errorf("tensor %s: %d columns need %s; this GPU allows %d "+
+			"(use --device cpu or convert with --type q8_0)", ts[v][worst], worst, need, optin)
+	}
 	return out, nil
+}
+
+// blockShared is the shared memory a block may take, static and dynamic:
+// what the GPU allows with its opt-in, or MEMRA_SHARED_LIMIT bytes where
+// that is less, so that a GPU can load a model as one with less would
+// (sm_86 and sm_89 allow 101,376 bytes).
+func blockShared(e *cuda.Engine) (int, error) {
+	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	if err != nil {
+		return 0, err
+	}
+	limit, err := sharedLimitFromEnv()
+	if err != nil {
+		return 0, err
+	}
+	if limit > 0 {
+		optin = min(optin, limit)
+	}
+	return optin, nil
+}
+
+// sharedLimitFromEnv reads MEMRA_SHARED_LIMIT: unset or empty 0 (no
+// limit), else a number of bytes, at least the 48 KiB every CUDA GPU
+// allows a block.
+func sharedLimitFromEnv() (int, error) {
+	v := os.Getenv("MEMRA_SHARED_LIMIT")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 48<<10 {
+		return 0, fmt.Errorf("MEMRA_SHARED_LIMIT=%q: want the bytes of shared memory a block may take, %d or more (101376 loads as sm_86 and sm_89 GPUs do), or unset", v, 48<<10)
+	}
+	return n, nil
 }
 
 // sameShape reports whether ts have one type and one row length.

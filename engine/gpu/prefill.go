@@ -242,7 +242,7 @@ func (p *prefillPlan) launch(w dtensor) (l mvbKey, bk kernels.MatvecBatchKernel,
 // least of those less the staged (q8_0) kernels' rings: what any staged
 // launch may copy (0: nothing stages).
 func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
-	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	optin, err := blockShared(e)
 	if err != nil {
 		return 0, err
 	}

@@ -438,11 +438,40 @@ const q4kWaveCols = 8192
 // matvecKernel is the kernel of variant v (kernels.MatvecKernels).
 func matvecKernel(v MatvecVariant) (kernels.MatvecKernel, bool) {
 	for _, mk := range kernels.MatvecKernels() {
-		if mk.GgmlType == v.GgmlType && mk.WideKey() == v.Wide {
+		if mk.GgmlType == v.GgmlType && mk.WideKey() == v.Wide && b2i(mk.Lean) == v.Lean {
 			return mk, true
 		}
 	}
 	return kernels.MatvecKernel{}, false
+}
+
+// mvRoom is, per tensor-core matvec kernel, the dynamic shared memory a
+// block of it may take on the GPU: what the GPU (or MEMRA_SHARED_LIMIT)
+// allows a block, less the kernel's static arrays.
+type mvRoom map[MatvecVariant]int
+
+// variant is the kernel a matrix of type t and cols columns takes, given
+// key (its MatvecVariant.Wide): the usual one where its shared memory at
+// cols fits what the GPU allows, else the form with the same sums (same
+// type and split of a row, the ring not entering the sums) and the most
+// ring slots, fewer than the usual one's, that fits: for the wide Q4_K
+// kernel its wave form, else the lean form (kernels.MatvecKernel.Lean, one
+// slot a warp). ok is false where none fits.
+func (r mvRoom) variant(t gguf.Type, key, cols int) (v MatvecVariant, ok bool) {
+	v = MatvecVariant{GgmlType: int(t), Wide: key}
+	usual, found := matvecKernel(v)
+	if !found || !usual.TensorCore || usual.Shared(cols, false) <= r[v] {
+		return v, true
+	}
+	slots := 0
+	for _, mk := range kernels.MatvecKernels() {
+		c := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
+		if mk.GgmlType == v.GgmlType && mk.Wide == usual.Wide && mk.Ring < usual.Ring && mk.Ring > slots &&
+			mk.Shared(cols, false) <= r[c] {
+			v, slots = c, mk.Ring
+		}
+	}
+	return v, slots > 0
 }
 
 // matvecUnits is the number of row units of a rows-row matrix in kernel v
@@ -464,7 +493,7 @@ func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm
 		xnorm = 1
 		bytes += uint64(w.cols) * 4 // the norm weight, f32 like every norm (model.Load checks)
 	}
-	v := MatvecVariant{GgmlType: int(w.typ), Wide: w.wideKey()}
+	v, _ := g.mvRoom.variant(w.typ, w.wideKey(), w.cols) // none fits: Load refused the model
 	blocks := matvecUnits(v, w.rows)
 	mk, _ := matvecKernel(v) // none: Matvec reports the variant
 	if mk.TensorCore && (x%16 != 0 || norm%16 != 0) {

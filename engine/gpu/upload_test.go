@@ -441,6 +441,8 @@ func TestMatvecShared(t *testing.T) {
 		"matvec_bf16": geomMatvecBF16, "matvec_bf16_wide": geomMatvecBF16Wide, "matvec_q8_0": geomMatvecQ8_0,
 		"matvec_q8_0_wide": geomMatvecQ8_0Wide, "matvec_q8_0_wave": geomMatvecQ8_0Wave, "matvec_q4_k": geomMatvecQ4K, "matvec_q4_k_wide": geomMatvecQ4KWide, "matvec_q4_k_wave": geomMatvecQ4KWave,
 		"matvec_q5_k": geomMatvecQ5K, "matvec_q5_k_wide": geomMatvecQ5KWide, "matvec_q6_k": geomMatvecQ6K, "matvec_q6_k_wide": geomMatvecQ6KWide,
+		"matvec_q4_k_lean": geomMatvecQ4KLean, "matvec_q4_k_wide_lean": geomMatvecQ4KWideLean, "matvec_q5_k_lean": geomMatvecQ5KLean,
+		"matvec_q5_k_wide_lean": geomMatvecQ5KWideLean, "matvec_q6_k_lean": geomMatvecQ6KLean, "matvec_q6_k_wide_lean": geomMatvecQ6KWideLean,
 	}
 	for _, mk := range kernels.MatvecKernels() {
 		f, ok := geom[mk.Name]

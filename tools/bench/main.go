@@ -97,7 +97,7 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	if _, err := cuda.L2WindowFromEnv(); err != nil {
 		return 2, err
 	}
-	if err := gpu.CheckAttnMMAEnv(); err != nil { // else every model would fail at its load
+	if err := gpu.CheckEnv(); err != nil { // else every model would fail at its load
 		return 2, err
 	}
 	e, err := cuda.New(0)

@@ -67,7 +67,9 @@ const usage = `usage: gate [MODEL.gguf|default] [P] [N] [bench]
 Environment: MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3); MEMRA_PDL=0 turns
 programmatic dependent launch off; MEMRA_L2WINDOW=0 keeps the decode state out
 of a persisting part of the L2; MEMRA_ATTN_MMA=0|1|cap picks the attention
-splits (CUDA cores, tensor cores at head_dim 256, or those past the split cap).
+splits (CUDA cores, tensor cores at head_dim 256, or those past the split cap);
+MEMRA_SHARED_LIMIT=BYTES caps the shared memory a kernel block may take, to
+gate the kernels a GPU with less would run (101376: sm_86 and sm_89).
 Exit status: 0 PASS (or CPU-only run without a GPU), 1 FAIL, 2 usage or setup error.
 Example: gate /models/qwen35-9b-bf16.gguf 64 2000 bench`
 
@@ -199,7 +201,7 @@ func run(av []string) (int, error) {
 	if _, err := cuda.L2WindowFromEnv(); err != nil {
 		return 2, err
 	}
-	if err := gpu.CheckAttnMMAEnv(); err != nil {
+	if err := gpu.CheckEnv(); err != nil {
 		return 2, err
 	}
 	e, err := cuda.New(0)

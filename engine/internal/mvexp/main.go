@@ -174,11 +174,13 @@ var expNames = []string{
 	"mmk6_q6_k4_u1_b0", "mmk6_q6_k8_u1_b0", "mmk6_q6_k2_u1_b0", "mmk6_q6_k1_u2_b0", "mmk6_q6_k4_u2_b0", "mmk6_q6_k4_u1_b3",
 }
 
-// engineVariants are the engine's matvec kernels of the types timed here.
+// engineVariants are the engine's matvec kernels of the types timed here,
+// less the lean forms, which run only where a GPU lacks the shared memory
+// of the others.
 func engineVariants() []variant {
 	var vs []variant
 	for _, mk := range kernels.MatvecKernels() {
-		if mk.GgmlType != 30 && mk.GgmlType != 8 && mk.GgmlType != 12 && mk.GgmlType != 14 { // bf16, q8_0, Q4_K, Q6_K
+		if mk.GgmlType != 30 && mk.GgmlType != 8 && mk.GgmlType != 12 && mk.GgmlType != 14 || mk.Lean { // bf16, q8_0, Q4_K, Q6_K
 			continue
 		}
 		v := variant{name: "engine " + mk.Name, engine: true, q8: mk.GgmlType == 8, q4k: mk.GgmlType == 12, q6k: mk.GgmlType == 14,
