@@ -3,19 +3,22 @@
 // shared memory on the GPU at hand.
 //
 // Why it exists: a tensor-core matvec stages the block's x (cols * 4 bytes
-// as f16 hi + lo, cols / 8 of run sums) beside 8 warps' rings of tiles. At
-// 12,288 columns (the 9B down projection) Q6_K's 2-slot kernels need
-// 104,448 bytes and Q4_K's 3-slot plain one 107,520: more than the 99 KiB
-// (101,376 bytes) a block may take on sm_86 and sm_89, where those files
-// would not load. Each slot dropped saves 8 warps' tiles (2,368-3,360
-// bytes each): with one, 12,288 columns take 69,632-77,568 bytes, and rows
-// of up to 17,920 (Q6_K) to 19,712 (Q4_K) columns fit (the 27B's 17,408:
-// 90,752-98,688 bytes).
+// as f16 hi + lo, cols / 8 of run sums) beside 8 warps' rings of tiles, and
+// sm_86 and sm_89 allow a block 99 KiB (101,376 bytes) of shared memory.
+// At 12,288 columns (the 9B down projection) Q6_K's wide kernel needs
+// 104,448 bytes (its static arrays aside); at 17,408 (the 27B's) every
+// K-quant kernel needs more. Each slot dropped saves 8 warps' tiles
+// (2,368-3,360 bytes each): with one, 12,288 columns take 69,632-77,568
+// bytes, and rows of up to 17,920 (Q6_K) to 19,712 (Q4_K) columns fit (the
+// 27B's 17,408: 90,752-98,688 bytes).
 //
-// What it costs: with one slot a warp's next tile is copied while it sums
-// the last one from registers (mvring.cuh's S = 1 path), so it has one tile
-// in flight, where the usual rings keep S - 1 in flight beside the sums.
-// gpu.Load picks these kernels only where no form with more slots fits.
+// What it costs: the lanes read their share of a tile into registers before
+// the next tile is copied into the slot, so a warp has one tile in flight
+// while it sums, as with a 2-slot ring; but the held share costs registers
+// (74-90 at sm_90, against 64-74) and takes the shared-memory reads out from
+// among the mma work. The same read in the usual kernels was 5-13% slower
+// on the 9B K-quants on the H200 (docs/perf.md step 76). gpu.Load picks
+// these kernels only where no form with more slots fits.
 //
 // The sums: the same geometry (KW) and the same steps as matvec_q4k.cu's and
 // matvec_q6k.cu's kernels, so the same order and the same bits (the ring

@@ -129,7 +129,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
         zero();
         for (int j = 0; j < per; j++) {
             if constexpr (S == 1) {
-                // One slot (memra_mvt_lean): the lanes take their shares into
+                // One slot (matvec_lean.cu): the lanes take their shares into
                 // registers, then the next item refills the slot while they sum.
                 asm volatile("cp.async.wait_group 0;" ::: "memory");
                 __syncwarp(); // every lane's copies have landed

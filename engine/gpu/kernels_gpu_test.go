@@ -75,18 +75,10 @@ func ktGPU(t *testing.T) *ktEnv {
 				k, err = loadKernels(e, mod)
 			}
 			if err == nil {
-				// Lets the tensor-core matvecs use the shared memory of the
-				// widest test matrix, as Load does for a model's.
-				widest := tiledShapes{}
-				for _, t := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
-					widest.add(t, 16, 12288, "test matrix")   // 16 rows: the plain and wide kernels
-					widest.add(t, 4096, 12288, "test matrix") // 4,096 rows: the wave form, where the type has one
-				}
-				_, _, err = matvecGrids(e, mod, 0, widest)
-			}
-			if err == nil {
-				// ... and the lean forms, which no shape sends there on this GPU.
-				err = ktAllowLean(e, mod, 12288)
+				// Lets every tensor-core matvec, its lean forms too, use the
+				// shared memory of the widest test matrix, as Load does for
+				// a model's launches.
+				err = ktAllowTiled(e, mod, 12288)
 			}
 			if err == nil {
 				// The batch kernels' staged copies, as Load allows them.
@@ -109,12 +101,12 @@ func ktGPU(t *testing.T) *ktEnv {
 	return ktShared
 }
 
-// ktAllowLean lets the lean matvec kernels take the shared memory they
-// need at cols columns, as matvecGrids does for the widths it sends them:
-// on a GPU with room for the usual kernels it sends none.
-func ktAllowLean(e *cuda.Engine, mod cuda.Module, cols int) error {
+// ktAllowTiled lets every tensor-core matvec kernel take the shared memory
+// it needs at cols columns, as matvecGrids does for the kernels and widths
+// of a model's launches (on an H200 it sends none to the lean forms).
+func ktAllowTiled(e *cuda.Engine, mod cuda.Module, cols int) error {
 	for _, mk := range kernels.MatvecKernels() {
-		if !mk.Lean {
+		if !mk.TensorCore {
 			continue
 		}
 		fn, err := e.Function(mod, mk.Name)
@@ -476,7 +468,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 	// widest; past that it fails. One of few rows (the wide kernel, and the
 	// plain one for the fused launches it may be part of) loads exactly
 	// when both take it in one form or the other.
-	optin, err := v.e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+	optin, err := blockShared(v.e) // the GPU's, or MEMRA_SHARED_LIMIT's
 	ktMust(t, err)
 	need := func(typ gguf.Type, wide, lean, cols int) int {
 		mk, ok := matvecKernel(MatvecVariant{GgmlType: int(typ), Wide: wide, Lean: lean})
@@ -517,7 +509,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 		fits := func(wide, cols int) bool {
 			return need(typ, wide, 0, cols) <= optin || need(typ, wide, 1, cols) <= optin
 		}
-		for _, cols := range []int{plain, plainLean, widest(1, 1)} {
+		for _, cols := range []int{plain, plainLean, widest(1, 1), max(plainLean, widest(1, 1)) + 256} {
 			_, _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, cols))
 			if want := fits(0, cols) && fits(1, cols); (err == nil) != want {
 				t.Errorf("%v: %d columns on 1,024 rows: error %v, though the plain and wide kernels fit: %v", typ, cols, err, want)

@@ -218,7 +218,7 @@ func TestMatvecLeanRoom(t *testing.T) {
 					if _, ok := matvecKernel(MatvecVariant{GgmlType: int(typ), Wide: key}); !ok {
 						continue
 					}
-					if v, ok := h200.variant(typ, key, cols); !ok || v.Lean != 0 {
+					if v, ok := h200.variant(typ, key, cols); !ok || v != (MatvecVariant{GgmlType: int(typ), Wide: key}) {
 						t.Errorf("%s: %v key %d at %d columns on sm_90: %+v (fits: %v), want the usual kernel", preset, typ, key, cols, v, ok)
 					}
 					v, ok := ada.variant(typ, key, cols)
@@ -290,21 +290,53 @@ func TestMatvecRoomShapes(t *testing.T) {
 }
 
 // TestSharedLimitEnv: MEMRA_SHARED_LIMIT takes a byte count of at least
-// 48 KiB, and names itself when it holds anything else.
+// sm_86's and sm_89's 99 KiB, and names itself when it holds anything else.
 func TestSharedLimitEnv(t *testing.T) {
-	for v, want := range map[string]int{"": 0, "101376": 101376, "49152": 49152} {
+	for v, want := range map[string]int{"": 0, "101376": 101376, "163840": 163840} {
 		t.Setenv("MEMRA_SHARED_LIMIT", v)
 		if got, err := sharedLimitFromEnv(); err != nil || got != want {
 			t.Errorf("MEMRA_SHARED_LIMIT=%q: %d, %v; want %d", v, got, err, want)
 		}
 	}
-	for _, v := range []string{"99k", "-1", "0", "49151", "1e5"} {
+	for _, v := range []string{"99k", "-1", "0", "49152", "101375", "1e5"} {
 		t.Setenv("MEMRA_SHARED_LIMIT", v)
 		if _, err := sharedLimitFromEnv(); err == nil || !strings.Contains(err.Error(), "MEMRA_SHARED_LIMIT") {
 			t.Errorf("MEMRA_SHARED_LIMIT=%q: error %v, want one naming the variable", v, err)
 		}
 		if err := CheckEnv(); err == nil {
 			t.Errorf("MEMRA_SHARED_LIMIT=%q: CheckEnv accepts it", v)
+		}
+	}
+}
+
+// TestFallbacks: a model whose Q6_K down projections are 12,288 columns
+// wide, on a GPU that allows 99 KiB a block, says that they run the lean
+// kernel, naming the first, counting the rest, and giving the usual
+// kernel's need (104,448 bytes dynamic and its static arrays) and the
+// limit; with the H200's 227 KiB it says nothing.
+func TestFallbacks(t *testing.T) {
+	layer := func(i int) layerWeights {
+		return layerWeights{
+			ffnDown: dtensor{name: fmt.Sprintf("blk.%d.ffn_down.weight", i), ptr: 0x1000, typ: gguf.TypeQ6_K, rows: 4096, cols: 12288},
+			ffnUp:   dtensor{name: fmt.Sprintf("blk.%d.ffn_up.weight", i), ptr: 0x2000, typ: gguf.TypeQ6_K, rows: 12288, cols: 4096},
+		}
+	}
+	g := &Model{ls: []layerWeights{layer(0), layer(1), layer(2)},
+		out: dtensor{name: "output.weight", ptr: 0x3000, typ: gguf.TypeQ6_K, rows: 248320, cols: 4096}}
+	g.mvRoom, g.blockShared = roomFor(t, optinSM90), optinSM90
+	if f := g.Fallbacks(); len(f) != 0 {
+		t.Errorf("sm_90: %q", f)
+	}
+	g.mvRoom, g.blockShared = roomFor(t, optinSM89), optinSM89
+	f := g.Fallbacks()
+	if len(f) != 1 {
+		t.Fatalf("sm_89: %d lines %q, want 1", len(f), f)
+	}
+	static := optinSM89 - g.mvRoom[MatvecVariant{GgmlType: int(gguf.TypeQ6_K), Wide: 1}]
+	for _, want := range []string{"blk.0.ffn_down.weight and 2 more matrices", "12288 columns", "matvec_q6_k_wide_lean",
+		fmt.Sprintf("matvec_q6_k_wide needs %d bytes", 104448+static), "allows 101376"} {
+		if !strings.Contains(f[0], want) {
+			t.Errorf("%q does not say %q", f[0], want)
 		}
 	}
 }

@@ -226,6 +226,8 @@ type Model struct {
 	// ring slots where the usual one does not fit the GPU's shared memory
 	// at its width.
 	mvRoom mvRoom
+	// blockShared is the shared memory a block may take (blockShared).
+	blockShared int
 	// pf is how prompts are primed in chunks (planPrefill); nil: token by token.
 	pf *prefillPlan
 
@@ -442,7 +444,55 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		g.Close()
 		return nil, fmt.Errorf("gpu: prefill: %w", err)
 	}
+	if g.blockShared, err = blockShared(e); err != nil {
+		g.Close()
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
 	return g, nil
+}
+
+// Fallbacks says which of the model's products run a form of their K-quant
+// kernel with fewer ring slots than on a GPU with more shared memory a
+// block (mvRoom.variant; README.md): a line for each kernel and width,
+// naming its first matrix and counting the others, for a command to print.
+// None on an H100 or H200 without MEMRA_SHARED_LIMIT.
+func (g *Model) Fallbacks() []string {
+	type use struct {
+		got, usual string
+		cols, need int
+	}
+	count := map[use]int{}
+	first := map[use]string{}
+	var order []use
+	ws := []dtensor{g.out}
+	for i := range g.ls {
+		ws = append(ws, g.ls[i].matrices()...)
+	}
+	for _, w := range ws {
+		usual := MatvecVariant{GgmlType: int(w.typ), Wide: w.wideKey()}
+		v, _ := g.mvRoom.variant(w.typ, usual.Wide, w.cols)
+		if w.ptr == 0 || v == usual {
+			continue
+		}
+		uk, _ := matvecKernel(usual)
+		vk, _ := matvecKernel(v)
+		u := use{vk.Name, uk.Name, w.cols, uk.Shared(w.cols, false) + g.blockShared - g.mvRoom[usual]} // static included
+		if count[u] == 0 {
+			order = append(order, u)
+			first[u] = w.name
+		}
+		count[u]++
+	}
+	var out []string
+	for _, u := range order {
+		more := ""
+		if n := count[u] - 1; n > 0 {
+			more = fmt.Sprintf(" and %d more matrices", n)
+		}
+		out = append(out, fmt.Sprintf("%s%s of %d columns run %s: %s needs %d bytes of shared memory a block there, and this GPU allows %d (the same tokens, more slowly)",
+			first[u], more, u.cols, u.got, u.usual, u.need, g.blockShared))
+	}
+	return out
 }
 
 // matvecGrids measures, for every matvec kernel, how many blocks the GPU
@@ -451,10 +501,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 // matvecs read the residual stream); for the tensor-core kernels x's split
 // copy and their rings at each column count they will be launched at,
 // tiledCols, where a width too wide for a kernel goes to the form of it
-// with fewer ring slots that mvRoom.variant picks. Those kernels are also allowed the shared memory the
-// widest needs (past 48 KiB at 12,288 columns), or it fails naming the
-// matrix. It returns the tensor-core kernels' room too, which picks each
-// launch's kernel the same way.
+// with fewer ring slots that mvRoom.variant picks. Those kernels are also
+// allowed the shared memory the widest needs (past 48 KiB at 12,288
+// columns), or it fails naming the matrix. It returns the tensor-core
+// kernels' room too, which picks each launch's kernel the same way.
 func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShapes) (map[mvKey]int, mvRoom, error) {
 	out := map[mvKey]int{}
 	sms := e.Info().SMs
@@ -582,19 +632,26 @@ func blockShared(e *cuda.Engine) (int, error) {
 }
 
 // sharedLimitFromEnv reads MEMRA_SHARED_LIMIT: unset or empty 0 (no
-// limit), else a number of bytes, at least the 48 KiB every CUDA GPU
-// allows a block.
+// limit), else a number of bytes, at least minBlockShared: below it the
+// prompt's batch kernels and their stage, which do not adapt, would fail at
+// their first launch, and no GPU the kernels are built for allows less.
 func sharedLimitFromEnv() (int, error) {
 	v := os.Getenv("MEMRA_SHARED_LIMIT")
 	if v == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 48<<10 {
-		return 0, fmt.Errorf("MEMRA_SHARED_LIMIT=%q: want the bytes of shared memory a block may take, %d or more (101376 loads as sm_86 and sm_89 GPUs do), or unset", v, 48<<10)
+	if err != nil || n < minBlockShared {
+		return 0, fmt.Errorf("MEMRA_SHARED_LIMIT=%q: want the bytes of shared memory a block may take, %d (as on sm_86 and sm_89 GPUs) or more, or unset", v, minBlockShared)
 	}
 	return n, nil
 }
+
+// minBlockShared is the least shared memory a block may take, with its
+// opt-in, on the GPUs the fatbin holds code for (kbuild.Flags: sm_80,
+// sm_86, sm_89, sm_90): sm_86's and sm_89's 99 KiB (NVIDIA's CUDA C++
+// Programming Guide, technical specifications per compute capability).
+const minBlockShared = 99 << 10
 
 // sameShape reports whether ts have one type and one row length.
 func sameShape(ts ...*model.Tensor) bool {

@@ -34,6 +34,7 @@ for lim in "" 101376; do
   MEMRA_SHARED_LIMIT=$lim timeout 90 ./bin/main/memra run -m "$M/9b-q6_k.gguf" --prompt-tokens "$(seq -s, 100 399)" -n 64 --greedy --print-tokens --device cuda > "/tmp/tok-lim$lim.txt" 2>&1
   echo "limit '${lim}': $(grep -E '^[0-9 ,]+$' "/tmp/tok-lim$lim.txt" | head -1 | cut -c1-80)…"
 done
+grep -E '^memra: .* run matvec' /tmp/tok-lim101376.txt
 cmp -s <(grep -E '^[0-9 ,]+$' /tmp/tok-lim.txt) <(grep -E '^[0-9 ,]+$' /tmp/tok-lim101376.txt) && grep -qE '^[0-9 ,]+$' /tmp/tok-lim.txt && echo "tokens equal" || echo "tokens DIFFER or missing"
 mkdir -p /tmp/bl
 for lim in "" 101376 "" 101376; do

@@ -37,8 +37,10 @@ Environment: MEMRA_PDL=0 turns programmatic dependent launch off;
 MEMRA_L2WINDOW=0 keeps the decode state out of a persisting part of the L2;
 MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores
 at head_dim 256, or those past the split cap); MEMRA_SHARED_LIMIT=BYTES
-caps the shared memory a kernel block may take, to time the kernels a GPU
-with less would run (101376: sm_86 and sm_89). The KV cache type is -kv's:
+(101376 or more) caps the shared memory a kernel block may take, so that the
+load picks the kernels a GPU with less would (101376: sm_86 and sm_89); an
+SM still holds the blocks this GPU's allows, so the times are not that GPU's.
+The KV cache type is -kv's:
 MEMRA_KV_FP8=1 is refused without -kv fp8.
 
 Examples:

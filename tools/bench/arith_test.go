@@ -101,7 +101,8 @@ func TestMarkdownHeader(t *testing.T) {
 				Memory: Memory{WeightsDevice: 18_004_999_999, WeightsStep: 16e9, KV: 1_234_567_890, State: 56_215_876, Scratch: 4_990_000, Capacity: 4232, DeviceUsed: 21e9},
 				Prime:  &Prime{Tokens: 16, Ms: Stat{Median: 300.04}}, Captures: 7, Nodes: 300},
 			// Failed after its upload: a table row, and the error below it.
-			{Model: "late", KV: "fp8", LoadS: 1, Memory: Memory{WeightsDevice: 1e9}, Error: "step failed", Skipped: []int{32768}},
+			{Model: "late", KV: "fp8", LoadS: 1, Memory: Memory{WeightsDevice: 1e9}, Error: "step failed", Skipped: []int{32768},
+				Fallbacks: []string{"blk.0.ffn_down.weight of 12288 columns run matvec_q6_k_wide_lean"}},
 			// Failed before: the error in the table.
 			{Model: "early", KV: "f16", Error: "bad | type"},
 		}}
@@ -122,6 +123,7 @@ func TestMarkdownHeader(t *testing.T) {
 		"\n| early | f16 | error: bad / type |||||||||||\n",
 		"\n**late (fp8) error:** step failed\n",
 		"\n**late (fp8):** contexts 32768 not measured: past the model's context length\n",
+		"\n**late (fp8):** blk.0.ffn_down.weight of 12288 columns run matvec_q6_k_wide_lean\n",
 		"\n**early (f16) error:** bad | type\n",
 	})
 	for _, not := range []string{"copy bandwidth", "**ok (f16)", "stopped", "in progress"} {

@@ -479,6 +479,10 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	mr.LoadS, mr.UploadS = time.Since(t0).Seconds(), time.Since(tu).Seconds()
 	b.logf("%s %s: loaded %.2f GB in %.2fs (upload %.2fs, %.1f GB/s)", j.label, kv, float64(g.WeightBytes())/1e9,
 		mr.LoadS, mr.UploadS, float64(g.WeightBytes())/1e9/mr.UploadS)
+	mr.Fallbacks = g.Fallbacks()
+	for _, f := range mr.Fallbacks {
+		b.logf("%s %s: %s", j.label, kv, f)
+	}
 
 	cc, err := g.NewCache(capacity)
 	if err != nil {

@@ -141,7 +141,11 @@ type ModelReport struct {
 	Rows     []Row     `json:"rows"`
 	Skipped  []int     `json:"skipped_contexts,omitempty"` // contexts past the model's context length, not measured
 	Profile  []Profile `json:"profile,omitempty"`          // -profile: kernel time per step, per context
-	Error    string    `json:"error,omitempty"`
+	// Fallbacks: products that ran a K-quant kernel with fewer ring slots
+	// than usual, the GPU (or MEMRA_SHARED_LIMIT) allowing a block too
+	// little shared memory for it (gpu.Model.Fallbacks).
+	Fallbacks []string `json:"fallbacks,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 // Profile is where an eager step's GPU time goes at one context (-profile):
@@ -372,6 +376,9 @@ func (rep *Report) markdown(w io.Writer) {
 		}
 		if len(m.Skipped) > 0 {
 			fmt.Fprintf(w, "\n**%s (%s):** contexts %s not measured: past the model's context length\n", m.Model, m.KV, joinInts(m.Skipped))
+		}
+		for _, f := range m.Fallbacks {
+			fmt.Fprintf(w, "\n**%s (%s):** %s\n", m.Model, m.KV, f)
 		}
 	}
 

@@ -68,8 +68,9 @@ Environment: MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3); MEMRA_PDL=0 turns
 programmatic dependent launch off; MEMRA_L2WINDOW=0 keeps the decode state out
 of a persisting part of the L2; MEMRA_ATTN_MMA=0|1|cap picks the attention
 splits (CUDA cores, tensor cores at head_dim 256, or those past the split cap);
-MEMRA_SHARED_LIMIT=BYTES caps the shared memory a kernel block may take, to
-gate the kernels a GPU with less would run (101376: sm_86 and sm_89).
+MEMRA_SHARED_LIMIT=BYTES (101376 or more) caps the shared memory a kernel
+block may take, so that the load picks the kernels a GPU with less would
+(101376: sm_86 and sm_89).
 Exit status: 0 PASS (or CPU-only run without a GPU), 1 FAIL, 2 usage or setup error.
 Example: gate /models/qwen35-9b-bf16.gguf 64 2000 bench`
 
@@ -232,6 +233,9 @@ func run(av []string) (int, error) {
 	}
 	defer g.Close()
 	fmt.Fprintf(os.Stderr, "[gate] weights uploaded: %.2f GB in %.2fs\n", float64(g.WeightBytes())/1e9, time.Since(t0).Seconds())
+	for _, f := range g.Fallbacks() {
+		fmt.Fprintf(os.Stderr, "[gate] %s\n", f)
+	}
 	return gate(g, prompt, a)
 }
 

@@ -98,6 +98,9 @@ func openGPU(m *model.Model, ctx int, opts sample.Options, stderr io.Writer) (*g
 		e.Close()
 		return nil, err
 	}
+	for _, f := range g.Fallbacks() {
+		fmt.Fprintf(stderr, "memra: %s\n", f)
+	}
 	b := &gpuBackend{e: e, g: g, ctx: ctx}
 	if s, p, ok := gpuPick(g, opts); ok {
 		b.gs = g.NewGraphDecodeState()

@@ -67,9 +67,9 @@ with --device cpu): MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3), half
 f16's memory; MEMRA_PDL=0 turns programmatic dependent launch off;
 MEMRA_L2WINDOW=0 keeps the decode state out of a persisting part of the L2;
 MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores
-at head_dim 256, or those past the split cap); MEMRA_SHARED_LIMIT=BYTES caps
-the shared memory a kernel block may take, as a GPU with less allows
-(101376: sm_86 and sm_89).
+at head_dim 256, or those past the split cap); MEMRA_SHARED_LIMIT=BYTES
+(101376 or more) caps the shared memory a kernel block may take, so that the
+load picks the kernels a GPU with less would (101376: sm_86 and sm_89).
 `
 
 const runExamples = `  memra run -m qwen3.5-0.8b.gguf -p "The capital of France is" -n 32
