@@ -256,34 +256,20 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 // TestGPULeanEqualsUsual: loaded as a GPU with 99 KiB of shared memory a
 // block would load it (MEMRA_SHARED_LIMIT=101376, sm_86 and sm_89), a model
 // whose Q6_K down projection has 12,288 columns runs it on the lean kernel
-// (one ring slot a warp), and its eager and graph tokens, prompt primed in
-// chunks, are those of the same model loaded with the GPU's own limit, bit
-// for bit.
+// (one ring slot a warp), and gives the logits of the same model loaded
+// with the GPU's own limit, bit for bit, at every eager step, and the same
+// graph tokens, prompt primed in chunks.
 func TestGPULeanEqualsUsual(t *testing.T) {
 	e := decodeEngine(t)
 	s := gpuTinySpec(gguf.TypeQ4_K, false, 23)
 	s.NFF = 12288
 	s.Type = kMix
 	m := modeltest.Load(t, s)
-	prompt := make([]int32, 40)
-	for i := range prompt {
-		prompt[i] = int32(100 + (i*13)%900)
+	load := func(limit string) *Model {
+		t.Setenv("MEMRA_SHARED_LIMIT", limit) // Load reads it
+		return loadModel(t, e, m, Options{})
 	}
-	const n = 64
-	run := func(limit string) (eager, graph []int32, g *Model) {
-		t.Setenv("MEMRA_SHARED_LIMIT", limit)
-		g = loadModel(t, e, m, Options{})
-		eager = eagerStream(t, g, prompt, n, nil)
-		gs := g.NewGraphDecodeState()
-		defer gs.Close()
-		graph, err := g.GenerateGraph(gs, prompt, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return eager, graph, g
-	}
-	usualE, usualG, usual := run("")
-	leanE, leanG, lean := run("101376")
+	usual, lean := load(""), load("101376")
 	down := MatvecVariant{GgmlType: int(gguf.TypeQ6_K), Wide: 1}
 	if v, ok := usual.mvRoom.variant(gguf.TypeQ6_K, 1, s.NFF); !ok || v != down {
 		t.Fatalf("the GPU's own limit: the down projection runs %+v (%v), want %+v", v, ok, down)
@@ -291,12 +277,58 @@ func TestGPULeanEqualsUsual(t *testing.T) {
 	if v, ok := lean.mvRoom.variant(gguf.TypeQ6_K, 1, s.NFF); !ok || v.Lean != 1 {
 		t.Fatalf("MEMRA_SHARED_LIMIT=101376: the down projection runs %+v (%v), want its lean form", v, ok)
 	}
-	for i := range n {
-		if usualE[i] != usualG[i] || leanE[i] != usualE[i] || leanG[i] != usualE[i] {
-			t.Fatalf("step %d: usual eager %d graph %d, lean eager %d graph %d", i, usualE[i], usualG[i], leanE[i], leanG[i])
+	if f := lean.Fallbacks(); len(f) != 1 || !strings.Contains(f[0], "matvec_q6_k_wide_lean") {
+		t.Errorf("lean model's fallbacks: %q", f)
+	}
+	prompt := make([]int32, 40)
+	for i := range prompt {
+		prompt[i] = int32(100 + (i*13)%900)
+	}
+	const n = 64
+	// Eager: both models fed the usual model's greedy tokens, logits compared.
+	caches := [2]*Cache{}
+	for i, g := range []*Model{usual, lean} {
+		cc, err := g.NewCache(len(prompt) + n + 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		caches[i] = cc
+	}
+	feed := slices.Clone(prompt)
+	var eager []int32
+	for step := 0; len(eager) < n; step++ {
+		tk := feed[step]
+		lu, err := usual.DecodeStep(caches[0], tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ll, err := lean.DecodeStep(caches[1], tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range lu {
+			if math.Float32bits(lu[i]) != math.Float32bits(ll[i]) {
+				t.Fatalf("step %d: logit %d usual %g, lean %g", step, i, lu[i], ll[i])
+			}
+		}
+		if step >= len(prompt)-1 {
+			eager = append(eager, argmax(lu))
+			feed = append(feed, eager[len(eager)-1])
 		}
 	}
-	t.Logf("%d tokens identical: usual and lean kernels, eager and graph", n)
+	for i, g := range []*Model{usual, lean} {
+		gs := g.NewGraphDecodeState()
+		graph, err := g.GenerateGraph(gs, prompt, n)
+		gs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(graph, eager) {
+			t.Fatalf("model %d (0 usual, 1 lean): graph tokens %v, eager %v", i, graph, eager)
+		}
+	}
+	t.Logf("%d eager steps' logits bit for bit and %d graph tokens identical: usual and lean kernels", len(prompt)+n-1, n)
 }
 
 // TestGPUHostSyncInCaptureFails checks that a host synchronisation inside a
