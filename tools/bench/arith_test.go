@@ -93,7 +93,7 @@ func TestMarkdownNumbers(t *testing.T) {
 // one run with all its parts, written out by hand.
 func TestMarkdownHeader(t *testing.T) {
 	rep := &Report{Version: reportVersion, Started: "S0", Finished: "S1", Revision: "abc+dirty", Error: "copy failed",
-		Device:   DeviceReport{Name: "GPU X", CC: "9.0", SMs: 132, TotalMem: 150_000_000_000, DriverVersion: 12080, PDL: true},
+		Device:   DeviceReport{Name: "GPU X", CC: "9.0", SMs: 132, TotalMem: 150_000_000_000, DriverVersion: 12080, PDL: true, SharedPerBlock: 232448},
 		Settings: Settings{Contexts: []int{1024, 1536}, Tokens: 64, Reps: 3, Warmup: 1, Prompt: 16},
 		Notes:    []string{"note one"},
 		Models: []ModelReport{
@@ -111,7 +111,7 @@ func TestMarkdownHeader(t *testing.T) {
 	md := b.String()
 	wantContains(t, "markdown", md, []string{
 		"# memra decode benchmark\n\n",
-		"\n- device: GPU X (sm 9.0, 132 SMs, 150.00 GB), driver 12080, programmatic dependent launch on\n",
+		"\n- device: GPU X (sm 9.0, 132 SMs, 150.00 GB, 227 KiB of shared memory a block), driver 12080, programmatic dependent launch on\n",
 		"\n- started S0, finished S1, revision abc+dirty\n",
 		"\n- **error:** copy failed\n",
 		"\n- 64 tokens per measurement, 1 warm-up + 3 timed repeats (median, min–max), contexts 1024, 1536, priming prompt 16 tokens\n",

@@ -302,8 +302,9 @@ func sampleReport() *Report {
 	return rep
 }
 
-// TestOmitKeepsLatest: a run of partial steps (-omit) or of other kernels
-// (-fatbin), one still running, or one stopped by ^C writes its stamped
+// TestOmitKeepsLatest: a run of partial steps (-omit), of other kernels
+// (-fatbin) or held to less shared memory (MEMRA_SHARED_LIMIT), one still
+// running, or one stopped by ^C writes its stamped
 // files but leaves latest.*, the report -compare reads, alone.
 func TestOmitKeepsLatest(t *testing.T) {
 	dir := t.TempDir()
@@ -339,6 +340,18 @@ func TestOmitKeepsLatest(t *testing.T) {
 		t.Fatal(err)
 	} else if got.Settings.Fatbin != "" {
 		t.Errorf("latest.json holds the -fatbin run (%s)", got.Settings.Fatbin)
+	}
+	// Nor a run whose kernels were held to less shared memory than the
+	// device's (MEMRA_SHARED_LIMIT): some ran other forms.
+	capped := sampleReport()
+	capped.Settings.SharedLimit = "101376"
+	if err := capped.writeFiles(dir, "4"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = readReport(filepath.Join(dir, "latest.json")); err != nil {
+		t.Fatal(err)
+	} else if got.Settings.SharedLimit != "" {
+		t.Errorf("latest.json holds the MEMRA_SHARED_LIMIT run (%s)", got.Settings.SharedLimit)
 	}
 	// Nor does a run still going (its flushes), one stopped by ^C, one
 	// that failed before its models or one without a row.

@@ -217,7 +217,8 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 	rep := &Report{
 		Version: reportVersion, Started: time.Now().Format(time.RFC3339), Host: host, Revision: revision(),
 		Device: DeviceReport{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.Major, info.Minor), SMs: info.SMs,
-			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL()},
+			TotalMem: info.TotalMem, MemBusBits: info.MemoryBusWidth, MemClockKHz: info.MemoryClockKHz, DriverVersion: info.DriverVersion, PDL: e.PDL(),
+			SharedPerBlock: info.MaxSharedPerBlockOptin},
 		Settings: Settings{Contexts: c.contexts, Tokens: c.tokens, Reps: c.reps, Warmup: c.warmup, Prompt: c.prompt, KV: strings.Join(c.kv, ","), Omit: c.omit},
 		Notes:    runNotes(c.warmup),
 		Models:   []ModelReport{},
@@ -225,6 +226,10 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 	if image != nil {
 		rep.Settings.Fatbin = fmt.Sprintf("%s (sha256 %x)", c.fatbin, sha256.Sum256(image))
 		rep.Notes = append(rep.Notes, "kernels loaded from "+rep.Settings.Fatbin+" (-fatbin) instead of those built into bench")
+	}
+	if v := os.Getenv("MEMRA_SHARED_LIMIT"); v != "" { // gpu.CheckEnv took it
+		rep.Settings.SharedLimit = v
+		rep.Notes = append(rep.Notes, fmt.Sprintf("MEMRA_SHARED_LIMIT=%s held the matvec kernels' blocks to %s bytes of shared memory (the device allows %d), so that the load picked the kernels a GPU with that limit would; an SM still held as many blocks as this device's allows", v, v, info.MaxSharedPerBlockOptin))
 	}
 	if len(c.omit) > 0 {
 		rep.Notes = append(rep.Notes, "omitted from every step (-omit): "+strings.Join(c.omit, ", ")+

@@ -72,6 +72,9 @@ type DeviceReport struct {
 	MemClockKHz   int    `json:"mem_clock_khz,omitempty"`
 	DriverVersion int    `json:"driver_version,omitempty"`
 	PDL           bool   `json:"pdl"` // kernels launched with programmatic dependent launch
+	// SharedPerBlock: the bytes of shared memory a block may opt in to,
+	// which picks some K-quant kernels (gpu.Model.Fallbacks).
+	SharedPerBlock int `json:"shared_per_block,omitempty"`
 }
 
 // CopyReport is the device-to-device copy that sets the roofline.
@@ -97,6 +100,9 @@ type Settings struct {
 	// Fatbin: the kernel image loaded instead of the binary's own
 	// (-fatbin), "PATH (sha256 HEX)".
 	Fatbin string `json:"fatbin,omitempty"`
+	// SharedLimit: MEMRA_SHARED_LIMIT, the bytes of shared memory the
+	// kernels' blocks were held to, below the device's.
+	SharedLimit string `json:"shared_limit,omitempty"`
 }
 
 // notLatest says why the report is not written as latest.* too, or "" when
@@ -118,6 +124,8 @@ func (rep *Report) notLatest() string {
 		return "this run omitted step parts"
 	case rep.Settings.Fatbin != "":
 		return "this run loaded -fatbin's kernels"
+	case rep.Settings.SharedLimit != "":
+		return "this run held the kernels to MEMRA_SHARED_LIMIT"
 	}
 	return ""
 }
@@ -321,7 +329,12 @@ func (rep *Report) markdown(w io.Writer) {
 	if d.PDL {
 		pdl = "on"
 	}
-	fmt.Fprintf(w, "- device: %s (sm %s, %d SMs, %s), driver %d, programmatic dependent launch %s\n", d.Name, d.CC, d.SMs, gb(d.TotalMem), d.DriverVersion, pdl)
+	shared := ""
+	if d.SharedPerBlock > 0 {
+		shared = fmt.Sprintf(", %d KiB of shared memory a block", d.SharedPerBlock/1024)
+	}
+	fmt.Fprintf(w, "- device: %s (sm %s, %d SMs, %s%s), driver %d, programmatic dependent launch %s\n", d.Name, d.CC, d.SMs, gb(d.TotalMem),
+		shared, d.DriverVersion, pdl)
 	fmt.Fprintf(w, "- started %s", rep.Started)
 	switch {
 	case rep.Interrupted != "":
