@@ -13,6 +13,16 @@ import (
 )
 
 // benchEngine opens the GPU and the kernels for a benchmark or skips.
+// benchOptin is the shared memory a block may take on e (blockShared).
+func benchOptin(b *testing.B, e *cuda.Engine) int {
+	b.Helper()
+	optin, _, err := blockShared(e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return optin
+}
+
 func benchEngine(b *testing.B) (*cuda.Engine, *Kernels, cuda.Module) {
 	b.Helper()
 	e, err := cuda.New(0)
@@ -139,7 +149,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 		}
 		shapes.add(t, 4096, 12288, "12288 columns") // the wave form, where the type has one
 	}
-	resident, room, err := matvecGrids(e, mod, 0, shapes)
+	resident, room, err := matvecGrids(e, mod, benchOptin(b, e), 0, shapes)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -248,7 +258,7 @@ func BenchmarkGPUGraphChain(b *testing.B) {
 			if tiled(c.typ) { // the tensor-core kernels' shared memory for this width
 				shapes.add(c.typ, c.rows, c.cols, name)
 			}
-			resident, room, err := matvecGrids(e, mod, c.cols, shapes)
+			resident, room, err := matvecGrids(e, mod, benchOptin(b, e), c.cols, shapes)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -399,7 +409,7 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 // inputs before the launches that read them.
 func BenchmarkGPUMatvecBatch(b *testing.B) {
 	e, k, mod := benchEngine(b)
-	stageMax, err := batchShared(e, mod)
+	stageMax, err := batchShared(e, mod, benchOptin(b, e))
 	if err != nil {
 		b.Fatal(err)
 	}

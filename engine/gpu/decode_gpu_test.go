@@ -255,30 +255,52 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 
 // TestGPULeanEqualsUsual: loaded as a GPU with 99 KiB of shared memory a
 // block would load it (MEMRA_SHARED_LIMIT=101376, sm_86 and sm_89), a model
-// whose Q6_K down projection has 12,288 columns runs it on the lean kernel
-// (one ring slot a warp), and gives the logits of the same model loaded
-// with the GPU's own limit, bit for bit, at every eager step, and the same
-// graph tokens, prompt primed in chunks.
+// whose down projections have 14,336 columns runs them on forms of their
+// kernels with fewer ring slots (Q4_K: the wave form; Q5_K and Q6_K: the
+// lean ones), and gives the logits of the same model loaded with the GPU's
+// own limit, bit for bit, at every eager step, and the same graph tokens,
+// prompt primed in chunks. A GPU whose own limit is that low has nothing to
+// compare with, and skips.
 func TestGPULeanEqualsUsual(t *testing.T) {
 	e := decodeEngine(t)
 	s := gpuTinySpec(gguf.TypeQ4_K, false, 23)
-	s.NFF = 12288
-	s.Type = kMix
+	s.NFF = 14336 // 256 × 14336 down projections: the wide kernels'
+	downs := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K}
+	s.Type = func(name string) gguf.Type {
+		for i, typ := range downs {
+			if name == fmt.Sprintf("blk.%d.ffn_down.weight", i) {
+				return typ
+			}
+		}
+		return kMix(name) // blk.3's down projection Q6_K too
+	}
 	m := modeltest.Load(t, s)
 	load := func(limit string) *Model {
 		t.Setenv("MEMRA_SHARED_LIMIT", limit) // Load reads it
 		return loadModel(t, e, m, Options{})
 	}
 	usual, lean := load(""), load("101376")
-	down := MatvecVariant{GgmlType: int(gguf.TypeQ6_K), Wide: 1}
-	if v, ok := usual.mvRoom.variant(gguf.TypeQ6_K, 1, s.NFF); !ok || v != down {
-		t.Fatalf("the GPU's own limit: the down projection runs %+v (%v), want %+v", v, ok, down)
+	if usual.sharedCapped || !lean.sharedCapped {
+		t.Skipf("this GPU allows a block %d bytes of shared memory: no more than the limit", usual.blockShared)
 	}
-	if v, ok := lean.mvRoom.variant(gguf.TypeQ6_K, 1, s.NFF); !ok || v.Lean != 1 {
-		t.Fatalf("MEMRA_SHARED_LIMIT=101376: the down projection runs %+v (%v), want its lean form", v, ok)
+	want := map[gguf.Type]MatvecVariant{
+		gguf.TypeQ4_K: {GgmlType: int(gguf.TypeQ4_K), Wide: 2},
+		gguf.TypeQ5_K: {GgmlType: int(gguf.TypeQ5_K), Wide: 1, Lean: 1},
+		gguf.TypeQ6_K: {GgmlType: int(gguf.TypeQ6_K), Wide: 1, Lean: 1},
 	}
-	if f := lean.Fallbacks(); len(f) != 1 || !strings.Contains(f[0], "matvec_q6_k_wide_lean") {
-		t.Errorf("lean model's fallbacks: %q", f)
+	for _, typ := range downs {
+		if v, ok := usual.mvRoom.variant(typ, 1, s.NFF); !ok || v != (MatvecVariant{GgmlType: int(typ), Wide: 1}) {
+			t.Fatalf("the GPU's own limit: a %v down projection runs %+v (%v), want the wide kernel", typ, v, ok)
+		}
+		if v, ok := lean.mvRoom.variant(typ, 1, s.NFF); !ok || v != want[typ] {
+			t.Fatalf("MEMRA_SHARED_LIMIT=101376: a %v down projection runs %+v (%v), want %+v", typ, v, ok, want[typ])
+		}
+	}
+	if f := usual.Fallbacks(); len(f) != 0 {
+		t.Errorf("usual model's fallbacks: %q", f)
+	}
+	if f := lean.Fallbacks(); len(f) != 3 {
+		t.Errorf("lean model's fallbacks: %q, want 3 lines", f)
 	}
 	prompt := make([]int32, 40)
 	for i := range prompt {

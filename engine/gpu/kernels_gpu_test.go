@@ -38,6 +38,19 @@ type ktEnv struct {
 	k *Kernels
 	// stageRoom is what a batch launch may stage beside its rings (batchShared).
 	stageRoom int
+	// room is the tensor-core matvecs' (matvecRoom): a usual kernel too
+	// wide for it here (on sm_86 or sm_89) is skipped, not launched.
+	room mvRoom
+}
+
+// skipUnfit skips t where the matvec kernel of variant does not fit the
+// GPU's shared memory at cols columns (the usual K-quant kernels at 12,288
+// on sm_86 and sm_89), which Load would never launch there.
+func (v *ktEnv) skipUnfit(t *testing.T, variant MatvecVariant, cols int) {
+	t.Helper()
+	if mk, ok := matvecKernel(variant); ok && mk.TensorCore && mk.Shared(cols, false) > v.room[variant] {
+		t.Skipf("%s needs %d bytes of shared memory at %d columns; this GPU allows it %d", mk.Name, mk.Shared(cols, false), cols, v.room[variant])
+	}
 }
 
 // The shared environment: opened by the first kernel test that runs, closed
@@ -70,25 +83,32 @@ func ktGPU(t *testing.T) *ktEnv {
 		default:
 			mod, err := e.LoadModule(kernels.Fatbin())
 			var k *Kernels
-			var room int
+			var optin, stage int
+			var room mvRoom
 			if err == nil {
 				k, err = loadKernels(e, mod)
 			}
 			if err == nil {
+				optin, _, err = blockShared(e)
+			}
+			if err == nil {
+				room, err = matvecRoom(e, mod, optin)
+			}
+			if err == nil {
 				// Lets every tensor-core matvec, its lean forms too, use the
 				// shared memory of the widest test matrix, as Load does for
-				// a model's launches.
-				err = ktAllowTiled(e, mod, 12288)
+				// a model's launches, or what the GPU allows it.
+				err = ktAllowTiled(e, mod, room, 12288)
 			}
 			if err == nil {
 				// The batch kernels' staged copies, as Load allows them.
-				room, err = batchShared(e, mod)
+				stage, err = batchShared(e, mod, optin)
 			}
 			if err != nil {
 				_ = e.Close()
 				ktLoadErr = fmt.Errorf("load the kernels: %w", err)
 			} else {
-				ktShared = &ktEnv{e: e, k: k, stageRoom: room}
+				ktShared = &ktEnv{e: e, k: k, stageRoom: stage, room: room}
 			}
 		}
 	}
@@ -102,9 +122,10 @@ func ktGPU(t *testing.T) *ktEnv {
 }
 
 // ktAllowTiled lets every tensor-core matvec kernel take the shared memory
-// it needs at cols columns, as matvecGrids does for the kernels and widths
-// of a model's launches (on an H200 it sends none to the lean forms).
-func ktAllowTiled(e *cuda.Engine, mod cuda.Module, cols int) error {
+// it needs at cols columns, or the room the GPU gives it where that is
+// less, as matvecGrids does for the kernels and widths of a model's
+// launches (on an H200 it sends none to the lean forms).
+func ktAllowTiled(e *cuda.Engine, mod cuda.Module, room mvRoom, cols int) error {
 	for _, mk := range kernels.MatvecKernels() {
 		if !mk.TensorCore {
 			continue
@@ -113,8 +134,9 @@ func ktAllowTiled(e *cuda.Engine, mod cuda.Module, cols int) error {
 		if err != nil {
 			return err
 		}
-		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, mk.Shared(cols, false)); err != nil {
-			return fmt.Errorf("%s: allow %d bytes of shared memory: %w", mk.Name, mk.Shared(cols, false), err)
+		allow := min(mk.Shared(cols, false), room[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}])
+		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, allow); err != nil {
+			return fmt.Errorf("%s: allow %d bytes of shared memory: %w", mk.Name, allow, err)
 		}
 	}
 	return nil
@@ -443,6 +465,8 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 	ktMust(t, err)
 	defer v.e.UnloadModule(mod)
 	const name = "blk.0.ffn_down.weight"
+	optin, _, err := blockShared(v.e) // the GPU's, or MEMRA_SHARED_LIMIT's
+	ktMust(t, err)
 	shapes := func(typ gguf.Type, rows, cols int) tiledShapes {
 		ts := tiledShapes{}
 		ts.add(typ, 4096, 4096, "blk.0.ffn_up.weight")
@@ -450,7 +474,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 		return ts
 	}
 	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
-		_, _, err = matvecGrids(v.e, mod, 1024, shapes(typ, 4096, 61440))
+		_, _, err = matvecGrids(v.e, mod, optin, 1024, shapes(typ, 4096, 61440))
 		if err == nil {
 			t.Fatalf("%v: 61,440 columns accepted", typ)
 		}
@@ -459,7 +483,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 				t.Errorf("%v: error %q does not say %q", typ, err, want)
 			}
 		}
-		if _, _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, 12288)); err != nil {
+		if _, _, err := matvecGrids(v.e, mod, optin, 1024, shapes(typ, 1024, 12288)); err != nil {
 			t.Errorf("%v: 12,288 columns (the 9B down projection) on 1,024 rows, both kernels: %v", typ, err)
 		}
 	}
@@ -468,8 +492,6 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 	// widest; past that it fails. One of few rows (the wide kernel, and the
 	// plain one for the fused launches it may be part of) loads exactly
 	// when both take it in one form or the other.
-	optin, err := blockShared(v.e) // the GPU's, or MEMRA_SHARED_LIMIT's
-	ktMust(t, err)
 	need := func(typ gguf.Type, wide, lean, cols int) int {
 		mk, ok := matvecKernel(MatvecVariant{GgmlType: int(typ), Wide: wide, Lean: lean})
 		if !ok {
@@ -494,7 +516,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 			t.Errorf("%v: the lean kernel's widest %d columns, the plain one's %d", typ, plainLean, plain)
 		}
 		for _, c := range []struct{ cols, lean int }{{plain, 0}, {plain + 256, 1}, {plainLean, 1}} {
-			_, room, err := matvecGrids(v.e, mod, 1024, shapes(typ, 8192, c.cols))
+			_, room, err := matvecGrids(v.e, mod, optin, 1024, shapes(typ, 8192, c.cols))
 			if err != nil {
 				t.Errorf("%v: %d columns on 8,192 rows: %v", typ, c.cols, err)
 				continue
@@ -503,14 +525,14 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 				t.Errorf("%v: %d columns on 8,192 rows run %+v (%v), want lean %d", typ, c.cols, got, ok, c.lean)
 			}
 		}
-		if _, _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 8192, plainLean+256)); err == nil {
+		if _, _, err := matvecGrids(v.e, mod, optin, 1024, shapes(typ, 8192, plainLean+256)); err == nil {
 			t.Errorf("%v: %d columns on 8,192 rows accepted, past the lean kernel's widest", typ, plainLean+256)
 		}
 		fits := func(wide, cols int) bool {
 			return need(typ, wide, 0, cols) <= optin || need(typ, wide, 1, cols) <= optin
 		}
 		for _, cols := range []int{plain, plainLean, widest(1, 1), max(plainLean, widest(1, 1)) + 256} {
-			_, _, err := matvecGrids(v.e, mod, 1024, shapes(typ, 1024, cols))
+			_, _, err := matvecGrids(v.e, mod, optin, 1024, shapes(typ, 1024, cols))
 			if want := fits(0, cols) && fits(1, cols); (err == nil) != want {
 				t.Errorf("%v: %d columns on 1,024 rows: error %v, though the plain and wide kernels fit: %v", typ, cols, err, want)
 			}
@@ -609,6 +631,7 @@ func TestGPUKernelMatvec(t *testing.T) {
 						name += "-misaligned"
 					}
 					t.Run(name, func(t *testing.T) {
+						v.skipUnfit(t, variant, sh.cols)
 						ktMatvecCase(t, v, variant, typ, sh.rows, sh.cols, sh.misalign, blocks, uint64(100*i)+uint64(typ))
 					})
 				}
@@ -810,6 +833,10 @@ func TestGPUKernelMatvecLean(t *testing.T) {
 			dy := v.alloc(t, sh.rows*4)
 			for _, usual := range MatvecVariants() {
 				if usual.GgmlType != int(typ) || usual.Lean != 0 {
+					continue
+				}
+				if mk, _ := matvecKernel(usual); mk.Shared(sh.cols, false) > v.room[usual] {
+					t.Logf("%s at %d columns: not on this GPU (room %d bytes), nothing to compare", mk.Name, sh.cols, v.room[usual])
 					continue
 				}
 				lean := MatvecVariant{GgmlType: usual.GgmlType, Wide: min(usual.Wide, 1), Lean: 1}

@@ -313,7 +313,8 @@ func TestSharedLimitEnv(t *testing.T) {
 // wide, on a GPU that allows 99 KiB a block, says that they run the lean
 // kernel, naming the first, counting the rest, and giving the usual
 // kernel's need (104,448 bytes dynamic and its static arrays) and the
-// limit; with the H200's 227 KiB it says nothing.
+// limit, the GPU's or MEMRA_SHARED_LIMIT's; with the H200's 227 KiB it
+// says nothing.
 func TestFallbacks(t *testing.T) {
 	layer := func(i int) layerWeights {
 		return layerWeights{
@@ -333,8 +334,19 @@ func TestFallbacks(t *testing.T) {
 		t.Fatalf("sm_89: %d lines %q, want 1", len(f), f)
 	}
 	static := optinSM89 - g.mvRoom[MatvecVariant{GgmlType: int(gguf.TypeQ6_K), Wide: 1}]
-	for _, want := range []string{"blk.0.ffn_down.weight and 2 more matrices", "12288 columns", "matvec_q6_k_wide_lean",
-		fmt.Sprintf("matvec_q6_k_wide needs %d bytes", 104448+static), "allows 101376"} {
+	for _, want := range []string{"blk.0.ffn_down.weight and 2 more matrices of 12288 columns run matvec_q6_k_wide_lean",
+		fmt.Sprintf("matvec_q6_k_wide needs %d bytes", 104448+static), "this GPU allows 101376"} {
+		if !strings.Contains(f[0], want) {
+			t.Errorf("%q does not say %q", f[0], want)
+		}
+	}
+	// One matrix, the limit MEMRA_SHARED_LIMIT's.
+	g.ls, g.sharedCapped = g.ls[:1], true
+	f = g.Fallbacks()
+	if len(f) != 1 {
+		t.Fatalf("one layer: %d lines %q, want 1", len(f), f)
+	}
+	for _, want := range []string{"blk.0.ffn_down.weight (12288 columns) runs matvec_q6_k_wide_lean", "MEMRA_SHARED_LIMIT allows 101376"} {
 		if !strings.Contains(f[0], want) {
 			t.Errorf("%q does not say %q", f[0], want)
 		}

@@ -226,8 +226,10 @@ type Model struct {
 	// ring slots where the usual one does not fit the GPU's shared memory
 	// at its width.
 	mvRoom mvRoom
-	// blockShared is the shared memory a block may take (blockShared).
-	blockShared int
+	// blockShared is the shared memory a block may take (blockShared);
+	// sharedCapped, that MEMRA_SHARED_LIMIT set it below the GPU's.
+	blockShared  int
+	sharedCapped bool
 	// pf is how prompts are primed in chunks (planPrefill); nil: token by token.
 	pf *prefillPlan
 
@@ -298,7 +300,11 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: mma, hopper: e.Info().Major >= 9}
 	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)
-	if g.mvBlocks, g.mvRoom, err = matvecGrids(e, mod, m.NEmbd, tiledLaunches(m)); err != nil {
+	if g.blockShared, g.sharedCapped, err = blockShared(e); err != nil {
+		_ = e.UnloadModule(mod)
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	if g.mvBlocks, g.mvRoom, err = matvecGrids(e, mod, g.blockShared, m.NEmbd, tiledLaunches(m)); err != nil {
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -444,10 +450,6 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		g.Close()
 		return nil, fmt.Errorf("gpu: prefill: %w", err)
 	}
-	if g.blockShared, err = blockShared(e); err != nil {
-		g.Close()
-		return nil, fmt.Errorf("gpu: %w", err)
-	}
 	return g, nil
 }
 
@@ -455,7 +457,8 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 // kernel with fewer ring slots than on a GPU with more shared memory a
 // block (mvRoom.variant; README.md): a line for each kernel and width,
 // naming its first matrix and counting the others, for a command to print.
-// None on an H100 or H200 without MEMRA_SHARED_LIMIT.
+// None for the synth presets on an H100 or H200 without
+// MEMRA_SHARED_LIMIT. Products that Options.Omit leaves out count too.
 func (g *Model) Fallbacks() []string {
 	type use struct {
 		got, usual string
@@ -483,14 +486,18 @@ func (g *Model) Fallbacks() []string {
 		}
 		count[u]++
 	}
+	limit := fmt.Sprintf("this GPU allows %d", g.blockShared)
+	if g.sharedCapped {
+		limit = fmt.Sprintf("MEMRA_SHARED_LIMIT allows %d", g.blockShared)
+	}
 	var out []string
 	for _, u := range order {
-		more := ""
+		what := fmt.Sprintf("%s (%d columns) runs", first[u], u.cols)
 		if n := count[u] - 1; n > 0 {
-			more = fmt.Sprintf(" and %d more matrices", n)
+			what = fmt.Sprintf("%s and %d more matrices of %d columns run", first[u], n, u.cols)
 		}
-		out = append(out, fmt.Sprintf("%s%s of %d columns run %s: %s needs %d bytes of shared memory a block there, and this GPU allows %d (the same tokens, more slowly)",
-			first[u], more, u.cols, u.got, u.usual, u.need, g.blockShared))
+		out = append(out, fmt.Sprintf("%s %s: %s needs %d bytes of shared memory a block there, and %s (the same tokens, likely more slowly)",
+			what, u.got, u.usual, u.need, limit))
 	}
 	return out
 }
@@ -505,27 +512,12 @@ func (g *Model) Fallbacks() []string {
 // allowed the shared memory the widest needs (past 48 KiB at 12,288
 // columns), or it fails naming the matrix. It returns the tensor-core
 // kernels' room too, which picks each launch's kernel the same way.
-func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShapes) (map[mvKey]int, mvRoom, error) {
+func matvecGrids(e *cuda.Engine, mod cuda.Module, optin, nEmbd int, tiledCols tiledShapes) (map[mvKey]int, mvRoom, error) {
 	out := map[mvKey]int{}
 	sms := e.Info().SMs
-	optin, err := blockShared(e)
+	room, err := matvecRoom(e, mod, optin)
 	if err != nil {
 		return nil, nil, err
-	}
-	room := mvRoom{}
-	for _, mk := range kernels.MatvecKernels() {
-		if !mk.TensorCore {
-			continue
-		}
-		fn, err := e.Function(mod, mk.Name)
-		if err != nil {
-			return nil, nil, err
-		}
-		static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", mk.Name, err)
-		}
-		room[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}] = optin - static
 	}
 	launched, err := room.shapes(tiledCols, optin)
 	if err != nil {
@@ -573,6 +565,28 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, nEmbd int, tiledCols tiledShap
 	return out, room, nil
 }
 
+// matvecRoom is the room of mod's tensor-core matvec kernels where a block
+// may take optin bytes of shared memory (blockShared): optin less each
+// kernel's static arrays.
+func matvecRoom(e *cuda.Engine, mod cuda.Module, optin int) (mvRoom, error) {
+	room := mvRoom{}
+	for _, mk := range kernels.MatvecKernels() {
+		if !mk.TensorCore {
+			continue
+		}
+		fn, err := e.Function(mod, mk.Name)
+		if err != nil {
+			return nil, err
+		}
+		static, err := e.FuncAttribute(fn, cuda.FuncSharedSizeBytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", mk.Name, err)
+		}
+		room[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}] = optin - static
+	}
+	return room, nil
+}
+
 // shapes is ts with each width under the kernel its launches take
 // (variant): a width the usual kernel has no room for moves to a form with
 // fewer slots. A width no form fits is an error naming the widest such
@@ -614,21 +628,21 @@ func (r mvRoom) shapes(ts tiledShapes, optin int) (tiledShapes, error) {
 
 // blockShared is the shared memory a block may take, static and dynamic:
 // what the GPU allows with its opt-in, or MEMRA_SHARED_LIMIT bytes where
-// that is less, so that a GPU can load a model as one with less would
-// (sm_86 and sm_89 allow 101,376 bytes).
-func blockShared(e *cuda.Engine) (int, error) {
-	optin, err := e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
+// that is less (capped), so that a GPU can load a model as one with less
+// would (sm_86 and sm_89 allow 101,376 bytes).
+func blockShared(e *cuda.Engine) (optin int, capped bool, err error) {
+	optin, err = e.Attribute(cuda.AttrMaxSharedMemoryPerBlockOptin)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	limit, err := sharedLimitFromEnv()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	if limit > 0 {
-		optin = min(optin, limit)
+	if limit > 0 && limit < optin {
+		return limit, true, nil
 	}
-	return optin, nil
+	return optin, false, nil
 }
 
 // sharedLimitFromEnv reads MEMRA_SHARED_LIMIT: unset or empty 0 (no

@@ -209,7 +209,7 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 			}
 		}
 	}
-	stageMax, err := batchShared(g.e, g.mod)
+	stageMax, err := batchShared(g.e, g.mod, g.blockShared)
 	if err != nil {
 		return nil, err
 	}
@@ -241,11 +241,7 @@ func (p *prefillPlan) launch(w dtensor) (l mvbKey, bk kernels.MatvecBatchKernel,
 // memory the GPU allows a block beside its static arrays, and returns the
 // least of those less the staged (q8_0) kernels' rings: what any staged
 // launch may copy (0: nothing stages).
-func batchShared(e *cuda.Engine, mod cuda.Module) (int, error) {
-	optin, err := blockShared(e)
-	if err != nil {
-		return 0, err
-	}
+func batchShared(e *cuda.Engine, mod cuda.Module, optin int) (int, error) {
 	most := optin
 	names := []string{"matvec_batch_kq_stage"}
 	ring := map[string]int{}

@@ -25,8 +25,9 @@ Measures, per model: load time, eager and graph decode speed at each context
 captures, against the bandwidth roofline from a device copy measured in the
 same run. Writes bench-<time>.{json,md,svg} (as the run goes) and, once it
 ends, latest.{json,md,svg} into -out: latest.* is the last whole run of
-whole steps on bench's own kernels, so -omit, -fatbin, ^C, a failure before
-the first model or a run without a row leave it as it was. Prints the
+whole steps on bench's own kernels, so -omit, -fatbin, MEMRA_SHARED_LIMIT
+below the device's, ^C, a failure before the first model or a run without a
+row leave it as it was. Prints the
 Markdown table.
 
 -compare prints new/old tok/s for the decode rows of both reports (model,
@@ -39,7 +40,7 @@ MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores
 at head_dim 256, or those past the split cap); MEMRA_SHARED_LIMIT=BYTES
 (101376 or more) caps the shared memory a kernel block may take, so that the
 load picks the kernels a GPU with less would (101376: sm_86 and sm_89); an
-SM still holds the blocks this GPU's allows, so the times are not that GPU's.
+SM still holds the blocks this GPU allows, so the times are not that GPU's.
 The KV cache type is -kv's:
 MEMRA_KV_FP8=1 is refused without -kv fp8.
 

@@ -344,14 +344,14 @@ func TestOmitKeepsLatest(t *testing.T) {
 	// Nor a run whose kernels were held to less shared memory than the
 	// device's (MEMRA_SHARED_LIMIT): some ran other forms.
 	capped := sampleReport()
-	capped.Settings.SharedLimit = "101376"
+	capped.Settings.SharedLimit = 101376
 	if err := capped.writeFiles(dir, "4"); err != nil {
 		t.Fatal(err)
 	}
 	if got, err = readReport(filepath.Join(dir, "latest.json")); err != nil {
 		t.Fatal(err)
-	} else if got.Settings.SharedLimit != "" {
-		t.Errorf("latest.json holds the MEMRA_SHARED_LIMIT run (%s)", got.Settings.SharedLimit)
+	} else if got.Settings.SharedLimit != 0 {
+		t.Errorf("latest.json holds the MEMRA_SHARED_LIMIT run (%d)", got.Settings.SharedLimit)
 	}
 	// Nor does a run still going (its flushes), one stopped by ^C, one
 	// that failed before its models or one without a row.
@@ -497,6 +497,18 @@ func TestCompare(t *testing.T) {
 	}
 	if fj, js := compareJSON(t, compareReports(old, &other)); fj.FatbinNew != other.Settings.Fatbin || fj.FatbinOld != "" {
 		t.Errorf("compare -json of a -fatbin report: %s", js)
+	}
+	// And one whose kernels were held to less shared memory.
+	capped := *cur
+	capped.Settings.SharedLimit = 101376
+	b.Reset()
+	compareReports(&capped, cur).print(&b, "old.json", "new.json")
+	if !strings.Contains(b.String(), "old held its kernels to 101376 bytes of shared memory a block (MEMRA_SHARED_LIMIT)") ||
+		strings.Contains(b.String(), "new held") {
+		t.Errorf("compare of a MEMRA_SHARED_LIMIT report does not say so:\n%s", b.String())
+	}
+	if fj, js := compareJSON(t, compareReports(&capped, cur)); fj.SharedLimitOld != 101376 || fj.SharedLimitNew != 0 {
+		t.Errorf("compare -json of a MEMRA_SHARED_LIMIT report: %s", js)
 	}
 
 	// Compare-only mode through run: no GPU needed.

@@ -24,6 +24,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -227,9 +228,10 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 		rep.Settings.Fatbin = fmt.Sprintf("%s (sha256 %x)", c.fatbin, sha256.Sum256(image))
 		rep.Notes = append(rep.Notes, "kernels loaded from "+rep.Settings.Fatbin+" (-fatbin) instead of those built into bench")
 	}
-	if v := os.Getenv("MEMRA_SHARED_LIMIT"); v != "" { // gpu.CheckEnv took it
-		rep.Settings.SharedLimit = v
-		rep.Notes = append(rep.Notes, fmt.Sprintf("MEMRA_SHARED_LIMIT=%s held the matvec kernels' blocks to %s bytes of shared memory (the device allows %d), so that the load picked the kernels a GPU with that limit would; an SM still held as many blocks as this device's allows", v, v, info.MaxSharedPerBlockOptin))
+	// gpu.CheckEnv took MEMRA_SHARED_LIMIT; at or above the device's it changes nothing.
+	if n, err := strconv.Atoi(os.Getenv("MEMRA_SHARED_LIMIT")); err == nil && n < info.MaxSharedPerBlockOptin {
+		rep.Settings.SharedLimit = n
+		rep.Notes = append(rep.Notes, fmt.Sprintf("MEMRA_SHARED_LIMIT=%d held the matvec and prompt-batch kernels' blocks to %d bytes of shared memory (the device allows %d), so that the load picked the kernels a GPU with that limit would; an SM still held as many blocks as this device allows", n, n, info.MaxSharedPerBlockOptin))
 	}
 	if len(c.omit) > 0 {
 		rep.Notes = append(rep.Notes, "omitted from every step (-omit): "+strings.Join(c.omit, ", ")+

@@ -101,8 +101,9 @@ type Settings struct {
 	// (-fatbin), "PATH (sha256 HEX)".
 	Fatbin string `json:"fatbin,omitempty"`
 	// SharedLimit: MEMRA_SHARED_LIMIT, the bytes of shared memory the
-	// kernels' blocks were held to, below the device's.
-	SharedLimit string `json:"shared_limit,omitempty"`
+	// matvec and prompt-batch kernels' blocks were held to, where it was
+	// below the device's (0: the device's own).
+	SharedLimit int `json:"shared_limit,omitempty"`
 }
 
 // notLatest says why the report is not written as latest.* too, or "" when
@@ -124,7 +125,7 @@ func (rep *Report) notLatest() string {
 		return "this run omitted step parts"
 	case rep.Settings.Fatbin != "":
 		return "this run loaded -fatbin's kernels"
-	case rep.Settings.SharedLimit != "":
+	case rep.Settings.SharedLimit > 0:
 		return "this run held the kernels to MEMRA_SHARED_LIMIT"
 	}
 	return ""
@@ -507,10 +508,12 @@ type comparison struct {
 	OnlyOld, OnlyNew     []string
 	OmitOld, OmitNew     []string // the reports' -omit parts, if any
 	FatbinOld, FatbinNew string   // the reports' -fatbin, if any
+	SharedOld, SharedNew int      // the reports' MEMRA_SHARED_LIMIT, if any
 }
 
 func compareReports(old, cur *Report) comparison {
-	c := comparison{OmitOld: old.Settings.Omit, OmitNew: cur.Settings.Omit, FatbinOld: old.Settings.Fatbin, FatbinNew: cur.Settings.Fatbin}
+	c := comparison{OmitOld: old.Settings.Omit, OmitNew: cur.Settings.Omit, FatbinOld: old.Settings.Fatbin, FatbinNew: cur.Settings.Fatbin,
+		SharedOld: old.Settings.SharedLimit, SharedNew: cur.Settings.SharedLimit}
 	oldRows := map[string]Row{}
 	for _, r := range old.allRows() {
 		oldRows[r.key()] = r
@@ -641,6 +644,10 @@ type comparisonJSON struct {
 	// when its kernels were the binary's own.
 	FatbinOld string `json:"fatbin_old,omitempty"`
 	FatbinNew string `json:"fatbin_new,omitempty"`
+	// SharedLimitOld, SharedLimitNew: a report's MEMRA_SHARED_LIMIT in
+	// bytes; absent when it ran with the device's own.
+	SharedLimitOld int `json:"shared_limit_old,omitempty"`
+	SharedLimitNew int `json:"shared_limit_new,omitempty"`
 	// Prime: each model and cache in both reports, its priming and load;
 	// Geomean["prime"] is the priming speedups' geomean.
 	Prime []primeJSON `json:"prime,omitempty"`
@@ -679,7 +686,7 @@ type ratioJSON struct {
 func (c comparison) json(oldName, newName string) ([]byte, error) {
 	out := comparisonJSON{Old: oldName, New: newName, Rows: []ratioJSON{}, Geomean: map[string]float64{},
 		OnlyOld: append([]string{}, c.OnlyOld...), OnlyNew: append([]string{}, c.OnlyNew...), OmitOld: c.OmitOld, OmitNew: c.OmitNew,
-		FatbinOld: c.FatbinOld, FatbinNew: c.FatbinNew}
+		FatbinOld: c.FatbinOld, FatbinNew: c.FatbinNew, SharedLimitOld: c.SharedOld, SharedLimitNew: c.SharedNew}
 	for _, r := range c.Rows {
 		x := ratioJSON{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, OldTokS: r.Old, NewTokS: r.New, OldRoofPct: r.OldPct, NewRoofPct: r.NewP, OtherWork: r.OtherWork}
 		if !math.IsNaN(r.Ratio) && !math.IsInf(r.Ratio, 0) {
@@ -724,6 +731,14 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	for _, f := range []struct{ name, fatbin string }{{"old", c.FatbinOld}, {"new", c.FatbinNew}} {
 		if f.fatbin != "" {
 			fmt.Fprintf(w, "Note: %s ran the kernels of %s (-fatbin), not its binary's own.\n\n", f.name, f.fatbin)
+		}
+	}
+	for _, l := range []struct {
+		name  string
+		bytes int
+	}{{"old", c.SharedOld}, {"new", c.SharedNew}} {
+		if l.bytes > 0 {
+			fmt.Fprintf(w, "Note: %s held its kernels to %d bytes of shared memory a block (MEMRA_SHARED_LIMIT): some ran forms with fewer ring slots.\n\n", l.name, l.bytes)
 		}
 	}
 	fmt.Fprintln(w, "| model | kv | ctx | path | old tok/s | new tok/s | new/old | roofline % old → new |")
