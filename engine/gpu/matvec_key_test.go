@@ -176,25 +176,28 @@ func roomFor(t *testing.T, optin int) mvRoom {
 	return r
 }
 
-// Shared memory a block may take with its opt-in: sm_90 (H100, H200), and
-// sm_86 and sm_89 (RTX 3090 and 4090, A10, L4, L40S), from NVIDIA's CUDA
-// C++ Programming Guide's table of compute capabilities (227 and 99 KiB).
+// Shared memory a block may take with its opt-in: sm_90 (H100, H200), sm_80
+// (A100), and sm_86 and sm_89 (RTX 3090 and 4090, A10, L4, L40S), from
+// NVIDIA's CUDA C++ Programming Guide's table of compute capabilities (227,
+// 163 and 99 KiB).
 const (
 	optinSM90 = 227 << 10
+	optinSM80 = 163 << 10
 	optinSM89 = 99 << 10
 )
 
 // TestMatvecLeanRoom: at every row length of the synth presets' matrices
 // (convert.Plan; tiny to 27B), every K-quant kernel a matrix may take runs
-// as itself on sm_90, so the other forms change nothing on the H100 and
-// H200, and runs as itself or a form with fewer slots on sm_86 and sm_89,
+// as itself on sm_90 and sm_80, so the other forms change nothing on the
+// H100, H200 and A100, and runs as itself or a form with fewer slots on
+// sm_86 and sm_89,
 // so that every preset loads there; the 9B's 12,288 and the 27B's 17,408
 // columns do need the lean forms there (the 9B's Q6_K down projection
 // 104,448 bytes in the usual kernel), and the 2B's 6,144-column Q4_K down
 // projection takes the wave form (2 slots; the wide kernel's 4 need
 // 101,696 bytes).
 func TestMatvecLeanRoom(t *testing.T) {
-	h200, ada := roomFor(t, optinSM90), roomFor(t, optinSM89)
+	h200, a100, ada := roomFor(t, optinSM90), roomFor(t, optinSM80), roomFor(t, optinSM89)
 	leanAt := map[int]bool{}
 	other := map[string]bool{}
 	for _, preset := range convert.Presets() {
@@ -218,8 +221,10 @@ func TestMatvecLeanRoom(t *testing.T) {
 					if _, ok := matvecKernel(MatvecVariant{GgmlType: int(typ), Wide: key}); !ok {
 						continue
 					}
-					if v, ok := h200.variant(typ, key, cols); !ok || v != (MatvecVariant{GgmlType: int(typ), Wide: key}) {
-						t.Errorf("%s: %v key %d at %d columns on sm_90: %+v (fits: %v), want the usual kernel", preset, typ, key, cols, v, ok)
+					for arch, r := range map[string]mvRoom{"sm_90": h200, "sm_80": a100} {
+						if v, ok := r.variant(typ, key, cols); !ok || v != (MatvecVariant{GgmlType: int(typ), Wide: key}) {
+							t.Errorf("%s: %v key %d at %d columns on %s: %+v (fits: %v), want the usual kernel", preset, typ, key, cols, arch, v, ok)
+						}
 					}
 					v, ok := ada.variant(typ, key, cols)
 					if !ok {
