@@ -134,7 +134,7 @@ func ktAllowTiled(e *cuda.Engine, mod cuda.Module, room mvRoom, cols int) error 
 		if err != nil {
 			return err
 		}
-		allow := min(mk.Shared(cols, false), room[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}])
+		allow := min(mk.Shared(cols, false), room[variantOf(mk)])
 		if err := e.SetFuncAttribute(fn, cuda.FuncMaxDynamicSharedSizeBytes, allow); err != nil {
 			return fmt.Errorf("%s: allow %d bytes of shared memory: %w", mk.Name, allow, err)
 		}
@@ -839,7 +839,7 @@ func TestGPUKernelMatvecLean(t *testing.T) {
 					t.Logf("%s at %d columns: not on this GPU (room %d bytes), nothing to compare", mk.Name, sh.cols, v.room[usual])
 					continue
 				}
-				lean := MatvecVariant{GgmlType: usual.GgmlType, Wide: min(usual.Wide, 1), Lean: 1}
+				lean := leanOf(usual)
 				units := matvecUnits(usual, sh.rows)
 				if lu := matvecUnits(lean, sh.rows); lu != units {
 					t.Fatalf("%+v: %d units, its lean form %+v %d", usual, units, lean, lu)

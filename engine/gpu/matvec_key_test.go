@@ -76,7 +76,7 @@ func TestMatvecKeyBoundaries(t *testing.T) {
 // 2; 3R: 3); a variant without a kernel finds none and asks one unit.
 func TestMatvecUnits(t *testing.T) {
 	for _, mk := range kernels.MatvecKernels() {
-		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
+		v := variantOf(mk)
 		if got, ok := matvecKernel(v); !ok || got.Name != mk.Name {
 			t.Errorf("variant %+v: kernel %q (%v), want %s", v, got.Name, ok, mk.Name)
 		}
@@ -170,7 +170,7 @@ func roomFor(t *testing.T, optin int) mvRoom {
 			if !ok {
 				t.Fatalf("%s: not in the manifest", mk.Name)
 			}
-			r[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}] = optin - info.SharedBytes
+			r[variantOf(mk)] = optin - info.SharedBytes
 		}
 	}
 	return r

@@ -524,7 +524,7 @@ func matvecGrids(e *cuda.Engine, mod cuda.Module, optin, nEmbd int, tiledCols ti
 		return nil, nil, err
 	}
 	for _, mk := range kernels.MatvecKernels() {
-		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
+		v := variantOf(mk)
 		fn, err := e.Function(mod, mk.Name)
 		if err != nil {
 			return nil, nil, err
@@ -582,7 +582,7 @@ func matvecRoom(e *cuda.Engine, mod cuda.Module, optin int) (mvRoom, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mk.Name, err)
 		}
-		room[MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}] = optin - static
+		room[variantOf(mk)] = optin - static
 	}
 	return room, nil
 }
@@ -595,7 +595,7 @@ func matvecRoom(e *cuda.Engine, mod cuda.Module, optin int) (mvRoom, error) {
 func (r mvRoom) shapes(ts tiledShapes, optin int) (tiledShapes, error) {
 	out := tiledShapes{}
 	for _, mk := range kernels.MatvecKernels() { // spec order: the same error every time
-		v := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
+		v := variantOf(mk)
 		worst := 0
 		for c, name := range ts[v] {
 			to, ok := r.variant(gguf.Type(v.GgmlType), v.Wide, c)
@@ -613,7 +613,7 @@ func (r mvRoom) shapes(ts tiledShapes, optin int) (tiledShapes, error) {
 		if worst == 0 {
 			continue
 		}
-		lean := MatvecVariant{GgmlType: v.GgmlType, Wide: min(v.Wide, 1), Lean: 1}
+		lean := leanOf(v)
 		lk, _ := matvecKernel(lean)
 		static := optin - r[v]
 		need := fmt.Sprintf("%d bytes of shared memory per block in %s", mk.Shared(worst, false)+static, mk.Name)

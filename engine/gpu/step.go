@@ -450,6 +450,17 @@ func matvecKernel(v MatvecVariant) (kernels.MatvecKernel, bool) {
 // allows a block, less the kernel's static arrays.
 type mvRoom map[MatvecVariant]int
 
+// variantOf is kernel mk's variant key.
+func variantOf(mk kernels.MatvecKernel) MatvecVariant {
+	return MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
+}
+
+// leanOf is the lean form of a tensor-core kernel's variant v: the wide
+// one's for the wave form, whose sums are the wide kernel's.
+func leanOf(v MatvecVariant) MatvecVariant {
+	return MatvecVariant{GgmlType: v.GgmlType, Wide: min(v.Wide, 1), Lean: 1}
+}
+
 // variant is the kernel a matrix of type t and cols columns takes, given
 // key (its MatvecVariant.Wide): the usual one where its shared memory at
 // cols fits what the GPU allows, else the form with the same sums (same
@@ -458,29 +469,45 @@ type mvRoom map[MatvecVariant]int
 // kernel its wave form, else the lean form (kernels.MatvecKernel.Lean, one
 // slot a warp). ok is false where none fits.
 func (r mvRoom) variant(t gguf.Type, key, cols int) (v MatvecVariant, ok bool) {
-	v = MatvecVariant{GgmlType: int(t), Wide: key}
+	v, _, ok = r.pick(t, key, cols)
+	return v, ok
+}
+
+// pick is variant with the kernel it names (the zero MatvecKernel where t
+// has no kernel of that key).
+func (r mvRoom) pick(t gguf.Type, key, cols int) (MatvecVariant, kernels.MatvecKernel, bool) {
+	v := MatvecVariant{GgmlType: int(t), Wide: key}
 	usual, found := matvecKernel(v)
 	if !found || !usual.TensorCore || usual.Shared(cols, false) <= r[v] {
-		return v, true
+		return v, usual, true
 	}
-	slots := 0
+	best := kernels.MatvecKernel{}
 	for _, mk := range kernels.MatvecKernels() {
-		c := MatvecVariant{GgmlType: mk.GgmlType, Wide: mk.WideKey(), Lean: b2i(mk.Lean)}
-		if mk.GgmlType == v.GgmlType && mk.Wide == usual.Wide && mk.Ring < usual.Ring && mk.Ring > slots &&
-			mk.Shared(cols, false) <= r[c] {
-			v, slots = c, mk.Ring
+		if mk.GgmlType == v.GgmlType && mk.Wide == usual.Wide && mk.Ring < usual.Ring && mk.Ring > best.Ring &&
+			mk.Shared(cols, false) <= r[variantOf(mk)] {
+			best = mk
 		}
 	}
-	return v, slots > 0
+	if best.Ring == 0 {
+		lean, _ := matvecKernel(leanOf(v))
+		return leanOf(v), lean, false
+	}
+	return variantOf(best), best, true
 }
 
 // matvecUnits is the number of row units of a rows-row matrix in kernel v
 // (kernels.MatvecKernels): the grid that gives every block one unit.
 func matvecUnits(v MatvecVariant, rows int) int {
-	if mk, ok := matvecKernel(v); ok {
-		return (rows + mk.RowsPerBlock - 1) / mk.RowsPerBlock
+	mk, _ := matvecKernel(v)
+	return kernelUnits(mk, rows)
+}
+
+// kernelUnits is matvecUnits for kernel mk (the zero MatvecKernel: none).
+func kernelUnits(mk kernels.MatvecKernel, rows int) int {
+	if mk.RowsPerBlock == 0 {
+		return 1 // no such kernel: Matvec reports the variant
 	}
-	return 1 // no such kernel: Matvec reports the variant
+	return (rows + mk.RowsPerBlock - 1) / mk.RowsPerBlock
 }
 
 // matvec computes y = W x' (mode mvStore), y += W x' (mvAccumulate) or the
@@ -493,9 +520,8 @@ func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm
 		xnorm = 1
 		bytes += uint64(w.cols) * 4 // the norm weight, f32 like every norm (model.Load checks)
 	}
-	v, _ := g.mvRoom.variant(w.typ, w.wideKey(), w.cols) // none fits: Load refused the model
-	blocks := matvecUnits(v, w.rows)
-	mk, _ := matvecKernel(v) // none: Matvec reports the variant
+	v, mk, _ := g.mvRoom.pick(w.typ, w.wideKey(), w.cols) // none fits: Load refused the model; no kernel: Matvec reports the variant
+	blocks := kernelUnits(mk, w.rows)
 	if mk.TensorCore && (x%16 != 0 || norm%16 != 0) {
 		// The engine's buffers are 256-byte aligned; a view that is not
 		// would make the kernel's 16-byte loads of x fault.
