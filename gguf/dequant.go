@@ -209,26 +209,13 @@ func dequantQ2_K(b []byte, y []float32) {
 }
 
 // Q3_K (256 elements): hmask[32] | qs[64] | scales[12] | d f16. Sixteen
-// 6-bit signed scales (offset 32): scale i takes its low 4 bits from byte i
-// (i<8, low nibble) or byte i-8 (high nibble), its high 2 bits from byte
-// 8+i%4 at bit 2·(i/4). Each value is 2 low bits from qs plus a high bit
+// 6-bit signed scales (offset 32; scalesQ3_K). Each value is 2 low bits from qs plus a high bit
 // from hmask; a clear high bit subtracts 4. value d·(sc−32)·q.
 func dequantQ3_K(b []byte, y []float32) {
 	hm := b[0:32]
 	qs := b[32:96]
-	s := b[96:108]
 	d := f16at(b, 108)
-	var sc [16]int8
-	for i := 0; i < 16; i++ {
-		var lo byte
-		if i < 8 {
-			lo = s[i] & 0xf
-		} else {
-			lo = s[i-8] >> 4
-		}
-		hi := s[8+i%4] >> (2 * (i / 4)) & 3
-		sc[i] = int8(lo|hi<<4) - 32
-	}
+	sc := scalesQ3_K(b[96:108])
 	y = y[:256]
 	is := 0
 	m := byte(1)
@@ -253,6 +240,25 @@ func dequantQ3_K(b []byte, y []float32) {
 			m <<= 1
 		}
 	}
+}
+
+// scalesQ3_K unpacks Q3_K's sixteen 6-bit scales, less their offset 32,
+// from its 12-byte scales field s: scale i takes its low 4 bits from byte i
+// (i<8, low nibble) or byte i-8 (high nibble), its high 2 bits from byte
+// 8+i%4 at bit 2·(i/4).
+func scalesQ3_K(s []byte) [16]int8 {
+	var sc [16]int8
+	for i := range sc {
+		var lo byte
+		if i < 8 {
+			lo = s[i] & 0xf
+		} else {
+			lo = s[i-8] >> 4
+		}
+		hi := s[8+i%4] >> (2 * (i / 4)) & 3
+		sc[i] = int8(lo|hi<<4) - 32
+	}
+	return sc
 }
 
 // scaleMinK4 unpacks sub-block j's 6-bit scale and min from the 12-byte

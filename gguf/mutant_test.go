@@ -250,13 +250,14 @@ func TestArrayValuePacksScalars(t *testing.T) {
 
 // TestQuantLimitValues: the limits are the largest |x| whose block
 // super-scale still fits f16's largest finite 65504, worked out by hand:
-// Q8_0 d = amax/127, so 65504·127; Q4_K and Q5_K dmin = max(−min)/63, so
-// 65504·63; Q6_K d = amax/31/127, so 65504·31·127. TestQuantizeRange
-// round-trips ±QuantLimit, so a limit set too low would pass it unseen,
-// refusing values that quantise fine.
+// Q8_0 d = amax/127, so 65504·127; Q4_0 |d| = amax/8 and Q5_0 amax/16, so
+// 65504·8 and 65504·16; Q3_K d = (amax/4)/31, so 65504·124; Q4_K and Q5_K
+// dmin = max(−min)/63, so 65504·63; Q6_K d = amax/31/127, so
+// 65504·31·127. TestQuantizeRange round-trips ±QuantLimit, so a limit set
+// too low would pass it unseen, refusing values that quantise fine.
 func TestQuantLimitValues(t *testing.T) {
 	for typ, want := range map[Type]float32{
-		TypeQ8_0: 8319008, TypeQ4_K: 4126752, TypeQ5_K: 4126752, TypeQ6_K: 257889248,
+		TypeQ8_0: 8319008, TypeQ4_0: 524032, TypeQ5_0: 1048064, TypeQ3_K: 8122496, TypeQ4_K: 4126752, TypeQ5_K: 4126752, TypeQ6_K: 257889248,
 		TypeF32: 0, TypeF16: 0, TypeBF16: 0,
 	} {
 		if got := QuantLimit(typ); got != want {
@@ -267,14 +268,15 @@ func TestQuantLimitValues(t *testing.T) {
 
 // TestQuantizeIgnoresDstContents: Quantize writes every byte of dst, so a
 // reused buffer full of old data gives the same block as a fresh one (the
-// Q5_K high bits are ORed into qh, which must start clear).
+// Q5_K and Q5_0 high bits are ORed into qh, and Q3_K's codes and scales
+// into hmask, qs and scales, which must start clear).
 func TestQuantizeIgnoresDstContents(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	x := make([]float32, 2*qkK)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	for _, typ := range []Type{TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	for _, typ := range []Type{TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
 		n, _ := RowBytes(typ, int64(len(x)))
 		clean, dirty := make([]byte, n), make([]byte, n)
 		for i := range dirty {
@@ -338,10 +340,7 @@ func TestQuantizeKPicksBestNeighbour(t *testing.T) {
 		for di, dist := range dists {
 			r := rand.New(rand.NewPCG(uint64(77+c.nmax), uint64(di)))
 			const nsb = 16
-			x := make([]float32, nsb*qkK)
-			for b := 0; b < nsb; b++ {
-				dist.gen(r, b, x[qkK*b:qkK*b+qkK])
-			}
+			x := dist.sample(r, nsb)
 			q, y := kRoundTrip(t, c.typ, x)
 			checked, better := 0, 0
 			for b := 0; b < nsb; b++ {

@@ -16,6 +16,21 @@ import (
 //     (half away from zero, as llama.cpp's roundf), clamped to [-127, 127];
 //     an all-zero block stores d = 0, q = 0. x/d uses the f32 d before f16
 //     rounding, as llama.cpp's reference quantiser does.
+//   - Q4_0: per block of 32, ggml's rule: max is the value of largest
+//     magnitude with its sign, d = max/−8 stored as f16, q = x/d + 8
+//     rounded half up and clamped to 0..15 (x/d with the f32 d). That puts
+//     max on q = 0, the end of the grid's longer side (q − 8 in −8..7), so
+//     only values of the other sign beyond 7.5 steps clamp, at most one
+//     step off. An all-zero block stores d = −0 (as ggml), q = 8.
+//   - Q5_0: as Q4_0 with d = max/−16, q = x/d + 16 in 0..31, the fifth bit
+//     in qh; an all-zero block stores q = 16.
+//   - Q3_K: per superblock, sixteen sub-blocks of 16 with x ≈ d·sc·k,
+//     k in −4..3, 6-bit sc in −32..31. Naive step s = −ext/4 maps each
+//     sub-block's extreme value ext to −4 (the finer of the two signs),
+//     d = max|s|/31 (f16); each sub-block takes the scale with the least
+//     squared error among round(s/d)±1, the scales 2 to 5 units finer, the
+//     ext-to-+3 scale ±1 and two least-squares refits, within the naive
+//     choice's worst-error bound; k = round(x/(d·sc)), clamped.
 //   - Q4_K: per superblock of 256, eight sub-blocks of 32 with
 //     x ≈ d·sc·q − dmin·mn, q in 0..15, 6-bit sc and mn. A sub-block's naive
 //     step s = (max + m)/15 and min m = max(0, −min) cover its range;
@@ -34,11 +49,12 @@ import (
 //     refits, within the naive choice's worst-error bound; q = 32 +
 //     round(x/(d·sc)), clamped.
 //
-// The K types need whole superblocks: len(src) a multiple of 256. For the
-// quantised types every value must be finite and within ±QuantLimit(t), the
-// range the f16 super-scales hold; otherwise Quantize returns a
-// *RangeError (beyond it a block would decode to Inf or NaN). F32, F16 and
-// BF16 take any value, as llama.cpp's converter does.
+// Q8_0, Q4_0 and Q5_0 need whole blocks (len(src) a multiple of 32), the K
+// types whole superblocks (a multiple of 256). For the quantised types
+// every value must be finite and within ±QuantLimit(t), the range the f16
+// scales hold; otherwise Quantize returns a *RangeError (beyond it a block
+// would decode to Inf or NaN). F32, F16 and BF16 take any value, as
+// llama.cpp's converter does.
 func Quantize(t Type, src []float32, dst []byte) error {
 	if bs := t.BlockSize(); t.Valid() && len(src)%bs != 0 {
 		return fmt.Errorf("gguf: quantize %v: %d elements is not a multiple of its block size %d", t, len(src), bs)
@@ -74,6 +90,18 @@ func Quantize(t Type, src []float32, dst []byte) error {
 		for b := 0; b < len(src)/32; b++ {
 			quantQ8_0(src[32*b:32*b+32], dst[34*b:34*b+34])
 		}
+	case TypeQ4_0:
+		for b := 0; b < len(src)/32; b++ {
+			quantQ0Block(src[32*b:32*b+32], dst[18*b:18*b+18], false)
+		}
+	case TypeQ5_0:
+		for b := 0; b < len(src)/32; b++ {
+			quantQ0Block(src[32*b:32*b+32], dst[22*b:22*b+22], true)
+		}
+	case TypeQ3_K:
+		for b := 0; b < len(src)/qkK; b++ {
+			quantQ3_KBlock(src[qkK*b:qkK*b+qkK], dst[110*b:110*b+110])
+		}
 	case TypeQ4_K:
 		for b := 0; b < len(src)/qkK; b++ {
 			quantQ45KBlock(src[qkK*b:qkK*b+qkK], dst[144*b:144*b+144], false)
@@ -87,19 +115,26 @@ func Quantize(t Type, src []float32, dst []byte) error {
 			quantQ6_KBlock(src[qkK*b:qkK*b+qkK], dst[210*b:210*b+210])
 		}
 	default:
-		return fmt.Errorf("gguf: quantize: type %v is not supported (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K are)", t)
+		return fmt.Errorf("gguf: quantize: type %v is not supported (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q3_K, Q4_K, Q5_K, Q6_K are)", t)
 	}
 	return nil
 }
 
 // QuantLimit is the largest |x| Quantize accepts for t, or 0 for F32, F16
 // and BF16 (no limit). The f16 scales top out at 65504: Q8_0 stores
-// d = amax/127; Q4_K and Q5_K store dmin = max(−min)/63 (the step d is
-// smaller); Q6_K stores d = amax/(31·127).
+// d = amax/127; Q4_0 and Q5_0 store |d| = amax/8 and amax/16; Q3_K
+// stores d = (amax/4)/31; Q4_K and Q5_K store dmin = max(−min)/63 (the
+// step d is smaller); Q6_K stores d = amax/(31·127).
 func QuantLimit(t Type) float32 {
 	switch t {
 	case TypeQ8_0:
 		return 65504 * 127
+	case TypeQ4_0:
+		return 65504 * 8
+	case TypeQ5_0:
+		return 65504 * 16
+	case TypeQ3_K:
+		return 65504 * 4 * 31
 	case TypeQ4_K, TypeQ5_K:
 		return 65504 * 63
 	case TypeQ6_K:
@@ -124,7 +159,7 @@ func (e *RangeError) Error() string {
 // CanQuantize reports whether Quantize supports t.
 func CanQuantize(t Type) bool {
 	switch t {
-	case TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_K, TypeQ5_K, TypeQ6_K:
+	case TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K:
 		return true
 	}
 	return false

@@ -5,10 +5,12 @@ import (
 	"math"
 )
 
-// K-quant quantisers (Q4_K, Q5_K, Q6_K). The block layouts are the ones
-// dequant.go decodes; every choice below is checked against that decoder.
+// K-quant quantisers (Q4_K, Q5_K, Q6_K here; Q3_K in quant_q3k.go, whose
+// scale search is Q6_K's, signedGrid.search). The block layouts are the
+// ones dequant.go decodes; every choice below is checked against that
+// decoder.
 //
-// All three work in two stages per 256-value superblock:
+// All of them work in two stages per 256-value superblock:
 //
 //  1. A naive, range-covering scale per sub-block (and min for Q4_K/Q5_K)
 //     fixes the superblock's f16 super-scales d (and dmin) as the largest
@@ -245,11 +247,7 @@ func quantQ6_KBlock(x []float32, out []byte) {
 	var smax float32
 	for j := 0; j < 16; j++ {
 		var amax float32
-		for _, v := range x[16*j : 16*j+16] {
-			if a := float32(math.Abs(float64(v))); a > amax {
-				amax, ext[j] = a, v
-			}
-		}
+		amax, ext[j] = extreme(x[16*j : 16*j+16])
 		s[j] = amax / 31
 		smax = max(smax, s[j])
 	}
@@ -258,11 +256,17 @@ func quantQ6_KBlock(x []float32, out []byte) {
 	var q [qkK]uint8
 	for j := 0; j < 16; j++ {
 		sub := x[16*j : 16*j+16]
-		c := searchSym(sub, s[j], ext[j], d)
+		c := q6Grid.search(sub, s[j], -ext[j]/32, d, symBound(s[j], d), 0)
 		out[192+j] = byte(int8(c))
-		symQuants(sub, d*float32(c), q[16*j:16*j+16])
+		q6Grid.codes(sub, d*float32(c), q[16*j:16*j+16])
 	}
 	binary.LittleEndian.PutUint16(out[208:], dh)
+	packQ6_K(&q, out)
+}
+
+// packQ6_K writes a superblock's 6-bit codes q (0..63, column order) into
+// the ql and qh fields of the Q6_K block out.
+func packQ6_K(q *[qkK]uint8, out []byte) {
 	for n := 0; n < 2; n++ {
 		// Half n: values l, l+32, l+64, l+96 of its 128 share qh[l]'s bit
 		// pairs 0-1, 2-3, 4-5, 6-7; their low nibbles go to ql[l] (l, l+64)
@@ -289,47 +293,70 @@ func symBound(s, d float32) float32 {
 	return (s+es)/2 + 31*es
 }
 
-// searchSym returns a Q6_K sub-block scale: the naive round(s/d), or the
-// least-squared-error candidate among its neighbours ±1, the extreme-to-−32
-// scale round(−ext/(32·d)) and its neighbours, and two least-squares
-// refits, whose worst error stays within symBound.
-func searchSym(x []float32, s, ext, d float32) int {
-	sc := roundScale(s, d, 0, 127)
+// signedGrid is a K-quant sub-block grid without offset, {S·k,
+// k = kLo..kHi} with step S = d·sc, d the f16 super-scale and sc a signed
+// integer scale in scLo..scHi. The block stores the code k − kLo.
+type signedGrid struct {
+	kLo, kHi   float32
+	scLo, scHi int
+}
+
+var (
+	q6Grid = signedGrid{kLo: -32, kHi: 31, scLo: -127, scHi: 127} // int8 scale
+	q3Grid = signedGrid{kLo: -4, kHi: 3, scLo: -32, scHi: 31}     // 6-bit scale
+)
+
+// search returns a sub-block's scale: the naive round(s/d), or the
+// least-squared-error candidate among its neighbours ±1, round(alt/d)
+// and its neighbours, the scales 2 to finer units smaller in magnitude
+// than the naive one, and two least-squares refits, whose worst error
+// stays within bound (the naive choice's).
+func (g signedGrid) search(x []float32, s, alt, d, bound float32, finer int) int {
+	sc := roundScale(s, d, g.scLo, g.scHi)
 	if d == 0 {
 		return sc
 	}
 	inf := float32(math.Inf(1))
-	best, _ := symErr(x, d*float32(sc), inf, inf)
-	limit := symBound(s, d)
-	limit += limit * 0x1p-20
+	best, _ := g.err(x, d*float32(sc), inf, inf)
+	limit := bound + bound*0x1p-20 // float32 slack so ties with the bound pass
 	try := func(c int) {
-		if c < -127 || c > 127 || c == sc {
+		if c < g.scLo || c > g.scHi || c == sc {
 			return
 		}
-		if e, ok := symErr(x, d*float32(c), limit, best); ok {
+		if e, ok := g.err(x, d*float32(c), limit, best); ok {
 			best, sc = e, c
 		}
 	}
 	c0 := sc
-	ce := roundScale(-ext/32, d, -127, 127)
+	ce := roundScale(alt, d, g.scLo, g.scHi)
 	for k := -1; k <= 1; k++ {
 		try(c0 + k)
 		try(ce + k)
 	}
+	// Finer steps: they clip the extreme a little but fit the bulk
+	// better, which the squared error favours when values crowd away from
+	// the extreme.
+	step := 1
+	if c0 > 0 {
+		step = -1
+	}
+	for k := 2; k <= finer && k < c0*-step; k++ {
+		try(c0 + step*k)
+	}
 	var qb [16]uint8
 	for it := 0; it < 2; it++ {
-		// S minimising Σ(S·k − x)² for the current quants k = q − 32.
-		symQuants(x, d*float32(sc), qb[:])
+		// S minimising Σ(S·k − x)² for the current quants k.
+		g.codes(x, d*float32(sc), qb[:len(x)])
 		var skk, skx float64
 		for i, v := range x {
-			k := float64(int(qb[i]) - 32)
+			k := float64(qb[i]) + float64(g.kLo)
 			skk += k * k
 			skx += k * float64(v)
 		}
 		if skk == 0 {
 			break
 		}
-		c := roundScale(float32(skx/skk), d, -127, 127)
+		c := roundScale(float32(skx/skk), d, g.scLo, g.scHi)
 		if c == sc {
 			break
 		}
@@ -338,30 +365,32 @@ func searchSym(x []float32, s, ext, d float32) int {
 	return sc
 }
 
-// symQuant is 32 + the k in −32..31 with S·k nearest to v (inv = 1/S, or 0
-// when S is 0, giving 32). The clamp comes first so the conversion is in
-// range and truncation is floor (NaN gives 0).
-func symQuant(v, inv float32) float32 {
+// code is the code k − kLo of the k in kLo..kHi with S·k nearest to v
+// (inv = 1/S, or 0 when S is 0, giving −kLo). The clamp comes first so
+// the conversion is in range and truncation is floor (NaN gives 0).
+func (g signedGrid) code(v, inv float32) float32 {
 	t := v * inv
-	if !(t > -32) {
-		t = -32
+	if !(t > g.kLo) {
+		t = g.kLo
 	}
-	return float32(int32(min(t, 31) + 32.5))
+	return float32(int32(min(t, g.kHi) + (0.5 - g.kLo)))
 }
 
-// symQuants sets q to the Q6_K quants of x for step S.
-func symQuants(x []float32, S float32, q []uint8) {
+// codes sets q to the codes of x for step S.
+func (g signedGrid) codes(x []float32, S float32, q []uint8) {
 	inv := recip(S)
 	for i, v := range x {
-		q[i] = uint8(symQuant(v, inv))
+		q[i] = uint8(g.code(v, inv))
 	}
 }
 
-// symErr is affineErr for Q6_K's grid {S·(q − 32)}.
-func symErr(x []float32, S, limit, best float32) (sse float32, ok bool) {
+// err is affineErr for the grid {S·k}. S·k is exact in float32 (S = d·sc
+// has at most 11 + 7 significant bits, k at most 6), so it is the value the
+// decoder forms.
+func (g signedGrid) err(x []float32, S, limit, best float32) (sse float32, ok bool) {
 	inv := recip(S)
 	for _, v := range x {
-		e := S*(symQuant(v, inv)-32) - v
+		e := float32(S*(g.code(v, inv)+g.kLo)) - v
 		sse += e * e
 		if e > limit || -e > limit || sse >= best {
 			return sse, false
@@ -393,6 +422,17 @@ func ceilScale(v, unit float32) int {
 		return 0
 	}
 	return int(min(r, 63))
+}
+
+// extreme returns the largest magnitude in x and the first value of x with
+// it, sign kept (0, 0 when x is all zeros).
+func extreme(x []float32) (amax, ext float32) {
+	for _, v := range x {
+		if a := float32(math.Abs(float64(v))); a > amax {
+			amax, ext = a, v
+		}
+	}
+	return amax, ext
 }
 
 func minMax(x []float32) (lo, hi float32) {

@@ -1,7 +1,9 @@
 package gguf
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -78,6 +80,15 @@ func kDists() []kDist {
 	}
 }
 
+// sample returns nsb superblocks of the distribution, drawn from r.
+func (d kDist) sample(r *rand.Rand, nsb int) []float32 {
+	x := make([]float32, nsb*qkK)
+	for b := 0; b < nsb; b++ {
+		d.gen(r, b, x[qkK*b:qkK*b+qkK])
+	}
+	return x
+}
+
 func fill(x []float32, v float32) {
 	for i := range x {
 		x[i] = v
@@ -152,10 +163,7 @@ func TestQuantizeKAffine(t *testing.T) {
 			t.Run(c.typ.String()+"/"+dist.name, func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(c.nmax), uint64(di)))
 				const nsb = 32
-				x := make([]float32, nsb*qkK)
-				for b := 0; b < nsb; b++ {
-					dist.gen(r, b, x[qkK*b:qkK*b+qkK])
-				}
+				x := dist.sample(r, nsb)
 				q, y := kRoundTrip(t, c.typ, x)
 				nmax := float64(c.nmax)
 				var sse, ref float64
@@ -242,10 +250,7 @@ func TestQuantizeQ6_K(t *testing.T) {
 		t.Run("Q6_K/"+dist.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(6, uint64(di)))
 			const nsb = 32
-			x := make([]float32, nsb*qkK)
-			for b := 0; b < nsb; b++ {
-				dist.gen(r, b, x[qkK*b:qkK*b+qkK])
-			}
+			x := dist.sample(r, nsb)
 			q, y := kRoundTrip(t, TypeQ6_K, x)
 			var sse, ref, worst float64
 			for b := 0; b < nsb; b++ {
@@ -298,23 +303,30 @@ func TestQuantizeQ6_K(t *testing.T) {
 	}
 }
 
-// TestQuantizeKZero: an all-zero superblock encodes as all-zero bytes
-// (d = dmin = 0, scales 0, quants 0 — Q6_K's q = 32 for zero).
+// TestQuantizeKZero: an all-zero superblock decodes to zeros and encodes as
+// d = dmin = 0, scales 0 and the code of k = 0: all-zero bytes for Q4_K and
+// Q5_K; Q6_K's code 32 has high bits 2 in each qh pair (0xAA); Q3_K's code
+// 4 has its hmask bits set and its scales are stored as 32 (low nibbles 0,
+// top bits 2: 0xAA).
 func TestQuantizeKZero(t *testing.T) {
-	x := make([]float32, qkK)
-	for _, typ := range []Type{TypeQ4_K, TypeQ5_K, TypeQ6_K} {
-		q, y := kRoundTrip(t, typ, x)
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for _, c := range []struct {
+		typ  Type
+		want []byte
+	}{
+		{TypeQ4_K, make([]byte, 144)},
+		{TypeQ5_K, make([]byte, 176)},
+		{TypeQ6_K, cat(make([]byte, 128), bytes.Repeat([]byte{0xAA}, 64), make([]byte, 18))},
+		{TypeQ3_K, cat(bytes.Repeat([]byte{0xFF}, 32), make([]byte, 72), bytes.Repeat([]byte{0xAA}, 4), make([]byte, 2))},
+	} {
+		q, y := kRoundTrip(t, c.typ, make([]float32, qkK))
 		for i, v := range y {
 			if v != 0 {
-				t.Fatalf("%v: element %d decodes to %v", typ, i, v)
+				t.Fatalf("%v: element %d decodes to %v", c.typ, i, v)
 			}
 		}
-		if typ != TypeQ6_K {
-			for i, b := range q {
-				if b != 0 {
-					t.Fatalf("%v: byte %d is %#x", typ, i, b)
-				}
-			}
+		if !bytes.Equal(q, c.want) {
+			t.Errorf("%v zero block\n got % x\nwant % x", c.typ, q, c.want)
 		}
 	}
 }
@@ -384,10 +396,13 @@ func TestQuantizeKPlacement(t *testing.T) {
 	}
 }
 
-func TestQuantizeKErrors(t *testing.T) {
-	for _, typ := range []Type{TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+// TestQuantizeBlockErrors: for each block type Quantize writes, a length
+// that is not whole blocks (300 is neither 32s nor 256s) and a dst of the
+// wrong size are refused, and CanQuantize says yes.
+func TestQuantizeBlockErrors(t *testing.T) {
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
 		err := Quantize(typ, make([]float32, 300), make([]byte, 300))
-		if err == nil || !strings.Contains(err.Error(), "not a multiple of its block size 256") {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprint("not a multiple of its block size ", typ.BlockSize())) {
 			t.Errorf("%v, 300 elements: %v", typ, err)
 		}
 		err = Quantize(typ, make([]float32, 512), make([]byte, 300))
@@ -400,14 +415,14 @@ func TestQuantizeKErrors(t *testing.T) {
 	}
 }
 
-// TestQuantizeKAllocs: Quantize does not allocate for the K types either.
-func TestQuantizeKAllocs(t *testing.T) {
+// TestQuantizeAllocs: Quantize does not allocate for the block types.
+func TestQuantizeAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	x := make([]float32, 4*qkK)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	for _, typ := range []Type{TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
 		n, _ := RowBytes(typ, int64(len(x)))
 		dst := make([]byte, n)
 		if a := testing.AllocsPerRun(10, func() { Quantize(typ, x, dst) }); a != 0 {
@@ -419,9 +434,11 @@ func TestQuantizeKAllocs(t *testing.T) {
 // TestQuantizeRange: values beyond what the f16 scales hold, or not finite,
 // are refused with a *RangeError naming the element, instead of blocks that
 // decode to NaN (Q4_K with one value of −4.2·10⁶ did: dmin = 4.2e6/63
-// overflows f16). At the limit itself the block decodes finitely and close.
+// overflows f16). At the limit itself the block decodes finitely and close;
+// the next float32 out is refused.
 func TestQuantizeRange(t *testing.T) {
-	for _, typ := range []Type{TypeQ8_0, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	inf := float32(math.Inf(1))
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
 		lim := QuantLimit(typ)
 		n, _ := RowBytes(typ, qkK)
 		for _, v := range []float32{-lim, lim} {
@@ -431,13 +448,20 @@ func TestQuantizeRange(t *testing.T) {
 			}
 			x[3] = v
 			_, y := kRoundTrip(t, typ, x) // fails on a non-finite decode
-			// One step of the block's grid: at most 2·|v|/nmax (nmax ≥ 15),
-			// so within 14% of v.
+			// v is its block's extreme and sets the super-scale, so its
+			// error is within the type's max-error bound (the tests above,
+			// TestQuantizeQ3_K, TestQuantizeQ0Bound, TestQuantizeRoundTrip)
+			// for that scale: Q4_K/Q5_K one step of the grid, at most 2·|v|/nmax
+			// (nmax ≥ 15), 13.3%; Q3_K (s + d/2)/2 with s = |v|/4 and
+			// d = s/31, 63/496 = 12.7%; Q6_K (s + d/2)/2 + 31·d/2 with
+			// s = |v|/31 and d = s/127, 2.0%; Q8_0 half a step, 0.4%;
+			// Q4_0 and Q5_0 put v on the grid's end, off by d's f16
+			// rounding only. So within 14% of v.
 			if math.Abs(float64(y[3]-v)) > 0.14*math.Abs(float64(v)) {
 				t.Errorf("%v: %g decodes to %g", typ, v, y[3])
 			}
 		}
-		for _, v := range []float32{-lim * 1.01, lim * 1.01, float32(math.NaN()), float32(math.Inf(1))} {
+		for _, v := range []float32{math.Nextafter32(-lim, -inf), math.Nextafter32(lim, inf), float32(math.NaN()), inf, -inf} {
 			x := make([]float32, qkK)
 			x[200] = v
 			err := Quantize(typ, x, make([]byte, n))

@@ -10,42 +10,60 @@ import (
 // min) with the best of every scale the format can store, for the stored
 // super-scales d (and dmin): the candidate with the least squared error whose
 // worst error stays within the naive choice's bound (the bounds of
-// TestQuantizeKAffine and TestQuantizeQ6_K, recomputed here), each value taken
-// to its nearest grid point. The search tries a handful of candidates (the
-// naive one's neighbours, a covering or extreme-mapping grid, two
-// least-squares refits), so it may miss the optimum; what it must not do is
-// miss it by much.
+// TestQuantizeKAffine, TestQuantizeQ6_K and TestQuantizeQ3_K, recomputed
+// here), each value taken to its nearest grid point. The search tries a
+// handful of candidates (the naive one's neighbours, a covering or
+// extreme-mapping grid, Q3_K's finer scales, two least-squares refits), so
+// it may miss the optimum; what it must not do is miss it by much.
 //
-// The limits are measured, not derived: with these seeds the squared error
-// is 1.009–1.090 times the exhaustive optimum per distribution and
-// 1.039–1.046 in geometric mean per type; with the refits left out, Q4_K's
-// rises to 1.145 on uniform-asym and 1.069 in geometric mean. So a
-// distribution may not pass 1.10 and a type's mean may not pass 1.05.
+// The limits are measured, not derived. Q4_K, Q5_K and Q6_K: with these
+// seeds the squared error is 1.009–1.090 times the exhaustive optimum per
+// distribution and 1.039–1.046 in geometric mean per type; with the refits
+// left out, Q4_K's rises to 1.145 on uniform-asym and 1.069 in geometric
+// mean. So a distribution may not pass 1.10 and a type's mean may not pass
+// 1.05. Q3_K: 1.0000–1.0041 per distribution and 1.0012 in geometric mean,
+// except for equal-runs (1.48: a constant sub-block is best served by
+// whichever product k·sc lands nearest its value, which a local search
+// rarely finds; the bound test covers it, and it is left out of the mean).
+// With the search left out (the naive scale only) its ratios are 1.09–1.37
+// (equal-runs 3.31); without the finer scales, up to 1.067 and 1.022 in
+// geometric mean. So a distribution may not pass 1.02 (equal-runs 1.6),
+// and the geometric mean 1.005.
 func TestQuantizeKNearExhaustive(t *testing.T) {
-	for _, typ := range []Type{TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	for _, c := range []struct {
+		typ        Type
+		dists      []kDist
+		limit, geo float64 // per distribution, geometric mean
+	}{
+		{TypeQ4_K, kDists(), 1.10, 1.05},
+		{TypeQ5_K, kDists(), 1.10, 1.05},
+		{TypeQ6_K, kDists(), 1.10, 1.05},
+		{TypeQ3_K, moreDists(), 1.02, 1.005},
+	} {
+		typ := c.typ
 		var logSum float64
 		var n int
-		for di, dist := range kDists() {
+		for di, dist := range c.dists {
 			if !dist.rms {
 				continue
 			}
 			r := rand.New(rand.NewPCG(uint64(typ), uint64(di)))
 			const nsb = 16
-			x := make([]float32, nsb*qkK)
-			for b := 0; b < nsb; b++ {
-				dist.gen(r, b, x[qkK*b:qkK*b+qkK])
-			}
+			x := dist.sample(r, nsb)
 			q, y := kRoundTrip(t, typ, x)
 			var got, opt float64
 			switch typ {
-			case TypeQ6_K:
+			case TypeQ6_K, TypeQ3_K:
+				size, dOff, best := 210, 208, bestSym
+				if typ == TypeQ3_K {
+					size, dOff, best = 110, 108, bestQ3
+				}
 				for b := 0; b < nsb; b++ {
-					blk := q[210*b : 210*(b+1)]
-					d := float64(f16at(blk, 208))
+					d := float64(f16at(q[size*b:], dOff))
 					for j := 0; j < 16; j++ {
 						sub := x[qkK*b+16*j : qkK*b+16*j+16]
 						got += sqErr(sub, y[qkK*b+16*j:qkK*b+16*j+16])
-						opt += bestSym(sub, d)
+						opt += best(sub, d)
 					}
 				}
 			default:
@@ -65,14 +83,22 @@ func TestQuantizeKNearExhaustive(t *testing.T) {
 			}
 			ratio := got / opt
 			t.Logf("%v %s: squared error %.6g, exhaustive optimum %.6g, ratio %.4f", typ, dist.name, got, opt, ratio)
-			if !(ratio >= 1-1e-9 && ratio <= 1.10) { // below 1: the test's own search is wrong
-				t.Errorf("%v %s: squared error %.6g is %.4f times the exhaustive optimum %.6g, want 1 to 1.10", typ, dist.name, got, ratio, opt)
+			limit := c.limit
+			if dist.name == "equal-runs" {
+				limit = 1.6
 			}
-			logSum += math.Log(ratio)
-			n++
+			if !(ratio >= 1-1e-9 && ratio <= limit) { // below 1: the test's own search is wrong
+				t.Errorf("%v %s: squared error %.6g is %.4f times the exhaustive optimum %.6g, want 1 to %g", typ, dist.name, got, ratio, opt, limit)
+			}
+			if dist.name != "equal-runs" {
+				logSum += math.Log(ratio)
+				n++
+			}
 		}
-		if g := math.Exp(logSum / float64(n)); g > 1.05 {
-			t.Errorf("%v: geometric mean ratio to the exhaustive optimum %.4f > 1.05", typ, g)
+		g := math.Exp(logSum / float64(n))
+		t.Logf("%v: geometric mean ratio %.4f", typ, g)
+		if g > c.geo {
+			t.Errorf("%v: geometric mean ratio to the exhaustive optimum %.4f > %g", typ, g, c.geo)
 		}
 	}
 }
@@ -131,16 +157,21 @@ func bestSym(x []float32, d float64) float64 {
 	}
 	s := amax / 31
 	es := math.Max(d/2, s-127*d)
-	bound := (s+es)/2 + 31*es
+	return bestSigned(x, d, (s+es)/2+31*es, -127, 127, -32, 31)
+}
+
+// bestSigned is the least squared error over every sc in scLo..scHi for
+// the grid {d·sc·k, k = kLo..kHi} whose worst error is within bound.
+func bestSigned(x []float32, d, bound float64, scLo, scHi, kLo, kHi int) float64 {
 	bound += bound*0x1p-20 + 1e-12
 	best := math.Inf(1)
-	for c := -127; c <= 127; c++ {
+	for c := scLo; c <= scHi; c++ {
 		S := float64(float32(d) * float32(c))
 		var sse, worst float64
 		for _, v := range x {
 			k := 0.0
 			if S != 0 {
-				k = math.Min(math.Max(math.Round(float64(v)/S), -32), 31)
+				k = math.Min(math.Max(math.Round(float64(v)/S), float64(kLo)), float64(kHi))
 			}
 			e := math.Abs(S*k - float64(v))
 			worst = math.Max(worst, e)

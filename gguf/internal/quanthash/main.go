@@ -28,7 +28,7 @@ func main() {
 	n := flag.Int("superblocks", 16384, "superblocks of 256 values to quantise per type")
 	flag.Parse()
 	src := inputs(*n)
-	for _, t := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+	for _, t := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		q, err := hashes(t, src)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "quanthash:", err)

@@ -1,0 +1,101 @@
+package gguf
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Recode writes src, blocks of type from, into dst as blocks of type to
+// whose decoded values are the same bit for bit: Dequantize(to, dst) ==
+// Dequantize(from, src). It supports the pairs CanRecode reports, where the
+// wider format holds every value of the narrower one on the same f16
+// scale:
+//
+//   - Q3_K as Q6_K: the same sixteen sub-blocks of 16 and f16 d; the
+//     signed 6-bit scale sc−32 becomes Q6_K's int8 scale, the code q
+//     (−4..3) becomes q+32. 210 bytes a superblock instead of 110.
+//   - Q4_0 and Q5_0 as Q8_0: the same f16 d a block of 32; the code q−8
+//     (q−16) becomes Q8_0's int8. 34 bytes a block instead of 18 (22).
+//
+// Both decoders form d·scale, then times the code, in f32 (dequant.go), so
+// the values agree exactly, not just to rounding. It does not allocate.
+// len(src) must be a whole number of from's blocks and len(dst) the same
+// number of to's.
+func Recode(to Type, dst []byte, from Type, src []byte) error {
+	if !CanRecode(from, to) {
+		return fmt.Errorf("gguf: recode %v as %v: not supported (Q3_K as Q6_K, Q4_0 and Q5_0 as Q8_0 are)", from, to)
+	}
+	fb, tb := from.BlockBytes(), to.BlockBytes()
+	if len(src)%fb != 0 || len(dst) != len(src)/fb*tb {
+		return fmt.Errorf("gguf: recode %v as %v: %d bytes in, %d out; want whole %d-byte blocks in and %d bytes a block out",
+			from, to, len(src), len(dst), fb, tb)
+	}
+	for b := range len(src) / fb {
+		in, out := src[b*fb:(b+1)*fb], dst[b*tb:(b+1)*tb]
+		switch from {
+		case TypeQ3_K:
+			recodeQ3_K(in, out)
+		case TypeQ4_0:
+			recodeQ4_0(in, out)
+		case TypeQ5_0:
+			recodeQ5_0(in, out)
+		}
+	}
+	return nil
+}
+
+// CanRecode reports whether Recode writes type from's blocks as type to's.
+func CanRecode(from, to Type) bool {
+	switch from {
+	case TypeQ3_K:
+		return to == TypeQ6_K
+	case TypeQ4_0, TypeQ5_0:
+		return to == TypeQ8_0
+	}
+	return false
+}
+
+// recodeQ3_K writes a Q3_K superblock (dequantQ3_K's layout) as Q6_K.
+func recodeQ3_K(b, out []byte) {
+	hm, qs := b[0:32], b[32:96]
+	var q [qkK]uint8
+	for c := range qkK {
+		// Column c: half n, 32-column group j of it; its 2 bits in byte
+		// 32n + c%32 of qs at 2j, its high bit in hmask[c%32] at 4n + j.
+		n, j, l := c/128, c%128/32, c%32
+		v := int(qs[32*n+l]>>(2*j)&3) + 32
+		if hm[l]>>(4*n+j)&1 == 0 {
+			v -= 4
+		}
+		q[c] = uint8(v)
+	}
+	packQ6_K(&q, out)
+	sc := scalesQ3_K(b[96:108])
+	for i, s := range sc {
+		out[192+i] = byte(s)
+	}
+	copy(out[208:210], b[108:110]) // d
+}
+
+// recodeQ4_0 writes a Q4_0 block as Q8_0: d, then the codes q−8, low
+// nibbles (values 0..15) first.
+func recodeQ4_0(b, out []byte) {
+	copy(out[0:2], b[0:2])
+	for j, q := range b[2:18] {
+		out[2+j] = byte(int8(q&0xf) - 8)
+		out[18+j] = byte(int8(q>>4) - 8)
+	}
+}
+
+// recodeQ5_0 writes a Q5_0 block as Q8_0: d, then the codes q−16 (the
+// fifth bit of value j from bit j of qh).
+func recodeQ5_0(b, out []byte) {
+	copy(out[0:2], b[0:2])
+	qh := binary.LittleEndian.Uint32(b[2:])
+	for j, q := range b[6:22] {
+		h0 := byte(qh>>j) & 1 << 4
+		h1 := byte(qh>>(j+16)) & 1 << 4
+		out[2+j] = byte(int8(q&0xf|h0) - 16)
+		out[18+j] = byte(int8(q>>4|h1) - 16)
+	}
+}
