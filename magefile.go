@@ -91,7 +91,7 @@ func Gate() error {
 	return err
 }
 
-// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers.
+// Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser and block recoder, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers.
 func Test() error {
 	mg.SerialDeps(Check.Vet)
 	args := append([]string{"test", "-count=1"}, pkgs()...)
@@ -289,7 +289,7 @@ func sameFiles(name string, port map[string]string, runner []string) error {
 		}
 		return out, nil
 	}
-	types := []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"}
+	types := []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k", "q3_k", "q5_0", "q4_0"}
 	for _, side := range []string{"host", "port"} {
 		for _, typ := range types {
 			if _, err := run(side, "memra", "synth", "--arch", "qwen35", "--preset", "tiny", "--type", typ, "-o", filepath.Join(dir, side, typ+".gguf")); err != nil {
@@ -364,7 +364,7 @@ func (Check) Fmt() error {
 // Fuzz holds the fuzz runs.
 type Fuzz mg.Namespace
 
-// fuzzTargets are the fuzz tests: the GGUF parser, the tokenizer's encoder,
+// fuzzTargets are the fuzz tests: the GGUF parser and block recoder, the tokenizer's encoder,
 // the bounds check of kernel images, a model file through the loader and
 // the CPU backend, and the CPU's AVX2 dot kernels against its Go ones (200,000
 // executions: 5 s on a 2-core machine; a no-op without AVX2). short is Short's count of executions: the loader's
@@ -383,6 +383,7 @@ type Fuzz mg.Namespace
 // they run only 2,000-5,000.
 var fuzzTargets = []struct{ pkg, name, short string }{
 	{"./gguf", "FuzzOpen", "200000x"},
+	{"./gguf", "FuzzRecode", "200000x"},
 	{"./engine/tokenizer", "FuzzEncode", "200000x"},
 	{"./engine/cuda", "FuzzCheckImage", "200000x"},
 	{"./engine/cpu", "FuzzLoadDecode", "50000x"},
@@ -412,7 +413,7 @@ func fuzz(d, minimize string) error {
 	return nil
 }
 
-// Short fuzzes the GGUF parser, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers for FUZZTIME each (default each target's count in fuzzTargets: 200000x executions, 50000x the loader, 2000x-100000x the input parsers), as CI does.
+// Short fuzzes the GGUF parser and block recoder, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers for FUZZTIME each (default each target's count in fuzzTargets: 200000x executions, 50000x the loader, 2000x-100000x the input parsers), as CI does.
 //
 // The budget is a count, not a duration: with a duration, go1.26's fuzz
 // coordinator can report its own deadline as a failure ("context deadline
@@ -429,7 +430,7 @@ func fuzz(d, minimize string) error {
 // fuzz cache, 88,385 and 54).
 func (Fuzz) Short() error { return fuzz(os.Getenv("FUZZTIME"), env("FUZZMINIMIZE", "2s")) }
 
-// Long fuzzes the GGUF parser, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers for FUZZTIME each (default 10m).
+// Long fuzzes the GGUF parser and block recoder, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers for FUZZTIME each (default 10m).
 //
 // FUZZMINIMIZE bounds the minimisation of a failing input (default 60s). A duration, so it can end in go1.26's spurious "context deadline exceeded"
 // (see Short); a count (FUZZTIME=10000000x, ~10 min at Short's rates) avoids

@@ -123,8 +123,11 @@ func TestConvertQwen35Layout(t *testing.T) {
 		// Q8_0 needs rows of 32; ssm_out / attn_output rows are 16 here,
 		// so llama.cpp falls back to F16 for them.
 		{FileQ8_0, gguf.TypeQ8_0, gguf.TypeF16},
+		{FileQ5_0, gguf.TypeQ5_0, gguf.TypeF16},
+		{FileQ4_0, gguf.TypeQ4_0, gguf.TypeF16},
 		// The K-quants need rows of 256: every matrix here falls back, to
 		// Q8_0 (rows of 32) or F16 (rows of 16).
+		{FileQ3_K, gguf.TypeQ8_0, gguf.TypeF16},
 		{FileQ4_K, gguf.TypeQ8_0, gguf.TypeF16},
 		{FileQ5_K, gguf.TypeQ8_0, gguf.TypeF16},
 		{FileQ6_K, gguf.TypeQ8_0, gguf.TypeF16},

@@ -464,9 +464,9 @@ func TestShortList(t *testing.T) {
 // head's enorm and hnorm end in "norm.weight" but not "_norm.weight".
 func TestTensorTypeOneDim(t *testing.T) {
 	for _, name := range []string{"blk.4.nextn.enorm.weight", "blk.4.nextn.hnorm.weight"} {
-		for _, ft := range []FileType{FileF16, FileBF16, FileQ8_0, FileQ6_K} {
-			if got := TensorType(&Entry{Name: name, Shape: []uint64{256}}, ft); got != gguf.TypeF32 {
-				t.Errorf("%s as %v: %v, want F32", name, ft, got)
+		for _, n := range fileTypeNames {
+			if got := TensorType(&Entry{Name: name, Shape: []uint64{256}}, n.ft); got != gguf.TypeF32 {
+				t.Errorf("%s as %v: %v, want F32", name, n.ft, got)
 			}
 		}
 	}

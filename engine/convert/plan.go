@@ -148,14 +148,18 @@ func u(x int) uint64 { return uint64(x) }
 // type chosen for the weight matrices.
 type FileType uint32
 
-// File types the converter writes. The K-quant ones use llama.cpp's
-// numbers for the _S ("small") mixes, LLAMA_FTYPE_MOSTLY_Q4_K_S = 14 and
-// Q5_K_S = 16, and Q6_K = 18; unlike llama-quantize's mixes, every matrix
-// gets that one type (see TensorType).
+// File types the converter writes, with llama.cpp's LLAMA_FTYPE_MOSTLY_*
+// numbers: Q4_0 = 2, Q8_0 = 7, Q5_0 = 8, and for the K-quants the _S
+// ("small") mixes, Q3_K_S = 11, Q4_K_S = 14 and Q5_K_S = 16, and Q6_K = 18;
+// unlike llama-quantize's mixes, every matrix gets that one type (see
+// TensorType).
 const (
 	FileF32  FileType = 0
 	FileF16  FileType = 1
+	FileQ4_0 FileType = 2
 	FileQ8_0 FileType = 7
+	FileQ5_0 FileType = 8
+	FileQ3_K FileType = 11
 	FileQ4_K FileType = 14
 	FileQ5_K FileType = 16
 	FileQ6_K FileType = 18
@@ -168,7 +172,8 @@ var fileTypeNames = []struct {
 	ft   FileType
 }{
 	{"f32", FileF32}, {"f16", FileF16}, {"bf16", FileBF16}, {"q8_0", FileQ8_0},
-	{"q6_k", FileQ6_K}, {"q5_k", FileQ5_K}, {"q4_k", FileQ4_K},
+	{"q6_k", FileQ6_K}, {"q5_k", FileQ5_K}, {"q4_k", FileQ4_K}, {"q3_k", FileQ3_K},
+	{"q5_0", FileQ5_0}, {"q4_0", FileQ4_0},
 }
 
 // FileTypeNames returns the values ParseFileType accepts, for usage text.
@@ -180,8 +185,8 @@ func FileTypeNames() []string {
 	return ns
 }
 
-// ParseFileType parses the --type flag: f32, f16, bf16, q8_0, q6_k, q5_k or
-// q4_k (any case).
+// ParseFileType parses the --type flag: f32, f16, bf16, q8_0, q6_k, q5_k,
+// q4_k, q3_k, q5_0 or q4_0 (any case).
 func ParseFileType(s string) (FileType, error) {
 	for _, n := range fileTypeNames {
 		if strings.EqualFold(s, n.name) {
@@ -202,23 +207,26 @@ func (ft FileType) String() string {
 
 // TensorType is llama.cpp's per-tensor type rule: 1-D tensors, norms,
 // ssm_conv1d and tensors not named *.weight stay F32; the other matrices
-// take the file type. Q8_0 falls back to F16 when the row length (Shape[0])
-// is not a multiple of 32. The K-quants need rows of whole 256-value
-// superblocks; other rows take Q8_0 if a multiple of 32, else F16. That is
-// llama.cpp's fallback for Q6_K; for Q4_K and Q5_K it picks Q5_0 and Q5_1,
-// which Quantize does not write, so Q8_0 (more precise) stands in.
+// take the file type. Q8_0, Q5_0 and Q4_0 fall back to F16 when the row
+// length (Shape[0]) is not a multiple of their block of 32. The K-quants
+// need rows of whole 256-value superblocks; other rows take Q8_0 if a
+// multiple of 32, else F16. That is llama.cpp's fallback for Q6_K; for
+// Q3_K, Q4_K and Q5_K it picks Q4_0, Q5_0 and Q5_1, and Q8_0 (more
+// precise, and one rule for all) stands in for them here.
 func TensorType(e *Entry, ft FileType) gguf.Type {
 	if len(e.Shape) <= 1 || strings.HasSuffix(e.Name, "_norm.weight") ||
 		strings.HasSuffix(e.Name, ".ssm_conv1d.weight") || !strings.HasSuffix(e.Name, ".weight") {
 		return gguf.TypeF32
 	}
-	q8 := gguf.TypeQ8_0
-	if e.Shape[0]%32 != 0 {
-		q8 = gguf.TypeF16
+	b32 := func(t gguf.Type) gguf.Type {
+		if e.Shape[0]%32 != 0 {
+			return gguf.TypeF16
+		}
+		return t
 	}
 	k := func(t gguf.Type) gguf.Type {
 		if e.Shape[0]%256 != 0 {
-			return q8
+			return b32(gguf.TypeQ8_0)
 		}
 		return t
 	}
@@ -228,7 +236,13 @@ func TensorType(e *Entry, ft FileType) gguf.Type {
 	case FileBF16:
 		return gguf.TypeBF16
 	case FileQ8_0:
-		return q8
+		return b32(gguf.TypeQ8_0)
+	case FileQ5_0:
+		return b32(gguf.TypeQ5_0)
+	case FileQ4_0:
+		return b32(gguf.TypeQ4_0)
+	case FileQ3_K:
+		return k(gguf.TypeQ3_K)
 	case FileQ4_K:
 		return k(gguf.TypeQ4_K)
 	case FileQ5_K:

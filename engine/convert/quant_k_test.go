@@ -16,8 +16,10 @@ func TestParseFileType(t *testing.T) {
 		ft FileType
 	}{
 		{"f32", 0}, {"f16", 1}, {"bf16", 32}, {"q8_0", 7},
-		// llama.cpp's LLAMA_FTYPE_MOSTLY_Q4_K_S, Q5_K_S and Q6_K.
-		{"q4_k", 14}, {"Q5_K", 16}, {"q6_K", 18},
+		// llama.cpp's LLAMA_FTYPE_MOSTLY_Q4_0 and Q5_0.
+		{"q4_0", 2}, {"Q5_0", 8},
+		// llama.cpp's LLAMA_FTYPE_MOSTLY_Q3_K_S, Q4_K_S, Q5_K_S and Q6_K.
+		{"q3_k", 11}, {"q4_k", 14}, {"Q5_K", 16}, {"q6_K", 18},
 	} {
 		ft, err := ParseFileType(c.s)
 		if err != nil || ft != c.ft {
@@ -31,6 +33,11 @@ func TestParseFileType(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "q4_k") || !strings.Contains(err.Error(), "q8_0") {
 		t.Errorf("q4_k_m: %v", err)
 	}
+	// Usage text lists the types from the largest to the smallest.
+	want := "f32 f16 bf16 q8_0 q6_k q5_k q4_k q3_k q5_0 q4_0"
+	if got := strings.Join(FileTypeNames(), " "); got != want {
+		t.Errorf("FileTypeNames() = %s, want %s", got, want)
+	}
 }
 
 // kDims: a Qwen3.5 model whose matrices mostly have rows of 256 or 512, so
@@ -40,28 +47,40 @@ func kDims() tinyDims {
 		hk: 2, hv: 4, dk: 32, dv: 64, conv: 4, interval: 2}
 }
 
-// TestConvertKQuant converts a checkpoint with each K type and checks every
-// tensor's type against the rule (K type for 2-D weights with rows of 256,
-// Q8_0 for other rows of 32, F32 for norms, conv and 1-D tensors) and its
-// bytes against gguf.Quantize of the same tensor converted to F32: the
-// converter must quantise exactly the values it would otherwise store.
+// TestConvertKQuant converts a checkpoint with each K type (and the block
+// types Q5_0 and Q4_0) and checks every tensor's type against the rule (K
+// type for 2-D weights with rows of 256, Q8_0 for other rows of 32; Q5_0
+// and Q4_0 for rows of 32; else F16; F32 for norms, conv and 1-D tensors)
+// and its bytes against gguf.Quantize of the same tensor converted to F32:
+// the converter must quantise exactly the values it would otherwise store.
 func TestConvertKQuant(t *testing.T) {
 	d := kDims()
 	dir := t.TempDir()
 	writeCheckpoint(t, dir, d, hfTensors(d, 11, DTypeF32))
 	ref, _ := convertDir(t, dir, Options{Type: FileF32})
 	for _, c := range []struct {
-		ft  FileType
-		typ gguf.Type
-		rel float64 // RMS error bound relative to the values' RMS
+		ft    FileType
+		typ   gguf.Type
+		block uint64  // the row multiple typ needs
+		rel   float64 // RMS error bound relative to the values' RMS
+		n     int     // tensors that get typ
 	}{
 		// Sub-blocks of 32 normals span ≈4.1σ on average, so a step of
 		// range/15 ≈ 0.27σ and uniform rounding error ≈ 0.27σ/√12 ≈ 0.08σ;
 		// range/31 gives ≈ 0.04σ; Q6_K's amax/31 over 16 normals (≈2σ)
-		// ≈ 0.065σ, error ≈ 0.02σ. Bounds with ≈25% headroom.
-		{FileQ4_K, gguf.TypeQ4_K, 0.1},
-		{FileQ5_K, gguf.TypeQ5_K, 0.05},
-		{FileQ6_K, gguf.TypeQ6_K, 0.025},
+		// ≈ 0.065σ, error ≈ 0.02σ; Q3_K's amax/4 ≈ 0.5σ, error ≈ 0.15σ.
+		// Q4_0's amax/8 over 32 normals (≈2.5σ) ≈ 0.31σ, error ≈ 0.09σ;
+		// Q5_0's amax/16 half that. Bounds with ≈25% headroom.
+		// token_embd, output, per layer ffn ×3 and attn_q/k/v or
+		// attn_qkv, attn_gate, ssm_alpha, ssm_beta, ssm_out have rows of
+		// 256 (16 tensors); attn_output, rows of 128, takes only the
+		// block types.
+		{FileQ3_K, gguf.TypeQ3_K, 256, 0.19, 16},
+		{FileQ4_K, gguf.TypeQ4_K, 256, 0.1, 16},
+		{FileQ5_K, gguf.TypeQ5_K, 256, 0.05, 16},
+		{FileQ6_K, gguf.TypeQ6_K, 256, 0.025, 16},
+		{FileQ5_0, gguf.TypeQ5_0, 32, 0.06, 17},
+		{FileQ4_0, gguf.TypeQ4_0, 32, 0.12, 17},
 	} {
 		t.Run(c.ft.String(), func(t *testing.T) {
 			f, _ := convertDir(t, dir, Options{Type: c.ft})
@@ -73,7 +92,7 @@ func TestConvertKQuant(t *testing.T) {
 				want := gguf.TypeF32
 				switch {
 				case len(ti.Shape) < 2 || strings.HasSuffix(ti.Name, "norm.weight") || strings.HasSuffix(ti.Name, "ssm_conv1d.weight") || !strings.HasSuffix(ti.Name, ".weight"):
-				case ti.Shape[0]%256 == 0:
+				case ti.Shape[0]%c.block == 0:
 					want = c.typ
 				case ti.Shape[0]%32 == 0:
 					want = gguf.TypeQ8_0
@@ -120,22 +139,20 @@ func TestConvertKQuant(t *testing.T) {
 				}
 				worst = max(worst, r)
 			}
-			// token_embd, output, per layer ffn ×3 and attn_q/k/v or
-			// attn_qkv, attn_gate, ssm_alpha, ssm_beta, ssm_out.
 			t.Logf("%d %v tensors, largest relative RMS error %.4f (bound %g)", nK, c.typ, worst, c.rel)
-			if nK != 2+3+4+3+4 {
-				t.Errorf("%d tensors of %v, want 16", nK, c.typ)
+			if nK != c.n {
+				t.Errorf("%d tensors of %v, want %d", nK, c.typ, c.n)
 			}
 		})
 	}
 }
 
-// TestSynthKQuant: synth writes K-quant matrices that decode to its uniform
-// value range (up to the quantisation error).
+// TestSynthKQuant: synth writes K-quant (and Q5_0, Q4_0) matrices that
+// decode to its uniform value range (up to the quantisation error).
 func TestSynthKQuant(t *testing.T) {
 	e := &Entry{Name: "blk.0.ffn_up.weight", Shape: []uint64{512, 6}, Role: "matrix"}
 	lo, hi := valueRange(e)
-	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ5_0, gguf.TypeQ4_0} {
 		t.Run(typ.String(), func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := synthTensor(&buf, e, typ, 1, 2, func(int64) {}); err != nil {
@@ -147,7 +164,10 @@ func TestSynthKQuant(t *testing.T) {
 			}
 			// A sub-block's step is at most (hi − lo)/15; the values decode
 			// within about half a step plus the 6-bit scale rounding of
-			// their range, well inside a full step.
+			// their range, well inside a full step. Q3_K's and Q4_0's
+			// coarser steps put a block's extreme on the grid's end (up to
+			// Q3_K's scale rounding) and clamp the other side inwards, so
+			// they stay inside too.
 			step := (hi - lo) / 15
 			var sum float64
 			for i, v := range y {
@@ -164,7 +184,8 @@ func TestSynthKQuant(t *testing.T) {
 }
 
 // TestTensorTypeK: the K types' fallback for rows that are not whole
-// superblocks, and the tensors that stay F32 whatever the file type.
+// superblocks, Q5_0's and Q4_0's for rows not of whole blocks, and the
+// tensors that stay F32 whatever the file type.
 func TestTensorTypeK(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -178,6 +199,16 @@ func TestTensorTypeK(t *testing.T) {
 		{"blk.0.ffn_up.weight", []uint64{384, 4}, FileQ4_K, gguf.TypeQ8_0}, // 384 = 12·32, not 256·k
 		{"blk.0.ffn_up.weight", []uint64{384, 4}, FileQ6_K, gguf.TypeQ8_0},
 		{"blk.0.ffn_up.weight", []uint64{300, 4}, FileQ5_K, gguf.TypeF16},
+		{"blk.0.ffn_up.weight", []uint64{512, 4}, FileQ3_K, gguf.TypeQ3_K},
+		{"blk.0.ffn_up.weight", []uint64{384, 4}, FileQ3_K, gguf.TypeQ8_0},
+		{"blk.0.ffn_up.weight", []uint64{300, 4}, FileQ3_K, gguf.TypeF16},
+		// Q5_0 and Q4_0 need rows of 32 only, else F16 (as Q8_0).
+		{"blk.0.ffn_up.weight", []uint64{384, 4}, FileQ5_0, gguf.TypeQ5_0},
+		{"blk.0.ffn_up.weight", []uint64{96, 4}, FileQ4_0, gguf.TypeQ4_0},
+		{"blk.0.ffn_up.weight", []uint64{300, 4}, FileQ5_0, gguf.TypeF16},
+		{"blk.0.ffn_up.weight", []uint64{48, 4}, FileQ4_0, gguf.TypeF16},
+		{"blk.0.attn_norm.weight", []uint64{512}, FileQ4_0, gguf.TypeF32},
+		{"blk.0.ssm_conv1d.weight", []uint64{256, 4}, FileQ3_K, gguf.TypeF32},
 		{"blk.0.attn_norm.weight", []uint64{512}, FileQ4_K, gguf.TypeF32},
 		{"blk.0.attn_q_norm.weight", []uint64{256, 2}, FileQ4_K, gguf.TypeF32},
 		{"blk.0.ssm_conv1d.weight", []uint64{256, 4}, FileQ6_K, gguf.TypeF32},
@@ -199,7 +230,8 @@ func TestQuantizeRowsSplit(t *testing.T) {
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	for _, typ := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ5_0, gguf.TypeQ4_0,
+		gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		nb, err := gguf.RowBytes(typ, int64(len(x)))
 		if err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@ func TestConvertCommandUsage(t *testing.T) {
 		{},
 		{"dir"},
 		{"-o", "x.gguf"},
-		{"dir", "-o", "x.gguf", "--type", "q3_k"},
+		{"dir", "-o", "x.gguf", "--type", "q2_k"}, // not a type convert writes
 		{"dir", "extra", "-o", "x.gguf"},
 	} {
 		err := runConvert(args, &bytes.Buffer{}, &bytes.Buffer{})

@@ -65,7 +65,7 @@ func TestSynthCommandUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"--preset", "tiny"},
 		{"--preset", "13b", "-o", "x.gguf"},
-		{"--preset", "tiny", "--type", "q4_0", "-o", "x.gguf"},
+		{"--preset", "tiny", "--type", "q4_1", "-o", "x.gguf"}, // not a type synth writes
 		{"--arch", "llama", "--preset", "tiny", "-o", "x.gguf"},
 		{"--preset", "tiny", "-o", "x.gguf", "stray"},
 	} {
