@@ -108,6 +108,27 @@ func kMix(name string) gguf.Type {
 	return gguf.TypeQ4_K
 }
 
+// recodeMix types a model with the types Load stores as wider ones
+// (deviceType: Q3_K as Q6_K, Q4_0 and Q5_0 as Q8_0) beside those it reads
+// as they are, as llama.cpp's Q3_K_M files mix Q3_K with Q4_K-Q6_K: the
+// FFN's gate Q3_K and up Q6_K pair on the device; q|k|v (Q4_0, Q5_0,
+// Q8_0) fuse as Q8_0; the recurrent input projections stay apart; the
+// tables are Q4_0 (token_embd, plain-order scales) and Q3_K (output).
+func recodeMix(name string) gguf.Type {
+	switch {
+	case strings.Contains(name, "ffn_gate"), strings.Contains(name, "ffn_down"), strings.Contains(name, "attn_output"),
+		strings.Contains(name, "attn_qkv"), name == "output.weight":
+		return gguf.TypeQ3_K
+	case strings.Contains(name, "ffn_up"), strings.Contains(name, "attn_gate"):
+		return gguf.TypeQ6_K
+	case strings.Contains(name, "attn_q."), strings.Contains(name, "ssm_beta"), name == "token_embd.weight":
+		return gguf.TypeQ4_0
+	case strings.Contains(name, "attn_k."), strings.Contains(name, "ssm_alpha"), strings.Contains(name, "ssm_out"):
+		return gguf.TypeQ5_0
+	}
+	return gguf.TypeQ8_0
+}
+
 // argmax is the host argmax with the device kernel's rule.
 func argmax(x []float32) int32 { return int32(sample.Argmax(x)) }
 
@@ -146,13 +167,18 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 		{"qwen35-q4_k", gguf.TypeQ4_K, false, "qwen35"},
 		{"qwen35-q5_k", gguf.TypeQ5_K, false, "qwen35"},
 		{"qwen35-q6_k-tied", gguf.TypeQ6_K, true, "qwen35"},
-		{"qwen35-k-mix", gguf.TypeQ4_K, false, "qwen35"}, // Q4_K with Q6_K/Q5_K/Q8_0 matrices in between
+		{"qwen35-k-mix", gguf.TypeQ4_K, false, "qwen35"},   // Q4_K with Q6_K/Q5_K/Q8_0 matrices in between
+		{"qwen35-recoded", gguf.TypeQ3_K, false, "qwen35"}, // recodeMix: Q3_K, Q4_0 and Q5_0 stored as Q6_K and Q8_0
+		{"qwen35-q3_k-tied", gguf.TypeQ3_K, true, "qwen35"},
 		{"qwen3-bf16", gguf.TypeBF16, false, "qwen3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := gpuTinySpec(tc.typ, tc.tied, 7)
-			if tc.name == "qwen35-k-mix" {
+			switch tc.name {
+			case "qwen35-k-mix":
 				s.Type = kMix
+			case "qwen35-recoded":
+				s.Type = recodeMix
 			}
 			if tc.arch == "qwen3" {
 				s = modeltest.TinyQwen3()
@@ -253,6 +279,113 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 	}
 }
 
+// TestGPURecodedEqualsWide: a model with Q3_K, Q4_0 and Q5_0 matrices
+// (recodeMix), which Load stores as Q6_K and Q8_0, gives at every eager step
+// the logits, bit for bit, of the same model whose file holds those
+// matrices already recoded (gguf.Recode: the same values in the wider
+// types), and the same graph tokens, its prompt primed in chunks; and
+// Fallbacks says which matrices were recoded. So a recoded model runs
+// exactly the kernels and sums of a file of the wider types, which the
+// other tests check against the CPU.
+func TestGPURecodedEqualsWide(t *testing.T) {
+	e := decodeEngine(t)
+	s := gpuTinySpec(gguf.TypeQ3_K, false, 29)
+	s.Type = recodeMix
+	m := modeltest.Load(t, s)
+	narrow := loadModel(t, e, m, Options{})
+	f := narrow.Fallbacks()
+	for _, want := range []string{"more Q3_K matrices are stored and read as Q6_K", "more Q4_0 matrices are stored and read as Q8_0",
+		"more Q5_0 matrices are stored and read as Q8_0"} {
+		if !slices.ContainsFunc(f, func(l string) bool { return strings.Contains(l, want) }) {
+			t.Errorf("Fallbacks %q: no line says %q", f, want)
+		}
+	}
+	// The same model with its narrow matrices recoded in the host copy
+	// (Load copied the first one's weights to the device already).
+	recodedN := 0
+	for _, tn := range m.Tensors() {
+		to := deviceType(tn.Type)
+		if to == tn.Type {
+			continue
+		}
+		rb, err := gguf.RowBytes(to, int64(tn.Cols()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := make([]byte, int(rb)*tn.Rows())
+		if err := gguf.Recode(to, data, tn.Type, tn.Data); err != nil {
+			t.Fatalf("%s: %v", tn.Name, err)
+		}
+		tn.Type, tn.Data = to, data
+		recodedN++
+	}
+	if recodedN == 0 {
+		t.Fatal("recodeMix typed no matrix Q3_K, Q4_0 or Q5_0")
+	}
+	wide := loadModel(t, e, m, Options{})
+	if f := wide.Fallbacks(); len(f) != 0 {
+		t.Errorf("the recoded file's fallbacks: %q", f)
+	}
+	sameBits(t, [2]*Model{narrow, wide}, [2]string{"recoded at load", "in the file"}, 11)
+	t.Logf("%d matrices recoded", recodedN)
+}
+
+// sameBits checks that two models of the same weights give the same logits,
+// bit for bit, at every eager step of a 40-token prompt (the prompt tokens
+// 100 + (i·stride) % 900) and 64 greedy tokens (the first model's), and the
+// same 64 graph tokens, the prompt primed in chunks. names say which is
+// which in a failure.
+func sameBits(t *testing.T, ms [2]*Model, names [2]string, stride int) {
+	t.Helper()
+	prompt := make([]int32, 40)
+	for i := range prompt {
+		prompt[i] = int32(100 + (i*stride)%900)
+	}
+	const n = 64
+	caches := [2]*Cache{}
+	for i, g := range ms {
+		cc, err := g.NewCache(len(prompt) + n + 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		caches[i] = cc
+	}
+	feed := slices.Clone(prompt)
+	var eager []int32
+	for step := 0; len(eager) < n; step++ {
+		var ls [2][]float32
+		for i, g := range ms {
+			l, err := g.DecodeStep(caches[i], feed[step])
+			if err != nil {
+				t.Fatalf("%s: step %d: %v", names[i], step, err)
+			}
+			ls[i] = l
+		}
+		for i := range ls[0] {
+			if math.Float32bits(ls[0][i]) != math.Float32bits(ls[1][i]) {
+				t.Fatalf("step %d: logit %d %s %g, %s %g", step, i, names[0], ls[0][i], names[1], ls[1][i])
+			}
+		}
+		if step >= len(prompt)-1 {
+			eager = append(eager, argmax(ls[0]))
+			feed = append(feed, eager[len(eager)-1])
+		}
+	}
+	for i, g := range ms {
+		gs := g.NewGraphDecodeState()
+		graph, err := g.GenerateGraph(gs, prompt, n)
+		gs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(graph, eager) {
+			t.Fatalf("%s: graph tokens %v, eager %v", names[i], graph, eager)
+		}
+	}
+	t.Logf("%d eager steps' logits bit for bit and %d graph tokens identical: %s and %s", len(prompt)+n-1, n, names[0], names[1])
+}
+
 // TestGPULeanEqualsUsual: loaded as a GPU with 99 KiB of shared memory a
 // block would load it (MEMRA_SHARED_LIMIT=101376, sm_86 and sm_89), a model
 // whose down projections have 14,336 columns runs them on forms of their
@@ -302,55 +435,7 @@ func TestGPULeanEqualsUsual(t *testing.T) {
 	if f := lean.Fallbacks(); len(f) != 3 {
 		t.Errorf("lean model's fallbacks: %q, want 3 lines", f)
 	}
-	prompt := make([]int32, 40)
-	for i := range prompt {
-		prompt[i] = int32(100 + (i*13)%900)
-	}
-	const n = 64
-	// Eager: both models fed the usual model's greedy tokens, logits compared.
-	caches := [2]*Cache{}
-	for i, g := range []*Model{usual, lean} {
-		cc, err := g.NewCache(len(prompt) + n + 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cc.Close()
-		caches[i] = cc
-	}
-	feed := slices.Clone(prompt)
-	var eager []int32
-	for step := 0; len(eager) < n; step++ {
-		tk := feed[step]
-		lu, err := usual.DecodeStep(caches[0], tk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ll, err := lean.DecodeStep(caches[1], tk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range lu {
-			if math.Float32bits(lu[i]) != math.Float32bits(ll[i]) {
-				t.Fatalf("step %d: logit %d usual %g, lean %g", step, i, lu[i], ll[i])
-			}
-		}
-		if step >= len(prompt)-1 {
-			eager = append(eager, argmax(lu))
-			feed = append(feed, eager[len(eager)-1])
-		}
-	}
-	for i, g := range []*Model{usual, lean} {
-		gs := g.NewGraphDecodeState()
-		graph, err := g.GenerateGraph(gs, prompt, n)
-		gs.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(graph, eager) {
-			t.Fatalf("model %d (0 usual, 1 lean): graph tokens %v, eager %v", i, graph, eager)
-		}
-	}
-	t.Logf("%d eager steps' logits bit for bit and %d graph tokens identical: usual and lean kernels", len(prompt)+n-1, n)
+	sameBits(t, [2]*Model{usual, lean}, [2]string{"usual", "lean"}, 13)
 }
 
 // TestGPUHostSyncInCaptureFails checks that a host synchronisation inside a

@@ -232,6 +232,8 @@ type Model struct {
 	sharedCapped bool
 	// pf is how prompts are primed in chunks (planPrefill); nil: token by token.
 	pf *prefillPlan
+	// recoded counts the matrices stored as a wider type (deviceType).
+	recoded recodings
 
 	// prof is set while ProfileStep captures a step: the launch about to be
 	// made, as the step code describes it (note). nil otherwise.
@@ -316,8 +318,14 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	var bytes int64  // progress total: the bytes that travel
 	for _, t := range ts {
 		// Lane order where it may apply: its padding makes the bound.
-		total += align(devBytes(t.Type, t.Rows(), t.Cols(), len(t.Data)/max(1, t.Rows()), true))
-		bytes += int64(len(t.Data))
+		dt := deviceType(t.Type)
+		rb, err := gguf.RowBytes(dt, int64(t.Cols()))
+		if err != nil {
+			_ = e.UnloadModule(mod)
+			return nil, fmt.Errorf("gpu: %s as %s: %w", t.Name, dt, err)
+		}
+		total += align(devBytes(dt, t.Rows(), t.Cols(), int(rb), true))
+		bytes += int64(t.Rows()) * rb // what put reports: rows in the device type's GGUF bytes
 	}
 	if g.weights, err = e.NewArena(total); err != nil {
 		g.Close()
@@ -358,9 +366,23 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		}
 		return d
 	}
+	// rowsOf gives t's rows in its device type's GGUF bytes: recoded
+	// (deviceType) when that is not its own, which g.recoded counts.
 	rowsOf := func(t *model.Tensor) func(int) []byte {
 		rb := len(t.Data) / t.Rows()
-		return func(i int) []byte { return t.Data[i*rb : (i+1)*rb] }
+		rows := func(i int) []byte { return t.Data[i*rb : (i+1)*rb] }
+		if deviceType(t.Type) == t.Type {
+			return rows
+		}
+		g.recoded.note(t)
+		rec, err := recoded(t.Type, t.Cols(), rows, func(err error) {
+			errs = append(errs, fmt.Errorf("gpu: upload %s (%s as %s): %w", t.Name, t.Type, deviceType(t.Type), err))
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", t.Name, err))
+			return rows
+		}
+		return rec
 	}
 	u := func(t *model.Tensor) dtensor {
 		if t == nil {
@@ -369,7 +391,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		if d, ok := up[t]; ok {
 			return d
 		}
-		d := place(t.Name, t.Type, t.Rows(), t.Cols(), t == m.TokenEmbd, rowsOf(t))
+		d := place(t.Name, deviceType(t.Type), t.Rows(), t.Cols(), t == m.TokenEmbd, rowsOf(t))
 		up[t] = d
 		return d
 	}
@@ -404,7 +426,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			rowOf = func(i int) []byte { return srcs[i%2](i / 2) }
 		}
 		t0 := f.parts[0]
-		*f.fused = place(f.name(), t0.Type, rows, t0.Cols(), false, rowOf)
+		*f.fused = place(f.name(), deviceType(t0.Type), rows, t0.Cols(), false, rowOf)
 		if f.fused.ptr == 0 || f.pair {
 			return
 		}
@@ -445,7 +467,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		return nil, errors.Join(errs...)
 	}
 	g.weightBytes = g.weights.Used()
-	g.stepBytes = uint64(m.WeightBytes())
+	g.stepBytes = deviceStepBytes(m)
 	if g.pf, err = g.planPrefill(); err != nil {
 		g.Close()
 		return nil, fmt.Errorf("gpu: prefill: %w", err)
@@ -453,12 +475,14 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	return g, nil
 }
 
-// Fallbacks says which of the model's products run a form of their K-quant
-// kernel with fewer ring slots than on a GPU with more shared memory a
-// block (mvRoom.variant; README.md): a line for each kernel and width,
-// naming its first matrix and counting the others, for a command to print.
-// None for the synth presets on an H100 or H200 without
-// MEMRA_SHARED_LIMIT. Products that Options.Omit leaves out count too.
+// Fallbacks says, for a command to print, which matrices the GPU does not
+// run as their file's type would suggest: a line for each file type stored
+// as a wider one (deviceType), and one for each kernel and width that runs
+// a form of its K-quant kernel with fewer ring slots than on a GPU with
+// more shared memory a block (mvRoom.variant; README.md), naming the first
+// matrix and counting the others. None for the synth presets of the
+// GPU's own types on an H100 or H200 without MEMRA_SHARED_LIMIT. Products
+// that Options.Omit leaves out count too.
 func (g *Model) Fallbacks() []string {
 	type use struct {
 		got, usual string
@@ -491,6 +515,15 @@ func (g *Model) Fallbacks() []string {
 		limit = fmt.Sprintf("MEMRA_SHARED_LIMIT allows %d", g.blockShared)
 	}
 	var out []string
+	for _, r := range g.recoded {
+		what := r.first + " is"
+		if r.n > 1 {
+			what = fmt.Sprintf("%s and %d more %s matrices are", r.first, r.n-1, r.from)
+		}
+		to := deviceType(r.from)
+		out = append(out, fmt.Sprintf("%s stored and read as %s, which holds their values exactly, at %.2fx the bytes (%s for %s in the file): the CUDA backend has no %s kernel; the tokens are those of a %s file of the same values",
+			what, to, float64(r.dev)/float64(r.file), sizeText(r.dev), sizeText(r.file), r.from, to))
+	}
 	for _, u := range order {
 		what := fmt.Sprintf("%s (%d columns) runs", first[u], u.cols)
 		if n := count[u] - 1; n > 0 {
@@ -667,10 +700,11 @@ func sharedLimitFromEnv() (int, error) {
 // Programming Guide, technical specifications per compute capability).
 const minBlockShared = 99 << 10
 
-// sameShape reports whether ts have one type and one row length.
+// sameShape reports whether ts have one device type (deviceType) and one
+// row length.
 func sameShape(ts ...*model.Tensor) bool {
 	for _, t := range ts {
-		if t.Type != ts[0].Type || t.Cols() != ts[0].Cols() {
+		if deviceType(t.Type) != deviceType(ts[0].Type) || t.Cols() != ts[0].Cols() {
 			return false
 		}
 	}
@@ -683,7 +717,7 @@ func sameShape(ts ...*model.Tensor) bool {
 // tile.
 func fusable(ts ...*model.Tensor) bool {
 	for _, t := range ts[:len(ts)-1] {
-		if tiled(t.Type) && t.Rows()%ktile.Rows != 0 {
+		if tiled(deviceType(t.Type)) && t.Rows()%ktile.Rows != 0 {
 			return false
 		}
 	}
@@ -758,14 +792,14 @@ func tiledLaunches(m *model.Model) tiledShapes {
 		}
 	}
 	for _, t := range m.Tensors() {
-		add(t.Name, t.Type, t.Rows(), t.Cols())
+		add(t.Name, deviceType(t.Type), t.Rows(), t.Cols())
 	}
 	for i := range m.Layers {
 		for _, f := range fusions(&m.Layers[i], &layerWeights{}) {
 			if !f.ok() {
 				continue
 			}
-			add(f.name(), f.parts[0].Type, f.rows(), f.parts[0].Cols())
+			add(f.name(), deviceType(f.parts[0].Type), f.rows(), f.parts[0].Cols())
 		}
 	}
 	return ts
@@ -800,10 +834,10 @@ func (ts tiledShapes) add(t gguf.Type, rows, cols int, name string) {
 func supported(m *model.Model) error {
 	var errs []error
 	for _, t := range m.Tensors() {
-		switch t.Type {
+		switch deviceType(t.Type) {
 		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		default:
-			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q4_K, Q5_K and Q6_K (use --device cpu or convert with --type bf16|q8_0|q4_k|q5_k|q6_k)", t.Name, t.Type))
+			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q4_K, Q5_K and Q6_K, and Q3_K, Q4_0 and Q5_0 as Q6_K and Q8_0 (use --device cpu or convert with --type bf16|q8_0|q4_k|q5_k|q6_k)", t.Name, t.Type))
 		}
 	}
 	c := &m.Config

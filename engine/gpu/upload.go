@@ -2,10 +2,13 @@ package gpu
 
 import (
 	"encoding/binary"
+	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/memra-ai/memra/engine/internal/ktile"
 	"github.com/memra-ai/memra/engine/internal/par"
+	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -81,6 +84,41 @@ func (l split) unpack(dst, w, s []byte) {
 		binary.LittleEndian.PutUint16(blk[l.side:], binary.LittleEndian.Uint16(s[2*b:]))
 		copy(blk[l.side+2:], w[b*pl+l.side:(b+1)*pl])
 	}
+}
+
+// deviceType is the type the device stores a matrix of type t in: t, or for
+// a type without kernels of its own, the wider type whose blocks hold the
+// same values exactly (gguf.Recode): Q3_K as Q6_K, Q4_0 and Q5_0 as Q8_0.
+// Its kernels then give a recoded model the sums a file of that type would,
+// at ~1.5-1.9x the bytes a token.
+func deviceType(t gguf.Type) gguf.Type {
+	switch t {
+	case gguf.TypeQ3_K:
+		return gguf.TypeQ6_K
+	case gguf.TypeQ4_0, gguf.TypeQ5_0:
+		return gguf.TypeQ8_0
+	}
+	return t
+}
+
+// recoded returns rowOf for a matrix of type from whose rows rowOf gives
+// in from's GGUF bytes: each row recoded into a new buffer as deviceType(from).
+// A row that does not recode (not one of from's rows: the loader's size
+// checks rule that out) is reported to fail, once, and comes back zero.
+func recoded(from gguf.Type, cols int, rowOf func(int) []byte, fail func(error)) (func(int) []byte, error) {
+	to := deviceType(from)
+	rb, err := gguf.RowBytes(to, int64(cols))
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func(i int) []byte {
+		row := make([]byte, rb)
+		if err := gguf.Recode(to, row, from, rowOf(i)); err != nil {
+			once.Do(func() { fail(fmt.Errorf("row %d: %w", i, err)) })
+		}
+		return row
+	}, nil
 }
 
 // tileOf returns the tiled layout the device stores t in, if any: the
@@ -311,4 +349,62 @@ func contiguous(rowOf func(int) []byte, r0, n, rowBytes int) ([]byte, bool) {
 		}
 	}
 	return first[:n*rowBytes], true
+}
+
+// recodings counts, per file type, the matrices Load stored as a wider
+// type than their file's (deviceType), for Fallbacks.
+type recodings []recoding
+
+type recoding struct {
+	from      gguf.Type
+	first     string // the first such matrix Load uploaded
+	n         int
+	file, dev uint64 // their bytes in the file and as deviceType's GGUF blocks
+}
+
+// note counts t, a matrix Load recodes.
+func (r *recodings) note(t *model.Tensor) {
+	dev := uint64(t.Rows()) * uint64(devRowBytes(t))
+	for i := range *r {
+		if c := &(*r)[i]; c.from == t.Type {
+			c.n++
+			c.file += uint64(len(t.Data))
+			c.dev += dev
+			return
+		}
+	}
+	*r = append(*r, recoding{from: t.Type, first: t.Name, n: 1, file: uint64(len(t.Data)), dev: dev})
+}
+
+// devRowBytes is the GGUF size of a row of t in its device type (Load
+// checked that the row length suits that type).
+func devRowBytes(t *model.Tensor) int {
+	dt := deviceType(t.Type)
+	return t.Cols() / dt.BlockSize() * dt.BlockBytes()
+}
+
+// deviceStepBytes is what model.WeightBytes counts, in each tensor's
+// device type: the weight bytes a decode step reads on the device.
+func deviceStepBytes(m *model.Model) uint64 {
+	var n uint64
+	for _, t := range m.Tensors() {
+		rows := t.Rows()
+		if t == m.TokenEmbd && !m.TiedOutput {
+			rows = 1
+		}
+		n += uint64(rows) * uint64(devRowBytes(t))
+	}
+	return n
+}
+
+// sizeText is n bytes for a message: GB, MB or KB (decimal, as bench
+// reports), with three significant digits or so.
+func sizeText(n uint64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1f KB", float64(n)/1e3)
 }

@@ -312,10 +312,15 @@ func TestContiguous(t *testing.T) {
 }
 
 // TestSupportedTypes: a model typed like a mixed K-quant file passes the
-// GPU's load check; one Q2_K matrix (which has no kernel) fails it with an
+// GPU's load check, and so does one with the types Load recodes; one Q2_K
+// matrix (which has no kernel and no exact wider form) fails it with an
 // error naming the tensor, its type and what to do.
 func TestSupportedTypes(t *testing.T) {
 	s := gpuTinySpec(gguf.TypeQ4_K, false, 3)
+	s.Type = recodeMix
+	if err := supported(modeltest.Load(t, s)); err != nil {
+		t.Fatalf("model of recoded types: %v", err)
+	}
 	s.Type = kMix
 	if err := supported(modeltest.Load(t, s)); err != nil {
 		t.Fatalf("mixed K-quant model: %v", err)
@@ -330,7 +335,7 @@ func TestSupportedTypes(t *testing.T) {
 	if err == nil {
 		t.Fatal("a Q2_K matrix was accepted")
 	}
-	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q4_K, Q5_K and Q6_K", "--device cpu"} {
+	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q4_K, Q5_K and Q6_K, and Q3_K, Q4_0 and Q5_0 as Q6_K and Q8_0", "--device cpu"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -572,6 +577,123 @@ func BenchmarkStageTiles(b *testing.B) {
 			func(off uint64, c []byte) error { copy(dst[off:], c); return nil }, func(int64) {})
 		if err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestRecodedRows: recoded gives each row as gguf.Recode writes it in the
+// device type, in a buffer of its own (the tilers keep no row, but may run
+// in parallel), and reports a row it cannot recode once, naming the row.
+func TestRecodedRows(t *testing.T) {
+	const rows, cols = 5, 512
+	r := rand.New(rand.NewPCG(7, 8))
+	rb := cols / 256 * 110
+	src := make([]byte, rows*rb)
+	for i := range src {
+		src[i] = byte(r.IntN(256))
+	}
+	rowOf := func(i int) []byte { return src[i*rb : (i+1)*rb] }
+	var fails []error
+	rec, err := recoded(gguf.TypeQ3_K, cols, rowOf, func(err error) { fails = append(fails, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, cols/256*210)
+	for i := range rows {
+		if err := gguf.Recode(gguf.TypeQ6_K, want, gguf.TypeQ3_K, rowOf(i)); err != nil {
+			t.Fatal(err)
+		}
+		got := rec(i)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("row %d differs from gguf.Recode's", i)
+		}
+		if &got[0] == &rec(i)[0] {
+			t.Fatalf("row %d: two calls share a buffer", i)
+		}
+	}
+	if len(fails) != 0 {
+		t.Fatalf("rows of the right size failed: %v", fails)
+	}
+	short, err := recoded(gguf.TypeQ3_K, cols, func(i int) []byte { return src[:rb-1] }, func(err error) { fails = append(fails, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	short(3)
+	short(4)
+	if len(fails) != 1 || !strings.Contains(fails[0].Error(), "row 3") {
+		t.Errorf("a short row: failures %v, want one naming row 3", fails)
+	}
+	if _, err := recoded(gguf.TypeQ4_0, 48, rowOf, func(error) {}); err == nil {
+		t.Error("a Q4_0 row of 48 values (not whole Q8_0 blocks) was accepted")
+	}
+}
+
+// TestRecodedLayout: the device sees a recoded model as a file of the wider
+// types: its step reads what such a file's model.WeightBytes counts (and a
+// model of the GPU's own types what its file does), parts recoded to one
+// type fuse (recodeMix's FFN gate Q3_K with up Q6_K, and q|k|v of Q4_0,
+// Q5_0 and Q8_0), and the tensor-core kernels are recorded under Q6_K only.
+func TestRecodedLayout(t *testing.T) {
+	s := gpuTinySpec(gguf.TypeQ4_K, false, 3)
+	s.Type = recodeMix
+	m := modeltest.Load(t, s)
+	wide := s
+	wide.Type = func(name string) gguf.Type { return deviceType(recodeMix(name)) }
+	mw := modeltest.Load(t, wide)
+	if got, want := deviceStepBytes(m), uint64(mw.WeightBytes()); got != want {
+		t.Errorf("recoded model: the step reads %d bytes, want %d (the wider file's)", got, want)
+	}
+	if got := deviceStepBytes(m); got <= uint64(m.WeightBytes()) {
+		t.Errorf("recoded model: the step reads %d bytes, no more than its file's %d", got, m.WeightBytes())
+	}
+	if got, want := deviceStepBytes(mw), uint64(mw.WeightBytes()); got != want {
+		t.Errorf("a model of the GPU's own types: the step reads %d bytes, want its file's %d", got, want)
+	}
+	var attn, gdn *model.Layer
+	for i := range m.Layers {
+		if L := &m.Layers[i]; L.Kind == model.LayerAttention {
+			attn = L
+		} else {
+			gdn = L
+		}
+	}
+	if attn == nil || gdn == nil {
+		t.Fatal("the spec has not both kinds of layer")
+	}
+	if !pairable(gdn.FFNGate, gdn.FFNUp) {
+		t.Errorf("FFN gate %v and up %v (both Q6_K on the device) do not pair", gdn.FFNGate.Type, gdn.FFNUp.Type)
+	}
+	if !fusable(attn.AttnQ, attn.AttnK, attn.AttnV) {
+		t.Errorf("q %v, k %v, v %v (all Q8_0 on the device) do not fuse", attn.AttnQ.Type, attn.AttnK.Type, attn.AttnV.Type)
+	}
+	if fusable(gdn.AttnQKV, gdn.AttnGate, gdn.SSMBeta, gdn.SSMAlpha) {
+		t.Error("the recurrent input projections (Q6_K, Q6_K, Q8_0, Q8_0 on the device) fuse")
+	}
+	ts := tiledLaunches(m)
+	if len(ts) == 0 {
+		t.Fatal("no tensor-core kernel recorded")
+	}
+	for v := range ts {
+		if gguf.Type(v.GgmlType) != gguf.TypeQ6_K {
+			t.Errorf("kernel %+v recorded; the recoded model's tiled matrices are all Q6_K", v)
+		}
+	}
+	var g Model
+	for _, tn := range m.Tensors() {
+		if deviceType(tn.Type) != tn.Type {
+			g.recoded.note(tn)
+		}
+	}
+	f := g.Fallbacks()
+	if len(f) != 3 {
+		t.Fatalf("fallbacks %q, want a line for each of Q3_K, Q4_0 and Q5_0", f)
+	}
+	for _, l := range f {
+		t.Log(l)
+	}
+	for i, want := range []string{"token_embd.weight and ", " more Q4_0 matrices are stored and read as Q8_0, which holds their values exactly"} {
+		if i == 0 && !strings.HasPrefix(f[0], want) || !strings.Contains(f[0], want) {
+			t.Errorf("%q does not say %q", f[0], want)
 		}
 	}
 }

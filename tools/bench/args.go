@@ -116,7 +116,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	var omit listFlag
 	fs.Var(&models, "model", "GGUF model `PATH` (repeatable or comma-separated); replaces the default presets unless -preset or -type is given too")
 	fs.Var(&presets, "preset", "synth `PRESETS` to benchmark (comma-separated; have "+strings.Join(convert.Presets(), ", ")+")")
-	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated: bf16, q8_0, q4_k, q5_k, q6_k, f16, f32)")
+	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated; have "+strings.Join(convert.FileTypeNames(), ", ")+")")
 	fs.Var(&kv, "kv", "KV cache `TYPES` (comma-separated: f16, fp8); each loads the model once")
 	modelsDir := fs.String("models-dir", filepath.Join(os.TempDir(), "memra-bench"), "`DIR` for synth models (reused when present)")
 	ctx := fs.String("ctx", "64,1024,4096,16384,32768", "context lengths `LIST` to decode at (filled synthetically; those a model's context length cannot hold with the timed tokens are skipped, and said)")

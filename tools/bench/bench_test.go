@@ -117,7 +117,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-reps", "0"}, "-reps 0"},
 		{[]string{"-warmup", "-1"}, "-warmup -1"},
 		{[]string{"-preset", "70b"}, `unknown preset "70b"`},
-		{[]string{"-type", "q3_k"}, `unknown type "q3_k"`},
+		{[]string{"-type", "q2_k"}, `unknown type "q2_k"`},
 		{[]string{"-kv", "int8"}, `unknown KV type "int8"`},
 		{[]string{"-fp8", "-kv", "f16"}, "-fp8 conflicts"},
 		{[]string{"stray"}, "unexpected arguments"},

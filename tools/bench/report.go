@@ -150,9 +150,11 @@ type ModelReport struct {
 	Rows     []Row     `json:"rows"`
 	Skipped  []int     `json:"skipped_contexts,omitempty"` // contexts past the model's context length, not measured
 	Profile  []Profile `json:"profile,omitempty"`          // -profile: kernel time per step, per context
-	// Fallbacks: products that ran a K-quant kernel with fewer ring slots
-	// than usual, the GPU (or MEMRA_SHARED_LIMIT) allowing a block too
-	// little shared memory for it (gpu.Model.Fallbacks).
+	// Fallbacks: matrices stored as a wider type than their file's (their
+	// roofline counts the file's bytes), and products that ran a K-quant
+	// kernel with fewer ring slots than usual, the GPU (or
+	// MEMRA_SHARED_LIMIT) allowing a block too little shared memory for it
+	// (gpu.Model.Fallbacks).
 	Fallbacks []string `json:"fallbacks,omitempty"`
 	Error     string   `json:"error,omitempty"`
 }
