@@ -210,9 +210,10 @@ func (ft FileType) String() string {
 // take the file type. Q8_0, Q5_0 and Q4_0 fall back to F16 when the row
 // length (Shape[0]) is not a multiple of their block of 32. The K-quants
 // need rows of whole 256-value superblocks; other rows take Q8_0 if a
-// multiple of 32, else F16. That is llama.cpp's fallback for Q6_K; for
-// Q3_K, Q4_K and Q5_K it picks Q4_0, Q5_0 and Q5_1, and Q8_0 (more
-// precise, and one rule for all) stands in for them here.
+// multiple of 32, else F16. That is llama.cpp's fallback for Q6_K; for the
+// other K types it picks narrower ones (which ones has changed over its
+// versions), and Q8_0 (more precise, and one rule for all) stands in for
+// them here.
 func TensorType(e *Entry, ft FileType) gguf.Type {
 	if len(e.Shape) <= 1 || strings.HasSuffix(e.Name, "_norm.weight") ||
 		strings.HasSuffix(e.Name, ".ssm_conv1d.weight") || !strings.HasSuffix(e.Name, ".weight") {

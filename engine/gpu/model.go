@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/internal/ktile"
@@ -274,9 +275,11 @@ func loadImage(e *cuda.Engine, image []byte) (cuda.Module, *Kernels, error) {
 }
 
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
-// keep their GGUF types (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K matrices); any other type is
-// an error naming the tensor. progress, if not nil, is called with bytes
-// uploaded so far and the total.
+// keep their GGUF types (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K matrices),
+// or take the wider type that holds their values (deviceType: Q3_K, Q4_0,
+// Q5_0); any other type is an error naming the tensor. progress, if not
+// nil, is called with the bytes uploaded so far and the total (in the
+// device types' GGUF sizes).
 func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total int64)) (*Model, error) {
 	if err := m.CheckOpen(); err != nil { // the upload reads every tensor
 		return nil, fmt.Errorf("gpu: %w", err)
@@ -334,6 +337,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	up := map[*model.Tensor]dtensor{}
 	var done int64
 	var errs []error
+	var errMu sync.Mutex // recoding's failures come from the upload's workers
 	var stage staging
 	// place uploads a matrix whose device row i is rowOf(i) (GGUF bytes), in
 	// the device layout of its type (an embedding table: q8_0 scales in the
@@ -375,14 +379,11 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			return rows
 		}
 		g.recoded.note(t)
-		rec, err := recoded(t.Type, t.Cols(), rows, func(err error) {
+		return recoded(t.Type, devRowBytes(t), rows, func(err error) {
+			errMu.Lock()
+			defer errMu.Unlock()
 			errs = append(errs, fmt.Errorf("gpu: upload %s (%s as %s): %w", t.Name, t.Type, deviceType(t.Type), err))
 		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("gpu: upload %s: %w", t.Name, err))
-			return rows
-		}
-		return rec
 	}
 	u := func(t *model.Tensor) dtensor {
 		if t == nil {
@@ -516,13 +517,13 @@ func (g *Model) Fallbacks() []string {
 	}
 	var out []string
 	for _, r := range g.recoded {
-		what := r.first + " is"
+		what, its := fmt.Sprintf("%s (%s) is", r.first, r.from), "its"
 		if r.n > 1 {
-			what = fmt.Sprintf("%s and %d more %s matrices are", r.first, r.n-1, r.from)
+			what, its = fmt.Sprintf("%s and %d more %s matrices are", r.first, r.n-1, r.from), "their"
 		}
 		to := deviceType(r.from)
-		out = append(out, fmt.Sprintf("%s stored and read as %s, which holds their values exactly, at %.2fx the bytes (%s for %s in the file): the CUDA backend has no %s kernel; the tokens are those of a %s file of the same values",
-			what, to, float64(r.dev)/float64(r.file), sizeText(r.dev), sizeText(r.file), r.from, to))
+		out = append(out, fmt.Sprintf("%s stored and read as %s, which holds %s values exactly, at %.2fx the bytes (%s for %s in the file): the CUDA backend has no %s kernel; the tokens are those of a %s file of the same values",
+			what, to, its, float64(r.dev)/float64(r.file), sizeText(r.dev), sizeText(r.file), r.from, to))
 	}
 	for _, u := range order {
 		what := fmt.Sprintf("%s (%d columns) runs", first[u], u.cols)

@@ -102,23 +102,22 @@ func deviceType(t gguf.Type) gguf.Type {
 }
 
 // recoded returns rowOf for a matrix of type from whose rows rowOf gives
-// in from's GGUF bytes: each row recoded into a new buffer as deviceType(from).
-// A row that does not recode (not one of from's rows: the loader's size
-// checks rule that out) is reported to fail, once, and comes back zero.
-func recoded(from gguf.Type, cols int, rowOf func(int) []byte, fail func(error)) (func(int) []byte, error) {
+// in from's GGUF bytes: each row recoded into a new buffer of rb bytes (a
+// row in deviceType(from)). A row that does not recode (not one of from's
+// rows, or rb not its size: Load's size checks rule both out) is reported
+// to fail, once, and comes back zero. fail may be called from any of the
+// upload's workers.
+func recoded(from gguf.Type, rb int, rowOf func(int) []byte, fail func(error)) func(int) []byte {
 	to := deviceType(from)
-	rb, err := gguf.RowBytes(to, int64(cols))
-	if err != nil {
-		return nil, err
-	}
 	var once sync.Once
 	return func(i int) []byte {
 		row := make([]byte, rb)
 		if err := gguf.Recode(to, row, from, rowOf(i)); err != nil {
+			clear(row)
 			once.Do(func() { fail(fmt.Errorf("row %d: %w", i, err)) })
 		}
 		return row
-	}, nil
+	}
 }
 
 // tileOf returns the tiled layout the device stores t in, if any: the

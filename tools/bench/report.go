@@ -26,7 +26,7 @@ const reportVersion = 1
 const (
 	noteSynthetic = "context filled synthetically (random KV rows and recurrent states, counters at the context); speed depends on bytes moved, not values"
 	noteRoofline  = "roofline ms = (weight + KV + state bytes per token) / copy bandwidth, where copy bandwidth counts bytes read + written (so counted, the H200 copies at about 4.19 TB/s and streams read-only at 4.11: the two ceilings agree); roofline % = roofline ms / measured ms"
-	noteBytes     = "bytes per token: weights as one decode step reads them (untied token_embd: one row) + KV at the mean attention length of the measured steps + GDN recurrent and conv states read and written"
+	noteBytes     = "bytes per token: weights as one decode step reads them in the file's types (untied token_embd: one row; a matrix the GPU stores in a wider type, which the fallbacks name, reads more) + KV at the mean attention length of the measured steps + GDN recurrent and conv states read and written"
 	notePaths     = "eager = DecodeStep with logits copied to the host and host argmax per token; graph = ContinueGraph replaying one captured CUDA graph per attention bucket, 4-byte token read back per token; sampled = graph with the token drawn on the device from the top 40 (temperature 0.8, top-p 0.95, min-p 0.05: memra run's defaults) instead of argmax"
 	noteCaptures  = "graph captures happen in the warm-up and are excluded from the timed repeats"
 	// With -warmup 0 the first timed repeat of each context and path is
@@ -187,7 +187,7 @@ type KernelShare struct {
 // Memory is device memory in bytes.
 type Memory struct {
 	WeightsDevice uint64 `json:"weights_device"` // uploaded weights
-	WeightsStep   uint64 `json:"weights_step"`   // weight bytes one decode step reads
+	WeightsStep   uint64 `json:"weights_step"`   // weight bytes one decode step reads, in the file's types
 	Capacity      int    `json:"cache_capacity"` // tokens each cache holds
 	KV            uint64 `json:"kv"`             // per cache, at capacity
 	State         uint64 `json:"state"`
