@@ -137,3 +137,24 @@ func BenchmarkQuantize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecode measures one core's throughput of Recode over a
+// 4096-element row (bytes: the input's), as a GPU load recodes every row of
+// a Q4_0 or Q5_0 matrix (and of Q3_K ones where they are stored as Q6_K).
+func BenchmarkRecode(b *testing.B) {
+	const n = 4096
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, p := range []struct{ from, to Type }{{TypeQ3_K, TypeQ6_K}, {TypeQ4_0, TypeQ8_0}, {TypeQ5_0, TypeQ8_0}} {
+		nb, _ := RowBytes(p.from, n)
+		db, _ := RowBytes(p.to, n)
+		src, dst := randBytes(r, int(nb)), make([]byte, db)
+		b.Run(p.from.String(), func(b *testing.B) {
+			b.SetBytes(nb)
+			for b.Loop() {
+				if err := Recode(p.to, dst, p.from, src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -55,21 +55,31 @@ func CanRecode(from, to Type) bool {
 	return false
 }
 
-// recodeQ3_K writes a Q3_K superblock (dequantQ3_K's layout) as Q6_K.
+// recodeQ3_K writes a Q3_K superblock (dequantQ3_K's layout) as Q6_K. Value
+// l + 32j of half n (l < 32, j < 4) has its 2 low bits q at bit 2j of qs[32n
+// + l] and its high bit h at bit 4n + j of hmask[l]; as Q6_K its code is
+// q + 4h − 4 + 32: low nibble q | 12 when h is clear (28..31), q when set
+// (32..35), and high bits 1 + h. Both go where packQ6_K puts values l,
+// l+32, l+64, l+96 (j = 0..3), eight bytes (l..l+7) at a time.
 func recodeQ3_K(b, out []byte) {
+	const ones = 0x0101010101010101
 	hm, qs := b[0:32], b[32:96]
-	var q [qkK]uint8
-	for c := range qkK {
-		// Column c: half n, 32-column group j of it; its 2 bits in byte
-		// 32n + c%32 of qs at 2j, its high bit in hmask[c%32] at 4n + j.
-		n, j, l := c/128, c%128/32, c%32
-		v := int(qs[32*n+l]>>(2*j)&3) + 32
-		if hm[l]>>(4*n+j)&1 == 0 {
-			v -= 4
+	for n := range 2 {
+		ql, qh := out[64*n:64*n+64], out[128+32*n:128+32*n+32]
+		for l := 0; l < 32; l += 8 {
+			q := binary.LittleEndian.Uint64(qs[32*n+l:])
+			h := binary.LittleEndian.Uint64(hm[l:]) >> (4 * n)
+			var nib, hi [4]uint64
+			for j := range 4 {
+				hj := h >> j & ones
+				nib[j] = q>>(2*j)&(3*ones) | (hj^ones)*12
+				hi[j] = hj + ones
+			}
+			binary.LittleEndian.PutUint64(ql[l:], nib[0]|nib[2]<<4)
+			binary.LittleEndian.PutUint64(ql[l+32:], nib[1]|nib[3]<<4)
+			binary.LittleEndian.PutUint64(qh[l:], hi[0]|hi[1]<<2|hi[2]<<4|hi[3]<<6)
 		}
-		q[c] = uint8(v)
 	}
-	packQ6_K(&q, out)
 	sc := scalesQ3_K(b[96:108])
 	for i, s := range sc {
 		out[192+i] = byte(s)
