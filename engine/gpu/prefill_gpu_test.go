@@ -27,7 +27,9 @@ import (
 // The K-quants: each type alone (its matrices fused as the step fuses
 // them, on the wide kernels) and kMix's mixed types (Q4_K, Q5_K and Q6_K
 // parts of one input beside a q8_0 one, which reads matvec_batch_norm's
-// output where the K-quant launches' stage normalises). Options.TokenFeed
+// output where the K-quant launches' stage normalises), and recodeMix's
+// (Q3_K, Q4_0 and Q5_0 beside the types Load stores them as: its staged
+// inputs shared by parts recoded and not). Options.TokenFeed
 // must fall back to token feed.
 func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 	e := decodeEngine(t)
@@ -39,7 +41,7 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		typings = append(typings, typing{typ.String(), func(string) gguf.Type { return typ }})
 	}
-	for _, ty := range append(typings, typing{"mixed", mixedTypes}) {
+	for _, ty := range append(typings, typing{"mixed", mixedTypes}, typing{"recoded", recodeMix}) {
 		typ := ty.name
 		spec := gpuTinySpec(gguf.TypeQ8_0, false, 21)
 		spec.NFF = 1536

@@ -5,7 +5,8 @@
 # model's logits at every eager step and its graph tokens == the same model
 # with those matrices recoded in the file, bit for bit) and
 # TestGPUDecodeMatchesCPU's recoded cases (against the CPU backend, 150
-# steps); gates on synth's new types; greedy tokens cuda == cpu on the
+# steps) and TestGPUPrefillMatchesTokenFeed's (a prompt primed in chunks
+# leaves token feed's cache, bit for bit); gates on synth's new types; greedy tokens cuda == cpu on the
 # 0.8B Q3_K; bench at 1k, each recoded preset beside the file type it runs
 # as. Run after run338.sh on main (the same binaries, bin/main).
 # Binaries: go tool mage cuda:bins; mkdir -p /tmp/binall/main; cp
@@ -20,7 +21,7 @@ source scripts/gpu/lib.sh
 start_run
 synth main "0.8b 9b" "q3_k q6_k q4_0 q5_0 q8_0"
 el "recoded GPU tests"
-(cd engine/gpu && timeout 200 "$R/bin/main/engine_gpu.test" -test.run 'RecodedEqualsWide|DecodeMatchesCPU/qwen35-(recoded|q3_k|q6_k|q8_0)' -test.v -test.timeout 190s > "$OUT/gputest-recoded.txt" 2>&1)
+(cd engine/gpu && timeout 200 "$R/bin/main/engine_gpu.test" -test.run 'RecodedEqualsWide|DecodeMatchesCPU/qwen35-(recoded|q3_k|q6_k|q8_0)|PrefillMatchesTokenFeed/recoded' -test.v -test.timeout 190s > "$OUT/gputest-recoded.txt" 2>&1)
 grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic|worst relative|identical|recoded" "$OUT/gputest-recoded.txt" | head -20
 wait_synth
 el "gates"
