@@ -31,29 +31,7 @@ func TestRecodeSameValues(t *testing.T) {
 				}
 				binary.LittleEndian.PutUint16(src[b*c.from.BlockBytes()+c.dOff:], h)
 			}
-			dst := make([]byte, blocks*c.to.BlockBytes())
-			if err := Recode(c.to, dst, c.from, src); err != nil {
-				t.Fatal(err)
-			}
-			n := blocks * c.from.BlockSize()
-			want, got := make([]float32, n), make([]float32, n)
-			if err := Dequantize(c.from, src, want); err != nil {
-				t.Fatal(err)
-			}
-			if err := Dequantize(c.to, dst, got); err != nil {
-				t.Fatal(err)
-			}
-			bad := 0
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					if bad++; bad <= 5 {
-						t.Errorf("value %d (block %d): %v as %v decodes to %v, was %v", i, i/c.from.BlockSize(), c.from, c.to, got[i], want[i])
-					}
-				}
-			}
-			if bad > 0 {
-				t.Errorf("%d of %d values differ", bad, n)
-			}
+			recodeSame(t, c.from, c.to, src)
 		})
 	}
 }
@@ -142,22 +120,36 @@ func FuzzRecode(f *testing.F) {
 		if err := Recode(p.to, make([]byte, nb*p.to.BlockBytes()+1), p.from, src); err == nil {
 			t.Fatal("a destination one byte too long accepted")
 		}
-		dst := make([]byte, nb*p.to.BlockBytes())
-		if err := Recode(p.to, dst, p.from, src); err != nil {
-			t.Fatal(err)
-		}
-		n := nb * p.from.BlockSize()
-		want, got := make([]float32, n), make([]float32, n)
-		if err := Dequantize(p.from, src, want); err != nil {
-			t.Fatal(err)
-		}
-		if err := Dequantize(p.to, dst, got); err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%v as %v: value %d decodes to %v, was %v", p.from, p.to, i, got[i], want[i])
+		recodeSame(t, p.from, p.to, src)
+	})
+}
+
+// recodeSame recodes src (whole blocks of from) as to and checks that both
+// decode to the same bits, naming up to five values that do not.
+func recodeSame(t *testing.T, from, to Type, src []byte) {
+	t.Helper()
+	nb := len(src) / from.BlockBytes()
+	dst := make([]byte, nb*to.BlockBytes())
+	if err := Recode(to, dst, from, src); err != nil {
+		t.Fatal(err)
+	}
+	n := nb * from.BlockSize()
+	want, got := make([]float32, n), make([]float32, n)
+	if err := Dequantize(from, src, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := Dequantize(to, dst, got); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			if bad++; bad <= 5 {
+				t.Errorf("value %d (block %d): %v as %v decodes to %v, was %v", i, i/from.BlockSize(), from, to, got[i], want[i])
 			}
 		}
-	})
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d values differ", bad, n)
+	}
 }
