@@ -194,6 +194,7 @@ struct mma_q8r {
     static constexpr int BYTES = 8 * MMA_TILE_BYTES;
     static constexpr bool XSUM = false;
     using sb = mma_q8r_sb;
+    struct keep {}; // nothing kept across items (memra_mvt_loop's T::keep)
     static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) {
         sb s;
 #pragma unroll
@@ -203,7 +204,7 @@ struct mma_q8r {
         s.d[1] = *reinterpret_cast<const unsigned int*>(slot + (c + 4) * MMA_TILE_BYTES + 512 + 4 * g);
         return s;
     }
-    static __device__ __forceinline__ void step(float acc[2], const sb& s, int sbi, const uint4* xsplit, const float*, int lane) {
+    static __device__ __forceinline__ void step(float acc[2], keep&, const sb& s, int sbi, const uint4* xsplit, const float*, int lane) {
         const int lg = lane >> 2, lc = lane & 3;
         const int t = lg >> 1, hl = lg & 1; // this lane's B column 2t + hl: blocks j with j % 4 == t
         float dA[4] = {0.0f, 0.0f, 0.0f, 0.0f}, dB[4] = {0.0f, 0.0f, 0.0f, 0.0f};
