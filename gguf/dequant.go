@@ -12,7 +12,7 @@ import (
 // it per row or per block on its hot path.
 //
 // Supported: F32, F16, BF16, F64, I8, I16, I32, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K.
+// Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS.
 func Dequantize(t Type, src []byte, dst []float32) error {
 	if !t.Valid() {
 		return fmt.Errorf("gguf: dequantize: unsupported type %v", t)
@@ -99,6 +99,10 @@ func blockDequantizer(t Type) func(b []byte, y []float32) {
 		return dequantQ5_K
 	case TypeQ6_K:
 		return dequantQ6_K
+	case TypeIQ4_NL:
+		return dequantIQ4_NL
+	case TypeIQ4_XS:
+		return dequantIQ4_XS
 	case TypeQ8_K:
 		return dequantQ8_K
 	}
@@ -363,5 +367,41 @@ func dequantQ8_K(b []byte, y []float32) {
 	y = y[:256]
 	for j, q := range qs {
 		y[j] = float32(int8(q)) * d
+	}
+}
+
+// iq4Values are the IQ4_NL and IQ4_XS codebook: a 4-bit code n stands for
+// iq4Values[n], a non-uniform grid denser near zero (ggml's kvalues_iq4nl).
+var iq4Values = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// IQ4_NL: d f16 | qs[16]. Element j (0..15) is the low nibble of qs[j],
+// element j+16 the high nibble; value d·iq4Values[n].
+func dequantIQ4_NL(b []byte, y []float32) {
+	d := f16at(b, 0)
+	y = y[:32]
+	for j, q := range b[2:18] {
+		y[j] = d * float32(iq4Values[q&0xf])
+		y[j+16] = d * float32(iq4Values[q>>4])
+	}
+}
+
+// IQ4_XS (256 elements): d f16 | scales_h u16 | scales_l[4] | qs[128].
+// Eight sub-blocks of 32, sub-block i's 6-bit scale ls from the nibble i%2
+// of scales_l[i/2] (low 4 bits) and bits 2i, 2i+1 of scales_h (high 2);
+// its 32 values as IQ4_NL's block from qs[16i:], times d·(ls−32), formed
+// first.
+func dequantIQ4_XS(b []byte, y []float32) {
+	d := f16at(b, 0)
+	sh := binary.LittleEndian.Uint16(b[2:])
+	sl, qs := b[4:8], b[8:136]
+	y = y[:256]
+	for i := range 8 {
+		ls := int(sl[i/2]>>(4*(i%2))&0xf) | int(sh>>(2*i)&3)<<4
+		dl := d * float32(ls-32)
+		out := y[32*i : 32*i+32]
+		for j, q := range qs[16*i : 16*i+16] {
+			out[j] = dl * float32(iq4Values[q&0xf])
+			out[j+16] = dl * float32(iq4Values[q>>4])
+		}
 	}
 }

@@ -74,6 +74,45 @@ func TestDequantQ4_0(t *testing.T) {
 	})
 }
 
+func TestDequantIQ4_NL(t *testing.T) {
+	// d = 0.5; element j = kvalues[lo_j]/2, element j+16 = kvalues[hi_j]/2,
+	// with lo_j = j and hi_j = 15 − j (nibbles16) and ggml's codebook
+	// −127, −104, −83, −65, −49, −35, −22, −10, 1, 13, 25, 38, 53, 69, 89, 113.
+	y := deq(t, TypeIQ4_NL, cat(le16(h0_5), nibbles16()))
+	expectAll(t, TypeIQ4_NL, y, []float32{
+		-63.5, -52, -41.5, -32.5, -24.5, -17.5, -11, -5, 0.5, 6.5, 12.5, 19, 26.5, 34.5, 44.5, 56.5,
+		56.5, 44.5, 34.5, 26.5, 19, 12.5, 6.5, 0.5, -5, -11, -17.5, -24.5, -32.5, -41.5, -52, -63.5,
+	})
+}
+
+func TestDequantIQ4_XS(t *testing.T) {
+	// d = 1; sub-block i's 6-bit scale ls = 28 + i, so ls − 32 = i − 4:
+	// low nibbles 12, 13, 14, 15, 0, 1, 2, 3 in scales_l (two a byte, even
+	// i low), high bits 1, 1, 1, 1, 2, 2, 2, 2 in scales_h (bits 2i, 2i+1);
+	// every sub-block's 16 code bytes are nibbles16's.
+	kv := []float32{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+	var qs []byte
+	for range 8 {
+		qs = append(qs, nibbles16()...)
+	}
+	y := deq(t, TypeIQ4_XS, cat(le16(h1), le16(0xAA55), []byte{0xDC, 0xFE, 0x10, 0x32}, qs))
+	want := make([]float32, 256)
+	for i := range 8 {
+		for j := range 16 {
+			want[32*i+j] = float32(i-4) * kv[j]
+			want[32*i+16+j] = float32(i-4) * kv[15-j]
+		}
+	}
+	expectAll(t, TypeIQ4_XS, y, want)
+	// Spot values worked out by hand: sub-block 0 scales by −4, 7 by 3, 4
+	// by 0.
+	for i, v := range map[int]float32{0: 508, 16: -452, 47: -339, 128: 0, 224: -381, 255: -381, 240: 339} {
+		if y[i] != v {
+			t.Errorf("IQ4_XS element %d = %v, want %v", i, y[i], v)
+		}
+	}
+}
+
 func TestDequantQ4_1(t *testing.T) {
 	// d = 0.25, m = -1; value q/4 - 1.
 	y := deq(t, TypeQ4_1, cat(le16(h0_25), le16(hm1), nibbles16()))

@@ -16,6 +16,8 @@ import (
 //     (−4..3) becomes q+32. 210 bytes a superblock instead of 110.
 //   - Q4_0 and Q5_0 as Q8_0: the same f16 d a block of 32; the code q−8
 //     (q−16) becomes Q8_0's int8. 34 bytes a block instead of 18 (22).
+//   - IQ4_NL as Q8_0: the same f16 d a block of 32; the code's codebook
+//     value (−127..113) becomes Q8_0's int8. 34 bytes a block instead of 18.
 //
 // Both decoders form d·scale, then times the code, in f32 (dequant.go), so
 // the values agree exactly, not just to rounding. It does not allocate.
@@ -23,7 +25,7 @@ import (
 // number of to's.
 func Recode(to Type, dst []byte, from Type, src []byte) error {
 	if !CanRecode(from, to) {
-		return fmt.Errorf("gguf: recode %v as %v: not supported (Q3_K as Q6_K, Q4_0 and Q5_0 as Q8_0 are)", from, to)
+		return fmt.Errorf("gguf: recode %v as %v: not supported (Q3_K as Q6_K, Q4_0, Q5_0 and IQ4_NL as Q8_0 are)", from, to)
 	}
 	fb, tb := from.BlockBytes(), to.BlockBytes()
 	if len(src)%fb != 0 || len(dst) != len(src)/fb*tb {
@@ -39,6 +41,8 @@ func Recode(to Type, dst []byte, from Type, src []byte) error {
 			recodeQ4_0(in, out)
 		case TypeQ5_0:
 			recodeQ5_0(in, out)
+		case TypeIQ4_NL:
+			recodeIQ4_NL(in, out)
 		}
 	}
 	return nil
@@ -49,7 +53,7 @@ func CanRecode(from, to Type) bool {
 	switch from {
 	case TypeQ3_K:
 		return to == TypeQ6_K
-	case TypeQ4_0, TypeQ5_0:
+	case TypeQ4_0, TypeQ5_0, TypeIQ4_NL:
 		return to == TypeQ8_0
 	}
 	return false
@@ -107,5 +111,15 @@ func recodeQ5_0(b, out []byte) {
 		h1 := byte(qh>>(j+16)) & 1 << 4
 		out[2+j] = byte(int8(q&0xf|h0) - 16)
 		out[18+j] = byte(int8(q>>4|h1) - 16)
+	}
+}
+
+// recodeIQ4_NL writes an IQ4_NL block as Q8_0: d, then the codes' values,
+// low nibbles first.
+func recodeIQ4_NL(b, out []byte) {
+	copy(out[0:2], b[0:2])
+	for j, q := range b[2:18] {
+		out[2+j] = byte(iq4Values[q&0xf])
+		out[18+j] = byte(iq4Values[q>>4])
 	}
 }

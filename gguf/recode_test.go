@@ -19,7 +19,7 @@ func TestRecodeSameValues(t *testing.T) {
 	for _, c := range []struct {
 		from, to Type
 		dOff     int // the f16 d's offset in a from block
-	}{{TypeQ3_K, TypeQ6_K, 108}, {TypeQ4_0, TypeQ8_0, 0}, {TypeQ5_0, TypeQ8_0, 0}} {
+	}{{TypeQ3_K, TypeQ6_K, 108}, {TypeQ4_0, TypeQ8_0, 0}, {TypeQ5_0, TypeQ8_0, 0}, {TypeIQ4_NL, TypeQ8_0, 0}} {
 		t.Run(c.from.String(), func(t *testing.T) {
 			const blocks = 4096
 			src := randBytes(r, blocks*c.from.BlockBytes())
@@ -87,6 +87,7 @@ func TestRecodeRefuses(t *testing.T) {
 	}{
 		{TypeQ4_K, TypeQ3_K, 144, 110, "Q3_K as Q4_K: not supported"},
 		{TypeQ8_0, TypeQ4_1, 34, 20, "Q4_1 as Q8_0: not supported"},
+		{TypeQ8_0, TypeIQ4_XS, 34 * 8, 136, "IQ4_XS as Q8_0: not supported"},
 		{TypeQ6_K, TypeQ2_K, 210, 84, "not supported"},
 		{TypeQ6_K, TypeQ3_K, 210, 109, "109 bytes in"},
 		{TypeQ6_K, TypeQ3_K, 209, 110, "210 bytes a block out"},
@@ -105,14 +106,15 @@ func TestRecodeRefuses(t *testing.T) {
 	}
 }
 
-// FuzzRecode: any bytes, as whole blocks of Q3_K, Q4_0 or Q5_0 (NaN and Inf
-// scales included), recode to blocks that decode to the same bits; a
-// destination of the wrong size is an error, never a panic.
+// FuzzRecode: any bytes, as whole blocks of Q3_K, Q4_0, Q5_0 or IQ4_NL (NaN
+// and Inf scales included), recode to blocks that decode to the same bits;
+// a destination of the wrong size is an error, never a panic.
 func FuzzRecode(f *testing.F) {
 	f.Add(byte(0), make([]byte, 110))
 	f.Add(byte(1), []byte{0x00, 0x3c, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	f.Add(byte(2), make([]byte, 44))
-	pairs := []struct{ from, to Type }{{TypeQ3_K, TypeQ6_K}, {TypeQ4_0, TypeQ8_0}, {TypeQ5_0, TypeQ8_0}}
+	f.Add(byte(3), []byte{0x00, 0xb8, 0x0f, 0xf0, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab})
+	pairs := []struct{ from, to Type }{{TypeQ3_K, TypeQ6_K}, {TypeQ4_0, TypeQ8_0}, {TypeQ5_0, TypeQ8_0}, {TypeIQ4_NL, TypeQ8_0}}
 	f.Fuzz(func(t *testing.T, which byte, data []byte) {
 		p := pairs[int(which)%len(pairs)]
 		nb := len(data) / p.from.BlockBytes()

@@ -277,7 +277,7 @@ func loadImage(e *cuda.Engine, image []byte) (cuda.Module, *Kernels, error) {
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
 // keep their GGUF types (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K matrices),
 // or take the wider type that holds their values (deviceType: Q3_K, Q4_0,
-// Q5_0); any other type is an error naming the tensor. progress, if not
+// Q5_0, IQ4_NL); any other type is an error naming the tensor. progress, if not
 // nil, is called with the bytes uploaded so far and the total (in the
 // device types' GGUF sizes).
 func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total int64)) (*Model, error) {
@@ -838,7 +838,7 @@ func supported(m *model.Model) error {
 		switch deviceType(t.Type) {
 		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		default:
-			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q4_K, Q5_K and Q6_K, and Q3_K, Q4_0 and Q5_0 as Q6_K and Q8_0 (use --device cpu or convert with --type bf16|q8_0|q4_k|q5_k|q6_k)", t.Name, t.Type))
+			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q4_K, Q5_K and Q6_K, and Q3_K, Q4_0, Q5_0 and IQ4_NL as Q6_K and Q8_0 (use --device cpu or convert with --type bf16|q8_0|q4_k|q5_k|q6_k)", t.Name, t.Type))
 		}
 	}
 	c := &m.Config

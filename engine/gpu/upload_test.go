@@ -325,6 +325,19 @@ func TestSupportedTypes(t *testing.T) {
 	if err := supported(modeltest.Load(t, s)); err != nil {
 		t.Fatalf("mixed K-quant model: %v", err)
 	}
+	s.Type = func(string) gguf.Type { return gguf.TypeIQ4_NL }
+	if err := supported(modeltest.Load(t, s)); err != nil {
+		t.Fatalf("IQ4_NL model: %v", err)
+	}
+	s.Type = func(name string) gguf.Type {
+		if name == "blk.0.ffn_down.weight" {
+			return gguf.TypeIQ4_XS
+		}
+		return kMix(name)
+	}
+	if err := supported(modeltest.Load(t, s)); err == nil || !strings.Contains(err.Error(), "blk.0.ffn_down.weight is IQ4_XS") {
+		t.Errorf("an IQ4_XS matrix: %v, want an error naming it", err)
+	}
 	s.Type = func(name string) gguf.Type {
 		if name == "blk.1.ffn_up.weight" {
 			return gguf.TypeQ2_K
@@ -335,7 +348,7 @@ func TestSupportedTypes(t *testing.T) {
 	if err == nil {
 		t.Fatal("a Q2_K matrix was accepted")
 	}
-	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q4_K, Q5_K and Q6_K, and Q3_K, Q4_0 and Q5_0 as Q6_K and Q8_0", "--device cpu"} {
+	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q4_K, Q5_K and Q6_K, and Q3_K, Q4_0, Q5_0 and IQ4_NL as Q6_K and Q8_0", "--device cpu"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 58 (prepared without a GPU; not run yet): Q3_K, Q4_0 and Q5_0
-# matrices stored as Q6_K and Q8_0 (gguf.Recode; engine/gpu deviceType),
+# matrices (and IQ4_NL) stored as Q6_K and Q8_0 (gguf.Recode; deviceType),
 # which hold their values exactly. TestGPURecodedEqualsWide (a recodeMix
 # model's logits at every eager step and its graph tokens == the same model
 # with those matrices recoded in the file, bit for bit) and
@@ -21,7 +21,7 @@ source scripts/gpu/lib.sh
 start_run
 synth main "0.8b 9b" "q3_k q6_k q4_0 q5_0 q8_0"
 el "recoded GPU tests"
-(cd engine/gpu && timeout 200 "$R/bin/main/engine_gpu.test" -test.run 'RecodedEqualsWide|DecodeMatchesCPU/qwen35-(recoded|q3_k|q6_k|q8_0)|PrefillMatchesTokenFeed/recoded' -test.v -test.timeout 190s > "$OUT/gputest-recoded.txt" 2>&1)
+(cd engine/gpu && timeout 200 "$R/bin/main/engine_gpu.test" -test.run 'RecodedEqualsWide|DecodeMatchesCPU/qwen35-(recoded|q3_k|q6_k|q8_0|iq4_nl)|PrefillMatchesTokenFeed/recoded' -test.v -test.timeout 190s > "$OUT/gputest-recoded.txt" 2>&1)
 grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic|worst relative|identical|recoded" "$OUT/gputest-recoded.txt" | head -20
 wait_synth
 el "gates"

@@ -329,7 +329,7 @@ func RandomTensor(rng *rand.Rand, typ gguf.Type, shape []uint64, kind Kind) ([]b
 // present, dmin/m) in a block; each format's values are linear in them.
 func scaleFields(t gguf.Type) []int {
 	switch t {
-	case gguf.TypeQ4_0, gguf.TypeQ5_0:
+	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS:
 		return []int{0}
 	case gguf.TypeQ4_1, gguf.TypeQ5_1, gguf.TypeQ4_K, gguf.TypeQ5_K:
 		return []int{0, 2}
