@@ -56,7 +56,7 @@ func expectAll(t *testing.T, typ Type, got, want []float32) {
 	}
 }
 
-// nibbles32 is qs[j] = j | (15-j)<<4 for j = 0..15.
+// nibbles16 is qs[j] = j | (15-j)<<4 for j = 0..15.
 func nibbles16() []byte {
 	b := make([]byte, 16)
 	for j := range b {
@@ -89,24 +89,27 @@ func TestDequantIQ4_XS(t *testing.T) {
 	// d = 1; sub-block i's 6-bit scale ls = 28 + i, so ls − 32 = i − 4:
 	// low nibbles 12, 13, 14, 15, 0, 1, 2, 3 in scales_l (two a byte, even
 	// i low), high bits 1, 1, 1, 1, 2, 2, 2, 2 in scales_h (bits 2i, 2i+1);
-	// every sub-block's 16 code bytes are nibbles16's.
+	// sub-block i's code byte j is (j+i)%16 | ((15−j+i)%16)<<4, so each
+	// sub-block reads codes of its own.
 	kv := []float32{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 	var qs []byte
-	for range 8 {
-		qs = append(qs, nibbles16()...)
+	for i := range 8 {
+		for j := range 16 {
+			qs = append(qs, byte((j+i)%16|(15-j+i)%16<<4))
+		}
 	}
 	y := deq(t, TypeIQ4_XS, cat(le16(h1), le16(0xAA55), []byte{0xDC, 0xFE, 0x10, 0x32}, qs))
 	want := make([]float32, 256)
 	for i := range 8 {
 		for j := range 16 {
-			want[32*i+j] = float32(i-4) * kv[j]
-			want[32*i+16+j] = float32(i-4) * kv[15-j]
+			want[32*i+j] = float32(i-4) * kv[(j+i)%16]
+			want[32*i+16+j] = float32(i-4) * kv[(15-j+i)%16]
 		}
 	}
 	expectAll(t, TypeIQ4_XS, y, want)
 	// Spot values worked out by hand: sub-block 0 scales by −4, 7 by 3, 4
 	// by 0.
-	for i, v := range map[int]float32{0: 508, 16: -452, 47: -339, 128: 0, 224: -381, 255: -381, 240: 339} {
+	for i, v := range map[int]float32{0: 508, 16: -452, 47: 381, 128: 0, 224: -30, 255: -30, 240: -66} {
 		if y[i] != v {
 			t.Errorf("IQ4_XS element %d = %v, want %v", i, y[i], v)
 		}
