@@ -3,6 +3,7 @@ package cpu_test
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cpu"
@@ -40,6 +41,19 @@ func FuzzLoadDecode(f *testing.F) {
 	for _, s := range []modeltest.Spec{fuzzSpec(), func() modeltest.Spec {
 		s := fuzzSpec()
 		s.Arch, s.NRot = "qwen3", 8
+		return s
+	}(), func() modeltest.Spec {
+		// The block types of 32 values in turn (the output projections'
+		// rows of 16 stay F32), so that mutated tensor infos reach their
+		// decoders too.
+		s := fuzzSpec()
+		blocks := modeltest.AllTypes([]gguf.Type{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL, gguf.TypeQ4_1, gguf.TypeQ5_1})
+		s.Type = func(name string) gguf.Type {
+			if strings.Contains(name, "ssm_out") || strings.Contains(name, "attn_output") {
+				return gguf.TypeF32
+			}
+			return blocks(name)
+		}
 		return s
 	}()} {
 		var buf bytes.Buffer
