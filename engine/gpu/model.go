@@ -321,14 +321,9 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	var bytes int64  // progress total: the bytes that travel
 	for _, t := range ts {
 		// Lane order where it may apply: its padding makes the bound.
-		dt := deviceType(t.Type)
-		rb, err := gguf.RowBytes(dt, int64(t.Cols()))
-		if err != nil {
-			_ = e.UnloadModule(mod)
-			return nil, fmt.Errorf("gpu: %s as %s: %w", t.Name, dt, err)
-		}
-		total += align(devBytes(dt, t.Rows(), t.Cols(), int(rb), true))
-		bytes += int64(t.Rows()) * rb // what put reports: rows in the device type's GGUF bytes
+		rb := devRowBytes(t)
+		total += align(devBytes(deviceType(t.Type), t.Rows(), t.Cols(), rb, true))
+		bytes += int64(t.Rows()) * int64(rb) // what put reports: rows in the device type's GGUF bytes
 	}
 	if g.weights, err = e.NewArena(total); err != nil {
 		g.Close()

@@ -375,8 +375,9 @@ func (r *recodings) note(t *model.Tensor) {
 	*r = append(*r, recoding{from: t.Type, first: t.Name, n: 1, file: uint64(len(t.Data)), dev: dev})
 }
 
-// devRowBytes is the GGUF size of a row of t in its device type (Load
-// checked that the row length suits that type).
+// devRowBytes is the GGUF size of a row of t in its device type: whole
+// blocks, as deviceType keeps a type's block length (32 or 256 values) and
+// model.Load took only rows of whole blocks of t's own type.
 func devRowBytes(t *model.Tensor) int {
 	dt := deviceType(t.Type)
 	return t.Cols() / dt.BlockSize() * dt.BlockBytes()
