@@ -103,3 +103,14 @@ embed_q6_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int to
     if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     x[i] = memra_q6t_value(table, n_embd >> 8, t, i);
 }
+
+// x: [n_embd] f32; table: [n_vocab][n_embd] Q3_K in the tiled layout of
+// matvec_q6k.cu's Q3 forms (kquant.cuh, memra_q3t_value); n_embd % 256 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_q3_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
+    x[i] = memra_q3t_value(table, n_embd >> 8, t, i);
+}

@@ -1,6 +1,6 @@
-// kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K) as the matvec and
-// embedding kernels read them. The engine tiles all three for its
-// tensor-core matvecs (matvec_q4k.cu, matvec_q6k.cu; the tiled layouts and
+// kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K, and Q3_K's tiles) as
+// the matvec and embedding kernels read them. The engine tiles all four for
+// its tensor-core matvecs (matvec_q4k.cu, matvec_q6k.cu; the tiled layouts and
 // their readers are at the end of this file); the item reader below serves
 // engine/internal/mvexp's CUDA-core baselines of Q4_K and Q6_K (Q5_K's
 // CUDA-core kernel, 1.5 TB/s at 24576 x 4096, is gone: step 40).
@@ -240,6 +240,24 @@ __device__ __forceinline__ float memra_q6t_value(const unsigned char* tiles, int
     const unsigned char* dd = t + 3328 + 4 * g + 2 * h;
     const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
     return __fmul_rn(__fmul_rn(d, (float)(signed char)t[3072 + 16 * rr + j]), (float)(q - 32));
+}
+
+// The tiled Q3_K layout (matvec_q6k.cu's memra_q3t; engine/internal/ktile
+// Q3K): Q6_K's low-nibble plane with the codes q + 8 (4..11), then at 2048
+// per row the 16 int8 scales sc - 32, at 2304 per g d of row g, of row g+8.
+#define MEMRA_Q3T_BYTES 2336
+
+// Value (row, col) of a tiled Q3_K matrix of ns superblocks per row, in the
+// CPU decoder's order of operations like memra_kq_value.
+__device__ __forceinline__ float memra_q3t_value(const unsigned char* tiles, int ns, long long row, int col) {
+    const unsigned char* t = tiles + ((row >> 4) * ns + (col >> 8)) * MEMRA_Q3T_BYTES;
+    const int rr = (int)(row & 15), v = col & 255, g = rr & 7, h = rr >> 3;
+    const int j = v >> 4, c = (v >> 2) & 3, p = v & 3;
+    const unsigned int nb = t[512 * (j >> 2) + 16 * (4 * g + c) + 4 * (j & 3) + 2 * (p & 1) + h];
+    const int q = (int)((nb >> (4 * (p >> 1))) & 15u);
+    const unsigned char* dd = t + 2304 + 4 * g + 2 * h;
+    const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
+    return __fmul_rn(__fmul_rn(d, (float)(signed char)t[2048 + 16 * rr + j]), (float)(q - 8));
 }
 
 #endif // MEMRA_KQUANT_CUH

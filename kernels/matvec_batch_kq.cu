@@ -1,6 +1,6 @@
 // matvec_batch_kq.cu: y_t (+)= W x_t for the n <= 8 tokens of a prompt
 // chunk, W a K-quant matrix in the tensor-core kernels' tiles (Q4_K, Q5_K,
-// Q6_K), bit for bit each token's decode sums.
+// Q6_K, Q3_K), bit for bit each token's decode sums.
 //
 // Why it looks like this: the decode kernels (matvec_q4k.cu, matvec_q6k.cu)
 // carry one token's x' (hi and lo f16) in two of the 8 columns of each
@@ -110,7 +110,10 @@ __device__ __forceinline__ void memra_q4t_bstep(memra_mvbk_acc& acc, const memra
 // superblock. (Read 8 bytes at a time from memra_stage_x's layout, as the
 // decode kernel reads them from shared memory, they made 9B Q6_K priming
 // 23% slower than staging in every block: run334.)
-__device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const memra_q6t_sb& s, int sb, const memra_kq_in& in, int n) {
+// SB: memra_q6t_sb or memra_q3t_sb (Q3_K: one mma a sub-block,
+// memra_q6t_mma).
+template <class SB>
+__device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const SB& s, int sb, const memra_kq_in& in, int n) {
 #pragma unroll
     for (int p = 0; p < 4; p++) {
         uint4 bx[MEMRA_MVBK_GROUPS][2];
@@ -125,17 +128,14 @@ __device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const memra
         float a1[MEMRA_MVBK_GROUPS][2] = {};
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            const int j = 4 * k + p;
-            unsigned int a[4], tp[4];
-            memra_q6t_afrag(s, j, a, tp);
+            const auto f = memra_q6t_frags(s, 4 * k + p);
 #pragma unroll
             for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
                 if (4 * G >= n) break;
                 const uint4 v = bx[G][k >> 1];
                 const unsigned int b0 = (k & 1) ? v.z : v.x, b1 = (k & 1) ? v.w : v.y;
                 float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                memra_mma_f16(d, a, b0, b1);
-                memra_mma_f16(d, tp, b0, b1);
+                memra_q6t_mma(d, f, b0, b1);
                 memra_q6t_scale(a1[G], s, k, p, d);
             }
         }
@@ -166,6 +166,15 @@ template <>
 struct memra_kq_batch<memra_q6t> {
     static __device__ __forceinline__ int boff(int lc, int hl) { return (lc * 2 + hl) * 32; }
     static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q6t_sb& s, int sb, const memra_kq_in& in, int n) {
+        memra_q6t_bstep(acc, s, sb, in, n);
+    }
+};
+
+// Q3_K's inputs are staged in Q6_K's layout too (its sub-blocks are Q6_K's).
+template <>
+struct memra_kq_batch<memra_q3t> {
+    static __device__ __forceinline__ int boff(int lc, int hl) { return memra_kq_batch<memra_q6t>::boff(lc, hl); }
+    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q3t_sb& s, int sb, const memra_kq_in& in, int n) {
         memra_q6t_bstep(acc, s, sb, in, n);
     }
 };
@@ -301,4 +310,14 @@ matvec_batch_q6_k(float* y, const void* W, const float* x, int rows, int cols, i
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_q6_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
     memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q3_k(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_q3t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q3_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q3t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
 }

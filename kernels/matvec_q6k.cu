@@ -81,18 +81,77 @@ __device__ __forceinline__ void memra_q6t_lds_if(uint2& b, bool p, unsigned int 
     asm volatile("{.reg .pred q; setp.ne.s32 q, %2, 0; @q ld.shared.v2.u32 {%0, %1}, [%3];}" : "+r"(b.x), "+r"(b.y) : "r"((int)p), "r"(s));
 }
 
+// Q3_K's tiles (ktile.Q3K) are Q6_K's without the high bits: a lane's
+// codes q + 8 (4..11) as Q6_K's low nibbles, its rows' 16 int8 scales
+// (sc - 32), their d. A sub-block takes one mma, of the codes less 8 (exact
+// f16 integers -4..3), where Q6_K's take two.
+struct memra_q3t_sb {
+    uint4 n[4], scg, sch;
+    unsigned int dd;
+};
+
+// Nibble pairs - 8: low nibbles (1024 + n) - 1032, high nibbles
+// (1024 + 16n) / 16 - 72.
+__device__ __forceinline__ unsigned int memra_q3t_lo(unsigned int w) {
+    unsigned int r;
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(w, 0x000F000Fu)), "r"(0x64086408u));
+    return r;
+}
+__device__ __forceinline__ unsigned int memra_q3t_hi(unsigned int w) {
+    unsigned int r;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00F000F0u)), "r"(0x2C002C00u), "r"(0xD480D480u));
+    return r;
+}
+
+// The A fragment of sub-block j: its codes less 8, in memra_q6t_afrag's
+// order.
+__device__ __forceinline__ void memra_q3t_afrag(const memra_q3t_sb& s, int j, unsigned int a[4]) {
+    const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
+    a[0] = memra_q3t_lo(nw), a[1] = memra_q3t_lo(nw >> 8), a[2] = memra_q3t_hi(nw), a[3] = memra_q3t_hi(nw >> 8);
+}
+
 // a1[h] (rows g + 8h) += sub-block 4k + p's scale times its D fragment d
 // (columns x' hi and lo): byte p of scale word k. Then acc[h] += d_h *
 // a1[h] (memra_q6t_scale_put). One lane's share in the decode step (p its
 // lane in the quad), and each of the four a lane adds for its token in the
-// batch step (matvec_batch_kq.cu): one expression, so the same bits.
-__device__ __forceinline__ void memra_q6t_scale(float a1[2], const memra_q6t_sb& s, int k, int p, const float d[4]) {
+// batch step (matvec_batch_kq.cu): one expression, so the same bits. SB:
+// memra_q6t_sb or memra_q3t_sb, whose scales and d are read alike.
+template <class SB>
+__device__ __forceinline__ void memra_q6t_scale(float a1[2], const SB& s, int k, int p, const float d[4]) {
     a1[0] += (float)(signed char)(memra_word(s.scg, k) >> (8 * p)) * (d[0] + d[1]);
     a1[1] += (float)(signed char)(memra_word(s.sch, k) >> (8 * p)) * (d[2] + d[3]);
 }
-__device__ __forceinline__ void memra_q6t_scale_put(float acc[2], const memra_q6t_sb& s, const float a1[2]) {
+template <class SB>
+__device__ __forceinline__ void memra_q6t_scale_put(float acc[2], const SB& s, const float a1[2]) {
     acc[0] += memra_f16_to_f32(memra_lo16(s.dd)) * a1[0];
     acc[1] += memra_f16_to_f32(memra_hi16(s.dd)) * a1[1];
+}
+
+// Sub-block j's A fragments (memra_q6t_frags) and D += their products
+// with B (b0 b1: x' hi and lo, memra_q6t_mma): Q6_K's two (nibbles - 32,
+// then 16 * the high bits), Q3_K's one.
+struct memra_q6t_frag {
+    unsigned int a[4], tp[4];
+};
+struct memra_q3t_frag {
+    unsigned int a[4];
+};
+__device__ __forceinline__ memra_q6t_frag memra_q6t_frags(const memra_q6t_sb& s, int j) {
+    memra_q6t_frag f;
+    memra_q6t_afrag(s, j, f.a, f.tp);
+    return f;
+}
+__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_q3t_sb& s, int j) {
+    memra_q3t_frag f;
+    memra_q3t_afrag(s, j, f.a);
+    return f;
+}
+__device__ __forceinline__ void memra_q6t_mma(float d[4], const memra_q6t_frag& f, unsigned int b0, unsigned int b1) {
+    memra_mma_f16(d, f.a, b0, b1);
+    memra_mma_f16(d, f.tp, b0, b1);
+}
+__device__ __forceinline__ void memra_q6t_mma(float d[4], const memra_q3t_frag& f, unsigned int b0, unsigned int b1) {
+    memra_mma_f16(d, f.a, b0, b1);
 }
 
 // acc[h] (rows g + 8h of the tile) += superblock sb's d * sum_j sc_j * D_j.
@@ -101,8 +160,8 @@ __device__ __forceinline__ void memra_q6t_scale_put(float acc[2], const memra_q6
 // k, so lane (g, c) ends with sub-blocks c, c+4, c+8, c+12 of its rows and
 // multiplies 4 scales instead of 16; the quad's shares are added at the end
 // of a unit (memra_tile_put).
-__device__ __forceinline__ void memra_q6t_step(float acc[2], memra_q6t_bfrag& bf, const memra_q6t_sb& s, int sb, const uint4* xsplit,
-                                               int lane) {
+template <class SB>
+__device__ __forceinline__ void memra_q6t_step(float acc[2], memra_q6t_bfrag& bf, const SB& s, int sb, const uint4* xsplit, int lane) {
     const int lg = lane >> 2, lc = lane & 3;
     const int t = lg >> 1, hl = lg & 1; // this lane's B column 2t + hl: sub-blocks j with j % 4 == t
     // Sub-block j's fragment at xs + 64 j: columns sb * 256 + 16 j on.
@@ -115,10 +174,7 @@ __device__ __forceinline__ void memra_q6t_step(float acc[2], memra_q6t_bfrag& bf
     for (int j = 0; j < 16; j++) {
         memra_q6t_lds_if(bf.b[j & 3], t == (j & 3), xs + 64 * j);
         const uint2 bx = bf.b[j & 3];
-        unsigned int a[4], tp[4];
-        memra_q6t_afrag(s, j, a, tp);
-        memra_mma_f16(d[j >> 2], a, bx.x, bx.y);
-        memra_mma_f16(d[j >> 2], tp, bx.x, bx.y);
+        memra_q6t_mma(d[j >> 2], memra_q6t_frags(s, j), bx.x, bx.y);
     }
     float a1[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -148,6 +204,26 @@ struct memra_q6t {
     }
 };
 
+// Q3_K's tile for memra_mvt: Q6_K's steps and sums over its codes.
+struct memra_q3t {
+    static constexpr int BYTES = MEMRA_Q3T_BYTES;
+    static constexpr bool XSUM = false;
+    using sb = memra_q3t_sb;
+    using keep = memra_q6t_bfrag;
+    static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) {
+        sb s;
+#pragma unroll
+        for (int k = 0; k < 4; k++) s.n[k] = reinterpret_cast<const uint4*>(slot + 512 * k)[lane];
+        s.scg = reinterpret_cast<const uint4*>(slot + 2048)[lane >> 2];
+        s.sch = reinterpret_cast<const uint4*>(slot + 2048)[(lane >> 2) + 8];
+        s.dd = reinterpret_cast<const unsigned int*>(slot + 2304)[lane >> 2];
+        return s;
+    }
+    static __device__ __forceinline__ void step(float acc[2], keep& bf, const sb& s, int i, const uint4* xsplit, const float*, int lane) {
+        memra_q6t_step(acc, bf, s, i, xsplit, lane);
+    }
+};
+
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q6_K tiled; x: [cols] f32;
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 2 slots, the fastest
 // or within 6% of it on the presets' shapes of more than 2,048 rows (perf.md
@@ -165,4 +241,17 @@ extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q6_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                  float eps) {
     memra_mvt<8, 2, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+// Q3_K (ktile.Q3K), on Q6_K's geometry and rules (gpu.MatvecWide): not
+// measured against it yet.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q3_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 2, memra_q3t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q3_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                 float eps) {
+    memra_mvt<8, 2, memra_q3t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }

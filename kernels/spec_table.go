@@ -264,7 +264,7 @@ const MatvecThreads = 256
 // MatvecKernel is one member of the matvec family.
 type MatvecKernel struct {
 	Name         string
-	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0, 12 q4_K, 13 q5_K, 14 q6_K
+	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0, 11 q3_K, 12 q4_K, 13 q5_K, 14 q6_K
 	Wide         bool // each row split over 8 warps (for matrices of few rows)
 	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*R of the template
 	// TensorCore: a kernel of matvec_q4k.cu (Q4_K, Q5_K) or matvec_q6k.cu (tiled weights,
@@ -297,11 +297,13 @@ func (m MatvecKernel) WideKey() int {
 }
 
 // Bytes of one tile of 16 rows × 256 columns (kquant.cuh MEMRA_Q4T_BYTES,
-// MEMRA_Q5T_BYTES and MEMRA_Q6T_BYTES; engine/internal/ktile Q4K, Q5K, Q6K).
+// MEMRA_Q5T_BYTES, MEMRA_Q6T_BYTES and MEMRA_Q3T_BYTES; engine/internal/ktile
+// Q4K, Q5K, Q6K, Q3K).
 const (
 	q4TileBytes = 2368
 	q5TileBytes = 2880
 	q6TileBytes = 3360
+	q3TileBytes = 2336
 )
 
 // File is the source of the kernel.
@@ -309,7 +311,7 @@ func (m MatvecKernel) File() string {
 	switch {
 	case m.Lean:
 		return "matvec_lean.cu"
-	case m.TensorCore && m.GgmlType == 14:
+	case m.TensorCore && (m.GgmlType == 14 || m.GgmlType == 11):
 		return "matvec_q6k.cu"
 	case m.TensorCore:
 		return "matvec_q4k.cu"
@@ -324,6 +326,8 @@ func (m MatvecKernel) tileBytes() int {
 		return q5TileBytes
 	case 14:
 		return q6TileBytes
+	case 11:
+		return q3TileBytes
 	}
 	return q4TileBytes
 }
@@ -377,6 +381,8 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_q5_k_wide", 13, true, 16, true, 2, false, false}, // 16-row tiles, KW8, 2 slots
 		{"matvec_q6_k", 14, false, 32, true, 2, false, false},     // 16-row tiles, KW4, 2 slots
 		{"matvec_q6_k_wide", 14, true, 16, true, 2, false, false}, // 16-row tiles, KW8, 2 slots
+		{"matvec_q3_k", 11, false, 32, true, 2, false, false},     // Q6_K's geometry and slots
+		{"matvec_q3_k_wide", 11, true, 16, true, 2, false, false},
 		// One slot a warp, where the kernels above do not fit (matvec_lean.cu).
 		{"matvec_q4_k_lean", 12, false, 32, true, 1, false, true},
 		{"matvec_q4_k_wide_lean", 12, true, 16, true, 1, false, true},
@@ -384,6 +390,8 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_q5_k_wide_lean", 13, true, 16, true, 1, false, true},
 		{"matvec_q6_k_lean", 14, false, 32, true, 1, false, true},
 		{"matvec_q6_k_wide_lean", 14, true, 16, true, 1, false, true},
+		{"matvec_q3_k_lean", 11, false, 32, true, 1, false, true},
+		{"matvec_q3_k_wide_lean", 11, true, 16, true, 1, false, true},
 	}
 }
 
@@ -430,6 +438,8 @@ func MatvecBatchKernels() []MatvecBatchKernel {
 		{"matvec_batch_q5_k_wide", 13, true, []string{"matvec_q5_k_wide", "matvec_q5_k_wide_lean"}, 16, false, true},
 		{"matvec_batch_q6_k", 14, false, []string{"matvec_q6_k", "matvec_q6_k_lean"}, 32, false, true},
 		{"matvec_batch_q6_k_wide", 14, true, []string{"matvec_q6_k_wide", "matvec_q6_k_wide_lean"}, 16, false, true},
+		{"matvec_batch_q3_k", 11, false, []string{"matvec_q3_k", "matvec_q3_k_lean"}, 32, false, true},
+		{"matvec_batch_q3_k_wide", 11, true, []string{"matvec_q3_k_wide", "matvec_q3_k_wide_lean"}, 16, false, true},
 	}
 }
 
@@ -496,6 +506,8 @@ func matvecWhat(ggmlType int) string {
 		return "q5_K (16-row tiles, engine/internal/ktile)"
 	case 14:
 		return "q6_K (16-row tiles, engine/internal/ktile)"
+	case 11:
+		return "q3_K (16-row tiles, engine/internal/ktile)"
 	}
 	return fmt.Sprintf("ggml type %d", ggmlType)
 }
@@ -520,7 +532,7 @@ func Spec() []Kernel {
 	one := "1"
 	var ks []Kernel
 
-	for _, t := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"} {
+	for _, t := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k", "q3_k"} {
 		ps := []Param{param("x", Ptr), param("table", Ptr)}
 		if t == "q8_0" { // repacked: f16 block scales in scales
 			ps = append(ps, param("scales", Ptr))

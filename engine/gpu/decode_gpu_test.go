@@ -109,19 +109,20 @@ func kMix(name string) gguf.Type {
 }
 
 // recodeMix types a model with the types Load stores as wider ones
-// (deviceType: Q3_K as Q6_K, Q4_0 and Q5_0 as Q8_0) beside those it reads
-// as they are, as llama.cpp's Q3_K_M files mix Q3_K with Q4_K-Q6_K: the
-// FFN's gate Q3_K and up Q6_K pair on the device; q|k|v (Q4_0, Q5_0,
+// (deviceType: Q4_0 and Q5_0 as Q8_0) beside those it reads as they are,
+// Q3_K among them, as llama.cpp's Q3_K_M files mix Q3_K with Q4_K-Q6_K:
+// the FFN's gate Q4_0 and up Q8_0 pair on the device; q|k|v (Q4_0, Q5_0,
 // Q8_0) fuse as Q8_0; the recurrent input projections stay apart; the
 // tables are Q4_0 (token_embd, plain-order scales) and Q3_K (output).
 func recodeMix(name string) gguf.Type {
 	switch {
-	case strings.Contains(name, "ffn_gate"), strings.Contains(name, "ffn_down"), strings.Contains(name, "attn_output"),
-		strings.Contains(name, "attn_qkv"), name == "output.weight":
+	case strings.Contains(name, "ffn_down"), strings.Contains(name, "attn_output"), strings.Contains(name, "attn_qkv"),
+		name == "output.weight":
 		return gguf.TypeQ3_K
-	case strings.Contains(name, "ffn_up"), strings.Contains(name, "attn_gate"):
+	case strings.Contains(name, "attn_gate"):
 		return gguf.TypeQ6_K
-	case strings.Contains(name, "attn_q."), strings.Contains(name, "ssm_beta"), name == "token_embd.weight":
+	case strings.Contains(name, "attn_q."), strings.Contains(name, "ssm_beta"), strings.Contains(name, "ffn_gate"),
+		name == "token_embd.weight":
 		return gguf.TypeQ4_0
 	case strings.Contains(name, "attn_k."), strings.Contains(name, "ssm_alpha"), strings.Contains(name, "ssm_out"):
 		return gguf.TypeQ5_0
@@ -168,7 +169,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 		{"qwen35-q5_k", gguf.TypeQ5_K, false, "qwen35"},
 		{"qwen35-q6_k-tied", gguf.TypeQ6_K, true, "qwen35"},
 		{"qwen35-k-mix", gguf.TypeQ4_K, false, "qwen35"},   // Q4_K with Q6_K/Q5_K/Q8_0 matrices in between
-		{"qwen35-recoded", gguf.TypeQ3_K, false, "qwen35"}, // recodeMix: Q3_K, Q4_0 and Q5_0 stored as Q6_K and Q8_0
+		{"qwen35-recoded", gguf.TypeQ3_K, false, "qwen35"}, // recodeMix: Q3_K, and Q4_0 and Q5_0 stored as Q8_0
 		{"qwen35-q3_k-tied", gguf.TypeQ3_K, true, "qwen35"},
 		{"qwen35-iq4_nl", gguf.TypeIQ4_NL, false, "qwen35"}, // stored as Q8_0
 		{"qwen3-bf16", gguf.TypeBF16, false, "qwen3"},
@@ -280,8 +281,8 @@ func TestGPUGraphEqualsEager(t *testing.T) {
 	}
 }
 
-// TestGPURecodedEqualsWide: a model with Q3_K, Q4_0 and Q5_0 matrices
-// (recodeMix), which Load stores as Q6_K and Q8_0, gives at every eager step
+// TestGPURecodedEqualsWide: a model with Q4_0 and Q5_0 matrices
+// (recodeMix), which Load stores as Q8_0, gives at every eager step
 // the logits, bit for bit, of the same model whose file holds those
 // matrices already recoded (gguf.Recode: the same values in the wider
 // types), and the same graph tokens, its prompt primed in chunks; and
@@ -295,8 +296,7 @@ func TestGPURecodedEqualsWide(t *testing.T) {
 	m := modeltest.Load(t, s)
 	narrow := loadModel(t, e, m, Options{})
 	f := narrow.Fallbacks()
-	for _, want := range []string{"more Q3_K matrices are stored and read as Q6_K", "more Q4_0 matrices are stored and read as Q8_0",
-		"more Q5_0 matrices are stored and read as Q8_0"} {
+	for _, want := range []string{"more Q4_0 matrices are stored and read as Q8_0", "more Q5_0 matrices are stored and read as Q8_0"} {
 		if !slices.ContainsFunc(f, func(l string) bool { return strings.Contains(l, want) }) {
 			t.Errorf("Fallbacks %q: no line says %q", f, want)
 		}
@@ -321,7 +321,7 @@ func TestGPURecodedEqualsWide(t *testing.T) {
 		recodedN++
 	}
 	if recodedN == 0 {
-		t.Fatal("recodeMix typed no matrix Q3_K, Q4_0 or Q5_0")
+		t.Fatal("recodeMix typed no matrix Q4_0 or Q5_0")
 	}
 	wide := loadModel(t, e, m, Options{})
 	if f := wide.Fallbacks(); len(f) != 0 {

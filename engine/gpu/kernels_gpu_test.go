@@ -277,7 +277,7 @@ func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int, lane bool) (q, 
 	return p.Add(uint64(off)), ktUpload(t, v, sb, 0)
 }
 
-// TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0,q4_k,q5_k,q6_k} for host and
+// TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0,q4_k,q5_k,q6_k,q3_k} for host and
 // device tokens must equal the CPU's DequantizeRow bit for bit (a gather plus
 // an exact conversion; the K-quants decode in the CPU's order of operations,
 // kquant.cuh), and an out-of-range token must give NaN in every element.
@@ -301,7 +301,7 @@ func TestGPUKernelEmbed(t *testing.T) {
 		{gguf.TypeF32, unscaled(v.k.EmbedF32), 1056}, {gguf.TypeF16, unscaled(v.k.EmbedF16), 1056},
 		{gguf.TypeBF16, unscaled(v.k.EmbedBF16), 1056}, {gguf.TypeQ8_0, v.k.EmbedQ8_0, 1056},
 		{gguf.TypeQ4_K, unscaled(v.k.EmbedQ4K), 1280}, {gguf.TypeQ5_K, unscaled(v.k.EmbedQ5K), 1280},
-		{gguf.TypeQ6_K, unscaled(v.k.EmbedQ6K), 1280},
+		{gguf.TypeQ6_K, unscaled(v.k.EmbedQ6K), 1280}, {gguf.TypeQ3_K, unscaled(v.k.EmbedQ3K), 1280},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			nEmbd := tc.nEmbd
@@ -473,7 +473,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 		ts.add(typ, rows, cols, name)
 		return ts
 	}
-	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K} {
 		_, _, err = matvecGrids(v.e, mod, optin, 1024, shapes(typ, 4096, 61440))
 		if err == nil {
 			t.Fatalf("%v: 61,440 columns accepted", typ)
@@ -503,7 +503,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 		ktMust(t, err)
 		return mk.Shared(cols, false) + static
 	}
-	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K} {
 		widest := func(wide, lean int) int {
 			w := 256
 			for need(typ, wide, lean, w+256) <= optin {
@@ -543,7 +543,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 }
 
 // TestGPUKernelMatvec checks every kernel of the matvec family (f32, f16,
-// bf16, q8_0, Q4_K, Q5_K, Q6_K, plain, wide, wave and lean) in modes store, accumulate and SwiGLU, with and
+// bf16, q8_0, Q3_K, Q4_K, Q5_K, Q6_K, plain, wide, wave and lean) in modes store, accumulate and SwiGLU, with and
 // without the fused norm, over shapes that take every path of matvec.cu:
 // 16-byte loads (cols a multiple of 4 for f32, 8 for f16/bf16, 16 for q8_0's
 // repacked quants), the leftover loop (chunks not a multiple of the unrolled
@@ -577,14 +577,16 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 // bounds them) into one accumulator, 33 additions (66), the 6 mma of the
 // other sub-blocks adding zeros (12), D0 + D1, the scale's product and the
 // lane's 4 sub-blocks (5), then d· (1: one more than Q4_K's 3 + 2, hence the
-// +1 below), and the rest as Q4_K's. The
+// +1 below), and the rest as Q4_K's. Q3_K's (matvec_q6k.cu's Q3 forms)
+// take one mma a sub-block, of the codes −4..3 (terms within |w|·|x|), so
+// fewer steps than Q6_K's. The
 // reference's own rounding of a·q − m (1–2 u per weight) fits the slack. The CPU backend's cpu.MatVec (8 f32
 // partial sums of cols/8 terms) must agree within the sum of both bounds.
 func TestGPUKernelMatvec(t *testing.T) {
 	v := ktGPU(t)
 	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
 	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
-	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} // cols % 256 == 0
+	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K} // cols % 256 == 0
 	allK := append(slices.Clone(all), kq...)
 	unaligned := slices.DeleteFunc(slices.Clone(allK), tiled)
 	for i, sh := range []struct {
@@ -821,7 +823,7 @@ func TestGPUKernelMatvecLean(t *testing.T) {
 	for i, sh := range []struct{ rows, cols int }{
 		{1003, 1024}, {37, 12288}, {2050, 512}, {33, 256}, {4096, 4096}, {17, 2304},
 	} {
-		for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+		for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K} {
 			r := ktRand(uint64(1000+10*i) + uint64(typ))
 			w := ktTensor(t, "w", typ, ktUniform(r, sh.rows*sh.cols, -1, 1), sh.cols, sh.rows)
 			dw, _ := ktWeights(t, v, w, 0, false)

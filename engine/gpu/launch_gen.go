@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "aad8ff5c0fea26d4dcf1174da869abbd13ed5bc187749a33aac48ae76834043b"
+const specHash = "275a4a3a1b963c998161d544137d83573432ff93dd3496a84bd5f8e5c4fde772"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -31,6 +31,7 @@ type Kernels struct {
 	kEmbedQ4K                  kernelSlot // embed_q4_k
 	kEmbedQ5K                  kernelSlot // embed_q5_k
 	kEmbedQ6K                  kernelSlot // embed_q6_k
+	kEmbedQ3K                  kernelSlot // embed_q3_k
 	kRMSNorm                   kernelSlot // rmsnorm
 	kRMSNormGated              kernelSlot // rmsnorm_gated
 	kRMSNormGatedChunk         kernelSlot // rmsnorm_gated_chunk
@@ -49,12 +50,16 @@ type Kernels struct {
 	kMatvecQ5KWide             kernelSlot // matvec_q5_k_wide
 	kMatvecQ6K                 kernelSlot // matvec_q6_k
 	kMatvecQ6KWide             kernelSlot // matvec_q6_k_wide
+	kMatvecQ3K                 kernelSlot // matvec_q3_k
+	kMatvecQ3KWide             kernelSlot // matvec_q3_k_wide
 	kMatvecQ4KLean             kernelSlot // matvec_q4_k_lean
 	kMatvecQ4KWideLean         kernelSlot // matvec_q4_k_wide_lean
 	kMatvecQ5KLean             kernelSlot // matvec_q5_k_lean
 	kMatvecQ5KWideLean         kernelSlot // matvec_q5_k_wide_lean
 	kMatvecQ6KLean             kernelSlot // matvec_q6_k_lean
 	kMatvecQ6KWideLean         kernelSlot // matvec_q6_k_wide_lean
+	kMatvecQ3KLean             kernelSlot // matvec_q3_k_lean
+	kMatvecQ3KWideLean         kernelSlot // matvec_q3_k_wide_lean
 	kMatvecBatchF32            kernelSlot // matvec_batch_f32
 	kMatvecBatchF16            kernelSlot // matvec_batch_f16
 	kMatvecBatchF16Wide        kernelSlot // matvec_batch_f16_wide
@@ -70,6 +75,8 @@ type Kernels struct {
 	kMatvecBatchQ5KWide        kernelSlot // matvec_batch_q5_k_wide
 	kMatvecBatchQ6K            kernelSlot // matvec_batch_q6_k
 	kMatvecBatchQ6KWide        kernelSlot // matvec_batch_q6_k_wide
+	kMatvecBatchQ3K            kernelSlot // matvec_batch_q3_k
+	kMatvecBatchQ3KWide        kernelSlot // matvec_batch_q3_k_wide
 	kMatvecBatchKQStage        kernelSlot // matvec_batch_kq_stage
 	kMatvecBatchNorm           kernelSlot // matvec_batch_norm
 	kRoPENeox                  kernelSlot // rope_neox
@@ -139,6 +146,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"embed_q4_k", "embed.cu", 6, &ks.kEmbedQ4K},
 		{"embed_q5_k", "embed.cu", 6, &ks.kEmbedQ5K},
 		{"embed_q6_k", "embed.cu", 6, &ks.kEmbedQ6K},
+		{"embed_q3_k", "embed.cu", 6, &ks.kEmbedQ3K},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
 		{"rmsnorm_gated_chunk", "rmsnorm.cu", 11, &ks.kRMSNormGatedChunk},
@@ -157,12 +165,16 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q5_k_wide", "matvec_q4k.cu", 9, &ks.kMatvecQ5KWide},
 		{"matvec_q6_k", "matvec_q6k.cu", 9, &ks.kMatvecQ6K},
 		{"matvec_q6_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ6KWide},
+		{"matvec_q3_k", "matvec_q6k.cu", 9, &ks.kMatvecQ3K},
+		{"matvec_q3_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ3KWide},
 		{"matvec_q4_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4KLean},
 		{"matvec_q4_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4KWideLean},
 		{"matvec_q5_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ5KLean},
 		{"matvec_q5_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ5KWideLean},
 		{"matvec_q6_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ6KLean},
 		{"matvec_q6_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ6KWideLean},
+		{"matvec_q3_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ3KLean},
+		{"matvec_q3_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ3KWideLean},
 		{"matvec_batch_f32", "matvec_batch.cu", 9, &ks.kMatvecBatchF32},
 		{"matvec_batch_f16", "matvec_batch.cu", 9, &ks.kMatvecBatchF16},
 		{"matvec_batch_f16_wide", "matvec_batch.cu", 9, &ks.kMatvecBatchF16Wide},
@@ -178,6 +190,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_batch_q5_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ5KWide},
 		{"matvec_batch_q6_k", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ6K},
 		{"matvec_batch_q6_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ6KWide},
+		{"matvec_batch_q3_k", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ3K},
+		{"matvec_batch_q3_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ3KWide},
 		{"matvec_batch_kq_stage", "matvec_batch_kq.cu", 10, &ks.kMatvecBatchKQStage},
 		{"matvec_batch_norm", "matvec_batch.cu", 8, &ks.kMatvecBatchNorm},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
@@ -433,6 +447,33 @@ func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetPtr(5, dtoken)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q6_k: %w", err_)
+	}
+	return nil
+}
+
+// geomEmbedQ3K is embed_q3_k's grid and dynamic shared memory, from the spec.
+func geomEmbedQ3K(n_embd, n_vocab, token int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+}
+
+// EmbedQ3K launches embed_q3_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q3_k embedding table.
+//
+// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ3K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+	geom_, shmem_ := geomEmbedQ3K(int(n_embd), int(n_vocab), int(token))
+	grid_, shared_, err_ := launchGeometry("embed_q3_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kEmbedQ3K
+	slot_.p.SetPtr(0, x)
+	slot_.p.SetPtr(1, table)
+	slot_.p.SetI32(2, n_embd)
+	slot_.p.SetI32(3, n_vocab)
+	slot_.p.SetI32(4, token)
+	slot_.p.SetPtr(5, dtoken)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("embed_q3_k: %w", err_)
 	}
 	return nil
 }
@@ -979,6 +1020,66 @@ func (k_ *Kernels) MatvecQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 	return nil
 }
 
+// geomMatvecQ3K is matvec_q3_k's grid and dynamic shared memory, from the spec.
+func geomMatvecQ3K(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 37376
+}
+
+// MatvecQ3K launches matvec_q3_k (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 37376 bytes.
+func (k_ *Kernels) MatvecQ3K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ3K(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q3_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ3K
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q3_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ3KWide is matvec_q3_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecQ3KWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 37376
+}
+
+// MatvecQ3KWide launches matvec_q3_k_wide (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 37376 bytes.
+func (k_ *Kernels) MatvecQ3KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ3KWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q3_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ3KWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q3_k_wide: %w", err_)
+	}
+	return nil
+}
+
 // geomMatvecQ4KLean is matvec_q4_k_lean's grid and dynamic shared memory, from the spec.
 func geomMatvecQ4KLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
 	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18944
@@ -1155,6 +1256,66 @@ func (k_ *Kernels) MatvecQ6KWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr
 	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q6_k_wide_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ3KLean is matvec_q3_k_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ3KLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18688
+}
+
+// MatvecQ3KLean launches matvec_q3_k_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18688 bytes.
+func (k_ *Kernels) MatvecQ3KLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ3KLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q3_k_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ3KLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q3_k_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ3KWideLean is matvec_q3_k_wide_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ3KWideLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18688
+}
+
+// MatvecQ3KWideLean launches matvec_q3_k_wide_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18688 bytes.
+func (k_ *Kernels) MatvecQ3KWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ3KWideLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q3_k_wide_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ3KWideLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q3_k_wide_lean: %w", err_)
 	}
 	return nil
 }
@@ -1609,6 +1770,66 @@ func (k_ *Kernels) MatvecBatchQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 	slot_.p.SetI32(8, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q6_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ3K is matvec_batch_q3_k's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ3K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 37376
+}
+
+// MatvecBatchQ3K launches matvec_batch_q3_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q3_k's and matvec_q3_k_lean's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37376 bytes.
+func (k_ *Kernels) MatvecBatchQ3K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ3K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q3_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ3K
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q3_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ3KWide is matvec_batch_q3_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ3KWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 37376
+}
+
+// MatvecBatchQ3KWide launches matvec_batch_q3_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q3_k_wide's and matvec_q3_k_wide_lean's; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37376 bytes.
+func (k_ *Kernels) MatvecBatchQ3KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ3KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q3_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ3KWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q3_k_wide: %w", err_)
 	}
 	return nil
 }
@@ -3091,12 +3312,16 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 13, Lean: 0, Wide: 1},
 		{GgmlType: 14, Lean: 0, Wide: 0},
 		{GgmlType: 14, Lean: 0, Wide: 1},
+		{GgmlType: 11, Lean: 0, Wide: 0},
+		{GgmlType: 11, Lean: 0, Wide: 1},
 		{GgmlType: 12, Lean: 1, Wide: 0},
 		{GgmlType: 12, Lean: 1, Wide: 1},
 		{GgmlType: 13, Lean: 1, Wide: 0},
 		{GgmlType: 13, Lean: 1, Wide: 1},
 		{GgmlType: 14, Lean: 1, Wide: 0},
 		{GgmlType: 14, Lean: 1, Wide: 1},
+		{GgmlType: 11, Lean: 1, Wide: 0},
+		{GgmlType: 11, Lean: 1, Wide: 1},
 	}
 }
 
@@ -3135,6 +3360,10 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ6K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 14, Lean: 0, Wide: 1}:
 		return k_.MatvecQ6KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 11, Lean: 0, Wide: 0}:
+		return k_.MatvecQ3K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 11, Lean: 0, Wide: 1}:
+		return k_.MatvecQ3KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Lean: 1, Wide: 0}:
 		return k_.MatvecQ4KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Lean: 1, Wide: 1}:
@@ -3147,6 +3376,10 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ6KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 14, Lean: 1, Wide: 1}:
 		return k_.MatvecQ6KWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 11, Lean: 1, Wide: 0}:
+		return k_.MatvecQ3KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 11, Lean: 1, Wide: 1}:
+		return k_.MatvecQ3KWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
 }
@@ -3176,6 +3409,8 @@ func MatvecBatchVariants() []MatvecBatchVariant {
 		{GgmlType: 13, Staged: 0, Wide: 1},
 		{GgmlType: 14, Staged: 0, Wide: 0},
 		{GgmlType: 14, Staged: 0, Wide: 1},
+		{GgmlType: 11, Staged: 0, Wide: 0},
+		{GgmlType: 11, Staged: 0, Wide: 1},
 	}
 }
 
@@ -3214,6 +3449,10 @@ func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPt
 		return k_.MatvecBatchQ6K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 14, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchQ6KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 11, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchQ3K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 11, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchQ3KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	}
 	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)
 }

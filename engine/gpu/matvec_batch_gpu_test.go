@@ -31,7 +31,7 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 	v := ktGPU(t)
 	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
 	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
-	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} // cols % 256 == 0
+	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K} // cols % 256 == 0
 	for i, sh := range []struct {
 		rows, cols int
 		types      []gguf.Type
@@ -159,7 +159,7 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 				case bk.TensorCore:
 					v.poison(t, dxk, n*ks, ktNaN)
 					ktMust(t, v.k.MatvecBatchKQStage(dxk, dx, norm, int32(n), int32(cols), int32(xs), int32(ks), xnorm, 1e-6,
-						int32(b2i(typ == gguf.TypeQ6_K))))
+						int32(kqLayout(dtensor{typ: typ}))))
 				case c.normed:
 					v.poison(t, dxn, n*xs, ktNaN)
 					ktMust(t, v.k.MatvecBatchNorm(dxn, dx, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6))

@@ -516,7 +516,7 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 
 // kqLayout is the layout of kx a K-quant launch of w reads
 // (matvec_batch_kq_stage's q6).
-func kqLayout(w dtensor) int { return b2i(w.typ == gguf.TypeQ6_K) }
+func kqLayout(w dtensor) int { return b2i(w.typ == gguf.TypeQ6_K || w.typ == gguf.TypeQ3_K) }
 
 // batch computes y_t (+)= W x'_t for the chunk's n tokens (matvec's
 // modes), x_t = x + t·xStride and y_t = y + t·yStride floats, with the

@@ -88,13 +88,11 @@ func (l split) unpack(dst, w, s []byte) {
 
 // deviceType is the type the device stores a matrix of type t in: t, or for
 // a type without kernels of its own, the wider type whose blocks hold the
-// same values exactly (gguf.Recode): Q3_K as Q6_K, Q4_0, Q5_0 and IQ4_NL as
-// Q8_0. Its kernels then give a recoded model the sums a file of that type
-// would, at ~1.5-1.9x the bytes a token.
+// same values exactly (gguf.Recode): Q4_0, Q5_0 and IQ4_NL as Q8_0. Its
+// kernels then give a recoded model the sums a file of that type would, at
+// 1.55-1.89x the bytes a token.
 func deviceType(t gguf.Type) gguf.Type {
 	switch t {
-	case gguf.TypeQ3_K:
-		return gguf.TypeQ6_K
 	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL:
 		return gguf.TypeQ8_0
 	}
@@ -132,6 +130,8 @@ func tileOf(t gguf.Type) (ktile.Layout, bool) {
 		return ktile.Q5K, true
 	case gguf.TypeQ6_K:
 		return ktile.Q6K, true
+	case gguf.TypeQ3_K:
+		return ktile.Q3K, true
 	}
 	return ktile.Layout{}, false
 }

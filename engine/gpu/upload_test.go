@@ -348,7 +348,7 @@ func TestSupportedTypes(t *testing.T) {
 	if err == nil {
 		t.Fatal("a Q2_K matrix was accepted")
 	}
-	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q4_K, Q5_K and Q6_K, and Q3_K, Q4_0, Q5_0 and IQ4_NL as Q6_K and Q8_0", "--device cpu"} {
+	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q3_K, Q4_K, Q5_K and Q6_K, and Q4_0, Q5_0 and IQ4_NL as Q8_0", "--device cpu"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -461,6 +461,8 @@ func TestMatvecShared(t *testing.T) {
 		"matvec_q5_k": geomMatvecQ5K, "matvec_q5_k_wide": geomMatvecQ5KWide, "matvec_q6_k": geomMatvecQ6K, "matvec_q6_k_wide": geomMatvecQ6KWide,
 		"matvec_q4_k_lean": geomMatvecQ4KLean, "matvec_q4_k_wide_lean": geomMatvecQ4KWideLean, "matvec_q5_k_lean": geomMatvecQ5KLean,
 		"matvec_q5_k_wide_lean": geomMatvecQ5KWideLean, "matvec_q6_k_lean": geomMatvecQ6KLean, "matvec_q6_k_wide_lean": geomMatvecQ6KWideLean,
+		"matvec_q3_k": geomMatvecQ3K, "matvec_q3_k_wide": geomMatvecQ3KWide, "matvec_q3_k_lean": geomMatvecQ3KLean,
+		"matvec_q3_k_wide_lean": geomMatvecQ3KWideLean,
 	}
 	for _, mk := range kernels.MatvecKernels() {
 		f, ok := geom[mk.Name]
@@ -601,17 +603,17 @@ func BenchmarkStageTiles(b *testing.B) {
 func TestRecodedRows(t *testing.T) {
 	const rows, cols = 5, 512
 	r := rand.New(rand.NewPCG(7, 8))
-	rb := cols / 256 * 110
+	rb := cols / 32 * 22
 	src := make([]byte, rows*rb)
 	for i := range src {
 		src[i] = byte(r.IntN(256))
 	}
 	rowOf := func(i int) []byte { return src[i*rb : (i+1)*rb] }
 	var fails []error
-	want := make([]byte, cols/256*210)
-	rec := recoded(gguf.TypeQ3_K, len(want), rowOf, func(err error) { fails = append(fails, err) })
+	want := make([]byte, cols/32*34)
+	rec := recoded(gguf.TypeQ5_0, len(want), rowOf, func(err error) { fails = append(fails, err) })
 	for i := range rows {
-		if err := gguf.Recode(gguf.TypeQ6_K, want, gguf.TypeQ3_K, rowOf(i)); err != nil {
+		if err := gguf.Recode(gguf.TypeQ8_0, want, gguf.TypeQ5_0, rowOf(i)); err != nil {
 			t.Fatal(err)
 		}
 		got := rec(i)
@@ -625,7 +627,7 @@ func TestRecodedRows(t *testing.T) {
 	if len(fails) != 0 {
 		t.Fatalf("rows of the right size failed: %v", fails)
 	}
-	short := recoded(gguf.TypeQ3_K, len(want), func(i int) []byte { return src[:rb-1] }, func(err error) { fails = append(fails, err) })
+	short := recoded(gguf.TypeQ5_0, len(want), func(i int) []byte { return src[:rb-1] }, func(err error) { fails = append(fails, err) })
 	if row := short(3); !bytes.Equal(row, make([]byte, len(want))) {
 		t.Error("a row that did not recode is not zero")
 	}
@@ -638,8 +640,9 @@ func TestRecodedRows(t *testing.T) {
 // TestRecodedLayout: the device sees a recoded model as a file of the wider
 // types: its step reads what such a file's model.WeightBytes counts (and a
 // model of the GPU's own types what its file does), parts recoded to one
-// type fuse (recodeMix's FFN gate Q3_K with up Q6_K, and q|k|v of Q4_0,
-// Q5_0 and Q8_0), and the tensor-core kernels are recorded under Q6_K only.
+// type fuse (recodeMix's FFN gate Q4_0 with up Q8_0, and q|k|v of Q4_0,
+// Q5_0 and Q8_0), and the tensor-core kernels are recorded under the
+// K-quants' own types only.
 func TestRecodedLayout(t *testing.T) {
 	s := gpuTinySpec(gguf.TypeQ4_K, false, 3)
 	s.Type = recodeMix
@@ -668,21 +671,21 @@ func TestRecodedLayout(t *testing.T) {
 		t.Fatal("the spec has not both kinds of layer")
 	}
 	if !pairable(gdn.FFNGate, gdn.FFNUp) {
-		t.Errorf("FFN gate %v and up %v (both Q6_K on the device) do not pair", gdn.FFNGate.Type, gdn.FFNUp.Type)
+		t.Errorf("FFN gate %v and up %v (both Q8_0 on the device) do not pair", gdn.FFNGate.Type, gdn.FFNUp.Type)
 	}
 	if !fusable(attn.AttnQ, attn.AttnK, attn.AttnV) {
 		t.Errorf("q %v, k %v, v %v (all Q8_0 on the device) do not fuse", attn.AttnQ.Type, attn.AttnK.Type, attn.AttnV.Type)
 	}
 	if fusable(gdn.AttnQKV, gdn.AttnGate, gdn.SSMBeta, gdn.SSMAlpha) {
-		t.Error("the recurrent input projections (Q6_K, Q6_K, Q8_0, Q8_0 on the device) fuse")
+		t.Error("the recurrent input projections (Q3_K, Q6_K, Q8_0, Q8_0 on the device) fuse")
 	}
 	ts := tiledLaunches(m)
 	if len(ts) == 0 {
 		t.Fatal("no tensor-core kernel recorded")
 	}
 	for v := range ts {
-		if gguf.Type(v.GgmlType) != gguf.TypeQ6_K {
-			t.Errorf("kernel %+v recorded; the recoded model's tiled matrices are all Q6_K", v)
+		if typ := gguf.Type(v.GgmlType); typ != gguf.TypeQ3_K && typ != gguf.TypeQ6_K {
+			t.Errorf("kernel %+v recorded; the model's tiled matrices are all Q3_K or Q6_K", v)
 		}
 	}
 	var g Model
@@ -692,8 +695,8 @@ func TestRecodedLayout(t *testing.T) {
 		}
 	}
 	f := g.Fallbacks()
-	if len(f) != 3 {
-		t.Fatalf("fallbacks %q, want a line for each of Q3_K, Q4_0 and Q5_0", f)
+	if len(f) != 2 {
+		t.Fatalf("fallbacks %q, want a line for each of Q4_0 and Q5_0", f)
 	}
 	for _, l := range f {
 		t.Log(l)

@@ -1,7 +1,7 @@
 // Package ktile holds the tiled layouts of K-quant matrices for matvecs on
 // the tensor cores: Q4K for Q4_K and Q5K for Q5_K (kernels/matvec_q4k.cu,
-// embed_q4_k, embed_q5_k), Q6K for Q6_K (kernels/matvec_q6k.cu,
-// embed_q6_k). All three are tiles of 16 rows × one 256-column superblock,
+// embed_q4_k, embed_q5_k), Q6K for Q6_K and Q3K for Q3_K
+// (kernels/matvec_q6k.cu, embed_q6_k, embed_q3_k). All four are tiles of 16 rows × one 256-column superblock,
 // stored tile row by tile row (tile (t, s) at (t·cols/256 + s)·Bytes), the
 // last tile row padded with zero rows. Inside a tile, g = row%8 and
 // h = row/8 of its 16 rows, and lane L = 4g+c of a warp owns rows g and
@@ -37,9 +37,20 @@
 //     its first value's bits at 2k + 8(j%2), its second's 16 bits higher;
 //   - 3072..3327: per row the 16 int8 sub-block scales, as ggml's;
 //   - 3328..3359: per g 4 bytes: d (f16) of row g, then of row g+8.
+//
+// Q3K (2,336 bytes; 146 per row and superblock against ggml's 110): a
+// Q3_K value d·(sc−32)·q, q in −4..3, over the same sixteen sub-blocks of
+// 16 as Q6_K's, so Q6K's shape without its high bits:
+//   - 0..2047: the codes q+8 (4..11) as Q6K's low nibbles;
+//   - 2048..2303: per row the 16 sub-block scales sc−32 as int8;
+//   - 2304..2335: per g 4 bytes: d (f16) of row g, then of row g+8.
 package ktile
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/memra-ai/memra/gguf"
+)
 
 const (
 	Rows = 16  // rows per tile
@@ -61,6 +72,8 @@ var (
 	Q5K = Layout{Bytes: 2880, BlockBytes: 176, putBlock: putQ5K}
 	// Q6K is Q6_K's layout (kernels/matvec_q6k.cu).
 	Q6K = Layout{Bytes: 3360, BlockBytes: 210, putBlock: putQ6K}
+	// Q3K is Q3_K's layout (kernels/matvec_q6k.cu's Q3 forms).
+	Q3K = Layout{Bytes: 2336, BlockBytes: 110, putBlock: putQ3K}
 )
 
 // Size is the device size of a rows × cols matrix (cols a multiple of 256):
@@ -179,6 +192,28 @@ func putK4(o []byte, rr int, b, qs []byte) {
 }
 
 func putQ6K(o []byte, rr int, b []byte) {
+	putQ6Codes(o, rr, b, 0, true)
+	g, h := rr%8, rr/8
+	copy(o[3072+16*rr:3072+16*rr+16], b[192:208])
+	copy(o[3328+4*g+2*h:3328+4*g+2*h+2], b[208:210])
+}
+
+// putQ3K writes a Q3_K block as Q6K's codes less their high bits: the
+// block recoded as Q6_K (gguf.Recode: codes q+32, 28..35, int8 scales
+// sc−32, the same d), whose low nibbles with bit 3 flipped are q+8.
+func putQ3K(o []byte, rr int, b []byte) {
+	var q6 [210]byte
+	_ = gguf.Recode(gguf.TypeQ6_K, q6[:], gguf.TypeQ3_K, b) // a block of fixed size: no error
+	putQ6Codes(o, rr, q6[:], 0x88, false)
+	g, h := rr%8, rr/8
+	copy(o[2048+16*rr:2048+16*rr+16], q6[192:208])
+	copy(o[2304+4*g+2*h:2304+4*g+2*h+2], q6[208:210])
+}
+
+// putQ6Codes writes a Q6_K block's codes into row rr of a Q6K-shaped tile:
+// the low nibbles XOR flip (both nibbles of a byte), and with high the high
+// bit pairs at 2048.
+func putQ6Codes(o []byte, rr int, b []byte, flip byte, high bool) {
 	g, h := rr%8, rr/8
 	for j := range 16 {
 		// Sub-block j's 16 values (as Code6): half n, group G, offset l0 in
@@ -192,13 +227,14 @@ func putQ6K(o []byte, rr int, b []byte) {
 			lo := binary.LittleEndian.Uint32(ql[4*c:]) >> ns & 0x0F0F0F0F // columns 4c..4c+3, one per byte
 			hi := binary.LittleEndian.Uint32(qh[4*c:]) >> hs & 0x03030303
 			w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
-			w[h] |= byte(lo) | byte(lo>>16)<<4
-			w[2+h] |= byte(lo>>8) | byte(lo>>24)<<4
+			w[h] |= (byte(lo) | byte(lo>>16)<<4) ^ flip
+			w[2+h] |= (byte(lo>>8) | byte(lo>>24)<<4) ^ flip
+			if !high {
+				continue
+			}
 			pairs := (hi&3 | hi>>8&3<<16 | hi>>16&3<<4 | hi>>24&3<<20) << sh
 			hw := o[2048+512*(j/8)+16*(4*g+c)+4*(j%8/2):][:4]
 			binary.LittleEndian.PutUint32(hw, binary.LittleEndian.Uint32(hw)|pairs)
 		}
 	}
-	copy(o[3072+16*rr:3072+16*rr+16], b[192:208])
-	copy(o[3328+4*g+2*h:3328+4*g+2*h+2], b[208:210])
 }

@@ -68,10 +68,32 @@ func codeQ6K(tiles []byte, cols, row, col int) byte {
 	return nib | byte(hw>>(2*(h+2*(p/2))+8*(j%2)+16*(p%2))&3)<<4
 }
 
-// TestPutRowOwnBits lays out one tile with a single row of random blocks
-// (the others zero) for each of the 16 rows in turn: every code, scale and
-// d of every other row must read back zero, so no row's bits land in
-// another's (TestTile's zero padding rows could not tell: their d is 0).
+// valueQ3K reads (row, col) of Q3K tiles by the addressing the kernels use
+// (embed_q3_k, matvec_q6k.cu's Q3 fragments), decoded as gguf's dequantiser
+// does: float32(d·sc)·(q − 8) for the stored code q.
+func valueQ3K(tiles []byte, cols, row, col int) float32 {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q3K.Bytes:]
+	rr, g, h, j := row%Rows, row%8, row%Rows/8, col%Cols/16
+	sc := int8(t[2048+16*rr+j])
+	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+4*g+2*h:]))
+	ds := float32(d * float32(sc))
+	return ds * float32(int(codeQ3K(tiles, cols, row, col))-8)
+}
+
+// codeQ3K is the stored code (q + 8) of (row, col) in Q3K tiles: Q6K's
+// low nibble.
+func codeQ3K(tiles []byte, cols, row, col int) byte {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q3K.Bytes:]
+	rr, v := row%Rows, col%Cols
+	g, h := rr%8, rr/8
+	j, c, p := v/16, v%16/4, v%4
+	return t[512*(j/4)+16*(4*g+c)+4*(j%4)+2*(p%2)+h] >> (4 * (p / 2)) & 15
+}
+
+// TestPutRowOwnBits writes a single row of random blocks into a zeroed tile
+// for each of the 16 rows in turn: every code, scale and d of every other
+// row must read back zero, so no row's bits land in another's (TestTile's
+// zero padding rows could not tell: their d is 0).
 func TestPutRowOwnBits(t *testing.T) {
 	const cols = 256
 	r := rand.New(rand.NewPCG(3, 4))
@@ -96,14 +118,22 @@ func TestPutRowOwnBits(t *testing.T) {
 				o := 3328 + 4*(row%8) + 2*(row/8)
 				return [][2]int{{3072 + 16*row, 3088 + 16*row}, {o, o + 2}}
 			}},
+		{"Q3_K", Q3K, codeQ3K,
+			func(row int) [][2]int {
+				o := 2304 + 4*(row%8) + 2*(row/8)
+				return [][2]int{{2048 + 16*row, 2064 + 16*row}, {o, o + 2}}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for only := range Rows {
-				src := make([]byte, Rows*tc.l.BlockBytes)
-				for i := range tc.l.BlockBytes {
-					src[only*tc.l.BlockBytes+i] = byte(r.IntN(255) + 1) // no zero byte: every bit field of the row is likely set somewhere
+				blk := make([]byte, tc.l.BlockBytes)
+				for i := range blk {
+					blk[i] = byte(r.IntN(255) + 1) // no zero byte: every bit field of the row is likely set somewhere
 				}
-				tile := tc.l.Tile(src, Rows, cols)
+				// Only this row written (a zero Q3_K block is not zero
+				// in Q3K: its codes are q+8 = 4 and its scales −32).
+				tile := make([]byte, tc.l.Size(Rows, cols))
+				tc.l.PutRow(tile, only, blk, cols)
 				var set int
 				for row := range Rows {
 					for col := range cols {
@@ -149,6 +179,7 @@ func TestTile(t *testing.T) {
 		{gguf.TypeQ4_K, Q4K, valueQ4K, []int{0, 2}},
 		{gguf.TypeQ5_K, Q5K, valueQ5K, []int{0, 2}},
 		{gguf.TypeQ6_K, Q6K, valueQ6K, []int{208}},
+		{gguf.TypeQ3_K, Q3K, valueQ3K, []int{108}},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(tc.typ)))
@@ -230,7 +261,7 @@ func BenchmarkTile(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		l    Layout
-	}{{"Q4_K", Q4K}, {"Q5_K", Q5K}, {"Q6_K", Q6K}} {
+	}{{"Q4_K", Q4K}, {"Q5_K", Q5K}, {"Q6_K", Q6K}, {"Q3_K", Q3K}} {
 		b.Run(tc.name, func(b *testing.B) {
 			src := make([]byte, rows*cols/Cols*tc.l.BlockBytes)
 			r := rand.New(rand.NewPCG(1, 2))
