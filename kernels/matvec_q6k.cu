@@ -1,4 +1,5 @@
-// matvec_q6k.cu: y (+)= W x for Q6_K matrices, on the tensor cores.
+// matvec_q6k.cu: y (+)= W x for Q6_K matrices, and Q3_K ones, on the
+// tensor cores.
 //
 // Why it looks like this: as matvec_q4k.cu. A Q6_K value is
 // d * sc_j * (q - 32) over sub-block j of 16 columns, q = low nibble + 16 *
@@ -19,6 +20,11 @@
 // holds columns 4c..4c+3 of each sub-block for rows g and g+8; its low
 // nibbles of four sub-blocks are one 16-byte word, its high bits of eight
 // another, its rows' 16 int8 scales two more.
+//
+// Q3_K (memra_q3t, ktile Q3K: 2,336 bytes) has Q6_K's sub-blocks with codes
+// -4..3: its tile is the low-nibble plane (q + 8), the scales and d, and a
+// sub-block takes one mma of the codes less 8. The steps are Q6_K's,
+// templated on the superblock (memra_q6t_frags, memra_q6t_mma).
 #include "common.cuh"
 #include "kquant.cuh"
 #include "mma.cuh"

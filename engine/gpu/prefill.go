@@ -26,7 +26,7 @@ import (
 //
 // The K-quants' batch kernels read the chunk's inputs as
 // matvec_batch_kq_stage stages them into the chunk's kx, once an input
-// (and layout: Q6_K's has its own), with the values their decode kernels'
+// (and layout: Q6_K's and Q3_K's have their own), with the values their decode kernels'
 // blocks stage. Models loaded with Options.TokenFeed or Omit feed token by
 // token.
 

@@ -1,8 +1,8 @@
 // Package ktile holds the tiled layouts of K-quant matrices for matvecs on
 // the tensor cores: Q4K for Q4_K and Q5K for Q5_K (kernels/matvec_q4k.cu,
 // embed_q4_k, embed_q5_k), Q6K for Q6_K and Q3K for Q3_K
-// (kernels/matvec_q6k.cu, embed_q6_k, embed_q3_k). All four are tiles of 16 rows × one 256-column superblock,
-// stored tile row by tile row (tile (t, s) at (t·cols/256 + s)·Bytes), the
+// (kernels/matvec_q6k.cu, embed_q6_k, embed_q3_k). All four are tiles of 16
+// rows × one 256-column superblock, stored tile row by tile row (tile (t, s) at (t·cols/256 + s)·Bytes), the
 // last tile row padded with zero rows. Inside a tile, g = row%8 and
 // h = row/8 of its 16 rows, and lane L = 4g+c of a warp owns rows g and
 // g+8: its bytes are the A fragments of mma.m16n8k16 once each code is
