@@ -30,17 +30,29 @@
 #include "mma.cuh"
 #include "mvring.cuh"
 
-// Nibble pairs - 32: low nibbles (1024 + n) - 1056, high nibbles
-// (1024 + 16n) / 16 - 96.
-__device__ __forceinline__ unsigned int memra_q6t_lo(unsigned int w) {
+// Nibble pairs - Z (Q6_K's Z = 32, Q3_K's 8): low nibbles (1024 + n) -
+// (1024 + Z), high nibbles (1024 + 16n) / 16 - (64 + Z). An f16 at 1024 (at
+// 64) steps by 1 (by 1/16), so 1024 + Z is 0x6400 + Z and -(64 + Z) is
+// 0xD400 + 16Z, for Z < 64.
+template <unsigned int Z>
+__device__ __forceinline__ unsigned int memra_nib_lo(unsigned int w) {
+    static_assert(Z < 64, "Z past f16's unit step at 64");
     unsigned int r;
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(w, 0x000F000Fu)), "r"(0x64206420u));
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(w, 0x000F000Fu)), "r"((0x6400u + Z) * 0x10001u));
     return r;
 }
-__device__ __forceinline__ unsigned int memra_q6t_hi(unsigned int w) {
+template <unsigned int Z>
+__device__ __forceinline__ unsigned int memra_nib_hi(unsigned int w) {
     unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00F000F0u)), "r"(0x2C002C00u), "r"(0xD600D600u));
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00F000F0u)), "r"(0x2C002C00u), "r"((0xD400u + 16u * Z) * 0x10001u));
     return r;
+}
+
+// The A fragment of a sub-block's nibble word nw, its nibbles less Z:
+// columns 4c, 4c+1 of row g, of row g+8, then 4c+2, 4c+3 (ktile Q6K).
+template <unsigned int Z>
+__device__ __forceinline__ void memra_nib_afrag(unsigned int nw, unsigned int a[4]) {
+    a[0] = memra_nib_lo<Z>(nw), a[1] = memra_nib_lo<Z>(nw >> 8), a[2] = memra_nib_hi<Z>(nw), a[3] = memra_nib_hi<Z>(nw >> 8);
 }
 // 16 * the 2-bit pair K of w (bits 2K and 16 + 2K): (1024 + 4^K h) * 16/4^K - 16384/4^K.
 template <int K>
@@ -65,7 +77,7 @@ struct memra_q6t_sb {
 __device__ __forceinline__ void memra_q6t_afrag(const memra_q6t_sb& s, int j, unsigned int a[4], unsigned int tp[4]) {
     const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
     const unsigned int hw = memra_word(s.h[j >> 3], (j & 7) >> 1) >> (8 * (j & 1));
-    a[0] = memra_q6t_lo(nw), a[1] = memra_q6t_lo(nw >> 8), a[2] = memra_q6t_hi(nw), a[3] = memra_q6t_hi(nw >> 8);
+    memra_nib_afrag<32>(nw, a);
     tp[0] = memra_q6t_top<0>(hw), tp[1] = memra_q6t_top<1>(hw), tp[2] = memra_q6t_top<2>(hw), tp[3] = memra_q6t_top<3>(hw);
 }
 
@@ -96,24 +108,9 @@ struct memra_q3t_sb {
     unsigned int dd;
 };
 
-// Nibble pairs - 8: low nibbles (1024 + n) - 1032, high nibbles
-// (1024 + 16n) / 16 - 72.
-__device__ __forceinline__ unsigned int memra_q3t_lo(unsigned int w) {
-    unsigned int r;
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(w, 0x000F000Fu)), "r"(0x64086408u));
-    return r;
-}
-__device__ __forceinline__ unsigned int memra_q3t_hi(unsigned int w) {
-    unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00F000F0u)), "r"(0x2C002C00u), "r"(0xD480D480u));
-    return r;
-}
-
-// The A fragment of sub-block j: its codes less 8, in memra_q6t_afrag's
-// order.
+// The A fragment of sub-block j: its codes less 8.
 __device__ __forceinline__ void memra_q3t_afrag(const memra_q3t_sb& s, int j, unsigned int a[4]) {
-    const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
-    a[0] = memra_q3t_lo(nw), a[1] = memra_q3t_lo(nw >> 8), a[2] = memra_q3t_hi(nw), a[3] = memra_q3t_hi(nw >> 8);
+    memra_nib_afrag<8>(memra_word(s.n[j >> 2], j & 3), a);
 }
 
 // a1[h] (rows g + 8h) += sub-block 4k + p's scale times its D fragment d

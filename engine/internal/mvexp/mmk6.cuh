@@ -2,7 +2,7 @@
 // 31, run62), kept as a record: measured correct but no faster than the
 // CUDA-core kernel the engine ran then (mvexp.cu mvk_q6_cuda). The engine's
 // kernel (kernels/matvec_q6k.cu, step 39) has the same tiles and A operands
-// (its memra_q6t_lo, _hi, _top, memra_word and memra_q6t_sb, which this
+// (its memra_nib_afrag, memra_q6t_top, memra_word and memra_q6t_sb, which this
 // file uses, so mvexp.cu includes matvec_q6k.cu first) but spreads the
 // scales over a quad and streams the tiles through mvring.cuh's ring; here
 // every lane of a quad multiplies all 16 scales (memra_q6t_step_all) and a
@@ -37,7 +37,8 @@ __device__ __forceinline__ void memra_q6t_step_all(float acc[2], const memra_q6t
         const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
         const unsigned int hw = memra_word(s.h[j >> 3], (j & 7) >> 1) >> (8 * (j & 1));
         float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        const unsigned int a[4] = {memra_q6t_lo(nw), memra_q6t_lo(nw >> 8), memra_q6t_hi(nw), memra_q6t_hi(nw >> 8)};
+        unsigned int a[4];
+        memra_nib_afrag<32>(nw, a);
         memra_mma_f16(d, a, bx.x, bx.y);
         const unsigned int t[4] = {memra_q6t_top<0>(hw), memra_q6t_top<1>(hw), memra_q6t_top<2>(hw), memra_q6t_top<3>(hw)};
         memra_mma_f16(d, t, bx.x, bx.y);
