@@ -124,7 +124,7 @@ func BenchmarkQuantize(b *testing.B) {
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	for _, typ := range []Type{TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	for _, typ := range []Type{TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_NL, TypeIQ4_XS} {
 		nb, _ := RowBytes(typ, n)
 		dst := make([]byte, nb)
 		b.Run(typ.String(), func(b *testing.B) {

@@ -15,8 +15,9 @@
 // Dequantize converts F32, F16, BF16, F64, I8, I16, I32, Q4_0, Q4_1, Q5_0,
 // Q5_1, Q8_0, Q8_1, the K-quants Q2_K..Q8_K, IQ4_NL and IQ4_XS to float32
 // without allocating (no other type, I64 included); Quantize produces F32,
-// F16, BF16, Q8_0, Q4_0, Q5_0, Q3_K, Q4_K, Q5_K and Q6_K; Recode rewrites
-// Q3_K as Q6_K and Q4_0, Q5_0 and IQ4_NL as Q8_0 with the same values.
+// F16, BF16, Q8_0, Q4_0, Q5_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS;
+// Recode rewrites Q3_K as Q6_K and Q4_0, Q5_0 and IQ4_NL as Q8_0 with the
+// same values.
 //
 // Writer streams a file: metadata and tensor infos first, then each
 // tensor's data from a callback, padded to the alignment. Output is

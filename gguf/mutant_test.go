@@ -253,12 +253,13 @@ func TestArrayValuePacksScalars(t *testing.T) {
 // Q8_0 d = amax/127, so 65504·127; Q4_0 |d| = amax/8 and Q5_0 amax/16, so
 // 65504·8 and 65504·16; Q3_K d = (amax/4)/31, so 65504·124; Q4_K and Q5_K
 // dmin = max(−min)/63, so 65504·63; Q6_K d = amax/31/127, so
-// 65504·31·127. TestQuantizeRange round-trips ±QuantLimit, so a limit set
+// 65504·31·127; IQ4_NL's naive d = amax/127, so 65504·127 (its search skips
+// steps whose f16 is infinite); IQ4_XS |d| = amax/127/32, so 65504·4064. TestQuantizeRange round-trips ±QuantLimit, so a limit set
 // too low would pass it unseen, refusing values that quantise fine.
 func TestQuantLimitValues(t *testing.T) {
 	for typ, want := range map[Type]float32{
 		TypeQ8_0: 8319008, TypeQ4_0: 524032, TypeQ5_0: 1048064, TypeQ3_K: 8122496, TypeQ4_K: 4126752, TypeQ5_K: 4126752, TypeQ6_K: 257889248,
-		TypeF32: 0, TypeF16: 0, TypeBF16: 0,
+		TypeIQ4_NL: 8319008, TypeIQ4_XS: 266208256, TypeF32: 0, TypeF16: 0, TypeBF16: 0,
 	} {
 		if got := QuantLimit(typ); got != want {
 			t.Errorf("QuantLimit(%v) = %g, want %g", typ, got, want)
@@ -268,15 +269,16 @@ func TestQuantLimitValues(t *testing.T) {
 
 // TestQuantizeIgnoresDstContents: Quantize writes every byte of dst, so a
 // reused buffer full of old data gives the same block as a fresh one (the
-// Q5_K and Q5_0 high bits are ORed into qh, and Q3_K's codes and scales
-// into hmask, qs and scales, which must start clear).
+// Q5_K and Q5_0 high bits are ORed into qh, Q3_K's codes and scales into
+// hmask, qs and scales, and IQ4_XS's scales into scales_l, which must start
+// clear).
 func TestQuantizeIgnoresDstContents(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	x := make([]float32, 2*qkK)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	for _, typ := range []Type{TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	for _, typ := range []Type{TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_NL, TypeIQ4_XS} {
 		n, _ := RowBytes(typ, int64(len(x)))
 		clean, dirty := make([]byte, n), make([]byte, n)
 		for i := range dirty {

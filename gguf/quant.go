@@ -48,13 +48,33 @@ import (
 //     scale mapping its extreme value to −32 (±1), and two least-squares
 //     refits, within the naive choice's worst-error bound; q = 32 +
 //     round(x/(d·sc)), clamped.
+//   - IQ4_NL: per block of 32, x ≈ d·v with v = iq4Values[q], a codebook
+//     of 16 levels from −127 to 113, denser near 0 (gaps 11 to 24). The
+//     naive d = ext/−127, ext the first value of largest magnitude with its
+//     sign, puts ext on −127, the codebook's longer end, so only values of
+//     the other sign beyond 113 steps clamp (at most 14 off). The stored
+//     f16 d is the one with the least squared error among that, the steps
+//     putting ext on −127 + t (t = ±1..±7) or on +113, and two
+//     least-squares refits (Σv·x/Σv² over the current codes), within the
+//     naive choice's worst-error bound; q is the level nearest x·(1/d) for
+//     the f16 d (a tie to the lower). An all-zero block stores d = −0 and
+//     q = 8 (the level 1).
+//   - IQ4_XS: per superblock, eight sub-blocks of 32 with
+//     x ≈ d·(ls − 32)·v, v as IQ4_NL's, 6-bit ls. Each sub-block's naive
+//     step is s = ext/−127 as IQ4_NL's; d = smax/−32 (f16), smax the s of
+//     largest magnitude with its sign, so that sub-block's ls − 32 is −32.
+//     Each sub-block takes the scale with the least squared error among
+//     round(s/d)±1, the scales 2 and 3 units finer, the ext-to-+113 scale
+//     round(ext/(113d))±1 and two least-squares refits, within the naive
+//     choice's worst-error bound; q is the level nearest x/(d·(ls − 32)).
+//     An all-zero superblock stores d = −0, ls = 32 and q = 8.
 //
-// Q8_0, Q4_0 and Q5_0 need whole blocks (len(src) a multiple of 32), the K
-// types whole superblocks (a multiple of 256). For the quantised types
-// every value must be finite and within ±QuantLimit(t), the range the f16
-// scales hold; otherwise Quantize returns a *RangeError (beyond it a block
-// would decode to Inf or NaN). F32, F16 and BF16 take any value, as
-// llama.cpp's converter does.
+// Q8_0, Q4_0, Q5_0 and IQ4_NL need whole blocks (len(src) a multiple of
+// 32), the K types and IQ4_XS whole superblocks (a multiple of 256). For
+// the quantised types every value must be finite and within
+// ±QuantLimit(t), the range the f16 scales hold; otherwise Quantize returns
+// a *RangeError (beyond it a block would decode to Inf or NaN). F32, F16
+// and BF16 take any value, as llama.cpp's converter does.
 func Quantize(t Type, src []float32, dst []byte) error {
 	if bs := t.BlockSize(); t.Valid() && len(src)%bs != 0 {
 		return fmt.Errorf("gguf: quantize %v: %d elements is not a multiple of its block size %d", t, len(src), bs)
@@ -114,8 +134,16 @@ func Quantize(t Type, src []float32, dst []byte) error {
 		for b := 0; b < len(src)/qkK; b++ {
 			quantQ6_KBlock(src[qkK*b:qkK*b+qkK], dst[210*b:210*b+210])
 		}
+	case TypeIQ4_NL:
+		for b := 0; b < len(src)/32; b++ {
+			quantIQ4_NLBlock(src[32*b:32*b+32], dst[18*b:18*b+18])
+		}
+	case TypeIQ4_XS:
+		for b := 0; b < len(src)/qkK; b++ {
+			quantIQ4_XSBlock(src[qkK*b:qkK*b+qkK], dst[136*b:136*b+136])
+		}
 	default:
-		return fmt.Errorf("gguf: quantize: type %v is not supported (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q3_K, Q4_K, Q5_K, Q6_K are)", t)
+		return fmt.Errorf("gguf: quantize: type %v is not supported (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS are)", t)
 	}
 	return nil
 }
@@ -124,7 +152,10 @@ func Quantize(t Type, src []float32, dst []byte) error {
 // and BF16 (no limit). The f16 scales top out at 65504: Q8_0 stores
 // d = amax/127; Q4_0 and Q5_0 store |d| = amax/8 and amax/16; Q3_K
 // stores d = (amax/4)/31; Q4_K and Q5_K store dmin = max(−min)/63 (the
-// step d is smaller); Q6_K stores d = amax/(31·127).
+// step d is smaller); Q6_K stores d = amax/(31·127). IQ4_NL's naive d is
+// amax/127, and the search skips any step whose f16 is infinite, so the
+// stored d is finite while that one is; IQ4_XS stores |d| = amax/(127·32)
+// (its sub-block steps d·(ls − 32) are float32).
 func QuantLimit(t Type) float32 {
 	switch t {
 	case TypeQ8_0:
@@ -139,6 +170,10 @@ func QuantLimit(t Type) float32 {
 		return 65504 * 63
 	case TypeQ6_K:
 		return 65504 * 127 * 31
+	case TypeIQ4_NL:
+		return 65504 * 127
+	case TypeIQ4_XS:
+		return 65504 * 127 * 32
 	}
 	return 0
 }
@@ -159,7 +194,7 @@ func (e *RangeError) Error() string {
 // CanQuantize reports whether Quantize supports t.
 func CanQuantize(t Type) bool {
 	switch t {
-	case TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K:
+	case TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_NL, TypeIQ4_XS:
 		return true
 	}
 	return false

@@ -6,9 +6,9 @@ import (
 )
 
 // K-quant quantisers (Q4_K, Q5_K, Q6_K here; Q3_K in quant_q3k.go, whose
-// scale search is Q6_K's, signedGrid.search). The block layouts are the
-// ones dequant.go decodes; every choice below is checked against that
-// decoder.
+// scale search is Q6_K's, searchScale, as is IQ4_XS's in quant_iq4.go).
+// The block layouts are the ones dequant.go decodes; every choice below is
+// checked against that decoder.
 //
 // All of them work in two stages per 256-value superblock:
 //
@@ -256,7 +256,7 @@ func quantQ6_KBlock(x []float32, out []byte) {
 	var q [qkK]uint8
 	for j := 0; j < 16; j++ {
 		sub := x[16*j : 16*j+16]
-		c := q6Grid.search(sub, s[j], -ext[j]/32, d, symBound(s[j], d), 0)
+		c := searchScale(q6Grid, sub, s[j], -ext[j]/32, d, symBound(s[j], d), 0)
 		out[192+j] = byte(int8(c))
 		q6Grid.codes(sub, d*float32(c), q[16*j:16*j+16])
 	}
@@ -306,13 +306,27 @@ var (
 	q3Grid = signedGrid{kLo: -4, kHi: 3, scLo: -32, scHi: 31}     // 6-bit scale
 )
 
-// search returns a sub-block's scale: the naive round(s/d), or the
-// least-squared-error candidate among its neighbours ±1, round(alt/d)
-// and its neighbours, the scales 2 to finer units smaller in magnitude
-// than the naive one, and two least-squares refits, whose worst error
-// stays within bound (the naive choice's).
-func (g signedGrid) search(x []float32, s, alt, d, bound float32, finer int) int {
-	sc := roundScale(s, d, g.scLo, g.scHi)
+// scaleGrid is a sub-block grid without offset, {S·k} for levels k, with
+// step S = d·sc, d the f16 super-scale and sc an integer scale in scRange:
+// signedGrid's uniform levels (Q3_K, Q6_K) or IQ4_XS's codebook (iq4Grid).
+type scaleGrid interface {
+	scRange() (lo, hi int)
+	// err is the squared error of x on the grid for step S, each value at
+	// its nearest level, and whether it is below best with no error above
+	// limit (it stops early once it is not).
+	err(x []float32, S, limit, best float32) (sse float32, ok bool)
+	// fit returns Σk² and Σk·x over the levels k nearest x for step S.
+	fit(x []float32, S float32) (skk, skx float64)
+}
+
+// searchScale returns a sub-block's scale on grid g: the naive round(s/d),
+// or the least-squared-error candidate among its neighbours ±1, round(alt/d)
+// and its neighbours, the scales 2 to finer units smaller in magnitude than
+// the naive one, and two least-squares refits, whose worst error stays
+// within bound (the naive choice's).
+func searchScale[G scaleGrid](g G, x []float32, s, alt, d, bound float32, finer int) int {
+	scLo, scHi := g.scRange()
+	sc := roundScale(s, d, scLo, scHi)
 	if d == 0 {
 		return sc
 	}
@@ -320,7 +334,7 @@ func (g signedGrid) search(x []float32, s, alt, d, bound float32, finer int) int
 	best, _ := g.err(x, d*float32(sc), inf, inf)
 	limit := bound + bound*0x1p-20 // float32 slack so ties with the bound pass
 	try := func(c int) {
-		if c < g.scLo || c > g.scHi || c == sc {
+		if c < scLo || c > scHi || c == sc {
 			return
 		}
 		if e, ok := g.err(x, d*float32(c), limit, best); ok {
@@ -328,7 +342,7 @@ func (g signedGrid) search(x []float32, s, alt, d, bound float32, finer int) int
 		}
 	}
 	c0 := sc
-	ce := roundScale(alt, d, g.scLo, g.scHi)
+	ce := roundScale(alt, d, scLo, scHi)
 	for k := -1; k <= 1; k++ {
 		try(c0 + k)
 		try(ce + k)
@@ -343,26 +357,31 @@ func (g signedGrid) search(x []float32, s, alt, d, bound float32, finer int) int
 	for k := 2; k <= finer && k < c0*-step; k++ {
 		try(c0 + step*k)
 	}
-	var qb [16]uint8
 	for it := 0; it < 2; it++ {
-		// S minimising Σ(S·k − x)² for the current quants k.
-		g.codes(x, d*float32(sc), qb[:len(x)])
-		var skk, skx float64
-		for i, v := range x {
-			k := float64(qb[i]) + float64(g.kLo)
-			skk += k * k
-			skx += k * float64(v)
-		}
+		// S minimising Σ(S·k − x)² for the current levels k.
+		skk, skx := g.fit(x, d*float32(sc))
 		if skk == 0 {
 			break
 		}
-		c := roundScale(float32(skx/skk), d, g.scLo, g.scHi)
+		c := roundScale(float32(skx/skk), d, scLo, scHi)
 		if c == sc {
 			break
 		}
 		try(c)
 	}
 	return sc
+}
+
+func (g signedGrid) scRange() (lo, hi int) { return g.scLo, g.scHi }
+
+func (g signedGrid) fit(x []float32, S float32) (skk, skx float64) {
+	inv := recip(S)
+	for _, v := range x {
+		k := float64(g.code(v, inv) + g.kLo)
+		skk += k * k
+		skx += k * float64(v)
+	}
+	return skk, skx
 }
 
 // code is the code k − kLo of the k in kLo..kHi with S·k nearest to v

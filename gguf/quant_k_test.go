@@ -400,7 +400,7 @@ func TestQuantizeKPlacement(t *testing.T) {
 // that is not whole blocks (300 is neither 32s nor 256s) and a dst of the
 // wrong size are refused, and CanQuantize says yes.
 func TestQuantizeBlockErrors(t *testing.T) {
-	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_NL, TypeIQ4_XS} {
 		err := Quantize(typ, make([]float32, 300), make([]byte, 300))
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprint("not a multiple of its block size ", typ.BlockSize())) {
 			t.Errorf("%v, 300 elements: %v", typ, err)
@@ -422,7 +422,7 @@ func TestQuantizeAllocs(t *testing.T) {
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_NL, TypeIQ4_XS} {
 		n, _ := RowBytes(typ, int64(len(x)))
 		dst := make([]byte, n)
 		if a := testing.AllocsPerRun(10, func() { Quantize(typ, x, dst) }); a != 0 {
@@ -438,7 +438,7 @@ func TestQuantizeAllocs(t *testing.T) {
 // the next float32 out is refused.
 func TestQuantizeRange(t *testing.T) {
 	inf := float32(math.Inf(1))
-	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_NL, TypeIQ4_XS} {
 		lim := QuantLimit(typ)
 		n, _ := RowBytes(typ, qkK)
 		for _, v := range []float32{-lim, lim} {
@@ -456,7 +456,9 @@ func TestQuantizeRange(t *testing.T) {
 			// d = s/31, 63/496 = 12.7%; Q6_K (s + d/2)/2 + 31·d/2 with
 			// s = |v|/31 and d = s/127, 2.0%; Q8_0 half a step, 0.4%;
 			// Q4_0 and Q5_0 put v on the grid's end, off by d's f16
-			// rounding only. So within 14% of v.
+			// rounding only; IQ4_NL and IQ4_XS half the codebook's widest
+			// gap, 12 steps of |v|/127 (IQ4_XS's step up to half a unit
+			// |v|/(127·32) over), 9.6%. So within 14% of v.
 			if math.Abs(float64(y[3]-v)) > 0.14*math.Abs(float64(v)) {
 				t.Errorf("%v: %g decodes to %g", typ, v, y[3])
 			}

@@ -26,14 +26,7 @@ func quantQ3_KBlock(x []float32, out []byte) {
 	for j := 0; j < 16; j++ {
 		sub := x[16*j : 16*j+16]
 		amax, ext := extreme(sub)
-		// opp: the largest magnitude of the other sign than ext.
-		for _, v := range sub {
-			if ext > 0 {
-				opp[j] = max(opp[j], -v)
-			} else {
-				opp[j] = max(opp[j], v)
-			}
-		}
+		opp[j] = opposite(sub, ext)
 		s[j] = -ext / 4
 		smax = max(smax, amax/4)
 	}
@@ -43,7 +36,7 @@ func quantQ3_KBlock(x []float32, out []byte) {
 	var sc [16]int
 	for j := 0; j < 16; j++ {
 		sub := x[16*j : 16*j+16]
-		sc[j] = q3Grid.search(sub, s[j], -4*s[j]/3, d, q3Bound(s[j], opp[j], d), 5)
+		sc[j] = searchScale(q3Grid, sub, s[j], -4*s[j]/3, d, q3Bound(s[j], opp[j], d), 5)
 		q3Grid.codes(sub, d*float32(sc[j]), q[16*j:16*j+16])
 	}
 	hm, qs, scales := out[0:32], out[32:96], out[96:108]
@@ -73,14 +66,37 @@ func quantQ3_KBlock(x []float32, out []byte) {
 
 // q3Bound is the worst error of the naive Q3_K choice sc = round(s/d)
 // (clamped to −32..31), step S = d·sc, for a sub-block whose extreme value
-// is −4s and whose largest magnitude of the other sign is opp. With
-// es ≥ |s − S| (d/2, unless the clamp cuts deeper, only possible for a
-// subnormal or zero d: |s| − 31d) the grid reaches 4|S| ≥ 4(|s| − es) on
-// the extreme's side and 3|S| on the other, so a value is at most
-// (|s| + es)/2 from a point inside it, at most 4·es beyond it on the
-// extreme's side and at most opp − 3(|s| − es) on the other.
+// is −4s and whose largest magnitude of the other sign is opp: extBound
+// for the levels −4..3 (half a step apart) with es ≥ |s − S|: d/2, or
+// |s| − 31d where the clamp cuts deeper (only possible for a subnormal or
+// zero d).
 func q3Bound(s, opp, d float32) float32 {
 	a := float32(math.Abs(float64(s)))
-	es := max(d/2, a-31*d)
-	return max((a+es)/2, 4*es, opp-3*(a-es))
+	return extBound(a, max(d/2, a-31*d), opp, 0.5, 4, 3)
+}
+
+// extBound is the worst error of a grid {S·k} whose levels k run from −lo
+// (at the extreme value's side) to hi, with no gap wider than 2·half, for
+// values whose extreme is lo·a in magnitude and whose largest magnitude of
+// the other sign is opp, when the step |S| is within es of a. The grid
+// reaches lo·|S| ≥ lo·(a − es) on the extreme's side and hi·(a − es) on
+// the other, so a value is at most half·(a + es) from a point inside it,
+// at most lo·es beyond it on the extreme's side and at most
+// opp − hi·(a − es) on the other. The products are rounded before the
+// subtraction so that no platform fuses them (Go does on arm64).
+func extBound(a, es, opp, half, lo, hi float32) float32 {
+	return max(float32(half*(a+es)), float32(lo*es), opp-float32(hi*(a-es)))
+}
+
+// opposite returns the largest magnitude among the values of x of the
+// other sign than ext (0 if none).
+func opposite(x []float32, ext float32) (opp float32) {
+	for _, v := range x {
+		if ext > 0 {
+			opp = max(opp, -v)
+		} else {
+			opp = max(opp, v)
+		}
+	}
+	return opp
 }

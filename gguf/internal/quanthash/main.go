@@ -28,13 +28,13 @@ func main() {
 	n := flag.Int("superblocks", 16384, "superblocks of 256 values to quantise per type")
 	flag.Parse()
 	src := inputs(*n)
-	for _, t := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+	for _, t := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
 		q, err := hashes(t, src)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "quanthash:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("%-5v %s\n", t, q)
+		fmt.Printf("%-6v %s\n", t, q)
 	}
 }
 
