@@ -289,7 +289,7 @@ func sameFiles(name string, port map[string]string, runner []string) error {
 		}
 		return out, nil
 	}
-	types := []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k", "q3_k", "q5_0", "q4_0"}
+	types := []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k", "q3_k", "q5_0", "q4_0", "iq4_nl", "iq4_xs"}
 	for _, side := range []string{"host", "port"} {
 		for _, typ := range types {
 			if _, err := run(side, "memra", "synth", "--arch", "qwen35", "--preset", "tiny", "--type", typ, "-o", filepath.Join(dir, side, typ+".gguf")); err != nil {

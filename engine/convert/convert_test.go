@@ -125,8 +125,11 @@ func TestConvertQwen35Layout(t *testing.T) {
 		{FileQ8_0, gguf.TypeQ8_0, gguf.TypeF16},
 		{FileQ5_0, gguf.TypeQ5_0, gguf.TypeF16},
 		{FileQ4_0, gguf.TypeQ4_0, gguf.TypeF16},
-		// The K-quants need rows of 256: every matrix here falls back, to
-		// Q8_0 (rows of 32) or F16 (rows of 16).
+		{FileIQ4_NL, gguf.TypeIQ4_NL, gguf.TypeF16},
+		// The K-quants and IQ4_XS need rows of 256: every matrix here falls
+		// back, to Q8_0 (IQ4_NL for IQ4_XS) for rows of 32 or F16 for rows
+		// of 16.
+		{FileIQ4_XS, gguf.TypeIQ4_NL, gguf.TypeF16},
 		{FileQ3_K, gguf.TypeQ8_0, gguf.TypeF16},
 		{FileQ4_K, gguf.TypeQ8_0, gguf.TypeF16},
 		{FileQ5_K, gguf.TypeQ8_0, gguf.TypeF16},

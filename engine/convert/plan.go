@@ -149,21 +149,23 @@ func u(x int) uint64 { return uint64(x) }
 type FileType uint32
 
 // File types the converter writes, with llama.cpp's LLAMA_FTYPE_MOSTLY_*
-// numbers: Q4_0 = 2, Q8_0 = 7, Q5_0 = 8, and for the K-quants the _S
-// ("small") mixes, Q3_K_S = 11, Q4_K_S = 14 and Q5_K_S = 16, and Q6_K = 18;
-// unlike llama-quantize's mixes, every matrix gets that one type (see
-// TensorType).
+// numbers: Q4_0 = 2, Q8_0 = 7, Q5_0 = 8, for the K-quants the _S ("small")
+// mixes, Q3_K_S = 11, Q4_K_S = 14 and Q5_K_S = 16, and Q6_K = 18, and
+// IQ4_NL = 25 and IQ4_XS = 30; unlike llama-quantize's mixes, every matrix
+// gets that one type (see TensorType).
 const (
-	FileF32  FileType = 0
-	FileF16  FileType = 1
-	FileQ4_0 FileType = 2
-	FileQ8_0 FileType = 7
-	FileQ5_0 FileType = 8
-	FileQ3_K FileType = 11
-	FileQ4_K FileType = 14
-	FileQ5_K FileType = 16
-	FileQ6_K FileType = 18
-	FileBF16 FileType = 32
+	FileF32    FileType = 0
+	FileF16    FileType = 1
+	FileQ4_0   FileType = 2
+	FileQ8_0   FileType = 7
+	FileQ5_0   FileType = 8
+	FileQ3_K   FileType = 11
+	FileQ4_K   FileType = 14
+	FileQ5_K   FileType = 16
+	FileQ6_K   FileType = 18
+	FileIQ4_NL FileType = 25
+	FileIQ4_XS FileType = 30
+	FileBF16   FileType = 32
 )
 
 // fileTypeNames lists the --type values in the order usage text gives them.
@@ -173,7 +175,7 @@ var fileTypeNames = []struct {
 }{
 	{"f32", FileF32}, {"f16", FileF16}, {"bf16", FileBF16}, {"q8_0", FileQ8_0},
 	{"q6_k", FileQ6_K}, {"q5_k", FileQ5_K}, {"q4_k", FileQ4_K}, {"q3_k", FileQ3_K},
-	{"q5_0", FileQ5_0}, {"q4_0", FileQ4_0},
+	{"q5_0", FileQ5_0}, {"q4_0", FileQ4_0}, {"iq4_nl", FileIQ4_NL}, {"iq4_xs", FileIQ4_XS},
 }
 
 // FileTypeNames returns the values ParseFileType accepts, for usage text.
@@ -186,7 +188,7 @@ func FileTypeNames() []string {
 }
 
 // ParseFileType parses the --type flag: f32, f16, bf16, q8_0, q6_k, q5_k,
-// q4_k, q3_k, q5_0 or q4_0 (any case).
+// q4_k, q3_k, q5_0, q4_0, iq4_nl or iq4_xs (any case).
 func ParseFileType(s string) (FileType, error) {
 	for _, n := range fileTypeNames {
 		if strings.EqualFold(s, n.name) {
@@ -207,13 +209,17 @@ func (ft FileType) String() string {
 
 // TensorType is llama.cpp's per-tensor type rule: 1-D tensors, norms,
 // ssm_conv1d and tensors not named *.weight stay F32; the other matrices
-// take the file type. Q8_0, Q5_0 and Q4_0 fall back to F16 when the row
-// length (Shape[0]) is not a multiple of their block of 32. The K-quants
-// need rows of whole 256-value superblocks; other rows take Q8_0 if a
-// multiple of 32, else F16. That is llama.cpp's fallback for Q6_K; for the
-// other K types it picks narrower ones (which ones has changed over its
+// take the file type. Q8_0, Q5_0, Q4_0 and IQ4_NL fall back to F16 when the
+// row length (Shape[0]) is not a multiple of their block of 32. The
+// K-quants need rows of whole 256-value superblocks; other rows take Q8_0
+// if a multiple of 32, else F16. That is llama.cpp's fallback for Q6_K; for
+// the other K types it picks narrower ones (which ones has changed over its
 // versions), and Q8_0 (more precise, and one rule for all) stands in for
-// them here.
+// them here. IQ4_XS, also of 256, falls back as llama.cpp's does: to IQ4_NL,
+// the same codebook on blocks of 32 with an f16 scale each, else F16.
+// IQ4_NL and IQ4_XS files otherwise follow Q4_0's plan (token_embd and
+// output included), not llama-quantize's mixes, which give some matrices
+// other types.
 func TensorType(e *Entry, ft FileType) gguf.Type {
 	if len(e.Shape) <= 1 || strings.HasSuffix(e.Name, "_norm.weight") ||
 		strings.HasSuffix(e.Name, ".ssm_conv1d.weight") || !strings.HasSuffix(e.Name, ".weight") {
@@ -242,6 +248,13 @@ func TensorType(e *Entry, ft FileType) gguf.Type {
 		return b32(gguf.TypeQ5_0)
 	case FileQ4_0:
 		return b32(gguf.TypeQ4_0)
+	case FileIQ4_NL:
+		return b32(gguf.TypeIQ4_NL)
+	case FileIQ4_XS:
+		if e.Shape[0]%256 != 0 {
+			return b32(gguf.TypeIQ4_NL)
+		}
+		return gguf.TypeIQ4_XS
 	case FileQ3_K:
 		return k(gguf.TypeQ3_K)
 	case FileQ4_K:

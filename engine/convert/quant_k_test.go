@@ -20,6 +20,8 @@ func TestParseFileType(t *testing.T) {
 		{"q4_0", 2}, {"Q5_0", 8},
 		// llama.cpp's LLAMA_FTYPE_MOSTLY_Q3_K_S, Q4_K_S, Q5_K_S and Q6_K.
 		{"q3_k", 11}, {"q4_k", 14}, {"Q5_K", 16}, {"q6_K", 18},
+		// llama.cpp's LLAMA_FTYPE_MOSTLY_IQ4_NL and IQ4_XS.
+		{"iq4_nl", 25}, {"IQ4_XS", 30},
 	} {
 		ft, err := ParseFileType(c.s)
 		if err != nil || ft != c.ft {
@@ -34,7 +36,7 @@ func TestParseFileType(t *testing.T) {
 		t.Errorf("q4_k_m: %v", err)
 	}
 	// Usage text lists the types from the largest to the smallest.
-	want := "f32 f16 bf16 q8_0 q6_k q5_k q4_k q3_k q5_0 q4_0"
+	want := "f32 f16 bf16 q8_0 q6_k q5_k q4_k q3_k q5_0 q4_0 iq4_nl iq4_xs"
 	if got := strings.Join(FileTypeNames(), " "); got != want {
 		t.Errorf("FileTypeNames() = %s, want %s", got, want)
 	}
@@ -48,11 +50,12 @@ func kDims() tinyDims {
 }
 
 // TestConvertKQuant converts a checkpoint with each K type (and the block
-// types Q5_0 and Q4_0) and checks every tensor's type against the rule (K
-// type for 2-D weights with rows of 256, Q8_0 for other rows of 32; Q5_0
-// and Q4_0 for rows of 32; else F16; F32 for norms, conv and 1-D tensors)
-// and its bytes against gguf.Quantize of the same tensor converted to F32:
-// the converter must quantise exactly the values it would otherwise store.
+// types Q5_0, Q4_0, IQ4_NL and IQ4_XS) and checks every tensor's type
+// against the rule (K type or IQ4_XS for 2-D weights with rows of 256,
+// Q8_0, or IQ4_NL for IQ4_XS, for other rows of 32; Q5_0, Q4_0 and IQ4_NL
+// for rows of 32; else F16; F32 for norms, conv and 1-D tensors) and its
+// bytes against gguf.Quantize of the same tensor converted to F32: the
+// converter must quantise exactly the values it would otherwise store.
 func TestConvertKQuant(t *testing.T) {
 	d := kDims()
 	dir := t.TempDir()
@@ -61,26 +64,31 @@ func TestConvertKQuant(t *testing.T) {
 	for _, c := range []struct {
 		ft    FileType
 		typ   gguf.Type
-		block uint64  // the row multiple typ needs
-		rel   float64 // RMS error bound relative to the values' RMS
-		n     int     // tensors that get typ
+		block uint64    // the row multiple typ needs
+		fall  gguf.Type // for rows of 32 but not of block
+		rel   float64   // RMS error bound relative to the values' RMS
+		n     int       // tensors that get typ
 	}{
 		// Sub-blocks of 32 normals span ≈4.1σ on average, so a step of
 		// range/15 ≈ 0.27σ and uniform rounding error ≈ 0.27σ/√12 ≈ 0.08σ;
 		// range/31 gives ≈ 0.04σ; Q6_K's amax/31 over 16 normals (≈2σ)
 		// ≈ 0.065σ, error ≈ 0.02σ; Q3_K's amax/4 ≈ 0.5σ, error ≈ 0.15σ.
 		// Q4_0's amax/8 over 32 normals (≈2.5σ) ≈ 0.31σ, error ≈ 0.09σ;
-		// Q5_0's amax/16 half that. Bounds with ≈25% headroom.
+		// Q5_0's amax/16 half that. IQ4_NL and IQ4_XS measure ≈0.075σ
+		// on normals (gguf's TestQuantizeIQ4VersusQ4), about Q4_K's.
+		// Bounds with ≈25% headroom.
 		// token_embd, output, per layer ffn ×3 and attn_q/k/v or
 		// attn_qkv, attn_gate, ssm_alpha, ssm_beta, ssm_out have rows of
 		// 256 (16 tensors); attn_output, rows of 128, takes only the
 		// block types.
-		{FileQ3_K, gguf.TypeQ3_K, 256, 0.19, 16},
-		{FileQ4_K, gguf.TypeQ4_K, 256, 0.1, 16},
-		{FileQ5_K, gguf.TypeQ5_K, 256, 0.05, 16},
-		{FileQ6_K, gguf.TypeQ6_K, 256, 0.025, 16},
-		{FileQ5_0, gguf.TypeQ5_0, 32, 0.06, 17},
-		{FileQ4_0, gguf.TypeQ4_0, 32, 0.12, 17},
+		{FileQ3_K, gguf.TypeQ3_K, 256, gguf.TypeQ8_0, 0.19, 16},
+		{FileQ4_K, gguf.TypeQ4_K, 256, gguf.TypeQ8_0, 0.1, 16},
+		{FileQ5_K, gguf.TypeQ5_K, 256, gguf.TypeQ8_0, 0.05, 16},
+		{FileQ6_K, gguf.TypeQ6_K, 256, gguf.TypeQ8_0, 0.025, 16},
+		{FileQ5_0, gguf.TypeQ5_0, 32, 0, 0.06, 17},
+		{FileQ4_0, gguf.TypeQ4_0, 32, 0, 0.12, 17},
+		{FileIQ4_NL, gguf.TypeIQ4_NL, 32, 0, 0.1, 17},
+		{FileIQ4_XS, gguf.TypeIQ4_XS, 256, gguf.TypeIQ4_NL, 0.1, 16},
 	} {
 		t.Run(c.ft.String(), func(t *testing.T) {
 			f, _ := convertDir(t, dir, Options{Type: c.ft})
@@ -95,7 +103,7 @@ func TestConvertKQuant(t *testing.T) {
 				case ti.Shape[0]%c.block == 0:
 					want = c.typ
 				case ti.Shape[0]%32 == 0:
-					want = gguf.TypeQ8_0
+					want = c.fall
 				default:
 					want = gguf.TypeF16
 				}
@@ -147,12 +155,14 @@ func TestConvertKQuant(t *testing.T) {
 	}
 }
 
-// TestSynthKQuant: synth writes K-quant (and Q5_0, Q4_0) matrices that
-// decode to its uniform value range (up to the quantisation error).
+// TestSynthKQuant: synth writes K-quant (and Q5_0, Q4_0, IQ4_NL, IQ4_XS)
+// matrices that decode to its uniform value range (up to the quantisation
+// error).
 func TestSynthKQuant(t *testing.T) {
 	e := &Entry{Name: "blk.0.ffn_up.weight", Shape: []uint64{512, 6}, Role: "matrix"}
 	lo, hi := valueRange(e)
-	for _, typ := range []gguf.Type{gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ5_0, gguf.TypeQ4_0} {
+	for _, typ := range []gguf.Type{gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ5_0, gguf.TypeQ4_0,
+		gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
 		t.Run(typ.String(), func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := synthTensor(&buf, e, typ, 1, 2, func(int64) {}); err != nil {
@@ -167,7 +177,9 @@ func TestSynthKQuant(t *testing.T) {
 			// their range, well inside a full step. Q3_K's and Q4_0's
 			// coarser steps put a block's extreme on the grid's end (up to
 			// Q3_K's scale rounding) and clamp the other side inwards, so
-			// they stay inside too.
+			// they stay inside too. IQ4_NL's and IQ4_XS's errors are within
+			// 14/127 of a block's largest magnitude, under (hi − lo)/15
+			// for a range about 0.
 			step := (hi - lo) / 15
 			var sum float64
 			for i, v := range y {
@@ -183,9 +195,9 @@ func TestSynthKQuant(t *testing.T) {
 	}
 }
 
-// TestTensorTypeK: the K types' fallback for rows that are not whole
-// superblocks, Q5_0's and Q4_0's for rows not of whole blocks, and the
-// tensors that stay F32 whatever the file type.
+// TestTensorTypeK: the K types' and IQ4_XS's fallback for rows that are
+// not whole superblocks, Q5_0's, Q4_0's and IQ4_NL's for rows not of whole
+// blocks, and the tensors that stay F32 whatever the file type.
 func TestTensorTypeK(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -207,6 +219,14 @@ func TestTensorTypeK(t *testing.T) {
 		{"blk.0.ffn_up.weight", []uint64{96, 4}, FileQ4_0, gguf.TypeQ4_0},
 		{"blk.0.ffn_up.weight", []uint64{300, 4}, FileQ5_0, gguf.TypeF16},
 		{"blk.0.ffn_up.weight", []uint64{48, 4}, FileQ4_0, gguf.TypeF16},
+		// IQ4_NL as Q4_0; IQ4_XS needs rows of 256, else IQ4_NL (llama.cpp's
+		// fallback), else F16.
+		{"blk.0.ffn_up.weight", []uint64{96, 4}, FileIQ4_NL, gguf.TypeIQ4_NL},
+		{"blk.0.ffn_up.weight", []uint64{48, 4}, FileIQ4_NL, gguf.TypeF16},
+		{"blk.0.ffn_up.weight", []uint64{512, 4}, FileIQ4_XS, gguf.TypeIQ4_XS},
+		{"blk.0.ffn_up.weight", []uint64{384, 4}, FileIQ4_XS, gguf.TypeIQ4_NL},
+		{"blk.0.ffn_up.weight", []uint64{300, 4}, FileIQ4_XS, gguf.TypeF16},
+		{"blk.0.attn_norm.weight", []uint64{512}, FileIQ4_XS, gguf.TypeF32},
 		{"blk.0.attn_norm.weight", []uint64{512}, FileQ4_0, gguf.TypeF32},
 		{"blk.0.ssm_conv1d.weight", []uint64{256, 4}, FileQ3_K, gguf.TypeF32},
 		{"blk.0.attn_norm.weight", []uint64{512}, FileQ4_K, gguf.TypeF32},
@@ -231,7 +251,7 @@ func TestQuantizeRowsSplit(t *testing.T) {
 		x[i] = float32(rng.NormFloat64())
 	}
 	for _, typ := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ5_0, gguf.TypeQ4_0,
-		gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+		gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
 		nb, err := gguf.RowBytes(typ, int64(len(x)))
 		if err != nil {
 			t.Fatal(err)

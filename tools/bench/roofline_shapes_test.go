@@ -44,17 +44,21 @@ const (
 // bytesPer256 is what 256 values of a matrix type take in a GGUF
 // (qwen35-gguf.md's block layouts: Q8_0 34 B per 32, Q4_K 144 B per 256,
 // Q6_K 210 B per 256; Q5_K is Q4_K plus 32 bytes of high bits, 176;
-// ggml's Q3_K 32 + 64 + 12 + 2 = 110 per 256, Q4_0 18 per 32 and Q5_0
-// 22 per 32).
+// ggml's Q3_K 32 + 64 + 12 + 2 = 110 per 256, Q4_0 and IQ4_NL 18 per 32,
+// Q5_0 22 per 32, IQ4_XS 2 + 2 + 4 + 128 = 136 per 256).
 var bytesPer256 = map[string]int64{"f32": 1024, "f16": 512, "bf16": 512, "q8_0": 272, "q6_k": 210, "q5_k": 176, "q4_k": 144,
-	"q3_k": 110, "q5_0": 176, "q4_0": 144}
+	"q3_k": 110, "q5_0": 176, "q4_0": 144, "iq4_nl": 144, "iq4_xs": 136}
 
 // matBytes is a {in, out} matrix of type typ as the converter writes it: a
 // row not of whole 256-value superblocks takes Q8_0 instead of a K-quant
-// (llama.cpp's fallback; every preset but tiny has none).
+// and IQ4_NL instead of IQ4_XS (llama.cpp's fallbacks; every preset but
+// tiny has none).
 func matBytes(in, out int, typ string) int64 {
 	if (typ == "q3_k" || typ == "q4_k" || typ == "q5_k" || typ == "q6_k") && in%256 != 0 {
 		typ = "q8_0"
+	}
+	if typ == "iq4_xs" && in%256 != 0 {
+		typ = "iq4_nl"
 	}
 	return int64(in) * int64(out) * bytesPer256[typ] / 256
 }

@@ -17,7 +17,7 @@ const defaultVocab = "engine/testdata/tokenizer/qwen3-vocab.gguf"
 // typeHelp describes --type for convert and synth.
 var typeHelp = strings.Join(convert.FileTypeNames(), ", ") +
 	" (K types: matrices whose rows are not a multiple of 256 take q8_0, or f16 if not a multiple of 32;" +
-	" q8_0, q5_0, q4_0: f16 if not a multiple of 32)"
+	" iq4_xs: iq4_nl, or f16 if not a multiple of 32; q8_0, q5_0, q4_0, iq4_nl: f16 if not a multiple of 32)"
 
 func synthCmd() command {
 	return command{
