@@ -22,30 +22,37 @@ import (
 // the other quantisers here minimise.
 
 // iq4Levels are iq4Values as float32; iq4Mid the midpoints between
-// neighbouring levels, the nearest-level code's decision boundaries.
-var iq4Levels, iq4Mid = func() (l [16]float32, m [15]float32) {
+// neighbouring levels, the nearest-level code's decision boundaries, then
+// +Inf; iq4Below[i] counts the midpoints below the integer i − 128.
+var iq4Levels, iq4Mid, iq4Below = func() (l [16]float32, m [16]float32, b [256]uint8) {
 	for k, v := range iq4Values {
 		l[k] = float32(v)
 	}
-	for k := range m {
+	for k := range 15 {
 		m[k] = (l[k] + l[k+1]) / 2
 	}
-	return l, m
+	m[15] = float32(math.Inf(1))
+	for i := range b {
+		for k := range 15 {
+			if m[k] < float32(i-128) {
+				b[i]++
+			}
+		}
+	}
+	return l, m, b
 }()
 
 // iq4Code is the index of the level nearest t (a tie goes to the lower
-// one): a binary search over the 15 midpoints. NaN gives 0.
+// one). The midpoints are whole or half integers at least 11 apart, so
+// the integer part of t leaves one to compare: iq4Below of floor(t), then
+// the next midpoint. t + 128 may round up to the next integer, but no
+// midpoint lies within that rounding below an integer. NaN gives 0.
 func iq4Code(t float32) uint8 {
-	var c uint8
-	if t > iq4Mid[7] {
-		c = 8
+	u := t + 128
+	if !(u > 0) {
+		u = 0
 	}
-	if t > iq4Mid[c+3] {
-		c += 4
-	}
-	if t > iq4Mid[c+1] {
-		c += 2
-	}
+	c := iq4Below[int32(min(u, 255))]
 	if t > iq4Mid[c] {
 		c++
 	}

@@ -70,6 +70,45 @@ func iq4Step(typ Type, q []byte, b int) float64 {
 	return float64(f16at(blk, 0) * float32(iq4XSScale(blk, b%8)))
 }
 
+// TestIQ4Code compares the table-driven nearest-level code with a search
+// of all 16 levels (a tie to the lower), at random points, at the levels,
+// the midpoints and the integers and one float32 step either side of them
+// (where t + 128 rounds), out of range, at ±Inf and NaN (0).
+func TestIQ4Code(t *testing.T) {
+	nearest := func(v float32) uint8 {
+		var k uint8
+		for j := range iq4Values {
+			if math.Abs(float64(v)-float64(iq4Values[j])) < math.Abs(float64(v)-float64(iq4Values[k])) {
+				k = uint8(j)
+			}
+		}
+		return k
+	}
+	up, down := float32(math.Inf(1)), float32(math.Inf(-1))
+	var ts []float32
+	for i := -140; i <= 140; i++ {
+		for _, v := range []float32{float32(i), float32(i) + 0.5} {
+			ts = append(ts, v, math.Nextafter32(v, up), math.Nextafter32(v, down))
+		}
+	}
+	r := rand.New(rand.NewPCG(12, 13))
+	for range 100000 {
+		ts = append(ts, float32(r.Float64()*300-150), float32(r.NormFloat64()*1e-3))
+	}
+	ts = append(ts, 1e6, -1e6, 0x1p-140, -0x1p-140)
+	for _, v := range ts {
+		if got, want := iq4Code(v), nearest(v); got != want {
+			t.Fatalf("iq4Code(%v) = %d (%d), want %d (%d)", v, got, iq4Values[got], want, iq4Values[want])
+		}
+	}
+	// Beyond float64's resolution of the distances: the ends.
+	for v, want := range map[float32]uint8{1e30: 15, up: 15, -1e30: 0, down: 0, float32(math.NaN()): 0} {
+		if got := iq4Code(v); got != want {
+			t.Errorf("iq4Code(%v) = %d, want %d", v, got, want)
+		}
+	}
+}
+
 // TestQuantizeIQ4Bound checks IQ4_NL and IQ4_XS against iq4TestBound,
 // IQ4_XS's stored d against smax/−32 (smax = ext/−127 of the first
 // sub-block of largest magnitude), and that every value decodes to the
