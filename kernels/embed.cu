@@ -114,3 +114,14 @@ embed_q3_k(float* x, const unsigned char* table, int n_embd, int n_vocab, int to
     if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     x[i] = memra_q3t_value(table, n_embd >> 8, t, i);
 }
+
+// x: [n_embd] f32; table: [n_vocab][n_embd] IQ4_XS in the tiled layout of
+// matvec_q6k.cu's IQ4 forms (kquant.cuh, memra_iq4t_value); n_embd % 256 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_iq4_xs(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
+    x[i] = memra_iq4t_value(table, n_embd >> 8, t, i);
+}

@@ -1,7 +1,8 @@
-// kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K, and Q3_K's tiles) as
-// the matvec and embedding kernels read them. The engine tiles all four for
-// its tensor-core matvecs (matvec_q4k.cu, matvec_q6k.cu; the tiled layouts and
-// their readers are at the end of this file); the item reader below serves
+// kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K, and Q3_K's and
+// IQ4_XS's tiles) as the matvec and embedding kernels read them. The engine
+// tiles all five for its tensor-core matvecs (matvec_q4k.cu, matvec_q6k.cu;
+// the tiled layouts and their readers are at the end of this file); the
+// item reader below serves
 // engine/internal/mvexp's CUDA-core baselines of Q4_K and Q6_K (Q5_K's
 // CUDA-core kernel, 1.5 TB/s at 24576 x 4096, is gone: step 40).
 //
@@ -258,6 +259,50 @@ __device__ __forceinline__ float memra_q3t_value(const unsigned char* tiles, int
     const unsigned char* dd = t + 2304 + 4 * g + 2 * h;
     const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
     return __fmul_rn(__fmul_rn(d, (float)(signed char)t[2048 + 16 * rr + j]), (float)(q - 8));
+}
+
+// The tiled IQ4_XS layout (matvec_q6k.cu's memra_iq4t; engine/internal/ktile
+// IQ4XS): Q3_K's shape, 4-bit codebook indices in the low-nibble plane,
+// lane 4g+c's word for a sub-block of 16 columns holding columns (4c, 4c+1)
+// of row g, of row g+8, then (4c+2, 4c+3) of each, nibble by nibble; at 2048
+// per row the 16 int8 scales ls - 32 (each 32-column scale twice), at 2304
+// per g d of row g, of row g+8.
+#define MEMRA_IQ4T_BYTES 2336
+
+// The codebook + 128 (1..241) as bytes: entry n at byte n % 4 of word n / 4
+// (the Go test TestIQ4Table checks them against gguf's decoder).
+#define MEMRA_IQ4_T0 0x3F2D1801u
+#define MEMRA_IQ4_T1 0x766A5D4Fu
+#define MEMRA_IQ4_T2 0xA6998D81u
+#define MEMRA_IQ4_T3 0xF1D9C5B5u
+
+__device__ __forceinline__ unsigned int memra_prmt(unsigned int a, unsigned int b, unsigned int c) {
+    unsigned int r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+
+// The codebook bytes of the four codes in the low 16 bits of s, byte k
+// from code k: prmt picks bytes by a selector nibble's low 3 bits, so
+// codes 0..7 look up T0:T1 by s, codes 8..15 T2:T3 by sx = s ^ 0x8888
+// (bit 3 set asks prmt for a sign fill, so the other half's lookups give
+// junk there), and a third prmt takes byte k from the first or the second
+// by code k's bit 3, moved to bit 2 of its selector nibble (sel).
+__device__ __forceinline__ unsigned int memra_iq4_lut(unsigned int s, unsigned int sx, unsigned int sel) {
+    return memra_prmt(memra_prmt(MEMRA_IQ4_T0, MEMRA_IQ4_T1, s), memra_prmt(MEMRA_IQ4_T2, MEMRA_IQ4_T3, sx), sel);
+}
+
+// Value (row, col) of a tiled IQ4_XS matrix of ns superblocks per row, in
+// the CPU decoder's order of operations ((d * (ls - 32)) * v).
+__device__ __forceinline__ float memra_iq4t_value(const unsigned char* tiles, int ns, long long row, int col) {
+    const unsigned char* t = tiles + ((row >> 4) * ns + (col >> 8)) * MEMRA_IQ4T_BYTES;
+    const int rr = (int)(row & 15), v = col & 255, g = rr & 7, h = rr >> 3;
+    const int j = v >> 4, c = (v >> 2) & 3, p = v & 3;
+    const unsigned int n = (t[512 * (j >> 2) + 16 * (4 * g + c) + 4 * (j & 3) + 2 * (p >> 1) + h] >> (4 * (p & 1))) & 15u;
+    const int q = (int)(memra_iq4_lut(n, n ^ 8u, ((n >> 1) & 4u) | 0x3210u) & 0xffu) - 128;
+    const unsigned char* dd = t + 2304 + 4 * g + 2 * h;
+    const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
+    return __fmul_rn(__fmul_rn(d, (float)(signed char)t[2048 + 16 * rr + j]), (float)q);
 }
 
 #endif // MEMRA_KQUANT_CUH

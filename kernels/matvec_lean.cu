@@ -75,3 +75,14 @@ matvec_q3_k_wide_lean(float* y, const void* W, const float* x, int rows, int col
                       float eps) {
     memra_mvt<8, 1, memra_q3t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_iq4_xs_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 1, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_iq4_xs_wide_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                        float eps) {
+    memra_mvt<8, 1, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}

@@ -1,5 +1,5 @@
-// matvec_q6k.cu: y (+)= W x for Q6_K matrices, and Q3_K ones, on the
-// tensor cores.
+// matvec_q6k.cu: y (+)= W x for Q6_K matrices, and Q3_K and IQ4_XS ones,
+// on the tensor cores.
 //
 // Why it looks like this: as matvec_q4k.cu. A Q6_K value is
 // d * sc_j * (q - 32) over sub-block j of 16 columns, q = low nibble + 16 *
@@ -24,7 +24,9 @@
 // Q3_K (memra_q3t, ktile Q3K: 2,336 bytes) has Q6_K's sub-blocks with codes
 // -4..3: its tile is the low-nibble plane (q + 8), the scales and d, and a
 // sub-block takes one mma of the codes less 8. The steps are Q6_K's,
-// templated on the superblock (memra_q6t_frags, memra_q6t_mma).
+// templated on the superblock (memra_q6t_frags, memra_q6t_mma). IQ4_XS
+// (memra_iq4t, ktile IQ4XS) has Q3_K's tile with codebook indices for
+// codes, looked up by byte permutes (memra_iq4_lut).
 #include "common.cuh"
 #include "kquant.cuh"
 #include "mma.cuh"
@@ -113,12 +115,35 @@ __device__ __forceinline__ void memra_q3t_afrag(const memra_q3t_sb& s, int j, un
     memra_nib_afrag<8>(memra_word(s.n[j >> 2], j & 3), a);
 }
 
+// IQ4_XS's tiles (ktile.IQ4XS) have Q3_K's shape: 4-bit codes in the
+// low-nibble plane, 16 int8 scales a row (ls - 32: each of IQ4_XS's
+// 32-column scales twice) and d. A code is an index into IQ4_NL's codebook
+// of 16 values in -127..113 rather than a number, so a lane's word of 8
+// codes goes through a lookup (memra_iq4_lut) instead of memra_nib_afrag,
+// and the rest is Q3_K's: one mma a sub-block, of exact f16 integers.
+struct memra_iq4t_sb : memra_q3t_sb {};
+
+// The A fragment of sub-block j: its codes' values. Code word nibbles 0..7
+// are columns (4c, 4c+1) of row g, of row g+8, then (4c+2, 4c+3) of each
+// (ktile.IQ4XS), so a looked-up byte pair under 1024's f16 exponent,
+// (1024 + v + 128) - 1152, is an exact f16 pair v.
+__device__ __forceinline__ void memra_iq4t_afrag(const memra_iq4t_sb& s, int j, unsigned int a[4]) {
+    const unsigned int w = memra_word(s.n[j >> 2], j & 3);
+    const unsigned int wx = w ^ 0x88888888u, sel = ((w >> 1) & 0x44444444u) | 0x32103210u;
+    const unsigned int b0 = memra_iq4_lut(w, wx, sel), b1 = memra_iq4_lut(w >> 16, wx >> 16, sel >> 16);
+    const unsigned int p[4] = {memra_prmt(b0, 0x64u, 0x4140u), memra_prmt(b0, 0x64u, 0x4342u), memra_prmt(b1, 0x64u, 0x4140u),
+                               memra_prmt(b1, 0x64u, 0x4342u)};
+#pragma unroll
+    for (int k = 0; k < 4; k++) asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(a[k]) : "r"(p[k]), "r"(0x64806480u));
+}
+
 // a1[h] (rows g + 8h) += sub-block 4k + p's scale times its D fragment d
 // (columns x' hi and lo): byte p of scale word k. Then acc[h] += d_h *
 // a1[h] (memra_q6t_scale_put). One lane's share in the decode step (p its
 // lane in the quad), and each of the four a lane adds for its token in the
 // batch step (matvec_batch_kq.cu): one expression, so the same bits. SB:
-// memra_q6t_sb or memra_q3t_sb, whose scales and d are read alike.
+// memra_q6t_sb, memra_q3t_sb or memra_iq4t_sb, whose scales and d are
+// read alike.
 template <class SB>
 __device__ __forceinline__ void memra_q6t_scale(float a1[2], const SB& s, int k, int p, const float d[4]) {
     a1[0] += (float)(signed char)(memra_word(s.scg, k) >> (8 * p)) * (d[0] + d[1]);
@@ -147,6 +172,11 @@ __device__ __forceinline__ memra_q6t_frag memra_q6t_frags(const memra_q6t_sb& s,
 __device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_q3t_sb& s, int j) {
     memra_q3t_frag f;
     memra_q3t_afrag(s, j, f.a);
+    return f;
+}
+__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_iq4t_sb& s, int j) {
+    memra_q3t_frag f;
+    memra_iq4t_afrag(s, j, f.a);
     return f;
 }
 __device__ __forceinline__ void memra_q6t_mma(float d[4], const memra_q6t_frag& f, unsigned int b0, unsigned int b1) {
@@ -207,11 +237,13 @@ struct memra_q6t {
     }
 };
 
-// Q3_K's tile for memra_mvt: Q6_K's steps and sums over its codes.
-struct memra_q3t {
-    static constexpr int BYTES = MEMRA_Q3T_BYTES;
+// Q3_K's (SB memra_q3t_sb) and IQ4_XS's (memra_iq4t_sb) tiles for
+// memra_mvt: Q6_K's steps and sums over their codes.
+template <class SB, int B>
+struct memra_q3t_like {
+    static constexpr int BYTES = B;
     static constexpr bool XSUM = false;
-    using sb = memra_q3t_sb;
+    using sb = SB;
     using keep = memra_q6t_bfrag;
     static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) {
         sb s;
@@ -226,6 +258,8 @@ struct memra_q3t {
         memra_q6t_step(acc, bf, s, i, xsplit, lane);
     }
 };
+using memra_q3t = memra_q3t_like<memra_q3t_sb, MEMRA_Q3T_BYTES>;
+using memra_iq4t = memra_q3t_like<memra_iq4t_sb, MEMRA_IQ4T_BYTES>;
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q6_K tiled; x: [cols] f32;
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 2 slots, the fastest
@@ -257,4 +291,19 @@ extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_q3_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                  float eps) {
     memra_mvt<8, 2, memra_q3t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+// IQ4_XS (ktile.IQ4XS), on Q6_K's geometry and rules (gpu.MatvecWide): not
+// measured against it yet. The minimum of one block an SM, as Q5_K's: without
+// it ptxas 11.8 held both to 64 registers, rematerialised the codebook
+// words in the loop and spilled 8 bytes in the wide one.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_iq4_xs(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 2, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_iq4_xs_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                   float eps) {
+    memra_mvt<8, 2, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }

@@ -171,6 +171,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 		{"qwen35-k-mix", gguf.TypeQ4_K, false, "qwen35"},   // Q4_K with Q6_K/Q5_K/Q8_0 matrices in between
 		{"qwen35-recoded", gguf.TypeQ3_K, false, "qwen35"}, // recodeMix: Q3_K, and Q4_0 and Q5_0 stored as Q8_0
 		{"qwen35-q3_k-tied", gguf.TypeQ3_K, true, "qwen35"},
+		{"qwen35-iq4_xs-tied", gguf.TypeIQ4_XS, true, "qwen35"},
 		{"qwen35-iq4_nl", gguf.TypeIQ4_NL, false, "qwen35"}, // stored as Q8_0
 		{"qwen3-bf16", gguf.TypeBF16, false, "qwen3"},
 	} {

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "275a4a3a1b963c998161d544137d83573432ff93dd3496a84bd5f8e5c4fde772"
+const specHash = "f11d46fefd87226c318efe00988e7af212da87889fe432e547a0b5d0dc0fbc9b"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -32,6 +32,7 @@ type Kernels struct {
 	kEmbedQ5K                  kernelSlot // embed_q5_k
 	kEmbedQ6K                  kernelSlot // embed_q6_k
 	kEmbedQ3K                  kernelSlot // embed_q3_k
+	kEmbedIQ4XS                kernelSlot // embed_iq4_xs
 	kRMSNorm                   kernelSlot // rmsnorm
 	kRMSNormGated              kernelSlot // rmsnorm_gated
 	kRMSNormGatedChunk         kernelSlot // rmsnorm_gated_chunk
@@ -52,6 +53,8 @@ type Kernels struct {
 	kMatvecQ6KWide             kernelSlot // matvec_q6_k_wide
 	kMatvecQ3K                 kernelSlot // matvec_q3_k
 	kMatvecQ3KWide             kernelSlot // matvec_q3_k_wide
+	kMatvecIQ4XS               kernelSlot // matvec_iq4_xs
+	kMatvecIQ4XSWide           kernelSlot // matvec_iq4_xs_wide
 	kMatvecQ4KLean             kernelSlot // matvec_q4_k_lean
 	kMatvecQ4KWideLean         kernelSlot // matvec_q4_k_wide_lean
 	kMatvecQ5KLean             kernelSlot // matvec_q5_k_lean
@@ -60,6 +63,8 @@ type Kernels struct {
 	kMatvecQ6KWideLean         kernelSlot // matvec_q6_k_wide_lean
 	kMatvecQ3KLean             kernelSlot // matvec_q3_k_lean
 	kMatvecQ3KWideLean         kernelSlot // matvec_q3_k_wide_lean
+	kMatvecIQ4XSLean           kernelSlot // matvec_iq4_xs_lean
+	kMatvecIQ4XSWideLean       kernelSlot // matvec_iq4_xs_wide_lean
 	kMatvecBatchF32            kernelSlot // matvec_batch_f32
 	kMatvecBatchF16            kernelSlot // matvec_batch_f16
 	kMatvecBatchF16Wide        kernelSlot // matvec_batch_f16_wide
@@ -77,6 +82,8 @@ type Kernels struct {
 	kMatvecBatchQ6KWide        kernelSlot // matvec_batch_q6_k_wide
 	kMatvecBatchQ3K            kernelSlot // matvec_batch_q3_k
 	kMatvecBatchQ3KWide        kernelSlot // matvec_batch_q3_k_wide
+	kMatvecBatchIQ4XS          kernelSlot // matvec_batch_iq4_xs
+	kMatvecBatchIQ4XSWide      kernelSlot // matvec_batch_iq4_xs_wide
 	kMatvecBatchKQStage        kernelSlot // matvec_batch_kq_stage
 	kMatvecBatchNorm           kernelSlot // matvec_batch_norm
 	kRoPENeox                  kernelSlot // rope_neox
@@ -147,6 +154,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"embed_q5_k", "embed.cu", 6, &ks.kEmbedQ5K},
 		{"embed_q6_k", "embed.cu", 6, &ks.kEmbedQ6K},
 		{"embed_q3_k", "embed.cu", 6, &ks.kEmbedQ3K},
+		{"embed_iq4_xs", "embed.cu", 6, &ks.kEmbedIQ4XS},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
 		{"rmsnorm_gated_chunk", "rmsnorm.cu", 11, &ks.kRMSNormGatedChunk},
@@ -167,6 +175,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q6_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ6KWide},
 		{"matvec_q3_k", "matvec_q6k.cu", 9, &ks.kMatvecQ3K},
 		{"matvec_q3_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ3KWide},
+		{"matvec_iq4_xs", "matvec_q6k.cu", 9, &ks.kMatvecIQ4XS},
+		{"matvec_iq4_xs_wide", "matvec_q6k.cu", 9, &ks.kMatvecIQ4XSWide},
 		{"matvec_q4_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4KLean},
 		{"matvec_q4_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4KWideLean},
 		{"matvec_q5_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ5KLean},
@@ -175,6 +185,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q6_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ6KWideLean},
 		{"matvec_q3_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ3KLean},
 		{"matvec_q3_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ3KWideLean},
+		{"matvec_iq4_xs_lean", "matvec_lean.cu", 9, &ks.kMatvecIQ4XSLean},
+		{"matvec_iq4_xs_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecIQ4XSWideLean},
 		{"matvec_batch_f32", "matvec_batch.cu", 9, &ks.kMatvecBatchF32},
 		{"matvec_batch_f16", "matvec_batch.cu", 9, &ks.kMatvecBatchF16},
 		{"matvec_batch_f16_wide", "matvec_batch.cu", 9, &ks.kMatvecBatchF16Wide},
@@ -192,6 +204,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_batch_q6_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ6KWide},
 		{"matvec_batch_q3_k", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ3K},
 		{"matvec_batch_q3_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ3KWide},
+		{"matvec_batch_iq4_xs", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchIQ4XS},
+		{"matvec_batch_iq4_xs_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchIQ4XSWide},
 		{"matvec_batch_kq_stage", "matvec_batch_kq.cu", 10, &ks.kMatvecBatchKQStage},
 		{"matvec_batch_norm", "matvec_batch.cu", 8, &ks.kMatvecBatchNorm},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
@@ -474,6 +488,33 @@ func (k_ *Kernels) EmbedQ3K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetPtr(5, dtoken)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q3_k: %w", err_)
+	}
+	return nil
+}
+
+// geomEmbedIQ4XS is embed_iq4_xs's grid and dynamic shared memory, from the spec.
+func geomEmbedIQ4XS(n_embd, n_vocab, token int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+}
+
+// EmbedIQ4XS launches embed_iq4_xs (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a iq4_xs embedding table.
+//
+// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedIQ4XS(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+	geom_, shmem_ := geomEmbedIQ4XS(int(n_embd), int(n_vocab), int(token))
+	grid_, shared_, err_ := launchGeometry("embed_iq4_xs", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kEmbedIQ4XS
+	slot_.p.SetPtr(0, x)
+	slot_.p.SetPtr(1, table)
+	slot_.p.SetI32(2, n_embd)
+	slot_.p.SetI32(3, n_vocab)
+	slot_.p.SetI32(4, token)
+	slot_.p.SetPtr(5, dtoken)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("embed_iq4_xs: %w", err_)
 	}
 	return nil
 }
@@ -1080,6 +1121,66 @@ func (k_ *Kernels) MatvecQ3KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, ro
 	return nil
 }
 
+// geomMatvecIQ4XS is matvec_iq4_xs's grid and dynamic shared memory, from the spec.
+func geomMatvecIQ4XS(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 37376
+}
+
+// MatvecIQ4XS launches matvec_iq4_xs (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 37376 bytes.
+func (k_ *Kernels) MatvecIQ4XS(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecIQ4XS(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_iq4_xs", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecIQ4XS
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_iq4_xs: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecIQ4XSWide is matvec_iq4_xs_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecIQ4XSWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 37376
+}
+
+// MatvecIQ4XSWide launches matvec_iq4_xs_wide (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 37376 bytes.
+func (k_ *Kernels) MatvecIQ4XSWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecIQ4XSWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_iq4_xs_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecIQ4XSWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_iq4_xs_wide: %w", err_)
+	}
+	return nil
+}
+
 // geomMatvecQ4KLean is matvec_q4_k_lean's grid and dynamic shared memory, from the spec.
 func geomMatvecQ4KLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
 	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18944
@@ -1316,6 +1417,66 @@ func (k_ *Kernels) MatvecQ3KWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr
 	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_q3_k_wide_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecIQ4XSLean is matvec_iq4_xs_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecIQ4XSLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18688
+}
+
+// MatvecIQ4XSLean launches matvec_iq4_xs_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18688 bytes.
+func (k_ *Kernels) MatvecIQ4XSLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecIQ4XSLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_iq4_xs_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecIQ4XSLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_iq4_xs_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecIQ4XSWideLean is matvec_iq4_xs_wide_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecIQ4XSWideLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18688
+}
+
+// MatvecIQ4XSWideLean launches matvec_iq4_xs_wide_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18688 bytes.
+func (k_ *Kernels) MatvecIQ4XSWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecIQ4XSWideLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_iq4_xs_wide_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecIQ4XSWideLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_iq4_xs_wide_lean: %w", err_)
 	}
 	return nil
 }
@@ -1830,6 +1991,66 @@ func (k_ *Kernels) MatvecBatchQ3KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 	slot_.p.SetI32(8, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_q3_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchIQ4XS is matvec_batch_iq4_xs's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchIQ4XS(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 37376
+}
+
+// MatvecBatchIQ4XS launches matvec_batch_iq4_xs (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_xs's and matvec_iq4_xs_lean's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37376 bytes.
+func (k_ *Kernels) MatvecBatchIQ4XS(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchIQ4XS(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_iq4_xs", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchIQ4XS
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_iq4_xs: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchIQ4XSWide is matvec_batch_iq4_xs_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchIQ4XSWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 37376
+}
+
+// MatvecBatchIQ4XSWide launches matvec_batch_iq4_xs_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_xs_wide's and matvec_iq4_xs_wide_lean's; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37376 bytes.
+func (k_ *Kernels) MatvecBatchIQ4XSWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchIQ4XSWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_iq4_xs_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchIQ4XSWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_iq4_xs_wide: %w", err_)
 	}
 	return nil
 }
@@ -3314,6 +3535,8 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 14, Lean: 0, Wide: 1},
 		{GgmlType: 11, Lean: 0, Wide: 0},
 		{GgmlType: 11, Lean: 0, Wide: 1},
+		{GgmlType: 23, Lean: 0, Wide: 0},
+		{GgmlType: 23, Lean: 0, Wide: 1},
 		{GgmlType: 12, Lean: 1, Wide: 0},
 		{GgmlType: 12, Lean: 1, Wide: 1},
 		{GgmlType: 13, Lean: 1, Wide: 0},
@@ -3322,6 +3545,8 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 14, Lean: 1, Wide: 1},
 		{GgmlType: 11, Lean: 1, Wide: 0},
 		{GgmlType: 11, Lean: 1, Wide: 1},
+		{GgmlType: 23, Lean: 1, Wide: 0},
+		{GgmlType: 23, Lean: 1, Wide: 1},
 	}
 }
 
@@ -3364,6 +3589,10 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ3K(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 11, Lean: 0, Wide: 1}:
 		return k_.MatvecQ3KWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 23, Lean: 0, Wide: 0}:
+		return k_.MatvecIQ4XS(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 23, Lean: 0, Wide: 1}:
+		return k_.MatvecIQ4XSWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Lean: 1, Wide: 0}:
 		return k_.MatvecQ4KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Lean: 1, Wide: 1}:
@@ -3380,6 +3609,10 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecQ3KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 11, Lean: 1, Wide: 1}:
 		return k_.MatvecQ3KWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 23, Lean: 1, Wide: 0}:
+		return k_.MatvecIQ4XSLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 23, Lean: 1, Wide: 1}:
+		return k_.MatvecIQ4XSWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
 }
@@ -3411,6 +3644,8 @@ func MatvecBatchVariants() []MatvecBatchVariant {
 		{GgmlType: 14, Staged: 0, Wide: 1},
 		{GgmlType: 11, Staged: 0, Wide: 0},
 		{GgmlType: 11, Staged: 0, Wide: 1},
+		{GgmlType: 23, Staged: 0, Wide: 0},
+		{GgmlType: 23, Staged: 0, Wide: 1},
 	}
 }
 
@@ -3453,6 +3688,10 @@ func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPt
 		return k_.MatvecBatchQ3K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 11, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchQ3KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 23, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchIQ4XS(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 23, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchIQ4XSWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	}
 	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)
 }

@@ -275,8 +275,8 @@ func loadImage(e *cuda.Engine, image []byte) (cuda.Module, *Kernels, error) {
 }
 
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
-// keep their GGUF types (F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K
-// matrices), or take the wider type that holds their values (deviceType:
+// keep their GGUF types (F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K,
+// IQ4_XS matrices), or take the wider type that holds their values (deviceType:
 // Q4_0, Q5_0, IQ4_NL); any other type is an error naming the tensor. progress, if not
 // nil, is called with the bytes uploaded so far and the total (in the
 // device types' GGUF sizes).
@@ -831,9 +831,9 @@ func supported(m *model.Model) error {
 	var errs []error
 	for _, t := range m.Tensors() {
 		switch deviceType(t.Type) {
-		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS:
 		default:
-			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K and Q6_K, and Q4_0, Q5_0 and IQ4_NL as Q8_0 (use --device cpu or convert with --type bf16|q8_0|q3_k|q4_k|q5_k|q6_k)", t.Name, t.Type))
+			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, and Q4_0, Q5_0 and IQ4_NL as Q8_0 (use --device cpu or convert with --type bf16|q8_0|q3_k|q4_k|q5_k|q6_k)", t.Name, t.Type))
 		}
 	}
 	c := &m.Config

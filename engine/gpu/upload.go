@@ -132,6 +132,8 @@ func tileOf(t gguf.Type) (ktile.Layout, bool) {
 		return ktile.Q6K, true
 	case gguf.TypeQ3_K:
 		return ktile.Q3K, true
+	case gguf.TypeIQ4_XS:
+		return ktile.IQ4XS, true
 	}
 	return ktile.Layout{}, false
 }

@@ -312,7 +312,8 @@ func TestContiguous(t *testing.T) {
 }
 
 // TestSupportedTypes: a model typed like a mixed K-quant file passes the
-// GPU's load check, and so does one with the types Load recodes; one Q2_K
+// GPU's load check, and so do one with the types Load recodes and an IQ4_XS
+// one; one Q2_K
 // matrix (which has no kernel and no exact wider form) fails it with an
 // error naming the tensor, its type and what to do.
 func TestSupportedTypes(t *testing.T) {
@@ -329,14 +330,9 @@ func TestSupportedTypes(t *testing.T) {
 	if err := supported(modeltest.Load(t, s)); err != nil {
 		t.Fatalf("IQ4_NL model: %v", err)
 	}
-	s.Type = func(name string) gguf.Type {
-		if name == "blk.0.ffn_down.weight" {
-			return gguf.TypeIQ4_XS
-		}
-		return kMix(name)
-	}
-	if err := supported(modeltest.Load(t, s)); err == nil || !strings.Contains(err.Error(), "blk.0.ffn_down.weight is IQ4_XS") {
-		t.Errorf("an IQ4_XS matrix: %v, want an error naming it", err)
+	s.Type = func(string) gguf.Type { return gguf.TypeIQ4_XS }
+	if err := supported(modeltest.Load(t, s)); err != nil {
+		t.Fatalf("IQ4_XS model: %v", err)
 	}
 	s.Type = func(name string) gguf.Type {
 		if name == "blk.1.ffn_up.weight" {
@@ -348,7 +344,7 @@ func TestSupportedTypes(t *testing.T) {
 	if err == nil {
 		t.Fatal("a Q2_K matrix was accepted")
 	}
-	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q3_K, Q4_K, Q5_K and Q6_K, and Q4_0, Q5_0 and IQ4_NL as Q8_0", "--device cpu"} {
+	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, and Q4_0, Q5_0 and IQ4_NL as Q8_0", "--device cpu"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -462,7 +458,8 @@ func TestMatvecShared(t *testing.T) {
 		"matvec_q4_k_lean": geomMatvecQ4KLean, "matvec_q4_k_wide_lean": geomMatvecQ4KWideLean, "matvec_q5_k_lean": geomMatvecQ5KLean,
 		"matvec_q5_k_wide_lean": geomMatvecQ5KWideLean, "matvec_q6_k_lean": geomMatvecQ6KLean, "matvec_q6_k_wide_lean": geomMatvecQ6KWideLean,
 		"matvec_q3_k": geomMatvecQ3K, "matvec_q3_k_wide": geomMatvecQ3KWide, "matvec_q3_k_lean": geomMatvecQ3KLean,
-		"matvec_q3_k_wide_lean": geomMatvecQ3KWideLean,
+		"matvec_q3_k_wide_lean": geomMatvecQ3KWideLean, "matvec_iq4_xs": geomMatvecIQ4XS, "matvec_iq4_xs_wide": geomMatvecIQ4XSWide,
+		"matvec_iq4_xs_lean": geomMatvecIQ4XSLean, "matvec_iq4_xs_wide_lean": geomMatvecIQ4XSWideLean,
 	}
 	for _, mk := range kernels.MatvecKernels() {
 		f, ok := geom[mk.Name]

@@ -250,6 +250,7 @@ func TestGoName(t *testing.T) {
 		"rms_norm":                "RMSNorm",
 		"rmsnorm_gated":           "RMSNormGated",
 		"matvec_q8_0":             "MatvecQ8_0",
+		"matvec_iq4_xs_wide":      "MatvecIQ4XSWide",
 		"attn_split_f16_d64":      "AttnSplitF16D64",
 		"attn_split_mma_fp8_d256": "AttnSplitMMAFP8D256",
 		"kv_store_fp8":            "KVStoreFP8",

@@ -1,8 +1,9 @@
 // Package ktile holds the tiled layouts of K-quant matrices for matvecs on
 // the tensor cores: Q4K for Q4_K and Q5K for Q5_K (kernels/matvec_q4k.cu,
-// embed_q4_k, embed_q5_k), Q6K for Q6_K and Q3K for Q3_K
-// (kernels/matvec_q6k.cu, embed_q6_k, embed_q3_k). All four are tiles of 16
-// rows × one 256-column superblock, stored tile row by tile row (tile (t, s) at (t·cols/256 + s)·Bytes), the
+// embed_q4_k, embed_q5_k), Q6K for Q6_K, Q3K for Q3_K and IQ4XS for IQ4_XS
+// (kernels/matvec_q6k.cu, embed_q6_k, embed_q3_k, embed_iq4_xs). All are
+// tiles of 16 rows × one 256-column superblock, stored tile row by tile row
+// (tile (t, s) at (t·cols/256 + s)·Bytes), the
 // last tile row padded with zero rows. Inside a tile, g = row%8 and
 // h = row/8 of its 16 rows, and lane L = 4g+c of a warp owns rows g and
 // g+8: its bytes are the A fragments of mma.m16n8k16 once each code is
@@ -44,6 +45,18 @@
 //   - 0..2047: the codes q+8 (4..11) as Q6K's low nibbles;
 //   - 2048..2303: per row the 16 sub-block scales sc−32 as int8;
 //   - 2304..2335: per g 4 bytes: d (f16) of row g, then of row g+8.
+//
+// IQ4XS (2,336 bytes; 146 per row and superblock against ggml's 136): an
+// IQ4_XS value d·(ls−32)·v[n], n a 4-bit index into IQ4_NL's codebook v,
+// over eight 32-column sub-blocks, so Q3K's shape with each scale twice
+// and the codes ordered for a lookup (kernels/kquant.cuh memra_iq4_lut):
+//   - 0..2047: the indices n, 512 bytes per quad p of 16-column sub-blocks
+//     (4p..4p+3); lane L's 16 bytes at 512p + 16L are one word per
+//     sub-block j, nibbles 0..7 columns 4c, 4c+1 of row g, of row g+8, then
+//     4c+2, 4c+3 of row g, of row g+8;
+//   - 2048..2303: per row 16 int8 scales, sub-block j's ls−32 of ggml's
+//     sub-block j/2;
+//   - 2304..2335: per g 4 bytes: d (f16) of row g, then of row g+8.
 package ktile
 
 import (
@@ -74,6 +87,8 @@ var (
 	Q6K = Layout{Bytes: 3360, BlockBytes: 210, putBlock: putQ6K}
 	// Q3K is Q3_K's layout (kernels/matvec_q6k.cu's Q3 forms).
 	Q3K = Layout{Bytes: 2336, BlockBytes: 110, putBlock: putQ3K}
+	// IQ4XS is IQ4_XS's layout (kernels/matvec_q6k.cu's IQ4 forms).
+	IQ4XS = Layout{Bytes: 2336, BlockBytes: 136, putBlock: putIQ4XS}
 )
 
 // Size is the device size of a rows × cols matrix (cols a multiple of 256):
@@ -208,6 +223,27 @@ func putQ3K(o []byte, rr int, b []byte) {
 	g, h := rr%8, rr/8
 	copy(o[2048+16*rr:2048+16*rr+16], q6[192:208])
 	copy(o[2304+4*g+2*h:2304+4*g+2*h+2], q6[208:210])
+}
+
+// putIQ4XS writes an IQ4_XS block (d f16 | scales_h u16 | scales_l[4] |
+// qs[128]): ggml's sub-block i of 32 holds its first 16 columns in the low
+// nibbles of qs[16i:16i+16] and the next 16 in the high ones, so tile
+// sub-block j is nibble j%2 of qs[16(j/2):], under scale ls_{j/2} − 32.
+func putIQ4XS(o []byte, rr int, b []byte) {
+	g, h := rr%8, rr/8
+	sh := binary.LittleEndian.Uint16(b[2:])
+	for j := range 16 {
+		i, s := j/2, 4*(j%2)
+		ls := int(b[4+i/2]>>(4*(i%2))&15) | int(sh>>(2*i)&3)<<4
+		o[2048+16*rr+j] = byte(int8(ls - 32))
+		for c := range 4 {
+			q := b[8+16*i+4*c:][:4] // columns 4c..4c+3
+			w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
+			w[h] = q[0]>>s&15 | (q[1]>>s&15)<<4
+			w[2+h] = q[2]>>s&15 | (q[3]>>s&15)<<4
+		}
+	}
+	copy(o[2304+4*g+2*h:2304+4*g+2*h+2], b[0:2])
 }
 
 // putQ6Codes writes a Q6_K block's codes into row rr of a Q6K-shaped tile:

@@ -3,6 +3,9 @@ package ktile
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/memra-ai/memra/gguf"
@@ -90,6 +93,66 @@ func codeQ3K(tiles []byte, cols, row, col int) byte {
 	return t[512*(j/4)+16*(4*g+c)+4*(j%4)+2*(p%2)+h] >> (4 * (p / 2)) & 15
 }
 
+// iq4Codebook is IQ4_NL's codebook as gguf decodes it: the values of a
+// block with d = 1 whose code j is j.
+func iq4Codebook(t testing.TB) [16]float32 {
+	blk := make([]byte, 18)
+	binary.LittleEndian.PutUint16(blk, gguf.F32ToF16(1))
+	for j := range 16 {
+		blk[2+j] = byte(j) | byte(j)<<4
+	}
+	var y [32]float32
+	if err := gguf.Dequantize(gguf.TypeIQ4_NL, blk, y[:]); err != nil {
+		t.Fatal(err)
+	}
+	return [16]float32(y[:16])
+}
+
+// valueIQ4XS reads (row, col) of IQ4XS tiles by the addressing the kernels
+// use (embed_iq4_xs, matvec_q6k.cu's IQ4 fragments), decoded as gguf's
+// dequantiser does: float32(d·(ls−32))·v[n] for the stored index n.
+func valueIQ4XS(tiles []byte, cols, row, col int, v [16]float32) float32 {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*IQ4XS.Bytes:]
+	rr, g, h, j := row%Rows, row%8, row%Rows/8, col%Cols/16
+	sc := int8(t[2048+16*rr+j])
+	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+4*g+2*h:]))
+	dl := float32(d * float32(sc))
+	return dl * v[codeIQ4XS(tiles, cols, row, col)]
+}
+
+// codeIQ4XS is the codebook index of (row, col) in IQ4XS tiles.
+func codeIQ4XS(tiles []byte, cols, row, col int) byte {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*IQ4XS.Bytes:]
+	rr, v := row%Rows, col%Cols
+	g, h := rr%8, rr/8
+	j, c, p := v/16, v%16/4, v%4
+	return t[512*(j/4)+16*(4*g+c)+4*(j%4)+2*(p/2)+h] >> (4 * (p % 2)) & 15
+}
+
+// TestIQ4Table: the kernels' codebook bytes (kquant.cuh MEMRA_IQ4_T0..T3,
+// entry n at byte n%4 of word n/4) are gguf's IQ4_NL values + 128.
+func TestIQ4Table(t *testing.T) {
+	src, err := os.ReadFile("../../../kernels/kquant.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := regexp.MustCompile(`(?m)^#define MEMRA_IQ4_T([0-3]) 0x([0-9A-Fa-f]{8})u$`).FindAllStringSubmatch(string(src), -1)
+	if len(words) != 4 {
+		t.Fatalf("kquant.cuh: %d of the words MEMRA_IQ4_T0..T3 found", len(words))
+	}
+	var table [16]byte
+	for _, w := range words {
+		k, _ := strconv.Atoi(w[1])
+		x, _ := strconv.ParseUint(w[2], 16, 32)
+		binary.LittleEndian.PutUint32(table[4*k:], uint32(x))
+	}
+	for n, v := range iq4Codebook(t) {
+		if got := int(table[n]) - 128; float32(got) != v {
+			t.Errorf("code %d: the kernels' table gives %d, gguf %g", n, got, v)
+		}
+	}
+}
+
 // TestPutRowOwnBits writes a single row of random blocks into a zeroed tile
 // for each of the 16 rows in turn: every code, scale and d of every other
 // row must read back zero, so no row's bits land in another's (TestTile's
@@ -119,6 +182,11 @@ func TestPutRowOwnBits(t *testing.T) {
 				return [][2]int{{3072 + 16*row, 3088 + 16*row}, {o, o + 2}}
 			}},
 		{"Q3_K", Q3K, codeQ3K,
+			func(row int) [][2]int {
+				o := 2304 + 4*(row%8) + 2*(row/8)
+				return [][2]int{{2048 + 16*row, 2064 + 16*row}, {o, o + 2}}
+			}},
+		{"IQ4_XS", IQ4XS, codeIQ4XS,
 			func(row int) [][2]int {
 				o := 2304 + 4*(row%8) + 2*(row/8)
 				return [][2]int{{2048 + 16*row, 2064 + 16*row}, {o, o + 2}}
@@ -170,6 +238,7 @@ func TestPutRowOwnBits(t *testing.T) {
 // multiple of 16; the padding rows must be zero.
 func TestTile(t *testing.T) {
 	const rows, cols = 21, 512
+	iq4 := iq4Codebook(t)
 	for _, tc := range []struct {
 		typ   gguf.Type
 		l     Layout
@@ -180,6 +249,9 @@ func TestTile(t *testing.T) {
 		{gguf.TypeQ5_K, Q5K, valueQ5K, []int{0, 2}},
 		{gguf.TypeQ6_K, Q6K, valueQ6K, []int{208}},
 		{gguf.TypeQ3_K, Q3K, valueQ3K, []int{108}},
+		{gguf.TypeIQ4_XS, IQ4XS, func(tiles []byte, cols, row, col int) float32 {
+			return valueIQ4XS(tiles, cols, row, col, iq4)
+		}, []int{0}},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(tc.typ)))
@@ -261,7 +333,7 @@ func BenchmarkTile(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		l    Layout
-	}{{"Q4_K", Q4K}, {"Q5_K", Q5K}, {"Q6_K", Q6K}, {"Q3_K", Q3K}} {
+	}{{"Q4_K", Q4K}, {"Q5_K", Q5K}, {"Q6_K", Q6K}, {"Q3_K", Q3K}, {"IQ4_XS", IQ4XS}} {
 		b.Run(tc.name, func(b *testing.B) {
 			src := make([]byte, rows*cols/Cols*tc.l.BlockBytes)
 			r := rand.New(rand.NewPCG(1, 2))
