@@ -833,7 +833,7 @@ func supported(m *model.Model) error {
 		switch deviceType(t.Type) {
 		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS:
 		default:
-			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, and Q4_0, Q5_0 and IQ4_NL as Q8_0 (use --device cpu or convert with --type bf16|q8_0|q3_k|q4_k|q5_k|q6_k)", t.Name, t.Type))
+			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, and Q4_0, Q5_0 and IQ4_NL as Q8_0 (use --device cpu or convert with --type bf16|q8_0|q3_k|q4_k|q5_k|q6_k|iq4_xs)", t.Name, t.Type))
 		}
 	}
 	c := &m.Config

@@ -3,8 +3,10 @@
 # (go tool mage cuda:bins in a throwaway worktree, CGO_ENABLED=0) into
 # bin/NAME/ and packs them all into bin/bin.txz, which the run scripts'
 # start_run unpacks (lib.sh); pass carry ["bin"] to the device call. E.g.
-#   bash scripts/gpu/bins.sh main=main q3k=next/q3k
-# for run338.sh, run339.sh (bin/main) and run340.sh (bin/main, bin/q3k).
+#   bash scripts/gpu/bins.sh iq4=next/iq4xs
+# for run341.sh. One revision packs to ~13 MB, two to ~21 MB, and the device
+# takes the tracked tree (~51 MB) and bin/ together up to 64 MiB: pack two
+# only where a script runs both (run340 took bin/main's bench alone).
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: bins.sh NAME=REV..." >&2; exit 2; }
 root=$(git rev-parse --show-toplevel)
