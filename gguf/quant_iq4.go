@@ -46,9 +46,11 @@ var iq4Levels, iq4Mid, iq4Below = func() (l [16]float32, m [16]float32, b [256]u
 // one). The midpoints are whole or half integers at least 11 apart, so
 // the integer part of t leaves one to compare: iq4Below of floor(t), then
 // the next midpoint. t + 128 may round up to the next integer, but no
-// midpoint lies within that rounding below an integer. NaN gives 0.
+// midpoint lies within that rounding below an integer. NaN gives 0. The
+// conversion rounds t first, so that no platform fuses a caller's product
+// into the addition (Go does on arm64).
 func iq4Code(t float32) uint8 {
-	u := t + 128
+	u := float32(t) + 128
 	if !(u > 0) {
 		u = 0
 	}
