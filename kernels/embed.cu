@@ -125,3 +125,25 @@ embed_iq4_xs(float* x, const unsigned char* table, int n_embd, int n_vocab, int 
     if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
     x[i] = memra_iq4t_value(table, n_embd >> 8, t, i);
 }
+
+// x: [n_embd] f32; table: [n_vocab][n_embd] Q4_0 in the tiled layout of
+// matvec_q6k.cu's Q4_0 forms (kquant.cuh, memra_b32t_value); n_embd % 256 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_q4_0(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
+    x[i] = memra_b32t_value<false>(table, n_embd >> 8, t, i);
+}
+
+// x: [n_embd] f32; table: [n_vocab][n_embd] IQ4_NL in the tiled layout of
+// matvec_q6k.cu's IQ4_NL forms (kquant.cuh, memra_b32t_value); n_embd % 256 == 0
+extern "C" __global__ void __launch_bounds__(MEMRA_EW_THREADS)
+embed_iq4_nl(float* x, const unsigned char* table, int n_embd, int n_vocab, int token, const int* dtoken) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    int i, t;
+    if (!memra_embed_at(x, n_embd, n_vocab, token, dtoken, &i, &t)) return;
+    x[i] = memra_b32t_value<true>(table, n_embd >> 8, t, i);
+}

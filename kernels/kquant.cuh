@@ -1,6 +1,6 @@
-// kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K, and Q3_K's and
-// IQ4_XS's tiles) as the matvec and embedding kernels read them. The engine
-// tiles all five for its tensor-core matvecs (matvec_q4k.cu, matvec_q6k.cu;
+// kquant.cuh: the K-quant blocks (Q4_K, Q5_K, Q6_K, and the tiles of Q3_K,
+// IQ4_XS, Q4_0 and IQ4_NL) as the matvec and embedding kernels read them.
+// The engine tiles all of them for its tensor-core matvecs (matvec_q4k.cu, matvec_q6k.cu;
 // the tiled layouts and their readers are at the end of this file); the
 // item reader below serves
 // engine/internal/mvexp's CUDA-core baselines of Q4_K and Q6_K (Q5_K's
@@ -303,6 +303,32 @@ __device__ __forceinline__ float memra_iq4t_value(const unsigned char* tiles, in
     const unsigned char* dd = t + 2304 + 4 * g + 2 * h;
     const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
     return __fmul_rn(__fmul_rn(d, (float)(signed char)t[2048 + 16 * rr + j]), (float)q);
+}
+
+// The tiled Q4_0 and IQ4_NL layouts (matvec_q6k.cu's memra_q40t and
+// memra_iq4nlt; engine/internal/ktile Q40, IQ4NL): the low-nibble plane of
+// Q3_K's tiles (Q4_0: the codes 0..15 in its order; IQ4_NL: codebook
+// indices in IQ4_XS's), then at 2048 per row the f16 d of its eight
+// 32-column blocks.
+#define MEMRA_Q40T_BYTES 2304
+#define MEMRA_IQ4NLT_BYTES 2304
+
+// Value (row, col) of a tiled Q4_0 (IQ: IQ4_NL) matrix of ns superblocks
+// per row, in the CPU decoder's order of operations ((q - 8) * d, d * v).
+template <bool IQ>
+__device__ __forceinline__ float memra_b32t_value(const unsigned char* tiles, int ns, long long row, int col) {
+    const unsigned char* t = tiles + ((row >> 4) * ns + (col >> 8)) * MEMRA_Q40T_BYTES;
+    const int rr = (int)(row & 15), v = col & 255, g = rr & 7, h = rr >> 3;
+    const int j = v >> 4, c = (v >> 2) & 3, p = v & 3;
+    const unsigned char* w = t + 512 * (j >> 2) + 16 * (4 * g + c) + 4 * (j & 3);
+    const unsigned char* dd = t + 2048 + 16 * rr + 2 * (v >> 5);
+    const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
+    if (IQ) {
+        const unsigned int n = (w[2 * (p >> 1) + h] >> (4 * (p & 1))) & 15u;
+        return __fmul_rn(d, (float)((int)(memra_iq4_lut(n, n ^ 8u, ((n >> 1) & 4u) | 0x3210u) & 0xffu) - 128));
+    }
+    const int q = (int)((w[2 * (p & 1) + h] >> (4 * (p >> 1))) & 15u);
+    return __fmul_rn((float)(q - 8), d);
 }
 
 #endif // MEMRA_KQUANT_CUH

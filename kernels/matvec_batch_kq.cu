@@ -1,6 +1,6 @@
 // matvec_batch_kq.cu: y_t (+)= W x_t for the n <= 8 tokens of a prompt
 // chunk, W a K-quant matrix in the tensor-core kernels' tiles (Q4_K, Q5_K,
-// Q6_K, Q3_K, IQ4_XS), bit for bit each token's decode sums.
+// Q6_K, Q3_K, IQ4_XS, Q4_0, IQ4_NL), bit for bit each token's decode sums.
 //
 // Why it looks like this: the decode kernels (matvec_q4k.cu, matvec_q6k.cu)
 // carry one token's x' (hi and lo f16) in two of the 8 columns of each
@@ -110,8 +110,8 @@ __device__ __forceinline__ void memra_q4t_bstep(memra_mvbk_acc& acc, const memra
 // superblock. (Read 8 bytes at a time from memra_stage_x's layout, as the
 // decode kernel reads them from shared memory, they made 9B Q6_K priming
 // 23% slower than staging in every block: run334.)
-// SB: memra_q6t_sb, memra_q3t_sb or memra_iq4t_sb (Q3_K, IQ4_XS: one mma
-// a sub-block, memra_q6t_mma).
+// SB: memra_q6t_sb or one of memra_nibt's (Q3_K, IQ4_XS, Q4_0, IQ4_NL: one
+// mma a sub-block, memra_q6t_mma).
 template <class SB>
 __device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const SB& s, int sb, const memra_kq_in& in, int n) {
 #pragma unroll
@@ -170,10 +170,10 @@ struct memra_kq_batch<memra_q6t> {
     }
 };
 
-// Q3_K's and IQ4_XS's inputs are staged in Q6_K's layout too (their
-// sub-blocks are Q6_K's).
+// Q3_K's, IQ4_XS's, Q4_0's and IQ4_NL's inputs are staged in Q6_K's layout
+// too (their sub-blocks are Q6_K's).
 template <class SB, int B>
-struct memra_kq_batch<memra_q3t_like<SB, B>> {
+struct memra_kq_batch<memra_nibt<SB, B>> {
     static __device__ __forceinline__ int boff(int lc, int hl) { return memra_kq_batch<memra_q6t>::boff(lc, hl); }
     static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const SB& s, int sb, const memra_kq_in& in, int n) {
         memra_q6t_bstep(acc, s, sb, in, n);
@@ -331,4 +331,24 @@ matvec_batch_iq4_xs(float* y, const void* W, const float* x, int rows, int cols,
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
 matvec_batch_iq4_xs_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
     memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q4_0(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_q40t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_q4_0_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_q40t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_iq4_nl(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<4, MEMRA_MVBK_SLOTS, memra_iq4nlt>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+matvec_batch_iq4_nl_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
+    memra_mvbt<8, MEMRA_MVBK_SLOTS, memra_iq4nlt>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, n, x_stride, y_stride);
 }

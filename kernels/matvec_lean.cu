@@ -86,3 +86,25 @@ matvec_iq4_xs_wide_lean(float* y, const void* W, const float* x, int rows, int c
                         float eps) {
     memra_mvt<8, 1, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q4_0_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 1, memra_q40t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_q4_0_wide_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                        float eps) {
+    memra_mvt<8, 1, memra_q40t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_iq4_nl_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 1, memra_iq4nlt>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_iq4_nl_wide_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                        float eps) {
+    memra_mvt<8, 1, memra_iq4nlt>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}

@@ -1,5 +1,5 @@
-// matvec_q6k.cu: y (+)= W x for Q6_K matrices, and Q3_K and IQ4_XS ones,
-// on the tensor cores.
+// matvec_q6k.cu: y (+)= W x for Q6_K matrices, and Q3_K, IQ4_XS, Q4_0 and
+// IQ4_NL ones, on the tensor cores.
 //
 // Why it looks like this: as matvec_q4k.cu. A Q6_K value is
 // d * sc_j * (q - 32) over sub-block j of 16 columns, q = low nibble + 16 *
@@ -26,7 +26,9 @@
 // sub-block takes one mma of the codes less 8. The steps are Q6_K's,
 // templated on the superblock (memra_q6t_frags, memra_q6t_mma). IQ4_XS
 // (memra_iq4t, ktile IQ4XS) has Q3_K's tile with codebook indices for
-// codes, looked up by byte permutes (memra_iq4_lut).
+// codes, looked up by byte permutes (memra_iq4_lut). Q4_0 and IQ4_NL
+// (memra_q40t, memra_iq4nlt: 2,304 bytes) are the same planes of codes with
+// an f16 d a 32-column block in place of the scales and the row's d.
 #include "common.cuh"
 #include "kquant.cuh"
 #include "mma.cuh"
@@ -123,12 +125,11 @@ __device__ __forceinline__ void memra_q3t_afrag(const memra_q3t_sb& s, int j, un
 // and the rest is Q3_K's: one mma a sub-block, of exact f16 integers.
 struct memra_iq4t_sb : memra_q3t_sb {};
 
-// The A fragment of sub-block j: its codes' values. Code word nibbles 0..7
+// The A fragment of a code word w: its codes' values. Code word nibbles 0..7
 // are columns (4c, 4c+1) of row g, of row g+8, then (4c+2, 4c+3) of each
 // (ktile.IQ4XS), so a looked-up byte pair under 1024's f16 exponent,
 // (1024 + v + 128) - 1152, is an exact f16 pair v.
-__device__ __forceinline__ void memra_iq4t_afrag(const memra_iq4t_sb& s, int j, unsigned int a[4]) {
-    const unsigned int w = memra_word(s.n[j >> 2], j & 3);
+__device__ __forceinline__ void memra_iq4_afrag(unsigned int w, unsigned int a[4]) {
     const unsigned int wx = w ^ 0x88888888u, sel = ((w >> 1) & 0x44444444u) | 0x32103210u;
     const unsigned int b0 = memra_iq4_lut(w, wx, sel), b1 = memra_iq4_lut(w >> 16, wx >> 16, sel >> 16);
     const unsigned int p[4] = {memra_prmt(b0, 0x64u, 0x4140u), memra_prmt(b0, 0x64u, 0x4342u), memra_prmt(b1, 0x64u, 0x4140u),
@@ -137,6 +138,32 @@ __device__ __forceinline__ void memra_iq4t_afrag(const memra_iq4t_sb& s, int j, 
     for (int k = 0; k < 4; k++) asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(a[k]) : "r"(p[k]), "r"(0x64806480u));
 }
 
+// Q4_0's and IQ4_NL's tiles (ktile.Q40, ktile.IQ4NL) hold 32-column blocks,
+// each with an f16 d of its own and no scale above it: Q3_K's low-nibble
+// plane (Q4_0: the codes 0..15 in Q6_K's nibble order, less 8 by
+// memra_nib_afrag<8>; IQ4_NL: codebook indices in IQ4_XS's order, looked
+// up), then per row the 8 d at 2048. A sub-block's D times its block's d
+// goes into the row's sum directly (memra_q6t_scale).
+struct memra_q40t_sb {
+    uint4 n[4], scg, sch;
+};
+struct memra_iq4nlt_sb : memra_q40t_sb {};
+
+// Whether SB's scales are f16 block scales (Q4_0, IQ4_NL) rather than int8
+// sub-block scales under a row's d (Q6_K, Q3_K, IQ4_XS).
+template <class SB>
+struct memra_f16d {
+    static constexpr bool value = false;
+};
+template <>
+struct memra_f16d<memra_q40t_sb> {
+    static constexpr bool value = true;
+};
+template <>
+struct memra_f16d<memra_iq4nlt_sb> {
+    static constexpr bool value = true;
+};
+
 // a1[h] (rows g + 8h) += sub-block 4k + p's scale times its D fragment d
 // (columns x' hi and lo): byte p of scale word k. Then acc[h] += d_h *
 // a1[h] (memra_q6t_scale_put). One lane's share in the decode step (p its
@@ -144,15 +171,28 @@ __device__ __forceinline__ void memra_iq4t_afrag(const memra_iq4t_sb& s, int j, 
 // batch step (matvec_batch_kq.cu): one expression, so the same bits. SB:
 // memra_q6t_sb, memra_q3t_sb or memra_iq4t_sb, whose scales and d are
 // read alike.
+// For f16 block scales (memra_f16d) the scale is the d of sub-block
+// 4k + p's block, half p / 2 of word k, and a1 goes into acc as it is.
 template <class SB>
 __device__ __forceinline__ void memra_q6t_scale(float a1[2], const SB& s, int k, int p, const float d[4]) {
-    a1[0] += (float)(signed char)(memra_word(s.scg, k) >> (8 * p)) * (d[0] + d[1]);
-    a1[1] += (float)(signed char)(memra_word(s.sch, k) >> (8 * p)) * (d[2] + d[3]);
+    if constexpr (memra_f16d<SB>::value) {
+        const unsigned int wg = memra_word(s.scg, k), wh = memra_word(s.sch, k);
+        a1[0] += memra_f16_to_f32(p >> 1 ? memra_hi16(wg) : memra_lo16(wg)) * (d[0] + d[1]);
+        a1[1] += memra_f16_to_f32(p >> 1 ? memra_hi16(wh) : memra_lo16(wh)) * (d[2] + d[3]);
+    } else {
+        a1[0] += (float)(signed char)(memra_word(s.scg, k) >> (8 * p)) * (d[0] + d[1]);
+        a1[1] += (float)(signed char)(memra_word(s.sch, k) >> (8 * p)) * (d[2] + d[3]);
+    }
 }
 template <class SB>
 __device__ __forceinline__ void memra_q6t_scale_put(float acc[2], const SB& s, const float a1[2]) {
-    acc[0] += memra_f16_to_f32(memra_lo16(s.dd)) * a1[0];
-    acc[1] += memra_f16_to_f32(memra_hi16(s.dd)) * a1[1];
+    if constexpr (memra_f16d<SB>::value) {
+        acc[0] += a1[0];
+        acc[1] += a1[1];
+    } else {
+        acc[0] += memra_f16_to_f32(memra_lo16(s.dd)) * a1[0];
+        acc[1] += memra_f16_to_f32(memra_hi16(s.dd)) * a1[1];
+    }
 }
 
 // Sub-block j's A fragments (memra_q6t_frags) and D += their products
@@ -176,7 +216,17 @@ __device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_q3t_sb& s,
 }
 __device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_iq4t_sb& s, int j) {
     memra_q3t_frag f;
-    memra_iq4t_afrag(s, j, f.a);
+    memra_iq4_afrag(memra_word(s.n[j >> 2], j & 3), f.a);
+    return f;
+}
+__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_q40t_sb& s, int j) {
+    memra_q3t_frag f;
+    memra_nib_afrag<8>(memra_word(s.n[j >> 2], j & 3), f.a);
+    return f;
+}
+__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_iq4nlt_sb& s, int j) {
+    memra_q3t_frag f;
+    memra_iq4_afrag(memra_word(s.n[j >> 2], j & 3), f.a);
     return f;
 }
 __device__ __forceinline__ void memra_q6t_mma(float d[4], const memra_q6t_frag& f, unsigned int b0, unsigned int b1) {
@@ -237,10 +287,18 @@ struct memra_q6t {
     }
 };
 
-// Q3_K's (SB memra_q3t_sb) and IQ4_XS's (memra_iq4t_sb) tiles for
+// A row's d at 2304 (Q3_K, IQ4_XS), or none (Q4_0, IQ4_NL: their d are the
+// scales).
+__device__ __forceinline__ void memra_nibt_read_d(memra_q3t_sb& s, const unsigned char* slot, int lane) {
+    s.dd = reinterpret_cast<const unsigned int*>(slot + 2304)[lane >> 2];
+}
+__device__ __forceinline__ void memra_nibt_read_d(memra_q40t_sb&, const unsigned char*, int) {}
+
+// Q3_K's (SB memra_q3t_sb), IQ4_XS's (memra_iq4t_sb), Q4_0's
+// (memra_q40t_sb) and IQ4_NL's (memra_iq4nlt_sb) tiles of B bytes for
 // memra_mvt: Q6_K's steps and sums over their codes.
 template <class SB, int B>
-struct memra_q3t_like {
+struct memra_nibt {
     static constexpr int BYTES = B;
     static constexpr bool XSUM = false;
     using sb = SB;
@@ -251,15 +309,17 @@ struct memra_q3t_like {
         for (int k = 0; k < 4; k++) s.n[k] = reinterpret_cast<const uint4*>(slot + 512 * k)[lane];
         s.scg = reinterpret_cast<const uint4*>(slot + 2048)[lane >> 2];
         s.sch = reinterpret_cast<const uint4*>(slot + 2048)[(lane >> 2) + 8];
-        s.dd = reinterpret_cast<const unsigned int*>(slot + 2304)[lane >> 2];
+        memra_nibt_read_d(s, slot, lane);
         return s;
     }
     static __device__ __forceinline__ void step(float acc[2], keep& bf, const sb& s, int i, const uint4* xsplit, const float*, int lane) {
         memra_q6t_step(acc, bf, s, i, xsplit, lane);
     }
 };
-using memra_q3t = memra_q3t_like<memra_q3t_sb, MEMRA_Q3T_BYTES>;
-using memra_iq4t = memra_q3t_like<memra_iq4t_sb, MEMRA_IQ4T_BYTES>;
+using memra_q3t = memra_nibt<memra_q3t_sb, MEMRA_Q3T_BYTES>;
+using memra_iq4t = memra_nibt<memra_iq4t_sb, MEMRA_IQ4T_BYTES>;
+using memra_q40t = memra_nibt<memra_q40t_sb, MEMRA_Q40T_BYTES>;
+using memra_iq4nlt = memra_nibt<memra_iq4nlt_sb, MEMRA_IQ4NLT_BYTES>;
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] Q6_K tiled; x: [cols] f32;
 // norm_w: [cols] f32 (read when xnorm != 0). KW4 with 2 slots, the fastest
@@ -306,4 +366,29 @@ extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_iq4_xs_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                    float eps) {
     memra_mvt<8, 2, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+// Q4_0 (ktile.Q40) and IQ4_NL (ktile.IQ4NL), on Q6_K's geometry and rules
+// (gpu.MatvecWide) and, as IQ4_XS's, a minimum of one block an SM: not
+// measured against them yet.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_q4_0(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 2, memra_q40t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_q4_0_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                 float eps) {
+    memra_mvt<8, 2, memra_q40t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_iq4_nl(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
+    memra_mvt<4, 2, memra_iq4nlt>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_iq4_nl_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
+                   float eps) {
+    memra_mvt<8, 2, memra_iq4nlt>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }

@@ -264,7 +264,7 @@ const MatvecThreads = 256
 // MatvecKernel is one member of the matvec family.
 type MatvecKernel struct {
 	Name         string
-	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 8 q8_0, 11 q3_K, 12 q4_K, 13 q5_K, 14 q6_K, 23 iq4_xs
+	GgmlType     int  // ggml type id of W: 0 f32, 1 f16, 30 bf16, 2 q4_0, 8 q8_0, 11 q3_K, 12 q4_K, 13 q5_K, 14 q6_K, 20 iq4_nl, 23 iq4_xs
 	Wide         bool // each row split over 8 warps (for matrices of few rows)
 	RowsPerBlock int  // rows in one unit of a block's loop: (8/KW)*R of the template
 	// TensorCore: a kernel of matvec_q4k.cu (Q4_K, Q5_K) or matvec_q6k.cu (tiled weights,
@@ -297,13 +297,15 @@ func (m MatvecKernel) WideKey() int {
 }
 
 // Bytes of one tile of 16 rows × 256 columns (kquant.cuh MEMRA_Q4T_BYTES,
-// MEMRA_Q5T_BYTES, MEMRA_Q6T_BYTES, and MEMRA_Q3T_BYTES, which
-// MEMRA_IQ4T_BYTES equals; engine/internal/ktile Q4K, Q5K, Q6K, Q3K, IQ4XS).
+// MEMRA_Q5T_BYTES, MEMRA_Q6T_BYTES, MEMRA_Q3T_BYTES, which MEMRA_IQ4T_BYTES
+// equals, and MEMRA_Q40T_BYTES, which MEMRA_IQ4NLT_BYTES equals;
+// engine/internal/ktile Q4K, Q5K, Q6K, Q3K, IQ4XS, Q40, IQ4NL).
 const (
 	q4TileBytes = 2368
 	q5TileBytes = 2880
 	q6TileBytes = 3360
-	q3TileBytes = 2336
+	q3TileBytes  = 2336
+	q40TileBytes = 2304
 )
 
 // File is the source of the kernel.
@@ -311,7 +313,7 @@ func (m MatvecKernel) File() string {
 	switch {
 	case m.Lean:
 		return "matvec_lean.cu"
-	case m.TensorCore && (m.GgmlType == 14 || m.GgmlType == 11 || m.GgmlType == 23):
+	case m.TensorCore && m.GgmlType != 12 && m.GgmlType != 13: // all but Q4_K's and Q5_K's
 		return "matvec_q6k.cu"
 	case m.TensorCore:
 		return "matvec_q4k.cu"
@@ -328,6 +330,8 @@ func (m MatvecKernel) tileBytes() int {
 		return q6TileBytes
 	case 11, 23: // IQ4_XS's tile has Q3_K's shape
 		return q3TileBytes
+	case 2, 20: // Q4_0's and IQ4_NL's
+		return q40TileBytes
 	}
 	return q4TileBytes
 }
@@ -385,6 +389,10 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_q3_k_wide", 11, true, 16, true, 2, false, false},
 		{"matvec_iq4_xs", 23, false, 32, true, 2, false, false}, // Q6_K's geometry and slots
 		{"matvec_iq4_xs_wide", 23, true, 16, true, 2, false, false},
+		{"matvec_q4_0", 2, false, 32, true, 2, false, false}, // Q6_K's geometry and slots
+		{"matvec_q4_0_wide", 2, true, 16, true, 2, false, false},
+		{"matvec_iq4_nl", 20, false, 32, true, 2, false, false},
+		{"matvec_iq4_nl_wide", 20, true, 16, true, 2, false, false},
 		// One slot a warp, where the kernels above do not fit (matvec_lean.cu).
 		{"matvec_q4_k_lean", 12, false, 32, true, 1, false, true},
 		{"matvec_q4_k_wide_lean", 12, true, 16, true, 1, false, true},
@@ -396,6 +404,10 @@ func MatvecKernels() []MatvecKernel {
 		{"matvec_q3_k_wide_lean", 11, true, 16, true, 1, false, true},
 		{"matvec_iq4_xs_lean", 23, false, 32, true, 1, false, true},
 		{"matvec_iq4_xs_wide_lean", 23, true, 16, true, 1, false, true},
+		{"matvec_q4_0_lean", 2, false, 32, true, 1, false, true},
+		{"matvec_q4_0_wide_lean", 2, true, 16, true, 1, false, true},
+		{"matvec_iq4_nl_lean", 20, false, 32, true, 1, false, true},
+		{"matvec_iq4_nl_wide_lean", 20, true, 16, true, 1, false, true},
 	}
 }
 
@@ -446,6 +458,10 @@ func MatvecBatchKernels() []MatvecBatchKernel {
 		{"matvec_batch_q3_k_wide", 11, true, []string{"matvec_q3_k_wide", "matvec_q3_k_wide_lean"}, 16, false, true},
 		{"matvec_batch_iq4_xs", 23, false, []string{"matvec_iq4_xs", "matvec_iq4_xs_lean"}, 32, false, true},
 		{"matvec_batch_iq4_xs_wide", 23, true, []string{"matvec_iq4_xs_wide", "matvec_iq4_xs_wide_lean"}, 16, false, true},
+		{"matvec_batch_q4_0", 2, false, []string{"matvec_q4_0", "matvec_q4_0_lean"}, 32, false, true},
+		{"matvec_batch_q4_0_wide", 2, true, []string{"matvec_q4_0_wide", "matvec_q4_0_wide_lean"}, 16, false, true},
+		{"matvec_batch_iq4_nl", 20, false, []string{"matvec_iq4_nl", "matvec_iq4_nl_lean"}, 32, false, true},
+		{"matvec_batch_iq4_nl_wide", 20, true, []string{"matvec_iq4_nl_wide", "matvec_iq4_nl_wide_lean"}, 16, false, true},
 	}
 }
 
@@ -516,6 +532,10 @@ func matvecWhat(ggmlType int) string {
 		return "q3_K (16-row tiles, engine/internal/ktile)"
 	case 23:
 		return "iq4_xs (16-row tiles, engine/internal/ktile)"
+	case 2:
+		return "q4_0 (16-row tiles, engine/internal/ktile)"
+	case 20:
+		return "iq4_nl (16-row tiles, engine/internal/ktile)"
 	}
 	return fmt.Sprintf("ggml type %d", ggmlType)
 }
@@ -540,7 +560,7 @@ func Spec() []Kernel {
 	one := "1"
 	var ks []Kernel
 
-	for _, t := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k", "q3_k", "iq4_xs"} {
+	for _, t := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k", "q3_k", "iq4_xs", "q4_0", "iq4_nl"} {
 		ps := []Param{param("x", Ptr), param("table", Ptr)}
 		if t == "q8_0" { // repacked: f16 block scales in scales
 			ps = append(ps, param("scales", Ptr))

@@ -299,7 +299,7 @@ func TestSpecGridsCoverTheirWork(t *testing.T) {
 		"argmax_partial": {"n", 1, ArgmaxChunk},
 		"topk_select":    {"n", 1, TopKSlice},
 	}
-	for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k", "q3_k", "iq4_xs"} {
+	for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k", "q3_k", "iq4_xs", "q4_0", "iq4_nl"} {
 		cases["embed_"+typ] = struct {
 			count string
 			rows  int
@@ -702,7 +702,8 @@ func braceBody(src string, open int) (string, int) {
 // and sizes their shared memory from Ring, which must be S, with tiles of
 // tileBytes, which must be T's: kquant.cuh's MEMRA_Q4T_BYTES for memra_q4t,
 // MEMRA_Q5T_BYTES for memra_q5t, MEMRA_Q6T_BYTES for memra_q6t,
-// MEMRA_Q3T_BYTES for memra_q3t, MEMRA_IQ4T_BYTES for memra_iq4t.
+// MEMRA_Q3T_BYTES for memra_q3t, MEMRA_IQ4T_BYTES for memra_iq4t,
+// MEMRA_Q40T_BYTES for memra_q40t, MEMRA_IQ4NLT_BYTES for memra_iq4nlt.
 func TestMatvecUnitsMatchTemplates(t *testing.T) {
 	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)((?:, \w+)*)>`)
 	tc := regexp.MustCompile(`memra_mvt<(\d+), (\d+), (\w+)>`)
@@ -711,7 +712,7 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	tileMacro := map[string]string{"memra_q4t": "MEMRA_Q4T_BYTES", "memra_q5t": "MEMRA_Q5T_BYTES", "memra_q6t": "MEMRA_Q6T_BYTES",
-		"memra_q3t": "MEMRA_Q3T_BYTES", "memra_iq4t": "MEMRA_IQ4T_BYTES"}
+		"memra_q3t": "MEMRA_Q3T_BYTES", "memra_iq4t": "MEMRA_IQ4T_BYTES", "memra_q40t": "MEMRA_Q40T_BYTES", "memra_iq4nlt": "MEMRA_IQ4NLT_BYTES"}
 	for _, mk := range MatvecKernels() {
 		b, err := os.ReadFile(mk.File())
 		if err != nil {
@@ -745,7 +746,7 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 			}
 			// The lean forms run the tiles matvec_q4k.cu and matvec_q6k.cu define.
 			tileFile := map[string]string{"memra_q4t": "matvec_q4k.cu", "memra_q5t": "matvec_q4k.cu", "memra_q6t": "matvec_q6k.cu",
-				"memra_q3t": "matvec_q6k.cu", "memra_iq4t": "matvec_q6k.cu"}[m[3]]
+				"memra_q3t": "matvec_q6k.cu", "memra_iq4t": "matvec_q6k.cu", "memra_q40t": "matvec_q6k.cu", "memra_iq4nlt": "matvec_q6k.cu"}[m[3]]
 			if tileFile != (MatvecKernel{GgmlType: mk.GgmlType, TensorCore: true}).File() {
 				t.Errorf("%s: tile type %s is not its type's (%d)", mk.Name, m[3], mk.GgmlType)
 			} else if b, _ := os.ReadFile(tileFile); !strings.Contains(string(b), "struct "+m[3]+" {") && !strings.Contains(string(b), "using "+m[3]+" = ") {

@@ -143,7 +143,7 @@ func BenchmarkGPUCopy(b *testing.B) {
 func BenchmarkGPUMatvec(b *testing.B) {
 	e, k, mod := benchEngine(b)
 	shapes := tiledShapes{}
-	for _, t := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} {
+	for _, t := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} {
 		for _, c := range []int{1024, 4096, 12288} {
 			shapes.add(t, 1024, c, fmt.Sprintf("%d columns", c)) // 1,024 rows: the plain and wide kernels
 		}
@@ -154,7 +154,7 @@ func BenchmarkGPUMatvec(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {248320, 1024}} {
-		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeF32, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} {
+		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeF32, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} {
 			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
 			b.Run(name, func(b *testing.B) {
 				d, wBytes := benchMatrix(b, e, name, typ, shape.rows, shape.cols)
@@ -453,7 +453,7 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 		}
 	}
 	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {4096, 4096}, {7168, 1024}, {1024, 3584}, {1024, 2048}} {
-		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} {
+		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} {
 			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
 			b.Run(name, func(b *testing.B) {
 				d, wBytes := benchMatrix(b, e, name, typ, shape.rows, shape.cols)

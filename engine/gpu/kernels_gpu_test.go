@@ -277,7 +277,7 @@ func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int, lane bool) (q, 
 	return p.Add(uint64(off)), ktUpload(t, v, sb, 0)
 }
 
-// TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0,q4_k,q5_k,q6_k,q3_k,iq4_xs} for host and
+// TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0,q4_k,q5_k,q6_k,q3_k,iq4_xs,q4_0,iq4_nl} for host and
 // device tokens must equal the CPU's DequantizeRow bit for bit (a gather plus
 // an exact conversion; the K-quants decode in the CPU's order of operations,
 // kquant.cuh), and an out-of-range token must give NaN in every element.
@@ -302,7 +302,8 @@ func TestGPUKernelEmbed(t *testing.T) {
 		{gguf.TypeBF16, unscaled(v.k.EmbedBF16), 1056}, {gguf.TypeQ8_0, v.k.EmbedQ8_0, 1056},
 		{gguf.TypeQ4_K, unscaled(v.k.EmbedQ4K), 1280}, {gguf.TypeQ5_K, unscaled(v.k.EmbedQ5K), 1280},
 		{gguf.TypeQ6_K, unscaled(v.k.EmbedQ6K), 1280}, {gguf.TypeQ3_K, unscaled(v.k.EmbedQ3K), 1280},
-		{gguf.TypeIQ4_XS, unscaled(v.k.EmbedIQ4XS), 1280},
+		{gguf.TypeIQ4_XS, unscaled(v.k.EmbedIQ4XS), 1280}, {gguf.TypeQ4_0, unscaled(v.k.EmbedQ4_0), 1280},
+		{gguf.TypeIQ4_NL, unscaled(v.k.EmbedIQ4NL), 1280},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			nEmbd := tc.nEmbd
@@ -474,7 +475,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 		ts.add(typ, rows, cols, name)
 		return ts
 	}
-	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} {
 		_, _, err = matvecGrids(v.e, mod, optin, 1024, shapes(typ, 4096, 61440))
 		if err == nil {
 			t.Fatalf("%v: 61,440 columns accepted", typ)
@@ -504,7 +505,7 @@ func TestGPUMatvecSharedLimit(t *testing.T) {
 		ktMust(t, err)
 		return mk.Shared(cols, false) + static
 	}
-	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} {
 		widest := func(wide, lean int) int {
 			w := 256
 			for need(typ, wide, lean, w+256) <= optin {
@@ -587,7 +588,7 @@ func TestGPUKernelMatvec(t *testing.T) {
 	v := ktGPU(t)
 	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
 	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
-	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} // cols % 256 == 0
+	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} // cols % 256 == 0
 	allK := append(slices.Clone(all), kq...)
 	unaligned := slices.DeleteFunc(slices.Clone(allK), tiled)
 	for i, sh := range []struct {
@@ -824,7 +825,7 @@ func TestGPUKernelMatvecLean(t *testing.T) {
 	for i, sh := range []struct{ rows, cols int }{
 		{1003, 1024}, {37, 12288}, {2050, 512}, {33, 256}, {4096, 4096}, {17, 2304},
 	} {
-		for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} {
+		for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} {
 			r := ktRand(uint64(1000+10*i) + uint64(typ))
 			w := ktTensor(t, "w", typ, ktUniform(r, sh.rows*sh.cols, -1, 1), sh.cols, sh.rows)
 			dw, _ := ktWeights(t, v, w, 0, false)

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "f11d46fefd87226c318efe00988e7af212da87889fe432e547a0b5d0dc0fbc9b"
+const specHash = "d4309aad5f00e87a2f8d6ec94211f83598bed294e6d1efc1b970fa1630d83bf8"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -33,6 +33,8 @@ type Kernels struct {
 	kEmbedQ6K                  kernelSlot // embed_q6_k
 	kEmbedQ3K                  kernelSlot // embed_q3_k
 	kEmbedIQ4XS                kernelSlot // embed_iq4_xs
+	kEmbedQ4_0                 kernelSlot // embed_q4_0
+	kEmbedIQ4NL                kernelSlot // embed_iq4_nl
 	kRMSNorm                   kernelSlot // rmsnorm
 	kRMSNormGated              kernelSlot // rmsnorm_gated
 	kRMSNormGatedChunk         kernelSlot // rmsnorm_gated_chunk
@@ -55,6 +57,10 @@ type Kernels struct {
 	kMatvecQ3KWide             kernelSlot // matvec_q3_k_wide
 	kMatvecIQ4XS               kernelSlot // matvec_iq4_xs
 	kMatvecIQ4XSWide           kernelSlot // matvec_iq4_xs_wide
+	kMatvecQ4_0                kernelSlot // matvec_q4_0
+	kMatvecQ4_0Wide            kernelSlot // matvec_q4_0_wide
+	kMatvecIQ4NL               kernelSlot // matvec_iq4_nl
+	kMatvecIQ4NLWide           kernelSlot // matvec_iq4_nl_wide
 	kMatvecQ4KLean             kernelSlot // matvec_q4_k_lean
 	kMatvecQ4KWideLean         kernelSlot // matvec_q4_k_wide_lean
 	kMatvecQ5KLean             kernelSlot // matvec_q5_k_lean
@@ -65,6 +71,10 @@ type Kernels struct {
 	kMatvecQ3KWideLean         kernelSlot // matvec_q3_k_wide_lean
 	kMatvecIQ4XSLean           kernelSlot // matvec_iq4_xs_lean
 	kMatvecIQ4XSWideLean       kernelSlot // matvec_iq4_xs_wide_lean
+	kMatvecQ4_0Lean            kernelSlot // matvec_q4_0_lean
+	kMatvecQ4_0WideLean        kernelSlot // matvec_q4_0_wide_lean
+	kMatvecIQ4NLLean           kernelSlot // matvec_iq4_nl_lean
+	kMatvecIQ4NLWideLean       kernelSlot // matvec_iq4_nl_wide_lean
 	kMatvecBatchF32            kernelSlot // matvec_batch_f32
 	kMatvecBatchF16            kernelSlot // matvec_batch_f16
 	kMatvecBatchF16Wide        kernelSlot // matvec_batch_f16_wide
@@ -84,6 +94,10 @@ type Kernels struct {
 	kMatvecBatchQ3KWide        kernelSlot // matvec_batch_q3_k_wide
 	kMatvecBatchIQ4XS          kernelSlot // matvec_batch_iq4_xs
 	kMatvecBatchIQ4XSWide      kernelSlot // matvec_batch_iq4_xs_wide
+	kMatvecBatchQ4_0           kernelSlot // matvec_batch_q4_0
+	kMatvecBatchQ4_0Wide       kernelSlot // matvec_batch_q4_0_wide
+	kMatvecBatchIQ4NL          kernelSlot // matvec_batch_iq4_nl
+	kMatvecBatchIQ4NLWide      kernelSlot // matvec_batch_iq4_nl_wide
 	kMatvecBatchKQStage        kernelSlot // matvec_batch_kq_stage
 	kMatvecBatchNorm           kernelSlot // matvec_batch_norm
 	kRoPENeox                  kernelSlot // rope_neox
@@ -155,6 +169,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"embed_q6_k", "embed.cu", 6, &ks.kEmbedQ6K},
 		{"embed_q3_k", "embed.cu", 6, &ks.kEmbedQ3K},
 		{"embed_iq4_xs", "embed.cu", 6, &ks.kEmbedIQ4XS},
+		{"embed_q4_0", "embed.cu", 6, &ks.kEmbedQ4_0},
+		{"embed_iq4_nl", "embed.cu", 6, &ks.kEmbedIQ4NL},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
 		{"rmsnorm_gated_chunk", "rmsnorm.cu", 11, &ks.kRMSNormGatedChunk},
@@ -177,6 +193,10 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q3_k_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ3KWide},
 		{"matvec_iq4_xs", "matvec_q6k.cu", 9, &ks.kMatvecIQ4XS},
 		{"matvec_iq4_xs_wide", "matvec_q6k.cu", 9, &ks.kMatvecIQ4XSWide},
+		{"matvec_q4_0", "matvec_q6k.cu", 9, &ks.kMatvecQ4_0},
+		{"matvec_q4_0_wide", "matvec_q6k.cu", 9, &ks.kMatvecQ4_0Wide},
+		{"matvec_iq4_nl", "matvec_q6k.cu", 9, &ks.kMatvecIQ4NL},
+		{"matvec_iq4_nl_wide", "matvec_q6k.cu", 9, &ks.kMatvecIQ4NLWide},
 		{"matvec_q4_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4KLean},
 		{"matvec_q4_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4KWideLean},
 		{"matvec_q5_k_lean", "matvec_lean.cu", 9, &ks.kMatvecQ5KLean},
@@ -187,6 +207,10 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q3_k_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ3KWideLean},
 		{"matvec_iq4_xs_lean", "matvec_lean.cu", 9, &ks.kMatvecIQ4XSLean},
 		{"matvec_iq4_xs_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecIQ4XSWideLean},
+		{"matvec_q4_0_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4_0Lean},
+		{"matvec_q4_0_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4_0WideLean},
+		{"matvec_iq4_nl_lean", "matvec_lean.cu", 9, &ks.kMatvecIQ4NLLean},
+		{"matvec_iq4_nl_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecIQ4NLWideLean},
 		{"matvec_batch_f32", "matvec_batch.cu", 9, &ks.kMatvecBatchF32},
 		{"matvec_batch_f16", "matvec_batch.cu", 9, &ks.kMatvecBatchF16},
 		{"matvec_batch_f16_wide", "matvec_batch.cu", 9, &ks.kMatvecBatchF16Wide},
@@ -206,6 +230,10 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_batch_q3_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ3KWide},
 		{"matvec_batch_iq4_xs", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchIQ4XS},
 		{"matvec_batch_iq4_xs_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchIQ4XSWide},
+		{"matvec_batch_q4_0", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ4_0},
+		{"matvec_batch_q4_0_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ4_0Wide},
+		{"matvec_batch_iq4_nl", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchIQ4NL},
+		{"matvec_batch_iq4_nl_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchIQ4NLWide},
 		{"matvec_batch_kq_stage", "matvec_batch_kq.cu", 10, &ks.kMatvecBatchKQStage},
 		{"matvec_batch_norm", "matvec_batch.cu", 8, &ks.kMatvecBatchNorm},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
@@ -515,6 +543,60 @@ func (k_ *Kernels) EmbedIQ4XS(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_
 	slot_.p.SetPtr(5, dtoken)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_iq4_xs: %w", err_)
+	}
+	return nil
+}
+
+// geomEmbedQ4_0 is embed_q4_0's grid and dynamic shared memory, from the spec.
+func geomEmbedQ4_0(n_embd, n_vocab, token int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+}
+
+// EmbedQ4_0 launches embed_q4_0 (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q4_0 embedding table.
+//
+// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ4_0(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+	geom_, shmem_ := geomEmbedQ4_0(int(n_embd), int(n_vocab), int(token))
+	grid_, shared_, err_ := launchGeometry("embed_q4_0", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kEmbedQ4_0
+	slot_.p.SetPtr(0, x)
+	slot_.p.SetPtr(1, table)
+	slot_.p.SetI32(2, n_embd)
+	slot_.p.SetI32(3, n_vocab)
+	slot_.p.SetI32(4, token)
+	slot_.p.SetPtr(5, dtoken)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("embed_q4_0: %w", err_)
+	}
+	return nil
+}
+
+// geomEmbedIQ4NL is embed_iq4_nl's grid and dynamic shared memory, from the spec.
+func geomEmbedIQ4NL(n_embd, n_vocab, token int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+}
+
+// EmbedIQ4NL launches embed_iq4_nl (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a iq4_nl embedding table.
+//
+// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedIQ4NL(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
+	geom_, shmem_ := geomEmbedIQ4NL(int(n_embd), int(n_vocab), int(token))
+	grid_, shared_, err_ := launchGeometry("embed_iq4_nl", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kEmbedIQ4NL
+	slot_.p.SetPtr(0, x)
+	slot_.p.SetPtr(1, table)
+	slot_.p.SetI32(2, n_embd)
+	slot_.p.SetI32(3, n_vocab)
+	slot_.p.SetI32(4, token)
+	slot_.p.SetPtr(5, dtoken)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("embed_iq4_nl: %w", err_)
 	}
 	return nil
 }
@@ -1181,6 +1263,126 @@ func (k_ *Kernels) MatvecIQ4XSWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, 
 	return nil
 }
 
+// geomMatvecQ4_0 is matvec_q4_0's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4_0(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 36864
+}
+
+// MatvecQ4_0 launches matvec_q4_0 (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 36864 bytes.
+func (k_ *Kernels) MatvecQ4_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4_0(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_0", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4_0
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_0: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ4_0Wide is matvec_q4_0_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4_0Wide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 36864
+}
+
+// MatvecQ4_0Wide launches matvec_q4_0_wide (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 36864 bytes.
+func (k_ *Kernels) MatvecQ4_0Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4_0Wide(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_0_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4_0Wide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_0_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecIQ4NL is matvec_iq4_nl's grid and dynamic shared memory, from the spec.
+func geomMatvecIQ4NL(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 36864
+}
+
+// MatvecIQ4NL launches matvec_iq4_nl (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 36864 bytes.
+func (k_ *Kernels) MatvecIQ4NL(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecIQ4NL(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_iq4_nl", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecIQ4NL
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_iq4_nl: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecIQ4NLWide is matvec_iq4_nl_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecIQ4NLWide(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 36864
+}
+
+// MatvecIQ4NLWide launches matvec_iq4_nl_wide (kernels/matvec_q6k.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 36864 bytes.
+func (k_ *Kernels) MatvecIQ4NLWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecIQ4NLWide(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_iq4_nl_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecIQ4NLWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_iq4_nl_wide: %w", err_)
+	}
+	return nil
+}
+
 // geomMatvecQ4KLean is matvec_q4_k_lean's grid and dynamic shared memory, from the spec.
 func geomMatvecQ4KLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
 	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18944
@@ -1477,6 +1679,126 @@ func (k_ *Kernels) MatvecIQ4XSWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevP
 	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_iq4_xs_wide_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ4_0Lean is matvec_q4_0_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4_0Lean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18432
+}
+
+// MatvecQ4_0Lean launches matvec_q4_0_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18432 bytes.
+func (k_ *Kernels) MatvecQ4_0Lean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4_0Lean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_0_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4_0Lean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_0_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecQ4_0WideLean is matvec_q4_0_wide_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecQ4_0WideLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18432
+}
+
+// MatvecQ4_0WideLean launches matvec_q4_0_wide_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18432 bytes.
+func (k_ *Kernels) MatvecQ4_0WideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecQ4_0WideLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_q4_0_wide_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecQ4_0WideLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_q4_0_wide_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecIQ4NLLean is matvec_iq4_nl_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecIQ4NLLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18432
+}
+
+// MatvecIQ4NLLean launches matvec_iq4_nl_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18432 bytes.
+func (k_ *Kernels) MatvecIQ4NLLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecIQ4NLLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_iq4_nl_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecIQ4NLLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_iq4_nl_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecIQ4NLWideLean is matvec_iq4_nl_wide_lean's grid and dynamic shared memory, from the spec.
+func geomMatvecIQ4NLWideLean(rows, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 18432
+}
+
+// MatvecIQ4NLWideLean launches matvec_iq4_nl_wide_lean (kernels/matvec_lean.cu): y (+)= W x' or the SwiGLU of row pairs (mode 0/1/2), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 18432 bytes.
+func (k_ *Kernels) MatvecIQ4NLWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecIQ4NLWideLean(int(rows), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_iq4_nl_wide_lean", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecIQ4NLWideLean
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_iq4_nl_wide_lean: %w", err_)
 	}
 	return nil
 }
@@ -2051,6 +2373,126 @@ func (k_ *Kernels) MatvecBatchIQ4XSWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.Dev
 	slot_.p.SetI32(8, y_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_iq4_xs_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ4_0 is matvec_batch_q4_0's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ4_0(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 36864
+}
+
+// MatvecBatchQ4_0 launches matvec_batch_q4_0 (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_0's and matvec_q4_0_lean's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 36864 bytes.
+func (k_ *Kernels) MatvecBatchQ4_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ4_0(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_0", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ4_0
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q4_0: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ4_0Wide is matvec_batch_q4_0_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ4_0Wide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 36864
+}
+
+// MatvecBatchQ4_0Wide launches matvec_batch_q4_0_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_0_wide's and matvec_q4_0_wide_lean's; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 36864 bytes.
+func (k_ *Kernels) MatvecBatchQ4_0Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ4_0Wide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_0_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ4_0Wide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q4_0_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchIQ4NL is matvec_batch_iq4_nl's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchIQ4NL(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 36864
+}
+
+// MatvecBatchIQ4NL launches matvec_batch_iq4_nl (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_nl's and matvec_iq4_nl_lean's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 36864 bytes.
+func (k_ *Kernels) MatvecBatchIQ4NL(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchIQ4NL(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_iq4_nl", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchIQ4NL
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_iq4_nl: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchIQ4NLWide is matvec_batch_iq4_nl_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchIQ4NLWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 36864
+}
+
+// MatvecBatchIQ4NLWide launches matvec_batch_iq4_nl_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_nl_wide's and matvec_iq4_nl_wide_lean's; blocks loop over units of 16 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 36864 bytes.
+func (k_ *Kernels) MatvecBatchIQ4NLWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchIQ4NLWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_iq4_nl_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchIQ4NLWide
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, x)
+	slot_.p.SetI32(3, rows)
+	slot_.p.SetI32(4, cols)
+	slot_.p.SetI32(5, mode)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
+	slot_.p.SetI32(8, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_iq4_nl_wide: %w", err_)
 	}
 	return nil
 }
@@ -3537,6 +3979,10 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 11, Lean: 0, Wide: 1},
 		{GgmlType: 23, Lean: 0, Wide: 0},
 		{GgmlType: 23, Lean: 0, Wide: 1},
+		{GgmlType: 2, Lean: 0, Wide: 0},
+		{GgmlType: 2, Lean: 0, Wide: 1},
+		{GgmlType: 20, Lean: 0, Wide: 0},
+		{GgmlType: 20, Lean: 0, Wide: 1},
 		{GgmlType: 12, Lean: 1, Wide: 0},
 		{GgmlType: 12, Lean: 1, Wide: 1},
 		{GgmlType: 13, Lean: 1, Wide: 0},
@@ -3547,6 +3993,10 @@ func MatvecVariants() []MatvecVariant {
 		{GgmlType: 11, Lean: 1, Wide: 1},
 		{GgmlType: 23, Lean: 1, Wide: 0},
 		{GgmlType: 23, Lean: 1, Wide: 1},
+		{GgmlType: 2, Lean: 1, Wide: 0},
+		{GgmlType: 2, Lean: 1, Wide: 1},
+		{GgmlType: 20, Lean: 1, Wide: 0},
+		{GgmlType: 20, Lean: 1, Wide: 1},
 	}
 }
 
@@ -3593,6 +4043,14 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecIQ4XS(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 23, Lean: 0, Wide: 1}:
 		return k_.MatvecIQ4XSWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 2, Lean: 0, Wide: 0}:
+		return k_.MatvecQ4_0(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 2, Lean: 0, Wide: 1}:
+		return k_.MatvecQ4_0Wide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 20, Lean: 0, Wide: 0}:
+		return k_.MatvecIQ4NL(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 20, Lean: 0, Wide: 1}:
+		return k_.MatvecIQ4NLWide(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Lean: 1, Wide: 0}:
 		return k_.MatvecQ4KLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 12, Lean: 1, Wide: 1}:
@@ -3613,6 +4071,14 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecIQ4XSLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	case MatvecVariant{GgmlType: 23, Lean: 1, Wide: 1}:
 		return k_.MatvecIQ4XSWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 2, Lean: 1, Wide: 0}:
+		return k_.MatvecQ4_0Lean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 2, Lean: 1, Wide: 1}:
+		return k_.MatvecQ4_0WideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 20, Lean: 1, Wide: 0}:
+		return k_.MatvecIQ4NLLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecVariant{GgmlType: 20, Lean: 1, Wide: 1}:
+		return k_.MatvecIQ4NLWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
 }
@@ -3646,6 +4112,10 @@ func MatvecBatchVariants() []MatvecBatchVariant {
 		{GgmlType: 11, Staged: 0, Wide: 1},
 		{GgmlType: 23, Staged: 0, Wide: 0},
 		{GgmlType: 23, Staged: 0, Wide: 1},
+		{GgmlType: 2, Staged: 0, Wide: 0},
+		{GgmlType: 2, Staged: 0, Wide: 1},
+		{GgmlType: 20, Staged: 0, Wide: 0},
+		{GgmlType: 20, Staged: 0, Wide: 1},
 	}
 }
 
@@ -3692,6 +4162,14 @@ func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPt
 		return k_.MatvecBatchIQ4XS(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	case MatvecBatchVariant{GgmlType: 23, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchIQ4XSWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 2, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchQ4_0(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 2, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchQ4_0Wide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 20, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchIQ4NL(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 20, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchIQ4NLWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	}
 	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)
 }

@@ -31,7 +31,7 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 	v := ktGPU(t)
 	all := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0}
 	unq := []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}
-	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} // cols % 256 == 0
+	kq := []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} // cols % 256 == 0
 	for i, sh := range []struct {
 		rows, cols int
 		types      []gguf.Type

@@ -57,7 +57,7 @@ func TestMatvecKeyBoundaries(t *testing.T) {
 		{gguf.TypeQ6_K, 5121, 17408, 0},
 
 		{gguf.TypeF32, 16, 16, 0},
-		{gguf.TypeQ4_0, 1024, 1024, 0},
+		{gguf.TypeQ5_0, 1024, 1024, 0}, // no kernel of its own (stored as Q8_0)
 	} {
 		if got := matvecKey(c.typ, c.rows, c.cols); got != c.key {
 			t.Errorf("matvecKey(%v, %d × %d) = %d, want %d", c.typ, c.rows, c.cols, got, c.key)
@@ -87,9 +87,9 @@ func TestMatvecUnits(t *testing.T) {
 			}
 		}
 	}
-	none := MatvecVariant{GgmlType: int(gguf.TypeQ4_0), Wide: 0}
+	none := MatvecVariant{GgmlType: int(gguf.TypeQ5_0), Wide: 0}
 	if _, ok := matvecKernel(none); ok {
-		t.Errorf("q4_0 has a matvec kernel")
+		t.Errorf("q5_0 has a matvec kernel")
 	}
 	if got := matvecUnits(none, 4096); got != 1 {
 		t.Errorf("units without a kernel: %d, want 1", got)

@@ -276,7 +276,7 @@ func loadImage(e *cuda.Engine, image []byte) (cuda.Module, *Kernels, error) {
 
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
 // keep their GGUF types (F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K,
-// IQ4_XS matrices), or take the wider type that holds their values (deviceType:
+// IQ4_XS, Q4_0, IQ4_NL matrices), or take the wider type that holds their values (deviceType:
 // Q4_0, Q5_0, IQ4_NL); any other type is an error naming the tensor. progress, if not
 // nil, is called with the bytes uploaded so far and the total (in the
 // device types' GGUF sizes).
@@ -322,7 +322,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	for _, t := range ts {
 		// Lane order where it may apply: its padding makes the bound.
 		rb := devRowBytes(t)
-		total += align(devBytes(deviceType(t.Type), t.Rows(), t.Cols(), rb, true))
+		total += align(devBytes(deviceType(t.Type, t.Cols()), t.Rows(), t.Cols(), rb, true))
 		bytes += int64(t.Rows()) * int64(rb) // what put reports: rows in the device type's GGUF bytes
 	}
 	if g.weights, err = e.NewArena(total); err != nil {
@@ -370,14 +370,14 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	rowsOf := func(t *model.Tensor) func(int) []byte {
 		rb := len(t.Data) / t.Rows()
 		rows := func(i int) []byte { return t.Data[i*rb : (i+1)*rb] }
-		if deviceType(t.Type) == t.Type {
+		if deviceType(t.Type, t.Cols()) == t.Type {
 			return rows
 		}
 		g.recoded.note(t)
 		return recoded(t.Type, devRowBytes(t), rows, func(err error) {
 			errMu.Lock()
 			defer errMu.Unlock()
-			errs = append(errs, fmt.Errorf("gpu: upload %s (%s as %s): %w", t.Name, t.Type, deviceType(t.Type), err))
+			errs = append(errs, fmt.Errorf("gpu: upload %s (%s as %s): %w", t.Name, t.Type, deviceType(t.Type, t.Cols()), err))
 		})
 	}
 	u := func(t *model.Tensor) dtensor {
@@ -387,7 +387,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		if d, ok := up[t]; ok {
 			return d
 		}
-		d := place(t.Name, deviceType(t.Type), t.Rows(), t.Cols(), t == m.TokenEmbd, rowsOf(t))
+		d := place(t.Name, deviceType(t.Type, t.Cols()), t.Rows(), t.Cols(), t == m.TokenEmbd, rowsOf(t))
 		up[t] = d
 		return d
 	}
@@ -422,7 +422,7 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 			rowOf = func(i int) []byte { return srcs[i%2](i / 2) }
 		}
 		t0 := f.parts[0]
-		*f.fused = place(f.name(), deviceType(t0.Type), rows, t0.Cols(), false, rowOf)
+		*f.fused = place(f.name(), deviceType(t0.Type, t0.Cols()), rows, t0.Cols(), false, rowOf)
 		if f.fused.ptr == 0 || f.pair {
 			return
 		}
@@ -516,9 +516,13 @@ func (g *Model) Fallbacks() []string {
 		if r.n > 1 {
 			what, its = fmt.Sprintf("%s and %d more %s matrices are", r.first, r.n-1, r.from), "their"
 		}
-		to := deviceType(r.from)
-		out = append(out, fmt.Sprintf("%s stored and read as %s, which holds %s values exactly, at %.2fx the bytes (%s for %s in the file): the CUDA backend has no %s kernel; the tokens are those of a %s file of the same values",
-			what, to, its, float64(r.dev)/float64(r.file), sizeText(r.dev), sizeText(r.file), r.from, to))
+		to := recodeTo(r.from)
+		why := fmt.Sprintf("the CUDA backend has no %s kernel", r.from)
+		if tiled(r.from) {
+			why = fmt.Sprintf("the CUDA backend's %s kernels take rows of whole 256-column tiles", r.from)
+		}
+		out = append(out, fmt.Sprintf("%s stored and read as %s, which holds %s values exactly, at %.2fx the bytes (%s for %s in the file): %s; the tokens are those of a %s file of the same values",
+			what, to, its, float64(r.dev)/float64(r.file), sizeText(r.dev), sizeText(r.file), why, to))
 	}
 	for _, u := range order {
 		what := fmt.Sprintf("%s (%d columns) runs", first[u], u.cols)
@@ -700,7 +704,7 @@ const minBlockShared = 99 << 10
 // row length.
 func sameShape(ts ...*model.Tensor) bool {
 	for _, t := range ts {
-		if deviceType(t.Type) != deviceType(ts[0].Type) || t.Cols() != ts[0].Cols() {
+		if deviceType(t.Type, t.Cols()) != deviceType(ts[0].Type, ts[0].Cols()) || t.Cols() != ts[0].Cols() {
 			return false
 		}
 	}
@@ -713,7 +717,7 @@ func sameShape(ts ...*model.Tensor) bool {
 // tile.
 func fusable(ts ...*model.Tensor) bool {
 	for _, t := range ts[:len(ts)-1] {
-		if tiled(deviceType(t.Type)) && t.Rows()%ktile.Rows != 0 {
+		if tiled(deviceType(t.Type, t.Cols())) && t.Rows()%ktile.Rows != 0 {
 			return false
 		}
 	}
@@ -788,14 +792,14 @@ func tiledLaunches(m *model.Model) tiledShapes {
 		}
 	}
 	for _, t := range m.Tensors() {
-		add(t.Name, deviceType(t.Type), t.Rows(), t.Cols())
+		add(t.Name, deviceType(t.Type, t.Cols()), t.Rows(), t.Cols())
 	}
 	for i := range m.Layers {
 		for _, f := range fusions(&m.Layers[i], &layerWeights{}) {
 			if !f.ok() {
 				continue
 			}
-			add(f.name(), deviceType(f.parts[0].Type), f.rows(), f.parts[0].Cols())
+			add(f.name(), deviceType(f.parts[0].Type, f.parts[0].Cols()), f.rows(), f.parts[0].Cols())
 		}
 	}
 	return ts
@@ -830,10 +834,11 @@ func (ts tiledShapes) add(t gguf.Type, rows, cols int, name string) {
 func supported(m *model.Model) error {
 	var errs []error
 	for _, t := range m.Tensors() {
-		switch deviceType(t.Type) {
-		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS:
+		switch deviceType(t.Type, t.Cols()) {
+		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
+			gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL:
 		default:
-			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, and Q4_0, Q5_0 and IQ4_NL as Q8_0 (use --device cpu or convert with --type bf16|q8_0|q3_k|q4_k|q5_k|q6_k|iq4_xs)", t.Name, t.Type))
+			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, Q4_0 and IQ4_NL, and Q5_0 as Q8_0 (use --device cpu or convert with --type bf16|q8_0|q3_k|q4_k|q5_k|q6_k|iq4_xs|q4_0)", t.Name, t.Type))
 		}
 	}
 	c := &m.Config

@@ -26,7 +26,7 @@ import (
 //
 // The K-quants' batch kernels read the chunk's inputs as
 // matvec_batch_kq_stage stages them into the chunk's kx, once an input
-// (and layout: Q6_K's, Q3_K's and IQ4_XS's have their own), with the values their decode kernels'
+// (and layout: Q6_K's, whose sub-blocks Q3_K, IQ4_XS, Q4_0 and IQ4_NL share, has its own), with the values their decode kernels'
 // blocks stage. Models loaded with Options.TokenFeed or Omit feed token by
 // token.
 
@@ -517,7 +517,9 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 // kqLayout is the layout of kx a K-quant launch of w reads
 // (matvec_batch_kq_stage's q6).
 func kqLayout(w dtensor) int {
-	return b2i(w.typ == gguf.TypeQ6_K || w.typ == gguf.TypeQ3_K || w.typ == gguf.TypeIQ4_XS)
+	// 0: Q4_K's and Q5_K's; 1: Q6_K's, whose 16-column sub-blocks the other
+	// tiled types have.
+	return b2i(tiled(w.typ) && w.typ != gguf.TypeQ4_K && w.typ != gguf.TypeQ5_K)
 }
 
 // batch computes y_t (+)= W x'_t for the chunk's n tokens (matvec's

@@ -38,7 +38,7 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 		typ  func(string) gguf.Type
 	}
 	var typings []typing
-	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS} {
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} {
 		typings = append(typings, typing{typ.String(), func(string) gguf.Type { return typ }})
 	}
 	for _, ty := range append(typings, typing{"mixed", mixedTypes}, typing{"recoded", recodeMix}) {

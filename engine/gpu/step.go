@@ -326,6 +326,10 @@ func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr) error {
 		return g.k.EmbedQ3K(x, t.ptr, ne, nv, token, dtok)
 	case gguf.TypeIQ4_XS:
 		return g.k.EmbedIQ4XS(x, t.ptr, ne, nv, token, dtok)
+	case gguf.TypeQ4_0:
+		return g.k.EmbedQ4_0(x, t.ptr, ne, nv, token, dtok)
+	case gguf.TypeIQ4_NL:
+		return g.k.EmbedIQ4NL(x, t.ptr, ne, nv, token, dtok)
 	}
 	return fmt.Errorf("embed: %s is %s", t.name, t.typ)
 }
@@ -393,7 +397,8 @@ func MatvecWide(t gguf.Type, rows, cols int) bool {
 	switch t {
 	case gguf.TypeF16, gguf.TypeBF16:
 		return rows <= 2048
-	case gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS: // Q3_K, IQ4_XS: Q6_K's rule, not measured apart
+	case gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL:
+		// Q3_K, IQ4_XS, Q4_0, IQ4_NL: Q6_K's rule, not measured apart
 		return rows <= 4096 || rows <= 5120 && cols > wideLongCols
 	}
 	return false

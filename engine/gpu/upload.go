@@ -86,12 +86,28 @@ func (l split) unpack(dst, w, s []byte) {
 	}
 }
 
-// deviceType is the type the device stores a matrix of type t in: t, or for
-// a type without kernels of its own, the wider type whose blocks hold the
-// same values exactly (gguf.Recode): Q4_0, Q5_0 and IQ4_NL as Q8_0. Its
-// kernels then give a recoded model the sums a file of that type would, at
-// 1.55-1.89x the bytes a token.
-func deviceType(t gguf.Type) gguf.Type {
+// deviceType is the type the device stores a matrix of type t with rows of
+// cols columns in: t, or where t has no kernel for such rows, recodeTo(t),
+// whose blocks hold the same values exactly. Q5_0 has no kernel of its own;
+// Q4_0's and IQ4_NL's take rows of whole 256-column tiles only. The wider
+// type's kernels then give a recoded matrix the sums a file of that type
+// would, at 1.55-1.89x the bytes a token.
+func deviceType(t gguf.Type, cols int) gguf.Type {
+	switch t {
+	case gguf.TypeQ4_0, gguf.TypeIQ4_NL:
+		if cols%ktile.Cols == 0 {
+			return t
+		}
+		return recodeTo(t)
+	case gguf.TypeQ5_0:
+		return recodeTo(t)
+	}
+	return t
+}
+
+// recodeTo is the type gguf.Recode rewrites a matrix of type t in for the
+// device: Q8_0 for Q4_0, Q5_0 and IQ4_NL (t itself for any other).
+func recodeTo(t gguf.Type) gguf.Type {
 	switch t {
 	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL:
 		return gguf.TypeQ8_0
@@ -101,12 +117,12 @@ func deviceType(t gguf.Type) gguf.Type {
 
 // recoded returns rowOf for a matrix of type from whose rows rowOf gives
 // in from's GGUF bytes: each row recoded into a new buffer of rb bytes (a
-// row in deviceType(from)). A row that does not recode (not one of from's
+// row in recodeTo(from)). A row that does not recode (not one of from's
 // rows, or rb not its size: Load's size checks rule both out) is reported
 // to fail, once, and comes back zero. fail may be called from any of the
 // upload's workers.
 func recoded(from gguf.Type, rb int, rowOf func(int) []byte, fail func(error)) func(int) []byte {
-	to := deviceType(from)
+	to := recodeTo(from)
 	var once sync.Once
 	return func(i int) []byte {
 		row := make([]byte, rb)
@@ -134,6 +150,10 @@ func tileOf(t gguf.Type) (ktile.Layout, bool) {
 		return ktile.Q3K, true
 	case gguf.TypeIQ4_XS:
 		return ktile.IQ4XS, true
+	case gguf.TypeQ4_0:
+		return ktile.Q40, true
+	case gguf.TypeIQ4_NL:
+		return ktile.IQ4NL, true
 	}
 	return ktile.Layout{}, false
 }
@@ -381,7 +401,7 @@ func (r *recodings) note(t *model.Tensor) {
 // blocks, as deviceType keeps a type's block length (32 or 256 values) and
 // model.Load took only rows of whole blocks of t's own type.
 func devRowBytes(t *model.Tensor) int {
-	dt := deviceType(t.Type)
+	dt := deviceType(t.Type, t.Cols())
 	return t.Cols() / dt.BlockSize() * dt.BlockBytes()
 }
 

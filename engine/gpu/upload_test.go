@@ -330,9 +330,11 @@ func TestSupportedTypes(t *testing.T) {
 	if err := supported(modeltest.Load(t, s)); err != nil {
 		t.Fatalf("IQ4_NL model: %v", err)
 	}
-	s.Type = func(string) gguf.Type { return gguf.TypeIQ4_XS }
-	if err := supported(modeltest.Load(t, s)); err != nil {
-		t.Fatalf("IQ4_XS model: %v", err)
+	for _, typ := range []gguf.Type{gguf.TypeIQ4_XS, gguf.TypeQ4_0} {
+		s.Type = func(string) gguf.Type { return typ }
+		if err := supported(modeltest.Load(t, s)); err != nil {
+			t.Fatalf("%v model: %v", typ, err)
+		}
 	}
 	s.Type = func(name string) gguf.Type {
 		if name == "blk.1.ffn_up.weight" {
@@ -344,7 +346,7 @@ func TestSupportedTypes(t *testing.T) {
 	if err == nil {
 		t.Fatal("a Q2_K matrix was accepted")
 	}
-	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, and Q4_0, Q5_0 and IQ4_NL as Q8_0", "--device cpu"} {
+	for _, want := range []string{"blk.1.ffn_up.weight is Q2_K", "Q6_K, IQ4_XS, Q4_0 and IQ4_NL, and Q5_0 as Q8_0", "--device cpu"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -460,6 +462,9 @@ func TestMatvecShared(t *testing.T) {
 		"matvec_q3_k": geomMatvecQ3K, "matvec_q3_k_wide": geomMatvecQ3KWide, "matvec_q3_k_lean": geomMatvecQ3KLean,
 		"matvec_q3_k_wide_lean": geomMatvecQ3KWideLean, "matvec_iq4_xs": geomMatvecIQ4XS, "matvec_iq4_xs_wide": geomMatvecIQ4XSWide,
 		"matvec_iq4_xs_lean": geomMatvecIQ4XSLean, "matvec_iq4_xs_wide_lean": geomMatvecIQ4XSWideLean,
+		"matvec_q4_0": geomMatvecQ4_0, "matvec_q4_0_wide": geomMatvecQ4_0Wide, "matvec_q4_0_lean": geomMatvecQ4_0Lean,
+		"matvec_q4_0_wide_lean": geomMatvecQ4_0WideLean, "matvec_iq4_nl": geomMatvecIQ4NL, "matvec_iq4_nl_wide": geomMatvecIQ4NLWide,
+		"matvec_iq4_nl_lean": geomMatvecIQ4NLLean, "matvec_iq4_nl_wide_lean": geomMatvecIQ4NLWideLean,
 	}
 	for _, mk := range kernels.MatvecKernels() {
 		f, ok := geom[mk.Name]
@@ -593,6 +598,33 @@ func BenchmarkStageTiles(b *testing.B) {
 	}
 }
 
+// TestDeviceType: Q4_0 and IQ4_NL keep their type on rows of whole
+// 256-column tiles (their kernels') and are recoded as Q8_0 on others, which
+// Fallbacks words as a row length their kernels do not take; Q5_0 is always
+// recoded; other types keep theirs.
+func TestDeviceType(t *testing.T) {
+	for _, c := range []struct {
+		typ  gguf.Type
+		cols int
+		want gguf.Type
+	}{
+		{gguf.TypeQ4_0, 256, gguf.TypeQ4_0}, {gguf.TypeQ4_0, 4096, gguf.TypeQ4_0}, {gguf.TypeQ4_0, 288, gguf.TypeQ8_0},
+		{gguf.TypeIQ4_NL, 1024, gguf.TypeIQ4_NL}, {gguf.TypeIQ4_NL, 64, gguf.TypeQ8_0},
+		{gguf.TypeQ5_0, 4096, gguf.TypeQ8_0}, {gguf.TypeQ4_K, 4096, gguf.TypeQ4_K}, {gguf.TypeBF16, 100, gguf.TypeBF16},
+	} {
+		if got := deviceType(c.typ, c.cols); got != c.want {
+			t.Errorf("deviceType(%v, %d) = %v, want %v", c.typ, c.cols, got, c.want)
+		}
+	}
+	var g Model
+	g.recoded.note(&model.Tensor{Name: "blk.0.ffn_down.weight", Type: gguf.TypeQ4_0, Shape: []int{64, 2}, Data: make([]byte, 2*2*18)})
+	f := g.Fallbacks()
+	if len(f) != 1 || !strings.Contains(f[0], "blk.0.ffn_down.weight (Q4_0) is stored and read as Q8_0") ||
+		!strings.Contains(f[0], "Q4_0 kernels take rows of whole 256-column tiles") {
+		t.Errorf("Fallbacks %q: want a line naming the matrix, Q8_0 and the row length", f)
+	}
+}
+
 // TestRecodedRows: recoded gives each row as gguf.Recode writes it in the
 // device type, in a buffer of its own (the tilers keep no row, but may run
 // in parallel), and reports a row it cannot recode once, naming the row,
@@ -637,15 +669,15 @@ func TestRecodedRows(t *testing.T) {
 // TestRecodedLayout: the device sees a recoded model as a file of the wider
 // types: its step reads what such a file's model.WeightBytes counts (and a
 // model of the GPU's own types what its file does), parts recoded to one
-// type fuse (recodeMix's FFN gate Q4_0 with up Q8_0, and q|k|v of Q4_0,
-// Q5_0 and Q8_0), and the tensor-core kernels are recorded under the
-// K-quants' own types only.
+// type fuse (recodeMix's FFN gate Q5_0 with up Q8_0, and q|k|v of Q5_0 and
+// Q8_0), and the tensor-core kernels are recorded under the tiled types' own
+// types only.
 func TestRecodedLayout(t *testing.T) {
 	s := gpuTinySpec(gguf.TypeQ4_K, false, 3)
 	s.Type = recodeMix
 	m := modeltest.Load(t, s)
 	wide := s
-	wide.Type = func(name string) gguf.Type { return deviceType(recodeMix(name)) }
+	wide.Type = func(name string) gguf.Type { return deviceType(recodeMix(name), ktile.Cols) } // gpuTinySpec's rows are whole tiles
 	mw := modeltest.Load(t, wide)
 	if got, want := deviceStepBytes(m), uint64(mw.WeightBytes()); got != want {
 		t.Errorf("recoded model: the step reads %d bytes, want %d (the wider file's)", got, want)
@@ -667,6 +699,9 @@ func TestRecodedLayout(t *testing.T) {
 	if attn == nil || gdn == nil {
 		t.Fatal("the spec has not both kinds of layer")
 	}
+	if gdn.SSMOut.Type != gguf.TypeQ4_0 || deviceType(gdn.SSMOut.Type, gdn.SSMOut.Cols()) != gguf.TypeQ4_0 {
+		t.Errorf("ssm_out %v: want Q4_0, on its own kernels", gdn.SSMOut.Type)
+	}
 	if !pairable(gdn.FFNGate, gdn.FFNUp) {
 		t.Errorf("FFN gate %v and up %v (both Q8_0 on the device) do not pair", gdn.FFNGate.Type, gdn.FFNUp.Type)
 	}
@@ -681,24 +716,25 @@ func TestRecodedLayout(t *testing.T) {
 		t.Fatal("no tensor-core kernel recorded")
 	}
 	for v := range ts {
-		if typ := gguf.Type(v.GgmlType); typ != gguf.TypeQ3_K && typ != gguf.TypeQ6_K {
-			t.Errorf("kernel %+v recorded; the model's tiled matrices are all Q3_K or Q6_K", v)
+		if typ := gguf.Type(v.GgmlType); typ != gguf.TypeQ3_K && typ != gguf.TypeQ6_K && typ != gguf.TypeQ4_0 {
+			t.Errorf("kernel %+v recorded; the model's tiled matrices are all Q3_K, Q6_K or Q4_0", v)
 		}
 	}
 	var g Model
 	for _, tn := range m.Tensors() {
-		if deviceType(tn.Type) != tn.Type {
+		if deviceType(tn.Type, tn.Cols()) != tn.Type {
 			g.recoded.note(tn)
 		}
 	}
 	f := g.Fallbacks()
-	if len(f) != 2 {
-		t.Fatalf("fallbacks %q, want a line for each of Q4_0 and Q5_0", f)
+	if len(f) != 1 {
+		t.Fatalf("fallbacks %q, want a line for Q5_0", f)
 	}
 	for _, l := range f {
 		t.Log(l)
 	}
-	for i, want := range []string{"token_embd.weight and ", " more Q4_0 matrices are stored and read as Q8_0, which holds their values exactly"} {
+	for i, want := range []string{"token_embd.weight and ", " more Q5_0 matrices are stored and read as Q8_0, which holds their values exactly",
+		"the CUDA backend has no Q5_0 kernel"} {
 		if i == 0 && !strings.HasPrefix(f[0], want) || !strings.Contains(f[0], want) {
 			t.Errorf("%q does not say %q", f[0], want)
 		}

@@ -66,7 +66,7 @@ func SpecHash(specs []kernels.Kernel) string {
 // capitals (or their usual mixed case).
 func initialism(part string) (string, bool) {
 	switch strings.ToLower(part) {
-	case "rms", "kv", "fa", "qk", "qkv", "id", "ssm", "gdn", "mlp", "fp8", "bf16", "f16", "f32", "gemv", "l2", "dc", "e4m3", "mma", "kq", "iq4", "xs":
+	case "rms", "kv", "fa", "qk", "qkv", "id", "ssm", "gdn", "mlp", "fp8", "bf16", "f16", "f32", "gemv", "l2", "dc", "e4m3", "mma", "kq", "iq4", "xs", "nl":
 		return strings.ToUpper(part), true
 	case "rmsnorm":
 		return "RMSNorm", true

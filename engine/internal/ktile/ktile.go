@@ -1,7 +1,8 @@
 // Package ktile holds the tiled layouts of K-quant matrices for matvecs on
 // the tensor cores: Q4K for Q4_K and Q5K for Q5_K (kernels/matvec_q4k.cu,
-// embed_q4_k, embed_q5_k), Q6K for Q6_K, Q3K for Q3_K and IQ4XS for IQ4_XS
-// (kernels/matvec_q6k.cu, embed_q6_k, embed_q3_k, embed_iq4_xs). All are
+// embed_q4_k, embed_q5_k), Q6K for Q6_K, Q3K for Q3_K, IQ4XS for IQ4_XS,
+// Q40 for Q4_0 and IQ4NL for IQ4_NL (kernels/matvec_q6k.cu, embed_q6_k,
+// embed_q3_k, embed_iq4_xs, embed_q4_0, embed_iq4_nl). All are
 // tiles of 16 rows × one 256-column superblock, stored tile row by tile row
 // (tile (t, s) at (t·cols/256 + s)·Bytes), the
 // last tile row padded with zero rows. Inside a tile, g = row%8 and
@@ -57,6 +58,14 @@
 //   - 2048..2303: per row 16 int8 scales, sub-block j's ls−32 of ggml's
 //     sub-block j/2;
 //   - 2304..2335: per g 4 bytes: d (f16) of row g, then of row g+8.
+//
+// Q40 and IQ4NL (2,304 bytes; 144 per row and superblock, as ggml's 8
+// blocks of 18): Q4_0's d·(q−8) and IQ4_NL's d·v[n] over 32-column blocks,
+// each with its own f16 d, so Q3K's and IQ4XS's code planes with the d in
+// place of the scales and the row's d:
+//   - 0..2047: Q40 the codes q (0..15) as Q3K's, IQ4NL the indices n as
+//     IQ4XS's;
+//   - 2048..2303: per row the eight blocks' d (f16).
 package ktile
 
 import (
@@ -89,6 +98,12 @@ var (
 	Q3K = Layout{Bytes: 2336, BlockBytes: 110, putBlock: putQ3K}
 	// IQ4XS is IQ4_XS's layout (kernels/matvec_q6k.cu's IQ4 forms).
 	IQ4XS = Layout{Bytes: 2336, BlockBytes: 136, putBlock: putIQ4XS}
+	// Q40 is Q4_0's layout, its BlockBytes a superblock's 8 blocks
+	// (kernels/matvec_q6k.cu's Q4_0 forms).
+	Q40 = Layout{Bytes: 2304, BlockBytes: 144, putBlock: func(o []byte, rr int, b []byte) { putB32(o, rr, b, false) }}
+	// IQ4NL is IQ4_NL's layout, as Q40 (kernels/matvec_q6k.cu's IQ4_NL
+	// forms).
+	IQ4NL = Layout{Bytes: 2304, BlockBytes: 144, putBlock: func(o []byte, rr int, b []byte) { putB32(o, rr, b, true) }}
 )
 
 // Size is the device size of a rows × cols matrix (cols a multiple of 256):
@@ -244,6 +259,29 @@ func putIQ4XS(o []byte, rr int, b []byte) {
 		}
 	}
 	copy(o[2304+4*g+2*h:2304+4*g+2*h+2], b[0:2])
+}
+
+// putB32 writes 256 columns of Q4_0 or IQ4_NL (iq) blocks (d f16 | qs[16]:
+// 16 columns in the low nibbles, the next 16 in the high ones), so tile
+// sub-block j is nibble j%2 of block j/2's qs, in Q3K's nibble order
+// (Q4_0) or IQ4XS's (IQ4_NL).
+func putB32(o []byte, rr int, b []byte, iq bool) {
+	g, h := rr%8, rr/8
+	for j := range 16 {
+		blk, s := b[18*(j/2):18*(j/2)+18], 4*(j%2)
+		for c := range 4 {
+			q := blk[2+4*c:][:4] // columns 4c..4c+3
+			w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
+			if iq {
+				w[h], w[2+h] = q[0]>>s&15|(q[1]>>s&15)<<4, q[2]>>s&15|(q[3]>>s&15)<<4
+			} else {
+				w[h], w[2+h] = q[0]>>s&15|(q[2]>>s&15)<<4, q[1]>>s&15|(q[3]>>s&15)<<4
+			}
+		}
+	}
+	for i := range 8 {
+		copy(o[2048+16*rr+2*i:2048+16*rr+2*i+2], b[18*i:18*i+2])
+	}
 }
 
 // putQ6Codes writes a Q6_K block's codes into row rr of a Q6K-shaped tile:

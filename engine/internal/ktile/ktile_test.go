@@ -86,11 +86,33 @@ func valueQ3K(tiles []byte, cols, row, col int) float32 {
 // codeQ3K is the stored code (q + 8) of (row, col) in Q3K tiles: Q6K's
 // low nibble.
 func codeQ3K(tiles []byte, cols, row, col int) byte {
-	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*Q3K.Bytes:]
+	return codeNib(Q3K, false, tiles, cols, row, col)
+}
+
+// codeNib is the nibble of (row, col) in a low-nibble plane of l's tiles:
+// in Q6K's order, or in IQ4XS's (lut).
+func codeNib(l Layout, lut bool, tiles []byte, cols, row, col int) byte {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*l.Bytes:]
 	rr, v := row%Rows, col%Cols
 	g, h := rr%8, rr/8
 	j, c, p := v/16, v%16/4, v%4
-	return t[512*(j/4)+16*(4*g+c)+4*(j%4)+2*(p%2)+h] >> (4 * (p / 2)) & 15
+	w := t[512*(j/4)+16*(4*g+c)+4*(j%4):]
+	if lut {
+		return w[2*(p/2)+h] >> (4 * (p % 2)) & 15
+	}
+	return w[2*(p%2)+h] >> (4 * (p / 2)) & 15
+}
+
+// valueB32 reads (row, col) of Q40 or IQ4NL (v: the codebook) tiles by the
+// kernels' addressing (embed_q4_0, embed_iq4_nl), decoded as gguf's
+// dequantisers do: float32(q−8)·d, or d·v[n].
+func valueB32(l Layout, v *[16]float32, tiles []byte, cols, row, col int) float32 {
+	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*l.Bytes:]
+	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2048+16*(row%Rows)+2*(col%Cols/32):]))
+	if v != nil {
+		return d * v[codeNib(l, true, tiles, cols, row, col)]
+	}
+	return float32(int(codeNib(l, false, tiles, cols, row, col))-8) * d
 }
 
 // iq4Codebook is IQ4_NL's codebook as gguf decodes it: the values of a
@@ -122,11 +144,7 @@ func valueIQ4XS(tiles []byte, cols, row, col int, v [16]float32) float32 {
 
 // codeIQ4XS is the codebook index of (row, col) in IQ4XS tiles.
 func codeIQ4XS(tiles []byte, cols, row, col int) byte {
-	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*IQ4XS.Bytes:]
-	rr, v := row%Rows, col%Cols
-	g, h := rr%8, rr/8
-	j, c, p := v/16, v%16/4, v%4
-	return t[512*(j/4)+16*(4*g+c)+4*(j%4)+2*(p/2)+h] >> (4 * (p % 2)) & 15
+	return codeNib(IQ4XS, true, tiles, cols, row, col)
 }
 
 // TestIQ4Table: the kernels' codebook bytes (kquant.cuh MEMRA_IQ4_T0..T3,
@@ -191,6 +209,10 @@ func TestPutRowOwnBits(t *testing.T) {
 				o := 2304 + 4*(row%8) + 2*(row/8)
 				return [][2]int{{2048 + 16*row, 2064 + 16*row}, {o, o + 2}}
 			}},
+		{"Q4_0", Q40, func(tiles []byte, cols, row, col int) byte { return codeNib(Q40, false, tiles, cols, row, col) },
+			func(row int) [][2]int { return [][2]int{{2048 + 16*row, 2064 + 16*row}} }},
+		{"IQ4_NL", IQ4NL, func(tiles []byte, cols, row, col int) byte { return codeNib(IQ4NL, true, tiles, cols, row, col) },
+			func(row int) [][2]int { return [][2]int{{2048 + 16*row, 2064 + 16*row}} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for only := range Rows {
@@ -252,6 +274,12 @@ func TestTile(t *testing.T) {
 		{gguf.TypeIQ4_XS, IQ4XS, func(tiles []byte, cols, row, col int) float32 {
 			return valueIQ4XS(tiles, cols, row, col, iq4)
 		}, []int{0}},
+		{gguf.TypeQ4_0, Q40, func(tiles []byte, cols, row, col int) float32 {
+			return valueB32(Q40, nil, tiles, cols, row, col)
+		}, []int{0, 18, 36, 54, 72, 90, 108, 126}},
+		{gguf.TypeIQ4_NL, IQ4NL, func(tiles []byte, cols, row, col int) float32 {
+			return valueB32(IQ4NL, &iq4, tiles, cols, row, col)
+		}, []int{0, 18, 36, 54, 72, 90, 108, 126}},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(tc.typ)))
@@ -333,7 +361,7 @@ func BenchmarkTile(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		l    Layout
-	}{{"Q4_K", Q4K}, {"Q5_K", Q5K}, {"Q6_K", Q6K}, {"Q3_K", Q3K}, {"IQ4_XS", IQ4XS}} {
+	}{{"Q4_K", Q4K}, {"Q5_K", Q5K}, {"Q6_K", Q6K}, {"Q3_K", Q3K}, {"IQ4_XS", IQ4XS}, {"Q4_0", Q40}, {"IQ4_NL", IQ4NL}} {
 		b.Run(tc.name, func(b *testing.B) {
 			src := make([]byte, rows*cols/Cols*tc.l.BlockBytes)
 			r := rand.New(rand.NewPCG(1, 2))
