@@ -6,7 +6,8 @@
 # Q4_0 at 9B Q8_0's 372 tok/s). bin/q40 is this branch (scripts/gpu/bins.sh
 # q40=next/q40; carry ["bin"]). The kernel, batch, lean, embed, prefill,
 # recoded and decode-against-CPU tests; memcheck on Q4_0 and IQ4_NL kernel
-# cases; gates; greedy tokens cuda == cpu; bench at 1k beside Q8_0. ~4 min.
+# cases; gates; greedy tokens cuda == cpu; bench at 1k beside Q8_0; the
+# batch kernels on the 0.8B's shapes. ~4 min.
 # Prediction: Q4_0's loop is 268 SASS instructions an item (Q3_K's 278) on
 # 2,304-byte tiles, so 9B Q4_0 near 9B Q3_K's 487 tok/s (run340), ~1.3x
 # its recoded form; IQ4_NL's 521, so near IQ4_XS's 399 (run341).
@@ -36,4 +37,7 @@ for p in 0.8b 9b; do
   grep -E 'prime' $d/stderr.txt; grep -E '\| graph \|' $d/stdout.txt | cut -d'|' -f2,4,5,6,9
 done
 tar czf "$OUT/bench-q40.tgz" -C /tmp bq4
+el "batch kernels on the 0.8B shapes (run340: Q3_K's own priming slower than its recoded Q6_K's)"
+(cd engine/gpu && timeout 60 "$R/bin/q40/engine_gpu.test" -test.run '^$' -test.bench 'GPUMatvecBatch/(Q6_K|Q3_K|Q4_0|IQ4_XS|Q8_0)/(7168x1024|1024x3584|1024x2048)' -test.benchtime 100x > "$OUT/bench-batch.txt" 2>&1)
+grep -E '^Benchmark' "$OUT/bench-batch.txt" | sed 's/BenchmarkGPUMatvecBatch\///' | awk '{print $1, $3, $4, $5, $6}' | head -40
 el done
