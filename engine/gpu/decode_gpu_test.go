@@ -134,6 +134,15 @@ func recodeMix(name string) gguf.Type {
 // argmax is the host argmax with the device kernel's rule.
 func argmax(x []float32) int32 { return int32(sample.Argmax(x)) }
 
+// maxAbs is max|x|.
+func maxAbs(x []float32) float64 {
+	var m float64
+	for _, v := range x {
+		m = math.Max(m, math.Abs(float64(v)))
+	}
+	return m
+}
+
 // relErr is max|a−b| / max|b|, +Inf for a NaN in a (NaN > tol is false).
 func relErr(a, b []float32) float64 {
 	var d, m float64
@@ -153,7 +162,9 @@ func relErr(a, b []float32) float64 {
 // logits of every step. Tolerance 1e-3 relative (issue 6): both compute in
 // f32 from the same stored weights but in different summation orders, and
 // the CPU accumulates the delta rule in float64; the measured worst error is
-// logged.
+// logged. The greedy tokens must be the same but where the CPU's top two
+// logits are closer than twice the step's error can tell apart (a near-tie,
+// logged).
 func TestGPUDecodeMatchesCPU(t *testing.T) {
 	e := decodeEngine(t)
 	for _, tc := range []struct {
@@ -204,6 +215,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 			defer cc.Close()
 			tok := int32(17)
 			worst := 0.0
+			var ties []string
 			for step := range 150 { // crosses the 64- and 128-key split boundaries
 				want, err := cb.DecodeStep(tok)
 				if err != nil {
@@ -219,11 +231,24 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 					t.Fatalf("step %d: logits differ: max|gpu−cpu|/max|cpu| = %.3g", step, r)
 				}
 				if a, b := argmax(got), argmax(want); a != b {
-					t.Fatalf("step %d: greedy token gpu %d cpu %d", step, a, b)
+					// Each logit is within r·max|cpu| of the CPU's, so the
+					// two differ by no more than twice that where the CPU's
+					// top two are that close: a near-tie, not a wrong sum
+					// (run342's recodeMix at step 128: 2.94811 against
+					// 2.94808, a gap of 1.1e-5 of the largest logit).
+					if gap := float64(want[b] - want[a]); gap > 2*r*maxAbs(want) {
+						t.Fatalf("step %d: greedy token gpu %d cpu %d, their CPU logits %.6g apart (%.3g of the largest, beyond twice the error %.3g)",
+							step, a, b, gap, gap/maxAbs(want), r)
+					}
+					ties = append(ties, fmt.Sprintf("step %d: gpu %d, cpu %d, CPU logits %.3g of the largest apart", step, a, b, float64(want[b]-want[a])/maxAbs(want)))
 				}
 				tok = argmax(want)
 			}
-			t.Logf("%s: 150 steps, worst relative logit error %.3g, greedy tokens identical", tc.name, worst)
+			same := "greedy tokens identical"
+			if len(ties) > 0 {
+				same += fmt.Sprintf(" but at %d near-ties %q", len(ties), ties)
+			}
+			t.Logf("%s: 150 steps, worst relative logit error %.3g, %s", tc.name, worst, same)
 		})
 	}
 }
