@@ -301,9 +301,9 @@ func (m MatvecKernel) WideKey() int {
 // equals, and MEMRA_Q40T_BYTES, which MEMRA_IQ4NLT_BYTES equals;
 // engine/internal/ktile Q4K, Q5K, Q6K, Q3K, IQ4XS, Q40, IQ4NL).
 const (
-	q4TileBytes = 2368
-	q5TileBytes = 2880
-	q6TileBytes = 3360
+	q4TileBytes  = 2368
+	q5TileBytes  = 2880
+	q6TileBytes  = 3360
 	q3TileBytes  = 2336
 	q40TileBytes = 2304
 )
