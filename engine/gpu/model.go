@@ -276,10 +276,11 @@ func loadImage(e *cuda.Engine, image []byte) (cuda.Module, *Kernels, error) {
 
 // Load uploads m's weights to e's GPU and loads the kernels. The weights
 // keep their GGUF types (F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K,
-// IQ4_XS, Q4_0, IQ4_NL matrices), or take the wider type that holds their values (deviceType:
-// Q4_0, Q5_0, IQ4_NL); any other type is an error naming the tensor. progress, if not
-// nil, is called with the bytes uploaded so far and the total (in the
-// device types' GGUF sizes).
+// IQ4_XS, Q4_0, IQ4_NL matrices), or take the wider type that holds their
+// values (deviceType: Q5_0, and Q4_0 and IQ4_NL rows that are not whole
+// 256-column tiles); any other type is an error naming the tensor.
+// progress, if not nil, is called with the bytes uploaded so far and the
+// total (in the device types' GGUF sizes).
 func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total int64)) (*Model, error) {
 	if err := m.CheckOpen(); err != nil { // the upload reads every tensor
 		return nil, fmt.Errorf("gpu: %w", err)

@@ -26,9 +26,9 @@ import (
 //
 // The K-quants' batch kernels read the chunk's inputs as
 // matvec_batch_kq_stage stages them into the chunk's kx, once an input
-// (and layout: Q6_K's, whose sub-blocks Q3_K, IQ4_XS, Q4_0 and IQ4_NL share, has its own), with the values their decode kernels'
-// blocks stage. Models loaded with Options.TokenFeed or Omit feed token by
-// token.
+// (and layout: Q6_K's, whose sub-blocks Q3_K, IQ4_XS, Q4_0 and IQ4_NL
+// share, has its own), with the values their decode kernels' blocks stage.
+// Models loaded with Options.TokenFeed or Omit feed token by token.
 
 // prefillPlan is how a model primes in chunks.
 type prefillPlan struct {
