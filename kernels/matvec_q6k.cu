@@ -70,8 +70,11 @@ __device__ __forceinline__ unsigned int memra_q6t_top(unsigned int w) {
 
 // One superblock of a lane's tile: four 16-byte words of low nibbles (four
 // sub-blocks each), two of high bits (eight each), the 16 scales of rows g
-// and g+8, and their d.
+// and g+8, and their d. F16D: whether the scales are f16 block scales
+// rather than int8 ones under a row's d (memra_q6t_scale); LUT: whether the
+// codes are codebook indices (memra_q6t_frags).
 struct memra_q6t_sb {
+    static constexpr bool F16D = false, LUT = false;
     uint4 n[4], h[2], scg, sch;
     unsigned int dd;
 };
@@ -108,14 +111,10 @@ __device__ __forceinline__ void memra_q6t_lds_if(uint2& b, bool p, unsigned int 
 // (sc - 32), their d. A sub-block takes one mma, of the codes less 8 (exact
 // f16 integers -4..3), where Q6_K's take two.
 struct memra_q3t_sb {
+    static constexpr bool F16D = false, LUT = false;
     uint4 n[4], scg, sch;
     unsigned int dd;
 };
-
-// The A fragment of sub-block j: its codes less 8.
-__device__ __forceinline__ void memra_q3t_afrag(const memra_q3t_sb& s, int j, unsigned int a[4]) {
-    memra_nib_afrag<8>(memra_word(s.n[j >> 2], j & 3), a);
-}
 
 // IQ4_XS's tiles (ktile.IQ4XS) have Q3_K's shape: 4-bit codes in the
 // low-nibble plane, 16 int8 scales a row (ls - 32: each of IQ4_XS's
@@ -123,7 +122,9 @@ __device__ __forceinline__ void memra_q3t_afrag(const memra_q3t_sb& s, int j, un
 // of 16 values in -127..113 rather than a number, so a lane's word of 8
 // codes goes through a lookup (memra_iq4_lut) instead of memra_nib_afrag,
 // and the rest is Q3_K's: one mma a sub-block, of exact f16 integers.
-struct memra_iq4t_sb : memra_q3t_sb {};
+struct memra_iq4t_sb : memra_q3t_sb {
+    static constexpr bool LUT = true;
+};
 
 // The A fragment of a code word w: its codes' values. Code word nibbles 0..7
 // are columns (4c, 4c+1) of row g, of row g+8, then (4c+2, 4c+3) of each
@@ -145,23 +146,11 @@ __device__ __forceinline__ void memra_iq4_afrag(unsigned int w, unsigned int a[4
 // up), then per row the 8 d at 2048. A sub-block's D times its block's d
 // goes into the row's sum directly (memra_q6t_scale).
 struct memra_q40t_sb {
+    static constexpr bool F16D = true, LUT = false;
     uint4 n[4], scg, sch;
 };
-struct memra_iq4nlt_sb : memra_q40t_sb {};
-
-// Whether SB's scales are f16 block scales (Q4_0, IQ4_NL) rather than int8
-// sub-block scales under a row's d (Q6_K, Q3_K, IQ4_XS).
-template <class SB>
-struct memra_f16d {
-    static constexpr bool value = false;
-};
-template <>
-struct memra_f16d<memra_q40t_sb> {
-    static constexpr bool value = true;
-};
-template <>
-struct memra_f16d<memra_iq4nlt_sb> {
-    static constexpr bool value = true;
+struct memra_iq4nlt_sb : memra_q40t_sb {
+    static constexpr bool LUT = true;
 };
 
 // a1[h] (rows g + 8h) += sub-block 4k + p's scale times its D fragment d
@@ -169,13 +158,12 @@ struct memra_f16d<memra_iq4nlt_sb> {
 // a1[h] (memra_q6t_scale_put). One lane's share in the decode step (p its
 // lane in the quad), and each of the four a lane adds for its token in the
 // batch step (matvec_batch_kq.cu): one expression, so the same bits. SB:
-// memra_q6t_sb, memra_q3t_sb or memra_iq4t_sb, whose scales and d are
-// read alike.
-// For f16 block scales (memra_f16d) the scale is the d of sub-block
-// 4k + p's block, half p / 2 of word k, and a1 goes into acc as it is.
+// memra_q6t_sb or one of memra_nibt's. For f16 block scales (SB::F16D) the
+// scale is the d of sub-block 4k + p's block, half p / 2 of word k, and a1
+// goes into acc as it is.
 template <class SB>
 __device__ __forceinline__ void memra_q6t_scale(float a1[2], const SB& s, int k, int p, const float d[4]) {
-    if constexpr (memra_f16d<SB>::value) {
+    if constexpr (SB::F16D) {
         const unsigned int wg = memra_word(s.scg, k), wh = memra_word(s.sch, k);
         a1[0] += memra_f16_to_f32(p >> 1 ? memra_hi16(wg) : memra_lo16(wg)) * (d[0] + d[1]);
         a1[1] += memra_f16_to_f32(p >> 1 ? memra_hi16(wh) : memra_lo16(wh)) * (d[2] + d[3]);
@@ -186,7 +174,7 @@ __device__ __forceinline__ void memra_q6t_scale(float a1[2], const SB& s, int k,
 }
 template <class SB>
 __device__ __forceinline__ void memra_q6t_scale_put(float acc[2], const SB& s, const float a1[2]) {
-    if constexpr (memra_f16d<SB>::value) {
+    if constexpr (SB::F16D) {
         acc[0] += a1[0];
         acc[1] += a1[1];
     } else {
@@ -197,7 +185,8 @@ __device__ __forceinline__ void memra_q6t_scale_put(float acc[2], const SB& s, c
 
 // Sub-block j's A fragments (memra_q6t_frags) and D += their products
 // with B (b0 b1: x' hi and lo, memra_q6t_mma): Q6_K's two (nibbles - 32,
-// then 16 * the high bits), Q3_K's one.
+// then 16 * the high bits), memra_nibt's one (codes less 8, or looked up:
+// SB::LUT).
 struct memra_q6t_frag {
     unsigned int a[4], tp[4];
 };
@@ -209,24 +198,15 @@ __device__ __forceinline__ memra_q6t_frag memra_q6t_frags(const memra_q6t_sb& s,
     memra_q6t_afrag(s, j, f.a, f.tp);
     return f;
 }
-__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_q3t_sb& s, int j) {
+template <class SB>
+__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const SB& s, int j) {
     memra_q3t_frag f;
-    memra_q3t_afrag(s, j, f.a);
-    return f;
-}
-__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_iq4t_sb& s, int j) {
-    memra_q3t_frag f;
-    memra_iq4_afrag(memra_word(s.n[j >> 2], j & 3), f.a);
-    return f;
-}
-__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_q40t_sb& s, int j) {
-    memra_q3t_frag f;
-    memra_nib_afrag<8>(memra_word(s.n[j >> 2], j & 3), f.a);
-    return f;
-}
-__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const memra_iq4nlt_sb& s, int j) {
-    memra_q3t_frag f;
-    memra_iq4_afrag(memra_word(s.n[j >> 2], j & 3), f.a);
+    const unsigned int w = memra_word(s.n[j >> 2], j & 3);
+    if constexpr (SB::LUT) {
+        memra_iq4_afrag(w, f.a);
+    } else {
+        memra_nib_afrag<8>(w, f.a);
+    }
     return f;
 }
 __device__ __forceinline__ void memra_q6t_mma(float d[4], const memra_q6t_frag& f, unsigned int b0, unsigned int b1) {

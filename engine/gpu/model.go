@@ -835,9 +835,8 @@ func (ts tiledShapes) add(t gguf.Type, rows, cols int, name string) {
 func supported(m *model.Model) error {
 	var errs []error
 	for _, t := range m.Tensors() {
-		switch deviceType(t.Type, t.Cols()) {
-		case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
-			gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL:
+		switch dt := deviceType(t.Type, t.Cols()); {
+		case tiled(dt), dt == gguf.TypeF32, dt == gguf.TypeF16, dt == gguf.TypeBF16, dt == gguf.TypeQ8_0:
 		default:
 			errs = append(errs, fmt.Errorf("gpu: tensor %s is %s; the CUDA backend reads F32, F16, BF16, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, Q4_0 and IQ4_NL, and Q5_0 as Q8_0 (use --device cpu or convert with --type bf16|q8_0|q3_k|q4_k|q5_k|q6_k|iq4_xs|q4_0)", t.Name, t.Type))
 		}

@@ -394,11 +394,10 @@ func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mo
 // the 2B's 5120 × 2048 was even; the 9B's 10,240- and 12,352-row q8_0
 // matrices lose on it (−4.5%).
 func MatvecWide(t gguf.Type, rows, cols int) bool {
-	switch t {
-	case gguf.TypeF16, gguf.TypeBF16:
+	switch {
+	case t == gguf.TypeF16 || t == gguf.TypeBF16:
 		return rows <= 2048
-	case gguf.TypeQ8_0, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL:
-		// Q3_K, IQ4_XS, Q4_0, IQ4_NL: Q6_K's rule, not measured apart
+	case t == gguf.TypeQ8_0 || tiled(t): // Q3_K, IQ4_XS, Q4_0, IQ4_NL: Q6_K's rule, not measured apart
 		return rows <= 4096 || rows <= 5120 && cols > wideLongCols
 	}
 	return false

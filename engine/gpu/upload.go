@@ -93,16 +93,10 @@ func (l split) unpack(dst, w, s []byte) {
 // type's kernels then give a recoded matrix the sums a file of that type
 // would, at 1.55-1.89x the bytes a token.
 func deviceType(t gguf.Type, cols int) gguf.Type {
-	switch t {
-	case gguf.TypeQ4_0, gguf.TypeIQ4_NL:
-		if cols%ktile.Cols == 0 {
-			return t
-		}
-		return recodeTo(t)
-	case gguf.TypeQ5_0:
-		return recodeTo(t)
+	if tiled(t) && cols%ktile.Cols == 0 {
+		return t
 	}
-	return t
+	return recodeTo(t)
 }
 
 // recodeTo is the type gguf.Recode rewrites a matrix of type t in for the

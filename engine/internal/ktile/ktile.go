@@ -251,12 +251,7 @@ func putIQ4XS(o []byte, rr int, b []byte) {
 		i, s := j/2, 4*(j%2)
 		ls := int(b[4+i/2]>>(4*(i%2))&15) | int(sh>>(2*i)&3)<<4
 		o[2048+16*rr+j] = byte(int8(ls - 32))
-		for c := range 4 {
-			q := b[8+16*i+4*c:][:4] // columns 4c..4c+3
-			w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
-			w[h] = q[0]>>s&15 | (q[1]>>s&15)<<4
-			w[2+h] = q[2]>>s&15 | (q[3]>>s&15)<<4
-		}
+		putNibs(o, rr, j, b[8+16*i:8+16*i+16], s, true)
 	}
 	copy(o[2304+4*g+2*h:2304+4*g+2*h+2], b[0:2])
 }
@@ -266,21 +261,27 @@ func putIQ4XS(o []byte, rr int, b []byte) {
 // sub-block j is nibble j%2 of block j/2's qs, in Q3K's nibble order
 // (Q4_0) or IQ4XS's (IQ4_NL).
 func putB32(o []byte, rr int, b []byte, iq bool) {
-	g, h := rr%8, rr/8
 	for j := range 16 {
-		blk, s := b[18*(j/2):18*(j/2)+18], 4*(j%2)
-		for c := range 4 {
-			q := blk[2+4*c:][:4] // columns 4c..4c+3
-			w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
-			if iq {
-				w[h], w[2+h] = q[0]>>s&15|(q[1]>>s&15)<<4, q[2]>>s&15|(q[3]>>s&15)<<4
-			} else {
-				w[h], w[2+h] = q[0]>>s&15|(q[2]>>s&15)<<4, q[1]>>s&15|(q[3]>>s&15)<<4
-			}
-		}
+		putNibs(o, rr, j, b[18*(j/2)+2:18*(j/2)+18], 4*(j%2), iq)
 	}
 	for i := range 8 {
 		copy(o[2048+16*rr+2*i:2048+16*rr+2*i+2], b[18*i:18*i+2])
+	}
+}
+
+// putNibs writes row rr's 16 codes of tile sub-block j into its low-nibble
+// plane: column l's code is nibble s/4 of qs[l] (s 0 or 4), placed in Q3K's
+// nibble order, or in IQ4XS's (iq).
+func putNibs(o []byte, rr, j int, qs []byte, s int, iq bool) {
+	g, h := rr%8, rr/8
+	for c := range 4 {
+		q := qs[4*c : 4*c+4] // columns 4c..4c+3
+		w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
+		if iq {
+			w[h], w[2+h] = q[0]>>s&15|(q[1]>>s&15)<<4, q[2]>>s&15|(q[3]>>s&15)<<4
+		} else {
+			w[h], w[2+h] = q[0]>>s&15|(q[2]>>s&15)<<4, q[1]>>s&15|(q[3]>>s&15)<<4
+		}
 	}
 }
 
