@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Session 60 (prepared without a GPU): times run343.sh's binaries (bin/main,
+# bin/kql: main with scripts/gpu/patches/kq-loops.patch and kq-nobreak.patch;
+# same bin.txz, same machine right after it, so the models are there).
+# main and kql alternated twice: decode at 1k and priming at P = 512.
+# Predictions (perf.md steps 107-109): decode bound by instructions as the
+# K-quants are (step 78): 9B IQ4_XS ~399 -> ~460-500 tok/s (loop 522 ->
+# 398; Q4_K's 289-instruction loop gives 502), IQ4_NL likewise, 9B Q6_K
+# ~388 -> ~420-440 (474 -> 423, half the mma); 9B Q4_K and Q5_K decode
+# unchanged. Priming at P = 512: Q4_K up to 25% and Q5_K up to 14% faster
+# (batch loops 777 -> 584, 877 -> 757), IQ4 and Q6_K somewhat (850 -> 723,
+# 779 -> 742), less than the loops since the batch matvecs are most but not
+# all of priming.
+set -u
+source scripts/gpu/lib.sh
+start_run
+synth kql "0.8b 9b" "q6_k"
+synth9=$SYNTH
+synth kql "9b" "iq4_xs iq4_nl q4_k q5_k"
+SYNTH="$SYNTH $synth9"
+wait_synth
+mkdir -p /tmp/bk
+for b in main kql main kql; do
+  el "bench 1k, prime 512 ($b)"
+  d=/tmp/bk/$b-$(date +%s%N); mkdir -p $d
+  timeout 110 "./bin/$b/bench" -model "$M/9b-iq4_xs.gguf,$M/9b-iq4_nl.gguf,$M/9b-q6_k.gguf,$M/9b-q4_k.gguf,$M/9b-q5_k.gguf,$M/0.8b-q6_k.gguf" -ctx 1024 -reps 3 -tokens 64 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
+  grep -E 'prime' $d/stderr.txt; grep -E '\| graph \|' $d/stdout.txt | cut -d'|' -f2,4,5,6,9
+done
+tar czf "$OUT/bench-kql.tgz" -C /tmp bk
+el done
