@@ -6,7 +6,7 @@
 # Predictions (perf.md steps 107-109): decode bound by instructions as the
 # K-quants are (step 78): 9B IQ4_XS ~399 -> ~460-500 tok/s (loop 522 ->
 # 398; Q4_K's 289-instruction loop gives 502), IQ4_NL likewise, 9B Q6_K
-# ~388 -> ~420-440 (474 -> 423, half the mma); 9B Q4_K and Q5_K decode
+# ~388 -> ~420-440 (474 -> 418, half the mma); 9B Q4_K and Q5_K decode
 # unchanged. Priming at P = 512: Q4_K up to 25% and Q5_K up to 14% faster
 # (batch loops 777 -> 584, 877 -> 757), IQ4 and Q6_K somewhat (850 -> 723,
 # 779 -> 742), less than the loops since the batch matvecs are most but not
