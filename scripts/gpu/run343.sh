@@ -12,7 +12,7 @@
 # GPU test (its DecodeMatchesCPU also runs main's near-tie rule, session
 # 59, on a GPU for the first time), memcheck on the IQ4, Q6_K and Q4_K
 # kernel cases (usual, lean and batch), gates, greedy tokens cuda == cpu,
-# 64 greedy tokens main against kql. ~6 min on a fresh machine.
+# 64 greedy tokens main against kql. ~8 min on a fresh machine.
 # Predictions: every test PASS; IQ4 and Q4_K/Q5_K tokens main's (the same
 # sums: the IQ4 operands are the same exact values, the batch change only
 # computes what is then not put), Q6_K's sums differ in their last bits.
@@ -26,8 +26,13 @@ SYNTH="$SYNTH $s1"
 gpu_tests kql
 echo "kernel cases passed: IQ4 $(grep -cE -- '--- PASS: TestGPUKernelMatvec(Batch)?/IQ4' "$OUT/gputest.txt"), Q6_K $(grep -cE -- '--- PASS: TestGPUKernelMatvec(Batch)?/Q6_K' "$OUT/gputest.txt"), Q4_K/Q5_K batch $(grep -cE -- '--- PASS: TestGPUKernelMatvecBatch/Q[45]_K' "$OUT/gputest.txt"), failed $(grep -c -- '--- FAIL' "$OUT/gputest.txt")"
 grep -E "worst relative|near-tie|identical: usual and lean" "$OUT/gputest.txt" | head -12
-el "compute-sanitizer memcheck: IQ4, Q6_K usual and lean; Q4_K, Q5_K, IQ4 batch"
-(cd engine/gpu && timeout 120 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 "$R/bin/kql/engine_gpu.test" -test.run '^TestGPUKernelMatvec$/(IQ4_XS|IQ4_NL|Q6_K)-(lean-)?wide[01]-(1003x1024|37x12288)-blocks|^TestGPUKernelMatvecBatch$/(Q4_K|Q5_K|IQ4_XS)' -test.v -test.timeout 115s > "$OUT/cs-kql.txt" 2>&1; echo "  rc $?: $(grep -E 'ERROR SUMMARY' "$OUT/cs-kql.txt" | tail -1), subtests passed $(grep -c -- '--- PASS' "$OUT/cs-kql.txt"), failed $(grep -c -- '--- FAIL' "$OUT/cs-kql.txt")")
+CS=/usr/local/cuda/bin/compute-sanitizer
+memcheck() { # NAME REGEX SECONDS: memcheck on the kql test cases matching REGEX
+  el "compute-sanitizer memcheck, $1"
+  (cd engine/gpu && timeout "$3" $CS --tool memcheck --error-exitcode 9 --print-limit 20 "$R/bin/kql/engine_gpu.test" -test.run "$2" -test.v -test.timeout "$(( $3 - 5 ))s" > "$OUT/cs-$1.txt" 2>&1; echo "  rc $?: $(grep -E 'ERROR SUMMARY' "$OUT/cs-$1.txt" | tail -1), subtests passed $(grep -c -- '--- PASS' "$OUT/cs-$1.txt"), failed $(grep -c -- '--- FAIL' "$OUT/cs-$1.txt")")
+}
+memcheck decode '^TestGPUKernelMatvec$/(IQ4_XS|IQ4_NL|Q6_K)-(lean-)?wide[01]-(1003x1024|37x12288)-blocks' 80
+memcheck batch '^TestGPUKernelMatvecBatch$/(Q4_K|Q5_K|IQ4_XS|Q6_K)-wide[01]-17x2304-n[1458]$' 60
 wait_synth
 el "gates (kql)"
 gate kql "$M/0.8b-iq4_xs.gguf" 300 256 0
