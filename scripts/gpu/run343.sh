@@ -2,8 +2,9 @@
 # Session 60 (prepared without a GPU): the K-quant loop work kept as
 # patches on main, checked. kq-loops.patch (perf.md steps 107, 108): the
 # IQ4 lookup in two permutes and an XOR with its codebook words in
-# registers, Q6_K in one mma a sub-block; kq-nobreak.patch (step 109):
-# Q4_K's and Q5_K's batch products without the group branch. bin/main is
+# registers, Q6_K in one mma a sub-block; kq-nobreak.patch (step 109): the
+# K-quant batch products without the group branch (Q4_K, Q5_K) and B loaded
+# for the tokens past n as well (Q4_K and the Q6_K family). bin/main is
 # main (memra and bench), bin/kql main with both patches, from the same
 # commit; build them here with
 #   bash scripts/gpu/bins.sh main=main:memra,bench \

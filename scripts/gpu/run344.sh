@@ -8,9 +8,9 @@
 # 398; Q4_K's 289-instruction loop gives 502), IQ4_NL likewise, 9B Q6_K
 # ~388 -> ~420-440 (474 -> 418, half the mma); 9B Q4_K and Q5_K decode
 # unchanged. Priming at P = 512: Q4_K up to 25% and Q5_K up to 14% faster
-# (batch loops 777 -> 584, 877 -> 757), IQ4 and Q6_K somewhat (850 -> 723,
-# 779 -> 742), less than the loops since the batch matvecs are most but not
-# all of priming.
+# (batch loops 777 -> 584, 877 -> 757), IQ4_XS and Q6_K somewhat (850 ->
+# 696, 779 -> 710), less than the loops since the batch matvecs are most but
+# not all of priming.
 set -u
 source scripts/gpu/lib.sh
 start_run
