@@ -529,6 +529,21 @@ func (Cuda) Kernels() error {
 	return sh.RunV("go", args...)
 }
 
+// Sassdiff lists the kernels whose machine code differs between the fatbin OLD and kernels/memra.fatbin.
+//
+// Each with its instruction counts by architecture; it needs cuobjdump (NVCC
+// names the toolkit, as for cuda:kernels) and builds nothing. After a kernel
+// change: git show main:kernels/memra.fatbin > /tmp/old.fatbin, then
+// go tool mage cuda:sassdiff /tmp/old.fatbin shows that only the kernels meant
+// to change did.
+func (Cuda) Sassdiff(old string) error {
+	args := []string{"run", "./kernels/internal/build", "-dir", "kernels", "-sassdiff", old}
+	if v := os.Getenv("NVCC"); v != "" {
+		args = append(args, "-nvcc", v)
+	}
+	return sh.RunV("go", args...)
+}
+
 // Bins cross-builds static (CGO_ENABLED=0) binaries and test binaries into bin/ for the GPU machine.
 //
 // The GPU machine is linux/amd64 (GOOS and GOARCH are set so); an arm64

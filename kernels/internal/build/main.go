@@ -8,6 +8,12 @@
 // It needs nvcc and cuobjdump (the same toolkit) and no GPU, and prints the
 // per-kernel report. The fatbin and the manifest are replaced together, and
 // only once both are complete: a failed build leaves the committed pair.
+//
+//	go run ./kernels/internal/build -dir kernels -sassdiff OLD.fatbin
+//
+// builds nothing: it lists the functions whose machine code differs between
+// OLD and the directory's fatbin, architecture by architecture (cuobjdump
+// only), the check that a kernel change left every other kernel as it was.
 package main
 
 import (
@@ -31,7 +37,15 @@ func main() {
 	dir := flag.String("dir", "kernels", "the kernels directory (holds memra.cu)")
 	nvcc := flag.String("nvcc", "nvcc", "the nvcc to run")
 	ccbin := flag.String("ccbin", "", "host compiler for nvcc (-ccbin), when the default is too new for it")
+	sassdiff := flag.String("sassdiff", "", "build nothing; list the functions whose SASS differs between `OLD` (a fatbin, e.g. git show main:kernels/memra.fatbin > /tmp/old.fatbin) and the directory's")
 	flag.Parse()
+	if *sassdiff != "" {
+		if err := diffSASS(*sassdiff, filepath.Join(*dir, kbuild.FatbinName), *nvcc); err != nil {
+			fmt.Fprintln(os.Stderr, "sassdiff:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*dir, *nvcc, *ccbin); err != nil {
 		fmt.Fprintln(os.Stderr, "build kernels:", err)
 		os.Exit(1)
@@ -159,6 +173,51 @@ func addSASS(report map[string]kbuild.KernelInfo, tool, fatbin string) error {
 		}
 		k.SASSInstructions, k.SASSLoops = s.Instructions, s.Loops
 		report[name] = k
+	}
+	return nil
+}
+
+// diffSASS prints the functions whose SASS differs between the fatbins old
+// and cur, each with its instruction counts by architecture (old → new, "-"
+// where a build lacks it), and how many are the same.
+func diffSASS(old, cur, nvcc string) error {
+	cuobjdump := "cuobjdump"
+	if filepath.Base(nvcc) != nvcc {
+		cuobjdump = filepath.Join(filepath.Dir(nvcc), cuobjdump)
+	}
+	if _, err := exec.LookPath(cuobjdump); err != nil {
+		return fmt.Errorf("%s not found: %s", cuobjdump, toolkitHint)
+	}
+	code := make([]map[string]map[string][]string, 2)
+	for i, f := range []string{old, cur} {
+		out, err := exec.Command(cuobjdump, "-sass", f).Output()
+		if err != nil {
+			return fmt.Errorf("%s -sass %s: %w", cuobjdump, f, err)
+		}
+		if code[i], err = kbuild.SASSCode(string(out)); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	changed, same := kbuild.DiffSASS(code[0], code[1])
+	count := func(n int) string {
+		if n < 0 {
+			return "-"
+		}
+		return fmt.Sprint(n)
+	}
+	byFn := map[string][]string{}
+	var fns []string
+	for _, c := range changed {
+		if byFn[c.Function] == nil {
+			fns = append(fns, c.Function)
+		}
+		byFn[c.Function] = append(byFn[c.Function], fmt.Sprintf("%s %s → %s", c.Arch, count(c.Old), count(c.New)))
+	}
+	sort.Strings(fns)
+	fmt.Printf("%s → %s: %d of %d (function, architecture) pairs the same; %d functions differ\n",
+		old, cur, same, same+len(changed), len(fns))
+	for _, f := range fns {
+		fmt.Printf("  %-28s %s\n", f, strings.Join(byFn[f], ", "))
 	}
 	return nil
 }

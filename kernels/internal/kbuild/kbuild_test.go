@@ -3,6 +3,7 @@ package kbuild
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,5 +109,61 @@ func TestParseSASS(t *testing.T) {
 	}
 	if _, err := ParseSASS("no listing"); err == nil {
 		t.Error("a listing without functions gave no error")
+	}
+}
+
+func TestDiffSASS(t *testing.T) {
+	listing := func(archs map[string]map[string][]string) string {
+		var b strings.Builder
+		for _, arch := range []string{"sm_80", "sm_90"} {
+			fns, ok := archs[arch]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&b, "\nFatbin elf code:\n================\narch = %s\n\n\tcode for %s\n", arch, arch)
+			for _, fn := range []string{"a", "b", "c"} {
+				code, ok := fns[fn]
+				if !ok {
+					continue
+				}
+				fmt.Fprintf(&b, "\t\tFunction : %s\n", fn)
+				for i, in := range code {
+					fmt.Fprintf(&b, "        /*%04x*/                   %s ;   /* 0x%016x */\n", 16*i, in, 1000*i+len(arch))
+				}
+			}
+		}
+		return b.String()
+	}
+	old := map[string]map[string][]string{
+		"sm_80": {"a": {"IADD3 R1, R1, 0x1, RZ", "EXIT"}, "b": {"EXIT"}},
+		"sm_90": {"a": {"IADD3 R1, R1, 0x1, RZ", "EXIT"}, "b": {"FFMA R0, R2,  R3, R0", "EXIT"}},
+	}
+	cur := map[string]map[string][]string{
+		"sm_80": {"a": {"IADD3 R1, R1, 0x1, RZ", "EXIT"}, "b": {"EXIT"}},
+		// b: another register; c: new. The addresses' encodings differ
+		// anyway (len(arch) in the listing) and must not count.
+		"sm_90": {"a": {"IADD3 R1, R1, 0x1, RZ", "EXIT"}, "b": {"FFMA R4, R2, R3, R0", "EXIT"}, "c": {"EXIT"}},
+	}
+	o, err := SASSCode(listing(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := SASSCode(listing(cur))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o["sm_90"]["b"]; !slices.Equal(got, []string{"FFMA R0, R2, R3, R0", "EXIT"}) {
+		t.Errorf("sm_90 b = %q: want the instructions, spaces folded, without addresses or encodings", got)
+	}
+	changed, same := DiffSASS(o, n)
+	want := []SASSChange{{"sm_90", "b", 2, 2}, {"sm_90", "c", -1, 1}}
+	if !reflect.DeepEqual(changed, want) || same != 3 {
+		t.Errorf("DiffSASS = %+v, %d the same; want %+v, 3", changed, same, want)
+	}
+	if _, err := SASSCode("no listing"); err == nil {
+		t.Error("a listing without functions gave no error")
+	}
+	if _, err := SASSCode(listing(old) + listing(old)); err == nil {
+		t.Error("a function listed twice for one architecture gave no error")
 	}
 }

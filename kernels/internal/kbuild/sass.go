@@ -1,8 +1,10 @@
 package kbuild
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -87,4 +89,86 @@ func ParseSASS(out string) (map[string]SASSInfo, error) {
 		return nil, fmt.Errorf("sass: no function in the listing")
 	}
 	return res, nil
+}
+
+var reArch = regexp.MustCompile(`^\s*arch = (sm_[0-9a-z]+)\s*$`)
+
+// SASSCode reads a whole `cuobjdump -sass` listing (every architecture) and
+// returns each function's instructions by architecture, as text without
+// their addresses and encodings, so that two builds can be compared
+// instruction by instruction (DiffSASS). A listing of one architecture
+// without its "arch =" line files its functions under "".
+func SASSCode(out string) (map[string]map[string][]string, error) {
+	res := map[string]map[string][]string{}
+	arch, name := "", ""
+	for _, l := range strings.Split(out, "\n") {
+		if m := reArch.FindStringSubmatch(l); m != nil {
+			arch, name = m[1], ""
+			continue
+		}
+		if m := reFunction.FindStringSubmatch(l); m != nil {
+			name = m[1]
+			if res[arch] == nil {
+				res[arch] = map[string][]string{}
+			}
+			if _, dup := res[arch][name]; dup {
+				return nil, fmt.Errorf("sass: function %s listed twice for %q", name, arch)
+			}
+			res[arch][name] = []string{}
+			continue
+		}
+		if m := reInstr.FindStringSubmatch(l); m != nil && name != "" {
+			res[arch][name] = append(res[arch][name], strings.Join(strings.Fields(m[2]), " "))
+		}
+	}
+	if len(res) == 0 {
+		return nil, fmt.Errorf("sass: no function in the listing")
+	}
+	return res, nil
+}
+
+// SASSChange is one function whose machine code differs between two builds
+// on one architecture; -1 instructions: not in that build.
+type SASSChange struct {
+	Arch, Function string
+	Old, New       int
+}
+
+// DiffSASS compares two builds' SASSCode: the functions whose instructions
+// differ (or that only one build has), by architecture and name, and how
+// many are the same.
+func DiffSASS(old, cur map[string]map[string][]string) (changed []SASSChange, same int) {
+	seen := map[[2]string]bool{}
+	add := func(arch, fn string) {
+		k := [2]string{arch, fn}
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		o, oks := old[arch][fn]
+		n, okn := cur[arch][fn]
+		if oks && okn && slices.Equal(o, n) {
+			same++
+			return
+		}
+		c := SASSChange{Arch: arch, Function: fn, Old: -1, New: -1}
+		if oks {
+			c.Old = len(o)
+		}
+		if okn {
+			c.New = len(n)
+		}
+		changed = append(changed, c)
+	}
+	for _, b := range []map[string]map[string][]string{old, cur} {
+		for arch, fns := range b {
+			for fn := range fns {
+				add(arch, fn)
+			}
+		}
+	}
+	slices.SortFunc(changed, func(a, b SASSChange) int {
+		return cmp.Or(strings.Compare(a.Arch, b.Arch), strings.Compare(a.Function, b.Function))
+	})
+	return changed, same
 }
