@@ -14,11 +14,12 @@
 # not outlive a session's checkout. The device takes the tracked tree (~52
 # MB) and bin/ together up to 64 MiB; a revision's four binaries pack to
 # ~9 MB (~13 with symbol tables), each more with another fatbin ~1-2 MB.
+# REV and the patch paths may not hold ':', '+' or spaces.
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: bins.sh NAME=REV..." >&2; exit 2; }
 root=$(git rev-parse --show-toplevel)
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage"; git -C "$root" worktree prune' EXIT
 for arg in "$@"; do
   name=${arg%%=*} spec=${arg#*=}
   bins="memra gate bench engine_gpu.test"
@@ -29,8 +30,8 @@ for arg in "$@"; do
   wt="$stage/w-$name"
   git -C "$root" worktree add -q --detach "$wt" "$rev"
   if [ -n "$patches" ]; then
-    for p in ${patches//+/ }; do git -C "$wt" apply "$root/$p"; done
-    if git -C "$wt" diff --name-only | grep -q '^kernels/.*\.cuh\?$'; then
+    for p in ${patches//+/ }; do git -C "$wt" apply --index "$root/$p"; done
+    if [ -n "$(git -C "$wt" diff --cached --name-only -- 'kernels/*.cu' 'kernels/*.cuh')" ]; then
       (cd "$wt" && go tool mage cuda:kernels)
     fi
   fi

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/memra-ai/memra/kernels/internal/kbuild"
 )
@@ -188,15 +189,28 @@ func diffSASS(old, cur, nvcc string) error {
 	if _, err := exec.LookPath(cuobjdump); err != nil {
 		return fmt.Errorf("%s not found: %s", cuobjdump, toolkitHint)
 	}
+	// The two listings take minutes each: make them at once.
 	code := make([]map[string]map[string][]string, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
 	for i, f := range []string{old, cur} {
-		out, err := exec.Command(cuobjdump, "-sass", f).Output()
-		if err != nil {
-			return fmt.Errorf("%s -sass %s: %w", cuobjdump, f, err)
-		}
-		if code[i], err = kbuild.SASSCode(string(out)); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
+		wg.Go(func() {
+			var stderr bytes.Buffer
+			cmd := exec.Command(cuobjdump, "-sass", f)
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				errs[i] = fmt.Errorf("%s -sass %s: %w: %s", cuobjdump, f, err, strings.TrimSpace(stderr.String()))
+				return
+			}
+			if code[i], err = kbuild.SASSCode(string(out)); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", f, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	changed, same := kbuild.DiffSASS(code[0], code[1])
 	count := func(n int) string {

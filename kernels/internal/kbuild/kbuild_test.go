@@ -113,6 +113,9 @@ func TestParseSASS(t *testing.T) {
 }
 
 func TestDiffSASS(t *testing.T) {
+	// An instruction "TEXT#W" is listed with the second encoding word W on
+	// the next line, as cuobjdump lists them; the first word is made from its
+	// position.
 	listing := func(archs map[string]map[string][]string) string {
 		var b strings.Builder
 		for _, arch := range []string{"sm_80", "sm_90"} {
@@ -128,20 +131,24 @@ func TestDiffSASS(t *testing.T) {
 				}
 				fmt.Fprintf(&b, "\t\tFunction : %s\n", fn)
 				for i, in := range code {
-					fmt.Fprintf(&b, "        /*%04x*/                   %s ;   /* 0x%016x */\n", 16*i, in, 1000*i+len(arch))
+					text, w, _ := strings.Cut(in, "#")
+					fmt.Fprintf(&b, "        /*%04x*/                   %s ;   /* 0x%016x */\n", 16*i, text, 1000*i)
+					if w != "" {
+						fmt.Fprintf(&b, "                                             /* 0x%016s */\n", w)
+					}
 				}
 			}
 		}
 		return b.String()
 	}
 	old := map[string]map[string][]string{
-		"sm_80": {"a": {"IADD3 R1, R1, 0x1, RZ", "EXIT"}, "b": {"EXIT"}},
+		"sm_80": {"a": {"IADD3 R1, R1, 0x1, RZ#1", "EXIT#2"}, "b": {"EXIT"}},
 		"sm_90": {"a": {"IADD3 R1, R1, 0x1, RZ", "EXIT"}, "b": {"FFMA R0, R2,  R3, R0", "EXIT"}},
 	}
 	cur := map[string]map[string][]string{
-		"sm_80": {"a": {"IADD3 R1, R1, 0x1, RZ", "EXIT"}, "b": {"EXIT"}},
-		// b: another register; c: new. The addresses' encodings differ
-		// anyway (len(arch) in the listing) and must not count.
+		// a on sm_80: the same text, another control word (a stall count).
+		"sm_80": {"a": {"IADD3 R1, R1, 0x1, RZ#1", "EXIT#3"}, "b": {"EXIT"}},
+		// b: another register; c: new.
 		"sm_90": {"a": {"IADD3 R1, R1, 0x1, RZ", "EXIT"}, "b": {"FFMA R4, R2, R3, R0", "EXIT"}, "c": {"EXIT"}},
 	}
 	o, err := SASSCode(listing(old))
@@ -152,13 +159,16 @@ func TestDiffSASS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := o["sm_90"]["b"]; !slices.Equal(got, []string{"FFMA R0, R2, R3, R0", "EXIT"}) {
-		t.Errorf("sm_90 b = %q: want the instructions, spaces folded, without addresses or encodings", got)
+	if got, want := o["sm_90"]["b"], []string{"FFMA R0, R2, R3, R0 0x0000000000000000", "EXIT 0x00000000000003e8"}; !slices.Equal(got, want) {
+		t.Errorf("sm_90 b = %q, want %q: the instructions, spaces folded, with their encoding but no address", got, want)
+	}
+	if got, want := o["sm_80"]["a"][1], "EXIT 0x00000000000003e8 0x0000000000000002"; got != want {
+		t.Errorf("sm_80 a's second instruction = %q, want %q (both encoding words)", got, want)
 	}
 	changed, same := DiffSASS(o, n)
-	want := []SASSChange{{"sm_90", "b", 2, 2}, {"sm_90", "c", -1, 1}}
-	if !reflect.DeepEqual(changed, want) || same != 3 {
-		t.Errorf("DiffSASS = %+v, %d the same; want %+v, 3", changed, same, want)
+	want := []SASSChange{{"sm_80", "a", 2, 2}, {"sm_90", "b", 2, 2}, {"sm_90", "c", -1, 1}}
+	if !reflect.DeepEqual(changed, want) || same != 2 {
+		t.Errorf("DiffSASS = %+v, %d the same; want %+v, 2", changed, same, want)
 	}
 	if _, err := SASSCode("no listing"); err == nil {
 		t.Error("a listing without functions gave no error")

@@ -15,7 +15,7 @@ import (
 const LoopMin = 100
 
 var (
-	reFunction = regexp.MustCompile(`^\s*Function : ([A-Za-z0-9_]+)\s*$`)
+	reFunction = regexp.MustCompile(`^\s*Function : (\S+)\s*$`)
 	reInstr    = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+([^;]*);`)
 	reBranch   = regexp.MustCompile(`\bBRA(?:\.[A-Z.]+)?\s+(0x[0-9a-f]+)`)
 )
@@ -91,13 +91,20 @@ func ParseSASS(out string) (map[string]SASSInfo, error) {
 	return res, nil
 }
 
-var reArch = regexp.MustCompile(`^\s*arch = (sm_[0-9a-z]+)\s*$`)
+var (
+	reArch = regexp.MustCompile(`^\s*arch = (sm_[0-9a-z]+)\s*$`)
+	// An instruction's encoding: its first 64-bit word ends its line, the
+	// second stands on the next.
+	reWord = regexp.MustCompile(`/\* (0x[0-9a-f]{16}) \*/\s*$`)
+)
 
 // SASSCode reads a whole `cuobjdump -sass` listing (every architecture) and
-// returns each function's instructions by architecture, as text without
-// their addresses and encodings, so that two builds can be compared
-// instruction by instruction (DiffSASS). A listing of one architecture
-// without its "arch =" line files its functions under "".
+// returns each function's instructions by architecture: the instruction's
+// text, spaces folded, and its encoding words (which hold the scheduling
+// control bits, and branch offsets relative to the function), without its
+// address, so that two builds can be compared instruction by instruction
+// (DiffSASS). A listing of one architecture without its "arch =" line files
+// its functions under "".
 func SASSCode(out string) (map[string]map[string][]string, error) {
 	res := map[string]map[string][]string{}
 	arch, name := "", ""
@@ -117,8 +124,18 @@ func SASSCode(out string) (map[string]map[string][]string, error) {
 			res[arch][name] = []string{}
 			continue
 		}
-		if m := reInstr.FindStringSubmatch(l); m != nil && name != "" {
-			res[arch][name] = append(res[arch][name], strings.Join(strings.Fields(m[2]), " "))
+		if name == "" {
+			continue
+		}
+		code := res[arch][name]
+		if m := reInstr.FindStringSubmatch(l); m != nil {
+			in := strings.Join(strings.Fields(m[2]), " ")
+			if w := reWord.FindStringSubmatch(l); w != nil {
+				in += " " + w[1]
+			}
+			res[arch][name] = append(code, in)
+		} else if w := reWord.FindStringSubmatch(l); w != nil && len(code) > 0 {
+			code[len(code)-1] += " " + w[1]
 		}
 	}
 	if len(res) == 0 {
