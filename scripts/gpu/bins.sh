@@ -29,6 +29,7 @@ for arg in "$@"; do
   [ -n "$name" ] && [ "$name" != "$arg" ] || { echo "bins.sh: $arg: want NAME=REV[+PATCH]" >&2; exit 2; }
   wt="$stage/w-$name"
   git -C "$root" worktree add -q --detach "$wt" "$rev"
+  built=$(git -C "$wt" rev-parse --short HEAD)
   if [ -n "$patches" ]; then
     for p in ${patches//+/ }; do git -C "$wt" apply --index "$root/$p"; done
     if [ -n "$(git -C "$wt" diff --cached --name-only -- 'kernels/*.cu' 'kernels/*.cuh')" ]; then
@@ -39,7 +40,7 @@ for arg in "$@"; do
   mkdir -p "$stage/bin/$name"
   for b in $bins; do cp "$wt/bin/$b" "$stage/bin/$name/"; done
   git -C "$root" worktree remove --force "$wt"
-  echo "bin/$name: $(git -C "$root" rev-parse --short "$rev") ($rev)${patches:+ + ${patches//+/ + }}"
+  echo "bin/$name: $built ($rev)${patches:+ + ${patches//+/ + }}"
 done
 mkdir -p "$root/bin"
 XZ_OPT=-9 tar cJf "$root/bin/bin.txz" -C "$stage/bin" .
