@@ -64,10 +64,7 @@ func run(dir, nvcc, ccbin string) error {
 		}
 		nvcc = abs
 	}
-	cuobjdump := "cuobjdump"
-	if filepath.Base(nvcc) != nvcc { // the one beside this nvcc
-		cuobjdump = filepath.Join(filepath.Dir(nvcc), cuobjdump)
-	}
+	cuobjdump := cuobjdumpOf(nvcc)
 	for _, t := range []string{nvcc, cuobjdump} {
 		if _, err := exec.LookPath(t); err != nil {
 			return fmt.Errorf("%s not found: %s", t, toolkitHint)
@@ -182,10 +179,7 @@ func addSASS(report map[string]kbuild.KernelInfo, tool, fatbin string) error {
 // and cur, each with its instruction counts by architecture (old → new, "-"
 // where a build lacks it), and how many are the same.
 func diffSASS(old, cur, nvcc string) error {
-	cuobjdump := "cuobjdump"
-	if filepath.Base(nvcc) != nvcc {
-		cuobjdump = filepath.Join(filepath.Dir(nvcc), cuobjdump)
-	}
+	cuobjdump := cuobjdumpOf(nvcc)
 	if _, err := exec.LookPath(cuobjdump); err != nil {
 		return fmt.Errorf("%s not found: %s", cuobjdump, toolkitHint)
 	}
@@ -234,6 +228,15 @@ func diffSASS(old, cur, nvcc string) error {
 		fmt.Printf("  %-28s %s\n", f, strings.Join(byFn[f], ", "))
 	}
 	return nil
+}
+
+// cuobjdumpOf is the cuobjdump of nvcc's toolkit: the one beside it when
+// nvcc is a path, else the one on PATH.
+func cuobjdumpOf(nvcc string) string {
+	if filepath.Base(nvcc) != nvcc {
+		return filepath.Join(filepath.Dir(nvcc), "cuobjdump")
+	}
+	return "cuobjdump"
 }
 
 // nvccVersion returns the "Cuda compilation tools, release X, VY" line.
