@@ -271,7 +271,7 @@ func Convert(dir string, w io.Writer, opt Options) error {
 			return fmt.Errorf("%s: tensor %q has shape %v, want %v for %s", s.meta.File, s.meta.Name, s.meta.Shape, e.HFShape, e.Name)
 		}
 		used[s.name] = true
-		typ := TensorType(e, opt.Type)
+		typ := TensorType(spec, e, opt.Type)
 		nb, err := tensorSize(typ, e.Shape)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)

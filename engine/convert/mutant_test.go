@@ -463,9 +463,10 @@ func TestShortList(t *testing.T) {
 // TestTensorTypeOneDim: 1-D weights stay F32 whatever their name; the MTP
 // head's enorm and hnorm end in "norm.weight" but not "_norm.weight".
 func TestTensorTypeOneDim(t *testing.T) {
+	spec, _ := PresetSpec("tiny")
 	for _, name := range []string{"blk.4.nextn.enorm.weight", "blk.4.nextn.hnorm.weight"} {
 		for _, n := range fileTypeNames {
-			if got := TensorType(&Entry{Name: name, Shape: []uint64{256}}, n.ft); got != gguf.TypeF32 {
+			if got := TensorType(spec, &Entry{Name: name, Shape: []uint64{256}}, n.ft); got != gguf.TypeF32 {
 				t.Errorf("%s as %v: %v, want F32", name, n.ft, got)
 			}
 		}

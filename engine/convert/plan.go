@@ -149,10 +149,11 @@ func u(x int) uint64 { return uint64(x) }
 type FileType uint32
 
 // File types the converter writes, with llama.cpp's LLAMA_FTYPE_MOSTLY_*
-// numbers: Q4_0 = 2, Q8_0 = 7, Q5_0 = 8, for the K-quants the _S ("small")
-// mixes, Q3_K_S = 11, Q4_K_S = 14 and Q5_K_S = 16, and Q6_K = 18, and
-// IQ4_NL = 25 and IQ4_XS = 30; unlike llama-quantize's mixes, every matrix
-// gets that one type (see TensorType).
+// numbers: Q4_0 = 2, Q8_0 = 7, Q5_0 = 8, IQ4_NL = 25 and IQ4_XS = 30; for
+// the K-quants the _S ("small") numbers, Q3_K_S = 11, Q4_K_S = 14 and
+// Q5_K_S = 16, and Q6_K = 18, where every matrix gets that one type (see
+// TensorType); and llama-quantize's mixes Q3_K_M = 12, Q3_K_L = 13, Q4_K_M
+// = 15 and Q5_K_M = 17, where some matrices get more bits (mixType).
 const (
 	FileF32    FileType = 0
 	FileF16    FileType = 1
@@ -160,8 +161,12 @@ const (
 	FileQ8_0   FileType = 7
 	FileQ5_0   FileType = 8
 	FileQ3_K   FileType = 11
+	FileQ3_K_M FileType = 12
+	FileQ3_K_L FileType = 13
 	FileQ4_K   FileType = 14
+	FileQ4_K_M FileType = 15
 	FileQ5_K   FileType = 16
+	FileQ5_K_M FileType = 17
 	FileQ6_K   FileType = 18
 	FileIQ4_NL FileType = 25
 	FileIQ4_XS FileType = 30
@@ -174,7 +179,8 @@ var fileTypeNames = []struct {
 	ft   FileType
 }{
 	{"f32", FileF32}, {"f16", FileF16}, {"bf16", FileBF16}, {"q8_0", FileQ8_0},
-	{"q6_k", FileQ6_K}, {"q5_k", FileQ5_K}, {"q4_k", FileQ4_K}, {"q3_k", FileQ3_K},
+	{"q6_k", FileQ6_K}, {"q5_k_m", FileQ5_K_M}, {"q5_k", FileQ5_K}, {"q4_k_m", FileQ4_K_M}, {"q4_k", FileQ4_K},
+	{"q3_k_l", FileQ3_K_L}, {"q3_k_m", FileQ3_K_M}, {"q3_k", FileQ3_K},
 	{"q5_0", FileQ5_0}, {"q4_0", FileQ4_0}, {"iq4_nl", FileIQ4_NL}, {"iq4_xs", FileIQ4_XS},
 }
 
@@ -187,8 +193,7 @@ func FileTypeNames() []string {
 	return ns
 }
 
-// ParseFileType parses the --type flag: f32, f16, bf16, q8_0, q6_k, q5_k,
-// q4_k, q3_k, q5_0, q4_0, iq4_nl or iq4_xs (any case).
+// ParseFileType parses the --type flag: one of FileTypeNames (any case).
 func ParseFileType(s string) (FileType, error) {
 	for _, n := range fileTypeNames {
 		if strings.EqualFold(s, n.name) {
@@ -207,20 +212,21 @@ func (ft FileType) String() string {
 	return fmt.Sprintf("filetype(%d)", uint32(ft))
 }
 
-// TensorType is llama.cpp's per-tensor type rule: 1-D tensors, norms,
-// ssm_conv1d and tensors not named *.weight stay F32; the other matrices
-// take the file type. Q8_0, Q5_0, Q4_0 and IQ4_NL fall back to F16 when the
-// row length (Shape[0]) is not a multiple of their block of 32. The
-// K-quants need rows of whole 256-value superblocks; other rows take Q8_0
-// if a multiple of 32, else F16. That is llama.cpp's fallback for Q6_K; for
-// the other K types it picks narrower ones (which ones has changed over its
+// TensorType is llama.cpp's per-tensor type rule for tensor e of model s:
+// 1-D tensors, norms, ssm_conv1d and tensors not named *.weight stay F32;
+// the other matrices take the file type, or for a mix the type mixType
+// gives them. Q8_0, Q5_0, Q4_0 and IQ4_NL fall back to F16 when the row
+// length (Shape[0]) is not a multiple of their block of 32. The K-quants
+// need rows of whole 256-value superblocks; other rows take Q8_0 if a
+// multiple of 32, else F16. That is llama.cpp's fallback for Q6_K; for the
+// other K types it picks narrower ones (which ones has changed over its
 // versions), and Q8_0 (more precise, and one rule for all) stands in for
-// them here. IQ4_XS, also of 256, falls back as llama.cpp's does: to IQ4_NL,
-// the same codebook on blocks of 32 with an f16 scale each, else F16.
-// IQ4_NL and IQ4_XS files otherwise follow Q4_0's plan (token_embd and
-// output included), not llama-quantize's mixes, which give some matrices
-// other types.
-func TensorType(e *Entry, ft FileType) gguf.Type {
+// them here. IQ4_XS, also of 256, falls back as llama.cpp's does: to
+// IQ4_NL, the same codebook on blocks of 32 with an f16 scale each, else
+// F16. IQ4_NL and IQ4_XS files otherwise follow Q4_0's plan (token_embd
+// and output included), not llama-quantize's mixes, which give some
+// matrices other types.
+func TensorType(s *Spec, e *Entry, ft FileType) gguf.Type {
 	if len(e.Shape) <= 1 || strings.HasSuffix(e.Name, "_norm.weight") ||
 		strings.HasSuffix(e.Name, ".ssm_conv1d.weight") || !strings.HasSuffix(e.Name, ".weight") {
 		return gguf.TypeF32
@@ -263,8 +269,94 @@ func TensorType(e *Entry, ft FileType) gguf.Type {
 		return k(gguf.TypeQ5_K)
 	case FileQ6_K:
 		return k(gguf.TypeQ6_K)
+	case FileQ3_K_M, FileQ3_K_L, FileQ4_K_M, FileQ5_K_M:
+		return k(mixType(s, e, ft))
 	}
 	return gguf.TypeF32
+}
+
+// mixType is the type llama-quantize gives matrix e in a K mix, before the
+// fallback for rows that are not whole superblocks. The rules are those of
+// llama.cpp's llama_tensor_get_type as it stood until its refactor of
+// March 2026 (a5bb8ba, src/llama-quant.cpp), under which the Qwen3.5 GGUFs
+// published at the model's release were quantised; qwen35-gguf.md gives
+// their Q4_K_M as base Q4_K, output Q6_K, some attn_v and ffn_down Q6_K,
+// attn_qkv Q5_K. In order, the first that applies:
+//   - output.weight, or token_embd.weight of a tied model (the LM head):
+//     Q6_K.
+//   - attn_v (attention layers): Q3_K_M Q5_K for the first two, else Q4_K;
+//     Q3_K_L Q5_K; Q4_K_M and Q5_K_M Q6_K where moreBits(i, n), i the
+//     attention layer's index among them and n the count of attn_v and
+//     attn_qkv tensors (one a block in Qwen3.5: llama.cpp counts both, but
+//     advances i on attn_v alone).
+//   - ffn_down of block i of n: Q3_K_M Q5_K for i < n/16, else Q4_K; Q3_K_L
+//     Q5_K; Q4_K_M and Q5_K_M Q6_K where moreBits(i, n).
+//   - attn_output: Q3_K_M Q4_K, Q3_K_L Q5_K.
+//   - attn_qkv (Gated DeltaNet layers): Q3_K_M and Q3_K_L Q4_K, Q4_K_M
+//     Q5_K, Q5_K_M Q6_K.
+//   - everything else (token_embd of an untied model, attn_q, attn_k,
+//     attn_gate, ssm_alpha, ssm_beta, ssm_out, ffn_gate, ffn_up,
+//     nextn.eh_proj): the base type.
+//
+// Blocks count in layer order, MTP blocks last, as llama.cpp's loader
+// walks them; n is the GGUF block_count (hparams.n_layer), MTP included.
+func mixType(s *Spec, e *Entry, ft FileType) gguf.Type {
+	base := map[FileType]gguf.Type{FileQ3_K_M: gguf.TypeQ3_K, FileQ3_K_L: gguf.TypeQ3_K,
+		FileQ4_K_M: gguf.TypeQ4_K, FileQ5_K_M: gguf.TypeQ5_K}[ft]
+	n := s.BlockCount()
+	m4 := ft == FileQ4_K_M || ft == FileQ5_K_M
+	switch name := e.Name; {
+	case name == "output.weight" || (s.Tied && name == "token_embd.weight"):
+		return gguf.TypeQ6_K
+	case strings.HasSuffix(name, ".attn_v.weight"):
+		i := 0 // attention blocks before this one
+		for il := 0; il < e.Layer; il++ {
+			if !s.IsRecurrent(il) {
+				i++
+			}
+		}
+		switch {
+		case ft == FileQ3_K_M && i < 2, ft == FileQ3_K_L:
+			return gguf.TypeQ5_K
+		case ft == FileQ3_K_M:
+			return gguf.TypeQ4_K
+		case m4 && moreBits(i, n):
+			return gguf.TypeQ6_K
+		}
+	case strings.HasSuffix(name, ".ffn_down.weight"):
+		i := e.Layer
+		switch {
+		case ft == FileQ3_K_M && i < n/16, ft == FileQ3_K_L:
+			return gguf.TypeQ5_K
+		case ft == FileQ3_K_M:
+			return gguf.TypeQ4_K
+		case m4 && moreBits(i, n):
+			return gguf.TypeQ6_K
+		}
+	case strings.HasSuffix(name, ".attn_output.weight"):
+		switch ft {
+		case FileQ3_K_M:
+			return gguf.TypeQ4_K
+		case FileQ3_K_L:
+			return gguf.TypeQ5_K
+		}
+	case strings.HasSuffix(name, ".attn_qkv.weight"):
+		switch ft {
+		case FileQ3_K_M, FileQ3_K_L:
+			return gguf.TypeQ4_K
+		case FileQ4_K_M:
+			return gguf.TypeQ5_K
+		case FileQ5_K_M:
+			return gguf.TypeQ6_K
+		}
+	}
+	return base
+}
+
+// moreBits is llama.cpp's use_more_bits: the first and last eighth of n,
+// and every third one between them.
+func moreBits(i, n int) bool {
+	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
 }
 
 // srcIndex maps a destination index along a reordered span to its source:

@@ -22,6 +22,8 @@ func TestParseFileType(t *testing.T) {
 		{"q3_k", 11}, {"q4_k", 14}, {"Q5_K", 16}, {"q6_K", 18},
 		// llama.cpp's LLAMA_FTYPE_MOSTLY_IQ4_NL and IQ4_XS.
 		{"iq4_nl", 25}, {"IQ4_XS", 30},
+		// llama.cpp's LLAMA_FTYPE_MOSTLY_Q3_K_M, Q3_K_L, Q4_K_M and Q5_K_M.
+		{"q3_k_m", 12}, {"Q3_K_L", 13}, {"q4_k_m", 15}, {"q5_K_M", 17},
 	} {
 		ft, err := ParseFileType(c.s)
 		if err != nil || ft != c.ft {
@@ -31,12 +33,13 @@ func TestParseFileType(t *testing.T) {
 			t.Errorf("%d.String() = %q, want %q", ft, got, strings.ToLower(c.s))
 		}
 	}
-	_, err := ParseFileType("q4_k_m")
-	if err == nil || !strings.Contains(err.Error(), "q4_k") || !strings.Contains(err.Error(), "q8_0") {
-		t.Errorf("q4_k_m: %v", err)
+	_, err := ParseFileType("q4_k_s")
+	if err == nil || !strings.Contains(err.Error(), "q4_k_m") || !strings.Contains(err.Error(), "q8_0") {
+		t.Errorf("q4_k_s: %v", err)
 	}
-	// Usage text lists the types from the largest to the smallest.
-	want := "f32 f16 bf16 q8_0 q6_k q5_k q4_k q3_k q5_0 q4_0 iq4_nl iq4_xs"
+	// Usage text lists the types from the largest to the smallest, a
+	// K mix before its base type.
+	want := "f32 f16 bf16 q8_0 q6_k q5_k_m q5_k q4_k_m q4_k q3_k_l q3_k_m q3_k q5_0 q4_0 iq4_nl iq4_xs"
 	if got := strings.Join(FileTypeNames(), " "); got != want {
 		t.Errorf("FileTypeNames() = %s, want %s", got, want)
 	}
@@ -199,6 +202,7 @@ func TestSynthKQuant(t *testing.T) {
 // not whole superblocks, Q5_0's, Q4_0's and IQ4_NL's for rows not of whole
 // blocks, and the tensors that stay F32 whatever the file type.
 func TestTensorTypeK(t *testing.T) {
+	spec, _ := PresetSpec("tiny")
 	for _, c := range []struct {
 		name  string
 		shape []uint64
@@ -235,7 +239,7 @@ func TestTensorTypeK(t *testing.T) {
 		{"blk.0.ssm_a", []uint64{256, 2}, FileQ4_K, gguf.TypeF32},
 	} {
 		e := &Entry{Name: c.name, Shape: c.shape}
-		if got := TensorType(e, c.ft); got != c.want {
+		if got := TensorType(spec, e, c.ft); got != c.want {
 			t.Errorf("%s %v %v: %v, want %v", c.name, c.shape, c.ft, got, c.want)
 		}
 	}

@@ -109,7 +109,7 @@ func Synth(w io.Writer, opt SynthOptions) error {
 	}
 	var total, done int64
 	for i := range plan {
-		nb, err := tensorSize(TensorType(&plan[i], opt.Type), plan[i].Shape)
+		nb, err := tensorSize(TensorType(spec, &plan[i], opt.Type), plan[i].Shape)
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func Synth(w io.Writer, opt SynthOptions) error {
 	}
 	sources := make([]synthSource, len(plan))
 	for i := range plan {
-		sources[i] = newSynthSource(&plan[i], TensorType(&plan[i], opt.Type), opt.Seed)
+		sources[i] = newSynthSource(&plan[i], TensorType(spec, &plan[i], opt.Type), opt.Seed)
 	}
 	s := startSynth(sources, workers)
 	defer s.close()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -63,28 +64,71 @@ func matBytes(in, out int, typ string) int64 {
 	return int64(in) * int64(out) * bytesPer256[typ] / 256
 }
 
-// stepWeightBytes is what one decode step reads of the weights: every
+// stepWeightBytes is what one decode step reads of the weights of a file
+// whose matrices are all of type typ.
+func (p presetShape) stepWeightBytes(typ string) int64 {
+	return p.stepWeightBytesOf(func(string, int) string { return typ })
+}
+
+// stepWeightBytesOf is what one decode step reads of the weights: every
 // matrix, norm, conv and ssm_a/ssm_dt vector of every layer, the output
 // norm, the LM head (token_embd when tied) and, untied, one embedding row.
-func (p presetShape) stepWeightBytes(typ string) int64 {
+// mt gives a matrix's type from its role (the GGUF name less "blk.N." and
+// ".weight"; "output" for the LM head, tied or not) and block.
+func (p presetShape) stepWeightBytesOf(mt func(role string, l int) string) int64 {
 	f32 := func(n int) int64 { return 4 * int64(n) }
 	K, V := p.hk*shapeS, p.hv*shapeS
 	C := 2*K + V
-	n := f32(p.embd) + matBytes(p.embd, p.vocab, typ) // output_norm, LM head
+	n := f32(p.embd) + matBytes(p.embd, p.vocab, mt("output", -1)) // output_norm, LM head
 	if !p.tied {
-		n += matBytes(p.embd, 1, typ) // the embedding row looked up
+		n += matBytes(p.embd, 1, mt("token_embd", -1)) // the embedding row looked up
 	}
 	for l := range p.layers {
-		n += 2*f32(p.embd) + 2*matBytes(p.embd, p.ff, typ) + matBytes(p.ff, p.embd, typ)
+		n += 2*f32(p.embd) + matBytes(p.embd, p.ff, mt("ffn_gate", l)) + matBytes(p.embd, p.ff, mt("ffn_up", l)) +
+			matBytes(p.ff, p.embd, mt("ffn_down", l))
 		if (l+1)%p.interval == 0 { // gated attention
-			n += matBytes(p.embd, 2*shapeDh*p.heads, typ) + 2*matBytes(p.embd, shapeDh*p.kv, typ) +
-				matBytes(shapeDh*p.heads, p.embd, typ) + 2*f32(shapeDh)
+			n += matBytes(p.embd, 2*shapeDh*p.heads, mt("attn_q", l)) + matBytes(p.embd, shapeDh*p.kv, mt("attn_k", l)) +
+				matBytes(p.embd, shapeDh*p.kv, mt("attn_v", l)) + matBytes(shapeDh*p.heads, p.embd, mt("attn_output", l)) + 2*f32(shapeDh)
 		} else { // Gated DeltaNet
-			n += matBytes(p.embd, C, typ) + matBytes(p.embd, V, typ) + 2*matBytes(p.embd, p.hv, typ) + matBytes(V, p.embd, typ) +
-				f32(shapeTaps*C) + 2*f32(p.hv) + f32(shapeS)
+			n += matBytes(p.embd, C, mt("attn_qkv", l)) + matBytes(p.embd, V, mt("attn_gate", l)) +
+				matBytes(p.embd, p.hv, mt("ssm_beta", l)) + matBytes(p.embd, p.hv, mt("ssm_alpha", l)) +
+				matBytes(V, p.embd, mt("ssm_out", l)) + f32(shapeTaps*C) + 2*f32(p.hv) + f32(shapeS)
 		}
 	}
 	return n
+}
+
+// planTypes is mt for stepWeightBytesOf from the converter's own choice of
+// types for preset name in file type ft (a K mix: which matrices get more
+// bits is engine/convert's TestMixTypesPresets's to check; this file checks
+// the bytes bench counts for them).
+func planTypes(t *testing.T, name string, ft convert.FileType) func(role string, l int) string {
+	t.Helper()
+	spec, err := convert.PresetSpec(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := convert.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{}
+	for i := range plan {
+		types[plan[i].Name] = strings.ToLower(convert.TensorType(spec, &plan[i], ft).String())
+	}
+	head := "output.weight"
+	if spec.Tied {
+		head = "token_embd.weight"
+	}
+	return func(role string, l int) string {
+		switch {
+		case role == "output":
+			return types[head]
+		case l < 0:
+			return types[role+".weight"]
+		}
+		return types[fmt.Sprintf("blk.%d.%s.weight", l, role)]
+	}
 }
 
 func (p presetShape) attnLayers() int { return p.layers / p.interval }
@@ -178,7 +222,7 @@ func writeZeroPreset(t *testing.T, path, name string, ft convert.FileType) {
 	}
 	zero := make([]byte, 8<<20)
 	for i := range plan {
-		typ := convert.TensorType(&plan[i], ft)
+		typ := convert.TensorType(spec, &plan[i], ft)
 		rb, err := gguf.RowBytes(typ, int64(plan[i].Shape[0]))
 		if err != nil {
 			t.Fatal(err)
@@ -246,7 +290,11 @@ func TestRooflineBytesFromShapes(t *testing.T) {
 				f.Close()
 				t.Fatalf("%s %s: %v", name, typ, err)
 			}
-			if got, want := m.WeightBytes(), p.stepWeightBytes(typ); got != want {
+			want := p.stepWeightBytes(typ)
+			if _, plain := bytesPer256[typ]; !plain {
+				want = p.stepWeightBytesOf(planTypes(t, name, ft))
+			}
+			if got := m.WeightBytes(); got != want {
 				t.Errorf("%s %s: weight bytes per step %d, from the shapes %d", name, typ, got, want)
 			}
 			if typ == "bf16" {

@@ -17,7 +17,9 @@ const defaultVocab = "engine/testdata/tokenizer/qwen3-vocab.gguf"
 // typeHelp describes --type for convert and synth.
 var typeHelp = strings.Join(convert.FileTypeNames(), ", ") +
 	" (K types: matrices whose rows are not a multiple of 256 take q8_0, or f16 if not a multiple of 32;" +
-	" iq4_xs: iq4_nl, or f16 if not a multiple of 32; q8_0, q5_0, q4_0, iq4_nl: f16 if not a multiple of 32)"
+	" iq4_xs: iq4_nl, or f16 if not a multiple of 32; q8_0, q5_0, q4_0, iq4_nl: f16 if not a multiple of 32;" +
+	" q3_k_m, q3_k_l, q4_k_m, q5_k_m are llama-quantize's mixes: the LM head q6_k and some attn_v, attn_qkv," +
+	" attn_output and ffn_down matrices with more bits than the rest)"
 
 func synthCmd() command {
 	return command{

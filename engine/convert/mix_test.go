@@ -1,0 +1,193 @@
+package convert
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/gguf"
+)
+
+// mixWant is what llama-quantize (a5bb8ba's llama_tensor_get_type) gives a
+// preset's matrices in one mix, worked out by hand from its rules for the
+// preset's layer count, not through mixType: the base type, the LM head's,
+// and per role the blocks that get a raised type.
+type mixWant struct {
+	base, head gguf.Type
+	raised     map[string]map[int]gguf.Type // role ("ffn_down", ...) → block → type; the rest of the role takes other[role]
+	other      map[string]gguf.Type         // a role's type outside raised; absent: base
+}
+
+func layers(t gguf.Type, ls ...int) map[int]gguf.Type {
+	m := map[int]gguf.Type{}
+	for _, l := range ls {
+		m[l] = t
+	}
+	return m
+}
+
+// TestMixTypesPresets checks the mixes' types, tensor by tensor, on the 9B
+// (32 blocks, attention in every fourth, untied) and 0.8B (24 blocks,
+// tied) presets.
+//
+// use_more_bits(i, n) is i < n/8 || i >= 7n/8 || (i − n/8) % 3 == 2. For n
+// = 32: 0–3, 28–31 and 6, 9, ..., 27. For n = 24: 0–2, 21–23 and 5, 8,
+// ..., 20. attn_v's i counts attention blocks (9B: blocks 3, 7, ..., 31
+// are i = 0..7, raised at i = 0–3 and 6: blocks 3, 7, 11, 15, 27; 0.8B:
+// i = 0..5 at blocks 3, ..., 23, raised at 0–2 and 5: 3, 7, 11, 23), with
+// n the count of attn_v and attn_qkv tensors, one a block.
+func TestMixTypesPresets(t *testing.T) {
+	Q3, Q4, Q5, Q6 := gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K
+	more32 := []int{0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31}
+	more24 := []int{0, 1, 2, 5, 8, 11, 14, 17, 20, 21, 22, 23}
+	for _, c := range []struct {
+		preset string
+		ft     FileType
+		want   mixWant
+	}{
+		{"9b", FileQ4_K_M, mixWant{Q4, Q6,
+			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more32...), "attn_v": layers(Q6, 3, 7, 11, 15, 27)},
+			map[string]gguf.Type{"attn_qkv": Q5}}},
+		{"9b", FileQ5_K_M, mixWant{Q5, Q6,
+			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more32...), "attn_v": layers(Q6, 3, 7, 11, 15, 27)},
+			map[string]gguf.Type{"attn_qkv": Q6}}},
+		// Q3_K_M: attn_v Q5_K for the first two attention blocks, else
+		// Q4_K; ffn_down Q5_K below n/16 = 2, else Q4_K.
+		{"9b", FileQ3_K_M, mixWant{Q3, Q6,
+			map[string]map[int]gguf.Type{"ffn_down": layers(Q5, 0, 1), "attn_v": layers(Q5, 3, 7)},
+			map[string]gguf.Type{"ffn_down": Q4, "attn_v": Q4, "attn_output": Q4, "attn_qkv": Q4}}},
+		{"9b", FileQ3_K_L, mixWant{Q3, Q6, nil,
+			map[string]gguf.Type{"ffn_down": Q5, "attn_v": Q5, "attn_output": Q5, "attn_qkv": Q4}}},
+		{"0.8b", FileQ4_K_M, mixWant{Q4, Q6,
+			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more24...), "attn_v": layers(Q6, 3, 7, 11, 23)},
+			map[string]gguf.Type{"attn_qkv": Q5}}},
+	} {
+		t.Run(c.preset+"-"+c.ft.String(), func(t *testing.T) {
+			spec, err := PresetSpec(c.preset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Plan(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			count := map[gguf.Type]int{}
+			for i := range plan {
+				e := &plan[i]
+				got := TensorType(spec, e, c.ft)
+				count[got]++
+				want := c.want.base
+				role := strings.TrimSuffix(strings.TrimPrefix(e.Name, fmt.Sprintf("blk.%d.", e.Layer)), ".weight")
+				switch {
+				case len(e.Shape) < 2 || strings.HasSuffix(e.Name, "_norm.weight") || strings.HasSuffix(e.Name, "ssm_conv1d.weight") || !strings.HasSuffix(e.Name, ".weight"):
+					want = gguf.TypeF32
+				case e.Name == "output.weight" || (spec.Tied && e.Name == "token_embd.weight"):
+					want = c.want.head
+				default:
+					if typ, ok := c.want.raised[role][e.Layer]; ok {
+						want = typ
+					} else if typ, ok := c.want.other[role]; ok {
+						want = typ
+					}
+				}
+				if got != want {
+					t.Errorf("%s: %v, want %v", e.Name, got, want)
+				}
+			}
+			t.Logf("types: %v", count)
+		})
+	}
+}
+
+// TestMoreBits pins moreBits to use_more_bits's values for n = 40 and 48
+// (the sets llama.cpp's rule gives: 20 of 40 and 24 of 48).
+func TestMoreBits(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want []int
+	}{
+		{40, []int{0, 1, 2, 3, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 34, 35, 36, 37, 38, 39}},
+		{48, []int{0, 1, 2, 3, 4, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35, 38, 41, 42, 43, 44, 45, 46, 47}},
+	} {
+		var got []int
+		for i := range c.n {
+			if moreBits(i, c.n) {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("n = %d: %v, want %v", c.n, got, c.want)
+		}
+	}
+}
+
+// TestConvertMix converts kDims's checkpoint (block 0 Gated DeltaNet,
+// block 1 attention, rows of 256 and 512 but attn_output's 128) with each
+// mix and checks the file: its file_type, each matrix's type (n = 2
+// blocks: use_more_bits(i, 2) holds for i = 1 only, so Q4_K_M's ffn_down
+// is Q6_K in block 1 alone and its attn_v, attention i = 0, keeps Q4_K;
+// Q3_K_M's ffn_down is Q4_K, n/16 being 0), and each tensor's bytes
+// against gguf.Quantize of the F32 conversion in that type.
+func TestConvertMix(t *testing.T) {
+	d := kDims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 11, DTypeF32))
+	ref, _ := convertDir(t, dir, Options{Type: FileF32})
+	Q3, Q4, Q5, Q6, Q8 := gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ8_0
+	for _, c := range []struct {
+		ft   FileType
+		base gguf.Type
+		want map[string]gguf.Type // the rest: base (rows of 256) or Q8_0 (attn_output's 128)
+	}{
+		{FileQ4_K_M, Q4, map[string]gguf.Type{"output.weight": Q6, "blk.1.ffn_down.weight": Q6, "blk.0.attn_qkv.weight": Q5}},
+		{FileQ5_K_M, Q5, map[string]gguf.Type{"output.weight": Q6, "blk.1.ffn_down.weight": Q6, "blk.0.attn_qkv.weight": Q6}},
+		{FileQ3_K_M, Q3, map[string]gguf.Type{"output.weight": Q6, "blk.0.ffn_down.weight": Q4, "blk.1.ffn_down.weight": Q4,
+			"blk.1.attn_v.weight": Q5, "blk.0.attn_qkv.weight": Q4}},
+		{FileQ3_K_L, Q3, map[string]gguf.Type{"output.weight": Q6, "blk.0.ffn_down.weight": Q5, "blk.1.ffn_down.weight": Q5,
+			"blk.1.attn_v.weight": Q5, "blk.0.attn_qkv.weight": Q4}},
+	} {
+		t.Run(c.ft.String(), func(t *testing.T) {
+			f, _ := convertDir(t, dir, Options{Type: c.ft})
+			if ft, err := f.Uint32("general.file_type"); err != nil || FileType(ft) != c.ft {
+				t.Errorf("general.file_type = %d, %v; want %d", ft, err, c.ft)
+			}
+			seen := map[gguf.Type]int{}
+			for _, ti := range f.Tensors {
+				want, ok := c.want[ti.Name]
+				switch {
+				case ok:
+				case len(ti.Shape) < 2 || strings.HasSuffix(ti.Name, "norm.weight") || strings.HasSuffix(ti.Name, "ssm_conv1d.weight") || !strings.HasSuffix(ti.Name, ".weight"):
+					want = gguf.TypeF32
+				case ti.Shape[0]%256 == 0:
+					want = c.base
+				default:
+					want = Q8 // attn_output: rows of 128, whatever its rule
+				}
+				if ti.Type != want {
+					t.Errorf("%s %v: type %v, want %v", ti.Name, ti.Shape, ti.Type, want)
+					continue
+				}
+				seen[want]++
+				x := readF32Tensor(t, ref, ti.Name)
+				got, err := f.TensorData(ti.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := gguf.RowBytes(want, int64(len(x)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				enc := make([]byte, n)
+				if err := gguf.Quantize(want, x, enc); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, enc) {
+					t.Errorf("%s: %v bytes differ from gguf.Quantize of the F32 conversion", ti.Name, want)
+				}
+			}
+			t.Logf("tensors by type: %v", seen)
+		})
+	}
+}
