@@ -4,12 +4,16 @@
 # IQ4 lookup in two permutes and an XOR with its codebook words in
 # registers, Q6_K in one mma a sub-block; kq-nobreak.patch (step 109): the
 # K-quant batch products without the group branch (Q4_K, Q5_K) and B loaded
-# for the tokens past n as well (Q4_K and the Q6_K family). bin/main is
-# main (memra and bench), bin/kql main with both patches, from the same
-# commit; build them here with
+# for the tokens past n as well (Q4_K and the Q6_K family); since session
+# 61 also mixfuse.patch (step 111: the matrices that read one input fused
+# in runs of one type, for mixed files). bin/main is main (memra and
+# bench), bin/kql main with the three patches, bin/fus main with
+# mixfuse.patch alone (memra and bench), from the same commit; build them
+# here with
 #   bash scripts/gpu/bins.sh main=main:memra,bench \
-#     kql=main+scripts/gpu/patches/kq-loops.patch+scripts/gpu/patches/kq-nobreak.patch
-# (nvcc needed) and carry ["bin"]; run344.sh times them. Every engine/gpu
+#     kql=main+scripts/gpu/patches/kq-loops.patch+scripts/gpu/patches/kq-nobreak.patch+scripts/gpu/patches/mixfuse.patch \
+#     fus=main+scripts/gpu/patches/mixfuse.patch:memra,bench
+# (nvcc needed) and carry ["bin"]; run344.sh and run345.sh time them. Every engine/gpu
 # GPU test (its DecodeMatchesCPU also runs main's near-tie rule, session
 # 59, on a GPU for the first time), memcheck on the IQ4, Q6_K and Q4_K
 # kernel cases (usual, lean and batch), gates, greedy tokens cuda == cpu,
@@ -27,6 +31,7 @@ SYNTH="$SYNTH $s1"
 gpu_tests kql
 echo "kernel cases passed: IQ4 $(grep -cE -- '--- PASS: TestGPUKernelMatvec(Batch)?/IQ4' "$OUT/gputest.txt"), Q6_K $(grep -cE -- '--- PASS: TestGPUKernelMatvec(Batch)?/Q6_K' "$OUT/gputest.txt"), Q4_K/Q5_K batch $(grep -cE -- '--- PASS: TestGPUKernelMatvecBatch/Q[45]_K' "$OUT/gputest.txt"), failed $(grep -c -- '--- FAIL' "$OUT/gputest.txt")"
 grep -E "worst relative|near-tie|identical: usual and lean" "$OUT/gputest.txt" | head -12
+grep -E -- "--- (PASS|FAIL).*(k-mix|FusionRuns|ProfileStep)" "$OUT/gputest.txt" | head -8
 CS=/usr/local/cuda/bin/compute-sanitizer
 memcheck() { # NAME REGEX SECONDS: memcheck on the kql test cases matching REGEX
   el "compute-sanitizer memcheck, $1"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Session 60 (prepared without a GPU): times run343.sh's binaries (bin/main,
-# bin/kql: main with scripts/gpu/patches/kq-loops.patch and kq-nobreak.patch;
+# bin/kql: main with scripts/gpu/patches/kq-loops.patch, kq-nobreak.patch
+# and, since session 61, mixfuse.patch, which leaves these one-type files'
+# launches as they are;
 # same bin.txz, same machine right after it, so the models are there).
 # main and kql alternated twice: decode at 1k and priming at P = 512.
 # Predictions (perf.md steps 107-109): decode bound by instructions as the
