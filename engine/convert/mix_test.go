@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -170,22 +169,7 @@ func TestConvertMix(t *testing.T) {
 					continue
 				}
 				seen[want]++
-				x := readF32Tensor(t, ref, ti.Name)
-				got, err := f.TensorData(ti.Name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				n, err := gguf.RowBytes(want, int64(len(x)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				enc := make([]byte, n)
-				if err := gguf.Quantize(want, x, enc); err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, enc) {
-					t.Errorf("%s: %v bytes differ from gguf.Quantize of the F32 conversion", ti.Name, want)
-				}
+				sameAsQuantized(t, ref, f, ti.Name, want)
 			}
 			t.Logf("tensors by type: %v", seen)
 		})

@@ -304,7 +304,20 @@ func mixType(s *Spec, e *Entry, ft FileType) gguf.Type {
 	base := map[FileType]gguf.Type{FileQ3_K_M: gguf.TypeQ3_K, FileQ3_K_L: gguf.TypeQ3_K,
 		FileQ4_K_M: gguf.TypeQ4_K, FileQ5_K_M: gguf.TypeQ5_K}[ft]
 	n := s.BlockCount()
-	m4 := ft == FileQ4_K_M || ft == FileQ5_K_M
+	// raised is attn_v's and ffn_down's rule for index i of n: Q3_K_M
+	// Q5_K below q3m, else Q4_K; Q3_K_L Q5_K; Q4_K_M and Q5_K_M Q6_K where
+	// moreBits.
+	raised := func(i, q3m int) gguf.Type {
+		switch {
+		case ft == FileQ3_K_M && i < q3m, ft == FileQ3_K_L:
+			return gguf.TypeQ5_K
+		case ft == FileQ3_K_M:
+			return gguf.TypeQ4_K
+		case (ft == FileQ4_K_M || ft == FileQ5_K_M) && moreBits(i, n):
+			return gguf.TypeQ6_K
+		}
+		return base
+	}
 	switch name := e.Name; {
 	case name == "output.weight" || (s.Tied && name == "token_embd.weight"):
 		return gguf.TypeQ6_K
@@ -315,24 +328,9 @@ func mixType(s *Spec, e *Entry, ft FileType) gguf.Type {
 				i++
 			}
 		}
-		switch {
-		case ft == FileQ3_K_M && i < 2, ft == FileQ3_K_L:
-			return gguf.TypeQ5_K
-		case ft == FileQ3_K_M:
-			return gguf.TypeQ4_K
-		case m4 && moreBits(i, n):
-			return gguf.TypeQ6_K
-		}
+		return raised(i, 2)
 	case strings.HasSuffix(name, ".ffn_down.weight"):
-		i := e.Layer
-		switch {
-		case ft == FileQ3_K_M && i < n/16, ft == FileQ3_K_L:
-			return gguf.TypeQ5_K
-		case ft == FileQ3_K_M:
-			return gguf.TypeQ4_K
-		case m4 && moreBits(i, n):
-			return gguf.TypeQ6_K
-		}
+		return raised(e.Layer, n/16)
 	case strings.HasSuffix(name, ".attn_output.weight"):
 		switch ft {
 		case FileQ3_K_M:

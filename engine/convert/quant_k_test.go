@@ -114,22 +114,7 @@ func TestConvertKQuant(t *testing.T) {
 					t.Errorf("%s %v: type %v, want %v", ti.Name, ti.Shape, ti.Type, want)
 					continue
 				}
-				x := readF32Tensor(t, ref, ti.Name)
-				got, err := f.TensorData(ti.Name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				n, err := gguf.RowBytes(want, int64(len(x)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				enc := make([]byte, n)
-				if err := gguf.Quantize(want, x, enc); err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, enc) {
-					t.Errorf("%s: %v bytes differ from gguf.Quantize of the F32 conversion", ti.Name, want)
-				}
+				x, got := sameAsQuantized(t, ref, f, ti.Name, want)
 				if want != c.typ {
 					continue
 				}
@@ -156,6 +141,31 @@ func TestConvertKQuant(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameAsQuantized checks that tensor name of f holds the bytes of
+// gguf.Quantize(typ) of the same tensor in ref, f's F32 conversion (the
+// converter must quantise exactly the values it would otherwise store),
+// and returns both: ref's values and f's bytes.
+func sameAsQuantized(t *testing.T, ref, f *gguf.File, name string, typ gguf.Type) ([]float32, []byte) {
+	t.Helper()
+	x := readF32Tensor(t, ref, name)
+	got, err := f.TensorData(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := gguf.RowBytes(typ, int64(len(x)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := make([]byte, n)
+	if err := gguf.Quantize(typ, x, enc); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, enc) {
+		t.Errorf("%s: %v bytes differ from gguf.Quantize of the F32 conversion", name, typ)
+	}
+	return x, got
 }
 
 // TestSynthKQuant: synth writes K-quant (and Q5_0, Q4_0, IQ4_NL, IQ4_XS)

@@ -98,11 +98,8 @@ func (p presetShape) stepWeightBytesOf(mt func(role string, l int) string) int64
 	return n
 }
 
-// planTypes is mt for stepWeightBytesOf from the converter's own choice of
-// types for preset name in file type ft (a K mix: which matrices get more
-// bits is engine/convert's TestMixTypesPresets's to check; this file checks
-// the bytes bench counts for them).
-func planTypes(t *testing.T, name string, ft convert.FileType) func(role string, l int) string {
+// presetPlan is preset name's Spec and the tensors synth writes for it.
+func presetPlan(t *testing.T, name string) (*convert.Spec, []convert.Entry) {
 	t.Helper()
 	spec, err := convert.PresetSpec(name)
 	if err != nil {
@@ -112,6 +109,16 @@ func planTypes(t *testing.T, name string, ft convert.FileType) func(role string,
 	if err != nil {
 		t.Fatal(err)
 	}
+	return spec, plan
+}
+
+// planTypes is mt for stepWeightBytesOf from the converter's own choice of
+// types for preset name in file type ft (a K mix: which matrices get more
+// bits is engine/convert's TestMixTypesPresets's to check; this file checks
+// the bytes bench counts for them).
+func planTypes(t *testing.T, name string, ft convert.FileType) func(role string, l int) string {
+	t.Helper()
+	spec, plan := presetPlan(t, name)
 	types := map[string]string{}
 	for i := range plan {
 		types[plan[i].Name] = strings.ToLower(convert.TensorType(spec, &plan[i], ft).String())
@@ -202,14 +209,7 @@ func (w *sparseWriter) Write(p []byte) (int, error) {
 // Metadata, TensorType) with all-zero data, as a sparse file.
 func writeZeroPreset(t *testing.T, path, name string, ft convert.FileType) {
 	t.Helper()
-	spec, err := convert.PresetSpec(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := convert.Plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, plan := presetPlan(t, name)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
