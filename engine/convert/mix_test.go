@@ -2,6 +2,8 @@ package convert
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,14 +31,13 @@ func layers(t gguf.Type, ls ...int) map[int]gguf.Type {
 
 // TestMixTypesPresets checks the mixes' types, tensor by tensor, on the 9B
 // (32 blocks, attention in every fourth, untied) and 0.8B (24 blocks,
-// tied) presets.
+// tied) presets, against the rules worked out by hand for those block
+// counts (TestMixTypesMatchLlama holds them to llama.cpp's own output).
 //
 // use_more_bits(i, n) is i < n/8 || i >= 7n/8 || (i − n/8) % 3 == 2. For n
 // = 32: 0–3, 28–31 and 6, 9, ..., 27. For n = 24: 0–2, 21–23 and 5, 8,
-// ..., 20. attn_v's i counts attention blocks (9B: blocks 3, 7, ..., 31
-// are i = 0..7, raised at i = 0–3 and 6: blocks 3, 7, 11, 15, 27; 0.8B:
-// i = 0..5 at blocks 3, ..., 23, raised at 0–2 and 5: 3, 7, 11, 23), with
-// n the count of attn_v and attn_qkv tensors, one a block.
+// ..., 20. attn_v and attn_qkv count together, one a block, so i is the
+// block either way.
 func TestMixTypesPresets(t *testing.T) {
 	Q3, Q4, Q5, Q6 := gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K
 	more32 := []int{0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31}
@@ -47,21 +48,18 @@ func TestMixTypesPresets(t *testing.T) {
 		want   mixWant
 	}{
 		{"9b", FileQ4_K_M, mixWant{Q4, Q6,
-			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more32...), "attn_v": layers(Q6, 3, 7, 11, 15, 27)},
-			map[string]gguf.Type{"attn_qkv": Q5}}},
+			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more32...), "attn_v": layers(Q6, more32...), "attn_qkv": layers(Q6, more32...)}, nil}},
 		{"9b", FileQ5_K_M, mixWant{Q5, Q6,
-			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more32...), "attn_v": layers(Q6, 3, 7, 11, 15, 27)},
-			map[string]gguf.Type{"attn_qkv": Q6}}},
-		// Q3_K_M: attn_v Q5_K for the first two attention blocks, else
-		// Q4_K; ffn_down Q5_K below n/16 = 2, else Q4_K.
+			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more32...), "attn_v": layers(Q6, more32...), "attn_qkv": layers(Q6, more32...)}, nil}},
+		// Q3_K_M: attn_v and attn_qkv Q5_K in blocks 0 and 1, else Q4_K;
+		// ffn_down Q5_K below n/16 = 2, else Q4_K.
 		{"9b", FileQ3_K_M, mixWant{Q3, Q6,
-			map[string]map[int]gguf.Type{"ffn_down": layers(Q5, 0, 1), "attn_v": layers(Q5, 3, 7)},
+			map[string]map[int]gguf.Type{"ffn_down": layers(Q5, 0, 1), "attn_qkv": layers(Q5, 0, 1)},
 			map[string]gguf.Type{"ffn_down": Q4, "attn_v": Q4, "attn_output": Q4, "attn_qkv": Q4}}},
 		{"9b", FileQ3_K_L, mixWant{Q3, Q6, nil,
-			map[string]gguf.Type{"ffn_down": Q5, "attn_v": Q5, "attn_output": Q5, "attn_qkv": Q4}}},
+			map[string]gguf.Type{"ffn_down": Q5, "attn_v": Q5, "attn_output": Q5, "attn_qkv": Q5}}},
 		{"0.8b", FileQ4_K_M, mixWant{Q4, Q6,
-			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more24...), "attn_v": layers(Q6, 3, 7, 11, 23)},
-			map[string]gguf.Type{"attn_qkv": Q5}}},
+			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more24...), "attn_v": layers(Q6, more24...), "attn_qkv": layers(Q6, more24...)}, nil}},
 	} {
 		t.Run(c.preset+"-"+c.ft.String(), func(t *testing.T) {
 			spec, err := PresetSpec(c.preset)
@@ -100,6 +98,64 @@ func TestMixTypesPresets(t *testing.T) {
 	}
 }
 
+// TestMixTypesMatchLlama holds TensorType to llama.cpp's quantizer:
+// testdata/llama-mixtypes/PRESET-MIX.txt lists the type it gave every
+// tensor it quantised of the preset's bf16 synth file in that mix
+// (scripts/llama/mixtypes.sh: node-llama-cpp 3.22.1's llama.cpp, September
+// 2026). Every matrix must get that type, and every tensor left out there
+// (kept F32) F32.
+func TestMixTypesMatchLlama(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "llama-mixtypes", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no llama.cpp type tables (%v)", err)
+	}
+	for _, path := range files {
+		preset, mix, _ := strings.Cut(strings.TrimSuffix(filepath.Base(path), ".txt"), "-")
+		t.Run(preset+"-"+mix, func(t *testing.T) {
+			ft, err := ParseFileType(mix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, err := PresetSpec(preset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Plan(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			llama := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				name, typ, ok := strings.Cut(line, " ")
+				if !ok {
+					t.Fatalf("%s: line %q is not \"tensor type\"", path, line)
+				}
+				llama[name] = typ
+			}
+			seen := 0
+			for i := range plan {
+				e := &plan[i]
+				want, ok := llama[e.Name]
+				if !ok {
+					want = "F32"
+				} else {
+					seen++
+				}
+				if got := TensorType(spec, e, ft).String(); got != want {
+					t.Errorf("%s: %s, llama.cpp %s", e.Name, got, want)
+				}
+			}
+			if seen != len(llama) {
+				t.Errorf("%d of llama.cpp's %d tensors are in the plan", seen, len(llama))
+			}
+		})
+	}
+}
+
 // TestMoreBits pins moreBits to use_more_bits's values for n = 40 and 48
 // (the sets llama.cpp's rule gives: 20 of 40 and 24 of 48).
 func TestMoreBits(t *testing.T) {
@@ -126,9 +182,10 @@ func TestMoreBits(t *testing.T) {
 // block 1 attention, rows of 256 and 512 but attn_output's 128) with each
 // mix and checks the file: its file_type, each matrix's type (n = 2
 // blocks: use_more_bits(i, 2) holds for i = 1 only, so Q4_K_M's ffn_down
-// is Q6_K in block 1 alone and its attn_v, attention i = 0, keeps Q4_K;
-// Q3_K_M's ffn_down is Q4_K, n/16 being 0), and each tensor's bytes
-// against gguf.Quantize of the F32 conversion in that type.
+// and attn_v are Q6_K in block 1 and its attn_qkv, block 0, keeps Q4_K;
+// Q3_K_M's attn_qkv and attn_v, blocks 0 and 1, are Q5_K and its ffn_down
+// Q4_K, n/16 being 0), and each tensor's bytes against gguf.Quantize of
+// the F32 conversion in that type.
 func TestConvertMix(t *testing.T) {
 	d := kDims()
 	dir := t.TempDir()
@@ -140,12 +197,12 @@ func TestConvertMix(t *testing.T) {
 		base gguf.Type
 		want map[string]gguf.Type // the rest: base (rows of 256) or Q8_0 (attn_output's 128)
 	}{
-		{FileQ4_K_M, Q4, map[string]gguf.Type{"output.weight": Q6, "blk.1.ffn_down.weight": Q6, "blk.0.attn_qkv.weight": Q5}},
-		{FileQ5_K_M, Q5, map[string]gguf.Type{"output.weight": Q6, "blk.1.ffn_down.weight": Q6, "blk.0.attn_qkv.weight": Q6}},
+		{FileQ4_K_M, Q4, map[string]gguf.Type{"output.weight": Q6, "blk.1.ffn_down.weight": Q6, "blk.1.attn_v.weight": Q6}},
+		{FileQ5_K_M, Q5, map[string]gguf.Type{"output.weight": Q6, "blk.1.ffn_down.weight": Q6, "blk.1.attn_v.weight": Q6}},
 		{FileQ3_K_M, Q3, map[string]gguf.Type{"output.weight": Q6, "blk.0.ffn_down.weight": Q4, "blk.1.ffn_down.weight": Q4,
-			"blk.1.attn_v.weight": Q5, "blk.0.attn_qkv.weight": Q4}},
+			"blk.1.attn_v.weight": Q5, "blk.0.attn_qkv.weight": Q5}},
 		{FileQ3_K_L, Q3, map[string]gguf.Type{"output.weight": Q6, "blk.0.ffn_down.weight": Q5, "blk.1.ffn_down.weight": Q5,
-			"blk.1.attn_v.weight": Q5, "blk.0.attn_qkv.weight": Q4}},
+			"blk.1.attn_v.weight": Q5, "blk.0.attn_qkv.weight": Q5}},
 	} {
 		t.Run(c.ft.String(), func(t *testing.T) {
 			f, _ := convertDir(t, dir, Options{Type: c.ft})

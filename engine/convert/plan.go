@@ -276,30 +276,29 @@ func TensorType(s *Spec, e *Entry, ft FileType) gguf.Type {
 }
 
 // mixType is the type llama-quantize gives matrix e in a K mix, before the
-// fallback for rows that are not whole superblocks. The rules are those of
-// llama.cpp's llama_tensor_get_type as it stood until its refactor of
-// March 2026 (a5bb8ba, src/llama-quant.cpp), under which the Qwen3.5 GGUFs
-// published at the model's release were quantised; qwen35-gguf.md gives
-// their Q4_K_M as base Q4_K, output Q6_K, some attn_v and ffn_down Q6_K,
-// attn_qkv Q5_K. In order, the first that applies:
+// fallback for rows that are not whole superblocks: llama.cpp's
+// llama_tensor_get_type as node-llama-cpp 3.22.1's build of it (September
+// 2026) quantises the 0.8B and 9B presets, which scripts/llama/mixtypes.sh
+// records in testdata/llama-mixtypes (TestMixTypesMatchLlama). In order,
+// the first that applies:
 //   - output.weight, or token_embd.weight of a tied model (the LM head):
 //     Q6_K.
-//   - attn_v (attention layers): Q3_K_M Q5_K for the first two, else Q4_K;
-//     Q3_K_L Q5_K; Q4_K_M and Q5_K_M Q6_K where moreBits(i, n), i the
-//     attention layer's index among them and n the count of attn_v and
-//     attn_qkv tensors (one a block in Qwen3.5: llama.cpp counts both, but
-//     advances i on attn_v alone).
+//   - attn_v and attn_qkv (one of them a block), block i of n: Q3_K_M Q5_K
+//     for i < 2, else Q4_K; Q3_K_L Q5_K; Q4_K_M and Q5_K_M Q6_K where
+//     moreBits(i, n).
 //   - ffn_down of block i of n: Q3_K_M Q5_K for i < n/16, else Q4_K; Q3_K_L
 //     Q5_K; Q4_K_M and Q5_K_M Q6_K where moreBits(i, n).
 //   - attn_output: Q3_K_M Q4_K, Q3_K_L Q5_K.
-//   - attn_qkv (Gated DeltaNet layers): Q3_K_M and Q3_K_L Q4_K, Q4_K_M
-//     Q5_K, Q5_K_M Q6_K.
 //   - everything else (token_embd of an untied model, attn_q, attn_k,
 //     attn_gate, ssm_alpha, ssm_beta, ssm_out, ffn_gate, ffn_up,
 //     nextn.eh_proj): the base type.
 //
-// Blocks count in layer order, MTP blocks last, as llama.cpp's loader
-// walks them; n is the GGUF block_count (hparams.n_layer), MTP included.
+// Until its refactor of March 2026 (a5bb8ba and before) llama.cpp counted
+// only attn_v in i and gave attn_qkv a type of its own (Q4_K_M Q5_K:
+// qwen35-gguf.md's "attn_qkv Q5_K", as the Qwen3.5 files published at the
+// model's release have); memra writes what llama-quantize writes now.
+// Blocks count in layer order, MTP blocks last, as llama.cpp's loader walks
+// them; n is the GGUF block_count, MTP included.
 func mixType(s *Spec, e *Entry, ft FileType) gguf.Type {
 	base := map[FileType]gguf.Type{FileQ3_K_M: gguf.TypeQ3_K, FileQ3_K_L: gguf.TypeQ3_K,
 		FileQ4_K_M: gguf.TypeQ4_K, FileQ5_K_M: gguf.TypeQ5_K}[ft]
@@ -321,14 +320,10 @@ func mixType(s *Spec, e *Entry, ft FileType) gguf.Type {
 	switch name := e.Name; {
 	case name == "output.weight" || (s.Tied && name == "token_embd.weight"):
 		return gguf.TypeQ6_K
-	case strings.HasSuffix(name, ".attn_v.weight"):
-		i := 0 // attention blocks before this one
-		for il := 0; il < e.Layer; il++ {
-			if !s.IsRecurrent(il) {
-				i++
-			}
-		}
-		return raised(i, 2)
+	case strings.HasSuffix(name, ".attn_v.weight"), strings.HasSuffix(name, ".attn_qkv.weight"):
+		// Every block has one of the two (Plan), so the count of those
+		// before block e.Layer is e.Layer.
+		return raised(e.Layer, 2)
 	case strings.HasSuffix(name, ".ffn_down.weight"):
 		return raised(e.Layer, n/16)
 	case strings.HasSuffix(name, ".attn_output.weight"):
@@ -337,15 +332,6 @@ func mixType(s *Spec, e *Entry, ft FileType) gguf.Type {
 			return gguf.TypeQ4_K
 		case FileQ3_K_L:
 			return gguf.TypeQ5_K
-		}
-	case strings.HasSuffix(name, ".attn_qkv.weight"):
-		switch ft {
-		case FileQ3_K_M, FileQ3_K_L:
-			return gguf.TypeQ4_K
-		case FileQ4_K_M:
-			return gguf.TypeQ5_K
-		case FileQ5_K_M:
-			return gguf.TypeQ6_K
 		}
 	}
 	return base

@@ -10,18 +10,17 @@
 # (run343.sh runs every GPU test on kql: the K-mix model's partial runs,
 # TestGPUDecodeMatchesCPU/qwen35-k-mix, included). main, fus and kql
 # alternated: decode at 1k and priming at P = 512.
-# Predictions (perf.md steps 110, 111): 9B Q4_K_M at 1k ~400-430 tok/s on
-# main (9B Q4_K's 502 with 12% more bytes, its Q6_K down projections and
-# LM head on the slower Q6_K kernel, and 82 more nodes: 310 a token, each of
-# a DeltaNet layer's four input projections its own launch); fus 257 nodes
-# (qkv and gate|beta|alpha; q|k and v), ~5% faster; 0.8B Q4_K_M 234 nodes
-# on main, 194 on fus, ~10-15% faster. kql adds steps 107-109 (its Q6_K
-# loops) on top of fus. Gates PASS, greedy tokens cuda == cpu on 0.8B
-# Q4_K_M, 64 greedy tokens main == fus on the mixes (runs change which
-# kernel sums a part only where a part's kernel changes with its matrix's
-# rows: Q5_K qkv alone is as before; gate|beta|alpha's rows take the plain
-# kernel where each alone took the wide one, so those tokens may differ at
-# near-ties and the logits in their last bits).
+# Predictions (perf.md steps 110, 111): 9B Q4_K_M at 1k ~410-440 tok/s on
+# main (9B Q4_K's 502 with ~12% more bytes, its Q6_K down projections,
+# attn_qkv and LM head on the slower Q6_K kernel, and 44 more nodes: 272 a
+# token, the four input projections of a DeltaNet layer whose attn_qkv is
+# Q6_K each its own launch); fus 244 nodes (qkv and gate|beta|alpha; q|k and
+# v), ~2-3% faster; 0.8B Q4_K_M 206 nodes on main, 184 on fus, ~6-9%
+# faster. kql adds steps 107-109 (its Q6_K loops) on top of fus. Gates
+# PASS, greedy tokens cuda == cpu on 0.8B Q4_K_M, 64 greedy tokens main ==
+# fus on the mixes, or differing at near-ties: a run's rows may take
+# another kernel than its parts alone (gate|beta|alpha's rows the plain one
+# where each alone took the wide one), which moves the logits' last bits.
 set -u
 source scripts/gpu/lib.sh
 start_run
