@@ -124,7 +124,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	reps := fs.Int("reps", 5, "timed repetitions per measurement (median and spread over them)")
 	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here; with 0, in the first timed one, and the report says so)")
 	prompt := fs.Int("prompt", 64, "prompt length `P` of the priming measurement")
-	tokenFeed := fs.Bool("token-feed", false, "prime prompts one decode step per token (as models with K-quant matrices always do) instead of in chunks of up to 8 tokens, each weight read once a chunk; run with and without it to compare prime ms")
+	tokenFeed := fs.Bool("token-feed", false, "prime prompts one decode step per token (as memra did before chunked priming, perf.md step 99, and still does where a matrix has no batch kernel) instead of in chunks of up to 8 tokens, each weight read once a chunk; run with and without it to compare prime ms")
 	fp8 := fs.Bool("fp8", false, "FP8 (e4m3) KV cache: the same as -kv fp8")
 	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")
 	out := fs.String("out", "results", "results `DIR`")
