@@ -262,19 +262,22 @@ __device__ __forceinline__ float memra_q3t_value(const unsigned char* tiles, int
 }
 
 // The tiled IQ4_XS layout (matvec_q6k.cu's memra_iq4t; engine/internal/ktile
-// IQ4XS): Q3_K's shape, 4-bit codebook indices in the low-nibble plane,
-// lane 4g+c's word for a sub-block of 16 columns holding columns (4c, 4c+1)
-// of row g, of row g+8, then (4c+2, 4c+3) of each, nibble by nibble; at 2048
-// per row the 16 int8 scales ls - 32 (each 32-column scale twice), at 2304
-// per g d of row g, of row g+8.
+// IQ4XS): Q3_K's shape, 4-bit codes (memra_iq4_lut's, one per codebook
+// index) in the low-nibble plane, lane 4g+c's word for a sub-block of 16
+// columns holding columns (4c, 4c+1) of row g, of row g+8, then (4c+2,
+// 4c+3) of each, nibble by nibble; at 2048 per row the 16 int8 scales ls -
+// 32 (each 32-column scale twice), at 2304 per g d of row g, of row g+8.
 #define MEMRA_IQ4T_BYTES 2336
 
-// The codebook + 128 (1..241) as bytes: entry n at byte n % 4 of word n / 4
-// (the Go test TestIQ4Table checks them against gguf's decoder).
-#define MEMRA_IQ4_T0 0x3F2D1801u
-#define MEMRA_IQ4_T1 0x766A5D4Fu
-#define MEMRA_IQ4_T2 0xA6998D81u
-#define MEMRA_IQ4_T3 0xF1D9C5B5u
+// The codebook + 128 (1..241) as bytes, split for memra_iq4_lut: code n =
+// i + 8h holds codebook index 2i + h (ktile.iq4Code), A byte i is index
+// 2i's value + 128, B byte i index 2i+1's, inverted (~) where 2i's is
+// positive (i >= 4), so that every B byte's top bit is 0. The Go test
+// TestIQ4Table runs this lookup over every index against gguf's decoder.
+#define MEMRA_IQ4_A0 0x6A4F2D01u
+#define MEMRA_IQ4_A1 0xD9B59981u
+#define MEMRA_IQ4_B0 0x765D3F18u
+#define MEMRA_IQ4_B1 0x0E3A5972u
 
 __device__ __forceinline__ unsigned int memra_prmt(unsigned int a, unsigned int b, unsigned int c) {
     unsigned int r;
@@ -282,14 +285,19 @@ __device__ __forceinline__ unsigned int memra_prmt(unsigned int a, unsigned int 
     return r;
 }
 
-// The codebook bytes of the four codes in the low 16 bits of s, byte k
-// from code k: prmt picks bytes by a selector nibble's low 3 bits, so
-// codes 0..7 look up T0:T1 by s, codes 8..15 T2:T3 by sx = s ^ 0x8888
-// (bit 3 set asks prmt for a sign fill, so the other half's lookups give
-// junk there), and a third prmt takes byte k from the first or the second
-// by code k's bit 3, moved to bit 2 of its selector nibble (sel).
-__device__ __forceinline__ unsigned int memra_iq4_lut(unsigned int s, unsigned int sx, unsigned int sel) {
-    return memra_prmt(memra_prmt(MEMRA_IQ4_T0, MEMRA_IQ4_T1, s), memra_prmt(MEMRA_IQ4_T2, MEMRA_IQ4_T3, sx), sel);
+// The codebook bytes (+ 128) of the four codes in the low 16 bits of s, byte
+// k from code k, given sx = s ^ 0x8888 and the words A0 (a0) and B0 (b0).
+// prmt picks a byte by a selector nibble's low 3 bits, and with bit 3 set
+// gives that byte's top bit in all 8 (a sign fill). So the XOR of the two
+// permutes gives code i + 8h A[i] ^ fill(B[i]) = A[i] when h = 0, and
+// fill(A[i]) ^ B[i] when h = 1: B[i] for i < 4, ~B[i] for i >= 4, index 2i+1's
+// byte either way. A pair (2i, 2i+1) shares a sign, so A[i]'s top bit
+// tells whether B[i] is stored inverted, and no third permute has to choose
+// between the lookups (perf.md step 107). a0 and b0 come in registers: as
+// immediates ptxas rebuilt them from uniform registers before every use.
+__device__ __forceinline__ unsigned int memra_iq4_lut(unsigned int s, unsigned int sx, unsigned int a0 = MEMRA_IQ4_A0,
+                                                      unsigned int b0 = MEMRA_IQ4_B0) {
+    return memra_prmt(a0, MEMRA_IQ4_A1, s) ^ memra_prmt(b0, MEMRA_IQ4_B1, sx);
 }
 
 // Value (row, col) of a tiled IQ4_XS matrix of ns superblocks per row, in
@@ -299,7 +307,7 @@ __device__ __forceinline__ float memra_iq4t_value(const unsigned char* tiles, in
     const int rr = (int)(row & 15), v = col & 255, g = rr & 7, h = rr >> 3;
     const int j = v >> 4, c = (v >> 2) & 3, p = v & 3;
     const unsigned int n = (t[512 * (j >> 2) + 16 * (4 * g + c) + 4 * (j & 3) + 2 * (p >> 1) + h] >> (4 * (p & 1))) & 15u;
-    const int q = (int)(memra_iq4_lut(n, n ^ 8u, ((n >> 1) & 4u) | 0x3210u) & 0xffu) - 128;
+    const int q = (int)(memra_iq4_lut(n, n ^ 8u) & 0xffu) - 128;
     const unsigned char* dd = t + 2304 + 4 * g + 2 * h;
     const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
     return __fmul_rn(__fmul_rn(d, (float)(signed char)t[2048 + 16 * rr + j]), (float)q);
@@ -307,8 +315,8 @@ __device__ __forceinline__ float memra_iq4t_value(const unsigned char* tiles, in
 
 // The tiled Q4_0 and IQ4_NL layouts (matvec_q6k.cu's memra_q40t and
 // memra_iq4nlt; engine/internal/ktile Q40, IQ4NL): the low-nibble plane of
-// Q3_K's tiles (Q4_0: the codes 0..15 in its order; IQ4_NL: codebook
-// indices in IQ4_XS's), then at 2048 per row the f16 d of its eight
+// Q3_K's tiles (Q4_0: the codes 0..15 in its order; IQ4_NL: IQ4_XS's
+// codes in IQ4_XS's order), then at 2048 per row the f16 d of its eight
 // 32-column blocks.
 #define MEMRA_Q40T_BYTES 2304
 #define MEMRA_IQ4NLT_BYTES 2304
@@ -325,7 +333,7 @@ __device__ __forceinline__ float memra_b32t_value(const unsigned char* tiles, in
     const float d = memra_f16_to_f32((unsigned short)(dd[0] | (dd[1] << 8)));
     if (IQ) {
         const unsigned int n = (w[2 * (p >> 1) + h] >> (4 * (p & 1))) & 15u;
-        return __fmul_rn(d, (float)((int)(memra_iq4_lut(n, n ^ 8u, ((n >> 1) & 4u) | 0x3210u) & 0xffu) - 128));
+        return __fmul_rn(d, (float)((int)(memra_iq4_lut(n, n ^ 8u) & 0xffu) - 128));
     }
     const int q = (int)((w[2 * (p & 1) + h] >> (4 * (p >> 1))) & 15u);
     return __fmul_rn((float)(q - 8), d);

@@ -45,8 +45,10 @@ typedef float memra_mvbk_acc[MEMRA_MVBK_GROUPS][4][2];
 // A lane's view of the chunk's staged inputs (matvec_batch_kq_stage): for
 // each token group G, its B fragments' base (token 4G + lane/8: lane L
 // loads B column L/4, its hi or lo), the run sums of its D columns' token
-// (4G + lane%4; a token past n reads the last, summed on zeros, never put)
-// and whether its B token is one of the chunk's. Built once a kernel and
+// (4G + lane%4) and whether its B token is one of the chunk's. A token
+// past n points at the chunk's last (token 0 at least, so that nothing
+// reads before the buffer even for an n of 0, which the host refuses): its
+// D columns are summed on zeros or on that token's x' and never put. Built once a kernel and
 // kept in registers (memra_opaque): rebuilt from the parameters in the loop
 // they cost a third more instructions an item.
 struct memra_kq_in {
@@ -63,8 +65,8 @@ __device__ __forceinline__ memra_kq_in memra_kq_lane_in(const float* xk, int str
     for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
         const int t = 4 * G + (lane >> 3), d = 4 * G + (lane & 3);
         in.live[G] = t < n;
-        in.b[G] = reinterpret_cast<const unsigned char*>(xk + (long long)min(t, n - 1) * stride) + boff;
-        in.xs[G] = xk + (long long)min(d, n - 1) * stride + cols;
+        in.b[G] = reinterpret_cast<const unsigned char*>(xk + (long long)max(min(t, n - 1), 0) * stride) + boff;
+        in.xs[G] = xk + (long long)max(min(d, n - 1), 0) * stride + cols;
         memra_opaque(in.b[G]);
         memra_opaque(in.xs[G]);
     }
@@ -73,7 +75,13 @@ __device__ __forceinline__ memra_kq_in memra_kq_lane_in(const float* xk, int str
 
 // Q4_K (Q5: Q5_K) superblock sb of a lane's tile share s for the chunk's n
 // tokens. Runs p and p + 4 are the decode quad's lane p's; run j's
-// fragments lie 128 bytes apart, a superblock's 1,024.
+// fragments lie 128 bytes apart, a superblock's 1,024. Every group's
+// products are made, a group past n too: a branch out of the group loop
+// made each (run, group) a block of its own, across which ptxas could not
+// schedule the loads and mma (loop 777 -> 660 instructions without it). Q4_K
+// loads B for tokens past n as well, from the token memra_kq_lane_in
+// points them at (660 -> 584); Q5_K keeps the predicate, without which its
+// kernel spills (perf.md steps 102, 109).
 template <bool Q5>
 __device__ __forceinline__ void memra_q4t_bstep(memra_mvbk_acc& acc, const memra_q4t_sb& s, int sb, const memra_kq_in& in, int n) {
 #pragma unroll
@@ -87,9 +95,8 @@ __device__ __forceinline__ void memra_q4t_bstep(memra_mvbk_acc& acc, const memra
 #pragma unroll
             for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
                 d[G][r][0] = d[G][r][1] = d[G][r][2] = d[G][r][3] = 0.0f;
-                if (4 * G >= n) break;
                 uint4 bx = make_uint4(0, 0, 0, 0);
-                if (in.live[G]) bx = memra_ldg16(in.b[G] + sb * 1024 + j * 128);
+                if (!Q5 || in.live[G]) bx = memra_ldg16(in.b[G] + sb * 1024 + j * 128);
                 memra_mma_f16(d[G][r], a, bx.x, bx.y);
                 memra_mma_f16(d[G][r], a8, bx.z, bx.w);
             }
@@ -109,26 +116,26 @@ __device__ __forceinline__ void memra_q4t_bstep(memra_mvbk_acc& acc, const memra
 // (matvec_batch_kq_stage): two 16-byte loads, 256 bytes a p, 1,024 a
 // superblock. (Read 8 bytes at a time from memra_stage_x's layout, as the
 // decode kernel reads them from shared memory, they made 9B Q6_K priming
-// 23% slower than staging in every block: run334.)
-// SB: memra_q6t_sb or one of memra_nibt's (Q3_K, IQ4_XS, Q4_0, IQ4_NL: one
-// mma a sub-block, memra_q6t_mma).
-template <class SB>
-__device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const SB& s, int sb, const memra_kq_in& in, int n) {
+// 23% slower than staging in every block: run334.) B is loaded for tokens
+// past n too, from the token memra_kq_lane_in points them at, as Q4_K's is
+// (loop 742 -> 710); the group loops keep their break, without which these
+// kernels spill under the two-block bound (perf.md step 109).
+// SB: memra_q6t_sb or one of memra_nibt's (Q3_K, IQ4_XS, Q4_0, IQ4_NL); each
+// takes one mma a sub-block (memra_q6t_mma).
+template <class SB, class K>
+__device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const SB& s, const K& kept, int sb, const memra_kq_in& in, int n) {
 #pragma unroll
     for (int p = 0; p < 4; p++) {
         uint4 bx[MEMRA_MVBK_GROUPS][2];
 #pragma unroll
         for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
-            bx[G][0] = bx[G][1] = make_uint4(0, 0, 0, 0);
-            if (4 * G < n && in.live[G]) {
-                const unsigned char* b = in.b[G] + sb * 1024 + p * 256;
-                bx[G][0] = memra_ldg16(b), bx[G][1] = memra_ldg16(b + 16);
-            }
+            const unsigned char* b = in.b[G] + sb * 1024 + p * 256;
+            bx[G][0] = memra_ldg16(b), bx[G][1] = memra_ldg16(b + 16);
         }
         float a1[MEMRA_MVBK_GROUPS][2] = {};
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            const auto f = memra_q6t_frags(s, 4 * k + p);
+            const auto f = memra_q6t_frags(s, 4 * k + p, kept);
 #pragma unroll
             for (int G = 0; G < MEMRA_MVBK_GROUPS; G++) {
                 if (4 * G >= n) break;
@@ -147,7 +154,8 @@ __device__ __forceinline__ void memra_q6t_bstep(memra_mvbk_acc& acc, const SB& s
     }
 }
 
-// memra_kq_batch<T>: tile policy T's batch step (step) and a lane's byte
+// memra_kq_batch<T>: tile policy T's batch step (step; kept: what T keeps
+// across items, memra_mvt_loop's) and a lane's byte
 // offset of its first fragment in a token's staged x' (boff: Q4_K/Q5_K's 16
 // bytes of run 0, columns 8 lc..8 lc+7, hi or lo; Q6_K's 32 of sub-blocks
 // 0, 4, 8, 12).
@@ -157,7 +165,8 @@ struct memra_kq_batch;
 template <bool Q5>
 struct memra_kq_batch<memra_k4t<Q5>> {
     static __device__ __forceinline__ int boff(int lc, int hl) { return (lc * 2 + hl) * 16; }
-    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q4t_sb& s, int sb, const memra_kq_in& in, int n) {
+    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q4t_sb& s, const typename memra_k4t<Q5>::keep&, int sb,
+                                                const memra_kq_in& in, int n) {
         memra_q4t_bstep<Q5>(acc, s, sb, in, n);
     }
 };
@@ -165,8 +174,9 @@ struct memra_kq_batch<memra_k4t<Q5>> {
 template <>
 struct memra_kq_batch<memra_q6t> {
     static __device__ __forceinline__ int boff(int lc, int hl) { return (lc * 2 + hl) * 32; }
-    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q6t_sb& s, int sb, const memra_kq_in& in, int n) {
-        memra_q6t_bstep(acc, s, sb, in, n);
+    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q6t_sb& s, const memra_q6t_bfrag& kept, int sb,
+                                                const memra_kq_in& in, int n) {
+        memra_q6t_bstep(acc, s, kept, sb, in, n);
     }
 };
 
@@ -175,8 +185,9 @@ struct memra_kq_batch<memra_q6t> {
 template <class SB, int B>
 struct memra_kq_batch<memra_nibt<SB, B>> {
     static __device__ __forceinline__ int boff(int lc, int hl) { return memra_kq_batch<memra_q6t>::boff(lc, hl); }
-    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const SB& s, int sb, const memra_kq_in& in, int n) {
-        memra_q6t_bstep(acc, s, sb, in, n);
+    static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const SB& s, const typename memra_nibt<SB, B>::keep& kept, int sb,
+                                                const memra_kq_in& in, int n) {
+        memra_q6t_bstep(acc, s, kept, sb, in, n);
     }
 };
 
@@ -241,7 +252,7 @@ __device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, con
 #pragma unroll
                 for (int p = 0; p < 4; p++) acc[q][p][0] = acc[q][p][1] = 0.0f;
         },
-        [&](typename T::keep&, const typename T::sb& s, int i) { memra_kq_batch<T>::step(acc, s, i, in, n); },
+        [&](typename T::keep& kept, const typename T::sb& s, int i) { memra_kq_batch<T>::step(acc, s, kept, i, in, n); },
         [&](int unit) { memra_tile_put_batch<KW>(y, red, acc, unscale, unit, lane, rows, mode, n, y_stride); });
 }
 

@@ -54,12 +54,14 @@ matvec_q5_k_wide_lean(float* y, const void* W, const float* x, int rows, int col
     memra_mvt<8, 1, memra_q5t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+// Q6_K's as its usual kernels' (matvec_q6k.cu): without the minimum the
+// lean ones spilled 4 bytes on sm_80-89.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q6_k_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 1, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q6_k_wide_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                       float eps) {
     memra_mvt<8, 1, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
@@ -76,12 +78,16 @@ matvec_q3_k_wide_lean(float* y, const void* W, const float* x, int rows, int col
     memra_mvt<8, 1, memra_q3t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+// The IQ4 forms keep their usual kernels' minimum of one block an SM
+// (matvec_q6k.cu): without it ptxas 11.8 held them to 80 registers and
+// rebuilt the codebook words in the loop (IQ4_XS: 471 instructions an item
+// against 411).
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_iq4_xs_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 1, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_iq4_xs_wide_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                         float eps) {
     memra_mvt<8, 1, memra_iq4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
@@ -98,12 +104,12 @@ matvec_q4_0_wide_lean(float* y, const void* W, const float* x, int rows, int col
     memra_mvt<8, 1, memra_q40t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_iq4_nl_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 1, memra_iq4nlt>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_iq4_nl_wide_lean(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                         float eps) {
     memra_mvt<8, 1, memra_iq4nlt>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);

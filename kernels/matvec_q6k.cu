@@ -5,10 +5,11 @@
 // d * sc_j * (q - 32) over sub-block j of 16 columns, q = low nibble + 16 *
 // high 2 bits, so one mma.m16n8k16 covers exactly one sub-block of 16 rows,
 // and per row y = 2^-k * d * sum_j sc_j * D_j with D_j = sum (q - 32) x'.
-// The two parts of q go in as two exact f16 A operands of the same product
-// (nibble - 32 from one LOP3 + one HSUB2 or HFMA2 per pair, 16 * high bits
-// from one LOP3 + one HFMA2 per pair), so D_j takes two mma and no sum of
-// x. Step 31's form (every lane of a quad multiplying all 16 scales) was no
+// q - 32 goes in as one exact f16 A operand, built per pair of values from
+// its two parts (a LOP3 each, then an HFMA2 that scales the high bits and
+// an HADD2 or HFMA2 that adds the nibble), so D_j takes one mma and no sum
+// of x (until perf.md step 108 the parts were two operands and two mma).
+// Step 31's form (every lane of a quad multiplying all 16 scales) was no
 // faster than the CUDA-core kernel; with the scales spread over the quad
 // (~518 SASS instructions a tile against ~730) and the tiles through the
 // ring of mvring.cuh it is 1.1-1.8x faster than the CUDA-core kernel on the
@@ -25,8 +26,9 @@
 // -4..3: its tile is the low-nibble plane (q + 8), the scales and d, and a
 // sub-block takes one mma of the codes less 8. The steps are Q6_K's,
 // templated on the superblock (memra_q6t_frags, memra_q6t_mma). IQ4_XS
-// (memra_iq4t, ktile IQ4XS) has Q3_K's tile with codebook indices for
-// codes, looked up by byte permutes (memra_iq4_lut). Q4_0 and IQ4_NL
+// (memra_iq4t, ktile IQ4XS) has Q3_K's tile with codes that stand for
+// codebook values, looked up by byte permutes (memra_iq4_lut) in two words
+// of the codebook the kept state holds (memra_iq4_keep). Q4_0 and IQ4_NL
 // (memra_q40t, memra_iq4nlt: 2,304 bytes) are the same planes of codes with
 // an f16 d a 32-column block in place of the scales and the row's d.
 #include "common.cuh"
@@ -34,7 +36,8 @@
 #include "mma.cuh"
 #include "mvring.cuh"
 
-// Nibble pairs - Z (Q6_K's Z = 32, Q3_K's 8): low nibbles (1024 + n) -
+// Nibble pairs - Z (Q3_K's and Q4_0's Z = 8; 32 in engine/internal/mvexp's
+// record of step 31's Q6_K form): low nibbles (1024 + n) -
 // (1024 + Z), high nibbles (1024 + 16n) / 16 - (64 + Z). An f16 at 1024 (at
 // 64) steps by 1 (by 1/16), so 1024 + Z is 0x6400 + Z and -(64 + Z) is
 // 0xD400 + 16Z, for Z < 64.
@@ -58,34 +61,52 @@ template <unsigned int Z>
 __device__ __forceinline__ void memra_nib_afrag(unsigned int nw, unsigned int a[4]) {
     a[0] = memra_nib_lo<Z>(nw), a[1] = memra_nib_lo<Z>(nw >> 8), a[2] = memra_nib_hi<Z>(nw), a[3] = memra_nib_hi<Z>(nw >> 8);
 }
-// 16 * the 2-bit pair K of w (bits 2K and 16 + 2K): (1024 + 4^K h) * 16/4^K - 16384/4^K.
-template <int K>
-__device__ __forceinline__ unsigned int memra_q6t_top(unsigned int w) {
-    constexpr unsigned int scale[4] = {0x4C004C00u, 0x44004400u, 0x3C003C00u, 0x34003400u}; // 16, 4, 1, 1/4
-    constexpr unsigned int off[4] = {0xF400F400u, 0xEC00EC00u, 0xE400E400u, 0xDC00DC00u};   // -16384, -4096, -1024, -256
+__device__ __forceinline__ unsigned int memra_hfma2(unsigned int a, unsigned int b, unsigned int c) {
     unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00030003u << (2 * K))), "r"(scale[K]), "r"(off[K]));
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
     return r;
+}
+
+// Pair K of a Q6_K A fragment, q - 32 = n + 16h - 32 for the nibble pair
+// under mask in nw and the 2-bit pair K of hw (bits 2K and 16 + 2K):
+// t = (1024 + 4^K h) * 16/4^K - 16384/4^K + c = 16h + c, then for the low
+// nibbles (K 0, 1) (1024 + n) + t with c = -1056, for the high ones (K 2,
+// 3) (1024 + 16n) / 16 + t with c = -96. Every step is exact in f16 (t in
+// -1056..-1008 or -96..-48; each fma rounds once), so the operand is the
+// same q - 32 the two-operand form summed.
+template <int K>
+__device__ __forceinline__ unsigned int memra_q6t_pair(unsigned int nw, unsigned int hw) {
+    constexpr unsigned int scale[4] = {0x4C004C00u, 0x44004400u, 0x3C003C00u, 0x34003400u}; // 16, 4, 1, 1/4
+    constexpr unsigned int off[4] = {0xF442F442u, 0xED08ED08u, 0xE460E460u, 0xDD80DD80u};   // -17440, -5152, -1120, -352
+    const unsigned int t = memra_hfma2(memra_or1024(hw, 0x00030003u << (2 * K)), scale[K], off[K]);
+    if constexpr (K < 2) {
+        unsigned int r;
+        asm("add.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(nw, 0x000F000Fu)), "r"(t));
+        return r;
+    } else {
+        return memra_hfma2(memra_or1024(nw, 0x00F000F0u), 0x2C002C00u, t); // 1/16
+    }
 }
 
 // One superblock of a lane's tile: four 16-byte words of low nibbles (four
 // sub-blocks each), two of high bits (eight each), the 16 scales of rows g
 // and g+8, and their d. F16D: whether the scales are f16 block scales
 // rather than int8 ones under a row's d (memra_q6t_scale); LUT: whether the
-// codes are codebook indices (memra_q6t_frags).
+// codes stand for codebook values (memra_q6t_frags).
 struct memra_q6t_sb {
     static constexpr bool F16D = false, LUT = false;
     uint4 n[4], h[2], scg, sch;
     unsigned int dd;
 };
 
-// The two A fragments of sub-block j of superblock s: the low nibbles - 32
-// (a) and 16 * the high bits (tp), two exact f16 operands of one product.
-__device__ __forceinline__ void memra_q6t_afrag(const memra_q6t_sb& s, int j, unsigned int a[4], unsigned int tp[4]) {
+// The A fragment of sub-block j of superblock s: its codes q - 32, in
+// memra_nib_afrag's order (low nibbles of nw, of nw >> 8, then the high
+// ones), each with its high bits.
+__device__ __forceinline__ void memra_q6t_afrag(const memra_q6t_sb& s, int j, unsigned int a[4]) {
     const unsigned int nw = memra_word(s.n[j >> 2], j & 3);
     const unsigned int hw = memra_word(s.h[j >> 3], (j & 7) >> 1) >> (8 * (j & 1));
-    memra_nib_afrag<32>(nw, a);
-    tp[0] = memra_q6t_top<0>(hw), tp[1] = memra_q6t_top<1>(hw), tp[2] = memra_q6t_top<2>(hw), tp[3] = memra_q6t_top<3>(hw);
+    a[0] = memra_q6t_pair<0>(nw, hw), a[1] = memra_q6t_pair<1>(nw >> 8, hw);
+    a[2] = memra_q6t_pair<2>(nw, hw), a[3] = memra_q6t_pair<3>(nw >> 8, hw);
 }
 
 // A lane's B fragments, one per class j % 4 of sub-blocks (B column 2t +
@@ -96,6 +117,31 @@ __device__ __forceinline__ void memra_q6t_afrag(const memra_q6t_sb& s, int j, un
 // 80 -> 70 registers, 9B Q6_K +1.2%, 0.8B +3.5%).
 struct memra_q6t_bfrag {
     uint2 b[4];
+};
+
+// The codebook words that memra_iq4_lut takes in registers, A0 and B0
+// (kquant.cuh). Read from memory with a plain load, which ptxas can neither
+// rebuild in the loop nor sink past griddepcontrol.wait (as it sinks .nc
+// loads, matvec.cu memra_mv_early): the codebook is never written.
+__device__ uint2 memra_iq4_words = {MEMRA_IQ4_A0, MEMRA_IQ4_B0};
+__device__ __forceinline__ uint2 memra_iq4_codebook() {
+    uint2 r;
+    asm("ld.global.v2.u32 {%0, %1}, [memra_iq4_words];" : "=r"(r.x), "=r"(r.y));
+    return r;
+}
+
+// What the IQ4 tiles keep across items: Q6_K's B fragments and the
+// codebook words, loaded once, before the wait (memra_mvt_loop).
+struct memra_iq4_keep : memra_q6t_bfrag {
+    uint2 cb = memra_iq4_codebook();
+};
+template <bool LUT>
+struct memra_nib_keep {
+    using type = memra_q6t_bfrag;
+};
+template <>
+struct memra_nib_keep<true> {
+    using type = memra_iq4_keep;
 };
 
 // b = the 8 bytes at shared address s when p, else b unchanged: one
@@ -118,21 +164,22 @@ struct memra_q3t_sb {
 
 // IQ4_XS's tiles (ktile.IQ4XS) have Q3_K's shape: 4-bit codes in the
 // low-nibble plane, 16 int8 scales a row (ls - 32: each of IQ4_XS's
-// 32-column scales twice) and d. A code is an index into IQ4_NL's codebook
-// of 16 values in -127..113 rather than a number, so a lane's word of 8
+// 32-column scales twice) and d. A code stands for one of IQ4_NL's 16
+// codebook values in -127..113 rather than a number, so a lane's word of 8
 // codes goes through a lookup (memra_iq4_lut) instead of memra_nib_afrag,
 // and the rest is Q3_K's: one mma a sub-block, of exact f16 integers.
 struct memra_iq4t_sb : memra_q3t_sb {
     static constexpr bool LUT = true;
 };
 
-// The A fragment of a code word w: its codes' values. Code word nibbles 0..7
-// are columns (4c, 4c+1) of row g, of row g+8, then (4c+2, 4c+3) of each
-// (ktile.IQ4XS), so a looked-up byte pair under 1024's f16 exponent,
-// (1024 + v + 128) - 1152, is an exact f16 pair v.
-__device__ __forceinline__ void memra_iq4_afrag(unsigned int w, unsigned int a[4]) {
-    const unsigned int wx = w ^ 0x88888888u, sel = ((w >> 1) & 0x44444444u) | 0x32103210u;
-    const unsigned int b0 = memra_iq4_lut(w, wx, sel), b1 = memra_iq4_lut(w >> 16, wx >> 16, sel >> 16);
+// The A fragment of a code word w: its codes' values, cb the codebook
+// words A0, B0. Code word nibbles 0..7 are columns (4c, 4c+1) of row g, of
+// row g+8, then (4c+2, 4c+3) of each (ktile.IQ4XS), so a looked-up byte
+// pair under 1024's f16 exponent, (1024 + v + 128) - 1152, is an exact f16
+// pair v.
+__device__ __forceinline__ void memra_iq4_afrag(unsigned int w, unsigned int a[4], uint2 cb) {
+    const unsigned int wx = w ^ 0x88888888u;
+    const unsigned int b0 = memra_iq4_lut(w, wx, cb.x, cb.y), b1 = memra_iq4_lut(w >> 16, wx >> 16, cb.x, cb.y);
     const unsigned int p[4] = {memra_prmt(b0, 0x64u, 0x4140u), memra_prmt(b0, 0x64u, 0x4342u), memra_prmt(b1, 0x64u, 0x4140u),
                                memra_prmt(b1, 0x64u, 0x4342u)};
 #pragma unroll
@@ -142,7 +189,7 @@ __device__ __forceinline__ void memra_iq4_afrag(unsigned int w, unsigned int a[4
 // Q4_0's and IQ4_NL's tiles (ktile.Q40, ktile.IQ4NL) hold 32-column blocks,
 // each with an f16 d of its own and no scale above it: Q3_K's low-nibble
 // plane (Q4_0: the codes 0..15 in Q6_K's nibble order, less 8 by
-// memra_nib_afrag<8>; IQ4_NL: codebook indices in IQ4_XS's order, looked
+// memra_nib_afrag<8>; IQ4_NL: IQ4_XS's codes in its order, looked
 // up), then per row the 8 d at 2048. A sub-block's D times its block's d
 // goes into the row's sum directly (memra_q6t_scale).
 struct memra_q40t_sb {
@@ -183,27 +230,24 @@ __device__ __forceinline__ void memra_q6t_scale_put(float acc[2], const SB& s, c
     }
 }
 
-// Sub-block j's A fragments (memra_q6t_frags) and D += their products
-// with B (b0 b1: x' hi and lo, memra_q6t_mma): Q6_K's two (nibbles - 32,
-// then 16 * the high bits), memra_nibt's one (codes less 8, or looked up:
-// SB::LUT).
+// Sub-block j's A fragment (memra_q6t_frags; kept: what the tile type
+// keeps across items, the codebook for SB::LUT) and D += its product with
+// B (b0 b1: x' hi and lo, memra_q6t_mma): Q6_K's codes q - 32, memra_nibt's
+// codes less 8 or looked up (SB::LUT).
 struct memra_q6t_frag {
-    unsigned int a[4], tp[4];
-};
-struct memra_q3t_frag {
     unsigned int a[4];
 };
-__device__ __forceinline__ memra_q6t_frag memra_q6t_frags(const memra_q6t_sb& s, int j) {
+__device__ __forceinline__ memra_q6t_frag memra_q6t_frags(const memra_q6t_sb& s, int j, const memra_q6t_bfrag&) {
     memra_q6t_frag f;
-    memra_q6t_afrag(s, j, f.a, f.tp);
+    memra_q6t_afrag(s, j, f.a);
     return f;
 }
 template <class SB>
-__device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const SB& s, int j) {
-    memra_q3t_frag f;
+__device__ __forceinline__ memra_q6t_frag memra_q6t_frags(const SB& s, int j, const typename memra_nib_keep<SB::LUT>::type& kept) {
+    memra_q6t_frag f;
     const unsigned int w = memra_word(s.n[j >> 2], j & 3);
     if constexpr (SB::LUT) {
-        memra_iq4_afrag(w, f.a);
+        memra_iq4_afrag(w, f.a, kept.cb);
     } else {
         memra_nib_afrag<8>(w, f.a);
     }
@@ -211,20 +255,16 @@ __device__ __forceinline__ memra_q3t_frag memra_q6t_frags(const SB& s, int j) {
 }
 __device__ __forceinline__ void memra_q6t_mma(float d[4], const memra_q6t_frag& f, unsigned int b0, unsigned int b1) {
     memra_mma_f16(d, f.a, b0, b1);
-    memra_mma_f16(d, f.tp, b0, b1);
-}
-__device__ __forceinline__ void memra_q6t_mma(float d[4], const memra_q3t_frag& f, unsigned int b0, unsigned int b1) {
-    memra_mma_f16(d, f.a, b0, b1);
 }
 
 // acc[h] (rows g + 8h of the tile) += superblock sb's d * sum_j sc_j * D_j.
-// Sub-block j's two mma write B columns 2(j%4), 2(j%4)+1 (x' hi and lo;
+// Sub-block j's mma writes B columns 2(j%4), 2(j%4)+1 (x' hi and lo;
 // the other columns of B are zero), sub-blocks 4k..4k+3 into accumulator
 // k, so lane (g, c) ends with sub-blocks c, c+4, c+8, c+12 of its rows and
 // multiplies 4 scales instead of 16; the quad's shares are added at the end
 // of a unit (memra_tile_put).
-template <class SB>
-__device__ __forceinline__ void memra_q6t_step(float acc[2], memra_q6t_bfrag& bf, const SB& s, int sb, const uint4* xsplit, int lane) {
+template <class SB, class K>
+__device__ __forceinline__ void memra_q6t_step(float acc[2], K& bf, const SB& s, int sb, const uint4* xsplit, int lane) {
     const int lg = lane >> 2, lc = lane & 3;
     const int t = lg >> 1, hl = lg & 1; // this lane's B column 2t + hl: sub-blocks j with j % 4 == t
     // Sub-block j's fragment at xs + 64 j: columns sb * 256 + 16 j on.
@@ -237,7 +277,7 @@ __device__ __forceinline__ void memra_q6t_step(float acc[2], memra_q6t_bfrag& bf
     for (int j = 0; j < 16; j++) {
         memra_q6t_lds_if(bf.b[j & 3], t == (j & 3), xs + 64 * j);
         const uint2 bx = bf.b[j & 3];
-        memra_q6t_mma(d[j >> 2], memra_q6t_frags(s, j), bx.x, bx.y);
+        memra_q6t_mma(d[j >> 2], memra_q6t_frags(s, j, bf), bx.x, bx.y);
     }
     float a1[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -282,7 +322,7 @@ struct memra_nibt {
     static constexpr int BYTES = B;
     static constexpr bool XSUM = false;
     using sb = SB;
-    using keep = memra_q6t_bfrag;
+    using keep = typename memra_nib_keep<SB::LUT>::type;
     static __device__ __forceinline__ sb read(const unsigned char* slot, int lane) {
         sb s;
 #pragma unroll
@@ -308,13 +348,16 @@ using memra_iq4nlt = memra_nibt<memra_iq4nlt_sb, MEMRA_IQ4NLT_BYTES>;
 // gpu.MatvecWide) on matrices of up to 4,096 rows, where it beat the plain
 // one on 4096 x 12288 (step 45, run99), with 2 slots: two blocks an SM at
 // 12,288 columns instead of one with 3 (step 73, run163: 18.90 -> 16.99 us
-// a node in a graph, 9B Q6_K +1.6%).
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+// a node in a graph, 9B Q6_K +1.6%). The minimum of one block an SM, as
+// the IQ4 kernels': with one operand a sub-block (step 108) ptxas 11.8 held
+// the wide kernel to 64 registers on sm_80-89 and spilled 4 bytes; with it
+// none spill and the sm_90 loop is 418 instructions (79 registers).
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 2, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q6_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                  float eps) {
     memra_mvt<8, 2, memra_q6t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);

@@ -118,13 +118,14 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
         ps = ps + T::BYTES == S * T::BYTES ? 0 : ps + T::BYTES;
     };
     // Weights are never written: the first S - 1 items (one with one slot)
-    // leave before the wait.
+    // leave before the wait, and so do the loads of what T keeps (the IQ4
+    // codebook words).
 #pragma unroll
     for (int k = 0; k < (S > 1 ? S - 1 : 1); k++) issue();
+    typename T::keep kept = {};
     memra_grid_wait();
     stage();
     int cs = 0; // the byte in the ring of the item being summed
-    typename T::keep kept = {};
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         zero();
         for (int j = 0; j < per; j++) {

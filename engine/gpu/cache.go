@@ -256,7 +256,7 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 	add(&s.x, f(c.NEmbd), bufScratch)
 	add(&s.xn, f(c.NEmbd), bufScratch)
 	if nAttn > 0 {
-		// qg | kraw | v back to back: the fused q|k|v matvec writes them at once.
+		// qg | kraw | v back to back: a fused run of q|k|v writes its parts' at once.
 		add(&s.qg, f(g.qgRows()+2*c.NHeadKV*dh), bufScratch)
 		add(&s.q, f(c.NHead*dh), bufScratch)
 		add(&s.attn, f(c.NHead*dh), bufScratch)
@@ -264,7 +264,7 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 		add(&s.partAcc, f(c.NHead*g.maxSplits*dh), bufScratch)
 	}
 	if nGDN > 0 {
-		// qkv | z | b | a back to back: the fused input matvec writes them at once.
+		// qkv | z | b | a back to back: a fused run of the inputs writes its parts' at once.
 		add(&s.qkv, f(int(C)+c.SSMInnerSize+2*c.SSMNumVHeads), bufScratch)
 		add(&s.y, f(int(C)), bufScratch)
 		add(&s.o, f(c.SSMInnerSize), bufScratch)

@@ -94,8 +94,9 @@ func gpuTinySpec(typ gguf.Type, tied bool, seed uint64) modeltest.Spec {
 
 // kMix types a model as llama.cpp's mixed K-quant files do, in spirit:
 // mostly Q4_K, with Q6_K, Q5_K and Q8_0 matrices between them, so matrices
-// that share an input differ in type (no fused launch) and every K kernel
-// runs in one step.
+// that share an input mostly differ in type (q, k and v each launch alone,
+// qkv|gate|beta fuse and alpha does not) and every K kernel runs in one
+// step.
 func kMix(name string) gguf.Type {
 	switch {
 	case strings.Contains(name, "ffn_down"), strings.Contains(name, "attn_v."), name == "output.weight":
@@ -112,7 +113,8 @@ func kMix(name string) gguf.Type {
 // (deviceType: Q5_0 as Q8_0) beside those it reads as they are, Q3_K and
 // Q4_0 among them, as llama.cpp's Q3_K_M files mix Q3_K with Q4_K-Q6_K:
 // the FFN's gate Q5_0 and up Q8_0 pair on the device; q|k|v (Q5_0, Q8_0)
-// fuse as Q8_0; the recurrent input projections stay apart; ssm_out is
+// fuse as Q8_0; of the recurrent input projections beta|alpha fuse (both
+// Q8_0 on the device) and qkv and gate launch alone; ssm_out is
 // Q4_0; the tables are Q5_0 (token_embd, plain-order scales) and Q3_K
 // (output).
 func recodeMix(name string) gguf.Type {

@@ -175,11 +175,13 @@ type dtensor struct {
 type layerWeights struct {
 	kind              model.LayerKind
 	attnNorm, ffnNorm dtensor
-	// Fused tensors (rows of several matrices back to back, one matvec) or
-	// zero when the parts differ in type or row length: qkvAttn = q|k|v,
-	// gdnIn = qkv|gate|beta|alpha. ffnGateUp interleaves the rows of gate
-	// and up (gate 0, up 0, gate 1, …) for the matvec's SwiGLU epilogue.
-	qkvAttn, gdnIn, ffnGateUp dtensor
+	// The launches of the matrices that read the mixer's input: q|k|v, and
+	// qkv|gate|beta|alpha, each run of parts of one type and row length
+	// fused into one matrix (rows back to back). ffnGateUp interleaves the
+	// rows of gate and up (gate 0, up 0, gate 1, …) for the matvec's SwiGLU
+	// epilogue, or is zero when they differ.
+	qkvAttn, gdnIn mvGroup
+	ffnGateUp      dtensor
 	// attention
 	q, k, v, o     dtensor
 	qNorm, kNorm   dtensor
@@ -392,44 +394,54 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		up[t] = d
 		return d
 	}
-	// fuse uploads f's parts as one matrix (fusion), so one matvec launch
-	// covers them all; a group's parts are views of it, a pair's none (so no
-	// tile rule: a pair never straddles a tile). Otherwise they are uploaded
-	// separately and the fused tensor is left zero, which makes the step
-	// launch them one by one.
+	// fuse uploads f's parts, each run of them (fusion.runs) as one matrix,
+	// so one matvec launch covers the run: rows back to back, the parts
+	// views of it, or for the FFN's pair row-interleaved, with no views (so
+	// no tile rule: a pair never straddles a tile). A part alone is uploaded
+	// as itself.
 	fuse := func(f fusion) {
-		if !f.ok() {
-			for i, t := range f.parts {
-				*f.into[i] = u(t)
+		for _, run := range f.runs() {
+			if len(run) == 1 {
+				i := run[0]
+				*f.into[i] = u(f.parts[i])
+				if !f.pair {
+					f.group.add(*f.into[i], i)
+				}
+				continue
 			}
-			return
-		}
-		rows := 0
-		var srcs []func(int) []byte
-		var first []int
-		for _, t := range f.parts {
-			first = append(first, rows)
-			srcs = append(srcs, rowsOf(t))
-			rows += t.Rows()
-		}
-		rowOf := func(i int) []byte {
-			k := len(first) - 1
-			for first[k] > i {
-				k--
+			rows := 0
+			var srcs []func(int) []byte
+			var first []int
+			for _, i := range run {
+				first = append(first, rows)
+				srcs = append(srcs, rowsOf(f.parts[i]))
+				rows += f.parts[i].Rows()
 			}
-			return srcs[k](i - first[k])
-		}
-		if f.pair {
-			rowOf = func(i int) []byte { return srcs[i%2](i / 2) }
-		}
-		t0 := f.parts[0]
-		*f.fused = place(f.name(), deviceType(t0.Type, t0.Cols()), rows, t0.Cols(), false, rowOf)
-		if f.fused.ptr == 0 || f.pair {
-			return
-		}
-		for i, t := range f.parts {
-			*f.into[i] = f.fused.rowsView(t.Name, first[i], t.Rows())
-			up[t] = *f.into[i]
+			rowOf := func(i int) []byte {
+				k := len(first) - 1
+				for first[k] > i {
+					k--
+				}
+				return srcs[k](i - first[k])
+			}
+			if f.pair {
+				rowOf = func(i int) []byte { return srcs[i%2](i / 2) }
+			}
+			t0 := f.parts[run[0]]
+			d := place(f.name(run), deviceType(t0.Type, t0.Cols()), rows, t0.Cols(), false, rowOf)
+			if f.pair {
+				*f.pairInto = d
+				continue
+			}
+			f.group.add(d, run[0])
+			if d.ptr == 0 {
+				continue
+			}
+			for k, i := range run {
+				t := f.parts[i]
+				*f.into[i] = d.rowsView(t.Name, first[k], t.Rows())
+				up[t] = *f.into[i]
+			}
 		}
 	}
 	g.tok = u(m.TokenEmbd)
@@ -730,15 +742,17 @@ func fusable(ts ...*model.Tensor) bool {
 func pairable(gate, up *model.Tensor) bool { return sameShape(gate, up) && gate.Rows() == up.Rows() }
 
 // fusion is a set of one layer's matrices that read the same input, which
-// Load uploads as one matrix when it can, so that one matvec covers them:
-// rows back to back, or for the FFN's pair gate and up row-interleaved.
-// fused and into are the layerWeights fields the fused matrix and the
-// parts' views land in.
+// Load uploads in runs (fusion.runs), each run as one matrix, so that one
+// matvec covers it: rows back to back, or for the FFN's pair gate and up
+// row-interleaved. into are the layerWeights fields the parts land in
+// (views where their run was fused), group the launches of a set that is
+// not a pair, pairInto the pair's interleaved matrix.
 type fusion struct {
-	pair  bool
-	parts []*model.Tensor
-	fused *dtensor
-	into  []*dtensor
+	pair     bool
+	parts    []*model.Tensor
+	into     []*dtensor
+	group    *mvGroup
+	pairInto *dtensor
 }
 
 // fusions lists L's fusions with lw's fields for them, in upload order.
@@ -746,38 +760,84 @@ type fusion struct {
 // the two cannot disagree on what is fused.
 func fusions(L *model.Layer, lw *layerWeights) []fusion {
 	fs := []fusion{{pair: true, parts: []*model.Tensor{L.FFNGate, L.FFNUp},
-		fused: &lw.ffnGateUp, into: []*dtensor{&lw.ffnGate, &lw.ffnUp}}}
+		into: []*dtensor{&lw.ffnGate, &lw.ffnUp}, pairInto: &lw.ffnGateUp}}
 	if L.Kind == model.LayerAttention {
 		return append(fs, fusion{parts: []*model.Tensor{L.AttnQ, L.AttnK, L.AttnV},
-			fused: &lw.qkvAttn, into: []*dtensor{&lw.q, &lw.k, &lw.v}})
+			into: []*dtensor{&lw.q, &lw.k, &lw.v}, group: &lw.qkvAttn})
 	}
 	return append(fs, fusion{parts: []*model.Tensor{L.AttnQKV, L.AttnGate, L.SSMBeta, L.SSMAlpha},
-		fused: &lw.gdnIn, into: []*dtensor{&lw.qkv, &lw.gate, &lw.beta, &lw.alpha}})
+		into: []*dtensor{&lw.qkv, &lw.gate, &lw.beta, &lw.alpha}, group: &lw.gdnIn})
 }
 
-// name is the fused matrix's name in errors and reports.
-func (f fusion) name() string {
+// runs splits f's parts, in order, into the runs Load uploads as one
+// matrix each: the pair whole if pairable, else each part alone; the other
+// sets greedily, each run as long as fusable allows. A llama.cpp Q4_K_M
+// file's Gated DeltaNet layer with attn_qkv in Q6_K (Q5_K before March
+// 2026) beside its Q4_K gate, beta and alpha runs as qkv and
+// gate|beta|alpha: two launches, not four.
+func (f fusion) runs() [][]int {
 	if f.pair {
-		return f.parts[0].Name + "|up"
+		if pairable(f.parts[0], f.parts[1]) {
+			return [][]int{{0, 1}}
+		}
+		return [][]int{{0}, {1}}
 	}
-	return f.parts[0].Name + "+"
+	var rs [][]int
+	for i := range f.parts {
+		if n := len(rs); n > 0 {
+			last := rs[n-1]
+			run := make([]*model.Tensor, 0, len(last)+1)
+			for _, k := range last {
+				run = append(run, f.parts[k])
+			}
+			if fusable(append(run, f.parts[i])...) {
+				rs[n-1] = append(last, i)
+				continue
+			}
+		}
+		rs = append(rs, []int{i})
+	}
+	return rs
 }
 
-// rows is the fused matrix's row count.
-func (f fusion) rows() int {
+// name is the name of a run's matrix in errors and reports.
+func (f fusion) name(run []int) string {
+	if f.pair {
+		return f.parts[run[0]].Name + "|up"
+	}
+	return f.parts[run[0]].Name + "+"
+}
+
+// rows is a run's row count.
+func (f fusion) rows(run []int) int {
 	n := 0
-	for _, t := range f.parts {
-		n += t.Rows()
+	for _, i := range run {
+		n += f.parts[i].Rows()
 	}
 	return n
 }
 
-// ok reports whether Load uploads f as one matrix.
-func (f fusion) ok() bool {
-	if f.pair {
-		return pairable(f.parts[0], f.parts[1])
+// mvGroup is the launches of a set of matrices that read one input (a
+// fusion that is not a pair): each a run of the set's parts fused into
+// one matrix or a part alone, in part order, first the index of each
+// launch's first part (where its output starts among the parts' outputs).
+type mvGroup struct {
+	ws    []dtensor
+	first []int
+}
+
+func (g *mvGroup) add(w dtensor, first int) {
+	g.ws = append(g.ws, w)
+	g.first = append(g.first, first)
+}
+
+// single is the group of one launch per matrix.
+func single(ws ...dtensor) mvGroup {
+	var g mvGroup
+	for i, w := range ws {
+		g.add(w, i)
 	}
-	return fusable(f.parts...)
+	return g
 }
 
 // tiledLaunches lists the tiled matrices a step's matvecs run over: every
@@ -797,10 +857,12 @@ func tiledLaunches(m *model.Model) tiledShapes {
 	}
 	for i := range m.Layers {
 		for _, f := range fusions(&m.Layers[i], &layerWeights{}) {
-			if !f.ok() {
-				continue
+			for _, run := range f.runs() {
+				if len(run) > 1 {
+					t0 := f.parts[run[0]]
+					add(f.name(run), deviceType(t0.Type, t0.Cols()), f.rows(run), t0.Cols())
+				}
 			}
-			add(f.name(), deviceType(f.parts[0].Type, f.parts[0].Cols()), f.rows(), f.parts[0].Cols())
 		}
 	}
 	return ts

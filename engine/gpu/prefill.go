@@ -156,17 +156,15 @@ func (g *Model) chunkViews(cc *Cache) {
 }
 
 // matrices lists the matrices a step multiplies by in layer L: each fused
-// matrix, or its parts where they were uploaded apart.
+// matrix (a run of parts, or the FFN's pair), and the parts uploaded alone.
 func (L *layerWeights) matrices() []dtensor {
-	pick := func(fused dtensor, parts ...dtensor) []dtensor {
-		if fused.ptr != 0 {
-			return []dtensor{fused}
-		}
-		return parts
-	}
-	ws := append(pick(L.qkvAttn, L.q, L.k, L.v), pick(L.gdnIn, L.qkv, L.gate, L.beta, L.alpha)...)
+	ws := append(append([]dtensor(nil), L.qkvAttn.ws...), L.gdnIn.ws...)
 	ws = append(ws, L.o, L.ssmOut)
-	ws = append(ws, pick(L.ffnGateUp, L.ffnGate, L.ffnUp)...)
+	if L.ffnGateUp.ptr != 0 {
+		ws = append(ws, L.ffnGateUp)
+	} else {
+		ws = append(ws, L.ffnGate, L.ffnUp)
+	}
 	ws = append(ws, L.ffnDown)
 	out := ws[:0]
 	for _, w := range ws {
@@ -341,7 +339,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 	n := len(tokens)
 	t0 := &ch.tok[0]
 	if L.kind == model.LayerAttention {
-		if err := g.batchNormed(cc, n, L.attnNorm, t0.qg, ch.qgS, L.qkvAttn, mvStore, []cuda.DevPtr{t0.qg, t0.kraw, t0.v}, []dtensor{L.q, L.k, L.v}); err != nil {
+		if err := g.batchNormed(cc, n, L.attnNorm, ch.qgS, L.qkvAttn, mvStore, []cuda.DevPtr{t0.qg, t0.kraw, t0.v}); err != nil {
 			return err
 		}
 		if err := g.attnChunk(cc, L, tokens, from); err != nil {
@@ -351,8 +349,7 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 			return err
 		}
 	} else {
-		if err := g.batchNormed(cc, n, L.attnNorm, t0.qkv, ch.qkvS, L.gdnIn, mvStore, []cuda.DevPtr{t0.qkv, t0.z, t0.b, t0.a},
-			[]dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
+		if err := g.batchNormed(cc, n, L.attnNorm, ch.qkvS, L.gdnIn, mvStore, []cuda.DevPtr{t0.qkv, t0.z, t0.b, t0.a}); err != nil {
 			return err
 		}
 		if err := g.gdnChunk(cc, L, n); err != nil {
@@ -363,11 +360,11 @@ func (g *Model) prefillLayer(cc *Cache, L *layerWeights, tokens []int32, from in
 		}
 	}
 	if L.ffnGateUp.ptr != 0 {
-		if err := g.batchNormed(cc, n, L.ffnNorm, t0.fh, ch.fhS, L.ffnGateUp, mvSwiGLU, nil, nil); err != nil {
+		if err := g.batchNormed(cc, n, L.ffnNorm, ch.fhS, single(L.ffnGateUp), mvSwiGLU, []cuda.DevPtr{t0.fh}); err != nil {
 			return err
 		}
 	} else {
-		if err := g.batchNormed(cc, n, L.ffnNorm, 0, ch.fgS, dtensor{}, mvStore, []cuda.DevPtr{t0.fg, t0.fu}, []dtensor{L.ffnGate, L.ffnUp}); err != nil {
+		if err := g.batchNormed(cc, n, L.ffnNorm, ch.fgS, single(L.ffnGate, L.ffnUp), mvStore, []cuda.DevPtr{t0.fg, t0.fu}); err != nil {
 			return err
 		}
 		for t := range tokens {
@@ -471,21 +468,17 @@ func (g *Model) attnSplitRun(cc *Cache, kv kvLayer, b Bucket, from, lo, hi int) 
 	return nil
 }
 
-// batchNormed is normed for a chunk: the products of rmsnorm(x_t)·norm
-// into y (the fused matrix, in mode; yStride floats between its tokens) or
-// into the parts' ys (as far apart). Where the step fuses the norm into
+// batchNormed is normed for a chunk: the products of rmsnorm(x_t)·norm by
+// grp's matrices, in mode, each into its first part's output in ys (yStride
+// floats between tokens). Where the step fuses the norm into
 // its products, the K-quant launches' inputs are normalised as
 // matvec_batch_kq_stage stages them, as their decode kernels' blocks do,
 // and the others' once into xn by matvec_batch_norm (memra_mv_input, the
 // values the step's blocks stage); else every input comes normalised into
 // xn by one rmsnorm launch over the chunk's rows, as the step's.
-func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStride int, fused dtensor, mode int32, ys []cuda.DevPtr, parts []dtensor) error {
+func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, yStride int, grp mvGroup, mode int32, ys []cuda.DevPtr) error {
 	c := &g.cfg
 	ch := &cc.ch
-	ws, outs, modes := parts, ys, make([]int32, len(parts))
-	if fused.ptr != 0 {
-		ws, outs, modes = []dtensor{fused}, []cuda.DevPtr{y}, []int32{mode}
-	}
 	fuse := c.NEmbd <= maxFusedNormCols
 	normalise := g.k.RMSNorm
 	if fuse {
@@ -493,7 +486,7 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 	}
 	normalised := false
 	inKX := -1 // the layout kx holds this input in (kqLayout), -1: none yet
-	for i, w := range ws {
+	for i, w := range grp.ws {
 		x, xS, nw := ch.xn, ch.xnS, cuda.DevPtr(0)
 		_, bk, _ := g.pf.launch(w)
 		if fuse && bk.TensorCore {
@@ -504,7 +497,7 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, y cuda.DevPtr, yStri
 			}
 			normalised = true
 		}
-		if err := g.batch(cc, n, outs[i], yStride, w, x, xS, modes[i], nw, bk.TensorCore && inKX == kqLayout(w)); err != nil {
+		if err := g.batch(cc, n, ys[grp.first[i]], yStride, w, x, xS, mode, nw, bk.TensorCore && inKX == kqLayout(w)); err != nil {
 			return err
 		}
 		if bk.TensorCore {

@@ -18,8 +18,9 @@ import (
 // entry written. Every weight type with batch kernels, f16 and FP8 KV;
 // n_ff = 1,536 puts the FFN's 3,072 paired rows on the plain f16/bf16
 // kernels and q8_0's wave form, the rest on the wide ones; and a mix of
-// types (mixedTypes) whose attention q|k|v, DeltaNet inputs and FFN gate
-// and up are not fused: the parts' launches at the fused buffers' strides,
+// types (mixedTypes) whose attention q|k and DeltaNet qkv|gate fuse and
+// v, beta, alpha and the FFN gate and up do not: runs and parts launched
+// at the fused buffers' strides,
 // the parts' products over one matvec_batch_norm output, the per-token
 // SwiGLU. Prompts of one partial chunk, of a chunk and a token, and of 77
 // tokens in two calls (the second from position 5, as Session.Feed
@@ -152,7 +153,8 @@ func checkPrefill(t *testing.T, g *Model, prompt []int32) {
 }
 
 // mixedTypes types a model q8_0 but for bf16 attn_v, ffn_up and ssm_beta
-// and f32 ssm_alpha: no group of matrices that share an input is fused.
+// and f32 ssm_alpha: of the matrices that share an input only q|k and
+// qkv|gate fuse, in runs of one type (fusion.runs).
 func mixedTypes(name string) gguf.Type {
 	switch {
 	case strings.Contains(name, "attn_v."), strings.Contains(name, "ffn_up"), strings.Contains(name, "ssm_beta"):

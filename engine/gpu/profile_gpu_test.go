@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
@@ -105,8 +104,8 @@ func TestGPUProfileStep(t *testing.T) {
 // new K and V vectors written and pos+1 of each read; per DeltaNet layer its
 // state and conv state read and written), each cache part on the kernel
 // that moves it. Tied and untied, f16 and FP8 KV, and a mixed K-quant model
-// (kMix), whose projections of one input are separate launches that each
-// read the norm weight.
+// (kMix), whose projections of one input take several launches (runs of
+// one type, fusion.runs) that each read the norm weight.
 func TestGPUProfileStepBytes(t *testing.T) {
 	e := decodeEngine(t)
 	for _, tc := range []struct {
@@ -139,16 +138,11 @@ func TestGPUProfileStepBytes(t *testing.T) {
 			if cfg.TiedOutput {
 				wantW += uint64(m.TokenEmbd.RowBytes())
 			}
-			// Parts not fused into one launch each read the norm weight.
+			// Every launch of a layer's mixer input past the first, and an
+			// FFN pair not fused, reads the norm weight again.
 			unfused := 0
 			for _, L := range g.ls {
-				extra := 0
-				switch {
-				case L.kind == model.LayerAttention && L.qkvAttn.ptr == 0:
-					extra = 2
-				case L.kind != model.LayerAttention && L.gdnIn.ptr == 0:
-					extra = 3
-				}
+				extra := len(L.qkvAttn.ws) + len(L.gdnIn.ws) - 1
 				if L.ffnGateUp.ptr == 0 {
 					extra++
 				}

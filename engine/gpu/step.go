@@ -67,7 +67,7 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 		return nil
 	}
 	if !g.omit.logits {
-		if err := g.normed(cc, g.norm, s.logits, g.out, mvStore, nil, nil); err != nil {
+		if err := g.normed(cc, g.norm, single(g.out), mvStore, []cuda.DevPtr{s.logits}); err != nil {
 			return err
 		}
 	}
@@ -115,7 +115,7 @@ func (g *Model) attention(cc *Cache, L *layerWeights, a stepArgs) error {
 	s := &cc.s
 	kv := cc.kv[L.attnCacheIndex]
 	if !g.omit.mixerMV {
-		if err := g.normed(cc, L.attnNorm, s.qg, L.qkvAttn, mvStore, []cuda.DevPtr{s.qg, s.kraw, s.v}, []dtensor{L.q, L.k, L.v}); err != nil {
+		if err := g.normed(cc, L.attnNorm, L.qkvAttn, mvStore, []cuda.DevPtr{s.qg, s.kraw, s.v}); err != nil {
 			return err
 		}
 	}
@@ -234,7 +234,7 @@ func b2i(b bool) int {
 func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 	s := &cc.s
 	if !g.omit.mixerMV {
-		if err := g.normed(cc, L.attnNorm, s.qkv, L.gdnIn, mvStore, []cuda.DevPtr{s.qkv, s.z, s.b, s.a}, []dtensor{L.qkv, L.gate, L.beta, L.alpha}); err != nil {
+		if err := g.normed(cc, L.attnNorm, L.gdnIn, mvStore, []cuda.DevPtr{s.qkv, s.z, s.b, s.a}); err != nil {
 			return err
 		}
 	}
@@ -288,11 +288,11 @@ func (g *Model) ffn(cc *Cache, L *layerWeights) error {
 	c := &g.cfg
 	s := &cc.s
 	if L.ffnGateUp.ptr != 0 {
-		if err := g.normed(cc, L.ffnNorm, s.fh, L.ffnGateUp, mvSwiGLU, nil, nil); err != nil {
+		if err := g.normed(cc, L.ffnNorm, single(L.ffnGateUp), mvSwiGLU, []cuda.DevPtr{s.fh}); err != nil {
 			return err
 		}
 	} else {
-		if err := g.normed(cc, L.ffnNorm, 0, dtensor{}, mvStore, []cuda.DevPtr{s.fg, s.fu}, []dtensor{L.ffnGate, L.ffnUp}); err != nil {
+		if err := g.normed(cc, L.ffnNorm, single(L.ffnGate, L.ffnUp), mvStore, []cuda.DevPtr{s.fg, s.fu}); err != nil {
 			return err
 		}
 		if err := g.k.SwiGLU(s.fh, s.fg, s.fu, int32(c.NFF)); err != nil {
@@ -342,16 +342,14 @@ const (
 	mvSwiGLU     int32 = 2
 )
 
-// matvecs computes several products of the same input: one launch over the
-// fused tensor (with the given mode) when the parts were uploaded together,
-// else one launch per part into ys. With norm != 0 the kernels normalise x by
-// RMSNorm with weight norm first.
-func (g *Model) matvecs(y cuda.DevPtr, fused dtensor, mode int32, x cuda.DevPtr, ys []cuda.DevPtr, parts []dtensor, norm cuda.DevPtr) error {
-	if fused.ptr != 0 {
-		return g.matvec(y, fused, x, mode, norm)
-	}
-	for i, w := range parts {
-		if err := g.matvec(ys[i], w, x, mvStore, norm); err != nil {
+// matvecs computes several products of the same input: one launch (with the
+// given mode) per matrix of grp, a run of parts uploaded as one or a part
+// alone, into its first part's output in ys (the parts' outputs lie back to
+// back, so a run's rows land in each part's). With norm != 0 the kernels
+// normalise x by RMSNorm with weight norm first.
+func (g *Model) matvecs(grp mvGroup, mode int32, x cuda.DevPtr, ys []cuda.DevPtr, norm cuda.DevPtr) error {
+	for i, w := range grp.ws {
+		if err := g.matvec(ys[grp.first[i]], w, x, mode, norm); err != nil {
 			return err
 		}
 	}
@@ -366,17 +364,17 @@ const maxFusedNormCols = (48*1024 - 1024) / 4
 // normed computes products of rmsnorm(x)·norm (x the residual stream), with
 // the norm fused into the matvecs when the row fits shared memory, else as
 // its own kernel into xn.
-func (g *Model) normed(cc *Cache, norm dtensor, y cuda.DevPtr, fused dtensor, mode int32, ys []cuda.DevPtr, parts []dtensor) error {
+func (g *Model) normed(cc *Cache, norm dtensor, grp mvGroup, mode int32, ys []cuda.DevPtr) error {
 	c := &g.cfg
 	s := &cc.s
 	if c.NEmbd <= maxFusedNormCols {
-		return g.matvecs(y, fused, mode, s.x, ys, parts, norm.ptr)
+		return g.matvecs(grp, mode, s.x, ys, norm.ptr)
 	}
 	g.note(launchShape{}, norm.ggufBytes(), 0)
 	if err := g.k.RMSNorm(s.xn, s.x, norm.ptr, 1, int32(c.NEmbd), int32(c.NEmbd), int32(c.NEmbd), c.NormEps); err != nil {
 		return err
 	}
-	return g.matvecs(y, fused, mode, s.xn, ys, parts, 0)
+	return g.matvecs(grp, mode, s.xn, ys, 0)
 }
 
 // MatvecWide reports whether a matrix of rows rows of type t takes the

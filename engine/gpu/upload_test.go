@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -291,6 +292,50 @@ func TestTiledLaunchesFused(t *testing.T) {
 	m.Layers[0].AttnK.Type = gguf.TypeQ6_K
 	if name, ok := tiledLaunches(m)[wave][cols]; ok {
 		t.Errorf("with nothing fused: the wave kernel is recorded (as %q), which no launch runs", name)
+	}
+	// v of another type: q|k still fuse, 2,560 rows on the wave form.
+	m.Layers[0].AttnK.Type, m.Layers[0].AttnV.Type = gguf.TypeQ4_K, gguf.TypeQ6_K
+	if name := tiledLaunches(m)[wave][cols]; name != "blk.0.attn_q.weight+" {
+		t.Errorf("with v apart: wave kernel recorded as %q, want the fused q|k", name)
+	}
+}
+
+// TestFusionRuns: which of the matrices that read one input Load uploads
+// as one matrix (fusion.runs): runs of consecutive parts of one device type
+// and row length, a tiled part that is not whole tiles only last in its
+// run, and the FFN's pair whole or not at all.
+func TestFusionRuns(t *testing.T) {
+	const cols = 1024
+	mat := func(typ gguf.Type, rows int) *model.Tensor {
+		return &model.Tensor{Name: "m", Type: typ, Shape: []int{cols, rows}}
+	}
+	Q4, Q5, Q6, Q8, Q50 := gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ8_0, gguf.TypeQ5_0
+	for _, c := range []struct {
+		name  string
+		pair  bool
+		parts []*model.Tensor
+		want  [][]int
+	}{
+		{"one type", false, []*model.Tensor{mat(Q4, 8192), mat(Q4, 4096), mat(Q4, 32), mat(Q4, 32)}, [][]int{{0, 1, 2, 3}}},
+		// A llama.cpp Q4_K_M Gated DeltaNet layer: attn_qkv Q6_K where
+		// use_more_bits, Q5_K in files from before March 2026.
+		{"q4_k_m gdn", false, []*model.Tensor{mat(Q6, 8192), mat(Q4, 4096), mat(Q4, 32), mat(Q4, 32)}, [][]int{{0}, {1, 2, 3}}},
+		{"old q4_k_m gdn", false, []*model.Tensor{mat(Q5, 8192), mat(Q4, 4096), mat(Q4, 32), mat(Q4, 32)}, [][]int{{0}, {1, 2, 3}}},
+		// Its attention layers where attn_v is Q6_K.
+		{"q4_k_m attention", false, []*model.Tensor{mat(Q4, 8192), mat(Q4, 1024), mat(Q6, 1024)}, [][]int{{0, 1}, {2}}},
+		{"last apart", false, []*model.Tensor{mat(Q4, 1024), mat(Q4, 512), mat(Q4, 32), mat(Q8, 32)}, [][]int{{0, 1, 2}, {3}}},
+		{"middle apart", false, []*model.Tensor{mat(Q4, 1024), mat(Q5, 512), mat(Q4, 32), mat(Q4, 32)}, [][]int{{0}, {1}, {2, 3}}},
+		// beta's 4 rows are not a whole tile (16): it ends its run.
+		{"part tile", false, []*model.Tensor{mat(Q4, 1024), mat(Q4, 512), mat(Q4, 4), mat(Q4, 4)}, [][]int{{0, 1, 2}, {3}}},
+		// Row-major types have no tile rule; Q5_0 is Q8_0 on the device.
+		{"untiled", false, []*model.Tensor{mat(Q4, 1024), mat(Q6, 512), mat(Q8, 4), mat(Q50, 4)}, [][]int{{0}, {1}, {2, 3}}},
+		{"pair", true, []*model.Tensor{mat(Q4, 3584), mat(Q4, 3584)}, [][]int{{0, 1}}},
+		{"pair apart", true, []*model.Tensor{mat(Q4, 3584), mat(Q6, 3584)}, [][]int{{0}, {1}}},
+	} {
+		f := fusion{pair: c.pair, parts: c.parts}
+		if got := f.runs(); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: runs %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

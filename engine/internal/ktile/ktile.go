@@ -51,10 +51,10 @@
 // IQ4_XS value d·(ls−32)·v[n], n a 4-bit index into IQ4_NL's codebook v,
 // over eight 32-column sub-blocks, so Q3K's shape with each scale twice
 // and the codes ordered for a lookup (kernels/kquant.cuh memra_iq4_lut):
-//   - 0..2047: the indices n, 512 bytes per quad p of 16-column sub-blocks
-//     (4p..4p+3); lane L's 16 bytes at 512p + 16L are one word per
-//     sub-block j, nibbles 0..7 columns 4c, 4c+1 of row g, of row g+8, then
-//     4c+2, 4c+3 of row g, of row g+8;
+//   - 0..2047: the codes iq4Code[n], 512 bytes per quad p of 16-column
+//     sub-blocks (4p..4p+3); lane L's 16 bytes at 512p + 16L are one word
+//     per sub-block j, nibbles 0..7 columns 4c, 4c+1 of row g, of row g+8,
+//     then 4c+2, 4c+3 of row g, of row g+8;
 //   - 2048..2303: per row 16 int8 scales, sub-block j's ls−32 of ggml's
 //     sub-block j/2;
 //   - 2304..2335: per g 4 bytes: d (f16) of row g, then of row g+8.
@@ -63,8 +63,8 @@
 // blocks of 18): Q4_0's d·(q−8) and IQ4_NL's d·v[n] over 32-column blocks,
 // each with its own f16 d, so Q3K's and IQ4XS's code planes with the d in
 // place of the scales and the row's d:
-//   - 0..2047: Q40 the codes q (0..15) as Q3K's, IQ4NL the indices n as
-//     IQ4XS's;
+//   - 0..2047: Q40 the codes q (0..15) as Q3K's, IQ4NL the codes of the
+//     indices n as IQ4XS's;
 //   - 2048..2303: per row the eight blocks' d (f16).
 package ktile
 
@@ -269,16 +269,22 @@ func putB32(o []byte, rr int, b []byte, iq bool) {
 	}
 }
 
+// iq4Code is the tiles' code of IQ4_NL codebook index n: n/2 + 8·(n%2),
+// so that codes i and i+8, which kernels/kquant.cuh's memra_iq4_lut looks
+// up as one pair, stand for neighbouring values of one sign.
+var iq4Code = [16]byte{0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15}
+
 // putNibs writes row rr's 16 codes of tile sub-block j into its low-nibble
 // plane: column l's code is nibble s/4 of qs[l] (s 0 or 4), placed in Q3K's
-// nibble order, or in IQ4XS's (iq).
+// nibble order, or as iq4Code in IQ4XS's (iq).
 func putNibs(o []byte, rr, j int, qs []byte, s int, iq bool) {
 	g, h := rr%8, rr/8
 	for c := range 4 {
 		q := qs[4*c : 4*c+4] // columns 4c..4c+3
 		w := o[512*(j/4)+16*(4*g+c)+4*(j%4):]
 		if iq {
-			w[h], w[2+h] = q[0]>>s&15|(q[1]>>s&15)<<4, q[2]>>s&15|(q[3]>>s&15)<<4
+			n := func(k int) byte { return iq4Code[q[k]>>s&15] }
+			w[h], w[2+h] = n(0)|n(1)<<4, n(2)|n(3)<<4
 		} else {
 			w[h], w[2+h] = q[0]>>s&15|(q[2]>>s&15)<<4, q[1]>>s&15|(q[3]>>s&15)<<4
 		}

@@ -110,7 +110,7 @@ func valueB32(l Layout, v *[16]float32, tiles []byte, cols, row, col int) float3
 	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*l.Bytes:]
 	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2048+16*(row%Rows)+2*(col%Cols/32):]))
 	if v != nil {
-		return d * v[codeNib(l, true, tiles, cols, row, col)]
+		return d * v[iq4Index(codeNib(l, true, tiles, cols, row, col))]
 	}
 	return float32(int(codeNib(l, false, tiles, cols, row, col))-8) * d
 }
@@ -132,41 +132,74 @@ func iq4Codebook(t testing.TB) [16]float32 {
 
 // valueIQ4XS reads (row, col) of IQ4XS tiles by the addressing the kernels
 // use (embed_iq4_xs, matvec_q6k.cu's IQ4 fragments), decoded as gguf's
-// dequantiser does: float32(d·(ls−32))·v[n] for the stored index n.
+// dequantiser does: float32(d·(ls−32))·v[n] for the index n of the stored
+// code.
 func valueIQ4XS(tiles []byte, cols, row, col int, v [16]float32) float32 {
 	t := tiles[(row/Rows*(cols/Cols)+col/Cols)*IQ4XS.Bytes:]
 	rr, g, h, j := row%Rows, row%8, row%Rows/8, col%Cols/16
 	sc := int8(t[2048+16*rr+j])
 	d := gguf.F16ToF32(binary.LittleEndian.Uint16(t[2304+4*g+2*h:]))
 	dl := float32(d * float32(sc))
-	return dl * v[codeIQ4XS(tiles, cols, row, col)]
+	return dl * v[iq4Index(codeIQ4XS(tiles, cols, row, col))]
 }
 
-// codeIQ4XS is the codebook index of (row, col) in IQ4XS tiles.
+// codeIQ4XS is the stored code of (row, col) in IQ4XS tiles.
 func codeIQ4XS(tiles []byte, cols, row, col int) byte {
 	return codeNib(IQ4XS, true, tiles, cols, row, col)
 }
 
-// TestIQ4Table: the kernels' codebook bytes (kquant.cuh MEMRA_IQ4_T0..T3,
-// entry n at byte n%4 of word n/4) are gguf's IQ4_NL values + 128.
+// iq4Index is the codebook index that code c of the IQ4 tiles stands for:
+// c = i + 8h holds index 2i + h (kquant.cuh memra_iq4_lut).
+func iq4Index(c byte) byte { return 2*(c%8) + c/8 }
+
+// prmt is PTX's prmt.b32 in its default mode: byte k of the result is byte
+// s_k%8 of b:a (a the low word) for selector nibble s_k of s's low 16
+// bits, or that byte's top bit in all 8 where s_k%16 >= 8.
+func prmt(a, b, s uint32) uint32 {
+	var r uint32
+	for k := range 4 {
+		n := s >> (4 * k) & 15
+		x := byte((uint64(b)<<32 | uint64(a)) >> (8 * (n % 8)))
+		if n >= 8 {
+			x = byte(int8(x) >> 7)
+		}
+		r |= uint32(x) << (8 * k)
+	}
+	return r
+}
+
+// TestIQ4Table runs the kernels' lookup (kquant.cuh memra_iq4_lut: two
+// permutes of the words MEMRA_IQ4_A0..B1 and an XOR) on the code of every
+// IQ4_NL index, four codes to a selector as the kernels pass them, and
+// wants gguf's value + 128; and iq4Index must undo iq4Code.
 func TestIQ4Table(t *testing.T) {
 	src, err := os.ReadFile("../../../kernels/kquant.cuh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	words := regexp.MustCompile(`(?m)^#define MEMRA_IQ4_T([0-3]) 0x([0-9A-Fa-f]{8})u$`).FindAllStringSubmatch(string(src), -1)
+	words := map[string]uint32{}
+	for _, m := range regexp.MustCompile(`(?m)^#define MEMRA_IQ4_([AB][01]) 0x([0-9A-Fa-f]{8})u$`).FindAllStringSubmatch(string(src), -1) {
+		x, _ := strconv.ParseUint(m[2], 16, 32)
+		words[m[1]] = uint32(x)
+	}
 	if len(words) != 4 {
-		t.Fatalf("kquant.cuh: %d of the words MEMRA_IQ4_T0..T3 found", len(words))
+		t.Fatalf("kquant.cuh: %d of the words MEMRA_IQ4_A0, A1, B0, B1 found", len(words))
 	}
-	var table [16]byte
-	for _, w := range words {
-		k, _ := strconv.Atoi(w[1])
-		x, _ := strconv.ParseUint(w[2], 16, 32)
-		binary.LittleEndian.PutUint32(table[4*k:], uint32(x))
-	}
-	for n, v := range iq4Codebook(t) {
-		if got := int(table[n]) - 128; float32(got) != v {
-			t.Errorf("code %d: the kernels' table gives %d, gguf %g", n, got, v)
+	v := iq4Codebook(t)
+	for n0 := 0; n0 < 16; n0 += 4 {
+		var s uint32
+		for k := range 4 {
+			s |= uint32(iq4Code[n0+k]) << (4 * k)
+		}
+		got := prmt(words["A0"], words["A1"], s) ^ prmt(words["B0"], words["B1"], s^0x8888)
+		for k := range 4 {
+			n := n0 + k
+			if b := int(byte(got>>(8*k))) - 128; float32(b) != v[n] {
+				t.Errorf("index %d (code %d): the kernels' lookup gives %d, gguf %g", n, iq4Code[n], b, v[n])
+			}
+			if iq4Index(iq4Code[n]) != byte(n) {
+				t.Errorf("index %d: code %d reads back as index %d", n, iq4Code[n], iq4Index(iq4Code[n]))
+			}
 		}
 	}
 }

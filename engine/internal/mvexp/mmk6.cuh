@@ -1,13 +1,21 @@
 // mmk6.cuh: step 31's form of Q6_K on the tensor cores (docs/perf.md step
 // 31, run62), kept as a record: measured correct but no faster than the
 // CUDA-core kernel the engine ran then (mvexp.cu mvk_q6_cuda). The engine's
-// kernel (kernels/matvec_q6k.cu, step 39) has the same tiles and A operands
-// (its memra_nib_afrag, memra_q6t_top, memra_word and memra_q6t_sb, which this
-// file uses, so mvexp.cu includes matvec_q6k.cu first) but spreads the
-// scales over a quad and streams the tiles through mvring.cuh's ring; here
-// every lane of a quad multiplies all 16 scales (memra_q6t_step_all) and a
-// warp holds U superblocks ahead in registers (memra_mvq6). Geometry as
-// matvec_q4k.cu.
+// kernel (kernels/matvec_q6k.cu, step 39) has the same tiles (its
+// memra_nib_afrag, memra_word and memra_q6t_sb, which this file uses, so
+// mvexp.cu includes matvec_q6k.cu first) and had these two A operands a
+// sub-block until step 108 made them one; it spreads the scales over a
+// quad and streams the tiles through mvring.cuh's ring; here every lane of
+// a quad multiplies all 16 scales (memra_q6t_step_all) and a warp holds U
+// superblocks ahead in registers (memra_mvq6). Geometry as matvec_q4k.cu.
+
+// 16 * the 2-bit pair K of w (bits 2K and 16 + 2K): (1024 + 4^K h) * 16/4^K - 16384/4^K.
+template <int K>
+__device__ __forceinline__ unsigned int memra_q6t_top(unsigned int w) {
+    constexpr unsigned int scale[4] = {0x4C004C00u, 0x44004400u, 0x3C003C00u, 0x34003400u}; // 16, 4, 1, 1/4
+    constexpr unsigned int off[4] = {0xF400F400u, 0xEC00EC00u, 0xE400E400u, 0xDC00DC00u};   // -16384, -4096, -1024, -256
+    return memra_hfma2(memra_or1024(w, 0x00030003u << (2 * K)), scale[K], off[K]);
+}
 
 // The lane's share of one superblock tile, loaded from global memory.
 __device__ __forceinline__ memra_q6t_sb memra_q6t_load(const unsigned char* tile, int lane) {
