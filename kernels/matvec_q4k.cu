@@ -37,14 +37,10 @@
 // (f16 0x6400), with Q5_K's fifth bits at bit 4 (low nibbles) or bit 8
 // (high nibbles) of each half (memra_q5t_top).
 __device__ __forceinline__ unsigned int memra_q4t_lo(unsigned int w, unsigned int top = 0x64006400u) {
-    unsigned int r;
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or_bits(w, 0x000F000Fu, top)), "r"(0x64006400u));
-    return r;
+    return memra_hsub2(memra_or_bits(w, 0x000F000Fu, top), 0x64006400u);
 }
 __device__ __forceinline__ unsigned int memra_q4t_hi(unsigned int w, unsigned int top = 0x64006400u) {
-    unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or_bits(w, 0x00F000F0u, top)), "r"(0x2C002C00u), "r"(0xD400D400u));
-    return r;
+    return memra_hfma2(memra_or_bits(w, 0x00F000F0u, top), 0x2C002C00u, 0xD400D400u);
 }
 
 // Q5_K's top for memra_q4t_lo (hi: false) or _hi (hi: true) from fifth

@@ -44,15 +44,11 @@
 template <unsigned int Z>
 __device__ __forceinline__ unsigned int memra_nib_lo(unsigned int w) {
     static_assert(Z < 64, "Z past f16's unit step at 64");
-    unsigned int r;
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(w, 0x000F000Fu)), "r"((0x6400u + Z) * 0x10001u));
-    return r;
+    return memra_hsub2(memra_or1024(w, 0x000F000Fu), (0x6400u + Z) * 0x10001u);
 }
 template <unsigned int Z>
 __device__ __forceinline__ unsigned int memra_nib_hi(unsigned int w) {
-    unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(memra_or1024(w, 0x00F000F0u)), "r"(0x2C002C00u), "r"((0xD400u + 16u * Z) * 0x10001u));
-    return r;
+    return memra_hfma2(memra_or1024(w, 0x00F000F0u), 0x2C002C00u, (0xD400u + 16u * Z) * 0x10001u);
 }
 
 // The A fragment of a sub-block's nibble word nw, its nibbles less Z:
@@ -60,11 +56,6 @@ __device__ __forceinline__ unsigned int memra_nib_hi(unsigned int w) {
 template <unsigned int Z>
 __device__ __forceinline__ void memra_nib_afrag(unsigned int nw, unsigned int a[4]) {
     a[0] = memra_nib_lo<Z>(nw), a[1] = memra_nib_lo<Z>(nw >> 8), a[2] = memra_nib_hi<Z>(nw), a[3] = memra_nib_hi<Z>(nw >> 8);
-}
-__device__ __forceinline__ unsigned int memra_hfma2(unsigned int a, unsigned int b, unsigned int c) {
-    unsigned int r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
 }
 
 // Pair K of a Q6_K A fragment, q - 32 = n + 16h - 32 for the nibble pair
@@ -80,9 +71,7 @@ __device__ __forceinline__ unsigned int memra_q6t_pair(unsigned int nw, unsigned
     constexpr unsigned int off[4] = {0xF442F442u, 0xED08ED08u, 0xE460E460u, 0xDD80DD80u};   // -17440, -5152, -1120, -352
     const unsigned int t = memra_hfma2(memra_or1024(hw, 0x00030003u << (2 * K)), scale[K], off[K]);
     if constexpr (K < 2) {
-        unsigned int r;
-        asm("add.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(memra_or1024(nw, 0x000F000Fu)), "r"(t));
-        return r;
+        return memra_hadd2(memra_or1024(nw, 0x000F000Fu), t);
     } else {
         return memra_hfma2(memra_or1024(nw, 0x00F000F0u), 0x2C002C00u, t); // 1/16
     }
@@ -183,7 +172,7 @@ __device__ __forceinline__ void memra_iq4_afrag(unsigned int w, unsigned int a[4
     const unsigned int p[4] = {memra_prmt(b0, 0x64u, 0x4140u), memra_prmt(b0, 0x64u, 0x4342u), memra_prmt(b1, 0x64u, 0x4140u),
                                memra_prmt(b1, 0x64u, 0x4342u)};
 #pragma unroll
-    for (int k = 0; k < 4; k++) asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(a[k]) : "r"(p[k]), "r"(0x64806480u));
+    for (int k = 0; k < 4; k++) a[k] = memra_hsub2(p[k], 0x64806480u);
 }
 
 // Q4_0's and IQ4_NL's tiles (ktile.Q40, ktile.IQ4NL) hold 32-column blocks,

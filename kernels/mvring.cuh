@@ -184,6 +184,24 @@ __device__ __forceinline__ unsigned int memra_or_bits(unsigned int w, unsigned i
 }
 __device__ __forceinline__ unsigned int memra_or1024(unsigned int w, unsigned int mask) { return memra_or_bits(w, mask, 0x64006400u); }
 
+// f16x2 arithmetic on packed words, rounding once (rn): a + b, a - b and
+// a * b + c, for the A operands built from codes under 1024's exponent.
+__device__ __forceinline__ unsigned int memra_hadd2(unsigned int a, unsigned int b) {
+    unsigned int r;
+    asm("add.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ unsigned int memra_hsub2(unsigned int a, unsigned int b) {
+    unsigned int r;
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ unsigned int memra_hfma2(unsigned int a, unsigned int b, unsigned int c) {
+    unsigned int r;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+
 // Word i of v, i known at compile time after unrolling.
 __device__ __forceinline__ unsigned int memra_word(uint4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
