@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in session 61 on an H100 (no H200 was lent): docs/results/h100-run343-log.txt,
+# perf.md step 112. The patches it names are on main since, main's build being kql's.
 # Session 60 (prepared without a GPU): the K-quant loop work kept as
 # patches on main, checked. kq-loops.patch (perf.md steps 107, 108): the
 # IQ4 lookup in two permutes and an XOR with its codebook words in

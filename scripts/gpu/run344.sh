@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in session 61 on an H100 (no H200 was lent): docs/results/h100-run344-log.txt,
+# perf.md step 112. The patches it names are on main since, main's build being kql's.
 # Session 60 (prepared without a GPU): times run343.sh's binaries (bin/main,
 # bin/kql: main with scripts/gpu/patches/kq-loops.patch, kq-nobreak.patch
 # and, since session 61, mixfuse.patch, which leaves these one-type files'

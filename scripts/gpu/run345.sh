@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in session 61 on an H100 (no H200 was lent): docs/results/h100-run345-log.txt,
+# perf.md step 112. The patches it names are on main since, main's build being kql's.
 # Session 61 (prepared without a GPU): llama-quantize's K mixes (memra synth
 # --type q4_k_m|q5_k_m, on main since session 61) on a GPU for the first
 # time, and mixfuse.patch (perf.md step 111): the matrices that read one
