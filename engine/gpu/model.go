@@ -821,15 +821,25 @@ func (f fusion) rows(run []int) int {
 // fusion that is not a pair): each a run of the set's parts fused into
 // one matrix or a part alone, in part order, first the index of each
 // launch's first part (where its output starts among the parts' outputs).
+// Arrays, not slices: the decode step builds groups (single) on every
+// eager step, and a value of arrays costs it no allocation.
 type mvGroup struct {
-	ws    []dtensor
-	first []int
+	w     [maxGroup]dtensor
+	first [maxGroup]int
+	n     int
 }
 
+// maxGroup is the most matrices that read one input: a Gated DeltaNet
+// layer's qkv, gate, beta and alpha.
+const maxGroup = 4
+
 func (g *mvGroup) add(w dtensor, first int) {
-	g.ws = append(g.ws, w)
-	g.first = append(g.first, first)
+	g.w[g.n], g.first[g.n] = w, first
+	g.n++
 }
+
+// launches is the group's matrices, one launch each.
+func (g *mvGroup) launches() []dtensor { return g.w[:g.n] }
 
 // single is the group of one launch per matrix.
 func single(ws ...dtensor) mvGroup {

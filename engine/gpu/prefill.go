@@ -158,7 +158,7 @@ func (g *Model) chunkViews(cc *Cache) {
 // matrices lists the matrices a step multiplies by in layer L: each fused
 // matrix (a run of parts, or the FFN's pair), and the parts uploaded alone.
 func (L *layerWeights) matrices() []dtensor {
-	ws := append(append([]dtensor(nil), L.qkvAttn.ws...), L.gdnIn.ws...)
+	ws := append(append([]dtensor(nil), L.qkvAttn.launches()...), L.gdnIn.launches()...)
 	ws = append(ws, L.o, L.ssmOut)
 	if L.ffnGateUp.ptr != 0 {
 		ws = append(ws, L.ffnGateUp)
@@ -486,7 +486,7 @@ func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, yStride int, grp mvG
 	}
 	normalised := false
 	inKX := -1 // the layout kx holds this input in (kqLayout), -1: none yet
-	for i, w := range grp.ws {
+	for i, w := range grp.launches() {
 		x, xS, nw := ch.xn, ch.xnS, cuda.DevPtr(0)
 		_, bk, _ := g.pf.launch(w)
 		if fuse && bk.TensorCore {

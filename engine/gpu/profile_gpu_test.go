@@ -142,7 +142,7 @@ func TestGPUProfileStepBytes(t *testing.T) {
 			// FFN pair not fused, reads the norm weight again.
 			unfused := 0
 			for _, L := range g.ls {
-				extra := len(L.qkvAttn.ws) + len(L.gdnIn.ws) - 1
+				extra := L.qkvAttn.n + L.gdnIn.n - 1
 				if L.ffnGateUp.ptr == 0 {
 					extra++
 				}

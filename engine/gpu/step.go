@@ -348,7 +348,7 @@ const (
 // back, so a run's rows land in each part's). With norm != 0 the kernels
 // normalise x by RMSNorm with weight norm first.
 func (g *Model) matvecs(grp mvGroup, mode int32, x cuda.DevPtr, ys []cuda.DevPtr, norm cuda.DevPtr) error {
-	for i, w := range grp.ws {
+	for i, w := range grp.launches() {
 		if err := g.matvec(ys[grp.first[i]], w, x, mode, norm); err != nil {
 			return err
 		}
