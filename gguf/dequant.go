@@ -276,22 +276,33 @@ func scaleMinK4(j int, q []byte) (sc, m byte) {
 	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
 }
 
-// Q4_K (256 elements): d f16 | dmin f16 | scales[12] | qs[128]. Eight
-// sub-blocks of 32: each 32-byte chunk of qs holds sub-block 2k in low
-// nibbles and 2k+1 in high nibbles; value d·sc·q − dmin·m.
-func dequantQ4_K(b []byte, y []float32) {
+// ScalesK4 returns a Q4_K or Q5_K block's eight sub-block scales d·sc and
+// offsets dmin·m (value = scale·q − offset), each product rounded to f32 on
+// its own: the values the dequantisers and the CPU's vector dot products
+// use, so both give the same weights.
+func ScalesK4(b []byte) (scale, offset [8]float32) {
 	d, dmin := f16at(b, 0), f16at(b, 2)
 	s := b[4:16]
-	qs := b[16:144]
-	y = y[:256]
-	for k := 0; k < 4; k++ {
-		sc1, m1 := scaleMinK4(2*k, s)
-		sc2, m2 := scaleMinK4(2*k+1, s)
+	for j := range scale {
+		sc, m := scaleMinK4(j, s)
 		// The explicit float32 conversions round each product, so no
 		// platform fuses them into an FMA (Go does on arm64): the GPU's
 		// embedding (kquant.cuh) reproduces these values bit for bit.
-		d1, o1 := float32(d*float32(sc1)), float32(dmin*float32(m1))
-		d2, o2 := float32(d*float32(sc2)), float32(dmin*float32(m2))
+		scale[j], offset[j] = float32(d*float32(sc)), float32(dmin*float32(m))
+	}
+	return scale, offset
+}
+
+// Q4_K (256 elements): d f16 | dmin f16 | scales[12] | qs[128]. Eight
+// sub-blocks of 32: each 32-byte chunk of qs holds sub-block 2k in low
+// nibbles and 2k+1 in high nibbles; value d·sc·q − dmin·m (ScalesK4).
+func dequantQ4_K(b []byte, y []float32) {
+	sc, off := ScalesK4(b)
+	qs := b[16:144]
+	y = y[:256]
+	for k := 0; k < 4; k++ {
+		d1, o1 := sc[2*k], off[2*k]
+		d2, o2 := sc[2*k+1], off[2*k+1]
 		q := qs[32*k : 32*k+32]
 		lo := y[64*k : 64*k+32]
 		hi := y[64*k+32 : 64*k+64]
@@ -306,16 +317,13 @@ func dequantQ4_K(b []byte, y []float32) {
 // As Q4_K plus a fifth bit: bit 2k of qh[l] for the low-nibble sub-block
 // 2k, bit 2k+1 for the high-nibble one.
 func dequantQ5_K(b []byte, y []float32) {
-	d, dmin := f16at(b, 0), f16at(b, 2)
-	s := b[4:16]
+	sc, off := ScalesK4(b)
 	qh := b[16:48]
 	qs := b[48:176]
 	y = y[:256]
 	for k := 0; k < 4; k++ {
-		sc1, m1 := scaleMinK4(2*k, s)
-		sc2, m2 := scaleMinK4(2*k+1, s)
-		d1, o1 := float32(d*float32(sc1)), float32(dmin*float32(m1)) // rounded products: see dequantQ4_K
-		d2, o2 := float32(d*float32(sc2)), float32(dmin*float32(m2))
+		d1, o1 := sc[2*k], off[2*k]
+		d2, o2 := sc[2*k+1], off[2*k+1]
 		q := qs[32*k : 32*k+32]
 		lo := y[64*k : 64*k+32]
 		hi := y[64*k+32 : 64*k+64]
@@ -333,12 +341,7 @@ func dequantQ5_K(b []byte, y []float32) {
 // from ql (byte l or l+32, low or high nibble) and 2 high bits from qh[l]
 // at bit 2i; value d·scale·(q−32) with scale index l/16 + 2i.
 func dequantQ6_K(b []byte, y []float32) {
-	d := f16at(b, 208)
-	// ds[i] = d·scale[i]: the same product llama.cpp forms first.
-	var ds [16]float32
-	for i, s := range (*[16]byte)(b[192:208]) {
-		ds[i] = d * float32(int8(s))
-	}
+	ds := ScalesQ6K(b)
 	y = y[:256]
 	for n := 0; n < 2; n++ {
 		ql := (*[64]byte)(b[64*n : 64*n+64])
@@ -357,6 +360,17 @@ func dequantQ6_K(b []byte, y []float32) {
 			}
 		}
 	}
+}
+
+// ScalesQ6K returns a Q6_K block's sixteen sub-block scales d·scale[i]
+// (value = scale·(q−32)): the same product llama.cpp forms first, shared by
+// the dequantiser and the CPU's vector dot product.
+func ScalesQ6K(b []byte) (ds [16]float32) {
+	d := f16at(b, 208)
+	for i, s := range (*[16]byte)(b[192:208]) {
+		ds[i] = d * float32(int8(s))
+	}
+	return ds
 }
 
 // Q8_K (256 elements): d f32 | qs[256] int8 | bsums[16] int16 (sums of

@@ -23,6 +23,48 @@ func dotF16AVX2(w *byte, x *float32, n int) float32
 //go:noescape
 func dotQ8AVX2(w *byte, x *float32, nb int) float32
 
+//go:noescape
+func dotQ4KAVX2(w *byte, x *float32, sc *float32, nb int) float32
+
+//go:noescape
+func dotQ5KAVX2(w *byte, x *float32, sc *float32, nb int) float32
+
+//go:noescape
+func dotQ6KAVX2(w *byte, x *float32, sc *float32, nb int) float32
+
+// kChunk is how many superblocks' scales dotK unpacks for one call of a
+// K-quant kernel (4,096 columns: a 1 KiB buffer on the stack).
+const kChunk = 16
+
+// dotK wraps a K-quant vector kernel: it unpacks the f32 scales of up to
+// kChunk superblocks of bb bytes (16 a superblock) and passes them with the
+// blocks. Rows are whole superblocks (model load checks the shapes).
+func dotK(kernel func(w *byte, x *float32, sc *float32, nb int) float32, bb int, scales func(blk []byte, sc *[16]float32)) dotFunc {
+	return func(row []byte, x []float32) float32 {
+		var sc [kChunk * 16]float32
+		var sum float32
+		nb := len(x) / 256
+		for b0 := 0; b0 < nb; b0 += kChunk {
+			n := min(kChunk, nb-b0)
+			for i := range n {
+				scales(row[(b0+i)*bb:(b0+i+1)*bb], (*[16]float32)(sc[16*i:]))
+			}
+			sum += kernel(&row[b0*bb], &x[256*b0], &sc[0], n)
+		}
+		return sum
+	}
+}
+
+// scalesK4 lays out a Q4_K or Q5_K block's scales for dotQ4KAVX2 and
+// dotQ5KAVX2: the eight scales, then the eight offsets.
+func scalesK4(blk []byte, sc *[16]float32) {
+	s, o := gguf.ScalesK4(blk)
+	copy(sc[:8], s[:])
+	copy(sc[8:], o[:])
+}
+
+func scalesQ6K(blk []byte, sc *[16]float32) { *sc = gguf.ScalesQ6K(blk) }
+
 // simdDot returns the vector kernel for t, if this CPU runs one.
 func simdDot(t gguf.Type) (dotFunc, bool) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
@@ -68,6 +110,12 @@ func simdDot(t gguf.Type) (dotFunc, bool) {
 			}
 			return dotQ8AVX2(&row[0], &x[0], nb)
 		}, true
+	case gguf.TypeQ4_K:
+		return dotK(dotQ4KAVX2, 144, scalesK4), true
+	case gguf.TypeQ5_K:
+		return dotK(dotQ5KAVX2, 176, scalesK4), true
+	case gguf.TypeQ6_K:
+		return dotK(dotQ6KAVX2, 210, scalesQ6K), true
 	}
 	return nil, false
 }

@@ -12,19 +12,25 @@ import (
 
 // TestSIMDDot checks the vector dot kernels (when this CPU has them) against
 // a float64 dot over the same stored values, for lengths with and without a
-// tail past the last 32-element group. Tolerance: f32 accumulation over n
-// terms in ≤ n/8 + 8 rounding steps per partial sum, bounded by
-// (n/8 + 16)·2⁻²⁴·Σ|w·x|.
+// tail past the last 32-element group (K-quants: one superblock, one call's
+// kChunk of them, and several calls ending in a partial one). Tolerance: f32
+// accumulation over n terms in ≤ n/8 + 8 rounding steps per partial sum,
+// bounded by (n/8 + 16)·2⁻²⁴·Σ|w·x|, plus formExcess for the K-quants'
+// weights formed in one FMA.
 func TestSIMDDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0} {
+	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		f, ok := simdDot(typ)
 		if !ok {
 			t.Logf("%s: no vector kernel on this CPU; the Go kernel runs", typ)
 			continue
 		}
-		for _, n := range []int{32, 64, 96, 1000, 4096, 4100} {
-			if typ == gguf.TypeQ8_0 && n%32 != 0 {
+		lengths := []int{32, 64, 96, 1000, 4096, 4100}
+		if typ.BlockSize() == 256 {
+			lengths = []int{256, 512, 256 * kChunk, 256 * (2*kChunk + 3)}
+		}
+		for _, n := range lengths {
+			if n%typ.BlockSize() != 0 {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/%d", typ, n), func(t *testing.T) {
@@ -52,7 +58,7 @@ func TestSIMDDot(t *testing.T) {
 					abs += math.Abs(float64(w[i]) * float64(x[i]))
 				}
 				got := f(row, x)
-				tol := float64(n/8+16) * 0x1p-24 * abs
+				tol := float64(n/8+16)*0x1p-24*abs + formExcess(typ, row, x, abs)
 				if d := math.Abs(float64(got) - want); d > tol || math.IsNaN(float64(got)) {
 					t.Fatalf("dot = %v, float64 %v: |diff| %.3g > %.3g", got, want, d, tol)
 				}
@@ -61,16 +67,50 @@ func TestSIMDDot(t *testing.T) {
 	}
 }
 
+// formExcess bounds how far a vector kernel's dot may move from one over
+// gguf.Dequantize's values by forming each weight differently: Q4_K and
+// Q5_K weights are scale·q − offset, which Dequantize rounds twice
+// (round(round(s·q) − o)) and the kernels once (an FMA). The two differ by
+// at most 2⁻²⁴·|s·q| + 2·2⁻²⁴·|w| (a rounding of each), so their dots by
+// 2⁻²⁴·Σ|s·q·x| + 2·2⁻²⁴·Σ|w·x|, with s·q = w + o to within those
+// roundings (the factor 1.001 covers them). Other types form weights as
+// Dequantize does: 0.
+func formExcess(typ gguf.Type, row []byte, x []float32, abs float64) float64 {
+	var bb int
+	switch typ {
+	case gguf.TypeQ4_K:
+		bb = 144
+	case gguf.TypeQ5_K:
+		bb = 176
+	default:
+		return 0
+	}
+	w := make([]float32, 256)
+	var sq float64
+	for b := 0; b < len(x)/256; b++ {
+		blk := row[b*bb : (b+1)*bb]
+		_, off := gguf.ScalesK4(blk)
+		if err := gguf.Dequantize(typ, blk, w); err != nil {
+			panic(err)
+		}
+		for i, v := range w {
+			sq += math.Abs(float64(v)+float64(off[i/32])) * math.Abs(float64(x[256*b+i]))
+		}
+	}
+	return 1.001 * 0x1p-24 * (sq + 2*abs)
+}
+
 // FuzzDotSIMD compares the vector kernels with a float64 dot over
 // gguf.Dequantize's values on arbitrary bytes: rows of any length (so every
 // tail the Go code finishes), at any byte offset, x from any element, with
 // NaN, ±Inf and subnormal weights and inputs. Where the float64 dot is
 // finite and far from f32 overflow, the vector kernel and goDot (the Go
 // kernels, which run where AVX2 is absent) must both be within dotBound of
-// it; where it is not finite, both must be NaN or ±Inf (which one may
-// differ: a q8_0 block of scale Inf gives NaN per lane but Inf per block).
-// The seeds run with go test: lengths 0, 1, 31, 32, 33 and 100 of random
-// weights, and rows holding NaN, Inf and subnormals.
+// it (the vector K-quant kernels within formExcess more); where it is not
+// finite, both must be NaN or ±Inf (which one may differ: a q8_0 block of
+// scale Inf gives NaN per lane but Inf per block). The seeds run with go
+// test: lengths 0, 1, 31, 32, 33 and 100 of random weights, rows holding
+// NaN, Inf and subnormals, and K-quant rows of one and two superblocks.
 func FuzzDotSIMD(f *testing.F) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for kind := range uint8(3) {
@@ -97,6 +137,30 @@ func FuzzDotSIMD(f *testing.F) {
 			}
 		}
 	}
+	// K-quant rows (kinds 3-5) of one and two superblocks as gguf writes
+	// them, and each with a NaN block scale d.
+	for kind, typ := range map[uint8]gguf.Type{3: gguf.TypeQ4_K, 4: gguf.TypeQ5_K, 5: gguf.TypeQ6_K} {
+		for _, n := range []int{256, 512} {
+			src := make([]float32, n)
+			xb := make([]byte, 4*n)
+			for i := range src {
+				src[i] = float32(r.NormFloat64())
+				binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(float32(r.NormFloat64())))
+			}
+			w := make([]byte, n/256*typ.BlockBytes())
+			if err := gguf.Quantize(typ, src, w); err != nil {
+				f.Fatal(err)
+			}
+			f.Add(kind, uint8(n/256), w, xb)
+			nan := append([]byte(nil), w...)
+			at := 0 // d: Q4_K and Q5_K open with it, Q6_K ends with it
+			if typ == gguf.TypeQ6_K {
+				at = 208
+			}
+			binary.LittleEndian.PutUint16(nan[at:], 0x7e00)
+			f.Add(kind, uint8(n/256+1), nan, xb)
+		}
+	}
 	// A q8_0 block of scale 1/64 and q 127 against x[0] = 3e37: d·q·x is
 	// finite, q·x is not, and both kernels sum q·x before scaling (the
 	// fuzzer's first find, a limit of the format rather than of a kernel).
@@ -107,7 +171,7 @@ func FuzzDotSIMD(f *testing.F) {
 	}
 	binary.LittleEndian.PutUint32(xb, math.Float32bits(3e37))
 	f.Add(uint8(2), uint8(0), w, xb)
-	types := []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0}
+	types := []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K}
 	f.Fuzz(func(t *testing.T, kind, off uint8, wb, xb []byte) {
 		typ := types[int(kind)%len(types)]
 		vec, ok := simdDot(typ)
@@ -119,8 +183,8 @@ func FuzzDotSIMD(f *testing.F) {
 			t.Fatal(err)
 		}
 		n := len(xb) / 4
-		if typ == gguf.TypeQ8_0 {
-			n = min(n, len(wb)/34*32) &^ 31
+		if bs := typ.BlockSize(); bs > 1 {
+			n = min(n, len(wb)/typ.BlockBytes()*bs) / bs * bs
 		} else {
 			n = min(n, len(wb)/2)
 		}
@@ -146,13 +210,15 @@ func FuzzDotSIMD(f *testing.F) {
 				unscaled += math.Abs(float64(int8(row[i/32*34+2+i%32])) * float64(x[i]))
 			}
 		}
+		excess := formExcess(typ, row, x, abs)
 		for _, k := range []struct {
-			name string
-			dot  dotFunc
-		}{{"vector", vec}, {"go", ref}} {
+			name  string
+			dot   dotFunc
+			bound float64
+		}{{"vector", vec, dotBound(n, abs) + excess}, {"go", ref, dotBound(n, abs)}} {
 			got := float64(k.dot(row, x))
 			switch {
-			case math.IsNaN(want) || math.IsInf(want, 0) || max(abs, unscaled) > math.MaxFloat32/2:
+			case math.IsNaN(want) || math.IsInf(want, 0) || max(abs, unscaled, excess) > math.MaxFloat32/2:
 				// Near f32's range the sum may overflow in one order and
 				// not another; only a non-finite reference binds.
 				if !math.IsInf(abs, 0) && !math.IsNaN(abs) {
@@ -162,8 +228,8 @@ func FuzzDotSIMD(f *testing.F) {
 					t.Fatalf("%s %s n %d: %v, float64 %v", k.name, typ, n, got, want)
 				}
 			default:
-				if d := math.Abs(got - want); !(d <= dotBound(n, abs)) {
-					t.Fatalf("%s %s n %d: %v, float64 %v: |diff| %.3g > %.3g", k.name, typ, n, got, want, d, dotBound(n, abs))
+				if d := math.Abs(got - want); !(d <= k.bound) {
+					t.Fatalf("%s %s n %d: %v, float64 %v: |diff| %.3g > %.3g", k.name, typ, n, got, want, d, k.bound)
 				}
 			}
 		}

@@ -1,0 +1,319 @@
+#include "textflag.h"
+
+// AVX2 + FMA dot products of K-quant rows with x (f32). The caller unpacks
+// each superblock's scales to f32 (gguf.ScalesK4, gguf.ScalesQ6K: 16 floats
+// a superblock in sc) so the loops here only widen the quants, form each
+// weight as dequantisation does (scale·q − offset in one FMA; Q6_K's
+// scale·(q−32) in one multiply) and multiply-add it with x, in four vector
+// accumulators: 8 weights an instruction where the Go path dequantised a
+// block into memory first.
+
+// REDUCE4 adds the accumulators Y0-Y3 into X0.
+#define REDUCE4 \
+	VADDPS       Y1, Y0, Y0; \
+	VADDPS       Y3, Y2, Y2; \
+	VADDPS       Y2, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS       X1, X0, X0; \
+	VHADDPS      X0, X0, X0; \
+	VHADDPS      X0, X0, X0; \
+	VZEROUPPER
+
+// func dotQ4KAVX2(w *byte, x *float32, sc *float32, nb int) float32
+// w: nb Q4_K blocks of 144 bytes (d, dmin, scales[12], qs[128]); sc: per
+// block 8 scales then 8 offsets. Each 32-byte chunk k of qs holds sub-block
+// 2k in its low nibbles and 2k+1 in its high ones.
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-36
+	MOVQ         w+0(FP), SI
+	MOVQ         x+8(FP), DI
+	MOVQ         sc+16(FP), R8
+	MOVQ         nb+24(FP), CX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVL         $15, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+
+q4kblock:
+	ADDQ $16, SI
+	MOVQ $4, DX
+
+q4kchunk:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 32(R8), Y5
+	VBROADCASTSS 4(R8), Y6
+	VBROADCASTSS 36(R8), Y7
+
+	VPMOVZXBD   (SI), Y8
+	VPSRLD      $4, Y8, Y9
+	VPAND       Y15, Y8, Y8
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VFMSUB213PS Y5, Y4, Y8
+	VFMSUB213PS Y7, Y6, Y9
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 128(DI), Y9, Y1
+
+	VPMOVZXBD   8(SI), Y10
+	VPSRLD      $4, Y10, Y11
+	VPAND       Y15, Y10, Y10
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMSUB213PS Y5, Y4, Y10
+	VFMSUB213PS Y7, Y6, Y11
+	VFMADD231PS 32(DI), Y10, Y2
+	VFMADD231PS 160(DI), Y11, Y3
+
+	VPMOVZXBD   16(SI), Y8
+	VPSRLD      $4, Y8, Y9
+	VPAND       Y15, Y8, Y8
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VFMSUB213PS Y5, Y4, Y8
+	VFMSUB213PS Y7, Y6, Y9
+	VFMADD231PS 64(DI), Y8, Y0
+	VFMADD231PS 192(DI), Y9, Y1
+
+	VPMOVZXBD   24(SI), Y10
+	VPSRLD      $4, Y10, Y11
+	VPAND       Y15, Y10, Y10
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMSUB213PS Y5, Y4, Y10
+	VFMSUB213PS Y7, Y6, Y11
+	VFMADD231PS 96(DI), Y10, Y2
+	VFMADD231PS 224(DI), Y11, Y3
+
+	ADDQ $32, SI
+	ADDQ $256, DI
+	ADDQ $8, R8
+	DECQ DX
+	JNZ  q4kchunk
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q4kblock
+	REDUCE4
+	MOVSS X0, ret+32(FP)
+	RET
+
+// func dotQ5KAVX2(w *byte, x *float32, sc *float32, nb int) float32
+// w: nb Q5_K blocks of 176 bytes (d, dmin, scales[12], qh[32], qs[128]);
+// sc as for Q4_K. Sub-block 2k's fifth bits are bit 2k of qh, 2k+1's bit
+// 2k+1: qh shifted right by 2k (X14) puts them at bits 0 and 1.
+TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-36
+	MOVQ         w+0(FP), SI
+	MOVQ         x+8(FP), DI
+	MOVQ         sc+16(FP), R8
+	MOVQ         nb+24(FP), CX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVL         $15, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $16, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+
+q5kblock:
+	LEAQ 16(SI), R9
+	ADDQ $48, SI
+	MOVQ $4, DX
+	XORL AX, AX
+
+q5kchunk:
+	VMOVD        AX, X14
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 32(R8), Y5
+	VBROADCASTSS 4(R8), Y6
+	VBROADCASTSS 36(R8), Y7
+
+	VPMOVZXBD   (R9), Y10
+	VPSRLD      X14, Y10, Y10
+	VPSLLD      $4, Y10, Y11
+	VPSLLD      $3, Y10, Y12
+	VPAND       Y13, Y11, Y11
+	VPAND       Y13, Y12, Y12
+	VPMOVZXBD   (SI), Y8
+	VPSRLD      $4, Y8, Y9
+	VPAND       Y15, Y8, Y8
+	VPOR        Y11, Y8, Y8
+	VPOR        Y12, Y9, Y9
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VFMSUB213PS Y5, Y4, Y8
+	VFMSUB213PS Y7, Y6, Y9
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 128(DI), Y9, Y1
+
+	VPMOVZXBD   8(R9), Y10
+	VPSRLD      X14, Y10, Y10
+	VPSLLD      $4, Y10, Y11
+	VPSLLD      $3, Y10, Y12
+	VPAND       Y13, Y11, Y11
+	VPAND       Y13, Y12, Y12
+	VPMOVZXBD   8(SI), Y8
+	VPSRLD      $4, Y8, Y9
+	VPAND       Y15, Y8, Y8
+	VPOR        Y11, Y8, Y8
+	VPOR        Y12, Y9, Y9
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VFMSUB213PS Y5, Y4, Y8
+	VFMSUB213PS Y7, Y6, Y9
+	VFMADD231PS 32(DI), Y8, Y2
+	VFMADD231PS 160(DI), Y9, Y3
+
+	VPMOVZXBD   16(R9), Y10
+	VPSRLD      X14, Y10, Y10
+	VPSLLD      $4, Y10, Y11
+	VPSLLD      $3, Y10, Y12
+	VPAND       Y13, Y11, Y11
+	VPAND       Y13, Y12, Y12
+	VPMOVZXBD   16(SI), Y8
+	VPSRLD      $4, Y8, Y9
+	VPAND       Y15, Y8, Y8
+	VPOR        Y11, Y8, Y8
+	VPOR        Y12, Y9, Y9
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VFMSUB213PS Y5, Y4, Y8
+	VFMSUB213PS Y7, Y6, Y9
+	VFMADD231PS 64(DI), Y8, Y0
+	VFMADD231PS 192(DI), Y9, Y1
+
+	VPMOVZXBD   24(R9), Y10
+	VPSRLD      X14, Y10, Y10
+	VPSLLD      $4, Y10, Y11
+	VPSLLD      $3, Y10, Y12
+	VPAND       Y13, Y11, Y11
+	VPAND       Y13, Y12, Y12
+	VPMOVZXBD   24(SI), Y8
+	VPSRLD      $4, Y8, Y9
+	VPAND       Y15, Y8, Y8
+	VPOR        Y11, Y8, Y8
+	VPOR        Y12, Y9, Y9
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VFMSUB213PS Y5, Y4, Y8
+	VFMSUB213PS Y7, Y6, Y9
+	VFMADD231PS 96(DI), Y8, Y2
+	VFMADD231PS 224(DI), Y9, Y3
+
+	ADDQ $32, SI
+	ADDQ $256, DI
+	ADDQ $8, R8
+	ADDL $2, AX
+	DECQ DX
+	JNZ  q5kchunk
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q5kblock
+	REDUCE4
+	MOVSS X0, ret+32(FP)
+	RET
+
+// func dotQ6KAVX2(w *byte, x *float32, sc *float32, nb int) float32
+// w: nb Q6_K blocks of 210 bytes (ql[128], qh[64], scales[16], d); sc: per
+// block the 16 scales. In each half of 128, weight l+32i (l < 32, i < 4)
+// takes 4 low bits from ql[l] (i = 0, 2) or ql[l+32] (i = 1, 3), low or high
+// nibble, and 2 high bits from qh[l] at bit 2i; its scale is l/16 + 2i.
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-36
+	MOVQ         w+0(FP), SI
+	MOVQ         x+8(FP), DI
+	MOVQ         sc+16(FP), R8
+	MOVQ         nb+24(FP), CX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVL         $15, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x30, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $32, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+
+q6kblock:
+	LEAQ 128(SI), R9
+	MOVQ $2, DX
+
+q6khalf:
+	MOVQ $4, BX
+
+q6kgroup:
+	// BX = 4, 3: scales 0, 2, 4, 6 of this half; BX = 2, 1: 1, 3, 5, 7.
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 8(R8), Y5
+	VBROADCASTSS 16(R8), Y6
+	VBROADCASTSS 24(R8), Y7
+	VPMOVZXBD    (SI), Y8
+	VPMOVZXBD    32(SI), Y9
+	VPMOVZXBD    (R9), Y10
+
+	VPAND       Y15, Y8, Y11
+	VPSLLD      $4, Y10, Y12
+	VPAND       Y14, Y12, Y12
+	VPOR        Y12, Y11, Y11
+	VPSUBD      Y13, Y11, Y11
+	VCVTDQ2PS   Y11, Y11
+	VMULPS      Y4, Y11, Y11
+	VFMADD231PS (DI), Y11, Y0
+
+	VPAND       Y15, Y9, Y11
+	VPSLLD      $2, Y10, Y12
+	VPAND       Y14, Y12, Y12
+	VPOR        Y12, Y11, Y11
+	VPSUBD      Y13, Y11, Y11
+	VCVTDQ2PS   Y11, Y11
+	VMULPS      Y5, Y11, Y11
+	VFMADD231PS 128(DI), Y11, Y1
+
+	VPSRLD      $4, Y8, Y11
+	VPAND       Y14, Y10, Y12
+	VPOR        Y12, Y11, Y11
+	VPSUBD      Y13, Y11, Y11
+	VCVTDQ2PS   Y11, Y11
+	VMULPS      Y6, Y11, Y11
+	VFMADD231PS 256(DI), Y11, Y2
+
+	VPSRLD      $4, Y9, Y11
+	VPSRLD      $2, Y10, Y12
+	VPAND       Y14, Y12, Y12
+	VPOR        Y12, Y11, Y11
+	VPSUBD      Y13, Y11, Y11
+	VCVTDQ2PS   Y11, Y11
+	VMULPS      Y7, Y11, Y11
+	VFMADD231PS 384(DI), Y11, Y3
+
+	ADDQ $8, SI
+	ADDQ $8, R9
+	ADDQ $32, DI
+	CMPQ BX, $3
+	JNE  q6knext
+	ADDQ $4, R8
+
+q6knext:
+	DECQ BX
+	JNZ  q6kgroup
+
+	// SI and R9 moved 32 bytes, DI 32 floats, R8 one scale: on to the
+	// next half (ql +64, qh +32, x +128, scales +8).
+	ADDQ $32, SI
+	ADDQ $384, DI
+	ADDQ $28, R8
+	DECQ DX
+	JNZ  q6khalf
+	ADDQ $82, SI
+	DECQ CX
+	JNZ  q6kblock
+
+	REDUCE4
+	MOVSS X0, ret+32(FP)
+	RET
