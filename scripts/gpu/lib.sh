@@ -143,3 +143,45 @@ ncu_ring() {
     cp /tmp/n.txt "$OUT/ncu-$k.txt"
   done
 }
+
+# llama_cuda SECS: llama.cpp's CUDA build for sm_90 (nvcc of the GPU
+# machine), llama-bench and what it links only, from peer/lcpp-src.tar.xz
+# (scripts/llama/cuda-src.sh; carry ["bin","peer"]) in /tmp/lcpp, which a
+# warm machine keeps: a later call resumes a build that ran out of its SECS
+# seconds. Flash attention and CUDA graphs are llama.cpp's defaults; NCCL
+# and OpenSSL are left out (one GPU, no downloads). Returns 0 once
+# llama-bench exists.
+llama_cuda() {
+  local d=/tmp/lcpp
+  el "llama.cpp CUDA build ($(cat peer/lcpp-commit.txt 2>/dev/null), up to $1 s)"
+  if [ ! -f $d/src/CMakeLists.txt ]; then mkdir -p $d/src && tar xJf peer/lcpp-src.tar.xz -C $d/src; fi
+  if [ ! -f $d/build/build.ninja ]; then
+    cmake -S $d/src -B $d/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
+      -DCMAKE_CUDA_ARCHITECTURES=90-real -DGGML_CUDA_NCCL=OFF -DLLAMA_OPENSSL=OFF \
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+      -DLLAMA_BUILD_APP=OFF > $d/cmake.log 2>&1 || { tail -30 $d/cmake.log; cp $d/cmake.log "$OUT/"; return 1; }
+  fi
+  timeout "$1" ninja -C $d/build -j16 llama-bench > $d/ninja.log 2>&1
+  grep -E 'error|FAILED' $d/ninja.log | head -20
+  tail -1 $d/ninja.log
+  [ -x $d/build/bin/llama-bench ] && el "llama-bench built" || { el "llama-bench not built yet"; return 1; }
+}
+
+# llama_bench MODEL...: llama-bench (llama_cuda's build) on each model: every
+# layer on the GPU, 128 tokens generated at depth 0 and at depth 1024 (the
+# bench's 64 and 1k contexts), 3 repetitions; tok/s printed, the JSON and
+# stderr of each into /tmp/lb, tarred into $OUT/llama-bench.tgz.
+llama_bench() {
+  mkdir -p /tmp/lb
+  local m n
+  for m in "$@"; do
+    n=$(basename "$m" .gguf)
+    el "llama-bench $n"
+    timeout 150 /tmp/lcpp/build/bin/llama-bench -m "$m" -ngl 99 -fa 1 -p 0 -n 128 -d 0,1024 -r 3 -o json \
+      > "/tmp/lb/$n.json" 2> "/tmp/lb/$n.err" || tail -5 "/tmp/lb/$n.err"
+    python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1])):
+    print("%s | depth %d | tg%d | %.1f ± %.1f tok/s | %s" % (sys.argv[2], r["n_depth"], r["n_gen"], r["avg_ts"], r["stddev_ts"], r.get("gpu_info","")))' "/tmp/lb/$n.json" "$n" 2>&1 | tail -4
+  done
+  tar czf "$OUT/llama-bench.tgz" -C /tmp lb
+}
