@@ -19,6 +19,7 @@ import (
 
 const usageHead = `usage: bench [flags]                   benchmark decode on the GPU
        bench -compare OLD.json [NEW.json]  compare NEW (default: a fresh run) with OLD
+       bench -peer LLAMA.json [NEW.json]   NEW (default: a fresh run) against llama-bench's report
 
 Measures, per model: load time, eager and graph decode speed at each context
 (filled synthetically), prompt priming time, device memory and graph
@@ -33,6 +34,13 @@ Markdown table.
 -compare prints new/old tok/s for the decode rows of both reports (model,
 kv, context, path) with their geomeans, then each model's priming speedup
 (old/new ms, where both primed the same -prompt length) and load times.
+
+-peer prints memra's graph tok/s against llama.cpp's on the same files:
+LLAMA.json is llama-bench's report (-o json or -o jsonl) of generation runs,
+e.g. llama-bench -m a.gguf -ngl 99 -fa 1 -p 0 -n 128 -d 0,1024 -o json.
+Rows pair by the file's base name and where decoding starts: memra's
+context c with llama-bench's depth c, depth 0 with memra's smallest
+context (64) when that is at most n_gen; f16 KV on both sides.
 
 Environment: MEMRA_PDL=0 turns programmatic dependent launch off;
 MEMRA_L2WINDOW=0 keeps the decode state out of a persisting part of the L2;
@@ -49,6 +57,7 @@ Examples:
   bench                                 the full default run
   bench -model /models/a.gguf,/models/b.gguf -ctx 64,4096 -reps 3
   bench -compare results/old.json results/latest.json
+  bench -peer llama-a.json,llama-b.json results/latest.json   memra against llama.cpp, measured on one machine
   bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel, and each kernel's bandwidth
   bench -model a.gguf -ctx 1024 -fatbin /tmp/k/memra.fatbin -compare results/latest.json   another build of the kernels against the last run
 
@@ -69,7 +78,8 @@ type config struct {
 	copyMiB   int      // size of the copy-bandwidth buffer
 	out       string   // results folder
 	compare   string   // OLD.json for -compare
-	compareTo string   // NEW.json (positional, compare-only mode)
+	compareTo string   // NEW.json (positional, compare-only mode, for -compare and -peer)
+	peer      []string // llama-bench reports (-peer)
 	jsonOut   bool     // print JSON to stdout
 	profile   int      // profiled eager steps per context (0: none)
 	omit      []string // step parts left out (gpu.Options.Omit)
@@ -113,7 +123,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	presets := listFlag{vals: []string{"0.8b", "9b"}}
 	types := listFlag{vals: []string{"bf16", "q8_0"}}
 	kv := listFlag{vals: []string{"f16"}}
-	var omit listFlag
+	var omit, peer listFlag
 	fs.Var(&models, "model", "GGUF model `PATH` (repeatable or comma-separated); replaces the default presets unless -preset or -type is given too")
 	fs.Var(&presets, "preset", "synth `PRESETS` to benchmark (comma-separated; have "+strings.Join(convert.Presets(), ", ")+")")
 	fs.Var(&types, "type", "synth weight `TYPES` (comma-separated; have "+strings.Join(convert.FileTypeNames(), ", ")+")")
@@ -129,6 +139,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")
 	out := fs.String("out", "results", "results `DIR`")
 	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
+	fs.Var(&peer, "peer", "llama-bench `REPORTS` (-o json or jsonl; comma-separated) of the same GGUF files: print memra's graph tok/s against llama.cpp's")
 	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table and any comparison then go to stderr); with -compare OLD.json NEW.json, the comparison as JSON")
 	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context")
 	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
@@ -150,23 +161,29 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	if len(args) > 0 && *compare != "" {
+	if len(args) > 0 && (*compare != "" || len(peer.vals) > 0) {
 		// Files only: nothing runs, so a run's flag would be ignored.
 		var ignored []string
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "compare" && f.Name != "json" {
+			if f.Name != "compare" && f.Name != "peer" && f.Name != "json" {
 				ignored = append(ignored, "-"+f.Name)
 			}
 		})
 		if len(ignored) > 0 {
-			return config{}, fmt.Errorf("-compare OLD.json NEW.json compares two files and runs nothing, so %s would be ignored (each report keeps its run's settings, -fatbin included); it takes -json alone", strings.Join(ignored, ", "))
+			return config{}, fmt.Errorf("-compare OLD.json NEW.json and -peer LLAMA.json NEW.json compare files and run nothing, so %s would be ignored (each report keeps its run's settings, -fatbin included); they take -json alone", strings.Join(ignored, ", "))
 		}
+		if *compare != "" && len(peer.vals) > 0 && *jsonOut {
+			return config{}, errors.New("-json prints one comparison: give -compare OLD.json or -peer LLAMA.json with NEW.json, not both")
+		}
+	}
+	if explicit["peer"] && len(peer.vals) == 0 {
+		return config{}, errors.New(`-peer "": want llama-bench's report (llama-bench ... -o json > llama.json)`)
 	}
 
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, sampled: *sampled, fatbin: *fatbin,
+		peer: peer.vals, models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, sampled: *sampled, fatbin: *fatbin,
 	}
 	if *quick {
 		if !explicit["ctx"] {
@@ -194,8 +211,8 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 		return config{}, fmt.Errorf("-ctx: %w", err)
 	}
 	if len(args) > 0 {
-		if c.compare == "" || len(args) > 1 {
-			return config{}, fmt.Errorf("unexpected arguments %q (only -compare OLD.json takes one, NEW.json)", args)
+		if (c.compare == "" && len(c.peer) == 0) || len(args) > 1 {
+			return config{}, fmt.Errorf("unexpected arguments %q (only -compare OLD.json and -peer LLAMA.json take one, NEW.json)", args)
 		}
 		c.compareTo = args[0]
 	}

@@ -61,12 +61,26 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 		return 2, err
 	}
 	if c.compareTo != "" { // files only
-		return compareFiles(c.compare, c.compareTo, c.jsonOut, stdout)
+		code := 0
+		if c.compare != "" {
+			if code, err = compareFiles(c.compare, c.compareTo, c.jsonOut, stdout); err != nil || len(c.peer) == 0 {
+				return code, err
+			}
+			fmt.Fprintln(stdout)
+		}
+		pcode, err := peerFiles(c.peer, c.compareTo, c.jsonOut, stdout)
+		return max(code, pcode), err
 	}
 	var old *Report
 	if c.compare != "" { // read it before spending minutes on the GPU
 		if old, err = readReport(c.compare); err != nil {
 			return 2, fmt.Errorf("-compare: %w", err)
+		}
+	}
+	var peer []peerRow
+	if len(c.peer) > 0 {
+		if peer, err = readPeers(c.peer); err != nil {
+			return 2, err
 		}
 	}
 	for _, p := range c.models { // a mistyped path is named before the GPU is looked for
@@ -143,6 +157,12 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	if old != nil {
 		fmt.Fprintln(tableOut)
 		if !compareRun(old, b.rep, c.compare, tableOut, stderr) {
+			code = max(code, 1)
+		}
+	}
+	if peer != nil {
+		fmt.Fprintln(tableOut)
+		if !peerRun(peer, b.rep, c.peer, tableOut, stderr) {
 			code = max(code, 1)
 		}
 	}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// llamaRow is one row as llama-bench -o json writes it (the fields -peer
+// reads and a few it ignores, so the decoder is exercised on the real
+// shape).
+func llamaRow(file string, nPrompt, nGen, depth int, avg, sd float64, typeK string) map[string]any {
+	return map[string]any{
+		"build_commit": "de3ff815", "build_number": 1, "gpu_info": "NVIDIA H100 80GB HBM3", "model_filename": file,
+		"model_type": "qwen35 0.8B BF16", "n_gpu_layers": 99, "flash_attn": 1, "type_k": typeK, "type_v": typeK,
+		"n_prompt": nPrompt, "n_gen": nGen, "n_depth": depth, "avg_ns": int64(1e9 / avg), "stddev_ns": 1000,
+		"avg_ts": avg, "stddev_ts": sd, "samples_ts": []float64{avg, avg},
+	}
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// peerReport: memra graph rows of two files (f16) and one FP8 model that
+// -peer must leave out.
+func peerReport() *Report {
+	g := func(m string, ctx int, toks float64) Row {
+		return Row{Model: m, KV: "f16", Context: ctx, Path: "graph", TokS: Stat{Median: toks}, MeanTKV: float64(ctx) + 32}
+	}
+	return &Report{Version: reportVersion, Models: []ModelReport{
+		{Model: "a", Path: "/models/a.gguf", KV: "f16", Rows: []Row{g("a", 64, 1500), g("a", 1024, 1400),
+			{Model: "a", KV: "f16", Context: 1024, Path: "eager", TokS: Stat{Median: 600}}}},
+		{Model: "a", Path: "/models/a.gguf", KV: "fp8", Rows: []Row{{Model: "a", KV: "fp8", Context: 1024, Path: "graph", TokS: Stat{Median: 9999}}}},
+		{Model: "b", Path: "/other/b.gguf", KV: "f16", Rows: []Row{g("b", 1024, 400)}},
+	}}
+}
+
+func TestPeerPairs(t *testing.T) {
+	dir := t.TempDir()
+	lj := filepath.Join(dir, "llama.json")
+	writeJSON(t, lj, []any{
+		llamaRow("/tmp/models/a.gguf", 0, 128, 0, 500, 2, "f16"),     // → a ctx 64 (its smallest, ≤ 128)
+		llamaRow("/tmp/models/a.gguf", 0, 128, 1024, 560, 3, "f16"),  // → a ctx 1024
+		llamaRow("/tmp/models/a.gguf", 512, 0, 0, 9000, 9, "f16"),    // a prompt row: not read
+		llamaRow("/tmp/models/b.gguf", 0, 128, 0, 100, 1, "f16"),     // b's smallest context is 1024 > 128: unpaired
+		llamaRow("/tmp/models/b.gguf", 0, 128, 1024, 200, 1, "q8_0"), // another KV type: unpaired
+		llamaRow("/tmp/models/c.gguf", 0, 128, 1024, 200, 1, "f16"),  // no such file in the report
+	})
+	peer, err := readPeer(lj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(peer) != 5 {
+		t.Fatalf("read %d generation rows, want 5 (the prompt row dropped)", len(peer))
+	}
+	c := comparePeer(peer, peerReport())
+	if len(c.Rows) != 2 {
+		t.Fatalf("paired %d rows, want 2: %+v", len(c.Rows), c.Rows)
+	}
+	// memra 1500 against 500 and 1400 against 560, by hand: 3 and 2.5.
+	for i, w := range []struct {
+		ctx, depth int
+		ratio      float64
+	}{{64, 0, 3}, {1024, 1024, 2.5}} {
+		r := c.Rows[i]
+		if r.Model != "a" || r.Context != w.ctx || r.Depth != w.depth || math.Abs(r.Ratio-w.ratio) > 1e-12 {
+			t.Errorf("row %d: %+v, want a ctx %d depth %d ratio %v", i, r, w.ctx, w.depth, w.ratio)
+		}
+	}
+	if want := math.Sqrt(3 * 2.5); math.Abs(c.Geomean-want) > 1e-12 {
+		t.Errorf("geomean %v, want %v", c.Geomean, want)
+	}
+	if len(c.Unpaired) != 3 || !strings.Contains(strings.Join(c.Unpaired, ","), "c.gguf tg128 at depth 1024") {
+		t.Errorf("unpaired %v", c.Unpaired)
+	}
+	var b bytes.Buffer
+	c.print(&b, []string{"llama.json"})
+	wantContains(t, "peer table", b.String(), []string{"| a | 64 | tg128 @ d0 | 96 / 64 | 500.0 ± 2.0 | 1500.0 | **3.00×** |",
+		"| a | 1024 | tg128 @ d1024 | 1056 / 1088 | 560.0 ± 3.0 | 1400.0 | **2.50×** |", "geomean memra / llama.cpp (2 rows): 2.739",
+		"llama.cpp ran on NVIDIA H100 80GB HBM3, build de3ff815"})
+
+	// The same through the command line, files only, as Markdown and as JSON
+	// (-o jsonl from llama-bench reads the same).
+	rep := peerReport()
+	if err := rep.writeFiles(dir, "x"); err != nil {
+		t.Fatal(err)
+	}
+	newJSON := filepath.Join(dir, "bench-x.json")
+	var out bytes.Buffer
+	if code, err := run([]string{"-peer", lj, newJSON}, &out, io.Discard); code != 0 || err != nil || !strings.Contains(out.String(), "**2.50×**") {
+		t.Fatalf("bench -peer: code %d err %v\n%s", code, err, out.String())
+	}
+	var lines []string
+	for _, r := range []map[string]any{llamaRow("a.gguf", 0, 128, 1024, 700, 1, "f16")} {
+		b, _ := json.Marshal(r)
+		lines = append(lines, string(b))
+	}
+	jl := filepath.Join(dir, "llama.jsonl")
+	if err := os.WriteFile(jl, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code, err := run([]string{"-json", "-peer", jl, newJSON}, &out, io.Discard); code != 0 || err != nil {
+		t.Fatalf("bench -json -peer (jsonl): code %d err %v", code, err)
+	}
+	var pj peerComparison
+	if err := json.Unmarshal(out.Bytes(), &pj); err != nil || len(pj.Rows) != 1 || math.Abs(pj.Rows[0].Ratio-2) > 1e-12 {
+		t.Errorf("bench -json -peer: %v %+v\n%s", err, pj, out.String())
+	}
+	// -compare and -peer together, files only: both tables.
+	out.Reset()
+	if code, err := run([]string{"-compare", newJSON, "-peer", lj, newJSON}, &out, io.Discard); code != 0 || err != nil ||
+		!strings.Contains(out.String(), "## Compare") || !strings.Contains(out.String(), "## Against llama.cpp") {
+		t.Errorf("bench -compare -peer: code %d err %v\n%s", code, err, out.String())
+	}
+}
+
+func TestPeerErrors(t *testing.T) {
+	dir := t.TempDir()
+	rep := peerReport()
+	if err := rep.writeFiles(dir, "x"); err != nil {
+		t.Fatal(err)
+	}
+	newJSON := filepath.Join(dir, "bench-x.json")
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	onlyPrompt, _ := json.Marshal([]any{llamaRow("a.gguf", 512, 0, 0, 9000, 9, "f16")})
+	noSpeed, _ := json.Marshal([]any{llamaRow("a.gguf", 0, 128, 0, 0, 0, "f16")})
+	elsewhere, _ := json.Marshal([]any{llamaRow("z.gguf", 0, 128, 1024, 100, 1, "f16")})
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not JSON", []string{"-peer", write("bad.json", "llama-bench: error\n"), newJSON}, "bad.json: line 1"},
+		{"truncated", []string{"-peer", write("cut.json", `[{"model_filename": "a.gguf", "n_gen`), newJSON}, "cut.json"},
+		{"prompt rows only", []string{"-peer", write("pp.json", string(onlyPrompt)), newJSON}, "no generation rows"},
+		{"no speed", []string{"-peer", write("zero.json", string(noSpeed)), newJSON}, "avg_ts"},
+		{"missing", []string{"-peer", filepath.Join(dir, "none.json"), newJSON}, "none.json"},
+		{"nothing pairs", []string{"-peer", write("z.json", string(elsewhere)), newJSON}, "no llama-bench row pairs"},
+		{"empty flag", []string{"-peer", "", newJSON}, `-peer ""`},
+		{"two JSONs", []string{"-json", "-compare", newJSON, "-peer", write("ok.json", string(elsewhere)), newJSON}, "not both"},
+		{"run flags", []string{"-ctx", "64", "-peer", write("ok2.json", string(elsewhere)), newJSON}, "-ctx would be ignored"},
+	} {
+		code, err := run(c.args, io.Discard, io.Discard)
+		if code != 2 || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: code %d, err %v; want 2 and %q", c.name, code, err, c.want)
+		}
+	}
+	// After a run: said on stderr, no table, false.
+	var table, msg bytes.Buffer
+	peer, err := readPeer(filepath.Join(dir, "z.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peerRun(peer, rep, []string{"z.json"}, &table, &msg) || table.Len() != 0 || !strings.Contains(msg.String(), "no llama-bench row pairs") {
+		t.Errorf("peerRun with nothing paired: table %q stderr %q", table.String(), msg.String())
+	}
+}
