@@ -32,10 +32,6 @@ func dotQ5KAVX2(w *byte, x *float32, sc *float32, nb int) float32
 //go:noescape
 func dotQ6KAVX2(w *byte, x *float32, sc *float32, nb int) float32
 
-// kChunk is how many superblocks' scales dotK unpacks for one call of a
-// K-quant kernel (4,096 columns: a 1 KiB buffer on the stack).
-const kChunk = 16
-
 // dotK wraps a K-quant vector kernel: it unpacks the f32 scales of up to
 // kChunk superblocks of bb bytes (16 a superblock) and passes them with the
 // blocks. Rows are whole superblocks (model load checks the shapes).

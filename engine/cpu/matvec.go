@@ -21,6 +21,11 @@ import (
 // maxBlock is the largest block size of a supported type (k-quants: 256).
 const maxBlock = 256
 
+// kChunk is how many superblocks' scales the K-quant vector kernels
+// (dot_amd64.go's dotK) unpack for one call: 4,096 columns, a 1 KiB buffer
+// on the stack.
+const kChunk = 16
+
 // f16Table maps every IEEE half bit pattern to its float32 value; built once
 // on first use and never written afterwards.
 var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
