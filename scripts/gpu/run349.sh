@@ -2,8 +2,9 @@
 # Session 62, second call after run348.sh on the same warm machine: the
 # llama.cpp build finished if run348 ran out of time, memra's gates and
 # greedy tokens on the Q4_K_M files, and llama-bench (the peer) on the
-# table's bf16, q8_0, Q6_K and Q4_K_M files, which memra's bench times in
-# run350.sh.
+# table's bf16, q8_0, Q6_K and Q4_K_M files, then memra's bench on the same
+# files at 64 and 1k with -peer on llama-bench's reports (run350.sh adds
+# 32k and the other K-quants).
 set -u
 source scripts/gpu/lib.sh
 start_run
@@ -18,4 +19,17 @@ if llama_cuda 300; then
   for p in 0.8b 9b; do for t in bf16 q8_0 q6_k q4_k_m; do ms="$ms $M/$p-$t.gguf"; done; done
   llama_bench $ms
 fi
+# memra on the same files right after, on the same machine: graph decode at
+# 64 and 1k against llama-bench's depth 0 and 1024 (bench -peer).
+peer=$(ls /tmp/lb/*.json 2>/dev/null | paste -sd, -)
+mkdir -p /tmp/pb
+el "bench 64, 1k (-peer ${peer:-none})"
+ms=""
+for p in 0.8b 9b; do for t in bf16 q8_0 q6_k q4_k_m; do ms="$ms,$M/$p-$t.gguf"; done; done
+timeout 240 ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 ${peer:+-peer "$peer"} -out /tmp/pb \
+  > /tmp/pb/stdout.txt 2> /tmp/pb/stderr.txt
+grep -E 'copy bandwidth' /tmp/pb/stderr.txt
+grep -E '\| graph \|' /tmp/pb/stdout.txt | cut -d'|' -f2,4,5,6,9,13
+sed -n '/## Against llama.cpp/,$p' /tmp/pb/stdout.txt
+tar czf "$OUT/bench-peer.tgz" -C /tmp pb
 el done
