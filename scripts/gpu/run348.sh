@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Session 62, main at 0da86e2 (bin/main built by
+# Session 62, main with bench -peer (bin/main built by
 #   bash scripts/gpu/bins.sh main=main:memra,gate,bench
 # and peer/ by scripts/llama/cuda-src.sh; carry ["bin","peer"]): the first of
-# three calls on one warm machine (run349.sh and run350.sh must follow
+# two or three calls on one warm machine (run349.sh, then run350.sh if time is left, must follow
 # within its 30 s idle time, or the models and the build are lost). Writes
 # the models of this session's table into /tmp/models and builds llama.cpp's
-# CUDA llama-bench for the peer column, both at once.
+# CUDA llama-bench for the peer column, both at once (0.8B Q4_K and Q5_K were
+# dropped after four refused starts had left too little device time for run350).
 set -u
 source scripts/gpu/lib.sh
 start_run
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nvcc --version | tail -1; nproc; df -h /tmp | tail -1
-synth main "0.8b" "bf16 q8_0 q4_k q5_k q6_k q4_k_m"
+synth main "0.8b" "bf16 q8_0 q6_k q4_k_m"
 s1=$SYNTH
 synth main "9b" "bf16 q8_0 q6_k q4_k_m"
 SYNTH="$SYNTH $s1"
