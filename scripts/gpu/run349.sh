@@ -2,7 +2,7 @@
 # Session 62, second call after run348.sh on the same warm machine: the
 # llama.cpp build finished if run348 ran out of time, memra's gates and
 # greedy tokens on the Q4_K_M files, and llama-bench (the peer) on the
-# table's bf16, q8_0, Q6_K and Q4_K_M files, then memra's bench on the same
+# run348's files, then memra's bench on the same
 # files at 64 and 1k with -peer on llama-bench's reports (run350.sh adds
 # 32k and the other K-quants).
 set -u
@@ -14,9 +14,9 @@ gate main "$M/9b-q4_k_m.gguf" 300 64 1
 gate main "$M/9b-q8_0.gguf" 64 64 0
 el "greedy tokens, 0.8b-q4_k_m, cuda and cpu (main)"
 greedy main "$M/0.8b-q4_k_m.gguf"
-if llama_cuda 300; then
+if llama_cuda 240; then
   ms=""
-  for p in 0.8b 9b; do for t in bf16 q8_0 q6_k q4_k_m; do ms="$ms $M/$p-$t.gguf"; done; done
+  for m in 0.8b-bf16 0.8b-q8_0 0.8b-q4_k_m 9b-q8_0 9b-q4_k_m; do ms="$ms $M/$m.gguf"; done
   llama_bench $ms
 fi
 # memra on the same files right after, on the same machine: graph decode at
@@ -25,7 +25,7 @@ peer=$(ls /tmp/lb/*.json 2>/dev/null | paste -sd, -)
 mkdir -p /tmp/pb
 el "bench 64, 1k (-peer ${peer:-none})"
 ms=""
-for p in 0.8b 9b; do for t in bf16 q8_0 q6_k q4_k_m; do ms="$ms,$M/$p-$t.gguf"; done; done
+for m in 0.8b-bf16 0.8b-q8_0 0.8b-q4_k_m 9b-q8_0 9b-q4_k_m; do ms="$ms,$M/$m.gguf"; done
 timeout 240 ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 ${peer:+-peer "$peer"} -out /tmp/pb \
   > /tmp/pb/stdout.txt 2> /tmp/pb/stderr.txt
 grep -E 'copy bandwidth' /tmp/pb/stderr.txt
