@@ -135,6 +135,14 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 	code := b.all()
 	b.logf("done in %.0fs", time.Since(t0).Seconds())
 	b.rep.Finished = time.Now().Format(time.RFC3339)
+	if peer != nil { // into the report, so its files hold the pairing too
+		if pc := comparePeer(peer, b.rep); len(pc.Rows) > 0 {
+			b.rep.Peer, b.rep.PeerFiles = &pc, c.peer
+		} else {
+			fmt.Fprintf(stderr, "bench: -peer %s: %v\n", strings.Join(c.peer, ","), errNoPeerRows)
+			code = max(code, 1)
+		}
+	}
 	werr := b.flush()
 	if werr != nil {
 		fmt.Fprintf(stderr, "bench: write results: %v\n", werr)
@@ -160,12 +168,7 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 			code = max(code, 1)
 		}
 	}
-	if peer != nil {
-		fmt.Fprintln(tableOut)
-		if !peerRun(peer, b.rep, c.peer, tableOut, stderr) {
-			code = max(code, 1)
-		}
-	}
+
 	if c.jsonOut {
 		js, err := b.rep.json()
 		if err != nil {

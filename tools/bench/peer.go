@@ -207,20 +207,8 @@ func readPeers(paths []string) ([]peerRow, error) {
 	return all, nil
 }
 
-// errNoPeerRows is peerFiles' and peerRun's error when nothing pairs.
+// errNoPeerRows is -peer's error when nothing pairs.
 var errNoPeerRows = errors.New("no llama-bench row pairs with a graph row of this report (pairs match on the file's base name, f16 KV, and memra's context = llama-bench's depth, or its smallest context ≤ n_gen for depth 0)")
-
-// peerRun prints a report's rows against the peer's; false when nothing
-// pairs (said on stderr).
-func peerRun(peer []peerRow, cur *Report, names []string, table, stderr io.Writer) bool {
-	c := comparePeer(peer, cur)
-	if len(c.Rows) == 0 {
-		fmt.Fprintf(stderr, "bench: -peer %s: %v\n", strings.Join(names, ","), errNoPeerRows)
-		return false
-	}
-	c.print(table, names)
-	return true
-}
 
 // peerFiles compares the report at newPath with the llama-bench reports,
 // as Markdown or, with asJSON, as JSON.

@@ -165,13 +165,40 @@ func TestPeerErrors(t *testing.T) {
 			t.Errorf("%s: code %d, err %v; want 2 and %q", c.name, code, err, c.want)
 		}
 	}
-	// After a run: said on stderr, no table, false.
-	var table, msg bytes.Buffer
-	peer, err := readPeer(filepath.Join(dir, "z.json"))
+}
+
+// TestPeerInReport: after a run with -peer the pairing is part of the
+// report: its JSON keeps it, its Markdown prints the table, and its chart
+// draws llama.cpp's tok/s as a line of squares in the model's color.
+func TestPeerInReport(t *testing.T) {
+	rep := peerReport()
+	peer := []peerRow{{ModelFilename: "a.gguf", NGen: 128, NDepth: 1024, AvgTs: 700, StddevTs: 1, GPUInfo: "gpu"},
+		{ModelFilename: "a.gguf", NGen: 128, NDepth: 0, AvgTs: 750, StddevTs: 1, GPUInfo: "gpu"}}
+	pc := comparePeer(peer, rep)
+	rep.Peer, rep.PeerFiles = &pc, []string{"l.json"}
+	dir := t.TempDir()
+	if err := rep.writeFiles(dir, "p"); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readReport(filepath.Join(dir, "bench-p.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if peerRun(peer, rep, []string{"z.json"}, &table, &msg) || table.Len() != 0 || !strings.Contains(msg.String(), "no llama-bench row pairs") {
-		t.Errorf("peerRun with nothing paired: table %q stderr %q", table.String(), msg.String())
+	if back.Peer == nil || len(back.Peer.Rows) != 2 || back.Peer.Rows[0].Context != 64 || back.PeerFiles[0] != "l.json" {
+		t.Fatalf("peer after a round trip: %+v %v", back.Peer, back.PeerFiles)
 	}
+	md, err := os.ReadFile(filepath.Join(dir, "bench-p.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, "report Markdown", string(md), []string{"## Against llama.cpp (l.json)", "| a | 1024 | tg128 @ d1024 | 1056 / 1088 | 700.0 ± 1.0 | 1400.0 | **2.00×** |"})
+	svg, err := os.ReadFile(filepath.Join(dir, "bench-p.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two squares (contexts 64 and 1k), one legend entry, one line.
+	if n := strings.Count(string(svg), `<rect x="`) - strings.Count(string(svg), `<rect x="0"`) - 1; n != 2 {
+		t.Errorf("chart: %d peer squares, want 2", n)
+	}
+	wantContains(t, "chart", string(svg), []string{`class="series peer"`, ">a llama.cpp</text>", "a llama.cpp @ 1024: 700.0 tok/s"})
 }

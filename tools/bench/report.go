@@ -60,6 +60,10 @@ type Report struct {
 	// Interrupted says why the run stopped early (a signal), "" for one
 	// that ran to its end.
 	Interrupted string `json:"interrupted,omitempty"`
+	// Peer: the graph rows against llama-bench's reports of the same files
+	// (-peer, those files in PeerFiles), for the table and the chart.
+	Peer      *peerComparison `json:"peer,omitempty"`
+	PeerFiles []string        `json:"peer_files,omitempty"`
 }
 
 // DeviceReport describes the GPU.
@@ -400,6 +404,10 @@ func (rep *Report) markdown(w io.Writer) {
 
 	fmt.Fprintf(w, "\n## Decode\n\n")
 	rep.decodeTable(w)
+	if rep.Peer != nil {
+		fmt.Fprintln(w)
+		rep.Peer.print(w, rep.PeerFiles)
+	}
 	rep.profileTables(w)
 }
 

@@ -24,7 +24,8 @@ type series struct {
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
 
 // chartSeries builds, per (model, kv), the graph and eager lines and the
-// roofline line (1000 / roofline ms at each context).
+// roofline line (1000 / roofline ms at each context), and with -peer the
+// llama.cpp line (its tok/s at the contexts it is paired with).
 func chartSeries(rep *Report) []series {
 	var out []series
 	for i, m := range rep.Models {
@@ -55,6 +56,17 @@ func chartSeries(rep *Report) []series {
 		}
 		if len(roof.xs) > 0 {
 			out = append(out, *roof)
+		}
+		if rep.Peer != nil && m.KV == "f16" {
+			p := series{label: m.Model + " llama.cpp", kind: "peer", color: color}
+			for _, r := range rep.Peer.Rows { // in context order (comparePeer)
+				if r.Model == m.Model {
+					p.xs, p.ys = append(p.xs, float64(r.Context)), append(p.ys, r.PeerTokS)
+				}
+			}
+			if len(p.xs) > 0 {
+				out = append(out, p)
+			}
 		}
 	}
 	return out
@@ -121,7 +133,8 @@ func esc(s string) string {
 }
 
 // writeChart writes an SVG of tok/s against context (log-log): one solid
-// line per model × kv for graph, dotted for eager, dashed for the roofline.
+// line per model × kv for graph, dotted for eager, dashed for the roofline,
+// dash-dotted with squares for llama.cpp (-peer).
 func writeChart(w io.Writer, rep *Report) error {
 	const (
 		W                        = 1000.0
@@ -193,8 +206,8 @@ func writeChart(w io.Writer, rep *Report) error {
 	fmt.Fprintf(&b, `<text transform="translate(20 %g) rotate(-90)" text-anchor="middle">tokens/s (log scale)</text>`+"\n", (top+H-bottom)/2)
 
 	// Series and legend.
-	dash := map[string]string{"graph": "", "eager": ` stroke-dasharray="2 3"`, "roofline": ` stroke-dasharray="8 5"`}
-	width := map[string]float64{"graph": 2.5, "eager": 2, "roofline": 1.5}
+	dash := map[string]string{"graph": "", "eager": ` stroke-dasharray="2 3"`, "roofline": ` stroke-dasharray="8 5"`, "peer": ` stroke-dasharray="12 3 2 3"`}
+	width := map[string]float64{"graph": 2.5, "eager": 2, "roofline": 1.5, "peer": 1.5}
 	for i, s := range ss {
 		pts := make([]string, len(s.xs))
 		for j := range s.xs {
@@ -202,7 +215,8 @@ func writeChart(w io.Writer, rep *Report) error {
 		}
 		fmt.Fprintf(&b, `<polyline class="series %s" points="%s" fill="none" stroke="%s" stroke-width="%g"%s><title>%s</title></polyline>`+"\n",
 			s.kind, strings.Join(pts, " "), s.color, width[s.kind], dash[s.kind], esc(s.label))
-		if s.kind != "roofline" {
+		switch s.kind {
+		case "graph", "eager":
 			for j := range s.xs {
 				fill := s.color
 				if s.kind == "eager" {
@@ -210,6 +224,11 @@ func writeChart(w io.Writer, rep *Report) error {
 				}
 				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s" stroke="%s"><title>%s @ %d: %.1f tok/s</title></circle>`+"\n",
 					px.pos(s.xs[j]), py.pos(s.ys[j]), fill, s.color, esc(s.label), int(s.xs[j]), s.ys[j])
+			}
+		case "peer": // squares, so the peer's points read apart from memra's circles
+			for j := range s.xs {
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="6" height="6" fill="white" stroke="%s"><title>%s @ %d: %.1f tok/s</title></rect>`+"\n",
+					px.pos(s.xs[j])-3, py.pos(s.ys[j])-3, s.color, esc(s.label), int(s.xs[j]), s.ys[j])
 			}
 		}
 		ly := top + 8 + float64(i)*legendStep
