@@ -265,39 +265,56 @@ func scalesQ3_K(s []byte) [16]int8 {
 	return sc
 }
 
-// scaleMinK4 unpacks sub-block j's 6-bit scale and min from the 12-byte
-// Q4_K/Q5_K scales field: j<4 from the low 6 bits of bytes j and j+4;
-// otherwise low 4 bits from byte j+4 (nibbles) and high 2 bits from the top
-// of bytes j-4 and j.
-func scaleMinK4(j int, q []byte) (sc, m byte) {
-	if j < 4 {
-		return q[j] & 63, q[j+4] & 63
-	}
-	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
+// unpackScaleMinK4 unpacks the eight 6-bit scales and mins of the 12-byte
+// Q4_K/Q5_K scales field q, the inverse of packScaleMinK4: sub-blocks 0..3
+// from the low 6 bits of bytes j and j+4; 4..7 low 4 bits from byte j+4
+// (nibbles) and high 2 bits from the top of bytes j-4 and j. Sub-block j's
+// are byte j of sc and m: eight bytes in a register, where arrays of bytes
+// went through memory and stalled the loads that read them back (ScalesK4
+// ran 25 ns a block so).
+func unpackScaleMinK4(q *[12]byte) (sc, m uint64) {
+	lo := uint64(q[0]) | uint64(q[1])<<8 | uint64(q[2])<<16 | uint64(q[3])<<24
+	mid := uint64(q[4]) | uint64(q[5])<<8 | uint64(q[6])<<16 | uint64(q[7])<<24
+	hi := uint64(q[8]) | uint64(q[9])<<8 | uint64(q[10])<<16 | uint64(q[11])<<24
+	const low6, low4, top2 = 0x3f3f3f3f, 0x0f0f0f0f, 0xc0c0c0c0
+	sc = lo&low6 | (hi&low4|(lo&top2)>>2)<<32
+	m = mid&low6 | (hi>>4&low4|(mid&top2)>>2)<<32
+	return sc, m
 }
 
-// ScalesK4 returns a Q4_K or Q5_K block's eight sub-block scales d·sc and
-// offsets dmin·m (value = scale·q − offset), each product rounded to f32 on
-// its own: the values the dequantisers and the CPU's vector dot products
-// use, so both give the same weights.
-func ScalesK4(b []byte) (scale, offset [8]float32) {
-	d, dmin := f16at(b, 0), f16at(b, 2)
-	s := b[4:16]
+// u8f maps a byte to its value as float32: a table load is cheaper than
+// the int-to-float conversion, which waits on its register's old value.
+var u8f = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(i)
+	}
+	return t
+}()
+
+// ScalesK4 writes a Q4_K or Q5_K block's eight sub-block scales d·sc into
+// scale and offsets dmin·m into offset (value = scale·q − offset), each
+// product rounded to f32 on its own: the values the dequantisers and the
+// CPU's vector dot products use, so both give the same weights.
+func ScalesK4(b []byte, scale, offset *[8]float32) {
+	h := (*[16]byte)(b[:16])
+	d := F16ToF32(uint16(h[0]) | uint16(h[1])<<8)
+	dmin := F16ToF32(uint16(h[2]) | uint16(h[3])<<8)
+	sc, m := unpackScaleMinK4((*[12]byte)(h[4:]))
 	for j := range scale {
-		sc, m := scaleMinK4(j, s)
 		// The explicit float32 conversions round each product, so no
 		// platform fuses them into an FMA (Go does on arm64): the GPU's
 		// embedding (kquant.cuh) reproduces these values bit for bit.
-		scale[j], offset[j] = float32(d*float32(sc)), float32(dmin*float32(m))
+		scale[j] = float32(d * u8f[uint8(sc>>(8*j))])
+		offset[j] = float32(dmin * u8f[uint8(m>>(8*j))])
 	}
-	return scale, offset
 }
 
 // Q4_K (256 elements): d f16 | dmin f16 | scales[12] | qs[128]. Eight
 // sub-blocks of 32: each 32-byte chunk of qs holds sub-block 2k in low
 // nibbles and 2k+1 in high nibbles; value d·sc·q − dmin·m (ScalesK4).
 func dequantQ4_K(b []byte, y []float32) {
-	sc, off := ScalesK4(b)
+	var sc, off [8]float32
+	ScalesK4(b, &sc, &off)
 	qs := b[16:144]
 	y = y[:256]
 	for k := 0; k < 4; k++ {
@@ -317,7 +334,8 @@ func dequantQ4_K(b []byte, y []float32) {
 // As Q4_K plus a fifth bit: bit 2k of qh[l] for the low-nibble sub-block
 // 2k, bit 2k+1 for the high-nibble one.
 func dequantQ5_K(b []byte, y []float32) {
-	sc, off := ScalesK4(b)
+	var sc, off [8]float32
+	ScalesK4(b, &sc, &off)
 	qh := b[16:48]
 	qs := b[48:176]
 	y = y[:256]
@@ -341,7 +359,8 @@ func dequantQ5_K(b []byte, y []float32) {
 // from ql (byte l or l+32, low or high nibble) and 2 high bits from qh[l]
 // at bit 2i; value d·scale·(q−32) with scale index l/16 + 2i.
 func dequantQ6_K(b []byte, y []float32) {
-	ds := ScalesQ6K(b)
+	var ds [16]float32
+	ScalesQ6K(b, &ds)
 	y = y[:256]
 	for n := 0; n < 2; n++ {
 		ql := (*[64]byte)(b[64*n : 64*n+64])
@@ -362,15 +381,15 @@ func dequantQ6_K(b []byte, y []float32) {
 	}
 }
 
-// ScalesQ6K returns a Q6_K block's sixteen sub-block scales d·scale[i]
-// (value = scale·(q−32)): the same product llama.cpp forms first, shared by
-// the dequantiser and the CPU's vector dot product.
-func ScalesQ6K(b []byte) (ds [16]float32) {
-	d := f16at(b, 208)
-	for i, s := range (*[16]byte)(b[192:208]) {
-		ds[i] = d * float32(int8(s))
+// ScalesQ6K writes a Q6_K block's sixteen sub-block scales d·scale[i]
+// (value = scale·(q−32)) into ds: the same product llama.cpp forms first,
+// shared by the dequantiser and the CPU's vector dot product.
+func ScalesQ6K(b []byte, ds *[16]float32) {
+	t := (*[18]byte)(b[192:210])
+	d := F16ToF32(uint16(t[16]) | uint16(t[17])<<8)
+	for i := range ds {
+		ds[i] = d * float32(int8(t[i]))
 	}
-	return ds
 }
 
 // Q8_K (256 elements): d f32 | qs[256] int8 | bsums[16] int16 (sums of

@@ -215,7 +215,7 @@ func recip(S float32) float32 {
 }
 
 // packScaleMinK4 stores eight 6-bit scales and mins in the 12-byte Q4_K/Q5_K
-// field, the inverse of scaleMinK4: sub-blocks 0..3 in the low 6 bits of
+// field, the inverse of unpackScaleMinK4: sub-blocks 0..3 in the low 6 bits of
 // bytes j (scale) and j+4 (min); 4..7 as nibbles in byte j+4 (scale low,
 // min high) with their top 2 bits in bits 6-7 of bytes j−4 (scale) and j
 // (min).

@@ -182,8 +182,9 @@ func TestQuantizeKAffine(t *testing.T) {
 					if !(math.Abs(d-smax/63) <= f16Tol(float32(smax/63))) || !(math.Abs(dmin-mmax/63) <= f16Tol(float32(mmax/63))) { // NaN fails
 						t.Fatalf("block %d: d %g dmin %g, want %g %g (f16-rounded)", b, d, dmin, smax/63, mmax/63)
 					}
+					scs, mns := unpackScaleMinK4((*[12]byte)(blk[4:16]))
 					for j := 0; j < 8; j++ {
-						sc, mn := scaleMinK4(j, blk[4:16])
+						sc, mn := uint8(scs>>(8*j)), uint8(mns>>(8*j))
 						S, M := float64(float32(d)*float32(sc)), float64(float32(dmin)*float32(mn))
 						es := math.Max(d/2, s[j]-63*d)
 						em := math.Max(dmin/2, m[j]-63*dmin)
@@ -332,7 +333,7 @@ func TestQuantizeKZero(t *testing.T) {
 }
 
 // TestPackScaleMinK4 checks the 6-bit scale/min packing against the
-// decoder's scaleMinK4 for random values, including the extremes.
+// decoder's unpackScaleMinK4 for random values, including the extremes.
 func TestPackScaleMinK4(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for it := 0; it < 1000; it++ {
@@ -345,9 +346,10 @@ func TestPackScaleMinK4(t *testing.T) {
 		}
 		var s [12]byte
 		packScaleMinK4(&sc, &mn, s[:])
+		a, b := unpackScaleMinK4(&s)
 		for j := 0; j < 8; j++ {
-			if a, b := scaleMinK4(j, s[:]); a != sc[j] || b != mn[j] {
-				t.Fatalf("sub-block %d: packed %d/%d, unpacked %d/%d", j, sc[j], mn[j], a, b)
+			if x, y := uint8(a>>(8*j)), uint8(b>>(8*j)); x != sc[j] || y != mn[j] {
+				t.Fatalf("sub-block %d: packed %d/%d, unpacked %d/%d", j, sc[j], mn[j], x, y)
 			}
 		}
 	}

@@ -24,6 +24,9 @@ func dotF16AVX2(w *byte, x *float32, n int) float32
 func dotQ8AVX2(w *byte, x *float32, nb int) float32
 
 //go:noescape
+func prefetchAhead(p *byte, off, n int)
+
+//go:noescape
 func dotQ4KAVX2(w *byte, x *float32, sc *float32, nb int) float32
 
 //go:noescape
@@ -42,6 +45,10 @@ func dotK(kernel func(w *byte, x *float32, sc *float32, nb int) float32, bb int,
 		nb := len(x) / 256
 		for b0 := 0; b0 < nb; b0 += kChunk {
 			n := min(kChunk, nb-b0)
+			// The scales' loads are the first touch of each block's lines,
+			// few in flight at a time: fetch the next chunk's while this
+			// one runs (5-20% on 4,096-column rows, BenchmarkMatVec).
+			prefetchAhead(&row[b0*bb], n*bb, n*bb)
 			for i := range n {
 				scales(row[(b0+i)*bb:(b0+i+1)*bb], (*[16]float32)(sc[16*i:]))
 			}
@@ -54,12 +61,8 @@ func dotK(kernel func(w *byte, x *float32, sc *float32, nb int) float32, bb int,
 // scalesK4 lays out a Q4_K or Q5_K block's scales for dotQ4KAVX2 and
 // dotQ5KAVX2: the eight scales, then the eight offsets.
 func scalesK4(blk []byte, sc *[16]float32) {
-	s, o := gguf.ScalesK4(blk)
-	copy(sc[:8], s[:])
-	copy(sc[8:], o[:])
+	gguf.ScalesK4(blk, (*[8]float32)(sc[:8]), (*[8]float32)(sc[8:]))
 }
-
-func scalesQ6K(blk []byte, sc *[16]float32) { *sc = gguf.ScalesQ6K(blk) }
 
 // simdDot returns the vector kernel for t, if this CPU runs one.
 func simdDot(t gguf.Type) (dotFunc, bool) {
@@ -111,7 +114,7 @@ func simdDot(t gguf.Type) (dotFunc, bool) {
 	case gguf.TypeQ5_K:
 		return dotK(dotQ5KAVX2, 176, scalesK4), true
 	case gguf.TypeQ6_K:
-		return dotK(dotQ6KAVX2, 210, scalesQ6K), true
+		return dotK(dotQ6KAVX2, 210, gguf.ScalesQ6K), true
 	}
 	return nil, false
 }

@@ -317,3 +317,19 @@ q6knext:
 	REDUCE4
 	MOVSS X0, ret+32(FP)
 	RET
+
+// func prefetchAhead(p *byte, off, n int)
+// Prefetches n bytes from p+off into every cache level, a line at a time.
+// Prefetches never fault, so the range may run past the row (dotK asks for
+// the next chunk, which past a row's end is the next row's start).
+TEXT ·prefetchAhead(SB), NOSPLIT, $0-24
+	MOVQ p+0(FP), SI
+	ADDQ off+8(FP), SI
+	MOVQ n+16(FP), CX
+
+pfloop:
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	SUBQ       $64, CX
+	JG         pfloop
+	RET

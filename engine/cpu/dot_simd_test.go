@@ -89,7 +89,8 @@ func formExcess(typ gguf.Type, row []byte, x []float32, abs float64) float64 {
 	var sq float64
 	for b := 0; b < len(x)/256; b++ {
 		blk := row[b*bb : (b+1)*bb]
-		_, off := gguf.ScalesK4(blk)
+		var scale, off [8]float32
+		gguf.ScalesK4(blk, &scale, &off)
 		if err := gguf.Dequantize(typ, blk, w); err != nil {
 			panic(err)
 		}
