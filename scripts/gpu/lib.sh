@@ -177,7 +177,7 @@ llama_bench() {
   for m in "$@"; do
     n=$(basename "$m" .gguf)
     el "llama-bench $n"
-    timeout 150 /tmp/lcpp/build/bin/llama-bench -m "$m" -ngl 99 -fa 1 -p 0 -n 128 -d 0,1024 -r 3 -o json \
+    timeout 90 /tmp/lcpp/build/bin/llama-bench -m "$m" -ngl 99 -fa 1 -p 0 -n 128 -d 0,1024 -r 3 -o json \
       > "/tmp/lb/$n.json" 2> "/tmp/lb/$n.err" || tail -5 "/tmp/lb/$n.err"
     python3 -c 'import json,sys
 for r in json.load(open(sys.argv[1])):

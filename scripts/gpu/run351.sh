@@ -2,9 +2,9 @@
 # Session 62, main with bench -peer (bin/main by bash scripts/gpu/bins.sh
 # main=main:memra,gate,bench; peer/ by scripts/llama/cuda-src.sh; carry
 # ["bin","peer"]). run348-run350 as one call, since refused starts left
-# ~880 s of device time: the 0.8B in bf16, q8_0 and Q4_K_M and the 9B in
+# ~690 s of device time: the 0.8B in bf16, q8_0 and Q4_K_M and the 9B in
 # q8_0 and Q4_K_M written while llama.cpp's CUDA llama-bench builds (at most
-# 300 s; run349.sh on the still-warm machine resumes it), the gates and
+# 240 s; run349.sh on the still-warm machine resumes it), the gates and
 # greedy tokens, llama-bench on the five files if it was built, then memra's
 # bench on them at 64 and 1k with -peer.
 set -u
@@ -16,7 +16,7 @@ s1=$SYNTH
 synth main "9b" "q8_0 q4_k_m"
 SYNTH="$SYNTH $s1"
 built=0
-llama_cuda 300 && built=1
+llama_cuda 240 && built=1
 el "waiting for synth"
 wait_synth
 el "gates (main)"
@@ -34,7 +34,7 @@ peer=$(ls /tmp/lb/*.json 2>/dev/null | paste -sd, -)
 mkdir -p /tmp/pb
 el "bench 64, 1k (-peer ${peer:-none})"
 ms=""; for m in $files; do ms="$ms,$M/$m.gguf"; done
-timeout 150 ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 ${peer:+-peer "$peer"} -out /tmp/pb \
+timeout 120 ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 ${peer:+-peer "$peer"} -out /tmp/pb \
   > /tmp/pb/stdout.txt 2> /tmp/pb/stderr.txt
 grep -E 'copy bandwidth' /tmp/pb/stderr.txt
 grep -E '\| graph \|' /tmp/pb/stdout.txt | cut -d'|' -f2,4,5,6,9,13
