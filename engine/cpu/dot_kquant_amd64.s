@@ -19,6 +19,52 @@
 	VHADDPS      X0, X0, X0; \
 	VZEROUPPER
 
+// Q4PART takes 8 bytes of qs at off(SI): their low nibbles are weights of
+// the chunk's first sub-block (scale Y4, offset Y5), their high nibbles of
+// its second (Y6, Y7); each weight, formed in one FMA, times x at xlo(DI)
+// or xhi(DI) into acclo or acchi. a and b are scratch.
+#define Q4PART(off, xlo, xhi, a, b, acclo, acchi) \
+	VPMOVZXBD   off(SI), a; \
+	VPSRLD      $4, a, b; \
+	VPAND       Y15, a, a; \
+	VCVTDQ2PS   a, a; \
+	VCVTDQ2PS   b, b; \
+	VFMSUB213PS Y5, Y4, a; \
+	VFMSUB213PS Y7, Y6, b; \
+	VFMADD231PS xlo(DI), a, acclo; \
+	VFMADD231PS xhi(DI), b, acchi
+
+// Q5PART is Q4PART with the fifth bits: qh's 8 bytes at off(R9), shifted
+// right by X14 (2k), give bit 4 of the low-nibble weights (their bit 0)
+// and of the high-nibble ones (bit 1). Scratch Y8-Y12.
+#define Q5PART(off, xlo, xhi, acclo, acchi) \
+	VPMOVZXBD   off(R9), Y10; \
+	VPSRLD      X14, Y10, Y10; \
+	VPSLLD      $4, Y10, Y11; \
+	VPSLLD      $3, Y10, Y12; \
+	VPAND       Y13, Y11, Y11; \
+	VPAND       Y13, Y12, Y12; \
+	VPMOVZXBD   off(SI), Y8; \
+	VPSRLD      $4, Y8, Y9; \
+	VPAND       Y15, Y8, Y8; \
+	VPOR        Y11, Y8, Y8; \
+	VPOR        Y12, Y9, Y9; \
+	VCVTDQ2PS   Y8, Y8; \
+	VCVTDQ2PS   Y9, Y9; \
+	VFMSUB213PS Y5, Y4, Y8; \
+	VFMSUB213PS Y7, Y6, Y9; \
+	VFMADD231PS xlo(DI), Y8, acclo; \
+	VFMADD231PS xhi(DI), Y9, acchi
+
+// Q6TAIL finishes 8 Q6_K weights: low bits in Y11, high bits (at 4-5) in
+// Y12; q − 32 times the scale, times x at xoff(DI), into acc.
+#define Q6TAIL(scale, xoff, acc) \
+	VPOR        Y12, Y11, Y11; \
+	VPSUBD      Y13, Y11, Y11; \
+	VCVTDQ2PS   Y11, Y11; \
+	VMULPS      scale, Y11, Y11; \
+	VFMADD231PS xoff(DI), Y11, acc
+
 // func dotQ4KAVX2(w *byte, x *float32, sc *float32, nb int) float32
 // w: nb Q4_K blocks of 144 bytes (d, dmin, scales[12], qs[128]); sc: per
 // block 8 scales then 8 offsets. Each 32-byte chunk k of qs holds sub-block
@@ -46,45 +92,10 @@ q4kchunk:
 	VBROADCASTSS 4(R8), Y6
 	VBROADCASTSS 36(R8), Y7
 
-	VPMOVZXBD   (SI), Y8
-	VPSRLD      $4, Y8, Y9
-	VPAND       Y15, Y8, Y8
-	VCVTDQ2PS   Y8, Y8
-	VCVTDQ2PS   Y9, Y9
-	VFMSUB213PS Y5, Y4, Y8
-	VFMSUB213PS Y7, Y6, Y9
-	VFMADD231PS (DI), Y8, Y0
-	VFMADD231PS 128(DI), Y9, Y1
-
-	VPMOVZXBD   8(SI), Y10
-	VPSRLD      $4, Y10, Y11
-	VPAND       Y15, Y10, Y10
-	VCVTDQ2PS   Y10, Y10
-	VCVTDQ2PS   Y11, Y11
-	VFMSUB213PS Y5, Y4, Y10
-	VFMSUB213PS Y7, Y6, Y11
-	VFMADD231PS 32(DI), Y10, Y2
-	VFMADD231PS 160(DI), Y11, Y3
-
-	VPMOVZXBD   16(SI), Y8
-	VPSRLD      $4, Y8, Y9
-	VPAND       Y15, Y8, Y8
-	VCVTDQ2PS   Y8, Y8
-	VCVTDQ2PS   Y9, Y9
-	VFMSUB213PS Y5, Y4, Y8
-	VFMSUB213PS Y7, Y6, Y9
-	VFMADD231PS 64(DI), Y8, Y0
-	VFMADD231PS 192(DI), Y9, Y1
-
-	VPMOVZXBD   24(SI), Y10
-	VPSRLD      $4, Y10, Y11
-	VPAND       Y15, Y10, Y10
-	VCVTDQ2PS   Y10, Y10
-	VCVTDQ2PS   Y11, Y11
-	VFMSUB213PS Y5, Y4, Y10
-	VFMSUB213PS Y7, Y6, Y11
-	VFMADD231PS 96(DI), Y10, Y2
-	VFMADD231PS 224(DI), Y11, Y3
+	Q4PART(0, 0, 128, Y8, Y9, Y0, Y1)
+	Q4PART(8, 32, 160, Y10, Y11, Y2, Y3)
+	Q4PART(16, 64, 192, Y8, Y9, Y0, Y1)
+	Q4PART(24, 96, 224, Y10, Y11, Y2, Y3)
 
 	ADDQ $32, SI
 	ADDQ $256, DI
@@ -131,77 +142,10 @@ q5kchunk:
 	VBROADCASTSS 4(R8), Y6
 	VBROADCASTSS 36(R8), Y7
 
-	VPMOVZXBD   (R9), Y10
-	VPSRLD      X14, Y10, Y10
-	VPSLLD      $4, Y10, Y11
-	VPSLLD      $3, Y10, Y12
-	VPAND       Y13, Y11, Y11
-	VPAND       Y13, Y12, Y12
-	VPMOVZXBD   (SI), Y8
-	VPSRLD      $4, Y8, Y9
-	VPAND       Y15, Y8, Y8
-	VPOR        Y11, Y8, Y8
-	VPOR        Y12, Y9, Y9
-	VCVTDQ2PS   Y8, Y8
-	VCVTDQ2PS   Y9, Y9
-	VFMSUB213PS Y5, Y4, Y8
-	VFMSUB213PS Y7, Y6, Y9
-	VFMADD231PS (DI), Y8, Y0
-	VFMADD231PS 128(DI), Y9, Y1
-
-	VPMOVZXBD   8(R9), Y10
-	VPSRLD      X14, Y10, Y10
-	VPSLLD      $4, Y10, Y11
-	VPSLLD      $3, Y10, Y12
-	VPAND       Y13, Y11, Y11
-	VPAND       Y13, Y12, Y12
-	VPMOVZXBD   8(SI), Y8
-	VPSRLD      $4, Y8, Y9
-	VPAND       Y15, Y8, Y8
-	VPOR        Y11, Y8, Y8
-	VPOR        Y12, Y9, Y9
-	VCVTDQ2PS   Y8, Y8
-	VCVTDQ2PS   Y9, Y9
-	VFMSUB213PS Y5, Y4, Y8
-	VFMSUB213PS Y7, Y6, Y9
-	VFMADD231PS 32(DI), Y8, Y2
-	VFMADD231PS 160(DI), Y9, Y3
-
-	VPMOVZXBD   16(R9), Y10
-	VPSRLD      X14, Y10, Y10
-	VPSLLD      $4, Y10, Y11
-	VPSLLD      $3, Y10, Y12
-	VPAND       Y13, Y11, Y11
-	VPAND       Y13, Y12, Y12
-	VPMOVZXBD   16(SI), Y8
-	VPSRLD      $4, Y8, Y9
-	VPAND       Y15, Y8, Y8
-	VPOR        Y11, Y8, Y8
-	VPOR        Y12, Y9, Y9
-	VCVTDQ2PS   Y8, Y8
-	VCVTDQ2PS   Y9, Y9
-	VFMSUB213PS Y5, Y4, Y8
-	VFMSUB213PS Y7, Y6, Y9
-	VFMADD231PS 64(DI), Y8, Y0
-	VFMADD231PS 192(DI), Y9, Y1
-
-	VPMOVZXBD   24(R9), Y10
-	VPSRLD      X14, Y10, Y10
-	VPSLLD      $4, Y10, Y11
-	VPSLLD      $3, Y10, Y12
-	VPAND       Y13, Y11, Y11
-	VPAND       Y13, Y12, Y12
-	VPMOVZXBD   24(SI), Y8
-	VPSRLD      $4, Y8, Y9
-	VPAND       Y15, Y8, Y8
-	VPOR        Y11, Y8, Y8
-	VPOR        Y12, Y9, Y9
-	VCVTDQ2PS   Y8, Y8
-	VCVTDQ2PS   Y9, Y9
-	VFMSUB213PS Y5, Y4, Y8
-	VFMSUB213PS Y7, Y6, Y9
-	VFMADD231PS 96(DI), Y8, Y2
-	VFMADD231PS 224(DI), Y9, Y3
+	Q5PART(0, 0, 128, Y0, Y1)
+	Q5PART(8, 32, 160, Y2, Y3)
+	Q5PART(16, 64, 192, Y0, Y1)
+	Q5PART(24, 96, 224, Y2, Y3)
 
 	ADDQ $32, SI
 	ADDQ $256, DI
@@ -260,37 +204,21 @@ q6kgroup:
 	VPAND       Y15, Y8, Y11
 	VPSLLD      $4, Y10, Y12
 	VPAND       Y14, Y12, Y12
-	VPOR        Y12, Y11, Y11
-	VPSUBD      Y13, Y11, Y11
-	VCVTDQ2PS   Y11, Y11
-	VMULPS      Y4, Y11, Y11
-	VFMADD231PS (DI), Y11, Y0
+	Q6TAIL(Y4, 0, Y0)
 
 	VPAND       Y15, Y9, Y11
 	VPSLLD      $2, Y10, Y12
 	VPAND       Y14, Y12, Y12
-	VPOR        Y12, Y11, Y11
-	VPSUBD      Y13, Y11, Y11
-	VCVTDQ2PS   Y11, Y11
-	VMULPS      Y5, Y11, Y11
-	VFMADD231PS 128(DI), Y11, Y1
+	Q6TAIL(Y5, 128, Y1)
 
 	VPSRLD      $4, Y8, Y11
 	VPAND       Y14, Y10, Y12
-	VPOR        Y12, Y11, Y11
-	VPSUBD      Y13, Y11, Y11
-	VCVTDQ2PS   Y11, Y11
-	VMULPS      Y6, Y11, Y11
-	VFMADD231PS 256(DI), Y11, Y2
+	Q6TAIL(Y6, 256, Y2)
 
 	VPSRLD      $4, Y9, Y11
 	VPSRLD      $2, Y10, Y12
 	VPAND       Y14, Y12, Y12
-	VPOR        Y12, Y11, Y11
-	VPSUBD      Y13, Y11, Y11
-	VCVTDQ2PS   Y11, Y11
-	VMULPS      Y7, Y11, Y11
-	VFMADD231PS 384(DI), Y11, Y3
+	Q6TAIL(Y7, 384, Y3)
 
 	ADDQ $8, SI
 	ADDQ $8, R9
