@@ -185,3 +185,23 @@ for r in json.load(open(sys.argv[1])):
   done
   tar czf "$OUT/llama-bench.tgz" -C /tmp lb
 }
+
+# peer_bench SECS NAME...: memra's bench on M/NAME.gguf at contexts 64 and
+# 1k, with -peer on llama_bench's reports when there are any (graph decode
+# against llama-bench's depth 0 and 1024 on the same files and machine), at
+# most SECS seconds; the graph rows and the peer table printed, the results
+# tarred into $OUT/bench-peer.tgz.
+peer_bench() {
+  local secs=$1 ms="" m peer
+  shift
+  for m in "$@"; do ms="$ms,$M/$m.gguf"; done
+  peer=$(ls /tmp/lb/*.json 2>/dev/null | paste -sd, -)
+  mkdir -p /tmp/pb
+  el "bench 64, 1k (-peer ${peer:-none})"
+  timeout "$secs" ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 ${peer:+-peer "$peer"} -out /tmp/pb \
+    > /tmp/pb/stdout.txt 2> /tmp/pb/stderr.txt
+  grep -E 'copy bandwidth' /tmp/pb/stderr.txt
+  grep -E '\| graph \|' /tmp/pb/stdout.txt | cut -d'|' -f2,4,5,6,9,13
+  sed -n '/## Against llama.cpp/,$p' /tmp/pb/stdout.txt
+  tar czf "$OUT/bench-peer.tgz" -C /tmp pb
+}

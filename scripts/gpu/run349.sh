@@ -19,17 +19,6 @@ if llama_cuda 240; then
   for m in 0.8b-bf16 0.8b-q8_0 0.8b-q4_k_m 9b-q8_0 9b-q4_k_m; do ms="$ms $M/$m.gguf"; done
   llama_bench $ms
 fi
-# memra on the same files right after, on the same machine: graph decode at
-# 64 and 1k against llama-bench's depth 0 and 1024 (bench -peer).
-peer=$(ls /tmp/lb/*.json 2>/dev/null | paste -sd, -)
-mkdir -p /tmp/pb
-el "bench 64, 1k (-peer ${peer:-none})"
-ms=""
-for m in 0.8b-bf16 0.8b-q8_0 0.8b-q4_k_m 9b-q8_0 9b-q4_k_m; do ms="$ms,$M/$m.gguf"; done
-timeout 240 ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 ${peer:+-peer "$peer"} -out /tmp/pb \
-  > /tmp/pb/stdout.txt 2> /tmp/pb/stderr.txt
-grep -E 'copy bandwidth' /tmp/pb/stderr.txt
-grep -E '\| graph \|' /tmp/pb/stdout.txt | cut -d'|' -f2,4,5,6,9,13
-sed -n '/## Against llama.cpp/,$p' /tmp/pb/stdout.txt
-tar czf "$OUT/bench-peer.tgz" -C /tmp pb
+# memra on the same files right after, on the same machine.
+peer_bench 240 0.8b-bf16 0.8b-q8_0 0.8b-q4_k_m 9b-q8_0 9b-q4_k_m
 el done

@@ -30,14 +30,5 @@ if [ $built = 1 ]; then
   ms=""; for m in $files; do ms="$ms $M/$m.gguf"; done
   llama_bench $ms
 fi
-peer=$(ls /tmp/lb/*.json 2>/dev/null | paste -sd, -)
-mkdir -p /tmp/pb
-el "bench 64, 1k (-peer ${peer:-none})"
-ms=""; for m in $files; do ms="$ms,$M/$m.gguf"; done
-timeout 120 ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 ${peer:+-peer "$peer"} -out /tmp/pb \
-  > /tmp/pb/stdout.txt 2> /tmp/pb/stderr.txt
-grep -E 'copy bandwidth' /tmp/pb/stderr.txt
-grep -E '\| graph \|' /tmp/pb/stdout.txt | cut -d'|' -f2,4,5,6,9,13
-sed -n '/## Against llama.cpp/,$p' /tmp/pb/stdout.txt
-tar czf "$OUT/bench-peer.tgz" -C /tmp pb
+peer_bench 120 $files
 el done
