@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -201,4 +203,59 @@ func TestPeerInReport(t *testing.T) {
 		t.Errorf("chart: %d peer squares, want 2", n)
 	}
 	wantContains(t, "chart", string(svg), []string{`class="series peer"`, ">a llama.cpp</text>", "a llama.cpp @ 1024: 700.0 tok/s"})
+}
+
+// TestPeerRun352 pairs the real files of scripts/gpu/run352.sh: llama-bench's
+// own reports (its CUDA build on the H200, -o json) and the report memra's
+// bench wrote beside them with -peer. Every generation row pairs, each ratio
+// is memra's graph median over llama-bench's avg_ts as the two files hold
+// them (read here without this package's types), and the pairing the report
+// stored on the GPU machine is the one its files give again here.
+func TestPeerRun352(t *testing.T) {
+	dir := filepath.Join("..", "..", "docs", "results")
+	llama, err := filepath.Glob(filepath.Join(dir, "h200-run352-llama", "*.json"))
+	if err != nil || len(llama) != 5 {
+		t.Fatalf("llama-bench reports: %v %v", llama, err)
+	}
+	peer, err := readPeers(llama)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := readReport(filepath.Join(dir, "h200-run352.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := comparePeer(peer, rep)
+	if len(c.Rows) != 10 || len(c.Unpaired) != 0 {
+		t.Fatalf("paired %d rows (%v unpaired), want all 10", len(c.Rows), c.Unpaired)
+	}
+	avg := map[string]float64{} // file|depth → avg_ts, from the raw JSON
+	for _, f := range llama {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw []map[string]any
+		if err := json.Unmarshal(b, &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range raw {
+			avg[fmt.Sprintf("%s|%v", filepath.Base(r["model_filename"].(string)), r["n_depth"])] = r["avg_ts"].(float64)
+		}
+	}
+	graph := map[string]float64{}
+	for _, r := range rep.allRows() {
+		if r.Path == "graph" && r.KV == "f16" {
+			graph[fmt.Sprintf("%s|%d", r.Model, r.Context)] = r.TokS.Median
+		}
+	}
+	for _, r := range c.Rows {
+		p, m := avg[fmt.Sprintf("%s.gguf|%d", r.Model, r.Depth)], graph[fmt.Sprintf("%s|%d", r.Model, r.Context)]
+		if p == 0 || m == 0 || r.Ratio != m/p {
+			t.Errorf("%s ctx %d: ratio %v, want %v / %v", r.Model, r.Context, r.Ratio, m, p)
+		}
+	}
+	if rep.Peer == nil || !reflect.DeepEqual(rep.Peer.Rows, c.Rows) {
+		t.Errorf("the report's stored pairing differs from its files':\nstored %+v\nagain  %+v", rep.Peer, c.Rows)
+	}
 }

@@ -105,3 +105,62 @@ func thousands(x float64) string {
 	}
 	return s
 }
+
+// TestPerfPeerTableMatchesReports checks docs/perf.md's table against
+// llama.cpp, typed in from bench's output, against the files it came from:
+// the llama-bench reports and memra's report that its section cites, paired
+// again here and printed as bench prints them; every row printed must stand
+// in the section as it is, and the section must hold no other row.
+func TestPerfPeerTableMatchesReports(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "perf.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "## Against llama.cpp, measured")
+	if start < 0 {
+		t.Fatal(`docs/perf.md has no "## Against llama.cpp, measured" section`)
+	}
+	section := text[start:]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
+		section = section[:end+1]
+	}
+	rep := regexp.MustCompile(`\[results/([^\]]+)\.md\]`).FindStringSubmatch(section)
+	dir := regexp.MustCompile(`\[results/([^\]]+)/\]`).FindStringSubmatch(section)
+	if rep == nil || dir == nil {
+		t.Fatal("the section cites no report [results/NAME.md] or llama-bench folder [results/DIR/]")
+	}
+	results := filepath.Join("..", "..", "docs", "results")
+	cur, err := readReport(filepath.Join(results, rep[1]+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(results, dir[1], "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no llama-bench reports in %s: %v", dir[1], err)
+	}
+	peer, err := readPeers(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	comparePeer(peer, cur).print(&b, nil)
+	var want []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| model") {
+			want = append(want, line)
+		}
+	}
+	var got []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| model") {
+			got = append(got, line)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the section's rows:\n%s\nbench -peer on its files prints:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if g := regexp.MustCompile(`geomean memra / llama.cpp \(\d+ rows\): [0-9.]+`).FindString(b.String()); g == "" || !strings.Contains(section, g) {
+		t.Errorf("the section does not quote the geomean line %q", g)
+	}
+}
