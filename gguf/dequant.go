@@ -403,6 +403,23 @@ func dequantQ8_K(b []byte, y []float32) {
 	}
 }
 
+// ScalesIQ4XS writes an IQ4_XS block's eight sub-block scales d·(ls−32)
+// into ds, formed as the dequantiser forms them, for it and the CPU's
+// vector dot product.
+func ScalesIQ4XS(b []byte, ds *[8]float32) {
+	h := (*[8]byte)(b[:8])
+	d := F16ToF32(uint16(h[0]) | uint16(h[1])<<8)
+	sh := uint16(h[2]) | uint16(h[3])<<8
+	for i := range ds {
+		ls := int(h[4+i/2]>>(4*(i%2))&0xf) | int(sh>>(2*i)&3)<<4
+		ds[i] = d * float32(ls-32)
+	}
+}
+
+// IQ4Codebook is the IQ4_NL and IQ4_XS codebook (iq4Values), for the CPU's
+// vector dot product.
+func IQ4Codebook() [16]int8 { return iq4Values }
+
 // iq4Values are the IQ4_NL and IQ4_XS codebook: a 4-bit code n stands for
 // iq4Values[n], a non-uniform grid denser near zero (ggml's kvalues_iq4nl).
 var iq4Values = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
@@ -424,13 +441,12 @@ func dequantIQ4_NL(b []byte, y []float32) {
 // its 32 values as IQ4_NL's block from qs[16i:], times d·(ls−32), formed
 // first.
 func dequantIQ4_XS(b []byte, y []float32) {
-	d := f16at(b, 0)
-	sh := binary.LittleEndian.Uint16(b[2:])
-	sl, qs := b[4:8], b[8:136]
+	var ds [8]float32
+	ScalesIQ4XS(b, &ds)
+	qs := b[8:136]
 	y = y[:256]
 	for i := range 8 {
-		ls := int(sl[i/2]>>(4*(i%2))&0xf) | int(sh>>(2*i)&3)<<4
-		dl := d * float32(ls-32)
+		dl := ds[i]
 		out := y[32*i : 32*i+32]
 		for j, q := range qs[16*i : 16*i+16] {
 			out[j] = dl * float32(iq4Values[q&0xf])

@@ -27,6 +27,53 @@ func dotQ8AVX2(w *byte, x *float32, nb int) float32
 func prefetchAhead(p *byte, off, n int)
 
 //go:noescape
+func dotNibAVX2(w *byte, x *float32, sc *float32, ng, stride int, tab *[16]int8) float32
+
+// Codebooks of the 4-bit formats for dotNibAVX2: Q4_0's nibble n stands
+// for n−8, IQ4_NL's and IQ4_XS's for gguf.IQ4Codebook()[n].
+var (
+	q4_0Codes = [16]int8{-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7}
+	iq4Codes  = gguf.IQ4Codebook()
+)
+
+// dotNib32 wraps dotNibAVX2 for Q4_0 and IQ4_NL rows: blocks of 18 bytes, an
+// f16 scale and 16 bytes of nibbles; the scales of up to 8·kChunk blocks
+// (as many weights as dotK's chunk) are converted first.
+func dotNib32(tab *[16]int8) dotFunc {
+	f16 := f16Table()
+	return func(row []byte, x []float32) float32 {
+		const bb, most = 18, 8 * kChunk
+		var sc [most]float32
+		var sum float32
+		nb := len(x) / 32
+		for b0 := 0; b0 < nb; b0 += most {
+			n := min(most, nb-b0)
+			prefetchAhead(&row[b0*bb], n*bb, n*bb)
+			for i := range n {
+				at := (b0 + i) * bb
+				sc[i] = f16[uint16(row[at])|uint16(row[at+1])<<8]
+			}
+			sum += dotNibAVX2(&row[b0*bb+2], &x[32*b0], &sc[0], n, bb, tab)
+		}
+		return sum
+	}
+}
+
+// dotIQ4XS: each 136-byte IQ4_XS block is 8 groups of 16 nibble bytes after
+// an 8-byte head of scales, one dotNibAVX2 call a block.
+func dotIQ4XS(row []byte, x []float32) float32 {
+	const bb = 136
+	var sc [8]float32
+	var sum float32
+	for b := 0; b < len(x)/256; b++ {
+		blk := row[b*bb : (b+1)*bb]
+		gguf.ScalesIQ4XS(blk, &sc)
+		sum += dotNibAVX2(&blk[8], &x[256*b], &sc[0], 8, 16, &iq4Codes)
+	}
+	return sum
+}
+
+//go:noescape
 func dotQ4KAVX2(w *byte, x *float32, sc *float32, nb int) float32
 
 //go:noescape
@@ -109,6 +156,12 @@ func simdDot(t gguf.Type) (dotFunc, bool) {
 			}
 			return dotQ8AVX2(&row[0], &x[0], nb)
 		}, true
+	case gguf.TypeQ4_0:
+		return dotNib32(&q4_0Codes), true
+	case gguf.TypeIQ4_NL:
+		return dotNib32(&iq4Codes), true
+	case gguf.TypeIQ4_XS:
+		return dotIQ4XS, true
 	case gguf.TypeQ4_K:
 		return dotK(dotQ4KAVX2, 144, scalesK4), true
 	case gguf.TypeQ5_K:

@@ -19,13 +19,14 @@ import (
 // weights formed in one FMA.
 func TestSIMDDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
+		gguf.TypeQ4_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
 		f, ok := simdDot(typ)
 		if !ok {
 			t.Logf("%s: no vector kernel on this CPU; the Go kernel runs", typ)
 			continue
 		}
-		lengths := []int{32, 64, 96, 1000, 4096, 4100}
+		lengths := []int{32, 64, 96, 1000, 4096, 4100, 32 * (16*kChunk + 5)}
 		if typ.BlockSize() == 256 {
 			lengths = []int{256, 512, 256 * kChunk, 256 * (2*kChunk + 3)}
 		}
@@ -138,9 +139,10 @@ func FuzzDotSIMD(f *testing.F) {
 			}
 		}
 	}
-	// K-quant rows (kinds 3-5) of one and two superblocks as gguf writes
-	// them, and each with a NaN block scale d.
-	for kind, typ := range map[uint8]gguf.Type{3: gguf.TypeQ4_K, 4: gguf.TypeQ5_K, 5: gguf.TypeQ6_K} {
+	// K-quant and 4-bit rows (kinds 3-8) of 256 and 512 weights as gguf
+	// writes them, and each with a NaN scale d in its first block.
+	for kind, typ := range map[uint8]gguf.Type{3: gguf.TypeQ4_K, 4: gguf.TypeQ5_K, 5: gguf.TypeQ6_K,
+		6: gguf.TypeQ4_0, 7: gguf.TypeIQ4_NL, 8: gguf.TypeIQ4_XS} {
 		for _, n := range []int{256, 512} {
 			src := make([]float32, n)
 			xb := make([]byte, 4*n)
@@ -148,13 +150,13 @@ func FuzzDotSIMD(f *testing.F) {
 				src[i] = float32(r.NormFloat64())
 				binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(float32(r.NormFloat64())))
 			}
-			w := make([]byte, n/256*typ.BlockBytes())
+			w := make([]byte, n/typ.BlockSize()*typ.BlockBytes())
 			if err := gguf.Quantize(typ, src, w); err != nil {
 				f.Fatal(err)
 			}
 			f.Add(kind, uint8(n/256), w, xb)
 			nan := append([]byte(nil), w...)
-			at := 0 // d: Q4_K and Q5_K open with it, Q6_K ends with it
+			at := 0 // d: the others open with it, Q6_K ends with it
 			if typ == gguf.TypeQ6_K {
 				at = 208
 			}
@@ -172,7 +174,8 @@ func FuzzDotSIMD(f *testing.F) {
 	}
 	binary.LittleEndian.PutUint32(xb, math.Float32bits(3e37))
 	f.Add(uint8(2), uint8(0), w, xb)
-	types := []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K}
+	types := []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
+		gguf.TypeQ4_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS}
 	f.Fuzz(func(t *testing.T, kind, off uint8, wb, xb []byte) {
 		typ := types[int(kind)%len(types)]
 		vec, ok := simdDot(typ)
