@@ -4,7 +4,8 @@
 // each superblock's scales to f32 (gguf.ScalesK4, gguf.ScalesQ6K: 16 floats
 // a superblock in sc) so the loops here only widen the quants, form each
 // weight as dequantisation does (scale·q − offset in one FMA; Q6_K's
-// scale·(q−32) in one multiply) and multiply-add it with x, in four vector
+// scale·(q−32) in one multiply; scale·q is exact in f32, so the FMA's single
+// rounding gives the dequantiser's value) and multiply-add it with x, in four vector
 // accumulators: 8 weights an instruction where the Go path dequantised a
 // block into memory first.
 

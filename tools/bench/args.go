@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -205,6 +206,10 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 			return config{}, fmt.Errorf("-fp8 conflicts with -kv %s", kv.String())
 		}
 		c.kv = []string{"fp8"}
+	}
+	if len(c.peer) > 0 && len(args) == 0 && !slices.Contains(c.kv, "f16") {
+		// Said now, not after the run: -peer pairs f16 rows only.
+		return config{}, fmt.Errorf("-peer pairs memra's f16-KV rows with llama-bench's (its default cache), and -kv %s runs none: add f16 (-kv f16,fp8)", strings.Join(c.kv, ","))
 	}
 	var err error
 	if c.contexts, err = parseInts(*ctx); err != nil {

@@ -26,6 +26,7 @@ type peerRow struct {
 	NGen          int     `json:"n_gen"`
 	NDepth        int     `json:"n_depth"`
 	TypeK         string  `json:"type_k"`
+	NGPULayers    *int    `json:"n_gpu_layers"` // nil: not in the report
 	AvgTs         float64 `json:"avg_ts"`
 	StddevTs      float64 `json:"stddev_ts"`
 	GPUInfo       string  `json:"gpu_info"`
@@ -41,9 +42,13 @@ func readPeer(path string) ([]peerRow, error) {
 		return nil, err
 	}
 	var rows []peerRow
+	var where []string // each row's place in the file, for messages
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
 		if err := json.Unmarshal(t, &rows); err != nil {
 			return nil, fmt.Errorf("read llama-bench report %s: %w", path, err)
+		}
+		for i := range rows {
+			where = append(where, fmt.Sprintf("row %d", i+1))
 		}
 	} else {
 		sc := bufio.NewScanner(bytes.NewReader(b))
@@ -58,6 +63,7 @@ func readPeer(path string) ([]peerRow, error) {
 				return nil, fmt.Errorf("read llama-bench report %s: line %d: %w (want the output of llama-bench -o json or -o jsonl)", path, n, err)
 			}
 			rows = append(rows, r)
+			where = append(where, fmt.Sprintf("line %d", n))
 		}
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("read llama-bench report %s: %w", path, err)
@@ -66,7 +72,7 @@ func readPeer(path string) ([]peerRow, error) {
 	var gen []peerRow
 	for i, r := range rows {
 		if r.ModelFilename == "" || !(r.AvgTs > 0) || math.IsInf(r.AvgTs, 0) || r.NGen < 0 || r.NDepth < 0 {
-			return nil, fmt.Errorf("read llama-bench report %s: row %d has no model_filename, a speed (avg_ts) that is not a positive number, or a negative n_gen or n_depth", path, i+1)
+			return nil, fmt.Errorf("read llama-bench report %s: %s has no model_filename, a speed (avg_ts) that is not a positive number, or a negative n_gen or n_depth", path, where[i])
 		}
 		if r.NPrompt == 0 && r.NGen > 0 {
 			gen = append(gen, r)
@@ -100,7 +106,9 @@ type peerRatio struct {
 // llama-bench's depth c, and depth 0 with memra's smallest context if that
 // is at most the row's n_gen (their decodes then overlap: tg128 from an
 // empty cache against memra's 64, the short contexts where attention is a
-// sliver of a step). Unpaired llama-bench rows are listed.
+// sliver of a step). Each memra row takes one llama-bench row, the first;
+// rows of other KV types, of no GPU layers, of a second row for the same
+// start or without a finite ratio stay unpaired and are listed, with why.
 type peerComparison struct {
 	Rows     []peerRatio `json:"rows"`
 	Geomean  float64     `json:"geomean,omitempty"`
@@ -109,6 +117,7 @@ type peerComparison struct {
 
 func comparePeer(peer []peerRow, cur *Report) peerComparison {
 	var c peerComparison
+	why := map[int]string{} // a peer row's reason for staying unpaired, past "no such file or context"
 	paired := map[int]bool{}
 	for _, m := range cur.Models {
 		if m.KV != "f16" {
@@ -116,6 +125,7 @@ func comparePeer(peer []peerRow, cur *Report) peerComparison {
 		}
 		var mine []peerRatio
 		graph := map[int]Row{}
+		taken := map[int]int{} // context → the peer row paired with it
 		smallest := math.MaxInt
 		for _, r := range m.Rows {
 			if r.Path == "graph" && r.TokS.Median > 0 {
@@ -124,7 +134,15 @@ func comparePeer(peer []peerRow, cur *Report) peerComparison {
 			}
 		}
 		for i, p := range peer {
-			if paired[i] || filepath.Base(p.ModelFilename) != filepath.Base(m.Path) || (p.TypeK != "" && p.TypeK != "f16") {
+			if paired[i] || filepath.Base(p.ModelFilename) != filepath.Base(m.Path) {
+				continue
+			}
+			switch {
+			case p.TypeK != "" && p.TypeK != "f16":
+				why[i] = "KV " + p.TypeK
+				continue
+			case p.NGPULayers != nil && *p.NGPULayers == 0:
+				why[i] = "no layer on the GPU (-ngl 0)"
 				continue
 			}
 			ctx := p.NDepth
@@ -135,9 +153,21 @@ func comparePeer(peer []peerRow, cur *Report) peerComparison {
 			if !ok {
 				continue
 			}
-			paired[i] = true
+			if j, dup := taken[ctx]; dup {
+				// One measurement a side: a second llama-bench row for the
+				// same start (another -fa, -ngl or n_gen, or the file run
+				// twice) would count twice in the geomean.
+				why[i] = fmt.Sprintf("memra's context %d is already paired with %s", ctx, peerName(peer[j]))
+				continue
+			}
+			q := r.TokS.Median / p.AvgTs
+			if math.IsInf(q, 0) || math.IsNaN(q) {
+				why[i] = fmt.Sprintf("avg_ts %g gives no finite ratio", p.AvgTs)
+				continue
+			}
+			paired[i], taken[ctx] = true, i
 			mine = append(mine, peerRatio{Model: m.Model, Context: ctx, MeanTKV: r.MeanTKV, Depth: p.NDepth, Gen: p.NGen,
-				PeerTokS: p.AvgTs, PeerStddev: p.StddevTs, MemraTokS: r.TokS.Median, Ratio: r.TokS.Median / p.AvgTs,
+				PeerTokS: p.AvgTs, PeerStddev: p.StddevTs, MemraTokS: r.TokS.Median, Ratio: q,
 				PeerGPU: p.GPUInfo, PeerBuild: p.BuildCommit})
 		}
 		sort.SliceStable(mine, func(i, j int) bool { return mine[i].Context < mine[j].Context })
@@ -145,7 +175,11 @@ func comparePeer(peer []peerRow, cur *Report) peerComparison {
 	}
 	for i, p := range peer {
 		if !paired[i] {
-			c.Unpaired = append(c.Unpaired, fmt.Sprintf("%s tg%d at depth %d", filepath.Base(p.ModelFilename), p.NGen, p.NDepth))
+			u := peerName(p)
+			if why[i] != "" {
+				u += " (" + why[i] + ")"
+			}
+			c.Unpaired = append(c.Unpaired, u)
 		}
 	}
 	var rs []float64
@@ -158,6 +192,11 @@ func comparePeer(peer []peerRow, cur *Report) peerComparison {
 	return c
 }
 
+// peerName names a llama-bench row in messages.
+func peerName(p peerRow) string {
+	return fmt.Sprintf("%s tg%d at depth %d", filepath.Base(p.ModelFilename), p.NGen, p.NDepth)
+}
+
 func (c peerComparison) print(w io.Writer, peerNames []string) {
 	fmt.Fprintf(w, "## Against llama.cpp (%s): graph decode tok/s, memra / llama-bench (> 1: memra is faster)\n\n", strings.Join(peerNames, ", "))
 	fmt.Fprintln(w, "| model | memra ctx | llama-bench | mean context memra / llama.cpp | llama.cpp tok/s | memra tok/s | memra / llama.cpp |")
@@ -168,7 +207,7 @@ func (c peerComparison) print(w io.Writer, peerNames []string) {
 	}
 	fmt.Fprintln(w)
 	if c.Geomean > 0 {
-		fmt.Fprintf(w, "geomean memra / llama.cpp (%d rows): %.3f\n", len(c.Rows), c.Geomean)
+		fmt.Fprintf(w, "geomean memra / llama.cpp (%d rows): %.3f\n", len(c.Rows), c.Geomean) // every ratio paired is finite
 	}
 	gpus, builds := map[string]bool{}, map[string]bool{}
 	for _, r := range c.Rows {

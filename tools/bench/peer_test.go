@@ -25,6 +25,15 @@ func llamaRow(file string, nPrompt, nGen, depth int, avg, sd float64, typeK stri
 	}
 }
 
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func writeJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -94,6 +103,33 @@ func TestPeerPairs(t *testing.T) {
 		"| a | 1024 | tg128 @ d1024 | 1056 / 1088 | 560.0 ± 3.0 | 1400.0 | **2.50×** |", "geomean memra / llama.cpp (2 rows): 2.739",
 		"llama.cpp ran on NVIDIA H100 80GB HBM3, build de3ff815"})
 
+	// One llama-bench row a memra row: a second for the same start, one of
+	// no GPU layers, and one whose speed gives no finite ratio stay unpaired,
+	// each saying why.
+	cpuRow := llamaRow("/tmp/models/a.gguf", 0, 128, 1024, 50, 1, "f16")
+	cpuRow["n_gpu_layers"] = 0
+	lj2 := filepath.Join(dir, "more.json")
+	writeJSON(t, lj2, []any{
+		llamaRow("/tmp/models/a.gguf", 0, 128, 1024, 560, 3, "f16"),
+		llamaRow("/tmp/models/a.gguf", 0, 256, 1024, 550, 3, "f16"),
+		cpuRow,
+		llamaRow("/tmp/models/a.gguf", 0, 128, 0, 1e-320, 0, "f16"),
+	})
+	more, err := readPeer(lj2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := comparePeer(more, peerReport())
+	if len(c2.Rows) != 1 || c2.Rows[0].Gen != 128 || len(c2.Unpaired) != 3 {
+		t.Fatalf("duplicates: rows %+v unpaired %v", c2.Rows, c2.Unpaired)
+	}
+	wantContains(t, "unpaired reasons", strings.Join(c2.Unpaired, "\n"), []string{
+		"tg256 at depth 1024 (memra's context 1024 is already paired with a.gguf tg128 at depth 1024)",
+		"(no layer on the GPU (-ngl 0))", "gives no finite ratio"})
+	if js, err := json.Marshal(c2); err != nil || !json.Valid(js) {
+		t.Errorf("the comparison does not marshal: %v", err)
+	}
+
 	// The same through the command line, files only, as Markdown and as JSON
 	// (-o jsonl from llama-bench reads the same).
 	rep := peerReport()
@@ -161,6 +197,8 @@ func TestPeerErrors(t *testing.T) {
 		{"empty flag", []string{"-peer", "", newJSON}, `-peer ""`},
 		{"two JSONs", []string{"-json", "-compare", newJSON, "-peer", write("ok.json", string(elsewhere)), newJSON}, "not both"},
 		{"run flags", []string{"-ctx", "64", "-peer", write("ok2.json", string(elsewhere)), newJSON}, "-ctx would be ignored"},
+		{"no f16 run", []string{"-kv", "fp8", "-peer", write("ok3.json", string(elsewhere))}, "-kv fp8 runs none"},
+		{"jsonl line", []string{"-peer", write("bad.jsonl", "\n"+string(mustJSON(t, llamaRow("a.gguf", 0, 128, 0, 0, 0, "f16")))+"\n"), newJSON}, "bad.jsonl: line 2 has no model_filename"},
 	} {
 		code, err := run(c.args, io.Discard, io.Discard)
 		if code != 2 || err == nil || !strings.Contains(err.Error(), c.want) {
