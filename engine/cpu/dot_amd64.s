@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "dot_amd64.h"
 
 // AVX2 + FMA dot products of one stored weight row with x (f32). Four (bf16,
 // f16) or one (q8_0, per-block scaled) vector accumulators; the caller
@@ -9,10 +10,7 @@ TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), DI
 	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ZERO4
 
 bf16loop:
 	VPMOVZXWD (SI), Y4
@@ -31,14 +29,7 @@ bf16loop:
 	ADDQ $128, DI
 	SUBQ $32, CX
 	JNZ  bf16loop
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VZEROUPPER
+	REDUCE4
 	MOVSS        X0, ret+24(FP)
 	RET
 
@@ -47,10 +38,7 @@ TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), DI
 	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ZERO4
 
 f16loop:
 	VCVTPH2PS (SI), Y4
@@ -65,14 +53,7 @@ f16loop:
 	ADDQ $128, DI
 	SUBQ $32, CX
 	JNZ  f16loop
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VZEROUPPER
+	REDUCE4
 	MOVSS        X0, ret+24(FP)
 	RET
 
@@ -106,10 +87,6 @@ q8loop:
 	ADDQ         $128, DI
 	DECQ         CX
 	JNZ          q8loop
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VZEROUPPER
+	HSUM0
 	MOVSS        X0, ret+24(FP)
 	RET

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "dot_amd64.h"
 
 // AVX2 + FMA dot products of K-quant rows with x (f32). The caller unpacks
 // each superblock's scales to f32 (gguf.ScalesK4, gguf.ScalesQ6K: 16 floats
@@ -8,17 +9,6 @@
 // rounding gives the dequantiser's value) and multiply-add it with x, in four vector
 // accumulators: 8 weights an instruction where the Go path dequantised a
 // block into memory first.
-
-// REDUCE4 adds the accumulators Y0-Y3 into X0.
-#define REDUCE4 \
-	VADDPS       Y1, Y0, Y0; \
-	VADDPS       Y3, Y2, Y2; \
-	VADDPS       Y2, Y0, Y0; \
-	VEXTRACTF128 $1, Y0, X1; \
-	VADDPS       X1, X0, X0; \
-	VHADDPS      X0, X0, X0; \
-	VHADDPS      X0, X0, X0; \
-	VZEROUPPER
 
 // Q4PART takes 8 bytes of qs at off(SI): their low nibbles are weights of
 // the chunk's first sub-block (scale Y4, offset Y5), their high nibbles of
@@ -75,10 +65,7 @@ TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-36
 	MOVQ         x+8(FP), DI
 	MOVQ         sc+16(FP), R8
 	MOVQ         nb+24(FP), CX
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
+	ZERO4
 	MOVL         $15, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
@@ -119,10 +106,7 @@ TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-36
 	MOVQ         x+8(FP), DI
 	MOVQ         sc+16(FP), R8
 	MOVQ         nb+24(FP), CX
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
+	ZERO4
 	MOVL         $15, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
@@ -171,10 +155,7 @@ TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-36
 	MOVQ         x+8(FP), DI
 	MOVQ         sc+16(FP), R8
 	MOVQ         nb+24(FP), CX
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
+	ZERO4
 	MOVL         $15, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "dot_amd64.h"
 
 // func dotNibAVX2(w *byte, x *float32, sc *float32, ng, stride int, tab *[16]int8) float32
 // The AVX2 dot product of 4-bit formats whose 32-weight groups are 16
@@ -14,10 +15,7 @@ TEXT ·dotNibAVX2(SB), NOSPLIT, $0-52
 	MOVQ         stride+32(FP), DX
 	MOVQ         tab+40(FP), AX
 	VMOVDQU      (AX), X14
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
+	ZERO4
 	MOVL         $15, AX
 	VMOVD        AX, X15
 	VPBROADCASTB X15, X15
@@ -53,13 +51,6 @@ nibgroup:
 	ADDQ         $4, R8
 	DECQ         CX
 	JNZ          nibgroup
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VZEROUPPER
+	REDUCE4
 	MOVSS        X0, ret+48(FP)
 	RET
