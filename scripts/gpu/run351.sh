@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Session 62, main with bench -peer (bin/main by bash scripts/gpu/bins.sh
-# main=main:memra,gate,bench; peer/ by scripts/llama/cuda-src.sh; carry
-# ["bin","peer"]). run348-run350 as one call, since refused starts left
+# main=main:memra,gate,bench at 4e06ec3; peer/ by scripts/llama/cuda-src.sh;
+# carry ["bin","peer"]), on an H200 after eleven refused starts had left
 # ~690 s of device time: the 0.8B in bf16, q8_0 and Q4_K_M and the 9B in
 # q8_0 and Q4_K_M written while llama.cpp's CUDA llama-bench builds (at most
-# 240 s; run349.sh on the still-warm machine resumes it), the gates and
-# greedy tokens, llama-bench on the five files if it was built, then memra's
-# bench on them at 64 and 1k with -peer.
+# 240 s: it was not done, and run352.sh on the still-warm machine finished
+# it), the gates and greedy tokens, llama-bench on the five files had it
+# been built, then memra's bench on them at 64 and 1k (with -peer, had
+# there been reports).
 set -u
 source scripts/gpu/lib.sh
 start_run
