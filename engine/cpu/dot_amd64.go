@@ -9,10 +9,11 @@ import (
 )
 
 // Pure Go has no vector instructions, and the scalar kernels of matvec.go
-// convert and multiply one element at a time: on bf16, f16 and q8_0 they are
-// bound by arithmetic, not memory. These AVX2 + FMA (+ F16C) kernels convert
-// 8 elements per instruction; dotFor picks them when the CPU has the
-// features and falls back to the Go kernels otherwise.
+// convert and multiply one element at a time (the 4-bit and K-quant types a
+// dequantised block at a time): bound by arithmetic, not memory. These AVX2
+// + FMA (+ F16C) kernels convert 8 elements per instruction; dotFor picks
+// them when the CPU has the features and falls back to the Go kernels
+// otherwise.
 
 //go:noescape
 func dotBF16AVX2(w *byte, x *float32, n int) float32
