@@ -218,8 +218,8 @@ func dequantQ2_K(b []byte, y []float32) {
 func dequantQ3_K(b []byte, y []float32) {
 	hm := b[0:32]
 	qs := b[32:96]
-	d := f16at(b, 108)
-	sc := scalesQ3_K(b[96:108])
+	var ds [16]float32
+	ScalesQ3K(b, &ds)
 	y = y[:256]
 	is := 0
 	m := byte(1)
@@ -228,7 +228,7 @@ func dequantQ3_K(b []byte, y []float32) {
 		for j := 0; j < 4; j++ {
 			shift := uint(2 * j)
 			for h := 0; h < 2; h++ {
-				dl := d * float32(sc[is])
+				dl := ds[is]
 				is++
 				out := y[128*n+32*j+16*h : 128*n+32*j+16*h+16]
 				qq := q[16*h : 16*h+16]
@@ -243,6 +243,16 @@ func dequantQ3_K(b []byte, y []float32) {
 			}
 			m <<= 1
 		}
+	}
+}
+
+// ScalesQ3K writes a Q3_K block's sixteen sub-block scales d·(sc−32) into
+// ds, formed as the dequantiser forms them, for it and the CPU's vector dot
+// product.
+func ScalesQ3K(b []byte, ds *[16]float32) {
+	d := f16at(b, 108)
+	for i, s := range scalesQ3_K(b[96:108]) {
+		ds[i] = d * float32(s)
 	}
 }
 

@@ -40,7 +40,7 @@ func benchMatrix(b *testing.B, typ gguf.Type, cols int) *model.Tensor {
 // BenchmarkMatVec reports weight bytes read per second (b.SetBytes = matrix
 // size) for the decode hot path; compare with BenchmarkMemRead.
 func BenchmarkMatVec(b *testing.B) {
-	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeF16, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ4_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
+	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeF16, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ4_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeQ3_K} {
 		b.Run(typ.String(), func(b *testing.B) {
 			const cols = 4096
 			w := benchMatrix(b, typ, cols)

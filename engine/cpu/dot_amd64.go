@@ -75,6 +75,9 @@ func dotIQ4XS(row []byte, x []float32) float32 {
 }
 
 //go:noescape
+func dotQ3KAVX2(w *byte, x *float32, sc *float32, nb int) float32
+
+//go:noescape
 func dotQ4KAVX2(w *byte, x *float32, sc *float32, nb int) float32
 
 //go:noescape
@@ -163,6 +166,8 @@ func simdDot(t gguf.Type) (dotFunc, bool) {
 		return dotNib32(&iq4Codes), true
 	case gguf.TypeIQ4_XS:
 		return dotIQ4XS, true
+	case gguf.TypeQ3_K:
+		return dotK(dotQ3KAVX2, 110, gguf.ScalesQ3K), true
 	case gguf.TypeQ4_K:
 		return dotK(dotQ4KAVX2, 144, scalesK4), true
 	case gguf.TypeQ5_K:

@@ -243,3 +243,71 @@ pfloop:
 	SUBQ       $64, CX
 	JG         pfloop
 	RET
+
+// Q3PART forms 8 Q3_K weights: 2 bits from qs at qoff(R9) shifted right by
+// X14 (2j), less 4 where their hmask bit (Y13) at hoff(SI) is clear, times
+// the scale, times x at xoff(DI), into acc. Scratch Y8, Y9.
+#define Q3PART(qoff, hoff, scale, xoff, acc) \
+	VPMOVZXBD   qoff(R9), Y8; \
+	VPSRLD      X14, Y8, Y8; \
+	VPAND       Y15, Y8, Y8; \
+	VPMOVZXBD   hoff(SI), Y9; \
+	VPAND       Y13, Y9, Y9; \
+	VPCMPEQD    Y12, Y9, Y9; \
+	VPSLLD      $2, Y9, Y9; \
+	VPADDD      Y9, Y8, Y8; \
+	VCVTDQ2PS   Y8, Y8; \
+	VMULPS      scale, Y8, Y8; \
+	VFMADD231PS xoff(DI), Y8, acc
+
+// func dotQ3KAVX2(w *byte, x *float32, sc *float32, nb int) float32
+// w: nb Q3_K blocks of 110 bytes (hmask[32], qs[64], scales[12], d); sc:
+// per block the 16 scales d·(s−32). In half n of 128 weights, sub-blocks
+// 2j and 2j+1 (j < 4) take their 2 bits from qs[32n:][0:16] and [16:32] at
+// shift 2j, their third bit from hmask[0:16] and [16:32] at bit 4n+j.
+TEXT ·dotQ3KAVX2(SB), NOSPLIT, $0-36
+	MOVQ         w+0(FP), SI
+	MOVQ         x+8(FP), DI
+	MOVQ         sc+16(FP), R8
+	MOVQ         nb+24(FP), CX
+	ZERO4
+	MOVL         $3, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPXOR        Y12, Y12, Y12
+
+q3kblock:
+	LEAQ 32(SI), R9
+	MOVL $1, BX
+	MOVQ $2, R10
+
+q3khalf:
+	XORL AX, AX
+	MOVQ $4, DX
+
+q3kpair:
+	VMOVD        AX, X14
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y5
+	Q3PART(0, 0, Y4, 0, Y0)
+	Q3PART(8, 8, Y4, 32, Y1)
+	Q3PART(16, 16, Y5, 64, Y2)
+	Q3PART(24, 24, Y5, 96, Y3)
+	ADDQ         $128, DI
+	ADDQ         $8, R8
+	ADDL         $2, AX
+	SHLL         $1, BX
+	DECQ         DX
+	JNZ          q3kpair
+
+	ADDQ $32, R9
+	DECQ R10
+	JNZ  q3khalf
+	ADDQ $110, SI
+	DECQ CX
+	JNZ  q3kblock
+	REDUCE4
+	MOVSS X0, ret+32(FP)
+	RET

@@ -22,7 +22,7 @@ import (
 func TestSIMDDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
-		gguf.TypeQ4_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
+		gguf.TypeQ4_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeQ3_K} {
 		f, ok := simdDot(typ)
 		if !ok {
 			t.Logf("%s: no vector kernel on this CPU; the Go kernel runs", typ)
@@ -107,10 +107,10 @@ func FuzzDotSIMD(f *testing.F) {
 			}
 		}
 	}
-	// K-quant and 4-bit rows (kinds 3-8) of 256 and 512 weights as gguf
+	// K-quant and 4-bit rows (kinds 3-9) of 256 and 512 weights as gguf
 	// writes them, and each with a NaN scale d in its first block.
 	for kind, typ := range map[uint8]gguf.Type{3: gguf.TypeQ4_K, 4: gguf.TypeQ5_K, 5: gguf.TypeQ6_K,
-		6: gguf.TypeQ4_0, 7: gguf.TypeIQ4_NL, 8: gguf.TypeIQ4_XS} {
+		6: gguf.TypeQ4_0, 7: gguf.TypeIQ4_NL, 8: gguf.TypeIQ4_XS, 9: gguf.TypeQ3_K} {
 		for _, n := range []int{256, 512} {
 			src := make([]float32, n)
 			xb := make([]byte, 4*n)
@@ -124,9 +124,12 @@ func FuzzDotSIMD(f *testing.F) {
 			}
 			f.Add(kind, uint8(n/256), w, xb)
 			nan := append([]byte(nil), w...)
-			at := 0 // d: the others open with it, Q6_K ends with it
-			if typ == gguf.TypeQ6_K {
+			at := 0 // d: the others open with it, Q6_K and Q3_K end with it
+			switch typ {
+			case gguf.TypeQ6_K:
 				at = 208
+			case gguf.TypeQ3_K:
+				at = 108
 			}
 			binary.LittleEndian.PutUint16(nan[at:], 0x7e00)
 			f.Add(kind, uint8(n/256+1), nan, xb)
@@ -143,7 +146,7 @@ func FuzzDotSIMD(f *testing.F) {
 	binary.LittleEndian.PutUint32(xb, math.Float32bits(3e37))
 	f.Add(uint8(2), uint8(0), w, xb)
 	types := []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
-		gguf.TypeQ4_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS}
+		gguf.TypeQ4_0, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeQ3_K}
 	f.Fuzz(func(t *testing.T, kind, off uint8, wb, xb []byte) {
 		typ := types[int(kind)%len(types)]
 		vec, ok := simdDot(typ)

@@ -17,7 +17,7 @@ import (
 // unquantised and Q8_0 files use for nearly every byte); every other type is
 // dequantised block by block with gguf.Dequantize into a stack buffer. On
 // x86-64 with AVX2 and FMA, vector kernels replace them for BF16, F16, Q8_0,
-// Q4_0, IQ4_NL, IQ4_XS and Q4_K-Q6_K (dot_amd64.go). All accumulation is
+// Q4_0, IQ4_NL, IQ4_XS and Q3_K-Q6_K (dot_amd64.go). All accumulation is
 // f32, in several partial sums to shorten dependency chains.
 
 // maxBlock is the largest block size of a supported type (k-quants: 256).
