@@ -36,11 +36,7 @@ func mustJSON(t *testing.T, v any) []byte {
 
 func writeJSON(t *testing.T, path string, v any) {
 	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := os.WriteFile(path, mustJSON(t, v), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -141,13 +137,8 @@ func TestPeerPairs(t *testing.T) {
 	if code, err := run([]string{"-peer", lj, newJSON}, &out, io.Discard); code != 0 || err != nil || !strings.Contains(out.String(), "**2.50×**") {
 		t.Fatalf("bench -peer: code %d err %v\n%s", code, err, out.String())
 	}
-	var lines []string
-	for _, r := range []map[string]any{llamaRow("a.gguf", 0, 128, 1024, 700, 1, "f16")} {
-		b, _ := json.Marshal(r)
-		lines = append(lines, string(b))
-	}
 	jl := filepath.Join(dir, "llama.jsonl")
-	if err := os.WriteFile(jl, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(jl, append(mustJSON(t, llamaRow("a.gguf", 0, 128, 1024, 700, 1, "f16")), '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out.Reset()

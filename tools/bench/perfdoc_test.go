@@ -17,19 +17,7 @@ import (
 // drift from the measurement it names, nor name one it was not copied
 // from. The peer column is llama.cpp's, quoted from the issue.
 func TestPerfTableMatchesReport(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "perf.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(doc)
-	start := strings.Index(text, "## Current table")
-	if start < 0 {
-		t.Fatal(`docs/perf.md has no "## Current table" section`)
-	}
-	section := text[start:]
-	if end := strings.Index(section[1:], "\n## "); end >= 0 {
-		section = section[:end+1]
-	}
+	section := perfSection(t, "## Current table")
 	cite := regexp.MustCompile(`Full output: \[results/([^\]]+)\.md\]`).FindStringSubmatch(section)
 	if cite == nil {
 		t.Fatal(`the current table's section cites no "Full output: [results/NAME.md]"`)
@@ -112,19 +100,7 @@ func thousands(x float64) string {
 // again here and printed as bench prints them; every row printed must stand
 // in the section as it is, and the section must hold no other row.
 func TestPerfPeerTableMatchesReports(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "perf.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(doc)
-	start := strings.Index(text, "## Against llama.cpp, measured")
-	if start < 0 {
-		t.Fatal(`docs/perf.md has no "## Against llama.cpp, measured" section`)
-	}
-	section := text[start:]
-	if end := strings.Index(section[1:], "\n## "); end >= 0 {
-		section = section[:end+1]
-	}
+	section := perfSection(t, "## Against llama.cpp, measured")
 	rep := regexp.MustCompile(`\[results/([^\]]+)\.md\]`).FindStringSubmatch(section)
 	dir := regexp.MustCompile(`\[results/([^\]]+)/\]`).FindStringSubmatch(section)
 	if rep == nil || dir == nil {
@@ -145,22 +121,41 @@ func TestPerfPeerTableMatchesReports(t *testing.T) {
 	}
 	var b strings.Builder
 	comparePeer(peer, cur).print(&b, nil)
-	var want []string
-	for _, line := range strings.Split(b.String(), "\n") {
-		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| model") {
-			want = append(want, line)
-		}
-	}
-	var got []string
-	for _, line := range strings.Split(section, "\n") {
-		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| model") {
-			got = append(got, line)
-		}
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("the section's rows:\n%s\nbench -peer on its files prints:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if got, want := tableRows(section), tableRows(b.String()); got != want {
+		t.Errorf("the section's rows:\n%s\nbench -peer on its files prints:\n%s", got, want)
 	}
 	if g := regexp.MustCompile(`geomean memra / llama.cpp \(\d+ rows\): [0-9.]+`).FindString(b.String()); g == "" || !strings.Contains(section, g) {
 		t.Errorf("the section does not quote the geomean line %q", g)
 	}
+}
+
+// perfSection is docs/perf.md from the line opening with heading up to the
+// next "## " heading.
+func perfSection(t *testing.T, heading string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "perf.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, heading)
+	if start < 0 {
+		t.Fatalf("docs/perf.md has no %q section", heading)
+	}
+	section := text[start:]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
+		section = section[:end+1]
+	}
+	return section
+}
+
+// tableRows is the Markdown table rows of s past their headers, one a line.
+func tableRows(s string) string {
+	var rows []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| model") {
+			rows = append(rows, line)
+		}
+	}
+	return strings.Join(rows, "\n")
 }
