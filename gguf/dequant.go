@@ -306,10 +306,8 @@ var u8f = func() (t [256]float32) {
 // product rounded to f32 on its own: the values the dequantisers and the
 // CPU's vector dot products use, so both give the same weights.
 func ScalesK4(b []byte, scale, offset *[8]float32) {
-	h := (*[16]byte)(b[:16])
-	d := F16ToF32(uint16(h[0]) | uint16(h[1])<<8)
-	dmin := F16ToF32(uint16(h[2]) | uint16(h[3])<<8)
-	sc, m := unpackScaleMinK4((*[12]byte)(h[4:]))
+	d, dmin := f16at(b, 0), f16at(b, 2)
+	sc, m := unpackScaleMinK4((*[12]byte)(b[4:16]))
 	for j := range scale {
 		// The explicit float32 conversions round each product, so no
 		// platform fuses them into an FMA (Go does on arm64): the GPU's
@@ -395,10 +393,9 @@ func dequantQ6_K(b []byte, y []float32) {
 // (value = scale·(q−32)) into ds: the same product llama.cpp forms first,
 // shared by the dequantiser and the CPU's vector dot product.
 func ScalesQ6K(b []byte, ds *[16]float32) {
-	t := (*[18]byte)(b[192:210])
-	d := F16ToF32(uint16(t[16]) | uint16(t[17])<<8)
-	for i := range ds {
-		ds[i] = d * float32(int8(t[i]))
+	d := f16at(b, 208)
+	for i, s := range (*[16]byte)(b[192:208]) {
+		ds[i] = d * float32(int8(s))
 	}
 }
 
@@ -417,11 +414,11 @@ func dequantQ8_K(b []byte, y []float32) {
 // into ds, formed as the dequantiser forms them, for it and the CPU's
 // vector dot product.
 func ScalesIQ4XS(b []byte, ds *[8]float32) {
-	h := (*[8]byte)(b[:8])
-	d := F16ToF32(uint16(h[0]) | uint16(h[1])<<8)
-	sh := uint16(h[2]) | uint16(h[3])<<8
+	d := f16at(b, 0)
+	sh := binary.LittleEndian.Uint16(b[2:])
+	sl := b[4:8]
 	for i := range ds {
-		ls := int(h[4+i/2]>>(4*(i%2))&0xf) | int(sh>>(2*i)&3)<<4
+		ls := int(sl[i/2]>>(4*(i%2))&0xf) | int(sh>>(2*i)&3)<<4
 		ds[i] = d * float32(ls-32)
 	}
 }
