@@ -253,7 +253,7 @@ __device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, con
                 for (int p = 0; p < 4; p++) acc[q][p][0] = acc[q][p][1] = 0.0f;
         },
         [&](typename T::keep& kept, const typename T::sb& s, int i) { memra_kq_batch<T>::step(acc, s, kept, i, in, n); },
-        [&](int unit) { memra_tile_put_batch<KW>(y, red, acc, unscale, unit, lane, rows, mode, n, y_stride); });
+        [&](int unit) { memra_tile_put_batch<KW>(y, red, acc, unscale, unit, lane, rows, mode, n, y_stride); }, blockIdx.x, gridDim.x);
 }
 
 // xk_t = the staged x'_t of x_t (x + t*x_stride floats, 16-byte aligned) at

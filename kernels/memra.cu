@@ -31,3 +31,5 @@
 #include "matvec_batch_kq.cu"
 // After matvec_q4k.cu and matvec_q6k.cu: it runs their tiles with one slot.
 #include "matvec_lean.cu"
+// After matvec_q4k.cu and matvec_q6k.cu: it runs two of their kernels in one grid.
+#include "matvec_mix.cu"

@@ -90,10 +90,11 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 // taken modulo S); src steps KW tiles an item and, at the end of a unit,
 // on to the next unit of this block; a group past the end re-reads the
 // last tile (at last), never stored. One commit group per item (empty past
-// the last) keeps cp.async.wait_group counting items.
+// the last) keeps cp.async.wait_group counting items. The block is blk of
+// nblk: blockIdx.x of gridDim.x, or a share of the grid (matvec_mix.cu).
 template <int KW, int S, class T, class Stage, class Zero, class Step, class Put>
 __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows, int cols, unsigned char* rings, Stage stage, Zero zero,
-                                               Step step, Put put) {
+                                               Step step, Put put, unsigned int blk, unsigned int nblk) {
     static_assert(S >= 1, "a ring needs a slot");
     constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -104,15 +105,15 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
     const int per = kw < ns ? (ns - kw + KW - 1) / KW : 0; // this warp's superblocks per unit
     unsigned char* ring = rings + (long long)warp * S * T::BYTES;
     const unsigned int ring_s = (unsigned int)__cvta_generic_to_shared(ring);
-    int pu = blockIdx.x, pj = 0, ps = 0, tile = pu * G + g;
+    int pu = blk, pj = 0, ps = 0, tile = pu * G + g;
     const unsigned char* last = W + ((long long)(tiles - 1) * ns + kw) * T::BYTES;
-    const long long unit_step = ((long long)gridDim.x * G * ns - (long long)per * KW) * T::BYTES;
+    const long long unit_step = ((long long)nblk * G * ns - (long long)per * KW) * T::BYTES;
     const unsigned char* src = tile < tiles ? W + ((long long)tile * ns + kw) * T::BYTES : last;
     auto issue = [&]() {
         if (per > 0 && pu < units) {
             memra_tile_copy<T::BYTES>(ring_s + ps, tile < tiles ? src : last, lane);
             src += KW * T::BYTES;
-            if (++pj == per) pj = 0, pu += gridDim.x, tile += gridDim.x * G, src += unit_step;
+            if (++pj == per) pj = 0, pu += nblk, tile += nblk * G, src += unit_step;
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
         ps = ps + T::BYTES == S * T::BYTES ? 0 : ps + T::BYTES;
@@ -126,7 +127,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
     memra_grid_wait();
     stage();
     int cs = 0; // the byte in the ring of the item being summed
-    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    for (int unit = blk; unit < units; unit += nblk) {
         zero();
         for (int j = 0; j < per; j++) {
             if constexpr (S == 1) {
@@ -146,7 +147,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
                 cs = cs + T::BYTES == S * T::BYTES ? 0 : cs + T::BYTES;
             }
         }
-        if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
+        if (unit + (int)nblk >= units) memra_grid_launch_dependents(); // this block's last unit
         put(unit);
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
@@ -156,10 +157,12 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
 // of rows g, g+8 in acc (T::step), the quad's shares added by
 // memra_tile_put. Dynamic shared memory (kernels.MatvecKernel.Shared): cols
 // * 4 bytes of split x, cols/32 f32 run sums (filled when T::XSUM), then
-// each warp's ring of S tile slots.
+// each warp's ring of S tile slots. The block is blk of nblk
+// (memra_mvt_loop).
 template <int KW, int S, class T>
 __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, const float* x, int rows, int cols, int mode,
-                                          const float* norm_w, int xnorm, float eps) {
+                                          const float* norm_w, int xnorm, float eps, unsigned int blk = blockIdx.x,
+                                          unsigned int nblk = gridDim.x) {
     constexpr int G = (MEMRA_MV_THREADS / 32) / KW;
     extern __shared__ uint4 memra_xsplit[];
     __shared__ float red[MEMRA_MV_THREADS / 32][16];
@@ -171,7 +174,7 @@ __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, cons
         [&]() { unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps); },
         [&]() { acc[0] = acc[1] = 0.0f; },
         [&](typename T::keep& kept, const typename T::sb& s, int i) { T::step(acc, kept, s, i, memra_xsplit, xsum, lane); },
-        [&](int unit) { memra_tile_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale); });
+        [&](int unit) { memra_tile_put(y, red, acc, unit, G, KW, lane, rows, mode, unscale); }, blk, nblk);
 }
 
 // (w & mask) | top in one LOP3: with top = 1024s (f16 0x6400) the A pair of

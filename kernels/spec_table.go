@@ -411,6 +411,63 @@ func MatvecKernels() []MatvecKernel {
 	}
 }
 
+// MatvecMixKernel is one member of the matvec_mix family (matvec_mix.cu):
+// a Q6_K matrix A and a Q4_K or Q5_K matrix B that read one input, in one
+// launch, as llama-quantize's mixed files give a layer's input
+// projections. Blocks [0, blocks_a) run A as the decode kernel A names
+// would on blocks_a blocks, the others B, so each part's sums are that
+// kernel's bit for bit; both parts stream through rings of MatvecMixRing
+// slots (the ring does not enter the sums), so that three blocks fit an SM
+// (gpu.Load picks a mixed launch only where the GPU holds them).
+type MatvecMixKernel struct {
+	Name string
+	A, B string // the decode kernels (MatvecKernels) whose sums the parts repeat
+}
+
+// MatvecMixRing is a warp's ring slots in a matvec_mix launch.
+const MatvecMixRing = 2
+
+// MatvecMixKernels lists the matvec_mix family: a Q6_K part plain or wide
+// beside a Q4_K or Q5_K part plain or wide (the presets' and Qwen3.5's
+// Q4_K_M and Q5_K_M layers: a Gated DeltaNet layer's Q6_K attn_qkv, plain,
+// beside its gate|beta|alpha, plain or wide; an attention layer's Q6_K
+// attn_v, wide, beside q|k, plain; small models' both wide).
+func MatvecMixKernels() []MatvecMixKernel {
+	var ks []MatvecMixKernel
+	for _, b := range []string{"q4_k", "q5_k"} {
+		for _, wa := range []string{"", "_wide"} {
+			for _, wb := range []string{"", "_wide"} {
+				ks = append(ks, MatvecMixKernel{"matvec_mix_q6_k" + wa + "_" + b + wb, "matvec_q6_k" + wa, "matvec_" + b + wb})
+			}
+		}
+	}
+	return ks
+}
+
+// Parts is the decode kernels of m's parts A and B (the zero MatvecKernel
+// for a name MatvecKernels lacks, which a spec test rules out).
+func (m MatvecMixKernel) Parts() (a, b MatvecKernel) {
+	for _, mk := range MatvecKernels() {
+		switch mk.Name {
+		case m.A:
+			a = mk
+		case m.B:
+			b = mk
+		}
+	}
+	return a, b
+}
+
+// Shared is the dynamic shared memory of a launch over cols columns: the
+// staged x as the tensor-core kernels stage it, and 8 warps' rings of
+// MatvecMixRing slots of the larger tile.
+func (m MatvecMixKernel) Shared(cols int) int { return cols*4 + cols/8 + m.ringBytes() }
+
+func (m MatvecMixKernel) ringBytes() int {
+	a, b := m.Parts()
+	return MatvecThreads / 32 * MatvecMixRing * max(a.tileBytes(), b.tileBytes())
+}
+
 // MatvecBatchTokens is the most tokens one matvec_batch launch serves
 // (MEMRA_MVB_TOKENS): a prompt chunk of engine/gpu's prefill.
 const MatvecBatchTokens = 8
@@ -620,6 +677,27 @@ func Spec() []Kernel {
 			Shared:  m.sharedExpr(),
 			Family:  "matvec",
 			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": m.WideKey(), "lean": b2i(m.Lean)},
+		})
+	}
+
+	// The matvec_mix family (matvec_mix.cu; MatvecMixKernels): two matrices
+	// of different K-quant types that read one input, the grid split
+	// between them by the caller (blocks_a for A, the rest for B).
+	for _, m := range MatvecMixKernels() {
+		a, b := m.Parts()
+		ks = append(ks, Kernel{
+			Name: m.Name, File: "matvec_mix.cu",
+			Doc: fmt.Sprintf("ya (+)= Wa x' on blocks [0, blocks_a) as %s, yb (+)= Wb x' on the others as %s (mode 0/1), "+
+				"Wa [rows_a][cols] %s, Wb [rows_b][cols] %s, x' = x or, with xnorm, rmsnorm(x)*norm_w", m.A, m.B,
+				matvecWhat(a.GgmlType), matvecWhat(b.GgmlType)),
+			Params: []Param{param("ya", Ptr), param("Wa", Ptr), param("rows_a", I32), param("blocks_a", I32), param("yb", Ptr),
+				param("Wb", Ptr), param("rows_b", I32), param("x", Ptr), param("cols", I32), param("mode", I32),
+				param("norm_w", Ptr), param("xnorm", I32), param("eps", F32)},
+			Dims:   []string{"blocks"},
+			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
+			Shared:  fmt.Sprintf("cols*4 + cols/8 + %d", m.ringBytes()),
+			Family:  "matvec_mix",
+			Variant: map[string]int{"type_a": a.GgmlType, "wide_a": a.WideKey(), "type_b": b.GgmlType, "wide_b": b.WideKey()},
 		})
 	}
 

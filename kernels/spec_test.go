@@ -424,9 +424,10 @@ extern "C" __global__ void plain(const int* p) {}`
 // call memra_grid_wait() before touching memory an earlier kernel wrote
 // (common.cuh): it must be the first statement of the kernel's body. The
 // matvec kernels' bodies are one call of memra_mv, which waits after its L2
-// prefetch of weights, or of memra_mvt, which copies weights first, and the
-// batch kernels' one call of memra_mvb or memra_mvbt, whose rings copy
-// weights first.
+// prefetch of weights, or of memra_mvt, which copies weights first (or of
+// memra_mvt_mix, which makes a block one of two memra_mvt), and the batch
+// kernels' one call of memra_mvb or memra_mvbt, whose rings copy weights
+// first.
 // gdn_conv, rmsnorm_gated and attn_prep (and their chunk forms) load
 // before their wait what kernels at least two back wrote, and the attention
 // splits prefetch their first keys (gdn.cu says why that is safe); they must
@@ -435,7 +436,7 @@ extern "C" __global__ void plain(const int* p) {}`
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 	kernels, cus := sourceKernels(t)
 	name := regexp.MustCompile(`__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(`)
-	mv := regexp.MustCompile(`^memra_mv(?:t|b|bt)?<[^;]*;$`)
+	mv := regexp.MustCompile(`^memra_mv(?:t|b|bt|t_mix)?<[^;]*;$`)
 	for _, n := range cus {
 		b, err := os.ReadFile(n)
 		if err != nil {
@@ -773,6 +774,56 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 		if got := (MatvecThreads / 32 / kw) * r; got != mk.RowsPerBlock {
 			t.Errorf("%s: template R=%d KW=%d gives %d rows per unit, MatvecKernels says %d", mk.Name, r, kw, got, mk.RowsPerBlock)
 		}
+	}
+}
+
+// TestMatvecMixParts: each matvec_mix kernel's parts are a usual Q6_K
+// kernel (A) and a usual Q4_K or Q5_K one (B), and its body runs them
+// with their KW and tile types and MatvecMixRing slots, so that each
+// part's sums are its kernel's (the engine's bit-for-bit GPU test compares
+// them) and Shared counts the rings the kernel has.
+func TestMatvecMixParts(t *testing.T) {
+	b, err := os.ReadFile("matvec_mix.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	call := regexp.MustCompile(`memra_mvt_mix<(\d+), (\d+), (\w+), (\d+), (\d+), (\w+)>`)
+	tile := map[int]string{12: "memra_q4t", 13: "memra_q5t", 14: "memra_q6t"}
+	seen := map[[4]int]bool{}
+	for _, mk := range MatvecMixKernels() {
+		a, bk := mk.Parts()
+		if a.GgmlType != 14 || (bk.GgmlType != 12 && bk.GgmlType != 13) || a.Lean || bk.Lean || a.Wave || bk.Wave {
+			t.Errorf("%s: parts %q and %q, want a usual Q6_K kernel and a usual Q4_K or Q5_K one", mk.Name, a.Name, bk.Name)
+			continue
+		}
+		key := [4]int{a.GgmlType, a.WideKey(), bk.GgmlType, bk.WideKey()}
+		if seen[key] {
+			t.Errorf("%s: a second kernel for parts %s and %s", mk.Name, a.Name, bk.Name)
+		}
+		seen[key] = true
+		at := strings.Index(src, "\n"+mk.Name+"(")
+		if at < 0 {
+			t.Errorf("%s: not defined in matvec_mix.cu", mk.Name)
+			continue
+		}
+		body, _ := braceBody(src, at+strings.Index(src[at:], "{"))
+		m := call.FindStringSubmatch(body)
+		if m == nil {
+			t.Errorf("%s: no memra_mvt_mix<KWA, SA, TA, KWB, SB, TB> call in its body", mk.Name)
+			continue
+		}
+		for i, p := range []MatvecKernel{a, bk} {
+			kw, _ := strconv.Atoi(m[1+3*i])
+			ring, _ := strconv.Atoi(m[2+3*i])
+			if got := (MatvecThreads / 32 / kw) * 16; got != p.RowsPerBlock || m[3+3*i] != tile[p.GgmlType] || ring != MatvecMixRing {
+				t.Errorf("%s: part %d runs KW=%s S=%s %s, want %s's KW (%d rows a unit), %s and %d slots", mk.Name, i, m[1+3*i], m[2+3*i],
+					m[3+3*i], p.Name, p.RowsPerBlock, tile[p.GgmlType], MatvecMixRing)
+			}
+		}
+	}
+	if len(seen) != 8 {
+		t.Errorf("%d pairs of parts, want Q6_K plain or wide beside Q4_K or Q5_K plain or wide (8)", len(seen))
 	}
 }
 

@@ -183,6 +183,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 		{"qwen35-q5_k", gguf.TypeQ5_K, false, "qwen35"},
 		{"qwen35-q6_k-tied", gguf.TypeQ6_K, true, "qwen35"},
 		{"qwen35-k-mix", gguf.TypeQ4_K, false, "qwen35"},   // Q4_K with Q6_K/Q5_K/Q8_0 matrices in between
+		{"qwen35-q4_k_m", gguf.TypeQ4_K, false, "qwen35"},  // q4kmMix: every layer's input projections one mixed launch
 		{"qwen35-recoded", gguf.TypeQ3_K, false, "qwen35"}, // recodeMix: Q3_K, Q4_0, and Q5_0 stored as Q8_0
 		{"qwen35-q3_k-tied", gguf.TypeQ3_K, true, "qwen35"},
 		{"qwen35-iq4_xs-tied", gguf.TypeIQ4_XS, true, "qwen35"},
@@ -197,6 +198,8 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 				s.Type = kMix
 			case "qwen35-recoded":
 				s.Type = recodeMix
+			case "qwen35-q4_k_m":
+				s = q4kmSpec(7)
 			}
 			if tc.arch == "qwen3" {
 				s = modeltest.TinyQwen3()

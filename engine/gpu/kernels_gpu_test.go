@@ -34,8 +34,11 @@ import (
 // test binary (opening a context and loading the fatbin per test would cost
 // more than the tests).
 type ktEnv struct {
-	e *cuda.Engine
-	k *Kernels
+	e   *cuda.Engine
+	mod cuda.Module
+	k   *Kernels
+	// optin is the shared memory a block may take here (blockShared).
+	optin int
 	// stageRoom is what a batch launch may stage beside its rings (batchShared).
 	stageRoom int
 	// room is the tensor-core matvecs' (matvecRoom): a usual kernel too
@@ -108,7 +111,7 @@ func ktGPU(t *testing.T) *ktEnv {
 				_ = e.Close()
 				ktLoadErr = fmt.Errorf("load the kernels: %w", err)
 			} else {
-				ktShared = &ktEnv{e: e, k: k, stageRoom: stage, room: room}
+				ktShared = &ktEnv{e: e, mod: mod, k: k, optin: optin, stageRoom: stage, room: room}
 			}
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "d4309aad5f00e87a2f8d6ec94211f83598bed294e6d1efc1b970fa1630d83bf8"
+const specHash = "e9827571693c788ee8fc3170d7aab4393e51d75b800fbd9eb0e9f11eb95c081b"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -75,6 +75,14 @@ type Kernels struct {
 	kMatvecQ4_0WideLean        kernelSlot // matvec_q4_0_wide_lean
 	kMatvecIQ4NLLean           kernelSlot // matvec_iq4_nl_lean
 	kMatvecIQ4NLWideLean       kernelSlot // matvec_iq4_nl_wide_lean
+	kMatvecMixQ6KQ4K           kernelSlot // matvec_mix_q6_k_q4_k
+	kMatvecMixQ6KQ4KWide       kernelSlot // matvec_mix_q6_k_q4_k_wide
+	kMatvecMixQ6KWideQ4K       kernelSlot // matvec_mix_q6_k_wide_q4_k
+	kMatvecMixQ6KWideQ4KWide   kernelSlot // matvec_mix_q6_k_wide_q4_k_wide
+	kMatvecMixQ6KQ5K           kernelSlot // matvec_mix_q6_k_q5_k
+	kMatvecMixQ6KQ5KWide       kernelSlot // matvec_mix_q6_k_q5_k_wide
+	kMatvecMixQ6KWideQ5K       kernelSlot // matvec_mix_q6_k_wide_q5_k
+	kMatvecMixQ6KWideQ5KWide   kernelSlot // matvec_mix_q6_k_wide_q5_k_wide
 	kMatvecBatchF32            kernelSlot // matvec_batch_f32
 	kMatvecBatchF16            kernelSlot // matvec_batch_f16
 	kMatvecBatchF16Wide        kernelSlot // matvec_batch_f16_wide
@@ -211,6 +219,14 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_q4_0_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecQ4_0WideLean},
 		{"matvec_iq4_nl_lean", "matvec_lean.cu", 9, &ks.kMatvecIQ4NLLean},
 		{"matvec_iq4_nl_wide_lean", "matvec_lean.cu", 9, &ks.kMatvecIQ4NLWideLean},
+		{"matvec_mix_q6_k_q4_k", "matvec_mix.cu", 13, &ks.kMatvecMixQ6KQ4K},
+		{"matvec_mix_q6_k_q4_k_wide", "matvec_mix.cu", 13, &ks.kMatvecMixQ6KQ4KWide},
+		{"matvec_mix_q6_k_wide_q4_k", "matvec_mix.cu", 13, &ks.kMatvecMixQ6KWideQ4K},
+		{"matvec_mix_q6_k_wide_q4_k_wide", "matvec_mix.cu", 13, &ks.kMatvecMixQ6KWideQ4KWide},
+		{"matvec_mix_q6_k_q5_k", "matvec_mix.cu", 13, &ks.kMatvecMixQ6KQ5K},
+		{"matvec_mix_q6_k_q5_k_wide", "matvec_mix.cu", 13, &ks.kMatvecMixQ6KQ5KWide},
+		{"matvec_mix_q6_k_wide_q5_k", "matvec_mix.cu", 13, &ks.kMatvecMixQ6KWideQ5K},
+		{"matvec_mix_q6_k_wide_q5_k_wide", "matvec_mix.cu", 13, &ks.kMatvecMixQ6KWideQ5KWide},
 		{"matvec_batch_f32", "matvec_batch.cu", 9, &ks.kMatvecBatchF32},
 		{"matvec_batch_f16", "matvec_batch.cu", 9, &ks.kMatvecBatchF16},
 		{"matvec_batch_f16_wide", "matvec_batch.cu", 9, &ks.kMatvecBatchF16Wide},
@@ -1799,6 +1815,278 @@ func (k_ *Kernels) MatvecIQ4NLWideLean(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevP
 	slot_.p.SetF32(8, eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_iq4_nl_wide_lean: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecMixQ6KQ4K is matvec_mix_q6_k_q4_k's grid and dynamic shared memory, from the spec.
+func geomMatvecMixQ6KQ4K(rows_a, blocks_a, rows_b, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
+}
+
+// MatvecMixQ6KQ4K launches matvec_mix_q6_k_q4_k (kernels/matvec_mix.cu): ya (+)= Wa x' on blocks [0, blocks_a) as matvec_q6_k, yb (+)= Wb x' on the others as matvec_q4_k (mode 0/1), Wa [rows_a][cols] q6_K (16-row tiles, engine/internal/ktile), Wb [rows_b][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecMixQ6KQ4K(ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecMixQ6KQ4K(int(rows_a), int(blocks_a), int(rows_b), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_mix_q6_k_q4_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecMixQ6KQ4K
+	slot_.p.SetPtr(0, ya)
+	slot_.p.SetPtr(1, Wa)
+	slot_.p.SetI32(2, rows_a)
+	slot_.p.SetI32(3, blocks_a)
+	slot_.p.SetPtr(4, yb)
+	slot_.p.SetPtr(5, Wb)
+	slot_.p.SetI32(6, rows_b)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetI32(8, cols)
+	slot_.p.SetI32(9, mode)
+	slot_.p.SetPtr(10, norm_w)
+	slot_.p.SetI32(11, xnorm)
+	slot_.p.SetF32(12, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_mix_q6_k_q4_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecMixQ6KQ4KWide is matvec_mix_q6_k_q4_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecMixQ6KQ4KWide(rows_a, blocks_a, rows_b, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
+}
+
+// MatvecMixQ6KQ4KWide launches matvec_mix_q6_k_q4_k_wide (kernels/matvec_mix.cu): ya (+)= Wa x' on blocks [0, blocks_a) as matvec_q6_k, yb (+)= Wb x' on the others as matvec_q4_k_wide (mode 0/1), Wa [rows_a][cols] q6_K (16-row tiles, engine/internal/ktile), Wb [rows_b][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecMixQ6KQ4KWide(ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecMixQ6KQ4KWide(int(rows_a), int(blocks_a), int(rows_b), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_mix_q6_k_q4_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecMixQ6KQ4KWide
+	slot_.p.SetPtr(0, ya)
+	slot_.p.SetPtr(1, Wa)
+	slot_.p.SetI32(2, rows_a)
+	slot_.p.SetI32(3, blocks_a)
+	slot_.p.SetPtr(4, yb)
+	slot_.p.SetPtr(5, Wb)
+	slot_.p.SetI32(6, rows_b)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetI32(8, cols)
+	slot_.p.SetI32(9, mode)
+	slot_.p.SetPtr(10, norm_w)
+	slot_.p.SetI32(11, xnorm)
+	slot_.p.SetF32(12, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_mix_q6_k_q4_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecMixQ6KWideQ4K is matvec_mix_q6_k_wide_q4_k's grid and dynamic shared memory, from the spec.
+func geomMatvecMixQ6KWideQ4K(rows_a, blocks_a, rows_b, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
+}
+
+// MatvecMixQ6KWideQ4K launches matvec_mix_q6_k_wide_q4_k (kernels/matvec_mix.cu): ya (+)= Wa x' on blocks [0, blocks_a) as matvec_q6_k_wide, yb (+)= Wb x' on the others as matvec_q4_k (mode 0/1), Wa [rows_a][cols] q6_K (16-row tiles, engine/internal/ktile), Wb [rows_b][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecMixQ6KWideQ4K(ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecMixQ6KWideQ4K(int(rows_a), int(blocks_a), int(rows_b), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_mix_q6_k_wide_q4_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecMixQ6KWideQ4K
+	slot_.p.SetPtr(0, ya)
+	slot_.p.SetPtr(1, Wa)
+	slot_.p.SetI32(2, rows_a)
+	slot_.p.SetI32(3, blocks_a)
+	slot_.p.SetPtr(4, yb)
+	slot_.p.SetPtr(5, Wb)
+	slot_.p.SetI32(6, rows_b)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetI32(8, cols)
+	slot_.p.SetI32(9, mode)
+	slot_.p.SetPtr(10, norm_w)
+	slot_.p.SetI32(11, xnorm)
+	slot_.p.SetF32(12, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_mix_q6_k_wide_q4_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecMixQ6KWideQ4KWide is matvec_mix_q6_k_wide_q4_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecMixQ6KWideQ4KWide(rows_a, blocks_a, rows_b, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
+}
+
+// MatvecMixQ6KWideQ4KWide launches matvec_mix_q6_k_wide_q4_k_wide (kernels/matvec_mix.cu): ya (+)= Wa x' on blocks [0, blocks_a) as matvec_q6_k_wide, yb (+)= Wb x' on the others as matvec_q4_k_wide (mode 0/1), Wa [rows_a][cols] q6_K (16-row tiles, engine/internal/ktile), Wb [rows_b][cols] q4_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecMixQ6KWideQ4KWide(ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecMixQ6KWideQ4KWide(int(rows_a), int(blocks_a), int(rows_b), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_mix_q6_k_wide_q4_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecMixQ6KWideQ4KWide
+	slot_.p.SetPtr(0, ya)
+	slot_.p.SetPtr(1, Wa)
+	slot_.p.SetI32(2, rows_a)
+	slot_.p.SetI32(3, blocks_a)
+	slot_.p.SetPtr(4, yb)
+	slot_.p.SetPtr(5, Wb)
+	slot_.p.SetI32(6, rows_b)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetI32(8, cols)
+	slot_.p.SetI32(9, mode)
+	slot_.p.SetPtr(10, norm_w)
+	slot_.p.SetI32(11, xnorm)
+	slot_.p.SetF32(12, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_mix_q6_k_wide_q4_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecMixQ6KQ5K is matvec_mix_q6_k_q5_k's grid and dynamic shared memory, from the spec.
+func geomMatvecMixQ6KQ5K(rows_a, blocks_a, rows_b, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
+}
+
+// MatvecMixQ6KQ5K launches matvec_mix_q6_k_q5_k (kernels/matvec_mix.cu): ya (+)= Wa x' on blocks [0, blocks_a) as matvec_q6_k, yb (+)= Wb x' on the others as matvec_q5_k (mode 0/1), Wa [rows_a][cols] q6_K (16-row tiles, engine/internal/ktile), Wb [rows_b][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecMixQ6KQ5K(ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecMixQ6KQ5K(int(rows_a), int(blocks_a), int(rows_b), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_mix_q6_k_q5_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecMixQ6KQ5K
+	slot_.p.SetPtr(0, ya)
+	slot_.p.SetPtr(1, Wa)
+	slot_.p.SetI32(2, rows_a)
+	slot_.p.SetI32(3, blocks_a)
+	slot_.p.SetPtr(4, yb)
+	slot_.p.SetPtr(5, Wb)
+	slot_.p.SetI32(6, rows_b)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetI32(8, cols)
+	slot_.p.SetI32(9, mode)
+	slot_.p.SetPtr(10, norm_w)
+	slot_.p.SetI32(11, xnorm)
+	slot_.p.SetF32(12, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_mix_q6_k_q5_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecMixQ6KQ5KWide is matvec_mix_q6_k_q5_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecMixQ6KQ5KWide(rows_a, blocks_a, rows_b, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
+}
+
+// MatvecMixQ6KQ5KWide launches matvec_mix_q6_k_q5_k_wide (kernels/matvec_mix.cu): ya (+)= Wa x' on blocks [0, blocks_a) as matvec_q6_k, yb (+)= Wb x' on the others as matvec_q5_k_wide (mode 0/1), Wa [rows_a][cols] q6_K (16-row tiles, engine/internal/ktile), Wb [rows_b][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecMixQ6KQ5KWide(ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecMixQ6KQ5KWide(int(rows_a), int(blocks_a), int(rows_b), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_mix_q6_k_q5_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecMixQ6KQ5KWide
+	slot_.p.SetPtr(0, ya)
+	slot_.p.SetPtr(1, Wa)
+	slot_.p.SetI32(2, rows_a)
+	slot_.p.SetI32(3, blocks_a)
+	slot_.p.SetPtr(4, yb)
+	slot_.p.SetPtr(5, Wb)
+	slot_.p.SetI32(6, rows_b)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetI32(8, cols)
+	slot_.p.SetI32(9, mode)
+	slot_.p.SetPtr(10, norm_w)
+	slot_.p.SetI32(11, xnorm)
+	slot_.p.SetF32(12, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_mix_q6_k_q5_k_wide: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecMixQ6KWideQ5K is matvec_mix_q6_k_wide_q5_k's grid and dynamic shared memory, from the spec.
+func geomMatvecMixQ6KWideQ5K(rows_a, blocks_a, rows_b, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
+}
+
+// MatvecMixQ6KWideQ5K launches matvec_mix_q6_k_wide_q5_k (kernels/matvec_mix.cu): ya (+)= Wa x' on blocks [0, blocks_a) as matvec_q6_k_wide, yb (+)= Wb x' on the others as matvec_q5_k (mode 0/1), Wa [rows_a][cols] q6_K (16-row tiles, engine/internal/ktile), Wb [rows_b][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecMixQ6KWideQ5K(ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecMixQ6KWideQ5K(int(rows_a), int(blocks_a), int(rows_b), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_mix_q6_k_wide_q5_k", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecMixQ6KWideQ5K
+	slot_.p.SetPtr(0, ya)
+	slot_.p.SetPtr(1, Wa)
+	slot_.p.SetI32(2, rows_a)
+	slot_.p.SetI32(3, blocks_a)
+	slot_.p.SetPtr(4, yb)
+	slot_.p.SetPtr(5, Wb)
+	slot_.p.SetI32(6, rows_b)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetI32(8, cols)
+	slot_.p.SetI32(9, mode)
+	slot_.p.SetPtr(10, norm_w)
+	slot_.p.SetI32(11, xnorm)
+	slot_.p.SetF32(12, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_mix_q6_k_wide_q5_k: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecMixQ6KWideQ5KWide is matvec_mix_q6_k_wide_q5_k_wide's grid and dynamic shared memory, from the spec.
+func geomMatvecMixQ6KWideQ5KWide(rows_a, blocks_a, rows_b, cols, mode, xnorm, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, cols*4 + cols/8 + 53760
+}
+
+// MatvecMixQ6KWideQ5KWide launches matvec_mix_q6_k_wide_q5_k_wide (kernels/matvec_mix.cu): ya (+)= Wa x' on blocks [0, blocks_a) as matvec_q6_k_wide, yb (+)= Wb x' on the others as matvec_q5_k_wide (mode 0/1), Wa [rows_a][cols] q6_K (16-row tiles, engine/internal/ktile), Wb [rows_b][cols] q5_K (16-row tiles, engine/internal/ktile), x' = x or, with xnorm, rmsnorm(x)*norm_w.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared cols*4 + cols/8 + 53760 bytes.
+func (k_ *Kernels) MatvecMixQ6KWideQ5KWide(ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	geom_, shmem_ := geomMatvecMixQ6KWideQ5KWide(int(rows_a), int(blocks_a), int(rows_b), int(cols), int(mode), int(xnorm), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_mix_q6_k_wide_q5_k_wide", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecMixQ6KWideQ5KWide
+	slot_.p.SetPtr(0, ya)
+	slot_.p.SetPtr(1, Wa)
+	slot_.p.SetI32(2, rows_a)
+	slot_.p.SetI32(3, blocks_a)
+	slot_.p.SetPtr(4, yb)
+	slot_.p.SetPtr(5, Wb)
+	slot_.p.SetI32(6, rows_b)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetI32(8, cols)
+	slot_.p.SetI32(9, mode)
+	slot_.p.SetPtr(10, norm_w)
+	slot_.p.SetI32(11, xnorm)
+	slot_.p.SetF32(12, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_mix_q6_k_wide_q5_k_wide: %w", err_)
 	}
 	return nil
 }
@@ -4081,6 +4369,53 @@ func (k_ *Kernels) Matvec(v MatvecVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.
 		return k_.MatvecIQ4NLWideLean(y, W, x, rows, cols, mode, norm_w, xnorm, eps, blocks)
 	}
 	return fmt.Errorf("matvec: no kernel for variant %+v", v)
+}
+
+// MatvecMixVariant selects one kernel of the matvec_mix family (kernels.Kernel.Variant).
+type MatvecMixVariant struct {
+	TypeA int // type_a
+	TypeB int // type_b
+	WideA int // wide_a
+	WideB int // wide_b
+}
+
+// MatvecMixVariants lists the variants the spec builds, in spec order.
+func MatvecMixVariants() []MatvecMixVariant {
+	return []MatvecMixVariant{
+		{TypeA: 14, TypeB: 12, WideA: 0, WideB: 0},
+		{TypeA: 14, TypeB: 12, WideA: 0, WideB: 1},
+		{TypeA: 14, TypeB: 12, WideA: 1, WideB: 0},
+		{TypeA: 14, TypeB: 12, WideA: 1, WideB: 1},
+		{TypeA: 14, TypeB: 13, WideA: 0, WideB: 0},
+		{TypeA: 14, TypeB: 13, WideA: 0, WideB: 1},
+		{TypeA: 14, TypeB: 13, WideA: 1, WideB: 0},
+		{TypeA: 14, TypeB: 13, WideA: 1, WideB: 1},
+	}
+}
+
+// MatvecMix launches the matvec_mix kernel of variant v: the table a captured graph's
+// bucket picks its kernel from. Parameters only some variants take are ignored
+// by the others.
+func (k_ *Kernels) MatvecMix(v MatvecMixVariant, ya cuda.DevPtr, Wa cuda.DevPtr, rows_a int32, blocks_a int32, yb cuda.DevPtr, Wb cuda.DevPtr, rows_b int32, x cuda.DevPtr, cols int32, mode int32, norm_w cuda.DevPtr, xnorm int32, eps float32, blocks int) error {
+	switch v {
+	case MatvecMixVariant{TypeA: 14, TypeB: 12, WideA: 0, WideB: 0}:
+		return k_.MatvecMixQ6KQ4K(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecMixVariant{TypeA: 14, TypeB: 12, WideA: 0, WideB: 1}:
+		return k_.MatvecMixQ6KQ4KWide(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecMixVariant{TypeA: 14, TypeB: 12, WideA: 1, WideB: 0}:
+		return k_.MatvecMixQ6KWideQ4K(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecMixVariant{TypeA: 14, TypeB: 12, WideA: 1, WideB: 1}:
+		return k_.MatvecMixQ6KWideQ4KWide(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecMixVariant{TypeA: 14, TypeB: 13, WideA: 0, WideB: 0}:
+		return k_.MatvecMixQ6KQ5K(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecMixVariant{TypeA: 14, TypeB: 13, WideA: 0, WideB: 1}:
+		return k_.MatvecMixQ6KQ5KWide(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecMixVariant{TypeA: 14, TypeB: 13, WideA: 1, WideB: 0}:
+		return k_.MatvecMixQ6KWideQ5K(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps, blocks)
+	case MatvecMixVariant{TypeA: 14, TypeB: 13, WideA: 1, WideB: 1}:
+		return k_.MatvecMixQ6KWideQ5KWide(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps, blocks)
+	}
+	return fmt.Errorf("matvec_mix: no kernel for variant %+v", v)
 }
 
 // MatvecBatchVariant selects one kernel of the matvec_batch family (kernels.Kernel.Variant).

@@ -59,13 +59,16 @@ func attnMMAFromEnv() (string, error) {
 	return "", fmt.Errorf("MEMRA_ATTN_MMA=%q: want 0 (CUDA-core attention splits), 1 (tensor-core splits at head_dim 256) or cap (those past the split cap), or unset", v)
 }
 
-// CheckEnv returns the error Load gives for a MEMRA_ATTN_MMA or
+// CheckEnv returns the error Load gives for a MEMRA_ATTN_MMA, MEMRA_MIX or
 // MEMRA_SHARED_LIMIT value it does not take, so that a command can refuse
 // the value before it looks for a GPU: one that falls back to the CPU when
 // Load fails (memra run --device auto) would otherwise run on the CPU
 // because of a typo.
 func CheckEnv() error {
 	if _, err := attnMMAFromEnv(); err != nil {
+		return err
+	}
+	if _, err := mixOffFromEnv(); err != nil {
 		return err
 	}
 	_, err := sharedLimitFromEnv()
@@ -298,6 +301,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
+	mixOff, err := mixOffFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
 	image, from := kernels.Fatbin(), "the embedded fatbin"
 	if opt.Fatbin != nil {
 		image, from = opt.Fatbin, "Options.Fatbin"
@@ -474,6 +481,16 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	if len(errs) > 0 {
 		g.Close()
 		return nil, errors.Join(errs...)
+	}
+	if !mixOff {
+		for i := range g.ls {
+			for _, grp := range []*mvGroup{&g.ls[i].qkvAttn, &g.ls[i].gdnIn} {
+				if err := g.planMix(grp, g.blockShared, e.Info().SMs); err != nil {
+					g.Close()
+					return nil, fmt.Errorf("gpu: %w", err)
+				}
+			}
+		}
 	}
 	g.weightBytes = g.weights.Used()
 	g.stepBytes = deviceStepBytes(m)
@@ -827,6 +844,7 @@ type mvGroup struct {
 	w     [maxGroup]dtensor
 	first [maxGroup]int
 	n     int
+	mix   mixLaunch // set by Load where the two launches run as one (mix.go)
 }
 
 // maxGroup is the most matrices that read one input: a Gated DeltaNet
@@ -838,7 +856,8 @@ func (g *mvGroup) add(w dtensor, first int) {
 	g.n++
 }
 
-// launches is the group's matrices, one launch each.
+// launches is the group's matrices, one launch each (or, with a mixed
+// launch, one kernel for both).
 func (g *mvGroup) launches() []dtensor { return g.w[:g.n] }
 
 // single is the group of one launch per matrix.

@@ -345,9 +345,13 @@ const (
 // matvecs computes several products of the same input: one launch (with the
 // given mode) per matrix of grp, a run of parts uploaded as one or a part
 // alone, into its first part's output in ys (the parts' outputs lie back to
-// back, so a run's rows land in each part's). With norm != 0 the kernels
-// normalise x by RMSNorm with weight norm first.
+// back, so a run's rows land in each part's), or one launch for two
+// (grp.mix, mix.go). With norm != 0 the kernels normalise x by RMSNorm with
+// weight norm first.
 func (g *Model) matvecs(grp mvGroup, mode int32, x cuda.DevPtr, ys []cuda.DevPtr, norm cuda.DevPtr) error {
+	if grp.mix.on() {
+		return g.matvecMix(grp, mode, x, ys, norm)
+	}
 	for i, w := range grp.launches() {
 		if err := g.matvec(ys[grp.first[i]], w, x, mode, norm); err != nil {
 			return err
