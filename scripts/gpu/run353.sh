@@ -6,7 +6,8 @@
 # against eager, the mixed launch against MEMRA_MIX=0 bit for bit; gates on
 # the 0.8B and 9B Q4_K_M; 24 greedy tokens cuda against cpu; then graph
 # decode at 64 and 1k, MEMRA_MIX=0 and =1 in turn on one machine (off on
-# off on), with bench -compare. carry ["bin"]. ~7 min.
+# off on), with bench -compare, and main before it (bin/old, 44fdcbf) on the
+# same files. carry ["bin"]. ~8 min.
 set -u
 source scripts/gpu/lib.sh
 start_run
@@ -30,6 +31,12 @@ for r in 1 2; do for mix in 0 1; do
   MEMRA_MIX=$mix timeout 100 ./bin/main/bench -model "$ms" -ctx 64,1024 -reps 3 -tokens 64 -sampled=false -out $d 2>$d/stderr.txt | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
   awk '/^## Models/{f=1;next} /^## /{f=0} f && /k_m/' $d/bench-*.md | cut -d'|' -f2,14
 done; done
+el "bench old (44fdcbf, main before the mixed launch)"
+mkdir -p /tmp/bn/old
+timeout 100 ./bin/old/bench -model "$ms" -ctx 64,1024 -reps 3 -tokens 64 -sampled=false -out /tmp/bn/old 2>/tmp/bn/old/stderr.txt | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
+el "compare old -> off, old -> on (round 2)"
+./bin/main/bench -compare /tmp/bn/old/bench-*.json /tmp/bn/mix0-2/bench-*.json 2>&1 | grep -E 'geomean' | head -3
+./bin/main/bench -compare /tmp/bn/old/bench-*.json /tmp/bn/mix1-2/bench-*.json 2>&1 | grep -E 'geomean' | head -3
 for r in 1 2; do
   el "compare off -> on (round $r)"
   ./bin/main/bench -compare /tmp/bn/mix0-$r/bench-*.json /tmp/bn/mix1-$r/bench-*.json 2>&1 | grep -E 'graph|geomean' | head -12
