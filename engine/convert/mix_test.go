@@ -62,7 +62,7 @@ func TestMixTypesPresets(t *testing.T) {
 			map[string]map[int]gguf.Type{"ffn_down": layers(Q6, more24...), "attn_v": layers(Q6, more24...), "attn_qkv": layers(Q6, more24...)}, nil}},
 	} {
 		t.Run(c.preset+"-"+c.ft.String(), func(t *testing.T) {
-			spec, plan := presetPlan(t, c.preset)
+			spec, plan := mustPresetPlan(t, c.preset)
 			count := map[gguf.Type]int{}
 			for i := range plan {
 				e := &plan[i]
@@ -109,7 +109,7 @@ func TestMixTypesMatchLlama(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec, plan := presetPlan(t, preset)
+			spec, plan := mustPresetPlan(t, preset)
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -140,20 +140,6 @@ func TestMixTypesMatchLlama(t *testing.T) {
 			}
 		})
 	}
-}
-
-// presetPlan is preset name's Spec and the tensors Synth writes for it.
-func presetPlan(t *testing.T, name string) (*Spec, []Entry) {
-	t.Helper()
-	spec, err := PresetSpec(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return spec, plan
 }
 
 // TestMoreBits pins moreBits to use_more_bits's values for n = 40 and 48
@@ -231,4 +217,14 @@ func TestConvertMix(t *testing.T) {
 			t.Logf("tensors by type: %v", seen)
 		})
 	}
+}
+
+// mustPresetPlan is PresetPlan, failing t on an error.
+func mustPresetPlan(t *testing.T, name string) (*Spec, []Entry) {
+	t.Helper()
+	spec, plan, err := PresetPlan(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, plan
 }

@@ -57,6 +57,19 @@ func PresetSpec(name string) (*Spec, error) {
 	return &s, nil
 }
 
+// PresetPlan is preset name's Spec and the tensors Synth writes for it (Plan).
+func PresetPlan(name string) (*Spec, []Entry, error) {
+	spec, err := PresetSpec(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := Plan(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return spec, plan, nil
+}
+
 // SynthOptions controls Synth.
 type SynthOptions struct {
 	Preset string   // one of Presets(): tiny, 0.8b, 2b, 9b, 27b
@@ -83,11 +96,7 @@ func SynthFile(ctx context.Context, path string, opt SynthOptions) error {
 // N(0, 1/fan_in) for matrices (so activations stay O(1)), norms near 1,
 // ssm_a small and negative. The same options always give the same bytes.
 func Synth(w io.Writer, opt SynthOptions) error {
-	spec, err := PresetSpec(opt.Preset)
-	if err != nil {
-		return err
-	}
-	plan, err := Plan(spec)
+	spec, plan, err := PresetPlan(opt.Preset)
 	if err != nil {
 		return err
 	}

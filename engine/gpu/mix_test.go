@@ -42,11 +42,7 @@ func TestMixSplit(t *testing.T) {
 // mix ft types them (convert.TensorType), shapes and types only.
 func presetLayers(t *testing.T, preset string, ft convert.FileType) []model.Layer {
 	t.Helper()
-	spec, err := convert.PresetSpec(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := convert.Plan(spec)
+	spec, plan, err := convert.PresetPlan(preset)
 	if err != nil {
 		t.Fatal(err)
 	}

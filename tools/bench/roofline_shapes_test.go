@@ -98,14 +98,10 @@ func (p presetShape) stepWeightBytesOf(mt func(role string, l int) string) int64
 	return n
 }
 
-// presetPlan is preset name's Spec and the tensors synth writes for it.
+// presetPlan is convert.PresetPlan, failing t on an error.
 func presetPlan(t *testing.T, name string) (*convert.Spec, []convert.Entry) {
 	t.Helper()
-	spec, err := convert.PresetSpec(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := convert.Plan(spec)
+	spec, plan, err := convert.PresetPlan(name)
 	if err != nil {
 		t.Fatal(err)
 	}
