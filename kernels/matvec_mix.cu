@@ -3,9 +3,9 @@
 // Q5_K_M) give a layer's input projections: a Gated DeltaNet layer's
 // attn_qkv in Q6_K beside its gate, beta and alpha in Q4_K, an attention
 // layer's attn_v in Q6_K beside q and k. Each would otherwise be two
-// launches, and a launch in a graph costs ~3.3 us beyond its bytes on the
-// 9B (docs/perf.md step 111): 16 of the 9B Q4_K_M's 244 nodes a token,
-// 12 of the 0.8B's 184.
+// launches, 16 of the 9B Q4_K_M's 244 graph nodes a token and 12 of the
+// 0.8B's 184, and one node fewer saved 4.2 us a token on the 9B and
+// 2.3-2.7 on the 0.8B (docs/perf.md step 113, on an H100).
 //
 // Why it is shaped so: the grid is split, blocks [0, blocks_a) run matrix
 // A's kernel as if it were launched alone on blocks_a blocks, the others
@@ -37,49 +37,49 @@ __device__ __forceinline__ void memra_mvt_mix(float* ya, const void* Wa, int row
 // minimum of three keeps the registers to that (70-71 at sm_90, none
 // spilled, where Q6_K's own take 79).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
-matvec_mix_q6_k_q4_k(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x, int cols, int mode,
-    const float* norm_w, int xnorm, float eps) {
+matvec_mix_q6_k_q4_k(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x,
+                     int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt_mix<4, 2, memra_q6t, 4, 2, memra_q4t>(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
-matvec_mix_q6_k_q4_k_wide(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x, int cols, int mode,
-    const float* norm_w, int xnorm, float eps) {
+matvec_mix_q6_k_q4_k_wide(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x,
+                          int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt_mix<4, 2, memra_q6t, 8, 2, memra_q4t>(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
-matvec_mix_q6_k_wide_q4_k(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x, int cols, int mode,
-    const float* norm_w, int xnorm, float eps) {
+matvec_mix_q6_k_wide_q4_k(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x,
+                          int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt_mix<8, 2, memra_q6t, 4, 2, memra_q4t>(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
-matvec_mix_q6_k_wide_q4_k_wide(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x, int cols, int mode,
-    const float* norm_w, int xnorm, float eps) {
+matvec_mix_q6_k_wide_q4_k_wide(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x,
+                               int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt_mix<8, 2, memra_q6t, 8, 2, memra_q4t>(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
-matvec_mix_q6_k_q5_k(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x, int cols, int mode,
-    const float* norm_w, int xnorm, float eps) {
+matvec_mix_q6_k_q5_k(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x,
+                     int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt_mix<4, 2, memra_q6t, 4, 2, memra_q5t>(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
-matvec_mix_q6_k_q5_k_wide(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x, int cols, int mode,
-    const float* norm_w, int xnorm, float eps) {
+matvec_mix_q6_k_q5_k_wide(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x,
+                          int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt_mix<4, 2, memra_q6t, 8, 2, memra_q5t>(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
-matvec_mix_q6_k_wide_q5_k(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x, int cols, int mode,
-    const float* norm_w, int xnorm, float eps) {
+matvec_mix_q6_k_wide_q5_k(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x,
+                          int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt_mix<8, 2, memra_q6t, 4, 2, memra_q5t>(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 3)
-matvec_mix_q6_k_wide_q5_k_wide(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x, int cols, int mode,
-    const float* norm_w, int xnorm, float eps) {
+matvec_mix_q6_k_wide_q5_k_wide(float* ya, const void* Wa, int rows_a, int blocks_a, float* yb, const void* Wb, int rows_b, const float* x,
+                               int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt_mix<8, 2, memra_q6t, 8, 2, memra_q5t>(ya, Wa, rows_a, blocks_a, yb, Wb, rows_b, x, cols, mode, norm_w, xnorm, eps);
 }

@@ -27,8 +27,9 @@ type mixLaunch struct {
 // on reports whether the group launches as one.
 func (m mixLaunch) on() bool { return m.blocks[0] > 0 }
 
-// mixOff is MEMRA_MIX=0, which keeps every group's launches apart (for
-// measuring what the mixed launch saves).
+// mixOffFromEnv reports whether MEMRA_MIX=0 keeps every group's launches
+// apart (for measuring what the mixed launch saves); a value other than 0
+// or 1 is an error.
 func mixOffFromEnv() (bool, error) {
 	switch v := os.Getenv("MEMRA_MIX"); v {
 	case "", "1":
