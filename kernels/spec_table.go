@@ -417,8 +417,9 @@ func MatvecKernels() []MatvecKernel {
 // projections. Blocks [0, blocks_a) run A as the decode kernel A names
 // would on blocks_a blocks, the others B, so each part's sums are that
 // kernel's bit for bit; both parts stream through rings of MatvecMixRing
-// slots (the ring does not enter the sums), so that three blocks fit an SM
-// (gpu.Load picks a mixed launch only where the GPU holds them).
+// slots (the ring does not enter the sums), so that three blocks fit an
+// SM of an H100 or H200 at the presets' widths (gpu.Load takes a mixed
+// launch wherever one block fits, and sizes the grid by what fits).
 type MatvecMixKernel struct {
 	Name string
 	A, B string // the decode kernels (MatvecKernels) whose sums the parts repeat

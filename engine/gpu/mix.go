@@ -57,14 +57,16 @@ func mixKernel(a, b MatvecVariant) (kernels.MatvecMixKernel, bool) {
 // units (one block each) and move ba and bb bytes, on a GPU that holds
 // resident of its blocks at once: a block per unit where they all fit in
 // one wave, else the resident blocks shared in proportion to the bytes,
-// each part at least one block and at most a block per unit.
+// each part at least one block and at most a block per unit, and what one
+// part cannot use going to the other.
 func mixSplit(ua, ub int, ba, bb uint64, resident int) [2]int {
 	if ua+ub <= resident || resident < 2 {
 		return [2]int{ua, ub}
 	}
 	ga := int((uint64(resident)*ba + (ba+bb)/2) / (ba + bb))
 	ga = max(1, min(ga, ua, resident-1))
-	return [2]int{ga, max(1, min(resident-ga, ub))}
+	gb := max(1, min(resident-ga, ub))
+	return [2]int{min(ua, resident-gb), gb}
 }
 
 // planMix sets grp's mixed launch where it has two launches, a Q6_K
@@ -137,6 +139,9 @@ func (g *Model) matvecMix(grp mvGroup, mode int32, x cuda.DevPtr, ys []cuda.DevP
 	}
 	if x%16 != 0 || norm%16 != 0 {
 		return fmt.Errorf("%s and %s: the tensor-core matvec needs x (%#x) and the norm weight (%#x) 16-byte aligned", wa.name, wb.name, x, norm)
+	}
+	if m.blocks[0] < 1 || m.blocks[1] < 1 {
+		return fmt.Errorf("%s and %s: a mixed launch of %d and %d blocks (each part needs one)", wa.name, wb.name, m.blocks[0], m.blocks[1])
 	}
 	g.note(launchShape{wa.rows + wb.rows, wa.cols, "×"}, bytes, 0)
 	err := g.k.MatvecMix(m.v, ys[grp.first[m.a]], wa.ptr, int32(wa.rows), int32(m.blocks[0]), ys[grp.first[1-m.a]], wb.ptr,

@@ -26,7 +26,8 @@ func TestMixSplit(t *testing.T) {
 		{1000, 10, 1000, 1, 100, [2]int{99, 1}},    // B keeps a block
 		{10, 1000, 1, 1000, 100, [2]int{1, 99}},    // A keeps a block
 		{20, 1000, 1000, 1, 100, [2]int{20, 80}},   // A's share capped at its units, the rest to B
-		{5, 5, 1, 1, 1, [2]int{5, 5}},              // one resident block: a block a unit (two waves either way)
+		{100, 20, 1, 1, 100, [2]int{80, 20}},       // B's share capped at its units, the rest to A
+		{5, 5, 1, 1, 1, [2]int{5, 5}},              // one resident block: a block a unit (ten waves either way)
 	} {
 		got := mixSplit(c.ua, c.ub, c.ba, c.bb, c.resident)
 		if got != c.want {
@@ -34,6 +35,9 @@ func TestMixSplit(t *testing.T) {
 		}
 		if got[0] < 1 || got[1] < 1 || got[0] > c.ua || got[1] > c.ub {
 			t.Errorf("mixSplit(%d, %d, ...) = %v: a part with no block or more blocks than units", c.ua, c.ub, got)
+		}
+		if c.ua+c.ub > c.resident && c.resident >= 2 && got[0]+got[1] != min(c.resident, c.ua+c.ub) {
+			t.Errorf("mixSplit(%d, %d, ..., %d) = %v: resident blocks left idle", c.ua, c.ub, c.resident, got)
 		}
 	}
 }
@@ -75,10 +79,11 @@ func presetLayers(t *testing.T, preset string, ft convert.FileType) []model.Laye
 // TestMixPresets: in llama-quantize's Q4_K_M and Q5_K_M of every preset,
 // each layer whose input projections are two launches, a Q6_K one beside
 // a Q4_K or Q5_K one, has a matvec_mix kernel for the kernels those
-// launches take (before any shared-memory fallback, which Load checks),
-// and those are exactly the layers use_more_bits raises (convert's
-// TestMixTypesPresets): 12 of the 0.8B's and 2B's 24 blocks, 16 of the
-// 9B's 32, 32 of the 27B's 64.
+// launches take on a GPU where the usual kernels fit (the shared-memory
+// fallbacks, and the mixed kernel's own fit, are Load's), and there are as
+// many such layers as use_more_bits raises (convert's TestMixTypesPresets
+// checks which): 12 of the 0.8B's and 2B's 24 blocks, 16 of the 9B's 32,
+// 32 of the 27B's 64.
 func TestMixPresets(t *testing.T) {
 	for _, preset := range []string{"0.8b", "2b", "9b", "27b"} {
 		for _, ft := range []convert.FileType{convert.FileQ4_K_M, convert.FileQ5_K_M} {
@@ -119,5 +124,23 @@ func TestMixPresets(t *testing.T) {
 			}
 			t.Logf("%s %s: layers %s launch their input projections as one, on %s", preset, ft, strings.Join(mixed, " "), strings.Join(kinds, ", "))
 		}
+	}
+}
+
+// TestMixEnv: MEMRA_MIX unset or 1 mixes, 0 keeps the launches apart, and
+// any other value is an error naming the variable, from CheckEnv too.
+func TestMixEnv(t *testing.T) {
+	for v, off := range map[string]bool{"": false, "1": false, "0": true} {
+		t.Setenv("MEMRA_MIX", v)
+		if got, err := mixOffFromEnv(); err != nil || got != off {
+			t.Errorf("MEMRA_MIX=%q: off %v, %v; want %v", v, got, err, off)
+		}
+	}
+	t.Setenv("MEMRA_MIX", "yes")
+	if _, err := mixOffFromEnv(); err == nil || !strings.Contains(err.Error(), "MEMRA_MIX") {
+		t.Errorf("MEMRA_MIX=yes: %v, want an error naming MEMRA_MIX", err)
+	}
+	if err := CheckEnv(); err == nil || !strings.Contains(err.Error(), "MEMRA_MIX") {
+		t.Errorf("CheckEnv with MEMRA_MIX=yes: %v, want an error naming MEMRA_MIX", err)
 	}
 }
