@@ -205,3 +205,21 @@ peer_bench() {
   sed -n '/## Against llama.cpp/,$p' /tmp/pb/stdout.txt
   tar czf "$OUT/bench-peer.tgz" -C /tmp pb
 }
+
+# mix_ab MODELS ROUNDS: graph decode at 64 and 1k of MODELS (comma-separated
+# paths) with MEMRA_MIX=0 and =1 in turn (off on, ROUNDS times), bench
+# -compare off -> on for each round, the reports tarred into
+# $OUT/bench-mix.tgz (step 113; run353 spells it out).
+mix_ab() {
+  local ms=$1 rounds=$2 r mix d
+  mkdir -p /tmp/bn
+  for r in $(seq "$rounds"); do for mix in 0 1; do
+    el "bench MEMRA_MIX=$mix (round $r)"
+    d=/tmp/bn/mix$mix-$r; mkdir -p "$d"
+    MEMRA_MIX=$mix timeout 100 ./bin/main/bench -model "$ms" -ctx 64,1024 -reps 3 -tokens 64 -sampled=false -out "$d" 2>"$d/stderr.txt" | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
+  done; done
+  for r in $(seq "$rounds"); do
+    ./bin/main/bench -compare /tmp/bn/mix0-"$r"/bench-*.json /tmp/bn/mix1-"$r"/bench-*.json 2>&1 | grep -E '\| graph \||geomean new/old \(graph' | cut -d'|' -f2,4,5,6,7,8
+  done
+  tar czf "$OUT/bench-mix.tgz" -C /tmp bn
+}

@@ -4,7 +4,8 @@
 # (graph decode at 64 and 1k, MEMRA_MIX=0 and =1 in turn, two rounds; gates
 # with it), gates on 0.8B and 9B q8_0, then docs/perf.md's full table
 # (run303's command) on main and bench -compare against run303. carry
-# ["bin"]. ~7 min.
+# ["bin"], binaries from `bash scripts/gpu/bins.sh main=main:memra,gate,bench`.
+# ~7 min.
 set -u
 source scripts/gpu/lib.sh
 start_run
@@ -18,17 +19,7 @@ rest=$SYNTH
 el "gates (Q4_K_M, mixed)"
 gate main "$M/0.8b-q4_k_m.gguf" 300 128 0
 gate main "$M/9b-q4_k_m.gguf" 300 64 1
-ms="$M/0.8b-q4_k_m.gguf,$M/9b-q4_k_m.gguf"
-mkdir -p /tmp/bn
-for r in 1 2; do for mix in 0 1; do
-  el "bench MEMRA_MIX=$mix (round $r)"
-  d=/tmp/bn/mix$mix-$r; mkdir -p $d
-  MEMRA_MIX=$mix timeout 60 ./bin/main/bench -model "$ms" -ctx 64,1024 -reps 3 -tokens 64 -sampled=false -out $d 2>$d/stderr.txt | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
-done; done
-for r in 1 2; do
-  ./bin/main/bench -compare /tmp/bn/mix0-$r/bench-*.json /tmp/bn/mix1-$r/bench-*.json 2>&1 | grep -E '\| graph \||geomean new/old \(graph' | cut -d'|' -f2,4,5,6,7,8
-done
-tar czf "$OUT/bench-mix.tgz" -C /tmp bn
+mix_ab "$M/0.8b-q4_k_m.gguf,$M/9b-q4_k_m.gguf" 2
 SYNTH=$rest
 wait_synth
 el "gates (q8_0)"
