@@ -131,14 +131,10 @@ func (g *Model) planMix(grp *mvGroup, optin, sms int) error {
 func (g *Model) matvecMix(grp mvGroup, mode int32, x cuda.DevPtr, ys []cuda.DevPtr, norm cuda.DevPtr) error {
 	m := grp.mix
 	wa, wb := grp.w[m.a], grp.w[1-m.a]
-	xnorm := int32(0)
-	bytes := wa.ggufBytes() + wb.ggufBytes()
-	if norm != 0 {
-		xnorm = 1
-		bytes += uint64(wa.cols) * 4
-	}
-	if x%16 != 0 || norm%16 != 0 {
-		return fmt.Errorf("%s and %s: the tensor-core matvec needs x (%#x) and the norm weight (%#x) 16-byte aligned", wa.name, wb.name, x, norm)
+	xnorm, normBytes := normArgs(norm, wa.cols)
+	bytes := wa.ggufBytes() + wb.ggufBytes() + normBytes
+	if err := tensorCoreAligned(x, norm); err != nil {
+		return fmt.Errorf("%s and %s: %w", wa.name, wb.name, err)
 	}
 	if m.blocks[0] < 1 || m.blocks[1] < 1 {
 		return fmt.Errorf("%s and %s: a mixed launch of %d and %d blocks (each part needs one)", wa.name, wb.name, m.blocks[0], m.blocks[1])

@@ -520,22 +520,37 @@ func kernelUnits(mk kernels.MatvecKernel, rows int) int {
 	return (rows + mk.RowsPerBlock - 1) / mk.RowsPerBlock
 }
 
+// normArgs is a matvec's xnorm argument for the norm weight norm (0: none)
+// of a cols-column input, and the bytes that weight adds to the launch's.
+func normArgs(norm cuda.DevPtr, cols int) (xnorm int32, bytes uint64) {
+	if norm == 0 {
+		return 0, 0
+	}
+	return 1, uint64(cols) * 4 // f32 like every norm (model.Load checks)
+}
+
+// tensorCoreAligned checks the inputs of a tensor-core matvec: the engine's
+// buffers are 256-byte aligned, and a view that is not would make the
+// kernel's 16-byte loads of x fault.
+func tensorCoreAligned(x, norm cuda.DevPtr) error {
+	if x%16 != 0 || norm%16 != 0 {
+		return fmt.Errorf("the tensor-core matvec needs x (%#x) and the norm weight (%#x) 16-byte aligned", x, norm)
+	}
+	return nil
+}
+
 // matvec computes y = W x' (mode mvStore), y += W x' (mvAccumulate) or the
 // SwiGLU of row pairs (mvSwiGLU) with the kernel for W's type and shape,
 // where x' = x, or rmsnorm(x)·norm when norm != 0.
 func (g *Model) matvec(y cuda.DevPtr, w dtensor, x cuda.DevPtr, mode int32, norm cuda.DevPtr) error {
-	xnorm := int32(0)
-	bytes := w.ggufBytes()
-	if norm != 0 {
-		xnorm = 1
-		bytes += uint64(w.cols) * 4 // the norm weight, f32 like every norm (model.Load checks)
-	}
+	xnorm, normBytes := normArgs(norm, w.cols)
+	bytes := w.ggufBytes() + normBytes
 	v, mk, _ := g.mvRoom.pick(w.typ, w.wideKey(), w.cols) // none fits: Load refused the model; no kernel: Matvec reports the variant
 	blocks := kernelUnits(mk, w.rows)
-	if mk.TensorCore && (x%16 != 0 || norm%16 != 0) {
-		// The engine's buffers are 256-byte aligned; a view that is not
-		// would make the kernel's 16-byte loads of x fault.
-		return fmt.Errorf("%s: the tensor-core matvec needs x (%#x) and the norm weight (%#x) 16-byte aligned", w.name, x, norm)
+	if mk.TensorCore {
+		if err := tensorCoreAligned(x, norm); err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
 	}
 	if c := g.mvBlocks[mvKey{v, mk.Shared(w.cols, xnorm != 0)}]; c > 0 && c < blocks {
 		blocks = c
