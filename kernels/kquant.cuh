@@ -187,16 +187,15 @@ __device__ __forceinline__ float memra_kq_value(const unsigned char* blk, const 
 // engine/internal/ktile, which documents it): 16 rows x one superblock per
 // MEMRA_Q4T_BYTES, tiles row after row, zero rows past the end. Per tile,
 // with g = row%8, h = row/8 of its 16 rows: the codes of run pair p at 512p,
-// lane 4g+c's 16 bytes = runs 2p, 2p+1, each 4 bytes of columns 8c..8c+3
-// then 4 of 8c+4..8c+7, a byte per column pair as nibbles row g | row g+8
-// << 4, the pairs in the order (0, 2, 1, 3) of the four columns; then at
-// 2048 per row sc[8] and m[8] unpacked; then at 2304 per g d and dmin of
-// row g, of row g+8.
+// lane 4g+c's 16 bytes = runs 2p, 2p+1, each 4 bytes of row g then of row
+// g+8, columns 8c..8c+7 as nibbles c0|c2<<4, c4|c6<<4, c1|c3<<4, c5|c7<<4;
+// then at 2048 per row sc[8] and m[8] unpacked; then at 2304 per g d and
+// dmin of row g, of row g+8.
 #define MEMRA_Q4T_BYTES 2368
 
 // Q5_K's tiles (ktile.Q5K): Q4_K's bytes, then at MEMRA_Q4T_BYTES the
 // fifth bits, lane 4g+c's 16 bytes: word p for run pair p, the value at
-// nibble n of code word m (run 2p's columns 8c..8c+3, 8c+4..8c+7, run 2p+1's)
+// nibble n of code word m (run 2p row g, row g+8, run 2p+1 row g, row g+8)
 // at bit 4n + m.
 #define MEMRA_Q5T_BYTES 2880
 
@@ -207,11 +206,10 @@ __device__ __forceinline__ float memra_k4t_value(const unsigned char* tiles, int
     const unsigned char* t = tiles + ((row >> 4) * ns + (col >> 8)) * (Q5 ? MEMRA_Q5T_BYTES : MEMRA_Q4T_BYTES);
     const int rr = (int)(row & 15), v = col & 255, g = rr & 7, h = rr >> 3;
     const int j = v >> 5, c = (v >> 3) & 3, i = v & 7;
-    const int nb = 2 * (i & 1) + ((i >> 1) & 1); // the column's byte in its code word
-    const unsigned int b = t[512 * (j >> 1) + 16 * (4 * g + c) + 8 * (j & 1) + 4 * (i >> 2) + nb];
-    unsigned int q = (b >> (4 * h)) & 15u;
+    const unsigned int b = t[512 * (j >> 1) + 16 * (4 * g + c) + 8 * (j & 1) + 4 * h + 2 * (i & 1) + (i >> 2)];
+    unsigned int q = (b >> (4 * ((i >> 1) & 1))) & 15u;
     if (Q5) {
-        const int bit = 4 * (2 * nb + h) + 2 * (j & 1) + (i >> 2);
+        const int bit = 4 * (4 * (i & 1) + (i >> 1)) + 2 * (j & 1) + h;
         q |= ((t[MEMRA_Q4T_BYTES + 16 * (4 * g + c) + 4 * (j >> 1) + (bit >> 3)] >> (bit & 7)) & 1u) << 4;
     }
     const unsigned int sc = t[2048 + 16 * rr + j], m = t[2048 + 16 * rr + 8 + j];

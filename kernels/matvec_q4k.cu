@@ -3,16 +3,9 @@
 // Why it looks like this: the CUDA-core kernel (matvec.cu) decodes every
 // nibble to f32 and multiplies it alone, so Q4_K streamed at 0.5-1.4 TB/s,
 // a third of copy bandwidth, bound by instructions rather than bytes. Here a
-// nibble q masked into bits 0-3 of an f16 is the subnormal f16 q*2^-24, and
-// masked into bits 4-7 the subnormal 16q*2^-24, both exact after one AND
-// and no arithmetic (the tensor cores take subnormal f16 inputs as they
-// are), and mma.m16n8k16 takes 16 rows x 16 columns per instruction
-// (mma.cuh: x staged as hi + lo f16, f32-accurate). The tile puts row g's
-// codes under bits 0-3 and row g+8's under bits 4-7, so each row's products
-// carry one power of two (2^-24, 2^-20), which its d takes back exactly:
-// the sums are bit for bit those of codes made exact by arithmetic
-// ((1024 + q) - 1024 under 1024's exponent, perf.md steps 29-80), with 64
-// fewer instructions a superblock (step 114).
+// nibble placed under 1024's f16 exponent is an exact f16 after one
+// LOP3 + one HSUB2 (or HFMA2) per pair, and mma.m16n8k16 takes 16 rows x 16
+// columns per instruction (mma.cuh: x staged as hi + lo f16, f32-accurate).
 // Q4_K's value is d*sc_j*q - dmin*m_j over run j of 32 columns, so per run
 // the mma gives D_j = sum q x', and per row
 //   y = 2^-k (d * sum_j sc_j * D_j - dmin * sum_j m_j * X_j),  X_j = sum over run j of x'.
@@ -27,8 +20,8 @@
 //
 // Q5_K is Q4_K with a fifth bit per code: its tile (MEMRA_Q5T_BYTES) is
 // Q4_K's plus 512 bytes of fifth bits, a lane's 16 bytes arranged so that
-// one shift puts a code word's bits just above its nibbles (bit 4 or 8 of a
-// half), ORed in: q + 16b, or 16(q + 16b) for row g+8.
+// one shift puts a code word's bits under bits 4 and 8 of the halves its
+// nibbles become, ORed in with one more LOP3 per pair: (1024 + q + 16b) - 1024.
 //
 // Geometry and the ring of tiles: mvring.cuh. A lane sums the scales of 2
 // of a superblock's 8 runs rather than all 8 (memra_q4t_step, perf.md step
@@ -39,18 +32,23 @@
 #include "mma.cuh"
 #include "mvring.cuh"
 
-// Masks of a code word's halves: the nibbles under bits 0-3 (row g's
-// codes, the f16s q*2^-24) and under bits 4-7 (row g+8's, 16q*2^-24).
-#define MEMRA_K4_LO 0x000F000Fu
-#define MEMRA_K4_HI 0x00F000F0u
-// Where a shifted fifth-bit word has a half's fifth bit: just above its
-// nibble, so that it ORs in as 16 (row g) or 256 = 16 * 16 (row g+8).
-#define MEMRA_K5_LO 0x00100010u
-#define MEMRA_K5_HI 0x01000100u
+// The A pairs of one code word: low nibbles (1024 + q) - 1024, high nibbles
+// (1024 + 16q) / 16 - 64 in one HFMA2. top is ORed into the halves: 1024s
+// (f16 0x6400), with Q5_K's fifth bits at bit 4 (low nibbles) or bit 8
+// (high nibbles) of each half (memra_q5t_top).
+__device__ __forceinline__ unsigned int memra_q4t_lo(unsigned int w, unsigned int top = 0x64006400u) {
+    return memra_hsub2(memra_or_bits(w, 0x000F000Fu, top), 0x64006400u);
+}
+__device__ __forceinline__ unsigned int memra_q4t_hi(unsigned int w, unsigned int top = 0x64006400u) {
+    return memra_hfma2(memra_or_bits(w, 0x00F000F0u, top), 0x2C002C00u, 0xD400D400u);
+}
 
-// The scale a row's sums carry from its A fragments: 2^-24 for row g
-// (h = 0), 2^-20 for row g+8; its d times this power of two undoes it.
-__device__ __forceinline__ float memra_k4_unscale(int h) { return h ? 1048576.0f : 16777216.0f; }
+// Q5_K's top for memra_q4t_lo (hi: false) or _hi (hi: true) from fifth
+// bits already shifted under the code word's nibbles.
+template <bool HI>
+__device__ __forceinline__ unsigned int memra_q5t_top(unsigned int bits) {
+    return memra_or_bits(bits, HI ? 0x01000100u : 0x00100010u, 0x64006400u);
+}
 
 // One superblock of a lane's tile: its four 16-byte code words (run pairs),
 // the scale/min rows g and g+8, d, dmin of both, and (Q5_K) its fifth bits.
@@ -72,38 +70,28 @@ __device__ __forceinline__ memra_q4t_sb memra_q4t_read(const unsigned char* slot
     return s;
 }
 
-// w & m, as PTX: written in C, NVVM's placement of these ANDs took
-// matvec_q5_k_wide from 71 registers to 81 (two blocks an SM where 71 give
-// three), the loops of the same length either way (perf.md step 114).
-__device__ __forceinline__ unsigned int memra_k4_and(unsigned int w, unsigned int m) {
-    unsigned int r;
-    asm("and.b32 %0, %1, %2;" : "=r"(r) : "r"(w), "r"(m));
-    return r;
-}
-
-// The A fragments of run j of superblock s: a for the run's columns
-// 8c..8c+3 (code word wx), a8 for 8c+4..8c+7 (wy), each word's bits 0-15
-// then (>> 8) 8-15 of each half: row g's pair, row g+8's, row g's, row
-// g+8's. Q5_K: code word m (0..3: run 2p's wx, wy, run 2p+1's wx, wy) has
-// its fifth bits at 4n + m of the pair's word, so << (4 - m) puts those
-// of nibbles 0, 1, 4, 5 at bits 4, 8, 20, 24, and >> (4 + m) those of
-// nibbles 2, 3, 6, 7.
+// The A fragments of run j of superblock s: a for the run's first 16
+// columns (the code words' low bytes), a8 for the next 16 (>> 8).
+// Q5_K: code word m (0..3: run 2p row g, row g+8, run 2p+1 row g, row g+8)
+// has its fifth bits at 4n + m of the pair's word, so << (4 - m) puts those
+// of nibbles 0, 1, 4, 5 at bits 4, 8, 20, 24, and >> (4 + m) those of the
+// word >> 8's.
 template <bool Q5>
 __device__ __forceinline__ void memra_q4t_afrag(const memra_q4t_sb& s, int j, unsigned int a[4], unsigned int a8[4]) {
-    const unsigned int wx = (j & 1) ? s.q[j >> 1].z : s.q[j >> 1].x;
-    const unsigned int wy = (j & 1) ? s.q[j >> 1].w : s.q[j >> 1].y;
-    const unsigned int wx8 = wx >> 8, wy8 = wy >> 8;
-    a[0] = memra_k4_and(wx, MEMRA_K4_LO), a[1] = memra_k4_and(wx, MEMRA_K4_HI);
-    a[2] = memra_k4_and(wx8, MEMRA_K4_LO), a[3] = memra_k4_and(wx8, MEMRA_K4_HI);
-    a8[0] = memra_k4_and(wy, MEMRA_K4_LO), a8[1] = memra_k4_and(wy, MEMRA_K4_HI);
-    a8[2] = memra_k4_and(wy8, MEMRA_K4_LO), a8[3] = memra_k4_and(wy8, MEMRA_K4_HI);
+    const unsigned int wg = (j & 1) ? s.q[j >> 1].z : s.q[j >> 1].x;
+    const unsigned int wh = (j & 1) ? s.q[j >> 1].w : s.q[j >> 1].y;
+    // The tops of wg, wh (tw) and of wg >> 8, wh >> 8 (tv), low nibbles then high.
+    unsigned int tw[4] = {0x64006400u, 0x64006400u, 0x64006400u, 0x64006400u}, tv[4] = {tw[0], tw[1], tw[2], tw[3]};
     if (Q5) {
         const unsigned int hw = memra_word(s.hb, j >> 1);
-        const int m = 2 * (j & 1); // wx's code word; wy's is m + 1
-        const unsigned int fx = hw << (4 - m), fy = hw << (3 - m), gx = hw >> (4 + m), gy = hw >> (5 + m);
-        a[0] |= fx & MEMRA_K5_LO, a[1] |= fx & MEMRA_K5_HI, a[2] |= gx & MEMRA_K5_LO, a[3] |= gx & MEMRA_K5_HI;
-        a8[0] |= fy & MEMRA_K5_LO, a8[1] |= fy & MEMRA_K5_HI, a8[2] |= gy & MEMRA_K5_LO, a8[3] |= gy & MEMRA_K5_HI;
+        const int m = 2 * (j & 1); // wg's code word; wh's is m + 1
+        const unsigned int ag = hw << (4 - m), ah = hw << (3 - m), bg = hw >> (4 + m), bh = hw >> (5 + m);
+        tw[0] = memra_q5t_top<false>(ag), tw[1] = memra_q5t_top<false>(ah), tw[2] = memra_q5t_top<true>(ag), tw[3] = memra_q5t_top<true>(ah);
+        tv[0] = memra_q5t_top<false>(bg), tv[1] = memra_q5t_top<false>(bh), tv[2] = memra_q5t_top<true>(bg), tv[3] = memra_q5t_top<true>(bh);
     }
+    a[0] = memra_q4t_lo(wg, tw[0]), a[1] = memra_q4t_lo(wh, tw[1]), a[2] = memra_q4t_hi(wg, tw[2]), a[3] = memra_q4t_hi(wh, tw[3]);
+    a8[0] = memra_q4t_lo(wg >> 8, tv[0]), a8[1] = memra_q4t_lo(wh >> 8, tv[1]), a8[2] = memra_q4t_hi(wg >> 8, tv[2]),
+    a8[3] = memra_q4t_hi(wh >> 8, tv[3]);
 }
 
 // acc[h] (rows g + 8h) += the scales and mins of runs p and p + 4 of
@@ -121,10 +109,7 @@ __device__ __forceinline__ void memra_q4t_scale(float acc[2], const memra_q4t_sb
         const float a2 = memra_u8_val(sw[h][2], p) * xA + memra_u8_val(sw[h][3], p) * xB;
         // Contracted by hand as ptxas contracts it, so that no build of the
         // decode and batch kernels can differ (the others are fma.rn in PTX).
-        // a1 carries row h's power of two (memra_k4_unscale): d times it is
-        // exact, and so is the product d * a1 the fma rounds once.
-        acc[h] += __fmaf_rn(__fmul_rn(memra_f16_to_f32(memra_lo16(dw[h])), memra_k4_unscale(h)), a1,
-                            -__fmul_rn(memra_f16_to_f32(memra_hi16(dw[h])), a2));
+        acc[h] += __fmaf_rn(memra_f16_to_f32(memra_lo16(dw[h])), a1, -__fmul_rn(memra_f16_to_f32(memra_hi16(dw[h])), a2));
     }
 }
 

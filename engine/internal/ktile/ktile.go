@@ -13,12 +13,8 @@
 // Q4K (2,368 bytes; 148 per row and superblock against ggml's 144):
 //   - 0..2047: the 4-bit codes, 512 bytes per pair p of 32-column runs
 //     (runs 2p, 2p+1); lane L's 16 bytes at 512p + 16L are run 2p then
-//     2p+1, each a code word of columns 8c..8c+3 then one of 8c+4..8c+7
-//     (columns i of the word 0..3 in the byte order 0, 2, 1, 3), a byte per
-//     column: row g's code in its low nibble, row g+8's in its high one. So
-//     one AND gives an A fragment as f16 subnormals, row g's q·2^-24 (mask
-//     0x000F000F, after >> 8 for the word's high bytes) and row g+8's
-//     16q·2^-24 (0x00F000F0);
+//     2p+1, each 4 bytes of row g then 4 of row g+8, columns 8c..8c+7 of the
+//     run as nibbles c0|c2<<4, c4|c6<<4, c1|c3<<4, c5|c7<<4;
 //   - 2048..2303: per row 16 bytes, the eight 6-bit run scales then the
 //     eight mins, unpacked from ggml's 12 bytes;
 //   - 2304..2367: per g 8 bytes: d and dmin (f16) of row g, then of g+8.
@@ -27,8 +23,8 @@
 // 2,368 bytes of the low 4 bits, then
 //   - 2368..2879: the fifth bits, lane L's 16 bytes at 2368 + 16L: word p
 //     for run pair p, the value at nibble n (0..7) of Q4K's code word m
-//     (m = 0..3: run 2p's columns 8c..8c+3, 8c+4..8c+7, run 2p+1's) at bit
-//     4n + m, so one shift puts a code word's bits just above its nibbles.
+//     (m = 0..3: run 2p row g, row g+8, run 2p+1 row g, row g+8) at bit
+//     4n + m, so one shift puts a code word's bits under its nibbles.
 //
 // Q6K (3,360 bytes; 210 per row and superblock, as ggml's):
 //   - 0..2047: the low 4 bits of the codes, 512 bytes per quad p of
@@ -170,7 +166,7 @@ func putQ4K(o []byte, rr int, b []byte) { putK4(o, rr, b, b[16:144]) }
 
 // putQ5K is putQ4K of the low 4 bits (Q5_K's codes at 48) plus the fifth
 // bits: value i (0..7) of columns 8c..8c+7 of run j sits at nibble
-// 2·k4Byte(i) + h of code word 2(j%2) + i/4 (putK4's order).
+// 4(i%2) + i/2 of its code word (putK4's order).
 func putQ5K(o []byte, rr int, b []byte) {
 	putK4(o, rr, b, b[48:176])
 	g, h := rr%8, rr/8
@@ -179,20 +175,19 @@ func putQ5K(o []byte, rr int, b []byte) {
 		// j holds run j's bits of the 8 values.
 		runs := transpose8(binary.LittleEndian.Uint64(b[16+8*c:]))
 		for j := range 8 {
-			bits := q5Spread[byte(runs>>(8*j))] << (4*h + 2*(j%2))
+			bits := q5Spread[byte(runs>>(8*j))] << (2*(j%2) + h) // code word m = 2(j%2) + h
 			w := o[2368+16*(4*g+c)+4*(j/2):][:4]
 			binary.LittleEndian.PutUint32(w, binary.LittleEndian.Uint32(w)|bits)
 		}
 	}
 }
 
-// q5Spread maps 8 fifth bits (bit i: value i of columns 8c..8c+7) to their
-// places in a Q5K word for row g of run pair's first run: bit 4n + m of
-// nibble n = 2·k4Byte(i) of code word m = i/4.
+// q5Spread maps 8 fifth bits (bit i: value i of a code word's 8 columns) to
+// their places in a Q5K word: bit 4n of nibble n = 4(i%2) + i/2.
 var q5Spread = func() (t [256]uint32) {
 	for v := range t {
 		for i := range 8 {
-			t[v] |= uint32(v>>i&1) << (8*k4Byte(i) + i/4)
+			t[v] |= uint32(v>>i&1) << (4 * (4*(i%2) + i/2))
 		}
 	}
 	return t
@@ -207,8 +202,7 @@ func transpose8(x uint64) uint64 {
 }
 
 // putK4 writes a Q4_K-style block (d, dmin, 12 scale bytes at b[0:16]) with
-// its 4-bit codes qs (ggml's order) into row rr of a Q4K-shaped tile, whose
-// code bytes rows g and g+8 share: it ORs its nibbles in.
+// its 4-bit codes qs (ggml's order) into row rr of a Q4K-shaped tile.
 func putK4(o []byte, rr int, b, qs []byte) {
 	g, h := rr%8, rr/8
 	for j := range 8 {
@@ -216,19 +210,16 @@ func putK4(o []byte, rr int, b, qs []byte) {
 		sh := 4 * (j % 2)                  // run j's codes: low nibbles for even j, high for odd
 		pair := qs[32*(j/2) : 32*(j/2)+32] // the 32 code bytes its pair shares
 		for c := range 4 {
-			w := o[512*(j/2)+16*(4*g+c)+8*(j%2):]
-			for i := range 8 { // column 8c+i of the run
-				w[4*(i/4)+k4Byte(i)] |= (pair[8*c+i] >> sh & 15) << (4 * h)
-			}
+			q := pair[8*c : 8*c+8] // columns 8c..8c+7 of the run
+			w := o[512*(j/2)+16*(4*g+c)+8*(j%2)+4*h:]
+			w[0] = q[0]>>sh&15 | (q[2]>>sh&15)<<4
+			w[1] = q[4]>>sh&15 | (q[6]>>sh&15)<<4
+			w[2] = q[1]>>sh&15 | (q[3]>>sh&15)<<4
+			w[3] = q[5]>>sh&15 | (q[7]>>sh&15)<<4
 		}
 	}
 	copy(o[2304+8*g+4*h:2304+8*g+4*h+4], b[0:4])
 }
-
-// k4Byte is the byte of column i (0..7) of a lane's eight in its Q4K code
-// word: columns 0, 1 make the first A pair (bytes 0 and 2, bits 0-3 and
-// 16-19 of the word's halves), 2, 3 the second (bytes 1 and 3, after >> 8).
-func k4Byte(i int) int { return 2*(i%2) + i%4/2 }
 
 func putQ6K(o []byte, rr int, b []byte) {
 	putQ6Codes(o, rr, b, 0, true)

@@ -39,11 +39,11 @@ func codeK4(l Layout, tiles []byte, cols, row, col int) byte {
 	rr, v := row%Rows, col%Cols
 	g, h := rr%8, rr/8
 	j, c, i := v/32, v%32/8, v%8
-	nb := 2*(i%2) + i%4/2 // the column's byte in its code word
-	q := t[512*(j/2)+16*(4*g+c)+8*(j%2)+4*(i/4)+nb] >> (4 * h) & 15
+	w := t[512*(j/2)+16*(4*g+c)+8*(j%2)+4*h:]
+	q := w[2*(i%2)+i/4] >> (4 * (i / 2 % 2)) & 15
 	if l.Bytes == Q5K.Bytes {
 		hw := binary.LittleEndian.Uint32(t[Q4K.Bytes+16*(4*g+c)+4*(j/2):])
-		q |= byte(hw>>(4*(2*nb+h)+2*(j%2)+i/4)&1) << 4
+		q |= byte(hw>>(4*(4*(i%2)+i/2)+2*(j%2)+h)&1) << 4
 	}
 	return q
 }
@@ -406,78 +406,5 @@ func BenchmarkTile(b *testing.B) {
 				tc.l.Tile(src, rows, cols)
 			}
 		})
-	}
-}
-
-// TestK4Fragments runs the kernels' fragment decode (matvec_q4k.cu
-// memra_q4t_afrag, written out here in Go) on the tiles of random Q4_K and
-// Q5_K blocks: every half of every A fragment must be the f16 subnormal
-// q·2^-24 (row g) or 16q·2^-24 (row g+8) of the code mma.m16n8k16 expects
-// there (lane 4g+c; a[0], a[2] row g, a[1], a[3] row g+8; a at the run's
-// columns 8c+{0,1} then 8c+{2,3}, a8 at 8c+{4,5} then 8c+{6,7}), as
-// gguf's block gives it. The powers of two are what memra_k4_unscale
-// takes back.
-func TestK4Fragments(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, l := range []Layout{Q4K, Q5K} {
-		q5 := l.Bytes == Q5K.Bytes
-		blocks := make([][]byte, Rows)
-		for rr := range blocks {
-			blocks[rr] = make([]byte, l.BlockBytes)
-			for i := range blocks[rr] {
-				blocks[rr][i] = byte(r.IntN(256))
-			}
-		}
-		code := func(rr, v int) uint16 {
-			b := blocks[rr]
-			if !q5 {
-				return uint16(Code(b[16:], v))
-			}
-			return uint16(Code(b[48:], v)) | uint16(b[16+v%32]>>(v/32)&1)<<4
-		}
-		tile := make([]byte, l.Bytes)
-		for rr := range Rows {
-			l.PutRow(tile, rr, blocks[rr], Cols)
-		}
-		for lane := range 32 {
-			g, c := lane/4, lane%4
-			for j := range 8 {
-				share := tile[512*(j/2)+16*lane:]
-				wx := binary.LittleEndian.Uint32(share[8*(j%2):])
-				wy := binary.LittleEndian.Uint32(share[8*(j%2)+4:])
-				frag := func(w uint32) [4]uint32 {
-					return [4]uint32{w & 0x000F000F, w & 0x00F000F0, w >> 8 & 0x000F000F, w >> 8 & 0x00F000F0}
-				}
-				a, a8 := frag(wx), frag(wy)
-				if q5 {
-					hw := binary.LittleEndian.Uint32(tile[Q4K.Bytes+16*lane+4*(j/2):])
-					m := 2 * (j % 2)
-					fx, fy, gx, gy := hw<<(4-m), hw<<(3-m), hw>>(4+m), hw>>(5+m)
-					for k, f := range [4]uint32{fx, fx, gx, gx} {
-						a[k] |= f & [2]uint32{0x00100010, 0x01000100}[k%2]
-					}
-					for k, f := range [4]uint32{fy, fy, gy, gy} {
-						a8[k] |= f & [2]uint32{0x00100010, 0x01000100}[k%2]
-					}
-				}
-				for half, regs := range [2][4]uint32{a, a8} {
-					for k, reg := range regs {
-						row := g + 8*(k%2)
-						scale := float32(0x1p24)
-						if k%2 == 1 {
-							scale = 0x1p20
-						}
-						for e := range 2 {
-							col := 32*j + 8*c + 4*half + 2*(k/2) + e
-							got := gguf.F16ToF32(uint16(reg>>(16*e))) * scale
-							if want := float32(code(row, col)); got != want {
-								t.Fatalf("%d-byte tiles, lane %d run %d fragment %d half %d (row %d col %d): %g, want code %g",
-									l.Bytes, lane, j, 4*half+k, e, row, col, got, want)
-							}
-						}
-					}
-				}
-			}
-		}
 	}
 }
