@@ -8,6 +8,7 @@
 # and new alternating, two rounds, bench -compare. carry ["bin"], binaries
 # from `bash scripts/gpu/bins.sh new=HEAD+scripts/gpu/patches/k4bits.patch
 # old=c2c67f1+scripts/gpu/patches/k4bits.patch:bench,engine_gpu.test`. ~8 min.
+# (HEAD was 2c49908, reverted after this run: docs/perf.md step 114.)
 set -u
 source scripts/gpu/lib.sh
 start_run

@@ -9,6 +9,9 @@
 # `bash scripts/gpu/bins.sh new=HEAD+scripts/gpu/patches/k4bits.patch:engine_gpu.test
 #  old=c2c67f1+scripts/gpu/patches/k4bits.patch:engine_gpu.test
 #  b1=HEAD+scripts/gpu/patches/k4bits.patch+scripts/gpu/patches/q4k-bound1.patch:engine_gpu.test`.
+# (HEAD was 2c49908; q4k-bound1.patch, deleted with step 114's revert, was
+# the one line __launch_bounds__(MEMRA_MV_THREADS) -> (MEMRA_MV_THREADS, 1)
+# on matvec_q4_k.)
 set -u
 source scripts/gpu/lib.sh
 start_run
