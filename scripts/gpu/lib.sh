@@ -223,3 +223,40 @@ mix_ab() {
   done
   tar czf "$OUT/bench-mix.tgz" -C /tmp bn
 }
+
+# ab_graph MODELS ROUNDS A B: graph decode at 64 and 1k of MODELS
+# (comma-separated paths) with bin/A then bin/B, ROUNDS times, bench
+# -compare A -> B for each round, the reports tarred into $OUT/bench-ab.tgz
+# (run357 spells it out).
+ab_graph() {
+  local ms=$1 rounds=$2 a=$3 b=$4 r x d
+  mkdir -p /tmp/bn
+  for r in $(seq "$rounds"); do for x in "$a" "$b"; do
+    el "bench $x (round $r)"
+    d=/tmp/bn/$x-$r; mkdir -p "$d"
+    timeout 100 "./bin/$x/bench" -model "$ms" -ctx 64,1024 -reps 3 -tokens 64 -sampled=false -out "$d" 2>"$d/stderr.txt" | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
+  done; done
+  for r in $(seq "$rounds"); do
+    el "compare $a -> $b (round $r)"
+    ./bin/"$b"/bench -compare /tmp/bn/"$a-$r"/bench-*.json /tmp/bn/"$b-$r"/bench-*.json 2>&1 | grep -E '\| graph \||geomean new/old \(graph' | cut -d'|' -f2,4,5,6,7,8
+  done
+  tar czf "$OUT/bench-ab.tgz" -C /tmp bn
+}
+
+# k4bits A B: the digests of every Q4_K and Q5_K matvec variant's output
+# (scripts/gpu/patches/k4bits.patch's test, in both binaries) from bin/A
+# and bin/B, compared: equal digests, equal sums (run357 spells it out);
+# both lists into $OUT.
+k4bits() {
+  local x
+  for x in "$1" "$2"; do
+    el "k4bits digests ($x)"
+    (cd engine/gpu && timeout 60 "$R/bin/$x/engine_gpu.test" -test.run 'GPUK4Bits' -test.v 2>&1 | grep -o 'k4bits .*' > "$OUT/k4-$x.txt")
+  done
+  if [ -s "$OUT/k4-$2.txt" ] && cmp -s "$OUT/k4-$1.txt" "$OUT/k4-$2.txt"; then
+    echo "k4bits: all $(wc -l < "$OUT/k4-$2.txt") digests $1 == $2"
+  else
+    echo "k4bits: digests DIFFER (or none)"; diff "$OUT/k4-$1.txt" "$OUT/k4-$2.txt" | head -10
+  fi
+}
+

@@ -15,27 +15,12 @@ source scripts/gpu/lib.sh
 start_run
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 synth new "0.8b 9b" "q4_k q4_k_m"
-for b in old new; do
-  (cd engine/gpu && timeout 60 "$R/bin/$b/engine_gpu.test" -test.run 'GPUK4Bits' -test.v 2>&1 | grep -o 'k4bits .*' > "/tmp/k4-$b.txt")
-done
-if [ -s /tmp/k4-new.txt ] && cmp -s /tmp/k4-old.txt /tmp/k4-new.txt; then echo "k4bits: every digest old == new ($(wc -l < /tmp/k4-new.txt))"; else echo "k4bits: digests DIFFER"; fi
+k4bits old new
 for r in 1 2 3; do for b in old new; do chain "$b" 'Q4_K/.*/.*/graph' | grep -o "^[a-z0-9]* Bench[^ ]*\|[0-9.]* µs/node" | paste - -; done; done
-el "K-quant GPU tests (new)"
-(cd engine/gpu && timeout 200 "$R/bin/new/engine_gpu.test" -test.run 'KernelMatvec/Q4_K|MatvecShared|DecodeMatchesCPU|GraphEqualsEager|PrefillMatchesTokenFeed' -test.v -test.timeout 190s > "$OUT/gputest.txt" 2>&1)
-grep -E "^(--- |ok|FAIL|PASS)|panic" "$OUT/gputest.txt" | grep -v "^    --- PASS" | head -20
+kq_tests new
 wait_synth
 el "gates (new)"
 gate new "$M/9b-q4_k.gguf" 300 64 0
 gate new "$M/0.8b-q4_k_m.gguf" 300 128 1
-ms="$M/0.8b-q4_k.gguf,$M/0.8b-q4_k_m.gguf,$M/9b-q4_k.gguf,$M/9b-q4_k_m.gguf"
-mkdir -p /tmp/bn
-for r in 1 2; do for b in old new; do
-  el "bench $b (round $r)"
-  d=/tmp/bn/$b-$r; mkdir -p "$d"
-  timeout 90 "./bin/$b/bench" -model "$ms" -ctx 64,1024 -reps 3 -tokens 64 -sampled=false -out "$d" 2>"$d/stderr.txt" | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
-done; done
-for r in 1 2; do
-  ./bin/new/bench -compare /tmp/bn/old-"$r"/bench-*.json /tmp/bn/new-"$r"/bench-*.json 2>&1 | grep -E '\| graph \||geomean new/old \(graph' | cut -d'|' -f2,4,5,6,7,8
-done
-tar czf "$OUT/bench-q4k.tgz" -C /tmp bn
+ab_graph "$M/0.8b-q4_k.gguf,$M/0.8b-q4_k_m.gguf,$M/9b-q4_k.gguf,$M/9b-q4_k_m.gguf" 2 old new
 el done
