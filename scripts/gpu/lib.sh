@@ -41,13 +41,14 @@ gpu_tests() {
   grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic" "$OUT/gputest.txt" | grep -v "^    --- PASS" | head -80
 }
 
-# kq_tests BIN: the engine/gpu tests a K-quant matvec change touches (the
-# K-quant kernel cases, shared-memory limits, decode against the CPU, graph
-# against eager), the summary lines printed, the whole output in
-# $OUT/gputest-BIN.txt (scripts from run173 on; run167-run170 spell it out).
+# kq_tests BIN [TYPES]: the engine/gpu tests a K-quant matvec change touches
+# (the kernel cases of TYPES, a regexp, default Q[456]_K; shared-memory
+# limits, decode against the CPU, graph against eager), the summary lines
+# printed, the whole output in $OUT/gputest-BIN.txt (scripts from run173
+# on; run167-run170 spell it out).
 kq_tests() {
   el "K-quant matvec and decode GPU tests ($1)"
-  (cd engine/gpu && timeout 150 "$R/bin/$1/engine_gpu.test" -test.run 'KernelMatvec/Q[456]_K|MatvecShared|DecodeMatchesCPU|GraphEqualsEager' -test.v -test.timeout 140s > "$OUT/gputest-$1.txt" 2>&1)
+  (cd engine/gpu && timeout 150 "$R/bin/$1/engine_gpu.test" -test.run "KernelMatvec/${2:-Q[456]_K}|MatvecShared|DecodeMatchesCPU|GraphEqualsEager" -test.v -test.timeout 140s > "$OUT/gputest-$1.txt" 2>&1)
   grep -E "^(--- |ok|FAIL|PASS)|panic" "$OUT/gputest-$1.txt" | grep -v "^    --- PASS" | head -20
 }
 

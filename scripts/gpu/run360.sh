@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 synth new "0.8b 9b" "q4_k q4_k_m"
 k4bits old new
 for r in 1 2 3; do for b in old new; do chain "$b" 'Q4_K/.*/.*/graph' | grep -o "^[a-z0-9]* Bench[^ ]*\|[0-9.]* µs/node" | paste - -; done; done
-kq_tests new
+kq_tests new Q4_K
 wait_synth
 el "gates (new)"
 gate new "$M/9b-q4_k.gguf" 300 64 0
