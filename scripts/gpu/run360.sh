@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Prepared in session 64 (no device time left to run it): the plain Q4_K
-# kernel held to a minimum of one block an SM (scripts/gpu/patches/
-# q4k-min1.patch: 80 registers against 65, the item loop 290 -> 288 at
-# sm_90), which took step 114's form of the kernel 5.6% faster on 24576 x
-# 4096. Digests (k4bits: the same sums, so they must be equal), the chain's
+# Prepared in session 64 (no device time left to run it): the Q4_K
+# kernels held to a minimum of one block an SM (scripts/gpu/patches/
+# q4k-min1.patch: plain 80 registers against 65, wide 80 and wave 71
+# against 64, the item loops 290/291/289 -> 288/288/289 at sm_90; blocks
+# an SM unchanged), which took step 114's form of the plain kernel 5.6%
+# faster on 24576 x 4096. The chain times each kernel on its own shape. Digests (k4bits: the same sums, so they must be equal), the chain's
 # Q4_K nodes three rounds, the K-quant GPU tests and gates on the patched
 # build, then graph decode at 64 and 1k of the 0.8B and 9B Q4_K and Q4_K_M,
 # old and new alternating, two rounds, bench -compare. carry ["bin"],
