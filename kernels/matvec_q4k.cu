@@ -168,8 +168,13 @@ using memra_q5t = memra_k4t<true>;
 // perf.md step 35, run78), now those of more than 4,096 (5,120 with rows
 // of more than 4,096 columns); the wide kernel (KW8, 4 slots, gpu.MatvecWide)
 // on the others, where its 16-row units give twice the blocks (step 45,
-// run99; the 27B's 5,120-row ones, step 95).
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+// run99; the 27B's 5,120-row ones, step 95). The plain kernel takes a minimum
+// of one block an SM: 80 registers where ptxas chose 65 without it, three
+// blocks an SM either way (shared memory holds them there), its 24576 x 4096
+// node 24.26 -> 23.93 us in a graph on an H100 and 9B Q4_K +0.6% (perf.md
+// step 115). The same bound on the wide and wave kernels too cost the 0.8B
+// Q4_K_M 1.3% (run360), so they keep ptxas's choice.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 3, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
 }

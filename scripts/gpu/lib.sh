@@ -225,22 +225,23 @@ mix_ab() {
   tar czf "$OUT/bench-mix.tgz" -C /tmp bn
 }
 
-# ab_graph MODELS ROUNDS A B: graph decode at 64 and 1k of MODELS
-# (comma-separated paths) with bin/A then bin/B, ROUNDS times, bench
-# -compare A -> B for each round, the reports tarred into $OUT/bench-ab.tgz
-# (run357 spells it out).
+# ab_graph MODELS ROUNDS A B [C...]: graph decode at $AB_CTX (default 64 and
+# 1k) of MODELS (comma-separated paths) with bin/A, bin/B, ... in turn,
+# ROUNDS times, bench -compare A -> each other for each round, the reports
+# tarred into $OUT/bench-ab.tgz (run357 spells it out).
 ab_graph() {
-  local ms=$1 rounds=$2 a=$3 b=$4 r x d
+  local ms=$1 rounds=$2 a=$3 r x d
+  shift 3
   mkdir -p /tmp/bn
-  for r in $(seq "$rounds"); do for x in "$a" "$b"; do
+  for r in $(seq "$rounds"); do for x in "$a" "$@"; do
     el "bench $x (round $r)"
     d=/tmp/bn/$x-$r; mkdir -p "$d"
-    timeout 100 "./bin/$x/bench" -model "$ms" -ctx 64,1024 -reps 3 -tokens 64 -sampled=false -out "$d" 2>"$d/stderr.txt" | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
+    timeout 100 "./bin/$x/bench" -model "$ms" -ctx "${AB_CTX:-64,1024}" -reps 3 -tokens 64 -sampled=false -out "$d" 2>"$d/stderr.txt" | grep -E '\| graph \|' | cut -d'|' -f2,4,5,6,9,13
   done; done
-  for r in $(seq "$rounds"); do
-    el "compare $a -> $b (round $r)"
-    ./bin/"$b"/bench -compare /tmp/bn/"$a-$r"/bench-*.json /tmp/bn/"$b-$r"/bench-*.json 2>&1 | grep -E '\| graph \||geomean new/old \(graph' | cut -d'|' -f2,4,5,6,7,8
-  done
+  for r in $(seq "$rounds"); do for x in "$@"; do
+    el "compare $a -> $x (round $r)"
+    ./bin/"$x"/bench -compare /tmp/bn/"$a-$r"/bench-*.json /tmp/bn/"$x-$r"/bench-*.json 2>&1 | grep -E '\| graph \||geomean new/old \(graph' | cut -d'|' -f2,4,5,6,7,8
+  done; done
   tar czf "$OUT/bench-ab.tgz" -C /tmp bn
 }
 
@@ -261,3 +262,22 @@ k4bits() {
   fi
 }
 
+
+# ncu_src BIN CASE NAME: ncu on one launch of the graph chain's CASE
+# (GraphChain/CASE/graph, e.g. Q4_K/4096x4096/xnorm=false; the kernel
+# replayed alone, caches flushed): time, DRAM share, occupancy, issue and
+# the warp stalls printed, and the stall samples by SASS line (where this
+# ncu prints the source page) into /tmp/ncu/NAME-src.csv; the reports under
+# /tmp/ncu for the caller to tar.
+ncu_src() {
+  local d=/tmp/ncu
+  mkdir -p "$d"
+  el "ncu $2 ($1)"
+  (cd engine/gpu && timeout 120 ncu --clock-control none --launch-skip 8 --launch-count 1 -k regex:matvec \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
+    --section SourceCounters --section MemoryWorkloadAnalysis -f -o "$d/$3" \
+    "$R/bin/$1/engine_gpu.test" -test.run '^$' -test.bench "GraphChain/$2/graph" -test.benchtime 1x) > "$d/$3-run.txt" 2>&1
+  ncu -i "$d/$3.ncu-rep" --print-details all > "$d/$3.txt" 2>&1
+  grep -E "^  [a-z_]+|Duration|DRAM Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Issued Warp|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Stall" "$d/$3.txt" | head -40
+  ncu -i "$d/$3.ncu-rep" --page source --csv --print-source sass > "$d/$3-src.csv" 2>&1 || echo "(no source page from this ncu)"
+}
