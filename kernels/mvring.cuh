@@ -92,29 +92,6 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 // last tile (at last), never stored. One commit group per item (empty past
 // the last) keeps cp.async.wait_group counting items. The block is blk of
 // nblk: blockIdx.x of gridDim.x, or a share of the grid (matvec_mix.cu).
-// MEMRA_RING_PD: how many items beyond the ring's S - 1 a warp asks the L2
-// for (prefetch.global.L2, one per 32 bytes), so that its copies into the
-// ring hit the L2; MEMRA_RING_LATE: the ring's first copies wait until x
-// is staged, the weights before the wait going to the L2 only, so that the
-// loads of x do not queue behind them (ncu, run361: in the 4096 x 4096
-// Q4_K node 42% of the stall samples wait on x's first load).
-#ifndef MEMRA_RING_PD
-#define MEMRA_RING_PD 0
-#endif
-#ifndef MEMRA_RING_LATE
-#define MEMRA_RING_LATE 0
-#endif
-
-// The lane's share of asking the L2 for one tile of BYTES (a multiple of
-// 16): one prefetch per 32-byte sector, the last at BYTES - 16.
-template <int BYTES>
-__device__ __forceinline__ void memra_tile_prefetch(const unsigned char* tile, int lane) {
-#pragma unroll
-    for (int o = 0; o < BYTES; o += 32 * 32) {
-        if (o + 32 * lane < BYTES) memra_prefetch_l2(tile + min(o + 32 * lane, BYTES - 16));
-    }
-}
-
 template <int KW, int S, class T, class Stage, class Zero, class Step, class Put>
 __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows, int cols, unsigned char* rings, Stage stage, Zero zero,
                                                Step step, Put put, unsigned int blk, unsigned int nblk) {
@@ -132,19 +109,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
     const unsigned char* last = W + ((long long)(tiles - 1) * ns + kw) * T::BYTES;
     const long long unit_step = ((long long)nblk * G * ns - (long long)per * KW) * T::BYTES;
     const unsigned char* src = tile < tiles ? W + ((long long)tile * ns + kw) * T::BYTES : last;
-    // The L2's cursor, S - 1 + MEMRA_RING_PD items ahead of the ring's.
-    constexpr int PD = MEMRA_RING_PD, LATE = MEMRA_RING_LATE;
-    int qu = pu, qj = 0, qtile = tile;
-    const unsigned char* qsrc = src;
-    auto ahead = [&](bool fetch) {
-        if (per > 0 && qu < units) {
-            if (fetch && qtile < tiles) memra_tile_prefetch<T::BYTES>(qsrc, lane);
-            qsrc += KW * T::BYTES;
-            if (++qj == per) qj = 0, qu += nblk, qtile += nblk * G, qsrc += unit_step;
-        }
-    };
     auto issue = [&]() {
-        if constexpr (PD > 0 || LATE) ahead(true);
         if (per > 0 && pu < units) {
             memra_tile_copy<T::BYTES>(ring_s + ps, tile < tiles ? src : last, lane);
             src += KW * T::BYTES;
@@ -154,27 +119,13 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
         ps = ps + T::BYTES == S * T::BYTES ? 0 : ps + T::BYTES;
     };
     // Weights are never written: the first S - 1 items (one with one slot)
-    // leave before the wait (with MEMRA_RING_LATE for the L2 only, their
-    // copies after x is staged), and so do the loads of what T keeps (the
-    // IQ4 codebook words).
-    constexpr int FIRST = S > 1 ? S - 1 : 1;
-    if constexpr (PD > 0 || LATE) {
+    // leave before the wait, and so do the loads of what T keeps (the IQ4
+    // codebook words).
 #pragma unroll
-        for (int k = 0; k < FIRST; k++) ahead(LATE);
-#pragma unroll
-        for (int k = 0; k < PD; k++) ahead(true);
-    }
-    if constexpr (!LATE) {
-#pragma unroll
-        for (int k = 0; k < FIRST; k++) issue();
-    }
+    for (int k = 0; k < (S > 1 ? S - 1 : 1); k++) issue();
     typename T::keep kept = {};
     memra_grid_wait();
     stage();
-    if constexpr (LATE) {
-#pragma unroll
-        for (int k = 0; k < FIRST; k++) issue();
-    }
     int cs = 0; // the byte in the ring of the item being summed
     for (int unit = blk; unit < units; unit += nblk) {
         zero();
