@@ -14,7 +14,7 @@
 # the chain's K-quant nodes (all variants, round 1: Q4_K, Q5_K, Q6_K at the
 # three 9B shapes; round 2: Q4_K and Q6_K), a gate on late2, and graph
 # decode at 1k of 9B Q4_K, 9B Q4_K_M and 0.8B Q4_K_M, every variant against
-# main, two rounds. carry ["bin"], binaries from `bash scripts/gpu/bins.sh
+# main, two rounds. carry ["bin"], binaries (main was 68a1276) from `bash scripts/gpu/bins.sh
 #  main=main+scripts/gpu/patches/k4bits.patch:bench,engine_gpu.test
 #  pf2=main+scripts/gpu/patches/ring/pf2.patch:bench,engine_gpu.test
 #  late=main+scripts/gpu/patches/ring/late.patch:bench,engine_gpu.test
