@@ -15,6 +15,10 @@
 # MB) and bin/ together up to 64 MiB; a revision's four binaries pack to
 # ~9 MB (~13 with symbol tables), each more with another fatbin ~1-2 MB.
 # REV and the patch paths may not hold ':', '+' or spaces.
+# BINS_ARCHS=90 builds a patched revision's fatbin for those SMs only, no
+# PTX (go tool mage cuda:kernels with MEMRA_ARCHS): about a quarter of the
+# nvcc time and a smaller bin.txz, for runs on that GPU alone; an unpatched
+# revision keeps its committed fatbin.
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: bins.sh NAME=REV..." >&2; exit 2; }
 root=$(git rev-parse --show-toplevel)
@@ -33,14 +37,14 @@ for arg in "$@"; do
   if [ -n "$patches" ]; then
     for p in ${patches//+/ }; do git -C "$wt" apply --index "$root/$p"; done
     if [ -n "$(git -C "$wt" diff --cached --name-only -- 'kernels/*.cu' 'kernels/*.cuh')" ]; then
-      (cd "$wt" && go tool mage cuda:kernels)
+      (cd "$wt" && MEMRA_ARCHS="${BINS_ARCHS:-}" go tool mage cuda:kernels)
     fi
   fi
   (cd "$wt" && GOFLAGS=-ldflags=-s go tool mage cuda:bins)
   mkdir -p "$stage/bin/$name"
   for b in $bins; do cp "$wt/bin/$b" "$stage/bin/$name/"; done
   git -C "$root" worktree remove --force "$wt"
-  echo "bin/$name: $built ($rev)${patches:+ + ${patches//+/ + }}"
+  echo "bin/$name: $built ($rev)${patches:+ + ${patches//+/ + }}${patches:+${BINS_ARCHS:+ (fatbin: sm_${BINS_ARCHS//,/, sm_} only)}}"
 done
 mkdir -p "$root/bin"
 XZ_OPT=-9 tar cJf "$root/bin/bin.txz" -C "$stage/bin" .

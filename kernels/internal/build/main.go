@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ func main() {
 	dir := flag.String("dir", "kernels", "the kernels directory (holds memra.cu)")
 	nvcc := flag.String("nvcc", "nvcc", "the nvcc to run")
 	ccbin := flag.String("ccbin", "", "host compiler for nvcc (-ccbin), when the default is too new for it")
+	archs := flag.String("arch", "", "for an experiment: SASS for these `SMs` only (comma-separated, e.g. 90; must include 90, whose report the manifest keeps) and no PTX")
 	sassdiff := flag.String("sassdiff", "", "build nothing; list the functions whose SASS differs between `OLD` (a fatbin, e.g. git show main:kernels/memra.fatbin > /tmp/old.fatbin) and the directory's")
 	flag.Parse()
 	if *sassdiff != "" {
@@ -47,7 +49,15 @@ func main() {
 		}
 		return
 	}
-	if err := run(*dir, *nvcc, *ccbin); err != nil {
+	var sms []string
+	if *archs != "" {
+		sms = strings.Split(*archs, ",")
+		if !slices.Contains(sms, strings.TrimPrefix(kbuild.ReportArch, "sm_")) {
+			fmt.Fprintf(os.Stderr, "build kernels: -arch %s: the manifest's report is %s's, so the list must hold %s\n", *archs, kbuild.ReportArch, strings.TrimPrefix(kbuild.ReportArch, "sm_"))
+			os.Exit(2)
+		}
+	}
+	if err := run(*dir, *nvcc, *ccbin, sms); err != nil {
 		fmt.Fprintln(os.Stderr, "build kernels:", err)
 		os.Exit(1)
 	}
@@ -56,7 +66,7 @@ func main() {
 // toolkitHint says what to install when a toolkit program is missing.
 const toolkitHint = "install the CUDA toolkit (Debian: nvidia-cuda-toolkit, from non-free) or point NVCC at its nvcc (go tool mage cuda:kernels reads NVCC and CCBIN)"
 
-func run(dir, nvcc, ccbin string) error {
+func run(dir, nvcc, ccbin string, archs []string) error {
 	if filepath.Base(nvcc) != nvcc { // a path: nvcc runs in dir, where a relative one would not resolve
 		abs, err := filepath.Abs(nvcc)
 		if err != nil {
@@ -74,7 +84,7 @@ func run(dir, nvcc, ccbin string) error {
 	if err != nil {
 		return err
 	}
-	flags := kbuild.Flags()
+	flags := kbuild.FlagsFor(archs...)
 	args := append([]string{}, flags...)
 	if ccbin != "" {
 		args = append(args, "-ccbin", ccbin)

@@ -177,3 +177,22 @@ func TestDiffSASS(t *testing.T) {
 		t.Error("a function listed twice for one architecture gave no error")
 	}
 }
+
+func TestFlagsFor(t *testing.T) {
+	if !slices.Equal(FlagsFor(), Flags()) {
+		t.Errorf("FlagsFor() = %q, want Flags() %q", FlagsFor(), Flags())
+	}
+	all := strings.Join(Flags(), " ")
+	for _, sm := range Archs {
+		if !strings.Contains(all, "code=sm_"+sm) {
+			t.Errorf("Flags() has no SASS for sm_%s: %s", sm, all)
+		}
+	}
+	if !strings.Contains(all, "code=compute_90") {
+		t.Errorf("Flags() has no PTX: %s", all)
+	}
+	one := strings.Join(FlagsFor("90"), " ")
+	if !strings.Contains(one, "arch=compute_90,code=sm_90") || strings.Contains(one, "sm_80") || strings.Contains(one, "code=compute_90") {
+		t.Errorf("FlagsFor(90) = %s, want sm_90 SASS alone", one)
+	}
+}
