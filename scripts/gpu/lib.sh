@@ -264,7 +264,6 @@ k4bits() {
   fi
 }
 
-
 # ncu_src BIN CASE NAME: ncu on one launch of the graph chain's CASE
 # (GraphChain/CASE/graph, e.g. Q4_K/4096x4096/xnorm=false; the kernel
 # replayed alone, caches flushed): time, DRAM share, occupancy, issue and

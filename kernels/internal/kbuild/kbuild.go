@@ -31,19 +31,19 @@ const (
 // -Xptxas -v changes nothing in the output; the builder reads its report.
 func Flags() []string { return FlagsFor() }
 
-// Archs are the SASS targets of the committed fatbin.
-var Archs = []string{"80", "86", "89", "90"}
+// Archs returns the SMs the committed fatbin holds SASS for.
+func Archs() []string { return []string{"80", "86", "89", "90"} }
 
 // FlagsFor returns Flags with SASS for archs only and no PTX, or Flags
 // itself when archs is empty: an experiment's fatbin for the one GPU a
-// session measures on builds in about a quarter of the time and packs
-// smaller (scripts/gpu/bins.sh BINS_ARCHS). The kernels test rejects such a
+// session measures on (sm_90: nvcc 11.8 took 40 s against ~170 for Flags,
+// 1.0 MB against 5.7; scripts/gpu/bins.sh BINS_ARCHS). The kernels test rejects such a
 // manifest, so none is committed by mistake.
 func FlagsFor(archs ...string) []string {
 	f := []string{"-fatbin", "-O3", "-Xfatbin", "-compress-all", "-Xptxas", "-v"}
 	all := len(archs) == 0
 	if all {
-		archs = Archs
+		archs = Archs()
 	}
 	for _, sm := range archs {
 		f = append(f, "-gencode", "arch=compute_"+sm+",code=sm_"+sm)

@@ -183,7 +183,7 @@ func TestFlagsFor(t *testing.T) {
 		t.Errorf("FlagsFor() = %q, want Flags() %q", FlagsFor(), Flags())
 	}
 	all := strings.Join(Flags(), " ")
-	for _, sm := range Archs {
+	for _, sm := range Archs() {
 		if !strings.Contains(all, "code=sm_"+sm) {
 			t.Errorf("Flags() has no SASS for sm_%s: %s", sm, all)
 		}
