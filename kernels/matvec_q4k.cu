@@ -173,7 +173,7 @@ using memra_q5t = memra_k4t<true>;
 // blocks an SM either way (shared memory holds them there), its 24576 x 4096
 // node 24.26 -> 23.93 us in a graph on an H100 and 9B Q4_K +0.6% (perf.md
 // step 115). The same bound on the wide and wave kernels too cost the 0.8B
-// Q4_K_M 1.3% (run360), so they keep ptxas's choice.
+// Q4_K_M 1.3-1.4% (run360), so they keep ptxas's choice.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q4_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
     memra_mvt<4, 3, memra_q4t>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
