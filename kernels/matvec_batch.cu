@@ -10,9 +10,10 @@
 // with the same memra_mv_dot, and the warps reduce as there; KW and the q8_0
 // scale order (LS) are the decode kernel's, while R and the load batching,
 // which never touch the arithmetic, are this file's. Each weight load now
-// feeds n tokens' sums, so a lane holds n*R accumulators, and two loads
-// per row in flight (memra_mvb_units) or a ring of them (memra_mvb_ring)
-// keep the stream going.
+// feeds n tokens' sums, so a lane holds n*R accumulators, and the next
+// item's loads (memra_mvb_stream, the 16-bit kinds), two loads per row
+// (memra_mvb_units) or a ring of them (memra_mvb_ring) in flight keep the
+// stream going.
 //
 // x_t = x + t*x_stride, y_t = y + t*y_stride (floats); x_stride % 4 == 0,
 // so that every x_t is 16-byte aligned or none is, and the rows take the
@@ -201,6 +202,87 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
     }
 }
 
+// The 16-bit kinds' rows with x read from global memory on the 16-byte
+// path: a warp's items are its loads of every unit the block takes, trip
+// by trip (load kw*32 + lane + j*step of each of its R rows), and each
+// item's loads leave before the item ahead of it is summed, across the
+// ends of units. On the 0.8B's 1,024-column rows a unit is one trip, so
+// memra_mvb_units' loads, issued a unit at a time, waited out a round trip
+// before every unit's sums and reduce with nothing of the next unit in
+// flight (docs/perf.md step 117: bf16 7168 x 1024 for 8 tokens 10.6 ->
+// 9.9 us on an H100). The first item leaves before the wait (weights are
+// never written; weak loads, which ptxas keeps there: memra_mv_early). The
+// sums are the same memra_mv_dot calls in the same order. q8_0 keeps
+// memra_mvb_units: one block an SM, its two trips a row in flight there
+// moved more bytes than one item ahead does (step 117: 4096 x 12288 +9%).
+template <int KIND, int KW>
+__device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const float* x, int x_stride, int rows, int cols, int mode,
+                                                 int n, int y_stride) {
+    constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
+    using Geo = memra_mv_geom<KIND, R, KW>;
+    constexpr int G = Geo::G, V = Geo::V, step = Geo::step;
+    static_assert(KIND == MEMRA_MV_F16 || KIND == MEMRA_MV_BF16, "the 16-bit kinds: no scales to carry");
+    static_assert(NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
+    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = warp / KW, kw = warp % KW;
+    const int units = (rows + G * R - 1) / (G * R);
+    const int nv = cols / V;
+    const int trips = (nv + step - 1) / step; // a unit's items, the same for every warp (their barriers meet)
+    const int items = blockIdx.x < units ? ((units - 1 - (int)blockIdx.x) / (int)gridDim.x + 1) * trips : 0;
+    // The next item to load: trip pj of unit pu, whose rows start at prow.
+    int pu = blockIdx.x, pj = 0;
+    const unsigned char* prow[R];
+    const unsigned short* unused[R];
+    auto rows_of = [&](int unit) {
+        memra_mv_unit_rows<KIND, R, false>(prow, unused, W, nullptr, (min(unit, units - 1) * G + g) * R, rows, cols, memra_q8_lanes{});
+#pragma unroll
+        for (int i = 0; i < R; i++) memra_opaque(prow[i]);
+    };
+    auto load = [&](uint4(&w)[R], bool early) {
+        const int v = kw * 32 + lane + pj * step;
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const uint4* p = reinterpret_cast<const uint4*>(prow[i]) + v;
+            w[i] = v >= nv ? make_uint4(0, 0, 0, 0) : early ? memra_mv_early(p) : memra_ldg16(p);
+        }
+        if (++pj == trips) {
+            pj = 0;
+            pu += gridDim.x;
+            rows_of(pu);
+        }
+    };
+    rows_of(pu);
+    uint4 w[R];
+    const float d[R] = {}; // no scales
+    if (items > 0) load(w, true);
+    memra_grid_wait();
+    float acc[NT][R];
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+    int cu = blockIdx.x, cj = 0;
+    for (int f = 0; f < items; f++) {
+        uint4 wn[R];
+        if (f + 1 < items) load(wn, false);
+        const int v = kw * 32 + lane + cj * step;
+        if (v < nv) memra_mvb_dots<KIND, true, NT, R>(acc, w, d, x, x_stride, v, 1, n);
+        if (++cj == trips) {
+            cj = 0;
+            if (cu + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
+            memra_mvb_put<KW>(y, acc, red, (cu * G + g) * R, rows, mode, n, y_stride);
+#pragma unroll
+            for (int t = 0; t < NT; t++)
+#pragma unroll
+                for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+            cu += gridDim.x;
+        }
+#pragma unroll
+        for (int i = 0; i < R; i++) w[i] = wn[i];
+    }
+}
+
 // Where float4 i of a copy of n4 float4s goes, XF4 float4s of x per
 // 16-byte weight load: float4 k of load v at k * (n4 / XF4) + v, so that a
 // warp's lanes, reading float4 k of consecutive loads, read consecutive
@@ -346,6 +428,12 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
         if (vec) {
             memra_mvb_ring<KIND, KW, LS>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
                                          memra_xs + memra_mvb_ring_geom::BLOCK / 4);
+            return;
+        }
+    }
+    if constexpr (KIND == MEMRA_MV_F16 || KIND == MEMRA_MV_BF16) {
+        if (vec) {
+            memra_mvb_stream<KIND, KW>(y, W, x, x_stride, rows, cols, mode, n, y_stride);
             return;
         }
     }

@@ -535,14 +535,14 @@ func init() {
 // when a kernel starts, the one before it has waited, so the one before that
 // has completed. Checked in every kernel's body and in the matvec templates
 // that hold the calls for theirs (memra_mvb_units triggers after the wait
-// of its caller, memra_mvb; memra_mvt_loop holds both for memra_mvt and
-// memra_mvbt).
+// of its caller, memra_mvb; memra_mvb_stream and memra_mvb_ring hold both
+// for memra_mvb; memra_mvt_loop holds both for memra_mvt and memra_mvbt).
 func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 	names, err := kbuild.SourceFiles(".") // the .cuh too: mvring.cuh holds memra_mvt_loop
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvt_loop|memra_mvb|memra_mvb_ring)\()`)
+	fn := regexp.MustCompile(`(?:extern "C" __global__|__device__ __forceinline__ void (?:memra_mv|memra_mvt_loop|memra_mvb|memra_mvb_stream|memra_mvb_ring)\()`)
 	checked, templates := 0, 0
 	for _, n := range names {
 		b, err := os.ReadFile(n)
@@ -567,8 +567,8 @@ func TestKernelsTriggerAfterTheirWait(t *testing.T) {
 			checked++
 		}
 	}
-	if templates != 4 {
-		t.Errorf("checked %d matvec templates (memra_mv, memra_mvt_loop, memra_mvb, memra_mvb_ring); the pattern no longer finds them", templates)
+	if templates != 5 {
+		t.Errorf("checked %d matvec templates (memra_mv, memra_mvt_loop, memra_mvb, memra_mvb_stream, memra_mvb_ring); the pattern no longer finds them", templates)
 	}
 	if checked < 40 {
 		t.Errorf("checked %d kernel bodies; the pattern no longer finds them", checked)
@@ -921,6 +921,31 @@ func TestSASSRingBeforeWait(t *testing.T) {
 		if early := sassBeforeWait(t, tool, bk.Name, "LDGSTS"); early < want {
 			t.Errorf("%s: %d cp.async copies before the first ACQBULK, its ring's first items are %d", bk.Name, early, want)
 		}
+	}
+}
+
+// TestSASSStreamBeforeWait: the 16-bit batch kernels (memra_mvb_stream)
+// load their first item, a 16-byte load of each of a unit's 4 rows,
+// before griddepcontrol.wait (ACQBULK) in the committed fatbin's sm_90
+// code. The loads are weak and through a pointer the compiler cannot place
+// (memra_opaque), so they are generic: LD.E.128, not LDG.
+func TestSASSStreamBeforeWait(t *testing.T) {
+	tool, err := exec.LookPath("cuobjdump")
+	if err != nil {
+		t.Skip("no cuobjdump on this machine")
+	}
+	checked := 0
+	for _, bk := range MatvecBatchKernels() {
+		if bk.GgmlType != 1 && bk.GgmlType != 30 { // f16, bf16
+			continue
+		}
+		if early := sassBeforeWait(t, tool, bk.Name, ".E.128"); early < 4 {
+			t.Errorf("%s: %d 16-byte loads before the first ACQBULK, its first item is 4", bk.Name, early)
+		}
+		checked++
+	}
+	if checked != 4 {
+		t.Errorf("checked %d 16-bit batch kernels, want 4", checked)
 	}
 }
 
