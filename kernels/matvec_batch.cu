@@ -317,8 +317,11 @@ __device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int co
 // items ahead, across the ends of units: loads issued a unit at a time left
 // the stream idle through every unit's sums and reduce (docs/perf.md step
 // 101: q8_0 24576 x 4096 for 8 tokens 100 -> 83 us). Each lane copies and
-// reads back only its own loads, so the ring needs no barrier.
-template <int KIND, int KW, bool LS>
+// reads back only its own loads, so the ring needs no barrier. LAID: x is
+// already laid out so in global memory (matvec_batch_lay, x_stride floats
+// a token), where a copy would not fit: the same values in the same
+// places, so the same sums, read through the L1 without its conflicts.
+template <int KIND, int KW, bool LS, bool LAID>
 __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
                                                int cols, int mode, int n, int y_stride, unsigned char* rings, float* xs) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
@@ -372,7 +375,9 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
 #pragma unroll
     for (int k = 0; k < SL - 1; k++) issue();
     memra_grid_wait();
-    memra_mvb_copy<V / 4>(xs, x, cols, n, x_stride);
+    const float* xr = LAID ? x : xs;
+    const int xr_stride = LAID ? x_stride : cols;
+    if (!LAID) memra_mvb_copy<V / 4>(xs, x, cols, n, x_stride);
     float acc[NT][R];
 #pragma unroll
     for (int t = 0; t < NT; t++)
@@ -393,7 +398,7 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
                 const unsigned int word = *reinterpret_cast<const unsigned int*>(ring + SL * Ring::W + slot * Ring::D + (i * 32 + lane) * 4);
                 d[i] = memra_f16_to_f32((unsigned short)(word >> (16 * ((par >> (slot * R + i)) & 1))));
             }
-            memra_mvb_dots<KIND, false, NT, R>(acc, wv, d, xs, cols, v, nv, n);
+            memra_mvb_dots<KIND, false, NT, R>(acc, wv, d, xr, xr_stride, v, nv, n);
         }
         if (++cj == trips) {
             cj = 0;
@@ -414,9 +419,11 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
 // memory for memra_mvb_ring where the decode kernel takes the 16-byte path
 // (a copy of x stands in for x only where the decode kernel, reading x
 // itself, takes the path the copy's rows take), else reads it element by
-// element as the decode kernel does; otherwise memra_mvb_units reads x
-// from global memory.
-template <int KIND, int KW, bool LS, bool STAGED>
+// element as the decode kernel does; LAID: x comes laid out as the copies
+// are, and the rows always take the 16-byte path (the host launches it
+// only where the decode kernel takes that path: engine/gpu batch);
+// otherwise memra_mvb_stream or memra_mvb_units reads x from global memory.
+template <int KIND, int KW, bool LS, bool STAGED, bool LAID = false>
 __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                                           int n, int x_stride, int y_stride) {
     constexpr int V = memra_mv_kind<KIND>::V;
@@ -424,10 +431,11 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
     // The decode kernel's test, for every token's x (x_stride % 4 == 0: each
     // 16-byte aligned when x is).
     const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
-    if constexpr (STAGED) {
-        if (vec) {
-            memra_mvb_ring<KIND, KW, LS>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
-                                         memra_xs + memra_mvb_ring_geom::BLOCK / 4);
+    static_assert(!(STAGED && LAID), "x is staged or laid out, not both");
+    if constexpr (STAGED || LAID) {
+        if (vec || LAID) {
+            memra_mvb_ring<KIND, KW, LS, LAID>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride,
+                                               reinterpret_cast<unsigned char*>(memra_xs), memra_xs + memra_mvb_ring_geom::BLOCK / 4);
             return;
         }
     }
@@ -459,13 +467,33 @@ matvec_batch_norm(float* xn, const float* x, const float* norm_w, int n, int col
     memra_mv_input(xn + (long long)t * xn_stride, x + (long long)t * x_stride, norm_w, cols, eps);
 }
 
+// xl_t = x_t laid out as the staged kernels' copies (memra_xs_slot, q8_0's
+// 4 float4s a load) for tokens t < n, block t each: the input of a q8_0
+// launch whose copies would not fit in shared memory (the 9B's 12,288-wide
+// down projection), which its ring then reads from global memory
+// conflict-free (matvec_batch_q8_0*_laid). cols % 16 == 0; x_t, xl_t
+// 16-byte aligned.
+// xl: [n][xl_stride] f32; x: [n][x_stride] f32
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+matvec_batch_lay(float* xl, const float* x, int n, int cols, int x_stride, int xl_stride) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    const int t = blockIdx.x;
+    if (t >= n) return;
+    const float4* xt = reinterpret_cast<const float4*>(x + (long long)t * x_stride);
+    float4* lt = reinterpret_cast<float4*>(xl + (long long)t * xl_stride);
+    const int m = cols / 4;
+    for (int i = threadIdx.x; i < m; i += MEMRA_MV_THREADS) lt[memra_xs_slot<memra_mv_kind<MEMRA_MV_Q8>::V / 4>(i, m)] = xt[i];
+}
+
 // The kernels, one per decode kernel geometry (KW, scale order; the spec's
 // MatvecBatchKernels): matvec_f32, _f16, _bf16 (KW 4), their _wide forms
 // (KW 8), matvec_q8_0 (KW 1) and matvec_q8_0_wide, whose sums
 // matvec_q8_0_wave shares (KW 4, lane-order scales), each reading x from
 // global memory; q8_0's also in a _staged form, x copied into shared memory
-// and the loads through the rings (engine/gpu prefill.go staged says
-// where). Apart, so that each kernel's registers are its own loop's: with
+// and the loads through the rings, and a _laid form, x laid out so in
+// global memory by matvec_batch_lay and the loads through the rings
+// (engine/gpu prefill.go from says where). Apart, so that each kernel's registers are its own loop's: with
 // both loops in one kernel, ptxas kept the 16-bit kernels to 114 registers
 // by reloading a unit's row addresses every trip (run325: 9B bf16 priming
 // 1.8% slower). The n*R sums and U*R loads live in registers: two blocks an
@@ -522,4 +550,17 @@ extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_q8_0_wide_staged(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n,
                               int x_stride, int y_stride) {
     memra_mvb<MEMRA_MV_Q8, 4, true, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+// x: [n][x_stride] f32 laid out by matvec_batch_lay
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_batch_q8_0_laid(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n,
+                       int x_stride, int y_stride) {
+    memra_mvb<MEMRA_MV_Q8, 1, false, false, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+matvec_batch_q8_0_wide_laid(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode, int n,
+                            int x_stride, int y_stride) {
+    memra_mvb<MEMRA_MV_Q8, 4, true, false, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }

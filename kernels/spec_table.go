@@ -490,36 +490,42 @@ type MatvecBatchKernel struct {
 	// kernel's blocks would) and streams the tiles through
 	// MatvecBatchTileSlots slots a warp.
 	TensorCore bool
+	// Laid: x read from global memory laid out as the staged copies are
+	// (matvec_batch_lay), the loads through the warps' rings: where the
+	// copies would not fit in shared memory.
+	Laid bool
 }
 
 // MatvecBatchKernels lists the matvec_batch family: one kernel for each
 // decode kernel's type and width (the wave and lean forms' sums are the
-// wide or plain ones'), and q8_0's staged forms.
+// wide or plain ones'), and q8_0's staged and laid forms.
 func MatvecBatchKernels() []MatvecBatchKernel {
 	return []MatvecBatchKernel{
-		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8, false, false},
-		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 8, false, false},
-		{"matvec_batch_f16_wide", 1, true, []string{"matvec_f16_wide"}, 4, false, false},
-		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 8, false, false},
-		{"matvec_batch_bf16_wide", 30, true, []string{"matvec_bf16_wide"}, 4, false, false},
-		{"matvec_batch_q8_0", 8, false, []string{"matvec_q8_0"}, 32, false, false},
-		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, false, false},
-		{"matvec_batch_q8_0_staged", 8, false, []string{"matvec_q8_0"}, 32, true, false},
-		{"matvec_batch_q8_0_wide_staged", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, true, false},
-		{"matvec_batch_q4_k", 12, false, []string{"matvec_q4_k", "matvec_q4_k_lean"}, 32, false, true},
-		{"matvec_batch_q4_k_wide", 12, true, []string{"matvec_q4_k_wide", "matvec_q4_k_wave", "matvec_q4_k_wide_lean"}, 16, false, true},
-		{"matvec_batch_q5_k", 13, false, []string{"matvec_q5_k", "matvec_q5_k_lean"}, 32, false, true},
-		{"matvec_batch_q5_k_wide", 13, true, []string{"matvec_q5_k_wide", "matvec_q5_k_wide_lean"}, 16, false, true},
-		{"matvec_batch_q6_k", 14, false, []string{"matvec_q6_k", "matvec_q6_k_lean"}, 32, false, true},
-		{"matvec_batch_q6_k_wide", 14, true, []string{"matvec_q6_k_wide", "matvec_q6_k_wide_lean"}, 16, false, true},
-		{"matvec_batch_q3_k", 11, false, []string{"matvec_q3_k", "matvec_q3_k_lean"}, 32, false, true},
-		{"matvec_batch_q3_k_wide", 11, true, []string{"matvec_q3_k_wide", "matvec_q3_k_wide_lean"}, 16, false, true},
-		{"matvec_batch_iq4_xs", 23, false, []string{"matvec_iq4_xs", "matvec_iq4_xs_lean"}, 32, false, true},
-		{"matvec_batch_iq4_xs_wide", 23, true, []string{"matvec_iq4_xs_wide", "matvec_iq4_xs_wide_lean"}, 16, false, true},
-		{"matvec_batch_q4_0", 2, false, []string{"matvec_q4_0", "matvec_q4_0_lean"}, 32, false, true},
-		{"matvec_batch_q4_0_wide", 2, true, []string{"matvec_q4_0_wide", "matvec_q4_0_wide_lean"}, 16, false, true},
-		{"matvec_batch_iq4_nl", 20, false, []string{"matvec_iq4_nl", "matvec_iq4_nl_lean"}, 32, false, true},
-		{"matvec_batch_iq4_nl_wide", 20, true, []string{"matvec_iq4_nl_wide", "matvec_iq4_nl_wide_lean"}, 16, false, true},
+		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8, false, false, false},
+		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 8, false, false, false},
+		{"matvec_batch_f16_wide", 1, true, []string{"matvec_f16_wide"}, 4, false, false, false},
+		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 8, false, false, false},
+		{"matvec_batch_bf16_wide", 30, true, []string{"matvec_bf16_wide"}, 4, false, false, false},
+		{"matvec_batch_q8_0", 8, false, []string{"matvec_q8_0"}, 32, false, false, false},
+		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, false, false, false},
+		{"matvec_batch_q8_0_staged", 8, false, []string{"matvec_q8_0"}, 32, true, false, false},
+		{"matvec_batch_q8_0_wide_staged", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, true, false, false},
+		{"matvec_batch_q8_0_laid", 8, false, []string{"matvec_q8_0"}, 32, false, false, true},
+		{"matvec_batch_q8_0_wide_laid", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, false, false, true},
+		{"matvec_batch_q4_k", 12, false, []string{"matvec_q4_k", "matvec_q4_k_lean"}, 32, false, true, false},
+		{"matvec_batch_q4_k_wide", 12, true, []string{"matvec_q4_k_wide", "matvec_q4_k_wave", "matvec_q4_k_wide_lean"}, 16, false, true, false},
+		{"matvec_batch_q5_k", 13, false, []string{"matvec_q5_k", "matvec_q5_k_lean"}, 32, false, true, false},
+		{"matvec_batch_q5_k_wide", 13, true, []string{"matvec_q5_k_wide", "matvec_q5_k_wide_lean"}, 16, false, true, false},
+		{"matvec_batch_q6_k", 14, false, []string{"matvec_q6_k", "matvec_q6_k_lean"}, 32, false, true, false},
+		{"matvec_batch_q6_k_wide", 14, true, []string{"matvec_q6_k_wide", "matvec_q6_k_wide_lean"}, 16, false, true, false},
+		{"matvec_batch_q3_k", 11, false, []string{"matvec_q3_k", "matvec_q3_k_lean"}, 32, false, true, false},
+		{"matvec_batch_q3_k_wide", 11, true, []string{"matvec_q3_k_wide", "matvec_q3_k_wide_lean"}, 16, false, true, false},
+		{"matvec_batch_iq4_xs", 23, false, []string{"matvec_iq4_xs", "matvec_iq4_xs_lean"}, 32, false, true, false},
+		{"matvec_batch_iq4_xs_wide", 23, true, []string{"matvec_iq4_xs_wide", "matvec_iq4_xs_wide_lean"}, 16, false, true, false},
+		{"matvec_batch_q4_0", 2, false, []string{"matvec_q4_0", "matvec_q4_0_lean"}, 32, false, true, false},
+		{"matvec_batch_q4_0_wide", 2, true, []string{"matvec_q4_0_wide", "matvec_q4_0_wide_lean"}, 16, false, true, false},
+		{"matvec_batch_iq4_nl", 20, false, []string{"matvec_iq4_nl", "matvec_iq4_nl_lean"}, 32, false, true, false},
+		{"matvec_batch_iq4_nl_wide", 20, true, []string{"matvec_iq4_nl_wide", "matvec_iq4_nl_wide_lean"}, 16, false, true, false},
 	}
 }
 
@@ -540,10 +546,10 @@ const MatvecBatchSlots = 4
 
 // Shared is the dynamic shared memory of a launch over n tokens of cols
 // columns: a staged kernel's rings and then every token's copy of x; a
-// K-quant kernel's rings; none for the others.
+// K-quant or laid kernel's rings; none for the others.
 func (m MatvecBatchKernel) Shared(n, cols int) int {
 	switch {
-	case m.TensorCore:
+	case m.TensorCore, m.Laid:
 		return m.Ring()
 	case m.Staged:
 		return m.Ring() + n*cols*4
@@ -551,15 +557,16 @@ func (m MatvecBatchKernel) Shared(n, cols int) int {
 	return 0
 }
 
-// Ring is the bytes of a kernel's rings: a staged kernel's (matvec_batch.cu
-// memra_mvb_ring_geom: per warp MatvecBatchSlots slots of the lanes'
-// 16-byte q8_0 loads of 4 rows and a 4-byte word each for its scale), a
-// K-quant kernel's (per warp MatvecBatchTileSlots tiles); 0 for the others.
+// Ring is the bytes of a kernel's rings: a staged or laid kernel's
+// (matvec_batch.cu memra_mvb_ring_geom: per warp MatvecBatchSlots slots of
+// the lanes' 16-byte q8_0 loads of 4 rows and a 4-byte word each for its
+// scale), a K-quant kernel's (per warp MatvecBatchTileSlots tiles); 0 for
+// the others.
 func (m MatvecBatchKernel) Ring() int {
 	switch {
 	case m.TensorCore:
 		return MatvecThreads / 32 * MatvecBatchTileSlots * (MatvecKernel{GgmlType: m.GgmlType}).tileBytes()
-	case m.Staged:
+	case m.Staged, m.Laid:
 		return MatvecThreads / 32 * MatvecBatchSlots * mvbSlot
 	}
 	return 0
@@ -718,6 +725,8 @@ func Spec() []Kernel {
 			shared = fmt.Sprint(m.Ring())
 		case m.Staged:
 			from, shared = "x_t copied into shared memory, the loads through per-warp rings", fmt.Sprintf("%d + n*cols*4", m.Ring())
+		case m.Laid:
+			from, shared = "x_t laid out by matvec_batch_lay, the loads through per-warp rings", fmt.Sprint(m.Ring())
 		}
 		file := "matvec_batch.cu"
 		if m.TensorCore {
@@ -733,7 +742,7 @@ func Spec() []Kernel {
 			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
 			Shared:  shared,
 			Family:  "matvec_batch",
-			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide), "staged": b2i(m.Staged)},
+			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide), "staged": b2i(m.Staged), "laid": b2i(m.Laid)},
 		})
 	}
 
@@ -744,6 +753,13 @@ func Spec() []Kernel {
 			param("x_stride", I32), param("xk_stride", I32), param("xnorm", I32), param("eps", F32), param("q6", I32)},
 		Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{"n", one, one},
 		Shared: "q6 * cols * 4",
+	})
+	ks = append(ks, Kernel{
+		Name: "matvec_batch_lay", File: "matvec_batch.cu",
+		Doc: "xl_t = x_t laid out as q8_0's staged copies (memra_xs_slot) for tokens t < n, a block a token; cols % 16 == 0",
+		Params: []Param{param("xl", Ptr), param("x", Ptr), param("n", I32), param("cols", I32), param("x_stride", I32),
+			param("xl_stride", I32)},
+		Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{"n", one, one},
 	})
 	ks = append(ks, Kernel{
 		Name: "matvec_batch_norm", File: "matvec_batch.cu",

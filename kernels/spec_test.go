@@ -904,7 +904,7 @@ func sassBeforeWait(t *testing.T, tool, name, op string) int {
 	return n
 }
 
-// TestSASSRingBeforeWait: the staged batch kernels copy their first
+// TestSASSRingBeforeWait: the staged and laid batch kernels copy their first
 // MatvecBatchSlots - 1 ring items (each a 16-byte load and a scale word of
 // 4 rows: LDGSTS) before griddepcontrol.wait (ACQBULK), in the committed
 // fatbin's sm_90 code, so that ptxas has not sunk them past it.
@@ -915,7 +915,7 @@ func TestSASSRingBeforeWait(t *testing.T) {
 	}
 	want := (MatvecBatchSlots - 1) * 4 * 2
 	for _, bk := range MatvecBatchKernels() {
-		if !bk.Staged {
+		if !bk.Staged && !bk.Laid {
 			continue
 		}
 		if early := sassBeforeWait(t, tool, bk.Name, "LDGSTS"); early < want {
@@ -958,7 +958,7 @@ func TestSASSStreamBeforeWait(t *testing.T) {
 // engine's prefill looks up by the decode kernel's type and width.
 func TestMatvecBatchMatchesDecode(t *testing.T) {
 	mvArgs := regexp.MustCompile(`memra_mv<(\w+), \d+, (\d+), \d+((?:, \w+)*)>`)
-	mvbArgs := regexp.MustCompile(`memra_mvb<(\w+), (\d+), (true|false), (true|false)>`)
+	mvbArgs := regexp.MustCompile(`memra_mvb<(\w+), (\d+), (true|false), (true|false)(?:, (true|false))?>`)
 	body := func(file, name string) string {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -1035,15 +1035,18 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 		}
 		m := mvbArgs.FindStringSubmatch(body("matvec_batch.cu", bk.Name))
 		if m == nil {
-			t.Errorf("%s: no memra_mvb<KIND, KW, LS, STAGED> call in its body", bk.Name)
+			t.Errorf("%s: no memra_mvb<KIND, KW, LS, STAGED[, LAID]> call in its body", bk.Name)
 			continue
 		}
 		kind, kw, ls := m[1], m[2], m[3] == "true"
 		if staged := m[4] == "true"; staged != bk.Staged {
 			t.Errorf("%s: memra_mvb's STAGED is %v, the spec's Staged %v", bk.Name, staged, bk.Staged)
 		}
-		if bk.Staged && bk.GgmlType != 8 {
-			t.Errorf("%s: staged, but the rings carry q8_0's loads and scales only (memra_mvb_ring_geom)", bk.Name)
+		if laid := m[5] == "true"; laid != bk.Laid {
+			t.Errorf("%s: memra_mvb's LAID is %v, the spec's Laid %v", bk.Name, laid, bk.Laid)
+		}
+		if (bk.Staged || bk.Laid) && bk.GgmlType != 8 {
+			t.Errorf("%s: staged or laid, but the rings carry q8_0's loads and scales only (memra_mvb_ring_geom)", bk.Name)
 		}
 		for _, of := range bk.Of {
 			mk, ok := decode[of]

@@ -406,7 +406,8 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 // sums match the decode kernel the engine picks, for a chunk of n tokens
 // (1 and kernels.MatvecBatchTokens), reading x from global memory and, for
 // the types with staged kernels, from copies in shared memory (where a
-// chunk's copies fit beside the rings); the K-quants' ("tiles") from
+// chunk's copies fit beside the rings) and laid out in global memory
+// (matvec_batch_lay's layout; the lay/ cases time that kernel); the K-quants' ("tiles") from
 // matvec_batch_kq_stage's copies, staged once before the timed launches
 // (the kq-stage cases time that kernel), on the grid of the blocks the GPU holds at once (prefill.go
 // batchGrids). SetBytes counts the weight bytes once a launch: against
@@ -420,7 +421,20 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	n := kernels.MatvecBatchTokens
-	for _, cols := range []int{1024, 4096} {
+	for _, cols := range []int{1024, 4096, 12288} {
+		b.Run(fmt.Sprintf("lay/%d/n%d", cols, n), func(b *testing.B) {
+			xs := alignFloats(cols)
+			x := randomDevice(b, e, n*xs*4, 5)
+			xl, err := e.Alloc(uint64(n * xs * 4))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Free(xl)
+			b.SetBytes(int64(2 * n * cols * 4)) // x read, xl written
+			timeLaunches(b, e, func() error {
+				return k.MatvecBatchLay(xl, x, int32(n), int32(cols), int32(xs), int32(xs))
+			})
+		})
 		b.Run(fmt.Sprintf("norm/%d/n%d", cols, n), func(b *testing.B) {
 			xs := alignFloats(cols)
 			x := randomDevice(b, e, n*xs*4, 5)
@@ -465,7 +479,7 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 				}
 				defer e.Free(y)
 				xk, ks := x, xs // the K-quants read x as matvec_batch_kq_stage stages it
-				if bk, _ := batchKernel(batchVariant(d, false)); bk.TensorCore {
+				if bk, _ := batchKernel(batchVariant(d, fromGlobal)); bk.TensorCore {
 					ks = alignFloats(kernels.KQStageFloats(shape.cols))
 					if xk, err = e.Alloc(uint64(n * ks * 4)); err != nil {
 						b.Fatal(err)
@@ -476,26 +490,28 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 					}
 				}
 				for _, tokens := range []int{1, n} {
-					for _, staged := range []bool{false, true} {
-						v := batchVariant(d, staged)
+					for _, from := range []xFrom{fromGlobal, fromStaged, fromLaid} {
+						v := batchVariant(d, from)
 						bk, ok := batchKernel(v)
 						sh := bk.Shared(tokens, shape.cols)
 						if !ok || bk.Staged && sh-bk.Ring() > stageMax {
-							continue // no staged kernel for the type, or copies that do not fit
+							continue // no staged or laid kernel for the type, or copies that do not fit
 						}
 						grid, err := batchGrids(e, mod, []mvbKey{{v, sh}})
 						if err != nil {
 							b.Fatal(err)
 						}
 						blocks := min(grid[mvbKey{v, sh}], (shape.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock)
-						from := "global"
+						src := "global"
 						switch {
-						case staged:
-							from = "staged"
+						case bk.Staged:
+							src = "staged"
+						case bk.Laid:
+							src = "laid" // x's values as they come: the time is the layout's, not the values'
 						case bk.TensorCore:
-							from = "tiles"
+							src = "tiles"
 						}
-						b.Run(fmt.Sprintf("n%d/%s", tokens, from), func(b *testing.B) {
+						b.Run(fmt.Sprintf("n%d/%s", tokens, src), func(b *testing.B) {
 							b.SetBytes(int64(wBytes))
 							timeLaunches(b, e, func() error {
 								return k.MatvecBatch(v, y, d.ptr, d.scales, xk, int32(shape.rows), int32(shape.cols), mvStore,

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "e9827571693c788ee8fc3170d7aab4393e51d75b800fbd9eb0e9f11eb95c081b"
+const specHash = "0ede219f9d72c49fc4efbeac3a82b0e7ecf2628bfacf6d7f144663be1bffb8cf"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -92,6 +92,8 @@ type Kernels struct {
 	kMatvecBatchQ8_0Wide       kernelSlot // matvec_batch_q8_0_wide
 	kMatvecBatchQ8_0Staged     kernelSlot // matvec_batch_q8_0_staged
 	kMatvecBatchQ8_0WideStaged kernelSlot // matvec_batch_q8_0_wide_staged
+	kMatvecBatchQ8_0Laid       kernelSlot // matvec_batch_q8_0_laid
+	kMatvecBatchQ8_0WideLaid   kernelSlot // matvec_batch_q8_0_wide_laid
 	kMatvecBatchQ4K            kernelSlot // matvec_batch_q4_k
 	kMatvecBatchQ4KWide        kernelSlot // matvec_batch_q4_k_wide
 	kMatvecBatchQ5K            kernelSlot // matvec_batch_q5_k
@@ -107,6 +109,7 @@ type Kernels struct {
 	kMatvecBatchIQ4NL          kernelSlot // matvec_batch_iq4_nl
 	kMatvecBatchIQ4NLWide      kernelSlot // matvec_batch_iq4_nl_wide
 	kMatvecBatchKQStage        kernelSlot // matvec_batch_kq_stage
+	kMatvecBatchLay            kernelSlot // matvec_batch_lay
 	kMatvecBatchNorm           kernelSlot // matvec_batch_norm
 	kRoPENeox                  kernelSlot // rope_neox
 	kAttnPrepF16               kernelSlot // attn_prep_f16
@@ -236,6 +239,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_batch_q8_0_wide", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Wide},
 		{"matvec_batch_q8_0_staged", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Staged},
 		{"matvec_batch_q8_0_wide_staged", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0WideStaged},
+		{"matvec_batch_q8_0_laid", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0Laid},
+		{"matvec_batch_q8_0_wide_laid", "matvec_batch.cu", 10, &ks.kMatvecBatchQ8_0WideLaid},
 		{"matvec_batch_q4_k", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ4K},
 		{"matvec_batch_q4_k_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ4KWide},
 		{"matvec_batch_q5_k", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchQ5K},
@@ -251,6 +256,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"matvec_batch_iq4_nl", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchIQ4NL},
 		{"matvec_batch_iq4_nl_wide", "matvec_batch_kq.cu", 9, &ks.kMatvecBatchIQ4NLWide},
 		{"matvec_batch_kq_stage", "matvec_batch_kq.cu", 10, &ks.kMatvecBatchKQStage},
+		{"matvec_batch_lay", "matvec_batch.cu", 6, &ks.kMatvecBatchLay},
 		{"matvec_batch_norm", "matvec_batch.cu", 8, &ks.kMatvecBatchNorm},
 		{"rope_neox", "rope.cu", 7, &ks.kRoPENeox},
 		{"attn_prep_f16", "attn_prep.cu", 18, &ks.kAttnPrepF16},
@@ -2365,6 +2371,68 @@ func (k_ *Kernels) MatvecBatchQ8_0WideStaged(y cuda.DevPtr, W cuda.DevPtr, S cud
 	return nil
 }
 
+// geomMatvecBatchQ8_0Laid is matvec_batch_q8_0_laid's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ8_0Laid(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 81920
+}
+
+// MatvecBatchQ8_0Laid launches matvec_batch_q8_0_laid (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t laid out by matvec_batch_lay, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 81920 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0Laid(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0Laid(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_laid", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ8_0Laid
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetI32(7, n)
+	slot_.p.SetI32(8, x_stride)
+	slot_.p.SetI32(9, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q8_0_laid: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchQ8_0WideLaid is matvec_batch_q8_0_wide_laid's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchQ8_0WideLaid(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
+	return [3]int{blocks, 1, 1}, 81920
+}
+
+// MatvecBatchQ8_0WideLaid launches matvec_batch_q8_0_wide_laid (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t laid out by matvec_batch_lay, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
+//
+// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 81920 bytes.
+func (k_ *Kernels) MatvecBatchQ8_0WideLaid(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
+	geom_, shmem_ := geomMatvecBatchQ8_0WideLaid(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
+	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_wide_laid", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchQ8_0WideLaid
+	slot_.p.SetPtr(0, y)
+	slot_.p.SetPtr(1, W)
+	slot_.p.SetPtr(2, S)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetI32(4, rows)
+	slot_.p.SetI32(5, cols)
+	slot_.p.SetI32(6, mode)
+	slot_.p.SetI32(7, n)
+	slot_.p.SetI32(8, x_stride)
+	slot_.p.SetI32(9, y_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_q8_0_wide_laid: %w", err_)
+	}
+	return nil
+}
+
 // geomMatvecBatchQ4K is matvec_batch_q4_k's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ4K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
 	return [3]int{blocks, 1, 1}, 37888
@@ -2812,6 +2880,33 @@ func (k_ *Kernels) MatvecBatchKQStage(xk cuda.DevPtr, x cuda.DevPtr, norm_w cuda
 	slot_.p.SetI32(9, q6)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("matvec_batch_kq_stage: %w", err_)
+	}
+	return nil
+}
+
+// geomMatvecBatchLay is matvec_batch_lay's grid and dynamic shared memory, from the spec.
+func geomMatvecBatchLay(n, cols, x_stride, xl_stride int) ([3]int, int) {
+	return [3]int{n, 1, 1}, 0
+}
+
+// MatvecBatchLay launches matvec_batch_lay (kernels/matvec_batch.cu): xl_t = x_t laid out as q8_0's staged copies (memra_xs_slot) for tokens t < n, a block a token; cols % 16 == 0.
+//
+// Grid (n, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) MatvecBatchLay(xl cuda.DevPtr, x cuda.DevPtr, n int32, cols int32, x_stride int32, xl_stride int32) error {
+	geom_, shmem_ := geomMatvecBatchLay(int(n), int(cols), int(x_stride), int(xl_stride))
+	grid_, shared_, err_ := launchGeometry("matvec_batch_lay", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kMatvecBatchLay
+	slot_.p.SetPtr(0, xl)
+	slot_.p.SetPtr(1, x)
+	slot_.p.SetI32(2, n)
+	slot_.p.SetI32(3, cols)
+	slot_.p.SetI32(4, x_stride)
+	slot_.p.SetI32(5, xl_stride)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("matvec_batch_lay: %w", err_)
 	}
 	return nil
 }
@@ -4421,6 +4516,7 @@ func (k_ *Kernels) MatvecMix(v MatvecMixVariant, ya cuda.DevPtr, Wa cuda.DevPtr,
 // MatvecBatchVariant selects one kernel of the matvec_batch family (kernels.Kernel.Variant).
 type MatvecBatchVariant struct {
 	GgmlType int // ggml_type
+	Laid     int // laid
 	Staged   int // staged
 	Wide     int // wide
 }
@@ -4428,29 +4524,31 @@ type MatvecBatchVariant struct {
 // MatvecBatchVariants lists the variants the spec builds, in spec order.
 func MatvecBatchVariants() []MatvecBatchVariant {
 	return []MatvecBatchVariant{
-		{GgmlType: 0, Staged: 0, Wide: 0},
-		{GgmlType: 1, Staged: 0, Wide: 0},
-		{GgmlType: 1, Staged: 0, Wide: 1},
-		{GgmlType: 30, Staged: 0, Wide: 0},
-		{GgmlType: 30, Staged: 0, Wide: 1},
-		{GgmlType: 8, Staged: 0, Wide: 0},
-		{GgmlType: 8, Staged: 0, Wide: 1},
-		{GgmlType: 8, Staged: 1, Wide: 0},
-		{GgmlType: 8, Staged: 1, Wide: 1},
-		{GgmlType: 12, Staged: 0, Wide: 0},
-		{GgmlType: 12, Staged: 0, Wide: 1},
-		{GgmlType: 13, Staged: 0, Wide: 0},
-		{GgmlType: 13, Staged: 0, Wide: 1},
-		{GgmlType: 14, Staged: 0, Wide: 0},
-		{GgmlType: 14, Staged: 0, Wide: 1},
-		{GgmlType: 11, Staged: 0, Wide: 0},
-		{GgmlType: 11, Staged: 0, Wide: 1},
-		{GgmlType: 23, Staged: 0, Wide: 0},
-		{GgmlType: 23, Staged: 0, Wide: 1},
-		{GgmlType: 2, Staged: 0, Wide: 0},
-		{GgmlType: 2, Staged: 0, Wide: 1},
-		{GgmlType: 20, Staged: 0, Wide: 0},
-		{GgmlType: 20, Staged: 0, Wide: 1},
+		{GgmlType: 0, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 1, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 1, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 30, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 30, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 8, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 8, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 8, Laid: 0, Staged: 1, Wide: 0},
+		{GgmlType: 8, Laid: 0, Staged: 1, Wide: 1},
+		{GgmlType: 8, Laid: 1, Staged: 0, Wide: 0},
+		{GgmlType: 8, Laid: 1, Staged: 0, Wide: 1},
+		{GgmlType: 12, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 12, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 13, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 13, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 14, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 14, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 11, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 11, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 23, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 23, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 2, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 2, Laid: 0, Staged: 0, Wide: 1},
+		{GgmlType: 20, Laid: 0, Staged: 0, Wide: 0},
+		{GgmlType: 20, Laid: 0, Staged: 0, Wide: 1},
 	}
 }
 
@@ -4459,51 +4557,55 @@ func MatvecBatchVariants() []MatvecBatchVariant {
 // by the others.
 func (k_ *Kernels) MatvecBatch(v MatvecBatchVariant, y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	switch v {
-	case MatvecBatchVariant{GgmlType: 0, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 0, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchF32(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 1, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 1, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchF16(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 1, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 1, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchF16Wide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 30, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 30, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchBF16(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 30, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 30, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchBF16Wide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 8, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 8, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchQ8_0(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 8, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 8, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchQ8_0Wide(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 8, Staged: 1, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 8, Laid: 0, Staged: 1, Wide: 0}:
 		return k_.MatvecBatchQ8_0Staged(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 8, Staged: 1, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 8, Laid: 0, Staged: 1, Wide: 1}:
 		return k_.MatvecBatchQ8_0WideStaged(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 12, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 8, Laid: 1, Staged: 0, Wide: 0}:
+		return k_.MatvecBatchQ8_0Laid(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 8, Laid: 1, Staged: 0, Wide: 1}:
+		return k_.MatvecBatchQ8_0WideLaid(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, blocks)
+	case MatvecBatchVariant{GgmlType: 12, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchQ4K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 12, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 12, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchQ4KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 13, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 13, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchQ5K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 13, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 13, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchQ5KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 14, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 14, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchQ6K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 14, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 14, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchQ6KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 11, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 11, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchQ3K(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 11, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 11, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchQ3KWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 23, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 23, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchIQ4XS(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 23, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 23, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchIQ4XSWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 2, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 2, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchQ4_0(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 2, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 2, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchQ4_0Wide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 20, Staged: 0, Wide: 0}:
+	case MatvecBatchVariant{GgmlType: 20, Laid: 0, Staged: 0, Wide: 0}:
 		return k_.MatvecBatchIQ4NL(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
-	case MatvecBatchVariant{GgmlType: 20, Staged: 0, Wide: 1}:
+	case MatvecBatchVariant{GgmlType: 20, Laid: 0, Staged: 0, Wide: 1}:
 		return k_.MatvecBatchIQ4NLWide(y, W, x, rows, cols, mode, n, x_stride, y_stride, blocks)
 	}
 	return fmt.Errorf("matvec_batch: no kernel for variant %+v", v)

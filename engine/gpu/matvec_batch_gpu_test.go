@@ -17,7 +17,8 @@ import (
 // run on that token alone, the tokens of other magnitudes: in each mode, with matvec_batch_norm's inputs
 // against the decode kernel's fused norm and without a norm, x read from
 // global memory or, by q8_0's staged kernels, copied into shared memory
-// (the loads through the rings); the K-quants' tensor-core kernels over
+// (the loads through the rings) or, by its laid kernels, laid out in
+// global memory by matvec_batch_lay (the loads through the rings); the K-quants' tensor-core kernels over
 // matvec_batch_kq_stage's copies, its norm against the decode kernel's,
 // on shapes that take the 16-byte path with and without an odd tail, the
 // element-wise path (odd or misaligned columns), partial row units and
@@ -81,9 +82,10 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	if !ok {
 		t.Fatalf("no batch kernel for %+v", mv)
 	}
-	sv := bv
-	sv.Staged = 1
+	sv, lv := bv, bv
+	sv.Staged, lv.Laid = 1, 1
 	sk, hasStaged := batchKernel(sv)
+	_, hasLaid := batchKernel(lv)
 	r := ktRand(seed)
 	w := ktTensor(t, "w", typ, ktUniform(r, rows*cols, -1, 1), cols, rows)
 	woff, xoff := 0, 0
@@ -117,21 +119,33 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 	dxn := v.alloc(t, n*xs*4) // matvec_batch_norm's output: 256-byte aligned, as a chunk's xn
 	ks := alignFloats(kernels.KQStageFloats(cols))
 	dxk := v.alloc(t, n*ks*4) // matvec_batch_kq_stage's output, as a chunk's kx
+	dxl := v.alloc(t, n*xs*4) // matvec_batch_lay's output, as a chunk's lx
 	units := (rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
 
 	for _, mode := range []int32{mvStore, mvAccumulate, mvSwiGLU} {
 		// normed: matvec_batch_norm into dxn, the batch kernel over it,
 		// against the decode kernel's fused norm. staged: x copied into
-		// shared memory, its loads through the rings.
-		for _, c := range []struct{ normed, staged bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+		// shared memory, its loads through the rings. laid: x laid out by
+		// matvec_batch_lay into dxl, its loads through the rings.
+		type source struct {
+			normed bool
+			from   xFrom
+		}
+		for _, c := range []source{{false, fromGlobal}, {false, fromStaged}, {false, fromLaid}, {true, fromGlobal}, {true, fromStaged}, {true, fromLaid}} {
 			kv := bv
-			if c.staged {
+			switch c.from {
+			case fromStaged:
 				if !hasStaged || sk.Shared(n, cols)-sk.Ring() > v.stageRoom {
-					continue // no staged kernel for the type, or copies that do not fit beside the rings: the host stages none (prefillPlan.staged)
+					continue // no staged kernel for the type, or copies that do not fit beside the rings: the host stages none (prefillPlan.from)
 				}
 				kv = sv
+			case fromLaid:
+				if !hasLaid || misalign {
+					continue // no laid kernel for the type, or misaligned weights, which the host never lays out (laidAligned)
+				}
+				kv = lv
 			}
-			stage := fmt.Sprintf("normed=%v staged=%v", c.normed, c.staged)
+			stage := fmt.Sprintf("normed=%v from=%d", c.normed, c.from)
 			norm, xnorm, in := cuda.DevPtr(0), int32(0), dx
 			if c.normed {
 				norm, xnorm, in = nw, 1, dxn
@@ -164,7 +178,13 @@ func ktMatvecBatchCase(t *testing.T, v *ktEnv, mv MatvecVariant, rows, cols, n i
 					v.poison(t, dxn, n*xs, ktNaN)
 					ktMust(t, v.k.MatvecBatchNorm(dxn, dx, nw, int32(n), int32(cols), int32(xs), int32(xs), 1e-6))
 				}
-				ktMust(t, v.k.MatvecBatch(kv, got, dw, ds, in, int32(rows), int32(cols), mode, int32(n), int32(inS), int32(ys), blocks))
+				launchIn, launchS := in, inS
+				if c.from == fromLaid {
+					v.poison(t, dxl, n*xs, ktNaN)
+					ktMust(t, v.k.MatvecBatchLay(dxl, in, int32(n), int32(cols), int32(inS), int32(xs)))
+					launchIn, launchS = dxl, xs
+				}
+				ktMust(t, v.k.MatvecBatch(kv, got, dw, ds, launchIn, int32(rows), int32(cols), mode, int32(n), int32(launchS), int32(ys), blocks))
 				wh, gh := ktGet[uint32](t, v, want, (n+1)*ys), ktGet[uint32](t, v, got, (n+1)*ys)
 				for i := n * ys; i < (n+1)*ys; i++ {
 					before := ktNaN

@@ -131,7 +131,7 @@ func TestL2HoldPaysBound(t *testing.T) {
 
 // TestBatchKernelPerVariant: every matvec_batch variant the launchers
 // dispatch on finds its own kernel in the spec's table, type, width and
-// staging alike, so that the host sizes a launch's shared memory and grid
+// where it reads its inputs (staged, laid) alike, so that the host sizes a launch's shared memory and grid
 // for the kernel it launches.
 func TestBatchKernelPerVariant(t *testing.T) {
 	seen := map[string]bool{}
@@ -141,8 +141,8 @@ func TestBatchKernelPerVariant(t *testing.T) {
 			t.Errorf("%+v: no kernel", v)
 			continue
 		}
-		if bk.GgmlType != v.GgmlType || b2i(bk.Wide) != v.Wide || b2i(bk.Staged) != v.Staged {
-			t.Errorf("%+v: found %s (type %d wide %v staged %v)", v, bk.Name, bk.GgmlType, bk.Wide, bk.Staged)
+		if bk.GgmlType != v.GgmlType || b2i(bk.Wide) != v.Wide || b2i(bk.Staged) != v.Staged || b2i(bk.Laid) != v.Laid {
+			t.Errorf("%+v: found %s (type %d wide %v staged %v laid %v)", v, bk.Name, bk.GgmlType, bk.Wide, bk.Staged, bk.Laid)
 		}
 		if seen[bk.Name] {
 			t.Errorf("%+v: %s already found for another variant", v, bk.Name)

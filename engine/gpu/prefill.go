@@ -37,7 +37,7 @@ type prefillPlan struct {
 	// take beside its rings: a chunk's inputs of up to stageMax/(tokens·4)
 	// columns are copied there.
 	stageMax int
-	sms      int // the GPU's: whether a launch's blocks take more than one unit each (staged)
+	sms      int // the GPU's: whether a launch's blocks take more than one unit each (from)
 	// blocks caps each batch grid at the blocks the GPU holds at once (as
 	// Model.mvBlocks does the decode grids), keyed by variant and dynamic
 	// shared memory (a full chunk's).
@@ -49,25 +49,52 @@ type mvbKey struct {
 	shared int
 }
 
-// staged reports whether a batch launch of w copies its chunk's inputs
-// into shared memory (matvec_batch.cu): where w's type has staged kernels
-// (q8_0's), the copies fit beside the rings, and a block takes more than
-// one unit, over which the copy is spent; with one unit a block, reading x
-// from global memory reads it once too (run324, q8_0 for 8 tokens, µs
-// copied / from global memory: 1024 × 3584, 128 units, 10.3 / 8.1; 7168 ×
-// 1024, 224 units, 9.5 / 13.0). q8_0's 16 values a load read 64 bytes of x
+// xFrom is where a batch launch reads its chunk's inputs.
+type xFrom int
+
+const (
+	fromGlobal xFrom = iota // from global memory as the step lays them out
+	fromStaged              // copied into each block's shared memory
+	fromLaid                // from global memory, laid out once by matvec_batch_lay
+)
+
+// from says where a batch launch of w reads its chunk's inputs
+// (matvec_batch.cu). Staged: where w's type has staged kernels (q8_0's),
+// the copies fit beside the rings, and a block takes more than one unit,
+// over which the copy is spent; with one unit a block, reading x from
+// global memory reads it once too (run324, q8_0 for 8 tokens, µs copied /
+// from global memory: 1024 × 3584, 128 units, 10.3 / 8.1; 7168 × 1024,
+// 224 units, 9.5 / 13.0). q8_0's 16 values a load read 64 bytes of x
 // each, which the conflict-free copies serve better than the L1 (12288 ×
 // 4096: run314 64 µs copied, 152 from global memory; run324 48 and 72);
 // bf16's 8 read 32, and copies with rings beside them take the L1's room,
 // one block an SM at 4,096 columns where global reads leave room for two
 // (12288 × 4096: run324 53 µs copied, run327 51 from global memory), so
-// the 16-bit types and f32 have no staged kernels.
-func (p *prefillPlan) staged(w dtensor) bool {
-	bk, ok := batchKernel(batchVariant(w, true))
-	if !ok || p.tokens*w.cols*4 > p.stageMax {
-		return false
+// the 16-bit types and f32 have no staged kernels. Laid: where the copies
+// would not fit (the 9B's 12,288-wide down projection), the inputs laid
+// out once as the copies are, for the rings to read from global memory
+// (docs/perf.md step 118), where the decode kernel takes the 16-byte path
+// (w 16-byte aligned; the chunk's inputs are) and so the laid kernel's sums
+// are its.
+func (p *prefillPlan) from(w dtensor) xFrom {
+	bk, ok := batchKernel(batchVariant(w, fromStaged))
+	if !ok || (w.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock <= p.sms {
+		return fromGlobal
 	}
-	return (w.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock > p.sms
+	if p.tokens*w.cols*4 <= p.stageMax {
+		return fromStaged
+	}
+	if _, ok := batchKernel(batchVariant(w, fromLaid)); ok && laidAligned(w) {
+		return fromLaid
+	}
+	return fromGlobal
+}
+
+// laidAligned reports whether a laid launch of w may read it: the rings'
+// 16-byte weight loads and 4-byte scale words, and matvec_batch_lay's
+// slots of 16 columns (q8_0's 4 float4s a load).
+func laidAligned(w dtensor) bool {
+	return w.ptr%16 == 0 && w.scales%4 == 0 && w.cols%16 == 0
 }
 
 // chunk holds a prompt chunk's activations: field f of token t at f +
@@ -75,10 +102,10 @@ func (p *prefillPlan) staged(w dtensor) bool {
 // fields moved (the attention's q and split partials too, which the chunk
 // launches of attn_prep, attn_split and attn_combine pass between them).
 type chunk struct {
-	tokens                                                               int
-	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh, kx               cuda.DevPtr // [tokens][stride] f32 each
-	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS, kxS int         // their strides in floats
-	tok                                                                  []scratch
+	tokens                                                                    int
+	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh, kx, lx                cuda.DevPtr // [tokens][stride] f32 each
+	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS, kxS, lxS int         // their strides in floats
+	tok                                                                       []scratch
 }
 
 // chunkField is one field of a chunk: its base and stride, and the floats
@@ -108,7 +135,24 @@ func (g *Model) chunkFields(ch *chunk) []chunkField {
 	if cols := g.kquantCols(); cols > 0 {
 		fs = append(fs, chunkField{&ch.kx, &ch.kxS, kernels.KQStageFloats(cols)}) // the K-quant launches' staged inputs
 	}
+	if cols := g.laidCols(); cols > 0 {
+		fs = append(fs, chunkField{&ch.lx, &ch.lxS, cols}) // the laid launches' inputs
+	}
 	return fs
+}
+
+// laidCols is the widest input of the model's matrices that have laid
+// batch kernels (q8_0's; 0: none), whichever the plan lays out.
+func (g *Model) laidCols() int {
+	cols := 0
+	for i := range g.ls {
+		for _, w := range g.ls[i].matrices() {
+			if _, ok := batchKernel(batchVariant(w, fromLaid)); ok {
+				cols = max(cols, w.cols)
+			}
+		}
+	}
+	return cols
 }
 
 // kquantCols is the widest input of the model's K-quant matrices (0: none).
@@ -116,7 +160,7 @@ func (g *Model) kquantCols() int {
 	cols := 0
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			if bk, ok := batchKernel(batchVariant(w, false)); ok && bk.TensorCore {
+			if bk, ok := batchKernel(batchVariant(w, fromGlobal)); ok && bk.TensorCore {
 				cols = max(cols, w.cols)
 			}
 		}
@@ -177,15 +221,15 @@ func (L *layerWeights) matrices() []dtensor {
 
 // batchVariant is the matvec_batch kernel whose sums are those of w's
 // decode kernel: same type, and wide where w's is (the wave form
-// included); its staged form or not.
-func batchVariant(w dtensor, staged bool) MatvecBatchVariant {
-	return MatvecBatchVariant{GgmlType: int(w.typ), Wide: b2i(w.wideKey() != 0), Staged: b2i(staged)}
+// included); the form that reads its inputs from where from says.
+func batchVariant(w dtensor, from xFrom) MatvecBatchVariant {
+	return MatvecBatchVariant{GgmlType: int(w.typ), Wide: b2i(w.wideKey() != 0), Staged: b2i(from == fromStaged), Laid: b2i(from == fromLaid)}
 }
 
 // batchKernel is the kernel of variant v (kernels.MatvecBatchKernels).
 func batchKernel(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
 	for _, bk := range kernels.MatvecBatchKernels() {
-		if bk.GgmlType == v.GgmlType && b2i(bk.Wide) == v.Wide && b2i(bk.Staged) == v.Staged {
+		if bk.GgmlType == v.GgmlType && b2i(bk.Wide) == v.Wide && b2i(bk.Staged) == v.Staged && b2i(bk.Laid) == v.Laid {
 			return bk, true
 		}
 	}
@@ -202,7 +246,7 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	}
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			if _, ok := batchKernel(batchVariant(w, false)); !ok {
+			if _, ok := batchKernel(batchVariant(w, fromGlobal)); !ok {
 				return nil, nil
 			}
 		}
@@ -229,13 +273,13 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 // dynamic shared memory); ok is false where w has no batch kernel, which
 // planPrefill rules out.
 func (p *prefillPlan) launch(w dtensor) (l mvbKey, bk kernels.MatvecBatchKernel, ok bool) {
-	v := batchVariant(w, p.staged(w))
+	v := batchVariant(w, p.from(w))
 	bk, ok = batchKernel(v)
 	return mvbKey{v, bk.Shared(p.tokens, w.cols)}, bk, ok
 }
 
-// batchShared lets every batch kernel with rings, and the K-quant inputs'
-// stage (Q6_K's layout: cols*4 bytes), take the most dynamic shared
+// batchShared lets every batch kernel with rings (staged, laid, K-quant),
+// and the K-quant inputs' stage (Q6_K's layout: cols*4 bytes), take the most dynamic shared
 // memory the GPU allows a block beside its static arrays, and returns the
 // least of those less the staged (q8_0) kernels' rings: what any staged
 // launch may copy (0: nothing stages).
@@ -244,7 +288,7 @@ func batchShared(e *cuda.Engine, mod cuda.Module, optin int) (int, error) {
 	names := []string{"matvec_batch_kq_stage"}
 	ring := map[string]int{}
 	for _, bk := range kernels.MatvecBatchKernels() {
-		if bk.Staged || bk.TensorCore {
+		if bk.Staged || bk.Laid || bk.TensorCore {
 			names = append(names, bk.Name)
 		}
 		if bk.Staged {
@@ -538,6 +582,20 @@ func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x
 	if bk.Staged && w.scales%4 != 0 {
 		// The rings copy each f16 scale as the 4-byte word holding it (matvec_batch.cu memra_cp_f16_word).
 		return fmt.Errorf("%s: scales at %#x are not 4-byte aligned", w.name, uint64(w.scales))
+	}
+	if bk.Laid {
+		ch := &cc.ch
+		if !laidAligned(w) || x%16 != 0 {
+			return fmt.Errorf("%s: a laid launch needs 16-byte aligned weights (%#x) and inputs (%#x), 4-byte aligned scales (%#x) and cols %% 16 == 0 (%d)",
+				w.name, uint64(w.ptr), uint64(x), uint64(w.scales), w.cols)
+		}
+		if w.cols > ch.lxS {
+			return fmt.Errorf("%s: %d columns, but the chunk lays out inputs of up to %d", w.name, w.cols, g.laidCols())
+		}
+		if err := g.k.MatvecBatchLay(ch.lx, x, int32(n), int32(w.cols), int32(xStride), int32(ch.lxS)); err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		x, xStride = ch.lx, ch.lxS
 	}
 	if norm != 0 && (!bk.TensorCore || norm%16 != 0) {
 		// memra_stage_x reads norm_w as float4s.

@@ -24,7 +24,9 @@ import (
 // the parts' products over one matvec_batch_norm output, the per-token
 // SwiGLU. Prompts of one partial chunk, of a chunk and a token, and of 77
 // tokens in two calls (the second from position 5, as Session.Feed
-// continues) crossing the 64-key bucket; with the tensor-core splits too.
+// continues) crossing the 64-key bucket; with the tensor-core splits too;
+// q8_0's launches staged and, with no room for copies, laid out
+// (matvec_batch_lay), each on grids of 3 blocks.
 // The K-quants: each type alone (its matrices fused as the step fuses
 // them, on the wide kernels) and kMix's mixed types (Q4_K, Q5_K and Q6_K
 // parts of one input beside a q8_0 one, which reads matvec_batch_norm's
@@ -60,7 +62,7 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 			}
 			if typ != gguf.TypeF32.String() && typ != gguf.TypeF16.String() && typ != gguf.TypeBF16.String() {
 				// A tiny model's launches have fewer units than the GPU
-				// has SMs, so none stages its inputs (prefillPlan.staged);
+				// has SMs, so none stages its inputs (prefillPlan.from);
 				// with no SMs counted every q8_0 launch does, as the
 				// presets' large ones do, and on grids of 3 blocks each
 				// block's ring (the K-quants' too) streams across the
@@ -77,7 +79,26 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/fp8=%v/staged/P=77", typ, fp8), func(t *testing.T) {
 					checkPrefill(t, g, testPrompt(77, m.NVocab))
 				})
-				g.pf.sms = sms
+				// With no room for copies either, every q8_0 launch reads
+				// its inputs laid out by matvec_batch_lay, as the 9B's
+				// down projection does, on grids of 3 blocks.
+				stageMax, laid := g.pf.stageMax, 0
+				g.pf.stageMax = 0
+				for i := range g.ls {
+					for _, w := range g.ls[i].matrices() {
+						if l, bk, _ := g.pf.launch(w); bk.Laid {
+							g.pf.blocks[l] = 3
+							laid++
+						}
+					}
+				}
+				if typ == gguf.TypeQ8_0.String() && laid == 0 {
+					t.Fatalf("%s: no launch laid out with no room to stage", typ)
+				}
+				t.Run(fmt.Sprintf("%s/fp8=%v/laid/P=77", typ, fp8), func(t *testing.T) {
+					checkPrefill(t, g, testPrompt(77, m.NVocab))
+				})
+				g.pf.sms, g.pf.stageMax = sms, stageMax
 			}
 		}
 	}
