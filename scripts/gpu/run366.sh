@@ -6,7 +6,7 @@
 # new first; BenchmarkGPUMatvecBatch n8 for Q8_0 and the lay kernel
 # (alternated twice), prime ms at P=512 on the q8_0 presets (alternated
 # twice, decode at 1k beside), gates. carry ["bin"]; binaries from
-#   bash scripts/gpu/bins.sh old=969a9a8:bench,engine_gpu.test new=next/laid:bench,gate,engine_gpu.test
+#   bash scripts/gpu/bins.sh old=969a9a8:bench,engine_gpu.test new=next/laid:memra,bench,gate,engine_gpu.test
 # ~5 min on an H100.
 set -u
 source scripts/gpu/lib.sh
@@ -19,8 +19,10 @@ grep -cE -- "--- PASS: .*/laid/" "$OUT/gputest-new.txt" | sed 's/^/laid prefill 
 synth new "0.8b 9b" "q8_0"
 for b in old new old new; do
   el "BenchmarkGPUMatvecBatch n8 ($b)"
-  (cd engine/gpu && timeout 100 "$R/bin/$b/engine_gpu.test" -test.run '^$' -test.benchtime 300x -test.bench 'GPUMatvecBatch/(Q8_0/.*/n8/|lay/)' 2>&1 |
-    grep -E 'Benchmark|FAIL|panic' | sed -E "s/^/$b /; s/\s+300\s+/ /; s/-16 [0-9]+ ns\/op\s+[0-9.]+ MB\/s//")
+  for f in 'GPUMatvecBatch/Q8_0/.*/n8/' 'GPUMatvecBatch/lay/'; do
+    (cd engine/gpu && timeout 100 "$R/bin/$b/engine_gpu.test" -test.run '^$' -test.benchtime 300x -test.bench "$f" 2>&1 |
+      grep -E 'Benchmark|FAIL|panic|missing|error' | sed -E "s/^/$b /; s/\s+300\s+/ /; s/-16 [0-9]+ ns\/op\s+[0-9.]+ MB\/s//")
+  done
 done
 wait_synth
 ms="$M/0.8b-q8_0.gguf,$M/9b-q8_0.gguf"
