@@ -81,6 +81,15 @@ __device__ __forceinline__ void memra_cp_f16_word(unsigned int s, const unsigned
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(s), "l"(a & ~3ull), "r"(bytes) : "memory");
 }
 
+// A unit's sums, every token's of every row, back to zero.
+template <int NT, int R>
+__device__ __forceinline__ void memra_mvb_zero(float (&acc)[NT][R]) {
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+}
+
 // The end of a unit: lane j's sum j = (token j / R, row j % R), the warp's
 // and then, in warp order, the KW warps' of its group, as the decode kernel
 // adds its rows, put as memra_mv_rows puts them (mode 2: pair i/2, from the
@@ -161,10 +170,7 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
             if (KIND == MEMRA_MV_Q8) memra_opaque(srow[i]);
         }
         float acc[NT][R];
-#pragma unroll
-        for (int t = 0; t < NT; t++)
-#pragma unroll
-            for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+        memra_mvb_zero(acc);
         if (VEC && vec) {
             const int nv = cols / V;
             for (int v = kw * 32 + lane; v < nv; v += step * U) {
@@ -258,10 +264,7 @@ __device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const 
     if (items > 0) load(w, true);
     memra_grid_wait();
     float acc[NT][R];
-#pragma unroll
-    for (int t = 0; t < NT; t++)
-#pragma unroll
-        for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+    memra_mvb_zero(acc);
     int cu = blockIdx.x, cj = 0;
     for (int f = 0; f < items; f++) {
         uint4 wn[R];
@@ -272,10 +275,7 @@ __device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const 
             cj = 0;
             if (cu + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
             memra_mvb_put<KW>(y, acc, red, (cu * G + g) * R, rows, mode, n, y_stride);
-#pragma unroll
-            for (int t = 0; t < NT; t++)
-#pragma unroll
-                for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+            memra_mvb_zero(acc);
             cu += gridDim.x;
         }
 #pragma unroll
@@ -379,10 +379,7 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
     const int xr_stride = LAID ? x_stride : cols;
     if (!LAID) memra_mvb_copy<V / 4>(xs, x, cols, n, x_stride);
     float acc[NT][R];
-#pragma unroll
-    for (int t = 0; t < NT; t++)
-#pragma unroll
-        for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+    memra_mvb_zero(acc);
     int cu = blockIdx.x, cj = 0;
     for (int f = 0; f < items; f++) {
         issue(); // into the slot item f - 1 was read from
@@ -404,10 +401,7 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
             cj = 0;
             if (cu + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
             memra_mvb_put<KW>(y, acc, red, (cu * G + g) * R, rows, mode, n, y_stride);
-#pragma unroll
-            for (int t = 0; t < NT; t++)
-#pragma unroll
-                for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
+            memra_mvb_zero(acc);
             cu += gridDim.x;
         }
     }
