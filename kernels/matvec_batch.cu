@@ -20,10 +20,12 @@
 // decode kernel's path for each (the host's strides are multiples of 64).
 // The staged kernels have the block copy every x_t into its own cols
 // floats of dynamic shared memory, after the warps' rings (where the host
-// has the room: a chunk of n_ff-wide inputs may not fit); the others read
-// x_t from global memory. Inputs the decode kernel normalises in its
-// blocks come normalised by matvec_batch_norm, the same values. The copies
-// are laid out so that a warp's reads of them are conflict-free
+// has the room: a chunk of n_ff-wide inputs may not fit); the laid ones,
+// where it has not, read x_t from global memory as matvec_batch_lay laid
+// it out once in the copies' layout; the others read x_t from global
+// memory as the step lays it out. Inputs the decode kernel normalises in
+// its blocks come normalised by matvec_batch_norm, the same values. The
+// copies are laid out so that a warp's reads of them are conflict-free
 // (memra_xs_slot), which reading ggml's layout, a lane's 16-byte chunks 64
 // bytes apart for q8_0, is not: the same values in other places, so the
 // same sums.
@@ -426,10 +428,15 @@ __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigne
     // 16-byte aligned when x is).
     const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
     static_assert(!(STAGED && LAID), "x is staged or laid out, not both");
-    if constexpr (STAGED || LAID) {
-        if (vec || LAID) {
-            memra_mvb_ring<KIND, KW, LS, LAID>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride,
-                                               reinterpret_cast<unsigned char*>(memra_xs), memra_xs + memra_mvb_ring_geom::BLOCK / 4);
+    if constexpr (LAID) {
+        memra_mvb_ring<KIND, KW, LS, true>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
+                                           nullptr);
+        return;
+    }
+    if constexpr (STAGED) {
+        if (vec) {
+            memra_mvb_ring<KIND, KW, LS, false>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride,
+                                                reinterpret_cast<unsigned char*>(memra_xs), memra_xs + memra_mvb_ring_geom::BLOCK / 4);
             return;
         }
     }
