@@ -31,6 +31,10 @@
 // same sums.
 #include "common.cuh"
 
+// A unit's sums in a lane: 8 tokens x 4 rows, one a lane once reduced
+// (memra_mvb_put).
+constexpr int MEMRA_MVB_SUMS = MEMRA_MVB_TOKENS * 4;
+
 // Each lane's 32 values x[j] summed over the warp, value j's sum returned
 // to lane j: a reduce-scatter whose every level adds the pairs
 // memra_warp_sum's butterfly adds (lanes off apart, off = 16, 8, ..., 1;
@@ -130,13 +134,17 @@ __device__ __forceinline__ void memra_mvb_put(float* y, float (&acc)[NT][R], flo
 // Load v of R rows (wv, q8_0 scales d) added to every token's sums: x
 // from global memory as ggml lays it out (XG), or from the shared copies as
 // memra_xs_slot permutes them (ks = nv float4s between a load's parts).
-template <int KIND, bool XG, int NT, int R>
+// FULL: n == NT, known at compile time. Without a branch between tokens
+// ptxas schedules every token's x loads and sums of a load together; behind
+// `t >= n` it issued them a token at a time (docs/perf.md step 119: q8_0
+// 24576 x 4096 for 8 tokens 80.6 -> 66.1 us on an H100).
+template <int KIND, bool XG, int NT, int R, bool FULL>
 __device__ __forceinline__ void memra_mvb_dots(float (&acc)[NT][R], const uint4 (&wv)[R], const float (&d)[R], const float* x,
                                                int x_stride, int v, int ks, int n) {
     constexpr int XF4 = memra_mv_kind<KIND>::V / 4;
 #pragma unroll
     for (int t = 0; t < NT; t++) {
-        if (t >= n) break;
+        if (!FULL && t >= n) break;
         const float4* xt = reinterpret_cast<const float4*>(x + (long long)t * x_stride);
         const float4* xp = XG ? xt + XF4 * v : xt + v;
 #pragma unroll
@@ -148,15 +156,14 @@ __device__ __forceinline__ void memra_mvb_dots(float (&acc)[NT][R], const uint4 
 // 16-byte path (VEC and vec) two loads a row in flight in registers, else
 // element by element (the decode kernel's path where W or x is misaligned
 // or cols is not a multiple of V).
-template <int KIND, int KW, bool LS, bool VEC>
+template <int KIND, int KW, bool LS, bool VEC, bool FULL>
 __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
-                                                int cols, int mode, int n, int y_stride, bool vec) {
+                                                int cols, int mode, int n, int y_stride, bool vec, float (*red)[MEMRA_MVB_SUMS]) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS, U = 2;
     using Geo = memra_mv_geom<KIND, R, KW>;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step;
     static_assert(!LS || (KIND == MEMRA_MV_Q8 && KW * 16 == MEMRA_Q8_LANE_PAIRS), "lane-order scales are the wide q8_0 kernels'");
-    static_assert(NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
-    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
+    static_assert(NT * R == MEMRA_MVB_SUMS && NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
@@ -191,7 +198,7 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (v + step * u >= nv) break;
-                    memra_mvb_dots<KIND, true, NT, R>(acc, wv[u], d[u], x, x_stride, v + step * u, 1, n);
+                    memra_mvb_dots<KIND, true, NT, R, FULL>(acc, wv[u], d[u], x, x_stride, v + step * u, 1, n);
                 }
             }
         } else {
@@ -223,15 +230,14 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
 // sums are the same memra_mv_dot calls in the same order. q8_0 keeps
 // memra_mvb_units: one block an SM, its two trips a row in flight there
 // moved more bytes than one item ahead does (step 117: 4096 x 12288 +9%).
-template <int KIND, int KW>
+template <int KIND, int KW, bool FULL>
 __device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const float* x, int x_stride, int rows, int cols, int mode,
-                                                 int n, int y_stride) {
+                                                 int n, int y_stride, float (*red)[MEMRA_MVB_SUMS]) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
     using Geo = memra_mv_geom<KIND, R, KW>;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step;
     static_assert(KIND == MEMRA_MV_F16 || KIND == MEMRA_MV_BF16, "the 16-bit kinds: no scales to carry");
-    static_assert(NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
-    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
+    static_assert(NT * R == MEMRA_MVB_SUMS && NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
@@ -272,7 +278,7 @@ __device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const 
         uint4 wn[R];
         if (f + 1 < items) load(wn, false);
         const int v = kw * 32 + lane + cj * step;
-        if (v < nv) memra_mvb_dots<KIND, true, NT, R>(acc, w, d, x, x_stride, v, 1, n);
+        if (v < nv) memra_mvb_dots<KIND, true, NT, R, FULL>(acc, w, d, x, x_stride, v, 1, n);
         if (++cj == trips) {
             cj = 0;
             if (cu + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
@@ -323,16 +329,16 @@ __device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int co
 // already laid out so in global memory (matvec_batch_lay, x_stride floats
 // a token), where a copy would not fit: the same values in the same
 // places, so the same sums, read through the L1 without its conflicts.
-template <int KIND, int KW, bool LS, bool LAID>
+template <int KIND, int KW, bool LS, bool LAID, bool FULL>
 __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
-                                               int cols, int mode, int n, int y_stride, unsigned char* rings, float* xs) {
+                                               int cols, int mode, int n, int y_stride, unsigned char* rings, float* xs,
+                                               float (*red)[MEMRA_MVB_SUMS]) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
     using Geo = memra_mv_geom<KIND, R, KW>;
     using Ring = memra_mvb_ring_geom;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step, SL = Ring::SL;
     static_assert(KIND == MEMRA_MV_Q8, "the rings carry q8_0's loads and scales");
     static_assert(Ring::R == R && (SL & (SL - 1)) == 0 && SL >= 2, "the ring's slots: a power of two, one summed and the rest in flight");
-    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
@@ -397,7 +403,7 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
                 const unsigned int word = *reinterpret_cast<const unsigned int*>(ring + SL * Ring::W + slot * Ring::D + (i * 32 + lane) * 4);
                 d[i] = memra_f16_to_f32((unsigned short)(word >> (16 * ((par >> (slot * R + i)) & 1))));
             }
-            memra_mvb_dots<KIND, false, NT, R>(acc, wv, d, xr, xr_stride, v, nv, n);
+            memra_mvb_dots<KIND, false, NT, R, FULL>(acc, wv, d, xr, xr_stride, v, nv, n);
         }
         if (++cj == trips) {
             cj = 0;
@@ -419,35 +425,47 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
 // are, and the rows always take the 16-byte path (the host launches it
 // only where the decode kernel takes that path: engine/gpu batch);
 // otherwise memra_mvb_stream or memra_mvb_units reads x from global memory.
-template <int KIND, int KW, bool LS, bool STAGED, bool LAID = false>
-__device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
-                                          int n, int x_stride, int y_stride) {
+// A chunk's full n tokens take a FULL copy of the paths (memra_mvb_dots),
+// a prompt's last, shorter chunk the other.
+template <int KIND, int KW, bool LS, bool STAGED, bool LAID, bool FULL>
+__device__ __forceinline__ void memra_mvb_paths(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
+                                                int mode, int n, int x_stride, int y_stride, float (*red)[MEMRA_MVB_SUMS]) {
     constexpr int V = memra_mv_kind<KIND>::V;
-    n = min(n, MEMRA_MVB_TOKENS);
     // The decode kernel's test, for every token's x (x_stride % 4 == 0: each
     // 16-byte aligned when x is).
     const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
     static_assert(!(STAGED && LAID), "x is staged or laid out, not both");
     if constexpr (LAID) {
-        memra_mvb_ring<KIND, KW, LS, true>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
-                                           nullptr);
+        memra_mvb_ring<KIND, KW, LS, true, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
+                                           nullptr, red);
         return;
     }
     if constexpr (STAGED) {
         if (vec) {
-            memra_mvb_ring<KIND, KW, LS, false>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride,
-                                                reinterpret_cast<unsigned char*>(memra_xs), memra_xs + memra_mvb_ring_geom::BLOCK / 4);
+            memra_mvb_ring<KIND, KW, LS, false, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride,
+                                                reinterpret_cast<unsigned char*>(memra_xs), memra_xs + memra_mvb_ring_geom::BLOCK / 4, red);
             return;
         }
     }
     if constexpr (KIND == MEMRA_MV_F16 || KIND == MEMRA_MV_BF16) {
         if (vec) {
-            memra_mvb_stream<KIND, KW>(y, W, x, x_stride, rows, cols, mode, n, y_stride);
+            memra_mvb_stream<KIND, KW, FULL>(y, W, x, x_stride, rows, cols, mode, n, y_stride, red);
             return;
         }
     }
     memra_grid_wait();
-    memra_mvb_units<KIND, KW, LS, !STAGED>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec);
+    memra_mvb_units<KIND, KW, LS, !STAGED, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec, red);
+}
+
+template <int KIND, int KW, bool LS, bool STAGED, bool LAID = false>
+__device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
+                                          int n, int x_stride, int y_stride) {
+    __shared__ float red[MEMRA_MV_THREADS / 32][MEMRA_MVB_SUMS]; // the KW warps' partials (memra_mvb_put): one array for both copies
+    n = min(n, MEMRA_MVB_TOKENS);
+    if (n == MEMRA_MVB_TOKENS)
+        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, red);
+    else
+        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, false>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, red);
 }
 
 // xn_t = rmsnorm(x_t) * norm_w for tokens t < n, block t each, into global
