@@ -31,10 +31,6 @@
 // same sums.
 #include "common.cuh"
 
-// A unit's sums in a lane: 8 tokens x 4 rows, one a lane once reduced
-// (memra_mvb_put).
-constexpr int MEMRA_MVB_SUMS = MEMRA_MVB_TOKENS * 4;
-
 // Each lane's 32 values x[j] summed over the warp, value j's sum returned
 // to lane j: a reduce-scatter whose every level adds the pairs
 // memra_warp_sum's butterfly adds (lanes off apart, off = 16, 8, ..., 1;
@@ -158,12 +154,13 @@ __device__ __forceinline__ void memra_mvb_dots(float (&acc)[NT][R], const uint4 
 // or cols is not a multiple of V).
 template <int KIND, int KW, bool LS, bool VEC, bool FULL>
 __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
-                                                int cols, int mode, int n, int y_stride, bool vec, float (*red)[MEMRA_MVB_SUMS]) {
+                                                int cols, int mode, int n, int y_stride, bool vec) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS, U = 2;
     using Geo = memra_mv_geom<KIND, R, KW>;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step;
     static_assert(!LS || (KIND == MEMRA_MV_Q8 && KW * 16 == MEMRA_Q8_LANE_PAIRS), "lane-order scales are the wide q8_0 kernels'");
-    static_assert(NT * R == MEMRA_MVB_SUMS && NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
+    static_assert(NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
+    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
@@ -232,12 +229,13 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
 // moved more bytes than one item ahead does (step 117: 4096 x 12288 +9%).
 template <int KIND, int KW, bool FULL>
 __device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const float* x, int x_stride, int rows, int cols, int mode,
-                                                 int n, int y_stride, float (*red)[MEMRA_MVB_SUMS]) {
+                                                 int n, int y_stride) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
     using Geo = memra_mv_geom<KIND, R, KW>;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step;
     static_assert(KIND == MEMRA_MV_F16 || KIND == MEMRA_MV_BF16, "the 16-bit kinds: no scales to carry");
-    static_assert(NT * R == MEMRA_MVB_SUMS && NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
+    static_assert(NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
+    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
@@ -331,14 +329,14 @@ __device__ __forceinline__ void memra_mvb_copy(float* xs, const float* x, int co
 // places, so the same sums, read through the L1 without its conflicts.
 template <int KIND, int KW, bool LS, bool LAID, bool FULL>
 __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const unsigned short* S, const float* x, int x_stride, int rows,
-                                               int cols, int mode, int n, int y_stride, unsigned char* rings, float* xs,
-                                               float (*red)[MEMRA_MVB_SUMS]) {
+                                               int cols, int mode, int n, int y_stride, unsigned char* rings, float* xs) {
     constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
     using Geo = memra_mv_geom<KIND, R, KW>;
     using Ring = memra_mvb_ring_geom;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step, SL = Ring::SL;
     static_assert(KIND == MEMRA_MV_Q8, "the rings carry q8_0's loads and scales");
     static_assert(Ring::R == R && (SL & (SL - 1)) == 0 && SL >= 2, "the ring's slots: a power of two, one summed and the rest in flight");
+    __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
@@ -426,46 +424,48 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
 // only where the decode kernel takes that path: engine/gpu batch);
 // otherwise memra_mvb_stream or memra_mvb_units reads x from global memory.
 // A chunk's full n tokens take a FULL copy of the paths (memra_mvb_dots),
-// a prompt's last, shorter chunk the other.
+// a prompt's last, shorter chunk the other. Each copy's paths keep their
+// own reduce arrays (static shared memory: 2 KiB for the 16-bit kernels,
+// 4 KiB for the wide staged q8_0 one), as run371 measured them.
 template <int KIND, int KW, bool LS, bool STAGED, bool LAID, bool FULL>
 __device__ __forceinline__ void memra_mvb_paths(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
-                                                int mode, int n, int x_stride, int y_stride, float (*red)[MEMRA_MVB_SUMS]) {
+                                                int mode, int n, int x_stride, int y_stride) {
     constexpr int V = memra_mv_kind<KIND>::V;
     // The decode kernel's test, for every token's x (x_stride % 4 == 0: each
     // 16-byte aligned when x is).
     const bool vec = cols % V == 0 && memra_aligned16(W) && memra_aligned16(x) && (x_stride & 3) == 0;
     static_assert(!(STAGED && LAID), "x is staged or laid out, not both");
     if constexpr (LAID) {
-        memra_mvb_ring<KIND, KW, LS, true, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, reinterpret_cast<unsigned char*>(memra_xs),
-                                           nullptr, red);
+        memra_mvb_ring<KIND, KW, LS, true, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride,
+                                                 reinterpret_cast<unsigned char*>(memra_xs), nullptr);
         return;
     }
     if constexpr (STAGED) {
         if (vec) {
             memra_mvb_ring<KIND, KW, LS, false, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride,
-                                                reinterpret_cast<unsigned char*>(memra_xs), memra_xs + memra_mvb_ring_geom::BLOCK / 4, red);
+                                                      reinterpret_cast<unsigned char*>(memra_xs),
+                                                      memra_xs + memra_mvb_ring_geom::BLOCK / 4);
             return;
         }
     }
     if constexpr (KIND == MEMRA_MV_F16 || KIND == MEMRA_MV_BF16) {
         if (vec) {
-            memra_mvb_stream<KIND, KW, FULL>(y, W, x, x_stride, rows, cols, mode, n, y_stride, red);
+            memra_mvb_stream<KIND, KW, FULL>(y, W, x, x_stride, rows, cols, mode, n, y_stride);
             return;
         }
     }
     memra_grid_wait();
-    memra_mvb_units<KIND, KW, LS, !STAGED, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec, red);
+    memra_mvb_units<KIND, KW, LS, !STAGED, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec);
 }
 
 template <int KIND, int KW, bool LS, bool STAGED, bool LAID = false>
 __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                                           int n, int x_stride, int y_stride) {
-    __shared__ float red[MEMRA_MV_THREADS / 32][MEMRA_MVB_SUMS]; // the KW warps' partials (memra_mvb_put): one array for both copies
     n = min(n, MEMRA_MVB_TOKENS);
     if (n == MEMRA_MVB_TOKENS)
-        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, red);
+        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
     else
-        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, false>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride, red);
+        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, false>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 // xn_t = rmsnorm(x_t) * norm_w for tokens t < n, block t each, into global
