@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Prepared in session 66 for an H200 (none was lent in sessions 61-66):
-# run354.sh's run (the mixed launch on the Q4_K_M presets, gates, docs/
-# perf.md's full table and bench -compare against run303), then steps
-# 117-118 on the H200: prime ms at P=512 on the bf16 and q8_0 presets,
-# main against de47370 (before them), alternated twice. carry ["bin"];
-# binaries from
+# Prepared in session 66 for an H200 (none was lent in sessions 61-66),
+# run in session 67: run354.sh's run (the mixed launch on the Q4_K_M
+# presets, gates, docs/perf.md's full table and bench -compare against
+# run303), then steps 117-119 on the H200: prime ms at P=512 on the bf16
+# and q8_0 presets, main (8391a6b or later) against de47370 (before them),
+# alternated twice (-ctx 64 -tokens 16: the decode rows are the table's).
+# Session 67 edited it so and asked for an H200 twice; neither start came.
+# carry ["bin"]; binaries from
 #   bash scripts/gpu/bins.sh main=main:memra,gate,bench old=de47370:bench
-# ~9 min; on any other card it stops at once.
+# ~8 min; on any other card it stops at once.
 set -u
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200: nothing run"; exit 0; }
 bash scripts/gpu/run354.sh
@@ -19,7 +21,7 @@ i=0
 for b in old main old main; do
   i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf $d; mkdir -p $d
   el "bench prime P=512 ($b)"
-  timeout 150 ./bin/$b/bench -model "$ms" -ctx 1024 -reps 3 -tokens 64 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
+  timeout 150 ./bin/$b/bench -model "$ms" -ctx 64 -reps 3 -tokens 16 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
   echo "rc $?"
   grep -E 'prime' $d/stderr.txt
 done
