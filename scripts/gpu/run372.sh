@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in session 67 (no GPU was lent after run371), for the next
 # session with one: main after step 119 (bin/main, the kernels run371
-# measured): the batch and prefill GPU tests and gates; then two variants
+# measured): the batch and prefill GPU tests and gates; then three variants
 # against it, alternated twice (BenchmarkGPUMatvecBatch bf16, f16, q8_0 for
 # 8 tokens; prime ms at P=512 on 0.8B bf16, 9B bf16, 9B q8_0):
 #   once: 1374fbf, the reduce array declared once in memra_mvb (its wide
@@ -10,28 +10,32 @@
 #     kernels with 8 rows a warp, one block an SM, so that each x load feeds
 #     twice the rows (the 12,288-column down projections read x from the L2
 #     for every unit), with its batch test;
+#   r8all: 1374fbf + scripts/gpu/patches/mvb/r8-all.patch, the plain 16-bit
+#     kernels so too (the 0.8B's 1,024-column launches are a trip a unit, so
+#     half the units is half the reduce-scatters a row), with its batch test;
 # last, ncu of main's batch kernels at 4,096 and 12,288 columns (what
 # bounds them after step 119). carry ["bin"]; binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,gate,bench,engine_gpu.test \
-#     once=1374fbf:bench,engine_gpu.test r8=1374fbf+scripts/gpu/patches/mvb/r8.patch:bench,engine_gpu.test
-# ~7 min on an H100.
+#     once=1374fbf:bench,engine_gpu.test r8=1374fbf+scripts/gpu/patches/mvb/r8.patch:bench,engine_gpu.test \
+#     r8all=1374fbf+scripts/gpu/patches/mvb/r8-all.patch:bench,engine_gpu.test
+# ~8 min on an H100.
 set -u
 source scripts/gpu/lib.sh
 start_run
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 synth main "0.8b 9b" "bf16 q8_0"
-for b in main r8; do
+for b in main r8 r8all; do
   el "batch and prefill tests ($b)"
   (cd engine/gpu && timeout 200 "$R/bin/$b/engine_gpu.test" -test.run 'Batch|Prefill|Chunk' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" )
 done
-for b in main once r8 main once r8; do
+for b in main once r8 r8all main once r8 r8all; do
   el "BenchmarkGPUMatvecBatch n8 ($b)"
   (cd engine/gpu && timeout 120 "$R/bin/$b/engine_gpu.test" -test.run '^$' -test.bench 'GPUMatvecBatch/(BF16|F16|Q8_0)/.*/n8/' -test.benchtime 200x 2>&1 | grep -E "^Bench" | sed "s/^/$b /")
 done
 wait_synth
 ms="$M/0.8b-bf16.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf"
 i=0
-for b in main once r8 main once r8; do
+for b in main once r8 r8all main once r8 r8all; do
   i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf $d; mkdir -p $d
   el "bench prime P=512 ($b)"
   timeout 150 ./bin/$b/bench -model "$ms" -ctx 64 -reps 3 -tokens 16 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
