@@ -6,18 +6,19 @@
 # 8 tokens; prime ms at P=512 on 0.8B bf16, 9B bf16, 9B q8_0):
 #   once: 1374fbf, the reduce array declared once in memra_mvb (its wide
 #     kernels' registers allocated otherwise; docs/perf.md step 119);
-#   r8:   1374fbf + scripts/gpu/patches/mvb/r8.patch, the wide 16-bit batch
+#   r8:   main + scripts/gpu/patches/mvb-r8.patch, the wide 16-bit batch
 #     kernels with 8 rows a warp, one block an SM, so that each x load feeds
 #     twice the rows (the 12,288-column down projections read x from the L2
-#     for every unit), with its batch test;
-#   r8all: 1374fbf + scripts/gpu/patches/mvb/r8-all.patch, the plain 16-bit
+#     for every unit; its reduce array declared once, as 1374fbf), with its
+#     batch test;
+#   r8all: r8 + scripts/gpu/patches/mvb-r8plain.patch, the plain 16-bit
 #     kernels so too (the 0.8B's 1,024-column launches are a trip a unit, so
 #     half the units is half the reduce-scatters a row), with its batch test;
 # last, ncu of main's batch kernels at 4,096 and 12,288 columns (what
 # bounds them after step 119). carry ["bin"]; binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,gate,bench,engine_gpu.test \
-#     once=1374fbf:bench,engine_gpu.test r8=1374fbf+scripts/gpu/patches/mvb/r8.patch:bench,engine_gpu.test \
-#     r8all=1374fbf+scripts/gpu/patches/mvb/r8-all.patch:bench,engine_gpu.test
+#     once=1374fbf:bench,engine_gpu.test r8=main+scripts/gpu/patches/mvb-r8.patch:bench,engine_gpu.test \
+#     r8all=main+scripts/gpu/patches/mvb-r8.patch+scripts/gpu/patches/mvb-r8plain.patch:bench,engine_gpu.test
 # ~8 min on an H100.
 set -u
 source scripts/gpu/lib.sh
