@@ -1,29 +1,40 @@
 #!/usr/bin/env bash
 # Prepared in session 67 (no GPU was lent after run371), for a session with
-# one: step 119's copy for a full chunk in the Q4_K and Q5_K tensor-core
-# batch kernels (scripts/gpu/patches/kq-full.patch, bin/kqf) against main:
-# their batch test and the prefill test on kqf, BenchmarkGPUMatvecBatch
-# Q4_K/Q5_K for 8 tokens and prime ms at P=512 on the 0.8B and 9B Q4_K,
-# Q5_K and Q4_K_M presets, alternated twice, and gates on kqf. carry
-# ["bin"]; binaries from
+# one: two prefill patches against main, each alternated twice with it:
+#   kqf:  scripts/gpu/patches/kq-full.patch, step 119's copy for a full chunk
+#         in the Q4_K and Q5_K tensor-core batch kernels;
+#   gdnp: scripts/gpu/patches/gdn-pipe.patch, gdn_conv_chunk and
+#         gdn_delta_chunk loading token t + 1's inputs before token t's
+#         arithmetic (the 0.8B's chunk is spent mostly outside its products).
+# Their tests first (kqf: the batch test and the prefill test; gdnp: the
+# chunk kernels' tests and the prefill test), then BenchmarkGPUMatvecBatch
+# Q4_K/Q5_K for 8 tokens (main, kqf), prime ms at P=512 (main, kqf, gdnp) on
+# the 0.8B and 9B Q4_K, Q5_K and Q4_K_M presets and the 0.8B bf16 and q8_0,
+# and gates. carry ["bin"]; binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,engine_gpu.test \
-#     kqf=main+scripts/gpu/patches/kq-full.patch:gate,bench,engine_gpu.test
-# ~7 min on an H100.
+#     kqf=main+scripts/gpu/patches/kq-full.patch:gate,bench,engine_gpu.test \
+#     gdnp=main+scripts/gpu/patches/gdn-pipe.patch:gate,bench,engine_gpu.test
+# ~8 min on an H100.
 set -u
 source scripts/gpu/lib.sh
 start_run
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 synth main "0.8b 9b" "q4_k q5_k q4_k_m"
+synth_k=$SYNTH
+synth main "0.8b" "bf16 q8_0"
+SYNTH="$SYNTH $synth_k"
 el "batch and prefill tests (kqf)"
 (cd engine/gpu && timeout 200 "$R/bin/kqf/engine_gpu.test" -test.run 'TestGPUKernelMatvecBatch|TestGPUPrefillMatchesTokenFeed' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" )
+el "chunk and prefill tests (gdnp)"
+(cd engine/gpu && timeout 200 "$R/bin/gdnp/engine_gpu.test" -test.run 'Chunk|TestGPUPrefillMatchesTokenFeed' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" )
 for b in main kqf main kqf; do
   el "BenchmarkGPUMatvecBatch n8 ($b)"
   (cd engine/gpu && timeout 120 "$R/bin/$b/engine_gpu.test" -test.run '^$' -test.bench 'GPUMatvecBatch/(Q4_K|Q5_K)/.*/n8/' -test.benchtime 200x 2>&1 | grep -E "^Bench" | sed "s/^/$b /")
 done
 wait_synth
-ms="$M/0.8b-q4_k.gguf,$M/0.8b-q5_k.gguf,$M/0.8b-q4_k_m.gguf,$M/9b-q4_k.gguf,$M/9b-q5_k.gguf,$M/9b-q4_k_m.gguf"
+ms="$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/0.8b-q4_k.gguf,$M/0.8b-q5_k.gguf,$M/0.8b-q4_k_m.gguf,$M/9b-q4_k.gguf,$M/9b-q5_k.gguf,$M/9b-q4_k_m.gguf"
 i=0
-for b in main kqf main kqf; do
+for b in main kqf gdnp main kqf gdnp; do
   i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf $d; mkdir -p $d
   el "bench prime P=512 ($b)"
   timeout 150 ./bin/$b/bench -model "$ms" -ctx 64 -reps 3 -tokens 16 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
@@ -31,8 +42,10 @@ for b in main kqf main kqf; do
   grep -E 'prime' $d/stderr.txt
 done
 tar czf "$OUT/bench-prime.tgz" -C /tmp bp
-el "gates (kqf)"
+el "gates"
 gate kqf "$M/9b-q4_k.gguf" 300 32 0
 gate kqf "$M/9b-q5_k.gguf" 300 32 0
 gate kqf "$M/0.8b-q4_k_m.gguf" 300 128 1
+gate gdnp "$M/0.8b-bf16.gguf" 300 128 0
+gate gdnp "$M/9b-q4_k_m.gguf" 300 32 0
 el done
