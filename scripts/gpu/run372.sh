@@ -9,7 +9,7 @@
 #   r8:   main + scripts/gpu/patches/mvb-r8.patch, the wide 16-bit batch
 #     kernels with 8 rows a warp, one block an SM, so that each x load feeds
 #     twice the rows (the 12,288-column down projections read x from the L2
-#     for every unit; its reduce array declared once, as 1374fbf), with its
+#     for every unit; every other batch kernel's code unchanged), with its
 #     batch test;
 #   r8all: r8 + scripts/gpu/patches/mvb-r8plain.patch, the plain 16-bit
 #     kernels so too (the 0.8B's 1,024-column launches are a trip a unit, so
