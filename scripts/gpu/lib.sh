@@ -282,3 +282,58 @@ ncu_src() {
   grep -E "^  [a-z_]+|Duration|DRAM Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Issued Warp|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Stall" "$d/$3.txt" | head -40
   ncu -i "$d/$3.ncu-rep" --page source --csv --print-source sass > "$d/$3-src.csv" 2>&1 || echo "(no source page from this ncu)"
 }
+
+# prime_ab MODELS B...: prime ms at P=512 of MODELS (comma-separated paths)
+# with bin/B for each B in turn (list a binary again for another round),
+# -ctx 64 -tokens 16 so that the run is the priming's; the reports under
+# /tmp/bp, tarred into $OUT/bench-prime.tgz (run371 spells it out).
+prime_ab() {
+  local ms=$1 i=0 b d
+  shift
+  for b in "$@"; do
+    i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf "$d"; mkdir -p "$d"
+    el "bench prime P=512 ($b)"
+    timeout 150 "./bin/$b/bench" -model "$ms" -ctx 64 -reps 3 -tokens 16 -prompt 512 -sampled=false -out "$d" > "$d/stdout.txt" 2> "$d/stderr.txt"
+    echo "rc $?"
+    grep -E 'prime' "$d/stderr.txt"
+  done
+  tar czf "$OUT/bench-prime.tgz" -C /tmp bp
+}
+
+# mvb_bench PATTERN B...: BenchmarkGPUMatvecBatch/PATTERN (e.g.
+# '(BF16|Q8_0)/.*/n8/') of bin/B for each B in turn, 200 launches a case,
+# each line led by B (run371 spells it out).
+mvb_bench() {
+  local p=$1 b
+  shift
+  for b in "$@"; do
+    el "BenchmarkGPUMatvecBatch $p ($b)"
+    (cd engine/gpu && timeout 120 "$R/bin/$b/engine_gpu.test" -test.run '^$' -test.bench "GPUMatvecBatch/$p" -test.benchtime 200x 2>&1 | grep -E "^Bench" | sed "s/^/$b /")
+  done
+}
+
+# run_tests B REGEXP: the engine/gpu tests of bin/B that REGEXP names, their
+# summary lines printed.
+run_tests() {
+  el "tests $2 ($1)"
+  (cd engine/gpu && timeout 200 "$R/bin/$1/engine_gpu.test" -test.run "$2" -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic")
+}
+
+# ncu_batch B CASE KERNEL NAME: ncu on one launch of bin/B's
+# BenchmarkGPUMatvecBatch/CASE (e.g. Q8_0/24576x4096/n8/staged; KERNEL a
+# regexp of its kernel's name; caches flushed): time, throughputs, issue
+# and registers printed; the report, its details and its raw page (the
+# stalls per issued instruction, the instruction counts) under /tmp/ncu as
+# NAME* for the caller to tar (run369 spells it out).
+ncu_batch() {
+  local d=/tmp/ncu
+  mkdir -p "$d"
+  el "ncu $2 ($1)"
+  (cd engine/gpu && timeout 100 ncu --clock-control none --launch-skip 3 --launch-count 1 -k "regex:$3" \
+    --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis_Tables --section ComputeWorkloadAnalysis \
+    -f -o "$d/$4" "$R/bin/$1/engine_gpu.test" -test.run '^$' -test.bench "GPUMatvecBatch/$2\$" -test.benchtime 1x) > "$d/$4-run.txt" 2>&1
+  ncu -i "$d/$4.ncu-rep" --print-details all > "$d/$4.txt" 2>&1
+  ncu -i "$d/$4.ncu-rep" --page raw --csv > "$d/$4-raw.csv" 2>&1
+  grep -E "^  [a-z_]+ \(|Duration|DRAM Throughput  |L2 Cache Throughput|L1/TEX Cache Throughput|Issued Warp Per|Warp Cycles Per Issued|Registers Per" "$d/$4.txt" | head -12
+}

@@ -16,14 +16,5 @@ source scripts/gpu/lib.sh
 T0=$(date +%s)
 M=/tmp/models R=$PWD
 exec > >(tee -a "$OUT/log.txt") 2>&1
-ms="$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf"
-i=0
-for b in old main old main; do
-  i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf $d; mkdir -p $d
-  el "bench prime P=512 ($b)"
-  timeout 150 ./bin/$b/bench -model "$ms" -ctx 64 -reps 3 -tokens 16 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
-  echo "rc $?"
-  grep -E 'prime' $d/stderr.txt
-done
-tar czf "$OUT/bench-prime.tgz" -C /tmp bp
+prime_ab "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf" old main old main
 el done

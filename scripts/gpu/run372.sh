@@ -25,41 +25,18 @@ source scripts/gpu/lib.sh
 start_run
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 synth main "0.8b 9b" "bf16 q8_0"
-for b in main r8 r8all; do
-  el "batch and prefill tests ($b)"
-  (cd engine/gpu && timeout 200 "$R/bin/$b/engine_gpu.test" -test.run 'Batch|Prefill|Chunk' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" )
-done
-for b in main once r8 r8all main once r8 r8all; do
-  el "BenchmarkGPUMatvecBatch n8 ($b)"
-  (cd engine/gpu && timeout 120 "$R/bin/$b/engine_gpu.test" -test.run '^$' -test.bench 'GPUMatvecBatch/(BF16|F16|Q8_0)/.*/n8/' -test.benchtime 200x 2>&1 | grep -E "^Bench" | sed "s/^/$b /")
-done
+for b in main r8 r8all; do run_tests $b 'Batch|Prefill|Chunk'; done
+mvb_bench '(BF16|F16|Q8_0)/.*/n8/' main once r8 r8all main once r8 r8all
 wait_synth
-ms="$M/0.8b-bf16.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf"
-i=0
-for b in main once r8 r8all main once r8 r8all; do
-  i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf $d; mkdir -p $d
-  el "bench prime P=512 ($b)"
-  timeout 150 ./bin/$b/bench -model "$ms" -ctx 64 -reps 3 -tokens 16 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
-  echo "rc $?"
-  grep -E 'prime' $d/stderr.txt
-done
-tar czf "$OUT/bench-prime.tgz" -C /tmp bp
+prime_ab "$M/0.8b-bf16.gguf,$M/9b-bf16.gguf,$M/9b-q8_0.gguf" main once r8 r8all main once r8 r8all
 el "gates (main)"
 gate main "$M/9b-bf16.gguf" 300 32 0
 gate main "$M/9b-q8_0.gguf" 300 32 1
 gate main "$M/0.8b-q8_0.gguf" 300 128 0
 gate main "$M/0.8b-bf16.gguf" 300 128 1
-d=/tmp/ncu; mkdir -p $d
-for c in "Q8_0/24576x4096/n8/staged matvec_batch_q8_0 q8s" "Q8_0/4096x12288/n8/laid matvec_batch_q8_0 q8l" "BF16/4096x12288/n8/global matvec_batch_bf16 bfw" "BF16/24576x4096/n8/global matvec_batch_bf16 bf"; do
-  set -- $c
-  el "ncu $1 (main)"
-  (cd engine/gpu && timeout 100 ncu --clock-control none --launch-skip 3 --launch-count 1 -k "regex:$2" \
-    --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats --section MemoryWorkloadAnalysis \
-    --section MemoryWorkloadAnalysis_Tables --section ComputeWorkloadAnalysis \
-    -f -o "$d/$3" "$R/bin/main/engine_gpu.test" -test.run '^$' -test.bench "GPUMatvecBatch/$1\$" -test.benchtime 1x) > "$d/$3-run.txt" 2>&1
-  ncu -i "$d/$3.ncu-rep" --print-details all > "$d/$3.txt" 2>&1
-  ncu -i "$d/$3.ncu-rep" --page raw --csv > "$d/$3-raw.csv" 2>&1
-  grep -E "^  [a-z_]+ \(|Duration|DRAM Throughput  |L2 Cache Throughput|L1/TEX Cache Throughput|Issued Warp Per|Warp Cycles Per Issued|Registers Per" "$d/$3.txt" | head -12
-done
+ncu_batch main Q8_0/24576x4096/n8/staged matvec_batch_q8_0 q8s
+ncu_batch main Q8_0/4096x12288/n8/laid matvec_batch_q8_0 q8l
+ncu_batch main BF16/4096x12288/n8/global matvec_batch_bf16 bfw
+ncu_batch main BF16/24576x4096/n8/global matvec_batch_bf16 bf
 tar czf "$OUT/ncu.tgz" -C /tmp ncu
 el done

@@ -23,25 +23,12 @@ synth main "0.8b 9b" "q4_k q5_k q4_k_m"
 synth_k=$SYNTH
 synth main "0.8b" "bf16 q8_0"
 SYNTH="$SYNTH $synth_k"
-el "batch and prefill tests (kqf)"
-(cd engine/gpu && timeout 200 "$R/bin/kqf/engine_gpu.test" -test.run 'TestGPUKernelMatvecBatch|TestGPUPrefillMatchesTokenFeed' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" )
-el "chunk and prefill tests (gdnp)"
-(cd engine/gpu && timeout 200 "$R/bin/gdnp/engine_gpu.test" -test.run 'Chunk|TestGPUPrefillMatchesTokenFeed' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" )
-for b in main kqf main kqf; do
-  el "BenchmarkGPUMatvecBatch n8 ($b)"
-  (cd engine/gpu && timeout 120 "$R/bin/$b/engine_gpu.test" -test.run '^$' -test.bench 'GPUMatvecBatch/(Q4_K|Q5_K)/.*/n8/' -test.benchtime 200x 2>&1 | grep -E "^Bench" | sed "s/^/$b /")
-done
+run_tests kqf 'TestGPUKernelMatvecBatch|TestGPUPrefillMatchesTokenFeed'
+run_tests gdnp 'Chunk|TestGPUPrefillMatchesTokenFeed'
+mvb_bench '(Q4_K|Q5_K)/.*/n8/' main kqf main kqf
 wait_synth
-ms="$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/0.8b-q4_k.gguf,$M/0.8b-q5_k.gguf,$M/0.8b-q4_k_m.gguf,$M/9b-q4_k.gguf,$M/9b-q5_k.gguf,$M/9b-q4_k_m.gguf"
-i=0
-for b in main kqf gdnp main kqf gdnp; do
-  i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf $d; mkdir -p $d
-  el "bench prime P=512 ($b)"
-  timeout 150 ./bin/$b/bench -model "$ms" -ctx 64 -reps 3 -tokens 16 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
-  echo "rc $?"
-  grep -E 'prime' $d/stderr.txt
-done
-tar czf "$OUT/bench-prime.tgz" -C /tmp bp
+prime_ab "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/0.8b-q4_k.gguf,$M/0.8b-q5_k.gguf,$M/0.8b-q4_k_m.gguf,$M/9b-q4_k.gguf,$M/9b-q5_k.gguf,$M/9b-q4_k_m.gguf" \
+  main kqf gdnp main kqf gdnp
 el "gates"
 gate kqf "$M/9b-q4_k.gguf" 300 32 0
 gate kqf "$M/9b-q5_k.gguf" 300 32 0

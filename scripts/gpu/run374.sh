@@ -13,23 +13,10 @@ source scripts/gpu/lib.sh
 start_run
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 synth main "0.8b 9b" "q8_0"
-el "batch and prefill tests (cs)"
-(cd engine/gpu && timeout 200 "$R/bin/cs/engine_gpu.test" -test.run 'TestGPUKernelMatvecBatch|TestGPUPrefillMatchesTokenFeed' -test.v 2>&1 | grep -E "^(--- |ok|FAIL|PASS)|panic" )
-for b in main cs main cs; do
-  el "BenchmarkGPUMatvecBatch n8 ($b)"
-  (cd engine/gpu && timeout 120 "$R/bin/$b/engine_gpu.test" -test.run '^$' -test.bench 'GPUMatvecBatch/Q8_0/.*/n8/' -test.benchtime 200x 2>&1 | grep -E "^Bench" | sed "s/^/$b /")
-done
+run_tests cs 'TestGPUKernelMatvecBatch|TestGPUPrefillMatchesTokenFeed'
+mvb_bench 'Q8_0/.*/n8/' main cs main cs
 wait_synth
-ms="$M/0.8b-q8_0.gguf,$M/9b-q8_0.gguf"
-i=0
-for b in main cs main cs; do
-  i=$((i+1)); d=/tmp/bp/$i-$b; rm -rf $d; mkdir -p $d
-  el "bench prime P=512 ($b)"
-  timeout 150 ./bin/$b/bench -model "$ms" -ctx 64 -reps 3 -tokens 16 -prompt 512 -sampled=false -out $d > $d/stdout.txt 2> $d/stderr.txt
-  echo "rc $?"
-  grep -E 'prime' $d/stderr.txt
-done
-tar czf "$OUT/bench-prime.tgz" -C /tmp bp
+prime_ab "$M/0.8b-q8_0.gguf,$M/9b-q8_0.gguf" main cs main cs
 el "gates (cs)"
 gate cs "$M/9b-q8_0.gguf" 300 32 0
 gate cs "$M/0.8b-q8_0.gguf" 300 128 1
