@@ -2,7 +2,7 @@
 # Session 67: ncu of the prefill batch kernels at 4,096 columns for 8
 # tokens (what bounds them: issue, shared memory, or latency), before
 # choosing the next prefill step. carry ["bin"]; binaries from
-#   bash scripts/gpu/bins.sh main=main:engine_gpu.test
+#   bash scripts/gpu/bins.sh main=596260c:engine_gpu.test
 # ~3 min on an H100.
 set -u
 source scripts/gpu/lib.sh

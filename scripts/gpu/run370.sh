@@ -3,8 +3,8 @@
 # (scripts/gpu/patches/mvb/full.patch, bin/full) against main: the batch
 # kernels' tests on full, then BenchmarkGPUMatvecBatch's q8_0 shapes for 8
 # tokens, alternated twice. carry ["bin"]; binaries from
-#   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:engine_gpu.test \
-#     full=main+scripts/gpu/patches/mvb/full.patch:engine_gpu.test
+#   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=596260c:engine_gpu.test \
+#     full=596260c+scripts/gpu/patches/mvb/full.patch:engine_gpu.test
 # ~2 min on an H100.
 set -u
 source scripts/gpu/lib.sh

@@ -4,8 +4,8 @@
 # batch kernels' tests on new, BenchmarkGPUMatvecBatch for 8 tokens
 # (bf16, f16, q8_0), then prime ms at P=512 on the bf16 and q8_0 presets,
 # each alternated twice, and gates. carry ["bin"]; binaries from
-#   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:bench,engine_gpu.test \
-#     new=main+scripts/gpu/patches/mvb/full-all.patch:memra,gate,bench,engine_gpu.test
+#   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=596260c:bench,engine_gpu.test \
+#     new=596260c+scripts/gpu/patches/mvb/full-all.patch:memra,gate,bench,engine_gpu.test
 # ~7 min on an H100.
 set -u
 source scripts/gpu/lib.sh
