@@ -141,13 +141,13 @@ func (g *Model) chunkFields(ch *chunk) []chunkField {
 	return fs
 }
 
-// laidCols is the widest input of the model's matrices that have laid
-// batch kernels (q8_0's; 0: none), whichever the plan lays out.
+// laidCols is the widest input of the matrices g's plan lays out (0: none,
+// or no plan): only those launches read the chunk's lx.
 func (g *Model) laidCols() int {
 	cols := 0
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			if _, ok := batchKernel(batchVariant(w, fromLaid)); ok {
+			if g.pf != nil && g.pf.from(w) == fromLaid {
 				cols = max(cols, w.cols)
 			}
 		}
