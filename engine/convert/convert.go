@@ -46,11 +46,51 @@ type Options struct {
 const chunkBytes = 4 << 20
 
 // ConvertFile converts the checkpoint in dir to a GGUF file at out through
-// WriteFileAtomic: out is never a partial file, and cancelling ctx stops the
-// write at its next buffer, removes the temporary file and returns an error
-// wrapping ctx's cause.
+// writeGGUFFile: out is never a partial file, nor replaces anything but a
+// GGUF file, and cancelling ctx stops the write at its next buffer, removes
+// the temporary file and returns an error wrapping ctx's cause.
 func ConvertFile(ctx context.Context, dir, out string, opt Options) error {
-	return WriteFileAtomic(ctx, out, func(w io.Writer) error { return Convert(dir, w, opt) })
+	return writeGGUFFile(ctx, out, func(w io.Writer) error { return Convert(dir, w, opt) })
+}
+
+// writeGGUFFile is WriteFileAtomic for a GGUF file, which refuses up front
+// to replace a file that is not one: a slip in the output path (the
+// checkpoint's config.json or a .safetensors shard, a document) would
+// otherwise lose that file when the rename lands. An empty file has
+// nothing to lose.
+func writeGGUFFile(ctx context.Context, path string, write func(io.Writer) error) error {
+	if err := checkOutput(path); err != nil {
+		return err
+	}
+	if err := checkReplacesGGUF(path); err != nil {
+		return err
+	}
+	return WriteFileAtomic(ctx, path, write)
+}
+
+// checkReplacesGGUF reports an error unless path is missing, empty or
+// begins with GGUF's magic; checkOutput has ruled out all but regular files.
+func checkReplacesGGUF(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	defer f.Close()
+	var head [4]byte
+	n, err := io.ReadFull(f, head[:])
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return nil
+	case n == len(head) && string(head[:]) == "GGUF":
+		return nil
+	case err != nil && err != io.ErrUnexpectedEOF:
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	return fmt.Errorf("output %s exists and is not a GGUF file (it begins %q): memra replaces only GGUF files, so a slip in -o loses nothing; remove it or give another path",
+		path, head[:n])
 }
 
 // WriteFileAtomic streams write's output through a buffer into a temporary

@@ -737,3 +737,51 @@ func TestConvertVHeadReorderNotInvolution(t *testing.T) {
 	}
 	exact("ssm_a", a)
 }
+
+// TestConvertReplacesOnlyGGUF: an output path naming a file that is not a
+// GGUF file (here the checkpoint's own inputs, as a slip in -o would) is
+// refused before any work and the file is left as it was; an empty file
+// and an earlier GGUF are replaced.
+func TestConvertReplacesOnlyGGUF(t *testing.T) {
+	d := qwen35Dims()
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, d, hfTensors(d, 1, DTypeBF16))
+	for _, name := range []string{"config.json", "model.safetensors", "tokenizer.json"} {
+		p := filepath.Join(dir, name)
+		before, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = ConvertFile(t.Context(), dir, p, Options{Type: FileBF16})
+		if err == nil || !strings.Contains(err.Error(), "is not a GGUF file") || !strings.Contains(err.Error(), p) {
+			t.Errorf("-o %s: %v; want an error naming it as not a GGUF file", name, err)
+		}
+		if after, err := os.ReadFile(p); err != nil || !bytes.Equal(after, before) {
+			t.Errorf("-o %s: the file changed (%d bytes before, %d after, %v)", name, len(before), len(after), err)
+		}
+		if tmps := tempsOf(t, p); len(tmps) > 0 {
+			t.Errorf("-o %s: %v left behind", name, tmps)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "out.gguf")
+	if err := os.WriteFile(out, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 { // empty, then the first run's GGUF
+		if err := ConvertFile(t.Context(), dir, out, Options{Type: FileBF16}); err != nil {
+			t.Fatalf("run %d over %s: %v", i, out, err)
+		}
+		if _, err := gguf.Open(out); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	// Too short to hold the magic, and a file that only begins like one.
+	for _, b := range []string{"GG", "GGUX and more"} {
+		if err := os.WriteFile(out, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := SynthFile(t.Context(), out, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1}); err == nil || !strings.Contains(err.Error(), "is not a GGUF file") {
+			t.Errorf("synth over %q: %v; want it refused", b, err)
+		}
+	}
+}

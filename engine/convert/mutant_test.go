@@ -728,12 +728,14 @@ func TestSynthVocabDoesNotFit(t *testing.T) {
 	}
 }
 
-// TestSynthFileReplacesOutput: an existing regular file of the user's at the
-// output path is replaced by the new model, and no temporary file is left.
+// TestSynthFileReplacesOutput: an existing GGUF file of the user's at the
+// output path (here only its magic and a version) is replaced by the new
+// model, and no temporary file is left. Files that are not GGUF are
+// TestConvertReplacesOnlyGGUF's.
 func TestSynthFileReplacesOutput(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.gguf")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("GGUF\x03\x00\x00\x00old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := SynthFile(t.Context(), path, SynthOptions{Preset: "tiny", Type: FileBF16, Seed: 1}); err != nil {

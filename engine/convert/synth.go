@@ -85,10 +85,11 @@ type SynthOptions struct {
 // synthChunk is the number of elements generated per goroutine task.
 const synthChunk = 1 << 20
 
-// SynthFile writes a synthetic model to path through WriteFileAtomic (a
-// temporary file beside it, removed on error or when ctx is cancelled).
+// SynthFile writes a synthetic model to path through writeGGUFFile (a
+// temporary file beside it, removed on error or when ctx is cancelled; an
+// existing path must be a GGUF file).
 func SynthFile(ctx context.Context, path string, opt SynthOptions) error {
-	return WriteFileAtomic(ctx, path, func(w io.Writer) error { return Synth(w, opt) })
+	return writeGGUFFile(ctx, path, func(w io.Writer) error { return Synth(w, opt) })
 }
 
 // Synth writes a GGUF with deterministic random weights in llama.cpp's

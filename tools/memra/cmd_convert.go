@@ -28,7 +28,9 @@ writes them, the tokenizer and chat template in the metadata, the matrices in
 written to a temporary file beside it (OUT.gguf.PID-N.tmp) and renamed when
 whole; an error or a signal (^C, SIGTERM, SIGHUP, a closed stderr pipe;
 exit 130, 143, 129, 141) removes it, so OUT.gguf is never a partial file,
-even with two writers at once.
+even with two writers at once. An existing OUT.gguf is replaced only if it
+is a GGUF file (or empty): -o naming config.json, a shard or any other file
+is refused before any work.
 `, `  memra convert ~/hf/Qwen3.5-0.8B -o qwen3.5-0.8b.gguf
   memra convert ~/hf/Qwen3.5-9B --type q8_0 --progress -o qwen3.5-9b-q8_0.gguf
   memra info qwen3.5-9b-q8_0.gguf

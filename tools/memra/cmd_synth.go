@@ -37,11 +37,12 @@ and tests without a download. The tokenizer is copied from --vocab (by
 default the checkout's Qwen3 vocabulary when run from the repository's root
 and it fits the preset) or generated (byte-level), so memra run -p works on
 the file, and generation stops at its end-of-generation tokens as a real
-model's does. Presets: tiny
-(tests), 0.8b, 2b, 9b and 27b, the Qwen3.5 sizes. As with convert, the file
-is written to a temporary file beside it (OUT.gguf.PID-N.tmp) and renamed
-when whole; an error or a signal (^C, SIGTERM, SIGHUP, a closed stderr
-pipe; exit 130, 143, 129, 141) removes it.
+model's does. Presets: tiny (tests), 0.8b, 2b, 9b and 27b, the Qwen3.5
+sizes. As with convert, the file is written to a temporary file beside it
+(OUT.gguf.PID-N.tmp) and renamed when whole; an error or a signal (^C,
+SIGTERM, SIGHUP, a closed stderr pipe; exit 130, 143, 129, 141) removes
+it, and an existing OUT.gguf is replaced only if it is a GGUF file (or
+empty).
 `, `  memra synth --preset 0.8b -o 0.8b-bf16.gguf
   memra synth --preset 9b --type q8_0 --progress -o 9b-q8_0.gguf
   memra run -m 0.8b-bf16.gguf -p "hello" -n 16 --greedy
