@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -193,6 +194,73 @@ func wantContains(t *testing.T, what, got string, subs []string) {
 	for _, s := range subs {
 		if !strings.Contains(got, s) {
 			t.Errorf("%s lacks %q:\n%s", what, s, got)
+		}
+	}
+}
+
+// TestCompareNamesDevices: -compare and -peer name the GPUs each side ran
+// on and say when they differ, on the stored reports of an H100 run
+// (run356) and an H200 run (run352) with llama.cpp's H200 reports beside
+// it: a ratio across machines is not a ratio of builds.
+func TestCompareNamesDevices(t *testing.T) {
+	dir := filepath.Join("..", "..", "docs", "results")
+	h100, err := readReport(filepath.Join(dir, "h100-run356.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, err := readReport(filepath.Join(dir, "h200-run352.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h100.Device.Name, "H100") || !strings.Contains(h200.Device.Name, "H200") {
+		t.Fatalf("fixtures ran on %q and %q", h100.Device.Name, h200.Device.Name)
+	}
+	const note = "ran on different GPUs"
+	for _, c := range []struct {
+		old, cur *Report
+		other    bool
+	}{{h100, h200, true}, {h200, h200, false}} {
+		cmp := compareReports(c.old, c.cur)
+		var md bytes.Buffer
+		cmp.print(&md, "old.json", "new.json")
+		if want := "Devices: old " + c.old.Device.Name; !strings.Contains(md.String(), want) || !strings.Contains(md.String(), "new "+c.cur.Device.Name) {
+			t.Errorf("%s → %s: the table does not name both devices:\n%s", c.old.Device.Name, c.cur.Device.Name, md.String())
+		}
+		if strings.Contains(md.String(), note) != c.other {
+			t.Errorf("%s → %s: note %q shown: %v, want %v", c.old.Device.Name, c.cur.Device.Name, note, !c.other, c.other)
+		}
+		js, err := cmp.json("old.json", "new.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got comparisonJSON
+		if err := json.Unmarshal(js, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.OtherDevice != c.other || !strings.HasPrefix(got.DeviceOld, c.old.Device.Name) || !strings.HasPrefix(got.DeviceNew, c.cur.Device.Name) {
+			t.Errorf("%s → %s: JSON other_device %v (%q, %q), want %v", c.old.Device.Name, c.cur.Device.Name, got.OtherDevice, got.DeviceOld, got.DeviceNew, c.other)
+		}
+	}
+	llama, err := filepath.Glob(filepath.Join(dir, "h200-run352-llama", "*.json"))
+	if err != nil || len(llama) == 0 {
+		t.Fatalf("llama-bench reports: %v %v", llama, err)
+	}
+	peer, err := readPeers(llama)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rep   *Report
+		other bool
+	}{{h100, true}, {h200, false}} {
+		pc := comparePeer(peer, c.rep)
+		if len(pc.Rows) == 0 {
+			t.Fatalf("%s: no pairs", c.rep.Device.Name)
+		}
+		var md bytes.Buffer
+		pc.print(&md, llama)
+		if pc.OtherDevice != c.other || strings.Contains(md.String(), "different GPUs") != c.other || !strings.Contains(md.String(), "memra on "+c.rep.Device.Name) {
+			t.Errorf("memra on %s against llama.cpp on %s: other_device %v, want %v:\n%s", c.rep.Device.Name, pc.Rows[0].PeerGPU, pc.OtherDevice, c.other, md.String())
 		}
 	}
 }

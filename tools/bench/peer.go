@@ -113,10 +113,14 @@ type peerComparison struct {
 	Rows     []peerRatio `json:"rows"`
 	Geomean  float64     `json:"geomean,omitempty"`
 	Unpaired []string    `json:"unpaired_peer_rows,omitempty"`
+	// MemraGPU is the GPU memra's report ran on; OtherDevice says that a
+	// paired row's gpu_info names another, so its ratio is of two machines.
+	MemraGPU    string `json:"memra_gpu"`
+	OtherDevice bool   `json:"other_device"`
 }
 
 func comparePeer(peer []peerRow, cur *Report) peerComparison {
-	var c peerComparison
+	c := peerComparison{MemraGPU: deviceLabel(cur)}
 	why := map[int]string{} // a peer row's reason for staying unpaired, past "no such file or context"
 	paired := map[int]bool{}
 	for _, m := range cur.Models {
@@ -185,6 +189,10 @@ func comparePeer(peer []peerRow, cur *Report) peerComparison {
 	var rs []float64
 	for _, r := range c.Rows {
 		rs = append(rs, r.Ratio)
+		// llama-bench's gpu_info lists the devices it saw by name, as the driver gives them.
+		if r.PeerGPU != "" && (cur.Device.Name == "" || !strings.Contains(r.PeerGPU, cur.Device.Name)) {
+			c.OtherDevice = true
+		}
 	}
 	if g, n := geomeanOf(rs); n > 0 {
 		c.Geomean = g
@@ -214,7 +222,10 @@ func (c peerComparison) print(w io.Writer, peerNames []string) {
 		gpus[r.PeerGPU], builds[r.PeerBuild] = true, true
 	}
 	if len(gpus) > 0 {
-		fmt.Fprintf(w, "llama.cpp ran on %s, build %s\n", joinKeys(gpus), joinKeys(builds))
+		fmt.Fprintf(w, "llama.cpp ran on %s, build %s; memra on %s\n", joinKeys(gpus), joinKeys(builds), c.MemraGPU)
+	}
+	if c.OtherDevice {
+		fmt.Fprintln(w, "Note: llama.cpp and memra ran on different GPUs: these ratios are of two machines as much as of two engines; measure both on one device.")
 	}
 	if len(c.Unpaired) > 0 {
 		fmt.Fprintf(w, "llama-bench rows with no memra graph row of the same file and context (f16 KV): %s\n", strings.Join(c.Unpaired, ", "))

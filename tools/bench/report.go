@@ -519,11 +519,28 @@ type comparison struct {
 	OmitOld, OmitNew     []string // the reports' -omit parts, if any
 	FatbinOld, FatbinNew string   // the reports' -fatbin, if any
 	SharedOld, SharedNew int      // the reports' MEMRA_SHARED_LIMIT, if any
+	DeviceOld, DeviceNew string   // the GPUs the reports ran on (deviceLabel)
+	OtherDevice          bool     // the reports' GPUs have different names: the ratios are of two machines
+}
+
+// deviceLabel names the GPU a report ran on, for telling a comparison of
+// two machines from one of two builds: the name, and the copy bandwidth
+// its roofline used where measured.
+func deviceLabel(rep *Report) string {
+	name := rep.Device.Name
+	if name == "" {
+		name = "(device not recorded)"
+	}
+	if rep.Copy.BWRW > 0 {
+		name += " (copy " + tbs(rep.Copy.BWRW) + ")"
+	}
+	return name
 }
 
 func compareReports(old, cur *Report) comparison {
 	c := comparison{OmitOld: old.Settings.Omit, OmitNew: cur.Settings.Omit, FatbinOld: old.Settings.Fatbin, FatbinNew: cur.Settings.Fatbin,
-		SharedOld: old.Settings.SharedLimit, SharedNew: cur.Settings.SharedLimit}
+		SharedOld: old.Settings.SharedLimit, SharedNew: cur.Settings.SharedLimit, DeviceOld: deviceLabel(old), DeviceNew: deviceLabel(cur)}
+	c.OtherDevice = old.Device.Name != cur.Device.Name
 	oldRows := map[string]Row{}
 	for _, r := range old.allRows() {
 		oldRows[r.key()] = r
@@ -658,6 +675,11 @@ type comparisonJSON struct {
 	// bytes; absent when it ran with the device's own.
 	SharedLimitOld int `json:"shared_limit_old,omitempty"`
 	SharedLimitNew int `json:"shared_limit_new,omitempty"`
+	// DeviceOld, DeviceNew: the GPUs the reports ran on; OtherDevice: their
+	// names differ, so the ratios are of two machines.
+	DeviceOld   string `json:"device_old"`
+	DeviceNew   string `json:"device_new"`
+	OtherDevice bool   `json:"other_device"`
 	// Prime: each model and cache in both reports, its priming and load;
 	// Geomean["prime"] is the priming speedups' geomean.
 	Prime []primeJSON `json:"prime,omitempty"`
@@ -696,7 +718,8 @@ type ratioJSON struct {
 func (c comparison) json(oldName, newName string) ([]byte, error) {
 	out := comparisonJSON{Old: oldName, New: newName, Rows: []ratioJSON{}, Geomean: map[string]float64{},
 		OnlyOld: append([]string{}, c.OnlyOld...), OnlyNew: append([]string{}, c.OnlyNew...), OmitOld: c.OmitOld, OmitNew: c.OmitNew,
-		FatbinOld: c.FatbinOld, FatbinNew: c.FatbinNew, SharedLimitOld: c.SharedOld, SharedLimitNew: c.SharedNew}
+		FatbinOld: c.FatbinOld, FatbinNew: c.FatbinNew, SharedLimitOld: c.SharedOld, SharedLimitNew: c.SharedNew,
+		DeviceOld: c.DeviceOld, DeviceNew: c.DeviceNew, OtherDevice: c.OtherDevice}
 	for _, r := range c.Rows {
 		x := ratioJSON{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, OldTokS: r.Old, NewTokS: r.New, OldRoofPct: r.OldPct, NewRoofPct: r.NewP, OtherWork: r.OtherWork}
 		if !math.IsNaN(r.Ratio) && !math.IsInf(r.Ratio, 0) {
@@ -730,6 +753,11 @@ func (c comparison) json(oldName, newName string) ([]byte, error) {
 
 func (c comparison) print(w io.Writer, oldName, newName string) {
 	fmt.Fprintf(w, "## Compare: new %s / old %s (tok/s; > 1 is faster)\n\n", newName, oldName)
+	fmt.Fprintf(w, "Devices: old %s, new %s.\n\n", c.DeviceOld, c.DeviceNew)
+	if c.OtherDevice {
+		fmt.Fprintln(w, "Note: the reports ran on different GPUs: each ratio is of two machines as much as of two builds; compare builds on one device.")
+		fmt.Fprintln(w)
+	}
 	for _, o := range []struct {
 		name  string
 		parts []string
