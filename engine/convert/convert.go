@@ -290,7 +290,7 @@ func Convert(dir string, w io.Writer, opt Options) error {
 	for i := range plan {
 		byHF[plan[i].HF] = &plan[i]
 	}
-	used := map[string]bool{}
+	used := map[string]*TensorMeta{} // normalised name → the checkpoint tensor that gave it
 	type job struct {
 		meta *TensorMeta
 		e    *Entry
@@ -310,7 +310,13 @@ func Convert(dir string, w io.Writer, opt Options) error {
 		if !slices.Equal(s.meta.Shape, e.HFShape) {
 			return fmt.Errorf("%s: tensor %q has shape %v, want %v for %s", s.meta.File, s.meta.Name, s.meta.Shape, e.HFShape, e.Name)
 		}
-		used[s.name] = true
+		if u := used[s.name]; u != nil {
+			// Two spellings of one tensor (model.norm.weight beside
+			// model.language_model.norm.weight): which is meant is not ours to pick.
+			return fmt.Errorf("%s: tensors %q (%s) and %q (%s) are both %s", filepath.Dir(s.meta.File), u.Name, filepath.Base(u.File),
+				s.meta.Name, filepath.Base(s.meta.File), e.Name)
+		}
+		used[s.name] = s.meta
 		typ := TensorType(spec, e, opt.Type)
 		nb, err := tensorSize(typ, e.Shape)
 		if err != nil {
@@ -322,7 +328,7 @@ func Convert(dir string, w io.Writer, opt Options) error {
 	var missing []string
 	onlyMTP := true
 	for _, e := range plan {
-		if !used[e.HF] {
+		if used[e.HF] == nil {
 			missing = append(missing, fmt.Sprintf("%s (for %s)", e.HF, e.Name))
 			onlyMTP = onlyMTP && strings.HasPrefix(e.HF, "mtp.")
 		}

@@ -470,6 +470,14 @@ func TestConvertErrors(t *testing.T) {
 		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts)
 		expectErr(t, dir, "model.layers.2.linear_attn.A_log (for blk.2.ssm_a)")
 	})
+	t.Run("one tensor spelled twice", func(t *testing.T) {
+		// Qwen3.5's checkpoints nest the text model under
+		// model.language_model; both spellings normalise to one name.
+		dir, ts := base(t)
+		ts["model.language_model.norm.weight"] = ts["model.norm.weight"]
+		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts)
+		expectErr(t, dir, `tensors "model.language_model.norm.weight" (model.safetensors) and "model.norm.weight" (model.safetensors) are both output_norm.weight`)
+	})
 	t.Run("missing MTP tensors", func(t *testing.T) {
 		// A config with mtp_num_hidden_layers whose checkpoint has no mtp.*
 		// tensors (as transformers saves a fine-tune) is pointed to --no-mtp.
