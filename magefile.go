@@ -72,21 +72,28 @@ func Gate() error {
 	default:
 		return mg.Fatalf(2, "BENCH=%q: want 1 (add the speed line) or 0 or unset", v)
 	}
-	dir, err := os.MkdirTemp("", "memra-gate-")
+	return runTool("gate", args, "1 FAIL, 2 usage or setup error")
+}
+
+// runTool builds ./tools/NAME (static, with its commit recorded) and runs
+// it with args, passing its exit status through: go run would turn every
+// failure into 1. codes says what the tool's statuses mean.
+func runTool(name string, args []string, codes string) error {
+	dir, err := os.MkdirTemp("", "memra-"+name+"-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "gate")
-	if err := sh.RunWith(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-o", bin, "./tools/gate"); err != nil {
+	bin := filepath.Join(dir, name)
+	if err := sh.RunWith(map[string]string{"CGO_ENABLED": "0"}, "go", "build", buildVCS(), "-o", bin, "./tools/"+name); err != nil {
 		return err
 	}
 	ran, err := sh.Exec(nil, os.Stdout, os.Stderr, bin, args...)
 	if err != nil && ran {
 		if code := sh.ExitStatus(err); code > 0 {
-			return mg.Fatalf(code, "the gate exited with status %d (1 FAIL, 2 usage or setup error)", code)
+			return mg.Fatalf(code, "%s exited with status %d (%s)", name, code, codes)
 		}
-		return fmt.Errorf("the gate did not finish: %w", err) // a signal
+		return fmt.Errorf("%s did not finish: %w", name, err) // a signal
 	}
 	return err
 }
@@ -582,11 +589,16 @@ func (Cuda) Bins() error {
 // Bench runs tools/bench on the GPU (MODEL or the synth presets); results go to results/.
 //
 // Environment: MODEL (a .gguf, or several comma-separated; empty = the
-// synth presets), OUT (the results folder, default results).
+// synth presets), OUT (the results folder, default results), ARGS (more
+// bench flags, split at spaces: ARGS='-quick', ARGS='-ctx 1024 -reps 5
+// -compare results/latest.json'; go run ./tools/bench -h lists them). The
+// exit status is bench's: 0 success, 1 a model failed or the results could
+// not be written, 2 usage, setup error or no GPU.
 func Bench() error {
-	args := []string{"run", buildVCS(), "./tools/bench", "-out", env("OUT", "results")}
+	args := []string{"-out", env("OUT", "results")}
 	if m := os.Getenv("MODEL"); m != "" {
 		args = append(args, "-model", m)
 	}
-	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", args...)
+	args = append(args, strings.Fields(os.Getenv("ARGS"))...)
+	return runTool("bench", args, "1 a model failed or the results could not be written, 2 usage, setup error or no GPU")
 }
