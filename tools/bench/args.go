@@ -29,8 +29,7 @@ same run. Writes bench-<time>.{json,md,svg} (as the run goes) and, once it
 ends, latest.{json,md,svg} into -out: latest.* is the last whole run of
 whole steps on bench's own kernels, so -omit, -fatbin, MEMRA_SHARED_LIMIT
 below the device's, ^C, a failure before the first model or a run without a
-row leave it as it was. Prints the
-Markdown table.
+row leave it as it was. Prints the Markdown table.
 
 -compare prints new/old tok/s for the decode rows of both reports (model,
 kv, context, path) with their geomeans, then each model's priming speedup
@@ -42,6 +41,7 @@ e.g. llama-bench -m a.gguf -ngl 99 -fa 1 -p 0 -n 128 -d 0,1024 -o json.
 Rows pair by the file's base name and where decoding starts: memra's
 context c with llama-bench's depth c, depth 0 with memra's smallest
 context (64) when that is at most n_gen; f16 KV on both sides.
+-compare and -peer name the GPUs each side ran on and say when they differ.
 
 Environment: MEMRA_PDL=0 turns programmatic dependent launch off;
 MEMRA_L2WINDOW=0 keeps the decode state out of a persisting part of the L2;
@@ -61,6 +61,10 @@ Examples:
   bench -peer llama-a.json,llama-b.json results/latest.json   memra against llama.cpp, measured on one machine
   bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel, and each kernel's bandwidth
   bench -model a.gguf -ctx 1024 -fatbin /tmp/k/memra.fatbin -compare results/latest.json   another build of the kernels against the last run
+
+Exit status: 0 success; 1 a model failed, the results or the output could
+not be written, or -compare OLD.json shares no row with the run; 2 usage,
+setup error, no GPU, or -compare OLD.json NEW.json sharing no row.
 
 Flags:`
 

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/gpu"
+	"github.com/memra-ai/memra/tools/internal/sticky"
 )
 
 func oneRowReport(path string, tokS, weights float64) *Report {
@@ -262,5 +265,29 @@ func TestCompareNamesDevices(t *testing.T) {
 		if pc.OtherDevice != c.other || strings.Contains(md.String(), "different GPUs") != c.other || !strings.Contains(md.String(), "memra on "+c.rep.Device.Name) {
 			t.Errorf("memra on %s against llama.cpp on %s: other_device %v, want %v:\n%s", c.rep.Device.Name, pc.Rows[0].PeerGPU, pc.OtherDevice, c.other, md.String())
 		}
+	}
+}
+
+// failWriter fails every write, as stdout on a full disk does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestOutputWriteError: a comparison or help text that cannot be written to
+// stdout exits 1 with the write's error, not 0 with nothing printed.
+func TestOutputWriteError(t *testing.T) {
+	dir := filepath.Join("..", "..", "docs", "results")
+	for _, args := range [][]string{
+		{"-compare", filepath.Join(dir, "h200-run352.json"), filepath.Join(dir, "h200-run352.json")},
+		{"-h"},
+	} {
+		out := &sticky.Writer{W: failWriter{}}
+		code, err := outputFailed(run(args, out, io.Discard))(out.Err)
+		if code != 1 || err == nil || !strings.Contains(err.Error(), "write the output: no space left on device") {
+			t.Errorf("bench %s with a failing stdout: exit %d, %v; want exit 1 naming the write", strings.Join(args, " "), code, err)
+		}
+	}
+	if code, err := outputFailed(2, errors.New("usage"))(errors.New("short write")); code != 2 || err.Error() != "usage" {
+		t.Errorf("an earlier error: %d, %v; want it to stand", code, err)
 	}
 }

@@ -35,10 +35,12 @@ import (
 	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/tools/internal/sigctx"
+	"github.com/memra-ai/memra/tools/internal/sticky"
 )
 
 func main() {
-	code, err := run(os.Args[1:], os.Stdout, os.Stderr)
+	out := &sticky.Writer{W: os.Stdout}
+	code, err := outputFailed(run(os.Args[1:], out, os.Stderr))(out.Err)
 	var ng noGPUError
 	switch {
 	case errors.As(err, &ng):
@@ -49,9 +51,22 @@ func main() {
 	os.Exit(code)
 }
 
-// run returns the exit status: 0 success, 1 some model failed, the results
-// could not be written or -compare OLD.json shares no row with the run, 2
-// usage, setup error or no GPU.
+// outputFailed folds a failed write to stdout (werr; a full disk,
+// /dev/full) into run's status: a table, comparison or help text lost is
+// results not written, status 1 at least; an earlier error stands.
+func outputFailed(code int, err error) func(werr error) (int, error) {
+	return func(werr error) (int, error) {
+		if werr == nil || err != nil {
+			return code, err
+		}
+		return max(code, 1), fmt.Errorf("write the output: %w", werr)
+	}
+}
+
+// run returns the exit status (usageHead's): 0 success, 1 some model
+// failed, the results could not be written or -compare OLD.json shares no
+// row with the run, 2 usage, setup error, no GPU or two report files that
+// share no row.
 func run(av []string, stdout, stderr io.Writer) (int, error) {
 	c, err := parseArgs(av, stdout) // -h is asked for: on stdout, as memra's and gate's (bench -h | less)
 	if errors.Is(err, errHelp) {

@@ -47,6 +47,7 @@ import (
 	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/tools/internal/sigctx"
+	"github.com/memra-ai/memra/tools/internal/sticky"
 )
 
 // cacheSlack is the positions the gate's caches keep past P + N (room for
@@ -84,11 +85,29 @@ crossed is a FAIL.
 `
 
 func main() {
-	code, err := run(os.Args[1:])
+	// The gate's lines are printed as it goes: a stdout that fails (a full
+	// disk, /dev/full) must not leave a PASS with its verdict lost exiting 0.
+	out := &sticky.Writer{W: os.Stdout}
+	code, err := withOutput(run(os.Args[1:], out))(out.Err)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gate:", err)
 	}
 	os.Exit(code)
+}
+
+// withOutput folds a failed write of the gate's output (werr) into run's
+// status: a PASS or a CPU part whose lines were lost exits 2; a FAIL keeps
+// its 1 and an earlier error stands.
+func withOutput(code int, err error) func(werr error) (int, error) {
+	return func(werr error) (int, error) {
+		if werr == nil || err != nil {
+			return code, err
+		}
+		if code == 0 {
+			code = 2
+		}
+		return code, fmt.Errorf("writing the gate's output: %w", werr)
+	}
 }
 
 type args struct {
@@ -145,11 +164,11 @@ func parseArgs(av []string) (args, error) {
 
 var errHelp = errors.New("help")
 
-func run(av []string) (int, error) {
+func run(av []string, stdout io.Writer) (int, error) {
 	a, err := parseArgs(av)
 	if errors.Is(err, errHelp) {
-		fmt.Print(about + "\n")
-		fmt.Println(usage)
+		fmt.Fprint(stdout, about+"\n")
+		fmt.Fprintln(stdout, usage)
 		return 0, nil
 	}
 	if err != nil {
@@ -174,10 +193,11 @@ func run(av []string) (int, error) {
 	if err != nil {
 		return 2, fmt.Errorf("%s: %w", path, err)
 	}
-	for _, n := range []int{a.p, a.n, a.p + a.n + cacheSlack} { // the last is the caches' capacity, below
-		if err := m.CheckContext(n); err != nil {
-			return 2, fmt.Errorf("P=%d N=%d: the gate's caches hold P + N + %d positions (P + N may be at most context length − %d): %w", a.p, a.n, cacheSlack, cacheSlack, err)
-		}
+	// The caches' capacity, below: checked whole, so that the error names
+	// the positions asked for, not N alone.
+	if err := m.CheckContext(a.p + a.n + cacheSlack); err != nil {
+		return 2, fmt.Errorf("P=%d N=%d: the gate's caches hold P + N + %d = %d positions (P + N may be at most context length − %d): %w",
+			a.p, a.n, cacheSlack, a.p+a.n+cacheSlack, cacheSlack, err)
 	}
 	if a.bench { // else it fails only after the gate, with exit 2 and no verdict
 		if err := m.CheckContext(a.p + benchTokens + cacheSlack); err != nil {
@@ -212,15 +232,15 @@ func run(av []string) (int, error) {
 		return 2, fmt.Errorf("the NVIDIA driver is installed but unusable, so the gate cannot run (the CPU part alone runs only where there is no driver or no GPU): %w", err)
 	}
 	if err != nil {
-		fmt.Printf("gate: no GPU (%v)\n", err)
-		fmt.Println("gate: running the CPU part only; the graph == eager gate needs an NVIDIA GPU and driver")
+		fmt.Fprintf(stdout, "gate: no GPU (%v)\n", err)
+		fmt.Fprintln(stdout, "gate: running the CPU part only; the graph == eager gate needs an NVIDIA GPU and driver")
 		if a.bench {
-			fmt.Println("gate: bench skipped: it times the GPU's eager and graph decode")
+			fmt.Fprintln(stdout, "gate: bench skipped: it times the GPU's eager and graph decode")
 		}
 		if fp8 {
-			fmt.Println("gate: MEMRA_KV_FP8=1 ignored: the FP8 KV cache is the GPU's")
+			fmt.Fprintln(stdout, "gate: MEMRA_KV_FP8=1 ignored: the FP8 KV cache is the GPU's")
 		}
-		return cpuPart(m, prompt, a.n)
+		return cpuPart(stdout, m, prompt, a.n)
 	}
 	defer e.Close()
 	info := e.Info()
@@ -236,10 +256,10 @@ func run(av []string) (int, error) {
 	for _, f := range g.Fallbacks() {
 		fmt.Fprintf(os.Stderr, "[gate] %s\n", f)
 	}
-	return gate(g, prompt, a)
+	return gate(stdout, g, prompt, a)
 }
 
-func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
+func gate(stdout io.Writer, g *gpu.Model, prompt []int32, a args) (int, error) {
 	n, p := a.n, a.p
 	// ---- EAGER reference: prime + generate N greedy tokens via DecodeStep ----
 	ce, err := g.NewCache(p + n + cacheSlack)
@@ -278,15 +298,15 @@ func gate(g *gpu.Model, prompt []int32, a args) (int, error) {
 	if err == nil {
 		fmt.Fprintln(os.Stderr, "[gate] graph path done")
 	}
-	v := judge(os.Stdout, outcome{
+	v := judge(stdout, outcome{
 		n: n, eager: eager, graph: graph, graphErr: err,
 		crossed: buckets, captured: gs.Buckets(), captures: gs.Captures,
 	})
 	var benchErr error
 	if a.bench && v.graphErr == nil {
-		benchErr = bench(g, prompt)
+		benchErr = bench(stdout, g, prompt)
 	}
-	return v.finish(os.Stdout, benchErr)
+	return v.finish(stdout, benchErr)
 }
 
 // finish prints the verdict and returns the exit status with bench's error:
@@ -442,7 +462,7 @@ func sameBuckets(a, b []gpu.Bucket) bool {
 // benchTokens tokens after a prime of the prompt (outside the timer). The
 // graph window includes its captures (about one per 64 tokens), not
 // subtracted.
-func bench(g *gpu.Model, prompt []int32) error {
+func bench(stdout io.Writer, g *gpu.Model, prompt []int32) error {
 	const bn = benchTokens
 	e := g.Engine()
 	p := len(prompt)
@@ -505,14 +525,14 @@ func bench(g *gpu.Model, prompt []int32) error {
 	}
 	dtTotal := time.Since(t1).Seconds()
 	dtG := max(dtTotal-dtPrime, 1e-9)
-	fmt.Printf("decode tok/s  eager=%.1f  graph=%.1f  (tg%d @ctx%d, ms/tok eager=%.2f graph=%.2f; graph_total=%.1fms prime=%.1fms recaptures=%d, nodes/graph=%d)\n",
+	fmt.Fprintf(stdout, "decode tok/s  eager=%.1f  graph=%.1f  (tg%d @ctx%d, ms/tok eager=%.2f graph=%.2f; graph_total=%.1fms prime=%.1fms recaptures=%d, nodes/graph=%d)\n",
 		bn/dtE, bn/dtG, bn, p, dtE*1000/bn, dtG*1000/bn, dtTotal*1000, dtPrime*1000, gb.Captures, gb.Nodes)
 	return nil
 }
 
 // cpuPart runs what exists without a GPU: the CPU backend's eager greedy
 // decode of the same prompt.
-func cpuPart(m *model.Model, prompt []int32, n int) (int, error) {
+func cpuPart(stdout io.Writer, m *model.Model, prompt []int32, n int) (int, error) {
 	cb, err := cpu.New(m, cpu.Options{Ctx: len(prompt) + n + cacheSlack})
 	if err != nil {
 		return 2, err
@@ -545,10 +565,10 @@ func cpuPart(m *model.Model, prompt []int32, n int) (int, error) {
 	if steps := len(toks) - 1; steps > 0 {
 		rate = fmt.Sprintf(", %d decode steps at %.1f tok/s", steps, float64(steps)/tGen.Seconds())
 	}
-	fmt.Printf("cpu eager: prime %d tokens in %.2fs, generated %d tokens (%d distinct)%s\n",
+	fmt.Fprintf(stdout, "cpu eager: prime %d tokens in %.2fs, generated %d tokens (%d distinct)%s\n",
 		len(prompt), tPrime.Seconds(), len(toks), len(distinct), rate)
-	fmt.Printf("first tokens: %v\n", toks[:min(16, len(toks))])
-	fmt.Println("Phase-3 gate SKIPPED: no GPU (CPU part done)")
+	fmt.Fprintf(stdout, "first tokens: %v\n", toks[:min(16, len(toks))])
+	fmt.Fprintln(stdout, "Phase-3 gate SKIPPED: no GPU (CPU part done)")
 	return 0, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/convert"
 	"github.com/memra-ai/memra/engine/gpu"
+	"github.com/memra-ai/memra/tools/internal/sticky"
 )
 
 // asGate, set in a child's environment, makes the test binary run as the
@@ -248,7 +250,7 @@ func TestDefaultModelUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	setCache(t, notDir)
-	code, err := run(nil)
+	code, err := run(nil, io.Discard)
 	if code != 2 || err == nil {
 		t.Fatalf("exit %d, %v; want exit 2 and an error", code, err)
 	}
@@ -267,29 +269,34 @@ func TestContextLimit(t *testing.T) {
 	if err := convert.SynthFile(t.Context(), path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	code, err := run([]string{path, "64", "4032"}) // tiny's context length is 4096
+	code, err := run([]string{path, "64", "4032"}, io.Discard) // tiny's context length is 4096
 	if code != 2 || err == nil || !strings.Contains(err.Error(), "P + N may be at most context length − 8") {
 		t.Errorf("P+N = 4096: exit %d, %v", code, err)
+	}
+	// N alone past the context: the error counts the positions asked for
+	// (P + N + 8 = 5072), not N.
+	if code, err := run([]string{path, "64", "5000"}, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), "= 5072 positions") || !strings.Contains(err.Error(), "5072 positions are past") {
+		t.Errorf("N = 5000: exit %d, %v; want the 5072 positions named", code, err)
 	}
 	// A bad MEMRA_KV_FP8 is refused with or without a GPU (before, the CPU
 	// part ignored it and exited 0).
 	t.Setenv("MEMRA_KV_FP8", "banana")
-	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.Contains(err.Error(), `MEMRA_KV_FP8="banana"`) {
+	if code, err := run([]string{path, "8", "8"}, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), `MEMRA_KV_FP8="banana"`) {
 		t.Errorf("MEMRA_KV_FP8=banana: exit %d, %v", code, err)
 	}
 	t.Setenv("MEMRA_KV_FP8", "")
 	t.Setenv("MEMRA_PDL", "off")
-	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_PDL="off"`) {
+	if code, err := run([]string{path, "8", "8"}, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_PDL="off"`) {
 		t.Errorf("MEMRA_PDL=off: exit %d, %v", code, err)
 	}
 	t.Setenv("MEMRA_PDL", "")
 	t.Setenv("MEMRA_L2WINDOW", "off")
-	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_L2WINDOW="off"`) {
+	if code, err := run([]string{path, "8", "8"}, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_L2WINDOW="off"`) {
 		t.Errorf("MEMRA_L2WINDOW=off: exit %d, %v", code, err)
 	}
 	t.Setenv("MEMRA_L2WINDOW", "")
 	t.Setenv("MEMRA_ATTN_MMA", "yes")
-	if code, err := run([]string{path, "8", "8"}); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_ATTN_MMA="yes"`) {
+	if code, err := run([]string{path, "8", "8"}, io.Discard); code != 2 || err == nil || !strings.HasPrefix(err.Error(), `MEMRA_ATTN_MMA="yes"`) {
 		t.Errorf("MEMRA_ATTN_MMA=yes: exit %d, %v", code, err)
 	}
 }
@@ -451,7 +458,7 @@ func TestBenchContextLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// tiny's context length is 4096: 3900 + 8 + 8 fits, 3900 + 256 + 8 does not.
-	code, err := run([]string{path, "3900", "8", "bench"})
+	code, err := run([]string{path, "3900", "8", "bench"}, io.Discard)
 	if code != 2 || err == nil || !strings.Contains(err.Error(), "P may be at most context length − 264") {
 		t.Errorf("P=3900 bench: exit %d, %v; want exit 2 naming bench's limit on P", code, err)
 	}
@@ -548,6 +555,41 @@ func TestCPUPart(t *testing.T) {
 		}
 		if want := fmt.Sprintf("[gate] model %s: qwen35, 4 layers (2 attention), vocab 512, P=8 N=%s\n", model, c.n); stderr.String() != want {
 			t.Errorf("N=%s: stderr %q, want %q", c.n, stderr.String(), want)
+		}
+	}
+}
+
+// failWriter fails every write, as stdout on a full disk does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestOutputWriteError: when the gate's lines cannot be written, a run
+// that would exit 0 (here the CPU part, on a machine without a GPU, or a
+// PASS) exits 2 with the write's error; a FAIL keeps its 1 and an earlier
+// error stands.
+func TestOutputWriteError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := convert.SynthFile(t.Context(), path, convert.SynthOptions{Preset: "tiny", Type: convert.FileBF16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	out := &sticky.Writer{W: failWriter{}}
+	code, err := withOutput(run([]string{path, "4", "4"}, out))(out.Err)
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "writing the gate's output: no space left on device") {
+		t.Errorf("a failing stdout: exit %d, %v; want exit 2 naming the write", code, err)
+	}
+	werr := errors.New("short write")
+	for _, c := range []struct {
+		code     int
+		err      error
+		wantCode int
+	}{{0, nil, 2}, {1, nil, 1}, {2, errors.New("setup"), 2}} {
+		got, err := withOutput(c.code, c.err)(werr)
+		if got != c.wantCode || err == nil || (c.err != nil && err != c.err) {
+			t.Errorf("status %d, %v and a failed write: %d, %v; want %d", c.code, c.err, got, err, c.wantCode)
+		}
+		if got, err := withOutput(c.code, c.err)(nil); got != c.code || err != c.err {
+			t.Errorf("status %d, %v and no failed write: %d, %v", c.code, c.err, got, err)
 		}
 	}
 }

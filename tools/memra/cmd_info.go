@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/tools/internal/sticky"
 )
 
 func infoCmd() command {
@@ -215,7 +216,7 @@ func jsonValue(v gguf.Value, limit int) any {
 }
 
 func printInfo(w io.Writer, f *gguf.File, info *infoJSON, full bool) error {
-	ew := &errWriter{w: w}
+	ew := &sticky.Writer{W: w}
 	fmt.Fprintf(ew, "file:       %s\n", safeName(info.File))
 	fmt.Fprintf(ew, "version:    GGUF v%d\n", info.Version)
 	fmt.Fprintf(ew, "alignment:  %d\n", info.Alignment)
@@ -246,8 +247,8 @@ func printInfo(w io.Writer, f *gguf.File, info *infoJSON, full bool) error {
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t\n", bt.Type, bt.Tensors, bt.Parameters, bt.Bytes, humanBytes(bt.Bytes))
 	}
 	tw.Flush()
-	if ew.err != nil {
-		return fmt.Errorf("%s: write: %w", info.File, ew.err)
+	if ew.Err != nil {
+		return fmt.Errorf("%s: write: %w", info.File, ew.Err)
 	}
 	return nil
 }
@@ -304,21 +305,6 @@ func humanCount(n uint64) string {
 		return fmt.Sprintf("%.2fK", float64(n)/1e3)
 	}
 	return strconv.FormatUint(n, 10)
-}
-
-// errWriter keeps the first write error so printing code stays linear.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }
 
 // safeName is a key or tensor name as the text output prints it: as it is

@@ -292,4 +292,6 @@ func printHelp(w io.Writer) {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun \"memra help COMMAND\" (or \"memra COMMAND -h\") for a command's flags, \"memra version\" for the build.")
+	fmt.Fprintln(w, "\nExit status: 0 done; 1 the command failed (a file, the model, the device, a write); 2 usage;")
+	fmt.Fprintln(w, "130, 143, 129 on ^C, SIGTERM, SIGHUP; 141 when stdout's reader went away (memra info x.gguf | head).")
 }

@@ -1,0 +1,22 @@
+// Package sticky has the writer the tools print through when they print as
+// they go: it keeps the first write error, so that printing code stays
+// linear and the error is checked once, at the end.
+package sticky
+
+import "io"
+
+// Writer passes writes to W until one fails; Err is that failure, and
+// every later write returns it without writing.
+type Writer struct {
+	W   io.Writer
+	Err error
+}
+
+func (s *Writer) Write(p []byte) (int, error) {
+	if s.Err != nil {
+		return 0, s.Err
+	}
+	n, err := s.W.Write(p)
+	s.Err = err
+	return n, err
+}
