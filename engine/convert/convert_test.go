@@ -470,6 +470,9 @@ func TestConvertErrors(t *testing.T) {
 		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), ts)
 		expectErr(t, dir, "model.layers.2.linear_attn.A_log (for blk.2.ssm_a)")
 	})
+	t.Run("no config.json", func(t *testing.T) {
+		expectErr(t, t.TempDir(), "has no config.json: give a Hugging Face checkpoint's directory")
+	})
 	t.Run("one tensor spelled twice", func(t *testing.T) {
 		// Qwen3.5's checkpoints nest the text model under
 		// model.language_model; both spellings normalise to one name.

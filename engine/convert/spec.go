@@ -2,7 +2,9 @@ package convert
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"path/filepath"
 
@@ -211,6 +213,9 @@ type hfConfig struct {
 func readHFConfig(dir string) (*hfConfig, error) {
 	path := filepath.Join(dir, "config.json")
 	b, err := readJSONFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no config.json: give a Hugging Face checkpoint's directory (config.json, *.safetensors, the tokenizer files): %w", dir, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,10 @@ func Presets() []string {
 	for n := range presets {
 		ns = append(ns, n)
 	}
-	sort.Strings(ns)
+	// Smallest first, as people name them (tiny, 0.8b, 2b, 9b, 27b), not
+	// as strings sort ("27b" before "2b").
+	size := func(n string) int { p := presets[n]; return p.NLayer * p.NEmbd * (p.NEmbd + p.NFF) }
+	sort.Slice(ns, func(i, j int) bool { return size(ns[i]) < size(ns[j]) })
 	return ns
 }
 

@@ -426,3 +426,11 @@ func TestSynthWriteErrorStops(t *testing.T) {
 	}
 	waitGoroutines(t, before)
 }
+
+// TestPresetsSmallestFirst: the presets are listed as people name them,
+// smallest first, in usage lines and errors.
+func TestPresetsSmallestFirst(t *testing.T) {
+	if got, want := strings.Join(Presets(), " "), "tiny 0.8b 2b 9b 27b"; got != want {
+		t.Errorf("Presets() = %s, want %s", got, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -289,5 +290,31 @@ func TestOutputWriteError(t *testing.T) {
 	}
 	if code, err := outputFailed(2, errors.New("usage"))(errors.New("short write")); code != 2 || err.Error() != "usage" {
 		t.Errorf("an earlier error: %d, %v; want it to stand", code, err)
+	}
+}
+
+// TestReportFileErrors: a file that is not a bench report is named with
+// what is wrong in the file's terms, never Go's type names.
+func TestReportFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ body, want string }{
+		{"", "the file is empty"},
+		{"  \n", "the file is empty"},
+		{"[1]", "the file is a JSON array, not an object"},
+		{`{"version": 1, "models": 3}`, "its field models holds a JSON number"},
+		{`{"models": [`, "the JSON ends early, after 12 bytes"},
+		{`{"a" 1}`, "not JSON at byte 6"},
+	} {
+		path := filepath.Join(dir, "r.json")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readReport(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "main.") || !strings.Contains(err.Error(), path) {
+			t.Errorf("%q: %v; want an error naming %s and saying %q", c.body, err, path, c.want)
+		}
+		if _, err = readPeer(path); err == nil || strings.Contains(err.Error(), "main.") {
+			t.Errorf("as a llama-bench report, %q: %v; want an error without Go's type names", c.body, err)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func readPeer(path string) ([]peerRow, error) {
 	var where []string // each row's place in the file, for messages
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
 		if err := json.Unmarshal(t, &rows); err != nil {
-			return nil, fmt.Errorf("read llama-bench report %s: %w", path, err)
+			return nil, fmt.Errorf("read llama-bench report %s: %s (want the output of llama-bench -o json or -o jsonl)", path, jsonProblem(t, err))
 		}
 		for i := range rows {
 			where = append(where, fmt.Sprintf("row %d", i+1))
@@ -60,7 +60,7 @@ func readPeer(path string) ([]peerRow, error) {
 			}
 			var r peerRow
 			if err := json.Unmarshal(line, &r); err != nil {
-				return nil, fmt.Errorf("read llama-bench report %s: line %d: %w (want the output of llama-bench -o json or -o jsonl)", path, n, err)
+				return nil, fmt.Errorf("read llama-bench report %s: line %d: %s (want the output of llama-bench -o json or -o jsonl)", path, n, jsonProblem(line, err))
 			}
 			rows = append(rows, r)
 			where = append(where, fmt.Sprintf("line %d", n))

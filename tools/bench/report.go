@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -253,7 +254,7 @@ func readReport(path string) (*Report, error) {
 	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("read report %s: %w", path, err)
+		return nil, fmt.Errorf("read report %s: %s (want a bench report: bench-*.json or latest.json in bench's -out)", path, jsonProblem(b, err))
 	}
 	if r.Version != reportVersion {
 		return nil, fmt.Errorf("read report %s: version %d, this bench reads version %d", path, r.Version, reportVersion)
@@ -269,6 +270,27 @@ func readReport(path string) (*Report, error) {
 		at[k] = i
 	}
 	return &r, nil
+}
+
+// jsonProblem says what is wrong with the JSON b that failed to decode
+// with err, in the file's terms: empty, where its syntax breaks, or which
+// field holds what kind of value (not Go's type names).
+func jsonProblem(b []byte, err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case len(bytes.TrimSpace(b)) == 0:
+		return "the file is empty"
+	case errors.As(err, &syn) && syn.Offset >= int64(len(b)):
+		return fmt.Sprintf("the JSON ends early, after %d bytes (a file cut short?)", len(b))
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not JSON at byte %d: %v", syn.Offset, err)
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf("its field %s holds a JSON %s, which is not what that field holds", typ.Field, typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("the file is a JSON %s, not an object", typ.Value)
+	}
+	return err.Error()
 }
 
 func (rep *Report) json() ([]byte, error) {
