@@ -21,6 +21,7 @@ import (
 	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/engine/tokenizer"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/tools/internal/sigctx"
 )
 
 func runCmd() command {
@@ -56,8 +57,10 @@ Output: with --json, stdout is one JSON object on one line when the run
 ends (the summary line stays on stderr): model, backend, greedy, seed
 (sampled runs; memra picks seeds below 2^53, exact as a JSON number),
 prompt_tokens, tokens (generated, the end-of-generation token included),
-text (absent without a tokenizer), stop ("eog" with stop_token, "n", or
-"error" with error: a failure during generation, exit status 1),
+text (absent without a tokenizer), stop ("eog" with stop_token, "n",
+"interrupted" with error: ^C, SIGTERM or SIGHUP, exit status 130, 143 or
+129, the tokens so far kept, or "error" with error: a failure during
+generation, exit status 1),
 prompt_tok_per_s, and gen_tok_per_s (absent below two generated tokens). A
 failure before generation (the file, the backend, the arguments) prints no
 object: the exit status is not 0 and stderr says why.
@@ -425,7 +428,23 @@ func (f *runFlags) contextSize(m *model.Model, promptLen int) (int, error) {
 // the output's.
 func (f *runFlags) generate(r *runModel, be *backend, prompt []int32, opts sample.Options, stdout, stderr io.Writer) error {
 	o := newRunOutput(f, r.tok, stdout)
-	st, genErr := be.generate(prompt, f.n, opts, o.emit)
+	// ^C, SIGTERM or SIGHUP stop the generation after the token in hand, so
+	// that the text, the summary and --json's object hold what came (exit
+	// 130, 143, 129), rather than the process dying with them unwritten.
+	w := sigctx.New()
+	defer w.Stop()
+	st, genErr := be.generate(prompt, f.n, opts, func(id int32) error {
+		if err := o.emit(id); err != nil {
+			return err
+		}
+		if w.Err() != nil {
+			return errSignalled
+		}
+		return nil
+	})
+	if errors.Is(genErr, errSignalled) {
+		genErr = w.Interrupted(fmt.Sprintf("generation stopped after %d of -n %d tokens", st.GenTokens, f.n))
+	}
 	if err := o.finish(); err != nil {
 		return err
 	}
@@ -544,7 +563,10 @@ func (o *runOutput) writeJSON(stdout io.Writer, model, backend string, opts samp
 		t := o.text.String()
 		r.Text = &t
 	}
+	var ie *sigctx.Interrupted
 	switch {
+	case errors.As(genErr, &ie):
+		r.Stop, r.Error = "interrupted", genErr.Error()
 	case genErr != nil:
 		r.Stop, r.Error = "error", genErr.Error()
 	case st.GenTokens > 0 && slices.Contains(opts.Stop, o.last):
@@ -586,6 +608,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// errSignalled stops a generation that a signal interrupted (generate
+// turns it into a *sigctx.Interrupted).
+var errSignalled = errors.New("signalled")
+
 // runResult is memra run --json's output, one object when the run ends.
 type runResult struct {
 	Model        string  `json:"model"`
@@ -596,7 +622,8 @@ type runResult struct {
 	Tokens       []int32 `json:"tokens"`         // generated, the end-of-generation token included
 	Text         *string `json:"text,omitempty"` // their text (without the end-of-generation token's); absent without a tokenizer
 	// Stop is why generation ended: "eog" (StopToken, one of the model's
-	// end-of-generation tokens), "n" (-n tokens) or "error" (Error).
+	// end-of-generation tokens), "n" (-n tokens), "interrupted" (a signal;
+	// Error says which) or "error" (Error).
 	Stop            string   `json:"stop"`
 	StopToken       *int32   `json:"stop_token,omitempty"`
 	Error           string   `json:"error,omitempty"`

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1134,5 +1136,96 @@ func TestRunDefaults(t *testing.T) {
 	}
 	if seeds[0] == seeds[1] {
 		t.Errorf("two runs without --seed both used seed %d", seeds[0])
+	}
+}
+
+// TestRunInterrupted: ^C (SIGINT), SIGTERM or SIGHUP during a generation
+// stops it after the token in hand with the shell's status for the signal:
+// the ids streamed so far stay printed, the summary line counts them, and
+// stderr says how far it got; with --json the object comes, stop
+// "interrupted", holding the tokens so far. Before, the process died with
+// no summary and, with --json, no output at all.
+func TestRunInterrupted(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("os.Process.Signal sends no signal but a kill on Windows")
+	}
+	path := filepath.Join(t.TempDir(), "long.gguf")
+	s := modeltest.TinyQwen35()
+	s.ContextLength = 1 << 16 // -n below runs for many seconds; each case stops it within a token
+	if err := modeltest.Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "-m", path, "--prompt-tokens", "1,2", "-n", "60000", "--greedy", "--device", "cpu", "--threads", "1"}
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		json bool
+	}{{syscall.SIGINT, 130, false}, {syscall.SIGTERM, 143, true}, {syscall.SIGHUP, 129, false}} {
+		a := append(append([]string(nil), args...), "--print-tokens")
+		if c.json {
+			a = append(args, "--json")
+		}
+		cmd := exec.Command(os.Args[0], a...)
+		cmd.Env = append(os.Environ(), asMemra+"=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if c.json {
+			// Nothing comes on stdout before the end: the signal comes a
+			// second in, when the model (a few KB) has long been loaded and
+			// the generation has tens of seconds to go.
+			time.Sleep(time.Second)
+		} else if _, err := io.CopyN(&out, stdout, 1); err != nil { // the first id has come
+			t.Fatal(err)
+		}
+		if err := cmd.Process.Signal(c.sig); err != nil {
+			t.Fatal(err)
+		}
+		rest, _ := io.ReadAll(stdout)
+		out.Write(rest)
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+			t.Fatalf("%v: exit %v, want %d; stderr:\n%s", c.sig, err, c.code, stderr.String())
+		}
+		var gen int
+		if _, err := fmt.Sscanf(stderr.String()[strings.Index(stderr.String(), "generated "):], "generated %d tok", &gen); err != nil || gen < 1 || gen >= 60000 {
+			t.Fatalf("%v: no summary line counting the tokens (%v):\n%s", c.sig, err, stderr.String())
+		}
+		if want := fmt.Sprintf("memra run: interrupted (%v): generation stopped after %d of -n 60000 tokens", c.sig, gen); !strings.Contains(stderr.String(), want) {
+			t.Errorf("%v: stderr lacks %q:\n%s", c.sig, want, stderr.String())
+		}
+		var toks []int32
+		if c.json {
+			var r runResult
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatalf("%v: --json output %q: %v", c.sig, out.String(), err)
+			}
+			if r.Stop != "interrupted" || !strings.Contains(r.Error, c.sig.String()) {
+				t.Errorf("%v: stop %q, error %q; want interrupted, naming the signal", c.sig, r.Stop, r.Error)
+			}
+			toks = r.Tokens
+		} else {
+			for _, f := range strings.Fields(out.String()) {
+				id, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatalf("%v: stdout %q: %v", c.sig, out.String(), err)
+				}
+				toks = append(toks, int32(id))
+			}
+		}
+		if len(toks) != gen {
+			t.Errorf("%v: %d ids printed, the summary says %d generated", c.sig, len(toks), gen)
+		}
+		if ref := greedyRef(t, path, []int32{1, 2}, min(gen, 32)); !slices.Equal(toks[:len(ref)], ref) {
+			t.Errorf("%v: the ids before the signal %v are not the greedy decode's %v", c.sig, toks[:len(ref)], ref)
+		}
 	}
 }
