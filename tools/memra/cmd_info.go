@@ -104,10 +104,20 @@ const textStringLimit = 120
 func runInfo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("info", infoCmd().usage, `Shows a GGUF file's metadata (long arrays summarised), its tensor table
 (name, type, shape in ggml order, offset, bytes) and totals by type.
+
+--json prints one object, whose keys are only ever added to: file,
+version, alignment, data_offset (where the data section starts), file_size;
+metadata, in file order: {key, type, value} (type a GGUF value type name:
+"uint32", "string", "[]int32"; arrays add count, and truncated when only
+their first 16 values are shown, all with --full); tensors, in file order:
+{name, type, shape (ggml order, innermost first), elements, offset (from
+data_offset), bytes}; totals: {tensors, parameters, bytes, by_type: [{type,
+tensors, parameters, bytes}]}. Integers are exact JSON numbers; a float NaN
+or infinity is the string "NaN", "+Inf" or "-Inf".
 `, `  memra info Qwen3.5-0.8B-Q8_0.gguf
   memra info model.gguf --json | jq '.totals'
 `, stdout)
-	asJSON := fs.Bool("json", false, "print JSON (schema in cmd_info.go, stable) instead of text")
+	asJSON := fs.Bool("json", false, "print JSON (its keys: above) instead of text")
 	full := fs.Bool("full", false, "print every array element and whole strings")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {

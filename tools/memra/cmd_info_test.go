@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -286,6 +289,25 @@ func TestInfoQuotesNames(t *testing.T) {
 	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"bad\xffkey"`, `"title\x1b]2;pwned\a\r\n\tx"`, "  plain.key ", quoted} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %s:\n%s", want, text)
+		}
+	}
+}
+
+// TestInfoHelpNamesJSONKeys: memra help info lists every key --json can
+// print, so a script's author need not read the source.
+func TestInfoHelpNamesJSONKeys(t *testing.T) {
+	var help bytes.Buffer
+	if code := run([]string{"help", "info"}, &help, io.Discard); code != 0 {
+		t.Fatalf("memra help info: exit %d", code)
+	}
+	text := strings.Join(strings.Fields(help.String()), " ")
+	for _, v := range []any{infoJSON{}, infoKV{}, infoTensor{}, infoTotalsJSON{}, infoTypeJSON{}} {
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumField() {
+			key, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			if !regexp.MustCompile(`\b` + key + `\b`).MatchString(text) {
+				t.Errorf("memra help info does not name --json's key %q (%s.%s)", key, rt.Name(), rt.Field(i).Name)
+			}
 		}
 	}
 }

@@ -75,6 +75,7 @@ empty).
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	*preset = strings.ToLower(*preset) // as --type's names: 0.8B, Q8_0
 	spec, err := convert.PresetSpec(*preset)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

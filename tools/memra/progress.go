@@ -7,12 +7,15 @@ import (
 	"time"
 )
 
-// progressBar draws "label [=====>    ]  45%  1.2/2.6 GB" on stderr, at
-// most a few times a second, when enabled.
+// progressBar draws "label [=====>    ]  45%  1.2/2.6 GB  310 MB/s, 5s
+// left" on stderr, at most a few times a second, when enabled; the rate
+// and time left once a second has passed, and at the end the time taken.
 type progressBar struct {
 	w     io.Writer
 	on    bool
 	label string
+	now   func() time.Time // time.Now; a test's clock
+	start time.Time        // the first update
 	last  time.Time
 	done  int64
 	total int64
@@ -26,19 +29,46 @@ func newProgressBar(w io.Writer, force bool, label string) *progressBar {
 			on = true
 		}
 	}
-	return &progressBar{w: w, on: on, label: label}
+	return &progressBar{w: w, on: on, label: label, now: time.Now}
 }
 
 func (p *progressBar) update(done, total int64) {
 	p.done, p.total = done, total
-	if !p.on || time.Since(p.last) < 200*time.Millisecond {
+	now := p.now()
+	if p.start.IsZero() {
+		p.start = now
+	}
+	if !p.on || now.Sub(p.last) < 200*time.Millisecond {
 		return
 	}
-	p.last = time.Now()
-	p.draw()
+	p.last = now
+	p.draw(false)
 }
 
-func (p *progressBar) draw() {
+// pace is the bar's tail: the rate and the time left while the work goes
+// on, the time taken and the rate at its end; empty in the first second,
+// too soon for a rate that means anything. Padded, so that a shorter tail
+// overwrites a longer one's characters.
+func pace(done, total int64, elapsed time.Duration, end bool) string {
+	if elapsed < time.Second {
+		return ""
+	}
+	rate := float64(done) / elapsed.Seconds()
+	r := fmt.Sprintf("%.0f MB/s", rate/1e6)
+	if rate >= 1e9 {
+		r = fmt.Sprintf("%.2f GB/s", rate/1e9)
+	}
+	if end {
+		return fmt.Sprintf("  %-22s", elapsed.Round(100*time.Millisecond).String()+", "+r)
+	}
+	left := "?"
+	if rate > 0 && total >= done {
+		left = time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
+	}
+	return fmt.Sprintf("  %-22s", r+", "+left+" left")
+}
+
+func (p *progressBar) draw(end bool) {
 	const width = 30
 	frac := 0.0
 	if p.total > 0 {
@@ -56,7 +86,11 @@ func (p *progressBar) draw() {
 			bar[i] = ' '
 		}
 	}
-	fmt.Fprintf(p.w, "\r%s [%s] %3.0f%%  %s", p.label, bar, 100*frac, byteCounts(p.done, p.total))
+	elapsed := time.Duration(0)
+	if !p.start.IsZero() {
+		elapsed = p.now().Sub(p.start)
+	}
+	fmt.Fprintf(p.w, "\r%s [%s] %3.0f%%  %s%s", p.label, bar, 100*frac, byteCounts(p.done, p.total), pace(p.done, p.total, elapsed, end))
 }
 
 // byteCounts is "done/total UNIT" in the largest decimal unit total reaches,
@@ -79,7 +113,7 @@ func (p *progressBar) finish(ok bool) {
 		return
 	}
 	if ok {
-		p.draw()
+		p.draw(true)
 	}
 	fmt.Fprintln(p.w)
 }

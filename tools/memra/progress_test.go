@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProgressBar: the bar as a user sees it on stderr: nothing unless
@@ -96,6 +97,48 @@ func TestByteCounts(t *testing.T) {
 	} {
 		if got := byteCounts(c.done, c.total); got != c.want {
 			t.Errorf("byteCounts(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
+		}
+	}
+}
+
+// TestProgressPace: past the first second the bar tells the rate and the
+// time left, and at the end the time taken, on a clock the test moves.
+func TestProgressPace(t *testing.T) {
+	var b bytes.Buffer
+	clock := time.Unix(1000, 0)
+	p := newProgressBar(&b, true, "synth 9b")
+	p.now = func() time.Time { return clock }
+	p.update(0, 9e9)
+	clock = clock.Add(500 * time.Millisecond)
+	b.Reset()
+	p.update(1e9, 9e9)
+	if strings.Contains(b.String(), "/s") {
+		t.Errorf("half a second in: %q; want no rate yet", b.String())
+	}
+	clock = clock.Add(1500 * time.Millisecond) // 2 s: 3 GB done, 1.5 GB/s, 6 GB to go
+	b.Reset()
+	p.update(3e9, 9e9)
+	if want := "  3.00/9.00 GB  1.50 GB/s, 4s left" + strings.Repeat(" ", 22-len("1.50 GB/s, 4s left")); !strings.HasSuffix(b.String(), want) {
+		t.Errorf("2 s in:\n%q, want it to end\n%q", b.String(), want)
+	}
+	clock = clock.Add(4 * time.Second)
+	p.update(9e9, 9e9)
+	b.Reset()
+	p.finish(true)
+	if want := "  9.00/9.00 GB  6s, 1.50 GB/s" + strings.Repeat(" ", 22-len("6s, 1.50 GB/s")) + "\n"; !strings.HasSuffix(b.String(), want) {
+		t.Errorf("at the end:\n%q, want it to end\n%q", b.String(), want)
+	}
+	for _, c := range []struct {
+		done, total int64
+		elapsed     time.Duration
+		want        string
+	}{
+		{0, 100, 2 * time.Second, "0 MB/s, ? left"},     // nothing done yet: no estimate
+		{5e6, 1e7, 10 * time.Second, "0 MB/s, 10s left"}, // 0.5 MB/s prints as 0 MB/s; the estimate stands
+		{1e8, 1e9, 1 * time.Second, "100 MB/s, 9s left"},
+	} {
+		if got := strings.TrimSpace(pace(c.done, c.total, c.elapsed, false)); got != c.want {
+			t.Errorf("pace(%d, %d, %v) = %q, want %q", c.done, c.total, c.elapsed, got, c.want)
 		}
 	}
 }
