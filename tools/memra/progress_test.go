@@ -133,7 +133,7 @@ func TestProgressPace(t *testing.T) {
 		elapsed     time.Duration
 		want        string
 	}{
-		{0, 100, 2 * time.Second, "0 MB/s, ? left"},     // nothing done yet: no estimate
+		{0, 100, 2 * time.Second, "0 MB/s, ? left"},      // nothing done yet: no estimate
 		{5e6, 1e7, 10 * time.Second, "0 MB/s, 10s left"}, // 0.5 MB/s prints as 0 MB/s; the estimate stands
 		{1e8, 1e9, 1 * time.Second, "100 MB/s, 9s left"},
 	} {
