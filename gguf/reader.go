@@ -1,10 +1,12 @@
 package gguf
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -289,6 +291,7 @@ func parseImage(data []byte) (*File, error) {
 	}
 	f.DataOffset = int64(min(ds, uint64(len(data))))
 	avail := uint64(len(data)) - uint64(f.DataOffset)
+	spans := make([]span, 0, len(f.Tensors)) // non-empty data ranges, for the overlap check
 	for i := range f.Tensors {
 		ti := &f.Tensors[i]
 		d.ctx = fmt.Sprintf("tensor %q", ti.Name)
@@ -309,8 +312,30 @@ func parseImage(data []byte) (*File, error) {
 		if ti.Offset > avail || nb > avail-ti.Offset {
 			return nil, d.errf(offsets[i], "data [%d, +%d) runs past the end of the data section (%d bytes at file offset %d)", ti.Offset, nb, avail, f.DataOffset)
 		}
+		if nb > 0 {
+			spans = append(spans, span{ti.Offset, ti.Offset + nb, i})
+		}
+	}
+	// Tensors sharing bytes are a broken (or crafted) file: a weight would
+	// be read as another's. Gaps between tensors are allowed. Sorted by
+	// start, the ranges are disjoint iff each starts at or past the end of
+	// the one before it.
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.i, b.i)) })
+	for k := 1; k < len(spans); k++ {
+		prev, cur := spans[k-1], spans[k]
+		if cur.start < prev.end {
+			d.ctx = fmt.Sprintf("tensor %q", f.Tensors[cur.i].Name)
+			return nil, d.errf(offsets[cur.i], "data [%d, +%d) overlaps the data [%d, +%d) of tensor %q",
+				cur.start, cur.end-cur.start, prev.start, prev.end-prev.start, f.Tensors[prev.i].Name)
+		}
 	}
 	return f, nil
+}
+
+// span is the byte range [start, end) of tensor i in the data section.
+type span struct {
+	start, end uint64
+	i          int
 }
 
 func alignUp(x, a uint64) uint64 {

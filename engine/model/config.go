@@ -7,6 +7,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -49,7 +50,7 @@ type Config struct {
 
 	NLayer    int // main layers executed by the forward pass
 	NLayerAll int // block_count: main layers plus MTP (nextn) layers
-	NNextN    int // nextn_predict_layers: MTP layers stored after the main ones (skipped)
+	NNextN    int // nextn_predict_layers (qwen35 only): MTP layers stored after the main ones (skipped)
 
 	NEmbd  int // embedding_length (hidden size)
 	NFF    int // feed_forward_length (SwiGLU inner size)
@@ -158,31 +159,48 @@ func (m *metadata) float(key string) (float32, error) {
 	return float32(x), nil
 }
 
-// ints reads an optional integer array; ok is false when absent.
-func (m *metadata) ints(key string) (xs []int, ok bool, err error) {
-	v, ok := m.lookup(key)
+// array returns an optional array of integers (with bools, of integers or
+// bools); ok is false when absent. The array is not copied: a hostile file
+// may hold a huge one, so callers read only the elements they need (elem).
+func (m *metadata) array(key string, bools bool) (v gguf.Value, ok bool, err error) {
+	v, ok = m.lookup(key)
 	if !ok {
-		return nil, false, nil
+		return gguf.Value{}, false, nil
 	}
 	if v.Type() != gguf.ValueArray {
-		return nil, true, fmt.Errorf("metadata key %s: want an array, got %s", m.full(key), v.TypeName())
+		return gguf.Value{}, true, fmt.Errorf("metadata key %s: want an array, got %s", m.full(key), v.TypeName())
 	}
-	xs = make([]int, v.Len())
-	for i := range xs {
-		e := v.Index(i)
-		if b, isBool := e.Bool(); isBool {
-			if b {
-				xs[i] = 1
-			}
-			continue
+	switch v.ElemType() {
+	case gguf.ValueUint8, gguf.ValueInt8, gguf.ValueUint16, gguf.ValueInt16,
+		gguf.ValueUint32, gguf.ValueInt32, gguf.ValueUint64, gguf.ValueInt64:
+		return v, true, nil
+	case gguf.ValueBool:
+		if bools {
+			return v, true, nil
 		}
-		x, ok := e.Int64()
-		if !ok {
-			return nil, true, fmt.Errorf("metadata key %s: want integers or bools, got %s", m.full(key), v.TypeName())
-		}
-		xs[i] = int(x)
 	}
-	return xs, true, nil
+	want := "integers"
+	if bools {
+		want = "integers or bools"
+	}
+	return gguf.Value{}, true, fmt.Errorf("metadata key %s: want %s, got %s", m.full(key), want, v.TypeName())
+}
+
+// elem reads entry i of v, an array from array, as a non-negative integer
+// (a bool as 0 or 1).
+func (m *metadata) elem(key string, v gguf.Value, i int) (int, error) {
+	e := v.Index(i)
+	if b, ok := e.Bool(); ok {
+		if b {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	x, ok := e.Int64()
+	if !ok || x < 0 || x > math.MaxInt32 {
+		return 0, fmt.Errorf("metadata key %s: entry %d is %v, want a non-negative integer", m.full(key), i, e)
+	}
+	return int(x), nil
 }
 
 // ConfigFromGGUF reads the model configuration from the file's metadata and
@@ -216,6 +234,9 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 			return nil, err
 		}
 	}
+	if c.NLayerAll == 0 { // said before any check that compares other keys with it
+		return nil, fmt.Errorf("metadata: %s is 0: the file has no layers", m.full("block_count"))
+	}
 	if c.NHeadKV, err = m.intOr("attention.head_count_kv", c.NHead); err != nil {
 		return nil, err
 	}
@@ -247,7 +268,14 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	if c.NNextN, err = m.intOr("nextn_predict_layers", 0); err != nil {
 		return nil, err
 	}
-	if c.NNextN >= c.NLayerAll {
+	switch {
+	case arch != ArchQwen35 && c.NNextN != 0:
+		// Only qwen35 stores MTP layers: llama.cpp ignores the key on other
+		// architectures and runs all block_count layers, so subtracting it
+		// would drop real layers.
+		return nil, fmt.Errorf("metadata: %s = %d, but %s models have no MTP (nextn) layers: all %s = %d layers are main layers, and the key does not belong in the file",
+			m.full("nextn_predict_layers"), c.NNextN, arch, m.full("block_count"), c.NLayerAll)
+	case c.NNextN >= c.NLayerAll:
 		return nil, fmt.Errorf("metadata: %s = %d must be below %s = %d",
 			m.full("nextn_predict_layers"), c.NNextN, m.full("block_count"), c.NLayerAll)
 	}
@@ -281,14 +309,9 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 		if err := readSSM(m, c); err != nil {
 			return nil, err
 		}
-		secs, ok, err := m.ints("rope.dimension_sections")
-		if err != nil {
+		if err := readSections(m, c); err != nil {
 			return nil, err
 		}
-		if !ok {
-			return nil, fmt.Errorf("missing metadata key %s", m.full("rope.dimension_sections"))
-		}
-		copy(c.RopeSections[:], secs)
 		if err := readSchedule(m, c); err != nil {
 			return nil, err
 		}
@@ -368,21 +391,53 @@ func readSSM(m *metadata, c *Config) error {
 	return nil
 }
 
+// readSections reads rope.dimension_sections: at most 4 non-negative
+// integers (llama.cpp's limit), the rest 0. More entries are refused rather
+// than dropped.
+func readSections(m *metadata, c *Config) error {
+	const key = "rope.dimension_sections"
+	v, ok, err := m.array(key, false)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("missing metadata key %s", m.full(key))
+	}
+	if n := v.Len(); n > len(c.RopeSections) {
+		return fmt.Errorf("metadata key %s has %d entries, at most %d allowed", m.full(key), n, len(c.RopeSections))
+	}
+	for i := range v.Len() {
+		if c.RopeSections[i], err = m.elem(key, v, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // readSchedule decides each main layer's kind: attention.recurrent_layers
 // (per layer, non-zero = recurrent) wins; otherwise layer i is recurrent iff
 // (i+1) % full_attention_interval != 0 (default interval 4).
 func readSchedule(m *metadata, c *Config) error {
-	rec, ok, err := m.ints("attention.recurrent_layers")
+	const key = "attention.recurrent_layers"
+	rec, ok, err := m.array(key, true)
 	if err != nil {
 		return err
 	}
 	if ok {
-		if len(rec) < c.NLayer {
-			return fmt.Errorf("metadata key %s has %d entries, want at least %d (main layers)",
-				m.full("attention.recurrent_layers"), len(rec), c.NLayer)
+		// One entry per block (MTP blocks may be listed); only the main
+		// layers' entries are read.
+		switch n := rec.Len(); {
+		case n < c.NLayer:
+			return fmt.Errorf("metadata key %s has %d entries, want at least %d (main layers)", m.full(key), n, c.NLayer)
+		case n > c.NLayerAll:
+			return fmt.Errorf("metadata key %s has %d entries, more than %s = %d", m.full(key), n, m.full("block_count"), c.NLayerAll)
 		}
 		for i := range c.NLayer {
-			if rec[i] != 0 {
+			x, err := m.elem(key, rec, i)
+			if err != nil {
+				return err
+			}
+			if x != 0 {
 				c.Kinds[i] = LayerRecurrent
 			}
 		}
@@ -444,18 +499,18 @@ func (c *Config) String() string {
 // the file and would size every per-layer table from a hostile number, even
 // with one stray blk.N name), and no tensor lies past the last layer
 // (a smaller count would run a truncated model without a word). MTP layers
-// may be left out of a file, so their blocks need no tensors.
+// may be left out of a file, so their blocks need no tensors; but a block
+// the file has must be of the kind nextn_predict_layers makes it: an MTP
+// block holds nextn tensors and a main one does not, so a wrong count
+// neither skips a main layer nor runs an MTP one.
 func checkBlocks(f *gguf.File, m *metadata, c *Config) error {
 	have := map[int]bool{}
+	nextn := map[int]bool{} // blocks with blk.N.nextn.* tensors
 	hi := -1
 	for _, t := range f.Tensors {
-		rest, ok := strings.CutPrefix(t.Name, "blk.")
-		if !ok {
-			continue
-		}
-		num, _, _ := strings.Cut(rest, ".")
-		if n, err := strconv.Atoi(num); err == nil && n >= 0 {
+		if n, rest, ok := blockOf(t.Name); ok {
 			have[n] = true
+			nextn[n] = nextn[n] || strings.HasPrefix(rest, "nextn.")
 			hi = max(hi, n)
 		}
 	}
@@ -469,7 +524,39 @@ func checkBlocks(f *gguf.File, m *metadata, c *Config) error {
 		return fmt.Errorf("metadata: %s = %d, but the file has tensors of blk.%d: the count does not match the file",
 			m.full("block_count"), c.NLayerAll, hi)
 	}
+	if c.Arch != ArchQwen35 {
+		return nil // no MTP layers; a stray nextn tensor is an unused one, refused by Load
+	}
+	// The blocks the file has, in order: a hostile count or stray name must
+	// not make this loop long.
+	blocks := slices.Sorted(maps.Keys(have))
+	for _, i := range blocks {
+		switch {
+		case i < c.NLayer && nextn[i]:
+			return fmt.Errorf("metadata: %s = %d makes blk.%d a main layer, but it holds nextn tensors (an MTP layer): the count does not match the file",
+				m.full("nextn_predict_layers"), c.NNextN, i)
+		case i >= c.NLayer && !nextn[i]:
+			return fmt.Errorf("metadata: %s = %d makes blk.%d an MTP layer, but it has no nextn tensors (blk.%d.nextn.*): it is a main layer the forward pass would skip",
+				m.full("nextn_predict_layers"), c.NNextN, i, i)
+		}
+	}
 	return nil
+}
+
+// blockOf splits a tensor name blk.N.rest into N and rest; ok is false for
+// other names, and for N not written plainly ("+1", "01"), which name no
+// block the loader reads.
+func blockOf(name string) (n int, rest string, ok bool) {
+	after, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return 0, "", false
+	}
+	num, rest, _ := strings.Cut(after, ".")
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 || strconv.Itoa(n) != num {
+		return 0, "", false
+	}
+	return n, rest, true
 }
 
 // MaxContext bounds a sequence's positions for a file that gives no

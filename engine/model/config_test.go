@@ -96,9 +96,8 @@ func TestConfigBounds(t *testing.T) {
 			s.Shape = map[string][]uint64{"token_embd.weight": {0, 1 << 24}}
 		}, func(c *model.Config) bool { return c.NVocab == 1<<24 }},
 		{"nextn one below block_count", func(s *modeltest.Spec) {
-			s.KV = map[string]gguf.Value{"nextn_predict_layers": gguf.Uint32Value(4)}
-			s.BlockCount = 5
-		}, func(c *model.Config) bool { return c.NLayer == 1 && c.NNextN == 4 }},
+			s.NLayer, s.NNextN = 1, 4 // blocks 1-4 are MTP blocks, with nextn tensors
+		}, func(c *model.Config) bool { return c.NLayer == 1 && c.NNextN == 4 && c.NLayerAll == 5 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

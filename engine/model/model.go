@@ -148,8 +148,9 @@ func matrixTypeNames() string {
 }
 
 // Load reads the configuration and every tensor the forward pass needs,
-// checking names, shapes (ggml ne order), types and data sizes. All problems
-// with tensors are reported together, each naming the tensor.
+// checking names, shapes (ggml ne order), types and data sizes, and that the
+// file holds no other tensors (but those of MTP layers). All problems with
+// tensors are reported together, each naming the tensor.
 func Load(f *gguf.File) (*Model, error) {
 	if len(f.Tensors) == 0 { // said plainly rather than as the first missing key
 		return nil, errors.New("load model: the file has no tensors: it holds metadata only (a tokenizer-only GGUF?), not a model")
@@ -158,7 +159,7 @@ func Load(f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
-	l := &loader{f: f}
+	l := &loader{f: f, used: map[string]bool{}}
 	m := &Model{Config: *cfg, file: f}
 	c := &m.Config
 	m.TokenEmbd = l.matrix("token_embd.weight", c.NEmbd, c.NVocab)
@@ -173,6 +174,7 @@ func Load(f *gguf.File) (*Model, error) {
 	for i := range c.NLayer {
 		m.Layers[i] = l.layer(c, i)
 	}
+	l.checkUnused(c)
 	if len(l.errs) > 0 {
 		errs := l.errs
 		if len(errs) > maxLoadErrs { // a file of the wrong model fails every tensor
@@ -188,7 +190,24 @@ const maxLoadErrs = 20
 
 type loader struct {
 	f    *gguf.File
+	used map[string]bool // tensors looked up, found or not
 	errs []error
+}
+
+// checkUnused refuses tensors the model does not read: a bias, an MoE
+// expert or a misspelt name (output.weights) would be ignored and the model
+// computed would not be the file's; llama.cpp refuses such files too. Only
+// the MTP layers' blocks (qwen35, past the main layers) are stored unread.
+func (l *loader) checkUnused(c *Config) {
+	for _, t := range l.f.Tensors {
+		if l.used[t.Name] {
+			continue
+		}
+		if n, _, ok := blockOf(t.Name); ok && c.NNextN > 0 && n >= c.NLayer && n < c.NLayerAll {
+			continue
+		}
+		l.errs = append(l.errs, fmt.Errorf("tensor %s is not part of a %s model (memra would ignore it and compute another model)", t.Name, c.Arch))
+	}
 }
 
 func (l *loader) layer(c *Config, i int) Layer {
@@ -250,6 +269,7 @@ func (l *loader) tensor(name string, want []int, anyMatrixType bool) *Tensor {
 		l.errs = append(l.errs, fmt.Errorf("tensor %s: "+format, append([]any{name}, args...)...))
 		return nil
 	}
+	l.used[name] = true
 	info, ok := l.f.Tensor(name)
 	if !ok {
 		return fail("missing (want shape %v)", want)
