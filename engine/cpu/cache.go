@@ -32,6 +32,9 @@ func NewCache(cfg *model.Config, capacity int) (*Cache, error) {
 // newCache is NewCache checking, before it allocates, that the cache and
 // extra bytes more (the backend's scratch) fit the memory available.
 func newCache(cfg *model.Config, capacity int, extra uint64) (*Cache, error) {
+	if err := cfg.Check(); err != nil { // a Config made by hand is sized from below
+		return nil, fmt.Errorf("cache: %w", err)
+	}
 	if capacity <= 0 {
 		return nil, fmt.Errorf("cache capacity %d: must be positive", capacity)
 	}

@@ -17,6 +17,7 @@ func TestNewCacheChecksMemory(t *testing.T) {
 		t.Skip("no MemAvailable in /proc/meminfo")
 	}
 	cfg := &model.Config{Arch: model.ArchQwen35, NLayer: 1, Kinds: []model.LayerKind{model.LayerAttention},
+		NEmbd: 64, NFF: 128, NVocab: 512, NHead: 64, NRot: 64, NormEps: 1e-6, RopeBase: 1e7,
 		NHeadKV: 64, HeadDimK: 256, HeadDimV: 256}
 	if got, want := cacheBytes(cfg, model.MaxContext), uint64(4*64*512)*model.MaxContext; got != want {
 		t.Fatalf("cacheBytes = %d, want %d", got, want)
@@ -76,6 +77,7 @@ func TestScratchOfAbsentKinds(t *testing.T) {
 // row, 10 rows.
 func TestCacheShapes(t *testing.T) {
 	cfg := &model.Config{Arch: model.ArchQwen35, NLayer: 2, Kinds: []model.LayerKind{model.LayerRecurrent, model.LayerAttention},
+		NEmbd: 64, NFF: 128, NVocab: 512, NHead: 4, NRot: 16, NormEps: 1e-6, RopeBase: 1e7,
 		NHeadKV: 2, HeadDimK: 32, HeadDimV: 32,
 		SSMConvKernel: 4, SSMStateSize: 16, SSMGroupCount: 2, SSMNumVHeads: 4, SSMInnerSize: 64, SSMHeadDimV: 16}
 	c, err := NewCache(cfg, 10)
@@ -105,6 +107,24 @@ func TestCacheShapes(t *testing.T) {
 			t.Errorf("NewCache(%d): %v, want must be positive", n, err)
 		}
 	}
+	// A Config made by hand that no file gives is refused before anything
+	// is sized from it (a kind past the layer count indexed out of range;
+	// a negative head count wrapped into an exabyte "out of memory").
+	bad := *cfg
+	bad.Kinds = []model.LayerKind{model.LayerAttention, model.LayerAttention, model.LayerAttention}
+	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "3 layer kinds for 2 main layers") {
+		t.Errorf("3 kinds for 2 layers: %v", err)
+	}
+	bad = *cfg
+	bad.NHeadKV = -1
+	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "head_count_kv -1") {
+		t.Errorf("NHeadKV -1: %v", err)
+	}
+	bad = *cfg
+	bad.SSMInnerSize = 65
+	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "Gated DeltaNet dims") {
+		t.Errorf("inner size 65 for 4 heads of 16: %v", err)
+	}
 }
 
 // TestMemAvailable: MemAvailable is read in kB and only in kB.
@@ -125,5 +145,15 @@ func TestMemAvailable(t *testing.T) {
 		if got := memAvailable([]byte(tc.text)); got != tc.want {
 			t.Errorf("memAvailable(%q) = %d, want %d", tc.text, got, tc.want)
 		}
+	}
+}
+
+// TestNewRefusesHandMadeModel: New takes only a Model from model.Load,
+// whose tensors Load checked; an empty one made by hand was a nil
+// dereference inside New.
+func TestNewRefusesHandMadeModel(t *testing.T) {
+	b, err := New(&model.Model{}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "not made by model.Load") {
+		t.Errorf("New(&model.Model{}): %v, %v; want it refused", b, err)
 	}
 }

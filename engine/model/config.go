@@ -319,7 +319,7 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	if err := checkDims(m, c); err != nil {
 		return nil, err
 	}
-	if err := c.check(); err != nil {
+	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -458,8 +458,10 @@ func readSchedule(m *metadata, c *Config) error {
 	return nil
 }
 
-// check rejects configurations the forward pass cannot run.
-func (c *Config) check() error {
+// Check rejects configurations the forward pass cannot run. Configs from
+// ConfigFromGGUF pass it; a backend given one made by hand (cpu.NewCache)
+// checks it before it sizes anything from it.
+func (c *Config) Check() error {
 	switch {
 	case c.NLayer <= 0:
 		return fmt.Errorf("config: no main layers (block_count %d, nextn %d)", c.NLayerAll, c.NNextN)
@@ -475,6 +477,12 @@ func (c *Config) check() error {
 		return fmt.Errorf("config: rope.dimension_count %d must be even and within head dim %d", c.NRot, c.HeadDimK)
 	case !(c.NormEps > 0) || !(c.RopeBase > 0) || math.IsInf(float64(c.NormEps), 0) || math.IsInf(float64(c.RopeBase), 0):
 		return fmt.Errorf("config: rms epsilon %g and rope base %g must be positive and finite", c.NormEps, c.RopeBase)
+	case len(c.Kinds) != c.NLayer:
+		return fmt.Errorf("config: %d layer kinds for %d main layers", len(c.Kinds), c.NLayer)
+	case c.NumAttention() < c.NLayer && (c.SSMConvKernel < 2 || c.SSMStateSize <= 0 || c.SSMGroupCount <= 0 || c.SSMNumVHeads <= 0 ||
+		c.SSMNumVHeads%c.SSMGroupCount != 0 || c.SSMHeadDimV <= 0 || c.SSMInnerSize != c.SSMNumVHeads*c.SSMHeadDimV):
+		return fmt.Errorf("config: Gated DeltaNet dims conv %d, state %d, groups %d, v heads %d × %d = inner %d are not a model's",
+			c.SSMConvKernel, c.SSMStateSize, c.SSMGroupCount, c.SSMNumVHeads, c.SSMHeadDimV, c.SSMInnerSize)
 	}
 	return nil
 }

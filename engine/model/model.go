@@ -101,12 +101,17 @@ type Model struct {
 	file *gguf.File // whose mapping the tensors view (nil: not from Load)
 }
 
-// CheckOpen returns an error when the file m was loaded from has been
+// CheckOpen returns an error when m was not made by Load, which checks every
+// tensor a backend reads (a Model put together by hand may lack one, or
+// hold one of another shape), or when the file it was loaded from has been
 // closed: its tensors' Data then point into memory that is no longer mapped,
 // and a backend reading them would end the process with a fault rather than
 // a panic. Backends call it before they read weights.
 func (m *Model) CheckOpen() error {
-	if m.file != nil && m.file.Closed() {
+	if m.file == nil {
+		return errors.New("model: not made by model.Load, which checks that every tensor is there with its shape and type: backends run only such models")
+	}
+	if m.file.Closed() {
 		return fmt.Errorf("model: %s was closed: its weights are views of the file's mapping, so it must stay open while the model is used", m.fileName())
 	}
 	return nil
