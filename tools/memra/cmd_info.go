@@ -252,7 +252,7 @@ func printInfo(w io.Writer, f *gguf.File, info *infoJSON, full bool) error {
 	fmt.Fprintf(ew, "  parameters:  %d (%s)\n", info.Totals.Parameters, humanCount(info.Totals.Parameters))
 	fmt.Fprintf(ew, "  bytes:       %d (%s)\n", info.Totals.Bytes, humanBytes(info.Totals.Bytes))
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  TYPE\tTENSORS\tPARAMETERS\tBYTES\t\t\n")
+	fmt.Fprintf(tw, "  TYPE\tTENSORS\tPARAMETERS\tBYTES\tSIZE\t\n")
 	for _, bt := range info.Totals.ByType {
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t\n", bt.Type, bt.Tensors, bt.Parameters, bt.Bytes, humanBytes(bt.Bytes))
 	}
@@ -292,17 +292,14 @@ func shapeString(shape []uint64) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
+// humanBytes is n in the largest decimal unit it reaches, as every size
+// memra prints (its progress bars, convert's and synth's messages).
 func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
+	size, unit := decimalUnit(int64(min(n, math.MaxInt64)))
+	if size == 1 {
 		return fmt.Sprintf("%d B", n)
 	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprintf("%.2f %s", float64(n)/size, unit)
 }
 
 func humanCount(n uint64) string {

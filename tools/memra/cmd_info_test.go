@@ -67,7 +67,7 @@ func TestInfoText(t *testing.T) {
 		// 64·20 + 64 + 64·3 + 5·3·2 = 1280 + 64 + 192 + 30 = 1566
 		"parameters:  1566 (1.57K)",
 		// 1360 + 256 + 204 + 60 = 1880
-		"bytes:       1880 (1.84 KiB)",
+		"bytes:       1880 (1.88 kB)",
 	}
 	for _, want := range checks {
 		if !strings.Contains(text, want) {

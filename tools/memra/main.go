@@ -291,6 +291,8 @@ func printHelp(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(w, "  %-11s %s\n", "version", "print the build: module version, commit, Go")
+	fmt.Fprintf(w, "  %-11s %s\n", "help", "this list, or with a COMMAND its flags and examples")
 	fmt.Fprintln(w, "\nRun \"memra help COMMAND\" (or \"memra COMMAND -h\") for a command's flags, \"memra version\" for the build.")
 	fmt.Fprintln(w, "\nExit status: 0 done; 1 the command failed (a file, the model, the device, a write); 2 usage;")
 	fmt.Fprintln(w, "130, 143, 129 on ^C, SIGTERM, SIGHUP; 141 when stdout's reader went away (memra info x.gguf | head).")

@@ -97,15 +97,25 @@ func (p *progressBar) draw(end bool) {
 // so a tiny model's bar does not read 0.00/0.00 GB; the unit follows the
 // total, which stays fixed, so the line keeps its width as done grows.
 func byteCounts(done, total int64) string {
+	size, unit := decimalUnit(total)
+	if size == 1 {
+		return fmt.Sprintf("%d/%d B", done, total)
+	}
+	return fmt.Sprintf("%.2f/%.2f %s", float64(done)/size, float64(total)/size, unit)
+}
+
+// decimalUnit is the largest decimal unit n reaches and its size: GB, MB,
+// kB, or B (1) below a kilobyte.
+func decimalUnit(n int64) (size float64, unit string) {
 	for _, u := range []struct {
 		size float64
 		name string
 	}{{1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
-		if float64(total) >= u.size {
-			return fmt.Sprintf("%.2f/%.2f %s", float64(done)/u.size, float64(total)/u.size, u.name)
+		if float64(n) >= u.size {
+			return u.size, u.name
 		}
 	}
-	return fmt.Sprintf("%d/%d B", done, total)
+	return 1, "B"
 }
 
 func (p *progressBar) finish(ok bool) {
