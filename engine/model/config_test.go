@@ -209,11 +209,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := modeltest.TinyQwen35()
-			if tc.arch == "qwen3" {
-				s = modeltest.TinyQwen3()
-			}
-			tc.mutate(&s)
+			s := tinySpec(tc.arch, tc.mutate)
 			c, err := config(t, s)
 			if err == nil {
 				t.Fatalf("no error (config %v), want one mentioning %q", c, tc.want)

@@ -50,11 +50,7 @@ func TestLoadUnusedTensors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := modeltest.TinyQwen35()
-			if tc.arch == "qwen3" {
-				s = modeltest.TinyQwen3()
-			}
-			tc.mutate(&s)
+			s := tinySpec(tc.arch, tc.mutate)
 			m, err := load(t, s)
 			switch {
 			case tc.want == "" && err != nil:
@@ -98,11 +94,7 @@ func TestConfigNextN(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := modeltest.TinyQwen35()
-			if tc.arch == "qwen3" {
-				s = modeltest.TinyQwen3()
-			}
-			tc.mutate(&s)
+			s := tinySpec(tc.arch, tc.mutate)
 			c, err := config(t, s)
 			switch {
 			case tc.want == "" && err != nil:
@@ -225,4 +217,15 @@ func TestConfigNoLayers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tinySpec is the tiny model of arch ("qwen3"; else qwen35) with mutate
+// applied: the cases of the table tests here.
+func tinySpec(arch string, mutate func(*modeltest.Spec)) modeltest.Spec {
+	s := modeltest.TinyQwen35()
+	if arch == "qwen3" {
+		s = modeltest.TinyQwen3()
+	}
+	mutate(&s)
+	return s
 }
