@@ -163,8 +163,6 @@ func TestDriverABIFacts(t *testing.T) {
 		"cuMemAlloc":                  {"cuMemAlloc_v2", 3020, 2},
 		"cuMemFree":                   {"cuMemFree_v2", 3020, 1},
 		"cuMemGetInfo":                {"cuMemGetInfo_v2", 3020, 2},
-		"cuMemcpyHtoD":                {"cuMemcpyHtoD_v2", 3020, 3},
-		"cuMemcpyDtoH":                {"cuMemcpyDtoH_v2", 3020, 3},
 		"cuMemcpyHtoDAsync":           {"cuMemcpyHtoDAsync_v2", 3020, 4},
 		"cuMemcpyDtoHAsync":           {"cuMemcpyDtoHAsync_v2", 3020, 4},
 		"cuMemcpyDtoDAsync":           {"cuMemcpyDtoDAsync_v2", 3020, 4},

@@ -172,7 +172,6 @@ type procs struct {
 	cuDevicePrimaryCtxRetain                    uintptr // cuDevicePrimaryCtxRetain, CUDA 7.0 ABI
 	cuDevicePrimaryCtxRelease                   uintptr // cuDevicePrimaryCtxRelease_v2, CUDA 11.0 ABI
 	cuCtxSetCurrent                             uintptr // cuCtxSetCurrent, CUDA 4.0 ABI
-	cuCtxSynchronize                            uintptr // cuCtxSynchronize, CUDA 2.0 ABI
 	cuCtxSetLimit                               uintptr // cuCtxSetLimit, CUDA 3.1 ABI
 	cuCtxGetLimit                               uintptr // cuCtxGetLimit, CUDA 3.1 ABI
 	cuCtxResetPersistingL2Cache                 uintptr // cuCtxResetPersistingL2Cache, CUDA 11.0 ABI
@@ -187,8 +186,6 @@ type procs struct {
 	cuMemFree                                   uintptr // cuMemFree_v2, CUDA 3.2 ABI
 	cuMemHostAlloc                              uintptr // cuMemHostAlloc, CUDA 2.2 ABI
 	cuMemFreeHost                               uintptr // cuMemFreeHost, CUDA 2.0 ABI
-	cuMemcpyHtoD                                uintptr // cuMemcpyHtoD_v2, CUDA 3.2 ABI
-	cuMemcpyDtoH                                uintptr // cuMemcpyDtoH_v2, CUDA 3.2 ABI
 	cuMemcpyHtoDAsync                           uintptr // cuMemcpyHtoDAsync_v2, CUDA 3.2 ABI
 	cuMemcpyDtoHAsync                           uintptr // cuMemcpyDtoHAsync_v2, CUDA 3.2 ABI
 	cuMemcpyDtoDAsync                           uintptr // cuMemcpyDtoDAsync_v2, CUDA 3.2 ABI
@@ -200,7 +197,6 @@ type procs struct {
 	cuStreamBeginCapture                        uintptr // cuStreamBeginCapture_v2, CUDA 10.1 ABI
 	cuStreamEndCapture                          uintptr // cuStreamEndCapture, CUDA 10.0 ABI
 	cuStreamIsCapturing                         uintptr // cuStreamIsCapturing, CUDA 10.0 ABI
-	cuStreamGetCaptureInfo                      uintptr // cuStreamGetCaptureInfo_v2, CUDA 11.3 ABI
 	cuEventCreate                               uintptr // cuEventCreate, CUDA 2.0 ABI
 	cuEventRecord                               uintptr // cuEventRecord, CUDA 2.0 ABI
 	cuEventRecordWithFlags                      uintptr // cuEventRecordWithFlags, CUDA 11.1 ABI
@@ -242,7 +238,6 @@ func driverABI() []abiEntry {
 		{"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", 7000, false, 2},
 		{"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", 11000, false, 1},
 		{"cuCtxSetCurrent", "cuCtxSetCurrent", 4000, false, 1},
-		{"cuCtxSynchronize", "cuCtxSynchronize", 2000, false, 0},
 		{"cuCtxSetLimit", "cuCtxSetLimit", 3010, true, 2},
 		{"cuCtxGetLimit", "cuCtxGetLimit", 3010, true, 2},
 		{"cuCtxResetPersistingL2Cache", "cuCtxResetPersistingL2Cache", 11000, true, 0},
@@ -257,8 +252,6 @@ func driverABI() []abiEntry {
 		{"cuMemFree", "cuMemFree_v2", 3020, false, 1},
 		{"cuMemHostAlloc", "cuMemHostAlloc", 2020, false, 3},
 		{"cuMemFreeHost", "cuMemFreeHost", 2000, false, 1},
-		{"cuMemcpyHtoD", "cuMemcpyHtoD_v2", 3020, false, 3},
-		{"cuMemcpyDtoH", "cuMemcpyDtoH_v2", 3020, false, 3},
 		{"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", 3020, false, 4},
 		{"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", 3020, false, 4},
 		{"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", 3020, false, 4},
@@ -270,7 +263,6 @@ func driverABI() []abiEntry {
 		{"cuStreamBeginCapture", "cuStreamBeginCapture_v2", 10010, false, 2},
 		{"cuStreamEndCapture", "cuStreamEndCapture", 10000, false, 2},
 		{"cuStreamIsCapturing", "cuStreamIsCapturing", 10000, false, 2},
-		{"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030, true, 6},
 		{"cuEventCreate", "cuEventCreate", 2000, false, 2},
 		{"cuEventRecord", "cuEventRecord", 2000, false, 2},
 		{"cuEventRecordWithFlags", "cuEventRecordWithFlags", 11010, true, 3},
@@ -309,7 +301,6 @@ func (d *driver) resolve() error {
 		{"cuDevicePrimaryCtxRetain", 7000, false, &d.p.cuDevicePrimaryCtxRetain},
 		{"cuDevicePrimaryCtxRelease", 11000, false, &d.p.cuDevicePrimaryCtxRelease},
 		{"cuCtxSetCurrent", 4000, false, &d.p.cuCtxSetCurrent},
-		{"cuCtxSynchronize", 2000, false, &d.p.cuCtxSynchronize},
 		{"cuCtxSetLimit", 3010, true, &d.p.cuCtxSetLimit},
 		{"cuCtxGetLimit", 3010, true, &d.p.cuCtxGetLimit},
 		{"cuCtxResetPersistingL2Cache", 11000, true, &d.p.cuCtxResetPersistingL2Cache},
@@ -324,8 +315,6 @@ func (d *driver) resolve() error {
 		{"cuMemFree", 3020, false, &d.p.cuMemFree},
 		{"cuMemHostAlloc", 2020, false, &d.p.cuMemHostAlloc},
 		{"cuMemFreeHost", 2000, false, &d.p.cuMemFreeHost},
-		{"cuMemcpyHtoD", 3020, false, &d.p.cuMemcpyHtoD},
-		{"cuMemcpyDtoH", 3020, false, &d.p.cuMemcpyDtoH},
 		{"cuMemcpyHtoDAsync", 3020, false, &d.p.cuMemcpyHtoDAsync},
 		{"cuMemcpyDtoHAsync", 3020, false, &d.p.cuMemcpyDtoHAsync},
 		{"cuMemcpyDtoDAsync", 3020, false, &d.p.cuMemcpyDtoDAsync},
@@ -337,7 +326,6 @@ func (d *driver) resolve() error {
 		{"cuStreamBeginCapture", 10010, false, &d.p.cuStreamBeginCapture},
 		{"cuStreamEndCapture", 10000, false, &d.p.cuStreamEndCapture},
 		{"cuStreamIsCapturing", 10000, false, &d.p.cuStreamIsCapturing},
-		{"cuStreamGetCaptureInfo", 11030, true, &d.p.cuStreamGetCaptureInfo},
 		{"cuEventCreate", 2000, false, &d.p.cuEventCreate},
 		{"cuEventRecord", 2000, false, &d.p.cuEventRecord},
 		{"cuEventRecordWithFlags", 11010, true, &d.p.cuEventRecordWithFlags},
@@ -505,17 +493,6 @@ func (d *driver) cuCtxSetCurrent(ctx cuContext) error {
 	return d.check("cuCtxSetCurrent", r)
 }
 
-// cuCtxSynchronize waits for all work in the current context.
-//
-// C: CUresult cuCtxSynchronize(void); CUDA 2.0 ABI.
-func (d *driver) cuCtxSynchronize() error {
-	if d.p.cuCtxSynchronize == 0 {
-		return unresolved("cuCtxSynchronize")
-	}
-	r, _, _ := purego.SyscallN(d.p.cuCtxSynchronize)
-	return d.check("cuCtxSynchronize", r)
-}
-
 // cuCtxSetLimit sets a context limit (the L2 set aside for persisting accesses).
 //
 // C: CUresult cuCtxSetLimit(CUlimit limit, size_t value); CUDA 3.1 ABI.
@@ -668,28 +645,6 @@ func (d *driver) cuMemFreeHost(ptr unsafe.Pointer) error {
 	}
 	r, _, _ := purego.SyscallN(d.p.cuMemFreeHost, uintptr(ptr))
 	return d.check("cuMemFreeHost", r)
-}
-
-// cuMemcpyHtoD copies host to device, synchronously.
-//
-// C: CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t byteCount); CUDA 3.2 ABI.
-func (d *driver) cuMemcpyHtoD(dstDevice DevPtr, srcHost unsafe.Pointer, byteCount uint64) error {
-	if d.p.cuMemcpyHtoD == 0 {
-		return unresolved("cuMemcpyHtoD")
-	}
-	r, _, _ := purego.SyscallN(d.p.cuMemcpyHtoD, uintptr(dstDevice), uintptr(srcHost), uintptr(byteCount))
-	return d.check("cuMemcpyHtoD", r)
-}
-
-// cuMemcpyDtoH copies device to host, synchronously.
-//
-// C: CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t byteCount); CUDA 3.2 ABI.
-func (d *driver) cuMemcpyDtoH(dstHost unsafe.Pointer, srcDevice DevPtr, byteCount uint64) error {
-	if d.p.cuMemcpyDtoH == 0 {
-		return unresolved("cuMemcpyDtoH")
-	}
-	r, _, _ := purego.SyscallN(d.p.cuMemcpyDtoH, uintptr(dstHost), uintptr(srcDevice), uintptr(byteCount))
-	return d.check("cuMemcpyDtoH", r)
 }
 
 // cuMemcpyHtoDAsync copies host to device on a stream.
@@ -852,17 +807,6 @@ func (d *driver) cuStreamIsCapturing(hStream Stream, captureStatus *CaptureStatu
 	}
 	r, _, _ := purego.SyscallN(d.p.cuStreamIsCapturing, uintptr(hStream), uintptr(unsafe.Pointer(captureStatus)))
 	return d.check("cuStreamIsCapturing", r)
-}
-
-// cuStreamGetCaptureInfo reports capture status, sequence id and the graph being built.
-//
-// C: CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out); CUDA 11.3 ABI.
-func (d *driver) cuStreamGetCaptureInfo(hStream Stream, captureStatus_out *CaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **graphNode, numDependencies_out *uint64) error {
-	if d.p.cuStreamGetCaptureInfo == 0 {
-		return unresolved("cuStreamGetCaptureInfo")
-	}
-	r, _, _ := purego.SyscallN(d.p.cuStreamGetCaptureInfo, uintptr(hStream), uintptr(unsafe.Pointer(captureStatus_out)), uintptr(unsafe.Pointer(id_out)), uintptr(unsafe.Pointer(graph_out)), uintptr(unsafe.Pointer(dependencies_out)), uintptr(unsafe.Pointer(numDependencies_out)))
-	return d.check("cuStreamGetCaptureInfo", r)
 }
 
 // cuEventCreate creates an event.

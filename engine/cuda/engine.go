@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -42,8 +43,12 @@ type DeviceInfo struct {
 // events and graphs made through it. Methods are safe for concurrent use
 // (they are serialised on the engine thread); Close releases everything.
 type Engine struct {
-	d   *driver
-	tid int // OS thread of the engine goroutine
+	d *driver
+	// tid is the OS thread of the engine goroutine while it runs, 0 before
+	// and after (see onThread). Atomic: every caller reads it, and the
+	// thread clears it as it ends.
+	tid   atomic.Int64
+	ended chan struct{} // closed when the engine goroutine has returned
 
 	reqs   chan *request
 	mu     sync.Mutex // serialises callers from other threads; guards slot and closed
@@ -77,10 +82,12 @@ type Engine struct {
 
 	// L2 persistence (MEMRA_L2WINDOW unset or 1, with PDL): the most the
 	// device sets aside for persisting lines and the largest window; the
-	// set-aside the driver granted for the holds alive (HoldL2). SetL2Window
-	// fills lattr[1]; PDL launches carry it.
-	l2MaxSet, l2MaxWindow, l2SetAside uint64
-	l2Holds                           map[*L2Hold]struct{}
+	// set-aside the driver granted for the holds alive (HoldL2), atomic
+	// because L2SetAside reads it from any goroutine. SetL2Window fills
+	// lattr[1]; PDL launches carry it.
+	l2MaxSet, l2MaxWindow uint64
+	l2SetAside            atomic.Uint64
+	l2Holds               map[*L2Hold]struct{}
 }
 
 type op uint8
@@ -144,6 +151,7 @@ func start(d *driver, setup func(*Engine) error) (*Engine, error) {
 		fnNames: map[Function]string{},
 		graphs:  map[Graph]struct{}{},
 		execs:   map[GraphExec]struct{}{},
+		ended:   make(chan struct{}),
 	}
 	e.slot.done = make(chan error, 1)
 	ready := make(chan error, 1)
@@ -158,7 +166,12 @@ func (e *Engine) loop(setup func(*Engine) error, ready chan<- error) {
 	// Never unlocked: when loop returns, the goroutine exits while locked and
 	// the runtime ends the thread, taking its current-context binding along.
 	runtime.LockOSThread()
-	e.tid = gettid()
+	e.tid.Store(int64(gettid()))
+	// Cleared before the thread ends: the kernel may give its id to a later
+	// thread, whose calls must not pass for the engine's (and skip the
+	// closed check).
+	defer close(e.ended)
+	defer e.tid.Store(0)
 	if setup != nil {
 		if err := setup(e); err != nil {
 			ready <- err
@@ -172,6 +185,15 @@ func (e *Engine) loop(setup func(*Engine) error, ready chan<- error) {
 }
 
 func (e *Engine) serve(r *request) (err error) {
+	// A panic here (in fn, or in a launch observer behind opLaunch) would
+	// kill the process from a goroutine the caller cannot recover on; hand
+	// it back as an error instead. One defer, not in a loop: open-coded, so
+	// the hot ops still allocate nothing.
+	defer func() {
+		if p := recover(); p != nil {
+			err = e.recovered(r.op, p)
+		}
+	}()
 	switch r.op {
 	case opLaunch:
 		return e.launch(r.f, r.grid, r.block, r.shared, r.args, r.pdl)
@@ -184,26 +206,40 @@ func (e *Engine) serve(r *request) (err error) {
 	case opSync:
 		return e.synchronize()
 	}
-	// A panic here would kill the process from a goroutine the caller cannot
-	// recover on; hand it back as an error instead.
-	defer func() {
-		if p := recover(); p != nil {
-			// The panic skipped any EndCapture of fn: left capturing, the
-			// stream would refuse every later sync, allocation and capture.
-			var note string
-			var endErr error
-			if e.capturing {
-				note, endErr = " (the open stream capture was abandoned)", e.abandonCapture()
-			}
-			err = errors.Join(fmt.Errorf("cuda: panic on the engine thread%s: %v\n%s", note, p, debug.Stack()), endErr)
-		}
-	}()
 	return r.fn()
+}
+
+// recovered is the error for panic p in an op on the engine thread, and
+// puts the stream capture, if one is open, in order.
+func (e *Engine) recovered(o op, p any) error {
+	var note string
+	var endErr error
+	switch {
+	case !e.capturing:
+	case o == opFunc:
+		// The panic skipped any EndCapture of fn: left capturing, the
+		// stream would refuse every later sync, allocation and capture.
+		note, endErr = " (the open stream capture was abandoned)", e.abandonCapture()
+	default:
+		// The capture is the caller's, who will end it; the graph lacks
+		// what the panic skipped (an observer's event), so EndCapture
+		// discards it.
+		note = " (the open stream capture is now invalid; EndCapture will discard it)"
+		if e.poison == nil {
+			e.poison = fmt.Errorf("cuda: panic on the engine thread during the capture: %v", p)
+		}
+	}
+	return errors.Join(fmt.Errorf("cuda: panic on the engine thread%s: %v\n%s", note, p, debug.Stack()), endErr)
 }
 
 // onThread reports whether the caller runs on the engine thread (inside Do):
 // a locked thread runs no other goroutine, so the thread id identifies it.
-func (e *Engine) onThread() bool { return gettid() == e.tid }
+// Ids are positive: gettid's -1 where it has none, and the 0 of an engine
+// thread not running, never match.
+func (e *Engine) onThread() bool {
+	t := gettid()
+	return t > 0 && int64(t) == e.tid.Load()
+}
 
 // roundTrip sends the filled slot to the engine thread and waits. e.mu held.
 func (e *Engine) roundTrip() error {
@@ -266,6 +302,7 @@ func (e *Engine) Close() error {
 	err := e.roundTrip()
 	e.closed = true
 	close(e.reqs)
+	<-e.ended // the thread id is cleared (onThread)
 	return err
 }
 
@@ -467,7 +504,7 @@ func switchFromEnv(name, off, on string) (bool, error) {
 
 // L2SetAside is the L2 bytes the driver set aside for persisting lines now
 // (0 with no hold alive, MEMRA_L2WINDOW=0 or no support).
-func (e *Engine) L2SetAside() uint64 { return e.l2SetAside }
+func (e *Engine) L2SetAside() uint64 { return e.l2SetAside.Load() }
 
 // L2Hold is one user's claim on the persisting part of the L2.
 type L2Hold struct {
@@ -530,9 +567,13 @@ func (e *Engine) setAsideL2() error {
 	if err := e.d.cuCtxSetLimit(limitPersistingL2, want); err != nil {
 		return fmt.Errorf("cuda: set aside %s of L2 for persisting accesses: %w", sizeString(want), err)
 	}
-	if err := e.d.cuCtxGetLimit(&e.l2SetAside, limitPersistingL2); err != nil {
+	// Read into a local: the driver writes through the pointer, which an
+	// atomic field cannot be handed to.
+	var got uint64
+	if err := e.d.cuCtxGetLimit(&got, limitPersistingL2); err != nil {
 		return fmt.Errorf("cuda: read the L2 set-aside back: %w", err)
 	}
+	e.l2SetAside.Store(got)
 	if want == 0 && e.d.p.cuCtxResetPersistingL2Cache != 0 {
 		if err := e.d.cuCtxResetPersistingL2Cache(); err != nil {
 			return fmt.Errorf("cuda: return the persisting L2 lines to normal: %w", err)
@@ -552,12 +593,13 @@ func (e *Engine) SetL2Window(base DevPtr, bytes uint64) {
 	if e.lcfg == nil {
 		return
 	}
-	if bytes == 0 || e.l2SetAside == 0 {
+	set := e.l2SetAside.Load()
+	if bytes == 0 || set == 0 {
 		e.lcfg.numAttrs = 1
 		return
 	}
 	n := min(bytes, e.l2MaxWindow)
-	w := accessPolicyWindow{base: base, bytes: n, hitRatio: min(1, float32(e.l2SetAside)/float32(n)),
+	w := accessPolicyWindow{base: base, bytes: n, hitRatio: min(1, float32(set)/float32(n)),
 		hitProp: accessPersisting, missProp: accessStreaming}
 	e.lattr[1].id = launchAttrAccessPolicyWindow
 	*(*accessPolicyWindow)(unsafe.Pointer(&e.lattr[1].value)) = w

@@ -308,8 +308,13 @@ func (h *HostBuf) Free() error {
 		if err := h.e.refuse("HostBuf.Free"); err != nil {
 			return err
 		}
+		// Untracked only once freed, as Engine.free does: after a failed
+		// free the buffer stays Free's to retry and Close's to release.
+		if err := h.e.d.cuMemFreeHost(h.ptr); err != nil {
+			return fmt.Errorf("cuda: free pinned host memory (%s): %w", sizeString(h.n), err)
+		}
 		delete(h.e.hosts, h.ptr)
-		return h.e.d.cuMemFreeHost(h.ptr)
+		return nil
 	})
 	if err == nil || errors.Is(err, ErrClosed) {
 		h.ptr = nil

@@ -122,13 +122,10 @@ func (g *Model) kvVecBytes() uint64 {
 // context (model.Config.CheckContext), which also keeps every size below
 // in range: the KV bytes in uint64, the capacity the kernels take in int32.
 func (g *Model) NewCache(capacity int) (*Cache, error) {
+	if err := g.checkCapacity(capacity); err != nil {
+		return nil, err
+	}
 	c := &g.cfg
-	if capacity < 1 {
-		return nil, fmt.Errorf("gpu: cache capacity %d must be at least 1", capacity)
-	}
-	if err := c.CheckContext(capacity); err != nil {
-		return nil, fmt.Errorf("gpu: cache: %w", err)
-	}
 	cc := &Cache{g: g, capacity: capacity}
 	bufs := g.cacheBufs(cc)
 	var total uint64

@@ -36,13 +36,26 @@ func (g *Model) DecodeStep(cc *Cache, token int32) ([]float32, error) {
 }
 
 // checkStep reports why an eager step of token cannot run on cc: the cache
-// is closed or full, or the token is not in the vocabulary.
+// is another model's, closed or full, or the token is not in the vocabulary.
 func (g *Model) checkStep(cc *Cache, token int32) error {
+	if err := g.owns(cc); err != nil {
+		return err
+	}
 	if err := cc.full(); err != nil {
 		return err
 	}
 	if token < 0 || int(token) >= g.cfg.NVocab {
 		return fmt.Errorf("gpu: token %d out of range [0, %d)", token, g.cfg.NVocab)
+	}
+	return nil
+}
+
+// owns refuses a cache made by another model: its buffers are sized for
+// that model's layers and dims, so this model's kernels would read and
+// write past them.
+func (g *Model) owns(cc *Cache) error {
+	if cc.g != g {
+		return errors.New("gpu: the cache belongs to another model")
 	}
 	return nil
 }
@@ -64,6 +77,9 @@ func (cc *Cache) dcArgs(b Bucket) stepArgs {
 // FillSynthetic and device-counter steps leave them there; a cache after
 // Reset, or after host-path steps, is refused.
 func (g *Model) DecodeStepDC(cc *Cache) error {
+	if err := g.owns(cc); err != nil {
+		return err
+	}
 	if err := cc.full(); err != nil {
 		return err
 	}
@@ -219,8 +235,8 @@ func (gs *GraphDecodeState) Close() error {
 // the call takes, prompt+n−1 (the last token is never fed), exceed its
 // capacity.
 func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]int32, error) {
-	if gs.g != g {
-		return nil, errors.New("gpu: GraphDecodeState belongs to another model")
+	if err := g.ownsState(gs); err != nil {
+		return nil, err
 	}
 	if len(prompt) == 0 {
 		return nil, errors.New("gpu: GenerateGraph needs at least one prompt token")
@@ -295,15 +311,30 @@ func (g *Model) feedSteps(cc *Cache, tokens []int32, from int) error {
 	return nil
 }
 
+// ownsState refuses a GraphDecodeState made by another model (its cache
+// is that model's: see owns).
+func (g *Model) ownsState(gs *GraphDecodeState) error {
+	if gs.g != g {
+		return errors.New("gpu: GraphDecodeState belongs to another model")
+	}
+	return nil
+}
+
 // Reserve makes sure the state's cache holds capacity tokens, dropping the
 // graphs if it has to grow, and resets it; the draws of SetSampling start
-// again from the first, the penalty's history empty.
+// again from the first, the penalty's history empty. A capacity NewCache
+// would refuse leaves the state as it was.
 func (gs *GraphDecodeState) Reserve(capacity int) error {
 	if gs.cache != nil && gs.cache.capacity >= capacity {
 		if err := gs.cache.Reset(); err != nil {
 			return err
 		}
 		return errors.Join(gs.startDraws(), gs.startHistory(nil))
+	}
+	// Checked before Close: a refused capacity must not cost the working
+	// cache and its graphs.
+	if err := gs.g.checkCapacity(capacity); err != nil {
+		return err
 	}
 	if err := gs.Close(); err != nil {
 		return err
@@ -314,6 +345,19 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 	}
 	gs.cache = cc
 	return errors.Join(gs.startDraws(), gs.startHistory(nil))
+}
+
+// checkCapacity refuses a cache capacity below 1 or past the model's
+// context (model.Config.CheckContext): NewCache's check, which Reserve
+// makes before it drops the cache it has.
+func (g *Model) checkCapacity(capacity int) error {
+	if capacity < 1 {
+		return fmt.Errorf("gpu: cache capacity %d must be at least 1", capacity)
+	}
+	if err := g.cfg.CheckContext(capacity); err != nil {
+		return fmt.Errorf("gpu: cache: %w", err)
+	}
+	return nil
 }
 
 // ContinueGraph generates n tokens from the state's cache as it stands: the
@@ -327,7 +371,7 @@ func (gs *GraphDecodeState) Reserve(capacity int) error {
 func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
 	// Checked here too, before make sizes out by n (ContinueGraphFunc
 	// checks again for its own callers).
-	if err := gs.checkContinue(n); err != nil {
+	if err := g.checkContinue(gs, n); err != nil {
 		return nil, err
 	}
 	out := make([]int32, 0, n)
@@ -349,7 +393,7 @@ func (g *Model) ContinueGraph(gs *GraphDecodeState, n int) ([]int32, error) {
 // taken. Before it returns, for any reason, the stream has finished the step
 // that ran ahead.
 func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) error) (err error) {
-	if err := gs.checkContinue(n); err != nil {
+	if err := g.checkContinue(gs, n); err != nil {
 		return err
 	}
 	if n == 0 {
@@ -406,10 +450,14 @@ func checkCount(n int) error {
 }
 
 // checkContinue reports why ContinueGraph cannot generate n tokens from the
-// state's cache: none yet, n-1 replays (the first token is the last step's)
-// past its capacity (written as a difference, so that no n wraps), or, for
-// any token, device counters not at its length.
-func (gs *GraphDecodeState) checkContinue(n int) error {
+// state's cache: the state is another model's, it has no cache yet, n-1
+// replays (the first token is the last step's) run past its capacity
+// (written as a difference, so that no n wraps), or, for any token, its
+// device counters are not at its length.
+func (g *Model) checkContinue(gs *GraphDecodeState, n int) error {
+	if err := g.ownsState(gs); err != nil {
+		return err
+	}
 	if err := checkCount(n); err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func TestDriverTableABIs(t *testing.T) {
 		{"cuStreamBeginCapture", "cuStreamBeginCapture_v2", 10010, []string{"hStream", "mode"}},
 		{"cuMemAlloc", "cuMemAlloc_v2", 3020, nil},
 		{"cuMemFree", "cuMemFree_v2", 3020, nil},
-		{"cuMemcpyHtoD", "cuMemcpyHtoD_v2", 3020, nil},
+		{"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", 3020, nil},
 		{"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", 3020, nil},
 		{"cuGraphExecUpdate", "cuGraphExecUpdate_v2", 12000, []string{"hGraphExec", "hGraph", "resultInfo"}},
 		{"cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", 11040, []string{"phGraphExec", "hGraph", "flags"}},
@@ -131,8 +131,8 @@ func TestDriverTableABIs(t *testing.T) {
 	// Everything the brief lists must be bound.
 	for _, n := range strings.Fields(`cuInit cuDriverGetVersion cuDeviceGet cuDeviceGetCount cuDeviceGetName
 		cuDeviceGetAttribute cuDeviceTotalMem cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease cuCtxSetCurrent
-		cuCtxSynchronize cuModuleLoadData cuModuleUnload cuModuleGetFunction cuFuncGetAttribute cuFuncSetAttribute
-		cuMemAlloc cuMemFree cuMemGetInfo cuMemcpyHtoD cuMemcpyDtoH cuMemcpyHtoDAsync cuMemcpyDtoHAsync
+		cuModuleLoadData cuModuleUnload cuModuleGetFunction cuFuncGetAttribute cuFuncSetAttribute
+		cuMemAlloc cuMemFree cuMemGetInfo cuMemcpyHtoDAsync cuMemcpyDtoHAsync
 		cuMemcpyDtoDAsync cuMemsetD8Async cuMemsetD32Async cuMemHostAlloc cuMemFreeHost cuStreamCreate
 		cuStreamDestroy cuStreamSynchronize cuStreamBeginCapture cuStreamEndCapture cuStreamIsCapturing
 		cuEventCreate cuEventRecord cuEventSynchronize cuEventElapsedTime cuEventDestroy cuLaunchKernel

@@ -90,7 +90,6 @@ func Driver() Table {
 
 	pInt := Type{"int *", "*int32"}
 	pSize := Type{"size_t *", "*uint64"}
-	pU64 := Type{"cuuint64_t *", "*uint64"}
 	pFloat := Type{"float *", "*float32"}
 	pDevice := Type{"CUdevice *", "*cuDevice"}
 	pCtx := Type{"CUcontext *", "*cuContext"}
@@ -103,7 +102,6 @@ func Driver() Table {
 	pExec := Type{"CUgraphExec *", "*GraphExec"}
 	pNode := Type{"CUgraphNode *", "*graphNode"}
 	pCapStatus := Type{"CUstreamCaptureStatus *", "*CaptureStatus"}
-	pCNodes := Type{"const CUgraphNode **", "**graphNode"}
 	pCStr := Type{"const char **", "**byte"}
 	pVoidP := Type{"void **", "*unsafe.Pointer"}
 	pUpdInfo := Type{"CUgraphExecUpdateResultInfo *", "*graphExecUpdateResultInfo"}
@@ -162,8 +160,6 @@ func Driver() Table {
 			{Name: "cuCtxSetCurrent", Symbol: "cuCtxSetCurrent", Version: 4000,
 				Doc:    "binds a context to the calling OS thread",
 				Params: []Param{p("ctx", tCtx)}},
-			{Name: "cuCtxSynchronize", Symbol: "cuCtxSynchronize", Version: 2000,
-				Doc: "waits for all work in the current context"},
 			{Name: "cuCtxSetLimit", Symbol: "cuCtxSetLimit", Version: 3010, Optional: true,
 				Doc:    "sets a context limit (the L2 set aside for persisting accesses)",
 				Params: []Param{p("limit", tLimit), p("value", tSize)}},
@@ -209,12 +205,6 @@ func Driver() Table {
 			{Name: "cuMemFreeHost", Symbol: "cuMemFreeHost", Version: 2000,
 				Doc:    "frees page-locked host memory",
 				Params: []Param{p("ptr", tVoidP)}},
-			{Name: "cuMemcpyHtoD", Symbol: "cuMemcpyHtoD_v2", Version: 3020,
-				Doc:    "copies host to device, synchronously",
-				Params: []Param{p("dstDevice", tDptr), p("srcHost", tCVoidP), p("byteCount", tSize)}},
-			{Name: "cuMemcpyDtoH", Symbol: "cuMemcpyDtoH_v2", Version: 3020,
-				Doc:    "copies device to host, synchronously",
-				Params: []Param{p("dstHost", tVoidP), p("srcDevice", tDptr), p("byteCount", tSize)}},
 			{Name: "cuMemcpyHtoDAsync", Symbol: "cuMemcpyHtoDAsync_v2", Version: 3020, Hot: true,
 				Doc:    "copies host to device on a stream",
 				Params: []Param{p("dstDevice", tDptr), p("srcHost", tCVoidP), p("byteCount", tSize), p("hStream", tStream)}},
@@ -252,10 +242,6 @@ func Driver() Table {
 			{Name: "cuStreamIsCapturing", Symbol: "cuStreamIsCapturing", Version: 10000,
 				Doc:    "reports whether a stream is capturing",
 				Params: []Param{p("hStream", tStream), p("captureStatus", pCapStatus)}},
-			{Name: "cuStreamGetCaptureInfo", Symbol: "cuStreamGetCaptureInfo_v2", Version: 11030, Optional: true,
-				Doc: "reports capture status, sequence id and the graph being built",
-				Params: []Param{p("hStream", tStream), p("captureStatus_out", pCapStatus), p("id_out", pU64),
-					p("graph_out", pGraph), p("dependencies_out", pCNodes), p("numDependencies_out", pSize)}},
 
 			// Events.
 			{Name: "cuEventCreate", Symbol: "cuEventCreate", Version: 2000,

@@ -1,0 +1,83 @@
+package gpu
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/memra-ai/memra/engine/cuda"
+	"github.com/memra-ai/memra/engine/model"
+)
+
+// refused runs call and returns its error, or says that it got past its
+// checks: the models here have no engine, so a call that reaches the device
+// panics.
+func refused(call func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reached the device (%v)", p)
+		}
+	}()
+	if err := call(); err != nil {
+		return err
+	}
+	return fmt.Errorf("returned nil")
+}
+
+// TestCacheOfAnotherModelRefused: every call that runs a model's step on a
+// cache, or a GraphDecodeState's, refuses one that another model made,
+// before the device. Only GenerateGraph checked: a.DecodeStep(cacheOfB, t)
+// ran a's layers over b's buffers, sized for b, and wrote past them.
+func TestCacheOfAnotherModelRefused(t *testing.T) {
+	a := &Model{cfg: model.Config{NVocab: 1000}, weights: new(cuda.Arena)}
+	b := &Model{cfg: model.Config{NVocab: 1000}, weights: new(cuda.Arena)}
+	cc := &Cache{g: b, capacity: 8, arena: new(cuda.Arena), n: 3, ctrAt: 3}
+	gs := &GraphDecodeState{g: b, cache: cc, graphs: map[graphKey]cuda.GraphExec{}}
+	for name, call := range map[string]func() error{
+		"checkStep":         func() error { return a.checkStep(cc, 500) },
+		"DecodeStep":        func() error { _, err := a.DecodeStep(cc, 500); return err },
+		"ProfileStep":       func() error { _, err := a.ProfileStep(cc, 500); return err },
+		"DecodeStepDC":      func() error { return a.DecodeStepDC(cc) },
+		"GenerateGraph":     func() error { _, err := a.GenerateGraph(gs, []int32{1}, 2); return err },
+		"ContinueGraph":     func() error { _, err := a.ContinueGraph(gs, 2); return err },
+		"ContinueGraphFunc": func() error { return a.ContinueGraphFunc(gs, 2, func(int32) error { return nil }) },
+	} {
+		if err := refused(call); !strings.Contains(err.Error(), "belongs to another model") {
+			t.Errorf("a.%s on b's cache: %v, want it refused as another model's", name, err)
+		}
+	}
+	// The model's own cache passes the check.
+	if err := b.checkStep(cc, 500); err != nil {
+		t.Errorf("b.checkStep on b's cache: %v", err)
+	}
+	if err := b.checkContinue(gs, 2); err != nil {
+		t.Errorf("b.checkContinue on b's state: %v", err)
+	}
+}
+
+// TestReserveRefusedKeepsCache: a Reserve that NewCache would refuse (past
+// the model's context length) fails before it touches the state: its cache
+// stays as it was. Reserve closed the state first, so a refused growth
+// destroyed a working cache and its graphs.
+func TestReserveRefusedKeepsCache(t *testing.T) {
+	g := &Model{cfg: model.Config{NVocab: 8, ContextLength: 100}, weights: new(cuda.Arena)}
+	arena := new(cuda.Arena)
+	cc := &Cache{g: g, capacity: 50, arena: arena, n: 3, ctrAt: 3}
+	gs := &GraphDecodeState{g: g, cache: cc, graphs: map[graphKey]cuda.GraphExec{}}
+	for _, n := range []int{101, 1000} {
+		err := refused(func() error { return gs.Reserve(n) })
+		if !strings.Contains(err.Error(), fmt.Sprintf("%d positions are past the model's context length 100", n)) {
+			t.Errorf("Reserve(%d) with context length 100: %v, want it refused", n, err)
+		}
+		if gs.Cache() != cc || cc.arena != arena || cc.n != 3 || cc.capacity != 50 {
+			t.Fatalf("after the refused Reserve(%d): state cache %p (was %p), arena %p, %d of %d tokens; want the cache untouched",
+				n, gs.Cache(), cc, cc.arena, cc.n, cc.capacity)
+		}
+	}
+	// A new state has no cache to keep, and a capacity below 1 is refused
+	// as NewCache refuses it.
+	fresh := g.NewGraphDecodeState()
+	if err := refused(func() error { return fresh.Reserve(0) }); !strings.Contains(err.Error(), "must be at least 1") {
+		t.Errorf("Reserve(0) of a new state: %v", err)
+	}
+}
