@@ -144,10 +144,13 @@ func (g *Model) chunkFields(ch *chunk) []chunkField {
 // laidCols is the widest input of the matrices g's plan lays out (0: none,
 // or no plan): only those launches read the chunk's lx.
 func (g *Model) laidCols() int {
+	if g.pf == nil {
+		return 0
+	}
 	cols := 0
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
-			if g.pf != nil && g.pf.from(w) == fromLaid {
+			if g.pf.from(w) == fromLaid {
 				cols = max(cols, w.cols)
 			}
 		}

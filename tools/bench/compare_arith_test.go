@@ -283,12 +283,13 @@ func TestOutputWriteError(t *testing.T) {
 		{"-h"},
 	} {
 		out := &sticky.Writer{W: failWriter{}}
-		code, err := outputFailed(run(args, out, io.Discard))(out.Err)
+		code, err := run(args, out, io.Discard)
+		code, err = exitStatus(out, code, err)
 		if code != 1 || err == nil || !strings.Contains(err.Error(), "write the output: no space left on device") {
 			t.Errorf("bench %s with a failing stdout: exit %d, %v; want exit 1 naming the write", strings.Join(args, " "), code, err)
 		}
 	}
-	if code, err := outputFailed(2, errors.New("usage"))(errors.New("short write")); code != 2 || err.Error() != "usage" {
+	if code, err := exitStatus(&sticky.Writer{Err: errors.New("short write")}, 2, errors.New("usage")); code != 2 || err.Error() != "usage" {
 		t.Errorf("an earlier error: %d, %v; want it to stand", code, err)
 	}
 }

@@ -40,7 +40,8 @@ import (
 
 func main() {
 	out := &sticky.Writer{W: os.Stdout}
-	code, err := outputFailed(run(os.Args[1:], out, os.Stderr))(out.Err)
+	code, err := run(os.Args[1:], out, os.Stderr)
+	code, err = exitStatus(out, code, err)
 	var ng noGPUError
 	switch {
 	case errors.As(err, &ng):
@@ -51,16 +52,11 @@ func main() {
 	os.Exit(code)
 }
 
-// outputFailed folds a failed write to stdout (werr; a full disk,
-// /dev/full) into run's status: a table, comparison or help text lost is
-// results not written, status 1 at least; an earlier error stands.
-func outputFailed(code int, err error) func(werr error) (int, error) {
-	return func(werr error) (int, error) {
-		if werr == nil || err != nil {
-			return code, err
-		}
-		return max(code, 1), fmt.Errorf("write the output: %w", werr)
-	}
+// exitStatus folds a failed write to stdout (a full disk, /dev/full) into
+// run's status (sticky.Writer.Status): a table, comparison or help text
+// lost is results not written, status 1; an earlier error stands.
+func exitStatus(out *sticky.Writer, code int, err error) (int, error) {
+	return out.Status(code, err, 1, "write the output")
 }
 
 // run returns the exit status (usageHead's): 0 success, 1 some model

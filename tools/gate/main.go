@@ -88,26 +88,19 @@ func main() {
 	// The gate's lines are printed as it goes: a stdout that fails (a full
 	// disk, /dev/full) must not leave a PASS with its verdict lost exiting 0.
 	out := &sticky.Writer{W: os.Stdout}
-	code, err := withOutput(run(os.Args[1:], out))(out.Err)
+	code, err := run(os.Args[1:], out)
+	code, err = exitStatus(out, code, err)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gate:", err)
 	}
 	os.Exit(code)
 }
 
-// withOutput folds a failed write of the gate's output (werr) into run's
-// status: a PASS or a CPU part whose lines were lost exits 2; a FAIL keeps
-// its 1 and an earlier error stands.
-func withOutput(code int, err error) func(werr error) (int, error) {
-	return func(werr error) (int, error) {
-		if werr == nil || err != nil {
-			return code, err
-		}
-		if code == 0 {
-			code = 2
-		}
-		return code, fmt.Errorf("writing the gate's output: %w", werr)
-	}
+// exitStatus folds a failed write of the gate's output into run's status
+// (sticky.Writer.Status): a PASS or a CPU part whose lines were lost exits
+// 2; a FAIL keeps its 1 and an earlier error stands.
+func exitStatus(out *sticky.Writer, code int, err error) (int, error) {
+	return out.Status(code, err, 2, "writing the gate's output")
 }
 
 type args struct {

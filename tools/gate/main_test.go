@@ -574,7 +574,8 @@ func TestOutputWriteError(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := &sticky.Writer{W: failWriter{}}
-	code, err := withOutput(run([]string{path, "4", "4"}, out))(out.Err)
+	code, err := run([]string{path, "4", "4"}, out)
+	code, err = exitStatus(out, code, err)
 	if code != 2 || err == nil || !strings.Contains(err.Error(), "writing the gate's output: no space left on device") {
 		t.Errorf("a failing stdout: exit %d, %v; want exit 2 naming the write", code, err)
 	}
@@ -584,11 +585,11 @@ func TestOutputWriteError(t *testing.T) {
 		err      error
 		wantCode int
 	}{{0, nil, 2}, {1, nil, 1}, {2, errors.New("setup"), 2}} {
-		got, err := withOutput(c.code, c.err)(werr)
+		got, err := exitStatus(&sticky.Writer{Err: werr}, c.code, c.err)
 		if got != c.wantCode || err == nil || (c.err != nil && err != c.err) {
 			t.Errorf("status %d, %v and a failed write: %d, %v; want %d", c.code, c.err, got, err, c.wantCode)
 		}
-		if got, err := withOutput(c.code, c.err)(nil); got != c.code || err != c.err {
+		if got, err := exitStatus(&sticky.Writer{}, c.code, c.err); got != c.code || err != c.err {
 			t.Errorf("status %d, %v and no failed write: %d, %v", c.code, c.err, got, err)
 		}
 	}

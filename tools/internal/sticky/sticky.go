@@ -3,7 +3,10 @@
 // linear and the error is checked once, at the end.
 package sticky
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
 
 // Writer passes writes to W until one fails; Err is that failure, and
 // every later write returns it without writing.
@@ -19,4 +22,17 @@ func (s *Writer) Write(p []byte) (int, error) {
 	n, err := s.W.Write(p)
 	s.Err = err
 	return n, err
+}
+
+// Status folds the first failed write (Err) into a command's exit status:
+// a run that would exit 0 with its output lost exits failed instead, the
+// write's error under what; a non-zero status and an earlier error stand.
+func (s *Writer) Status(code int, err error, failed int, what string) (int, error) {
+	if s.Err == nil || err != nil {
+		return code, err
+	}
+	if code == 0 {
+		code = failed
+	}
+	return code, fmt.Errorf("%s: %w", what, s.Err)
 }
