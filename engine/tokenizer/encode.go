@@ -78,7 +78,11 @@ func (t *Tokenizer) Encode(text string, opt EncodeOptions) ([]int32, error) {
 
 // encodeWith is Encode with the scratch state given.
 func (t *Tokenizer) encodeWith(st *encState, text string, opt EncodeOptions) ([]int32, error) {
-	out := make([]int32, 0, len(text)/3+2) // ~3+ bytes per token for most text
+	size := len(text)/3 + 2 // ~3+ bytes per token for most text
+	if opt.MaxTokens > 0 && opt.MaxTokens < size {
+		size = opt.MaxTokens + 1 // not a huge text's worth for a small limit
+	}
+	out := make([]int32, 0, size)
 	addBOS := t.addBOS
 	switch opt.AddBOS {
 	case BOSAlways:
@@ -93,12 +97,13 @@ func (t *Tokenizer) encodeWith(st *encState, text string, opt EncodeOptions) ([]
 		out = append(out, t.bos)
 	}
 	for _, fr := range t.partition(text, opt.ParseSpecial) {
+		over := false
 		if fr.id != NoToken {
 			out = append(out, fr.id)
 		} else {
-			out = t.encodeText(st, text[fr.start:fr.end], opt.NFC, opt.MaxTokens, out)
+			out, over = t.encodeText(st, text[fr.start:fr.end], opt.NFC, opt.MaxTokens, out)
 		}
-		if opt.MaxTokens > 0 && len(out) > opt.MaxTokens {
+		if over || opt.MaxTokens > 0 && len(out) > opt.MaxTokens {
 			return nil, fmt.Errorf("%w: more than %d tokens (MaxTokens) from %d bytes of text", ErrTooLong, opt.MaxTokens, len(text))
 		}
 	}
@@ -180,8 +185,10 @@ func validUTF8(s string) string {
 // encodeText pre-tokenizes one text fragment and BPE-encodes each piece.
 // With limit > 0 it stops once out holds more than limit ids, so that an
 // input far over EncodeOptions.MaxTokens costs what the limit does, not
-// what the whole text would.
-func (t *Tokenizer) encodeText(st *encState, s string, useNFC bool, limit int, out []int32) []int32 {
+// what the whole text would; over reports a piece left unmerged because
+// its ids could not fit (a single piece, a run of letters or spaces, can
+// be the whole text, and merging megabytes takes seconds and gigabytes).
+func (t *Tokenizer) encodeText(st *encState, s string, useNFC bool, limit int, out []int32) (_ []int32, over bool) {
 	s = validUTF8(s)
 	if useNFC {
 		s = nfc(s)
@@ -189,13 +196,16 @@ func (t *Tokenizer) encodeText(st *encState, s string, useNFC bool, limit int, o
 	sc := scanner{s: s, tab: classTable()}
 	for i := 0; i < len(s); {
 		end := t.pre.pieceEnd(&sc, i)
+		if limit > 0 && (end-i+t.maxRaw-1)/t.maxRaw > limit-len(out) {
+			return out, true
+		}
 		out = t.encodeWord(st, s[i:end], out)
 		if limit > 0 && len(out) > limit {
 			break
 		}
 		i = end
 	}
-	return out
+	return out, false
 }
 
 // encodeWord BPE-encodes one pre-token (raw bytes) and appends its ids.

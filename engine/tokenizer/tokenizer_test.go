@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -582,5 +583,40 @@ func TestSplitGoldens(t *testing.T) {
 		if bad > 0 {
 			t.Errorf("%s: %d of %d strings split differently", p, bad, len(g.Cases))
 		}
+	}
+}
+
+// TestMaxTokensLongWord: a single pre-token (a run of letters, spaces or
+// punctuation) can be the whole text. One too long to fit MaxTokens even at
+// the vocabulary's longest token per id is refused without merging it: a
+// 4 MiB word used to take seconds and a gigabyte of scratch under a
+// 100-token limit.
+func TestMaxTokensLongWord(t *testing.T) {
+	tok := loadQwen3(t)
+	for _, s := range []string{strings.Repeat("a", 4<<20), strings.Repeat(" ", 4<<20) + "x", "x" + strings.Repeat("=", 4<<20)} {
+		st := newEncState()
+		_, err := tok.encodeWith(st, s, EncodeOptions{MaxTokens: 100})
+		if !errors.Is(err, ErrTooLong) {
+			t.Errorf("%q... (%d bytes), MaxTokens 100: err = %v, want ErrTooLong", s[:4], len(s), err)
+		}
+		if cap(st.heap) != 0 || cap(st.next) != 0 || cap(st.syms) > smallWord {
+			t.Errorf("%q... (%d bytes), MaxTokens 100: the word was merged (scratch of %d heap entries, %d symbols)", s[:4], len(s), cap(st.heap), cap(st.syms))
+		}
+	}
+	// A long word that fits is encoded as without a limit, exactly at it too.
+	s := strings.Repeat("a", 1000) + strings.Repeat(" ", 1000) + "b"
+	all, err := tok.Encode(s, EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tok.Encode(s, EncodeOptions{MaxTokens: len(all)})
+	if err != nil || !slices.Equal(got, all) {
+		t.Errorf("MaxTokens %d: %v, %v; want %v", len(all), got, err, all)
+	}
+	if _, err := tok.Encode(s, EncodeOptions{MaxTokens: len(all) - 1}); !errors.Is(err, ErrTooLong) {
+		t.Errorf("MaxTokens %d: err = %v, want ErrTooLong", len(all)-1, err)
+	}
+	if _, err := tok.Encode("a", EncodeOptions{MaxTokens: math.MaxInt}); err != nil {
+		t.Errorf("MaxTokens MaxInt: %v", err)
 	}
 }

@@ -56,6 +56,11 @@ type Tokenizer struct {
 	// byte1<<8 | byte2: a word's first round of lookups, about half of
 	// all, hits this dense 512 KiB table instead of the hash table.
 	bytePairs *[1 << 16]uint64
+	// maxRaw is the longest raw text of a token in the byte alphabet, the
+	// only tokens BPE can produce: a word of n bytes gives at least
+	// ⌈n/maxRaw⌉ ids, which lets Encode refuse a word over MaxTokens
+	// without merging it.
+	maxRaw int
 
 	// special lists control, user-defined and unknown tokens, longest text
 	// first: the order llama.cpp cuts them out of text.
@@ -137,8 +142,11 @@ func newTokenizer(spec *vocabSpec) (*Tokenizer, error) {
 		case TokenControl, TokenUserDefined, TokenUnknown:
 			t.pieces[i] = s
 		}
-		if inAlphabet && t.ignoreMerges {
-			t.wordToID[raw] = id
+		if inAlphabet {
+			t.maxRaw = max(t.maxRaw, len(raw))
+			if t.ignoreMerges {
+				t.wordToID[raw] = id
+			}
 		}
 	}
 	for b := 0; b < 256; b++ {
