@@ -62,9 +62,12 @@ Examples:
   bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel, and each kernel's bandwidth
   bench -model a.gguf -ctx 1024 -fatbin /tmp/k/memra.fatbin -compare results/latest.json   another build of the kernels against the last run
 
-Exit status: 0 success; 1 a model failed, the results or the output could
-not be written, or -compare OLD.json shares no row with the run; 2 usage,
-setup error, no GPU, or -compare OLD.json NEW.json sharing no row.
+Exit status: 0 success; 1 a model or the copy that measures bandwidth
+failed, the results or the output could not be written, or -compare
+OLD.json or -peer LLAMA.json shares no row with the run; 2 usage, setup
+error (an -out that cannot be written included), no GPU, or NEW.json
+sharing no row with -compare's OLD.json or -peer's LLAMA.json; stopped by
+a signal (^C), 128 + the signal's number.
 
 Flags:`
 
@@ -183,6 +186,17 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	}
 	if explicit["peer"] && len(peer.vals) == 0 {
 		return config{}, errors.New(`-peer "": want llama-bench's report (llama-bench ... -o json > llama.json)`)
+	}
+	// Nor an empty -model, -compare or -out (a script's unset variable): it
+	// ran the default presets, a run compared with nothing, or one that
+	// could not write its results.
+	switch {
+	case explicit["model"] && len(models.vals) == 0:
+		return config{}, errors.New(`-model "": want a GGUF file (leave the flag out for the synth presets)`)
+	case explicit["compare"] && *compare == "":
+		return config{}, errors.New(`-compare "": want OLD.json, a bench report (bench-*.json or latest.json in -out)`)
+	case *out == "":
+		return config{}, errors.New(`-out "": want a folder for the results (leave the flag out for results)`)
 	}
 
 	c := config{
@@ -343,7 +357,7 @@ func parseInts(s string) ([]int, error) {
 		}
 		v, err := strconv.Atoi(p)
 		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", p)
+			return nil, fmt.Errorf("%q is not a positive integer", orig) // as typed: "0k", not "0"
 		}
 		if v > maxContext/mul {
 			return nil, fmt.Errorf("%s is more than %d positions (%dk), more than any model here holds", orig, maxContext, maxContext/1024)

@@ -65,6 +65,14 @@ func TestCopyBW(t *testing.T) {
 	if got := copyBW(1<<30, 0.5); math.Abs(got-4.294967296e12) > 1e-3 {
 		t.Errorf("copyBW(1 GiB, 0.5 ms) = %v, want 4.294967296e12", got)
 	}
+	// A copy the event timer saw take no time has no bandwidth: 0, which
+	// measureCopy refuses, not the +Inf that JSON cannot hold (every
+	// report file and -json failed to write).
+	for _, ms := range []float64{0, -1} {
+		if got := copyBW(1<<20, ms); got != 0 {
+			t.Errorf("copyBW(1 MiB, %v ms) = %v, want 0", ms, got)
+		}
+	}
 }
 
 // TestMarkdownNumbers: the figures the Markdown report prints for a row and

@@ -103,6 +103,16 @@ func TestParseFlags(t *testing.T) {
 		!strings.Contains(stdout.String(), "usage: bench") || !strings.Contains(stdout.String(), "-compare") || !strings.Contains(stdout.String(), "MEMRA_ATTN_MMA=0|1|cap") {
 		t.Errorf("bench -h: exit %d, %v, stdout %q, stderr %q", code, err, stdout.String(), stderr.String())
 	}
+	// The exit statuses it lists are run's: a failed copy (all) is 1, as a
+	// failed model; -peer's pairing nothing is 1 against a run and 2
+	// between files, as -compare's; a signal's is the shell's 128 + its
+	// number.
+	for _, want := range []string{"1 a model or the copy that measures bandwidth failed", "-compare OLD.json or -peer LLAMA.json shares no row with the run",
+		"NEW.json sharing no row with -compare's OLD.json or -peer's LLAMA.json", "128 + the signal's number"} {
+		if !strings.Contains(strings.Join(strings.Fields(stdout.String()), " "), want) {
+			t.Errorf("bench -h does not say %q", want)
+		}
+	}
 }
 
 func TestParseErrors(t *testing.T) {
@@ -133,6 +143,17 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-kv", "f16,fp8,f16"}, "-kv: f16 given twice"},
 		{[]string{"-kv", ""}, "-kv: no KV type given"},
 		{[]string{"-fatbin", ""}, `-fatbin "": want a file`},
+		// An empty -model, -compare or -out (a script's unset variable) ran
+		// the default presets, a run without its comparison, or one whose
+		// results could not be written: said at once, as -fatbin "" is.
+		{[]string{"-model", ""}, `-model "": want a GGUF file`},
+		{[]string{"-model", ","}, `want a GGUF file`},
+		{[]string{"-compare", ""}, `-compare "": want OLD.json`},
+		{[]string{"-compare", "", "new.json"}, `-compare "": want OLD.json`},
+		{[]string{"-out", ""}, `-out "": want a folder`},
+		// The value as typed, not with its k cut off.
+		{[]string{"-ctx", "0k"}, `"0k" is not a positive integer`},
+		{[]string{"-ctx", "64,4kk"}, `"4kk" is not a positive integer`},
 		{[]string{"-fatbin", "k.fatbin", "-compare", "a.json", "b.json"}, "so -fatbin would be ignored"},
 		{[]string{"-compare", "a.json", "b.json", "-model", "x.gguf", "-reps", "0", "-json"}, "so -model, -reps would be ignored"},
 		{[]string{"-ctx", "9999999999999999k"}, "more than 1048576 positions"},
@@ -566,6 +587,31 @@ func TestCompare(t *testing.T) {
 		if code, err := run([]string{"-model", p}, &out, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("-model %s: code %d err %v", p, code, err)
 		}
+	}
+	// An -out that cannot take the results is named before the GPU is
+	// looked for: with one, the run measured every model and only then
+	// failed to write them.
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{notDir, filepath.Join(notDir, "sub")} {
+		if code, err := run([]string{"-quick", "-out", p}, &out, io.Discard); code != 2 || err == nil ||
+			!strings.Contains(err.Error(), "-out "+p) || strings.Contains(err.Error(), "GPU") {
+			t.Errorf("-out %s: code %d err %v", p, code, err)
+		}
+	}
+	// One that is not there yet is made by the run: nothing is left
+	// behind by the check (no GPU here, or the fake MEMRA_PDL below, stops
+	// the run after it).
+	fresh := filepath.Join(dir, "new", "results")
+	t.Setenv("MEMRA_PDL", "off")
+	if code, err := run([]string{"-quick", "-out", fresh}, &out, io.Discard); code != 2 || err == nil || strings.Contains(err.Error(), "-out") {
+		t.Errorf("-out %s (to make): code %d err %v", fresh, code, err)
+	}
+	t.Setenv("MEMRA_PDL", "")
+	if ents, _ := os.ReadDir(dir); slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), ".bench") || e.Name() == "new" }) {
+		t.Errorf("the -out check left %v in %s", ents, dir)
 	}
 	// So is a -fatbin that is missing or empty.
 	emptyImage := filepath.Join(dir, "empty.fatbin")

@@ -305,6 +305,13 @@ func TestReportFileErrors(t *testing.T) {
 		{`{"version": 1, "models": 3}`, "its field models holds a JSON number"},
 		{`{"models": [`, "the JSON ends early, after 12 bytes"},
 		{`{"a" 1}`, "not JSON at byte 6"},
+		// No version: another JSON file (bench -compare -json's output, a
+		// -peer comparison), said so, not "version 0" alone; a later
+		// version, a newer bench's.
+		{`{}`, "version 0 or none: not a bench report"},
+		{`{"rows": []}`, "version 0 or none: not a bench report"},
+		{`{"version": 2}`, "version 2, from a newer bench than this one (it reads version 1): compare with that bench"},
+		{`{"version": -1}`, `"version" -1 is not a bench report's`},
 	} {
 		path := filepath.Join(dir, "r.json")
 		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {

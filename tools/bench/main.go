@@ -20,8 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -59,10 +61,11 @@ func exitStatus(out *sticky.Writer, code int, err error) (int, error) {
 	return out.Status(code, err, 1, "write the output")
 }
 
-// run returns the exit status (usageHead's): 0 success, 1 some model
-// failed, the results could not be written or -compare OLD.json shares no
-// row with the run, 2 usage, setup error, no GPU or two report files that
-// share no row.
+// run returns the exit status (usageHead's): 0 success, 1 some model or
+// the copy failed, the results could not be written or -compare OLD.json
+// or -peer LLAMA.json shares no row with the run, 2 usage, setup error (an
+// -out that cannot be written), no GPU or report files that share no row;
+// ^C during a synth write, 128 + the signal's number.
 func run(av []string, stdout, stderr io.Writer) (int, error) {
 	c, err := parseArgs(av, stdout) // -h is asked for: on stdout, as memra's and gate's (bench -h | less)
 	if errors.Is(err, errHelp) {
@@ -109,6 +112,9 @@ func run(av []string, stdout, stderr io.Writer) (int, error) {
 		if len(image) == 0 {
 			return 2, fmt.Errorf("-fatbin %s: empty file", c.fatbin)
 		}
+	}
+	if err := checkOut(c.out); err != nil { // else found after the copy, and the run goes on unwritten
+		return 2, err
 	}
 	// The KV type is -kv's: MEMRA_KV_FP8=1, which memra run and the gate
 	// read, would otherwise be ignored here, and an f16 run taken for FP8.
@@ -273,6 +279,32 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 			"columns still count the whole step's bytes")
 	}
 	return rep
+}
+
+// checkOut says whether the results folder dir can take the results: it,
+// or the nearest folder above it that exists (writeFiles makes the rest),
+// must be a folder bench can write a file in. It leaves nothing behind.
+func checkOut(dir string) error {
+	d := dir
+	for {
+		st, err := os.Stat(d)
+		if err == nil && !st.IsDir() {
+			return fmt.Errorf("-out %s: %s is a file, not a folder: give a folder for the results", dir, d)
+		}
+		if err == nil {
+			break
+		}
+		if up := filepath.Dir(d); errors.Is(err, fs.ErrNotExist) && up != d {
+			d = up
+			continue
+		}
+		return fmt.Errorf("-out %s: %w: give a folder bench can write", dir, err)
+	}
+	f, err := os.CreateTemp(d, ".bench-out-check-*")
+	if err != nil {
+		return fmt.Errorf("-out %s: cannot write in %s (%w): give a folder bench can write", dir, d, err)
+	}
+	return errors.Join(f.Close(), os.Remove(f.Name()))
 }
 
 // revision is the VCS revision the binary was built from, if recorded.
@@ -453,12 +485,23 @@ func measureCopy(e *cuda.Engine, size uint64, reps int) (CopyReport, error) {
 		}
 	}
 	st := summarize(ms)
-	return CopyReport{Bytes: size, Reps: reps, Ms: st, BWRW: copyBW(size, st.Median), Samples: ms}, nil
+	bw := copyBW(size, st.Median)
+	if bw == 0 { // no roofline to set: every roofline % would be 0
+		return CopyReport{}, fmt.Errorf("copy bandwidth: the copy of %d MiB took no time the events could see (median %g ms): give a larger -copy-mib", size>>20, st.Median)
+	}
+	return CopyReport{Bytes: size, Reps: reps, Ms: st, BWRW: bw, Samples: ms}, nil
 }
 
 // copyBW is the bandwidth of a copy of size bytes that took ms
 // milliseconds, counting each byte read and written: 2·size / (ms / 1e3).
-func copyBW(size uint64, ms float64) float64 { return 2 * float64(size) / (ms / 1e3) }
+// A time of 0 (or less) has no bandwidth: 0, not the +Inf that JSON cannot
+// hold (the report could not be written).
+func copyBW(size uint64, ms float64) float64 {
+	if ms <= 0 {
+		return 0
+	}
+	return 2 * float64(size) / (ms / 1e3)
+}
 
 // cacheFor is the cache a run at context ctx needs: the context, the tokens
 // timed past it (or profiled) and 8 more, or the priming prompt and 8.

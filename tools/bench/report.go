@@ -256,8 +256,15 @@ func readReport(path string) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("read report %s: %s (want a bench report: bench-*.json or latest.json in bench's -out)", path, jsonProblem(b, err))
 	}
-	if r.Version != reportVersion {
-		return nil, fmt.Errorf("read report %s: version %d, this bench reads version %d", path, r.Version, reportVersion)
+	// Say what the version means: none is another JSON file (bench
+	// -compare -json's output, say), a later one a newer bench's.
+	switch {
+	case r.Version == 0:
+		return nil, fmt.Errorf(`read report %s: version 0 or none: not a bench report (want bench-*.json or latest.json in bench's -out)`, path)
+	case r.Version > reportVersion:
+		return nil, fmt.Errorf("read report %s: version %d, from a newer bench than this one (it reads version %d): compare with that bench", path, r.Version, reportVersion)
+	case r.Version != reportVersion:
+		return nil, fmt.Errorf(`read report %s: "version" %d is not a bench report's (this bench reads version %d)`, path, r.Version, reportVersion)
 	}
 	// -compare matches rows by key; a report holding one key twice (merged
 	// or edited by hand) has no single row to match.
