@@ -66,7 +66,7 @@ func (t Table) Validate() error {
 	}
 	loaders := 0
 	seen := map[string]bool{}
-	for _, fn := range t.Funcs {
+	for i, fn := range t.Funcs {
 		if !token.IsIdentifier(fn.Name) || !strings.HasPrefix(fn.Name, "cu") {
 			return fmt.Errorf("driver table: function name %q is not a cu* identifier", fn.Name)
 		}
@@ -80,7 +80,7 @@ func (t Table) Validate() error {
 		if fn.Version > t.MinDriver {
 			return fmt.Errorf("driver table: %s: ABI version %d newer than MinDriver %d", fn.Name, fn.Version, t.MinDriver)
 		}
-		if fn.Symbol != fn.Name && !strings.HasPrefix(fn.Symbol, fn.Name+"_v") {
+		if v, ok := strings.CutPrefix(fn.Symbol, fn.Name+"_v"); fn.Symbol != fn.Name && (!ok || !isDigits(v)) {
 			return fmt.Errorf("driver table: %s: symbol %q is not %s or %s_vN", fn.Name, fn.Symbol, fn.Name, fn.Name)
 		}
 		// The doc and the C types go into line comments of the wrapper.
@@ -89,6 +89,10 @@ func (t Table) Validate() error {
 		}
 		if fn.Loader {
 			loaders++
+			// driverABI lists it first, and the binding's users skip entry 0.
+			if i != 0 {
+				return fmt.Errorf("driver table: the loader %s is entry %d, want entry 0", fn.Name, i)
+			}
 		}
 		if len(fn.Params) > 15 {
 			return fmt.Errorf("driver table: %s: %d parameters, purego.SyscallN passes at most 15 in this binding", fn.Name, len(fn.Params))
@@ -144,6 +148,11 @@ func (t Table) Validate() error {
 		goNames[g] = r.C
 	}
 	return nil
+}
+
+// isDigits reports whether s is a non-empty run of decimal digits.
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // hotArgs is the most parameters of any Hot function (at least 1).

@@ -175,6 +175,12 @@ func TestValidateRejects(t *testing.T) {
 		{"C type lines", func(t *Table) { t.Funcs[1].Params[1].Type.C = "size_t\nx" }, "cuMemAlloc: parameter bytesize: C type"},
 		{"doc lines", func(t *Table) { t.Funcs[1].Doc = "allocates\n*/ x" }, `cuMemAlloc: doc "allocates\n*/ x" is not one line`},
 		{"16 params", func(t *Table) { t.Funcs[2].Params = params(16) }, "cuGraphLaunch: 16 parameters"},
+		// The binding dlsyms the loader's symbol and cuGetProcAddress takes the
+		// others' versions: a symbol suffix that is no version is a typo.
+		{"symbol suffix", func(t *Table) { t.Funcs[1].Symbol = "cuMemAlloc_vX" }, `cuMemAlloc: symbol "cuMemAlloc_vX" is not`},
+		{"symbol no version", func(t *Table) { t.Funcs[0].Symbol = "cuGetProcAddress_v" }, `cuGetProcAddress: symbol "cuGetProcAddress_v" is not`},
+		// driverABI promises the loader first (engine/cuda's tests skip [0]).
+		{"loader not first", func(t *Table) { t.Funcs[0], t.Funcs[1] = t.Funcs[1], t.Funcs[0] }, "loader cuGetProcAddress is entry 1, want entry 0"},
 	} {
 		tab := smallTable()
 		c.edit(&tab)

@@ -327,6 +327,10 @@ func check(s kernels.Kernel) (kernel, error) {
 		if strings.TrimSpace(g) == "" {
 			g = "1"
 		}
+		// Grid and Shared go into a line comment of the launcher, as Doc does.
+		if strings.ContainsAny(g, "\n\r") {
+			return k, fmt.Errorf("kernel %s: grid[%d] %q is not one line", s.Name, i, g)
+		}
 		if err := checkExpr(g, ints); err != nil {
 			return k, fmt.Errorf("kernel %s: grid[%d] %q: %w", s.Name, i, g, err)
 		}
@@ -334,6 +338,9 @@ func check(s kernels.Kernel) (kernel, error) {
 	}
 	k.shared = "0"
 	if strings.TrimSpace(s.Shared) != "" {
+		if strings.ContainsAny(s.Shared, "\n\r") {
+			return k, fmt.Errorf("kernel %s: shared %q is not one line", s.Name, s.Shared)
+		}
 		if err := checkExpr(s.Shared, ints); err != nil {
 			return k, fmt.Errorf("kernel %s: shared %q: %w", s.Name, s.Shared, err)
 		}
@@ -621,6 +628,10 @@ func families(ks []kernel) ([]*family, error) {
 		for _, n := range append(names(k.Params), k.Dims...) {
 			if n == variantParam {
 				return nil, fmt.Errorf("kernel %s: parameter or dim %q is reserved for the variant of family %s's dispatcher", k.Name, n, k.Family)
+			}
+			// The dispatcher's cases are literals of the variant type.
+			if n == fam.goName+"Variant" {
+				return nil, fmt.Errorf("kernel %s: parameter or dim %q is the name of family %s's variant type, which its dispatcher uses", k.Name, n, k.Family)
 			}
 		}
 		if err := fam.merge(k); err != nil {

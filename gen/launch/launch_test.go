@@ -233,6 +233,20 @@ func TestGenerateRejects(t *testing.T) {
 			s[2].Variant, s[3].Variant = map[string]int{"ß": 0}, map[string]int{"ß": 1}
 			return s
 		}, `kernel split_f16: variant key "ß" of family split does not make an exported Go name ("ß")`},
+		// Grid and Shared go into a line comment of the launcher too: a line
+		// break made it a block comment that a "*/" in the expression ended.
+		{"grid lines", func(s []kernels.Kernel) []kernels.Kernel { s[1].Grid[0] = "rows /* a */ + (cols +\n 1)"; return s },
+			`kernel matvec_q8_0: grid[0] "rows /* a */ + (cols +\n 1)" is not one line`},
+		{"shared lines", func(s []kernels.Kernel) []kernels.Kernel { s[1].Shared = "cols *\n 4"; return s },
+			`kernel matvec_q8_0: shared "cols *\n 4" is not one line`},
+		// The dispatcher's cases name the variant type: a parameter or dim of
+		// that name would shadow it.
+		{"variant type param", func(s []kernels.Kernel) []kernels.Kernel { s[3].Params[2].Name = "SplitVariant"; return s },
+			`kernel split_fp8: parameter or dim "SplitVariant" is the name of family split's variant type`},
+		{"variant type dim", func(s []kernels.Kernel) []kernels.Kernel {
+			s[2].Dims, s[3].Dims = []string{"SplitVariant"}, []string{"SplitVariant"}
+			return s
+		}, `kernel split_f16: parameter or dim "SplitVariant" is the name of family split's variant type`},
 		{"variant key field clash", func(s []kernels.Kernel) []kernels.Kernel {
 			s[2].Variant, s[3].Variant = map[string]int{"a_b": 0, "a__b": 1}, map[string]int{"a_b": 1, "a__b": 1}
 			return s

@@ -37,6 +37,11 @@ func run(args []string) error {
 	} else if err != nil {
 		return err
 	}
+	// Parsing stops at the first non-flag: any flag after it would be
+	// ignored, yet recorded in the header.
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: cudagen takes flags only", fs.Arg(0))
+	}
 	if *out == "" || *driver == *launchers {
 		fs.Usage()
 		return fmt.Errorf("need exactly one of -driver or -launchers, and -out")

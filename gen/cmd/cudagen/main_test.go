@@ -22,6 +22,9 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"-out", out}, "need exactly one of -driver or -launchers"},
 		{[]string{"-driver", "-launchers", "-out", out}, "need exactly one"},
 		{[]string{"-driver"}, "and -out"},
+		// Parsing stops at the first argument that is not a flag: the -pkg
+		// after it would be ignored, yet recorded in the header.
+		{[]string{"-launchers", "-out", out, "x", "-pkg", "other"}, `unexpected argument "x"`},
 	} {
 		if err := run(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v; want an error with %q", c.args, err, c.want)
