@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
@@ -77,7 +78,10 @@ func Gate() error {
 
 // runTool builds ./tools/NAME (static, with its commit recorded) and runs
 // it with args, passing its exit status through: go run would turn every
-// failure into 1. codes says what the tool's statuses mean.
+// failure into 1. codes says what the tool's statuses mean. Neither a
+// failed build nor a signal exits 1, which is the tool's own failure (the
+// gate's FAIL): a build error is 2, a setup error, and a signal the shell's
+// 128+n (130 for ^C).
 func runTool(name string, args []string, codes string) error {
 	dir, err := os.MkdirTemp("", "memra-"+name+"-")
 	if err != nil {
@@ -86,16 +90,24 @@ func runTool(name string, args []string, codes string) error {
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, name)
 	if err := sh.RunWith(map[string]string{"CGO_ENABLED": "0"}, "go", "build", buildVCS(), "-o", bin, "./tools/"+name); err != nil {
-		return err
+		return mg.Fatalf(2, "building %s: %v", name, err)
 	}
-	ran, err := sh.Exec(nil, os.Stdout, os.Stderr, bin, args...)
-	if err != nil && ran {
-		if code := sh.ExitStatus(err); code > 0 {
-			return mg.Fatalf(code, "%s exited with status %d (%s)", name, code, codes)
-		}
-		return fmt.Errorf("%s did not finish: %w", name, err) // a signal
+	// Not sh.Exec: it expands $VARS in args (a MODEL path with a $ in it)
+	// and reports a killed process as one that did not start, status 1.
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return err // nil, or it did not start
 	}
-	return err
+	if code := exit.ExitCode(); code > 0 {
+		return mg.Fatalf(code, "%s exited with status %d (%s)", name, code, codes)
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return mg.Fatalf(128+int(ws.Signal()), "%s did not finish: %v", name, err)
+	}
+	return fmt.Errorf("%s did not finish: %w", name, err)
 }
 
 // Test runs every module's tests (no GPU needed; GPU tests skip), go vet, and short fuzzes of the GGUF parser and block recoder, the tokenizer, the kernel-image check, the model loader, the CPU's vector dot kernels and the converter's and CLI's input parsers.

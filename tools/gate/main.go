@@ -134,7 +134,9 @@ func parseArgs(av []string) (args, error) {
 	for i, dst := range []*int{&a.p, &a.n} {
 		if len(av) > i+1 {
 			v, err := strconv.Atoi(av[i+1])
-			if errors.Is(err, strconv.ErrRange) && av[i+1][0] != '-' {
+			// Past MaxContext too: else P + N + cacheSlack can wrap negative
+			// and pass the context check.
+			if (errors.Is(err, strconv.ErrRange) && av[i+1][0] != '-') || (err == nil && v > model.MaxContext) {
 				return a, fmt.Errorf("%s=%s is past any context (%d tokens at most: model.MaxContext)\n%s", []string{"P", "N"}[i], av[i+1], model.MaxContext, usage)
 			}
 			if err != nil || v < 1 {

@@ -114,6 +114,12 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"m.gguf", "x"}, `P must be a positive integer, got "x"`},
 		{[]string{"m.gguf", "64", "0"}, `N must be a positive integer, got "0"`},
 		{[]string{"m.gguf", "99999999999999999999"}, `P=99999999999999999999 is past any context (16777216 tokens at most`},
+		// Values that parse but pass model.MaxContext: P + N + cacheSlack
+		// wrapped negative and passed the context check (a panic making a
+		// prompt of P tokens; N ran the CPU part until its cache was full).
+		{[]string{"m.gguf", "16777217"}, `P=16777217 is past any context (16777216 tokens at most`},
+		{[]string{"m.gguf", "9223372036854775807", "8"}, `P=9223372036854775807 is past any context`},
+		{[]string{"m.gguf", "64", "9223372036854775800"}, `N=9223372036854775800 is past any context`},
 		{[]string{"m.gguf", "64", "8", "fast"}, `fourth argument must be "bench"`},
 		{[]string{"m.gguf", "64", "8", "bench", "x"}, "too many arguments"},
 		{[]string{"bench"}, `"bench" comes fourth`},
@@ -277,6 +283,11 @@ func TestContextLimit(t *testing.T) {
 	// (P + N + 8 = 5072), not N.
 	if code, err := run([]string{path, "64", "5000"}, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), "= 5072 positions") || !strings.Contains(err.Error(), "5072 positions are past") {
 		t.Errorf("N = 5000: exit %d, %v; want the 5072 positions named", code, err)
+	}
+	// P + N past the largest int: refused, not wrapped round to a size
+	// that passes the context check.
+	if code, err := run([]string{path, "64", "9223372036854775800"}, io.Discard); code != 2 || err == nil || !strings.Contains(err.Error(), "N=9223372036854775800 is past any context") {
+		t.Errorf("N = 2^63 - 8: exit %d, %v; want exit 2 naming the limit", code, err)
 	}
 	// A bad MEMRA_KV_FP8 is refused with or without a GPU (before, the CPU
 	// part ignored it and exited 0).
