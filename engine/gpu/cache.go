@@ -427,11 +427,12 @@ func (cc *Cache) open() error {
 
 // FillSynthetic makes the cache look as if n tokens had been decoded, for
 // benchmarks at long contexts: KV rows [0, n) get random values (the same
-// block of random rows in every layer), the recurrent states random values,
-// and the position and device counters point at n with next input token
-// tok. Speed depends on the bytes moved, not on their values, so decode
-// timed from here matches decode after a real prompt of n tokens; the
-// tokens it produces mean nothing.
+// block of random rows in every layer), the Gated DeltaNet delta-rule
+// states random values (their conv windows keep what they hold: zeros
+// after Reset), and the position and device counters point at n with next
+// input token tok. Speed depends on the bytes moved, not on their values,
+// so decode timed from here matches decode after a real prompt of n
+// tokens; the tokens it produces mean nothing.
 func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 	if err := cc.open(); err != nil {
 		return err

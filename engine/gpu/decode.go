@@ -325,16 +325,17 @@ func (g *Model) ownsState(gs *GraphDecodeState) error {
 // again from the first, the penalty's history empty. A capacity NewCache
 // would refuse leaves the state as it was.
 func (gs *GraphDecodeState) Reserve(capacity int) error {
+	// Checked first: before Close, so that a refused capacity does not cost
+	// the working cache and its graphs, and before the reuse below, which a
+	// capacity below 1 would pass, resetting the cache instead of refusing.
+	if err := gs.g.checkCapacity(capacity); err != nil {
+		return err
+	}
 	if gs.cache != nil && gs.cache.capacity >= capacity {
 		if err := gs.cache.Reset(); err != nil {
 			return err
 		}
 		return errors.Join(gs.startDraws(), gs.startHistory(nil))
-	}
-	// Checked before Close: a refused capacity must not cost the working
-	// cache and its graphs.
-	if err := gs.g.checkCapacity(capacity); err != nil {
-		return err
 	}
 	if err := gs.Close(); err != nil {
 		return err

@@ -81,3 +81,24 @@ func TestReserveRefusedKeepsCache(t *testing.T) {
 		t.Errorf("Reserve(0) of a new state: %v", err)
 	}
 }
+
+// TestReserveBelowOneRefused: a capacity below 1 is refused as NewCache
+// refuses it, also where the state has a cache that would hold it: that
+// cache keeps its tokens, counters and sampling. Reserve(0) or Reserve(-1)
+// took the branch for a cache that holds the capacity and reset it,
+// returning nil.
+func TestReserveBelowOneRefused(t *testing.T) {
+	g := &Model{cfg: model.Config{NVocab: 8, ContextLength: 100}, weights: new(cuda.Arena)}
+	arena := new(cuda.Arena)
+	cc := &Cache{g: g, capacity: 50, arena: arena, n: 3, ctrAt: 3}
+	gs := &GraphDecodeState{g: g, cache: cc, graphs: map[graphKey]cuda.GraphExec{}}
+	for _, n := range []int{0, -1} {
+		if err := refused(func() error { return gs.Reserve(n) }); !strings.Contains(err.Error(), fmt.Sprintf("cache capacity %d must be at least 1", n)) {
+			t.Errorf("Reserve(%d) with a cache of 50: %v, want it refused", n, err)
+		}
+		if gs.Cache() != cc || cc.arena != arena || cc.n != 3 || cc.ctrAt != 3 || cc.capacity != 50 {
+			t.Fatalf("after Reserve(%d): state cache %p (was %p), %d of %d tokens, counters at %d; want the cache untouched",
+				n, gs.Cache(), cc, cc.n, cc.capacity, cc.ctrAt)
+		}
+	}
+}
