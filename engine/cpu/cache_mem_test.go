@@ -125,6 +125,18 @@ func TestCacheShapes(t *testing.T) {
 	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "Gated DeltaNet dims") {
 		t.Errorf("inner size 65 for 4 heads of 16: %v", err)
 	}
+	// Past MaxDim, as Load refuses a file's keys: (K−1)·C·4 bytes of conv
+	// state for K = 2^61 wrap uint64 to a size that looks affordable.
+	bad = *cfg
+	bad.SSMConvKernel = 1 << 61
+	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "ssm.conv_kernel 2305843009213693952 is more than 16777216") {
+		t.Errorf("conv kernel 2^61: %v", err)
+	}
+	bad = *cfg
+	bad.NEmbd = 0
+	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "embedding_length 0 must be positive") {
+		t.Errorf("NEmbd 0: %v", err)
+	}
 }
 
 // TestMemAvailable: MemAvailable is read in kB and only in kB.

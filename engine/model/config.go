@@ -462,7 +462,24 @@ func readSchedule(m *metadata, c *Config) error {
 // ConfigFromGGUF pass it; a backend given one made by hand (cpu.NewCache)
 // checks it before it sizes anything from it.
 func (c *Config) Check() error {
+	// Bounded as Load bounds a file's keys (MaxDim): a Config made by hand
+	// is sized from too, and past the bound its products can overflow.
+	for _, d := range []struct {
+		name string
+		v    int
+	}{
+		{"embedding_length", c.NEmbd}, {"feed_forward_length", c.NFF}, {"vocabulary", c.NVocab},
+		{"head_count", c.NHead}, {"head_count_kv", c.NHeadKV}, {"key_length", c.HeadDimK}, {"value_length", c.HeadDimV},
+		{"ssm.conv_kernel", c.SSMConvKernel}, {"ssm.state_size", c.SSMStateSize}, {"ssm.group_count", c.SSMGroupCount},
+		{"ssm.time_step_rank", c.SSMNumVHeads}, {"ssm.inner_size", c.SSMInnerSize}, {"ssm head dim", c.SSMHeadDimV},
+	} {
+		if d.v > MaxDim {
+			return fmt.Errorf("config: %s %d is more than %d, larger than any model this engine runs", d.name, d.v, MaxDim)
+		}
+	}
 	switch {
+	case c.NEmbd <= 0:
+		return fmt.Errorf("config: embedding_length %d must be positive", c.NEmbd)
 	case c.NLayer <= 0:
 		return fmt.Errorf("config: no main layers (block_count %d, nextn %d)", c.NLayerAll, c.NNextN)
 	case c.NFF <= 0 || c.NVocab <= 0:
