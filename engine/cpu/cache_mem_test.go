@@ -110,32 +110,26 @@ func TestCacheShapes(t *testing.T) {
 	// A Config made by hand that no file gives is refused before anything
 	// is sized from it (a kind past the layer count indexed out of range;
 	// a negative head count wrapped into an exabyte "out of memory").
-	bad := *cfg
-	bad.Kinds = []model.LayerKind{model.LayerAttention, model.LayerAttention, model.LayerAttention}
-	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "3 layer kinds for 2 main layers") {
-		t.Errorf("3 kinds for 2 layers: %v", err)
-	}
-	bad = *cfg
-	bad.NHeadKV = -1
-	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "head_count_kv -1") {
-		t.Errorf("NHeadKV -1: %v", err)
-	}
-	bad = *cfg
-	bad.SSMInnerSize = 65
-	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "Gated DeltaNet dims") {
-		t.Errorf("inner size 65 for 4 heads of 16: %v", err)
-	}
-	// Past MaxDim, as Load refuses a file's keys: (K−1)·C·4 bytes of conv
-	// state for K = 2^61 wrap uint64 to a size that looks affordable.
-	bad = *cfg
-	bad.SSMConvKernel = 1 << 61
-	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "ssm.conv_kernel 2305843009213693952 is more than 16777216") {
-		t.Errorf("conv kernel 2^61: %v", err)
-	}
-	bad = *cfg
-	bad.NEmbd = 0
-	if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), "embedding_length 0 must be positive") {
-		t.Errorf("NEmbd 0: %v", err)
+	// Past MaxDim too, as Load refuses a file's keys: (K−1)·C·4 bytes of
+	// conv state for K = 2^61 wrapped uint64 to a size that looked affordable.
+	for _, tc := range []struct {
+		name string
+		edit func(*model.Config)
+		want string
+	}{
+		{"3 kinds for 2 layers", func(c *model.Config) {
+			c.Kinds = []model.LayerKind{model.LayerAttention, model.LayerAttention, model.LayerAttention}
+		}, "3 layer kinds for 2 main layers"},
+		{"NHeadKV -1", func(c *model.Config) { c.NHeadKV = -1 }, "head_count_kv -1"},
+		{"inner size 65 for 4 heads of 16", func(c *model.Config) { c.SSMInnerSize = 65 }, "Gated DeltaNet dims"},
+		{"conv kernel 2^61", func(c *model.Config) { c.SSMConvKernel = 1 << 61 }, "ssm.conv_kernel 2305843009213693952 is more than 16777216"},
+		{"NEmbd 0", func(c *model.Config) { c.NEmbd = 0 }, "embedding_length 0 must be positive"},
+	} {
+		bad := *cfg
+		tc.edit(&bad)
+		if _, err := NewCache(&bad, 10); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }
 
