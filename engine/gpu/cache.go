@@ -62,10 +62,15 @@ type Cache struct {
 	// step (position ctrAt, t_kv ctrAt+1), −1 after Reset (all zero). A
 	// host-path step advances n alone, leaving them behind.
 	ctrAt int
-	kv    []kvLayer
-	gdn   []gdnLayer
-	s     scratch
-	ch    chunk // a prompt chunk's activations (prefill.go); empty where prompts are fed token by token
+	// lost is why a step stopped partway (a launch or copy failed after
+	// others were queued): some layers' states and KV rows then hold a
+	// token that n does not count, and decoding on would give wrong
+	// tokens. Every step refuses the cache until Reset.
+	lost error
+	kv   []kvLayer
+	gdn  []gdnLayer
+	s    scratch
+	ch   chunk // a prompt chunk's activations (prefill.go); empty where prompts are fed token by token
 
 	kvBytes, stateBytes, scratchBytes uint64
 	// hot is the state and scratch, which the arena holds after the KV
@@ -323,12 +328,12 @@ func argmaxParts(n int) int { return (n + kernels.ArgmaxChunk - 1) / kernels.Arg
 // Reset empties the cache: position 0, zero recurrent states. KV contents
 // need no clearing (attention reads only the first t_kv rows).
 func (cc *Cache) Reset() error {
-	if err := cc.open(); err != nil {
+	if err := cc.alive(); err != nil {
 		return err
 	}
 	cc.n, cc.ctrAt = 0, -1
 	e := cc.g.e
-	return e.Do(func() error {
+	err := e.Do(func() error {
 		for _, l := range cc.gdn {
 			c := &cc.g.cfg
 			if err := e.MemsetD32Async(l.conv, 0, uint64(c.SSMConvChannels()*(c.SSMConvKernel-1))); err != nil {
@@ -347,6 +352,19 @@ func (cc *Cache) Reset() error {
 		}
 		return e.Synchronize()
 	})
+	if err == nil {
+		cc.lost = nil
+	}
+	return err
+}
+
+// lose marks the cache lost by err, a step's that may have stopped
+// partway (see lost), and returns err.
+func (cc *Cache) lose(err error) error {
+	if err != nil {
+		cc.lost = err
+	}
+	return err
 }
 
 // Len is the number of tokens in the cache.
@@ -414,8 +432,20 @@ func (cc *Cache) countersAtLen() error {
 
 // open reports a closed cache, or one whose model is closed: a launch on
 // either would read and write freed device memory, which a later
-// allocation may own.
+// allocation may own; or one lost by a step that stopped partway.
 func (cc *Cache) open() error {
+	if err := cc.alive(); err != nil {
+		return err
+	}
+	if cc.lost != nil {
+		return fmt.Errorf("gpu: the cache's contents were lost when a step stopped partway (%w): Reset it and feed the prompt again", cc.lost)
+	}
+	return nil
+}
+
+// alive reports a closed cache, or one whose model is closed (Reset's
+// check: it is what mends a lost one).
+func (cc *Cache) alive() error {
 	if cc.arena == nil {
 		return errors.New("gpu: cache closed")
 	}
@@ -447,6 +477,7 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	e := g.e
+	// From the first copy on, a failure leaves the cache half written: lost.
 	if len(cc.kv) > 0 && n > 0 {
 		// One KV head's rows [0, n) for K and V; copied per head and layer.
 		dh := c.HeadDimK
@@ -474,13 +505,13 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 			for h := 0; h < c.NHeadKV; h++ {
 				for _, p := range []cuda.DevPtr{l.k, l.v} {
 					if err := e.CopyHtoD(p.Add(uint64(h)*headBytes), row); err != nil {
-						return err
+						return cc.lose(err)
 					}
 				}
 				if scales != nil {
 					for _, p := range []cuda.DevPtr{l.ks, l.vs} {
 						if err := e.CopyHtoD(p.Add(uint64(h*cc.capacity*4)), scales); err != nil {
-							return err
+							return cc.lose(err)
 						}
 					}
 				}
@@ -494,7 +525,7 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 		}
 		for _, l := range cc.gdn {
 			if err := e.CopyHtoD(l.state, cuda.AsBytes(st)); err != nil {
-				return err
+				return cc.lose(err)
 			}
 		}
 	}
@@ -503,11 +534,11 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 	ctr[kernels.CounterPos/4] = int32(n)
 	ctr[kernels.CounterTKV/4] = int32(n + 1)
 	if err := e.CopyHtoD(cc.s.ctr, cuda.AsBytes(ctr)); err != nil {
-		return err
+		return cc.lose(err)
 	}
 	// The token ContinueGraph reads back first (queueToken) is the step's.
 	if err := e.CopyHtoD(cc.s.token, cuda.AsBytes(ctr[kernels.CounterToken/4:][:1])); err != nil {
-		return err
+		return cc.lose(err)
 	}
 	cc.n, cc.ctrAt = n, n
 	return nil

@@ -29,7 +29,7 @@ func (g *Model) DecodeStep(cc *Cache, token int32) ([]float32, error) {
 		return g.e.CopyDtoH(cuda.AsBytes(cc.logitsHost), cc.s.logits)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gpu: decode step at %d: %w", pos, err)
+		return nil, cc.lose(fmt.Errorf("gpu: decode step at %d: %w", pos, err))
 	}
 	cc.n++
 	return cc.logitsHost, nil
@@ -88,7 +88,7 @@ func (g *Model) DecodeStepDC(cc *Cache) error {
 	}
 	a := cc.dcArgs(g.BucketKey(cc.n + 1))
 	if err := g.e.Do(func() error { return g.enqueue(cc, a) }); err != nil {
-		return fmt.Errorf("gpu: device-counter step at %d: %w", cc.n, err)
+		return cc.lose(fmt.Errorf("gpu: device-counter step at %d: %w", cc.n, err))
 	}
 	cc.n++
 	cc.ctrAt = cc.n
@@ -280,7 +280,7 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gpu: prime: %w", err)
+		return nil, cc.lose(fmt.Errorf("gpu: prime: %w", err))
 	}
 	cc.n, cc.ctrAt = len(prompt), len(prompt)
 	if n == 0 {
@@ -423,7 +423,7 @@ func (g *Model) ContinueGraphFunc(gs *GraphDecodeState, n int, emit func(int32) 
 				return err
 			}
 			if err := g.e.GraphLaunch(x); err != nil {
-				return fmt.Errorf("gpu: replay %v at %d: %w", b, cc.n, err)
+				return cc.lose(fmt.Errorf("gpu: replay %v at %d: %w", b, cc.n, err))
 			}
 			cc.n++
 			cc.ctrAt = cc.n

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -100,5 +101,49 @@ func TestReserveBelowOneRefused(t *testing.T) {
 			t.Fatalf("after Reserve(%d): state cache %p (was %p), %d of %d tokens, counters at %d; want the cache untouched",
 				n, gs.Cache(), cc, cc.n, cc.capacity, cc.ctrAt)
 		}
+	}
+}
+
+// TestLostCacheRefused: after a step that stopped partway (a launch or copy
+// failed once others were queued), some layers hold a token the cache's
+// length does not count, and steps on it would give wrong tokens. Every
+// step refuses such a cache, before the device, with the step's error and
+// what to do; Reset, which mends it, and GenerateGraph, which starts over
+// with one, go on to the device.
+func TestLostCacheRefused(t *testing.T) {
+	g := &Model{cfg: model.Config{NVocab: 1000, ContextLength: 100}, weights: new(cuda.Arena)}
+	cc := &Cache{g: g, capacity: 8, arena: new(cuda.Arena), n: 3, ctrAt: 3}
+	gs := &GraphDecodeState{g: g, cache: cc, graphs: map[graphKey]cuda.GraphExec{}}
+	s := &Session{g: g, cc: cc, graphs: map[sessionGraph]cuda.GraphExec{}}
+	cause := errors.New("gpu: decode step at 3: launch gdn_delta: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES")
+	if err := cc.lose(cause); err != cause || cc.lost != cause {
+		t.Fatalf("lose: %v, lost %v", err, cc.lost)
+	}
+	for name, call := range map[string]func() error{
+		"DecodeStep":         func() error { _, err := g.DecodeStep(cc, 500); return err },
+		"ProfileStep":        func() error { _, err := g.ProfileStep(cc, 500); return err },
+		"DecodeStepDC":       func() error { return g.DecodeStepDC(cc) },
+		"ContinueGraph":      func() error { _, err := g.ContinueGraph(gs, 2); return err },
+		"ContinueGraphFunc":  func() error { return g.ContinueGraphFunc(gs, 2, func(int32) error { return nil }) },
+		"FillSynthetic":      func() error { return cc.FillSynthetic(2, 1, 1) },
+		"Session.DecodeStep": func() error { _, err := s.DecodeStep(500); return err },
+		"Session.DecodeTop":  func() error { _, _, err := s.DecodeTop(500, 4); return err },
+		"Session.Feed":       func() error { return s.Feed([]int32{1, 2}) },
+	} {
+		err := refused(call)
+		if !errors.Is(err, cause) || !strings.Contains(err.Error(), "stopped partway") || !strings.Contains(err.Error(), "Reset it") {
+			t.Errorf("%s on a lost cache: %v, want it refused naming the cause and Reset", name, err)
+		}
+	}
+	for name, call := range map[string]func() error{
+		"Reset":         cc.Reset,
+		"GenerateGraph": func() error { _, err := g.GenerateGraph(gs, []int32{1}, 2); return err },
+	} {
+		if err := refused(call); !strings.Contains(err.Error(), "reached the device") {
+			t.Errorf("%s on a lost cache: %v, want it to go on to the device", name, err)
+		}
+	}
+	if cc.lose(nil) != nil || cc.lost != cause {
+		t.Errorf("lose(nil) changed lost to %v", cc.lost)
 	}
 }

@@ -70,7 +70,7 @@ func (s *Session) Feed(tokens []int32) error {
 		}
 	}
 	if err := g.e.Do(func() error { return g.feed(cc, tokens, cc.n) }); err != nil {
-		return fmt.Errorf("gpu: %w", err)
+		return cc.lose(fmt.Errorf("gpu: %w", err))
 	}
 	cc.n += len(tokens)
 	return nil
@@ -127,7 +127,7 @@ func (s *Session) step(token int32, top bool) error {
 		return g.e.CopyDtoH(cuda.AsBytes(cc.logitsHost), cc.s.logits)
 	})
 	if err != nil {
-		return fmt.Errorf("gpu: decode step at %d: %w", pos, err)
+		return cc.lose(fmt.Errorf("gpu: decode step at %d: %w", pos, err))
 	}
 	cc.n++
 	return nil
