@@ -56,23 +56,27 @@ func TestCacheOfAnotherModelRefused(t *testing.T) {
 	}
 }
 
-// TestReserveRefusedKeepsCache: a Reserve that NewCache would refuse (past
-// the model's context length) fails before it touches the state: its cache
-// stays as it was. Reserve closed the state first, so a refused growth
-// destroyed a working cache and its graphs.
+// TestReserveRefusedKeepsCache: a Reserve that NewCache would refuse fails
+// before it touches the state: its cache keeps its tokens and counters.
+// Past the model's context length, Reserve closed the state first, so a
+// refused growth destroyed a working cache and its graphs; below 1, it took
+// the branch for a cache that holds the capacity and reset it, returning nil.
 func TestReserveRefusedKeepsCache(t *testing.T) {
 	g := &Model{cfg: model.Config{NVocab: 8, ContextLength: 100}, weights: new(cuda.Arena)}
 	arena := new(cuda.Arena)
 	cc := &Cache{g: g, capacity: 50, arena: arena, n: 3, ctrAt: 3}
 	gs := &GraphDecodeState{g: g, cache: cc, graphs: map[graphKey]cuda.GraphExec{}}
-	for _, n := range []int{101, 1000} {
-		err := refused(func() error { return gs.Reserve(n) })
-		if !strings.Contains(err.Error(), fmt.Sprintf("%d positions are past the model's context length 100", n)) {
-			t.Errorf("Reserve(%d) with context length 100: %v, want it refused", n, err)
+	for _, n := range []int{101, 1000, 0, -1} {
+		want := fmt.Sprintf("%d positions are past the model's context length 100", n)
+		if n < 1 {
+			want = fmt.Sprintf("cache capacity %d must be at least 1", n)
 		}
-		if gs.Cache() != cc || cc.arena != arena || cc.n != 3 || cc.capacity != 50 {
-			t.Fatalf("after the refused Reserve(%d): state cache %p (was %p), arena %p, %d of %d tokens; want the cache untouched",
-				n, gs.Cache(), cc, cc.arena, cc.n, cc.capacity)
+		if err := refused(func() error { return gs.Reserve(n) }); !strings.Contains(err.Error(), want) {
+			t.Errorf("Reserve(%d) with a cache of 50, context length 100: %v, want it refused", n, err)
+		}
+		if gs.Cache() != cc || cc.arena != arena || cc.n != 3 || cc.ctrAt != 3 || cc.capacity != 50 {
+			t.Fatalf("after the refused Reserve(%d): state cache %p (was %p), arena %p, %d of %d tokens, counters at %d; want the cache untouched",
+				n, gs.Cache(), cc, cc.arena, cc.n, cc.capacity, cc.ctrAt)
 		}
 	}
 	// A new state has no cache to keep, and a capacity below 1 is refused
@@ -80,27 +84,6 @@ func TestReserveRefusedKeepsCache(t *testing.T) {
 	fresh := g.NewGraphDecodeState()
 	if err := refused(func() error { return fresh.Reserve(0) }); !strings.Contains(err.Error(), "must be at least 1") {
 		t.Errorf("Reserve(0) of a new state: %v", err)
-	}
-}
-
-// TestReserveBelowOneRefused: a capacity below 1 is refused as NewCache
-// refuses it, also where the state has a cache that would hold it: that
-// cache keeps its tokens, counters and sampling. Reserve(0) or Reserve(-1)
-// took the branch for a cache that holds the capacity and reset it,
-// returning nil.
-func TestReserveBelowOneRefused(t *testing.T) {
-	g := &Model{cfg: model.Config{NVocab: 8, ContextLength: 100}, weights: new(cuda.Arena)}
-	arena := new(cuda.Arena)
-	cc := &Cache{g: g, capacity: 50, arena: arena, n: 3, ctrAt: 3}
-	gs := &GraphDecodeState{g: g, cache: cc, graphs: map[graphKey]cuda.GraphExec{}}
-	for _, n := range []int{0, -1} {
-		if err := refused(func() error { return gs.Reserve(n) }); !strings.Contains(err.Error(), fmt.Sprintf("cache capacity %d must be at least 1", n)) {
-			t.Errorf("Reserve(%d) with a cache of 50: %v, want it refused", n, err)
-		}
-		if gs.Cache() != cc || cc.arena != arena || cc.n != 3 || cc.ctrAt != 3 || cc.capacity != 50 {
-			t.Fatalf("after Reserve(%d): state cache %p (was %p), %d of %d tokens, counters at %d; want the cache untouched",
-				n, gs.Cache(), cc, cc.n, cc.capacity, cc.ctrAt)
-		}
 	}
 }
 

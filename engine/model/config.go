@@ -337,17 +337,29 @@ const L2NormEps = 1e-6
 // under 2^18 (Qwen3.5-27B's 17,408-wide FFN).
 const MaxDim = 1 << 24
 
-func checkDims(m *metadata, c *Config) error {
-	for _, d := range []struct {
-		key string
-		v   int
-	}{
+// dim is a dimension key and its value in a Config.
+type dim struct {
+	key string
+	v   int
+}
+
+// dimKeys are the keys MaxDim bounds, as the file names them (less the
+// architecture's prefix): Load checks them on a file's metadata (checkDims)
+// and Check on any Config.
+func (c *Config) dimKeys() []dim {
+	return []dim{
 		{"embedding_length", c.NEmbd}, {"feed_forward_length", c.NFF},
 		{"attention.head_count", c.NHead}, {"attention.head_count_kv", c.NHeadKV},
 		{"attention.key_length", c.HeadDimK}, {"attention.value_length", c.HeadDimV},
-		{"ssm.state_size", c.SSMStateSize}, {"ssm.group_count", c.SSMGroupCount},
+		{"ssm.conv_kernel", c.SSMConvKernel}, {"ssm.state_size", c.SSMStateSize}, {"ssm.group_count", c.SSMGroupCount},
 		{"ssm.time_step_rank", c.SSMNumVHeads}, {"ssm.inner_size", c.SSMInnerSize},
-	} {
+	}
+}
+
+// checkDims names the file's key past MaxDim (Check would name only the
+// Config's value).
+func checkDims(m *metadata, c *Config) error {
+	for _, d := range c.dimKeys() {
 		if d.v > MaxDim {
 			return fmt.Errorf("metadata: %s = %d is more than %d, larger than any model this engine runs", m.full(d.key), d.v, MaxDim)
 		}
@@ -464,17 +476,9 @@ func readSchedule(m *metadata, c *Config) error {
 func (c *Config) Check() error {
 	// Bounded as Load bounds a file's keys (MaxDim): a Config made by hand
 	// is sized from too, and past the bound its products can overflow.
-	for _, d := range []struct {
-		name string
-		v    int
-	}{
-		{"embedding_length", c.NEmbd}, {"feed_forward_length", c.NFF}, {"vocabulary", c.NVocab},
-		{"head_count", c.NHead}, {"head_count_kv", c.NHeadKV}, {"key_length", c.HeadDimK}, {"value_length", c.HeadDimV},
-		{"ssm.conv_kernel", c.SSMConvKernel}, {"ssm.state_size", c.SSMStateSize}, {"ssm.group_count", c.SSMGroupCount},
-		{"ssm.time_step_rank", c.SSMNumVHeads}, {"ssm.inner_size", c.SSMInnerSize}, {"ssm head dim", c.SSMHeadDimV},
-	} {
+	for _, d := range append(c.dimKeys(), dim{"vocabulary", c.NVocab}, dim{"ssm head dim", c.SSMHeadDimV}) {
 		if d.v > MaxDim {
-			return fmt.Errorf("config: %s %d is more than %d, larger than any model this engine runs", d.name, d.v, MaxDim)
+			return fmt.Errorf("config: %s %d is more than %d, larger than any model this engine runs", d.key, d.v, MaxDim)
 		}
 	}
 	switch {
