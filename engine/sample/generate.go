@@ -62,6 +62,10 @@ func rate(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
+// maxPrealloc bounds the generated tokens Generate allocates its history
+// for before it has them; past it the history grows as tokens come.
+const maxPrealloc = 1 << 16
+
 // ErrStop may be returned by an emit callback to end generation early
 // without an error.
 var ErrStop = errors.New("stop generation")
@@ -89,7 +93,7 @@ func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int3
 	// The last generated token is never fed back, so the sequence needs
 	// room for the prompt and n−1 generated tokens. Compared as a
 	// difference: the sum wraps for n near math.MaxInt ("until a stop
-	// token"), and the history below is allocated for n.
+	// token").
 	if room := d.Capacity() - d.Len() - len(prompt); n-1 > room {
 		return nil, st, fmt.Errorf("generate: context full: %d cached + %d prompt + %d generated − 1 tokens exceed the capacity %d",
 			d.Len(), len(prompt), n, d.Capacity())
@@ -98,7 +102,10 @@ func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int3
 	if err != nil {
 		return nil, st, fmt.Errorf("generate: %w", err)
 	}
-	history := append(make([]int32, 0, len(prompt)+n), prompt...)
+	// Room for n tokens up front, but no more than maxPrealloc: a decoder
+	// without a context limit (Capacity math.MaxInt) admits any n, where
+	// len(prompt)+n wraps (a makeslice panic) or asks for terabytes.
+	history := append(make([]int32, 0, len(prompt)+min(n, maxPrealloc)), prompt...)
 	td, top := d.(TopDecoder)
 	top = top && opts.TopOnly(td.MaxTop())
 	// step feeds tok; the next token is picked from what it returns.

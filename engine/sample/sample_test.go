@@ -490,3 +490,23 @@ func TestArgmax(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateUnboundedCapacity: a Decoder without a context limit (a
+// recurrent model's, Capacity math.MaxInt) generating "until a stop token"
+// (n = math.MaxInt) passes the capacity check with a one-token prompt, so
+// the history must not be allocated for len(prompt) + n tokens: that sum
+// wrapped negative and Generate panicked in makeslice.
+func TestGenerateUnboundedCapacity(t *testing.T) {
+	d := &fakeDecoder{vocab: 10, capacity: math.MaxInt}
+	out, _, err := Generate(d, []int32{3}, math.MaxInt, Options{Stop: []int32{6}}, nil)
+	if err != nil || !slices.Equal(out, []int32{4, 5, 6}) {
+		t.Fatalf("capacity and n math.MaxInt, stop 6: out %v, err %v; want [4 5 6]", out, err)
+	}
+	// With the penalty on, the history (prompt and generated) is what
+	// Penalize reads: still the right tokens, not a short or stale slice.
+	d.Reset()
+	out, _, err = Generate(d, []int32{3}, math.MaxInt, Options{Stop: []int32{6}, RepeatPenalty: 1.5}, nil)
+	if err != nil || !slices.Equal(out, []int32{4, 5, 6}) {
+		t.Fatalf("with a penalty: out %v, err %v; want [4 5 6]", out, err)
+	}
+}
