@@ -159,9 +159,8 @@ func describe(f *gguf.File, path string, full bool) *infoJSON {
 		if kv.Value.Type() == gguf.ValueArray {
 			n := kv.Value.Len()
 			e.Count = &n
-			e.Truncated = limit >= 0 && n > limit
 		}
-		e.Value = jsonValue(kv.Value, limit)
+		e.Value, e.Truncated = jsonValue(kv.Value, limit)
 		info.Metadata = append(info.Metadata, e)
 	}
 	byType := map[gguf.Type]*infoTypeJSON{}
@@ -194,19 +193,28 @@ func describe(f *gguf.File, path string, full bool) *infoJSON {
 }
 
 // jsonValue converts a metadata value to JSON-encodable form, keeping at
-// most limit elements of each array (all when limit < 0).
-func jsonValue(v gguf.Value, limit int) any {
+// most limit elements of each array (all when limit < 0), and reports
+// whether it cut any array, an inner one of an array of arrays included.
+func jsonValue(v gguf.Value, limit int) (any, bool) {
 	if v.Type() == gguf.ValueArray {
 		n := v.Len()
-		if limit >= 0 && n > limit {
+		cut := limit >= 0 && n > limit
+		if cut {
 			n = limit
 		}
 		out := make([]any, n)
 		for i := range out {
-			out[i] = jsonValue(v.Index(i), limit)
+			var c bool
+			out[i], c = jsonValue(v.Index(i), limit)
+			cut = cut || c
 		}
-		return out
+		return out, cut
 	}
+	return jsonScalar(v), false
+}
+
+// jsonScalar is jsonValue of a value that is not an array.
+func jsonScalar(v gguf.Value) any {
 	if x, ok := v.Float64(); ok {
 		switch {
 		case math.IsNaN(x):

@@ -311,3 +311,51 @@ func TestInfoHelpNamesJSONKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestInfoJSONNestedTruncated: --json marks an entry truncated when any of
+// its arrays is cut, an inner one included; before, an array of one array
+// of 20 values showed 16 of them with no "truncated".
+func TestInfoJSONNestedTruncated(t *testing.T) {
+	var buf bytes.Buffer
+	w := gguf.NewWriter(&buf, 3)
+	inner := make([]int32, 20)
+	w.SetKV("t.nested", gguf.ArrayValue(gguf.ValueArray, gguf.Int32sValue(inner)))
+	w.SetKV("t.short", gguf.ArrayValue(gguf.ValueArray, gguf.Int32sValue(inner[:3])))
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nested.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, full := range []bool{false, true} {
+		args := []string{"--json", path}
+		if full {
+			args = append(args, "--full")
+		}
+		var out bytes.Buffer
+		if err := infoCmd().run(args, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Metadata []struct {
+				Key       string    `json:"key"`
+				Truncated bool      `json:"truncated"`
+				Value     [][]int32 `json:"value"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if len(got.Metadata) != 2 {
+			t.Fatalf("metadata %+v", got.Metadata)
+		}
+		n, s := got.Metadata[0], got.Metadata[1]
+		if shown := len(n.Value[0]); n.Truncated != (shown < 20) || shown != map[bool]int{false: jsonArrayLimit, true: 20}[full] {
+			t.Errorf("--full %v: %s shows %d of 20 values, truncated %v", full, n.Key, shown, n.Truncated)
+		}
+		if s.Truncated || len(s.Value[0]) != 3 {
+			t.Errorf("--full %v: %s %+v", full, s.Key, s)
+		}
+	}
+}

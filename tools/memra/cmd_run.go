@@ -151,7 +151,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if fs.NArg() > 0 {
-		return nil, f.strayArgument(fs.Args())
+		return nil, f.strayArgument(fs, args)
 	}
 	if err := f.check(); err != nil {
 		return nil, err
@@ -159,12 +159,18 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	return f, nil
 }
 
-// strayArgument is the usage error for rest, the arguments left after the
-// flags, with the fix for the two usual causes: the model given as
-// llama.cpp's tools take it, or a prompt of several words unquoted.
-func (f *runFlags) strayArgument(rest []string) error {
+// strayArgument is the usage error for the arguments fs left after the
+// flags in args, with the fix for the three usual causes: a switch given
+// its value after a space ("--greedy false", which the flag package reads
+// as the switch and an argument), the model given as llama.cpp's tools
+// take it, or a prompt of several words unquoted.
+func (f *runFlags) strayArgument(fs *flag.FlagSet, args []string) error {
+	rest := fs.Args()
+	sw := switchBefore(fs, args[:len(args)-len(rest)])
 	hint := ""
 	switch a := rest[0]; {
+	case sw != "" && isBool(a):
+		hint = fmt.Sprintf(" (a switch takes its value after \"=\": %s=%s)", sw, a)
 	case f.model == "" && strings.HasSuffix(strings.ToLower(a), ".gguf"):
 		hint = fmt.Sprintf(" (the model is given with -m: -m %s)", a)
 	case f.set["p"] && !strings.HasPrefix(a, "-"):
@@ -179,6 +185,31 @@ func (f *runFlags) strayArgument(rest []string) error {
 		hint = fmt.Sprintf(" (a prompt of several words is one argument: quote it, -p %q)", strings.Join(words, " "))
 	}
 	return fmt.Errorf("%w: unexpected argument %q%s", errUsage, rest[0], hint)
+}
+
+// switchBefore is the last of the parsed arguments before when it is a
+// boolean flag written without "=" (--greedy), else "".
+func switchBefore(fs *flag.FlagSet, before []string) string {
+	if len(before) == 0 {
+		return ""
+	}
+	a := before[len(before)-1]
+	name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+	if name == a || name == "" || strings.Contains(name, "=") {
+		return ""
+	}
+	if fl := fs.Lookup(name); fl != nil {
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			return a
+		}
+	}
+	return ""
+}
+
+// isBool reports whether a is a value the flag package takes for a switch.
+func isBool(a string) bool {
+	_, err := strconv.ParseBool(a)
+	return err == nil
 }
 
 // check refuses flags that are missing, do not go together or are out of

@@ -145,6 +145,10 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "-m", path, "-p", "hello", "world", "-n", "2"}, 2, `unexpected argument "world" (a prompt of several words is one argument: quote it, -p "hello world")`},
 		{[]string{"run", "-m", path, "-p", "hello", "big", "world", "-n", "2"}, 2, `unexpected argument "big" (a prompt of several words is one argument: quote it, -p "hello big world")`},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "x"}, 2, "unexpected argument \"x\"\n"},
+		// A switch given its value after a space, as other CLIs take it:
+		// said as that, not as a prompt of several words to quote.
+		{[]string{"run", "-m", path, "-p", "hi", "--greedy", "false", "-n", "2"}, 2, `unexpected argument "false" (a switch takes its value after "=": --greedy=false)` + "\n"},
+		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--json", "true"}, 2, `unexpected argument "true" (a switch takes its value after "=": --json=true)` + "\n"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "-2"}, 2, "--threads -2"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--threads", "100000"}, 2, "want 0 (all cores) to 1024"},
 		{[]string{"run", "-m", path, "--prompt-tokens", "1", "--seed", "-5"}, 2, "--seed -5"},

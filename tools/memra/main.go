@@ -185,6 +185,10 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return runRenderChat(args[1:], os.Stdin, stdout, stderr)
 	}
 	if len(args) > 0 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		if len(args) == 2 && isHelpFlag(args[1]) { // memra COMMAND -h, as memra help offers it
+			fmt.Fprintln(stdout, versionHelp)
+			return 0
+		}
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "memra version: takes no arguments, got %q\nusage: memra version\n", args[1:])
 			return 2
@@ -192,19 +196,19 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version())
 		return 0
 	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "help" || isHelpFlag(args[0]) {
 		if len(args) > 2 {
 			// "memra help run extra": a typo or a misplaced flag, not a request
 			// to be passed over in silence.
 			fmt.Fprintf(stderr, "memra help: takes one command, got %q\nusage: memra help [COMMAND]\n", args[1:])
 			return 2
 		}
-		if len(args) > 1 && args[1] == "help" {
+		if len(args) > 1 && (args[1] == "help" || isHelpFlag(args[1])) {
 			printHelp(stdout)
 			return 0
 		}
 		if len(args) > 1 && args[1] == "version" {
-			fmt.Fprintln(stdout, "Usage: memra version\n\nPrints the build: the module's version, the commit and its time when recorded, and Go's version.")
+			fmt.Fprintln(stdout, versionHelp)
 			return 0
 		}
 		if len(args) > 1 {
@@ -249,6 +253,13 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "memra: unknown command %q; run \"memra help\" for the list\n", args[0])
 	return 2
 }
+
+// isHelpFlag reports whether a asks for help as the flag package's -h does
+// (it takes -h, -help and --help).
+func isHelpFlag(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+
+// versionHelp is memra help version's text.
+const versionHelp = "Usage: memra version\n\nPrints the build: the module's version, the commit and its time when recorded, and Go's version."
 
 // version is "memra VERSION (commit C, time[, modified], goX)" from the build
 // information Go records: the module's version when installed with go

@@ -172,3 +172,36 @@ func TestHelpSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpFlagSpellings: "memra COMMAND -h", which memra help offers for
+// every command, works for version too, and -help (which every command's
+// flags take) works before a command as -version does; before, memra
+// version -h and memra help -h exited 2 and memra -help was an unknown
+// command.
+func TestHelpFlagSpellings(t *testing.T) {
+	help := func(args ...string) string {
+		var out bytes.Buffer
+		if code := run(args, &out, io.Discard); code != 0 {
+			t.Fatalf("memra %q: exit %d", args, code)
+		}
+		return out.String()
+	}
+	list, versionHelp, runHelp := help("help"), help("help", "version"), help("help", "run")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"version", "-h"}, versionHelp},
+		{[]string{"version", "--help"}, versionHelp},
+		{[]string{"version", "-help"}, versionHelp},
+		{[]string{"-help"}, list},
+		{[]string{"help", "-h"}, list},
+		{[]string{"help", "--help"}, list},
+		{[]string{"-help", "run"}, runHelp},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c.args, &stdout, &stderr); code != 0 || stdout.String() != c.want || stderr.Len() != 0 {
+			t.Errorf("memra %q: exit %d, stdout %q, stderr %q; want 0 and %q", c.args, code, stdout.String(), stderr.String(), c.want)
+		}
+	}
+}
