@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,21 @@ func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
 	return tokenizer.FromGGUF(f)
 }
 
+// stdinOnly is tokenize's and detokenize's usage check: a model and no
+// arguments, since what they read (what: "the text comes" or "the ids
+// come") is on stdin.
+// An argument left is named: it is most often that input, typed where the
+// command does not look for it.
+func stdinOnly(fs *flag.FlagSet, model, what string) error {
+	if fs.NArg() != 0 {
+		return fmt.Errorf("%w: unexpected argument %q: %s on stdin (printf '...' | memra %s -m FILE.gguf)", errUsage, fs.Arg(0), what, fs.Name())
+	}
+	if model == "" {
+		return fmt.Errorf("%w: need -m FILE.gguf (%s on stdin)", errUsage, what)
+	}
+	return nil
+}
+
 func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("tokenize", tokenizeCmd().usage, `Reads UTF-8 text from stdin (all of it, newlines included) and prints the
 token ids on one line, space-separated. BOS is added when the file's
@@ -59,8 +75,8 @@ read as U+FFFD.
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *model == "" || fs.NArg() != 0 {
-		return fmt.Errorf("%w: need -m FILE.gguf and no arguments (text comes on stdin)", errUsage)
+	if err := stdinOnly(fs, *model, "the text comes"); err != nil {
+		return err
 	}
 	tok, err := loadTokenizer(*model)
 	if err != nil {
@@ -95,8 +111,8 @@ written as their text.
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *model == "" || fs.NArg() != 0 {
-		return fmt.Errorf("%w: need -m FILE.gguf and no arguments (ids come on stdin)", errUsage)
+	if err := stdinOnly(fs, *model, "the ids come"); err != nil {
+		return err
 	}
 	tok, err := loadTokenizer(*model)
 	if err != nil {

@@ -102,7 +102,17 @@ func TestTokenizeCLIErrors(t *testing.T) {
 	if err := runTokenize([]string{"-m", "nope.gguf"}, strings.NewReader("x"), &out, &errb); err == nil || !strings.Contains(err.Error(), "nope.gguf") {
 		t.Errorf("missing file: %v", err)
 	}
-	err := runDetokenize([]string{"-m", vocabGGUF}, strings.NewReader("1 abc"), &out, &errb)
+	// The input typed as an argument is named, with where it goes; the
+	// message used to ask for -m though -m was given.
+	err := runTokenize([]string{"-m", vocabGGUF, "Hello world"}, strings.NewReader(""), &out, &errb)
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), `unexpected argument "Hello world": the text comes on stdin`) {
+		t.Errorf("text as an argument: %v", err)
+	}
+	err = runDetokenize([]string{"-m", vocabGGUF, "1", "2"}, strings.NewReader(""), &out, &errb)
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), `unexpected argument "1": the ids come on stdin`) {
+		t.Errorf("ids as arguments: %v", err)
+	}
+	err = runDetokenize([]string{"-m", vocabGGUF}, strings.NewReader("1 abc"), &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), `"abc"`) {
 		t.Errorf("bad id: %v", err)
 	}
