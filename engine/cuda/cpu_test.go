@@ -301,6 +301,18 @@ func TestAsBytes(t *testing.T) {
 // capture bookkeeping and allocation counts without a GPU.
 func fakeEngine(t *testing.T) *Engine {
 	t.Helper()
+	e, err := start(fakeDriver(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// fakeDriver is fakeEngine's driver, for a test that starts the engine
+// itself.
+func fakeDriver(t *testing.T) *driver {
+	t.Helper()
 	libc, err := dlopen("libc.so.6")
 	if err != nil {
 		t.Skipf("no libc.so.6 to fake the driver with: %v", err)
@@ -317,12 +329,7 @@ func fakeEngine(t *testing.T) *Engine {
 	d.p.cuStreamEndCapture = yield
 	d.p.cuMemcpyDtoHAsync = yield
 	d.p.cuMemcpyHtoDAsync = yield
-	e, err := start(d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
+	return d
 }
 
 func TestLaunchAllocatesNothing(t *testing.T) {

@@ -179,8 +179,28 @@ func (e *Engine) loop(setup func(*Engine) error, ready chan<- error) {
 		}
 	}
 	ready <- nil
+	e.serveAll()
+}
+
+// serveAll answers requests until Close closes reqs. A request whose fn, or
+// launch observer, calls runtime.Goexit (t.Fatal or t.Skip inside Do) does
+// not come back here: the goroutine would end with its caller waiting for
+// an answer, and every later call, Close included, blocked on a loop that
+// is gone. Deferred calls run before the goroutine ends, still on its
+// locked thread, so this one answers the request and serves on.
+func (e *Engine) serveAll() {
+	var cur *request // set while serve runs
+	defer func() {
+		if cur != nil {
+			cur.done <- e.goexited(cur.op)
+			e.serveAll()
+		}
+	}()
 	for r := range e.reqs {
-		r.done <- e.serve(r)
+		cur = r
+		err := e.serve(r)
+		cur = nil
+		r.done <- err
 	}
 }
 
@@ -212,24 +232,37 @@ func (e *Engine) serve(r *request) (err error) {
 // recovered is the error for panic p in an op on the engine thread, and
 // puts the stream capture, if one is open, in order.
 func (e *Engine) recovered(o op, p any) error {
-	var note string
-	var endErr error
+	note, endErr := e.interrupted(o, fmt.Sprintf("panic on the engine thread during the capture: %v", p))
+	return errors.Join(fmt.Errorf("cuda: panic on the engine thread%s: %v\n%s", note, p, debug.Stack()), endErr)
+}
+
+// goexited is the error for a runtime.Goexit in an op on the engine thread
+// (serveAll), with the capture put in order as for a panic.
+func (e *Engine) goexited(o op) error {
+	note, endErr := e.interrupted(o, "runtime.Goexit on the engine thread during the capture")
+	return errors.Join(fmt.Errorf("cuda: runtime.Goexit on the engine thread%s: "+
+		"t.Fatal, t.FailNow and t.Skip end the goroutine they run on, so call them outside Do", note), endErr)
+}
+
+// interrupted puts the stream capture, if one is open, in order after an op
+// that did not return (what: why, for the poison), and says what it did.
+func (e *Engine) interrupted(o op, what string) (note string, endErr error) {
 	switch {
 	case !e.capturing:
 	case o == opFunc:
-		// The panic skipped any EndCapture of fn: left capturing, the
+		// fn's EndCapture, if it had one, was skipped: left capturing, the
 		// stream would refuse every later sync, allocation and capture.
 		note, endErr = " (the open stream capture was abandoned)", e.abandonCapture()
 	default:
 		// The capture is the caller's, who will end it; the graph lacks
-		// what the panic skipped (an observer's event), so EndCapture
-		// discards it.
+		// what was skipped (an observer's event), so EndCapture discards
+		// it.
 		note = " (the open stream capture is now invalid; EndCapture will discard it)"
 		if e.poison == nil {
-			e.poison = fmt.Errorf("cuda: panic on the engine thread during the capture: %v", p)
+			e.poison = errors.New("cuda: " + what)
 		}
 	}
-	return errors.Join(fmt.Errorf("cuda: panic on the engine thread%s: %v\n%s", note, p, debug.Stack()), endErr)
+	return note, endErr
 }
 
 // onThread reports whether the caller runs on the engine thread (inside Do):

@@ -2,8 +2,10 @@ package cuda
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -99,5 +101,81 @@ func TestThreadIDClearedAtClose(t *testing.T) {
 	}
 	if err := e.Do(func() error { return nil }); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Do after Close = %v", err)
+	}
+}
+
+// TestGoexitInsideDoIsAnError: fn calling runtime.Goexit on the engine
+// thread (t.Fatal, t.FailNow or t.Skip inside Do) comes back to the caller
+// as an error, as a panic does, and the engine serves on. The engine
+// goroutine ended instead: the caller waited for an answer forever, and so
+// did every later call, Close included. Inside a capture the capture is
+// abandoned; in a launch observer behind a Launch from another goroutine,
+// the Launch gets the error.
+func TestGoexitInsideDoIsAnError(t *testing.T) {
+	e, err := start(fakeDriver(t), nil) // no Close in a cleanup: it would hang without the fix
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tid int
+	if err := within(t, "Do", func() error { return e.Do(func() error { tid = gettid(); return nil }) }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 { // twice: the second Goexit runs where the first left the engine
+		err := within(t, "Do whose fn calls runtime.Goexit", func() error {
+			return e.Do(func() error { runtime.Goexit(); return nil })
+		})
+		if err == nil || !strings.Contains(err.Error(), "runtime.Goexit on the engine thread") {
+			t.Fatalf("Goexit %d inside Do: %v", i+1, err)
+		}
+	}
+	var again int
+	if err := within(t, "Do after the Goexits", func() error { return e.Do(func() error { again = gettid(); return nil }) }); err != nil || again != tid {
+		t.Fatalf("Do after the Goexits: thread %d (%v), want the engine's %d", again, err, tid)
+	}
+
+	err = within(t, "Goexit inside a capture", func() error {
+		return e.Do(func() error {
+			if err := e.BeginCapture(); err != nil {
+				return err
+			}
+			runtime.Goexit()
+			return nil
+		})
+	})
+	if err == nil || !strings.Contains(err.Error(), "runtime.Goexit") || !strings.Contains(err.Error(), "capture was abandoned") {
+		t.Fatalf("Goexit inside a capture: %v", err)
+	}
+	if err := within(t, "Synchronize", e.Synchronize); err != nil {
+		t.Fatalf("Synchronize after the Goexit in a capture: %v", err)
+	}
+
+	e.SetLaunchObserver(func(Function) { runtime.Goexit() })
+	err = within(t, "Launch with an observer that calls runtime.Goexit", func() error {
+		return e.LaunchParams(1, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, nil)
+	})
+	if err == nil || !strings.Contains(err.Error(), "runtime.Goexit") {
+		t.Fatalf("Launch with a Goexit in the observer: %v", err)
+	}
+	e.SetLaunchObserver(nil)
+	if err := within(t, "Close", e.Close); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.tid.Load(); got != 0 {
+		t.Fatalf("engine thread id after Close = %d, want 0", got)
+	}
+}
+
+// within runs f on a goroutine of its own and returns its error, failing
+// the test if f has not returned in 10 seconds.
+func within(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no answer in 10 s", what)
+		return nil
 	}
 }

@@ -106,6 +106,9 @@ func (e *Engine) FuncAttribute(f Function, a FuncAttribute) (int, error) {
 // MaxActiveBlocksPerSM is how many blocks of f, with block threads and
 // shared bytes of dynamic shared memory, one SM holds at once.
 func (e *Engine) MaxActiveBlocksPerSM(f Function, block, shared int) (int, error) {
+	if block < 0 || block > math.MaxInt32 || shared < 0 {
+		return 0, fmt.Errorf("cuda: occupancy of a block of %d threads with %d bytes of dynamic shared memory: out of the driver's range (int threads, size_t bytes)", block, shared)
+	}
 	var v int32
 	err := e.Do(func() error {
 		return e.d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&v, f, int32(block), uint64(shared))
