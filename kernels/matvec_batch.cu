@@ -99,30 +99,41 @@ __device__ __forceinline__ void memra_mvb_zero(float (&acc)[NT][R]) {
 template <int KW, int NT, int R>
 __device__ __forceinline__ void memra_mvb_put(float* y, float (&acc)[NT][R], float (*red)[NT * R], int r0, int rows, int mode, int n,
                                               int y_stride) {
+    constexpr int H = NT * R / 32; // R = 8: each lane ends with two sums, tokens 0-3's and 4-7's
+    static_assert(NT * R % 32 == 0 && 32 % R == 0, "whole tokens in each 32 sums");
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
-    float sums[NT * R];
+    float sum[H];
 #pragma unroll
-    for (int t = 0; t < NT; t++)
+    for (int h = 0; h < H; h++) {
+        float sums[32];
 #pragma unroll
-        for (int i = 0; i < R; i++) sums[t * R + i] = acc[t][i];
-    float sum = memra_warp_sum_scatter(sums, lane);
+        for (int j = 0; j < 32; j++) sums[j] = acc[(h * 32 + j) / R][j % R];
+        sum[h] = memra_warp_sum_scatter(sums, lane);
+    }
     if (KW > 1) {
-        red[warp][lane] = sum;
-        __syncthreads();
-        sum = 0.0f;
 #pragma unroll
-        for (int k = 0; k < KW; k++) sum += red[g * KW + k][lane];
+        for (int h = 0; h < H; h++) red[warp][h * 32 + lane] = sum[h];
+        __syncthreads();
+#pragma unroll
+        for (int h = 0; h < H; h++) {
+            sum[h] = 0.0f;
+#pragma unroll
+            for (int k = 0; k < KW; k++) sum[h] += red[g * KW + k][h * 32 + lane];
+        }
         __syncthreads(); // red is rewritten by the next unit
     }
     if (kw == 0) {
-        const int t = lane / R, i = lane % R;
-        float* yt = y + (long long)t * y_stride;
-        if (mode == 2) {
-            const float up = __shfl_down_sync(MEMRA_FULL_MASK, sum, 1);
-            if (t < n && (i & 1) == 0 && r0 + i + 1 < rows) memra_mv_put(yt, r0 + i, sum, up, 2);
-        } else if (t < n && r0 + i < rows) {
-            memra_mv_put(yt, r0 + i, sum, 0.0f, mode);
+#pragma unroll
+        for (int h = 0; h < H; h++) {
+            const int t = (h * 32 + lane) / R, i = lane % R;
+            float* yt = y + (long long)t * y_stride;
+            if (mode == 2) {
+                const float up = __shfl_down_sync(MEMRA_FULL_MASK, sum[h], 1);
+                if (t < n && (i & 1) == 0 && r0 + i + 1 < rows) memra_mv_put(yt, r0 + i, sum[h], up, 2);
+            } else if (t < n && r0 + i < rows) {
+                memra_mv_put(yt, r0 + i, sum[h], 0.0f, mode);
+            }
         }
     }
 }
@@ -227,14 +238,14 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
 // sums are the same memra_mv_dot calls in the same order. q8_0 keeps
 // memra_mvb_units: one block an SM, its two trips a row in flight there
 // moved more bytes than one item ahead does (step 117: 4096 x 12288 +9%).
-template <int KIND, int KW, bool FULL>
+template <int KIND, int KW, bool FULL, int R>
 __device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const float* x, int x_stride, int rows, int cols, int mode,
                                                  int n, int y_stride) {
-    constexpr int R = 4, NT = MEMRA_MVB_TOKENS;
+    constexpr int NT = MEMRA_MVB_TOKENS;
     using Geo = memra_mv_geom<KIND, R, KW>;
     constexpr int G = Geo::G, V = Geo::V, step = Geo::step;
     static_assert(KIND == MEMRA_MV_F16 || KIND == MEMRA_MV_BF16, "the 16-bit kinds: no scales to carry");
-    static_assert(NT * R == 32 && R % 2 == 0, "a lane holds one token's row sum (memra_warp_sum_scatter), mode 2's pairs one token's");
+    static_assert(R % 2 == 0, "mode 2's pairs one token's");
     __shared__ float red[MEMRA_MV_THREADS / 32][NT * R];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = warp / KW, kw = warp % KW;
@@ -427,7 +438,7 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
 // a prompt's last, shorter chunk the other. Each copy's paths keep their
 // own reduce arrays (static shared memory: 2 KiB for the 16-bit kernels,
 // 4 KiB for the wide staged q8_0 one), as run371 measured them.
-template <int KIND, int KW, bool LS, bool STAGED, bool LAID, bool FULL>
+template <int KIND, int KW, bool LS, bool STAGED, bool LAID, bool FULL, int RS>
 __device__ __forceinline__ void memra_mvb_paths(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                                 int mode, int n, int x_stride, int y_stride) {
     constexpr int V = memra_mv_kind<KIND>::V;
@@ -450,7 +461,7 @@ __device__ __forceinline__ void memra_mvb_paths(float* y, const void* W, const u
     }
     if constexpr (KIND == MEMRA_MV_F16 || KIND == MEMRA_MV_BF16) {
         if (vec) {
-            memra_mvb_stream<KIND, KW, FULL>(y, W, x, x_stride, rows, cols, mode, n, y_stride);
+            memra_mvb_stream<KIND, KW, FULL, RS>(y, W, x, x_stride, rows, cols, mode, n, y_stride);
             return;
         }
     }
@@ -458,14 +469,15 @@ __device__ __forceinline__ void memra_mvb_paths(float* y, const void* W, const u
     memra_mvb_units<KIND, KW, LS, !STAGED, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec);
 }
 
-template <int KIND, int KW, bool LS, bool STAGED, bool LAID = false>
+// RS: the 16-bit stream's rows a warp (4, or 8: each x load feeds twice the rows).
+template <int KIND, int KW, bool LS, bool STAGED, bool LAID = false, int RS = 4>
 __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                                           int n, int x_stride, int y_stride) {
     n = min(n, MEMRA_MVB_TOKENS);
     if (n == MEMRA_MVB_TOKENS)
-        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, true>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
+        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, true, RS>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
     else
-        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, false>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
+        memra_mvb_paths<KIND, KW, LS, STAGED, LAID, false, RS>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 // xn_t = rmsnorm(x_t) * norm_w for tokens t < n, block t each, into global
@@ -526,9 +538,9 @@ matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, in
     memra_mvb<MEMRA_MV_F32, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
-    memra_mvb<MEMRA_MV_F16, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_F16, 4, false, false, false, 8>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
@@ -536,9 +548,9 @@ matvec_batch_f16_wide(float* y, const void* W, const float* x, int rows, int col
     memra_mvb<MEMRA_MV_F16, 8, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
-    memra_mvb<MEMRA_MV_BF16, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
+    memra_mvb<MEMRA_MV_BF16, 4, false, false, false, 8>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)

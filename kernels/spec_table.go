@@ -502,9 +502,9 @@ type MatvecBatchKernel struct {
 func MatvecBatchKernels() []MatvecBatchKernel {
 	return []MatvecBatchKernel{
 		{"matvec_batch_f32", 0, false, []string{"matvec_f32"}, 8, false, false, false},
-		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 8, false, false, false},
+		{"matvec_batch_f16", 1, false, []string{"matvec_f16"}, 16, false, false, false},
 		{"matvec_batch_f16_wide", 1, true, []string{"matvec_f16_wide"}, 4, false, false, false},
-		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 8, false, false, false},
+		{"matvec_batch_bf16", 30, false, []string{"matvec_bf16"}, 16, false, false, false},
 		{"matvec_batch_bf16_wide", 30, true, []string{"matvec_bf16_wide"}, 4, false, false, false},
 		{"matvec_batch_q8_0", 8, false, []string{"matvec_q8_0"}, 32, false, false, false},
 		{"matvec_batch_q8_0_wide", 8, true, []string{"matvec_q8_0_wide", "matvec_q8_0_wave"}, 8, false, false, false},

@@ -958,7 +958,7 @@ func TestSASSStreamBeforeWait(t *testing.T) {
 // engine's prefill looks up by the decode kernel's type and width.
 func TestMatvecBatchMatchesDecode(t *testing.T) {
 	mvArgs := regexp.MustCompile(`memra_mv<(\w+), \d+, (\d+), \d+((?:, \w+)*)>`)
-	mvbArgs := regexp.MustCompile(`memra_mvb<(\w+), (\d+), (true|false), (true|false)(?:, (true|false))?>`)
+	mvbArgs := regexp.MustCompile(`memra_mvb<(\w+), (\d+), (true|false), (true|false)(?:, (true|false)(?:, (\d+))?)?>`)
 	body := func(file, name string) string {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -1035,7 +1035,7 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 		}
 		m := mvbArgs.FindStringSubmatch(body("matvec_batch.cu", bk.Name))
 		if m == nil {
-			t.Errorf("%s: no memra_mvb<KIND, KW, LS, STAGED[, LAID]> call in its body", bk.Name)
+			t.Errorf("%s: no memra_mvb<KIND, KW, LS, STAGED[, LAID[, RS]]> call in its body", bk.Name)
 			continue
 		}
 		kind, kw, ls := m[1], m[2], m[3] == "true"
@@ -1068,8 +1068,12 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 				t.Errorf("%s: type %d wide %v, but %s is type %d wide %v", bk.Name, bk.GgmlType, bk.Wide, of, mk.GgmlType, mk.Wide)
 			}
 		}
-		if k, _ := strconv.Atoi(kw); k == 0 || (MatvecThreads/32/k)*rows != bk.RowsPerBlock {
-			t.Errorf("%s: KW %s with R %d does not give RowsPerBlock %d", bk.Name, kw, rows, bk.RowsPerBlock)
+		r := rows // RS: the 16-bit stream's rows a warp where the call gives them
+		if m[6] != "" {
+			r, _ = strconv.Atoi(m[6])
+		}
+		if k, _ := strconv.Atoi(kw); k == 0 || (MatvecThreads/32/k)*r != bk.RowsPerBlock {
+			t.Errorf("%s: KW %s with R %d does not give RowsPerBlock %d", bk.Name, kw, r, bk.RowsPerBlock)
 		}
 	}
 	for n := range decode {

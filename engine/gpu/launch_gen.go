@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "0ede219f9d72c49fc4efbeac3a82b0e7ecf2628bfacf6d7f144663be1bffb8cf"
+const specHash = "d49f7d0f6c5e2b8d34ca581dd789ff894392f0c17d4f783152e9c9f283c4526c"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -2132,7 +2132,7 @@ func geomMatvecBatchF16(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3
 	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 8 rows.
+// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 16 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
@@ -2192,7 +2192,7 @@ func geomMatvecBatchBF16(rows, cols, mode, n, x_stride, y_stride, blocks int) ([
 	return [3]int{blocks, 1, 1}, 0
 }
 
-// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 8 rows.
+// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 16 rows.
 //
 // Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
