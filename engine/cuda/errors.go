@@ -79,7 +79,11 @@ func (d *driver) check(fn string, r uintptr) error {
 func (d *driver) fail(fn string, code Result) error {
 	e := &Error{Func: fn, Code: code}
 	e.Name, e.Desc, _ = resultText(code)
-	if d != nil && d.p.cuGetErrorName != 0 && d.p.cuGetErrorString != 0 {
+	// The lookups' own failures come back here (d.check): they are named
+	// from the table alone, or a driver that failed every lookup would
+	// recurse until the stack overflowed.
+	lookup := fn != "cuGetErrorName" && fn != "cuGetErrorString"
+	if lookup && d != nil && d.p.cuGetErrorName != 0 && d.p.cuGetErrorString != 0 {
 		var name, desc *byte
 		if d.cuGetErrorName(code, &name) == nil && name != nil {
 			e.Name = goString(name)

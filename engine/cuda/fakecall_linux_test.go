@@ -1,8 +1,12 @@
 //go:build linux && (amd64 || arm64)
 
+// Tests whose driver functions are purego callbacks standing in for
+// libcuda's, to reach error paths a real driver seldom takes.
+
 package cuda
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -45,5 +49,30 @@ func TestMaxActiveBlocksPerSMRange(t *testing.T) {
 			t.Errorf("MaxActiveBlocksPerSM(%d threads, %d bytes) = %d, %v (%d driver calls); want an error naming %q before the driver",
 				c.block, c.shared, n, err, calls, c.want)
 		}
+	}
+}
+
+// TestFailWithFailingLookups: a driver whose cuGetErrorName and
+// cuGetErrorString fail for every code still gets an error named from the
+// table. Each failed lookup came back through d.check into fail, which
+// looked the new code up again: a stack overflow, fatal to the process.
+func TestFailWithFailingLookups(t *testing.T) {
+	e := fakeEngine(t)
+	var calls int
+	refuse := purego.NewCallback(func(code, p uintptr) uintptr {
+		calls++
+		return 1 // CUDA_ERROR_INVALID_VALUE
+	})
+	var err error
+	if derr := e.Do(func() error {
+		e.d.p.cuGetErrorName, e.d.p.cuGetErrorString = refuse, refuse
+		err = e.d.fail("cuMemAlloc", 2)
+		return nil
+	}); derr != nil {
+		t.Fatal(derr)
+	}
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Code != 2 || !strings.Contains(err.Error(), "CUDA_ERROR_OUT_OF_MEMORY") || calls > 2 {
+		t.Fatalf("fail with lookups that fail: %v (%d lookups); want CUDA_ERROR_OUT_OF_MEMORY from the table, at most two lookups", err, calls)
 	}
 }
