@@ -528,9 +528,12 @@ matvec_batch_lay(float* xl, const float* x, int n, int cols, int x_stride, int x
 // both loops in one kernel, ptxas kept the 16-bit kernels to 114 registers
 // by reloading a unit's row addresses every trip (run325: 9B bf16 priming
 // 1.8% slower). The n*R sums and U*R loads live in registers: two blocks an
-// SM fit them for the 16-bit types and f32; q8_0's 16 products a load spill
-// at that bound and take one block (8 warps, each with U*R 16-byte loads,
-// or its ring's, in flight).
+// SM fit them for f32 and the wide 16-bit kernels; the plain 16-bit ones
+// take 8 rows a warp at one block an SM, so that each x load feeds twice the
+// rows (the 12,288-column down projections read x from the L2 for every
+// unit: docs/perf.md step 121), where the wide ones lost with 8 (step 120);
+// q8_0's 16 products a load spill at two blocks and take one (8 warps, each
+// with U*R 16-byte loads, or its ring's, in flight).
 //
 // y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
