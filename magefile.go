@@ -11,11 +11,13 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
@@ -80,26 +82,59 @@ func Gate() error {
 // it with args, passing its exit status through: go run would turn every
 // failure into 1. codes says what the tool's statuses mean. Neither a
 // failed build nor a signal exits 1, which is the tool's own failure (the
-// gate's FAIL): a build error is 2, a setup error, and a signal the shell's
-// 128+n (130 for ^C).
+// gate's FAIL): a build error, or a tool that does not start, is 2, a
+// setup error, and a signal the shell's 128+n (130 for ^C).
+//
+// SIGINT, SIGTERM and SIGHUP are caught while the tool builds and runs:
+// a SIGTERM or SIGHUP (a closed terminal) would end mage at once and leave
+// the tool's folder behind, and a ^C that stops go build exited 2. A signal
+// to the process group reaches the tool too; one to this process alone is
+// passed on to it if it has not ended within 2 s.
 func runTool(name string, args []string, codes string) error {
+	sigs := make(chan os.Signal, 1)
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) { // nohup's SIGHUP stays ignored
+			signal.Notify(sigs, s)
+		}
+	}
+	defer signal.Stop(sigs)
 	dir, err := os.MkdirTemp("", "memra-"+name+"-")
 	if err != nil {
-		return err
+		return mg.Fatalf(2, "making a folder for %s's binary: %v (set TMPDIR to a writable folder)", name, err)
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, name)
-	if err := sh.RunWith(map[string]string{"CGO_ENABLED": "0"}, "go", "build", buildVCS(), "-o", bin, "./tools/"+name); err != nil {
-		return mg.Fatalf(2, "building %s: %v", name, err)
+	buildErr := sh.RunWith(map[string]string{"CGO_ENABLED": "0"}, "go", "build", buildVCS(), "-o", bin, "./tools/"+name)
+	select {
+	case s := <-sigs:
+		return mg.Fatalf(128+int(s.(syscall.Signal)), "%s not run: %v while building it", name, s)
+	default:
+	}
+	if buildErr != nil {
+		return mg.Fatalf(2, "building %s: %v", name, buildErr)
 	}
 	// Not sh.Exec: it expands $VARS in args (a MODEL path with a $ in it)
 	// and reports a killed process as one that did not start, status 1.
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err = cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return mg.Fatalf(2, "running %s: %v (a TMPDIR mounted noexec? set TMPDIR to a folder that may run programs)", name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case s := <-sigs:
+		select {
+		case err = <-done:
+		case <-time.After(2 * time.Second):
+			cmd.Process.Signal(s)
+			err = <-done
+		}
+	}
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) {
-		return err // nil, or it did not start
+		return err // nil, or Wait failed
 	}
 	if code := exit.ExitCode(); code > 0 {
 		return mg.Fatalf(code, "%s exited with status %d (%s)", name, code, codes)
@@ -607,10 +642,19 @@ func (Cuda) Bins() error {
 // exit status is bench's: 0 success, 1 a model failed or the results could
 // not be written, 2 usage, setup error or no GPU.
 func Bench() error {
-	args := []string{"-out", env("OUT", "results")}
+	// -out only when OUT is set: bench's default is the same, and it
+	// refuses -out with -compare OLD.json NEW.json, which runs nothing.
+	var args []string
+	if o := os.Getenv("OUT"); o != "" {
+		args = append(args, "-out", o)
+	}
 	if m := os.Getenv("MODEL"); m != "" {
 		args = append(args, "-model", m)
 	}
-	args = append(args, strings.Fields(os.Getenv("ARGS"))...)
+	a := os.Getenv("ARGS")
+	if strings.ContainsAny(a, `"'\`) {
+		return mg.Fatalf(2, "ARGS=%q: ARGS is split at spaces, with no quoting, so bench would get the quotes or backslashes in its words: leave them out (for a path with a space, run go run ./tools/bench yourself)", a)
+	}
+	args = append(args, strings.Fields(a)...)
 	return runTool("bench", args, "1 a model failed or the results could not be written, 2 usage, setup error or no GPU")
 }
