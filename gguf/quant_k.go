@@ -199,7 +199,7 @@ func affineErr(x []float32, S, M float32, nmax int, limit, best float32) (sse fl
 	inv, fmax := recip(S), float32(nmax)
 	for _, v := range x {
 		e := S*affineQuant(v, M, inv, fmax) - M - v
-		sse += e * e
+		sse += float32(e * e) // rounded: arm64 would fuse it into an FMA and pick other scales
 		if e > limit || -e > limit || sse >= best {
 			return sse, false
 		}
@@ -410,7 +410,7 @@ func (g signedGrid) err(x []float32, S, limit, best float32) (sse float32, ok bo
 	inv := recip(S)
 	for _, v := range x {
 		e := float32(S*(g.code(v, inv)+g.kLo)) - v
-		sse += e * e
+		sse += float32(e * e) // rounded: arm64 would fuse it into an FMA and pick other scales
 		if e > limit || -e > limit || sse >= best {
 			return sse, false
 		}
