@@ -78,7 +78,7 @@ func Gate() error {
 	return runTool("gate", args, "1 FAIL, 2 usage or setup error")
 }
 
-// runTool builds ./tools/NAME (static, with its commit recorded) and runs
+// runTool builds ./tools/NAME (CGO_ENABLED=0, with its commit recorded) and runs
 // it with args, passing its exit status through: go run would turn every
 // failure into 1. codes says what the tool's statuses mean. Neither a
 // failed build nor a signal exits 1, which is the tool's own failure (the
@@ -604,7 +604,7 @@ func (Cuda) Sassdiff(old string) error {
 	return sh.RunV("go", args...)
 }
 
-// Bins cross-builds static (CGO_ENABLED=0) binaries and test binaries into bin/ for the GPU machine.
+// Bins cross-builds cgo-free (CGO_ENABLED=0) binaries and test binaries into bin/ for the GPU machine.
 //
 // The GPU machine is linux/amd64 (GOOS and GOARCH are set so); an arm64
 // host (Grace) needs GOARCH=arm64 in a build of its own.
