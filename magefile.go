@@ -453,14 +453,15 @@ var fuzzTargets = []struct{ pkg, name, short string }{
 
 // fuzz runs every fuzz target for d each (its short count when d is ""),
 // minimising each new input for at most minimize (go test's
-// -fuzzminimizetime).
+// -fuzzminimizetime). CGO_ENABLED=0 as the tests: the code under fuzz is
+// the cgo-free build users run, and its packages are the tests' compiled ones.
 func fuzz(d, minimize string) error {
 	for _, f := range fuzzTargets {
 		t := d
 		if t == "" {
 			t = f.short
 		}
-		if err := sh.RunV("go", "test", f.pkg, "-run=^$", "-fuzz=^"+f.name+"$", "-fuzztime="+t, "-fuzzminimizetime="+minimize); err != nil {
+		if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", "test", f.pkg, "-run=^$", "-fuzz=^"+f.name+"$", "-fuzztime="+t, "-fuzzminimizetime="+minimize); err != nil {
 			return err
 		}
 	}
