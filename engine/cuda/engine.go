@@ -410,6 +410,13 @@ func (e *Engine) initDevice(ordinal int) error {
 		if errors.Is(err, ErrNoDevice) {
 			return fmt.Errorf("no CUDA GPU: device %d requested, 0 devices found: %w", ordinal, err)
 		}
+		if errors.Is(err, ErrStubLibrary) {
+			// The CUDA toolkit's stub libcuda (for linking only) stands where
+			// the NVIDIA driver's should: a machine or container without
+			// the driver, or with the stub's folder first on the library path.
+			return fmt.Errorf("no CUDA driver: the libcuda.so.1 loaded is the CUDA toolkit's stub, not the NVIDIA driver's "+
+				"(install the driver, or take the toolkit's stubs folder off LD_LIBRARY_PATH): %w", err)
+		}
 		return fmt.Errorf("cuda: initialise the driver: %w", err)
 	}
 	var ver int32

@@ -48,11 +48,14 @@ func (e *noDriverError) Error() string   { return ErrNoDriver.Error() }
 func (e *noDriverError) Unwrap() []error { return []error{ErrNoDriver, e.detail} }
 
 // NoGPU reports whether err, from New, means the machine has no NVIDIA GPU to
-// offer: no driver library, or a driver that finds no device. A driver that
+// offer: no driver library (or only the CUDA toolkit's stub of it), or a
+// driver that finds no device. A driver that
 // is there but unusable (too old, missing entry points, a context that fails)
 // is not that: callers that fall back to the CPU without a GPU should still
 // report it as a setup error.
-func NoGPU(err error) bool { return errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) }
+func NoGPU(err error) bool {
+	return errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) || errors.Is(err, ErrStubLibrary)
+}
 
 // ErrSyncInCapture is returned when a host-synchronising call (Synchronize, a
 // synchronous copy, EventSynchronize) or an allocation is made while the

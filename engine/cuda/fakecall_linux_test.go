@@ -76,3 +76,23 @@ func TestFailWithFailingLookups(t *testing.T) {
 		t.Fatalf("fail with lookups that fail: %v (%d lookups); want CUDA_ERROR_OUT_OF_MEMORY from the table, at most two lookups", err, calls)
 	}
 }
+
+// TestStubDriverIsNoGPU: the CUDA toolkit's stub libcuda answers cuInit
+// with CUDA_ERROR_STUB_LIBRARY. That machine has no driver to use, so New's
+// error says so, with what to do, and NoGPU holds: the tests skip and the
+// tools fall back to the CPU as without a library. It was a setup error.
+func TestStubDriverIsNoGPU(t *testing.T) {
+	e := fakeEngine(t)
+	stub := purego.NewCallback(func(flags uintptr) uintptr { return uintptr(ErrStubLibrary) })
+	var err error
+	if derr := e.Do(func() error {
+		e.d.p.cuInit = stub
+		err = e.initDevice(0)
+		return nil
+	}); derr != nil {
+		t.Fatal(derr)
+	}
+	if err == nil || !NoGPU(err) || !strings.Contains(err.Error(), "stub") || !strings.Contains(err.Error(), "LD_LIBRARY_PATH") {
+		t.Fatalf("initDevice with a stub cuInit: %v (NoGPU %v); want a no-GPU error naming the stub and the library path", err, NoGPU(err))
+	}
+}
