@@ -233,8 +233,13 @@ gdn_conv_chunk(float* y, float* state, const float* x, const float* w, int chann
         wr[j] = j < kern ? wc[j] : 0.0f;
         sr[j] = j < kern - 1 ? st[j] : 0.0f;
     }
+    // Token t + 1's input leaves before token t's output is stored: behind
+    // the store (which may alias it, for all the compiler knows) each token
+    // waited out a round trip of its own.
+    float xn = n > 0 ? x[c] : 0.0f;
     for (int t = 0; t < n; t++) {
-        const float xc = x[(long long)t * x_stride + c];
+        const float xc = xn;
+        if (t + 1 < n) xn = x[(long long)(t + 1) * x_stride + c];
         const float acc = memra_conv_sum(sr, wr, xc, kern);
 #pragma unroll
         for (int j = 0; j + 1 < MEMRA_CONV_MAX; j++)
@@ -267,15 +272,30 @@ gdn_delta_chunk(float* state, float* o, const float* q, const float* k, const fl
     float4 M[RPW];
     memra_delta_rows<RPW>(M, mrow, hk, j0, state, h, h_k, h_v, head_map);
     const float sa = ssm_a[h], dt = dt_bias[h];
-    for (int t = 0; t < n; t++) {
-        const long long qo = (long long)t * qkv_stride, bo = (long long)t * ba_stride;
-        const float4 qv = reinterpret_cast<const float4*>(q + qo + (long long)hk * S)[lane];
-        const float4 kv = reinterpret_cast<const float4*>(k + qo + (long long)hk * S)[lane];
+    // Token t + 1's inputs leave before token t's sums and its outputs'
+    // stores (which may alias them, for all the compiler knows): one round
+    // trip in flight behind each token's arithmetic instead of one before it.
+    struct in_t {
+        float4 qv, kv;
         float vj[RPW];
+        float bh, ah;
+    };
+    auto load = [&](int t) {
+        in_t in;
+        const long long qo = (long long)t * qkv_stride, bo = (long long)t * ba_stride;
+        in.qv = reinterpret_cast<const float4*>(q + qo + (long long)hk * S)[lane];
+        in.kv = reinterpret_cast<const float4*>(k + qo + (long long)hk * S)[lane];
 #pragma unroll
-        for (int r = 0; r < RPW; r++) vj[r] = v[qo + (long long)h * S + j0 + r];
+        for (int r = 0; r < RPW; r++) in.vj[r] = v[qo + (long long)h * S + j0 + r];
+        in.bh = b[bo + h], in.ah = a[bo + h];
+        return in;
+    };
+    in_t next = n > 0 ? load(0) : in_t{};
+    for (int t = 0; t < n; t++) {
+        const in_t cur = next;
+        if (t + 1 < n) next = load(t + 1);
         float s[RPW];
-        memra_delta_token<RPW>(M, s, qv, kv, vj, b[bo + h], a[bo + h], sa, dt, l2_eps);
+        memra_delta_token<RPW>(M, s, cur.qv, cur.kv, cur.vj, cur.bh, cur.ah, sa, dt, l2_eps);
         if (lane == 0) {
 #pragma unroll
             for (int r = 0; r < RPW; r++) o[(long long)t * o_stride + (long long)h * S + j0 + r] = s[r];

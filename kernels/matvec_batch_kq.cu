@@ -164,6 +164,7 @@ struct memra_kq_batch;
 
 template <bool Q5>
 struct memra_kq_batch<memra_k4t<Q5>> {
+    static constexpr bool full = true; // a copy for a full chunk (memra_mvbt): no spill
     static __device__ __forceinline__ int boff(int lc, int hl) { return (lc * 2 + hl) * 16; }
     static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q4t_sb& s, const typename memra_k4t<Q5>::keep&, int sb,
                                                 const memra_kq_in& in, int n) {
@@ -173,6 +174,7 @@ struct memra_kq_batch<memra_k4t<Q5>> {
 
 template <>
 struct memra_kq_batch<memra_q6t> {
+    static constexpr bool full = false; // with every group's products made, it spills
     static __device__ __forceinline__ int boff(int lc, int hl) { return (lc * 2 + hl) * 32; }
     static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const memra_q6t_sb& s, const memra_q6t_bfrag& kept, int sb,
                                                 const memra_kq_in& in, int n) {
@@ -184,6 +186,7 @@ struct memra_kq_batch<memra_q6t> {
 // too (their sub-blocks are Q6_K's).
 template <class SB, int B>
 struct memra_kq_batch<memra_nibt<SB, B>> {
+    static constexpr bool full = false; // as Q6_K's
     static __device__ __forceinline__ int boff(int lc, int hl) { return memra_kq_batch<memra_q6t>::boff(lc, hl); }
     static __device__ __forceinline__ void step(memra_mvbk_acc& acc, const SB& s, const typename memra_nibt<SB, B>::keep& kept, int sb,
                                                 const memra_kq_in& in, int n) {
@@ -232,9 +235,13 @@ __device__ __forceinline__ void memra_tile_put_batch(float* y, float (*red)[MEMR
 // staged at xk (xk_stride floats apart, a multiple of 4). Dynamic shared
 // memory (kernels.MatvecBatchKernel.Shared): each warp's ring of S tile
 // slots.
-template <int KW, int S, class T>
-__device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, const float* xk, int rows, int cols, int mode, int n,
-                                           int xk_stride, int y_stride) {
+// FULL: n == MEMRA_MVB_TOKENS, known at compile time, so that no test of n
+// (Q5_K's predicate on B's loads, the groups' breaks) splits the step
+// (docs/perf.md step 119: the CUDA-core batch kernels so).
+template <int KW, int S, class T, bool FULL>
+__device__ __forceinline__ void memra_mvbt_n(float* y, const unsigned char* W, const float* xk, int rows, int cols, int mode, int n_,
+                                             int xk_stride, int y_stride) {
+    const int n = FULL ? MEMRA_MVB_TOKENS : n_;
     extern __shared__ uint4 memra_rings[];
     __shared__ float red[MEMRA_MV_THREADS / 32][MEMRA_MVB_TOKENS][16];
     __shared__ float unscale[MEMRA_MVB_TOKENS];
@@ -254,6 +261,15 @@ __device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, con
         },
         [&](typename T::keep& kept, const typename T::sb& s, int i) { memra_kq_batch<T>::step(acc, s, kept, i, in, n); },
         [&](int unit) { memra_tile_put_batch<KW>(y, red, acc, unscale, unit, lane, rows, mode, n, y_stride); }, blockIdx.x, gridDim.x);
+}
+
+template <int KW, int S, class T>
+__device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, const float* xk, int rows, int cols, int mode, int n,
+                                           int xk_stride, int y_stride) {
+    if (memra_kq_batch<T>::full && n == MEMRA_MVB_TOKENS)
+        memra_mvbt_n<KW, S, T, memra_kq_batch<T>::full>(y, W, xk, rows, cols, mode, n, xk_stride, y_stride);
+    else
+        memra_mvbt_n<KW, S, T, false>(y, W, xk, rows, cols, mode, n, xk_stride, y_stride);
 }
 
 // xk_t = the staged x'_t of x_t (x + t*x_stride floats, 16-byte aligned) at
