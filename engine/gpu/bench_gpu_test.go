@@ -466,7 +466,10 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 			})
 		}
 	}
-	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {4096, 4096}, {7168, 1024}, {1024, 3584}, {1024, 2048}} {
+	// The 9B's and 0.8B's shapes; 8224 x 1024 and 5120 x 1024 are the
+	// 0.8B's input projections (DeltaNet, attention), which step 121 left
+	// to time for step 104's slow Q3_K and IQ4_XS priming.
+	for _, shape := range []struct{ rows, cols int }{{24576, 4096}, {12288, 4096}, {4096, 12288}, {4096, 4096}, {7168, 1024}, {8224, 1024}, {5120, 1024}, {1024, 3584}, {1024, 2048}} {
 		for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeIQ4_XS, gguf.TypeQ4_0, gguf.TypeIQ4_NL} {
 			name := fmt.Sprintf("%s/%dx%d", typ, shape.rows, shape.cols)
 			b.Run(name, func(b *testing.B) {
