@@ -582,7 +582,8 @@ func (e *Engine) HoldL2(bytes uint64) (*L2Hold, error) {
 
 // Release gives the hold up; the set-aside shrinks to the largest hold
 // left, and with none left every persisting line becomes normal. A second
-// Release, or one after the engine closed, does nothing.
+// Release, or one after the engine closed, does nothing. Where the driver
+// refuses the new set-aside the hold stays, for a retry or Close.
 func (h *L2Hold) Release() error {
 	if h == nil {
 		return nil
@@ -593,7 +594,11 @@ func (h *L2Hold) Release() error {
 			return nil
 		}
 		delete(e.l2Holds, h)
-		return e.setAsideL2()
+		if err := e.setAsideL2(); err != nil {
+			e.l2Holds[h] = struct{}{} // still held: a retry, or Close, releases it
+			return err
+		}
+		return nil
 	})
 }
 

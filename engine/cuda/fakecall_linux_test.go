@@ -96,3 +96,69 @@ func TestStubDriverIsNoGPU(t *testing.T) {
 		t.Fatalf("initDevice with a stub cuInit: %v (NoGPU %v); want a no-GPU error naming the stub and the library path", err, NoGPU(err))
 	}
 }
+
+// TestFailedReleaseKeepsHandle: a destroy, free or L2 release the driver
+// refuses leaves the handle tracked, for a retry or Close, as Free always
+// did; DestroyEvent, DestroyGraph, DestroyGraphExec and L2Hold.Release
+// forgot it first, so a retry said "already destroyed" and Close never
+// released it. The fake driver fails each call once, then succeeds.
+func TestFailedReleaseKeepsHandle(t *testing.T) {
+	e := fakeEngine(t)
+	fails := map[string]bool{}
+	failOnce := func(name string) uintptr {
+		return purego.NewCallback(func(h uintptr) uintptr {
+			if !fails[name] {
+				fails[name] = true
+				return 999 // CUDA_ERROR_UNKNOWN
+			}
+			return 0
+		})
+	}
+	if err := e.Do(func() error {
+		e.d.p.cuEventDestroy = failOnce("event")
+		e.d.p.cuGraphDestroy = failOnce("graph")
+		e.d.p.cuGraphExecDestroy = failOnce("exec")
+		e.events[Event(0x10)] = struct{}{}
+		e.graphs[Graph(0x20)] = struct{}{}
+		e.execs[GraphExec(0x30)] = struct{}{}
+		var limit uint64
+		calls := 0
+		e.d.p.cuCtxSetLimit = purego.NewCallback(func(which, value uintptr) uintptr {
+			calls++
+			if calls == 2 { // the first release
+				return 999
+			}
+			limit = uint64(value)
+			return 0
+		})
+		e.d.p.cuCtxGetLimit = purego.NewCallback(func(p *uint64, which uintptr) uintptr { *p = limit; return 0 })
+		e.l2MaxSet, e.l2MaxWindow = 8<<20, 8<<20
+		e.l2Holds = map[*L2Hold]struct{}{}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := e.HoldL2(1 << 20)
+	if err != nil || hold == nil {
+		t.Fatalf("HoldL2: %v, %v", hold, err)
+	}
+	for _, c := range []struct {
+		name    string
+		release func() error
+	}{
+		{"DestroyEvent", func() error { return e.DestroyEvent(Event(0x10)) }},
+		{"DestroyGraph", func() error { return e.DestroyGraph(Graph(0x20)) }},
+		{"DestroyGraphExec", func() error { return e.DestroyGraphExec(GraphExec(0x30)) }},
+		{"L2Hold.Release", hold.Release},
+	} {
+		if err := c.release(); err == nil {
+			t.Errorf("%s with the driver failing: no error", c.name)
+		}
+		if err := c.release(); err != nil {
+			t.Errorf("%s again, the driver now willing: %v; want the handle still held and released", c.name, err)
+		}
+	}
+	if got := e.L2SetAside(); got != 0 {
+		t.Errorf("L2 set aside after the retried release: %d, want 0", got)
+	}
+}

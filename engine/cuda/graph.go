@@ -126,8 +126,11 @@ func (e *Engine) DestroyGraph(g Graph) error {
 		if _, ok := e.graphs[g]; !ok {
 			return fmt.Errorf("cuda: destroy graph %#x: not made by this engine, or already destroyed", uintptr(g))
 		}
+		if err := e.d.cuGraphDestroy(g); err != nil {
+			return err // still tracked: a retry, or Close, destroys it
+		}
 		delete(e.graphs, g)
-		return e.d.cuGraphDestroy(g)
+		return nil
 	})
 }
 
@@ -138,8 +141,11 @@ func (e *Engine) DestroyGraphExec(x GraphExec) error {
 		if _, ok := e.execs[x]; !ok {
 			return fmt.Errorf("cuda: destroy graph exec %#x: not made by this engine, or already destroyed", uintptr(x))
 		}
+		if err := e.d.cuGraphExecDestroy(x); err != nil {
+			return err // still tracked: a retry, or Close, destroys it
+		}
 		delete(e.execs, x)
-		return e.d.cuGraphExecDestroy(x)
+		return nil
 	})
 }
 
@@ -211,7 +217,10 @@ func (e *Engine) DestroyEvent(ev Event) error {
 		if _, ok := e.events[ev]; !ok {
 			return fmt.Errorf("cuda: destroy event %#x: not made by this engine, or already destroyed", uintptr(ev))
 		}
+		if err := e.d.cuEventDestroy(ev); err != nil {
+			return err // still tracked: a retry, or Close, destroys it
+		}
 		delete(e.events, ev)
-		return e.d.cuEventDestroy(ev)
+		return nil
 	})
 }
