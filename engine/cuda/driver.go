@@ -1,8 +1,11 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // driver is the loaded libcuda: its handle and the resolved entry points
@@ -26,7 +29,11 @@ func openDriver(lib string) (*driver, error) {
 	}
 	sym, err := dlsym(h, driverLoaderSymbol)
 	if err != nil {
+		stub := isStub(h)
 		_ = dlclose(h)
+		if stub {
+			return nil, stubError(lib, ErrStubLibrary)
+		}
 		return nil, fmt.Errorf("%s has no %s (the driver predates CUDA %s; memra needs a CUDA 12.0+ driver): %w",
 			lib, driverLoaderSymbol, versionString(driverMinVersion), err)
 	}
@@ -34,9 +41,33 @@ func openDriver(lib string) (*driver, error) {
 	d.p.cuGetProcAddress = sym
 	if err := d.resolve(); err != nil {
 		_ = dlclose(h)
+		if errors.Is(err, ErrStubLibrary) {
+			return nil, stubError(lib, err)
+		}
 		return nil, err
 	}
 	return d, nil
+}
+
+// isStub reports whether the library h is the CUDA toolkit's stub libcuda
+// (for linking only), which answers every call with
+// CUDA_ERROR_STUB_LIBRARY: asked only where the loader symbol is missing,
+// as in CUDA 11's stub (CUDA 12's has it, and its answer says so).
+func isStub(h uintptr) bool {
+	init, err := dlsym(h, "cuInit")
+	if err != nil {
+		return false
+	}
+	r, _, _ := purego.SyscallN(init, 0)
+	return Result(r) == ErrStubLibrary
+}
+
+// stubError is New's error where lib is the toolkit's stub: a machine or
+// container without the NVIDIA driver, or with the stubs folder first on
+// the library path. NoGPU holds for it (err carries ErrStubLibrary).
+func stubError(lib string, err error) error {
+	return fmt.Errorf("no CUDA driver: %s is the CUDA toolkit's stub, not the NVIDIA driver's "+
+		"(install the driver, or take the toolkit's stubs folder off LD_LIBRARY_PATH): %w", lib, err)
 }
 
 // proc resolves one entry point at an explicit ABI version.

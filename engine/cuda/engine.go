@@ -410,12 +410,8 @@ func (e *Engine) initDevice(ordinal int) error {
 		if errors.Is(err, ErrNoDevice) {
 			return fmt.Errorf("no CUDA GPU: device %d requested, 0 devices found: %w", ordinal, err)
 		}
-		if errors.Is(err, ErrStubLibrary) {
-			// The CUDA toolkit's stub libcuda (for linking only) stands where
-			// the NVIDIA driver's should: a machine or container without
-			// the driver, or with the stub's folder first on the library path.
-			return fmt.Errorf("no CUDA driver: the libcuda.so.1 loaded is the CUDA toolkit's stub, not the NVIDIA driver's "+
-				"(install the driver, or take the toolkit's stubs folder off LD_LIBRARY_PATH): %w", err)
+		if errors.Is(err, ErrStubLibrary) { // openDriver's checks let a stub through
+			return stubError("the CUDA library loaded", err)
 		}
 		return fmt.Errorf("cuda: initialise the driver: %w", err)
 	}
@@ -583,7 +579,9 @@ func (e *Engine) HoldL2(bytes uint64) (*L2Hold, error) {
 // Release gives the hold up; the set-aside shrinks to the largest hold
 // left, and with none left every persisting line becomes normal. A second
 // Release, or one after the engine closed, does nothing. Where the driver
-// refuses the new set-aside the hold stays, for a retry or Close.
+// refuses the new set-aside the hold is given up all the same (its owner
+// drops it, and Close does not touch the L2), and the set-aside follows
+// the holds left at the next HoldL2 or Release.
 func (h *L2Hold) Release() error {
 	if h == nil {
 		return nil
@@ -594,11 +592,7 @@ func (h *L2Hold) Release() error {
 			return nil
 		}
 		delete(e.l2Holds, h)
-		if err := e.setAsideL2(); err != nil {
-			e.l2Holds[h] = struct{}{} // still held: a retry, or Close, releases it
-			return err
-		}
-		return nil
+		return e.setAsideL2()
 	})
 }
 

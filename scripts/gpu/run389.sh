@@ -6,8 +6,8 @@
 # the 0.8B and 9B q8_0, alternated twice, and gates on cs2. carry ["bin"];
 # binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,gate,bench,engine_gpu.test \
-#     cs2=main+scripts/gpu/patches/q8-cs2.patch:gate,bench,engine_gpu.test
-# (the patch has since moved to scripts/gpu/patches/prefill/: not taken.)
+#     cs2=main+scripts/gpu/patches/prefill/q8-cs2.patch:gate,bench,engine_gpu.test
+# (the path where the patch now lies; it ran from scripts/gpu/patches/.)
 # ~2.5 min on an H100.
 set -u
 source scripts/gpu/lib.sh
