@@ -337,3 +337,20 @@ ncu_batch() {
   ncu -i "$d/$4.ncu-rep" --page raw --csv > "$d/$4-raw.csv" 2>&1
   grep -E "^  [a-z_]+ \(|Duration|DRAM Throughput  |L2 Cache Throughput|L1/TEX Cache Throughput|Issued Warp Per|Warp Cycles Per Issued|Registers Per" "$d/$4.txt" | head -12
 }
+
+# types_table BIN OLD.json "TYPES": bin/BIN's bench at 64 and 1k on the
+# 0.8B and 9B presets of TYPES (synth them first), its rows printed, bench
+# -compare against OLD.json, the results folder tarred into $OUT/types.tgz
+# (run387's H200 part, which did not run, and run390).
+types_table() {
+  local ms="" p t
+  for p in 0.8b 9b; do for t in $3; do ms="$ms,$M/$p-$t.gguf"; done; done
+  el "bench 64,1k ($1)"
+  mkdir -p /tmp/types
+  timeout 200 "./bin/$1/bench" -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 -out /tmp/types > /tmp/types/stdout.txt 2> /tmp/types/stderr.txt
+  echo "rc $?"
+  grep -E '\| (graph|sampled|eager) \|' /tmp/types/stdout.txt | cut -d'|' -f2,4,5,6,9,13
+  el "compare with $2"
+  "./bin/$1/bench" -compare "$2" "$(ls -t /tmp/types/bench-*.json | head -1)" 2>&1 | tail -30
+  tar czf "$OUT/types.tgz" -C /tmp types
+}

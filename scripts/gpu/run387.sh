@@ -5,7 +5,8 @@
 # 64 and 1k on the types whose kernels changed since an H200 last ran them:
 # Q4_K_M (step 113's mixed launch; run352 ran session 62's main: bench
 # -compare against it), IQ4_XS and IQ4_NL (steps 107-108), Q3_K and Q4_0.
-# carry ["bin"]; `bash scripts/gpu/bins.sh main=main:memra,gate,bench,engine_gpu.test`.
+# Its H200 part did not run (the machine was an H100); it is written here
+# through lib.sh's types_table, the same commands. carry ["bin"]; `bash scripts/gpu/bins.sh main=main:memra,gate,bench,engine_gpu.test`.
 set -u
 source scripts/gpu/lib.sh
 start_run
@@ -25,13 +26,5 @@ gate main "$M/9b-q4_k_m.gguf" 300 32 0
 case $gpu in *H200*) ;; *) el "not an H200: no decode table"; exit 0 ;; esac
 synth main "0.8b 9b" "iq4_xs iq4_nl q3_k q4_0"
 wait_synth
-el "bench 64,1k (main)"
-ms=""; for p in 0.8b 9b; do for t in q4_k_m iq4_xs iq4_nl q3_k q4_0; do ms="$ms,$M/$p-$t.gguf"; done; done
-mkdir -p /tmp/types
-timeout 200 ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 -out /tmp/types > /tmp/types/stdout.txt 2> /tmp/types/stderr.txt
-echo "rc $?"
-grep -E '\| (graph|sampled|eager) \|' /tmp/types/stdout.txt | cut -d'|' -f2,4,5,6,9,13
-el "compare with run352 (H200, session 62)"
-./bin/main/bench -compare docs/results/h200-run352.json "$(ls -t /tmp/types/bench-*.json | head -1)" 2>&1 | tail -30
-tar czf "$OUT/types.tgz" -C /tmp types
+types_table main docs/results/h200-run352.json "q4_k_m iq4_xs iq4_nl q3_k q4_0"
 el done

@@ -18,13 +18,5 @@ case $gpu in *H200*) synth main "0.8b 9b" "q4_k_m iq4_xs iq4_nl q3_k q4_0" ;; es
 mvb_bench '(Q3_K|IQ4_XS|Q4_K|Q6_K)/(8224|5120|7168|1024)x[0-9]+/n8/' main
 case $gpu in *H200*) ;; *) el "not an H200: no decode table"; exit 0 ;; esac
 wait_synth
-el "bench 64,1k (main)"
-ms=""; for p in 0.8b 9b; do for t in q4_k_m iq4_xs iq4_nl q3_k q4_0; do ms="$ms,$M/$p-$t.gguf"; done; done
-mkdir -p /tmp/types
-timeout 200 ./bin/main/bench -model "${ms#,}" -ctx 64,1024 -reps 3 -tokens 64 -out /tmp/types > /tmp/types/stdout.txt 2> /tmp/types/stderr.txt
-echo "rc $?"
-grep -E '\| (graph|sampled|eager) \|' /tmp/types/stdout.txt | cut -d'|' -f2,4,5,6,9,13
-el "compare with run352 (H200, session 62)"
-./bin/main/bench -compare docs/results/h200-run352.json "$(ls -t /tmp/types/bench-*.json | head -1)" 2>&1 | tail -30
-tar czf "$OUT/types.tgz" -C /tmp types
+types_table main docs/results/h200-run352.json "q4_k_m iq4_xs iq4_nl q3_k q4_0"
 el done
