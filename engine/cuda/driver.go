@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // driver is the loaded libcuda: its handle and the resolved entry points
@@ -58,8 +56,9 @@ func isStub(h uintptr) bool {
 	if err != nil {
 		return false
 	}
-	r, _, _ := purego.SyscallN(init, 0)
-	return Result(r) == ErrStubLibrary
+	d := &driver{lib: h}
+	d.p.cuInit = init
+	return errors.Is(d.cuInit(0), ErrStubLibrary)
 }
 
 // stubError is New's error where lib is the toolkit's stub: a machine or
