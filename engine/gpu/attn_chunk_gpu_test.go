@@ -22,7 +22,7 @@ import (
 func TestGPUKernelRMSNormGatedChunk(t *testing.T) {
 	v := ktGPU(t)
 	const eps = 1e-6
-	for i, tc := range []struct{ rows, n, tok int }{{16, 128, 8}, {32, 128, 3}, {3, 1000, 5}} {
+	for i, tc := range []struct{ rows, n, tok int }{{16, 128, 8}, {32, 128, 3}, {3, 1000, 5}, {16, 128, 1}} {
 		t.Run(fmt.Sprintf("%dx%d-n%d", tc.rows, tc.n, tc.tok), func(t *testing.T) {
 			r := ktRand(uint64(1000 + i))
 			m := tc.rows * tc.n
@@ -61,6 +61,7 @@ func TestGPUKernelAttnPrepChunk(t *testing.T) {
 		{8, 2, 256, 64, 512, 8, 3},   // qwen35: partial rotary, q read out of q|gate
 		{4, 4, 128, 128, 128, 5, 20}, // full rotary, no gate
 		{16, 4, 64, 32, 64, 6, 37},   // positions 40 and 41 lie past the cache
+		{8, 2, 256, 64, 512, 1, 39},  // one token, in the cache's last slot
 	} {
 		t.Run(fmt.Sprintf("h%d-kv%d-d%d-n%d-pos%d", tc.nh, tc.nkv, tc.dh, tc.tok, tc.pos), func(t *testing.T) {
 			r := ktRand(uint64(1100 + ci))
@@ -125,7 +126,7 @@ func TestGPUKernelAttnPrepChunk(t *testing.T) {
 // token stride.
 func TestGPUKernelAttnCombineChunk(t *testing.T) {
 	v := ktGPU(t)
-	for i, tc := range []struct{ nHead, dh, ns, tok int }{{8, 256, 3, 8}, {6, 64, 1, 5}, {4, 128, 300, 3}} {
+	for i, tc := range []struct{ nHead, dh, ns, tok int }{{8, 256, 3, 8}, {6, 64, 1, 5}, {4, 128, 300, 3}, {8, 256, 3, 1}} {
 		t.Run(fmt.Sprintf("h%d-d%d-splits%d-n%d", tc.nHead, tc.dh, tc.ns, tc.tok), func(t *testing.T) {
 			r := ktRand(uint64(1200 + i))
 			slots := tc.nHead * tc.ns

@@ -12,10 +12,11 @@ import (
 // (which TestGPUKernelGDNConv holds against the CPU's ConvStep), in the
 // registers' form (kern 4, as qwen35 has, and 2) and the memory form (kern
 // 10 > MEMRA_CONV_MAX), with strided tokens and poisoned guards between
-// them.
+// them; chunks of 1 token too (a prompt's last chunk can be one, and
+// the kernels load token t + 1's inputs ahead of token t's sums).
 func TestGPUKernelGDNConvChunk(t *testing.T) {
 	v := ktGPU(t)
-	for i, tc := range []struct{ channels, kern, n int }{{1024, 4, 8}, {1000, 4, 3}, {300, 2, 5}, {260, 10, 4}} {
+	for i, tc := range []struct{ channels, kern, n int }{{1024, 4, 8}, {1000, 4, 3}, {300, 2, 5}, {260, 10, 4}, {1024, 4, 1}, {260, 10, 1}} {
 		t.Run(fmt.Sprintf("c%d-k%d-n%d", tc.channels, tc.kern, tc.n), func(t *testing.T) {
 			r := ktRand(uint64(900 + i))
 			c, n := tc.channels, tc.n
@@ -43,11 +44,12 @@ func TestGPUKernelGDNConvChunk(t *testing.T) {
 // every token's o and leave the state with the bits of n gdn_delta steps
 // (which TestGPUKernelGDNDelta holds against the CPU's DeltaRuleStep), both
 // head maps, q|k|v of a token side by side as the conv output holds them
-// and b, a strided as the input projection's output holds them.
+// and b, a strided as the input projection's output holds them; a chunk
+// of 1 token too.
 func TestGPUKernelGDNDeltaChunk(t *testing.T) {
 	v := ktGPU(t)
 	const S = 128
-	for i, tc := range []struct{ hk, hv, headMap, n int }{{2, 4, 0, 8}, {2, 4, 1, 3}, {16, 32, 0, 5}, {16, 32, 1, 8}} {
+	for i, tc := range []struct{ hk, hv, headMap, n int }{{2, 4, 0, 8}, {2, 4, 1, 3}, {16, 32, 0, 5}, {16, 32, 1, 8}, {16, 32, 0, 1}} {
 		t.Run(fmt.Sprintf("hk%d-hv%d-map%d-n%d", tc.hk, tc.hv, tc.headMap, tc.n), func(t *testing.T) {
 			r := ktRand(uint64(950 + i))
 			n, K, V := tc.n, tc.hk*S, tc.hv*S
