@@ -620,6 +620,8 @@ func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x
 	if c := g.pf.blocks[l]; c > 0 && c < blocks {
 		blocks = c
 	}
+	_, normBytes := normArgs(norm, w.cols)
+	g.note(launchShape{w.rows, w.cols, "×"}, w.ggufBytes()+normBytes, 0) // read once for the chunk's tokens
 	if err := g.k.MatvecBatch(l.v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, int32(n), int32(xStride), int32(yStride),
 		blocks); err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)

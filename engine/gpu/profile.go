@@ -57,8 +57,9 @@ func (g *Model) note(sh launchShape, weights, cache uint64) {
 	}
 }
 
-// maxProfiledLaunches bounds the timing events of ProfileStep (a decode step
-// of the 9B preset launches 228 kernels).
+// maxProfiledLaunches bounds the timing events of ProfileStep and
+// ProfilePrefill (a decode step of the 9B preset launches 228 kernels, a
+// prefill chunk of its Q4_K_M file ~400).
 const maxProfiledLaunches = 1023
 
 // ProfileStep runs one eager decode step (as DecodeStep, without copying the
@@ -74,6 +75,53 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 	if err := g.checkStep(cc, token); err != nil {
 		return nil, err
 	}
+	pos := cc.n
+	a := stepArgs{token: token, pos: int32(pos), bucket: g.BucketKey(pos + 1)}
+	ls, err := g.profileLaunches(cc, 1, func() error { return g.enqueue(cc, a) })
+	if err != nil {
+		return nil, fmt.Errorf("gpu: profiled step at %d: %w", pos, err)
+	}
+	return ls, nil
+}
+
+// ProfilePrefill runs tokens, at most PrefillChunk of them, through one
+// prefill chunk at the cache's length, as a prompt's priming runs them
+// (the cache takes them as Feed would), and returns each kernel launch's
+// GPU time, in launch order, timed as ProfileStep times a step's. A model
+// that feeds prompts token by token has no chunk to profile.
+func (g *Model) ProfilePrefill(cc *Cache, tokens []int32) ([]Launch, error) {
+	if err := g.owns(cc); err != nil {
+		return nil, err
+	}
+	if err := cc.open(); err != nil {
+		return nil, err
+	}
+	if g.pf == nil || len(cc.ch.tok) == 0 {
+		return nil, errors.New("gpu: profile prefill: the model feeds prompts token by token (no prefill chunk)")
+	}
+	if len(tokens) < 1 || len(tokens) > g.pf.tokens {
+		return nil, fmt.Errorf("gpu: profile prefill: %d tokens, a chunk takes 1 to %d", len(tokens), g.pf.tokens)
+	}
+	if need := cc.n + len(tokens); need > cc.capacity {
+		return nil, fmt.Errorf("gpu: profile prefill of %d tokens at %d: context full (capacity %d)", len(tokens), cc.n, cc.capacity)
+	}
+	for i, t := range tokens {
+		if t < 0 || int(t) >= g.cfg.NVocab {
+			return nil, fmt.Errorf("gpu: profile prefill: token %d (index %d) out of range [0, %d)", t, i, g.cfg.NVocab)
+		}
+	}
+	pos := cc.n
+	ls, err := g.profileLaunches(cc, len(tokens), func() error { return g.prefill(cc, tokens, pos) })
+	if err != nil {
+		return nil, fmt.Errorf("gpu: profiled prefill chunk at %d: %w", pos, err)
+	}
+	return ls, nil
+}
+
+// profileLaunches captures what enqueue launches with a timing event behind
+// every kernel, replays it once, and returns each launch's time; once the
+// replay is queued the cache has taken its tokens (n of them).
+func (g *Model) profileLaunches(cc *Cache, n int, enqueue func() error) ([]Launch, error) {
 	e := g.e
 	evs := make([]cuda.Event, 0, maxProfiledLaunches+1)
 	defer func() {
@@ -84,12 +132,10 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 	for range maxProfiledLaunches + 1 {
 		ev, err := e.NewEvent()
 		if err != nil {
-			return nil, fmt.Errorf("gpu: profile: %w", err)
+			return nil, err
 		}
 		evs = append(evs, ev)
 	}
-	pos := cc.n
-	a := stepArgs{token: token, pos: int32(pos), bucket: g.BucketKey(pos + 1)}
 	var fns []cuda.Function
 	var notes []launchNote
 	var x cuda.GraphExec
@@ -103,22 +149,22 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 		g.prof = &launchNote{}
 		e.SetLaunchObserver(func(fn cuda.Function) {
 			if len(fns) == maxProfiledLaunches {
-				obsErr = fmt.Errorf("more than %d launches in a step", maxProfiledLaunches)
+				obsErr = fmt.Errorf("more than %d launches", maxProfiledLaunches)
 				return
 			}
 			fns = append(fns, fn)
 			notes = append(notes, *g.prof)
-			*g.prof = launchNote{} // a launch the step code did not describe moves no counted bytes
+			*g.prof = launchNote{} // a launch the code did not describe moves no counted bytes
 			if err := e.RecordTiming(evs[len(fns)]); err != nil && obsErr == nil {
 				obsErr = err
 			}
 		})
-		stepErr := func() error {
+		runErr := func() error {
 			defer func() { e.SetLaunchObserver(nil); g.prof = nil }()
-			return g.enqueue(cc, a)
+			return enqueue()
 		}()
 		graph, endErr := e.EndCapture()
-		if err := errors.Join(recErr, stepErr, obsErr, endErr); err != nil {
+		if err := errors.Join(recErr, runErr, obsErr, endErr); err != nil {
 			if graph != 0 {
 				_ = e.DestroyGraph(graph)
 			}
@@ -139,19 +185,19 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 		defer e.DestroyGraphExec(x)
 	}
 	if launched {
-		cc.n++ // the step ran (KV row written, states advanced), timed or not
+		cc.n += n // the tokens ran (KV rows written, states advanced), timed or not
 	}
 	if err == nil {
 		err = e.EventSynchronize(evs[len(fns)])
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gpu: profiled step at %d: %w", pos, err)
+		return nil, err
 	}
 	out := make([]Launch, len(fns))
 	for i, fn := range fns {
 		d, err := e.Elapsed(evs[i], evs[i+1])
 		if err != nil {
-			return nil, fmt.Errorf("gpu: profiled step at %d: %w", pos, err)
+			return nil, err
 		}
 		out[i] = Launch{Kernel: e.FunctionName(fn), Time: d, Shape: notes[i].shape.String(), Weights: notes[i].weights, Cache: notes[i].cache}
 	}

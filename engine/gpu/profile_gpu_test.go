@@ -235,3 +235,113 @@ func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUProfilePrefill checks ProfilePrefill on a tiny q8_0 model with a
+// prefill plan: the chunk it profiles is a real prefill chunk (after a
+// first chunk from position 0 and a second of fewer tokens from 8, the
+// states and the next step's logits are bit for bit a cache's that took
+// the same 11 tokens one decode step per token), its launches are spec
+// kernels with times ≥ 0 and a positive total, and each batch matvec
+// launch names its matrix and counts its weights once for the chunk's
+// tokens. Bad arguments are refused before anything runs: too many
+// tokens for a chunk, none, a token outside the vocabulary, more than the
+// cache holds.
+func TestGPUProfilePrefill(t *testing.T) {
+	e := decodeEngine(t)
+	spec := gpuTinySpec(gguf.TypeQ8_0, false, 21)
+	spec.NFF = 1536
+	m := modeltest.Load(t, spec)
+	g := loadModel(t, e, m, Options{})
+	if g.pf == nil {
+		t.Fatal("no prefill plan")
+	}
+	names := map[string]bool{}
+	for _, k := range kernels.Spec() {
+		names[k.Name] = true
+	}
+	prompt := testPrompt(g.pf.tokens+3, m.NVocab)
+	cc, err := g.NewCache(len(prompt) + 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	for _, bad := range []struct {
+		tokens []int32
+		want   string
+	}{
+		{make([]int32, g.pf.tokens+1), "a chunk takes 1 to"},
+		{nil, "a chunk takes 1 to"},
+		{[]int32{1, int32(m.NVocab)}, "out of range"},
+	} {
+		if _, err := g.ProfilePrefill(cc, bad.tokens); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Fatalf("ProfilePrefill of %d tokens: %v, want an error with %q", len(bad.tokens), err, bad.want)
+		}
+	}
+	if cc.Len() != 0 {
+		t.Fatalf("a refused profile left %d tokens in the cache", cc.Len())
+	}
+	first, err := g.ProfilePrefill(cc, prompt[:g.pf.tokens])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := prompt[g.pf.tokens:]
+	launches, err := g.ProfilePrefill(cc, rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Len() != len(prompt) {
+		t.Fatalf("cache length %d after profiling %d tokens", cc.Len(), len(prompt))
+	}
+	steps := primed(t, g, prompt, false)
+	ktCheckBits(t, "conv states", deviceF32(t, g, cc, true), deviceF32(t, g, steps, true))
+	ktCheckBits(t, "delta states", deviceF32(t, g, cc, false), deviceF32(t, g, steps, false))
+	a, err := g.DecodeStep(cc, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = append([]float32(nil), a...)
+	b, err := g.DecodeStep(steps, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ktCheckBits(t, "logits of the next step", a, b)
+
+	// The weights the chunk's matvec launches count: every matrix once,
+	// whatever the chunk's tokens (the logits are not part of a chunk; a
+	// q8_0 model's batch launches fuse no norm, so none adds its weight).
+	want := uint64(0)
+	for i := range g.ls {
+		for _, w := range g.ls[i].matrices() {
+			want += w.ggufBytes()
+		}
+	}
+	for _, ls := range [][]Launch{first, launches} {
+		var sum float64
+		got := uint64(0)
+		for i, l := range ls {
+			if !names[l.Kernel] {
+				t.Fatalf("launch %d: kernel %q is not in kernels.Spec()", i, l.Kernel)
+			}
+			if l.Time < 0 {
+				t.Fatalf("launch %d (%s): time %v", i, l.Kernel, l.Time)
+			}
+			sum += l.Time.Seconds()
+			if strings.HasPrefix(l.Kernel, "matvec_batch_q8_0") || strings.HasPrefix(l.Kernel, "matvec_batch_bf16") {
+				if !strings.Contains(l.Shape, "×") || l.Weights == 0 {
+					t.Fatalf("launch %d (%s): shape %q, %d weight bytes", i, l.Kernel, l.Shape, l.Weights)
+				}
+			}
+			got += l.Weights
+		}
+		if sum <= 0 {
+			t.Fatalf("%d launches with no kernel time in total", len(ls))
+		}
+		if got != want {
+			t.Fatalf("the chunk's launches count %d weight bytes, the layers' matrices hold %d", got, want)
+		}
+	}
+	if _, err := g.ProfilePrefill(cc, prompt[:5]); err == nil || !strings.Contains(err.Error(), "context full") {
+		t.Fatalf("ProfilePrefill past the cache's capacity: %v", err)
+	}
+	t.Logf("chunks of %d and %d tokens: %d and %d launches", g.pf.tokens, len(rest), len(first), len(launches))
+}

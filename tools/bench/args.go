@@ -60,6 +60,7 @@ Examples:
   bench -compare results/old.json results/latest.json
   bench -peer llama-a.json,llama-b.json results/latest.json   memra against llama.cpp, measured on one machine
   bench -model a.gguf -ctx 1024 -profile 16   where a step's time goes, kernel by kernel, and each kernel's bandwidth
+                                        (and a prefill chunk's, over a prompt's first 16 chunks)
   bench -model a.gguf -ctx 1024 -fatbin /tmp/k/memra.fatbin -compare results/latest.json   another build of the kernels against the last run
 
 Exit status: 0 success; 1 a model or the copy that measures bandwidth
@@ -149,7 +150,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
 	fs.Var(&peer, "peer", "llama-bench `REPORTS` (-o json or jsonl; comma-separated) of the same GGUF files: print memra's graph tok/s against llama.cpp's")
 	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table and any comparison then go to stderr); with -compare OLD.json NEW.json, the comparison as JSON")
-	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context")
+	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context. Where the model primes prompts in chunks, the same for a prompt's first N chunks (as many as the cache holds), per chunk")
 	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
 		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")
 	fatbin := fs.String("fatbin", "", "load the kernels from `FILE` instead of those built into bench: another build of kernels/*.cu, e.g. by another nvcc (cp -r kernels /tmp/k && go run ./kernels/internal/build -dir /tmp/k -nvcc NVCC writes /tmp/k/memra.fatbin); run bench without it, then with it and -compare OUT/latest.json, on the same machine (a -fatbin run leaves latest.* alone)")

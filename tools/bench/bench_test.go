@@ -791,6 +791,32 @@ func TestProfileShares(t *testing.T) {
 	if !strings.Contains(b.String(), "| attn_combine |  | 1 | 2.0 | 100.0 | 0.00 | — | — |") {
 		t.Errorf("profile table of a launch without bytes:\n%s", b.String())
 	}
+	// A prefill profile: its own table, per chunk, after the model's step
+	// tables, and its tokens in the JSON.
+	pre := newProfile(0, 2, []gpu.Launch{
+		{Kernel: "matvec_batch_q8_0", Shape: "4096×12288", Weights: 53e6, Time: us(40)},
+		{Kernel: "matvec_batch_q8_0", Shape: "4096×12288", Weights: 53e6, Time: us(60)},
+	}, 5e12)
+	pre.Tokens = 8
+	b.Reset()
+	(&Report{Models: []ModelReport{{Model: "m", KV: "f16", Profile: []Profile{p}, PrefillProfile: &pre}}}).profileTables(&b)
+	out := b.String()
+	wantContains(t, "prefill profile table", out, []string{
+		"## Kernel time per prefill chunk: m f16 (a prompt's first 2 chunks of 8 tokens, 50.0 µs of kernels per chunk)",
+		"| kernel | shape | launches/chunk | µs/chunk | % | MB/chunk | TB/s | % of copy |",
+		"| matvec_bf16 | 7168×1024 | 1 | 32.0 | 64.0 | 16.00 | 0.50 | 10 |",
+		"| matvec_batch_q8_0 | 4096×12288 | 1 | 50.0 | 100.0 | 53.00 | 1.06 | 21 |",
+	})
+	if strings.Index(out, "prefill chunk") < strings.Index(out, "per step:") {
+		t.Errorf("the prefill table comes before the step table:\n%s", out)
+	}
+	js, err := json.Marshal(ModelReport{PrefillProfile: &pre})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"prefill_profile":{"context":0,"steps":2,"tokens":8,`) {
+		t.Errorf("JSON of a prefill profile: %s", js)
+	}
 }
 
 // TestFitContexts: contexts whose cache (context + timed tokens + 8) is

@@ -605,6 +605,11 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	mr.Prime = &Prime{Tokens: c.prompt, Chunk: g.PrefillChunk(), Ms: summarize(primeMs), Samps: primeMs}
 	b.logf("%s %s: prime %d tokens in chunks of %d: %.2f ms (min–max %.2f–%.2f)", j.label, kv, c.prompt, mr.Prime.Chunk,
 		mr.Prime.Ms.Median, mr.Prime.Ms.Min, mr.Prime.Ms.Max)
+	if c.profile > 0 && g.PrefillChunk() > 1 {
+		if err := b.profilePrefill(g, cc, capacity, mr); err != nil {
+			return fmt.Errorf("profile prefill: %w", err)
+		}
+	}
 
 	tr := trafficOf(&m.Config, kv == "fp8")
 	tok := int32(1000 % m.NVocab)
@@ -671,6 +676,36 @@ func (b *bencher) profile(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, mr *M
 	p := newProfile(ctx, b.c.profile, all, b.rep.Copy.BWRW)
 	mr.Profile = append(mr.Profile, p)
 	b.logf("%s %s ctx %6d profile: %.1f µs of kernels per step, %d (kernel, shape) rows", mr.Model, mr.KV, ctx, p.TotalUs, len(p.Kernels))
+	return nil
+}
+
+// profilePrefill times every kernel of a prompt's first c.profile prefill
+// chunks (as many as the cache holds), from position 0
+// (gpu.Model.ProfilePrefill), and sets mr.PrefillProfile.
+func (b *bencher) profilePrefill(g *gpu.Model, cc *gpu.Cache, capacity int, mr *ModelReport) error {
+	m := g.Config()
+	chunk := g.PrefillChunk()
+	n := min(b.c.profile, capacity/chunk)
+	if err := cc.FillSynthetic(0, 0, 1); err != nil {
+		return err
+	}
+	var all []gpu.Launch
+	for i := range n {
+		toks := make([]int32, chunk)
+		for k := range toks {
+			toks[k] = int32((100 + (i*chunk+k)*7919) % m.NVocab) // the priming prompt's tokens
+		}
+		ls, err := g.ProfilePrefill(cc, toks)
+		if err != nil {
+			return err
+		}
+		all = append(all, ls...)
+	}
+	p := newProfile(0, n, all, b.rep.Copy.BWRW)
+	p.Tokens = chunk
+	mr.PrefillProfile = &p
+	b.logf("%s %s prefill profile: %.1f µs of kernels per chunk of %d tokens over %d chunks, %d (kernel, shape) rows", mr.Model, mr.KV,
+		p.TotalUs, chunk, n, len(p.Kernels))
 	return nil
 }
 

@@ -155,6 +155,10 @@ type ModelReport struct {
 	Rows     []Row     `json:"rows"`
 	Skipped  []int     `json:"skipped_contexts,omitempty"` // contexts past the model's context length, not measured
 	Profile  []Profile `json:"profile,omitempty"`          // -profile: kernel time per step, per context
+	// PrefillProfile (-profile N, where the model primes prompts in
+	// chunks): kernel time per prefill chunk over a prompt's first N
+	// chunks, from position 0.
+	PrefillProfile *Profile `json:"prefill_profile,omitempty"`
 	// Fallbacks: matrices stored as a wider type than their file's (their
 	// roofline counts the file's bytes), and products that ran a K-quant
 	// kernel with fewer ring slots than usual, the GPU (or
@@ -165,12 +169,15 @@ type ModelReport struct {
 }
 
 // Profile is where an eager step's GPU time goes at one context (-profile):
-// every kernel timed alone (gpu.Model.ProfileStep), averaged over Steps.
+// every kernel timed alone (gpu.Model.ProfileStep), averaged over Steps;
+// or a prefill chunk's (gpu.Model.ProfilePrefill), Steps chunks of Tokens
+// tokens each.
 type Profile struct {
 	Context int           `json:"context"`
 	Steps   int           `json:"steps"`
-	TotalUs float64       `json:"total_us"` // kernel time per step
-	Kernels []KernelShare `json:"kernels"`  // largest first
+	Tokens  int           `json:"tokens,omitempty"` // a prefill chunk's tokens; 0: decode steps
+	TotalUs float64       `json:"total_us"`         // kernel time per step (chunk)
+	Kernels []KernelShare `json:"kernels"`          // largest first
 }
 
 // KernelShare is one kernel's part of a profiled step: its launches on one
@@ -440,25 +447,36 @@ func (rep *Report) markdown(w io.Writer) {
 	rep.profileTables(w)
 }
 
-// profileTables writes the -profile tables, one per model and context.
+// profileTables writes the -profile tables, one per model and context,
+// and one per model for its prefill chunks.
 func (rep *Report) profileTables(w io.Writer) {
 	for _, m := range rep.Models {
 		for _, p := range m.Profile {
 			fmt.Fprintf(w, "\n## Kernel time per step: %s %s @ctx %s (%d steps, %.1f µs of kernels per step)\n\n",
 				m.Model, m.KV, ctxName(p.Context), p.Steps, p.TotalUs)
-			fmt.Fprintln(w, "| kernel | shape | launches/step | µs/step | % | MB/step | TB/s | % of copy |")
-			fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
-			for _, k := range p.Kernels {
-				rate, pct := "—", "—"
-				if k.MB > 0 && k.Us > 0 {
-					rate = fmt.Sprintf("%.2f", k.TBs)
-					if k.CopyPct > 0 {
-						pct = fmt.Sprintf("%.0f", k.CopyPct)
-					}
-				}
-				fmt.Fprintf(w, "| %s | %s | %.0f | %.1f | %.1f | %.2f | %s | %s |\n", k.Kernel, k.Shape, k.Launches, k.Us, k.Pct, k.MB, rate, pct)
+			p.table(w, "step")
+		}
+		if p := m.PrefillProfile; p != nil {
+			fmt.Fprintf(w, "\n## Kernel time per prefill chunk: %s %s (a prompt's first %d chunks of %d tokens, %.1f µs of kernels per chunk)\n\n",
+				m.Model, m.KV, p.Steps, p.Tokens, p.TotalUs)
+			p.table(w, "chunk")
+		}
+	}
+}
+
+// table writes a profile's rows, per what it profiled (a step or a chunk).
+func (p *Profile) table(w io.Writer, per string) {
+	fmt.Fprintf(w, "| kernel | shape | launches/%s | µs/%s | %% | MB/%s | TB/s | %% of copy |\n", per, per, per)
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+	for _, k := range p.Kernels {
+		rate, pct := "—", "—"
+		if k.MB > 0 && k.Us > 0 {
+			rate = fmt.Sprintf("%.2f", k.TBs)
+			if k.CopyPct > 0 {
+				pct = fmt.Sprintf("%.0f", k.CopyPct)
 			}
 		}
+		fmt.Fprintf(w, "| %s | %s | %.0f | %.1f | %.1f | %.2f | %s | %s |\n", k.Kernel, k.Shape, k.Launches, k.Us, k.Pct, k.MB, rate, pct)
 	}
 }
 
