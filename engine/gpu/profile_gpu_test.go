@@ -241,11 +241,11 @@ func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 // first chunk from position 0 and a second of fewer tokens from 8, the
 // states and the next step's logits are bit for bit a cache's that took
 // the same 11 tokens one decode step per token), its launches are spec
-// kernels with times ≥ 0 and a positive total, and each batch matvec
+// kernels with times ≥ 0 and a positive total, each batch matvec
 // launch names its matrix and counts its weights once for the chunk's
-// tokens. Bad arguments are refused before anything runs: too many
-// tokens for a chunk, none, a token outside the vocabulary, more than the
-// cache holds.
+// tokens, and each token's embedding launch its row. Bad arguments are
+// refused before anything runs: too many tokens for a chunk, none, a
+// token outside the vocabulary, more than the cache holds.
 func TestGPUProfilePrefill(t *testing.T) {
 	e := decodeEngine(t)
 	spec := gpuTinySpec(gguf.TypeQ8_0, false, 21)
@@ -306,18 +306,19 @@ func TestGPUProfilePrefill(t *testing.T) {
 	}
 	ktCheckBits(t, "logits of the next step", a, b)
 
-	// The weights the chunk's matvec launches count: every matrix once,
-	// whatever the chunk's tokens (the logits are not part of a chunk; a
-	// q8_0 model's batch launches fuse no norm, so none adds its weight).
+	// The weights the chunk's launches count: every matrix once, whatever
+	// the chunk's tokens (the logits are not part of a chunk; a q8_0
+	// model's batch launches fuse no norm, so none adds its weight), and an
+	// embedding row a token.
 	want := uint64(0)
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
 			want += w.ggufBytes()
 		}
 	}
-	for _, ls := range [][]Launch{first, launches} {
+	for c, ls := range [][]Launch{first, launches} {
 		var sum float64
-		got := uint64(0)
+		got, rows := uint64(0), 0
 		for i, l := range ls {
 			if !names[l.Kernel] {
 				t.Fatalf("launch %d: kernel %q is not in kernels.Spec()", i, l.Kernel)
@@ -326,6 +327,13 @@ func TestGPUProfilePrefill(t *testing.T) {
 				t.Fatalf("launch %d (%s): time %v", i, l.Kernel, l.Time)
 			}
 			sum += l.Time.Seconds()
+			if strings.HasPrefix(l.Kernel, "embed_") {
+				if l.Weights != uint64(g.tok.rowBytes()) || !strings.HasPrefix(l.Shape, "1 row of") {
+					t.Fatalf("launch %d (%s): shape %q, %d weight bytes, want a row of %d", i, l.Kernel, l.Shape, l.Weights, g.tok.rowBytes())
+				}
+				rows++
+				continue
+			}
 			if strings.HasPrefix(l.Kernel, "matvec_batch_q8_0") || strings.HasPrefix(l.Kernel, "matvec_batch_bf16") {
 				if !strings.Contains(l.Shape, "×") || l.Weights == 0 {
 					t.Fatalf("launch %d (%s): shape %q, %d weight bytes", i, l.Kernel, l.Shape, l.Weights)
@@ -338,6 +346,9 @@ func TestGPUProfilePrefill(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("the chunk's launches count %d weight bytes, the layers' matrices hold %d", got, want)
+		}
+		if n := []int{g.pf.tokens, len(rest)}[c]; rows != n {
+			t.Fatalf("chunk %d: %d embedding launches for %d tokens", c, rows, n)
 		}
 	}
 	if _, err := g.ProfilePrefill(cc, prompt[:5]); err == nil || !strings.Contains(err.Error(), "context full") {
