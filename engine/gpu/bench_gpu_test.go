@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -525,5 +527,65 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkGPUPrefillHost is the host's side of a prompt's priming. A tiny
+// model with the 0.8B preset's 24 layers (every fourth attention) launches
+// as many kernels a chunk as the 0.8B does and gives the GPU little to do
+// with them, so its chunks take what the host takes to launch them:
+// host-µs/launch is the time to enqueue 8 chunks over their launches,
+// µs/chunk their time to the end of the last on the GPU. Where the 0.8B's
+// chunk takes about its launches times host-µs/launch, its priming is
+// bound by the host (and spreads with it, perf.md step 123).
+func BenchmarkGPUPrefillHost(b *testing.B) {
+	e := decodeEngine(b)
+	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K} {
+		b.Run(typ.String(), func(b *testing.B) {
+			spec := gpuTinySpec(typ, false, 31)
+			spec.NLayer, spec.Interval = 24, 4
+			m := modeltest.Load(b, spec)
+			g := loadModel(b, e, m, Options{})
+			if g.pf == nil {
+				b.Fatal("no prefill plan")
+			}
+			const chunks = 8
+			prompt := testPrompt(chunks*g.pf.tokens, m.NVocab)
+			cc, err := g.NewCache(len(prompt) + 8)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cc.Close()
+			launches := 0
+			err = e.Do(func() error {
+				e.SetLaunchObserver(func(cuda.Function) { launches++ })
+				defer e.SetLaunchObserver(nil)
+				return g.prefill(cc, prompt[:g.pf.tokens], 0)
+			})
+			if err == nil {
+				err = e.Synchronize()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			var host, total time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				err := e.Do(func() error { return g.prefill(cc, prompt, 0) })
+				t1 := time.Now()
+				if err == nil {
+					err = e.Synchronize()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				host += t1.Sub(t0)
+				total += time.Since(t0)
+			}
+			n := float64(b.N * chunks)
+			b.ReportMetric(float64(launches), "launches/chunk")
+			b.ReportMetric(host.Seconds()*1e6/(n*float64(launches)), "host-µs/launch")
+			b.ReportMetric(total.Seconds()*1e6/n, "µs/chunk")
+		})
 	}
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // decodeEngine opens the GPU for one test or skips it when there is none.
-func decodeEngine(t *testing.T) *cuda.Engine {
+func decodeEngine(t testing.TB) *cuda.Engine {
 	t.Helper()
 	e, err := cuda.New(0)
 	if err != nil {
@@ -37,7 +37,7 @@ func decodeEngine(t *testing.T) *cuda.Engine {
 }
 
 // loadModel loads m on e with opt; the model is closed when the test ends.
-func loadModel(t *testing.T, e *cuda.Engine, m *model.Model, opt Options) *Model {
+func loadModel(t testing.TB, e *cuda.Engine, m *model.Model, opt Options) *Model {
 	t.Helper()
 	g, err := Load(e, m, opt, nil)
 	if err != nil {
