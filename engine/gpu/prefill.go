@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
@@ -229,15 +230,28 @@ func batchVariant(w dtensor, from xFrom) MatvecBatchVariant {
 	return MatvecBatchVariant{GgmlType: int(w.typ), Wide: b2i(w.wideKey() != 0), Staged: b2i(from == fromStaged), Laid: b2i(from == fromLaid)}
 }
 
-// batchKernel is the kernel of variant v (kernels.MatvecBatchKernels).
+// batchKernel is the kernel of variant v (kernels.MatvecBatchKernels; its
+// Of is shared: read it, never write it).
 func batchKernel(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
+	bk, ok := batchKernels()[v]
+	return bk, ok
+}
+
+// batchKernels indexes kernels.MatvecBatchKernels by variant, once: a
+// chunk looks up its launches' kernels two or three times a launch, and
+// rebuilding the list for each took 44% of the host's time for a chunk
+// (perf.md step 124). The first kernel of a variant wins, as a search of
+// the list would find it.
+var batchKernels = sync.OnceValue(func() map[MatvecBatchVariant]kernels.MatvecBatchKernel {
+	m := map[MatvecBatchVariant]kernels.MatvecBatchKernel{}
 	for _, bk := range kernels.MatvecBatchKernels() {
-		if bk.GgmlType == v.GgmlType && b2i(bk.Wide) == v.Wide && b2i(bk.Staged) == v.Staged && b2i(bk.Laid) == v.Laid {
-			return bk, true
+		v := MatvecBatchVariant{GgmlType: bk.GgmlType, Wide: b2i(bk.Wide), Staged: b2i(bk.Staged), Laid: b2i(bk.Laid)}
+		if _, ok := m[v]; !ok {
+			m[v] = bk
 		}
 	}
-	return kernels.MatvecBatchKernel{}, false
-}
+	return m
+})
 
 // planPrefill decides whether g primes in chunks and how each launch reads
 // its inputs: nil where a layer's matrix has no batch kernel, or Options

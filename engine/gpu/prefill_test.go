@@ -6,6 +6,7 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // TestLaidColsOnlyWhatThePlanLays: the chunk's laid-out inputs (lx) are
@@ -64,5 +65,62 @@ func TestLaidColsOnlyWhatThePlanLays(t *testing.T) {
 		if hasLX != (laid > 0) {
 			t.Errorf("%s: %d laid launches, but the chunk's fields include lx: %v", tc.name, laid, hasLX)
 		}
+	}
+}
+
+// TestBatchKernelIndex: batchKernel finds, for every variant the spec
+// builds, the kernel a search of kernels.MatvecBatchKernels in order
+// finds first, none for a variant the spec lacks, and allocates nothing
+// (a chunk calls it two or three times a launch).
+func TestBatchKernelIndex(t *testing.T) {
+	search := func(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
+		for _, bk := range kernels.MatvecBatchKernels() {
+			if bk.GgmlType == v.GgmlType && b2i(bk.Wide) == v.Wide && b2i(bk.Staged) == v.Staged && b2i(bk.Laid) == v.Laid {
+				return bk, true
+			}
+		}
+		return kernels.MatvecBatchKernel{}, false
+	}
+	vs := MatvecBatchVariants()
+	if len(vs) == 0 {
+		t.Fatal("the spec builds no batch variant")
+	}
+	for _, v := range append(vs, MatvecBatchVariant{GgmlType: 9999}, MatvecBatchVariant{GgmlType: 8, Wide: 1, Staged: 1, Laid: 1}) {
+		got, ok := batchKernel(v)
+		want, wantOK := search(v)
+		if ok != wantOK || got.Name != want.Name {
+			t.Errorf("variant %+v: %q %v, want %q %v", v, got.Name, ok, want.Name, wantOK)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { batchKernel(vs[len(vs)-1]) }); n != 0 {
+		t.Errorf("batchKernel allocates %v times a call", n)
+	}
+}
+
+// TestMatvecKernelIndex: matvecKernel finds, for every variant the spec
+// builds, the kernel a search of kernels.MatvecKernels in order finds
+// first, none for a variant the spec lacks, and allocates nothing.
+func TestMatvecKernelIndex(t *testing.T) {
+	search := func(v MatvecVariant) (kernels.MatvecKernel, bool) {
+		for _, mk := range kernels.MatvecKernels() {
+			if mk.GgmlType == v.GgmlType && mk.WideKey() == v.Wide && b2i(mk.Lean) == v.Lean {
+				return mk, true
+			}
+		}
+		return kernels.MatvecKernel{}, false
+	}
+	vs := MatvecVariants()
+	if len(vs) == 0 {
+		t.Fatal("the spec builds no matvec variant")
+	}
+	for _, v := range append(vs, MatvecVariant{GgmlType: 9999}, MatvecVariant{GgmlType: 8, Wide: 2, Lean: 1}) {
+		got, ok := matvecKernel(v)
+		want, wantOK := search(v)
+		if ok != wantOK || got != want {
+			t.Errorf("variant %+v: %q %v, want %q %v", v, got.Name, ok, want.Name, wantOK)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { matvecKernel(vs[len(vs)-1]) }); n != 0 {
+		t.Errorf("matvecKernel allocates %v times a call", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
@@ -447,13 +448,22 @@ const q4kWaveCols = 8192
 
 // matvecKernel is the kernel of variant v (kernels.MatvecKernels).
 func matvecKernel(v MatvecVariant) (kernels.MatvecKernel, bool) {
+	mk, ok := matvecKernels()[v]
+	return mk, ok
+}
+
+// matvecKernels indexes kernels.MatvecKernels by variant, once, as
+// batchKernels does the batch kernels: an eager step looks one up for each
+// of its matvec launches. The first kernel of a variant wins.
+var matvecKernels = sync.OnceValue(func() map[MatvecVariant]kernels.MatvecKernel {
+	m := map[MatvecVariant]kernels.MatvecKernel{}
 	for _, mk := range kernels.MatvecKernels() {
-		if mk.GgmlType == v.GgmlType && mk.WideKey() == v.Wide && b2i(mk.Lean) == v.Lean {
-			return mk, true
+		if _, ok := m[variantOf(mk)]; !ok {
+			m[variantOf(mk)] = mk
 		}
 	}
-	return kernels.MatvecKernel{}, false
-}
+	return m
+})
 
 // mvRoom is, per tensor-core matvec kernel, the dynamic shared memory a
 // block of it may take on the GPU: what the GPU (or MEMRA_SHARED_LIMIT)
