@@ -623,6 +623,8 @@ func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x
 			return fmt.Errorf("%s: %d columns, but the chunk stages K-quant inputs of up to %d", w.name, w.cols, g.kquantCols())
 		}
 		if !inKX {
+			_, normBytes := normArgs(norm, w.cols)
+			g.note(launchShape{}, normBytes, 0) // the stage reads the norm weight, the launch below does not
 			if err := g.k.MatvecBatchKQStage(ch.kx, x, norm, int32(n), int32(w.cols), int32(xStride), int32(ch.kxS), int32(b2i(norm != 0)),
 				g.cfg.NormEps, int32(kqLayout(w))); err != nil {
 				return fmt.Errorf("%s: %w", w.name, err)
@@ -634,8 +636,7 @@ func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x
 	if c := g.pf.blocks[l]; c > 0 && c < blocks {
 		blocks = c
 	}
-	_, normBytes := normArgs(norm, w.cols)
-	g.note(launchShape{w.rows, w.cols, "×"}, w.ggufBytes()+normBytes, 0) // read once for the chunk's tokens
+	g.note(launchShape{w.rows, w.cols, "×"}, w.ggufBytes(), 0) // read once for the chunk's tokens
 	if err := g.k.MatvecBatch(l.v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, int32(n), int32(xStride), int32(yStride),
 		blocks); err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)

@@ -8,7 +8,8 @@ import (
 	"github.com/memra-ai/memra/engine/cuda"
 )
 
-// Launch is one kernel launch of a profiled step and its GPU time.
+// Launch is one kernel launch of a profiled step or prefill chunk and its
+// GPU time.
 type Launch struct {
 	Kernel string
 	Time   time.Duration
@@ -23,14 +24,15 @@ type Launch struct {
 	Weights, Cache uint64
 }
 
-// launchNote is what the step code says about its next launch (note).
+// launchNote is what the step or chunk code says about its next launch
+// (note).
 type launchNote struct {
 	shape          launchShape
 	weights, cache uint64
 }
 
 // launchShape is a launch's Shape, kept as numbers so that describing a launch
-// formats nothing in an unprofiled step: unit "×" reads n×m, "row" one row of
+// formats nothing outside a profile: unit "×" reads n×m, "row" one row of
 // an n×m table, any other unit n of it ("" none).
 type launchShape struct {
 	n, m int
@@ -49,8 +51,8 @@ func (s launchShape) String() string {
 	return fmt.Sprintf("%d %s", s.n, s.unit)
 }
 
-// note describes the next kernel launch for ProfileStep; outside a profiled
-// step it does nothing.
+// note describes the next kernel launch for ProfileStep and ProfilePrefill;
+// outside a profile it does nothing.
 func (g *Model) note(sh launchShape, weights, cache uint64) {
 	if g.prof != nil {
 		*g.prof = launchNote{sh, weights, cache}
@@ -59,7 +61,7 @@ func (g *Model) note(sh launchShape, weights, cache uint64) {
 
 // maxProfiledLaunches bounds the timing events of ProfileStep and
 // ProfilePrefill (a decode step of the 9B preset launches 228 kernels, a
-// prefill chunk of its Q4_K_M file ~400).
+// prefill chunk of its Q4_K file 360: run392).
 const maxProfiledLaunches = 1023
 
 // ProfileStep runs one eager decode step (as DecodeStep, without copying the
@@ -189,6 +191,10 @@ func (g *Model) profileLaunches(cc *Cache, n int, enqueue func() error) ([]Launc
 	}
 	if err == nil {
 		err = e.EventSynchronize(evs[len(fns)])
+		if err != nil {
+			// The replay failed on the device: what it wrote is unknown.
+			return nil, cc.lose(err)
+		}
 	}
 	if err != nil {
 		return nil, err

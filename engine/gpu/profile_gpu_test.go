@@ -249,7 +249,7 @@ func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 func TestGPUProfilePrefill(t *testing.T) {
 	e := decodeEngine(t)
 	spec := gpuTinySpec(gguf.TypeQ8_0, false, 21)
-	spec.NFF = 1536
+	spec.NFF = 1536 // TestGPUPrefillMatchesTokenFeed's model
 	m := modeltest.Load(t, spec)
 	g := loadModel(t, e, m, Options{})
 	if g.pf == nil {
@@ -351,8 +351,53 @@ func TestGPUProfilePrefill(t *testing.T) {
 			t.Fatalf("chunk %d: %d embedding launches for %d tokens", c, rows, n)
 		}
 	}
+	n := cc.Len()
 	if _, err := g.ProfilePrefill(cc, prompt[:5]); err == nil || !strings.Contains(err.Error(), "context full") {
 		t.Fatalf("ProfilePrefill past the cache's capacity: %v", err)
 	}
+	if cc.Len() != n {
+		t.Fatalf("a refused profile moved the cache from %d to %d tokens", n, cc.Len())
+	}
 	t.Logf("chunks of %d and %d tokens: %d and %d launches", g.pf.tokens, len(rest), len(first), len(launches))
+
+	// A K-quant model's products of a normed input fuse the norm into
+	// their inputs' stage: the stage launch counts the norm weight (it
+	// reads it), the products their matrices only.
+	km := modeltest.Load(t, func() modeltest.Spec { s := gpuTinySpec(gguf.TypeQ4_K, false, 22); s.Type = kMix; return s }())
+	kg := loadModel(t, e, km, Options{})
+	if kg.pf == nil {
+		t.Fatal("K-quant mix: no prefill plan")
+	}
+	kc, err := kg.NewCache(kg.pf.tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	ls, err := kg.ProfilePrefill(kc, testPrompt(kg.pf.tokens, km.NVocab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := uint64(0), uint64(0)
+	for i := range kg.ls {
+		for _, w := range kg.ls[i].matrices() {
+			want += w.ggufBytes()
+		}
+	}
+	normed := 0
+	for i, l := range ls {
+		switch {
+		case l.Kernel == "matvec_batch_kq_stage":
+			if l.Weights != 0 && l.Weights != uint64(4*km.NEmbd) {
+				t.Fatalf("launch %d (%s): %d weight bytes, want 0 or a norm weight's %d", i, l.Kernel, l.Weights, 4*km.NEmbd)
+			}
+			if l.Weights != 0 {
+				normed++
+			}
+		case strings.HasPrefix(l.Kernel, "matvec_batch_"):
+			got += l.Weights
+		}
+	}
+	if got != want || normed == 0 {
+		t.Fatalf("K-quant mix: products count %d weight bytes (matrices %d), %d stages read a norm", got, want, normed)
+	}
 }

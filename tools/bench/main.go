@@ -686,7 +686,11 @@ func (b *bencher) profilePrefill(g *gpu.Model, cc *gpu.Cache, capacity int, mr *
 	m := g.Config()
 	chunk := g.PrefillChunk()
 	n := min(b.c.profile, capacity/chunk)
-	if err := cc.FillSynthetic(0, 0, 1); err != nil {
+	if n < b.c.profile {
+		b.logf("%s %s prefill profile: %d chunks of %d tokens, as many as the cache of %d holds (-profile %d)", mr.Model, mr.KV, n, chunk,
+			capacity, b.c.profile)
+	}
+	if err := cc.Reset(); err != nil { // a prompt's start: empty KV, zero states
 		return err
 	}
 	var all []gpu.Launch
