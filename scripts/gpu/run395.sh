@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 72: run394's first-model priming effect (the first 0.8B K-quant
-# model a bench run loads primed 25-32 ms slower at P=512, each repeat
+# model a bench run loads primed 24-32 ms slower at P=512, each repeat
 # alike). Is it the process's first model, whatever the file? The same
 # Q4_K file twice (a copy under another name) then Q6_K, three ways: as
 # run394 ran, with -warmup 4, and with CUDA_MODULE_LOADING=EAGER (every
