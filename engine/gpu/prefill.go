@@ -238,9 +238,9 @@ func batchKernel(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
 }
 
 // batchKernels indexes kernels.MatvecBatchKernels by variant, once: a
-// chunk looks up its launches' kernels two or three times a launch, and
-// rebuilding the list for each took 44% of the host's time for a chunk
-// (perf.md step 124). The first kernel of a variant wins, as a search of
+// chunk looks its launches' kernels up two or three times each time
+// prefillPlan.launch runs (twice for a normed product), and rebuilding the
+// list for each took 44% of the host's time for a chunk (perf.md step 124). The first kernel of a variant wins, as a search of
 // the list would find it.
 var batchKernels = sync.OnceValue(func() map[MatvecBatchVariant]kernels.MatvecBatchKernel {
 	m := map[MatvecBatchVariant]kernels.MatvecBatchKernel{}

@@ -386,6 +386,10 @@ func TestGPUProfilePrefill(t *testing.T) {
 	normed := 0
 	for i, l := range ls {
 		switch {
+		case l.Kernel == "matvec_batch_norm" || l.Kernel == "matvec_batch_lay":
+			if l.Weights != 0 {
+				t.Fatalf("launch %d (%s): %d weight bytes, none noted", i, l.Kernel, l.Weights)
+			}
 		case l.Kernel == "matvec_batch_kq_stage":
 			if l.Weights != 0 && l.Weights != uint64(4*km.NEmbd) {
 				t.Fatalf("launch %d (%s): %d weight bytes, want 0 or a norm weight's %d", i, l.Kernel, l.Weights, 4*km.NEmbd)

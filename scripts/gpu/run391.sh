@@ -7,7 +7,8 @@
 # tokens and prime ms at P=512 on the 9B Q4_K and Q5_K, alternated twice,
 # and gates on kqr. carry ["bin"]; binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,gate,bench,engine_gpu.test \
-#     kqr=main+scripts/gpu/patches/kq-red.patch:gate,bench,engine_gpu.test
+#     kqr=main+scripts/gpu/patches/prefill/kq-red.patch:gate,bench,engine_gpu.test
+# (the path where the patch now lies; it ran from scripts/gpu/patches/.)
 # ~4 min on an H100. run390.sh (prepared in session 71) can follow on the
 # same machine: its binaries are bin/main.
 set -u

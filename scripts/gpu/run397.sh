@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 72: the kernel tables indexed once (8bda91c, bin/main) against
 # 7dda177 (bin/old): BenchmarkGPUPrefillHost old and new; the prefill tests
-# and a gate on new; bench at 1k with priming at P=512 on the 0.8B bf16,
+# and a gate on new (it did not run: the binaries below hold no gate, and
+# the gate line came out empty; run398 ran the gates); bench at 1k with priming at P=512 on the 0.8B bf16,
 # q8_0 and Q4_K and the 9B q8_0, old and new alternated twice (graph rows
 # unchanged, eager rows and prime ms the host's). carry ["bin"]; binaries from
 #   bash scripts/gpu/bins.sh main=main:memra,bench,engine_gpu.test old=7dda177:bench,engine_gpu.test
