@@ -159,16 +159,22 @@ func testPrompt(p, vocab int) []int32 {
 // the states and the next step's logits bit for bit.
 func checkPrefill(t *testing.T, g *Model, prompt []int32) {
 	t.Helper()
-	chunked, steps := primed(t, g, prompt, true), primed(t, g, prompt, false)
-	ktCheckBits(t, "conv states", deviceF32(t, g, chunked, true), deviceF32(t, g, steps, true))
-	ktCheckBits(t, "delta states", deviceF32(t, g, chunked, false), deviceF32(t, g, steps, false))
+	checkSameCache(t, g, primed(t, g, prompt, true), primed(t, g, prompt, false))
+}
+
+// checkSameCache compares two caches that took the same tokens: their
+// states and the logits of one more step on each, bit for bit.
+func checkSameCache(t *testing.T, g *Model, got, want *Cache) {
+	t.Helper()
+	ktCheckBits(t, "conv states", deviceF32(t, g, got, true), deviceF32(t, g, want, true))
+	ktCheckBits(t, "delta states", deviceF32(t, g, got, false), deviceF32(t, g, want, false))
 	next := int32(3)
-	a, err := g.DecodeStep(chunked, next)
+	a, err := g.DecodeStep(got, next)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a = append([]float32(nil), a...)
-	b, err := g.DecodeStep(steps, next)
+	b, err := g.DecodeStep(want, next)
 	if err != nil {
 		t.Fatal(err)
 	}
