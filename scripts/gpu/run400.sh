@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Session 72, the last call: on an H200 only, main's goal rows at 1k (0.8B
+# bf16 and q8_0, 9B q8_0) against run384 (bench -compare): graph rows as
+# before, eager and prime ms after step 124's host change. On any other
+# GPU it stops at once. carry ["bin"]; binaries from
+#   bash scripts/gpu/bins.sh main=main:memra,bench
+# ~3 min on an H200.
+set -u
+source scripts/gpu/lib.sh
+start_run
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
+case $gpu in *H200*) ;; *) el "not an H200: nothing to run"; exit 0 ;; esac
+synth main "0.8b 9b" "q8_0"
+synth main "0.8b" "bf16"
+wait_synth
+sleep 1; while pgrep -f 'memra synth' > /dev/null; do sleep 1; done
+mkdir -p /tmp/goal
+timeout 170 ./bin/main/bench -model "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-q8_0.gguf" -ctx 1024 -reps 3 -tokens 64 -out /tmp/goal > /tmp/goal/stdout.txt 2> /tmp/goal/stderr.txt
+echo "rc $?"
+grep -E 'prime|ctx +1024 (graph|eager)' /tmp/goal/stderr.txt
+./bin/main/bench -compare docs/results/h200-run384.json "$(ls -t /tmp/goal/bench-*.json | head -1)" 2>&1 | tail -20
+tar czf "$OUT/goal.tgz" -C /tmp goal
+el done
