@@ -33,7 +33,9 @@ row leave it as it was. Prints the Markdown table.
 
 -compare prints new/old tok/s for the decode rows of both reports (model,
 kv, context, path) with their geomeans, then each model's priming speedup
-(old/new ms, where both primed the same -prompt length) and load times.
+(old/new ms, where both primed the same -prompt length) and load times,
+and, where both ran -profile, each kernel's time old and new (a step's at
+a context both profiled, a prefill chunk's), the largest changes first.
 
 -peer prints memra's graph tok/s against llama.cpp's on the same files:
 LLAMA.json is llama-bench's report (-o json or -o jsonl) of generation runs,

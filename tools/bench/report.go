@@ -557,11 +557,24 @@ type primeRatio struct {
 	OldLoadS, NewLoadS float64
 }
 
-// comparison matches rows by (model, kv, context, path), and models by
-// (model, kv) for their priming and load.
+// kernelRatio is one kernel on one shape in a profile both reports took of
+// a model and cache (-profile): of a decode step at a context, or of a
+// prefill chunk. A time of 0 is a kernel the other report's profile has
+// and this one's lacks.
+type kernelRatio struct {
+	Model, KV     string
+	Of            string // "step @ctx 1k", "prefill chunk of 8"
+	Kernel, Shape string
+	OldUs, NewUs  float64 // per step (chunk)
+}
+
+// comparison matches rows by (model, kv, context, path), models by (model,
+// kv) for their priming and load, and their -profile tables by context (or
+// chunk) and kernel.
 type comparison struct {
 	Rows                 []ratio
 	Prime                []primeRatio
+	Kernels              []kernelRatio
 	OnlyOld, OnlyNew     []string
 	OmitOld, OmitNew     []string // the reports' -omit parts, if any
 	FatbinOld, FatbinNew string   // the reports' -fatbin, if any
@@ -617,7 +630,60 @@ func compareReports(old, cur *Report) comparison {
 	sort.Strings(c.OnlyOld)
 	sort.Strings(c.OnlyNew)
 	c.Prime = comparePrime(old, cur)
+	c.Kernels = compareKernels(old, cur)
 	return c
+}
+
+// compareKernels pairs the -profile tables of the models in both reports
+// (by model and kv): step tables of one context, prefill tables of one
+// chunk length; within a pair, kernels by name and shape, the largest
+// change in time first.
+func compareKernels(old, cur *Report) []kernelRatio {
+	oldModels := map[string]*ModelReport{}
+	for i := range old.Models {
+		m := &old.Models[i]
+		oldModels[m.Model+"|"+m.KV] = m
+	}
+	var out []kernelRatio
+	pair := func(m *ModelReport, of string, o, n *Profile) {
+		type key struct{ kernel, shape string }
+		at := map[key]int{}
+		var rows []kernelRatio
+		for _, k := range n.Kernels {
+			at[key{k.Kernel, k.Shape}] = len(rows)
+			rows = append(rows, kernelRatio{Model: m.Model, KV: m.KV, Of: of, Kernel: k.Kernel, Shape: k.Shape, NewUs: k.Us})
+		}
+		for _, k := range o.Kernels {
+			if i, ok := at[key{k.Kernel, k.Shape}]; ok {
+				rows[i].OldUs = k.Us
+				continue
+			}
+			rows = append(rows, kernelRatio{Model: m.Model, KV: m.KV, Of: of, Kernel: k.Kernel, Shape: k.Shape, OldUs: k.Us})
+		}
+		sort.SliceStable(rows, func(i, j int) bool {
+			return math.Abs(rows[i].NewUs-rows[i].OldUs) > math.Abs(rows[j].NewUs-rows[j].OldUs)
+		})
+		out = append(out, rows...)
+	}
+	for i := range cur.Models {
+		m := &cur.Models[i]
+		o, ok := oldModels[m.Model+"|"+m.KV]
+		if !ok {
+			continue
+		}
+		for j := range m.Profile {
+			for k := range o.Profile {
+				if o.Profile[k].Context == m.Profile[j].Context {
+					pair(m, "step @ctx "+ctxName(m.Profile[j].Context), &o.Profile[k], &m.Profile[j])
+					break
+				}
+			}
+		}
+		if p, q := o.PrefillProfile, m.PrefillProfile; p != nil && q != nil && p.Tokens == q.Tokens {
+			pair(m, fmt.Sprintf("prefill chunk of %d", q.Tokens), p, q)
+		}
+	}
+	return out
 }
 
 // comparePrime pairs the models of old and cur by (model, kv), in cur's
@@ -730,6 +796,18 @@ type comparisonJSON struct {
 	// Prime: each model and cache in both reports, its priming and load;
 	// Geomean["prime"] is the priming speedups' geomean.
 	Prime []primeJSON `json:"prime,omitempty"`
+	// Kernels: the kernels of the -profile tables both reports took.
+	Kernels []kernelJSON `json:"kernels,omitempty"`
+}
+
+type kernelJSON struct {
+	Model  string  `json:"model"`
+	KV     string  `json:"kv"`
+	Of     string  `json:"of"` // "step @ctx 1k", "prefill chunk of 8"
+	Kernel string  `json:"kernel"`
+	Shape  string  `json:"shape,omitempty"`
+	OldUs  float64 `json:"old_us"` // per step (chunk); 0: not in the old profile
+	NewUs  float64 `json:"new_us"` // 0: not in the new profile
 }
 
 type primeJSON struct {
@@ -794,6 +872,9 @@ func (c comparison) json(oldName, newName string) ([]byte, error) {
 	if g, n := c.primeGeomean(); n > 0 {
 		out.Geomean["prime"] = g
 	}
+	for _, k := range c.Kernels {
+		out.Kernels = append(out.Kernels, kernelJSON(k))
+	}
 	js, err := json.MarshalIndent(out, "", "  ")
 	return append(js, '\n'), err
 }
@@ -854,11 +935,38 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 		fmt.Fprintf(w, "≠ not the same bytes per token, so not the same work (another model under the label, or another -tokens), and not in the geomeans: %s\n", strings.Join(other, ", "))
 	}
 	c.printPrime(w)
+	c.printKernels(w)
 	if len(c.OnlyOld) > 0 {
 		fmt.Fprintf(w, "only in old %s\n", groupKeys(c.OnlyOld))
 	}
 	if len(c.OnlyNew) > 0 {
 		fmt.Fprintf(w, "only in new %s\n", groupKeys(c.OnlyNew))
+	}
+}
+
+// printKernels writes the kernels of the -profile tables both reports
+// took, each profile's largest change in time first.
+func (c comparison) printKernels(w io.Writer) {
+	if len(c.Kernels) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nKernel time (-profile: each kernel alone, µs per step or chunk; new/old < 1 is faster):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| model | kv | of | kernel | shape | old µs | new µs | new − old | new/old |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---:|---:|---:|---:|")
+	us := func(v float64) string {
+		if v == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+	for _, k := range c.Kernels {
+		q := "—"
+		if k.OldUs > 0 && k.NewUs > 0 {
+			q = fmt.Sprintf("%.3f", k.NewUs/k.OldUs)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %+.1f | %s |\n", k.Model, k.KV, k.Of, k.Kernel, k.Shape, us(k.OldUs), us(k.NewUs),
+			k.NewUs-k.OldUs, q)
 	}
 }
 
