@@ -639,11 +639,7 @@ func compareReports(old, cur *Report) comparison {
 // chunk length; within a pair, kernels by name and shape, the largest
 // change in time first.
 func compareKernels(old, cur *Report) []kernelRatio {
-	oldModels := map[string]*ModelReport{}
-	for i := range old.Models {
-		m := &old.Models[i]
-		oldModels[m.Model+"|"+m.KV] = m
-	}
+	oldModels := old.modelsByKey()
 	var out []kernelRatio
 	pair := func(m *ModelReport, of string, o, n *Profile) {
 		type key struct{ kernel, shape string }
@@ -686,14 +682,21 @@ func compareKernels(old, cur *Report) []kernelRatio {
 	return out
 }
 
+// modelsByKey indexes the report's models by model|kv, as the comparisons
+// pair them.
+func (rep *Report) modelsByKey() map[string]*ModelReport {
+	out := map[string]*ModelReport{}
+	for i := range rep.Models {
+		m := &rep.Models[i]
+		out[m.Model+"|"+m.KV] = m
+	}
+	return out
+}
+
 // comparePrime pairs the models of old and cur by (model, kv), in cur's
 // order, for their priming and load times.
 func comparePrime(old, cur *Report) []primeRatio {
-	oldModels := map[string]*ModelReport{}
-	for i := range old.Models {
-		m := &old.Models[i]
-		oldModels[m.Model+"|"+m.KV] = m
-	}
+	oldModels := old.modelsByKey()
 	var out []primeRatio
 	for i := range cur.Models {
 		m := &cur.Models[i]
