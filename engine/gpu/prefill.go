@@ -240,17 +240,12 @@ func batchKernel(v MatvecBatchVariant) (kernels.MatvecBatchKernel, bool) {
 // batchKernels indexes kernels.MatvecBatchKernels by variant, once: a
 // chunk looks its launches' kernels up two or three times each time
 // prefillPlan.launch runs (twice for a normed product), and rebuilding the
-// list for each took 44% of the host's time for a chunk (perf.md step 124). The first kernel of a variant wins, as a search of
-// the list would find it.
+// list for each took 44% of the host's time for a chunk (perf.md step
+// 124).
 var batchKernels = sync.OnceValue(func() map[MatvecBatchVariant]kernels.MatvecBatchKernel {
-	m := map[MatvecBatchVariant]kernels.MatvecBatchKernel{}
-	for _, bk := range kernels.MatvecBatchKernels() {
-		v := MatvecBatchVariant{GgmlType: bk.GgmlType, Wide: b2i(bk.Wide), Staged: b2i(bk.Staged), Laid: b2i(bk.Laid)}
-		if _, ok := m[v]; !ok {
-			m[v] = bk
-		}
-	}
-	return m
+	return indexFirst(kernels.MatvecBatchKernels(), func(bk kernels.MatvecBatchKernel) MatvecBatchVariant {
+		return MatvecBatchVariant{GgmlType: bk.GgmlType, Wide: b2i(bk.Wide), Staged: b2i(bk.Staged), Laid: b2i(bk.Laid)}
+	})
 })
 
 // planPrefill decides whether g primes in chunks and how each launch reads

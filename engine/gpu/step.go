@@ -454,16 +454,22 @@ func matvecKernel(v MatvecVariant) (kernels.MatvecKernel, bool) {
 
 // matvecKernels indexes kernels.MatvecKernels by variant, once, as
 // batchKernels does the batch kernels: an eager step looks one up for each
-// of its matvec launches. The first kernel of a variant wins.
+// of its matvec launches.
 var matvecKernels = sync.OnceValue(func() map[MatvecVariant]kernels.MatvecKernel {
-	m := map[MatvecVariant]kernels.MatvecKernel{}
-	for _, mk := range kernels.MatvecKernels() {
-		if _, ok := m[variantOf(mk)]; !ok {
-			m[variantOf(mk)] = mk
+	return indexFirst(kernels.MatvecKernels(), variantOf)
+})
+
+// indexFirst maps each key of list's items to the first item with it, as
+// an in-order search of list would find it.
+func indexFirst[K comparable, V any](list []V, key func(V) K) map[K]V {
+	m := make(map[K]V, len(list))
+	for _, v := range list {
+		if _, ok := m[key(v)]; !ok {
+			m[key(v)] = v
 		}
 	}
 	return m
-})
+}
 
 // mvRoom is, per tensor-core matvec kernel, the dynamic shared memory a
 // block of it may take on the GPU: what the GPU (or MEMRA_SHARED_LIMIT)

@@ -588,10 +588,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	b.logf("%s: %.1f MiB of L2 set aside for the state and scratch", mr.Model, float64(mr.Memory.L2SetAside)/(1<<20))
 
 	// Prompt priming: GenerateGraph with nothing to generate primes only.
-	prompt := make([]int32, c.prompt)
-	for i := range prompt {
-		prompt[i] = int32((100 + i*7919) % m.NVocab)
-	}
+	prompt := primePrompt(c.prompt, m.NVocab)
 	var primeMs []float64
 	for i := range c.warmup + c.reps {
 		t := time.Now()
@@ -683,7 +680,6 @@ func (b *bencher) profile(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, mr *M
 // chunks (as many as the cache holds), from position 0
 // (gpu.Model.ProfilePrefill), and sets mr.PrefillProfile.
 func (b *bencher) profilePrefill(g *gpu.Model, cc *gpu.Cache, capacity int, mr *ModelReport) error {
-	m := g.Config()
 	chunk := g.PrefillChunk()
 	n := min(b.c.profile, capacity/chunk)
 	if n < b.c.profile {
@@ -693,13 +689,10 @@ func (b *bencher) profilePrefill(g *gpu.Model, cc *gpu.Cache, capacity int, mr *
 	if err := cc.Reset(); err != nil { // a prompt's start: empty KV, zero states
 		return err
 	}
+	prompt := primePrompt(n*chunk, g.Config().NVocab) // the priming prompt's first chunks
 	var all []gpu.Launch
 	for i := range n {
-		toks := make([]int32, chunk)
-		for k := range toks {
-			toks[k] = int32((100 + (i*chunk+k)*7919) % m.NVocab) // the priming prompt's tokens
-		}
-		ls, err := g.ProfilePrefill(cc, toks)
+		ls, err := g.ProfilePrefill(cc, prompt[i*chunk:(i+1)*chunk])
 		if err != nil {
 			return err
 		}
@@ -711,6 +704,16 @@ func (b *bencher) profilePrefill(g *gpu.Model, cc *gpu.Cache, capacity int, mr *
 	b.logf("%s %s prefill profile: %.1f µs of kernels per chunk of %d tokens over %d chunks, %d (kernel, shape) rows", mr.Model, mr.KV,
 		p.TotalUs, chunk, n, len(p.Kernels))
 	return nil
+}
+
+// primePrompt is the n-token prompt bench primes with, spread over the
+// vocabulary.
+func primePrompt(n, vocab int) []int32 {
+	prompt := make([]int32, n)
+	for i := range prompt {
+		prompt[i] = int32((100 + i*7919) % vocab)
+	}
+	return prompt
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t)) / float64(time.Millisecond) }

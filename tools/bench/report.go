@@ -663,7 +663,7 @@ func compareKernels(old, cur *Report) []kernelRatio {
 	}
 	for i := range cur.Models {
 		m := &cur.Models[i]
-		o, ok := oldModels[m.Model+"|"+m.KV]
+		o, ok := oldModels[m.key()]
 		if !ok {
 			continue
 		}
@@ -682,16 +682,19 @@ func compareKernels(old, cur *Report) []kernelRatio {
 	return out
 }
 
-// modelsByKey indexes the report's models by model|kv, as the comparisons
-// pair them.
+// modelsByKey indexes the report's models by key, as the comparisons pair
+// them.
 func (rep *Report) modelsByKey() map[string]*ModelReport {
 	out := map[string]*ModelReport{}
 	for i := range rep.Models {
 		m := &rep.Models[i]
-		out[m.Model+"|"+m.KV] = m
+		out[m.key()] = m
 	}
 	return out
 }
+
+// key is a model's in a comparison: model|kv.
+func (m *ModelReport) key() string { return m.Model + "|" + m.KV }
 
 // comparePrime pairs the models of old and cur by (model, kv), in cur's
 // order, for their priming and load times.
@@ -700,7 +703,7 @@ func comparePrime(old, cur *Report) []primeRatio {
 	var out []primeRatio
 	for i := range cur.Models {
 		m := &cur.Models[i]
-		o, ok := oldModels[m.Model+"|"+m.KV]
+		o, ok := oldModels[m.key()]
 		if !ok {
 			continue
 		}
