@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -590,4 +591,67 @@ func BenchmarkGPUPrefillHost(b *testing.B) {
 			b.ReportMetric(total.Seconds()*1e6/n, "µs/chunk")
 		})
 	}
+}
+
+// BenchmarkGPUPrefillChunkGraph asks what a captured prefill chunk would
+// save: one full chunk of the model named by MEMRA_BENCH_MODEL (a GGUF
+// file, e.g. the 0.8B synth preset) at position 0, enqueued 16 times
+// eagerly and then as one captured graph replayed 16 times, a
+// synchronisation after each 16. The graph's time is the chunk's GPU
+// time with no host in it; eager's is what prefill pays now.
+func BenchmarkGPUPrefillChunkGraph(b *testing.B) {
+	path := os.Getenv("MEMRA_BENCH_MODEL")
+	if path == "" {
+		b.Skip("MEMRA_BENCH_MODEL not set")
+	}
+	e := decodeEngine(b)
+	m := modeltest.Open(b, path)
+	g := loadModel(b, e, m, Options{})
+	if g.pf == nil {
+		b.Fatal("no prefill plan")
+	}
+	prompt := testPrompt(g.pf.tokens, m.NVocab)
+	cc, err := g.NewCache(64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Close()
+	const reps = 16
+	chunk := func() error { return g.prefillChunk(cc, prompt, 0) }
+	run := func(b *testing.B, one func() error) {
+		for b.Loop() {
+			err := e.Do(func() error {
+				for range reps {
+					if err := one(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err == nil {
+				err = e.Synchronize()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*reps), "µs/chunk")
+	}
+	b.Run("eager", func(b *testing.B) { run(b, chunk) })
+	b.Run("graph", func(b *testing.B) {
+		if err := e.BeginCapture(); err != nil {
+			b.Fatal(err)
+		}
+		err := e.Do(chunk)
+		gr, cerr := e.EndCapture()
+		if err != nil || cerr != nil {
+			b.Fatal(err, cerr)
+		}
+		x, err := e.Instantiate(gr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer e.DestroyGraphExec(x)
+		run(b, func() error { return e.GraphLaunch(x) })
+	})
 }
