@@ -211,6 +211,8 @@ type procs struct {
 	cuGraphExecDestroy                          uintptr // cuGraphExecDestroy, CUDA 10.0 ABI
 	cuGraphDestroy                              uintptr // cuGraphDestroy, CUDA 10.0 ABI
 	cuGraphGetNodes                             uintptr // cuGraphGetNodes, CUDA 10.0 ABI
+	cuStreamGetCaptureInfo                      uintptr // cuStreamGetCaptureInfo_v2, CUDA 11.3 ABI
+	cuGraphExecKernelNodeSetParams              uintptr // cuGraphExecKernelNodeSetParams, CUDA 10.1 ABI
 }
 
 // abiEntry describes one bound entry point.
@@ -277,6 +279,8 @@ func driverABI() []abiEntry {
 		{"cuGraphExecDestroy", "cuGraphExecDestroy", 10000, false, 1},
 		{"cuGraphDestroy", "cuGraphDestroy", 10000, false, 1},
 		{"cuGraphGetNodes", "cuGraphGetNodes", 10000, false, 3},
+		{"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030, false, 6},
+		{"cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams", 10010, false, 3},
 	}
 }
 
@@ -340,6 +344,8 @@ func (d *driver) resolve() error {
 		{"cuGraphExecDestroy", 10000, false, &d.p.cuGraphExecDestroy},
 		{"cuGraphDestroy", 10000, false, &d.p.cuGraphDestroy},
 		{"cuGraphGetNodes", 10000, false, &d.p.cuGraphGetNodes},
+		{"cuStreamGetCaptureInfo", 11030, false, &d.p.cuStreamGetCaptureInfo},
+		{"cuGraphExecKernelNodeSetParams", 10010, false, &d.p.cuGraphExecKernelNodeSetParams},
 	} {
 		fn, err := d.proc(s.name, s.version, s.optional)
 		if err != nil {
@@ -997,4 +1003,33 @@ func (d *driver) cuGraphGetNodes(hGraph Graph, nodes *graphNode, numNodes *uint6
 	}
 	r, _, _ := purego.SyscallN(d.p.cuGraphGetNodes, uintptr(hGraph), uintptr(unsafe.Pointer(nodes)), uintptr(unsafe.Pointer(numNodes)))
 	return d.check("cuGraphGetNodes", r)
+}
+
+// cuStreamGetCaptureInfo names the node a capture's last launch became (its dependencies_out).
+//
+// C: CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out); CUDA 11.3 ABI.
+func (d *driver) cuStreamGetCaptureInfo(hStream Stream, captureStatus_out *CaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out *unsafe.Pointer, numDependencies_out *uint64) error {
+	if d.p.cuStreamGetCaptureInfo == 0 {
+		return unresolved("cuStreamGetCaptureInfo")
+	}
+	r, _, _ := purego.SyscallN(d.p.cuStreamGetCaptureInfo, uintptr(hStream), uintptr(unsafe.Pointer(captureStatus_out)), uintptr(unsafe.Pointer(id_out)), uintptr(unsafe.Pointer(graph_out)), uintptr(unsafe.Pointer(dependencies_out)), uintptr(unsafe.Pointer(numDependencies_out)))
+	return d.check("cuStreamGetCaptureInfo", r)
+}
+
+// cuGraphExecKernelNodeSetParams changes one kernel node's grid and arguments in an executable graph, for its next launches.
+//
+// C: CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams); CUDA 10.1 ABI.
+//
+// Hot: allocation-free; pointer arguments must reference heap or C memory.
+func (d *driver) cuGraphExecKernelNodeSetParams(hGraphExec GraphExec, hNode graphNode, nodeParams *kernelNodeParams) error {
+	if d.p.cuGraphExecKernelNodeSetParams == 0 {
+		return unresolved("cuGraphExecKernelNodeSetParams")
+	}
+	a := &d.hot
+	a[0] = uintptr(hGraphExec)
+	a[1] = uintptr(hNode)
+	a[2] = uintptr(unsafe.Pointer(nodeParams))
+	r, _, _ := purego.SyscallN(d.p.cuGraphExecKernelNodeSetParams, a[:3]...)
+	runtime.KeepAlive(nodeParams)
+	return d.check("cuGraphExecKernelNodeSetParams", r)
 }

@@ -70,6 +70,7 @@ type Engine struct {
 	poison    error // first forbidden call made during the current capture
 	fnNames   map[Function]string
 	observer  func(Function) // called after each launch (SetLaunchObserver)
+	rec       *Recording     // non-nil while RecordLaunches records
 
 	// Programmatic dependent launch (sm_90+, MEMRA_PDL != "0"): kernels
 	// launched through LaunchParamsPDL go through cuLaunchKernelEx so each
@@ -678,6 +679,9 @@ func (e *Engine) attribute(a DeviceAttribute) (int, error) {
 // refuse fails a host-synchronising or allocating call made during capture,
 // and marks the capture invalid so EndCapture discards it.
 func (e *Engine) refuse(what string) error {
+	if err := e.unrecordable(what); err != nil {
+		return err
+	}
 	if !e.capturing {
 		return nil
 	}

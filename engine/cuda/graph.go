@@ -20,6 +20,9 @@ func (e *Engine) BeginCapture() error {
 		if e.capturing {
 			return errors.New("cuda: BeginCapture: the stream is already capturing")
 		}
+		if err := e.unrecordable("BeginCapture"); err != nil {
+			return err
+		}
 		if err := e.d.cuStreamBeginCapture(e.stream, CaptureModeThreadLocal); err != nil {
 			return fmt.Errorf("cuda: begin capture: %w", err)
 		}
@@ -92,6 +95,9 @@ func (e *Engine) GraphLaunch(x GraphExec) error {
 }
 
 func (e *Engine) graphLaunch(x GraphExec) error {
+	if err := e.unrecordable("a graph launch"); err != nil {
+		return err
+	}
 	if x == 0 {
 		return errors.New("cuda: launch of a nil GraphExec")
 	}
@@ -173,7 +179,12 @@ func (e *Engine) newEvent(flags uint32) (Event, error) {
 // only marks a dependency point: the graph gets no event node, so ev can be
 // neither waited on nor timed after the graph runs (RecordTiming can).
 func (e *Engine) Record(ev Event) error {
-	return e.Do(func() error { return e.d.cuEventRecord(ev, e.stream) })
+	return e.Do(func() error {
+		if err := e.unrecordable("an event record"); err != nil {
+			return err
+		}
+		return e.d.cuEventRecord(ev, e.stream)
+	})
 }
 
 // eventRecordExternal is CU_EVENT_RECORD_EXTERNAL.
@@ -185,6 +196,9 @@ const eventRecordExternal = 1
 // otherwise as Record.
 func (e *Engine) RecordTiming(ev Event) error {
 	return e.Do(func() error {
+		if err := e.unrecordable("an event record"); err != nil {
+			return err
+		}
 		if !e.capturing {
 			return e.d.cuEventRecord(ev, e.stream)
 		}

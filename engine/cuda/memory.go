@@ -215,7 +215,12 @@ func (e *Engine) CopyHtoDAsync(dst DevPtr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return e.Do(func() error { return e.d.cuMemcpyHtoDAsync(dst, unsafe.Pointer(&src[0]), uint64(len(src)), e.stream) })
+	return e.Do(func() error {
+		if err := e.unrecordable("cuMemcpyHtoDAsync"); err != nil {
+			return err
+		}
+		return e.d.cuMemcpyHtoDAsync(dst, unsafe.Pointer(&src[0]), uint64(len(src)), e.stream)
+	})
 }
 
 // CopyDtoHAsync enqueues a copy from src into dst on the stream; dst is
@@ -224,7 +229,12 @@ func (e *Engine) CopyDtoHAsync(dst []byte, src DevPtr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return e.Do(func() error { return e.d.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), src, uint64(len(dst)), e.stream) })
+	return e.Do(func() error {
+		if err := e.unrecordable("cuMemcpyDtoHAsync"); err != nil {
+			return err
+		}
+		return e.d.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), src, uint64(len(dst)), e.stream)
+	})
 }
 
 // CopyDtoDAsync enqueues a device-to-device copy of n bytes on the stream.
@@ -232,17 +242,32 @@ func (e *Engine) CopyDtoDAsync(dst, src DevPtr, n uint64) error {
 	if n == 0 {
 		return nil
 	}
-	return e.Do(func() error { return e.d.cuMemcpyDtoDAsync(dst, src, n, e.stream) })
+	return e.Do(func() error {
+		if err := e.unrecordable("cuMemcpyDtoDAsync"); err != nil {
+			return err
+		}
+		return e.d.cuMemcpyDtoDAsync(dst, src, n, e.stream)
+	})
 }
 
 // MemsetD8Async sets n bytes at dst to v, on the stream.
 func (e *Engine) MemsetD8Async(dst DevPtr, v byte, n uint64) error {
-	return e.Do(func() error { return e.d.cuMemsetD8Async(dst, v, n, e.stream) })
+	return e.Do(func() error {
+		if err := e.unrecordable("cuMemsetD8Async"); err != nil {
+			return err
+		}
+		return e.d.cuMemsetD8Async(dst, v, n, e.stream)
+	})
 }
 
 // MemsetD32Async sets n 32-bit words at dst (4-byte aligned) to v, on the stream.
 func (e *Engine) MemsetD32Async(dst DevPtr, v uint32, n uint64) error {
-	return e.Do(func() error { return e.d.cuMemsetD32Async(dst, v, n, e.stream) })
+	return e.Do(func() error {
+		if err := e.unrecordable("cuMemsetD32Async"); err != nil {
+			return err
+		}
+		return e.d.cuMemsetD32Async(dst, v, n, e.stream)
+	})
 }
 
 // HostBuf is page-locked host memory (cuMemHostAlloc): copies to and from it

@@ -171,12 +171,12 @@ func (e *Engine) Launch(fn Function, grid, block [3]uint32, shared uint32, param
 	if len(params) > 0 {
 		args = &params[0]
 	}
-	return e.launchArgs(fn, grid, block, shared, args, false)
+	return e.launchArgs(fn, grid, block, shared, nil, args, false)
 }
 
 // LaunchParams is Launch with a preallocated parameter block: allocation-free.
 func (e *Engine) LaunchParams(fn Function, grid, block [3]uint32, shared uint32, p *Params) error {
-	return e.launchArgs(fn, grid, block, shared, p.args(), false)
+	return e.launchArgs(fn, grid, block, shared, p, p.args(), false)
 }
 
 // LaunchParamsPDL is LaunchParams with programmatic dependent launch where
@@ -189,7 +189,7 @@ func (e *Engine) LaunchParams(fn Function, grid, block [3]uint32, shared uint32,
 // check their results under PDL against a plain launch (engine/internal/pchain's
 // pring_hx_brp).
 func (e *Engine) LaunchParamsPDL(fn Function, grid, block [3]uint32, shared uint32, p *Params) error {
-	return e.launchArgs(fn, grid, block, shared, p.args(), e.pdl)
+	return e.launchArgs(fn, grid, block, shared, p, p.args(), e.pdl)
 }
 
 // args is the kernelParams array of p (nil for none).
@@ -200,8 +200,16 @@ func (p *Params) args() *unsafe.Pointer {
 	return &p.ptrs[0]
 }
 
-func (e *Engine) launchArgs(fn Function, grid, block [3]uint32, shared uint32, args *unsafe.Pointer, pdl bool) error {
+// launchArgs launches, or notes the launch into the recording RecordLaunches
+// holds, which needs p, the Params block args came from (nil: none).
+func (e *Engine) launchArgs(fn Function, grid, block [3]uint32, shared uint32, p *Params, args *unsafe.Pointer, pdl bool) error {
 	if e.onThread() {
+		if e.rec != nil {
+			if p == nil {
+				return e.unrecordable("a launch without a Params block")
+			}
+			return e.rec.add(fn, grid, block, shared, p, pdl)
+		}
 		return e.launch(fn, grid, block, shared, args, pdl)
 	}
 	e.mu.Lock()

@@ -214,3 +214,18 @@ func updateResultText(r int32) string {
 	}
 	return "result " + strconv.Itoa(int(r))
 }
+
+// kernelNodeParams is CUDA_KERNEL_NODE_PARAMS_v1: the function, 7 uint32
+// (grid, block, dynamic shared memory), then, 8-byte aligned, the
+// kernelParams and extra arrays; 56 bytes.
+type kernelNodeParams struct {
+	fn                     Function
+	gridX, gridY, gridZ    uint32
+	blockX, blockY, blockZ uint32
+	sharedMem              uint32
+	kernelParams           *unsafe.Pointer
+	extra                  *unsafe.Pointer
+}
+
+var _ [56 - unsafe.Sizeof(kernelNodeParams{})]struct{}
+var _ [unsafe.Sizeof(kernelNodeParams{}) - 56]struct{}

@@ -536,70 +536,76 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 // about as many kernels a chunk as the 0.8B does (bf16 and q8_0 224, as the
 // 0.8B; Q4_K 290 against its 272: the tiny beta's 4 rows make its alpha a
 // launch of its own) and gives the GPU little to do with them, so its
-// chunks take what the host takes to launch them: host-µs/launch is the
-// time to enqueue 8 chunks over their launches (the host's alone while the
-// GPU keeps up, as it does here), µs/chunk their time to the end of the
-// last on the GPU. Where the 0.8B's chunk takes about its launches times
-// host-µs/launch, its priming is bound by the host (perf.md step 124).
+// chunks take what the host takes to launch them: host-µs/chunk is the
+// time to enqueue 8 chunks (the host's alone while the GPU keeps up, as it
+// does here), µs/chunk their time to the end of the last on the GPU;
+// "eager" launches each kernel (host-µs/launch: perf.md step 124),
+// "replay" records the launches and replays the chunk's graph (step 125).
 func BenchmarkGPUPrefillHost(b *testing.B) {
 	e := decodeEngine(b)
 	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_K} {
-		b.Run(typ.String(), func(b *testing.B) {
-			spec := gpuTinySpec(typ, false, 31)
-			spec.NLayer, spec.Interval = 24, 4
-			m := modeltest.Load(b, spec)
-			g := loadModel(b, e, m, Options{})
-			if g.pf == nil {
-				b.Fatal("no prefill plan")
-			}
-			const chunks = 8
-			prompt := testPrompt(chunks*g.pf.tokens, m.NVocab)
-			cc, err := g.NewCache(len(prompt) + 8)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cc.Close()
-			launches := 0 // of the whole prompt
-			err = e.Do(func() error {
-				e.SetLaunchObserver(func(cuda.Function) { launches++ })
-				defer e.SetLaunchObserver(nil)
-				return g.prefill(cc, prompt, 0)
-			})
-			if err == nil {
-				err = e.Synchronize()
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			var host, total time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				err := e.Do(func() error { return g.prefill(cc, prompt, 0) })
-				t1 := time.Now()
+		spec := gpuTinySpec(typ, false, 31)
+		spec.NLayer, spec.Interval = 24, 4
+		m := modeltest.Load(b, spec)
+		g := loadModel(b, e, m, Options{})
+		if g.pf == nil {
+			b.Fatal("no prefill plan")
+		}
+		const chunks = 8
+		prompt := testPrompt(chunks*g.pf.tokens, m.NVocab)
+		cc, err := g.NewCache(len(prompt) + 8)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cc.Close()
+		for _, replay := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/replay=%v", typ, replay), func(b *testing.B) {
+				launches := 0 // of the whole prompt, launched eagerly
+				err = e.Do(func() error {
+					e.SetLaunchObserver(func(cuda.Function) { launches++ })
+					defer e.SetLaunchObserver(nil)
+					return g.prefill(cc, prompt, 0, replay)
+				})
 				if err == nil {
 					err = e.Synchronize()
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
-				host += t1.Sub(t0)
-				total += time.Since(t0)
-			}
-			n := float64(b.N * chunks)
-			b.ReportMetric(float64(launches)/chunks, "launches/chunk")
-			b.ReportMetric(host.Seconds()*1e6/(float64(b.N)*float64(launches)), "host-µs/launch")
-			b.ReportMetric(total.Seconds()*1e6/n, "µs/chunk")
-		})
+				var host, total time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					err := e.Do(func() error { return g.prefill(cc, prompt, 0, replay) })
+					t1 := time.Now()
+					if err == nil {
+						err = e.Synchronize()
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					host += t1.Sub(t0)
+					total += time.Since(t0)
+				}
+				n := float64(b.N * chunks)
+				if !replay {
+					b.ReportMetric(float64(launches)/chunks, "launches/chunk")
+					b.ReportMetric(host.Seconds()*1e6/(float64(b.N)*float64(launches)), "host-µs/launch")
+				}
+				b.ReportMetric(host.Seconds()*1e6/n, "host-µs/chunk")
+				b.ReportMetric(total.Seconds()*1e6/n, "µs/chunk")
+			})
+		}
 	}
 }
 
-// BenchmarkGPUPrefillChunkGraph asks what a captured prefill chunk would
-// save: one full chunk of the model named by MEMRA_BENCH_MODEL (a GGUF
-// file, e.g. the 0.8B synth preset) at position 0, enqueued 16 times
-// eagerly and then as one captured graph replayed 16 times, a
-// synchronisation after each 16. The graph's time is the chunk's GPU
-// time with no host in it; eager's is what prefill pays now.
-func BenchmarkGPUPrefillChunkGraph(b *testing.B) {
+// BenchmarkGPUPrefillChunk times a full prefill chunk of the model named
+// by MEMRA_BENCH_MODEL (a GGUF file, e.g. the 0.8B synth preset) as
+// prefill runs it, eagerly (each kernel launched from the host) and
+// replayed (chunkReplay: recorded, the graph's changed nodes updated,
+// replayed), 16 chunks between synchronisations, alternately at positions
+// 0 and 8 with two prompts' tokens, so that every replay updates the
+// nodes of the tokens and positions as a prompt's chunks do.
+func BenchmarkGPUPrefillChunk(b *testing.B) {
 	path := os.Getenv("MEMRA_BENCH_MODEL")
 	if path == "" {
 		b.Skip("MEMRA_BENCH_MODEL not set")
@@ -610,48 +616,36 @@ func BenchmarkGPUPrefillChunkGraph(b *testing.B) {
 	if g.pf == nil {
 		b.Fatal("no prefill plan")
 	}
-	prompt := testPrompt(g.pf.tokens, m.NVocab)
+	tokens := testPrompt(2*g.pf.tokens, m.NVocab)
 	cc, err := g.NewCache(64)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cc.Close()
 	const reps = 16
-	chunk := func() error { return g.prefillChunk(cc, prompt, 0) }
-	run := func(b *testing.B, one func() error) {
-		for b.Loop() {
-			err := e.Do(func() error {
-				for range reps {
-					if err := one(); err != nil {
-						return err
+	for _, c := range []struct {
+		name string
+		run  func(*Cache, []int32, int) error
+	}{{"eager", g.prefillChunk}, {"replay", g.chunkReplay}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				err := e.Do(func() error {
+					for i := range reps {
+						k := i % 2 * g.pf.tokens
+						if err := c.run(cc, tokens[k:k+g.pf.tokens], k); err != nil {
+							return err
+						}
 					}
+					return nil
+				})
+				if err == nil {
+					err = e.Synchronize()
 				}
-				return nil
-			})
-			if err == nil {
-				err = e.Synchronize()
+				if err != nil {
+					b.Fatal(err)
+				}
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*reps), "µs/chunk")
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*reps), "µs/chunk")
+		})
 	}
-	b.Run("eager", func(b *testing.B) { run(b, chunk) })
-	b.Run("graph", func(b *testing.B) {
-		if err := e.BeginCapture(); err != nil {
-			b.Fatal(err)
-		}
-		err := e.Do(chunk)
-		gr, cerr := e.EndCapture()
-		if err != nil || cerr != nil {
-			b.Fatal(err, cerr)
-		}
-		x, err := e.Instantiate(gr)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer e.DestroyGraphExec(x)
-		run(b, func() error { return e.GraphLaunch(x) })
-	})
 }

@@ -405,6 +405,10 @@ func (cc *Cache) Close() error {
 		errs = append(errs, cc.arena.Free())
 		cc.arena = nil
 	}
+	for _, p := range cc.ch.replays {
+		errs = append(errs, p.Destroy())
+	}
+	cc.ch.replays = nil
 	errs = append(errs, cc.l2.Release())
 	cc.l2 = nil
 	return errors.Join(errs...)

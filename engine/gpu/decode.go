@@ -295,7 +295,7 @@ func (g *Model) GenerateGraph(gs *GraphDecodeState, prompt []int32, n int) ([]in
 // the same bits.
 func (g *Model) feed(cc *Cache, tokens []int32, from int) error {
 	if len(cc.ch.tok) > 1 && len(tokens) > 1 {
-		return g.prefill(cc, tokens, from)
+		return g.prefill(cc, tokens, from, true)
 	}
 	return g.feedSteps(cc, tokens, from)
 }

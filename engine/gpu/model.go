@@ -89,6 +89,10 @@ type Options struct {
 	// chunks (prefill.go), as models whose matrices have no batch kernel
 	// always do; bench -token-feed compares the two.
 	TokenFeed bool
+	// EagerChunks launches each prefill chunk's kernels from the host
+	// instead of replaying them as a graph (prefill.go chunkReplay): the
+	// same bits; bench -eager-chunks compares the two.
+	EagerChunks bool
 	// Fatbin, if not nil, is the kernel image loaded instead of the
 	// embedded kernels.Fatbin: another build of the same sources (another
 	// nvcc, other flags), so that bench -fatbin compares two builds on one

@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -107,6 +108,10 @@ type chunk struct {
 	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh, kx, lx                cuda.DevPtr // [tokens][stride] f32 each
 	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS, kxS, lxS int         // their strides in floats
 	tok                                                                       []scratch
+	// rec records a full chunk's launches and replays runs them (replay):
+	// graphs of the launch sequences met so far, most recently used first.
+	rec     cuda.Recording
+	replays []*cuda.Replay
 }
 
 // chunkField is one field of a chunk: its base and stride, and the floats
@@ -355,18 +360,70 @@ func batchGrids(e *cuda.Engine, mod cuda.Module, launches []mvbKey) (map[mvbKey]
 // prefill enqueues the steps of tokens at positions from, from+1, ... in
 // chunks, without their logits, on the engine thread; it never
 // synchronises. It leaves the cache as feeding them one step at a time.
-func (g *Model) prefill(cc *Cache, tokens []int32, from int) error {
+// With replay (and not Options.EagerChunks) each full chunk runs as a
+// graph (chunkReplay); the last, shorter one is launched from the host.
+func (g *Model) prefill(cc *Cache, tokens []int32, from int, replay bool) error {
 	if len(cc.ch.tok) == 0 {
 		return errors.New("prefill: the cache has no chunk (the model feeds prompts token by token)")
 	}
 	g.l2Window(cc)
+	run := g.prefillChunk
+	if replay && !g.opt.EagerChunks {
+		run = g.chunkReplay
+	}
 	for i := 0; i < len(tokens); i += cc.ch.tokens {
 		part := tokens[i:min(i+cc.ch.tokens, len(tokens))]
-		if err := g.prefillChunk(cc, part, from+i); err != nil {
+		if len(part) < cc.ch.tokens {
+			run = g.prefillChunk
+		}
+		if err := run(cc, part, from+i); err != nil {
 			return fmt.Errorf("prefill %d tokens at %d: %w", len(part), from+i, err)
 		}
 	}
 	return nil
+}
+
+// maxChunkReplays bounds a cache's chunk graphs. A prompt's full chunks
+// launch one sequence of kernels while they stay in one attention bucket,
+// another where a chunk straddles two buckets (a prompt starting off a
+// multiple of the chunk), another where the splits change kernel (the
+// scalar or tensor-core splits, per token): a few graphs hold them all.
+const maxChunkReplays = 4
+
+// chunkReplay is prefillChunk run as a graph (perf.md step 125): its
+// launches are recorded instead of made, and replayed on the cache's graph
+// of the same kernels, whose nodes that differ (the tokens, the positions,
+// the attention bucket's grids) are updated in place; a new sequence is
+// captured into a graph first, the least recently used dropped beyond
+// maxChunkReplays. The same kernels with the same arguments as
+// prefillChunk's launches, so the same bits, for a fraction of the host's
+// time a launch (cuLaunchKernelEx's ~4 µs, step 124).
+func (g *Model) chunkReplay(cc *Cache, tokens []int32, from int) error {
+	ch := &cc.ch
+	if err := g.e.RecordLaunches(&ch.rec, func() error { return g.prefillChunk(cc, tokens, from) }); err != nil {
+		return err
+	}
+	i := slices.IndexFunc(ch.replays, func(p *cuda.Replay) bool { return p.Matches(&ch.rec) })
+	if i < 0 {
+		p, err := g.e.NewReplay(&ch.rec)
+		if err != nil {
+			return fmt.Errorf("capture a chunk of %d launches: %w", ch.rec.Len(), err)
+		}
+		if len(ch.replays) == maxChunkReplays {
+			old := ch.replays[maxChunkReplays-1]
+			ch.replays = ch.replays[:maxChunkReplays-1]
+			if err := old.Destroy(); err != nil {
+				_ = p.Destroy()
+				return err
+			}
+		}
+		ch.replays = append(ch.replays, p)
+		i = len(ch.replays) - 1
+	}
+	p := ch.replays[i]
+	copy(ch.replays[1:i+1], ch.replays[:i]) // most recently used first
+	ch.replays[0] = p
+	return p.Launch(&ch.rec)
 }
 
 // prefillChunk runs the n ≤ cc.ch.tokens tokens at positions from, ...

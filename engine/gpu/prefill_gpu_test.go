@@ -155,11 +155,12 @@ func testPrompt(p, vocab int) []int32 {
 	return prompt
 }
 
-// checkPrefill primes prompt in chunks and one step per token and compares
-// the states and the next step's logits bit for bit.
+// checkPrefill primes prompt in chunks, their full ones replayed as
+// graphs (chunkReplay), and one step per token, and compares the states
+// and the next step's logits bit for bit.
 func checkPrefill(t *testing.T, g *Model, prompt []int32) {
 	t.Helper()
-	checkSameCache(t, g, primed(t, g, prompt, true), primed(t, g, prompt, false))
+	checkSameCache(t, g, primed(t, g, prompt, replayedChunks), primed(t, g, prompt, tokenSteps))
 }
 
 // checkSameCache compares two caches that took the same tokens: their
@@ -194,17 +195,26 @@ func mixedTypes(name string) gguf.Type {
 	return gguf.TypeQ8_0
 }
 
-// primed returns a fresh cache with prompt fed, in chunks or one step per
-// token; closed when the test ends. Prompts of more than 16 tokens go in
-// two calls, the second from position 5.
-func primed(t *testing.T, g *Model, prompt []int32, chunks bool) *Cache {
+// How primed feeds a prompt.
+type priming int
+
+const (
+	tokenSteps     priming = iota // one decode step per token (feedSteps)
+	eagerChunks                   // in chunks, each launched from the host
+	replayedChunks                // in chunks, the full ones replayed as graphs
+)
+
+// primed returns a fresh cache with prompt fed as how says; closed when
+// the test ends. Prompts of more than 16 tokens go in two calls, the
+// second from position 5.
+func primed(t *testing.T, g *Model, prompt []int32, how priming) *Cache {
 	t.Helper()
 	cc, err := g.NewCache(len(prompt) + 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	if chunks && len(cc.ch.tok) < 2 {
+	if how != tokenSteps && len(cc.ch.tok) < 2 {
 		t.Fatalf("cache without a chunk (%d token views)", len(cc.ch.tok))
 	}
 	parts := [][]int32{prompt}
@@ -215,10 +225,10 @@ func primed(t *testing.T, g *Model, prompt []int32, chunks bool) *Cache {
 		from := 0
 		for _, p := range parts {
 			var err error
-			if chunks {
-				err = g.prefill(cc, p, from)
-			} else {
+			if how == tokenSteps {
 				err = g.feedSteps(cc, p, from)
+			} else {
+				err = g.prefill(cc, p, from, how == replayedChunks)
 			}
 			if err != nil {
 				return err
@@ -252,4 +262,74 @@ func deviceF32(t *testing.T, g *Model, cc *Cache, conv bool) []float32 {
 		out = append(out, buf...)
 	}
 	return out
+}
+
+// TestGPUPrefillReplay primes prompts through chunk graphs (chunkReplay)
+// and through eagerly launched chunks and compares the caches bit for bit:
+// a prompt from position 5 straddles an attention bucket in one chunk (a
+// second launch sequence, so a second graph), a continuation adds chunks
+// at other positions (nodes updated in place), and a Reset cache primes
+// again on the graphs it has, capturing none.
+func TestGPUPrefillReplay(t *testing.T) {
+	e := decodeEngine(t)
+	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeQ4_K} {
+		m := modeltest.Load(t, gpuTinySpec(typ, false, 25))
+		for _, fp8 := range []bool{false, true} {
+			g := loadModel(t, e, m, Options{KVFP8: fp8})
+			t.Run(fmt.Sprintf("%s/fp8=%v", typ, fp8), func(t *testing.T) {
+				prompt := testPrompt(120, m.NVocab)
+				parts := [][]int32{prompt[:5], prompt[5:77], prompt[77:]}
+				prime := func(cc *Cache, replay bool) {
+					t.Helper()
+					err := e.Do(func() error {
+						from := 0
+						for _, p := range parts {
+							if err := g.prefill(cc, p, from, replay); err != nil {
+								return err
+							}
+							from += len(p)
+						}
+						return e.Synchronize()
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cc.n = len(prompt)
+				}
+				newCache := func() *Cache {
+					cc, err := g.NewCache(len(prompt) + 4)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { cc.Close() })
+					return cc
+				}
+				eager, replayed := newCache(), newCache()
+				prime(eager, false)
+				prime(replayed, true)
+				if len(eager.ch.replays) != 0 {
+					t.Fatalf("eager chunks made %d graphs", len(eager.ch.replays))
+				}
+				graphs, updates := len(replayed.ch.replays), 0
+				for _, p := range replayed.ch.replays {
+					updates += p.Updates
+				}
+				// 13 full chunks from position 5: one straddles keys 64 and 65.
+				if graphs != 2 || updates == 0 {
+					t.Fatalf("%d chunk graphs, %d node updates: want 2 graphs, updated", graphs, updates)
+				}
+				checkSameCache(t, g, replayed, eager)
+				if err := replayed.Reset(); err != nil {
+					t.Fatal(err)
+				}
+				again := newCache()
+				prime(again, false)
+				prime(replayed, true)
+				if len(replayed.ch.replays) != graphs {
+					t.Fatalf("after Reset %d chunk graphs, want the %d there were", len(replayed.ch.replays), graphs)
+				}
+				checkSameCache(t, g, replayed, again)
+			})
+		}
+	}
 }

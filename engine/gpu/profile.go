@@ -113,7 +113,7 @@ func (g *Model) ProfilePrefill(cc *Cache, tokens []int32) ([]Launch, error) {
 		}
 	}
 	pos := cc.n
-	ls, err := g.profileLaunches(cc, len(tokens), func() error { return g.prefill(cc, tokens, pos) })
+	ls, err := g.profileLaunches(cc, len(tokens), func() error { return g.prefill(cc, tokens, pos, false) })
 	if err != nil {
 		return nil, fmt.Errorf("gpu: profiled prefill chunk at %d: %w", pos, err)
 	}

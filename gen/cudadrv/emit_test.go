@@ -109,6 +109,8 @@ func TestDriverTableABIs(t *testing.T) {
 		{"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", 3020, nil},
 		{"cuGraphExecUpdate", "cuGraphExecUpdate_v2", 12000, []string{"hGraphExec", "hGraph", "resultInfo"}},
 		{"cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", 11040, []string{"phGraphExec", "hGraph", "flags"}},
+		{"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030, []string{"hStream", "captureStatus_out", "id_out", "graph_out"}},
+		{"cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams", 10010, []string{"hGraphExec", "hNode", "nodeParams"}},
 		{"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", 11000, nil},
 	} {
 		f, ok := byName[c.name]
@@ -137,7 +139,8 @@ func TestDriverTableABIs(t *testing.T) {
 		cuStreamDestroy cuStreamSynchronize cuStreamBeginCapture cuStreamEndCapture cuStreamIsCapturing
 		cuEventCreate cuEventRecord cuEventSynchronize cuEventElapsedTime cuEventDestroy cuLaunchKernel
 		cuGraphInstantiateWithFlags cuGraphLaunch cuGraphExecUpdate cuGraphExecDestroy cuGraphDestroy
-		cuGraphGetNodes cuGetErrorName cuGetErrorString cuGetProcAddress`) {
+		cuGraphGetNodes cuStreamGetCaptureInfo cuGraphExecKernelNodeSetParams cuGetErrorName cuGetErrorString
+		cuGetProcAddress`) {
 		if _, ok := byName[n]; !ok {
 			t.Errorf("%s is not in the table", n)
 		}

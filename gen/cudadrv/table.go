@@ -108,6 +108,10 @@ func Driver() Table {
 	pProcStat := Type{"CUdriverProcAddressQueryResult *", "*procStatus"}
 	pFnPtr := Type{"void **", "*uintptr"}
 	pLaunchCfg := Type{"const CUlaunchConfig *", "*launchConfig"}
+	tNode := Type{"CUgraphNode", "graphNode"}
+	pNodes := Type{"const CUgraphNode **", "*unsafe.Pointer"}
+	pU64 := Type{"cuuint64_t *", "*uint64"}
+	pKernNode := Type{"const CUDA_KERNEL_NODE_PARAMS *", "*kernelNodeParams"}
 
 	return Table{
 		Library:   "libcuda.so.1",
@@ -296,6 +300,17 @@ func Driver() Table {
 			{Name: "cuGraphGetNodes", Symbol: "cuGraphGetNodes", Version: 10000,
 				Doc:    "lists (or, with a nil array, counts) a graph's nodes",
 				Params: []Param{p("hGraph", tGraph), p("nodes", pNode), p("numNodes", pSize)}},
+			// The 11.3 ABI (_v2) returns the nodes the next captured work will
+			// depend on: right after a launch, the launch's own node. 12.3's
+			// _v3 adds edge data memra does not read.
+			{Name: "cuStreamGetCaptureInfo", Symbol: "cuStreamGetCaptureInfo_v2", Version: 11030,
+				Doc: "names the node a capture's last launch became (its dependencies_out)",
+				Params: []Param{p("hStream", tStream), p("captureStatus_out", pCapStatus), p("id_out", pU64),
+					p("graph_out", pGraph), p("dependencies_out", pNodes), p("numDependencies_out", pSize)}},
+			// The 10.1 ABI takes CUDA_KERNEL_NODE_PARAMS_v1 (no kern or ctx fields).
+			{Name: "cuGraphExecKernelNodeSetParams", Symbol: "cuGraphExecKernelNodeSetParams", Version: 10010, Hot: true,
+				Doc:    "changes one kernel node's grid and arguments in an executable graph, for its next launches",
+				Params: []Param{p("hGraphExec", tExec), p("hNode", tNode), p("nodeParams", pKernNode)}},
 		},
 		Results: []ResultCode{
 			{"CUDA_SUCCESS", 0, "no error"},

@@ -95,6 +95,7 @@ type config struct {
 	profile   int      // profiled eager steps per context (0: none)
 	omit      []string // step parts left out (gpu.Options.Omit)
 	tokenFeed bool     // prime one step per token (gpu.Options.TokenFeed)
+	eager     bool     // launch each prefill chunk from the host (gpu.Options.EagerChunks)
 	fatbin    string   // kernel image loaded instead of the embedded one (gpu.Options.Fatbin)
 	sampled   bool     // also time graph decode with the device draw (path "sampled")
 }
@@ -146,6 +147,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here; with 0, in the first timed one, and the report says so)")
 	prompt := fs.Int("prompt", 64, "prompt length `P` of the priming measurement")
 	tokenFeed := fs.Bool("token-feed", false, "prime prompts one decode step per token (as memra did before chunked priming, perf.md step 99, and still does where a matrix has no batch kernel) instead of in chunks of up to 8 tokens, each weight read once a chunk; run with and without it to compare prime ms")
+	eagerChunks := fs.Bool("eager-chunks", false, "launch each prefill chunk's kernels from the host, as memra did before it replayed them as graphs (perf.md step 125): the same bits; run with and without it to compare prime ms")
 	fp8 := fs.Bool("fp8", false, "FP8 (e4m3) KV cache: the same as -kv fp8")
 	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")
 	out := fs.String("out", "results", "results `DIR`")
@@ -205,7 +207,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		peer: peer.vals, models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, sampled: *sampled, fatbin: *fatbin,
+		peer: peer.vals, models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, eager: *eagerChunks, sampled: *sampled, fatbin: *fatbin,
 	}
 	if *quick {
 		if !explicit["ctx"] {

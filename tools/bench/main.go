@@ -555,7 +555,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	capacity := c.cacheFor(contexts[len(contexts)-1])
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
 	tu := time.Now()
-	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, TokenFeed: c.tokenFeed, Fatbin: b.fatbin}, nil)
+	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, TokenFeed: c.tokenFeed, EagerChunks: c.eager, Fatbin: b.fatbin}, nil)
 	if err != nil {
 		return err
 	}
