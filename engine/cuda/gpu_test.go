@@ -79,12 +79,13 @@ func gpuEngine(t *testing.T) *Engine {
 
 // axpb is a loaded kernel with its device buffers.
 type axpb struct {
-	e    *Engine
-	fn   Function
-	x, y DevPtr
-	n    int
-	host []float32
-	p    *Params
+	e      *Engine
+	fn     Function
+	x, y   DevPtr
+	n      int
+	host   []float32
+	p      *Params
+	shared uint32 // dynamic shared memory of each launch (0 but in TestGPURecordReplay)
 }
 
 func newAxpb(t *testing.T, e *Engine, n int, seed uint64) *axpb {
@@ -121,7 +122,7 @@ func (k *axpb) launch(y, x DevPtr, a, b float32) error {
 	k.p.SetF32(2, a)
 	k.p.SetF32(3, b)
 	k.p.SetU32(4, uint32(k.n))
-	return k.e.LaunchParams(k.fn, [3]uint32{uint32((k.n + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, k.p)
+	return k.e.LaunchParams(k.fn, [3]uint32{uint32((k.n + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, k.shared, k.p)
 }
 
 func (k *axpb) download(t *testing.T, p DevPtr) []float32 {

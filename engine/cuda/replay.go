@@ -79,7 +79,7 @@ func (e *Engine) unrecordable(what string) error {
 
 // Replay is a Recording captured into a graph: Launch runs the graph
 // with a recording of the same kernels, first updating the kernel nodes
-// whose grid or arguments differ from the last ones it ran.
+// whose grid, shared memory or arguments differ from the last ones it ran.
 type Replay struct {
 	e     *Engine
 	g     Graph
@@ -154,28 +154,52 @@ func (p *Replay) argv(i int) *unsafe.Pointer {
 }
 
 // Matches reports whether r launches the kernels p captured, in order, with
-// the same blocks, dynamic shared memory, launch mode and argument counts:
-// what Launch can update in place (grids and argument values may differ).
+// the same blocks, launch mode and argument counts: what Launch can update
+// in place (grids, dynamic shared memory and argument values may differ:
+// attn_combine's grows with the splits of the attention bucket).
 func (p *Replay) Matches(r *Recording) bool {
 	if len(r.ls) != len(p.cur.ls) {
 		return false
 	}
 	for i, l := range r.ls {
-		c := p.cur.ls[i]
-		if l.fn != c.fn || l.block != c.block || l.shared != c.shared || l.pdl != c.pdl || l.n != c.n {
+		if !l.sameKernel(p.cur.ls[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-// Launch enqueues the graph as r's launches: the nodes whose grid or
-// arguments differ from the graph's are updated first (the driver copies
+// sameKernel reports whether l and c differ at most in grid, dynamic
+// shared memory and arguments.
+func (l recLaunch) sameKernel(c recLaunch) bool {
+	return l.fn == c.fn && l.block == c.block && l.pdl == c.pdl && l.n == c.n
+}
+
+// Mismatch says why r does not match p (nil where it does): the first
+// launch that differs, as recorded and as captured.
+func (p *Replay) Mismatch(r *Recording) error {
+	if len(r.ls) != len(p.cur.ls) {
+		return fmt.Errorf("%d launches, the replay %d", len(r.ls), len(p.cur.ls))
+	}
+	for i, l := range r.ls {
+		if c := p.cur.ls[i]; !l.sameKernel(c) {
+			return fmt.Errorf("launch %d of %d: %s, the replay's %s", i+1, len(r.ls), p.describe(l), p.describe(c))
+		}
+	}
+	return nil
+}
+
+func (p *Replay) describe(l recLaunch) string {
+	return fmt.Sprintf("%s block %v pdl %v args %d", p.e.FunctionName(l.fn), l.block, l.pdl, l.n)
+}
+
+// Launch enqueues the graph as r's launches: the nodes whose grid, shared
+// memory or arguments differ from the graph's are updated first (the driver copies
 // the values; launches already enqueued keep theirs). r must match
 // (Matches).
 func (p *Replay) Launch(r *Recording) error {
-	if !p.Matches(r) {
-		return errors.New("cuda: Replay.Launch: the recording launches other kernels than the replay captured")
+	if err := p.Mismatch(r); err != nil {
+		return fmt.Errorf("cuda: Replay.Launch: the recording launches other kernels than the replay captured: %w", err)
 	}
 	return p.e.Do(func() error {
 		if err := p.e.unrecordable("Replay.Launch"); err != nil {
@@ -184,11 +208,11 @@ func (p *Replay) Launch(r *Recording) error {
 		for i, l := range r.ls {
 			c := &p.cur.ls[i]
 			now, next := p.cur.args(i), r.args(i)
-			if l.grid == c.grid && slices.Equal(now, next) {
+			if l.grid == c.grid && l.shared == c.shared && slices.Equal(now, next) {
 				continue
 			}
 			copy(now, next)
-			c.grid = l.grid
+			c.grid, c.shared = l.grid, l.shared
 			*p.kp = kernelNodeParams{fn: c.fn, gridX: c.grid[0], gridY: c.grid[1], gridZ: c.grid[2],
 				blockX: c.block[0], blockY: c.block[1], blockZ: c.block[2], sharedMem: c.shared, kernelParams: p.argv(i)}
 			if err := p.e.d.cuGraphExecKernelNodeSetParams(p.x, p.nodes[i], p.kp); err != nil {

@@ -16,8 +16,9 @@ func TestGPURecordReplay(t *testing.T) {
 	const n, steps = 4096, 12
 	k := newAxpb(t, e, n, 3)
 	type step struct {
-		a, b float32
-		n    int // elements the launch covers: its grid
+		a, b   float32
+		n      int    // elements the launch covers: its grid
+		shared uint32 // dynamic shared memory (the kernel takes none; a node update may change it)
 	}
 	// want is x after the steps, each over its first s.n elements.
 	want := func(ss []step) []float32 {
@@ -33,14 +34,14 @@ func TestGPURecordReplay(t *testing.T) {
 		t.Helper()
 		err := e.RecordLaunches(r, func() error {
 			for _, s := range ss {
-				k.n = s.n
+				k.n, k.shared = s.n, s.shared
 				if err := k.launch(k.y, k.y, s.a, s.b); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
-		k.n = n
+		k.n, k.shared = n, 0
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestGPURecordReplay(t *testing.T) {
 	}
 	first := make([]step, steps)
 	for i := range first {
-		first[i] = step{0.9, 0.01 * float32(i+1), n}
+		first[i] = step{0.9, 0.01 * float32(i+1), n, 0}
 	}
 	if err := e.CopyDtoDAsync(k.y, k.x, 4*n); err != nil {
 		t.Fatal(err)
@@ -78,22 +79,24 @@ func TestGPURecordReplay(t *testing.T) {
 		t.Fatalf("the captured recording updated %d nodes", p.Updates)
 	}
 
-	// Three launches differ: two in a scalar, one in its grid too.
+	// Four launches differ: two in a scalar, one in its grid too, one in
+	// its shared memory alone.
 	second := append([]step(nil), first...)
 	second[2].a = 0.5
 	second[7].b = -0.25
-	second[9] = step{0.75, 0.125, 300} // 2 blocks instead of 16
+	second[9] = step{0.75, 0.125, 300, 0} // 2 blocks instead of 16
+	second[11].shared = 1024
 	record(&r, second)
 	if !p.Matches(&r) {
 		t.Fatal("a recording of the same kernels does not match")
 	}
 	run(p, &r, second, "updated replay")
-	if p.Updates != 3 {
-		t.Fatalf("updated %d nodes, want 3", p.Updates)
+	if p.Updates != 4 {
+		t.Fatalf("updated %d nodes, want 4", p.Updates)
 	}
 	run(p, &r, second, "replay again")
-	if p.Updates != 3 {
-		t.Fatalf("an unchanged recording updated %d more nodes", p.Updates-3)
+	if p.Updates != 4 {
+		t.Fatalf("an unchanged recording updated %d more nodes", p.Updates-4)
 	}
 
 	record(&r, first[:steps-1])

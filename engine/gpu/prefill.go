@@ -108,8 +108,8 @@ type chunk struct {
 	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh, kx, lx                cuda.DevPtr // [tokens][stride] f32 each
 	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS, kxS, lxS int         // their strides in floats
 	tok                                                                       []scratch
-	// rec records a full chunk's launches and replays runs them (replay):
-	// graphs of the launch sequences met so far, most recently used first.
+	// rec is a full chunk's launches as chunkReplay records them; replays,
+	// the graphs of the launch sequences met so far, most recently used first.
 	rec     cuda.Recording
 	replays []*cuda.Replay
 }

@@ -316,6 +316,17 @@ func TestGPUPrefillReplay(t *testing.T) {
 				}
 				// 13 full chunks from position 5: one straddles keys 64 and 65.
 				if graphs != 2 || updates == 0 {
+					// Which graph each full chunk's launches match, and why not the others.
+					var rec cuda.Recording
+					for from := 5; from+g.pf.tokens <= len(prompt); from += g.pf.tokens {
+						err := e.RecordLaunches(&rec, func() error { return g.prefillChunk(replayed, prompt[from:from+g.pf.tokens], from) })
+						if err != nil {
+							t.Fatal(err)
+						}
+						for k, p := range replayed.ch.replays {
+							t.Logf("chunk at %d, graph %d: %v", from, k, p.Mismatch(&rec))
+						}
+					}
 					t.Fatalf("%d chunk graphs, %d node updates: want 2 graphs, updated", graphs, updates)
 				}
 				checkSameCache(t, g, replayed, eager)
