@@ -1016,7 +1016,7 @@ func (d *driver) cuStreamGetCaptureInfo(hStream Stream, captureStatus_out *Captu
 	return d.check("cuStreamGetCaptureInfo", r)
 }
 
-// cuGraphExecKernelNodeSetParams changes one kernel node's grid and arguments in an executable graph, for its next launches.
+// cuGraphExecKernelNodeSetParams changes one kernel node's grid, shared memory and arguments in an executable graph, for its next launches.
 //
 // C: CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams); CUDA 10.1 ABI.
 //

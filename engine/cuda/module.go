@@ -91,7 +91,9 @@ func (e *Engine) FunctionName(f Function) string {
 
 // SetLaunchObserver has f called on the engine thread after every
 // successful kernel launch (nil: none), so a profiler can record an event
-// behind each kernel. f may use the engine (it runs inside Do).
+// behind each kernel. f may use the engine (it runs inside Do). Launches
+// RecordLaunches notes, and a Replay's nodes, are not launches of their
+// own: f sees a Replay's kernels once, as NewReplay captures them.
 func (e *Engine) SetLaunchObserver(f func(Function)) {
 	_ = e.Do(func() error { e.observer = f; return nil })
 }

@@ -47,14 +47,19 @@ func (r *Recording) args(i int) []uint64 { l := r.ls[i]; return r.vals[l.off : l
 // RecordLaunches runs fn on the engine thread with every kernel launch
 // through LaunchParams or LaunchParamsPDL noted into r (emptied first)
 // instead of enqueued. Nothing reaches the stream while fn runs: any other
-// stream work (a copy, a memset, an event, a graph, a synchronisation, a
-// launch without a Params block) fails, and RecordLaunches returns that
-// failure even where fn swallowed it, so a recording never silently lacks
-// work its eager run would have done.
+// stream work (a copy, a memset, an event, a graph, a capture, a
+// synchronisation, a launch without a Params block, a recording within
+// this one) fails, as do the calls a capture refuses (allocations, frees,
+// module loads), and RecordLaunches returns that failure even where fn
+// swallowed it, so a recording never silently lacks work its eager run
+// would have done. Launches recorded do not call the launch observer.
 func (e *Engine) RecordLaunches(r *Recording, fn func() error) error {
 	return e.Do(func() error {
-		if e.capturing || e.rec != nil {
-			return errors.New("cuda: RecordLaunches: the stream is capturing or already recording")
+		if err := e.unrecordable("RecordLaunches"); err != nil {
+			return err
+		}
+		if e.capturing {
+			return errors.New("cuda: RecordLaunches: the stream is capturing")
 		}
 		r.ls, r.vals, r.err = r.ls[:0], r.vals[:0], nil
 		e.rec = r
@@ -70,7 +75,7 @@ func (e *Engine) unrecordable(what string) error {
 	if e.rec == nil {
 		return nil
 	}
-	err := fmt.Errorf("cuda: %s while recording launches: only LaunchParams and LaunchParamsPDL can be recorded", what)
+	err := fmt.Errorf("cuda: %s while recording launches (a recording holds launches through LaunchParams and LaunchParamsPDL alone)", what)
 	if e.rec.err == nil {
 		e.rec.err = err
 	}
@@ -80,6 +85,8 @@ func (e *Engine) unrecordable(what string) error {
 // Replay is a Recording captured into a graph: Launch runs the graph
 // with a recording of the same kernels, first updating the kernel nodes
 // whose grid, shared memory or arguments differ from the last ones it ran.
+// Its PDL launches keep the L2 window (SetL2Window) in force when it was
+// captured. Not safe for concurrent use: one goroutine launches a Replay.
 type Replay struct {
 	e     *Engine
 	g     Graph
@@ -97,6 +104,9 @@ type Replay struct {
 // NewReplay captures r's launches, as they would run on the stream, into
 // a graph and instantiates it.
 func (e *Engine) NewReplay(r *Recording) (*Replay, error) {
+	if r.err != nil {
+		return nil, fmt.Errorf("cuda: NewReplay: a failed recording: %w", r.err)
+	}
 	if r.Len() == 0 {
 		return nil, errors.New("cuda: NewReplay: an empty recording")
 	}
@@ -107,41 +117,56 @@ func (e *Engine) NewReplay(r *Recording) (*Replay, error) {
 	for i := range p.cur.vals {
 		p.ptrs[i] = unsafe.Pointer(&p.cur.vals[i])
 	}
-	if err := e.BeginCapture(); err != nil {
-		return nil, err
-	}
+	// One Do: no other goroutine's stream work can land in the capture.
 	err := e.Do(func() error {
-		for i, l := range p.cur.ls {
-			if err := e.launch(l.fn, l.grid, l.block, l.shared, p.argv(i), l.pdl); err != nil {
-				return fmt.Errorf("launch %d of %d (%s): %w", i+1, len(p.cur.ls), e.fnNames[l.fn], err)
-			}
-			var deps unsafe.Pointer
-			var st CaptureStatus
-			var nd uint64
-			if err := e.d.cuStreamGetCaptureInfo(e.stream, &st, nil, nil, &deps, &nd); err != nil {
-				return err
-			}
-			if nd != 1 || deps == nil {
-				return fmt.Errorf("launch %d of %d: the capture depends on %d nodes after it, not 1", i+1, len(p.cur.ls), nd)
-			}
-			p.nodes[i] = *(*graphNode)(deps)
+		if err := e.BeginCapture(); err != nil {
+			return err
 		}
+		err := p.capture()
+		g, cerr := e.EndCapture()
+		if err = errors.Join(err, cerr); err != nil {
+			if g != 0 {
+				_ = e.DestroyGraph(g)
+			}
+			return fmt.Errorf("cuda: capture a replay: %w", err)
+		}
+		x, err := e.Instantiate(g)
+		if err != nil {
+			_ = e.DestroyGraph(g)
+			return err
+		}
+		p.g, p.x = g, x
 		return nil
 	})
-	g, cerr := e.EndCapture()
-	if err = errors.Join(err, cerr); err != nil {
-		if g != 0 {
-			_ = e.DestroyGraph(g)
-		}
-		return nil, fmt.Errorf("cuda: capture a replay: %w", err)
-	}
-	x, err := e.Instantiate(g)
 	if err != nil {
-		_ = e.DestroyGraph(g)
 		return nil, err
 	}
-	p.g, p.x = g, x
 	return p, nil
+}
+
+// capture launches cur's launches into the engine's capture, naming each
+// one's node: right after a launch, the node the next would depend on.
+func (p *Replay) capture() error {
+	e := p.e
+	for i, l := range p.cur.ls {
+		if err := e.launch(l.fn, l.grid, l.block, l.shared, p.argv(i), l.pdl); err != nil {
+			return fmt.Errorf("launch %d of %d (%s): %w", i+1, len(p.cur.ls), e.fnNames[l.fn], err)
+		}
+		var deps unsafe.Pointer
+		var st CaptureStatus
+		var nd uint64
+		if err := e.d.cuStreamGetCaptureInfo(e.stream, &st, nil, nil, &deps, &nd); err != nil {
+			return err
+		}
+		if st != CaptureActive {
+			return fmt.Errorf("launch %d of %d: the capture is no longer active (status %d)", i+1, len(p.cur.ls), st)
+		}
+		if nd != 1 || deps == nil {
+			return fmt.Errorf("launch %d of %d: the capture depends on %d nodes after it, not 1", i+1, len(p.cur.ls), nd)
+		}
+		p.nodes[i] = *(*graphNode)(deps)
+	}
+	return nil
 }
 
 // argv is the kernelParams array of cur's launch i.
@@ -198,12 +223,15 @@ func (p *Replay) describe(l recLaunch) string {
 // the values; launches already enqueued keep theirs). r must match
 // (Matches).
 func (p *Replay) Launch(r *Recording) error {
-	if err := p.Mismatch(r); err != nil {
-		return fmt.Errorf("cuda: Replay.Launch: the recording launches other kernels than the replay captured: %w", err)
-	}
 	return p.e.Do(func() error {
 		if err := p.e.unrecordable("Replay.Launch"); err != nil {
 			return err
+		}
+		if r.err != nil {
+			return fmt.Errorf("cuda: Replay.Launch: a failed recording: %w", r.err)
+		}
+		if err := p.Mismatch(r); err != nil {
+			return fmt.Errorf("cuda: Replay.Launch: the recording launches other kernels than the replay captured: %w", err)
 		}
 		for i, l := range r.ls {
 			c := &p.cur.ls[i]

@@ -108,12 +108,19 @@ func TestGPURecordReplay(t *testing.T) {
 	}
 
 	// Other stream work fails the recording, even where fn drops the error.
+	var inner Recording
 	for _, c := range []struct {
 		what string
 		do   func() error
 	}{
 		{"cuMemsetD8Async", func() error { return e.MemsetD8Async(k.y, 0, 4) }},
+		{"cuMemcpyDtoDAsync", func() error { return e.CopyDtoDAsync(k.y, k.x, 4) }},
 		{"Synchronize", e.Synchronize},
+		{"alloc", func() error { _, err := e.Alloc(256); return err }},
+		{"a graph launch", func() error { return e.GraphLaunch(p.x) }},
+		{"Replay.Launch", func() error { return p.Launch(&r) }},
+		{"BeginCapture", e.BeginCapture},
+		{"RecordLaunches", func() error { return e.RecordLaunches(&inner, func() error { return k.launch(k.y, k.y, 1, 0) }) }},
 		{"a launch without a Params block", func() error {
 			return e.Launch(k.fn, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, k.p.ptrs)
 		}},
@@ -122,6 +129,23 @@ func TestGPURecordReplay(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.what) {
 			t.Errorf("%s while recording: %v", c.what, err)
 		}
+		if _, err := e.NewReplay(&r); err == nil {
+			t.Errorf("%s while recording: a replay of the failed recording was made", c.what)
+		}
+	}
+	if inner.Len() != 0 {
+		t.Errorf("a recording within a recording noted %d launches", inner.Len())
+	}
+	// Nor is there recording inside a capture.
+	if err := e.BeginCapture(); err != nil {
+		t.Fatal(err)
+	}
+	err = e.RecordLaunches(&r, func() error { return nil })
+	if g, cerr := e.EndCapture(); cerr == nil {
+		_ = e.DestroyGraph(g)
+	}
+	if err == nil {
+		t.Error("RecordLaunches during a capture succeeded")
 	}
 	// The engine is itself again: launches run.
 	run(p, func() *Recording { record(&r, second); return &r }(), second, "replay after refusals")

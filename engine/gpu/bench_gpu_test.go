@@ -557,11 +557,11 @@ func BenchmarkGPUPrefillHost(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer cc.Close()
+		b.Cleanup(func() { cc.Close() })
 		for _, replay := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/replay=%v", typ, replay), func(b *testing.B) {
 				launches := 0 // of the whole prompt, launched eagerly
-				err = e.Do(func() error {
+				err := e.Do(func() error {
 					e.SetLaunchObserver(func(cuda.Function) { launches++ })
 					defer e.SetLaunchObserver(nil)
 					return g.prefill(cc, prompt, 0, replay)

@@ -393,29 +393,27 @@ const maxChunkReplays = 4
 // chunkReplay is prefillChunk run as a graph (perf.md step 125): its
 // launches are recorded instead of made, and replayed on the cache's graph
 // of the same kernels, whose nodes that differ (the tokens, the positions,
-// the attention bucket's grids) are updated in place; a new sequence is
-// captured into a graph first, the least recently used dropped beyond
-// maxChunkReplays. The same kernels with the same arguments as
-// prefillChunk's launches, so the same bits, for a fraction of the host's
-// time a launch (cuLaunchKernelEx's ~4 µs, step 124).
+// the attention bucket's grids and attn_combine's shared memory) are
+// updated in place; a new sequence is captured into a graph first, the
+// least recently used dropped beyond maxChunkReplays. The same kernels
+// with the same arguments as prefillChunk's launches, so the same bits,
+// for a fraction of the host's time a launch (cuLaunchKernelEx's ~4 µs,
+// step 124).
 func (g *Model) chunkReplay(cc *Cache, tokens []int32, from int) error {
 	ch := &cc.ch
 	if err := g.e.RecordLaunches(&ch.rec, func() error { return g.prefillChunk(cc, tokens, from) }); err != nil {
 		return err
 	}
 	i := slices.IndexFunc(ch.replays, func(p *cuda.Replay) bool { return p.Matches(&ch.rec) })
+	var old *cuda.Replay // dropped for the new graph
 	if i < 0 {
 		p, err := g.e.NewReplay(&ch.rec)
 		if err != nil {
 			return fmt.Errorf("capture a chunk of %d launches: %w", ch.rec.Len(), err)
 		}
 		if len(ch.replays) == maxChunkReplays {
-			old := ch.replays[maxChunkReplays-1]
+			old = ch.replays[maxChunkReplays-1]
 			ch.replays = ch.replays[:maxChunkReplays-1]
-			if err := old.Destroy(); err != nil {
-				_ = p.Destroy()
-				return err
-			}
 		}
 		ch.replays = append(ch.replays, p)
 		i = len(ch.replays) - 1
@@ -423,7 +421,20 @@ func (g *Model) chunkReplay(cc *Cache, tokens []int32, from int) error {
 	p := ch.replays[i]
 	copy(ch.replays[1:i+1], ch.replays[:i]) // most recently used first
 	ch.replays[0] = p
-	return p.Launch(&ch.rec)
+	if err := p.Launch(&ch.rec); err != nil {
+		// A failed update leaves the graph's nodes unknown: drop it.
+		ch.replays = ch.replays[1:]
+		return errors.Join(err, p.Destroy(), destroy(old))
+	}
+	return destroy(old)
+}
+
+// destroy destroys p, if any.
+func destroy(p *cuda.Replay) error {
+	if p == nil {
+		return nil
+	}
+	return p.Destroy()
 }
 
 // prefillChunk runs the n ≤ cc.ch.tokens tokens at positions from, ...

@@ -160,7 +160,7 @@ func testPrompt(p, vocab int) []int32 {
 // and the next step's logits bit for bit.
 func checkPrefill(t *testing.T, g *Model, prompt []int32) {
 	t.Helper()
-	checkSameCache(t, g, primed(t, g, prompt, replayedChunks), primed(t, g, prompt, tokenSteps))
+	checkSameCache(t, g, primed(t, g, prompt, true), primed(t, g, prompt, false))
 }
 
 // checkSameCache compares two caches that took the same tokens: their
@@ -195,26 +195,18 @@ func mixedTypes(name string) gguf.Type {
 	return gguf.TypeQ8_0
 }
 
-// How primed feeds a prompt.
-type priming int
-
-const (
-	tokenSteps     priming = iota // one decode step per token (feedSteps)
-	eagerChunks                   // in chunks, each launched from the host
-	replayedChunks                // in chunks, the full ones replayed as graphs
-)
-
-// primed returns a fresh cache with prompt fed as how says; closed when
-// the test ends. Prompts of more than 16 tokens go in two calls, the
-// second from position 5.
-func primed(t *testing.T, g *Model, prompt []int32, how priming) *Cache {
+// primed returns a fresh cache with prompt fed, in chunks (the full ones
+// replayed as graphs: chunkReplay) or one step per token; closed when the
+// test ends. Prompts of more than 16 tokens go in two calls, the second
+// from position 5.
+func primed(t *testing.T, g *Model, prompt []int32, chunks bool) *Cache {
 	t.Helper()
 	cc, err := g.NewCache(len(prompt) + 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	if how != tokenSteps && len(cc.ch.tok) < 2 {
+	if chunks && len(cc.ch.tok) < 2 {
 		t.Fatalf("cache without a chunk (%d token views)", len(cc.ch.tok))
 	}
 	parts := [][]int32{prompt}
@@ -225,10 +217,10 @@ func primed(t *testing.T, g *Model, prompt []int32, how priming) *Cache {
 		from := 0
 		for _, p := range parts {
 			var err error
-			if how == tokenSteps {
-				err = g.feedSteps(cc, p, from)
+			if chunks {
+				err = g.prefill(cc, p, from, true)
 			} else {
-				err = g.prefill(cc, p, from, how == replayedChunks)
+				err = g.feedSteps(cc, p, from)
 			}
 			if err != nil {
 				return err
@@ -269,7 +261,8 @@ func deviceF32(t *testing.T, g *Model, cc *Cache, conv bool) []float32 {
 // a prompt from position 5 straddles an attention bucket in one chunk (a
 // second launch sequence, so a second graph), a continuation adds chunks
 // at other positions (nodes updated in place), and a Reset cache primes
-// again on the graphs it has, capturing none.
+// again on the graphs it has, capturing none. Options.EagerChunks makes
+// none.
 func TestGPUPrefillReplay(t *testing.T) {
 	e := decodeEngine(t)
 	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeQ4_K} {
@@ -314,7 +307,7 @@ func TestGPUPrefillReplay(t *testing.T) {
 				for _, p := range replayed.ch.replays {
 					updates += p.Updates
 				}
-				// 13 full chunks from position 5: one straddles keys 64 and 65.
+				// 14 full chunks from position 5: one straddles keys 64 and 65.
 				if graphs != 2 || updates == 0 {
 					// Which graph each full chunk's launches match, and why not the others.
 					var rec cuda.Recording
@@ -341,6 +334,18 @@ func TestGPUPrefillReplay(t *testing.T) {
 				}
 				checkSameCache(t, g, replayed, again)
 			})
+		}
+		g := loadModel(t, e, m, Options{EagerChunks: true})
+		cc, err := g.NewCache(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cc.Close() })
+		if err := e.Do(func() error { return g.prefill(cc, testPrompt(40, m.NVocab), 0, true) }); err != nil {
+			t.Fatal(err)
+		}
+		if len(cc.ch.replays) != 0 {
+			t.Errorf("%s: Options.EagerChunks made %d chunk graphs", typ, len(cc.ch.replays))
 		}
 	}
 }

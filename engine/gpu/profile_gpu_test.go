@@ -296,7 +296,7 @@ func TestGPUProfilePrefill(t *testing.T) {
 	if cc.Len() != len(prompt) {
 		t.Fatalf("cache length %d after profiling %d tokens", cc.Len(), len(prompt))
 	}
-	checkSameCache(t, g, cc, primed(t, g, prompt, tokenSteps))
+	checkSameCache(t, g, cc, primed(t, g, prompt, false))
 
 	// The weights the chunk's launches count: every matrix once, whatever
 	// the chunk's tokens (the logits are not part of a chunk; a q8_0

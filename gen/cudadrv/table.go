@@ -309,7 +309,7 @@ func Driver() Table {
 					p("graph_out", pGraph), p("dependencies_out", pNodes), p("numDependencies_out", pSize)}},
 			// The 10.1 ABI takes CUDA_KERNEL_NODE_PARAMS_v1 (no kern or ctx fields).
 			{Name: "cuGraphExecKernelNodeSetParams", Symbol: "cuGraphExecKernelNodeSetParams", Version: 10010, Hot: true,
-				Doc:    "changes one kernel node's grid and arguments in an executable graph, for its next launches",
+				Doc:    "changes one kernel node's grid, shared memory and arguments in an executable graph, for its next launches",
 				Params: []Param{p("hGraphExec", tExec), p("hNode", tNode), p("nodeParams", pKernNode)}},
 		},
 		Results: []ResultCode{
