@@ -219,9 +219,9 @@ func (p *Replay) describe(l recLaunch) string {
 }
 
 // Launch enqueues the graph as r's launches: the nodes whose grid, shared
-// memory or arguments differ from the graph's are updated first (the driver copies
-// the values; launches already enqueued keep theirs). r must match
-// (Matches).
+// memory or arguments differ from the graph's are updated first (the
+// driver copies the values; launches already enqueued keep theirs). r must
+// match (Matches).
 func (p *Replay) Launch(r *Recording) error {
 	return p.e.Do(func() error {
 		if err := p.e.unrecordable("Replay.Launch"); err != nil {
