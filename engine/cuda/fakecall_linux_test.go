@@ -9,8 +9,11 @@ import (
 	"errors"
 	"math"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -188,5 +191,111 @@ func TestFailedReleaseKeepsHandle(t *testing.T) {
 		if destroyed[n] != 1 {
 			t.Errorf("%s destroyed %d times in all, want once", n, destroyed[n])
 		}
+	}
+}
+
+// TestReplayUpdatesNodes runs a Replay on a fake driver: the capture names
+// each launch's node from cuStreamGetCaptureInfo, a recording with one
+// argument and one grid changed updates exactly those two nodes with the
+// new values (read back through the kernelParams the driver is handed),
+// and an update the driver refuses leaves the replay refusing every later
+// launch, since its node may hold either launch's values.
+func TestReplayUpdatesNodes(t *testing.T) {
+	e := fakeEngine(t)
+	nodes := new([3]uintptr) // the fake capture's node handles, heap memory the driver "owns"
+	captured := 0
+	info := purego.NewCallback(func(stream uintptr, st *int32, id *uint64, g *uintptr, deps *unsafe.Pointer, nd *uint64) uintptr {
+		nodes[captured] = uintptr(101 + captured)
+		*st, *deps, *nd = 1, unsafe.Pointer(&nodes[captured]), 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
+		captured++
+		return 0
+	})
+	endCapture := purego.NewCallback(func(stream uintptr, g *uintptr) uintptr { *g = 7; return 0 })
+	instantiate := purego.NewCallback(func(x *uintptr, g, flags uintptr) uintptr { *x = 9; return 0 })
+	type update struct {
+		node        uintptr
+		grid, block [3]uint32
+		shared      uint32
+		args        []uint64
+		exec, extra bool // the graph exec given is NewReplay's; extra is not nil
+	}
+	var updates []update
+	refuse := false
+	setParams := purego.NewCallback(func(x, node uintptr, kp *kernelNodeParams) uintptr {
+		if refuse {
+			return 1 // CUDA_ERROR_INVALID_VALUE
+		}
+		u := update{node: node, grid: [3]uint32{kp.gridX, kp.gridY, kp.gridZ}, block: [3]uint32{kp.blockX, kp.blockY, kp.blockZ},
+			shared: kp.sharedMem, exec: x == 9, extra: kp.extra != nil}
+		args := unsafe.Slice(kp.kernelParams, 2)
+		for _, a := range args {
+			u.args = append(u.args, *(*uint64)(a))
+		}
+		updates = append(updates, u)
+		return 0
+	})
+	yield := e.d.p.cuLaunchKernel
+	if err := e.Do(func() error {
+		d := &e.d.p
+		d.cuStreamGetCaptureInfo, d.cuStreamEndCapture, d.cuGraphInstantiateWithFlags = info, endCapture, instantiate
+		d.cuGraphExecKernelNodeSetParams, d.cuGraphExecDestroy, d.cuGraphDestroy = setParams, yield, yield
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := NewParams(2)
+	block := [3]uint32{128, 1, 1}
+	record := func(r *Recording, a1 int32, grid2 uint32) {
+		t.Helper()
+		err := e.RecordLaunches(r, func() error {
+			for i := range 3 {
+				v := int32(5)
+				if i == 1 {
+					v = a1
+				}
+				p.SetI32(0, int32(i))
+				p.SetI32(1, v)
+				grid := [3]uint32{4, 1, 1}
+				if i == 2 {
+					grid[0] = grid2
+				}
+				if err := e.LaunchParams(Function(1), grid, block, 0, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r Recording
+	record(&r, 5, 4)
+	rp, err := e.NewReplay(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if captured != 3 || !slices.Equal(rp.nodes, []graphNode{101, 102, 103}) {
+		t.Fatalf("captured %d launches as nodes %v, want 101, 102, 103", captured, rp.nodes)
+	}
+	record(&r, 6, 2)
+	if err := rp.Launch(&r); err != nil {
+		t.Fatal(err)
+	}
+	want := []update{
+		{node: 102, grid: [3]uint32{4, 1, 1}, block: block, args: []uint64{1, 6}, exec: true},
+		{node: 103, grid: [3]uint32{2, 1, 1}, block: block, args: []uint64{2, 5}, exec: true},
+	}
+	if !reflect.DeepEqual(updates, want) {
+		t.Fatalf("node updates %+v, want %+v", updates, want)
+	}
+	refuse = true
+	record(&r, 7, 2)
+	if err := rp.Launch(&r); err == nil || !strings.Contains(err.Error(), "update launch 2") {
+		t.Fatalf("a refused update: %v", err)
+	}
+	refuse = false
+	if rp.Matches(&r) || rp.Launch(&r) == nil {
+		t.Fatal("a replay whose update failed launched again")
 	}
 }
