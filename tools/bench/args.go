@@ -202,6 +202,8 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 		return config{}, errors.New(`-compare "": want OLD.json, a bench report (bench-*.json or latest.json in -out)`)
 	case *out == "":
 		return config{}, errors.New(`-out "": want a folder for the results (leave the flag out for results)`)
+	case *tokenFeed && *eagerChunks:
+		return config{}, errors.New("-token-feed primes without chunks, so -eager-chunks would be ignored: give one of them")
 	}
 
 	c := config{

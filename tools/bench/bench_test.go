@@ -143,6 +143,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-kv", "f16,fp8,f16"}, "-kv: f16 given twice"},
 		{[]string{"-kv", ""}, "-kv: no KV type given"},
 		{[]string{"-fatbin", ""}, `-fatbin "": want a file`},
+		{[]string{"-token-feed", "-eager-chunks"}, "-eager-chunks would be ignored"},
 		// An empty -model, -compare or -out (a script's unset variable) ran
 		// the default presets, a run without its comparison, or one whose
 		// results could not be written: said at once, as -fatbin "" is.
@@ -530,6 +531,17 @@ func TestCompare(t *testing.T) {
 	}
 	if fj, js := compareJSON(t, compareReports(&capped, cur)); fj.SharedLimitOld != 101376 || fj.SharedLimitNew != 0 {
 		t.Errorf("compare -json of a MEMRA_SHARED_LIMIT report: %s", js)
+	}
+	// And one whose prompts were primed another way than replayed chunks.
+	eager := *cur
+	eager.Settings.Priming = "eager-chunks"
+	b.Reset()
+	compareReports(&eager, cur).print(&b, "old.json", "new.json")
+	if !strings.Contains(b.String(), "old primed its prompts with -eager-chunks") || strings.Contains(b.String(), "new primed") {
+		t.Errorf("compare of an -eager-chunks report does not say so:\n%s", b.String())
+	}
+	if fj, js := compareJSON(t, compareReports(&eager, cur)); fj.PrimingOld != "eager-chunks" || fj.PrimingNew != "" {
+		t.Errorf("compare -json of an -eager-chunks report: %s", js)
 	}
 
 	// Compare-only mode through run: no GPU needed.

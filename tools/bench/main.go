@@ -273,6 +273,14 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 		rep.Settings.SharedLimit = n
 		rep.Notes = append(rep.Notes, fmt.Sprintf("MEMRA_SHARED_LIMIT=%d held the matvec and prompt-batch kernels' blocks to %d bytes of shared memory (the device allows %d), so that the load picked the kernels a GPU with that limit would; an SM still held as many blocks as this device allows", n, n, info.MaxSharedPerBlockOptin))
 	}
+	switch {
+	case c.tokenFeed:
+		rep.Settings.Priming = "token-feed"
+		rep.Notes = append(rep.Notes, "prompts primed one decode step per token (-token-feed)")
+	case c.eager:
+		rep.Settings.Priming = "eager-chunks"
+		rep.Notes = append(rep.Notes, "prompts primed in chunks whose kernels the host launches one by one (-eager-chunks), not replayed as graphs")
+	}
 	if len(c.omit) > 0 {
 		rep.Notes = append(rep.Notes, "omitted from every step (-omit): "+strings.Join(c.omit, ", ")+
 			"; the times are those of a step without these parts and its tokens are meaningless, while the roofline "+

@@ -109,6 +109,11 @@ type Settings struct {
 	// matvec and prompt-batch kernels' blocks were held to, where it was
 	// below the device's (0: the device's own).
 	SharedLimit int `json:"shared_limit,omitempty"`
+	// Priming: how prompts were primed where not in chunks replayed as
+	// graphs (the default, perf.md step 125): "eager-chunks" (-eager-chunks,
+	// each chunk's kernels launched from the host) or "token-feed"
+	// (-token-feed, one decode step a token). Only prime ms depends on it.
+	Priming string `json:"priming,omitempty"`
 }
 
 // notLatest says why the report is not written as latest.* too, or "" when
@@ -572,15 +577,16 @@ type kernelRatio struct {
 // kv) for their priming and load, and their -profile tables by context (or
 // chunk) and kernel.
 type comparison struct {
-	Rows                 []ratio
-	Prime                []primeRatio
-	Kernels              []kernelRatio
-	OnlyOld, OnlyNew     []string
-	OmitOld, OmitNew     []string // the reports' -omit parts, if any
-	FatbinOld, FatbinNew string   // the reports' -fatbin, if any
-	SharedOld, SharedNew int      // the reports' MEMRA_SHARED_LIMIT, if any
-	DeviceOld, DeviceNew string   // the GPUs the reports ran on (deviceLabel)
-	OtherDevice          bool     // the reports' GPUs have different names: the ratios are of two machines
+	Rows                   []ratio
+	Prime                  []primeRatio
+	Kernels                []kernelRatio
+	OnlyOld, OnlyNew       []string
+	OmitOld, OmitNew       []string // the reports' -omit parts, if any
+	FatbinOld, FatbinNew   string   // the reports' -fatbin, if any
+	SharedOld, SharedNew   int      // the reports' MEMRA_SHARED_LIMIT, if any
+	PrimingOld, PrimingNew string   // the reports' Settings.Priming, if any
+	DeviceOld, DeviceNew   string   // the GPUs the reports ran on (deviceLabel)
+	OtherDevice            bool     // the reports' GPUs have different names: the ratios are of two machines
 }
 
 // deviceLabel names the GPU a report ran on, for telling a comparison of
@@ -599,7 +605,8 @@ func deviceLabel(rep *Report) string {
 
 func compareReports(old, cur *Report) comparison {
 	c := comparison{OmitOld: old.Settings.Omit, OmitNew: cur.Settings.Omit, FatbinOld: old.Settings.Fatbin, FatbinNew: cur.Settings.Fatbin,
-		SharedOld: old.Settings.SharedLimit, SharedNew: cur.Settings.SharedLimit, DeviceOld: deviceLabel(old), DeviceNew: deviceLabel(cur)}
+		SharedOld: old.Settings.SharedLimit, SharedNew: cur.Settings.SharedLimit, PrimingOld: old.Settings.Priming, PrimingNew: cur.Settings.Priming,
+		DeviceOld: deviceLabel(old), DeviceNew: deviceLabel(cur)}
 	c.OtherDevice = old.Device.Name != cur.Device.Name
 	oldRows := map[string]Row{}
 	for _, r := range old.allRows() {
@@ -794,6 +801,10 @@ type comparisonJSON struct {
 	// bytes; absent when it ran with the device's own.
 	SharedLimitOld int `json:"shared_limit_old,omitempty"`
 	SharedLimitNew int `json:"shared_limit_new,omitempty"`
+	// PrimingOld, PrimingNew: a report's Settings.Priming; absent for
+	// chunks replayed as graphs.
+	PrimingOld string `json:"priming_old,omitempty"`
+	PrimingNew string `json:"priming_new,omitempty"`
 	// DeviceOld, DeviceNew: the GPUs the reports ran on; OtherDevice: their
 	// names differ, so the ratios are of two machines.
 	DeviceOld   string `json:"device_old"`
@@ -850,6 +861,7 @@ func (c comparison) json(oldName, newName string) ([]byte, error) {
 	out := comparisonJSON{Old: oldName, New: newName, Rows: []ratioJSON{}, Geomean: map[string]float64{},
 		OnlyOld: append([]string{}, c.OnlyOld...), OnlyNew: append([]string{}, c.OnlyNew...), OmitOld: c.OmitOld, OmitNew: c.OmitNew,
 		FatbinOld: c.FatbinOld, FatbinNew: c.FatbinNew, SharedLimitOld: c.SharedOld, SharedLimitNew: c.SharedNew,
+		PrimingOld: c.PrimingOld, PrimingNew: c.PrimingNew,
 		DeviceOld: c.DeviceOld, DeviceNew: c.DeviceNew, OtherDevice: c.OtherDevice}
 	for _, r := range c.Rows {
 		x := ratioJSON{Model: r.Model, KV: r.KV, Context: r.Context, Path: r.Path, OldTokS: r.Old, NewTokS: r.New, OldRoofPct: r.OldPct, NewRoofPct: r.NewP, OtherWork: r.OtherWork}
@@ -911,6 +923,11 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	}{{"old", c.SharedOld}, {"new", c.SharedNew}} {
 		if l.bytes > 0 {
 			fmt.Fprintf(w, "Note: %s held its kernels to %d bytes of shared memory a block (MEMRA_SHARED_LIMIT): some ran forms with fewer ring slots.\n\n", l.name, l.bytes)
+		}
+	}
+	for _, p := range []struct{ name, priming string }{{"old", c.PrimingOld}, {"new", c.PrimingNew}} {
+		if p.priming != "" {
+			fmt.Fprintf(w, "Note: %s primed its prompts with -%s, not in chunks replayed as graphs: its prime ms are that path's.\n\n", p.name, p.priming)
 		}
 	}
 	fmt.Fprintln(w, "| model | kv | ctx | path | old tok/s | new tok/s | new/old | roofline % old → new |")
