@@ -194,6 +194,90 @@ func TestFailedReleaseKeepsHandle(t *testing.T) {
 	}
 }
 
+// fakeGraphs is a fake driver's graph side, for Replay and ReplaySet:
+// captures whose launches become nodes 101, 102, ... (one node a launch,
+// named through cuStreamGetCaptureInfo), graphs 7, 8, ..., executables
+// 1001, 1002, ..., the node updates it was handed and the executables it
+// destroyed; refuse makes it fail the updates.
+type fakeGraphs struct {
+	nodes     *[64]uintptr // the node handles, memory the driver "owns"
+	captured  int          // launches captured so far
+	graphs    uintptr
+	execs     uintptr
+	updates   []fakeUpdate
+	destroyed []uintptr // executables
+	refuse    bool
+}
+
+// fakeUpdate is one cuGraphExecKernelNodeSetParams call, as read from its
+// CUDA_KERNEL_NODE_PARAMS.
+type fakeUpdate struct {
+	exec, node  uintptr
+	grid, block [3]uint32
+	shared      uint32
+	args        []uint64 // the first two
+	extra       bool     // extra was not nil
+}
+
+func newFakeGraphs(t *testing.T, e *Engine) *fakeGraphs {
+	t.Helper()
+	f := &fakeGraphs{nodes: new([64]uintptr), graphs: 6, execs: 1000}
+	info := purego.NewCallback(func(stream uintptr, st *int32, id *uint64, g *uintptr, deps *unsafe.Pointer, nd *uint64) uintptr {
+		f.nodes[f.captured] = uintptr(101 + f.captured)
+		*st, *deps, *nd = 1, unsafe.Pointer(&f.nodes[f.captured]), 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
+		f.captured++
+		return 0
+	})
+	endCapture := purego.NewCallback(func(stream uintptr, g *uintptr) uintptr { f.graphs++; *g = f.graphs; return 0 })
+	instantiate := purego.NewCallback(func(x *uintptr, g, flags uintptr) uintptr { f.execs++; *x = f.execs; return 0 })
+	setParams := purego.NewCallback(func(x, node uintptr, kp *kernelNodeParams) uintptr {
+		if f.refuse {
+			return 1 // CUDA_ERROR_INVALID_VALUE
+		}
+		u := fakeUpdate{exec: x, node: node, grid: [3]uint32{kp.gridX, kp.gridY, kp.gridZ},
+			block: [3]uint32{kp.blockX, kp.blockY, kp.blockZ}, shared: kp.sharedMem, extra: kp.extra != nil}
+		for _, a := range unsafe.Slice(kp.kernelParams, 2) {
+			u.args = append(u.args, *(*uint64)(a))
+		}
+		f.updates = append(f.updates, u)
+		return 0
+	})
+	execDestroy := purego.NewCallback(func(x uintptr) uintptr { f.destroyed = append(f.destroyed, x); return 0 })
+	if err := e.Do(func() error {
+		d := &e.d.p
+		d.cuStreamGetCaptureInfo, d.cuStreamEndCapture, d.cuGraphInstantiateWithFlags = info, endCapture, instantiate
+		d.cuGraphExecKernelNodeSetParams, d.cuGraphExecDestroy, d.cuGraphDestroy = setParams, execDestroy, d.cuLaunchKernel
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// fakeRecord records n launches of kernel 1 on e, launch i with the
+// arguments (i, a[i]) and a grid of grid[i] blocks (4 where not given).
+func fakeRecord(t *testing.T, e *Engine, r *Recording, n int, a map[int]int32, grid map[int]uint32) {
+	t.Helper()
+	p := NewParams(2)
+	err := e.RecordLaunches(r, func() error {
+		for i := range n {
+			p.SetI32(0, int32(i))
+			p.SetI32(1, a[i])
+			g := uint32(4)
+			if v, ok := grid[i]; ok {
+				g = v
+			}
+			if err := e.LaunchParams(Function(1), [3]uint32{g, 1, 1}, [3]uint32{128, 1, 1}, 0, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReplayUpdatesNodes runs a Replay on a fake driver: the capture names
 // each launch's node from cuStreamGetCaptureInfo, a recording with one
 // argument and one grid changed updates exactly those two nodes with the
@@ -202,100 +286,84 @@ func TestFailedReleaseKeepsHandle(t *testing.T) {
 // launch, since its node may hold either launch's values.
 func TestReplayUpdatesNodes(t *testing.T) {
 	e := fakeEngine(t)
-	nodes := new([3]uintptr) // the fake capture's node handles, heap memory the driver "owns"
-	captured := 0
-	info := purego.NewCallback(func(stream uintptr, st *int32, id *uint64, g *uintptr, deps *unsafe.Pointer, nd *uint64) uintptr {
-		nodes[captured] = uintptr(101 + captured)
-		*st, *deps, *nd = 1, unsafe.Pointer(&nodes[captured]), 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
-		captured++
-		return 0
-	})
-	endCapture := purego.NewCallback(func(stream uintptr, g *uintptr) uintptr { *g = 7; return 0 })
-	instantiate := purego.NewCallback(func(x *uintptr, g, flags uintptr) uintptr { *x = 9; return 0 })
-	type update struct {
-		node        uintptr
-		grid, block [3]uint32
-		shared      uint32
-		args        []uint64
-		exec, extra bool // the graph exec given is NewReplay's; extra is not nil
-	}
-	var updates []update
-	refuse := false
-	setParams := purego.NewCallback(func(x, node uintptr, kp *kernelNodeParams) uintptr {
-		if refuse {
-			return 1 // CUDA_ERROR_INVALID_VALUE
-		}
-		u := update{node: node, grid: [3]uint32{kp.gridX, kp.gridY, kp.gridZ}, block: [3]uint32{kp.blockX, kp.blockY, kp.blockZ},
-			shared: kp.sharedMem, exec: x == 9, extra: kp.extra != nil}
-		args := unsafe.Slice(kp.kernelParams, 2)
-		for _, a := range args {
-			u.args = append(u.args, *(*uint64)(a))
-		}
-		updates = append(updates, u)
-		return 0
-	})
-	yield := e.d.p.cuLaunchKernel
-	if err := e.Do(func() error {
-		d := &e.d.p
-		d.cuStreamGetCaptureInfo, d.cuStreamEndCapture, d.cuGraphInstantiateWithFlags = info, endCapture, instantiate
-		d.cuGraphExecKernelNodeSetParams, d.cuGraphExecDestroy, d.cuGraphDestroy = setParams, yield, yield
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	p := NewParams(2)
-	block := [3]uint32{128, 1, 1}
-	record := func(r *Recording, a1 int32, grid2 uint32) {
-		t.Helper()
-		err := e.RecordLaunches(r, func() error {
-			for i := range 3 {
-				v := int32(5)
-				if i == 1 {
-					v = a1
-				}
-				p.SetI32(0, int32(i))
-				p.SetI32(1, v)
-				grid := [3]uint32{4, 1, 1}
-				if i == 2 {
-					grid[0] = grid2
-				}
-				if err := e.LaunchParams(Function(1), grid, block, 0, p); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := newFakeGraphs(t, e)
 	var r Recording
-	record(&r, 5, 4)
+	fakeRecord(t, e, &r, 3, map[int]int32{0: 5, 1: 5, 2: 5}, nil)
 	rp, err := e.NewReplay(&r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if captured != 3 || !slices.Equal(rp.nodes, []graphNode{101, 102, 103}) {
-		t.Fatalf("captured %d launches as nodes %v, want 101, 102, 103", captured, rp.nodes)
+	if f.captured != 3 || !slices.Equal(rp.nodes, []graphNode{101, 102, 103}) {
+		t.Fatalf("captured %d launches as nodes %v, want 101, 102, 103", f.captured, rp.nodes)
 	}
-	record(&r, 6, 2)
+	fakeRecord(t, e, &r, 3, map[int]int32{0: 5, 1: 6, 2: 5}, map[int]uint32{2: 2})
 	if err := rp.Launch(&r); err != nil {
 		t.Fatal(err)
 	}
-	want := []update{
-		{node: 102, grid: [3]uint32{4, 1, 1}, block: block, args: []uint64{1, 6}, exec: true},
-		{node: 103, grid: [3]uint32{2, 1, 1}, block: block, args: []uint64{2, 5}, exec: true},
+	block := [3]uint32{128, 1, 1}
+	want := []fakeUpdate{
+		{exec: 1001, node: 102, grid: [3]uint32{4, 1, 1}, block: block, args: []uint64{1, 6}},
+		{exec: 1001, node: 103, grid: [3]uint32{2, 1, 1}, block: block, args: []uint64{2, 5}},
 	}
-	if !reflect.DeepEqual(updates, want) {
-		t.Fatalf("node updates %+v, want %+v", updates, want)
+	if !reflect.DeepEqual(f.updates, want) {
+		t.Fatalf("node updates %+v, want %+v", f.updates, want)
 	}
-	refuse = true
-	record(&r, 7, 2)
+	f.refuse = true
+	fakeRecord(t, e, &r, 3, map[int]int32{0: 5, 1: 7, 2: 5}, map[int]uint32{2: 2})
 	if err := rp.Launch(&r); err == nil || !strings.Contains(err.Error(), "update launch 2") {
 		t.Fatalf("a refused update: %v", err)
 	}
-	refuse = false
+	f.refuse = false
 	if rp.Matches(&r) || rp.Launch(&r) == nil {
 		t.Fatal("a replay whose update failed launched again")
+	}
+}
+
+// TestReplaySetDropsLeastRecent: a set of two graphs captures a recording
+// that matches neither, dropping (destroying) the least recently used, and
+// drops a graph whose update failed.
+func TestReplaySetDropsLeastRecent(t *testing.T) {
+	e := fakeEngine(t)
+	f := newFakeGraphs(t, e)
+	s := e.NewReplaySet(2)
+	var a, b, c Recording // 1, 2 and 3 launches: three sequences
+	fakeRecord(t, e, &a, 1, nil, nil)
+	fakeRecord(t, e, &b, 2, nil, nil)
+	fakeRecord(t, e, &c, 3, nil, nil)
+	execs := func() []GraphExec {
+		var x []GraphExec
+		for _, p := range s.Replays() {
+			x = append(x, p.x)
+		}
+		return x
+	}
+	for _, r := range []*Recording{&a, &b, &a} { // a: 1001, b: 1002; a used last
+		if err := s.Launch(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := execs(); !slices.Equal(got, []GraphExec{1001, 1002}) || len(f.destroyed) != 0 {
+		t.Fatalf("graphs %v (most recent first), destroyed %v; want [1001 1002], none", got, f.destroyed)
+	}
+	if err := s.Launch(&c); err != nil { // c: 1003, b dropped
+		t.Fatal(err)
+	}
+	if got := execs(); !slices.Equal(got, []GraphExec{1003, 1001}) || !slices.Equal(f.destroyed, []uintptr{1002}) {
+		t.Fatalf("graphs %v, destroyed %v; want [1003 1001], [1002]", got, f.destroyed)
+	}
+	f.refuse = true
+	fakeRecord(t, e, &a, 1, map[int]int32{0: 9}, nil) // a's node needs an update, which fails
+	if err := s.Launch(&a); err == nil {
+		t.Fatal("a refused update launched")
+	}
+	if got := execs(); !slices.Equal(got, []GraphExec{1003}) || !slices.Equal(f.destroyed, []uintptr{1002, 1001}) {
+		t.Fatalf("after a failed update: graphs %v, destroyed %v; want [1003], [1002 1001]", got, f.destroyed)
+	}
+	f.refuse = false
+	if err := s.Launch(&a); err != nil || s.Len() != 2 || f.captured != 1+2+3+1 {
+		t.Fatalf("a again: %v, %d graphs, %d launches captured; want a new capture beside c's", err, s.Len(), f.captured)
+	}
+	if err := s.Close(); err != nil || s.Len() != 0 || len(f.destroyed) != 4 {
+		t.Fatalf("Close: %v, %d graphs left, destroyed %v", err, s.Len(), f.destroyed)
 	}
 }

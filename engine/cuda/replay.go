@@ -260,3 +260,78 @@ func (p *Replay) Launch(r *Recording) error {
 func (p *Replay) Destroy() error {
 	return errors.Join(p.e.DestroyGraphExec(p.x), p.e.DestroyGraph(p.g))
 }
+
+// ReplaySet keeps the graphs of up to n launch sequences, most recently
+// used first: Launch replays the graph a recording matches, capturing one
+// where none does and dropping the least recently used beyond n. Not safe
+// for concurrent use.
+type ReplaySet struct {
+	e  *Engine
+	n  int
+	ps []*Replay
+}
+
+// NewReplaySet makes an empty set of at most n graphs (at least 1).
+func (e *Engine) NewReplaySet(n int) *ReplaySet { return &ReplaySet{e: e, n: max(1, n)} }
+
+// Launch enqueues r's launches as a graph of the set: the one r matches,
+// its changed nodes updated (Replay.Launch), or a new capture of r. A graph
+// whose update fails is dropped, since its nodes may hold either launch's
+// values.
+func (s *ReplaySet) Launch(r *Recording) error {
+	i := slices.IndexFunc(s.ps, func(p *Replay) bool { return p.Matches(r) })
+	var old *Replay // dropped for the new graph, destroyed once it is launched
+	if i < 0 {
+		p, err := s.e.NewReplay(r)
+		if err != nil {
+			return err
+		}
+		if len(s.ps) == s.n {
+			old = s.ps[s.n-1]
+			s.ps = s.ps[:s.n-1]
+		}
+		s.ps = append(s.ps, p)
+		i = len(s.ps) - 1
+	}
+	p := s.ps[i]
+	copy(s.ps[1:i+1], s.ps[:i])
+	s.ps[0] = p
+	if err := p.Launch(r); err != nil {
+		s.ps = s.ps[1:]
+		return errors.Join(err, p.Destroy(), old.destroy())
+	}
+	return old.destroy()
+}
+
+// destroy is Destroy of a Replay that may be nil.
+func (p *Replay) destroy() error {
+	if p == nil {
+		return nil
+	}
+	return p.Destroy()
+}
+
+// Len is the number of graphs the set holds.
+func (s *ReplaySet) Len() int { return len(s.ps) }
+
+// Updates is the kernel nodes the set's graphs have updated.
+func (s *ReplaySet) Updates() int {
+	n := 0
+	for _, p := range s.ps {
+		n += p.Updates
+	}
+	return n
+}
+
+// Replays lists the set's graphs, most recently used first.
+func (s *ReplaySet) Replays() []*Replay { return slices.Clone(s.ps) }
+
+// Close destroys the set's graphs; the set is empty after.
+func (s *ReplaySet) Close() error {
+	var errs []error
+	for _, p := range s.ps {
+		errs = append(errs, p.Destroy())
+	}
+	s.ps = nil
+	return errors.Join(errs...)
+}

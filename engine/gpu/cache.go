@@ -405,10 +405,9 @@ func (cc *Cache) Close() error {
 		errs = append(errs, cc.arena.Free())
 		cc.arena = nil
 	}
-	for _, p := range cc.ch.replays {
-		errs = append(errs, p.Destroy())
+	if cc.ch.replays != nil {
+		errs = append(errs, cc.ch.replays.Close())
 	}
-	cc.ch.replays = nil
 	errs = append(errs, cc.l2.Release())
 	cc.l2 = nil
 	return errors.Join(errs...)

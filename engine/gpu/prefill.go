@@ -3,7 +3,6 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -109,9 +108,9 @@ type chunk struct {
 	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS, kxS, lxS int         // their strides in floats
 	tok                                                                       []scratch
 	// rec is a full chunk's launches as chunkReplay records them; replays,
-	// the graphs of the launch sequences met so far, most recently used first.
+	// the graphs of the launch sequences met so far (nil until the first).
 	rec     cuda.Recording
-	replays []*cuda.Replay
+	replays *cuda.ReplaySet
 }
 
 // chunkField is one field of a chunk: its base and stride, and the floats
@@ -404,37 +403,13 @@ func (g *Model) chunkReplay(cc *Cache, tokens []int32, from int) error {
 	if err := g.e.RecordLaunches(&ch.rec, func() error { return g.prefillChunk(cc, tokens, from) }); err != nil {
 		return err
 	}
-	i := slices.IndexFunc(ch.replays, func(p *cuda.Replay) bool { return p.Matches(&ch.rec) })
-	var old *cuda.Replay // dropped for the new graph
-	if i < 0 {
-		p, err := g.e.NewReplay(&ch.rec)
-		if err != nil {
-			return fmt.Errorf("capture a chunk of %d launches: %w", ch.rec.Len(), err)
-		}
-		if len(ch.replays) == maxChunkReplays {
-			old = ch.replays[maxChunkReplays-1]
-			ch.replays = ch.replays[:maxChunkReplays-1]
-		}
-		ch.replays = append(ch.replays, p)
-		i = len(ch.replays) - 1
+	if ch.replays == nil {
+		ch.replays = g.e.NewReplaySet(maxChunkReplays)
 	}
-	p := ch.replays[i]
-	copy(ch.replays[1:i+1], ch.replays[:i]) // most recently used first
-	ch.replays[0] = p
-	if err := p.Launch(&ch.rec); err != nil {
-		// A failed update leaves the graph's nodes unknown: drop it.
-		ch.replays = ch.replays[1:]
-		return errors.Join(err, p.Destroy(), destroy(old))
+	if err := ch.replays.Launch(&ch.rec); err != nil {
+		return fmt.Errorf("a chunk's graph of %d launches: %w", ch.rec.Len(), err)
 	}
-	return destroy(old)
-}
-
-// destroy destroys p, if any.
-func destroy(p *cuda.Replay) error {
-	if p == nil {
-		return nil
-	}
-	return p.Destroy()
+	return nil
 }
 
 // prefillChunk runs the n ≤ cc.ch.tokens tokens at positions from, ...

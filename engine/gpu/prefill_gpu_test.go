@@ -300,13 +300,10 @@ func TestGPUPrefillReplay(t *testing.T) {
 				eager, replayed := newCache(), newCache()
 				prime(eager, false)
 				prime(replayed, true)
-				if len(eager.ch.replays) != 0 {
-					t.Fatalf("eager chunks made %d graphs", len(eager.ch.replays))
+				if eager.ch.replays != nil {
+					t.Fatalf("eager chunks made %d graphs", eager.ch.replays.Len())
 				}
-				graphs, updates := len(replayed.ch.replays), 0
-				for _, p := range replayed.ch.replays {
-					updates += p.Updates
-				}
+				graphs, updates := replayed.ch.replays.Len(), replayed.ch.replays.Updates()
 				// 14 full chunks from position 5: one straddles keys 64 and 65.
 				if graphs != 2 || updates == 0 {
 					// Which graph each full chunk's launches match, and why not the others.
@@ -316,7 +313,7 @@ func TestGPUPrefillReplay(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						for k, p := range replayed.ch.replays {
+						for k, p := range replayed.ch.replays.Replays() {
 							t.Logf("chunk at %d, graph %d: %v", from, k, p.Mismatch(&rec))
 						}
 					}
@@ -329,8 +326,8 @@ func TestGPUPrefillReplay(t *testing.T) {
 				again := newCache()
 				prime(again, false)
 				prime(replayed, true)
-				if len(replayed.ch.replays) != graphs {
-					t.Fatalf("after Reset %d chunk graphs, want the %d there were", len(replayed.ch.replays), graphs)
+				if replayed.ch.replays.Len() != graphs {
+					t.Fatalf("after Reset %d chunk graphs, want the %d there were", replayed.ch.replays.Len(), graphs)
 				}
 				checkSameCache(t, g, replayed, again)
 			})
@@ -344,8 +341,8 @@ func TestGPUPrefillReplay(t *testing.T) {
 		if err := e.Do(func() error { return g.prefill(cc, testPrompt(40, m.NVocab), 0, true) }); err != nil {
 			t.Fatal(err)
 		}
-		if len(cc.ch.replays) != 0 {
-			t.Errorf("%s: Options.EagerChunks made %d chunk graphs", typ, len(cc.ch.replays))
+		if cc.ch.replays != nil {
+			t.Errorf("%s: Options.EagerChunks made %d chunk graphs", typ, cc.ch.replays.Len())
 		}
 	}
 }
