@@ -366,14 +366,12 @@ func (g *Model) prefill(cc *Cache, tokens []int32, from int, replay bool) error 
 		return errors.New("prefill: the cache has no chunk (the model feeds prompts token by token)")
 	}
 	g.l2Window(cc)
-	run := g.prefillChunk
-	if replay && !g.opt.EagerChunks {
-		run = g.chunkReplay
-	}
+	replay = replay && !g.opt.EagerChunks
 	for i := 0; i < len(tokens); i += cc.ch.tokens {
 		part := tokens[i:min(i+cc.ch.tokens, len(tokens))]
-		if len(part) < cc.ch.tokens {
-			run = g.prefillChunk
+		run := g.prefillChunk
+		if replay && len(part) == cc.ch.tokens {
+			run = g.chunkReplay
 		}
 		if err := run(cc, part, from+i); err != nil {
 			return fmt.Errorf("prefill %d tokens at %d: %w", len(part), from+i, err)

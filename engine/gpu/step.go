@@ -464,8 +464,9 @@ var matvecKernels = sync.OnceValue(func() map[MatvecVariant]kernels.MatvecKernel
 func indexFirst[K comparable, V any](list []V, key func(V) K) map[K]V {
 	m := make(map[K]V, len(list))
 	for _, v := range list {
-		if _, ok := m[key(v)]; !ok {
-			m[key(v)] = v
+		k := key(v)
+		if _, ok := m[k]; !ok {
+			m[k] = v
 		}
 	}
 	return m
