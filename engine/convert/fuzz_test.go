@@ -333,10 +333,7 @@ func checkHFConfig(t *testing.T, b []byte) {
 // (renumbered after them), keeping every other field as it is.
 func smallRealTokenizer(t testing.TB, n int) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(tokenizerTestdata, "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := qwen3TokenizerJSON(t)
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
 		t.Fatal(err)

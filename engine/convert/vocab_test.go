@@ -2,9 +2,11 @@ package convert
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -43,11 +45,11 @@ const (
 func buildQwen3VocabGGUF(t testing.TB) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
-		b, err := os.ReadFile(filepath.Join(tokenizerTestdata, name))
-		if err != nil {
-			t.Fatal(err)
-		}
+	cfg, err := os.ReadFile(filepath.Join(tokenizerTestdata, "tokenizer_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"tokenizer.json": qwen3TokenizerJSON(t), "tokenizer_config.json": cfg} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -69,6 +71,27 @@ func buildQwen3VocabGGUF(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// qwen3TokenizerJSON is testdata's Qwen3 tokenizer.json, which is kept
+// gzip-compressed (11.4 MB as JSON, 2.1 MB so): the tree travels to the GPU
+// machine whole, under a size limit, and the GPU runs never read it.
+func qwen3TokenizerJSON(t testing.TB) []byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join(tokenizerTestdata, "tokenizer.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", f.Name(), err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", f.Name(), err)
+	}
+	return b
 }
 
 func TestVocabGGUF(t *testing.T) {

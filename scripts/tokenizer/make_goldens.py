@@ -4,7 +4,7 @@
 
     python3 scripts/tokenizer/make_goldens.py --out $OUT
 
-Inputs (committed): engine/testdata/tokenizer/{tokenizer.json,
+Inputs (committed): engine/testdata/tokenizer/{tokenizer.json.gz,
 tokenizer_config.json, strings.json, bench.txt}. Outputs: $OUT/goldens.json
 (goes to engine/testdata/tokenizer/goldens.json) and $OUT/hf_bench.txt.
 
@@ -21,6 +21,7 @@ look special (<|fim_prefix|> ...), so those are flagged special here first
 (the same rule, does_token_look_special, is applied).
 """
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -114,7 +115,7 @@ def main():
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    tj = open(os.path.join(TD, "tokenizer.json"), encoding="utf-8").read()
+    tj = gzip.open(os.path.join(TD, "tokenizer.json.gz"), "rt", encoding="utf-8").read()
     cfg = json.load(open(os.path.join(TD, "tokenizer_config.json"), encoding="utf-8"))
     strings = json.load(open(os.path.join(TD, "strings.json"), encoding="utf-8"))
 
