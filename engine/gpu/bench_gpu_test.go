@@ -598,13 +598,18 @@ func BenchmarkGPUPrefillHost(b *testing.B) {
 	}
 }
 
-// BenchmarkGPUPrefillChunk times a full prefill chunk of the model named
-// by MEMRA_BENCH_MODEL (a GGUF file, e.g. the 0.8B synth preset) as
-// prefill runs it, eagerly (each kernel launched from the host) and
-// replayed (chunkReplay: recorded, the graph's changed nodes updated,
-// replayed), 16 chunks between synchronisations, alternately at positions
-// 0 and 8 with two prompts' tokens, so that every replay updates the
-// nodes of the tokens and positions as a prompt's chunks do.
+// BenchmarkGPUPrefillChunk times a prefill chunk of the model named by
+// MEMRA_BENCH_MODEL (a GGUF file, e.g. the 0.8B synth preset) as prefill
+// runs it, eagerly (each kernel launched from the host) and replayed
+// (chunkReplay: recorded, the graph's changed nodes updated, replayed),
+// 16 chunks between synchronisations, alternately at positions 0 and 8
+// with two prompts' tokens, so that every replay updates the nodes of the
+// tokens and positions as a prompt's chunks do. Each path runs chunks of
+// 1, 2, 4 and the plan's full 8 tokens: a chunk's time against its tokens
+// says what a chunk costs whatever it holds and what each token adds,
+// which is what longer chunks would trade (perf.md step 127). Chunks
+// shorter than the plan's take the kernels' paths for a partial chunk (n
+// not known at compile time), as a prompt's last chunk does.
 func BenchmarkGPUPrefillChunk(b *testing.B) {
 	path := os.Getenv("MEMRA_BENCH_MODEL")
 	if path == "" {
@@ -627,25 +632,28 @@ func BenchmarkGPUPrefillChunk(b *testing.B) {
 		name string
 		run  func(*Cache, []int32, int) error
 	}{{"eager", g.prefillChunk}, {"replay", g.chunkReplay}} {
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				err := e.Do(func() error {
-					for i := range reps {
-						k := i % 2 * g.pf.tokens
-						if err := c.run(cc, tokens[k:k+g.pf.tokens], k); err != nil {
-							return err
+		for _, n := range []int{1, 2, 4, g.pf.tokens} {
+			b.Run(fmt.Sprintf("%s/n%d", c.name, n), func(b *testing.B) {
+				for b.Loop() {
+					err := e.Do(func() error {
+						for i := range reps {
+							k := i % 2 * g.pf.tokens
+							if err := c.run(cc, tokens[k:k+n], k); err != nil {
+								return err
+							}
 						}
+						return nil
+					})
+					if err == nil {
+						err = e.Synchronize()
 					}
-					return nil
-				})
-				if err == nil {
-					err = e.Synchronize()
+					if err != nil {
+						b.Fatal(err)
+					}
 				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*reps), "µs/chunk")
-		})
+				b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*reps), "µs/chunk")
+				b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*reps*n), "µs/token")
+			})
+		}
 	}
 }
