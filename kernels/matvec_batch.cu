@@ -1,4 +1,4 @@
-// matvec_batch.cu: y_t (+)= W x_t for the n <= 8 tokens of a prompt chunk.
+// matvec_batch.cu: y_t (+)= W x_t for the n tokens of a prompt chunk, 8 a pass.
 //
 // Why it looks like this: a prompt's tokens are known before it is fed, so
 // priming can stream each weight once per chunk of tokens instead of once
@@ -469,11 +469,37 @@ __device__ __forceinline__ void memra_mvb_paths(float* y, const void* W, const u
     memra_mvb_units<KIND, KW, LS, !STAGED, FULL>(y, W, S, x, x_stride, rows, cols, mode, n, y_stride, vec);
 }
 
+// Where a launch's pass (grid row blockIdx.y) finds its tokens' rows of
+// p, stride floats a token.
+template <class T>
+__device__ __forceinline__ T* memra_mvb_pass(T* p, int stride) {
+    return p + (long long)blockIdx.y * MEMRA_MVB_TOKENS * stride;
+}
+
+// The tokens of a launch's pass, of the launch's n (the grid has
+// ceil(n / MEMRA_MVB_TOKENS) rows): every row but the last a full pass,
+// the last's count found from the parameters alone (gridDim is in the
+// constant bank), so that it holds no register where the kernels run at
+// their bound (a K-quant pass's count in a register spilled one, step 127).
+__device__ __forceinline__ int memra_mvb_pass_n(int n) {
+    return blockIdx.y + 1 < gridDim.y ? MEMRA_MVB_TOKENS : n - (int)(gridDim.y - 1) * MEMRA_MVB_TOKENS;
+}
+
+// A launch's n tokens go in passes of up to MEMRA_MVB_TOKENS, the most a
+// lane's sums and a block's copies hold: pass p is the blocks of grid row
+// blockIdx.y = p, a batch of its own (its tokens' sums, so their bits, are
+// a launch of that batch's). A chunk of 16 tokens is one launch of two
+// passes where two chunks of 8 were two launches of everything between
+// them (docs/perf.md step 127). The passes' blocks take the same units in
+// the same order side by side, so one pass's weight reads find the other's
+// in the L2 while they keep pace.
 // RS: the 16-bit stream's rows a warp (4, or 8: each x load feeds twice the rows).
 template <int KIND, int KW, bool LS, bool STAGED, bool LAID = false, int RS = 4>
 __device__ __forceinline__ void memra_mvb(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols, int mode,
                                           int n, int x_stride, int y_stride) {
-    n = min(n, MEMRA_MVB_TOKENS);
+    y = memra_mvb_pass(y, y_stride);
+    x = memra_mvb_pass(x, x_stride);
+    n = memra_mvb_pass_n(n);
     if (n == MEMRA_MVB_TOKENS)
         memra_mvb_paths<KIND, KW, LS, STAGED, LAID, true, RS>(y, W, S, x, rows, cols, mode, n, x_stride, y_stride);
     else
@@ -528,7 +554,9 @@ matvec_batch_lay(float* xl, const float* x, int n, int cols, int x_stride, int x
 // both loops in one kernel, ptxas kept the 16-bit kernels to 114 registers
 // by reloading a unit's row addresses every trip (run325: 9B bf16 priming
 // 1.8% slower). The n*R sums and U*R loads live in registers: two blocks an
-// SM fit them for f32 and the wide 16-bit kernels; the plain 16-bit ones
+// SM fit them for the wide 16-bit kernels (and f32's until its passes'
+// pointers spilled one at 128 registers: one block, step 127; only the
+// tests' tiny models are f32); the plain 16-bit ones
 // take 8 rows a warp at one block an SM, so that each x load feeds twice the
 // rows (the 12,288-column down projections read x from the L2 for every
 // unit: docs/perf.md step 121), where the wide ones lost with 8 (step 120);
@@ -536,7 +564,7 @@ matvec_batch_lay(float* xl, const float* x, int n, int cols, int x_stride, int x
 // with U*R 16-byte loads, or its ring's, in flight).
 //
 // y: [n][y_stride] f32 (mode 2: the first rows/2 of each); W: [rows][cols]; x: [n][x_stride] f32
-extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_batch_f32(float* y, const void* W, const float* x, int rows, int cols, int mode, int n, int x_stride, int y_stride) {
     memra_mvb<MEMRA_MV_F32, 4, false, false>(y, W, nullptr, x, rows, cols, mode, n, x_stride, y_stride);
 }

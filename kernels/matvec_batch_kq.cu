@@ -231,7 +231,7 @@ __device__ __forceinline__ void memra_tile_put_batch(float* y, float (*red)[MEMR
     __syncthreads(); // red is rewritten by the next unit
 }
 
-// The batch matvec over tiles of type T for n <= MEMRA_MVB_TOKENS tokens
+// The batch matvec over tiles of type T for n <= MEMRA_MVB_TOKENS tokens (a pass)
 // staged at xk (xk_stride floats apart, a multiple of 4). Dynamic shared
 // memory (kernels.MatvecBatchKernel.Shared): each warp's ring of S tile
 // slots.
@@ -246,12 +246,12 @@ __device__ __forceinline__ void memra_mvbt_n(float* y, const unsigned char* W, c
     __shared__ float red[MEMRA_MV_THREADS / 32][MEMRA_MVB_TOKENS][16];
     __shared__ float unscale[MEMRA_MVB_TOKENS];
     const int lane = threadIdx.x & 31, lc = lane & 3, hl = (lane >> 2) & 1;
-    const memra_kq_in in = memra_kq_lane_in(xk, xk_stride, cols, n, lane, memra_kq_batch<T>::boff(lc, hl));
+    const memra_kq_in in = memra_kq_lane_in(memra_mvb_pass(xk, xk_stride), xk_stride, cols, n, lane, memra_kq_batch<T>::boff(lc, hl));
     memra_mvbk_acc acc;
     memra_mvt_loop<KW, S, T>(
         W, rows, cols, reinterpret_cast<unsigned char*>(memra_rings),
         [&]() {
-            if (threadIdx.x < n) unscale[threadIdx.x] = xk[(long long)threadIdx.x * xk_stride + cols + cols / 32];
+            if (threadIdx.x < n) unscale[threadIdx.x] = memra_mvb_pass(xk, xk_stride)[(long long)threadIdx.x * xk_stride + cols + cols / 32];
         }, // read after memra_tile_put_batch's barrier
         [&]() {
 #pragma unroll
@@ -260,12 +260,18 @@ __device__ __forceinline__ void memra_mvbt_n(float* y, const unsigned char* W, c
                 for (int p = 0; p < 4; p++) acc[q][p][0] = acc[q][p][1] = 0.0f;
         },
         [&](typename T::keep& kept, const typename T::sb& s, int i) { memra_kq_batch<T>::step(acc, s, kept, i, in, n); },
-        [&](int unit) { memra_tile_put_batch<KW>(y, red, acc, unscale, unit, lane, rows, mode, n, y_stride); }, blockIdx.x, gridDim.x);
+        [&](int unit) { memra_tile_put_batch<KW>(memra_mvb_pass(y, y_stride), red, acc, unscale, unit, lane, rows, mode, n, y_stride); },
+        blockIdx.x, gridDim.x);
 }
 
+// A launch's passes as matvec_batch.cu's memra_mvb takes them: grid row
+// blockIdx.y its tokens' batch, its inputs and outputs found where they
+// are read and written (memra_mvb_pass), so that no pointer of the pass
+// holds registers through the loop (at 128 a thread, one spilled).
 template <int KW, int S, class T>
 __device__ __forceinline__ void memra_mvbt(float* y, const unsigned char* W, const float* xk, int rows, int cols, int mode, int n,
                                            int xk_stride, int y_stride) {
+    n = memra_mvb_pass_n(n);
     if (memra_kq_batch<T>::full && n == MEMRA_MVB_TOKENS)
         memra_mvbt_n<KW, S, T, memra_kq_batch<T>::full>(y, W, xk, rows, cols, mode, n, xk_stride, y_stride);
     else

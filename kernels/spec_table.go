@@ -469,8 +469,10 @@ func (m MatvecMixKernel) ringBytes() int {
 	return MatvecThreads / 32 * MatvecMixRing * max(a.tileBytes(), b.tileBytes())
 }
 
-// MatvecBatchTokens is the most tokens one matvec_batch launch serves
-// (MEMRA_MVB_TOKENS): a prompt chunk of engine/gpu's prefill.
+// MatvecBatchTokens is the most tokens one pass of a matvec_batch launch
+// serves (MEMRA_MVB_TOKENS: a lane's sums, a block's copies of x); a
+// launch takes a prompt chunk of engine/gpu's prefill in passes of so many,
+// a row of its grid each.
 const MatvecBatchTokens = 8
 
 // MatvecBatchKernel is one member of the matvec_batch family
@@ -545,14 +547,15 @@ func KQStageFloats(cols int) int { return cols + cols/32 + 1 }
 const MatvecBatchSlots = 4
 
 // Shared is the dynamic shared memory of a launch over n tokens of cols
-// columns: a staged kernel's rings and then every token's copy of x; a
+// columns: a staged kernel's rings and then every token's copy of x (a
+// pass's: up to MatvecBatchTokens); a
 // K-quant or laid kernel's rings; none for the others.
 func (m MatvecBatchKernel) Shared(n, cols int) int {
 	switch {
 	case m.TensorCore, m.Laid:
 		return m.Ring()
 	case m.Staged:
-		return m.Ring() + n*cols*4
+		return m.Ring() + min(n, MatvecBatchTokens)*cols*4
 	}
 	return 0
 }
@@ -724,7 +727,7 @@ func Spec() []Kernel {
 			from = "x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings"
 			shared = fmt.Sprint(m.Ring())
 		case m.Staged:
-			from, shared = "x_t copied into shared memory, the loads through per-warp rings", fmt.Sprintf("%d + n*cols*4", m.Ring())
+			from, shared = "x_t copied into shared memory, the loads through per-warp rings", fmt.Sprintf("%d + min(n, %d)*cols*4", m.Ring(), MatvecBatchTokens)
 		case m.Laid:
 			from, shared = "x_t laid out by matvec_batch_lay, the loads through per-warp rings", fmt.Sprint(m.Ring())
 		}
@@ -735,11 +738,11 @@ func Spec() []Kernel {
 		ks = append(ks, Kernel{
 			Name: m.Name, File: file,
 			Doc: "y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; " + from + "), W [rows][cols] " + matvecWhat(m.GgmlType) +
-				fmt.Sprintf(", x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit %s's; blocks loop over units of %d rows",
-					strings.Join(m.Of, "'s and "), m.RowsPerBlock),
+				fmt.Sprintf(", x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit %s's; blocks loop over units of %d rows; grid row p takes tokens %d*p on, up to %d",
+					strings.Join(m.Of, "'s and "), m.RowsPerBlock, MatvecBatchTokens, MatvecBatchTokens),
 			Params: ps,
 			Dims:   []string{"blocks"},
-			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", one, one},
+			Block:  [3]int{mvThreads, 1, 1}, Grid: [3]string{"blocks", blocksFor("n", MatvecBatchTokens), one},
 			Shared:  shared,
 			Family:  "matvec_batch",
 			Variant: map[string]int{"ggml_type": m.GgmlType, "wide": b2i(m.Wide), "staged": b2i(m.Staged), "laid": b2i(m.Laid)},

@@ -602,14 +602,14 @@ func BenchmarkGPUPrefillHost(b *testing.B) {
 // MEMRA_BENCH_MODEL (a GGUF file, e.g. the 0.8B synth preset) as prefill
 // runs it, eagerly (each kernel launched from the host) and replayed
 // (chunkReplay: recorded, the graph's changed nodes updated, replayed),
-// 16 chunks between synchronisations, alternately at positions 0 and 8
-// with two prompts' tokens, so that every replay updates the nodes of the
-// tokens and positions as a prompt's chunks do. Each path runs chunks of
-// 1, 2, 4 and the plan's full 8 tokens: a chunk's time against its tokens
-// says what a chunk costs whatever it holds and what each token adds,
-// which is what longer chunks would trade (perf.md step 127). Chunks
-// shorter than the plan's take the kernels' paths for a partial chunk (n
-// not known at compile time), as a prompt's last chunk does.
+// 16 chunks between synchronisations, alternately at position 0 and one
+// full chunk on with two prompts' tokens, so that every replay updates the
+// nodes of the tokens and positions as a prompt's chunks do. Each path
+// runs chunks of 1, 2, 4, 8, ... tokens up to the plan's full chunk: a
+// chunk's time against its tokens says what a chunk costs whatever it
+// holds and what each token adds, the trade of a chunk's length (perf.md
+// step 127). A pass of fewer than 8 tokens takes the batch kernels' path
+// for a partial pass (n not known at compile time).
 func BenchmarkGPUPrefillChunk(b *testing.B) {
 	path := os.Getenv("MEMRA_BENCH_MODEL")
 	if path == "" {
@@ -632,7 +632,10 @@ func BenchmarkGPUPrefillChunk(b *testing.B) {
 		name string
 		run  func(*Cache, []int32, int) error
 	}{{"eager", g.prefillChunk}, {"replay", g.chunkReplay}} {
-		for _, n := range []int{1, 2, 4, g.pf.tokens} {
+		for _, n := range []int{1, 2, 4, 8, 16, 32, 64} {
+			if n > g.pf.tokens {
+				break
+			}
 			b.Run(fmt.Sprintf("%s/n%d", c.name, n), func(b *testing.B) {
 				for b.Loop() {
 					err := e.Do(func() error {

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "d49f7d0f6c5e2b8d34ca581dd789ff894392f0c17d4f783152e9c9f283c4526c"
+const specHash = "a2f9d02b21d2a402edd03c55ecdd6e391c299a7b6a5fe46d7d4d23dd721b739d"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -2099,12 +2099,12 @@ func (k_ *Kernels) MatvecMixQ6KWideQ5KWide(ya cuda.DevPtr, Wa cuda.DevPtr, rows_
 
 // geomMatvecBatchF32 is matvec_batch_f32's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchF32(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 0
+	return [3]int{blocks, (n + 7) / 8, 1}, 0
 }
 
-// MatvecBatchF32 launches matvec_batch_f32 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f32, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f32's; blocks loop over units of 8 rows.
+// MatvecBatchF32 launches matvec_batch_f32 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f32, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f32's; blocks loop over units of 8 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchF32(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f32", geom_, shmem_)
@@ -2129,12 +2129,12 @@ func (k_ *Kernels) MatvecBatchF32(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 
 // geomMatvecBatchF16 is matvec_batch_f16's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchF16(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 0
+	return [3]int{blocks, (n + 7) / 8, 1}, 0
 }
 
-// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 16 rows.
+// MatvecBatchF16 launches matvec_batch_f16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchF16(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f16", geom_, shmem_)
@@ -2159,12 +2159,12 @@ func (k_ *Kernels) MatvecBatchF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 
 // geomMatvecBatchF16Wide is matvec_batch_f16_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchF16Wide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 0
+	return [3]int{blocks, (n + 7) / 8, 1}, 0
 }
 
-// MatvecBatchF16Wide launches matvec_batch_f16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16_wide's; blocks loop over units of 4 rows.
+// MatvecBatchF16Wide launches matvec_batch_f16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] f16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_f16_wide's; blocks loop over units of 4 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchF16Wide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_f16_wide", geom_, shmem_)
@@ -2189,12 +2189,12 @@ func (k_ *Kernels) MatvecBatchF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 
 // geomMatvecBatchBF16 is matvec_batch_bf16's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchBF16(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 0
+	return [3]int{blocks, (n + 7) / 8, 1}, 0
 }
 
-// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 16 rows.
+// MatvecBatchBF16 launches matvec_batch_bf16 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchBF16(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_bf16", geom_, shmem_)
@@ -2219,12 +2219,12 @@ func (k_ *Kernels) MatvecBatchBF16(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, 
 
 // geomMatvecBatchBF16Wide is matvec_batch_bf16_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchBF16Wide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 0
+	return [3]int{blocks, (n + 7) / 8, 1}, 0
 }
 
-// MatvecBatchBF16Wide launches matvec_batch_bf16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16_wide's; blocks loop over units of 4 rows.
+// MatvecBatchBF16Wide launches matvec_batch_bf16_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] bf16, x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_bf16_wide's; blocks loop over units of 4 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchBF16Wide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_bf16_wide", geom_, shmem_)
@@ -2249,12 +2249,12 @@ func (k_ *Kernels) MatvecBatchBF16Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevP
 
 // geomMatvecBatchQ8_0 is matvec_batch_q8_0's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ8_0(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 0
+	return [3]int{blocks, (n + 7) / 8, 1}, 0
 }
 
-// MatvecBatchQ8_0 launches matvec_batch_q8_0 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
+// MatvecBatchQ8_0 launches matvec_batch_q8_0 (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ8_0(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0", geom_, shmem_)
@@ -2280,12 +2280,12 @@ func (k_ *Kernels) MatvecBatchQ8_0(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, 
 
 // geomMatvecBatchQ8_0Wide is matvec_batch_q8_0_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ8_0Wide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 0
+	return [3]int{blocks, (n + 7) / 8, 1}, 0
 }
 
-// MatvecBatchQ8_0Wide launches matvec_batch_q8_0_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
+// MatvecBatchQ8_0Wide launches matvec_batch_q8_0_wide (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t read from global memory), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ8_0Wide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_wide", geom_, shmem_)
@@ -2311,12 +2311,12 @@ func (k_ *Kernels) MatvecBatchQ8_0Wide(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevP
 
 // geomMatvecBatchQ8_0Staged is matvec_batch_q8_0_staged's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ8_0Staged(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 81920 + n*cols*4
+	return [3]int{blocks, (n + 7) / 8, 1}, 81920 + min(n, 8)*cols*4
 }
 
-// MatvecBatchQ8_0Staged launches matvec_batch_q8_0_staged (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t copied into shared memory, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
+// MatvecBatchQ8_0Staged launches matvec_batch_q8_0_staged (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t copied into shared memory, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 81920 + n*cols*4 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 81920 + min(n, 8)*cols*4 bytes.
 func (k_ *Kernels) MatvecBatchQ8_0Staged(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ8_0Staged(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_staged", geom_, shmem_)
@@ -2342,12 +2342,12 @@ func (k_ *Kernels) MatvecBatchQ8_0Staged(y cuda.DevPtr, W cuda.DevPtr, S cuda.De
 
 // geomMatvecBatchQ8_0WideStaged is matvec_batch_q8_0_wide_staged's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ8_0WideStaged(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 81920 + n*cols*4
+	return [3]int{blocks, (n + 7) / 8, 1}, 81920 + min(n, 8)*cols*4
 }
 
-// MatvecBatchQ8_0WideStaged launches matvec_batch_q8_0_wide_staged (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t copied into shared memory, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
+// MatvecBatchQ8_0WideStaged launches matvec_batch_q8_0_wide_staged (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t copied into shared memory, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 81920 + n*cols*4 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 81920 + min(n, 8)*cols*4 bytes.
 func (k_ *Kernels) MatvecBatchQ8_0WideStaged(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ8_0WideStaged(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_wide_staged", geom_, shmem_)
@@ -2373,12 +2373,12 @@ func (k_ *Kernels) MatvecBatchQ8_0WideStaged(y cuda.DevPtr, W cuda.DevPtr, S cud
 
 // geomMatvecBatchQ8_0Laid is matvec_batch_q8_0_laid's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ8_0Laid(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 81920
+	return [3]int{blocks, (n + 7) / 8, 1}, 81920
 }
 
-// MatvecBatchQ8_0Laid launches matvec_batch_q8_0_laid (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t laid out by matvec_batch_lay, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows.
+// MatvecBatchQ8_0Laid launches matvec_batch_q8_0_laid (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t laid out by matvec_batch_lay, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 81920 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 81920 bytes.
 func (k_ *Kernels) MatvecBatchQ8_0Laid(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ8_0Laid(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_laid", geom_, shmem_)
@@ -2404,12 +2404,12 @@ func (k_ *Kernels) MatvecBatchQ8_0Laid(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevP
 
 // geomMatvecBatchQ8_0WideLaid is matvec_batch_q8_0_wide_laid's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ8_0WideLaid(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 81920
+	return [3]int{blocks, (n + 7) / 8, 1}, 81920
 }
 
-// MatvecBatchQ8_0WideLaid launches matvec_batch_q8_0_wide_laid (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t laid out by matvec_batch_lay, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows.
+// MatvecBatchQ8_0WideLaid launches matvec_batch_q8_0_wide_laid (kernels/matvec_batch.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t laid out by matvec_batch_lay, the loads through per-warp rings), W [rows][cols] q8_0 (quants W, scales S: repacked), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q8_0_wide's and matvec_q8_0_wave's; blocks loop over units of 8 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 81920 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 81920 bytes.
 func (k_ *Kernels) MatvecBatchQ8_0WideLaid(y cuda.DevPtr, W cuda.DevPtr, S cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ8_0WideLaid(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q8_0_wide_laid", geom_, shmem_)
@@ -2435,12 +2435,12 @@ func (k_ *Kernels) MatvecBatchQ8_0WideLaid(y cuda.DevPtr, W cuda.DevPtr, S cuda.
 
 // geomMatvecBatchQ4K is matvec_batch_q4_k's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ4K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 37888
+	return [3]int{blocks, (n + 7) / 8, 1}, 37888
 }
 
-// MatvecBatchQ4K launches matvec_batch_q4_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k's and matvec_q4_k_lean's; blocks loop over units of 32 rows.
+// MatvecBatchQ4K launches matvec_batch_q4_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k's and matvec_q4_k_lean's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37888 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 37888 bytes.
 func (k_ *Kernels) MatvecBatchQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ4K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_k", geom_, shmem_)
@@ -2465,12 +2465,12 @@ func (k_ *Kernels) MatvecBatchQ4K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 
 // geomMatvecBatchQ4KWide is matvec_batch_q4_k_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ4KWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 37888
+	return [3]int{blocks, (n + 7) / 8, 1}, 37888
 }
 
-// MatvecBatchQ4KWide launches matvec_batch_q4_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k_wide's and matvec_q4_k_wave's and matvec_q4_k_wide_lean's; blocks loop over units of 16 rows.
+// MatvecBatchQ4KWide launches matvec_batch_q4_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_k_wide's and matvec_q4_k_wave's and matvec_q4_k_wide_lean's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37888 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 37888 bytes.
 func (k_ *Kernels) MatvecBatchQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ4KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_k_wide", geom_, shmem_)
@@ -2495,12 +2495,12 @@ func (k_ *Kernels) MatvecBatchQ4KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 
 // geomMatvecBatchQ5K is matvec_batch_q5_k's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ5K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 46080
+	return [3]int{blocks, (n + 7) / 8, 1}, 46080
 }
 
-// MatvecBatchQ5K launches matvec_batch_q5_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k's and matvec_q5_k_lean's; blocks loop over units of 32 rows.
+// MatvecBatchQ5K launches matvec_batch_q5_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k's and matvec_q5_k_lean's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 46080 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 46080 bytes.
 func (k_ *Kernels) MatvecBatchQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ5K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q5_k", geom_, shmem_)
@@ -2525,12 +2525,12 @@ func (k_ *Kernels) MatvecBatchQ5K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 
 // geomMatvecBatchQ5KWide is matvec_batch_q5_k_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ5KWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 46080
+	return [3]int{blocks, (n + 7) / 8, 1}, 46080
 }
 
-// MatvecBatchQ5KWide launches matvec_batch_q5_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k_wide's and matvec_q5_k_wide_lean's; blocks loop over units of 16 rows.
+// MatvecBatchQ5KWide launches matvec_batch_q5_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q5_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q5_k_wide's and matvec_q5_k_wide_lean's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 46080 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 46080 bytes.
 func (k_ *Kernels) MatvecBatchQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ5KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q5_k_wide", geom_, shmem_)
@@ -2555,12 +2555,12 @@ func (k_ *Kernels) MatvecBatchQ5KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 
 // geomMatvecBatchQ6K is matvec_batch_q6_k's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ6K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 53760
+	return [3]int{blocks, (n + 7) / 8, 1}, 53760
 }
 
-// MatvecBatchQ6K launches matvec_batch_q6_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k's and matvec_q6_k_lean's; blocks loop over units of 32 rows.
+// MatvecBatchQ6K launches matvec_batch_q6_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k's and matvec_q6_k_lean's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 53760 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 53760 bytes.
 func (k_ *Kernels) MatvecBatchQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ6K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q6_k", geom_, shmem_)
@@ -2585,12 +2585,12 @@ func (k_ *Kernels) MatvecBatchQ6K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 
 // geomMatvecBatchQ6KWide is matvec_batch_q6_k_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ6KWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 53760
+	return [3]int{blocks, (n + 7) / 8, 1}, 53760
 }
 
-// MatvecBatchQ6KWide launches matvec_batch_q6_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k_wide's and matvec_q6_k_wide_lean's; blocks loop over units of 16 rows.
+// MatvecBatchQ6KWide launches matvec_batch_q6_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q6_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q6_k_wide's and matvec_q6_k_wide_lean's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 53760 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 53760 bytes.
 func (k_ *Kernels) MatvecBatchQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ6KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q6_k_wide", geom_, shmem_)
@@ -2615,12 +2615,12 @@ func (k_ *Kernels) MatvecBatchQ6KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 
 // geomMatvecBatchQ3K is matvec_batch_q3_k's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ3K(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 37376
+	return [3]int{blocks, (n + 7) / 8, 1}, 37376
 }
 
-// MatvecBatchQ3K launches matvec_batch_q3_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q3_k's and matvec_q3_k_lean's; blocks loop over units of 32 rows.
+// MatvecBatchQ3K launches matvec_batch_q3_k (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q3_k's and matvec_q3_k_lean's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37376 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 37376 bytes.
 func (k_ *Kernels) MatvecBatchQ3K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ3K(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q3_k", geom_, shmem_)
@@ -2645,12 +2645,12 @@ func (k_ *Kernels) MatvecBatchQ3K(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, r
 
 // geomMatvecBatchQ3KWide is matvec_batch_q3_k_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ3KWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 37376
+	return [3]int{blocks, (n + 7) / 8, 1}, 37376
 }
 
-// MatvecBatchQ3KWide launches matvec_batch_q3_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q3_k_wide's and matvec_q3_k_wide_lean's; blocks loop over units of 16 rows.
+// MatvecBatchQ3KWide launches matvec_batch_q3_k_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q3_K (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q3_k_wide's and matvec_q3_k_wide_lean's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37376 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 37376 bytes.
 func (k_ *Kernels) MatvecBatchQ3KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ3KWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q3_k_wide", geom_, shmem_)
@@ -2675,12 +2675,12 @@ func (k_ *Kernels) MatvecBatchQ3KWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPt
 
 // geomMatvecBatchIQ4XS is matvec_batch_iq4_xs's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchIQ4XS(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 37376
+	return [3]int{blocks, (n + 7) / 8, 1}, 37376
 }
 
-// MatvecBatchIQ4XS launches matvec_batch_iq4_xs (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_xs's and matvec_iq4_xs_lean's; blocks loop over units of 32 rows.
+// MatvecBatchIQ4XS launches matvec_batch_iq4_xs (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_xs's and matvec_iq4_xs_lean's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37376 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 37376 bytes.
 func (k_ *Kernels) MatvecBatchIQ4XS(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchIQ4XS(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_iq4_xs", geom_, shmem_)
@@ -2705,12 +2705,12 @@ func (k_ *Kernels) MatvecBatchIQ4XS(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr,
 
 // geomMatvecBatchIQ4XSWide is matvec_batch_iq4_xs_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchIQ4XSWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 37376
+	return [3]int{blocks, (n + 7) / 8, 1}, 37376
 }
 
-// MatvecBatchIQ4XSWide launches matvec_batch_iq4_xs_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_xs_wide's and matvec_iq4_xs_wide_lean's; blocks loop over units of 16 rows.
+// MatvecBatchIQ4XSWide launches matvec_batch_iq4_xs_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_xs (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_xs_wide's and matvec_iq4_xs_wide_lean's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 37376 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 37376 bytes.
 func (k_ *Kernels) MatvecBatchIQ4XSWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchIQ4XSWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_iq4_xs_wide", geom_, shmem_)
@@ -2735,12 +2735,12 @@ func (k_ *Kernels) MatvecBatchIQ4XSWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.Dev
 
 // geomMatvecBatchQ4_0 is matvec_batch_q4_0's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ4_0(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 36864
+	return [3]int{blocks, (n + 7) / 8, 1}, 36864
 }
 
-// MatvecBatchQ4_0 launches matvec_batch_q4_0 (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_0's and matvec_q4_0_lean's; blocks loop over units of 32 rows.
+// MatvecBatchQ4_0 launches matvec_batch_q4_0 (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_0's and matvec_q4_0_lean's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 36864 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 36864 bytes.
 func (k_ *Kernels) MatvecBatchQ4_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ4_0(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_0", geom_, shmem_)
@@ -2765,12 +2765,12 @@ func (k_ *Kernels) MatvecBatchQ4_0(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, 
 
 // geomMatvecBatchQ4_0Wide is matvec_batch_q4_0_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchQ4_0Wide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 36864
+	return [3]int{blocks, (n + 7) / 8, 1}, 36864
 }
 
-// MatvecBatchQ4_0Wide launches matvec_batch_q4_0_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_0_wide's and matvec_q4_0_wide_lean's; blocks loop over units of 16 rows.
+// MatvecBatchQ4_0Wide launches matvec_batch_q4_0_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] q4_0 (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_q4_0_wide's and matvec_q4_0_wide_lean's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 36864 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 36864 bytes.
 func (k_ *Kernels) MatvecBatchQ4_0Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchQ4_0Wide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_q4_0_wide", geom_, shmem_)
@@ -2795,12 +2795,12 @@ func (k_ *Kernels) MatvecBatchQ4_0Wide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevP
 
 // geomMatvecBatchIQ4NL is matvec_batch_iq4_nl's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchIQ4NL(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 36864
+	return [3]int{blocks, (n + 7) / 8, 1}, 36864
 }
 
-// MatvecBatchIQ4NL launches matvec_batch_iq4_nl (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_nl's and matvec_iq4_nl_lean's; blocks loop over units of 32 rows.
+// MatvecBatchIQ4NL launches matvec_batch_iq4_nl (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_nl's and matvec_iq4_nl_lean's; blocks loop over units of 32 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 36864 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 36864 bytes.
 func (k_ *Kernels) MatvecBatchIQ4NL(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchIQ4NL(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_iq4_nl", geom_, shmem_)
@@ -2825,12 +2825,12 @@ func (k_ *Kernels) MatvecBatchIQ4NL(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr,
 
 // geomMatvecBatchIQ4NLWide is matvec_batch_iq4_nl_wide's grid and dynamic shared memory, from the spec.
 func geomMatvecBatchIQ4NLWide(rows, cols, mode, n, x_stride, y_stride, blocks int) ([3]int, int) {
-	return [3]int{blocks, 1, 1}, 36864
+	return [3]int{blocks, (n + 7) / 8, 1}, 36864
 }
 
-// MatvecBatchIQ4NLWide launches matvec_batch_iq4_nl_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_nl_wide's and matvec_iq4_nl_wide_lean's; blocks loop over units of 16 rows.
+// MatvecBatchIQ4NLWide launches matvec_batch_iq4_nl_wide (kernels/matvec_batch_kq.cu): y_t (+)= W x_t for tokens t < n (mode 0/1/2 as the matvec family; x_t the staged copies of matvec_batch_kq_stage, the tiles through per-warp rings), W [rows][cols] iq4_nl (16-row tiles, engine/internal/ktile), x_t = x + t*x_stride, y_t = y + t*y_stride; sums bit for bit matvec_iq4_nl_wide's and matvec_iq4_nl_wide_lean's; blocks loop over units of 16 rows; grid row p takes tokens 8*p on, up to 8.
 //
-// Grid (blocks, 1, 1), block (256, 1, 1), dynamic shared 36864 bytes.
+// Grid (blocks, (n+7)/8, 1), block (256, 1, 1), dynamic shared 36864 bytes.
 func (k_ *Kernels) MatvecBatchIQ4NLWide(y cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, rows int32, cols int32, mode int32, n int32, x_stride int32, y_stride int32, blocks int) error {
 	geom_, shmem_ := geomMatvecBatchIQ4NLWide(int(rows), int(cols), int(mode), int(n), int(x_stride), int(y_stride), blocks)
 	grid_, shared_, err_ := launchGeometry("matvec_batch_iq4_nl_wide", geom_, shmem_)

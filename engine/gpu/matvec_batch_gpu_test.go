@@ -56,8 +56,9 @@ func TestGPUKernelMatvecBatch(t *testing.T) {
 					continue
 				}
 				// 4: the K-quant kernels' second token group (tokens 4-7)
-				// exactly empty; 1 and 5: groups with dead tokens in them.
-				for _, n := range []int{1, 4, 5, kernels.MatvecBatchTokens} {
+				// exactly empty; 1 and 5: groups with dead tokens in them;
+				// 13 and 16: two passes (grid rows), the second short or full.
+				for _, n := range []int{1, 4, 5, kernels.MatvecBatchTokens, 13, 2 * kernels.MatvecBatchTokens} {
 					name := fmt.Sprintf("%s-wide%d-%dx%d-n%d", typ, mv.Wide, sh.rows, sh.cols, n)
 					if mv.Lean != 0 { // the batch kernel against the lean decode kernel: the same bits
 						name = strings.Replace(name, "-", "-lean-", 1)

@@ -93,6 +93,13 @@ type Options struct {
 	// instead of replaying them as a graph (prefill.go chunkReplay): the
 	// same bits; bench -eager-chunks compares the two.
 	EagerChunks bool
+	// PrefillChunk is the tokens a prefill chunk takes: 0 for
+	// DefaultPrefillChunk, else 1 to MaxPrefillChunk. A chunk's batch
+	// products take its tokens in passes of kernels.MatvecBatchTokens
+	// within one launch, and the kernels between them all at once, so a
+	// longer chunk makes fewer launches a token (perf.md step 127); every
+	// length leaves the same bits. bench -chunk compares lengths.
+	PrefillChunk int
 	// Fatbin, if not nil, is the kernel image loaded instead of the
 	// embedded kernels.Fatbin: another build of the same sources (another
 	// nvcc, other flags), so that bench -fatbin compares two builds on one
@@ -300,6 +307,10 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	omit, err := omitSet(opt.Omit)
 	if err != nil {
 		return nil, err
+	}
+	if opt.PrefillChunk < 0 || opt.PrefillChunk > MaxPrefillChunk {
+		return nil, fmt.Errorf("gpu: a prefill chunk of %d tokens: give 1 to %d, or 0 for the default %d", opt.PrefillChunk, MaxPrefillChunk,
+			DefaultPrefillChunk)
 	}
 	mma, err := attnMMAFromEnv()
 	if err != nil {

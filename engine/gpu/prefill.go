@@ -12,11 +12,12 @@ import (
 )
 
 // Prefill: a prompt's tokens are known before they are fed, so priming
-// runs them through each layer in chunks of up to kernels.MatvecBatchTokens:
+// runs them through each layer in chunks (Options.PrefillChunk tokens):
 // every projection of the layer is one matvec_batch launch (a K-quant's
-// after its inputs' stage) that streams the weights once for the whole
-// chunk, and the kernels between the projections run once each over the
-// chunk, each token's arithmetic the step kernel's:
+// after its inputs' stage) that streams the weights once for each pass of
+// up to kernels.MatvecBatchTokens of the chunk's tokens, and the kernels
+// between the projections run once each over the chunk, each token's
+// arithmetic the step kernel's:
 // the causal conv and the delta rule (token by token inside), the gated
 // norm, the attention's prep, and its split and combine once for each run
 // of tokens whose steps share a bucket (the scalar and tensor-core splits,
@@ -33,15 +34,15 @@ import (
 
 // prefillPlan is how a model primes in chunks.
 type prefillPlan struct {
-	tokens int // per chunk: kernels.MatvecBatchTokens
+	tokens int // per chunk: Options.PrefillChunk
 	// stageMax is the dynamic shared memory every staged batch kernel may
-	// take beside its rings: a chunk's inputs of up to stageMax/(tokens·4)
-	// columns are copied there.
+	// take beside its rings: a pass's inputs of up to
+	// stageMax/(kernels.MatvecBatchTokens·4) columns are copied there.
 	stageMax int
 	sms      int // the GPU's: whether a launch's blocks take more than one unit each (from)
 	// blocks caps each batch grid at the blocks the GPU holds at once (as
 	// Model.mvBlocks does the decode grids), keyed by variant and dynamic
-	// shared memory (a full chunk's).
+	// shared memory (a full pass's).
 	blocks map[mvbKey]int
 }
 
@@ -82,7 +83,7 @@ func (p *prefillPlan) from(w dtensor) xFrom {
 	if !ok || (w.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock <= p.sms {
 		return fromGlobal
 	}
-	if p.tokens*w.cols*4 <= p.stageMax {
+	if kernels.MatvecBatchTokens*w.cols*4 <= p.stageMax {
 		return fromStaged
 	}
 	if _, ok := batchKernel(batchVariant(w, fromLaid)); ok && laidAligned(w) {
@@ -271,7 +272,11 @@ func (g *Model) planPrefill() (*prefillPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prefillPlan{tokens: kernels.MatvecBatchTokens, stageMax: stageMax, sms: g.e.Info().SMs}
+	tokens := g.opt.PrefillChunk
+	if tokens == 0 {
+		tokens = DefaultPrefillChunk
+	}
+	p := &prefillPlan{tokens: tokens, stageMax: stageMax, sms: g.e.Info().SMs}
 	var launches []mvbKey
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
@@ -379,6 +384,18 @@ func (g *Model) prefill(cc *Cache, tokens []int32, from int, replay bool) error 
 	}
 	return nil
 }
+
+// DefaultPrefillChunk is the tokens a prefill chunk takes unless
+// Options.PrefillChunk says otherwise, and MaxPrefillChunk the most it may.
+// Four passes of the batch kernels: on an H100 (perf.md step 127, runs
+// 416-418) a 512-token prompt primed in chunks of 32 in 0.69-0.55 of the
+// time chunks of 8 took (0.8B bf16 to Q4_K; 9B q8_0 0.82, bf16 0.71), for
+// ~1.3 MB a token of chunk buffers; 48 and 64 gained 2-13% more on the
+// 0.8B and lost some of 48's on the 9B.
+const (
+	DefaultPrefillChunk = 4 * kernels.MatvecBatchTokens
+	MaxPrefillChunk     = 64
+)
 
 // maxChunkReplays bounds a cache's chunk graphs. A prompt's full chunks
 // launch one sequence of kernels while they stay in one attention bucket,
@@ -668,9 +685,13 @@ func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x
 		}
 		x, xStride = ch.kx, ch.kxS
 	}
+	// The launch's passes (rows of its grid, MatvecBatchTokens tokens
+	// each) share what the GPU holds at once, so that they run side by
+	// side and one's weight reads serve the others from the L2.
 	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
-	if c := g.pf.blocks[l]; c > 0 && c < blocks {
-		blocks = c
+	passes := (n + kernels.MatvecBatchTokens - 1) / kernels.MatvecBatchTokens
+	if c := g.pf.blocks[l]; c > 0 {
+		blocks = min(blocks, max(1, c/passes))
 	}
 	g.note(launchShape{w.rows, w.cols, "×"}, w.ggufBytes(), 0) // read once for the chunk's tokens
 	if err := g.k.MatvecBatch(l.v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, int32(n), int32(xStride), int32(yStride),

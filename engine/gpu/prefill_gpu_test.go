@@ -50,17 +50,23 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 		spec.NFF = 1536
 		spec.Type = ty.typ
 		m := modeltest.Load(t, spec)
-		for _, fp8 := range []bool{false, true} {
-			g := loadModel(t, e, m, Options{KVFP8: fp8})
+		// Chunks of 13: each batch launch a full pass of 8 tokens and a
+		// pass of 5 (4 in a prompt's last chunk of 12), both grid rows.
+		for _, opt := range []Options{{}, {KVFP8: true}, {PrefillChunk: 13}, {KVFP8: true, PrefillChunk: 13}} {
+			fp8 := opt.KVFP8
+			g := loadModel(t, e, m, opt)
 			if g.pf == nil {
 				t.Fatalf("%s: no prefill plan", typ)
+			}
+			if opt.PrefillChunk != 0 {
+				typ = fmt.Sprintf("%s/chunk=%d", ty.name, g.pf.tokens)
 			}
 			for _, p := range []int{5, g.pf.tokens + 1, 77} {
 				t.Run(fmt.Sprintf("%s/fp8=%v/P=%d", typ, fp8, p), func(t *testing.T) {
 					checkPrefill(t, g, testPrompt(p, m.NVocab))
 				})
 			}
-			if typ != gguf.TypeF32.String() && typ != gguf.TypeF16.String() && typ != gguf.TypeBF16.String() {
+			if ty.name != gguf.TypeF32.String() && ty.name != gguf.TypeF16.String() && ty.name != gguf.TypeBF16.String() {
 				// A tiny model's launches have fewer units than the GPU
 				// has SMs, so none stages its inputs (prefillPlan.from);
 				// with no SMs counted every q8_0 launch does, as the
@@ -97,7 +103,7 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/fp8=%v/laid/P=77", typ, fp8), func(t *testing.T) {
 						checkPrefill(t, g, testPrompt(77, m.NVocab))
 					})
-				case typ == gguf.TypeQ8_0.String():
+				case ty.name == gguf.TypeQ8_0.String():
 					t.Fatalf("%s: no launch laid out with no room to stage", typ)
 				} // the K-quant models have no q8_0 launch to lay out
 				g.pf.sms, g.pf.stageMax = sms, stageMax

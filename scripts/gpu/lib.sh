@@ -36,10 +36,11 @@ wait_synth() { [ -z "${SYNTH// /}" ] || wait $SYNTH; }
 # gpu_tests BIN: every engine/gpu GPU test of bin/BIN/engine_gpu.test, the
 # summary lines printed, the whole output in $OUT/gputest.txt. On an H100
 # with synth jobs beside it the suite outran its 230 s (run363): call it
-# before synth, or after wait_synth.
+# before synth, or after wait_synth. It has 320 s since step 127 added
+# batch and prefill cases of longer chunks.
 gpu_tests() {
   el "engine/gpu tests ($1)"
-  (cd engine/gpu && timeout 240 "$R/bin/$1/engine_gpu.test" -test.run 'GPU|Matvec|RowsView|SplitHeads' -test.v -test.timeout 230s > "$OUT/gputest.txt" 2>&1)
+  (cd engine/gpu && timeout 330 "$R/bin/$1/engine_gpu.test" -test.run 'GPU|Matvec|RowsView|SplitHeads' -test.v -test.timeout 320s > "$OUT/gputest.txt" 2>&1)
   grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic" "$OUT/gputest.txt" | grep -v "^    --- PASS" | head -80
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/convert"
 	"github.com/memra-ai/memra/engine/gpu"
+	"github.com/memra-ai/memra/kernels"
 	"github.com/memra-ai/memra/tools/internal/flagx"
 )
 
@@ -96,6 +97,7 @@ type config struct {
 	omit      []string // step parts left out (gpu.Options.Omit)
 	tokenFeed bool     // prime one step per token (gpu.Options.TokenFeed)
 	eager     bool     // launch each prefill chunk from the host (gpu.Options.EagerChunks)
+	chunk     int      // tokens a prefill chunk takes (gpu.Options.PrefillChunk; 0: the default)
 	fatbin    string   // kernel image loaded instead of the embedded one (gpu.Options.Fatbin)
 	sampled   bool     // also time graph decode with the device draw (path "sampled")
 }
@@ -146,8 +148,9 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	reps := fs.Int("reps", 5, "timed repetitions per measurement (median and spread over them)")
 	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here; with 0, in the first timed one, and the report says so)")
 	prompt := fs.Int("prompt", 64, "prompt length `P` of the priming measurement")
-	tokenFeed := fs.Bool("token-feed", false, "prime prompts one decode step per token (as memra did before chunked priming, perf.md step 99, and still does where a matrix has no batch kernel) instead of in chunks of up to 8 tokens, each weight read once a chunk; run with and without it to compare prime ms")
+	tokenFeed := fs.Bool("token-feed", false, "prime prompts one decode step per token (as memra did before chunked priming, perf.md step 99, and still does where a matrix has no batch kernel) instead of in chunks (-chunk), each weight read once a pass of 8 of a chunk's tokens; run with and without it to compare prime ms")
 	eagerChunks := fs.Bool("eager-chunks", false, "launch each prefill chunk's kernels from the host, as memra did before it replayed them as graphs (perf.md step 125): the same bits; run with and without it to compare prime ms")
+	chunk := fs.Int("chunk", 0, fmt.Sprintf("prime prompts in chunks of `N` tokens (1 to %d; 0: the default, %d), each batch product taking them %d at a time in one launch (perf.md step 127): the same bits whatever N; run with two values to compare prime ms", gpu.MaxPrefillChunk, gpu.DefaultPrefillChunk, kernels.MatvecBatchTokens))
 	fp8 := fs.Bool("fp8", false, "FP8 (e4m3) KV cache: the same as -kv fp8")
 	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")
 	out := fs.String("out", "results", "results `DIR`")
@@ -204,12 +207,16 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 		return config{}, errors.New(`-out "": want a folder for the results (leave the flag out for results)`)
 	case *tokenFeed && *eagerChunks:
 		return config{}, errors.New("-token-feed primes without chunks, so -eager-chunks would be ignored: give one of them")
+	case *tokenFeed && *chunk != 0:
+		return config{}, errors.New("-token-feed primes without chunks, so -chunk would be ignored: give one of them")
+	case *chunk < 0 || *chunk > gpu.MaxPrefillChunk:
+		return config{}, fmt.Errorf("-chunk %d: want 1 to %d tokens, or 0 for the default (%d)", *chunk, gpu.MaxPrefillChunk, gpu.DefaultPrefillChunk)
 	}
 
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		peer: peer.vals, models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, eager: *eagerChunks, sampled: *sampled, fatbin: *fatbin,
+		peer: peer.vals, models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, eager: *eagerChunks, chunk: *chunk, sampled: *sampled, fatbin: *fatbin,
 	}
 	if *quick {
 		if !explicit["ctx"] {

@@ -281,6 +281,9 @@ func newReport(c config, e *cuda.Engine, image []byte) *Report {
 		rep.Settings.Priming = "eager-chunks"
 		rep.Notes = append(rep.Notes, "prompts primed in chunks whose kernels the host launches one by one (-eager-chunks), not replayed as graphs")
 	}
+	if c.chunk != 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("prompts primed in chunks of %d tokens (-chunk %d) where the model primes in chunks", c.chunk, c.chunk))
+	}
 	if len(c.omit) > 0 {
 		rep.Notes = append(rep.Notes, "omitted from every step (-omit): "+strings.Join(c.omit, ", ")+
 			"; the times are those of a step without these parts and its tokens are meaningless, while the roofline "+
@@ -563,7 +566,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	capacity := c.cacheFor(contexts[len(contexts)-1])
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
 	tu := time.Now()
-	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, TokenFeed: c.tokenFeed, EagerChunks: c.eager, Fatbin: b.fatbin}, nil)
+	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, TokenFeed: c.tokenFeed, EagerChunks: c.eager, PrefillChunk: c.chunk, Fatbin: b.fatbin}, nil)
 	if err != nil {
 		return err
 	}
