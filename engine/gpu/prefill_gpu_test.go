@@ -15,7 +15,9 @@ import (
 // leave the cache that feeding it one decode step per token (feedSteps)
 // leaves: the same Gated DeltaNet conv and delta states, bit for bit, and
 // the same logits, bit for bit, from the next step, which reads every KV
-// entry written. Every weight type with batch kernels, f16 and FP8 KV;
+// entry written. Every weight type with batch kernels, f16 and FP8 KV,
+// chunks of the default length and of 13 (a batch launch's second pass
+// short);
 // n_ff = 1,536 puts the FFN's 3,072 paired rows on the plain f16/bf16
 // kernels and q8_0's wave form, the rest on the wide ones; and a mix of
 // types (mixedTypes) whose attention q|k and DeltaNet qkv|gate fuse and
@@ -45,7 +47,6 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 		typings = append(typings, typing{typ.String(), func(string) gguf.Type { return typ }})
 	}
 	for _, ty := range append(typings, typing{"mixed", mixedTypes}, typing{"recoded", recodeMix}) {
-		typ := ty.name
 		spec := gpuTinySpec(gguf.TypeQ8_0, false, 21)
 		spec.NFF = 1536
 		spec.Type = ty.typ
@@ -55,6 +56,7 @@ func TestGPUPrefillMatchesTokenFeed(t *testing.T) {
 		for _, opt := range []Options{{}, {KVFP8: true}, {PrefillChunk: 13}, {KVFP8: true, PrefillChunk: 13}} {
 			fp8 := opt.KVFP8
 			g := loadModel(t, e, m, opt)
+			typ := ty.name // a subtest's name: the type, and any chunk length not the default
 			if g.pf == nil {
 				t.Fatalf("%s: no prefill plan", typ)
 			}

@@ -1,10 +1,13 @@
 package gpu
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -122,5 +125,18 @@ func TestMatvecKernelIndex(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { matvecKernel(vs[len(vs)-1]) }); n != 0 {
 		t.Errorf("matvecKernel allocates %v times a call", n)
+	}
+}
+
+// TestLoadRefusesPrefillChunk: a chunk length outside 1 to MaxPrefillChunk
+// (0 asks for the default) is refused before Load touches the device, with
+// the range in the error.
+func TestLoadRefusesPrefillChunk(t *testing.T) {
+	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 3))
+	for _, n := range []int{-1, MaxPrefillChunk + 1} {
+		_, err := Load(nil, m, Options{PrefillChunk: n}, nil)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("a prefill chunk of %d tokens: give 1 to %d", n, MaxPrefillChunk)) {
+			t.Errorf("PrefillChunk %d: %v", n, err)
+		}
 	}
 }
