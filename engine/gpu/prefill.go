@@ -390,8 +390,8 @@ func (g *Model) prefill(cc *Cache, tokens []int32, from int, replay bool) error 
 // Four passes of the batch kernels: on an H100 (perf.md step 127, runs
 // 416-418) a 512-token prompt primed in chunks of 32 in 0.69-0.55 of the
 // time chunks of 8 took (0.8B bf16 to Q4_K; 9B q8_0 0.82, bf16 0.71), for
-// ~1.3 MB a token of chunk buffers; 48 and 64 gained 2-13% more on the
-// 0.8B and lost some of 48's on the 9B.
+// 1.25 MB (0.8B) to 1.5 MB (9B) a token of chunk buffers; 48 and 64
+// gained 3-13% more on the 0.8B and lost some of 48's on the 9B.
 const (
 	DefaultPrefillChunk = 4 * kernels.MatvecBatchTokens
 	MaxPrefillChunk     = 64

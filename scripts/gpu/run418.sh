@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Session 74, step 127 as it lands (chunks of 32, each batch launch four
-# passes of 8 tokens as its grid rows; the fatbin of every architecture):
+# passes of 8 tokens as its grid rows), built from c8dfbbb on the session's
+# branch, whose fatbin held sm_90 only: the landed fatbin's sm_90 code
+# (docs/results/h100-run418-sassdiff.txt):
 # every engine/gpu GPU test, four gates, BenchmarkGPUPrefillChunk (chunks
 # of 1 to 32 tokens) on the 0.8B bf16 and 9B q8_0 presets, and prime ms at
 # P = 512 of old (main before step 127, chunks of 8) against new,
 # alternated twice, on the 0.8B bf16, q8_0 and Q4_K and 9B q8_0 and bf16
 # presets, on any GPU.
 # carry ["bin"]; binaries from
-#   bash scripts/gpu/bins.sh old=16afdf8:bench new=<step 127's commit>
+#   bash scripts/gpu/bins.sh old=16afdf8:bench new=c8dfbbb
 set -u
 source scripts/gpu/lib.sh
 start_run
