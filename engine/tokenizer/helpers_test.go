@@ -1,7 +1,10 @@
 package tokenizer
 
 import (
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -38,10 +41,20 @@ func loadQwen3(t testing.TB) *Tokenizer {
 
 // hfVocab reads tokenizer.json's model.vocab and added tokens directly, so
 // tests can name expected ids by token text without the code under test.
+// testdata keeps the file gzip-compressed (tokenizer.json.gz).
 var hfVocab = sync.OnceValues(func() (map[string]int32, error) {
-	data, err := os.ReadFile(filepath.Join(testdataDir, "tokenizer.json"))
+	f, err := os.Open(filepath.Join(testdataDir, "tokenizer.json.gz"))
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	var tj struct {
 		Added []struct {
