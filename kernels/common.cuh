@@ -37,7 +37,7 @@
 #define MEMRA_PENALTY_THREADS 256 // repeat_penalty: one block over the window
 #define MEMRA_PENALTY_MAX_WINDOW 4096 // the longest repetition window the device keeps
 #define MEMRA_Q8_LANE_PAIRS 64    // matvec_q8_0_wide: a row's scales in the order of its 64 lane pairs (matvec.cu)
-#define MEMRA_MVB_TOKENS 8        // matvec_batch: the most tokens of a prompt chunk one launch serves
+#define MEMRA_MVB_TOKENS 8        // matvec_batch: the most tokens one pass (grid row) of a launch serves
 #define MEMRA_MVB_SLOTS 4         // matvec_batch: a warp's ring slots, SLOTS - 1 items of loads in flight (matvec_batch.cu)
 #define MEMRA_MVB_SLOT 2560       // matvec_batch: a ring slot's bytes, the lanes' 16-byte q8_0 loads of 4 rows and a 4-byte word each for its scale
 #define MEMRA_MVBK_SLOTS 2        // matvec_batch_kq.cu: a warp's ring slots of K-quant tiles

@@ -434,8 +434,8 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
 // are, and the rows always take the 16-byte path (the host launches it
 // only where the decode kernel takes that path: engine/gpu batch);
 // otherwise memra_mvb_stream or memra_mvb_units reads x from global memory.
-// A chunk's full n tokens take a FULL copy of the paths (memra_mvb_dots),
-// a prompt's last, shorter chunk the other. Each copy's paths keep their
+// A full pass of 8 tokens takes a FULL copy of the paths (memra_mvb_dots),
+// a shorter one (the last of a prompt's last chunk) the other. Each copy's paths keep their
 // own reduce arrays (static shared memory: 2 KiB for the 16-bit kernels,
 // 4 KiB for the wide staged q8_0 one), as run371 measured them.
 template <int KIND, int KW, bool LS, bool STAGED, bool LAID, bool FULL, int RS>

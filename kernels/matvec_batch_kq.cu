@@ -1,4 +1,4 @@
-// matvec_batch_kq.cu: y_t (+)= W x_t for the n <= 8 tokens of a prompt
+// matvec_batch_kq.cu: y_t (+)= W x_t for the tokens of a prompt
 // chunk, W a K-quant matrix in the tensor-core kernels' tiles (Q4_K, Q5_K,
 // Q6_K, Q3_K, IQ4_XS, Q4_0, IQ4_NL), bit for bit each token's decode sums.
 //
@@ -14,7 +14,7 @@
 // four lanes of the decode kernel's quad (memra_q4t_scale, memra_q6t_scale,
 // the decode steps' own) into four sums and adds them in the order the
 // quad's two shuffles do. So a token costs a quarter of its decode mma and
-// a quarter of its codes' decoding. A launch takes up to 8 tokens, two
+// a quarter of its codes' decoding. A pass takes up to 8 tokens, two
 // groups of 4 through the same A fragments.
 //
 // The chunk's x'_t are staged once, by matvec_batch_kq_stage (a block a
