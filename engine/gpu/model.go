@@ -94,7 +94,8 @@ type Options struct {
 	// same bits; bench -eager-chunks compares the two.
 	EagerChunks bool
 	// PrefillChunk is the tokens a prefill chunk takes: 0 for
-	// DefaultPrefillChunk, else 1 to MaxPrefillChunk. A chunk's batch
+	// DefaultPrefillChunk, else 2 to MaxPrefillChunk (TokenFeed feeds
+	// one at a time). A chunk's batch
 	// products take its tokens in passes of kernels.MatvecBatchTokens
 	// within one launch, and the kernels between them all at once, so a
 	// longer chunk makes fewer launches a token (perf.md step 127); every
@@ -308,9 +309,9 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	if err != nil {
 		return nil, err
 	}
-	if opt.PrefillChunk < 0 || opt.PrefillChunk > MaxPrefillChunk {
-		return nil, fmt.Errorf("gpu: a prefill chunk of %d tokens: give 1 to %d, or 0 for the default %d", opt.PrefillChunk, MaxPrefillChunk,
-			DefaultPrefillChunk)
+	if opt.PrefillChunk < 0 || opt.PrefillChunk == 1 || opt.PrefillChunk > MaxPrefillChunk {
+		return nil, fmt.Errorf("gpu: a prefill chunk of %d tokens: give 2 to %d, or 0 for the default %d (Options.TokenFeed feeds one at a time)",
+			opt.PrefillChunk, MaxPrefillChunk, DefaultPrefillChunk)
 	}
 	mma, err := attnMMAFromEnv()
 	if err != nil {

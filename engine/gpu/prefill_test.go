@@ -128,14 +128,14 @@ func TestMatvecKernelIndex(t *testing.T) {
 	}
 }
 
-// TestLoadRefusesPrefillChunk: a chunk length outside 1 to MaxPrefillChunk
+// TestLoadRefusesPrefillChunk: a chunk length outside 2 to MaxPrefillChunk
 // (0 asks for the default) is refused before Load touches the device, with
 // the range in the error.
 func TestLoadRefusesPrefillChunk(t *testing.T) {
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 3))
-	for _, n := range []int{-1, MaxPrefillChunk + 1} {
+	for _, n := range []int{-1, 1, MaxPrefillChunk + 1} {
 		_, err := Load(nil, m, Options{PrefillChunk: n}, nil)
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("a prefill chunk of %d tokens: give 1 to %d", n, MaxPrefillChunk)) {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("a prefill chunk of %d tokens: give 2 to %d", n, MaxPrefillChunk)) {
 			t.Errorf("PrefillChunk %d: %v", n, err)
 		}
 	}

@@ -61,8 +61,11 @@ func (g *Model) note(sh launchShape, weights, cache uint64) {
 
 // maxProfiledLaunches bounds the timing events of ProfileStep and
 // ProfilePrefill (a decode step of the 9B preset launches 228 kernels, a
-// prefill chunk of its Q4_K file 360: run392).
-const maxProfiledLaunches = 1023
+// prefill chunk of 8 tokens of its Q4_K file 360: run392). Since chunks
+// hold 32 tokens (perf.md step 127) a model whose FFN gate and up are
+// separate launches makes a SwiGLU launch a token a layer, 1,024 a chunk
+// for 32 layers, and the tensor-core splits a launch a token too.
+const maxProfiledLaunches = 4095
 
 // ProfileStep runs one eager decode step (as DecodeStep, without copying the
 // logits back) and returns each kernel launch's GPU time, in launch order.

@@ -150,7 +150,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	prompt := fs.Int("prompt", 64, "prompt length `P` of the priming measurement")
 	tokenFeed := fs.Bool("token-feed", false, "prime prompts one decode step per token (as memra did before chunked priming, perf.md step 99, and still does where a matrix has no batch kernel) instead of in chunks (-chunk), each weight read once a pass of 8 of a chunk's tokens; run with and without it to compare prime ms")
 	eagerChunks := fs.Bool("eager-chunks", false, "launch each prefill chunk's kernels from the host, as memra did before it replayed them as graphs (perf.md step 125): the same bits; run with and without it to compare prime ms")
-	chunk := fs.Int("chunk", 0, fmt.Sprintf("prime prompts in chunks of `N` tokens (1 to %d; 0: the default, %d), each batch product taking them %d at a time in one launch (perf.md step 127): the same bits whatever N; run with two values to compare prime ms", gpu.MaxPrefillChunk, gpu.DefaultPrefillChunk, kernels.MatvecBatchTokens))
+	chunk := fs.Int("chunk", 0, fmt.Sprintf("prime prompts in chunks of `N` tokens (2 to %d; 0: the default, %d), each batch product taking them %d at a time in one launch (perf.md step 127): the same bits whatever N; run with two values to compare prime ms", gpu.MaxPrefillChunk, gpu.DefaultPrefillChunk, kernels.MatvecBatchTokens))
 	fp8 := fs.Bool("fp8", false, "FP8 (e4m3) KV cache: the same as -kv fp8")
 	copyMiB := fs.Int("copy-mib", 2048, "`MiB` of the device-to-device copy that measures bandwidth")
 	out := fs.String("out", "results", "results `DIR`")
@@ -209,8 +209,8 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 		return config{}, errors.New("-token-feed primes without chunks, so -eager-chunks would be ignored: give one of them")
 	case *tokenFeed && *chunk != 0:
 		return config{}, errors.New("-token-feed primes without chunks, so -chunk would be ignored: give one of them")
-	case *chunk < 0 || *chunk > gpu.MaxPrefillChunk:
-		return config{}, fmt.Errorf("-chunk %d: want 1 to %d tokens, or 0 for the default (%d)", *chunk, gpu.MaxPrefillChunk, gpu.DefaultPrefillChunk)
+	case *chunk < 0 || *chunk == 1 || *chunk > gpu.MaxPrefillChunk:
+		return config{}, fmt.Errorf("-chunk %d: want 2 to %d tokens, or 0 for the default (%d); -token-feed primes one token at a time", *chunk, gpu.MaxPrefillChunk, gpu.DefaultPrefillChunk)
 	}
 
 	c := config{

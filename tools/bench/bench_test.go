@@ -145,8 +145,9 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-fatbin", ""}, `-fatbin "": want a file`},
 		{[]string{"-token-feed", "-eager-chunks"}, "-eager-chunks would be ignored"},
 		{[]string{"-token-feed", "-chunk", "16"}, "-chunk would be ignored"},
-		{[]string{"-chunk", "65"}, "-chunk 65: want 1 to 64 tokens"},
-		{[]string{"-chunk", "-1"}, "-chunk -1: want 1 to 64"},
+		{[]string{"-chunk", "65"}, "-chunk 65: want 2 to 64 tokens"},
+		{[]string{"-chunk", "-1"}, "-chunk -1: want 2 to 64"},
+		{[]string{"-chunk", "1"}, "-token-feed primes one token at a time"},
 		// An empty -model, -compare or -out (a script's unset variable) ran
 		// the default presets, a run without its comparison, or one whose
 		// results could not be written: said at once, as -fatbin "" is.
