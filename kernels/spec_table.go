@@ -635,10 +635,10 @@ func Spec() []Kernel {
 		}
 		ks = append(ks, Kernel{
 			Name: "embed_" + t, File: "embed.cu",
-			Doc: "x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a " + t + " embedding table",
+			Doc: "x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a " + t + " embedding table for the n tokens t, x_t = x + t*x_stride",
 			Params: append(ps, param("n_embd", I32), param("n_vocab", I32),
-				param("token", I32), param("dtoken", Ptr)),
-			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("n_embd", ewThreads), one, one},
+				param("token", I32), param("dtoken", Ptr), param("n", I32), param("x_stride", I32)),
+			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("n_embd", ewThreads), "n", one},
 		})
 	}
 
@@ -883,7 +883,7 @@ func Spec() []Kernel {
 			Doc: "gdn_conv for the n tokens of a prompt chunk, x_t and y_t strided, each token's sum gdn_conv's",
 			Params: []Param{param("y", Ptr), param("state", Ptr), param("x", Ptr), param("w", Ptr), param("channels", I32),
 				param("kern", I32), param("n", I32), param("x_stride", I32), param("y_stride", I32)},
-			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("channels", ewThreads), one, one},
+			Block: [3]int{ewThreads, 1, 1}, Grid: [3]string{blocksFor("channels", 32), one, one},
 		},
 		Kernel{
 			Name: "gdn_delta_chunk", File: "gdn.cu",

@@ -175,6 +175,12 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 		cc.Close()
 		return nil, fmt.Errorf("gpu: cache: pinned token buffer: %w", err)
 	}
+	if cc.ch.ids != 0 {
+		if cc.ch.idsHost, err = g.e.HostAlloc(4 * uint64(capacity)); err != nil {
+			cc.Close()
+			return nil, fmt.Errorf("gpu: cache: pinned buffer of the prompt's %d ids: %w", capacity, err)
+		}
+	}
 	for i := range cc.tokenRead {
 		if cc.tokenRead[i], err = g.e.NewSyncEvent(); err != nil {
 			cc.Close()
@@ -292,6 +298,7 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 			*fl.stride = alignFloats(fl.floats)
 			add(fl.base, f(ch.tokens**fl.stride), bufChunk)
 		}
+		add(&ch.ids, f(capacity), bufChunk)
 	}
 	return bufs
 }
@@ -386,6 +393,10 @@ func (cc *Cache) Close() error {
 	if cc.tokenHost != nil {
 		errs = append(errs, cc.tokenHost.Free())
 		cc.tokenHost = nil
+	}
+	if cc.ch.idsHost != nil {
+		errs = append(errs, cc.ch.idsHost.Free())
+		cc.ch.idsHost = nil
 	}
 	if cc.logitsPinned != nil {
 		errs = append(errs, cc.logitsPinned.Free())

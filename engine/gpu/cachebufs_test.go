@@ -32,8 +32,9 @@ func TestCacheBufs(t *testing.T) {
 	// xn 64 floats, qg|k|v 3,072, attn 1,024, qkv|z|b|a 1,544 → 1,600, the
 	// conv output y 1,024, o and on 512 each, fg|fu 192, fh 96 → 128: 8,192
 	// floats a token, 98,304 bytes; with attention's q 1,024, split partials 24 → 64
-	// and 3,072: 12,352 floats, 148,224 bytes.
-	const chunk3 = 3 * 12352 * 4
+	// and 3,072: 12,352 floats, 148,224 bytes; and the prompt's ids, an
+	// int32 a position of the cache's 100: 148,624.
+	const chunk3 = 3*12352*4 + 100*4
 	for _, tc := range []struct {
 		fp8    bool
 		kv     uint64

@@ -12,11 +12,18 @@ import (
 // (which TestGPUKernelGDNConv holds against the CPU's ConvStep), in the
 // registers' form (kern 4, as qwen35 has, and 2) and the memory form (kern
 // 10 > MEMRA_CONV_MAX), with strided tokens and poisoned guards between
-// them; chunks of 1 token too (a prompt's last chunk can be one, and
-// the kernels load token t + 1's inputs ahead of token t's sums).
+// them; chunks of 1 token too (a prompt's last chunk can be one), of 2
+// (the second warp's window reaches back into the state), of 32 and 13
+// (every warp a run, the last one short) and of 64 and 70 (a full round of
+// 8 warps of 8 tokens; a second round of 6, each window starting inside
+// the chunk), and the registers' widest kernel (8 = MEMRA_CONV_MAX, whose
+// windows reach back through several warps' runs in a chunk of 5) and the
+// narrowest memory one (9).
 func TestGPUKernelGDNConvChunk(t *testing.T) {
 	v := ktGPU(t)
-	for i, tc := range []struct{ channels, kern, n int }{{1024, 4, 8}, {1000, 4, 3}, {300, 2, 5}, {260, 10, 4}, {1024, 4, 1}, {260, 10, 1}} {
+	for i, tc := range []struct{ channels, kern, n int }{{1024, 4, 8}, {1000, 4, 3}, {300, 2, 5}, {260, 10, 4}, {1024, 4, 1}, {260, 10, 1},
+		{1000, 4, 2}, {6144, 4, 32}, {1000, 4, 13}, {300, 2, 64}, {1024, 4, 70}, {260, 10, 33},
+		{500, 8, 5}, {500, 8, 40}, {300, 3, 7}, {300, 9, 6}} {
 		t.Run(fmt.Sprintf("c%d-k%d-n%d", tc.channels, tc.kern, tc.n), func(t *testing.T) {
 			r := ktRand(uint64(900 + i))
 			c, n := tc.channels, tc.n
@@ -44,12 +51,15 @@ func TestGPUKernelGDNConvChunk(t *testing.T) {
 // every token's o and leave the state with the bits of n gdn_delta steps
 // (which TestGPUKernelGDNDelta holds against the CPU's DeltaRuleStep), both
 // head maps, q|k|v of a token side by side as the conv output holds them
-// and b, a strided as the input projection's output holds them; a chunk
-// of 1 token too.
+// and b, a strided as the input projection's output holds them; chunks
+// of 1, 2 and 13 tokens too (a round of 16 prepared tokens, part of it
+// past the chunk's end), 32 (two full rounds), 20 (a short second) and 64
+// (the longest chunk).
 func TestGPUKernelGDNDeltaChunk(t *testing.T) {
 	v := ktGPU(t)
 	const S = 128
-	for i, tc := range []struct{ hk, hv, headMap, n int }{{2, 4, 0, 8}, {2, 4, 1, 3}, {16, 32, 0, 5}, {16, 32, 1, 8}, {16, 32, 0, 1}} {
+	for i, tc := range []struct{ hk, hv, headMap, n int }{{2, 4, 0, 8}, {2, 4, 1, 3}, {16, 32, 0, 5}, {16, 32, 1, 8}, {16, 32, 0, 1},
+		{16, 16, 0, 32}, {16, 32, 1, 13}, {2, 4, 0, 2}, {16, 16, 1, 20}, {16, 32, 0, 64}} {
 		t.Run(fmt.Sprintf("hk%d-hv%d-map%d-n%d", tc.hk, tc.hv, tc.headMap, tc.n), func(t *testing.T) {
 			r := ktRand(uint64(950 + i))
 			n, K, V := tc.n, tc.hk*S, tc.hv*S

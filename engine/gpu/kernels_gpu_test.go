@@ -283,17 +283,19 @@ func ktWeights(t *testing.T, v *ktEnv, w *model.Tensor, off int, lane bool) (q, 
 // TestGPUKernelEmbed: embed_{f32,f16,bf16,q8_0,q4_k,q5_k,q6_k,q3_k,iq4_xs,q4_0,iq4_nl} for host and
 // device tokens must equal the CPU's DequantizeRow bit for bit (a gather plus
 // an exact conversion; the K-quants decode in the CPU's order of operations,
-// kquant.cuh), and an out-of-range token must give NaN in every element.
+// kquant.cuh), and an out-of-range token must give NaN in every element;
+// a chunk's launch of several device tokens (grid rows) must write each
+// token's row at its stride, out-of-range ones NaN, and nothing between.
 func TestGPUKernelEmbed(t *testing.T) {
 	v := ktGPU(t)
 	// 1056 = 33 q8_0 blocks, 4⅛ blocks of 256 threads; the K-quants need
 	// whole superblocks: 1280 = 5.
 	const nVocab, guard = 37, 64
 	src := ktUniform(ktRand(1), nVocab*1280, -2, 2)
-	type embedFn func(x, table, scales cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error
-	unscaled := func(f func(x, table cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error) embedFn {
-		return func(x, table, _ cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr) error {
-			return f(x, table, nEmbd, nVocab, token, dtoken)
+	type embedFn func(x, table, scales cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr, n, xStride int32) error
+	unscaled := func(f func(x, table cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr, n, xStride int32) error) embedFn {
+		return func(x, table, _ cuda.DevPtr, nEmbd, nVocab, token int32, dtoken cuda.DevPtr, n, xStride int32) error {
+			return f(x, table, nEmbd, nVocab, token, dtoken, n, xStride)
 		}
 	}
 	for _, tc := range []struct {
@@ -322,7 +324,7 @@ func TestGPUKernelEmbed(t *testing.T) {
 					ktSetCounters(t, v, ctr, dev, 0, 0, 0)
 					dtoken = ctr.Add(kernels.CounterToken)
 				}
-				ktMust(t, tc.fn(x, table, scales, int32(nEmbd), nVocab, host, dtoken))
+				ktMust(t, tc.fn(x, table, scales, int32(nEmbd), nVocab, host, dtoken, 1, 0))
 				got := ktGet[float32](t, v, x, nEmbd+guard)
 				ktCheckPoison(t, name+" guard", got[nEmbd:], fill)
 				return got[:nEmbd]
@@ -357,6 +359,29 @@ func TestGPUKernelEmbed(t *testing.T) {
 						t.Fatalf("%s: x[%d] = %v, want NaN", name, i, g)
 					}
 				}
+			}
+			// A chunk's launch: 5 device tokens, one out of range.
+			ids := []int32{3, nVocab - 1, 0, nVocab, 17}
+			stride := nEmbd + guard
+			dids := ktUpload(t, v, ids, 0)
+			xs := v.alloc(t, len(ids)*stride*4)
+			v.poison(t, xs, len(ids)*stride, 0x3f8ccccd)
+			ktMust(t, tc.fn(xs, table, scales, int32(nEmbd), nVocab, 99, dids, int32(len(ids)), int32(stride)))
+			all := ktGet[float32](t, v, xs, len(ids)*stride)
+			for k, id := range ids {
+				got := all[k*stride : (k+1)*stride]
+				name := fmt.Sprintf("chunk token %d (%d)", k, id)
+				ktCheckPoison(t, name+" guard", got[nEmbd:], 0x3f8ccccd)
+				if id >= nVocab {
+					for i, g := range got[:nEmbd] {
+						if !math.IsNaN(float64(g)) {
+							t.Fatalf("%s: x[%d] = %v, want NaN", name, i, g)
+						}
+					}
+					continue
+				}
+				ktMust(t, cpu.DequantizeRow(want, w, int(id)))
+				ktCheckBits(t, name, got[:nEmbd], want)
 			}
 		})
 	}

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "a2f9d02b21d2a402edd03c55ecdd6e391c299a7b6a5fe46d7d4d23dd721b739d"
+const specHash = "4342a522a3627c6e7598ea2f07ec5fcdfe60ef97163baf1e56351a43f68b9039"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -171,17 +171,17 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		params int
 		slot   *kernelSlot
 	}{
-		{"embed_f32", "embed.cu", 6, &ks.kEmbedF32},
-		{"embed_f16", "embed.cu", 6, &ks.kEmbedF16},
-		{"embed_bf16", "embed.cu", 6, &ks.kEmbedBF16},
-		{"embed_q8_0", "embed.cu", 7, &ks.kEmbedQ8_0},
-		{"embed_q4_k", "embed.cu", 6, &ks.kEmbedQ4K},
-		{"embed_q5_k", "embed.cu", 6, &ks.kEmbedQ5K},
-		{"embed_q6_k", "embed.cu", 6, &ks.kEmbedQ6K},
-		{"embed_q3_k", "embed.cu", 6, &ks.kEmbedQ3K},
-		{"embed_iq4_xs", "embed.cu", 6, &ks.kEmbedIQ4XS},
-		{"embed_q4_0", "embed.cu", 6, &ks.kEmbedQ4_0},
-		{"embed_iq4_nl", "embed.cu", 6, &ks.kEmbedIQ4NL},
+		{"embed_f32", "embed.cu", 8, &ks.kEmbedF32},
+		{"embed_f16", "embed.cu", 8, &ks.kEmbedF16},
+		{"embed_bf16", "embed.cu", 8, &ks.kEmbedBF16},
+		{"embed_q8_0", "embed.cu", 9, &ks.kEmbedQ8_0},
+		{"embed_q4_k", "embed.cu", 8, &ks.kEmbedQ4K},
+		{"embed_q5_k", "embed.cu", 8, &ks.kEmbedQ5K},
+		{"embed_q6_k", "embed.cu", 8, &ks.kEmbedQ6K},
+		{"embed_q3_k", "embed.cu", 8, &ks.kEmbedQ3K},
+		{"embed_iq4_xs", "embed.cu", 8, &ks.kEmbedIQ4XS},
+		{"embed_q4_0", "embed.cu", 8, &ks.kEmbedQ4_0},
+		{"embed_iq4_nl", "embed.cu", 8, &ks.kEmbedIQ4NL},
 		{"rmsnorm", "rmsnorm.cu", 8, &ks.kRMSNorm},
 		{"rmsnorm_gated", "rmsnorm.cu", 7, &ks.kRMSNormGated},
 		{"rmsnorm_gated_chunk", "rmsnorm.cu", 11, &ks.kRMSNormGatedChunk},
@@ -326,15 +326,15 @@ func launchGeometry(name string, g [3]int, sh int) ([3]uint32, uint32, error) {
 }
 
 // geomEmbedF32 is embed_f32's grid and dynamic shared memory, from the spec.
-func geomEmbedF32(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedF32(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedF32 launches embed_f32 (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a f32 embedding table.
+// EmbedF32 launches embed_f32 (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a f32 embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedF32(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedF32(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedF32(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedF32(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_f32", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -346,6 +346,8 @@ func (k_ *Kernels) EmbedF32(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_f32: %w", err_)
 	}
@@ -353,15 +355,15 @@ func (k_ *Kernels) EmbedF32(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 }
 
 // geomEmbedF16 is embed_f16's grid and dynamic shared memory, from the spec.
-func geomEmbedF16(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedF16(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedF16 launches embed_f16 (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a f16 embedding table.
+// EmbedF16 launches embed_f16 (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a f16 embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedF16(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedF16(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_f16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -373,6 +375,8 @@ func (k_ *Kernels) EmbedF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_f16: %w", err_)
 	}
@@ -380,15 +384,15 @@ func (k_ *Kernels) EmbedF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 }
 
 // geomEmbedBF16 is embed_bf16's grid and dynamic shared memory, from the spec.
-func geomEmbedBF16(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedBF16(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedBF16 launches embed_bf16 (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a bf16 embedding table.
+// EmbedBF16 launches embed_bf16 (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a bf16 embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedBF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedBF16(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedBF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedBF16(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_bf16", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -400,6 +404,8 @@ func (k_ *Kernels) EmbedBF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_v
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_bf16: %w", err_)
 	}
@@ -407,15 +413,15 @@ func (k_ *Kernels) EmbedBF16(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_v
 }
 
 // geomEmbedQ8_0 is embed_q8_0's grid and dynamic shared memory, from the spec.
-func geomEmbedQ8_0(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedQ8_0(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedQ8_0 launches embed_q8_0 (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q8_0 embedding table.
+// EmbedQ8_0 launches embed_q8_0 (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a q8_0 embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedQ8_0(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedQ8_0(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_q8_0", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -428,6 +434,8 @@ func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPt
 	slot_.p.SetI32(4, n_vocab)
 	slot_.p.SetI32(5, token)
 	slot_.p.SetPtr(6, dtoken)
+	slot_.p.SetI32(7, n)
+	slot_.p.SetI32(8, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q8_0: %w", err_)
 	}
@@ -435,15 +443,15 @@ func (k_ *Kernels) EmbedQ8_0(x cuda.DevPtr, table cuda.DevPtr, scales cuda.DevPt
 }
 
 // geomEmbedQ4K is embed_q4_k's grid and dynamic shared memory, from the spec.
-func geomEmbedQ4K(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedQ4K(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedQ4K launches embed_q4_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q4_k embedding table.
+// EmbedQ4K launches embed_q4_k (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a q4_k embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedQ4K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedQ4K(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ4K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedQ4K(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_q4_k", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -455,6 +463,8 @@ func (k_ *Kernels) EmbedQ4K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q4_k: %w", err_)
 	}
@@ -462,15 +472,15 @@ func (k_ *Kernels) EmbedQ4K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 }
 
 // geomEmbedQ5K is embed_q5_k's grid and dynamic shared memory, from the spec.
-func geomEmbedQ5K(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedQ5K(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedQ5K launches embed_q5_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q5_k embedding table.
+// EmbedQ5K launches embed_q5_k (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a q5_k embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedQ5K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedQ5K(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ5K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedQ5K(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_q5_k", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -482,6 +492,8 @@ func (k_ *Kernels) EmbedQ5K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q5_k: %w", err_)
 	}
@@ -489,15 +501,15 @@ func (k_ *Kernels) EmbedQ5K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 }
 
 // geomEmbedQ6K is embed_q6_k's grid and dynamic shared memory, from the spec.
-func geomEmbedQ6K(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedQ6K(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedQ6K launches embed_q6_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q6_k embedding table.
+// EmbedQ6K launches embed_q6_k (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a q6_k embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedQ6K(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedQ6K(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_q6_k", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -509,6 +521,8 @@ func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q6_k: %w", err_)
 	}
@@ -516,15 +530,15 @@ func (k_ *Kernels) EmbedQ6K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 }
 
 // geomEmbedQ3K is embed_q3_k's grid and dynamic shared memory, from the spec.
-func geomEmbedQ3K(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedQ3K(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedQ3K launches embed_q3_k (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q3_k embedding table.
+// EmbedQ3K launches embed_q3_k (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a q3_k embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedQ3K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedQ3K(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ3K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedQ3K(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_q3_k", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -536,6 +550,8 @@ func (k_ *Kernels) EmbedQ3K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q3_k: %w", err_)
 	}
@@ -543,15 +559,15 @@ func (k_ *Kernels) EmbedQ3K(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vo
 }
 
 // geomEmbedIQ4XS is embed_iq4_xs's grid and dynamic shared memory, from the spec.
-func geomEmbedIQ4XS(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedIQ4XS(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedIQ4XS launches embed_iq4_xs (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a iq4_xs embedding table.
+// EmbedIQ4XS launches embed_iq4_xs (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a iq4_xs embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedIQ4XS(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedIQ4XS(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedIQ4XS(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedIQ4XS(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_iq4_xs", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -563,6 +579,8 @@ func (k_ *Kernels) EmbedIQ4XS(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_iq4_xs: %w", err_)
 	}
@@ -570,15 +588,15 @@ func (k_ *Kernels) EmbedIQ4XS(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_
 }
 
 // geomEmbedQ4_0 is embed_q4_0's grid and dynamic shared memory, from the spec.
-func geomEmbedQ4_0(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedQ4_0(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedQ4_0 launches embed_q4_0 (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a q4_0 embedding table.
+// EmbedQ4_0 launches embed_q4_0 (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a q4_0 embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedQ4_0(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedQ4_0(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedQ4_0(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedQ4_0(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_q4_0", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -590,6 +608,8 @@ func (k_ *Kernels) EmbedQ4_0(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_v
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_q4_0: %w", err_)
 	}
@@ -597,15 +617,15 @@ func (k_ *Kernels) EmbedQ4_0(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_v
 }
 
 // geomEmbedIQ4NL is embed_iq4_nl's grid and dynamic shared memory, from the spec.
-func geomEmbedIQ4NL(n_embd, n_vocab, token int) ([3]int, int) {
-	return [3]int{(n_embd + 255) / 256, 1, 1}, 0
+func geomEmbedIQ4NL(n_embd, n_vocab, token, n, x_stride int) ([3]int, int) {
+	return [3]int{(n_embd + 255) / 256, n, 1}, 0
 }
 
-// EmbedIQ4NL launches embed_iq4_nl (kernels/embed.cu): x[n_embd] f32 = row token (dtoken ? *dtoken : token) of a iq4_nl embedding table.
+// EmbedIQ4NL launches embed_iq4_nl (kernels/embed.cu): x_t[n_embd] f32 = row token (dtoken ? dtoken[t] : token) of a iq4_nl embedding table for the n tokens t, x_t = x + t*x_stride.
 //
-// Grid ((n_embd+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) EmbedIQ4NL(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr) error {
-	geom_, shmem_ := geomEmbedIQ4NL(int(n_embd), int(n_vocab), int(token))
+// Grid ((n_embd+255)/256, n, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) EmbedIQ4NL(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_vocab int32, token int32, dtoken cuda.DevPtr, n int32, x_stride int32) error {
+	geom_, shmem_ := geomEmbedIQ4NL(int(n_embd), int(n_vocab), int(token), int(n), int(x_stride))
 	grid_, shared_, err_ := launchGeometry("embed_iq4_nl", geom_, shmem_)
 	if err_ != nil {
 		return err_
@@ -617,6 +637,8 @@ func (k_ *Kernels) EmbedIQ4NL(x cuda.DevPtr, table cuda.DevPtr, n_embd int32, n_
 	slot_.p.SetI32(3, n_vocab)
 	slot_.p.SetI32(4, token)
 	slot_.p.SetPtr(5, dtoken)
+	slot_.p.SetI32(6, n)
+	slot_.p.SetI32(7, x_stride)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("embed_iq4_nl: %w", err_)
 	}
@@ -4038,12 +4060,12 @@ func (k_ *Kernels) GDNDelta(state cuda.DevPtr, o cuda.DevPtr, q cuda.DevPtr, k c
 
 // geomGDNConvChunk is gdn_conv_chunk's grid and dynamic shared memory, from the spec.
 func geomGDNConvChunk(channels, kern, n, x_stride, y_stride int) ([3]int, int) {
-	return [3]int{(channels + 255) / 256, 1, 1}, 0
+	return [3]int{(channels + 31) / 32, 1, 1}, 0
 }
 
 // GDNConvChunk launches gdn_conv_chunk (kernels/gdn.cu): gdn_conv for the n tokens of a prompt chunk, x_t and y_t strided, each token's sum gdn_conv's.
 //
-// Grid ((channels+255)/256, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+// Grid ((channels+31)/32, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
 func (k_ *Kernels) GDNConvChunk(y cuda.DevPtr, state cuda.DevPtr, x cuda.DevPtr, w cuda.DevPtr, channels int32, kern int32, n int32, x_stride int32, y_stride int32) error {
 	geom_, shmem_ := geomGDNConvChunk(int(channels), int(kern), int(n), int(x_stride), int(y_stride))
 	grid_, shared_, err_ := launchGeometry("gdn_conv_chunk", geom_, shmem_)

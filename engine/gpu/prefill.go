@@ -108,6 +108,14 @@ type chunk struct {
 	x, xn, qg, q, ms, acc, attn, qkv, y, o, on, fg, fh, kx, lx                cuda.DevPtr // [tokens][stride] f32 each
 	xS, xnS, qgS, qS, msS, accS, attnS, qkvS, yS, oS, onS, fgS, fhS, kxS, lxS int         // their strides in floats
 	tok                                                                       []scratch
+	// ids: [capacity] int32, the prompt tokens by position, which prefill
+	// copies there for each chunk's one embedding launch (embed's dtok) to
+	// read: a copy a prefill call, one node a chunk's graph updates. The
+	// copy's source is idsHost, pinned, at the same positions: a position
+	// is written once between Resets, and Reset synchronises, so no copy
+	// still queued reads a slot the host writes again.
+	ids     cuda.DevPtr
+	idsHost *cuda.HostBuf
 	// rec is a full chunk's launches as chunkReplay records them; replays,
 	// the graphs of the launch sequences met so far (nil until the first).
 	rec     cuda.Recording
@@ -370,6 +378,29 @@ func (g *Model) prefill(cc *Cache, tokens []int32, from int, replay bool) error 
 	if len(cc.ch.tok) == 0 {
 		return errors.New("prefill: the cache has no chunk (the model feeds prompts token by token)")
 	}
+	if err := g.chunkIDs(cc, tokens, from); err != nil {
+		return err
+	}
+	return g.prefillChunks(cc, tokens, from, replay)
+}
+
+// chunkIDs enqueues the copy of tokens to cc.ch.ids at positions from, ...,
+// through the pinned idsHost (a copy from pageable memory may read it after
+// returning, and the caller may reuse tokens then).
+func (g *Model) chunkIDs(cc *Cache, tokens []int32, from int) error {
+	host := cuda.HostSlice[int32](cc.ch.idsHost, 4*from, len(tokens))
+	if host == nil || from+len(tokens) > cc.capacity {
+		return fmt.Errorf("prefill %d tokens at %d: past the cache's %d positions", len(tokens), from, cc.capacity)
+	}
+	copy(host, tokens)
+	if err := g.e.CopyHtoDAsync(cc.ch.ids.Add(4*uint64(from)), cuda.AsBytes(host)); err != nil {
+		return fmt.Errorf("prefill %d tokens at %d: their ids: %w", len(tokens), from, err)
+	}
+	return nil
+}
+
+// prefillChunks is prefill after chunkIDs.
+func (g *Model) prefillChunks(cc *Cache, tokens []int32, from int, replay bool) error {
 	g.l2Window(cc)
 	replay = replay && !g.opt.EagerChunks
 	for i := 0; i < len(tokens); i += cc.ch.tokens {
@@ -406,7 +437,7 @@ const maxChunkReplays = 4
 
 // chunkReplay is prefillChunk run as a graph (perf.md step 125): its
 // launches are recorded instead of made, and replayed on the cache's graph
-// of the same kernels, whose nodes that differ (the tokens, the positions,
+// of the same kernels, whose nodes that differ (the ids' offset, the positions,
 // the attention bucket's grids and attn_combine's shared memory) are
 // updated in place; a new sequence is captured into a graph first, the
 // least recently used dropped beyond maxChunkReplays. The same kernels
@@ -432,10 +463,8 @@ func (g *Model) chunkReplay(cc *Cache, tokens []int32, from int) error {
 // kernels between them once over the chunk (attnChunk, gdnChunk).
 func (g *Model) prefillChunk(cc *Cache, tokens []int32, from int) error {
 	ch := &cc.ch
-	for t, tok := range tokens {
-		if err := g.embed(ch.tok[t].x, tok, 0); err != nil {
-			return err
-		}
+	if err := g.embed(ch.x, 0, ch.ids.Add(4*uint64(from)), int32(len(tokens)), int32(ch.xS)); err != nil {
+		return err
 	}
 	for i := range g.ls {
 		L := &g.ls[i]

@@ -33,7 +33,8 @@ type launchNote struct {
 
 // launchShape is a launch's Shape, kept as numbers so that describing a launch
 // formats nothing outside a profile: unit "×" reads n×m, "row" one row of
-// an n×m table, any other unit n of it ("" none).
+// an n×m table, "rows" a row a token of it (a chunk's embedding), any other
+// unit n of it ("" none).
 type launchShape struct {
 	n, m int
 	unit string
@@ -47,6 +48,8 @@ func (s launchShape) String() string {
 		return fmt.Sprintf("%d×%d", s.n, s.m)
 	case "row":
 		return fmt.Sprintf("1 row of %d×%d", s.n, s.m)
+	case "rows":
+		return fmt.Sprintf("a row a token of %d×%d", s.n, s.m)
 	}
 	return fmt.Sprintf("%d %s", s.n, s.unit)
 }
@@ -116,7 +119,11 @@ func (g *Model) ProfilePrefill(cc *Cache, tokens []int32) ([]Launch, error) {
 		}
 	}
 	pos := cc.n
-	ls, err := g.profileLaunches(cc, len(tokens), func() error { return g.prefill(cc, tokens, pos, false) })
+	// The ids' copy before the capture: a graph holds no copy from pageable memory.
+	if err := g.e.Do(func() error { return g.chunkIDs(cc, tokens, pos) }); err != nil {
+		return nil, fmt.Errorf("gpu: profiled prefill chunk at %d: %w", pos, err)
+	}
+	ls, err := g.profileLaunches(cc, len(tokens), func() error { return g.prefillChunks(cc, tokens, pos, false) })
 	if err != nil {
 		return nil, fmt.Errorf("gpu: profiled prefill chunk at %d: %w", pos, err)
 	}

@@ -251,7 +251,7 @@ func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 // the same 11 tokens one decode step per token), its launches are spec
 // kernels with times ≥ 0 and a positive total, each batch matvec
 // launch names its matrix and counts its weights once for the chunk's
-// tokens, and each token's embedding launch its row. Bad arguments are
+// tokens, and the chunk's one embedding launch a row a token. Bad arguments are
 // refused before anything runs: too many tokens for a chunk, none, a
 // token outside the vocabulary, more than the cache holds.
 func TestGPUProfilePrefill(t *testing.T) {
@@ -300,8 +300,8 @@ func TestGPUProfilePrefill(t *testing.T) {
 
 	// The weights the chunk's launches count: every matrix once, whatever
 	// the chunk's tokens (the logits are not part of a chunk; a q8_0
-	// model's batch launches fuse no norm, so none adds its weight), and an
-	// embedding row a token.
+	// model's batch launches fuse no norm, so none adds its weight), and
+	// one embedding launch of a row a token.
 	want := uint64(0)
 	for i := range g.ls {
 		for _, w := range g.ls[i].matrices() {
@@ -310,13 +310,14 @@ func TestGPUProfilePrefill(t *testing.T) {
 	}
 	for c, ls := range [][]Launch{first, launches} {
 		checkLaunchTimes(t, ls)
-		got, rows := uint64(0), 0
+		got, embeds := uint64(0), 0
+		n := []int{g.pf.tokens, len(rest)}[c]
 		for i, l := range ls {
 			if strings.HasPrefix(l.Kernel, "embed_") {
-				if l.Weights != uint64(g.tok.rowBytes()) || !strings.HasPrefix(l.Shape, "1 row of") {
-					t.Fatalf("launch %d (%s): shape %q, %d weight bytes, want a row of %d", i, l.Kernel, l.Shape, l.Weights, g.tok.rowBytes())
+				if l.Weights != uint64(n*g.tok.rowBytes()) || !strings.HasPrefix(l.Shape, "a row a token of") {
+					t.Fatalf("launch %d (%s): shape %q, %d weight bytes, want %d rows of %d", i, l.Kernel, l.Shape, l.Weights, n, g.tok.rowBytes())
 				}
-				rows++
+				embeds++
 				continue
 			}
 			if strings.HasPrefix(l.Kernel, "matvec_batch_q8_0") || strings.HasPrefix(l.Kernel, "matvec_batch_bf16") {
@@ -329,8 +330,8 @@ func TestGPUProfilePrefill(t *testing.T) {
 		if got != want {
 			t.Fatalf("the chunk's launches count %d weight bytes, the layers' matrices hold %d", got, want)
 		}
-		if n := []int{g.pf.tokens, len(rest)}[c]; rows != n {
-			t.Fatalf("chunk %d: %d embedding launches for %d tokens", c, rows, n)
+		if embeds != 1 {
+			t.Fatalf("chunk %d: %d embedding launches for its %d tokens, want one", c, embeds, n)
 		}
 	}
 	n := cc.Len()

@@ -42,7 +42,7 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	}
 	g.l2Window(cc)
 	if !g.omit.embed {
-		if err := g.embed(s.x, a.token, a.dtok); err != nil {
+		if err := g.embed(s.x, a.token, a.dtok, 1, 0); err != nil {
 			return err
 		}
 	}
@@ -303,34 +303,40 @@ func (g *Model) ffn(cc *Cache, L *layerWeights) error {
 	return g.matvec(s.x, L.ffnDown, s.fh, mvAccumulate, 0)
 }
 
-// embed writes row token of token_embd into x as f32.
-func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr) error {
+// embed writes row token of token_embd into x as f32 (dtok ≠ 0: the token
+// at dtok instead); with n > 1 the rows of the n tokens at dtok into x +
+// t·xStride floats, one launch (a prompt chunk's).
+func (g *Model) embed(x cuda.DevPtr, token int32, dtok cuda.DevPtr, n, xStride int32) error {
 	t := g.tok
 	ne, nv := int32(t.cols), int32(t.rows)
-	g.note(launchShape{t.rows, t.cols, "row"}, uint64(t.rowBytes()), 0)
+	unit := "row"
+	if n > 1 {
+		unit = "rows"
+	}
+	g.note(launchShape{t.rows, t.cols, unit}, uint64(n)*uint64(t.rowBytes()), 0)
 	switch t.typ {
 	case gguf.TypeF32:
-		return g.k.EmbedF32(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedF32(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeF16:
-		return g.k.EmbedF16(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedF16(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeBF16:
-		return g.k.EmbedBF16(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedBF16(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeQ8_0:
-		return g.k.EmbedQ8_0(x, t.ptr, t.scales, ne, nv, token, dtok)
+		return g.k.EmbedQ8_0(x, t.ptr, t.scales, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeQ4_K:
-		return g.k.EmbedQ4K(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedQ4K(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeQ5_K:
-		return g.k.EmbedQ5K(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedQ5K(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeQ6_K:
-		return g.k.EmbedQ6K(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedQ6K(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeQ3_K:
-		return g.k.EmbedQ3K(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedQ3K(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeIQ4_XS:
-		return g.k.EmbedIQ4XS(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedIQ4XS(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeQ4_0:
-		return g.k.EmbedQ4_0(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedQ4_0(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	case gguf.TypeIQ4_NL:
-		return g.k.EmbedIQ4NL(x, t.ptr, ne, nv, token, dtok)
+		return g.k.EmbedIQ4NL(x, t.ptr, ne, nv, token, dtok, n, xStride)
 	}
 	return fmt.Errorf("embed: %s is %s", t.name, t.typ)
 }
