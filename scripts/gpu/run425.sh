@@ -10,8 +10,9 @@
 #     e=s75:memra,gate,bench,engine_gpu.test      (s75 at 4962ee8)
 # (s75 was the session's branch, deleted once it landed: its final state is
 # main's f203201, whose kernels differ from 4962ee8's only in comments and a
-# static_assert, the same sm_90 SASS; 0e01678 is f203201 without the embed
-# change, 1259fb6 the first delta-rule form that step 128 describes.)
+# static_assert, the same sm_90 SASS; 0e01678 held step 128 alone, before
+# step 129 and the review mends; 1259fb6 the first delta-rule form that
+# step 128 describes.)
 set -u
 source scripts/gpu/lib.sh
 start_run
