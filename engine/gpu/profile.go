@@ -119,7 +119,7 @@ func (g *Model) ProfilePrefill(cc *Cache, tokens []int32) ([]Launch, error) {
 		}
 	}
 	pos := cc.n
-	// The ids' copy before the capture: a graph holds no copy from pageable memory.
+	// The ids' copy before the capture, which holds the chunk's kernels alone.
 	if err := g.e.Do(func() error { return g.chunkIDs(cc, tokens, pos) }); err != nil {
 		return nil, fmt.Errorf("gpu: profiled prefill chunk at %d: %w", pos, err)
 	}
