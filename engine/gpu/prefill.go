@@ -388,8 +388,8 @@ func (g *Model) prefill(cc *Cache, tokens []int32, from int, replay bool) error 
 // through the pinned idsHost (a copy from pageable memory may read it after
 // returning, and the caller may reuse tokens then).
 func (g *Model) chunkIDs(cc *Cache, tokens []int32, from int) error {
-	host := cuda.HostSlice[int32](cc.ch.idsHost, 4*from, len(tokens))
-	if host == nil || from+len(tokens) > cc.capacity {
+	host := cuda.HostSlice[int32](cc.ch.idsHost, 4*from, len(tokens)) // nil past the cache's positions
+	if host == nil {
 		return fmt.Errorf("prefill %d tokens at %d: past the cache's %d positions", len(tokens), from, cc.capacity)
 	}
 	copy(host, tokens)
