@@ -8,7 +8,8 @@
 # scripts/gpu/patches/delta-v-staged.patch). f's chunk kernel and prefill
 # tests, a gate, BenchmarkGPUPrefillChunk replayed at n32 and prime ms at
 # P = 512 of main and f in turn, twice. ~2 minutes for step 130, ~5 more
-# for the table.
+# for the table; then, where time is left, ncu of the 0.8B's two largest
+# batch shapes.
 # carry ["bin"]; binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,engine_gpu.test \
 #     f=main+scripts/gpu/patches/delta-v-staged.patch:gate,bench,engine_gpu.test
@@ -44,4 +45,11 @@ for m in 0.8b-bf16 9b-q8_0; do
   done
 done
 prime_ab "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf" main f main f
+# What bounds the 0.8B's batch products, most of its chunk (run423): ncu of
+# one pass of 8 tokens on its two largest shapes, plain and wide.
+if [ $(( $(date +%s) - T0 )) -lt 480 ]; then
+  ncu_batch main BF16/7168x1024/n8/global matvec_batch_bf16 bf7168
+  ncu_batch main BF16/1024x3584/n8/global matvec_batch_bf16_wide bf1024w
+  tar czf "$OUT/ncu.tgz" -C /tmp/ncu --exclude='*.ncu-rep' .
+fi
 el done
