@@ -11,8 +11,8 @@
 # for the table; then, where time is left, ncu of the 0.8B's two largest
 # batch shapes.
 # carry ["bin"]; binaries from
-#   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,engine_gpu.test \
-#     f=main+scripts/gpu/patches/delta-v-staged.patch:gate,bench,engine_gpu.test
+#   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,gate,engine_gpu.test \
+#     f=main+scripts/gpu/patches/delta-v-staged.patch:gate,bench,engine_gpu.test pre127=16afdf8:bench
 set -u
 source scripts/gpu/lib.sh
 start_run
