@@ -11,6 +11,7 @@
 package cpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -256,7 +257,18 @@ func (b *Backend) DecodeStep(token int32) ([]float32, error) {
 // DecodeStep would one by one; it stops at the first token that cannot be
 // appended, the ones before it kept.
 func (b *Backend) Feed(tokens []int32) error {
+	return b.FeedContext(context.Background(), tokens)
+}
+
+// FeedContext is Feed that stops before its next token once ctx is done,
+// returning ctx's error (sample.ContextFeeder): a prompt's tokens take a
+// tenth of a second or more each here, so a long one would otherwise hold
+// a ^C for minutes.
+func (b *Backend) FeedContext(ctx context.Context, tokens []int32) error {
 	for _, t := range tokens {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := b.step(t, false); err != nil {
 			return err
 		}

@@ -1,6 +1,8 @@
 package cpu_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -13,6 +15,7 @@ import (
 	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/engine/model/modeltest"
+	"github.com/memra-ai/memra/engine/sample"
 	"github.com/memra-ai/memra/gguf"
 )
 
@@ -226,6 +229,27 @@ func TestFeedMatchesDecodeStep(t *testing.T) {
 		if err := b.Feed([]int32{1, 2, 3}); err == nil || !strings.Contains(err.Error(), "context full") || b.Len() != 8 {
 			t.Errorf("Feed past the capacity: err %v, Len %d (want 8)", err, b.Len())
 		}
+	}
+}
+
+// TestFeedContextStops: the backend is a sample.ContextFeeder whose
+// FeedContext appends nothing once its context is done and says so, and
+// feeds as Feed does while it is not.
+func TestFeedContextStops(t *testing.T) {
+	var _ sample.ContextFeeder = (*cpu.Backend)(nil)
+	m := modeltest.Load(t, modeltest.TinyQwen35())
+	b, err := cpu.New(m, cpu.Options{Ctx: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.FeedContext(context.Background(), []int32{5, 17}); err != nil || b.Len() != 2 {
+		t.Fatalf("live context: err %v, Len %d (want 2)", err, b.Len())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.FeedContext(ctx, []int32{300, 2}); !errors.Is(err, context.Canceled) || b.Len() != 2 {
+		t.Errorf("done context: err %v, Len %d (want context.Canceled, 2)", err, b.Len())
 	}
 }
 

@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -38,6 +39,16 @@ type TopDecoder interface {
 type Feeder interface {
 	Decoder
 	Feed(tokens []int32) error
+}
+
+// ContextFeeder is a Feeder that stops feeding once ctx is done, returning
+// ctx's error, with the tokens before the one in hand appended (Len
+// tells): GenerateContext gives it the prompt, where a plain Feeder's Feed
+// runs to its end whatever the context. The CPU backend, whose tokens take
+// a tenth of a second or more each, is one.
+type ContextFeeder interface {
+	Feeder
+	FeedContext(ctx context.Context, tokens []int32) error
 }
 
 // Stats times a Generate call.
@@ -83,6 +94,15 @@ var ErrStop = errors.New("stop generation")
 // tokens are those the logits would give. A Feeder takes the prompt's
 // tokens before its last without their logits.
 func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int32) error) ([]int32, Stats, error) {
+	return GenerateContext(context.Background(), d, prompt, n, opts, emit)
+}
+
+// GenerateContext is Generate that also stops while the prompt is fed, once
+// ctx is done: between its tokens, or inside a ContextFeeder's Feed. The
+// error then wraps ctx's, and Stats.PromptTokens counts the prompt's tokens
+// the decoder holds. After the prompt, stopping is emit's to ask (ErrStop,
+// or an error of its own): a step is never cut short.
+func GenerateContext(ctx context.Context, d Decoder, prompt []int32, n int, opts Options, emit func(tok int32) error) ([]int32, Stats, error) {
 	var st Stats
 	if len(prompt) == 0 {
 		return nil, st, fmt.Errorf("generate: empty prompt")
@@ -122,16 +142,38 @@ func Generate(d Decoder, prompt []int32, n int, opts Options, emit func(tok int3
 	}
 	start := time.Now()
 	last := len(prompt) - 1
-	if f, ok := d.(Feeder); ok && last > 0 {
+	len0 := d.Len()
+	// stopped is the prompt cut short by ctx: the tokens the decoder holds.
+	stopped := func(err error) ([]int32, Stats, error) {
+		st.PromptTokens, st.PromptTime = d.Len()-len0, time.Since(start)
+		return nil, st, fmt.Errorf("generate: prompt stopped after %d of %d tokens: %w", st.PromptTokens, len(prompt), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return stopped(err)
+	}
+	if f, ok := d.(ContextFeeder); ok && last > 0 {
+		if err := f.FeedContext(ctx, prompt[:last]); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return stopped(err)
+			}
+			return nil, st, fmt.Errorf("generate: prompt: %w", err)
+		}
+	} else if f, ok := d.(Feeder); ok && last > 0 {
 		if err := f.Feed(prompt[:last]); err != nil {
 			return nil, st, fmt.Errorf("generate: prompt: %w", err)
 		}
 	} else {
 		for i, tok := range prompt[:last] {
+			if err := ctx.Err(); err != nil {
+				return stopped(err)
+			}
 			if _, err := d.DecodeStep(tok); err != nil {
 				return nil, st, fmt.Errorf("generate: prompt token %d: %w", i, err)
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return stopped(err)
 	}
 	if err := step(prompt[last]); err != nil {
 		return nil, st, fmt.Errorf("generate: prompt token %d: %w", last, err)

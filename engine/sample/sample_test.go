@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"context"
 	"errors"
 	"github.com/memra-ai/memra/engine/model"
 	"math"
@@ -294,6 +295,87 @@ func TestGenerateFeeds(t *testing.T) {
 	f := &feedFake{fakeDecoder: fakeDecoder{vocab: 10, capacity: 100}, refuse: true}
 	if out, _, err := Generate(f, []int32{1, 2, 3}, 4, Options{}, nil); err == nil || err.Error() != "generate: prompt: feed refused" || out != nil || f.steps != 0 {
 		t.Errorf("refused Feed: out %v, err %v, %d DecodeStep calls", out, err, f.steps)
+	}
+}
+
+// cancelFeeder is feedFake as a ContextFeeder that cancels its context
+// itself once it has appended at tokens, as a signal would in mid-feed.
+type cancelFeeder struct {
+	feedFake
+	at     int
+	cancel context.CancelFunc
+}
+
+func (f *cancelFeeder) FeedContext(ctx context.Context, tokens []int32) error {
+	for _, t := range tokens {
+		if f.n == f.at {
+			f.cancel()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := f.fakeDecoder.DecodeStep(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cancelStepper is fakeDecoder (no Feed) cancelling its context once it
+// holds at tokens.
+type cancelStepper struct {
+	fakeDecoder
+	at     int
+	cancel context.CancelFunc
+}
+
+func (f *cancelStepper) DecodeStep(tok int32) ([]float32, error) {
+	l, err := f.fakeDecoder.DecodeStep(tok)
+	if f.n == f.at {
+		f.cancel()
+	}
+	return l, err
+}
+
+// TestGenerateContextStopsPrompt: a context done while the prompt is fed
+// stops the feed there, inside a ContextFeeder's Feed or between a plain
+// decoder's steps, with nothing generated, an error wrapping the
+// context's, and PromptTokens the tokens the decoder holds; one done
+// before the call feeds nothing. A context that stays live changes
+// nothing: the tokens are Generate's.
+func TestGenerateContextStopsPrompt(t *testing.T) {
+	prompt := []int32{3, 5, 1, 7, 2, 4, 6, 8}
+	for _, at := range []int{0, 1, 3, 6} {
+		ctx, cancel := context.WithCancel(context.Background())
+		f := &cancelFeeder{feedFake: feedFake{fakeDecoder: fakeDecoder{vocab: 10, capacity: 100}}, at: at, cancel: cancel}
+		out, st, err := GenerateContext(ctx, f, prompt, 5, Options{}, func(int32) error { t.Error("a token was emitted"); return nil })
+		if !errors.Is(err, context.Canceled) || out != nil || st.PromptTokens != at || f.n != at || f.steps != 0 {
+			t.Errorf("feeder cancelled at %d: out %v, err %v, PromptTokens %d, decoder holds %d, %d steps", at, out, err, st.PromptTokens, f.n, f.steps)
+		}
+		cancel()
+	}
+	for _, at := range []int{1, 4, 7} { // the prompt's last token is a step too, whose logits pick the first token
+		ctx, cancel := context.WithCancel(context.Background())
+		d := &cancelStepper{fakeDecoder: fakeDecoder{vocab: 10, capacity: 100}, at: at, cancel: cancel}
+		out, st, err := GenerateContext(ctx, d, prompt, 5, Options{}, nil)
+		if !errors.Is(err, context.Canceled) || out != nil || st.PromptTokens != at || d.n != at {
+			t.Errorf("steps cancelled at %d: out %v, err %v, PromptTokens %d, decoder holds %d", at, out, err, st.PromptTokens, d.n)
+		}
+		cancel()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d := &fakeDecoder{vocab: 10, capacity: 100}
+	if out, _, err := GenerateContext(ctx, d, prompt, 5, Options{}, nil); !errors.Is(err, context.Canceled) || out != nil || d.n != 0 {
+		t.Errorf("done before the call: out %v, err %v, decoder holds %d", out, err, d.n)
+	}
+	live, stop := context.WithCancel(context.Background())
+	defer stop()
+	f := &cancelFeeder{feedFake: feedFake{fakeDecoder: fakeDecoder{vocab: 10, capacity: 100}}, at: -1, cancel: stop}
+	got, _, err := GenerateContext(live, f, prompt, 5, Options{}, nil)
+	want, _, err2 := Generate(&fakeDecoder{vocab: 10, capacity: 100}, prompt, 5, Options{}, nil)
+	if err != nil || err2 != nil || !slices.Equal(got, want) {
+		t.Errorf("live context: %v (%v), Generate gives %v (%v)", got, err, want, err2)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,12 +33,16 @@ type backend struct {
 	close func()
 }
 
-// generate produces up to n tokens after prompt, calling emit with each.
-func (b *backend) generate(prompt []int32, n int, opts sample.Options, emit func(int32) error) (sample.Stats, error) {
+// generate produces up to n tokens after prompt, calling emit with each;
+// once ctx is done it stops feeding the prompt (sample.GenerateContext:
+// the CPU between tokens, the GPU before and after it primes the prompt,
+// which it does at thousands of tokens a second), its error wrapping
+// ctx's.
+func (b *backend) generate(ctx context.Context, prompt []int32, n int, opts sample.Options, emit func(int32) error) (sample.Stats, error) {
 	if b.gpu != nil {
-		return b.gpu.generate(prompt, n, opts, emit)
+		return b.gpu.generate(ctx, prompt, n, opts, emit)
 	}
-	_, st, err := sample.Generate(b.cpu, prompt, n, opts, emit)
+	_, st, err := sample.GenerateContext(ctx, b.cpu, prompt, n, opts, emit)
 	return st, err
 }
 
@@ -158,11 +163,11 @@ func gpuPick(g *gpu.Model, opts sample.Options) (*gpu.Sampling, *gpu.Penalty, bo
 // generate runs the path openGPU chose: graph generation, or
 // sample.Generate on the Session (the logits, or the top k, read back each
 // step).
-func (b *gpuBackend) generate(prompt []int32, n int, opts sample.Options, emit func(int32) error) (sample.Stats, error) {
+func (b *gpuBackend) generate(ctx context.Context, prompt []int32, n int, opts sample.Options, emit func(int32) error) (sample.Stats, error) {
 	if b.gs != nil {
-		return b.generateGraph(prompt, n, opts.Stop, emit)
+		return b.generateGraph(ctx, prompt, n, opts.Stop, emit)
 	}
-	_, st, err := sample.Generate(b.session, prompt, n, opts, emit)
+	_, st, err := sample.GenerateContext(ctx, b.session, prompt, n, opts, emit)
 	return st, err
 }
 
@@ -170,18 +175,23 @@ func (b *gpuBackend) generate(prompt []int32, n int, opts sample.Options, emit f
 // on the device, then each token is one graph replay, picked on the device
 // as the state's sampling and penalty say, 4 bytes read back. Generation
 // ends after n tokens or a stop token (included).
-func (b *gpuBackend) generateGraph(prompt []int32, n int, stop []int32, emit func(int32) error) (sample.Stats, error) {
+func (b *gpuBackend) generateGraph(ctx context.Context, prompt []int32, n int, stop []int32, emit func(int32) error) (sample.Stats, error) {
 	var st sample.Stats
 	if need := len(prompt) + n - 1; need > b.ctx {
 		return st, fmt.Errorf("generate: context full: %d tokens needed (%d prompt + %d generated − 1), capacity %d",
 			need, len(prompt), n, b.ctx)
 	}
-	st.PromptTokens = len(prompt)
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("generate: prompt stopped after 0 of %d tokens: %w", len(prompt), err)
+	}
 	t0 := time.Now()
 	if _, err := b.g.GenerateGraph(b.gs, prompt, 0); err != nil {
 		return st, err
 	}
-	st.PromptTime = time.Since(t0)
+	st.PromptTokens, st.PromptTime = len(prompt), time.Since(t0)
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("generate: stopped after the prompt: %w", err)
+	}
 	t1 := time.Now()
 	err := b.g.ContinueGraphFunc(b.gs, n, func(t int32) error {
 		st.GenTokens++

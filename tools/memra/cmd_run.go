@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -59,8 +60,9 @@ ends (the summary line stays on stderr): model, backend, greedy, seed
 prompt_tokens, tokens (generated, the end-of-generation token included),
 text (absent without a tokenizer), stop ("eog" with stop_token, "n",
 "interrupted" with error: ^C, SIGTERM or SIGHUP, exit status 130, 143 or
-129, the tokens so far kept, or "error" with error: a failure during
-generation, exit status 1),
+129, the tokens so far kept (none where it came while the CPU fed the
+prompt: error says how many of its tokens were), or "error" with error: a
+failure during generation, exit status 1),
 prompt_tok_per_s, and gen_tok_per_s (absent below two generated tokens). A
 failure before generation (the file, the backend, the arguments) prints no
 object: the exit status is not 0 and stderr says why.
@@ -459,12 +461,13 @@ func (f *runFlags) contextSize(m *model.Model, promptLen int) (int, error) {
 // the output's.
 func (f *runFlags) generate(r *runModel, be *backend, prompt []int32, opts sample.Options, stdout, stderr io.Writer) error {
 	o := newRunOutput(f, r.tok, stdout)
-	// ^C, SIGTERM or SIGHUP stop the generation after the token in hand, so
-	// that the text, the summary and --json's object hold what came (exit
-	// 130, 143, 129), rather than the process dying with them unwritten.
+	// ^C, SIGTERM or SIGHUP stop the generation after the token in hand
+	// (the prompt's on the CPU, between its tokens), so that the text, the
+	// summary and --json's object hold what came (exit 130, 143, 129),
+	// rather than the process dying with them unwritten.
 	w := sigctx.New()
 	defer w.Stop()
-	st, genErr := be.generate(prompt, f.n, opts, func(id int32) error {
+	st, genErr := be.generate(w, prompt, f.n, opts, func(id int32) error {
 		if err := o.emit(id); err != nil {
 			return err
 		}
@@ -473,8 +476,11 @@ func (f *runFlags) generate(r *runModel, be *backend, prompt []int32, opts sampl
 		}
 		return nil
 	})
-	if errors.Is(genErr, errSignalled) {
+	switch {
+	case errors.Is(genErr, errSignalled):
 		genErr = w.Interrupted(fmt.Sprintf("generation stopped after %d of -n %d tokens", st.GenTokens, f.n))
+	case w.Signal() != nil && errors.Is(genErr, context.Canceled):
+		genErr = w.Interrupted(fmt.Sprintf("stopped after %d of the prompt's %d tokens, before any was generated", st.PromptTokens, len(prompt)))
 	}
 	if err := o.finish(); err != nil {
 		return err

@@ -1143,6 +1143,64 @@ func TestRunDefaults(t *testing.T) {
 	}
 }
 
+// TestRunInterruptedInPrompt: a signal while the CPU feeds a long prompt
+// stops the feed between two of its tokens, with the signal's status and
+// stderr saying how many of the prompt's tokens were fed; --json's object
+// comes, stop "interrupted", no tokens. Before, the whole prompt was fed
+// first (minutes for a long one on a large model) and only then the
+// signal seen.
+func TestRunInterruptedInPrompt(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("os.Process.Signal sends no signal but a kill on Windows")
+	}
+	path := filepath.Join(t.TempDir(), "long.gguf")
+	s := modeltest.TinyQwen35()
+	s.ContextLength = 1 << 16
+	if err := modeltest.Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	// 4,000 tokens take the tiny model ~17 s on one thread (its attention
+	// over the growing cache); the signal comes a second in.
+	const promptLen = 4000
+	ids := make([]string, promptLen)
+	for i := range ids {
+		ids[i] = strconv.Itoa(1 + i%7)
+	}
+	cmd := exec.Command(os.Args[0], "run", "-m", path, "--prompt-tokens", strings.Join(ids, ","), "-n", "8", "--greedy",
+		"--device", "cpu", "--threads", "1", "--json")
+	cmd.Env = append(os.Environ(), asMemra+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130; stderr:\n%s", err, stderr.String())
+	}
+	var fed int
+	const head = "memra run: interrupted (interrupt): stopped after "
+	i := strings.Index(stderr.String(), head)
+	if i < 0 {
+		t.Fatalf("stderr lacks %q:\n%s", head, stderr.String())
+	}
+	if _, err := fmt.Sscanf(stderr.String()[i+len(head):], "%d of the prompt's 4000 tokens, before any was generated", &fed); err != nil || fed >= promptLen-1 {
+		t.Errorf("stopped after %d of the prompt's tokens (%v), want fewer than its %d before the last:\n%s", fed, err, promptLen-1, stderr.String())
+	}
+	var r runResult
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("--json output %q: %v", stdout.String(), err)
+	}
+	if r.Stop != "interrupted" || len(r.Tokens) != 0 || !strings.Contains(r.Error, "stopped after") {
+		t.Errorf("stop %q, tokens %v, error %q; want interrupted, none, the prompt's count", r.Stop, r.Tokens, r.Error)
+	}
+}
+
 // TestRunInterrupted: ^C (SIGINT), SIGTERM or SIGHUP during a generation
 // stops it after the token in hand with the shell's status for the signal:
 // the ids streamed so far stay printed, the summary line counts them, and
