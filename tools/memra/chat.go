@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"time"
 
@@ -20,12 +21,17 @@ import (
 // loop of 10^8, a string of gigabytes) would end this process with a stack
 // overflow or hold it until the machine runs out of memory. So memra run
 // renders it in a child process of itself, the hidden command chatCmdName,
-// whose stack is capped, under a time limit and a cap on the prompt's size.
+// whose stack and memory are capped, under a time limit and a cap on the
+// prompt's size. The child keeps the time limit itself too (a second
+// later than the parent), so that it ends where its parent died first.
 const (
-	chatCmdName  = "__render-chat"
-	chatTimeout  = 10 * time.Second
-	chatMaxBytes = 16 << 20 // a prompt text; real templates add a few hundred bytes to the message
-	chatMaxStack = 64 << 20 // the child's goroutine stack (Go's default cap is 1 GB)
+	chatCmdName   = "__render-chat"
+	chatTimeout   = 10 * time.Second
+	chatMaxBytes  = 16 << 20 // a prompt text; real templates add a few hundred bytes to the message
+	chatMaxStack  = 64 << 20 // the child's goroutine stack (Go's default cap is 1 GB)
+	chatMaxMemory = 1 << 30  // the child's memory, the runtime's total (a 248k-token vocabulary's tokenizer takes ~100 MB)
+	chatOwnGrace  = time.Second
+	chatMemPoll   = 2 * time.Millisecond // at the ~2 GB/s a template fills memory, ~4 MB past the cap
 )
 
 // renderChat returns the prompt text of one user message in the chat
@@ -38,7 +44,7 @@ func renderChat(path, user string, think bool, limit time.Duration) (string, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, chatCmdName, fmt.Sprint(think), path)
+	cmd := exec.CommandContext(ctx, exe, chatCmdName, fmt.Sprint(think), path, (limit + chatOwnGrace).String())
 	cmd.Stdin = strings.NewReader(user)
 	out := &cappedBuffer{max: chatMaxBytes, cancel: cancel}
 	errOut := &cappedBuffer{max: 4 << 10}
@@ -52,6 +58,8 @@ func renderChat(path, user string, think bool, limit time.Duration) (string, err
 		return "", fmt.Errorf("%s: chat template: rendering took over %v; %s", path, limit, hostile)
 	case strings.Contains(msg, "stack overflow"):
 		return "", fmt.Errorf("%s: chat template: rendering recursed past %d MB of stack; %s", path, chatMaxStack>>20, hostile)
+	case strings.Contains(msg, chatMemoryWord):
+		return "", fmt.Errorf("%s: chat template: rendering took over %d MB of memory; %s", path, chatMaxMemory>>20, hostile)
 	case err != nil && strings.TrimSpace(msg) == "":
 		return "", fmt.Errorf("%s: chat template: the renderer failed without a word (%v)", path, err)
 	case err != nil:
@@ -60,19 +68,36 @@ func renderChat(path, user string, think bool, limit time.Duration) (string, err
 	return out.buf.String(), nil
 }
 
-// runRenderChat is the child's side: args are "true"|"false" (think) and
-// the GGUF path, the user message comes on stdin, the text goes to stdout.
-// A failure is one line on stderr and exit status 1; a stack past
-// chatMaxStack ends the process, which the parent reports.
+// chatMemoryWord opens the child's line when its memory passed the cap.
+const chatMemoryWord = "renderer memory"
+
+// runRenderChat is the child's side: args are "true"|"false" (think), the
+// GGUF path and its own time limit (a time.Duration), the user message
+// comes on stdin, the text goes to stdout. A failure is one line on stderr
+// and exit status 1; a stack past chatMaxStack ends the process, which the
+// parent reports, and so do its memory past chatMaxMemory and its own time
+// limit (it exits: nothing of it outlives a parent that died).
 func runRenderChat(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	debug.SetMaxStack(chatMaxStack)
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, strings.ReplaceAll(err.Error(), "\n", " "))
 		return 1
 	}
-	if len(args) != 2 {
-		return fail(errors.New("usage: memra " + chatCmdName + " THINK FILE.gguf < message"))
+	if len(args) != 3 {
+		return fail(errors.New("usage: memra " + chatCmdName + " THINK FILE.gguf LIMIT < message"))
 	}
+	limit, err := time.ParseDuration(args[2])
+	if err != nil || limit <= 0 {
+		return fail(fmt.Errorf("limit %q: want a positive duration", args[2]))
+	}
+	time.AfterFunc(limit, func() {
+		fmt.Fprintf(stderr, "rendering took over its own limit of %v\n", limit)
+		os.Exit(1)
+	})
+	go capMemory(chatMaxMemory, chatMemPoll, func(total uint64) {
+		fmt.Fprintf(stderr, "%s passed %d MB (%d MB)\n", chatMemoryWord, chatMaxMemory>>20, total>>20)
+		os.Exit(1)
+	})
 	user, err := io.ReadAll(stdin)
 	if err != nil {
 		return fail(err)
@@ -89,6 +114,20 @@ func runRenderChat(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return fail(err)
 	}
 	return 0
+}
+
+// capMemory calls over with the runtime's total memory once it passes max,
+// looking every poll: a single allocation counts there as soon as it is
+// made, before the pages it asks for are touched.
+func capMemory(max uint64, poll time.Duration, over func(total uint64)) {
+	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	for range time.Tick(poll) {
+		metrics.Read(sample)
+		if total := sample[0].Value.Uint64(); total > max {
+			over(total)
+			return
+		}
+	}
 }
 
 // cappedBuffer keeps up to max bytes; a write past them keeps what fits,

@@ -51,7 +51,7 @@ the CPU and on the GPU (the two backends' logits differ in the last bits).
 On the GPU, greedy runs and top-k sampling (1 to 64), with or without the
 repetition penalty (a window of up to 4096), pick each token on the device,
 which keeps the steps queued back to back. --chat renders the file's
-tokenizer.chat_template (in a child process, under a time limit), or Qwen's
+tokenizer.chat_template (in a child process, under limits of 10 s and 1 GB), or Qwen's
 ChatML turns when the file has none.
 
 Output: with --json, stdout is one JSON object on one line when the run

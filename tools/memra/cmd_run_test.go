@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -427,6 +428,9 @@ func TestRenderChat(t *testing.T) {
 		// 10^10 empty iterations, 10^5 a list (the engine sizes a range's list up front).
 		{"loop", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "rendering took over 1s", time.Second},
 		{"size", `{{ "x" * 20000000 }}`, "passed 16 MB", chatTimeout},
+		// 2 GB in one string: the child's memory cap ends it, where it
+		// filled the machine's memory at ~1.6 GB/s until the time limit.
+		{"memory", `{{ "x" * 2000000000 }}`, "took over 1024 MB of memory", chatTimeout},
 		// The child's one line, not "failed without a word".
 		{"error", "{{ messages[0].content | nosuchfilter }}", `error.gguf: chat template: tokenizer: render tokenizer.chat_template: unknown filter "nosuchfilter"`, chatTimeout},
 	} {
@@ -435,6 +439,15 @@ func TestRenderChat(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error with %q", c.name, err, c.want)
 		}
+	}
+	// The child alone, as where its parent died: its own limit ends it.
+	loop := withTemplate(t, base, "alone.gguf", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	child := exec.CommandContext(ctx, os.Args[0], chatCmdName, "false", loop, "300ms")
+	child.Stdin = strings.NewReader("hi")
+	if out, err := child.CombinedOutput(); ctx.Err() != nil || !strings.Contains(string(out), "its own limit of 300ms") {
+		t.Errorf("the renderer alone: %v (%v), %q; want it to end by its own limit", err, ctx.Err(), out)
 	}
 	// Through memra run: the same error, exit 1, nothing generated.
 	var stdout, stderr bytes.Buffer
