@@ -83,6 +83,9 @@ type SynthOptions struct {
 	VocabGGUF string
 	Workers   int                     // goroutines generating data; 0 = GOMAXPROCS
 	Progress  func(done, total int64) // bytes of tensor data written and in all; nil: none
+	// Warn, if set, is told where VocabGGUF's tokenizer would not load
+	// from the written file (memra run -p would fail on it), as Convert's.
+	Warn func(msg string)
 }
 
 // synthChunk is the number of elements generated per goroutine task.
@@ -107,6 +110,11 @@ func Synth(w io.Writer, opt SynthOptions) error {
 	vocabKVs, vocabDesc, err := synthVocab(opt.VocabGGUF, spec.NVocab)
 	if err != nil {
 		return err
+	}
+	if opt.Warn != nil && opt.VocabGGUF != "" { // a whole tokenizer build: only when someone is told
+		if err := checkTokenizer(vocabKVs); err != nil {
+			opt.Warn(fmt.Sprintf("%s: its tokenizer does not load (%v), so the file runs from token ids alone (memra run --prompt-tokens)", opt.VocabGGUF, err))
+		}
 	}
 	name := fmt.Sprintf("memra synth qwen35 %s seed %d (random weights, %s)", opt.Preset, opt.Seed, vocabDesc)
 	gw := gguf.NewWriter(w, 3)

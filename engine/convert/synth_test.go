@@ -151,6 +151,46 @@ func TestSynthVocabFromGGUF(t *testing.T) {
 	}
 }
 
+// TestSynthWarnsOfVocab: a --vocab whose tokenizer would not load from the
+// written file is warned of, naming the file and why (the file is written
+// anyway: it runs from token ids); one that loads is not.
+func TestSynthWarnsOfVocab(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.gguf")
+	f, err := os.Create(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := gguf.NewWriter(f, 3)
+	for _, kv := range byteVocab(512).KVs("qwen35") {
+		w.SetKV(kv.Key, kv.Value)
+	}
+	if err := errors.Join(w.Write(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	d := qwen3Dims()
+	ck := t.TempDir()
+	writeCheckpoint(t, ck, d, hfTensors(d, 10, DTypeF32))
+	bad := filepath.Join(dir, "bad.gguf") // tokens t0, t1, ...: no token for byte 0x00
+	if err := ConvertFile(t.Context(), ck, bad, Options{Type: FileF32}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		vocab, want string
+	}{{good, ""}, {bad, bad + ": its tokenizer does not load (gguf: the vocabulary has no token for byte 0x00"}} {
+		var warned []string
+		err := Synth(io.Discard, SynthOptions{Preset: "tiny", VocabGGUF: c.vocab, Warn: func(m string) { warned = append(warned, m) }})
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", c.vocab, err)
+		case c.want == "" && len(warned) != 0:
+			t.Errorf("%s: warned %q", c.vocab, warned)
+		case c.want != "" && (len(warned) != 1 || !strings.HasPrefix(warned[0], c.want)):
+			t.Errorf("%s: warned %q, want one starting %q", c.vocab, warned, c.want)
+		}
+	}
+}
+
 // BenchmarkSynthTensor measures generation + bf16 encoding of one
 // 4096×12288 matrix (a 9B ffn_up), the bulk of synth's work.
 func BenchmarkSynthTensor(b *testing.B) {

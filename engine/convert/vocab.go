@@ -319,9 +319,15 @@ func readConfigIDs(dir string, ids *specialIDs) error {
 // under two ids, no token for a byte), so that Convert can say so before
 // the conversion rather than the first run of its output.
 func (v *Vocab) Check(pre string) error {
+	return checkTokenizer(v.KVs(pre))
+}
+
+// checkTokenizer builds the tokenizer of a GGUF holding kvs alone, as
+// memra run would from the written file.
+func checkTokenizer(kvs []gguf.KV) error {
 	var buf bytes.Buffer
 	w := gguf.NewWriter(&buf, 3)
-	for _, kv := range v.KVs(pre) {
+	for _, kv := range kvs {
 		w.SetKV(kv.Key, kv.Value)
 	}
 	if err := w.Write(); err != nil {

@@ -36,8 +36,9 @@ weights (the same --seed and --type give the same weights), for benchmarks
 and tests without a download. The tokenizer is copied from --vocab (by
 default the checkout's Qwen3 vocabulary when run from the repository's root
 and it fits the preset) or generated (byte-level), so memra run -p works on
-the file, and generation stops at its end-of-generation tokens as a real
-model's does. Presets: tiny (tests), 0.8b, 2b, 9b and 27b, the Qwen3.5
+the file (a --vocab whose tokenizer would not load there is warned of), and
+generation stops at its end-of-generation tokens as a real model's does.
+Presets: tiny (tests), 0.8b, 2b, 9b and 27b, the Qwen3.5
 sizes. As with convert, the file is written to a temporary file beside it
 (OUT.gguf.PID-N.tmp) and renamed when whole; an error or a signal (^C,
 SIGTERM, SIGHUP, a closed stderr pipe; exit 130, 143, 129, 141) removes
@@ -99,7 +100,8 @@ empty).
 	}
 	bar := newProgressBar(stderr, *progress, "synth "+*preset)
 	err = writeFile(*out, stderr, func(ctx context.Context) error {
-		return convert.SynthFile(ctx, *out, convert.SynthOptions{Preset: *preset, Type: ft, Seed: uint64(*seed), VocabGGUF: v, Progress: bar.update})
+		warn := func(msg string) { fmt.Fprintf(stderr, "memra synth: warning: %s\n", msg) }
+		return convert.SynthFile(ctx, *out, convert.SynthOptions{Preset: *preset, Type: ft, Seed: uint64(*seed), VocabGGUF: v, Progress: bar.update, Warn: warn})
 	})
 	bar.finish(err == nil)
 	if err != nil {
