@@ -418,7 +418,11 @@ func (f *runFlags) encodePrompt(r *runModel) ([]int32, error) {
 	prompt, err := tok.Encode(text, eo)
 	switch {
 	case errors.Is(err, tokenizer.ErrTooLong):
-		return nil, fmt.Errorf("%w: the prompt is more than %d tokens: %v", errUsage, limit, r.m.CheckContext(limit+1))
+		unit := "tokens"
+		if limit == 1 {
+			unit = "token"
+		}
+		return nil, fmt.Errorf("%w: the prompt is more than %d %s: %v", errUsage, limit, unit, r.m.CheckContext(limit+1))
 	case err != nil:
 		return nil, err
 	case len(prompt) == 0 && f.chat:
