@@ -3,7 +3,7 @@
 # main; compared with run410's JSON), which steps 127-129 have not had on
 # one; on another GPU it says so and stops. Run before run430.sh in one
 # call: `bash scripts/gpu/run428.sh; bash scripts/gpu/run430.sh` (~5 minutes
-# for the table with its models, run410). (Prepared in session 75 as step
+# for the table with its models, run410; TABLE=0 skips it). (Prepared in session 75 as step
 # 130's run; that part is run430.sh now.)
 # carry ["bin"]; binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,gate,engine_gpu.test \
@@ -16,6 +16,7 @@ start_run
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 echo "$gpu"
 case $gpu in *H200*) ;; *) el "not an H200: no table"; exit 0 ;; esac
+[ "${TABLE:-1}" = 1 ] || { el "TABLE=0: no table"; exit 0; }
 synth main "0.8b 9b" "bf16 q8_0 q4_k q5_k q6_k"
 wait_synth
 full_table main
