@@ -51,8 +51,8 @@ the CPU and on the GPU (the two backends' logits differ in the last bits).
 On the GPU, greedy runs and top-k sampling (1 to 64), with or without the
 repetition penalty (a window of up to 4096), pick each token on the device,
 which keeps the steps queued back to back. --chat renders the file's
-tokenizer.chat_template (in a child process, under limits of 10 s and 1 GB), or Qwen's
-ChatML turns when the file has none.
+tokenizer.chat_template (in a child process, within 10 s and 1 GB), or
+Qwen's ChatML turns when the file has none.
 
 Output: with --json, stdout is one JSON object on one line when the run
 ends (the summary line stays on stderr): model, backend, greedy, seed
@@ -60,8 +60,8 @@ ends (the summary line stays on stderr): model, backend, greedy, seed
 prompt_tokens, tokens (generated, the end-of-generation token included),
 text (absent without a tokenizer), stop ("eog" with stop_token, "n",
 "interrupted" with error: ^C, SIGTERM or SIGHUP, exit status 130, 143 or
-129, the tokens so far kept (none where it came while the CPU fed the
-prompt: error says how many of its tokens were), or "error" with error: a
+129, the tokens so far kept (none where it came while the prompt was fed:
+error says how many of its tokens were), or "error" with error: a
 failure during generation, exit status 1),
 prompt_tok_per_s, and gen_tok_per_s (absent below two generated tokens). A
 failure before generation (the file, the backend, the arguments) prints no
