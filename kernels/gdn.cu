@@ -134,18 +134,23 @@ __device__ __forceinline__ memra_delta_in memra_delta_prep(float4 qv, float4 kv,
     return p;
 }
 
+// memra_delta_apply's two halves around its first warp sums: the state
+// decayed and each row's k-product summed in the lane (s[r], a lane's part),
+// then, from the rows' whole k-products, the state corrected and each row's
+// q-product in the lane. gdn_delta_chunk sums a token's q-products with the
+// next token's k-products, so that the output's warp sums leave the state's
+// chain (the same butterflies, so the same bits).
 template <int RPW>
-__device__ __forceinline__ void memra_delta_apply(float4 (&M)[RPW], float (&s)[RPW], const memra_delta_in& p, const float (&vj)[RPW]) {
-    // The rows go through each phase together, so their warp sums (the
-    // kernel's critical path: two per row) overlap instead of following one
-    // another; each row's arithmetic, and its butterfly's order, is the
-    // per-row loop's.
+__device__ __forceinline__ void memra_delta_decay(float4 (&M)[RPW], float (&s)[RPW], const memra_delta_in& p) {
 #pragma unroll
     for (int r = 0; r < RPW; r++) {
         M[r] = memra_scale4(M[r], p.decay);
         s[r] = memra_dot4(M[r], p.kv);
     }
-    memra_warp_sums<RPW>(s);
+}
+
+template <int RPW>
+__device__ __forceinline__ void memra_delta_correct(float4 (&M)[RPW], float (&s)[RPW], const memra_delta_in& p, const float (&vj)[RPW]) {
 #pragma unroll
     for (int r = 0; r < RPW; r++) {
         const float d = p.beta * (vj[r] - s[r]);
@@ -155,6 +160,17 @@ __device__ __forceinline__ void memra_delta_apply(float4 (&M)[RPW], float (&s)[R
         M[r].w += d * p.kv.w;
         s[r] = memra_dot4(M[r], p.qv);
     }
+}
+
+template <int RPW>
+__device__ __forceinline__ void memra_delta_apply(float4 (&M)[RPW], float (&s)[RPW], const memra_delta_in& p, const float (&vj)[RPW]) {
+    // The rows go through each phase together, so their warp sums (the
+    // kernel's critical path: two per row) overlap instead of following one
+    // another; each row's arithmetic, and its butterfly's order, is the
+    // per-row loop's.
+    memra_delta_decay<RPW>(M, s, p);
+    memra_warp_sums<RPW>(s);
+    memra_delta_correct<RPW>(M, s, p, vj);
     memra_warp_sums<RPW>(s);
 }
 
@@ -298,8 +314,8 @@ gdn_conv_chunk(float* y, float* state, const float* x, const float* w, int chann
 // normalised, its gate: a warp sum, square roots and exponentials) is a
 // chain as long as the state's own, and the same for the block's 4 warps
 // (one head), so the warps first prepare MEMRA_GDN_PREP tokens' of it side
-// by side, into shared memory, and the state chain then runs through those
-// tokens alone. (Preparing token t + 1 inside token t's iteration instead
+// by side, into shared memory with the tokens' v, and the state chain then
+// runs through those tokens alone. (Preparing token t + 1 inside token t's iteration instead
 // took 7-8% longer, run422.)
 #define MEMRA_GDN_PREP 16
 
@@ -316,6 +332,7 @@ gdn_delta_chunk(float* state, float* o, const float* q, const float* k, const fl
     static_assert(P % NW == 0, "a round's tokens split evenly among the warps");
     __shared__ float4 sq[P][32], sk[P][32];
     __shared__ float sg[P][2];
+    __shared__ float sv[P][MEMRA_GDN_ROWS]; // the round's v at the block's rows
     const int h = blockIdx.x;
     if (h >= h_v) return;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -324,10 +341,12 @@ gdn_delta_chunk(float* state, float* o, const float* q, const float* k, const fl
     float4 M[RPW];
     memra_delta_rows<RPW>(M, mrow, hk, j0, state, h, h_k, h_v, head_map);
     const float sa = ssm_a[h], dt = dt_bias[h];
-    auto load_v = [&](int t, float (&vj)[RPW]) {
+    // Token t's k-products and token t - 1's q-products are summed together
+    // (2 * RPW independent butterflies), so the state's chain waits on one
+    // warp sum a token, not two; the chunk's last q-products after the loop.
+    float sum[2 * RPW];
 #pragma unroll
-        for (int r = 0; r < RPW; r++) vj[r] = v[(long long)t * qkv_stride + (long long)h * S + j0 + r];
-    };
+    for (int r = 0; r < RPW; r++) sum[RPW + r] = 0.0f;
     for (int base = 0; base < n; base += P) {
         const int cnt = min(P, n - base);
         // Warp w prepares the round's tokens w, w + NW, ...: every load
@@ -341,6 +360,13 @@ gdn_delta_chunk(float* state, float* o, const float* q, const float* k, const fl
             kv[i] = reinterpret_cast<const float4*>(k + t * qkv_stride + (long long)hk * S)[lane];
             bh[i] = b[t * ba_stride + h], ah[i] = a[t * ba_stride + h];
         }
+        // And the round's v at the block's rows, which the state chain
+        // would otherwise wait on from the L2 a token at a time.
+        const int jb = blockIdx.y * MEMRA_GDN_ROWS;
+        for (int e = threadIdx.x; e < P * MEMRA_GDN_ROWS; e += MEMRA_GDN_THREADS) {
+            const int i = e / MEMRA_GDN_ROWS, j = e % MEMRA_GDN_ROWS;
+            sv[i][j] = v[(long long)(base + min(i, cnt - 1)) * qkv_stride + (long long)h * S + jb + j];
+        }
 #pragma unroll
         for (int i = 0; i < PW; i++) {
             const memra_delta_in p = memra_delta_prep(qv[i], kv[i], bh[i], ah[i], sa, dt, l2_eps);
@@ -349,22 +375,35 @@ gdn_delta_chunk(float* state, float* o, const float* q, const float* k, const fl
             if (lane == 0) sg[tt][0] = p.beta, sg[tt][1] = p.decay;
         }
         __syncthreads();
-        float vj[RPW], vn[RPW];
-        load_v(base, vj);
         for (int i = 0; i < cnt; i++) {
-            load_v(base + min(i + 1, cnt - 1), vn); // the next token's, before this one's chain
             memra_delta_in p;
             p.qv = sq[i][lane], p.kv = sk[i][lane], p.beta = sg[i][0], p.decay = sg[i][1];
-            float s[RPW];
-            memra_delta_apply<RPW>(M, s, p, vj);
-            if (lane == 0) {
+            float vj[RPW], s[RPW];
 #pragma unroll
-                for (int r = 0; r < RPW; r++) o[(long long)(base + i) * o_stride + (long long)h * S + j0 + r] = s[r];
+            for (int r = 0; r < RPW; r++) vj[r] = sv[i][j0 - jb + r];
+            memra_delta_decay<RPW>(M, s, p);
+#pragma unroll
+            for (int r = 0; r < RPW; r++) sum[r] = s[r];
+            memra_warp_sums<2 * RPW>(sum);
+            if (lane == 0 && base + i > 0) {
+#pragma unroll
+                for (int r = 0; r < RPW; r++) o[(long long)(base + i - 1) * o_stride + (long long)h * S + j0 + r] = sum[RPW + r];
             }
 #pragma unroll
-            for (int r = 0; r < RPW; r++) vj[r] = vn[r];
+            for (int r = 0; r < RPW; r++) s[r] = sum[r];
+            memra_delta_correct<RPW>(M, s, p, vj);
+#pragma unroll
+            for (int r = 0; r < RPW; r++) sum[RPW + r] = s[r];
         }
         __syncthreads(); // the round's preparations read before the next round's land
+    }
+    float s[RPW];
+#pragma unroll
+    for (int r = 0; r < RPW; r++) s[r] = sum[RPW + r];
+    memra_warp_sums<RPW>(s);
+    if (lane == 0 && n > 0) {
+#pragma unroll
+        for (int r = 0; r < RPW; r++) o[(long long)(n - 1) * o_stride + (long long)h * S + j0 + r] = s[r];
     }
 #pragma unroll
     for (int r = 0; r < RPW; r++) mrow[r * (S / 4)] = M[r];
