@@ -4,12 +4,11 @@
 # one; on another GPU it says so and stops. Run before run430.sh in one
 # call: `bash scripts/gpu/run428.sh; bash scripts/gpu/run430.sh` (~5 minutes
 # for the table with its models, run410; TABLE=0 skips it). (Prepared in session 75 as step
-# 130's run; that part is run430.sh now.)
+# 130's run; that part became run430.sh.)
 # carry ["bin"]; binaries from
-#   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,gate,engine_gpu.test \
-#     f=main+scripts/gpu/patches/delta-v-staged.patch:gate,bench,engine_gpu.test \
-#     g=main+scripts/gpu/patches/delta-v-staged.patch+scripts/gpu/patches/delta-vo-defer.patch:gate,bench,engine_gpu.test \
-#     pre127=16afdf8:bench
+#   bash scripts/gpu/bins.sh main=main:memra,bench,gate,engine_gpu.test pre127=16afdf8:bench
+# (run429.sh's too). Not run in session 76 (no H200 came); its run430 ran
+# on binaries built with f and g, which this script does not use.
 set -u
 source scripts/gpu/lib.sh
 start_run

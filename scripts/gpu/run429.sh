@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 76, for an H200 right after run428 and run430 (the same warm
-# machine and models): every engine/gpu GPU test of main, four gates, and prompt
+# Session 76, PREPARED, NOT RUN (no H200 came), for an H200 right after
+# run428 (the same warm machine and models): every engine/gpu GPU test of main, four gates, and prompt
 # priming at P = 512 of pre127 (16afdf8, the parent of step 127's commit)
 # against main, alternated twice: steps 127-129 on an H200, which they have
 # not run on. On another GPU it says so and stops.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Session 76, steps 130 and 131 on any GPU (after run428.sh in the same call,
-# which makes the table on an H200). f = main + gdn_delta_chunk staging a
+# Session 76, step 130 on any GPU (ran alone, `bash scripts/gpu/run430.sh`,
+# on an H100 asked for as nvidia-h200). f = main + gdn_delta_chunk staging a
 # round's v at the block's rows in shared memory with its preparations
-# (scripts/gpu/patches/delta-v-staged.patch, prepared in session 75); g = f
+# (delta-v-staged.patch, prepared in session 75); g = f
 # + the state chain's one warp sum a token, each token's output sums taken
 # with the next token's k-products (delta-vo-defer.patch). f's and g's chunk
 # kernel and prefill tests, a gate each, BenchmarkGPUPrefillChunk replayed
@@ -11,7 +11,12 @@
 # 0.8B's two largest batch shapes (what bounds the batch products, most of
 # its chunk: run423). ~3 minutes. (Cut to the 0.8B before it ran, with
 # the session's device time short after failed starts.)
-# carry ["bin"]; binaries as run428.sh says.
+# carry ["bin"]; binaries from (main at e7bf939)
+#   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,gate,engine_gpu.test \
+#     f=main+scripts/gpu/patches/delta-v-staged.patch:gate,bench,engine_gpu.test \
+#     g=main+scripts/gpu/patches/delta-v-staged.patch+scripts/gpu/patches/delta-vo-defer.patch:gate,bench,engine_gpu.test \
+#     pre127=16afdf8:bench
+# (both patches are in scripts/gpu/patches/prefill/ since g landed).
 set -u
 source scripts/gpu/lib.sh
 start_run
