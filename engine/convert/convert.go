@@ -347,11 +347,7 @@ func Convert(dir string, w io.Writer, opt Options) error {
 	if err != nil {
 		return err
 	}
-	if opt.Warn != nil { // a whole tokenizer build: only when someone is told
-		if err := vocab.Check(tokenizerPre(spec.Arch)); err != nil {
-			opt.Warn(fmt.Sprintf("%s: its tokenizer does not load (%v), so the file runs from token ids alone (memra run --prompt-tokens)", dir, err))
-		}
-	}
+	warnTokenizer(opt.Warn, dir, func() []gguf.KV { return vocab.KVs(tokenizerPre(spec.Arch)) })
 	name := opt.Name
 	if name == "" {
 		name = filepath.Base(filepath.Clean(dir))

@@ -111,10 +111,8 @@ func Synth(w io.Writer, opt SynthOptions) error {
 	if err != nil {
 		return err
 	}
-	if opt.Warn != nil && opt.VocabGGUF != "" { // a whole tokenizer build: only when someone is told
-		if err := checkTokenizer(vocabKVs); err != nil {
-			opt.Warn(fmt.Sprintf("%s: its tokenizer does not load (%v), so the file runs from token ids alone (memra run --prompt-tokens)", opt.VocabGGUF, err))
-		}
+	if opt.VocabGGUF != "" { // the generated vocabulary always loads
+		warnTokenizer(opt.Warn, opt.VocabGGUF, func() []gguf.KV { return vocabKVs })
 	}
 	name := fmt.Sprintf("memra synth qwen35 %s seed %d (random weights, %s)", opt.Preset, opt.Seed, vocabDesc)
 	gw := gguf.NewWriter(w, 3)

@@ -322,6 +322,19 @@ func (v *Vocab) Check(pre string) error {
 	return checkTokenizer(v.KVs(pre))
 }
 
+// warnTokenizer tells warn, if set, where the tokenizer keys kvs() would
+// not load from the written file, which then runs from token ids alone;
+// src names where the keys came from. kvs is called only with a warn: the
+// check is a whole tokenizer build.
+func warnTokenizer(warn func(string), src string, kvs func() []gguf.KV) {
+	if warn == nil {
+		return
+	}
+	if err := checkTokenizer(kvs()); err != nil {
+		warn(fmt.Sprintf("%s: its tokenizer does not load (%v), so the file runs from token ids alone (memra run --prompt-tokens)", src, err))
+	}
+}
+
 // checkTokenizer builds the tokenizer of a GGUF holding kvs alone, as
 // memra run would from the written file.
 func checkTokenizer(kvs []gguf.KV) error {
