@@ -406,8 +406,9 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 
 // BenchmarkGPUMatvecBatch measures the prefill's batch kernels
 // (matvec_batch.cu, matvec_batch_kq.cu) on the 9B's and 0.8B's shapes, in the variant whose
-// sums match the decode kernel the engine picks, for a chunk of n tokens
-// (1 and kernels.MatvecBatchTokens), reading x from global memory and, for
+// sums match the decode kernel the engine picks, for n tokens (1, one pass
+// of kernels.MatvecBatchTokens, and a whole chunk of DefaultPrefillChunk in
+// passes side by side on the grid prefill gives them: batchBlocks), reading x from global memory and, for
 // the types with staged kernels, from copies in shared memory (where a
 // chunk's copies fit beside the rings) and laid out in global memory
 // (matvec_batch_lay's layout; the lay/ cases time that kernel); the K-quants' ("tiles") from
@@ -423,7 +424,7 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := kernels.MatvecBatchTokens
+	n, chunk := kernels.MatvecBatchTokens, DefaultPrefillChunk
 	for _, cols := range []int{1024, 4096, 12288} {
 		b.Run(fmt.Sprintf("lay/%d/n%d", cols, n), func(b *testing.B) {
 			xs := alignFloats(cols)
@@ -478,8 +479,8 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				d, wBytes := benchMatrix(b, e, name, typ, shape.rows, shape.cols)
 				xs, ys := alignFloats(shape.cols), alignFloats(shape.rows)
-				x := randomDevice(b, e, n*xs*4, 5)
-				y, err := e.Alloc(uint64(n * ys * 4))
+				x := randomDevice(b, e, chunk*xs*4, 5)
+				y, err := e.Alloc(uint64(chunk * ys * 4))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -487,15 +488,15 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 				xk, ks := x, xs // the K-quants read x as matvec_batch_kq_stage stages it
 				if bk, _ := batchKernel(batchVariant(d, fromGlobal)); bk.TensorCore {
 					ks = alignFloats(kernels.KQStageFloats(shape.cols))
-					if xk, err = e.Alloc(uint64(n * ks * 4)); err != nil {
+					if xk, err = e.Alloc(uint64(chunk * ks * 4)); err != nil {
 						b.Fatal(err)
 					}
 					defer e.Free(xk)
-					if err := k.MatvecBatchKQStage(xk, x, 0, int32(n), int32(shape.cols), int32(xs), int32(ks), 0, 0, int32(kqLayout(d))); err != nil {
+					if err := k.MatvecBatchKQStage(xk, x, 0, int32(chunk), int32(shape.cols), int32(xs), int32(ks), 0, 0, int32(kqLayout(d))); err != nil {
 						b.Fatal(err)
 					}
 				}
-				for _, tokens := range []int{1, n} {
+				for _, tokens := range []int{1, n, chunk} {
 					for _, from := range []xFrom{fromGlobal, fromStaged, fromLaid} {
 						v := batchVariant(d, from)
 						bk, ok := batchKernel(v)
@@ -507,7 +508,7 @@ func BenchmarkGPUMatvecBatch(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						blocks := min(grid[mvbKey{v, sh}], (shape.rows+bk.RowsPerBlock-1)/bk.RowsPerBlock)
+						blocks := batchBlocks(shape.rows, tokens, bk.RowsPerBlock, grid[mvbKey{v, sh}])
 						src := "global"
 						switch {
 						case bk.Staged:

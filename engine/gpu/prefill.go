@@ -369,6 +369,20 @@ func batchGrids(e *cuda.Engine, mod cuda.Module, launches []mvbKey) (map[mvbKey]
 	return out, nil
 }
 
+// batchBlocks is a batch launch's blocks a pass (grid row) for n tokens:
+// a block for every RowsPerBlock rows, at most the resident blocks (0:
+// unknown) shared out among the passes (MatvecBatchTokens tokens each), so
+// that the passes run side by side and one's weight reads serve the others
+// from the L2.
+func batchBlocks(rows, n, rowsPerBlock, resident int) int {
+	blocks := (rows + rowsPerBlock - 1) / rowsPerBlock
+	passes := (n + kernels.MatvecBatchTokens - 1) / kernels.MatvecBatchTokens
+	if resident > 0 {
+		blocks = min(blocks, max(1, resident/passes))
+	}
+	return blocks
+}
+
 // prefill enqueues the steps of tokens at positions from, from+1, ... in
 // chunks, without their logits, on the engine thread; it never
 // synchronises. It leaves the cache as feeding them one step at a time.
@@ -714,14 +728,7 @@ func (g *Model) batch(cc *Cache, n int, y cuda.DevPtr, yStride int, w dtensor, x
 		}
 		x, xStride = ch.kx, ch.kxS
 	}
-	// The launch's passes (rows of its grid, MatvecBatchTokens tokens
-	// each) share what the GPU holds at once, so that they run side by
-	// side and one's weight reads serve the others from the L2.
-	blocks := (w.rows + bk.RowsPerBlock - 1) / bk.RowsPerBlock
-	passes := (n + kernels.MatvecBatchTokens - 1) / kernels.MatvecBatchTokens
-	if c := g.pf.blocks[l]; c > 0 {
-		blocks = min(blocks, max(1, c/passes))
-	}
+	blocks := batchBlocks(w.rows, n, bk.RowsPerBlock, g.pf.blocks[l])
 	g.note(launchShape{w.rows, w.cols, "×"}, w.ggufBytes(), 0) // read once for the chunk's tokens
 	if err := g.k.MatvecBatch(l.v, y, w.ptr, w.scales, x, int32(w.rows), int32(w.cols), mode, int32(n), int32(xStride), int32(yStride),
 		blocks); err != nil {
