@@ -34,26 +34,45 @@
 // Each lane's 32 values x[j] summed over the warp, value j's sum returned
 // to lane j: a reduce-scatter whose every level adds the pairs
 // memra_warp_sum's butterfly adds (lanes off apart, off = 16, 8, ..., 1;
-// own + partner), so each sum has its bits. A level halves the values a
-// lane holds; 31 shuffles where 32 butterflies take 160.
-template <int OFF>
+// own + partner, and a + b is b + a to the bit), so each sum has its bits.
+// A level halves the values a lane holds; 31 shuffles where 32 butterflies
+// take 160. Where lane L holds value j in slot j ^ (L & PM) (PM's levels:
+// memra_mvb_dots' token order), a level in PM keeps its low half and sends
+// its high half on every lane, with no select between them.
+template <int OFF, bool SWAPPED>
 __device__ __forceinline__ void memra_warp_sum_level(float (&x)[32], int lane) {
     const bool hi = lane & OFF;
 #pragma unroll
     for (int j = 0; j < OFF; j++) {
-        const float send = hi ? x[j] : x[j + OFF];
-        const float keep = hi ? x[j + OFF] : x[j];
+        const float send = SWAPPED || !hi ? x[j + OFF] : x[j];
+        const float keep = SWAPPED || !hi ? x[j] : x[j + OFF];
         x[j] = keep + __shfl_xor_sync(MEMRA_FULL_MASK, send, OFF);
     }
 }
 
+template <int PM>
 __device__ __forceinline__ float memra_warp_sum_scatter(float (&x)[32], int lane) {
-    memra_warp_sum_level<16>(x, lane);
-    memra_warp_sum_level<8>(x, lane);
-    memra_warp_sum_level<4>(x, lane);
-    memra_warp_sum_level<2>(x, lane);
-    memra_warp_sum_level<1>(x, lane);
+    memra_warp_sum_level<16, (PM & 16) != 0>(x, lane);
+    memra_warp_sum_level<8, (PM & 8) != 0>(x, lane);
+    memra_warp_sum_level<4, (PM & 4) != 0>(x, lane);
+    memra_warp_sum_level<2, (PM & 2) != 0>(x, lane);
+    memra_warp_sum_level<1, (PM & 1) != 0>(x, lane);
     return x[0];
+}
+
+// The token order of a full pass's sums: lane L's acc[t] holds token
+// t ^ memra_mvb_tl(L), so that memra_mvb_put's levels over the token bits
+// of its 32 sums (j = t*R + i) need no selects (memra_warp_sum_scatter's
+// PM). Which token a lane adds where changes no sum: each (token, row) is
+// still the one lane's chain of memra_mv_dot calls.
+template <int R>
+__host__ __device__ constexpr int memra_mvb_pm() {
+    return 31 & ~(R - 1);
+}
+
+template <int R>
+__device__ __forceinline__ int memra_mvb_tl(int lane) {
+    return (lane & memra_mvb_pm<R>()) / R;
 }
 
 // A warp's ring (memra_mvb_ring; the staged kernels are q8_0's):
@@ -92,11 +111,21 @@ __device__ __forceinline__ void memra_mvb_zero(float (&acc)[NT][R]) {
         for (int i = 0; i < R; i++) acc[t][i] = 0.0f;
 }
 
+// The KW warps of group g meet: at barrier 1 + g where a block has several
+// groups, whose units need not end together, else the block's.
+template <int KW>
+__device__ __forceinline__ void memra_mvb_group_sync(int g) {
+    if constexpr (KW * 32 == MEMRA_MV_THREADS)
+        __syncthreads();
+    else
+        asm volatile("bar.sync %0, %1;" ::"r"(1 + g), "n"(KW * 32) : "memory");
+}
+
 // The end of a unit: lane j's sum j = (token j / R, row j % R), the warp's
 // and then, in warp order, the KW warps' of its group, as the decode kernel
 // adds its rows, put as memra_mv_rows puts them (mode 2: pair i/2, from the
-// even row's lane).
-template <int KW, int NT, int R>
+// even row's lane). PERM: acc in a full pass's token order (memra_mvb_tl).
+template <int KW, bool PERM, int NT, int R>
 __device__ __forceinline__ void memra_mvb_put(float* y, float (&acc)[NT][R], float (*red)[NT * R], int r0, int rows, int mode, int n,
                                               int y_stride) {
     constexpr int H = NT * R / 32; // R = 8: each lane ends with two sums, tokens 0-3's and 4-7's
@@ -109,19 +138,21 @@ __device__ __forceinline__ void memra_mvb_put(float* y, float (&acc)[NT][R], flo
         float sums[32];
 #pragma unroll
         for (int j = 0; j < 32; j++) sums[j] = acc[(h * 32 + j) / R][j % R];
-        sum[h] = memra_warp_sum_scatter(sums, lane);
+        sum[h] = memra_warp_sum_scatter<PERM ? memra_mvb_pm<R>() : 0>(sums, lane);
     }
     if (KW > 1) {
 #pragma unroll
         for (int h = 0; h < H; h++) red[warp][h * 32 + lane] = sum[h];
-        __syncthreads();
+        memra_mvb_group_sync<KW>(g);
+        if (kw == 0) {
 #pragma unroll
-        for (int h = 0; h < H; h++) {
-            sum[h] = 0.0f;
+            for (int h = 0; h < H; h++) {
+                sum[h] = 0.0f;
 #pragma unroll
-            for (int k = 0; k < KW; k++) sum[h] += red[g * KW + k][h * 32 + lane];
+                for (int k = 0; k < KW; k++) sum[h] += red[g * KW + k][h * 32 + lane];
+            }
         }
-        __syncthreads(); // red is rewritten by the next unit
+        memra_mvb_group_sync<KW>(g); // red is rewritten by the next unit
     }
     if (kw == 0) {
 #pragma unroll
@@ -144,15 +175,16 @@ __device__ __forceinline__ void memra_mvb_put(float* y, float (&acc)[NT][R], flo
 // FULL: n == NT, known at compile time. Without a branch between tokens
 // ptxas schedules every token's x loads and sums of a load together; behind
 // `t >= n` it issued them a token at a time (docs/perf.md step 119: q8_0
-// 24576 x 4096 for 8 tokens 80.6 -> 66.1 us on an H100).
+// 24576 x 4096 for 8 tokens 80.6 -> 66.1 us on an H100). A full pass's
+// acc[t] is token t ^ tl's (memra_mvb_tl), a shorter one's token t's (tl 0).
 template <int KIND, bool XG, int NT, int R, bool FULL>
 __device__ __forceinline__ void memra_mvb_dots(float (&acc)[NT][R], const uint4 (&wv)[R], const float (&d)[R], const float* x,
-                                               int x_stride, int v, int ks, int n) {
+                                               int x_stride, int v, int ks, int n, int tl) {
     constexpr int XF4 = memra_mv_kind<KIND>::V / 4;
 #pragma unroll
     for (int t = 0; t < NT; t++) {
         if (!FULL && t >= n) break;
-        const float4* xt = reinterpret_cast<const float4*>(x + (long long)t * x_stride);
+        const float4* xt = reinterpret_cast<const float4*>(x + (long long)(t ^ tl) * x_stride);
         const float4* xp = XG ? xt + XF4 * v : xt + v;
 #pragma unroll
         for (int i = 0; i < R; i++) acc[t][i] = memra_mv_dot<KIND, XG>(wv[i], xp, d[i], acc[t][i], ks);
@@ -176,6 +208,7 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
     const int g = warp / KW, kw = warp % KW;
     const int units = (rows + G * R - 1) / (G * R);
     const memra_q8_lanes ls = LS ? memra_q8_lane_layout(cols) : memra_q8_lanes{1, cols >> 5};
+    const int tl = FULL ? memra_mvb_tl<R>(lane) : 0;
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         const int r0 = (unit * G + g) * R;
         const unsigned char* rowp[R];
@@ -206,7 +239,7 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (v + step * u >= nv) break;
-                    memra_mvb_dots<KIND, true, NT, R, FULL>(acc, wv[u], d[u], x, x_stride, v + step * u, 1, n);
+                    memra_mvb_dots<KIND, true, NT, R, FULL>(acc, wv[u], d[u], x, x_stride, v + step * u, 1, n, tl);
                 }
             }
         } else {
@@ -216,12 +249,12 @@ __device__ __forceinline__ void memra_mvb_units(float* y, const void* W, const u
                     const float e = memra_mv_elem<KIND, LS>(rowp[i], srow[i], c, ls.tp);
 #pragma unroll
                     for (int t = 0; t < NT; t++)
-                        if (t < n) acc[t][i] += e * x[(long long)t * x_stride + c];
+                        if (t < n) acc[t][i] += e * x[(long long)(t ^ tl) * x_stride + c];
                 }
             }
         }
         if (unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
-        memra_mvb_put<KW>(y, acc, red, r0, rows, mode, n, y_stride);
+        memra_mvb_put<KW, FULL>(y, acc, red, r0, rows, mode, n, y_stride);
     }
 }
 
@@ -253,6 +286,10 @@ __device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const 
     const int nv = cols / V;
     const int trips = (nv + step - 1) / step; // a unit's items, the same for every warp (their barriers meet)
     const int items = blockIdx.x < units ? ((units - 1 - (int)blockIdx.x) / (int)gridDim.x + 1) * trips : 0;
+    // The wide kernels' 128 registers do not hold a lane's own token
+    // offsets (68 bytes spilled): their sums keep the tokens in order.
+    constexpr bool PERM = FULL && R == 8;
+    const int tl = PERM ? memra_mvb_tl<R>(lane) : 0;
     // The next item to load: trip pj of unit pu, whose rows start at prow.
     int pu = blockIdx.x, pj = 0;
     const unsigned char* prow[R];
@@ -287,11 +324,11 @@ __device__ __forceinline__ void memra_mvb_stream(float* y, const void* W, const 
         uint4 wn[R];
         if (f + 1 < items) load(wn, false);
         const int v = kw * 32 + lane + cj * step;
-        if (v < nv) memra_mvb_dots<KIND, true, NT, R, FULL>(acc, w, d, x, x_stride, v, 1, n);
+        if (v < nv) memra_mvb_dots<KIND, true, NT, R, FULL>(acc, w, d, x, x_stride, v, 1, n, tl);
         if (++cj == trips) {
             cj = 0;
             if (cu + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
-            memra_mvb_put<KW>(y, acc, red, (cu * G + g) * R, rows, mode, n, y_stride);
+            memra_mvb_put<KW, PERM>(y, acc, red, (cu * G + g) * R, rows, mode, n, y_stride);
             memra_mvb_zero(acc);
             cu += gridDim.x;
         }
@@ -355,6 +392,7 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
     const int nv = cols / V;
     const int trips = (nv + step - 1) / step; // a unit's items, the same for every warp (their barriers meet)
     const int items = blockIdx.x < units ? ((units - 1 - (int)blockIdx.x) / (int)gridDim.x + 1) * trips : 0;
+    const int tl = FULL ? memra_mvb_tl<R>(lane) : 0;
     unsigned char* ring = rings + warp * Ring::BYTES;
     const unsigned int ring_s = (unsigned int)__cvta_generic_to_shared(ring);
     // The next item to copy: trip pj of unit pu (rows prow), item pf.
@@ -412,12 +450,12 @@ __device__ __forceinline__ void memra_mvb_ring(float* y, const void* W, const un
                 const unsigned int word = *reinterpret_cast<const unsigned int*>(ring + SL * Ring::W + slot * Ring::D + (i * 32 + lane) * 4);
                 d[i] = memra_f16_to_f32((unsigned short)(word >> (16 * ((par >> (slot * R + i)) & 1))));
             }
-            memra_mvb_dots<KIND, false, NT, R, FULL>(acc, wv, d, xr, xr_stride, v, nv, n);
+            memra_mvb_dots<KIND, false, NT, R, FULL>(acc, wv, d, xr, xr_stride, v, nv, n, tl);
         }
         if (++cj == trips) {
             cj = 0;
             if (cu + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
-            memra_mvb_put<KW>(y, acc, red, (cu * G + g) * R, rows, mode, n, y_stride);
+            memra_mvb_put<KW, FULL>(y, acc, red, (cu * G + g) * R, rows, mode, n, y_stride);
             memra_mvb_zero(acc);
             cu += gridDim.x;
         }
