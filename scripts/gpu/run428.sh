@@ -9,6 +9,8 @@
 #   bash scripts/gpu/bins.sh main=main:memra,bench,gate,engine_gpu.test pre127=16afdf8:bench
 # (run429.sh's too). Not run in session 76 (no H200 came); its run430 ran
 # on binaries built with f and g, which this script does not use.
+# Session 77 started it on an H100 asked for as nvidia-h200: it printed
+# "not an H200: no table" and stopped (no H200 came that session either).
 set -u
 source scripts/gpu/lib.sh
 start_run
