@@ -301,6 +301,19 @@ prime_ab() {
   tar czf "$OUT/bench-prime.tgz" -C /tmp bp
 }
 
+# chunk_ab MODEL B...: BenchmarkGPUPrefillChunk/replay/n32 (a 32-token
+# chunk replayed as a graph) on MODEL (a path) with bin/B for each B in
+# turn (list a binary again for another round), each line led by the
+# model's name and B (run430 and run432 spell it out).
+chunk_ab() {
+  local m=$1 b
+  shift
+  for b in "$@"; do
+    (cd engine/gpu && MEMRA_BENCH_MODEL="$m" timeout 60 "$R/bin/$b/engine_gpu.test" -test.run '^$' \
+      -test.bench 'GPUPrefillChunk/replay/n32$' -test.benchtime 20x 2>&1 | grep -E '^Bench|FAIL|panic' | sed "s/^/$(basename "$m" .gguf) $b /")
+  done
+}
+
 # mvb_bench PATTERN B...: BenchmarkGPUMatvecBatch/PATTERN (e.g.
 # '(BF16|Q8_0)/.*/n8/') of bin/B for each B in turn, 200 launches a case,
 # each line led by B (run371 spells it out).

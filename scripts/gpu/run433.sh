@@ -28,11 +28,6 @@ wait_synth
 gate narrow "$M/0.8b-q8_0.gguf" 300 64 0
 gate narrow "$M/9b-q8_0.gguf" 300 64 0
 prime_ab "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf,$M/9b-q8_0.gguf" pre131 main narrow pre131 main narrow
-for m in 0.8b-bf16 0.8b-q8_0; do
-  for b in pre131 main narrow pre131 main narrow; do
-    (cd engine/gpu && MEMRA_BENCH_MODEL="$M/$m.gguf" timeout 60 "$R/bin/$b/engine_gpu.test" -test.run '^$' \
-      -test.bench 'GPUPrefillChunk/replay/n32$' -test.benchtime 20x 2>&1 | grep -E '^Bench|FAIL|panic' | sed "s/^/$m $b /")
-  done
-done
+for m in 0.8b-bf16 0.8b-q8_0; do chunk_ab "$M/$m.gguf" pre131 main narrow pre131 main narrow; done
 mvb_bench 'Q8_0/(7168x1024|1024x3584|24576x4096|4096x12288|4096x4096)/n32/' pre131 main narrow
 el done
