@@ -407,9 +407,9 @@ func benchMatrix(b *testing.B, e *cuda.Engine, name string, typ gguf.Type, rows,
 // BenchmarkGPUMatvecBatch measures the prefill's batch kernels
 // (matvec_batch.cu, matvec_batch_kq.cu) on the 9B's and 0.8B's shapes, in the variant whose
 // sums match the decode kernel the engine picks, for n tokens (1, one pass
-// of kernels.MatvecBatchTokens, and a whole chunk of DefaultPrefillChunk in
-// passes side by side on the grid prefill gives them: batchBlocks), reading x from global memory and, for
-// the types with staged kernels, from copies in shared memory (where a
+// of kernels.MatvecBatchTokens, and a chunk of DefaultPrefillChunk in passes
+// side by side on prefill's grid: batchBlocks), reading x from global
+// memory and, for the types with staged kernels, from copies in shared memory (where a
 // chunk's copies fit beside the rings) and laid out in global memory
 // (matvec_batch_lay's layout; the lay/ cases time that kernel); the K-quants' ("tiles") from
 // matvec_batch_kq_stage's copies, staged once before the timed launches

@@ -140,3 +140,25 @@ func TestLoadRefusesPrefillChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchBlocks: a launch's passes share the resident blocks, each pass
+// at least one block and never more than its rows need (the 0.8B's 7168 ×
+// 1024 bf16 at 16 rows a block on an H100's 132 resident blocks), and with
+// the residents unknown every row's block.
+func TestBatchBlocks(t *testing.T) {
+	for _, c := range []struct{ rows, n, perBlock, resident, want int }{
+		{7168, 1, 16, 132, 132},
+		{7168, 8, 16, 132, 132},
+		{7168, 9, 16, 132, 66},
+		{7168, 32, 16, 132, 33},
+		{7168, 32, 16, 0, 448},
+		{1024, 32, 4, 264, 66},
+		{40, 32, 16, 132, 3},     // fewer rows than a pass's share
+		{7168, 32, 16, 2, 1},     // fewer residents than passes
+		{7169, 8, 16, 1000, 449}, // a last block for the odd row
+	} {
+		if got := batchBlocks(c.rows, c.n, c.perBlock, c.resident); got != c.want {
+			t.Errorf("batchBlocks(rows %d, n %d, %d a block, %d resident) = %d, want %d", c.rows, c.n, c.perBlock, c.resident, got, c.want)
+		}
+	}
+}
