@@ -924,6 +924,27 @@ func Spec() []Kernel {
 			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
+			Name: "logits_screen_bound", File: "logits_screen.cu",
+			Doc: fmt.Sprintf("per %d-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w)", ArgmaxChunk),
+			Params: []Param{param("part_lo", Ptr), param("a", Ptr), param("c", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32),
+				param("eps", F32), param("n", I32), param("cols", I32)},
+			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
+		},
+		Kernel{
+			Name: "logits_screen_verify_bf16", File: "logits_screen.cu",
+			Doc: "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)",
+			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr), param("a", Ptr), param("c", Ptr), param("part_lo", Ptr),
+				param("W", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("cols", I32)},
+			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
+		},
+		Kernel{
+			Name: "logits_screen_verify_f16", File: "logits_screen.cu",
+			Doc: "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)",
+			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr), param("a", Ptr), param("c", Ptr), param("part_lo", Ptr),
+				param("W", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("cols", I32)},
+			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
+		},
+		Kernel{
 			Name: "topk_select", File: "topk.cu",
 			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i",
 			Params: []Param{param("out_v", Ptr), param("out_i", Ptr), param("in_v", Ptr), param("in_i", Ptr), param("n", I32)},

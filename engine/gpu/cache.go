@@ -38,6 +38,8 @@ type scratch struct {
 	// head
 	logits           cuda.DevPtr // [n_vocab] f32
 	amaxVal, amaxIdx cuda.DevPtr // argmax partials
+	screenA          cuda.DevPtr // [n_vocab] the logits' 8-bit copy's products (screen.go)
+	screenLo         cuda.DevPtr // [argmax parts] each chunk's largest lower bound
 	token            cuda.DevPtr // [1] int32, argmax output
 	ctr              cuda.DevPtr // struct memra_counters (kernels.CountersBytes)
 	// top-k for sampling (topk.cu): the passes' survivors, two buffers of
@@ -284,6 +286,10 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 	parts := argmaxParts(c.NVocab)
 	add(&s.amaxVal, f(parts), bufScratch)
 	add(&s.amaxIdx, f(parts), bufScratch)
+	if g.scr.on() {
+		add(&s.screenA, f(c.NVocab), bufScratch)
+		add(&s.screenLo, f(parts), bufScratch)
+	}
 	add(&s.token, 4, bufScratch)
 	add(&s.ctr, kernels.CountersBytes, bufScratch)
 	add(&s.topScratch, 2*8*uint64(topKScratchPairs(c.NVocab)), bufScratch)

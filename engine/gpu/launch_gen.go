@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "4342a522a3627c6e7598ea2f07ec5fcdfe60ef97163baf1e56351a43f68b9039"
+const specHash = "14e993695275a3280f3f2e87f4d2eae84b7a7fd5e19ecbd6e98438f3ce44e8ae"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -149,6 +149,9 @@ type Kernels struct {
 	kSigmoidMul                kernelSlot // sigmoid_mul
 	kArgMaxPartial             kernelSlot // argmax_partial
 	kArgMaxFinal               kernelSlot // argmax_final
+	kLogitsScreenBound         kernelSlot // logits_screen_bound
+	kLogitsScreenVerifyBF16    kernelSlot // logits_screen_verify_bf16
+	kLogitsScreenVerifyF16     kernelSlot // logits_screen_verify_f16
 	kTopKSelect                kernelSlot // topk_select
 	kSampleDraw                kernelSlot // sample_draw
 	kRepeatPenalty             kernelSlot // repeat_penalty
@@ -296,6 +299,9 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"sigmoid_mul", "elementwise.cu", 5, &ks.kSigmoidMul},
 		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
 		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
+		{"logits_screen_bound", "logits_screen.cu", 9, &ks.kLogitsScreenBound},
+		{"logits_screen_verify_bf16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyBF16},
+		{"logits_screen_verify_f16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyF16},
 		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
 		{"sample_draw", "draw.cu", 5, &ks.kSampleDraw},
 		{"repeat_penalty", "penalty.cu", 5, &ks.kRepeatPenalty},
@@ -4248,6 +4254,104 @@ func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.D
 	slot_.p.SetI32(4, n)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("argmax_final: %w", err_)
+	}
+	return nil
+}
+
+// geomLogitsScreenBound is logits_screen_bound's grid and dynamic shared memory, from the spec.
+func geomLogitsScreenBound(xnorm, n, cols int) ([3]int, int) {
+	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
+}
+
+// LogitsScreenBound launches logits_screen_bound (kernels/logits_screen.cu): per 8192-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w).
+//
+// Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) LogitsScreenBound(part_lo cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+	geom_, shmem_ := geomLogitsScreenBound(int(xnorm), int(n), int(cols))
+	grid_, shared_, err_ := launchGeometry("logits_screen_bound", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kLogitsScreenBound
+	slot_.p.SetPtr(0, part_lo)
+	slot_.p.SetPtr(1, a)
+	slot_.p.SetPtr(2, c)
+	slot_.p.SetPtr(3, x)
+	slot_.p.SetPtr(4, norm_w)
+	slot_.p.SetI32(5, xnorm)
+	slot_.p.SetF32(6, eps)
+	slot_.p.SetI32(7, n)
+	slot_.p.SetI32(8, cols)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("logits_screen_bound: %w", err_)
+	}
+	return nil
+}
+
+// geomLogitsScreenVerifyBF16 is logits_screen_verify_bf16's grid and dynamic shared memory, from the spec.
+func geomLogitsScreenVerifyBF16(xnorm, n, cols int) ([3]int, int) {
+	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
+}
+
+// LogitsScreenVerifyBF16 launches logits_screen_verify_bf16 (kernels/logits_screen.cu): per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null).
+//
+// Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) LogitsScreenVerifyBF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+	geom_, shmem_ := geomLogitsScreenVerifyBF16(int(xnorm), int(n), int(cols))
+	grid_, shared_, err_ := launchGeometry("logits_screen_verify_bf16", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kLogitsScreenVerifyBF16
+	slot_.p.SetPtr(0, part_val)
+	slot_.p.SetPtr(1, part_idx)
+	slot_.p.SetPtr(2, exact)
+	slot_.p.SetPtr(3, a)
+	slot_.p.SetPtr(4, c)
+	slot_.p.SetPtr(5, part_lo)
+	slot_.p.SetPtr(6, W)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetPtr(8, norm_w)
+	slot_.p.SetI32(9, xnorm)
+	slot_.p.SetF32(10, eps)
+	slot_.p.SetI32(11, n)
+	slot_.p.SetI32(12, cols)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("logits_screen_verify_bf16: %w", err_)
+	}
+	return nil
+}
+
+// geomLogitsScreenVerifyF16 is logits_screen_verify_f16's grid and dynamic shared memory, from the spec.
+func geomLogitsScreenVerifyF16(xnorm, n, cols int) ([3]int, int) {
+	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
+}
+
+// LogitsScreenVerifyF16 launches logits_screen_verify_f16 (kernels/logits_screen.cu): logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums).
+//
+// Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+	geom_, shmem_ := geomLogitsScreenVerifyF16(int(xnorm), int(n), int(cols))
+	grid_, shared_, err_ := launchGeometry("logits_screen_verify_f16", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kLogitsScreenVerifyF16
+	slot_.p.SetPtr(0, part_val)
+	slot_.p.SetPtr(1, part_idx)
+	slot_.p.SetPtr(2, exact)
+	slot_.p.SetPtr(3, a)
+	slot_.p.SetPtr(4, c)
+	slot_.p.SetPtr(5, part_lo)
+	slot_.p.SetPtr(6, W)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetPtr(8, norm_w)
+	slot_.p.SetI32(9, xnorm)
+	slot_.p.SetF32(10, eps)
+	slot_.p.SetI32(11, n)
+	slot_.p.SetI32(12, cols)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("logits_screen_verify_f16: %w", err_)
 	}
 	return nil
 }

@@ -101,6 +101,12 @@ type Options struct {
 	// longer chunk makes fewer launches a token (perf.md step 127); every
 	// length leaves the same bits. bench -chunk compares lengths.
 	PrefillChunk int
+	// FullLogits has greedy steps read the whole logits matrix, as before
+	// docs/perf.md step 132, instead of its 8-bit copy and the rows that
+	// can win (screen.go): the same tokens, without the copy's device
+	// memory (about half the matrix's). Only 16-bit logits matrices have
+	// a copy; bench -full-logits compares the two.
+	FullLogits bool
 	// Fatbin, if not nil, is the kernel image loaded instead of the
 	// embedded kernels.Fatbin: another build of the same sources (another
 	// nvcc, other flags), so that bench -fatbin compares two builds on one
@@ -248,6 +254,8 @@ type Model struct {
 	// sharedCapped, that MEMRA_SHARED_LIMIT set it below the GPU's.
 	blockShared  int
 	sharedCapped bool
+	// scr is the logits' 8-bit copy greedy steps read (screen.go); zero: none.
+	scr screen
 	// pf is how prompts are primed in chunks (planPrefill); nil: token by token.
 	pf *prefillPlan
 	// recoded counts the matrices stored as a wider type (deviceType).
@@ -350,6 +358,11 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		rb := devRowBytes(t)
 		total += align(devBytes(deviceType(t.Type, t.Cols()), t.Rows(), t.Cols(), rb, true))
 		bytes += int64(t.Rows()) * int64(rb) // what put reports: rows in the device type's GGUF bytes
+	}
+	screenOut := !opt.FullLogits && screenable(m.Output)
+	if screenOut {
+		total += screenArenaBytes(m.Output.Rows(), m.Output.Cols())
+		bytes += int64(m.Output.Rows()) * int64(screenRowBytes(m.Output.Cols()))
 	}
 	if g.weights, err = e.NewArena(total); err != nil {
 		g.Close()
@@ -470,6 +483,11 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	g.tok = u(m.TokenEmbd)
 	g.out = u(m.Output)
 	g.norm = u(m.OutputNorm)
+	if screenOut && len(errs) == 0 {
+		if g.scr, err = g.uploadScreen(m.Output, place); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	nAttn, nGDN := 0, 0
 	for i := range m.Layers {
 		L := &m.Layers[i]

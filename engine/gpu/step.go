@@ -67,6 +67,9 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	if a.feed {
 		return nil
 	}
+	if g.screened(a) {
+		return g.screenedToken(cc)
+	}
 	if !g.omit.logits {
 		if err := g.normed(cc, g.norm, single(g.out), mvStore, []cuda.DevPtr{s.logits}); err != nil {
 			return err

@@ -37,10 +37,11 @@ wait_synth() { [ -z "${SYNTH// /}" ] || wait $SYNTH; }
 # summary lines printed, the whole output in $OUT/gputest.txt. On an H100
 # with synth jobs beside it the suite outran its 230 s (run363): call it
 # before synth, or after wait_synth. It has 320 s since step 127 added
-# batch and prefill cases of longer chunks.
+# batch and prefill cases of longer chunks, 420 s since step 132's screen
+# cases (the suite took 310 s on an H100 in run437, with more of them).
 gpu_tests() {
   el "engine/gpu tests ($1)"
-  (cd engine/gpu && timeout 330 "$R/bin/$1/engine_gpu.test" -test.run 'GPU|Matvec|RowsView|SplitHeads' -test.v -test.timeout 320s > "$OUT/gputest.txt" 2>&1)
+  (cd engine/gpu && timeout 430 "$R/bin/$1/engine_gpu.test" -test.run 'GPU|Matvec|RowsView|SplitHeads' -test.v -test.timeout 420s > "$OUT/gputest.txt" 2>&1)
   grep -E "^(--- |ok|FAIL|PASS)|FAIL|panic" "$OUT/gputest.txt" | grep -v "^    --- PASS" | head -80
 }
 

@@ -77,29 +77,30 @@ Flags:`
 
 // config is the parsed command line.
 type config struct {
-	models    []string // GGUF paths (-model)
-	presets   []string // synth presets (-preset)
-	types     []string // synth weight types (-type)
-	modelsDir string   // where synth files are written and reused
-	contexts  []int    // context lengths to decode at
-	tokens    int      // tokens generated per measurement
-	reps      int      // timed repetitions
-	warmup    int      // untimed repetitions before them
-	prompt    int      // prompt length of the priming measurement
-	kv        []string // KV cache types: "f16", "fp8"
-	copyMiB   int      // size of the copy-bandwidth buffer
-	out       string   // results folder
-	compare   string   // OLD.json for -compare
-	compareTo string   // NEW.json (positional, compare-only mode, for -compare and -peer)
-	peer      []string // llama-bench reports (-peer)
-	jsonOut   bool     // print JSON to stdout
-	profile   int      // profiled eager steps per context (0: none)
-	omit      []string // step parts left out (gpu.Options.Omit)
-	tokenFeed bool     // prime one step per token (gpu.Options.TokenFeed)
-	eager     bool     // launch each prefill chunk from the host (gpu.Options.EagerChunks)
-	chunk     int      // tokens a prefill chunk takes (gpu.Options.PrefillChunk; 0: the default)
-	fatbin    string   // kernel image loaded instead of the embedded one (gpu.Options.Fatbin)
-	sampled   bool     // also time graph decode with the device draw (path "sampled")
+	models     []string // GGUF paths (-model)
+	presets    []string // synth presets (-preset)
+	types      []string // synth weight types (-type)
+	modelsDir  string   // where synth files are written and reused
+	contexts   []int    // context lengths to decode at
+	tokens     int      // tokens generated per measurement
+	reps       int      // timed repetitions
+	warmup     int      // untimed repetitions before them
+	prompt     int      // prompt length of the priming measurement
+	kv         []string // KV cache types: "f16", "fp8"
+	copyMiB    int      // size of the copy-bandwidth buffer
+	out        string   // results folder
+	compare    string   // OLD.json for -compare
+	compareTo  string   // NEW.json (positional, compare-only mode, for -compare and -peer)
+	peer       []string // llama-bench reports (-peer)
+	jsonOut    bool     // print JSON to stdout
+	profile    int      // profiled eager steps per context (0: none)
+	omit       []string // step parts left out (gpu.Options.Omit)
+	tokenFeed  bool     // prime one step per token (gpu.Options.TokenFeed)
+	eager      bool     // launch each prefill chunk from the host (gpu.Options.EagerChunks)
+	fullLogits bool     // greedy steps read the whole logits matrix (gpu.Options.FullLogits)
+	chunk      int      // tokens a prefill chunk takes (gpu.Options.PrefillChunk; 0: the default)
+	fatbin     string   // kernel image loaded instead of the embedded one (gpu.Options.Fatbin)
+	sampled    bool     // also time graph decode with the device draw (path "sampled")
 }
 
 // listFlag is a repeatable, comma-separated string flag.
@@ -149,6 +150,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	warmup := fs.Int("warmup", 1, "untimed repetitions before the timed ones (graph captures happen here; with 0, in the first timed one, and the report says so)")
 	prompt := fs.Int("prompt", 64, "prompt length `P` of the priming measurement")
 	tokenFeed := fs.Bool("token-feed", false, "prime prompts one decode step per token (as memra did before chunked priming, perf.md step 99, and still does where a matrix has no batch kernel) instead of in chunks (-chunk), each weight read once a pass of 8 of a chunk's tokens; run with and without it to compare prime ms")
+	fullLogits := fs.Bool("full-logits", false, "greedy steps read the whole logits matrix, as memra did before it screened 16-bit ones through an 8-bit copy (perf.md step 132): the same tokens; run with and without it to compare the graph rows")
 	eagerChunks := fs.Bool("eager-chunks", false, "launch each prefill chunk's kernels from the host, as memra did before it replayed them as graphs (perf.md step 125): the same bits; run with and without it to compare prime ms")
 	chunk := fs.Int("chunk", 0, fmt.Sprintf("prime prompts in chunks of `N` tokens (2 to %d; 0: the default, %d), each batch product taking them %d at a time in one launch (perf.md step 127): the same bits whatever N; run with two values to compare prime ms", gpu.MaxPrefillChunk, gpu.DefaultPrefillChunk, kernels.MatvecBatchTokens))
 	fp8 := fs.Bool("fp8", false, "FP8 (e4m3) KV cache: the same as -kv fp8")
@@ -216,7 +218,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	c := config{
 		modelsDir: *modelsDir, tokens: *tokens, reps: *reps, warmup: *warmup,
 		prompt: *prompt, copyMiB: *copyMiB, out: *out, compare: *compare, jsonOut: *jsonOut,
-		peer: peer.vals, models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, eager: *eagerChunks, chunk: *chunk, sampled: *sampled, fatbin: *fatbin,
+		peer: peer.vals, models: models.vals, kv: kv.vals, profile: *profile, omit: omit.vals, tokenFeed: *tokenFeed, eager: *eagerChunks, fullLogits: *fullLogits, chunk: *chunk, sampled: *sampled, fatbin: *fatbin,
 	}
 	if *quick {
 		if !explicit["ctx"] {

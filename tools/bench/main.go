@@ -566,7 +566,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	capacity := c.cacheFor(contexts[len(contexts)-1])
 	b.logf("%s %s: %s, %d layers (%d attention), vocab %d; loading", j.label, kv, m.Arch, m.NLayer, m.NumAttention(), m.NVocab)
 	tu := time.Now()
-	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, TokenFeed: c.tokenFeed, EagerChunks: c.eager, PrefillChunk: c.chunk, Fatbin: b.fatbin}, nil)
+	g, err := gpu.Load(b.e, m, gpu.Options{KVFP8: kv == "fp8", Omit: c.omit, TokenFeed: c.tokenFeed, EagerChunks: c.eager, FullLogits: c.fullLogits, PrefillChunk: c.chunk, Fatbin: b.fatbin}, nil)
 	if err != nil {
 		return err
 	}
@@ -575,6 +575,10 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	b.logf("%s %s: loaded %.2f GB in %.2fs (upload %.2fs, %.1f GB/s)", j.label, kv, float64(g.WeightBytes())/1e9,
 		mr.LoadS, mr.UploadS, float64(g.WeightBytes())/1e9/mr.UploadS)
 	mr.Fallbacks = g.Fallbacks()
+	if full, screened := g.ScreenBytes(); full > 0 {
+		b.logf("%s %s: greedy steps screen the logits through an 8-bit copy: %.1f MB a step in place of %.1f MB (the graph rows' roofline counts it; -full-logits reads the whole matrix)",
+			j.label, kv, float64(screened)/1e6, float64(full)/1e6)
+	}
 	for _, f := range mr.Fallbacks {
 		b.logf("%s %s: %s", j.label, kv, f)
 	}
@@ -625,6 +629,10 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 		base := newRow(j.label, kv, ctx, c.tokens, float64(m.WeightBytes()), tr, b.rep.Copy.BWRW)
 
 		gr := base
+		if full, screened := g.ScreenBytes(); full > 0 {
+			// A greedy step reads the logits' 8-bit copy in their place.
+			gr = newRow(j.label, kv, ctx, c.tokens, float64(m.WeightBytes())-float64(full)+float64(screened), tr, b.rep.Copy.BWRW)
+		}
 		gr.Path = "graph"
 		if err := b.graph(g, gs, ctx, tok, &gr); err != nil {
 			return fmt.Errorf("graph decode at context %d: %w", ctx, err)

@@ -1,0 +1,210 @@
+// logits_screen.cu: greedy decode's argmax through an 8-bit copy of the
+// logits matrix, exact to the bit.
+//
+// Why it looks like this: the logits matrix is the largest a step reads
+// (a third of the 0.8B bf16 step's bytes), yet a greedy step needs only the
+// index of its largest product. matvec_q8_0 on a q8_0 copy of it gives
+// every a_r within b_r = c_r * |x'|_1 of the logit the 16-bit kernel
+// computes: c_r (engine/gpu screen.go) is the row's largest rounding of a
+// weight into the copy plus both sums' worst float rounding, |x'|_1 bounds
+// the input's 1-norm from above. So no row whose a_r + b_r falls short of
+// the largest a_s - b_s can win, and the rows that can (the candidates) get
+// their logits summed here exactly as matvec_bf16/_f16 sums them: a lane's
+// loads kw*32 + lane + j*128 in order through memra_mv_dot, each warp's
+// butterfly, then warps kw = 0..3 added to 0 in order (memra_mv_rows with
+// KW = 4). The candidates' best by argmax_partial's order (larger value,
+// then lower index; NaN never wins) goes to its partials, which
+// argmax_final reduces as before: the token is the full logits' argmax.
+// Bounds are rounded outward (__fadd_ru, __fsub_rd, __fmul_ru); a row
+// whose bound is not finite (an input or weight that is not, a sum that
+// overflowed) is a candidate that raises no lower bound.
+//
+// Two launches, because the candidates need the largest lower bound of the
+// whole vocabulary: logits_screen_bound reduces each argmax chunk's lower
+// bounds, logits_screen_verify reads all chunks' and sums its own chunk's
+// candidates. Both normalise x in shared memory as the matvecs do
+// (memra_mv_input), so they see the x' the products saw.
+#include "common.cuh"
+
+static_assert(MEMRA_ARGMAX_THREADS == MEMRA_MV_THREADS, "memra_argmax_block reduces the verify block's threads");
+
+// x' in xs (shared memory, cols floats) when the matvecs fused the norm,
+// else x itself (the step's xn), and its 1-norm rounded up: a sum of cols
+// non-negative floats in any order is within (cols-1)*2^-24 of the true
+// one (relative), so the factor 1 + (cols+32)*2^-23 (exact in float:
+// cols + 32 < 2^23) covers it.
+// (Returned by value: through pointers the values went to the stack.)
+struct memra_screen_x {
+    const float* xp;
+    float n1;
+};
+
+__device__ __forceinline__ memra_screen_x memra_screen_input(float* xs, const float* x, const float* norm_w, int xnorm, float eps, int cols) {
+    const float* xp = x;
+    if (xnorm) {
+        memra_mv_input(xs, x, norm_w, cols, eps);
+        xp = xs;
+    }
+    __shared__ float red[MEMRA_MV_THREADS / 32];
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) s += fabsf(xp[i]);
+    s = memra_warp_sum(s);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
+    __syncthreads();
+    float tot = 0.0f;
+#pragma unroll
+    for (int w = 0; w < MEMRA_MV_THREADS / 32; w++) tot += red[w];
+    return memra_screen_x{xp, __fmul_ru(tot, 1.0f + (float)(cols + 32) * 0x1p-23f)};
+}
+
+// Row r's bounds [lo, hi] on its exact logit from the copy's a and the
+// row's c: b = c*n1 plus 2^-100 for sums whose terms fell below float's
+// normal range (an absolute error of at most 2^-150 a rounding, far fewer
+// than 2^50 of them). Not finite: the whole line, so the row stays a
+// candidate and raises no lower bound.
+struct memra_screen_span {
+    float lo, hi;
+};
+
+__device__ __forceinline__ memra_screen_span memra_screen_bounds(float a, float c, float n1) {
+    const float b = __fadd_ru(__fmul_ru(c, n1), 0x1p-100f);
+    const float lo = __fsub_rd(a, b), hi = __fadd_ru(a, b);
+    // Finite lo and hi need finite a and b, but not the other way round.
+    if (isfinite(a) && isfinite(b) && isfinite(lo) && isfinite(hi)) return memra_screen_span{lo, hi};
+    return memra_screen_span{-INFINITY, INFINITY};
+}
+
+// A thread's rows of its block's chunk: start + threadIdx.x + j*256, j <
+// MEMRA_SCREEN_ROWS; their a and c loaded all at once (the chunk in one
+// round trip, not 32 of them). Rows past n read as unbounded (a = NaN):
+// they raise no lower bound, and the verify leaves them out.
+#define MEMRA_SCREEN_ROWS (MEMRA_ARGMAX_CHUNK / MEMRA_MV_THREADS)
+
+struct memra_screen_rows {
+    float a[MEMRA_SCREEN_ROWS], c[MEMRA_SCREEN_ROWS];
+};
+
+__device__ __forceinline__ void memra_screen_load(memra_screen_rows& t, const float* a, const float* c, int n) {
+    const int start = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
+        const int r = start + j * MEMRA_MV_THREADS;
+        t.a[j] = r < n ? __ldcg(a + r) : __int_as_float(0x7fffffff);
+        t.c[j] = r < n ? __ldg(c + r) : INFINITY;
+    }
+}
+
+// part_lo: [(n+8191)/8192] f32, chunk p's largest lower bound; a: [n] f32
+// (matvec_q8_0 of the copy on x'); c: [n] f32; x: [cols] f32.
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
+logits_screen_bound(float* part_lo, const float* a, const float* c, const float* x, const float* norm_w, int xnorm, float eps, int n,
+                    int cols) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_screen_rows t;
+    memra_screen_load(t, a, c, n);
+    const float n1 = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols).n1;
+    float best = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) best = fmaxf(best, memra_screen_bounds(t.a[j], t.c[j], n1).lo);
+    __shared__ float red[MEMRA_MV_THREADS / 32];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) best = fmaxf(best, __shfl_xor_sync(MEMRA_FULL_MASK, best, off));
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = best;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < MEMRA_MV_THREADS / 32; w++) best = fmaxf(best, red[w]);
+        part_lo[blockIdx.x] = best;
+    }
+}
+
+// Row r's logit as memra_mv_rows<16-bit KIND, R, KW = 4> sums it on the
+// 16-byte path (XG: x in global memory, as there without the fused norm),
+// every lane of the warp returning it.
+template <int KIND, bool XG>
+__device__ __forceinline__ float memra_screen_exact(const void* W, long long r, const float* x, int cols) {
+    constexpr int KW = 4;
+    const uint4* row = reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(W) + r * (long long)cols * 2);
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    const int lane = threadIdx.x & 31, nv = cols / 8;
+    float s = 0.0f;
+#pragma unroll 1
+    for (int kw = 0; kw < KW; kw++) {
+        float acc = 0.0f;
+        for (int v = kw * 32 + lane; v < nv; v += KW * 32) acc = memra_mv_dot<KIND, XG>(memra_ldg16(row + v), x4 + 2 * v, 0.0f, acc);
+        s += memra_warp_sum(acc);
+    }
+    return s;
+}
+
+// Each warp takes its 32 threads' rows j at a time (j = 0..31); their
+// candidates, one by one, get the whole warp's exact sum.
+template <int KIND>
+__device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, float* exact, const float* a, const float* c,
+                                                    const float* part_lo, const void* W, const float* x, const float* norm_w, int xnorm,
+                                                    float eps, int n, int cols) {
+    memra_screen_rows t;
+    memra_screen_load(t, a, c, n);
+    const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
+    float maxlo = -INFINITY;
+    for (int p = threadIdx.x & 31; p < parts; p += 32) maxlo = fmaxf(maxlo, __ldcg(part_lo + p));
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) maxlo = fmaxf(maxlo, __shfl_xor_sync(MEMRA_FULL_MASK, maxlo, off));
+    const memra_screen_x in = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols);
+    const float* xp = in.xp;
+    const float n1 = in.n1;
+    unsigned int mine = 0; // bit j: row j of this thread's is a candidate
+#pragma unroll
+    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
+        const bool real = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x + j * MEMRA_MV_THREADS < n;
+        mine |= (unsigned int)(real && memra_screen_bounds(t.a[j], t.c[j], n1).hi >= maxlo) << j;
+    }
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    float bv = -INFINITY;
+    int bi = 0x7fffffff;
+    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
+        const int base = blockIdx.x * MEMRA_ARGMAX_CHUNK + j * MEMRA_MV_THREADS + warp * 32;
+        unsigned int m = __ballot_sync(MEMRA_FULL_MASK, (mine >> j) & 1);
+        // The candidates' rows asked of the L2 at once: each sum below then
+        // waits on the L2, not on HBM, at each of its four warps' steps.
+        for (unsigned int p = m; p; p &= p - 1) {
+            const unsigned char* row = reinterpret_cast<const unsigned char*>(W) + (long long)(base + __ffs(p) - 1) * cols * 2;
+            for (int off = lane * 128; off < cols * 2; off += 32 * 128) memra_prefetch_l2(row + off);
+        }
+        while (m) {
+            const int rr = base + __ffs(m) - 1;
+            m &= m - 1;
+            const float v = xnorm ? memra_screen_exact<KIND, false>(W, rr, xp, cols) : memra_screen_exact<KIND, true>(W, rr, xp, cols);
+            if (exact && lane == 0) exact[rr] = v;
+            if (memra_better(v, rr, bv, bi)) {
+                bv = v;
+                bi = rr;
+            }
+        }
+    }
+    memra_argmax_block(&bv, &bi);
+    if (threadIdx.x == 0) {
+        part_val[blockIdx.x] = bv;
+        part_idx[blockIdx.x] = bi;
+    }
+}
+
+// part_val, part_idx: argmax_partial's, for argmax_final; exact: null, or
+// [n] f32 that gets each candidate's logit (the tests'); part_lo:
+// logits_screen_bound's; W: [n][cols] bf16 or f16, the logits matrix;
+// cols % 32 == 0, W and x 16-byte aligned (the 16-byte path).
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+logits_screen_verify_bf16(float* part_val, int* part_idx, float* exact, const float* a, const float* c, const float* part_lo,
+                          const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_screen_verify<MEMRA_MV_BF16>(part_val, part_idx, exact, a, c, part_lo, W, x, norm_w, xnorm, eps, n, cols);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+logits_screen_verify_f16(float* part_val, int* part_idx, float* exact, const float* a, const float* c, const float* part_lo,
+                         const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_screen_verify<MEMRA_MV_F16>(part_val, part_idx, exact, a, c, part_lo, W, x, norm_w, xnorm, eps, n, cols);
+}
