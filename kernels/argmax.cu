@@ -46,6 +46,15 @@ __device__ __forceinline__ void memra_argmax_block(float* v, int* i) {
     }
 }
 
+// The block's best (v, i) over its threads into its slot of the partials.
+__device__ __forceinline__ void memra_argmax_put(float* part_val, int* part_idx, float v, int i) {
+    memra_argmax_block(&v, &i);
+    if (threadIdx.x == 0) {
+        part_val[blockIdx.x] = v;
+        part_idx[blockIdx.x] = i;
+    }
+}
+
 // part_val: [(n+8191)/8192] f32; part_idx: same, int32; logits: [n] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_ARGMAX_THREADS)
 argmax_partial(float* part_val, int* part_idx, const float* logits, int n) {
@@ -62,11 +71,7 @@ argmax_partial(float* part_val, int* part_idx, const float* logits, int n) {
             bi = i;
         }
     }
-    memra_argmax_block(&bv, &bi);
-    if (threadIdx.x == 0) {
-        part_val[blockIdx.x] = bv;
-        part_idx[blockIdx.x] = bi;
-    }
+    memra_argmax_put(part_val, part_idx, bv, bi);
 }
 
 // out: [1] int32 (the token read back by the host, MEMRA_NO_TOKEN when every

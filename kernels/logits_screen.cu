@@ -182,11 +182,7 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
             }
         }
     }
-    memra_argmax_block(&bv, &bi);
-    if (threadIdx.x == 0) {
-        part_val[blockIdx.x] = bv;
-        part_idx[blockIdx.x] = bi;
-    }
+    memra_argmax_put(part_val, part_idx, bv, bi);
 }
 
 // part_val, part_idx: argmax_partial's, for argmax_final; exact: null, or

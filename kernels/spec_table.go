@@ -37,6 +37,18 @@ const ArgmaxChunk = 8192
 // expression): ceil(n/per).
 func blocksFor(n string, per int) string { return fmt.Sprintf("(%s+%d)/%d", n, per-1, per) }
 
+// screenVerifyKernel is logits_screen.cu's verify kernel for a 16-bit
+// logits matrix of type typ ("bf16", "f16"): the two differ only in the
+// weights' conversion.
+func screenVerifyKernel(typ, doc string) Kernel {
+	return Kernel{
+		Name: "logits_screen_verify_" + typ, File: "logits_screen.cu", Doc: doc,
+		Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr), param("a", Ptr), param("c", Ptr), param("part_lo", Ptr),
+			param("W", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("cols", I32)},
+		Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), "1", "1"}, Shared: "xnorm * cols * 4",
+	}
+}
+
 // Top-k selection (topk.cu): MEMRA_TOPK_SLICE pairs sorted per block, the
 // first MEMRA_TOPK_MAX of each kept; TopKMax is the largest k served.
 const (
@@ -930,20 +942,8 @@ func Spec() []Kernel {
 				param("eps", F32), param("n", I32), param("cols", I32)},
 			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
 		},
-		Kernel{
-			Name: "logits_screen_verify_bf16", File: "logits_screen.cu",
-			Doc: "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)",
-			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr), param("a", Ptr), param("c", Ptr), param("part_lo", Ptr),
-				param("W", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("cols", I32)},
-			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
-		},
-		Kernel{
-			Name: "logits_screen_verify_f16", File: "logits_screen.cu",
-			Doc: "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)",
-			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr), param("a", Ptr), param("c", Ptr), param("part_lo", Ptr),
-				param("W", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("cols", I32)},
-			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
-		},
+		screenVerifyKernel("bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)"),
+		screenVerifyKernel("f16", "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)"),
 		Kernel{
 			Name: "topk_select", File: "topk.cu",
 			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i",

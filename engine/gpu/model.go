@@ -39,6 +39,20 @@ func KVFP8FromEnv() (bool, error) {
 	}
 }
 
+// FullLogitsFromEnv reports whether MEMRA_FULL_LOGITS=1 asks greedy steps
+// to read the whole logits matrix (Options.FullLogits: no 8-bit copy, so
+// none of its device memory), naming the values when it holds another.
+func FullLogitsFromEnv() (bool, error) {
+	switch v := os.Getenv("MEMRA_FULL_LOGITS"); v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("MEMRA_FULL_LOGITS=%q: want 1 (greedy steps read the whole logits matrix, without its 8-bit copy) or 0 or unset", v)
+	}
+}
+
 // Values of MEMRA_ATTN_MMA: off, every bucket, the buckets at the split cap
 // over either cache; unset, the default rule (attnSplitMMA).
 const (

@@ -97,9 +97,14 @@ func openGPU(m *model.Model, ctx int, opts sample.Options, stderr io.Writer) (*g
 		return nil, err
 	}
 	bar := newProgressBar(stderr, false, "load to "+e.Info().Name)
+	full, err := gpu.FullLogitsFromEnv()
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
 	// The logits' 8-bit copy serves greedy steps without a penalty only
 	// (gpu.Options.FullLogits): a sampled run would carry it unread.
-	full := !opts.IsGreedy() || sample.PenaltyOn(opts.RepeatPenalty)
+	full = full || !opts.IsGreedy() || sample.PenaltyOn(opts.RepeatPenalty)
 	g, err := gpu.Load(e, m, gpu.Options{KVFP8: fp8, FullLogits: full}, bar.update)
 	bar.finish(err == nil)
 	if err != nil {

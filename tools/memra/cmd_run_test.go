@@ -194,7 +194,7 @@ func TestRunHelp(t *testing.T) {
 	// The environment run reads (and refuses bad values of, before the GPU
 	// is looked for) is named in its help too.
 	for _, w := range []string{"Examples:", "memra run -m", "--prompt-tokens", "-top-k", "-seed",
-		"MEMRA_KV_FP8=1", "MEMRA_PDL=0", "MEMRA_ATTN_MMA=0|1|cap"} {
+		"MEMRA_KV_FP8=1", "MEMRA_FULL_LOGITS=1", "MEMRA_PDL=0", "MEMRA_ATTN_MMA=0|1|cap"} {
 		if !strings.Contains(help, w) {
 			t.Errorf("help lacks %q:\n%s", w, help)
 		}
@@ -775,14 +775,14 @@ func TestRunStopsAtMetadataEOS(t *testing.T) {
 	}
 }
 
-// TestRunBadGPUEnv: a MEMRA_KV_FP8 or MEMRA_PDL value other than 0 or 1,
+// TestRunBadGPUEnv: a MEMRA_KV_FP8, MEMRA_FULL_LOGITS or MEMRA_PDL value other than 0 or 1,
 // or a MEMRA_ATTN_MMA other than 0, 1 or cap, is a usage error before any
 // backend opens, under --device auto too, where it read as "no GPU" and
 // fell back to the CPU (MEMRA_PDL=off left PDL on; gpu.Load's refusal of
 // MEMRA_ATTN_MMA became a CPU run); --device cpu ignores the variables.
 func TestRunBadGPUEnv(t *testing.T) {
 	path := tinyModel(t)
-	for _, v := range []string{"MEMRA_KV_FP8", "MEMRA_PDL", "MEMRA_L2WINDOW", "MEMRA_ATTN_MMA"} {
+	for _, v := range []string{"MEMRA_KV_FP8", "MEMRA_FULL_LOGITS", "MEMRA_PDL", "MEMRA_L2WINDOW", "MEMRA_ATTN_MMA"} {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(v, "yes")
 			for _, dev := range []string{"auto", "cuda"} {
