@@ -175,19 +175,26 @@ func TestAttnSplitMMA(t *testing.T) {
 	}
 }
 
-// TestKVFP8FromEnv: MEMRA_KV_FP8 is 1, 0 or unset; anything else is an
-// error naming them (before, "yes" and "true" meant f16 without a word).
-func TestKVFP8FromEnv(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
-		t.Setenv("MEMRA_KV_FP8", v)
-		if got, err := KVFP8FromEnv(); err != nil || got != want {
-			t.Errorf("MEMRA_KV_FP8=%q: %v, %v; want %v", v, got, err, want)
+// TestOffByDefaultEnv: MEMRA_KV_FP8 and MEMRA_FULL_LOGITS are 1, 0 or
+// unset; anything else is an error naming them (before, "yes" and "true"
+// meant off without a word).
+func TestOffByDefaultEnv(t *testing.T) {
+	for name, read := range map[string]func() (bool, error){"MEMRA_KV_FP8": KVFP8FromEnv, "MEMRA_FULL_LOGITS": FullLogitsFromEnv} {
+		for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+			t.Setenv(name, v)
+			if got, err := read(); err != nil || got != want {
+				t.Errorf("%s=%q: %v, %v; want %v", name, v, got, err, want)
+			}
+		}
+		for _, v := range []string{"yes", "true", "2", " 1"} {
+			t.Setenv(name, v)
+			if _, err := read(); err == nil || !strings.Contains(err.Error(), name+"=") || !strings.Contains(err.Error(), "or 0 or unset") {
+				t.Errorf("%s=%q: %v", name, v, err)
+			}
 		}
 	}
-	for _, v := range []string{"yes", "true", "2", " 1"} {
-		t.Setenv("MEMRA_KV_FP8", v)
-		if _, err := KVFP8FromEnv(); err == nil || !strings.Contains(err.Error(), "want 1 (an FP8 e4m3 KV cache) or 0 or unset") {
-			t.Errorf("MEMRA_KV_FP8=%q: %v", v, err)
-		}
+	t.Setenv("MEMRA_KV_FP8", "yes")
+	if _, err := KVFP8FromEnv(); err == nil || !strings.Contains(err.Error(), "want 1 (an FP8 e4m3 KV cache) or 0 or unset") {
+		t.Errorf("MEMRA_KV_FP8=yes: %v", err)
 	}
 }

@@ -25,32 +25,29 @@ import (
 	"github.com/memra-ai/memra/kernels"
 )
 
-// KVFP8FromEnv reports whether MEMRA_KV_FP8=1 asks for an FP8 KV cache (0
-// or unset: f16), naming the values when it holds another ("yes" or "true"
-// were taken for f16 without a word).
-func KVFP8FromEnv() (bool, error) {
-	switch v := os.Getenv("MEMRA_KV_FP8"); v {
+// offByDefault reads a switch that is off unless name=1: unset or 0 is
+// false, 1 true, and any other value an error naming the variable and what
+// 1 means (before, "yes" or "true" read as off without a word).
+func offByDefault(name, one string) (bool, error) {
+	switch v := os.Getenv(name); v {
 	case "", "0":
 		return false, nil
 	case "1":
 		return true, nil
 	default:
-		return false, fmt.Errorf("MEMRA_KV_FP8=%q: want 1 (an FP8 e4m3 KV cache) or 0 or unset (f16)", v)
+		return false, fmt.Errorf("%s=%q: want 1 (%s) or 0 or unset", name, v, one)
 	}
 }
 
+// KVFP8FromEnv reports whether MEMRA_KV_FP8=1 asks for an FP8 KV cache (0
+// or unset: f16).
+func KVFP8FromEnv() (bool, error) { return offByDefault("MEMRA_KV_FP8", "an FP8 e4m3 KV cache") }
+
 // FullLogitsFromEnv reports whether MEMRA_FULL_LOGITS=1 asks greedy steps
 // to read the whole logits matrix (Options.FullLogits: no 8-bit copy, so
-// none of its device memory), naming the values when it holds another.
+// none of its device memory).
 func FullLogitsFromEnv() (bool, error) {
-	switch v := os.Getenv("MEMRA_FULL_LOGITS"); v {
-	case "", "0":
-		return false, nil
-	case "1":
-		return true, nil
-	default:
-		return false, fmt.Errorf("MEMRA_FULL_LOGITS=%q: want 1 (greedy steps read the whole logits matrix, without its 8-bit copy) or 0 or unset", v)
-	}
+	return offByDefault("MEMRA_FULL_LOGITS", "greedy steps read the whole logits matrix, without its 8-bit copy")
 }
 
 // Values of MEMRA_ATTN_MMA: off, every bucket, the buckets at the split cap
