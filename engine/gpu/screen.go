@@ -40,9 +40,12 @@ func screenable(t *model.Tensor) bool {
 func screenRowBytes(cols int) int { return cols / 32 * gguf.TypeQ8_0.BlockBytes() }
 
 // screenArenaBytes is what the copy and its coefficients take of the
-// weights' arena (each buffer 256-byte aligned, as the arena places them).
+// weights' arena (each buffer 256-byte aligned, as the arena places them;
+// the copy's scales in the wide kernel's lane order, padding included,
+// where its rows take that kernel: 2,049 to 4,096 of them).
 func screenArenaBytes(rows, cols int) uint64 {
-	return align(devBytes(gguf.TypeQ8_0, rows, cols, screenRowBytes(cols), false)) + align(4*uint64(rows))
+	lane := laneScales(gguf.TypeQ8_0, rows, cols)
+	return align(devBytes(gguf.TypeQ8_0, rows, cols, screenRowBytes(cols), lane)) + align(4*uint64(rows))
 }
 
 // screenRow writes src, a row of bf16 or f16 (typ) GGUF bytes, into dst
