@@ -7,6 +7,7 @@ import (
 
 	"github.com/memra-ai/memra/engine/cuda"
 	"github.com/memra-ai/memra/engine/model"
+	"github.com/memra-ai/memra/engine/model/modeltest"
 	"github.com/memra-ai/memra/gguf"
 	"github.com/memra-ai/memra/kernels"
 )
@@ -169,4 +170,62 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 		t.Fatalf("the winner %d was not a candidate", want)
 	}
 	t.Logf("token %d, %d candidates of %d rows", got, cands, rows)
+}
+
+// TestGPUScreenedGreedyEqualsFull: greedy graph generation of models whose
+// logits matrix is screened (bf16 and f16, tied and not; 3,000 rows, whose
+// copy takes the wide q8_0 kernel and lane-order scales, and 9,000) must
+// give eager decoding's tokens, which read the full logits, and the same
+// tokens as the model loaded with FullLogits; the screened graph has its
+// one more node and ScreenBytes its copy.
+func TestGPUScreenedGreedyEqualsFull(t *testing.T) {
+	e := decodeEngine(t)
+	prompt := []int32{3, 141, 59, 26, 535}
+	const n = 40
+	for i, tc := range []struct {
+		typ   gguf.Type
+		tied  bool
+		vocab int
+	}{
+		{gguf.TypeBF16, false, 3000},
+		{gguf.TypeBF16, true, 9000},
+		{gguf.TypeF16, false, 9000},
+	} {
+		t.Run(fmt.Sprintf("%s/tied=%v/%d", tc.typ, tc.tied, tc.vocab), func(t *testing.T) {
+			spec := gpuTinySpec(tc.typ, tc.tied, uint64(40+i))
+			spec.NVocab = tc.vocab
+			m := modeltest.Load(t, spec)
+			gen := func(g *Model) ([]int32, int) {
+				gs := g.NewGraphDecodeState()
+				defer gs.Close()
+				toks, err := g.GenerateGraph(gs, prompt, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return toks, gs.Nodes
+			}
+			scr := loadModel(t, e, m, Options{})
+			full := loadModel(t, e, m, Options{FullLogits: true})
+			if f, s := scr.ScreenBytes(); f == 0 || s == 0 || s >= f {
+				t.Fatalf("ScreenBytes %d, %d: want the copy, smaller than the matrix", f, s)
+			}
+			if f, s := full.ScreenBytes(); f != 0 || s != 0 {
+				t.Fatalf("FullLogits: ScreenBytes %d, %d, want none", f, s)
+			}
+			got, nodes := gen(scr)
+			want, fullNodes := gen(full)
+			if len(got) != n || len(want) != n {
+				t.Fatalf("%d screened and %d full tokens, want %d", len(got), len(want), n)
+			}
+			if nodes != fullNodes+1 {
+				t.Errorf("screened graph %d nodes, full %d: want one more", nodes, fullNodes)
+			}
+			if i := ktFirstDiff(got, want); i >= 0 {
+				t.Fatalf("token %d: screened %d, full %d", i, got[i], want[i])
+			}
+			if i := ktFirstDiff(got, eagerStream(t, scr, prompt, n, nil)); i >= 0 {
+				t.Fatalf("token %d: screened graph and eager differ", i)
+			}
+		})
+	}
 }
