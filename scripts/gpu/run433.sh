@@ -5,7 +5,7 @@
 # 12288 down projection +5-6%) and the q8_0 kernels reading x from global
 # memory (0-3%). narrow = main (step 131) + that order only in the 16-bit
 # stream's 8-row kernels and the q8_0 rings over staged copies
-# (patches/batch-narrow.patch). narrow's batch kernel and prefill tests and
+# (patches/batch/narrow.patch). narrow's batch kernel and prefill tests and
 # two gates, then prime ms at P = 512 (0.8B bf16, q8_0, 9B q8_0),
 # BenchmarkGPUPrefillChunk replayed at n32 and the q8_0 batch kernels at n32
 # of pre131 (37c6d88, before step 131), main and narrow in turn, twice.
@@ -14,7 +14,7 @@
 # carry ["bin"]; binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,gate,engine_gpu.test \
 #     pre131=37c6d88:bench,engine_gpu.test \
-#     narrow=main+scripts/gpu/patches/batch-narrow.patch:bench,gate,engine_gpu.test
+#     narrow=main+scripts/gpu/patches/batch/narrow.patch:bench,gate,engine_gpu.test
 set -u
 source scripts/gpu/lib.sh
 start_run

@@ -2,7 +2,7 @@
 # Session 78, on any GPU (`bash scripts/gpu/run434.sh`): run433 as
 # prepared in session 77 (step 131's narrowed form: main + the lanes' own
 # token order only in the 16-bit stream's 8-row kernels and the q8_0 rings
-# over staged copies, patches/batch-narrow.patch; its checks, two gates,
+# over staged copies, patches/batch/narrow.patch; its checks, two gates,
 # then prime ms at P = 512, the replayed chunk and the q8_0 batch kernels
 # at n32 of pre131, main and narrow in turn, twice), then main's prefill
 # profile at P = 512 (bench -profile 4: the first four 32-token chunks,
@@ -11,7 +11,7 @@
 # carry ["bin"]; binaries from
 #   BINS_ARCHS=90 bash scripts/gpu/bins.sh main=main:memra,bench,gate,engine_gpu.test \
 #     pre127=16afdf8:bench pre131=37c6d88:bench,engine_gpu.test \
-#     narrow=main+scripts/gpu/patches/batch-narrow.patch:bench,gate,engine_gpu.test
+#     narrow=main+scripts/gpu/patches/batch/narrow.patch:bench,gate,engine_gpu.test
 # (run428's, run429's and run435's too).
 set -u
 bash scripts/gpu/run433.sh
