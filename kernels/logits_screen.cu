@@ -33,10 +33,11 @@ static_assert(MEMRA_ARGMAX_THREADS == MEMRA_MV_THREADS, "memra_argmax_block redu
 // non-negative floats in any order is within (cols-1)*2^-24 of the true
 // one (relative), so the factor 1 + (cols+32)*2^-23 (exact in float:
 // cols + 32 < 2^23) covers it.
+// big: where c*n1 reaches it, the row counts as unbounded (memra_screen_bounds).
 // (Returned by value: through pointers the values went to the stack.)
 struct memra_screen_x {
     const float* xp;
-    float n1;
+    float n1, big;
 };
 
 __device__ __forceinline__ memra_screen_x memra_screen_input(float* xs, const float* x, const float* norm_w, int xnorm, float eps, int cols) {
@@ -54,23 +55,30 @@ __device__ __forceinline__ memra_screen_x memra_screen_input(float* xs, const fl
     float tot = 0.0f;
 #pragma unroll
     for (int w = 0; w < MEMRA_MV_THREADS / 32; w++) tot += red[w];
-    return memra_screen_x{xp, __fmul_ru(tot, 1.0f + (float)(cols + 32) * 0x1p-23f)};
+    return memra_screen_x{xp, __fmul_ru(tot, 1.0f + (float)(cols + 32) * 0x1p-23f), (float)(2 * cols + 32) * 0x1p102f};
 }
 
 // Row r's bounds [lo, hi] on its exact logit from the copy's a and the
 // row's c: b = c*n1 plus 2^-100 for sums whose terms fell below float's
 // normal range (an absolute error of at most 2^-150 a rounding, far fewer
 // than 2^50 of them). Not finite: the whole line, so the row stays a
-// candidate and raises no lower bound.
+// candidate and raises no lower bound. The bound holds while the 16-bit
+// sum does not overflow, which c*n1 < big = (2*cols + 32)*2^102 ensures:
+// c >= (2*cols + 32)*2^-24 * max|w| (engine/gpu screen.go's gamma), so
+// max|w| * |x'|_1 < 2^126, and no partial sum reaches float's range (a
+// copy's sum could cancel back to a finite a where the row's is +Inf).
+// Past it, the whole line too.
 struct memra_screen_span {
     float lo, hi;
 };
 
-__device__ __forceinline__ memra_screen_span memra_screen_bounds(float a, float c, float n1) {
-    const float b = __fadd_ru(__fmul_ru(c, n1), 0x1p-100f);
+__device__ __forceinline__ memra_screen_span memra_screen_bounds(float a, float c, float n1, float big) {
+    const float cn = __fmul_ru(c, n1);
+    const float b = __fadd_ru(cn, 0x1p-100f);
     const float lo = __fsub_rd(a, b), hi = __fadd_ru(a, b);
-    // Finite lo and hi need finite a and b, but not the other way round.
-    if (isfinite(a) && isfinite(b) && isfinite(lo) && isfinite(hi)) return memra_screen_span{lo, hi};
+    // Finite lo and hi need finite a and b, but not the other way round;
+    // cn < big is false for NaN too.
+    if (cn < big && isfinite(a) && isfinite(lo) && isfinite(hi)) return memra_screen_span{lo, hi};
     return memra_screen_span{-INFINITY, INFINITY};
 }
 
@@ -103,10 +111,10 @@ logits_screen_bound(float* part_lo, const float* a, const float* c, const float*
     memra_grid_launch_dependents();
     memra_screen_rows t;
     memra_screen_load(t, a, c, n);
-    const float n1 = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols).n1;
+    const memra_screen_x in = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols);
     float best = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) best = fmaxf(best, memra_screen_bounds(t.a[j], t.c[j], n1).lo);
+    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) best = fmaxf(best, memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).lo);
     __shared__ float red[MEMRA_MV_THREADS / 32];
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) best = fmaxf(best, __shfl_xor_sync(MEMRA_FULL_MASK, best, off));
@@ -152,12 +160,11 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
     for (int off = 16; off > 0; off >>= 1) maxlo = fmaxf(maxlo, __shfl_xor_sync(MEMRA_FULL_MASK, maxlo, off));
     const memra_screen_x in = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols);
     const float* xp = in.xp;
-    const float n1 = in.n1;
     unsigned int mine = 0; // bit j: row j of this thread's is a candidate
 #pragma unroll
     for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
         const bool real = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x + j * MEMRA_MV_THREADS < n;
-        mine |= (unsigned int)(real && memra_screen_bounds(t.a[j], t.c[j], n1).hi >= maxlo) << j;
+        mine |= (unsigned int)(real && memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).hi >= maxlo) << j;
     }
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     float bv = -INFINITY;

@@ -42,7 +42,7 @@ func screenRowBytes(cols int) int { return cols / 32 * gguf.TypeQ8_0.BlockBytes(
 // screenArenaBytes is what the copy and its coefficients take of the
 // weights' arena (each buffer 256-byte aligned, as the arena places them;
 // the copy's scales in the wide kernel's lane order, padding included,
-// where its rows take that kernel: 2,049 to 4,096 of them).
+// where its rows take that kernel: laneScales).
 func screenArenaBytes(rows, cols int) uint64 {
 	lane := laneScales(gguf.TypeQ8_0, rows, cols)
 	return align(devBytes(gguf.TypeQ8_0, rows, cols, screenRowBytes(cols), lane)) + align(4*uint64(rows))

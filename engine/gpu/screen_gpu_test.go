@@ -58,6 +58,15 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 			}
 		}},
 		{name: "nan-input", edit: func(w, x []float32, rows, cols, top int) { x[3] = float32(math.NaN()) }},
+		{name: "overflow", edit: func(w, x []float32, rows, cols, top int) {
+			// The winner's weights as large as a q8_0 block's f16 scale
+			// allows, with x's signs, and x near 1e29 (unnormalised, where
+			// the norm is not fused): its 16-bit sum overflows to +Inf.
+			for i := range cols {
+				x[i] *= 1e29
+				w[top*cols+i] = float32(math.Copysign(8e6, float64(x[i])))
+			}
+		}},
 	}
 	for _, typ := range []gguf.Type{gguf.TypeBF16, gguf.TypeF16} {
 		for _, cols := range []int{1024, 4096} {
@@ -65,9 +74,11 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 				for si, su := range setups {
 					// Every case on bf16 with the norm fused; f16's sums and
 					// the unfused input on the cases that reach them (their
-					// kernels differ from those only there), which keeps the
+					// kernels differ from those only there), and the
+					// overflow where x is not normalised, which keeps the
 					// suite inside lib.sh gpu_tests' time.
-					if (typ == gguf.TypeF16 || xnorm == 0) && su.name != "random" && su.name != "all-candidates" && su.name != "ties" {
+					common := su.name == "random" || su.name == "all-candidates" || su.name == "ties"
+					if typ == gguf.TypeF16 && !common || xnorm == 0 && !common && su.name != "overflow" {
 						continue
 					}
 					rows := 20000
