@@ -49,12 +49,7 @@ __device__ __forceinline__ memra_screen_x memra_screen_input(float* xs, const fl
     __shared__ float red[MEMRA_MV_THREADS / 32];
     float s = 0.0f;
     for (int i = threadIdx.x; i < cols; i += MEMRA_MV_THREADS) s += fabsf(xp[i]);
-    s = memra_warp_sum(s);
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
-    __syncthreads();
-    float tot = 0.0f;
-#pragma unroll
-    for (int w = 0; w < MEMRA_MV_THREADS / 32; w++) tot += red[w];
+    const float tot = memra_block_sum<MEMRA_MV_THREADS>(s, red);
     return memra_screen_x{xp, __fmul_ru(tot, 1.0f + (float)(cols + 32) * 0x1p-23f), (float)(2 * cols + 32) * 0x1p102f};
 }
 
@@ -116,14 +111,8 @@ logits_screen_bound(float* part_lo, const float* a, const float* c, const float*
 #pragma unroll
     for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) best = fmaxf(best, memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).lo);
     __shared__ float red[MEMRA_MV_THREADS / 32];
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) best = fmaxf(best, __shfl_xor_sync(MEMRA_FULL_MASK, best, off));
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = best;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < MEMRA_MV_THREADS / 32; w++) best = fmaxf(best, red[w]);
-        part_lo[blockIdx.x] = best;
-    }
+    best = memra_block_max<MEMRA_MV_THREADS>(best, red);
+    if (threadIdx.x == 0) part_lo[blockIdx.x] = best;
 }
 
 // Row r's logit as memra_mv_rows<16-bit KIND, R, KW = 4> sums it on the
@@ -156,8 +145,7 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
     const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
     float maxlo = -INFINITY;
     for (int p = threadIdx.x & 31; p < parts; p += 32) maxlo = fmaxf(maxlo, __ldcg(part_lo + p));
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) maxlo = fmaxf(maxlo, __shfl_xor_sync(MEMRA_FULL_MASK, maxlo, off));
+    maxlo = memra_warp_max(maxlo);
     const memra_screen_x in = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols);
     const float* xp = in.xp;
     unsigned int mine = 0; // bit j: row j of this thread's is a candidate

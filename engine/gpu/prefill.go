@@ -636,7 +636,7 @@ func (g *Model) attnSplitRun(cc *Cache, kv kvLayer, b Bucket, from, lo, hi int) 
 func (g *Model) batchNormed(cc *Cache, n int, norm dtensor, yStride int, grp mvGroup, mode int32, ys []cuda.DevPtr) error {
 	c := &g.cfg
 	ch := &cc.ch
-	fuse := c.NEmbd <= maxFusedNormCols
+	fuse := g.fusesNorm()
 	normalise := g.k.RMSNorm
 	if fuse {
 		normalise = g.k.MatvecBatchNorm

@@ -179,7 +179,7 @@ func (g *Model) screenedToken(cc *Cache) error {
 		return err
 	}
 	x, norm, xnorm := s.x, g.norm.ptr, int32(1) // what normed gave the products
-	if c.NEmbd > maxFusedNormCols {
+	if !g.fusesNorm() {
 		x, norm, xnorm = s.xn, 0, 0
 	}
 	n, cols := int32(c.NVocab), int32(c.NEmbd)

@@ -1,11 +1,11 @@
 package gpu
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/memra-ai/memra/engine/cpu"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
 )
@@ -46,8 +46,9 @@ func TestScreenRowBound(t *testing.T) {
 				for i := range x {
 					x[i] = float32(r.NormFloat64() * math.Exp(r.NormFloat64()))
 				}
-				vals := screenValues(typ, src)
-				deq := screenDequant(t, dst, cols)
+				vals := screenRowValues(t, typ, src, cols)
+				deq := screenRowValues(t, gguf.TypeQ8_0, dst, cols)
+				screenQuantsInRange(t, dst)
 				l := shuffledSum(r, vals, x)
 				a := shuffledSum(r, deq, x)
 				n1 := 0.0
@@ -100,35 +101,29 @@ func TestScreenRowBound(t *testing.T) {
 	})
 }
 
-// screenValues is a 16-bit row's values.
-func screenValues(typ gguf.Type, src []byte) []float32 {
-	out := make([]float32, len(src)/2)
-	for i := range out {
-		h := binary.LittleEndian.Uint16(src[2*i:])
-		out[i] = gguf.F16ToF32(h)
-		if typ == gguf.TypeBF16 {
-			out[i] = gguf.BF16ToF32(h)
-		}
+// screenRowValues is a one-row tensor's values, as the CPU backend reads
+// them (exact for f16, bf16 and q8_0's d·q).
+func screenRowValues(t *testing.T, typ gguf.Type, data []byte, cols int) []float32 {
+	t.Helper()
+	out := make([]float32, cols)
+	if err := cpu.DequantizeRow(out, &model.Tensor{Name: "row", Type: typ, Shape: []int{cols, 1}, Data: data}, 0); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
-// screenDequant is a q8_0 copy's values d·q, checking its quants.
-func screenDequant(t *testing.T, q []byte, cols int) []float32 {
+// screenQuantsInRange fails t where a q8_0 copy holds a quant of -128 (it
+// keeps them within ±127).
+func screenQuantsInRange(t *testing.T, q []byte) {
 	t.Helper()
-	out := make([]float32, cols)
 	bb := gguf.TypeQ8_0.BlockBytes()
-	for b := range cols / 32 {
-		d := gguf.F16ToF32(binary.LittleEndian.Uint16(q[b*bb:]))
+	for b := 0; b < len(q)/bb; b++ {
 		for i := range 32 {
-			v := int8(q[b*bb+2+i])
-			if v == -128 {
+			if int8(q[b*bb+2+i]) == -128 {
 				t.Fatalf("block %d: quant -128 (the copy keeps ±127)", b)
 			}
-			out[b*32+i] = d * float32(v)
 		}
 	}
-	return out
 }
 
 // shuffledSum is Σ w_i·x_i in float32, products and sums rounded, in a

@@ -375,13 +375,17 @@ func (g *Model) matvecs(grp mvGroup, mode int32, x cuda.DevPtr, ys []cuda.DevPtr
 // the kernels' static reduction arrays (160 bytes today).
 const maxFusedNormCols = (48*1024 - 1024) / 4
 
+// fusesNorm says whether normed fuses the norm into the matvecs (the
+// residual stream fits their shared memory) rather than launching it into xn.
+func (g *Model) fusesNorm() bool { return g.cfg.NEmbd <= maxFusedNormCols }
+
 // normed computes products of rmsnorm(x)·norm (x the residual stream), with
 // the norm fused into the matvecs when the row fits shared memory, else as
 // its own kernel into xn.
 func (g *Model) normed(cc *Cache, norm dtensor, grp mvGroup, mode int32, ys []cuda.DevPtr) error {
 	c := &g.cfg
 	s := &cc.s
-	if c.NEmbd <= maxFusedNormCols {
+	if g.fusesNorm() {
 		return g.matvecs(grp, mode, s.x, ys, norm.ptr)
 	}
 	g.note(launchShape{}, norm.ggufBytes(), 0)
