@@ -371,10 +371,20 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		bytes += int64(t.Rows()) * int64(rb) // what put reports: rows in the device type's GGUF bytes
 	}
 	screenOut := !opt.FullLogits && screenable(m.Output)
+	var scrHost screenHost
+	var scrBuilt sync.WaitGroup
 	if screenOut {
 		total += screenArenaBytes(m.Output.Rows(), m.Output.Cols())
 		bytes += int64(m.Output.Rows()) * int64(screenRowBytes(m.Output.Cols()))
+		scrBuilt.Add(1)
+		go func() {
+			defer scrBuilt.Done()
+			scrHost = buildScreen(m.Output)
+		}()
 	}
+	// The builder reads the model's mapping, which the caller may close
+	// once Load returns, failed or not.
+	defer scrBuilt.Wait()
 	if g.weights, err = e.NewArena(total); err != nil {
 		g.Close()
 		return nil, fmt.Errorf("gpu: weights (%d tensors, %d bytes): %w", len(ts), total, err)
@@ -494,11 +504,6 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 	g.tok = u(m.TokenEmbd)
 	g.out = u(m.Output)
 	g.norm = u(m.OutputNorm)
-	if screenOut && len(errs) == 0 {
-		if g.scr, err = g.uploadScreen(m.Output, place); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	nAttn, nGDN := 0, 0
 	for i := range m.Layers {
 		L := &m.Layers[i]
@@ -521,6 +526,12 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		g.ls = append(g.ls, lw)
 		if len(errs) > 0 {
 			break
+		}
+	}
+	if screenOut && len(errs) == 0 { // last, so that its building overlapped the rest
+		scrBuilt.Wait()
+		if g.scr, err = g.placeScreen(m.Output, scrHost, place); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {

@@ -133,21 +133,36 @@ func screenRow(typ gguf.Type, src, dst []byte) float32 {
 	return c32
 }
 
-// uploadScreen builds t's copy and coefficients on the host, every row in
-// parallel, and places them as place places a matrix (progress included).
-func (g *Model) uploadScreen(t *model.Tensor, place func(name string, typ gguf.Type, rows, cols int, table bool, rowOf func(int) []byte) dtensor) (screen, error) {
+// screenHost is a logits matrix's copy (q8_0 GGUF rows) and coefficients,
+// built on the host.
+type screenHost struct {
+	q []byte
+	c []float32
+}
+
+// buildScreen builds t's copy and coefficients, every row in parallel. Load
+// runs it beside the weights' upload, which leaves the CPUs idle while the
+// bytes cross to the GPU.
+func buildScreen(t *model.Tensor) screenHost {
 	rows, cols := t.Rows(), t.Cols()
 	typ := deviceType(t.Type, cols)
 	srb := len(t.Data) / rows
 	qrb := screenRowBytes(cols)
-	q := make([]byte, rows*qrb)
-	c := make([]float32, rows)
+	h := screenHost{q: make([]byte, rows*qrb), c: make([]float32, rows)}
 	par.Rows(rows, 256, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			c[i] = screenRow(typ, t.Data[i*srb:(i+1)*srb], q[i*qrb:(i+1)*qrb])
+			h.c[i] = screenRow(typ, t.Data[i*srb:(i+1)*srb], h.q[i*qrb:(i+1)*qrb])
 		}
 	})
-	d := place(t.Name+" (8-bit screen)", gguf.TypeQ8_0, rows, cols, false, func(i int) []byte { return q[i*qrb : (i+1)*qrb] })
+	return h
+}
+
+// placeScreen places t's copy h as place places a matrix (progress
+// included) and uploads its coefficients.
+func (g *Model) placeScreen(t *model.Tensor, h screenHost, place func(name string, typ gguf.Type, rows, cols int, table bool, rowOf func(int) []byte) dtensor) (screen, error) {
+	rows, cols := t.Rows(), t.Cols()
+	qrb := screenRowBytes(cols)
+	d := place(t.Name+" (8-bit screen)", gguf.TypeQ8_0, rows, cols, false, func(i int) []byte { return h.q[i*qrb : (i+1)*qrb] })
 	if d.ptr == 0 {
 		return screen{}, nil // place said why
 	}
@@ -155,7 +170,7 @@ func (g *Model) uploadScreen(t *model.Tensor, place func(name string, typ gguf.T
 	if err != nil {
 		return screen{}, fmt.Errorf("gpu: upload %s's screen coefficients: %w", t.Name, err)
 	}
-	if err := g.e.CopyHtoD(p, cuda.AsBytes(c)); err != nil {
+	if err := g.e.CopyHtoD(p, cuda.AsBytes(h.c)); err != nil {
 		return screen{}, fmt.Errorf("gpu: upload %s's screen coefficients: %w", t.Name, err)
 	}
 	return screen{q: d, c: p}, nil

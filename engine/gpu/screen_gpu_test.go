@@ -131,18 +131,15 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	}
 	logits, want := full(wt, dx)
 
-	// The copy, as uploadScreen builds it.
-	qrb := screenRowBytes(cols)
-	q := make([]byte, rows*qrb)
-	c := make([]float32, rows)
-	srb := len(wt.Data) / rows
-	for i := range rows {
-		c[i] = screenRow(typ, wt.Data[i*srb:(i+1)*srb], q[i*qrb:(i+1)*qrb])
-		if all {
+	// The copy, as Load builds it.
+	h := buildScreen(wt)
+	c := h.c
+	if all {
+		for i := range c {
 			c[i] = float32(math.Inf(1))
 		}
 	}
-	qt := &model.Tensor{Name: "screen", Type: gguf.TypeQ8_0, Shape: []int{cols, rows}, Data: q}
+	qt := &model.Tensor{Name: "screen", Type: gguf.TypeQ8_0, Shape: []int{cols, rows}, Data: h.q}
 	dq, ds := ktWeights(t, v, qt, 0, false)
 	dw, _ := ktWeights(t, v, wt, 0, false)
 	dc := ktUpload(t, v, c, 0)
