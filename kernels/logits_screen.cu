@@ -24,6 +24,17 @@
 // bounds, logits_screen_verify reads all chunks' and sums its own chunk's
 // candidates. Both normalise x in shared memory as the matvecs do
 // (memra_mv_input), so they see the x' the products saw.
+//
+// A sampled step needs the top MEMRA_TOPK_MAX logits, values and order, not
+// one: its threshold is the k-th largest lower bound L_k (logits_screen_bound
+// writes every row's, topk_select picks them), since k rows are at least L_k
+// and so is every logit of the top k. logits_screen_top then writes each
+// candidate's exact logit and -Inf for every other row, and topk_select over
+// that gives the full logits' top k bit for bit. With L_k finite, the k
+// rows it bounds are candidates with finite logits, so no -Inf reaches the
+// top k, and the rows that rank among them (NaN ones included: a NaN logit
+// has no finite bound) are all candidates with their own values; with L_k
+// = -Inf every row is a candidate.
 #include "common.cuh"
 
 static_assert(MEMRA_ARGMAX_THREADS == MEMRA_MV_THREADS, "memra_argmax_block reduces the verify block's threads");
@@ -97,19 +108,25 @@ __device__ __forceinline__ void memra_screen_load(memra_screen_rows& t, const fl
     }
 }
 
-// part_lo: [(n+8191)/8192] f32, chunk p's largest lower bound; a: [n] f32
-// (matvec_q8_0 of the copy on x'); c: [n] f32; x: [cols] f32.
+// part_lo: [(n+8191)/8192] f32, chunk p's largest lower bound; lo: null,
+// or [n] f32 that gets every row's lower bound; a: [n] f32 (matvec_q8_0 of
+// the copy on x'); c: [n] f32; x: [cols] f32.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-logits_screen_bound(float* part_lo, const float* a, const float* c, const float* x, const float* norm_w, int xnorm, float eps, int n,
-                    int cols) {
+logits_screen_bound(float* part_lo, float* lo, const float* a, const float* c, const float* x, const float* norm_w, int xnorm, float eps,
+                    int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_screen_rows t;
     memra_screen_load(t, a, c, n);
     const memra_screen_x in = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols);
+    const int start = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x;
     float best = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) best = fmaxf(best, memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).lo);
+    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
+        const float l = memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).lo;
+        best = fmaxf(best, l);
+        if (lo && start + j * MEMRA_MV_THREADS < n) lo[start + j * MEMRA_MV_THREADS] = l;
+    }
     __shared__ float red[MEMRA_MV_THREADS / 32];
     best = memra_block_max<MEMRA_MV_THREADS>(best, red);
     if (threadIdx.x == 0) part_lo[blockIdx.x] = best;
@@ -135,24 +152,35 @@ __device__ __forceinline__ float memra_screen_exact(const void* W, long long r, 
 }
 
 // Each warp takes its 32 threads' rows j at a time (j = 0..31); their
-// candidates, one by one, get the whole warp's exact sum.
-template <int KIND>
+// candidates, one by one, get the whole warp's exact sum. TOP (a sampled
+// step's screen): the threshold is *lim, the k-th largest lower bound, and
+// every row gets its exact logit or -Inf in exact; else (greedy) it is the
+// largest of the chunks' lower bounds in lim, and the candidates' argmax
+// goes to the partials.
+template <int KIND, bool TOP>
 __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, float* exact, const float* a, const float* c,
-                                                    const float* part_lo, const void* W, const float* x, const float* norm_w, int xnorm,
+                                                    const float* lim, const void* W, const float* x, const float* norm_w, int xnorm,
                                                     float eps, int n, int cols) {
     memra_screen_rows t;
     memra_screen_load(t, a, c, n);
-    const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
-    float maxlo = -INFINITY;
-    for (int p = threadIdx.x & 31; p < parts; p += 32) maxlo = fmaxf(maxlo, __ldcg(part_lo + p));
-    maxlo = memra_warp_max(maxlo);
+    float thr;
+    if (TOP) {
+        thr = __ldcg(lim);
+    } else {
+        const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
+        thr = -INFINITY;
+        for (int p = threadIdx.x & 31; p < parts; p += 32) thr = fmaxf(thr, __ldcg(lim + p));
+        thr = memra_warp_max(thr);
+    }
     const memra_screen_x in = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols);
     const float* xp = in.xp;
     unsigned int mine = 0; // bit j: row j of this thread's is a candidate
 #pragma unroll
     for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
-        const bool real = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x + j * MEMRA_MV_THREADS < n;
-        mine |= (unsigned int)(real && memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).hi >= maxlo) << j;
+        const int r = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x + j * MEMRA_MV_THREADS;
+        const bool cand = r < n && memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).hi >= thr;
+        mine |= (unsigned int)cand << j;
+        if (TOP && r < n && !cand) exact[r] = -INFINITY;
     }
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     float bv = -INFINITY;
@@ -177,7 +205,7 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
             }
         }
     }
-    memra_argmax_put(part_val, part_idx, bv, bi);
+    if (!TOP) memra_argmax_put(part_val, part_idx, bv, bi);
 }
 
 // part_val, part_idx: argmax_partial's, for argmax_final; exact: null, or
@@ -189,7 +217,7 @@ logits_screen_verify_bf16(float* part_val, int* part_idx, float* exact, const fl
                           const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_BF16>(part_val, part_idx, exact, a, c, part_lo, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_BF16, false>(part_val, part_idx, exact, a, c, part_lo, W, x, norm_w, xnorm, eps, n, cols);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
@@ -197,5 +225,24 @@ logits_screen_verify_f16(float* part_val, int* part_idx, float* exact, const flo
                          const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_F16>(part_val, part_idx, exact, a, c, part_lo, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_F16, false>(part_val, part_idx, exact, a, c, part_lo, W, x, norm_w, xnorm, eps, n, cols);
+}
+
+// out: [n] f32, each row's exact logit (as logits_screen_verify sums it)
+// where its upper bound reaches *kth, else -Inf; kth: the k-th largest of
+// logits_screen_bound's lower bounds (topk_select's k-th value).
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+logits_screen_top_bf16(float* out, const float* a, const float* c, const float* kth, const void* W, const float* x, const float* norm_w,
+                       int xnorm, float eps, int n, int cols) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, out, a, c, kth, W, x, norm_w, xnorm, eps, n, cols);
+}
+
+extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
+logits_screen_top_f16(float* out, const float* a, const float* c, const float* kth, const void* W, const float* x, const float* norm_w,
+                      int xnorm, float eps, int n, int cols) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, out, a, c, kth, W, x, norm_w, xnorm, eps, n, cols);
 }

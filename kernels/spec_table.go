@@ -37,14 +37,20 @@ const ArgmaxChunk = 8192
 // expression): ceil(n/per).
 func blocksFor(n string, per int) string { return fmt.Sprintf("(%s+%d)/%d", n, per-1, per) }
 
-// screenVerifyKernel is logits_screen.cu's verify kernel for a 16-bit
-// logits matrix of type typ ("bf16", "f16"): the two differ only in the
-// weights' conversion.
-func screenVerifyKernel(typ, doc string) Kernel {
+// screenKernel is one of logits_screen.cu's kernels over a 16-bit logits
+// matrix of type typ ("bf16", "f16"; the kernels of a pair differ only in
+// the weights' conversion): verify (a greedy step's argmax) or top (a
+// sampled step's top k). Their blocks are argmax chunks.
+func screenKernel(kind, typ, doc string) Kernel {
+	out := []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr)}
+	lim := param("part_lo", Ptr)
+	if kind == "top" {
+		out, lim = []Param{param("out", Ptr)}, param("kth", Ptr)
+	}
 	return Kernel{
-		Name: "logits_screen_verify_" + typ, File: "logits_screen.cu", Doc: doc,
-		Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr), param("a", Ptr), param("c", Ptr), param("part_lo", Ptr),
-			param("W", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("cols", I32)},
+		Name: "logits_screen_" + kind + "_" + typ, File: "logits_screen.cu", Doc: doc,
+		Params: append(out, param("a", Ptr), param("c", Ptr), lim,
+			param("W", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("cols", I32)),
 		Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), "1", "1"}, Shared: "xnorm * cols * 4",
 	}
 }
@@ -937,13 +943,15 @@ func Spec() []Kernel {
 		},
 		Kernel{
 			Name: "logits_screen_bound", File: "logits_screen.cu",
-			Doc: fmt.Sprintf("per %d-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w)", ArgmaxChunk),
-			Params: []Param{param("part_lo", Ptr), param("a", Ptr), param("c", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32),
+			Doc: fmt.Sprintf("per %d-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w), and each row's into lo when not null", ArgmaxChunk),
+			Params: []Param{param("part_lo", Ptr), param("lo", Ptr), param("a", Ptr), param("c", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32),
 				param("eps", F32), param("n", I32), param("cols", I32)},
 			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
 		},
-		screenVerifyKernel("bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)"),
-		screenVerifyKernel("f16", "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)"),
+		screenKernel("verify", "bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)"),
+		screenKernel("verify", "f16", "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)"),
+		screenKernel("top", "bf16", "the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches kth, the k-th largest lower bound, and -Inf for every other row, into out: the full logits' top k for topk_select"),
+		screenKernel("top", "f16", "logits_screen_top_bf16 for an f16 logits matrix"),
 		Kernel{
 			Name: "topk_select", File: "topk.cu",
 			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i",

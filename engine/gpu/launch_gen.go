@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "14e993695275a3280f3f2e87f4d2eae84b7a7fd5e19ecbd6e98438f3ce44e8ae"
+const specHash = "ea7adba6377a1eed51cf726fdd932b6e44e7d894e4b99836a0bba86ac0f43cab"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -152,6 +152,8 @@ type Kernels struct {
 	kLogitsScreenBound         kernelSlot // logits_screen_bound
 	kLogitsScreenVerifyBF16    kernelSlot // logits_screen_verify_bf16
 	kLogitsScreenVerifyF16     kernelSlot // logits_screen_verify_f16
+	kLogitsScreenTopBF16       kernelSlot // logits_screen_top_bf16
+	kLogitsScreenTopF16        kernelSlot // logits_screen_top_f16
 	kTopKSelect                kernelSlot // topk_select
 	kSampleDraw                kernelSlot // sample_draw
 	kRepeatPenalty             kernelSlot // repeat_penalty
@@ -299,9 +301,11 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"sigmoid_mul", "elementwise.cu", 5, &ks.kSigmoidMul},
 		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
 		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
-		{"logits_screen_bound", "logits_screen.cu", 9, &ks.kLogitsScreenBound},
+		{"logits_screen_bound", "logits_screen.cu", 10, &ks.kLogitsScreenBound},
 		{"logits_screen_verify_bf16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyBF16},
 		{"logits_screen_verify_f16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyF16},
+		{"logits_screen_top_bf16", "logits_screen.cu", 11, &ks.kLogitsScreenTopBF16},
+		{"logits_screen_top_f16", "logits_screen.cu", 11, &ks.kLogitsScreenTopF16},
 		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
 		{"sample_draw", "draw.cu", 5, &ks.kSampleDraw},
 		{"repeat_penalty", "penalty.cu", 5, &ks.kRepeatPenalty},
@@ -4263,10 +4267,10 @@ func geomLogitsScreenBound(xnorm, n, cols int) ([3]int, int) {
 	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
 }
 
-// LogitsScreenBound launches logits_screen_bound (kernels/logits_screen.cu): per 8192-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w).
+// LogitsScreenBound launches logits_screen_bound (kernels/logits_screen.cu): per 8192-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w), and each row's into lo when not null.
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenBound(part_lo cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenBound(part_lo cuda.DevPtr, lo cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenBound(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_bound", geom_, shmem_)
 	if err_ != nil {
@@ -4274,14 +4278,15 @@ func (k_ *Kernels) LogitsScreenBound(part_lo cuda.DevPtr, a cuda.DevPtr, c cuda.
 	}
 	slot_ := &k_.kLogitsScreenBound
 	slot_.p.SetPtr(0, part_lo)
-	slot_.p.SetPtr(1, a)
-	slot_.p.SetPtr(2, c)
-	slot_.p.SetPtr(3, x)
-	slot_.p.SetPtr(4, norm_w)
-	slot_.p.SetI32(5, xnorm)
-	slot_.p.SetF32(6, eps)
-	slot_.p.SetI32(7, n)
-	slot_.p.SetI32(8, cols)
+	slot_.p.SetPtr(1, lo)
+	slot_.p.SetPtr(2, a)
+	slot_.p.SetPtr(3, c)
+	slot_.p.SetPtr(4, x)
+	slot_.p.SetPtr(5, norm_w)
+	slot_.p.SetI32(6, xnorm)
+	slot_.p.SetF32(7, eps)
+	slot_.p.SetI32(8, n)
+	slot_.p.SetI32(9, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_bound: %w", err_)
 	}
@@ -4352,6 +4357,70 @@ func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.Dev
 	slot_.p.SetI32(12, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_verify_f16: %w", err_)
+	}
+	return nil
+}
+
+// geomLogitsScreenTopBF16 is logits_screen_top_bf16's grid and dynamic shared memory, from the spec.
+func geomLogitsScreenTopBF16(xnorm, n, cols int) ([3]int, int) {
+	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
+}
+
+// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches kth, the k-th largest lower bound, and -Inf for every other row, into out: the full logits' top k for topk_select.
+//
+// Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) LogitsScreenTopBF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, kth cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+	geom_, shmem_ := geomLogitsScreenTopBF16(int(xnorm), int(n), int(cols))
+	grid_, shared_, err_ := launchGeometry("logits_screen_top_bf16", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kLogitsScreenTopBF16
+	slot_.p.SetPtr(0, out)
+	slot_.p.SetPtr(1, a)
+	slot_.p.SetPtr(2, c)
+	slot_.p.SetPtr(3, kth)
+	slot_.p.SetPtr(4, W)
+	slot_.p.SetPtr(5, x)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	slot_.p.SetI32(9, n)
+	slot_.p.SetI32(10, cols)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("logits_screen_top_bf16: %w", err_)
+	}
+	return nil
+}
+
+// geomLogitsScreenTopF16 is logits_screen_top_f16's grid and dynamic shared memory, from the spec.
+func geomLogitsScreenTopF16(xnorm, n, cols int) ([3]int, int) {
+	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
+}
+
+// LogitsScreenTopF16 launches logits_screen_top_f16 (kernels/logits_screen.cu): logits_screen_top_bf16 for an f16 logits matrix.
+//
+// Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+func (k_ *Kernels) LogitsScreenTopF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, kth cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+	geom_, shmem_ := geomLogitsScreenTopF16(int(xnorm), int(n), int(cols))
+	grid_, shared_, err_ := launchGeometry("logits_screen_top_f16", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kLogitsScreenTopF16
+	slot_.p.SetPtr(0, out)
+	slot_.p.SetPtr(1, a)
+	slot_.p.SetPtr(2, c)
+	slot_.p.SetPtr(3, kth)
+	slot_.p.SetPtr(4, W)
+	slot_.p.SetPtr(5, x)
+	slot_.p.SetPtr(6, norm_w)
+	slot_.p.SetI32(7, xnorm)
+	slot_.p.SetF32(8, eps)
+	slot_.p.SetI32(9, n)
+	slot_.p.SetI32(10, cols)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("logits_screen_top_f16: %w", err_)
 	}
 	return nil
 }

@@ -43,11 +43,11 @@ func offByDefault(name, one string) (bool, error) {
 // or unset: f16).
 func KVFP8FromEnv() (bool, error) { return offByDefault("MEMRA_KV_FP8", "an FP8 e4m3 KV cache") }
 
-// FullLogitsFromEnv reports whether MEMRA_FULL_LOGITS=1 asks greedy steps
-// to read the whole logits matrix (Options.FullLogits: no 8-bit copy, so
+// FullLogitsFromEnv reports whether MEMRA_FULL_LOGITS=1 asks greedy and
+// sampled steps to read the whole logits matrix (Options.FullLogits: no 8-bit copy, so
 // none of its device memory).
 func FullLogitsFromEnv() (bool, error) {
-	return offByDefault("MEMRA_FULL_LOGITS", "greedy steps read the whole logits matrix, without its 8-bit copy")
+	return offByDefault("MEMRA_FULL_LOGITS", "greedy and sampled steps read the whole logits matrix, without its 8-bit copy")
 }
 
 // Values of MEMRA_ATTN_MMA: off, every bucket, the buckets at the split cap
@@ -112,10 +112,11 @@ type Options struct {
 	// longer chunk makes fewer launches a token (perf.md step 127); every
 	// length leaves the same bits. bench -chunk compares lengths.
 	PrefillChunk int
-	// FullLogits has greedy steps read the whole logits matrix, as before
-	// docs/perf.md step 132, instead of its 8-bit copy and the rows that
-	// can win (screen.go): the same tokens, without the copy's device
-	// memory (about half the matrix's). Only 16-bit logits matrices have
+	// FullLogits has greedy steps and those that select the top k
+	// (sampling, Session.DecodeTop) read the whole logits matrix, as before
+	// docs/perf.md steps 132 and 133, instead of its 8-bit copy and the
+	// rows that can win or rank (screen.go): the same tokens and top k,
+	// without the copy's device memory (about half the matrix's). Only 16-bit logits matrices have
 	// a copy; bench -full-logits compares the two.
 	FullLogits bool
 	// Fatbin, if not nil, is the kernel image loaded instead of the
@@ -265,7 +266,7 @@ type Model struct {
 	// sharedCapped, that MEMRA_SHARED_LIMIT set it below the GPU's.
 	blockShared  int
 	sharedCapped bool
-	// scr is the logits' 8-bit copy greedy steps read (screen.go); zero: none.
+	// scr is the logits' 8-bit copy greedy and top-k steps read (screen.go); zero: none.
 	scr screen
 	// pf is how prompts are primed in chunks (planPrefill); nil: token by token.
 	pf *prefillPlan

@@ -9,12 +9,15 @@ import (
 	"github.com/memra-ai/memra/engine/internal/par"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
 )
 
-// screen is greedy decode's 8-bit copy of a 16-bit logits matrix
-// (kernels/logits_screen.cu, docs/perf.md step 132): a greedy step reads
-// the copy, about half the matrix's bytes, and then only the rows whose
-// logit could be the largest, and picks the token the whole matrix would.
+// screen is decode's 8-bit copy of a 16-bit logits matrix
+// (kernels/logits_screen.cu, docs/perf.md steps 132 and 133): a greedy
+// step reads the copy, about half the matrix's bytes, and then only the
+// rows whose logit could be the largest, and picks the token the whole
+// matrix would; a step that selects the top k (the draw, DecodeTop) reads
+// only the rows that could rank among them, and selects the same k.
 // Zero when the step reads the whole matrix (Options.FullLogits, or a
 // logits matrix of another type).
 type screen struct {
@@ -24,7 +27,7 @@ type screen struct {
 
 func (s screen) on() bool { return s.q.ptr != 0 }
 
-// screenable says whether greedy steps can screen the logits matrix t: a
+// screenable says whether decode steps can screen the logits matrix t: a
 // 16-bit matrix on the plain kernel (matvec_bf16 or _f16, whose sums
 // logits_screen_verify repeats: the wide kernels split a row otherwise),
 // of whole q8_0 blocks.
@@ -183,24 +186,43 @@ func (g *Model) screened(a stepArgs) bool {
 	return g.scr.on() && a.deviceToken && !a.draw && !a.penalty && !a.topK && !g.omit.logits
 }
 
-// screenedToken ends a greedy step through the screen: the copy's
-// products (norm fused as the logits' would be), each argmax chunk's
-// largest lower bound, the candidates' exact logits and their argmax into
-// the argmax partials, and argmax_final, which ends the step as ever.
-func (g *Model) screenedToken(cc *Cache) error {
+// screenedTop says whether step a's logits come through the screen for
+// the top k (the host's or the draw's) without the penalty, which would
+// read every logit.
+func (g *Model) screenedTop(a stepArgs) bool {
+	return g.scr.on() && (a.topK || a.draw) && !a.penalty && !g.omit.logits
+}
+
+// screenCopy runs the copy's products (the norm fused as the logits'
+// would be) and logits_screen_bound, each row's lower bound into lo when
+// not 0, and returns the input, as normed gave it the products, that the
+// verify kernels take: x' itself, or x with the norm to fuse.
+func (g *Model) screenCopy(cc *Cache, lo cuda.DevPtr) (x, norm cuda.DevPtr, xnorm int32, err error) {
 	c := &g.cfg
 	s := &cc.s
 	if err := g.normed(cc, g.norm, single(g.scr.q), mvStore, []cuda.DevPtr{s.screenA}); err != nil {
-		return err
+		return 0, 0, 0, err
 	}
-	x, norm, xnorm := s.x, g.norm.ptr, int32(1) // what normed gave the products
+	x, norm, xnorm = s.x, g.norm.ptr, 1
 	if !g.fusesNorm() {
 		x, norm, xnorm = s.xn, 0, 0
 	}
-	n, cols := int32(c.NVocab), int32(c.NEmbd)
-	if err := g.k.LogitsScreenBound(s.screenLo, s.screenA, g.scr.c, x, norm, xnorm, c.NormEps, n, cols); err != nil {
+	err = g.k.LogitsScreenBound(s.screenLo, lo, s.screenA, g.scr.c, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
+	return x, norm, xnorm, err
+}
+
+// screenedToken ends a greedy step through the screen: the copy's
+// products, each argmax chunk's largest lower bound, the candidates' exact
+// logits and their argmax into the argmax partials, and argmax_final,
+// which ends the step as ever.
+func (g *Model) screenedToken(cc *Cache) error {
+	c := &g.cfg
+	s := &cc.s
+	x, norm, xnorm, err := g.screenCopy(cc, 0)
+	if err != nil {
 		return err
 	}
+	n, cols := int32(c.NVocab), int32(c.NEmbd)
 	verify := g.k.LogitsScreenVerifyBF16
 	if g.out.typ == gguf.TypeF16 {
 		verify = g.k.LogitsScreenVerifyF16
@@ -211,10 +233,33 @@ func (g *Model) screenedToken(cc *Cache) error {
 	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, n)
 }
 
-// ScreenBytes reports, when greedy steps screen the logits, the logits
-// matrix's bytes (in its GGUF type) and the bytes a greedy step reads in
-// their place (the copy and its coefficients; the candidates' rows, a few
-// KB, not counted): bench's graph rows count those. 0, 0 otherwise.
+// screenedLogits writes a step's logits for the top k through the screen:
+// every row's lower bound (into the logits), their top k, whose k-th value
+// is the threshold, then each candidate's exact logit and -Inf elsewhere.
+// The top k of those (topK, which the step runs next) is the full logits'.
+func (g *Model) screenedLogits(cc *Cache) error {
+	c := &g.cfg
+	s := &cc.s
+	x, norm, xnorm, err := g.screenCopy(cc, s.logits)
+	if err != nil {
+		return err
+	}
+	if err := topK(g.k, s.top, s.topScratch, s.logits, c.NVocab); err != nil {
+		return err
+	}
+	top := g.k.LogitsScreenTopBF16
+	if g.out.typ == gguf.TypeF16 {
+		top = g.k.LogitsScreenTopF16
+	}
+	kth := s.top.Add(4 * uint64(min(kernels.TopKMax, c.NVocab)-1)) // the values come first, best first
+	return top(s.logits, s.screenA, g.scr.c, kth, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
+}
+
+// ScreenBytes reports, when decode steps screen the logits, the logits
+// matrix's bytes (in its GGUF type) and the bytes a greedy or sampled
+// step reads in their place (the copy and its coefficients; the
+// candidates' rows, a few KB to a few MB, not counted): bench's graph and
+// sampled rows count those. 0, 0 otherwise.
 func (g *Model) ScreenBytes() (full, screened uint64) {
 	if !g.scr.on() {
 		return 0, 0

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/memra-ai/memra/engine/cuda"
@@ -18,28 +19,36 @@ import (
 // from matvec_bf16's or _f16's full logits, with the norm fused and
 // without, on random rows and on rows made to tie or nearly tie with the
 // winner; every candidate's exact logit must be the full kernel's to the
-// bit, and with every row a candidate (c = +Inf) every row's.
+// bit, and with every row a candidate (c = +Inf) every row's. The
+// screened top k (every row's lower bound, topK of them, logits_screen_top,
+// topK) must be the host's top k of the full logits, ids and values, with
+// each row the full kernel's logit or -Inf.
 func TestGPUKernelLogitsScreen(t *testing.T) {
 	v := ktGPU(t)
 	type setup struct {
 		name string
 		// edit changes w (the f32 values before rounding to the type) and x
-		// given the winner of the unedited full logits, top.
-		edit func(w, x []float32, rows, cols, top int)
+		// given the unedited full logits' top kernels.TopKMax, best first.
+		edit func(w, x []float32, rows, cols int, rank []int32)
 		all  bool // every row a candidate
 	}
 	copyRow := func(w []float32, cols, from, to int) { copy(w[to*cols:(to+1)*cols], w[from*cols:(from+1)*cols]) }
 	setups := []setup{
 		{name: "random"},
 		{name: "all-candidates", all: true},
-		{name: "ties", edit: func(w, x []float32, rows, cols, top int) {
+		{name: "ties", edit: func(w, x []float32, rows, cols int, rank []int32) {
 			// The winner's row again, before it and in another chunk: the
-			// lowest index must win.
+			// lowest index must win. The k-th's twice more, so that rows
+			// tie at the top k's edge.
+			top, kth := int(rank[0]), int(rank[kernels.TopKMax-1])
 			copyRow(w, cols, top, rows-1)
 			copyRow(w, cols, top, top/3)
 			copyRow(w, cols, top, (top+kernels.ArgmaxChunk)%rows)
+			copyRow(w, cols, kth, rows-2)
+			copyRow(w, cols, kth, kth/2)
 		}},
-		{name: "near-ties", edit: func(w, x []float32, rows, cols, top int) {
+		{name: "near-ties", edit: func(w, x []float32, rows, cols int, rank []int32) {
+			top := int(rank[0])
 			// Rows that differ from the winner's in one weight by about a
 			// rounding's worth: the bounds cannot tell them apart.
 			for k := 1; k <= 8; k++ {
@@ -48,17 +57,18 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 				w[to*cols+k*7] *= 1 + float32(k%2*2-1)*0x1p-7
 			}
 		}},
-		{name: "nan-weight-in-winner", edit: func(w, x []float32, rows, cols, top int) {
-			w[top*cols+5] = float32(math.NaN())
+		{name: "nan-weight-in-winner", edit: func(w, x []float32, rows, cols int, rank []int32) {
+			w[int(rank[0])*cols+5] = float32(math.NaN())
 		}},
-		{name: "huge-weights", edit: func(w, x []float32, rows, cols, top int) {
+		{name: "huge-weights", edit: func(w, x []float32, rows, cols int, rank []int32) {
 			// A block whose scale overflows f16 (c = +Inf: always a candidate).
 			for i := range 32 {
 				w[(rows/2)*cols+64+i] = 1e30
 			}
 		}},
-		{name: "nan-input", edit: func(w, x []float32, rows, cols, top int) { x[3] = float32(math.NaN()) }},
-		{name: "overflow", edit: func(w, x []float32, rows, cols, top int) {
+		{name: "nan-input", edit: func(w, x []float32, rows, cols int, rank []int32) { x[3] = float32(math.NaN()) }},
+		{name: "overflow", edit: func(w, x []float32, rows, cols int, rank []int32) {
+			top := int(rank[0])
 			// The winner's weights as large as a q8_0 block's f16 scale
 			// allows, with x's signs, and x near 1e29 (unnormalised, where
 			// the norm is not fused): its 16-bit sum overflows to +Inf.
@@ -97,7 +107,7 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 }
 
 // ktScreenCase runs one TestGPUKernelLogitsScreen case.
-func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm int32, seed uint64, edit func(w, x []float32, rows, cols, top int), all bool) {
+func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm int32, seed uint64, edit func(w, x []float32, rows, cols int, rank []int32), all bool) {
 	const eps = 1e-6
 	r := ktRand(seed)
 	w := ktUniform(r, rows*cols, -1, 1)
@@ -121,11 +131,12 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	dx := ktUpload(t, v, x, 0)
 	wt := ktTensor(t, "w", typ, w, cols, rows)
 	if edit != nil {
-		_, top := full(wt, dx)
+		l, top := full(wt, dx)
 		if top < 0 {
 			t.Fatalf("the unedited logits have no argmax")
 		}
-		edit(w, x, rows, cols, int(top))
+		rank, _ := ktTopK(l, kernels.TopKMax)
+		edit(w, x, rows, cols, rank)
 		wt = ktTensor(t, "w", typ, w, cols, rows)
 		ktPut(t, v, dx, x)
 	}
@@ -146,7 +157,7 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	a := v.alloc(t, 4*rows)
 	ktMust(t, v.k.MatvecQ8_0(a, dq, ds, dx, int32(rows), int32(cols), 0, dnorm, xnorm, eps, (rows+3)/4))
 	lo := v.alloc(t, 4*parts)
-	ktMust(t, v.k.LogitsScreenBound(lo, a, dc, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	ktMust(t, v.k.LogitsScreenBound(lo, 0, a, dc, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
 	exact := v.alloc(t, 4*rows)
 	v.poison(t, exact, rows, ktNaN)
 	pv, pi, out := v.alloc(t, 4*parts), v.alloc(t, 4*parts), v.alloc(t, 4)
@@ -177,16 +188,59 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	if want >= 0 && math.Float32bits(ex[want]) == ktNaN {
 		t.Fatalf("the winner %d was not a candidate", want)
 	}
-	t.Logf("token %d, %d candidates of %d rows", got, cands, rows)
+
+	// The top k, as screenedLogits and the step's topK select it: every
+	// row's lower bound into the output, their top k, the candidates'
+	// exact logits over them.
+	const K = kernels.TopKMax
+	outv := v.alloc(t, 4*rows)
+	v.poison(t, outv, rows, ktNaN)
+	lo2 := v.alloc(t, 4*parts)
+	ktMust(t, v.k.LogitsScreenBound(lo2, outv, a, dc, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	if a, b := ktGet[uint32](t, v, lo, parts), ktGet[uint32](t, v, lo2, parts); ktFirstDiff(a, b) >= 0 {
+		t.Fatalf("the chunks' largest lower bounds differ with every row's written: %v, %v", a, b)
+	}
+	scratch, top := v.alloc(t, 2*2*topKScratchPairs(rows)*4), v.alloc(t, 2*K*4)
+	ktMust(t, topK(v.k, top, scratch, outv, rows))
+	topv := v.k.LogitsScreenTopBF16
+	if typ == gguf.TypeF16 {
+		topv = v.k.LogitsScreenTopF16
+	}
+	ktMust(t, topv(outv, a, dc, top.Add(4*(K-1)), dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	tops := ktGet[float32](t, v, outv, rows)
+	tcands := 0
+	for i, e := range tops {
+		if math.IsInf(float64(e), -1) && !math.IsInf(float64(logits[i]), -1) {
+			continue
+		}
+		tcands++
+		if math.Float32bits(e) != math.Float32bits(logits[i]) && !(math.IsNaN(float64(e)) && math.IsNaN(float64(logits[i]))) {
+			t.Fatalf("top: row %d: %v (%#x), the full kernel's %v (%#x)", i, e, math.Float32bits(e), logits[i], math.Float32bits(logits[i]))
+		}
+	}
+	ktMust(t, topK(v.k, top, scratch, outv, rows))
+	gotV, gotI := ktGet[float32](t, v, top, K), ktGet[int32](t, v, top.Add(4*K), K)
+	ids, vals := ktTopK(logits, K)
+	for j := range K {
+		if gotI[j] != ids[j] || math.Float32bits(gotV[j]) != math.Float32bits(vals[j]) {
+			t.Fatalf("top: rank %d: (%d, %v), the full logits' (%d, %v) (%d candidates)", j, gotI[j], gotV[j], ids[j], vals[j], tcands)
+		}
+	}
+	if all && tcands != rows {
+		t.Fatalf("top: %d candidates with every c infinite, want all %d rows", tcands, rows)
+	}
+	t.Logf("token %d, %d candidates of %d rows; top %d: %d candidates", got, cands, rows, K, tcands)
 }
 
-// TestGPUScreenedGreedyEqualsFull: greedy graph generation of models whose
-// logits matrix is screened (bf16 and f16, tied and not; 3,000 rows, whose
-// copy takes the wide q8_0 kernel and lane-order scales, and 9,000) must
-// give eager decoding's tokens, which read the full logits, and the same
-// tokens as the model loaded with FullLogits; the screened graph has its
-// one more node and ScreenBytes its copy.
-func TestGPUScreenedGreedyEqualsFull(t *testing.T) {
+// TestGPUScreenedEqualsFull: graph generation of models whose logits
+// matrix is screened (bf16 and f16, tied and not; 3,000 rows, whose copy
+// takes the wide q8_0 kernel and lane-order scales, and 9,000) must give
+// the same tokens as the model loaded with FullLogits: greedy (and
+// eager's, which reads the full logits), and sampled from the device's
+// top k; a session's DecodeTop must give the ids and values of the host's
+// top k of the full logits. The screened greedy graph has its one more
+// node and ScreenBytes its copy.
+func TestGPUScreenedEqualsFull(t *testing.T) {
 	e := decodeEngine(t)
 	prompt := []int32{3, 141, 59, 26, 535}
 	const n = 40
@@ -203,9 +257,12 @@ func TestGPUScreenedGreedyEqualsFull(t *testing.T) {
 			spec := gpuTinySpec(tc.typ, tc.tied, uint64(40+i))
 			spec.NVocab = tc.vocab
 			m := modeltest.Load(t, spec)
-			gen := func(g *Model) ([]int32, int) {
+			gen := func(g *Model, sm *Sampling) ([]int32, int) {
 				gs := g.NewGraphDecodeState()
 				defer gs.Close()
+				if err := gs.SetSampling(sm); err != nil {
+					t.Fatal(err)
+				}
 				toks, err := g.GenerateGraph(gs, prompt, n)
 				if err != nil {
 					t.Fatal(err)
@@ -220,8 +277,8 @@ func TestGPUScreenedGreedyEqualsFull(t *testing.T) {
 			if f, s := full.ScreenBytes(); f != 0 || s != 0 {
 				t.Fatalf("FullLogits: ScreenBytes %d, %d, want none", f, s)
 			}
-			got, nodes := gen(scr)
-			want, fullNodes := gen(full)
+			got, nodes := gen(scr, nil)
+			want, fullNodes := gen(full, nil)
 			if len(got) != n || len(want) != n {
 				t.Fatalf("%d screened and %d full tokens, want %d", len(got), len(want), n)
 			}
@@ -233,6 +290,48 @@ func TestGPUScreenedGreedyEqualsFull(t *testing.T) {
 			}
 			if i := ktFirstDiff(got, eagerStream(t, scr, prompt, n, nil)); i >= 0 {
 				t.Fatalf("token %d: screened graph and eager differ", i)
+			}
+
+			// Hot draws from all of the top k, so that the ranks below the
+			// first matter.
+			sm := &Sampling{TopK: kernels.TopKMax, Temperature: 2, TopP: 1, Seed: uint64(60 + i)}
+			greedy := got
+			got, _ = gen(scr, sm)
+			want, _ = gen(full, sm)
+			if i := ktFirstDiff(got, want); i >= 0 {
+				t.Fatalf("sampled token %d: screened %d, full %d", i, got[i], want[i])
+			}
+			if slices.Equal(got, greedy) {
+				t.Errorf("the sampled stream is the greedy one")
+			}
+
+			// DecodeTop along the sampled stream, against the host's top k
+			// of a FullLogits session's logits.
+			ss, err := scr.NewSession(len(got) + 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			fs, err := full.NewSession(len(got) + 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fs.Close()
+			for j, tok := range got {
+				ids, vals, err := ss.DecodeTop(tok, kernels.TopKMax)
+				if err != nil {
+					t.Fatal(err)
+				}
+				logits, err := fs.DecodeStep(tok)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wids, wvals := ktTopK(logits, kernels.TopKMax)
+				for r := range wids {
+					if ids[r] != wids[r] || math.Float32bits(vals[r]) != math.Float32bits(wvals[r]) {
+						t.Fatalf("step %d, rank %d: DecodeTop (%d, %v), the full logits' (%d, %v)", j, r, ids[r], vals[r], wids[r], wvals[r])
+					}
+				}
 			}
 		})
 	}

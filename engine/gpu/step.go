@@ -70,7 +70,11 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	if g.screened(a) {
 		return g.screenedToken(cc)
 	}
-	if !g.omit.logits {
+	if g.screenedTop(a) {
+		if err := g.screenedLogits(cc); err != nil {
+			return err
+		}
+	} else if !g.omit.logits {
 		if err := g.normed(cc, g.norm, single(g.out), mvStore, []cuda.DevPtr{s.logits}); err != nil {
 			return err
 		}

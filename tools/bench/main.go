@@ -576,7 +576,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 		mr.LoadS, mr.UploadS, float64(g.WeightBytes())/1e9/mr.UploadS)
 	mr.Fallbacks = g.Fallbacks()
 	if full, screened := g.ScreenBytes(); full > 0 {
-		b.logf("%s %s: greedy steps screen the logits through an 8-bit copy: %.1f MB a step in place of %.1f MB (the graph rows' roofline counts it; -full-logits reads the whole matrix)",
+		b.logf("%s %s: greedy and sampled steps screen the logits through an 8-bit copy: %.1f MB a step in place of %.1f MB (the graph and sampled rows' roofline counts it; -full-logits reads the whole matrix)",
 			j.label, kv, float64(screened)/1e6, float64(full)/1e6)
 	}
 	for _, f := range mr.Fallbacks {
@@ -628,11 +628,12 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	for _, ctx := range contexts {
 		base := newRow(j.label, kv, ctx, c.tokens, float64(m.WeightBytes()), tr, b.rep.Copy.BWRW)
 
-		gr := base
+		dev := base
 		if full, screened := g.ScreenBytes(); full > 0 {
-			// A greedy step reads the logits' 8-bit copy in their place.
-			gr = newRow(j.label, kv, ctx, c.tokens, float64(m.WeightBytes())-float64(full)+float64(screened), tr, b.rep.Copy.BWRW)
+			// A greedy or sampled step reads the logits' 8-bit copy in their place.
+			dev = newRow(j.label, kv, ctx, c.tokens, float64(m.WeightBytes())-float64(full)+float64(screened), tr, b.rep.Copy.BWRW)
 		}
+		gr := dev
 		gr.Path = "graph"
 		if err := b.graph(g, gs, ctx, tok, &gr); err != nil {
 			return fmt.Errorf("graph decode at context %d: %w", ctx, err)
@@ -642,7 +643,7 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 			mr.Nodes = gs.Nodes
 		}
 		rows := []*Row{&gr}
-		sr := base
+		sr := dev
 		if c.sampled {
 			sr.Path = "sampled"
 			if err := b.sampled(g, gs, ctx, tok, &sr); err != nil {

@@ -102,9 +102,11 @@ func openGPU(m *model.Model, ctx int, opts sample.Options, stderr io.Writer) (*g
 		e.Close()
 		return nil, err
 	}
-	// The logits' 8-bit copy serves greedy steps without a penalty only
-	// (gpu.Options.FullLogits): a sampled run would carry it unread.
-	full = full || !opts.IsGreedy() || sample.PenaltyOn(opts.RepeatPenalty)
+	// The logits' 8-bit copy serves greedy steps and the device's top k
+	// without a penalty only (gpu.Options.FullLogits): a run that samples
+	// from more than the top kernels.TopKMax, or penalises, would carry it
+	// unread.
+	full = full || sample.PenaltyOn(opts.RepeatPenalty) || !(opts.IsGreedy() || opts.TopOnly(kernels.TopKMax))
 	g, err := gpu.Load(e, m, gpu.Options{KVFP8: fp8, FullLogits: full}, bar.update)
 	bar.finish(err == nil)
 	if err != nil {

@@ -69,8 +69,8 @@ object: the exit status is not 0 and stderr says why.
 
 Environment (the GPU's; a value other than those listed is refused, except
 with --device cpu): MEMRA_KV_FP8=1 stores the KV cache as FP8 (e4m3), half
-f16's memory; MEMRA_FULL_LOGITS=1 has greedy runs read the whole bf16 or f16
-logits matrix instead of an 8-bit copy built at load (the same tokens,
+f16's memory; MEMRA_FULL_LOGITS=1 has greedy and top-k runs read the whole bf16
+or f16 logits matrix instead of an 8-bit copy built at load (the same tokens,
 without the copy's memory: 0.27 GB for a 0.8B, 1.08 GB for a 9B); MEMRA_PDL=0 turns programmatic dependent launch off;
 MEMRA_L2WINDOW=0 keeps the decode state out of a persisting part of the L2;
 MEMRA_ATTN_MMA=0|1|cap picks the attention splits (CUDA cores, tensor cores
