@@ -25,16 +25,20 @@
 // candidates. Both normalise x in shared memory as the matvecs do
 // (memra_mv_input), so they see the x' the products saw.
 //
-// A sampled step needs the top MEMRA_TOPK_MAX logits, values and order, not
-// one: its threshold is the k-th largest lower bound L_k (logits_screen_bound
-// writes every row's, topk_select picks them), since k rows are at least L_k
-// and so is every logit of the top k. logits_screen_top then writes each
-// candidate's exact logit and -Inf for every other row, and topk_select over
-// that gives the full logits' top k bit for bit. With L_k finite, the k
-// rows it bounds are candidates with finite logits, so no -Inf reaches the
-// top k, and the rows that rank among them (NaN ones included: a NaN logit
-// has no finite bound) are all candidates with their own values; with L_k
-// = -Inf every row is a candidate.
+// A sampled step needs the top k = MEMRA_TOPK_MAX logits, values and order,
+// not one. Any T that at least k rows' lower bounds reach will do as its
+// threshold: each of those rows' logits is at least T, so is every logit
+// of the top k, and so is the upper bound of every row among them. Each
+// bound block keeps its chunk's m largest lower bounds (m from
+// memra_screen_top_m: 2k or more over all the blocks, so that their union
+// nearly always holds the k largest of all), and T is the k-th largest of
+// that union, which k rows reach: at most the k-th largest lower bound,
+// mostly equal to it. logits_screen_top writes each candidate's exact
+// logit and -Inf for every other row, and topk_select over that gives the
+// full logits' top k bit for bit. With T finite, k candidates have finite
+// logits, so no -Inf reaches the top k, and the rows that rank among them
+// (NaN ones included: a NaN logit has no finite bound) are all candidates
+// with their own values; with T = -Inf every row is a candidate.
 #include "common.cuh"
 
 static_assert(MEMRA_ARGMAX_THREADS == MEMRA_MV_THREADS, "memra_argmax_block reduces the verify block's threads");
@@ -108,28 +112,100 @@ __device__ __forceinline__ void memra_screen_load(memra_screen_rows& t, const fl
     }
 }
 
-// part_lo: [(n+8191)/8192] f32, chunk p's largest lower bound; lo: null,
-// or [n] f32 that gets every row's lower bound; a: [n] f32 (matvec_q8_0 of
-// the copy on x'); c: [n] f32; x: [cols] f32.
+// m, the lower bounds each bound block keeps for a sampled step's
+// threshold: at least 2k over the blocks, at most k a block.
+__device__ __forceinline__ int memra_screen_top_m(int n) {
+    const int blocks = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
+    return min(MEMRA_TOPK_MAX, (2 * MEMRA_TOPK_MAX + blocks - 1) / blocks);
+}
+
+// The block's m largest of the threads' l (lower bounds: never NaN), in
+// order, into top[0..m): m rounds of the block's largest (value, then
+// lower thread) among the values not yet taken, the winner's taken.
+__device__ __forceinline__ void memra_screen_block_top(float* top, const float (&l)[MEMRA_SCREEN_ROWS], int m) {
+    __shared__ unsigned long long red[MEMRA_MV_THREADS / 32];
+    const unsigned int me = MEMRA_MV_THREADS - 1 - threadIdx.x; // larger: lower thread
+    unsigned int taken = 0;
+    for (int i = 0; i < m; i++) {
+        int jj = -1;
+        float v = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
+            if (!((taken >> j) & 1u) && (jj < 0 || l[j] > v)) {
+                v = l[j];
+                jj = j;
+            }
+        }
+        // The value's order in the key's high half (its bits, flipped so that
+        // the unsigned order is the float one), the thread in the low.
+        const unsigned int b = __float_as_uint(v);
+        unsigned long long k = (unsigned long long)((b & 0x80000000u) ? ~b : (b | 0x80000000u)) << 32 | me;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) k = max(k, __shfl_xor_sync(MEMRA_FULL_MASK, k, off));
+        if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = k;
+        __syncthreads();
+        k = red[0];
+#pragma unroll
+        for (int w = 1; w < MEMRA_MV_THREADS / 32; w++) k = max(k, red[w]);
+        __syncthreads();
+        if ((unsigned int)k == me && jj >= 0) taken |= 1u << jj;
+        if (threadIdx.x == 0) {
+            const unsigned int o = (unsigned int)(k >> 32);
+            top[i] = __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
+        }
+    }
+}
+
+// part_lo: [(n+8191)/8192] f32, chunk p's largest lower bound; part_top:
+// null, or [(n+8191)/8192][m] f32 (m = memra_screen_top_m(n)) that gets
+// chunk p's m largest, for a sampled step's threshold; a: [n] f32
+// (matvec_q8_0 of the copy on x'); c: [n] f32; x: [cols] f32.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
-logits_screen_bound(float* part_lo, float* lo, const float* a, const float* c, const float* x, const float* norm_w, int xnorm, float eps,
-                    int n, int cols) {
+logits_screen_bound(float* part_lo, float* part_top, const float* a, const float* c, const float* x, const float* norm_w, int xnorm,
+                    float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     memra_screen_rows t;
     memra_screen_load(t, a, c, n);
     const memra_screen_x in = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols);
-    const int start = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x;
+    float l[MEMRA_SCREEN_ROWS];
     float best = -INFINITY;
 #pragma unroll
     for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
-        const float l = memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).lo;
-        best = fmaxf(best, l);
-        if (lo && start + j * MEMRA_MV_THREADS < n) lo[start + j * MEMRA_MV_THREADS] = l;
+        l[j] = memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).lo;
+        best = fmaxf(best, l[j]);
     }
     __shared__ float red[MEMRA_MV_THREADS / 32];
     best = memra_block_max<MEMRA_MV_THREADS>(best, red);
     if (threadIdx.x == 0) part_lo[blockIdx.x] = best;
+    if (part_top) {
+        const int m = memra_screen_top_m(n);
+        memra_screen_block_top(part_top + (long long)blockIdx.x * m, l, m);
+    }
+}
+
+// The k-th largest of the bound blocks' part_top (u = blocks * m values),
+// or -Inf where u < k: each value's rank (larger values, then equal ones
+// at lower indices, before it) found by one thread, every thread of the
+// block getting the value of rank k-1.
+__device__ __forceinline__ float memra_screen_kth(const float* part_top, int n) {
+    const int u = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK * memra_screen_top_m(n);
+    __shared__ float kth;
+    if (threadIdx.x == 0) kth = -INFINITY;
+    __syncthreads();
+    if (u >= MEMRA_TOPK_MAX) {
+        for (int i = threadIdx.x; i < u; i += MEMRA_MV_THREADS) {
+            const float v = __ldg(part_top + i);
+            int rank = 0;
+            for (int j = 0; j < u; j++) {
+                const float w = __ldg(part_top + j);
+                rank += w > v || (w == v && j < i);
+            }
+            if (rank == MEMRA_TOPK_MAX - 1) kth = v;
+        }
+    }
+    __syncthreads();
+    return kth;
 }
 
 // Row r's logit as memra_mv_rows<16-bit KIND, R, KW = 4> sums it on the
@@ -153,10 +229,10 @@ __device__ __forceinline__ float memra_screen_exact(const void* W, long long r, 
 
 // Each warp takes its 32 threads' rows j at a time (j = 0..31); their
 // candidates, one by one, get the whole warp's exact sum. TOP (a sampled
-// step's screen): the threshold is *lim, the k-th largest lower bound, and
-// every row gets its exact logit or -Inf in exact; else (greedy) it is the
-// largest of the chunks' lower bounds in lim, and the candidates' argmax
-// goes to the partials.
+// step's screen): the threshold is the k-th largest of the bound blocks'
+// part_top in lim, and every row gets its exact logit or -Inf in exact;
+// else (greedy) it is the largest of the chunks' lower bounds in lim, and
+// the candidates' argmax goes to the partials.
 template <int KIND, bool TOP>
 __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, float* exact, const float* a, const float* c,
                                                     const float* lim, const void* W, const float* x, const float* norm_w, int xnorm,
@@ -165,7 +241,7 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
     memra_screen_load(t, a, c, n);
     float thr;
     if (TOP) {
-        thr = __ldcg(lim);
+        thr = memra_screen_kth(lim, n);
     } else {
         const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
         thr = -INFINITY;
@@ -229,20 +305,20 @@ logits_screen_verify_f16(float* part_val, int* part_idx, float* exact, const flo
 }
 
 // out: [n] f32, each row's exact logit (as logits_screen_verify sums it)
-// where its upper bound reaches *kth, else -Inf; kth: the k-th largest of
-// logits_screen_bound's lower bounds (topk_select's k-th value).
+// where its upper bound reaches the threshold, else -Inf; part_top:
+// logits_screen_bound's, whose k-th largest is the threshold.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_top_bf16(float* out, const float* a, const float* c, const float* kth, const void* W, const float* x, const float* norm_w,
-                       int xnorm, float eps, int n, int cols) {
+logits_screen_top_bf16(float* out, const float* a, const float* c, const float* part_top, const void* W, const float* x,
+                       const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, out, a, c, kth, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, out, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_top_f16(float* out, const float* a, const float* c, const float* kth, const void* W, const float* x, const float* norm_w,
-                      int xnorm, float eps, int n, int cols) {
+logits_screen_top_f16(float* out, const float* a, const float* c, const float* part_top, const void* W, const float* x,
+                      const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, out, a, c, kth, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, out, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
 }

@@ -45,7 +45,7 @@ func screenKernel(kind, typ, doc string) Kernel {
 	out := []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr)}
 	lim := param("part_lo", Ptr)
 	if kind == "top" {
-		out, lim = []Param{param("out", Ptr)}, param("kth", Ptr)
+		out, lim = []Param{param("out", Ptr)}, param("part_top", Ptr)
 	}
 	return Kernel{
 		Name: "logits_screen_" + kind + "_" + typ, File: "logits_screen.cu", Doc: doc,
@@ -943,14 +943,14 @@ func Spec() []Kernel {
 		},
 		Kernel{
 			Name: "logits_screen_bound", File: "logits_screen.cu",
-			Doc: fmt.Sprintf("per %d-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w), and each row's into lo when not null", ArgmaxChunk),
-			Params: []Param{param("part_lo", Ptr), param("lo", Ptr), param("a", Ptr), param("c", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32),
+			Doc: fmt.Sprintf("per %d-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w), and, when part_top is not null, its m largest there for a sampled step's threshold (m: at least 2·64 over the chunks, at most 64 a chunk)", ArgmaxChunk),
+			Params: []Param{param("part_lo", Ptr), param("part_top", Ptr), param("a", Ptr), param("c", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32),
 				param("eps", F32), param("n", I32), param("cols", I32)},
 			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
 		},
 		screenKernel("verify", "bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)"),
 		screenKernel("verify", "f16", "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)"),
-		screenKernel("top", "bf16", "the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches kth, the k-th largest lower bound, and -Inf for every other row, into out: the full logits' top k for topk_select"),
+		screenKernel("top", "bf16", "the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, and -Inf for every other row, into out: the full logits' top 64 for topk_select"),
 		screenKernel("top", "f16", "logits_screen_top_bf16 for an f16 logits matrix"),
 		Kernel{
 			Name: "topk_select", File: "topk.cu",

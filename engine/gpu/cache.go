@@ -40,6 +40,7 @@ type scratch struct {
 	amaxVal, amaxIdx cuda.DevPtr // argmax partials
 	screenA          cuda.DevPtr // [n_vocab] the logits' 8-bit copy's products (screen.go)
 	screenLo         cuda.DevPtr // [argmax parts] each chunk's largest lower bound
+	screenTop        cuda.DevPtr // [argmax parts][m ≤ TopKMax] each chunk's m largest, for the top k
 	token            cuda.DevPtr // [1] int32, argmax output
 	ctr              cuda.DevPtr // struct memra_counters (kernels.CountersBytes)
 	// top-k for sampling (topk.cu): the passes' survivors, two buffers of
@@ -289,6 +290,7 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 	if g.scr.on() {
 		add(&s.screenA, f(c.NVocab), bufScratch)
 		add(&s.screenLo, f(parts), bufScratch)
+		add(&s.screenTop, f(parts*kernels.TopKMax), bufScratch)
 	}
 	add(&s.token, 4, bufScratch)
 	add(&s.ctr, kernels.CountersBytes, bufScratch)

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "ea7adba6377a1eed51cf726fdd932b6e44e7d894e4b99836a0bba86ac0f43cab"
+const specHash = "09413dc307f4ce4537926bd4e736297176623109453db108e5b12cdd5b5b7927"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -4267,10 +4267,10 @@ func geomLogitsScreenBound(xnorm, n, cols int) ([3]int, int) {
 	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
 }
 
-// LogitsScreenBound launches logits_screen_bound (kernels/logits_screen.cu): per 8192-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w), and each row's into lo when not null.
+// LogitsScreenBound launches logits_screen_bound (kernels/logits_screen.cu): per 8192-row chunk of a, the logits of a q8_0 copy of the logits matrix: the largest lower bound a_r - c_r·|x'|_1 on a row's exact logit (x' = x or, with xnorm, rmsnorm(x)*norm_w), and, when part_top is not null, its m largest there for a sampled step's threshold (m: at least 2·64 over the chunks, at most 64 a chunk).
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenBound(part_lo cuda.DevPtr, lo cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenBound(part_lo cuda.DevPtr, part_top cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenBound(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_bound", geom_, shmem_)
 	if err_ != nil {
@@ -4278,7 +4278,7 @@ func (k_ *Kernels) LogitsScreenBound(part_lo cuda.DevPtr, lo cuda.DevPtr, a cuda
 	}
 	slot_ := &k_.kLogitsScreenBound
 	slot_.p.SetPtr(0, part_lo)
-	slot_.p.SetPtr(1, lo)
+	slot_.p.SetPtr(1, part_top)
 	slot_.p.SetPtr(2, a)
 	slot_.p.SetPtr(3, c)
 	slot_.p.SetPtr(4, x)
@@ -4366,10 +4366,10 @@ func geomLogitsScreenTopBF16(xnorm, n, cols int) ([3]int, int) {
 	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
 }
 
-// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches kth, the k-th largest lower bound, and -Inf for every other row, into out: the full logits' top k for topk_select.
+// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, and -Inf for every other row, into out: the full logits' top 64 for topk_select.
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenTopBF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, kth cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenTopBF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopBF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_bf16", geom_, shmem_)
 	if err_ != nil {
@@ -4379,7 +4379,7 @@ func (k_ *Kernels) LogitsScreenTopBF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.De
 	slot_.p.SetPtr(0, out)
 	slot_.p.SetPtr(1, a)
 	slot_.p.SetPtr(2, c)
-	slot_.p.SetPtr(3, kth)
+	slot_.p.SetPtr(3, part_top)
 	slot_.p.SetPtr(4, W)
 	slot_.p.SetPtr(5, x)
 	slot_.p.SetPtr(6, norm_w)
@@ -4401,7 +4401,7 @@ func geomLogitsScreenTopF16(xnorm, n, cols int) ([3]int, int) {
 // LogitsScreenTopF16 launches logits_screen_top_f16 (kernels/logits_screen.cu): logits_screen_top_bf16 for an f16 logits matrix.
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenTopF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, kth cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenTopF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_f16", geom_, shmem_)
 	if err_ != nil {
@@ -4411,7 +4411,7 @@ func (k_ *Kernels) LogitsScreenTopF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.Dev
 	slot_.p.SetPtr(0, out)
 	slot_.p.SetPtr(1, a)
 	slot_.p.SetPtr(2, c)
-	slot_.p.SetPtr(3, kth)
+	slot_.p.SetPtr(3, part_top)
 	slot_.p.SetPtr(4, W)
 	slot_.p.SetPtr(5, x)
 	slot_.p.SetPtr(6, norm_w)

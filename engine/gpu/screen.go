@@ -9,7 +9,6 @@ import (
 	"github.com/memra-ai/memra/engine/internal/par"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
-	"github.com/memra-ai/memra/kernels"
 )
 
 // screen is decode's 8-bit copy of a 16-bit logits matrix
@@ -194,10 +193,11 @@ func (g *Model) screenedTop(a stepArgs) bool {
 }
 
 // screenCopy runs the copy's products (the norm fused as the logits'
-// would be) and logits_screen_bound, each row's lower bound into lo when
-// not 0, and returns the input, as normed gave it the products, that the
-// verify kernels take: x' itself, or x with the norm to fuse.
-func (g *Model) screenCopy(cc *Cache, lo cuda.DevPtr) (x, norm cuda.DevPtr, xnorm int32, err error) {
+// would be) and logits_screen_bound, each chunk's largest lower bounds
+// into top when not 0, and returns the input, as normed gave it the
+// products, that the verify kernels take: x' itself, or x with the norm
+// to fuse.
+func (g *Model) screenCopy(cc *Cache, top cuda.DevPtr) (x, norm cuda.DevPtr, xnorm int32, err error) {
 	c := &g.cfg
 	s := &cc.s
 	if err := g.normed(cc, g.norm, single(g.scr.q), mvStore, []cuda.DevPtr{s.screenA}); err != nil {
@@ -207,7 +207,7 @@ func (g *Model) screenCopy(cc *Cache, lo cuda.DevPtr) (x, norm cuda.DevPtr, xnor
 	if !g.fusesNorm() {
 		x, norm, xnorm = s.xn, 0, 0
 	}
-	err = g.k.LogitsScreenBound(s.screenLo, lo, s.screenA, g.scr.c, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
+	err = g.k.LogitsScreenBound(s.screenLo, top, s.screenA, g.scr.c, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
 	return x, norm, xnorm, err
 }
 
@@ -234,25 +234,22 @@ func (g *Model) screenedToken(cc *Cache) error {
 }
 
 // screenedLogits writes a step's logits for the top k through the screen:
-// every row's lower bound (into the logits), their top k, whose k-th value
-// is the threshold, then each candidate's exact logit and -Inf elsewhere.
-// The top k of those (topK, which the step runs next) is the full logits'.
+// the copy's products, each chunk's largest lower bounds, then each
+// candidate's exact logit (upper bound at least the k-th largest of those)
+// and -Inf elsewhere. The top k of those (topK, which the step runs next)
+// is the full logits'.
 func (g *Model) screenedLogits(cc *Cache) error {
 	c := &g.cfg
 	s := &cc.s
-	x, norm, xnorm, err := g.screenCopy(cc, s.logits)
+	x, norm, xnorm, err := g.screenCopy(cc, s.screenTop)
 	if err != nil {
-		return err
-	}
-	if err := topK(g.k, s.top, s.topScratch, s.logits, c.NVocab); err != nil {
 		return err
 	}
 	top := g.k.LogitsScreenTopBF16
 	if g.out.typ == gguf.TypeF16 {
 		top = g.k.LogitsScreenTopF16
 	}
-	kth := s.top.Add(4 * uint64(min(kernels.TopKMax, c.NVocab)-1)) // the values come first, best first
-	return top(s.logits, s.screenA, g.scr.c, kth, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
+	return top(s.logits, s.screenA, g.scr.c, s.screenTop, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
 }
 
 // ScreenBytes reports, when decode steps screen the logits, the logits

@@ -189,24 +189,37 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 		t.Fatalf("the winner %d was not a candidate", want)
 	}
 
-	// The top k, as screenedLogits and the step's topK select it: every
-	// row's lower bound into the output, their top k, the candidates'
-	// exact logits over them.
+	// The top k, as screenedLogits and the step's topK select it: each
+	// chunk's m largest lower bounds, in order and led by the chunk's
+	// largest; the candidates' exact logits over the output.
 	const K = kernels.TopKMax
+	blocks := parts
+	m := min(K, (2*K+blocks-1)/blocks) // memra_screen_top_m
+	ptop := v.alloc(t, 4*blocks*m)
+	lo2 := v.alloc(t, 4*parts)
+	ktMust(t, v.k.LogitsScreenBound(lo2, ptop, a, dc, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	los, pt := ktGet[float32](t, v, lo, parts), ktGet[float32](t, v, ptop, blocks*m)
+	if a, b := ktGet[uint32](t, v, lo2, parts), ktGet[uint32](t, v, lo, parts); ktFirstDiff(a, b) >= 0 {
+		t.Fatalf("the chunks' largest lower bounds differ with their m largest written: %v, %v", a, b)
+	}
+	for p := range blocks {
+		q := pt[p*m : (p+1)*m]
+		if q[0] != los[p] { // as floats: the two maxima may differ in a zero's sign
+			t.Fatalf("chunk %d: largest of the m %v, the chunk's largest lower bound %v", p, q[0], los[p])
+		}
+		for i := 1; i < m; i++ {
+			if !(q[i] <= q[i-1]) {
+				t.Fatalf("chunk %d: the m largest lower bounds out of order at %d: %v", p, i, q)
+			}
+		}
+	}
 	outv := v.alloc(t, 4*rows)
 	v.poison(t, outv, rows, ktNaN)
-	lo2 := v.alloc(t, 4*parts)
-	ktMust(t, v.k.LogitsScreenBound(lo2, outv, a, dc, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	if a, b := ktGet[uint32](t, v, lo, parts), ktGet[uint32](t, v, lo2, parts); ktFirstDiff(a, b) >= 0 {
-		t.Fatalf("the chunks' largest lower bounds differ with every row's written: %v, %v", a, b)
-	}
-	scratch, top := v.alloc(t, 2*2*topKScratchPairs(rows)*4), v.alloc(t, 2*K*4)
-	ktMust(t, topK(v.k, top, scratch, outv, rows))
 	topv := v.k.LogitsScreenTopBF16
 	if typ == gguf.TypeF16 {
 		topv = v.k.LogitsScreenTopF16
 	}
-	ktMust(t, topv(outv, a, dc, top.Add(4*(K-1)), dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	ktMust(t, topv(outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
 	tops := ktGet[float32](t, v, outv, rows)
 	tcands := 0
 	for i, e := range tops {
@@ -218,6 +231,7 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 			t.Fatalf("top: row %d: %v (%#x), the full kernel's %v (%#x)", i, e, math.Float32bits(e), logits[i], math.Float32bits(logits[i]))
 		}
 	}
+	scratch, top := v.alloc(t, 2*2*topKScratchPairs(rows)*4), v.alloc(t, 2*K*4)
 	ktMust(t, topK(v.k, top, scratch, outv, rows))
 	gotV, gotI := ktGet[float32](t, v, top, K), ktGet[int32](t, v, top.Add(4*K), K)
 	ids, vals := ktTopK(logits, K)
