@@ -29,6 +29,7 @@
 #define MEMRA_GDN_S 128           // Gated DeltaNet head dim (ssm.state_size)
 #define MEMRA_ARGMAX_THREADS 256  // argmax: partial blocks and the final block
 #define MEMRA_ARGMAX_CHUNK 8192   // logits per argmax_partial block
+#define MEMRA_SCREEN_TOP_CHUNK 2048 // rows per logits_screen_top block
 #define MEMRA_CTR_THREADS 32      // counters: one warp, lane 0 works
 #define MEMRA_TOPK_THREADS 1024   // top-k: one block sorts a slice
 #define MEMRA_TOPK_SLICE 4096     // (value, id) pairs a top-k block sorts

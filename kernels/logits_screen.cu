@@ -92,20 +92,26 @@ __device__ __forceinline__ memra_screen_span memra_screen_bounds(float a, float 
     return memra_screen_span{-INFINITY, INFINITY};
 }
 
-// A thread's rows of its block's chunk: start + threadIdx.x + j*256, j <
-// MEMRA_SCREEN_ROWS; their a and c loaded all at once (the chunk in one
-// round trip, not 32 of them). Rows past n read as unbounded (a = NaN):
-// they raise no lower bound, and the verify leaves them out.
+// A thread's rows of its block's chunk of R*256 rows: start + threadIdx.x
+// + j*256, j < R; their a and c loaded all at once (the chunk in one round
+// trip, not R of them). Rows past n read as unbounded (a = NaN): they raise
+// no lower bound, and the verify leaves them out. The bound and greedy
+// verify blocks take argmax chunks (R = MEMRA_SCREEN_ROWS); the top
+// kernel's blocks a quarter of one (MEMRA_SCREEN_TOP_CHUNK), so that its
+// few hundred candidates' sums spread over four times the SMs.
 #define MEMRA_SCREEN_ROWS (MEMRA_ARGMAX_CHUNK / MEMRA_MV_THREADS)
+static_assert(MEMRA_SCREEN_TOP_CHUNK % MEMRA_MV_THREADS == 0 && MEMRA_SCREEN_TOP_CHUNK <= MEMRA_ARGMAX_CHUNK, "a thread's rows fit one mask");
 
+template <int R>
 struct memra_screen_rows {
-    float a[MEMRA_SCREEN_ROWS], c[MEMRA_SCREEN_ROWS];
+    float a[R], c[R];
 };
 
-__device__ __forceinline__ void memra_screen_load(memra_screen_rows& t, const float* a, const float* c, int n) {
-    const int start = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x;
+template <int R>
+__device__ __forceinline__ void memra_screen_load(memra_screen_rows<R>& t, const float* a, const float* c, int n) {
+    const int start = blockIdx.x * R * MEMRA_MV_THREADS + threadIdx.x;
 #pragma unroll
-    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
+    for (int j = 0; j < R; j++) {
         const int r = start + j * MEMRA_MV_THREADS;
         t.a[j] = r < n ? __ldcg(a + r) : __int_as_float(0x7fffffff);
         t.c[j] = r < n ? __ldg(c + r) : INFINITY;
@@ -165,7 +171,7 @@ logits_screen_bound(float* part_lo, float* part_top, const float* a, const float
                     float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_rows t;
+    memra_screen_rows<MEMRA_SCREEN_ROWS> t;
     memra_screen_load(t, a, c, n);
     const memra_screen_x in = memra_screen_input(memra_xs, x, norm_w, xnorm, eps, cols);
     float l[MEMRA_SCREEN_ROWS];
@@ -187,21 +193,25 @@ logits_screen_bound(float* part_lo, float* part_top, const float* a, const float
 // The k-th largest of the bound blocks' part_top (u = blocks * m values),
 // or -Inf where u < k: each value's rank (larger values, then equal ones
 // at lower indices, before it) found by one thread, every thread of the
-// block getting the value of rank k-1.
+// block getting the value of rank k-1. The values are staged in shared
+// memory where they fit (u <= 2 * 256 up to a 3M vocabulary).
 __device__ __forceinline__ float memra_screen_kth(const float* part_top, int n) {
+    constexpr int STAGE = 2 * MEMRA_MV_THREADS;
     const int u = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK * memra_screen_top_m(n);
-    __shared__ float kth;
+    __shared__ float kth, vs[STAGE];
+    const float* v = part_top;
+    if (u <= STAGE) {
+        for (int i = threadIdx.x; i < u; i += MEMRA_MV_THREADS) vs[i] = __ldcg(part_top + i);
+        v = vs;
+    }
     if (threadIdx.x == 0) kth = -INFINITY;
     __syncthreads();
     if (u >= MEMRA_TOPK_MAX) {
         for (int i = threadIdx.x; i < u; i += MEMRA_MV_THREADS) {
-            const float v = __ldg(part_top + i);
+            const float vi = v[i];
             int rank = 0;
-            for (int j = 0; j < u; j++) {
-                const float w = __ldg(part_top + j);
-                rank += w > v || (w == v && j < i);
-            }
-            if (rank == MEMRA_TOPK_MAX - 1) kth = v;
+            for (int j = 0; j < u; j++) rank += v[j] > vi || (v[j] == vi && j < i);
+            if (rank == MEMRA_TOPK_MAX - 1) kth = vi;
         }
     }
     __syncthreads();
@@ -237,7 +247,8 @@ template <int KIND, bool TOP>
 __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, float* exact, const float* a, const float* c,
                                                     const float* lim, const void* W, const float* x, const float* norm_w, int xnorm,
                                                     float eps, int n, int cols) {
-    memra_screen_rows t;
+    constexpr int R = (TOP ? MEMRA_SCREEN_TOP_CHUNK : MEMRA_ARGMAX_CHUNK) / MEMRA_MV_THREADS;
+    memra_screen_rows<R> t;
     memra_screen_load(t, a, c, n);
     float thr;
     if (TOP) {
@@ -252,27 +263,34 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
     const float* xp = in.xp;
     unsigned int mine = 0; // bit j: row j of this thread's is a candidate
 #pragma unroll
-    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
-        const int r = blockIdx.x * MEMRA_ARGMAX_CHUNK + threadIdx.x + j * MEMRA_MV_THREADS;
+    for (int j = 0; j < R; j++) {
+        const int r = blockIdx.x * R * MEMRA_MV_THREADS + threadIdx.x + j * MEMRA_MV_THREADS;
         const bool cand = r < n && memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).hi >= thr;
         mine |= (unsigned int)cand << j;
         if (TOP && r < n && !cand) exact[r] = -INFINITY;
     }
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    float bv = -INFINITY;
-    int bi = 0x7fffffff;
-    for (int j = 0; j < MEMRA_SCREEN_ROWS; j++) {
-        const int base = blockIdx.x * MEMRA_ARGMAX_CHUNK + j * MEMRA_MV_THREADS + warp * 32;
-        unsigned int m = __ballot_sync(MEMRA_FULL_MASK, (mine >> j) & 1);
-        // The candidates' rows asked of the L2 at once: each sum below then
-        // waits on the L2, not on HBM, at each of its four warps' steps.
-        for (unsigned int p = m; p; p &= p - 1) {
+    // The candidates' rows asked of the L2 at once: each sum below then
+    // waits on the L2, not on HBM, at each of its four warps' steps. TOP's
+    // threads hold fewer rows and more candidates: all of a warp's asked
+    // for before its first sum; the greedy verify's a j at a time.
+    auto prefetch = [&](int j) {
+        const int base = blockIdx.x * R * MEMRA_MV_THREADS + j * MEMRA_MV_THREADS + warp * 32;
+        for (unsigned int p = __ballot_sync(MEMRA_FULL_MASK, (mine >> j) & 1); p; p &= p - 1) {
             const unsigned char* row = reinterpret_cast<const unsigned char*>(W) + (long long)(base + __ffs(p) - 1) * cols * 2;
             for (int off = lane * 128; off < cols * 2; off += 32 * 128) memra_prefetch_l2(row + off);
         }
-        while (m) {
+    };
+    if (TOP) {
+        for (int j = 0; j < R; j++) prefetch(j);
+    }
+    float bv = -INFINITY;
+    int bi = 0x7fffffff;
+    for (int j = 0; j < R; j++) {
+        const int base = blockIdx.x * R * MEMRA_MV_THREADS + j * MEMRA_MV_THREADS + warp * 32;
+        if (!TOP) prefetch(j);
+        for (unsigned int m = __ballot_sync(MEMRA_FULL_MASK, (mine >> j) & 1); m; m &= m - 1) {
             const int rr = base + __ffs(m) - 1;
-            m &= m - 1;
             const float v = xnorm ? memra_screen_exact<KIND, false>(W, rr, xp, cols) : memra_screen_exact<KIND, true>(W, rr, xp, cols);
             if (exact && lane == 0) exact[rr] = v;
             if (memra_better(v, rr, bv, bi)) {

@@ -33,6 +33,11 @@ const GDNState = 128
 // (MEMRA_ARGMAX_CHUNK): the kernel's grid and the host's count of partials.
 const ArgmaxChunk = 8192
 
+// ScreenTopChunk is how many rows one logits_screen_top block takes: a
+// quarter of an argmax chunk, so that a sampled step's few hundred
+// candidates' sums spread over more SMs (docs/perf.md step 134).
+const ScreenTopChunk = 2048
+
 // blocksFor is the grid expression of one block per per items of n (an
 // expression): ceil(n/per).
 func blocksFor(n string, per int) string { return fmt.Sprintf("(%s+%d)/%d", n, per-1, per) }
@@ -40,18 +45,19 @@ func blocksFor(n string, per int) string { return fmt.Sprintf("(%s+%d)/%d", n, p
 // screenKernel is one of logits_screen.cu's kernels over a 16-bit logits
 // matrix of type typ ("bf16", "f16"; the kernels of a pair differ only in
 // the weights' conversion): verify (a greedy step's argmax) or top (a
-// sampled step's top k). Their blocks are argmax chunks.
+// sampled step's top k). The verify's blocks are argmax chunks, the top's
+// ScreenTopChunk rows.
 func screenKernel(kind, typ, doc string) Kernel {
 	out := []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr)}
-	lim := param("part_lo", Ptr)
+	lim, chunk := param("part_lo", Ptr), ArgmaxChunk
 	if kind == "top" {
-		out, lim = []Param{param("out", Ptr)}, param("part_top", Ptr)
+		out, lim, chunk = []Param{param("out", Ptr)}, param("part_top", Ptr), ScreenTopChunk
 	}
 	return Kernel{
 		Name: "logits_screen_" + kind + "_" + typ, File: "logits_screen.cu", Doc: doc,
 		Params: append(out, param("a", Ptr), param("c", Ptr), lim,
 			param("W", Ptr), param("x", Ptr), param("norm_w", Ptr), param("xnorm", I32), param("eps", F32), param("n", I32), param("cols", I32)),
-		Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), "1", "1"}, Shared: "xnorm * cols * 4",
+		Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", chunk), "1", "1"}, Shared: "xnorm * cols * 4",
 	}
 }
 

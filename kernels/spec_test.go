@@ -75,6 +75,7 @@ func TestSpecConstantsMatchHeader(t *testing.T) {
 		"MEMRA_MVBK_SLOTS":         MatvecBatchTileSlots,
 		"MEMRA_ATTN_THREADS":       attnThreads,
 		"MEMRA_ARGMAX_CHUNK":       ArgmaxChunk,
+		"MEMRA_SCREEN_TOP_CHUNK":   ScreenTopChunk,
 		"MEMRA_GDN_ROWS":           gdnRows,
 		"MEMRA_GDN_S":              GDNState,
 		"MEMRA_NO_TOKEN":           NoToken,

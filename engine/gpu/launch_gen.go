@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "09413dc307f4ce4537926bd4e736297176623109453db108e5b12cdd5b5b7927"
+const specHash = "38a39a5b06c47456d2868f5ee27a5d80f1152eb12feb53523acef64f868db5ae"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -4363,12 +4363,12 @@ func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.Dev
 
 // geomLogitsScreenTopBF16 is logits_screen_top_bf16's grid and dynamic shared memory, from the spec.
 func geomLogitsScreenTopBF16(xnorm, n, cols int) ([3]int, int) {
-	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
+	return [3]int{(n + 2047) / 2048, 1, 1}, xnorm * cols * 4
 }
 
 // LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, and -Inf for every other row, into out: the full logits' top 64 for topk_select.
 //
-// Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+// Grid ((n+2047)/2048, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
 func (k_ *Kernels) LogitsScreenTopBF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopBF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_bf16", geom_, shmem_)
@@ -4395,12 +4395,12 @@ func (k_ *Kernels) LogitsScreenTopBF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.De
 
 // geomLogitsScreenTopF16 is logits_screen_top_f16's grid and dynamic shared memory, from the spec.
 func geomLogitsScreenTopF16(xnorm, n, cols int) ([3]int, int) {
-	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
+	return [3]int{(n + 2047) / 2048, 1, 1}, xnorm * cols * 4
 }
 
 // LogitsScreenTopF16 launches logits_screen_top_f16 (kernels/logits_screen.cu): logits_screen_top_bf16 for an f16 logits matrix.
 //
-// Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
+// Grid ((n+2047)/2048, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
 func (k_ *Kernels) LogitsScreenTopF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_f16", geom_, shmem_)
