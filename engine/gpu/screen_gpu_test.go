@@ -38,14 +38,19 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 		{name: "all-candidates", all: true},
 		{name: "ties", edit: func(w, x []float32, rows, cols int, rank []int32) {
 			// The winner's row again, before it and in another chunk: the
-			// lowest index must win. The k-th's twice more, so that rows
-			// tie at the top k's edge.
-			top, kth := int(rank[0]), int(rank[kernels.TopKMax-1])
+			// lowest index must win.
+			top := int(rank[0])
 			copyRow(w, cols, top, rows-1)
 			copyRow(w, cols, top, top/3)
 			copyRow(w, cols, top, (top+kernels.ArgmaxChunk)%rows)
+		}},
+		{name: "ties-at-k", edit: func(w, x []float32, rows, cols int, rank []int32) {
+			// The k-th's row twice more, so that three rows tie across the
+			// top k's edge (ranks k-1 to k+1, or one higher where a copy
+			// replaced a row of the top k): the lower ids must rank.
+			kth := int(rank[kernels.TopKMax-1])
 			copyRow(w, cols, kth, rows-2)
-			copyRow(w, cols, kth, kth/2)
+			copyRow(w, cols, kth, (kth+kernels.ArgmaxChunk/2)%rows)
 		}},
 		{name: "near-ties", edit: func(w, x []float32, rows, cols int, rank []int32) {
 			top := int(rank[0])
@@ -87,7 +92,7 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 					// kernels differ from those only there), and the
 					// overflow where x is not normalised, which keeps the
 					// suite inside lib.sh gpu_tests' time.
-					common := su.name == "random" || su.name == "all-candidates" || su.name == "ties"
+					common := su.name == "random" || su.name == "all-candidates" || su.name == "ties" || su.name == "ties-at-k"
 					if typ == gguf.TypeF16 && !common || xnorm == 0 && !common && su.name != "overflow" {
 						continue
 					}
@@ -98,16 +103,54 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 					name := fmt.Sprintf("%s/%d/xnorm=%d/%s", typ, cols, xnorm, su.name)
 					t.Run(name, func(t *testing.T) {
 						seed := uint64(7000 + si + 10*cols + int(xnorm))
-						ktScreenCase(t, v, typ, rows, cols, xnorm, seed, su.edit, su.all)
+						// x' is not finite where an input is NaN, or where
+						// the overflow case's x (near 1e29) is normalised.
+						screens := !su.all && su.name != "nan-input" && (su.name != "overflow" || xnorm == 0)
+						ktScreenCase(t, v, typ, rows, cols, xnorm, seed, su.edit, su.all, screens)
 					})
 				}
 			}
 		}
 	}
+	// The top k all in one chunk of 18 (m = 8 a chunk): the threshold
+	// falls below the k-th largest lower bound, and more rows are
+	// candidates, but the top k must be the same.
+	t.Run("BF16/256/xnorm=1/top-in-one-chunk", func(t *testing.T) {
+		ktScreenCase(t, v, gguf.TypeBF16, 18*kernels.ArgmaxChunk-100, 256, 1, 7999, func(w, x []float32, rows, cols int, rank []int32) {
+			// Rows 0..k-1 take the top k's rows, in rank order, and the rows
+			// they held go where the top k's were: a permutation.
+			top := map[int]bool{}
+			for _, r := range rank {
+				top[int(r)] = true
+			}
+			var free []int // top k rows outside 0..k-1
+			for _, r := range rank {
+				if int(r) >= len(rank) {
+					free = append(free, int(r))
+				}
+			}
+			old := slices.Clone(w[:len(rank)*cols])
+			tops := make([][]float32, len(rank))
+			for i, r := range rank {
+				tops[i] = slices.Clone(w[int(r)*cols : (int(r)+1)*cols])
+			}
+			for i := range rank {
+				if !top[i] { // a row of 0..k-1 outside the top k moves out
+					copy(w[free[0]*cols:(free[0]+1)*cols], old[i*cols:(i+1)*cols])
+					free = free[1:]
+				}
+			}
+			for i := range rank {
+				copy(w[i*cols:(i+1)*cols], tops[i])
+			}
+		}, false, true)
+	})
 }
 
 // ktScreenCase runs one TestGPUKernelLogitsScreen case.
-func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm int32, seed uint64, edit func(w, x []float32, rows, cols int, rank []int32), all bool) {
+// screens: the rows and x' have finite bounds, so most rows must be left
+// out.
+func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm int32, seed uint64, edit func(w, x []float32, rows, cols int, rank []int32), all, screens bool) {
 	const eps = 1e-6
 	r := ktRand(seed)
 	w := ktUniform(r, rows*cols, -1, 1)
@@ -213,8 +256,11 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 			}
 		}
 	}
+	// A poison no kernel writes (a NaN's payload), so that an unwritten
+	// row reads as such even where the full logit is NaN.
+	const unwritten = 0x7fc0beef
 	outv := v.alloc(t, 4*rows)
-	v.poison(t, outv, rows, ktNaN)
+	v.poison(t, outv, rows, unwritten)
 	topv := v.k.LogitsScreenTopBF16
 	if typ == gguf.TypeF16 {
 		topv = v.k.LogitsScreenTopF16
@@ -223,6 +269,9 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	tops := ktGet[float32](t, v, outv, rows)
 	tcands := 0
 	for i, e := range tops {
+		if math.Float32bits(e) == unwritten {
+			t.Fatalf("top: row %d not written", i)
+		}
 		if math.IsInf(float64(e), -1) && !math.IsInf(float64(logits[i]), -1) {
 			continue
 		}
@@ -242,6 +291,12 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	}
 	if all && tcands != rows {
 		t.Fatalf("top: %d candidates with every c infinite, want all %d rows", tcands, rows)
+	}
+	// Where the rows and x' have finite bounds the screen must leave most
+	// rows out (random rows: under 1% for the argmax, 1-7% for the top k in
+	// run444), or a whole-vocabulary fallback would pass every check above.
+	if screens && (cands > rows/10 || tcands > rows/10) {
+		t.Fatalf("%d and %d (top) candidates of %d rows: the screen left too few out", cands, tcands, rows)
 	}
 	t.Logf("token %d, %d candidates of %d rows; top %d: %d candidates", got, cands, rows, K, tcands)
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 79 (`bash scripts/gpu/run446.sh`), for an H200 only: docs/perf.md's
+# Session 79, PREPARED, NOT RUN (no machine came for it, then too little
+# device time was left) (`bash scripts/gpu/run446.sh`), for an H200 only: docs/perf.md's
 # current table (lib.sh full_table) with step 134's bench, compared with
 # run410's JSON, which steps 127-134 have not had. ~8 minutes. carry
 # ["bin"]; binaries as for run445.sh (bin/p: the working tree's).
