@@ -46,6 +46,9 @@ __device__ __forceinline__ void memra_argmax_block(float* v, int* i) {
     }
 }
 
+// The partials a vocabulary of n takes: one an argmax chunk.
+__device__ __forceinline__ int memra_argmax_parts(int n) { return (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK; }
+
 // The block's best (v, i) over its threads into its slot of the partials.
 __device__ __forceinline__ void memra_argmax_put(float* part_val, int* part_idx, float v, int i) {
     memra_argmax_block(&v, &i);
@@ -83,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(MEMRA_ARGMAX_THREADS)
 argmax_final(int* out, int* ctr, const float* part_val, const int* part_idx, int n) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
+    const int parts = memra_argmax_parts(n);
     float bv = -INFINITY;
     int bi = 0x7fffffff;
     for (int p = threadIdx.x; p < parts; p += MEMRA_ARGMAX_THREADS) {

@@ -121,7 +121,7 @@ __device__ __forceinline__ void memra_screen_load(memra_screen_rows<R>& t, const
 // m, the lower bounds each bound block keeps for a sampled step's
 // threshold: at least 2k over the blocks, at most k a block.
 __device__ __forceinline__ int memra_screen_top_m(int n) {
-    const int blocks = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
+    const int blocks = memra_argmax_parts(n);
     return min(MEMRA_TOPK_MAX, (2 * MEMRA_TOPK_MAX + blocks - 1) / blocks);
 }
 
@@ -197,7 +197,7 @@ logits_screen_bound(float* part_lo, float* part_top, const float* a, const float
 // memory where they fit (u <= 2 * 256 up to a 3M vocabulary).
 __device__ __forceinline__ float memra_screen_kth(const float* part_top, int n) {
     constexpr int STAGE = 2 * MEMRA_MV_THREADS;
-    const int u = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK * memra_screen_top_m(n);
+    const int u = memra_argmax_parts(n) * memra_screen_top_m(n);
     __shared__ float kth, vs[STAGE];
     const float* v = part_top;
     if (u <= STAGE) {
@@ -254,7 +254,7 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
     if (TOP) {
         thr = memra_screen_kth(lim, n);
     } else {
-        const int parts = (n + MEMRA_ARGMAX_CHUNK - 1) / MEMRA_ARGMAX_CHUNK;
+        const int parts = memra_argmax_parts(n);
         thr = -INFINITY;
         for (int p = threadIdx.x & 31; p < parts; p += 32) thr = fmaxf(thr, __ldcg(lim + p));
         thr = memra_warp_max(thr);
