@@ -33,12 +33,15 @@
 // memra_screen_top_m: 2k or more over all the blocks, so that their union
 // nearly always holds the k largest of all), and T is the k-th largest of
 // that union, which k rows reach: at most the k-th largest lower bound,
-// mostly equal to it. logits_screen_top writes each candidate's exact
-// logit and -Inf for every other row, and topk_select over that gives the
-// full logits' top k bit for bit. With T finite, k candidates have finite
-// logits, so no -Inf reaches the top k, and the rows that rank among them
-// (NaN ones included: a NaN logit has no finite bound) are all candidates
-// with their own values; with T = -Inf every row is a candidate.
+// mostly equal to it. With T finite, k candidates have finite logits, so
+// the rows that rank among the top k (NaN ones included: a NaN logit has
+// no finite bound) are all candidates with their own values; with T = -Inf
+// every row is a candidate. So the top k of the candidates' exact logits
+// is the full logits' top k, and logits_screen_top selects it itself
+// rather than writing a vocabulary of logits for topk_select's two
+// launches: each block keeps its candidates' best k (topk_select's order
+// and radix select), and the block that finishes last merges the blocks'
+// and writes the top k as topk_select's last pass would, bit for bit.
 #include "common.cuh"
 
 static_assert(MEMRA_ARGMAX_THREADS == MEMRA_MV_THREADS, "memra_argmax_block reduces the verify block's threads");
@@ -237,16 +240,116 @@ __device__ __forceinline__ float memra_screen_exact(const void* W, long long r, 
     return s;
 }
 
+// A sampled step's top k from the top kernel's blocks, each thread holding
+// R rows (start + threadIdx.x + j*256), those with bit j of mine
+// candidates with their exact logits v[j]. Each block appends its
+// candidates' best min(k, count) to list ([blocks*k] f32 values, then
+// [blocks*k] int32 ids) at the place it reserves in done[1]; the last
+// block to count itself into done[0] merges the list, 256*R at a time
+// with the best k so far, writes top ([k] f32 values, then [k] int32 ids)
+// best first, value 0 and id -1 past the candidates (fewer than k only
+// where n < k), as topk_select's last pass writes it, and sets done back
+// to 0 for the next launch. The keys are topk_select's and no two alike,
+// so the blocks' timing moves pairs in the list but changes no choice.
+template <int R>
+__device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, int* done, unsigned int mine, const float (&v)[R]) {
+    constexpr int K = MEMRA_TOPK_MAX, T = MEMRA_MV_THREADS;
+    float* list_v = list;
+    int* list_i = reinterpret_cast<int*>(list + (long long)gridDim.x * K);
+    __shared__ int count, kept, at0, last;
+    __shared__ __align__(16) unsigned long long kk[K];
+    __shared__ float kv[K];
+    __shared__ int ki[K];
+    if (threadIdx.x == 0) count = kept = 0;
+    __syncthreads();
+    const int start = blockIdx.x * R * T + threadIdx.x;
+    unsigned long long key[R];
+#pragma unroll
+    for (int j = 0; j < R; j++) key[j] = (mine >> j) & 1 ? memra_topk_key(v[j], start + j * T, 0) : 0ull;
+    if (mine) atomicAdd(&count, __popc(mine));
+    __syncthreads();
+    const int cands = count;
+    // More than k: the best k (a candidate's key is above 0 and its own).
+    const unsigned long long bound = cands > K ? memra_topk_boundary<T, R>(key) : 1ull;
+    if (threadIdx.x == 0) at0 = atomicAdd(done + 1, min(cands, K));
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        if (key[j] >= bound) {
+            const int at = at0 + atomicAdd(&kept, 1);
+            list_v[at] = v[j];
+            list_i[at] = start + j * T;
+        }
+    }
+    // The block's pairs visible before its count (the last block reads them).
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done, 1) == (int)gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const int total = __ldcg(done + 1);
+    int held = 0; // the best k so far, in kk, kv, ki
+    for (int q0 = 0; q0 < total; q0 += R * T) {
+        // Each thread's R pairs of the list and, below held, one of the best so far.
+        unsigned long long mk[R + 1];
+        float mv[R + 1];
+        int mi[R + 1];
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const int q = q0 + threadIdx.x + j * T;
+            const bool in = q < total;
+            mv[j] = in ? __ldcg(list_v + q) : 0.0f;
+            mi[j] = in ? __ldcg(list_i + q) : -1;
+            mk[j] = in ? memra_topk_key(mv[j], mi[j], 0) : 0ull;
+        }
+        const bool mine_held = (int)threadIdx.x < held;
+        mk[R] = mine_held ? kk[threadIdx.x] : 0ull;
+        mv[R] = mine_held ? kv[threadIdx.x] : 0.0f;
+        mi[R] = mine_held ? ki[threadIdx.x] : -1;
+        const int pairs = min(total - q0, R * T) + held;
+        const unsigned long long b = pairs > K ? memra_topk_boundary<T, R + 1>(mk) : 1ull;
+        __syncthreads(); // every thread has read the best so far
+        if (threadIdx.x == 0) kept = 0;
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j <= R; j++) {
+            if (mk[j] >= b) {
+                const int at = atomicAdd(&kept, 1);
+                kk[at] = mk[j];
+                kv[at] = mv[j];
+                ki[at] = mi[j];
+            }
+        }
+        __syncthreads();
+        held = min(pairs, K);
+    }
+    __syncthreads(); // every thread has read total before done is reset
+    if (threadIdx.x < K) {
+        int rank = threadIdx.x;
+        if (rank < held) {
+            const unsigned long long mine_k = kk[threadIdx.x];
+            rank = 0;
+            for (int j = 0; j < held; j++) rank += kk[j] > mine_k;
+        }
+        top[rank] = rank < held ? kv[threadIdx.x] : 0.0f;
+        reinterpret_cast<int*>(top + K)[rank] = rank < held ? ki[threadIdx.x] : -1;
+    }
+    if (threadIdx.x == 0) done[0] = done[1] = 0;
+}
+
 // Each warp takes its 32 threads' rows j at a time (j = 0..31); their
-// candidates, one by one, get the whole warp's exact sum. TOP (a sampled
-// step's screen): the threshold is the k-th largest of the bound blocks'
-// part_top in lim, and every row gets its exact logit or -Inf in exact;
-// else (greedy) it is the largest of the chunks' lower bounds in lim, and
-// the candidates' argmax goes to the partials.
+// candidates, one by one, get the whole warp's exact sum, into exact when
+// it is not null (the tests'). TOP (a sampled step's screen): the
+// threshold is the k-th largest of the bound blocks' part_top in lim, a
+// row that is no candidate gets -Inf in exact, and the block's candidates
+// and their logits go to memra_screen_top_merge; else (greedy) it is the
+// largest of the chunks' lower bounds in lim, and the candidates' argmax
+// goes to the partials.
 template <int KIND, bool TOP>
-__device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, float* exact, const float* a, const float* c,
-                                                    const float* lim, const void* W, const float* x, const float* norm_w, int xnorm,
-                                                    float eps, int n, int cols) {
+__device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, float* exact, float* top, float* list, int* done,
+                                                    const float* a, const float* c, const float* lim, const void* W, const float* x,
+                                                    const float* norm_w, int xnorm, float eps, int n, int cols) {
     constexpr int R = (TOP ? MEMRA_SCREEN_TOP_CHUNK : MEMRA_ARGMAX_CHUNK) / MEMRA_MV_THREADS;
     memra_screen_rows<R> t;
     memra_screen_load(t, a, c, n);
@@ -267,7 +370,7 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
         const int r = blockIdx.x * R * MEMRA_MV_THREADS + threadIdx.x + j * MEMRA_MV_THREADS;
         const bool cand = r < n && memra_screen_bounds(t.a[j], t.c[j], in.n1, in.big).hi >= thr;
         mine |= (unsigned int)cand << j;
-        if (TOP && r < n && !cand) exact[r] = -INFINITY;
+        if (TOP && exact && r < n && !cand) exact[r] = -INFINITY;
     }
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     // The candidates' rows asked of the L2 at once: each sum below then
@@ -284,6 +387,7 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
     if (TOP) {
         for (int j = 0; j < R; j++) prefetch(j);
     }
+    __shared__ float sums[TOP ? R * MEMRA_MV_THREADS : 1]; // TOP: the block's candidates' logits, row by row
     float bv = -INFINITY;
     int bi = 0x7fffffff;
     for (int j = 0; j < R; j++) {
@@ -293,13 +397,23 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
             const int rr = base + __ffs(m) - 1;
             const float v = xnorm ? memra_screen_exact<KIND, false>(W, rr, xp, cols) : memra_screen_exact<KIND, true>(W, rr, xp, cols);
             if (exact && lane == 0) exact[rr] = v;
-            if (memra_better(v, rr, bv, bi)) {
+            if (TOP) {
+                if (lane == 0) sums[j * MEMRA_MV_THREADS + warp * 32 + __ffs(m) - 1] = v;
+            } else if (memra_better(v, rr, bv, bi)) {
                 bv = v;
                 bi = rr;
             }
         }
     }
-    if (!TOP) memra_argmax_put(part_val, part_idx, bv, bi);
+    if (TOP) {
+        __syncthreads();
+        float v[R];
+#pragma unroll
+        for (int j = 0; j < R; j++) v[j] = sums[j * MEMRA_MV_THREADS + threadIdx.x];
+        memra_screen_top_merge<R>(top, list, done, mine, v);
+    } else {
+        memra_argmax_put(part_val, part_idx, bv, bi);
+    }
 }
 
 // part_val, part_idx: argmax_partial's, for argmax_final; exact: null, or
@@ -311,7 +425,8 @@ logits_screen_verify_bf16(float* part_val, int* part_idx, float* exact, const fl
                           const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_BF16, false>(part_val, part_idx, exact, a, c, part_lo, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_BF16, false>(part_val, part_idx, exact, nullptr, nullptr, nullptr, a, c, part_lo, W, x, norm_w, xnorm, eps, n,
+                                              cols);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
@@ -319,24 +434,29 @@ logits_screen_verify_f16(float* part_val, int* part_idx, float* exact, const flo
                          const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_F16, false>(part_val, part_idx, exact, a, c, part_lo, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_F16, false>(part_val, part_idx, exact, nullptr, nullptr, nullptr, a, c, part_lo, W, x, norm_w, xnorm, eps, n,
+                                             cols);
 }
 
-// out: [n] f32, each row's exact logit (as logits_screen_verify sums it)
-// where its upper bound reaches the threshold, else -Inf; part_top:
-// logits_screen_bound's, whose k-th largest is the threshold.
+// top: [k] f32 values, then [k] int32 ids: the full logits' top k =
+// MEMRA_TOPK_MAX, as topk_select over them writes it; list: [blocks*k]
+// f32, then [blocks*k] int32 (blocks = gridDim.x), the blocks' best; done:
+// [2] int32, zero before the launch and after it; exact: null, or [n] f32
+// that gets each row's exact logit where its upper bound reaches the
+// threshold, else -Inf (the tests'); part_top: logits_screen_bound's, whose
+// k-th largest is the threshold.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_top_bf16(float* out, const float* a, const float* c, const float* part_top, const void* W, const float* x,
-                       const float* norm_w, int xnorm, float eps, int n, int cols) {
+logits_screen_top_bf16(float* top, float* list, int* done, float* exact, const float* a, const float* c, const float* part_top, const void* W,
+                       const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, out, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_top_f16(float* out, const float* a, const float* c, const float* part_top, const void* W, const float* x,
-                      const float* norm_w, int xnorm, float eps, int n, int cols) {
+logits_screen_top_f16(float* top, float* list, int* done, float* exact, const float* a, const float* c, const float* part_top, const void* W,
+                      const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, out, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
 }

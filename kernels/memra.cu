@@ -33,5 +33,5 @@
 #include "matvec_lean.cu"
 // After matvec_q4k.cu and matvec_q6k.cu: it runs two of their kernels in one grid.
 #include "matvec_mix.cu"
-// After argmax.cu and matvec.cu: it sums rows as matvec_bf16 does and picks as argmax does.
+// After argmax.cu, matvec.cu and topk.cu: it sums rows as matvec_bf16 does, picks as argmax does and selects as topk_select does.
 #include "logits_screen.cu"

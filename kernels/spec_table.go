@@ -51,7 +51,7 @@ func screenKernel(kind, typ, doc string) Kernel {
 	out := []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr)}
 	lim, chunk := param("part_lo", Ptr), ArgmaxChunk
 	if kind == "top" {
-		out, lim, chunk = []Param{param("out", Ptr)}, param("part_top", Ptr), ScreenTopChunk
+		out, lim, chunk = []Param{param("top", Ptr), param("list", Ptr), param("done", Ptr), param("exact", Ptr)}, param("part_top", Ptr), ScreenTopChunk
 	}
 	return Kernel{
 		Name: "logits_screen_" + kind + "_" + typ, File: "logits_screen.cu", Doc: doc,
@@ -956,7 +956,7 @@ func Spec() []Kernel {
 		},
 		screenKernel("verify", "bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)"),
 		screenKernel("verify", "f16", "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)"),
-		screenKernel("top", "bf16", "the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, and -Inf for every other row, into out: the full logits' top 64 for topk_select"),
+		screenKernel("top", "bf16", "the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null)"),
 		screenKernel("top", "f16", "logits_screen_top_bf16 for an f16 logits matrix"),
 		Kernel{
 			Name: "topk_select", File: "topk.cu",

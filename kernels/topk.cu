@@ -41,38 +41,23 @@ __device__ __forceinline__ unsigned long long memra_topk_key(float v, int id, in
     return ((unsigned long long)hi << 32) | (unsigned long long)(~(unsigned int)id);
 }
 
-// out_v, out_i: [gridDim.x][MEMRA_TOPK_MAX] f32, int32: each slice's best in
-// order (value 0, id -1 past the slice's end); in_v: [n] f32; in_i: [n]
-// int32 ids, or null for ids 0..n-1 (the logits themselves).
-extern "C" __global__ void __launch_bounds__(MEMRA_TOPK_THREADS)
-topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n) {
-    memra_grid_wait();
-    memra_grid_launch_dependents();
-    constexpr int PER = MEMRA_TOPK_SLICE / MEMRA_TOPK_THREADS;
-    __shared__ int hist[256];
-    __shared__ int pick_digit, pick_above, pick_count, kept;
-    __shared__ unsigned long long kk[MEMRA_TOPK_MAX];
-    __shared__ float kv[MEMRA_TOPK_MAX];
-    __shared__ int ki[MEMRA_TOPK_MAX];
+// The smallest of a block's MEMRA_TOPK_MAX largest keys, its threads
+// holding PER each: a radix select over the key's bytes from the top. The
+// keys above zero must differ; zeros (left out) may repeat, and so long as
+// more than MEMRA_TOPK_MAX keys are not zero the boundary is one of those,
+// and exactly MEMRA_TOPK_MAX keys reach it. Every thread of the block
+// calls it (barriers inside) and gets the same boundary.
+template <int THREADS, int PER>
+__device__ __forceinline__ unsigned long long memra_topk_boundary(const unsigned long long (&key)[PER]) {
+    __shared__ __align__(16) int hist[256];
+    __shared__ int pick_digit, pick_above, pick_count;
     const int lane = threadIdx.x & 31;
-    const int base = blockIdx.x * MEMRA_TOPK_SLICE;
-    unsigned long long key[PER];
-    float val[PER];
-    int id[PER];
-#pragma unroll
-    for (int j = 0; j < PER; j++) {
-        const int s = threadIdx.x + j * MEMRA_TOPK_THREADS, g = base + s;
-        const bool in = g < n;
-        val[j] = in ? in_v[g] : 0.0f;
-        id[j] = in ? (in_i ? in_i[g] : g) : -1;
-        key[j] = memra_topk_key(val[j], id[j], s);
-    }
-    // Radix select: prefix holds the chosen bytes above byte p, need how
-    // many keys under that prefix are still wanted.
+    // prefix holds the chosen bytes above byte p, need how many keys under
+    // that prefix are still wanted.
     unsigned long long prefix = 0, mask = 0;
     int need = MEMRA_TOPK_MAX;
     for (int p = 7; p >= 0; p--) {
-        for (int b = threadIdx.x; b < 256; b += MEMRA_TOPK_THREADS) hist[b] = 0;
+        for (int b = threadIdx.x; b < 256; b += THREADS) hist[b] = 0;
         __syncthreads();
 #pragma unroll
         for (int j = 0; j < PER; j++) {
@@ -114,6 +99,34 @@ topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n)
         mask |= 255ull << (8 * p);
         if (pick_count == need) break; // the whole bin is wanted: keys >= prefix are the top
     }
+    return prefix;
+}
+
+// out_v, out_i: [gridDim.x][MEMRA_TOPK_MAX] f32, int32: each slice's best in
+// order (value 0, id -1 past the slice's end); in_v: [n] f32; in_i: [n]
+// int32 ids, or null for ids 0..n-1 (the logits themselves).
+extern "C" __global__ void __launch_bounds__(MEMRA_TOPK_THREADS)
+topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    constexpr int PER = MEMRA_TOPK_SLICE / MEMRA_TOPK_THREADS;
+    __shared__ int kept;
+    __shared__ __align__(16) unsigned long long kk[MEMRA_TOPK_MAX];
+    __shared__ float kv[MEMRA_TOPK_MAX];
+    __shared__ int ki[MEMRA_TOPK_MAX];
+    const int base = blockIdx.x * MEMRA_TOPK_SLICE;
+    unsigned long long key[PER];
+    float val[PER];
+    int id[PER];
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        const int s = threadIdx.x + j * MEMRA_TOPK_THREADS, g = base + s;
+        const bool in = g < n;
+        val[j] = in ? in_v[g] : 0.0f;
+        id[j] = in ? (in_i ? in_i[g] : g) : -1;
+        key[j] = memra_topk_key(val[j], id[j], s);
+    }
+    const unsigned long long prefix = memra_topk_boundary<MEMRA_TOPK_THREADS, PER>(key);
     // Keep the keys at or above the boundary (exactly MEMRA_TOPK_MAX: the
     // keys differ), in any order, then place each by its rank.
     if (threadIdx.x == 0) kept = 0;

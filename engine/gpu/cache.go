@@ -41,6 +41,8 @@ type scratch struct {
 	screenA          cuda.DevPtr // [n_vocab] the logits' 8-bit copy's products (screen.go)
 	screenLo         cuda.DevPtr // [argmax parts] each chunk's largest lower bound
 	screenTop        cuda.DevPtr // [argmax parts][m ≤ TopKMax] each chunk's m largest, for the top k
+	screenList       cuda.DevPtr // [top blocks·TopKMax] f32, then as many int32: the top kernel's blocks' best (screenTopBlocks)
+	screenDone       cuda.DevPtr // [2] int32: the top kernel's finished blocks and list length, zero between launches
 	token            cuda.DevPtr // [1] int32, argmax output
 	ctr              cuda.DevPtr // struct memra_counters (kernels.CountersBytes)
 	// top-k for sampling (topk.cu): the passes' survivors, two buffers of
@@ -291,6 +293,8 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 		add(&s.screenA, f(c.NVocab), bufScratch)
 		add(&s.screenLo, f(parts), bufScratch)
 		add(&s.screenTop, f(parts*kernels.TopKMax), bufScratch)
+		add(&s.screenList, f(2*screenTopBlocks(c.NVocab)*kernels.TopKMax), bufScratch)
+		add(&s.screenDone, 8, bufScratch)
 	}
 	add(&s.token, 4, bufScratch)
 	add(&s.ctr, kernels.CountersBytes, bufScratch)
@@ -360,6 +364,13 @@ func (cc *Cache) Reset() error {
 		}
 		if err := e.MemsetD32Async(cc.s.ctr, 0, kernels.CountersBytes/4); err != nil {
 			return err
+		}
+		// The top kernel's last block leaves these zero for the next; a
+		// new cache starts them so.
+		if cc.s.screenDone != 0 {
+			if err := e.MemsetD32Async(cc.s.screenDone, 0, 2); err != nil {
+				return err
+			}
 		}
 		// The token read back (queueToken) equals the counters' token.
 		if err := e.MemsetD32Async(cc.s.token, 0, 1); err != nil {

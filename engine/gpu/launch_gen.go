@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "38a39a5b06c47456d2868f5ee27a5d80f1152eb12feb53523acef64f868db5ae"
+const specHash = "ec3f6337aed1f5c38a2b98faf48f9c2e4a8767520c963cafdff25fe7e7015a07"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -304,8 +304,8 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"logits_screen_bound", "logits_screen.cu", 10, &ks.kLogitsScreenBound},
 		{"logits_screen_verify_bf16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyBF16},
 		{"logits_screen_verify_f16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyF16},
-		{"logits_screen_top_bf16", "logits_screen.cu", 11, &ks.kLogitsScreenTopBF16},
-		{"logits_screen_top_f16", "logits_screen.cu", 11, &ks.kLogitsScreenTopF16},
+		{"logits_screen_top_bf16", "logits_screen.cu", 14, &ks.kLogitsScreenTopBF16},
+		{"logits_screen_top_f16", "logits_screen.cu", 14, &ks.kLogitsScreenTopF16},
 		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
 		{"sample_draw", "draw.cu", 5, &ks.kSampleDraw},
 		{"repeat_penalty", "penalty.cu", 5, &ks.kRepeatPenalty},
@@ -4366,27 +4366,30 @@ func geomLogitsScreenTopBF16(xnorm, n, cols int) ([3]int, int) {
 	return [3]int{(n + 2047) / 2048, 1, 1}, xnorm * cols * 4
 }
 
-// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, and -Inf for every other row, into out: the full logits' top 64 for topk_select.
+// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null).
 //
 // Grid ((n+2047)/2048, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenTopBF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenTopBF16(top cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopBF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_bf16", geom_, shmem_)
 	if err_ != nil {
 		return err_
 	}
 	slot_ := &k_.kLogitsScreenTopBF16
-	slot_.p.SetPtr(0, out)
-	slot_.p.SetPtr(1, a)
-	slot_.p.SetPtr(2, c)
-	slot_.p.SetPtr(3, part_top)
-	slot_.p.SetPtr(4, W)
-	slot_.p.SetPtr(5, x)
-	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, xnorm)
-	slot_.p.SetF32(8, eps)
-	slot_.p.SetI32(9, n)
-	slot_.p.SetI32(10, cols)
+	slot_.p.SetPtr(0, top)
+	slot_.p.SetPtr(1, list)
+	slot_.p.SetPtr(2, done)
+	slot_.p.SetPtr(3, exact)
+	slot_.p.SetPtr(4, a)
+	slot_.p.SetPtr(5, c)
+	slot_.p.SetPtr(6, part_top)
+	slot_.p.SetPtr(7, W)
+	slot_.p.SetPtr(8, x)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	slot_.p.SetI32(12, n)
+	slot_.p.SetI32(13, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_top_bf16: %w", err_)
 	}
@@ -4401,24 +4404,27 @@ func geomLogitsScreenTopF16(xnorm, n, cols int) ([3]int, int) {
 // LogitsScreenTopF16 launches logits_screen_top_f16 (kernels/logits_screen.cu): logits_screen_top_bf16 for an f16 logits matrix.
 //
 // Grid ((n+2047)/2048, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenTopF16(out cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenTopF16(top cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_f16", geom_, shmem_)
 	if err_ != nil {
 		return err_
 	}
 	slot_ := &k_.kLogitsScreenTopF16
-	slot_.p.SetPtr(0, out)
-	slot_.p.SetPtr(1, a)
-	slot_.p.SetPtr(2, c)
-	slot_.p.SetPtr(3, part_top)
-	slot_.p.SetPtr(4, W)
-	slot_.p.SetPtr(5, x)
-	slot_.p.SetPtr(6, norm_w)
-	slot_.p.SetI32(7, xnorm)
-	slot_.p.SetF32(8, eps)
-	slot_.p.SetI32(9, n)
-	slot_.p.SetI32(10, cols)
+	slot_.p.SetPtr(0, top)
+	slot_.p.SetPtr(1, list)
+	slot_.p.SetPtr(2, done)
+	slot_.p.SetPtr(3, exact)
+	slot_.p.SetPtr(4, a)
+	slot_.p.SetPtr(5, c)
+	slot_.p.SetPtr(6, part_top)
+	slot_.p.SetPtr(7, W)
+	slot_.p.SetPtr(8, x)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	slot_.p.SetI32(12, n)
+	slot_.p.SetI32(13, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_top_f16: %w", err_)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/memra-ai/memra/engine/internal/par"
 	"github.com/memra-ai/memra/engine/model"
 	"github.com/memra-ai/memra/gguf"
+	"github.com/memra-ai/memra/kernels"
 )
 
 // screen is decode's 8-bit copy of a 16-bit logits matrix
@@ -185,9 +186,9 @@ func (g *Model) screened(a stepArgs) bool {
 	return g.scr.on() && a.deviceToken && !a.draw && !a.penalty && !a.topK && !g.omit.logits
 }
 
-// screenedTop says whether step a's logits come through the screen for
-// the top k (the host's or the draw's) without the penalty, which would
-// read every logit.
+// screenedTop says whether step a's top k (the host's or the draw's)
+// comes through the screen: not with the penalty, which reads every
+// logit. Its logits scratch is then not written.
 func (g *Model) screenedTop(a stepArgs) bool {
 	return g.scr.on() && (a.topK || a.draw) && !a.penalty && !g.omit.logits
 }
@@ -233,12 +234,16 @@ func (g *Model) screenedToken(cc *Cache) error {
 	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, n)
 }
 
-// screenedLogits writes a step's logits for the top k through the screen:
-// the copy's products, each chunk's largest lower bounds, then each
-// candidate's exact logit (upper bound at least the k-th largest of those)
-// and -Inf elsewhere. The top k of those (topK, which the step runs next)
-// is the full logits'.
-func (g *Model) screenedLogits(cc *Cache) error {
+// screenTopBlocks is how many blocks logits_screen_top launches over n
+// rows: the length, in kernels.TopKMax pairs, of the list its blocks fill.
+func screenTopBlocks(n int) int { return (n + kernels.ScreenTopChunk - 1) / kernels.ScreenTopChunk }
+
+// screenedTopK writes a step's top k (scratch top, as topK would) through
+// the screen: the copy's products, each chunk's largest lower bounds, then
+// the exact logits of the candidates (upper bound at least the k-th
+// largest of those), whose top k is the full logits', selected in the same
+// launch.
+func (g *Model) screenedTopK(cc *Cache) error {
 	c := &g.cfg
 	s := &cc.s
 	x, norm, xnorm, err := g.screenCopy(cc, s.screenTop)
@@ -249,7 +254,7 @@ func (g *Model) screenedLogits(cc *Cache) error {
 	if g.out.typ == gguf.TypeF16 {
 		top = g.k.LogitsScreenTopF16
 	}
-	return top(s.logits, s.screenA, g.scr.c, s.screenTop, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
+	return top(s.top, s.screenList, s.screenDone, 0, s.screenA, g.scr.c, s.screenTop, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
 }
 
 // ScreenBytes reports, when decode steps screen the logits, the logits

@@ -145,6 +145,15 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 			}
 		}, false, true)
 	})
+	// Every row a candidate over 72 top blocks: the list of their best
+	// (72 x 64 pairs) takes the last block three rounds to merge.
+	t.Run("BF16/256/xnorm=1/all-candidates-many-blocks", func(t *testing.T) {
+		ktScreenCase(t, v, gguf.TypeBF16, 18*kernels.ArgmaxChunk-100, 256, 1, 8001, nil, true, false)
+	})
+	// Fewer rows than k: the top k's last places empty (value 0, id -1).
+	t.Run("BF16/256/xnorm=1/fewer-than-k", func(t *testing.T) {
+		ktScreenCase(t, v, gguf.TypeBF16, kernels.TopKMax-9, 256, 1, 8002, nil, false, false)
+	})
 }
 
 // ktScreenCase runs one TestGPUKernelLogitsScreen case.
@@ -232,9 +241,9 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 		t.Fatalf("the winner %d was not a candidate", want)
 	}
 
-	// The top k, as screenedLogits and the step's topK select it: each
-	// chunk's m largest lower bounds, in order and led by the chunk's
-	// largest; the candidates' exact logits over the output.
+	// The top k, as screenedTopK selects it: each chunk's m largest lower
+	// bounds, in order and led by the chunk's largest; the candidates'
+	// exact logits and their top k.
 	const K = kernels.TopKMax
 	blocks := parts
 	m := min(K, (2*K+blocks-1)/blocks) // memra_screen_top_m
@@ -265,7 +274,21 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	if typ == gguf.TypeF16 {
 		topv = v.k.LogitsScreenTopF16
 	}
-	ktMust(t, topv(outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	// The top k as the kernel selects it, in its own launch's list, with
+	// done zero before, as a cache leaves it; written twice, with the
+	// exact logits and without, so that the second launch starts from the
+	// done the first left.
+	tb := screenTopBlocks(rows)
+	list, done := v.alloc(t, 2*tb*K*4), v.alloc(t, 8)
+	ktPut(t, v, done, []int32{0, 0})
+	top1, top2 := v.alloc(t, 2*K*4), v.alloc(t, 2*K*4)
+	v.poison(t, top1, 2*K, unwritten)
+	v.poison(t, top2, 2*K, unwritten)
+	ktMust(t, topv(top1, list, done, outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	ktMust(t, topv(top2, list, done, 0, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	if d := ktGet[int32](t, v, done, 2); d[0] != 0 || d[1] != 0 {
+		t.Fatalf("top: done %v after the launches, want 0 0", d)
+	}
 	tops := ktGet[float32](t, v, outv, rows)
 	tcands := 0
 	for i, e := range tops {
@@ -280,13 +303,17 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 			t.Fatalf("top: row %d: %v (%#x), the full kernel's %v (%#x)", i, e, math.Float32bits(e), logits[i], math.Float32bits(logits[i]))
 		}
 	}
-	scratch, top := v.alloc(t, 2*2*topKScratchPairs(rows)*4), v.alloc(t, 2*K*4)
-	ktMust(t, topK(v.k, top, scratch, outv, rows))
-	gotV, gotI := ktGet[float32](t, v, top, K), ktGet[int32](t, v, top.Add(4*K), K)
 	ids, vals := ktTopK(logits, K)
-	for j := range K {
-		if gotI[j] != ids[j] || math.Float32bits(gotV[j]) != math.Float32bits(vals[j]) {
-			t.Fatalf("top: rank %d: (%d, %v), the full logits' (%d, %v) (%d candidates)", j, gotI[j], gotV[j], ids[j], vals[j], tcands)
+	for len(ids) < K { // fewer rows than k: empty places
+		ids, vals = append(ids, -1), append(vals, 0)
+	}
+	for i, top := range []cuda.DevPtr{top1, top2} {
+		gotV, gotI := ktGet[float32](t, v, top, K), ktGet[int32](t, v, top.Add(4*K), K)
+		for j := range K {
+			if gotI[j] != ids[j] || math.Float32bits(gotV[j]) != math.Float32bits(vals[j]) {
+				t.Fatalf("top (launch %d): rank %d: (%d, %v %#x), the full logits' (%d, %v %#x) (%d candidates)", i+1, j, gotI[j], gotV[j],
+					math.Float32bits(gotV[j]), ids[j], vals[j], math.Float32bits(vals[j]), tcands)
+			}
 		}
 	}
 	if all && tcands != rows {
@@ -365,10 +392,18 @@ func TestGPUScreenedEqualsFull(t *testing.T) {
 			// first matter.
 			sm := &Sampling{TopK: kernels.TopKMax, Temperature: 2, TopP: 1, Seed: uint64(60 + i)}
 			greedy := got
-			got, _ = gen(scr, sm)
-			want, _ = gen(full, sm)
+			got, nodes = gen(scr, sm)
+			want, fullNodes = gen(full, sm)
 			if i := ktFirstDiff(got, want); i >= 0 {
 				t.Fatalf("sampled token %d: screened %d, full %d", i, got[i], want[i])
+			}
+			// The copy's bound and top kernels in place of the logits' topk_select passes.
+			passes := 1
+			for k := tc.vocab; topKBlocks(k) > 1; k = topKBlocks(k) * kernels.TopKMax {
+				passes++
+			}
+			if nodes != fullNodes+2-passes {
+				t.Errorf("screened sampled graph %d nodes, full %d with %d top-k passes: want %d", nodes, fullNodes, passes, fullNodes+2-passes)
 			}
 			if slices.Equal(got, greedy) {
 				t.Errorf("the sampled stream is the greedy one")

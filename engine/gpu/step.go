@@ -71,10 +71,31 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 		return g.screenedToken(cc)
 	}
 	if g.screenedTop(a) {
-		if err := g.screenedLogits(cc); err != nil {
+		if err := g.screenedTopK(cc); err != nil {
 			return err
 		}
-	} else if !g.omit.logits {
+	} else if err := g.logitsTopK(cc, a); err != nil {
+		return err
+	}
+	if !a.deviceToken {
+		return nil
+	}
+	if a.draw { // sample_draw ends the step as argmax_final does
+		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw, 0)
+	}
+	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
+		return err
+	}
+	// argmax_final also ends the step: token, pos, t_kv and step advance.
+	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, int32(c.NVocab))
+}
+
+// logitsTopK writes step a's logits (unless omitted), applies the
+// penalty to them, and selects their top k where a wants it.
+func (g *Model) logitsTopK(cc *Cache, a stepArgs) error {
+	c := &g.cfg
+	s := &cc.s
+	if !g.omit.logits {
 		if err := g.normed(cc, g.norm, single(g.out), mvStore, []cuda.DevPtr{s.logits}); err != nil {
 			return err
 		}
@@ -88,21 +109,9 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 		}
 	}
 	if a.topK || a.draw {
-		if err := topK(g.k, s.top, s.topScratch, s.logits, c.NVocab); err != nil {
-			return err
-		}
+		return topK(g.k, s.top, s.topScratch, s.logits, c.NVocab)
 	}
-	if !a.deviceToken {
-		return nil
-	}
-	if a.draw { // sample_draw ends the step as argmax_final does
-		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw, 0)
-	}
-	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
-		return err
-	}
-	// argmax_final also ends the step: token, pos, t_kv and step advance.
-	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, int32(c.NVocab))
+	return nil
 }
 
 // l2Window gives the launches that follow the L2 window over cc's state and
