@@ -48,7 +48,7 @@
 
 // Device counters of the device-counter decode path (DecodeStepDC and the
 // captured graphs). One struct of int32 in device memory, byte offsets:
-//   0 token  the input token of the next step (argmax_final writes it)
+//   0 token  the input token of the next step (memra_end_step writes it)
 //   4 pos    the position of that token = its KV cache slot = its rope position
 //   8 t_kv   keys visible to attention during the step (= pos + 1)
 //  12 step   steps taken since counters_set (diagnostics)
@@ -66,7 +66,7 @@ __device__ __forceinline__ int memra_load_or(int v, const int* dv) {
     return dv ? *dv : v;
 }
 
-// The end of a device-counter step (argmax_final, sample_draw): out[0] and
+// The end of a device-counter step (argmax's last block, sample_draw): out[0] and
 // the counters' token get the picked token, and pos, t_kv and step move on
 // by one. ctr may be null (the picked token only). A step with no token to
 // pick (every logit NaN: weights or activations that are not finite) passes

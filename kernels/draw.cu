@@ -2,7 +2,7 @@
 //
 // Why it looks like this: when the host draws, every sampled step waits for
 // its top k to come back before the next step can be queued. Drawn here, the
-// token goes into the device counters as argmax_final's does, and sampled
+// token goes into the device counters as argmax's does, and sampled
 // generation runs graph replays back to back with 4 bytes read back per
 // token, as greedy generation does. The host must still pick the same token
 // (engine/sample: Sampler.SampleTop, the path without the device draw), so
@@ -79,7 +79,7 @@ __device__ __forceinline__ double memra_draw_sum(const double* w, int n) {
 // out: [1] int32, the token (MEMRA_NO_TOKEN when every logit is NaN, where
 // the host's Sample fails); ctr: null or one memra_counters, which then gets
 // token = out[0] (0 for MEMRA_NO_TOKEN) and pos, t_kv, step + 1
-// (argmax_final's end of a device-counter step); top: [MEMRA_TOPK_MAX] f32
+// (memra_end_step, as argmax's); top: [MEMRA_TOPK_MAX] f32
 // values then [MEMRA_TOPK_MAX] int32 ids, best first (topk_select's last
 // pass); p: one memra_draw, whose index is advanced; trace: null, or
 // [2 + MEMRA_TOPK_MAX] f64 that gets the random number, the candidates kept

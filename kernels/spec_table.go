@@ -48,7 +48,7 @@ func blocksFor(n string, per int) string { return fmt.Sprintf("(%s+%d)/%d", n, p
 // sampled step's top k). The verify's blocks are argmax chunks, the top's
 // ScreenTopChunk rows.
 func screenKernel(kind, typ, doc string) Kernel {
-	out := []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr)}
+	out := []Param{param("part_val", Ptr), param("part_idx", Ptr), param("out", Ptr), param("ctr", Ptr), param("done", Ptr), param("exact", Ptr)}
 	lim, chunk := param("part_lo", Ptr), ArgmaxChunk
 	if kind == "top" {
 		out, lim, chunk = []Param{param("top", Ptr), param("list", Ptr), param("done", Ptr), param("exact", Ptr)}, param("part_top", Ptr), ScreenTopChunk
@@ -145,7 +145,7 @@ var attnHeadDims = []int{64, 128, 256}
 // int32 {token, pos, t_kv, step} at byte offsets 0, 4, 8, 12.
 const CountersBytes = 16
 
-// NoToken is what argmax_final and sample_draw write as the step's token
+// NoToken is what the argmax and sample_draw write as the step's token
 // (out[0], the 4 bytes read back) when every logit is NaN; the counters'
 // token then gets 0 (MEMRA_NO_TOKEN, common.cuh's memra_end_step).
 const NoToken = -1
@@ -937,15 +937,9 @@ func Spec() []Kernel {
 		},
 		Kernel{
 			Name: "argmax_partial", File: "argmax.cu",
-			Doc:    fmt.Sprintf("per %d-logit chunk: the largest value and its lowest index", ArgmaxChunk),
-			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("logits", Ptr), param("n", I32)},
+			Doc:    fmt.Sprintf("per %d-logit chunk: the largest value and its lowest index; when out != 0, the last block (counted in done, which it zeroes) reduces them to out[0] (NoToken when every logit is NaN) and, when ctr != 0, ends the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1", ArgmaxChunk),
+			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("out", Ptr), param("ctr", Ptr), param("done", Ptr), param("logits", Ptr), param("n", I32)},
 			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one},
-		},
-		Kernel{
-			Name: "argmax_final", File: "argmax.cu",
-			Doc:    "reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1",
-			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("part_val", Ptr), param("part_idx", Ptr), param("n", I32)},
-			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
 			Name: "logits_screen_bound", File: "logits_screen.cu",
@@ -954,7 +948,7 @@ func Spec() []Kernel {
 				param("eps", F32), param("n", I32), param("cols", I32)},
 			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
 		},
-		screenKernel("verify", "bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)"),
+		screenKernel("verify", "bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, their argmax into argmax_partial's partials (each candidate's logit into exact when not null), and the token and the step's end as argmax_partial's last block ends it"),
 		screenKernel("verify", "f16", "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)"),
 		screenKernel("top", "bf16", "the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null)"),
 		screenKernel("top", "f16", "logits_screen_top_bf16 for an f16 logits matrix"),

@@ -323,6 +323,71 @@ func benchWeights(b *testing.B, e *cuda.Engine, typ gguf.Type, rows, cols, minBy
 	return ws, one
 }
 
+// BenchmarkGPUGraphReadback: what the token's read-back between two
+// replays costs the stream (ContinueGraph queues, after each replay, a
+// 4-byte copy into pinned memory and an event behind it). A graph of 16
+// one-block nodes is replayed back to back three ways: alone, with an
+// event recorded behind each replay, and with the copy and the event; µs
+// per replay.
+func BenchmarkGPUGraphReadback(b *testing.B) {
+	e, k, _ := benchEngine(b)
+	const n = 16
+	x := randomDevice(b, e, 3*256*4, 7)
+	var g cuda.GraphExec
+	err := e.Do(func() error {
+		if err := e.BeginCapture(); err != nil {
+			return err
+		}
+		var lerr error
+		for range n {
+			if lerr = k.SwiGLU(x, x.Add(1024), x.Add(2048), 256); lerr != nil {
+				break
+			}
+		}
+		graph, err := e.EndCapture()
+		if err == nil {
+			defer e.DestroyGraph(graph)
+		}
+		if lerr != nil || err != nil {
+			return errors.Join(lerr, err)
+		}
+		g, err = e.Instantiate(graph)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.DestroyGraphExec(g)
+	pinned, err := e.HostAlloc(8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pinned.Free()
+	ev, err := e.NewEvent()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.DestroyEvent(ev)
+	for _, mode := range []string{"replay", "event", "copy+event"} {
+		b.Run(mode, func(b *testing.B) {
+			timeOps(b, e, func() error {
+				if err := e.GraphLaunch(g); err != nil {
+					return err
+				}
+				if mode == "copy+event" {
+					if err := e.CopyDtoHAsync(pinned.Bytes()[:4], x); err != nil {
+						return err
+					}
+				}
+				if mode != "replay" {
+					return e.Record(ev)
+				}
+				return nil
+			}, 1, "µs/replay")
+		})
+	}
+}
+
 // graphChain captures n launches of launch(i) into one graph, replays it
 // b.N times between two events and reports device µs per node (and, with
 // bytes > 0, the bytes each node moves).

@@ -479,7 +479,7 @@ func (g *Model) checkContinue(gs *GraphDecodeState, n int) error {
 }
 
 // queueToken queues the read-back of the last step's token (4 bytes, the
-// out[0] of argmax_final or sample_draw, which the counters' token equals
+// out[0] of the argmax or sample_draw, which the counters' token equals
 // but for kernels.NoToken) as token i: into pinned slot i%2, with event i%2
 // recorded behind it.
 func (g *Model) queueToken(cc *Cache, i int) error {

@@ -1595,7 +1595,7 @@ func TestGPUKernelElementwise(t *testing.T) {
 	}
 }
 
-// TestGPUKernelArgmax checks argmax_partial + argmax_final against
+// TestGPUKernelArgmax checks argmax_partial, its last block's token too, against
 // sample.Argmax (exact: a comparison, no arithmetic) at the vocabulary size of
 // qwen35 (248320 = 30 chunks of 8192 and a partial one) and small sizes, with
 // ties in different chunks, in one thread's stride and in neighbouring
@@ -1666,17 +1666,27 @@ func TestGPUKernelArgmax(t *testing.T) {
 			if tc.name == "all-nan" {
 				wantOut = kernels.NoToken
 			}
-			for _, useCtr := range []bool{false, true} {
+			done := v.alloc(t, 4)
+			ktPut(t, v, done, []int32{0})
+			// The partials alone (out null), then the token by the last
+			// block, without and with the counters.
+			for _, mode := range []string{"partials", "token", "token+ctr"} {
+				useCtr := mode == "token+ctr"
 				v.poison(t, dval, parts+guard, ktNaN)
 				v.poison(t, didx, parts+guard, ktNaN)
 				v.poison(t, dout, 4, ktNaN)
 				ktSetCounters(t, v, ctr, -5, 10, 11, 3)
-				ktMust(t, v.k.ArgMaxPartial(dval, didx, dx, int32(tc.n)))
-				dctr := cuda.DevPtr(0)
+				dout0, dctr := dout, cuda.DevPtr(0)
+				if mode == "partials" {
+					dout0 = 0
+				}
 				if useCtr {
 					dctr = ctr
 				}
-				ktMust(t, v.k.ArgMaxFinal(dout, dctr, dval, didx, int32(tc.n)))
+				ktMust(t, v.k.ArgMaxPartial(dval, didx, dout0, dctr, done, dx, int32(tc.n)))
+				if d := ktGet[int32](t, v, done, 1)[0]; d != 0 {
+					t.Fatalf("%s: done %d after the launch, want 0", mode, d)
+				}
 				vals := ktGet[float32](t, v, dval, parts+guard)
 				idxs := ktGet[int32](t, v, didx, parts+guard)
 				ktCheckPoison(t, "part_val guard", vals[parts:], ktNaN)
@@ -1693,8 +1703,12 @@ func TestGPUKernelArgmax(t *testing.T) {
 					}
 				}
 				out := ktGet[int32](t, v, dout, 4)
-				if out[0] != wantOut {
-					t.Fatalf("ctr %v: argmax %d, want %d", useCtr, out[0], wantOut)
+				if mode == "partials" {
+					if uint32(out[0]) != ktNaN {
+						t.Fatalf("partials only: out[0] written: %d", out[0])
+					}
+				} else if out[0] != wantOut {
+					t.Fatalf("%s: argmax %d, want %d", mode, out[0], wantOut)
 				}
 				for j := 1; j < 4; j++ {
 					if uint32(out[j]) != ktNaN {
@@ -1707,7 +1721,7 @@ func TestGPUKernelArgmax(t *testing.T) {
 					wc = [4]int32{want, 11, 12, 4}
 				}
 				if c[kernels.CounterToken/4] != wc[0] || c[kernels.CounterPos/4] != wc[1] || c[kernels.CounterTKV/4] != wc[2] || c[kernels.CounterStep/4] != wc[3] {
-					t.Fatalf("ctr %v: counters %v, want token %d pos %d t_kv %d step %d", useCtr, c, wc[0], wc[1], wc[2], wc[3])
+					t.Fatalf("%s: counters %v, want token %d pos %d t_kv %d step %d", mode, c, wc[0], wc[1], wc[2], wc[3])
 				}
 			}
 		})
@@ -1806,7 +1820,7 @@ func TestGPUKernelTopK(t *testing.T) {
 }
 
 // TestGPUKernelCounters checks counters_set (token, pos, t_kv as given,
-// step 0) at the byte offsets kernels.Counter* name (argmax_final's advance
+// step 0) at the byte offsets kernels.Counter* name (the argmax's advance
 // is in TestGPUKernelArgmax).
 func TestGPUKernelCounters(t *testing.T) {
 	v := ktGPU(t)
@@ -1919,7 +1933,7 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 // model.ErrNaNLogits, neither drawing) at some steps; the options range over
 // the filters, and a temperature of 0.001 sends finite differences below
 // exp's range. The kernel must also advance its draw index and end the
-// device-counter step as argmax_final does.
+// device-counter step as the argmax does.
 func TestGPUKernelSampleDraw(t *testing.T) {
 	v := ktGPU(t)
 	const K, steps = kernels.TopKMax, 120

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "ec3f6337aed1f5c38a2b98faf48f9c2e4a8767520c963cafdff25fe7e7015a07"
+const specHash = "96bc01993e23759e508db6cd0ef20df0674fff7a4cc9ab0c0093c091f25fb166"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -148,7 +148,6 @@ type Kernels struct {
 	kAdd                       kernelSlot // add
 	kSigmoidMul                kernelSlot // sigmoid_mul
 	kArgMaxPartial             kernelSlot // argmax_partial
-	kArgMaxFinal               kernelSlot // argmax_final
 	kLogitsScreenBound         kernelSlot // logits_screen_bound
 	kLogitsScreenVerifyBF16    kernelSlot // logits_screen_verify_bf16
 	kLogitsScreenVerifyF16     kernelSlot // logits_screen_verify_f16
@@ -299,11 +298,10 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"swiglu", "elementwise.cu", 4, &ks.kSwiGLU},
 		{"add", "elementwise.cu", 3, &ks.kAdd},
 		{"sigmoid_mul", "elementwise.cu", 5, &ks.kSigmoidMul},
-		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
-		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
+		{"argmax_partial", "argmax.cu", 7, &ks.kArgMaxPartial},
 		{"logits_screen_bound", "logits_screen.cu", 10, &ks.kLogitsScreenBound},
-		{"logits_screen_verify_bf16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyBF16},
-		{"logits_screen_verify_f16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyF16},
+		{"logits_screen_verify_bf16", "logits_screen.cu", 16, &ks.kLogitsScreenVerifyBF16},
+		{"logits_screen_verify_f16", "logits_screen.cu", 16, &ks.kLogitsScreenVerifyF16},
 		{"logits_screen_top_bf16", "logits_screen.cu", 14, &ks.kLogitsScreenTopBF16},
 		{"logits_screen_top_f16", "logits_screen.cu", 14, &ks.kLogitsScreenTopF16},
 		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
@@ -4216,10 +4214,10 @@ func geomArgMaxPartial(n int) ([3]int, int) {
 	return [3]int{(n + 8191) / 8192, 1, 1}, 0
 }
 
-// ArgMaxPartial launches argmax_partial (kernels/argmax.cu): per 8192-logit chunk: the largest value and its lowest index.
+// ArgMaxPartial launches argmax_partial (kernels/argmax.cu): per 8192-logit chunk: the largest value and its lowest index; when out != 0, the last block (counted in done, which it zeroes) reduces them to out[0] (NoToken when every logit is NaN) and, when ctr != 0, ends the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1.
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) ArgMaxPartial(part_val cuda.DevPtr, part_idx cuda.DevPtr, logits cuda.DevPtr, n int32) error {
+func (k_ *Kernels) ArgMaxPartial(part_val cuda.DevPtr, part_idx cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, done cuda.DevPtr, logits cuda.DevPtr, n int32) error {
 	geom_, shmem_ := geomArgMaxPartial(int(n))
 	grid_, shared_, err_ := launchGeometry("argmax_partial", geom_, shmem_)
 	if err_ != nil {
@@ -4228,36 +4226,13 @@ func (k_ *Kernels) ArgMaxPartial(part_val cuda.DevPtr, part_idx cuda.DevPtr, log
 	slot_ := &k_.kArgMaxPartial
 	slot_.p.SetPtr(0, part_val)
 	slot_.p.SetPtr(1, part_idx)
-	slot_.p.SetPtr(2, logits)
-	slot_.p.SetI32(3, n)
+	slot_.p.SetPtr(2, out)
+	slot_.p.SetPtr(3, ctr)
+	slot_.p.SetPtr(4, done)
+	slot_.p.SetPtr(5, logits)
+	slot_.p.SetI32(6, n)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("argmax_partial: %w", err_)
-	}
-	return nil
-}
-
-// geomArgMaxFinal is argmax_final's grid and dynamic shared memory, from the spec.
-func geomArgMaxFinal(n int) ([3]int, int) {
-	return [3]int{1, 1, 1}, 0
-}
-
-// ArgMaxFinal launches argmax_final (kernels/argmax.cu): reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1.
-//
-// Grid (1, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.DevPtr, part_idx cuda.DevPtr, n int32) error {
-	geom_, shmem_ := geomArgMaxFinal(int(n))
-	grid_, shared_, err_ := launchGeometry("argmax_final", geom_, shmem_)
-	if err_ != nil {
-		return err_
-	}
-	slot_ := &k_.kArgMaxFinal
-	slot_.p.SetPtr(0, out)
-	slot_.p.SetPtr(1, ctr)
-	slot_.p.SetPtr(2, part_val)
-	slot_.p.SetPtr(3, part_idx)
-	slot_.p.SetI32(4, n)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
-		return fmt.Errorf("argmax_final: %w", err_)
 	}
 	return nil
 }
@@ -4298,10 +4273,10 @@ func geomLogitsScreenVerifyBF16(xnorm, n, cols int) ([3]int, int) {
 	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
 }
 
-// LogitsScreenVerifyBF16 launches logits_screen_verify_bf16 (kernels/logits_screen.cu): per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null).
+// LogitsScreenVerifyBF16 launches logits_screen_verify_bf16 (kernels/logits_screen.cu): per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, their argmax into argmax_partial's partials (each candidate's logit into exact when not null), and the token and the step's end as argmax_partial's last block ends it.
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenVerifyBF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenVerifyBF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenVerifyBF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_verify_bf16", geom_, shmem_)
 	if err_ != nil {
@@ -4310,17 +4285,20 @@ func (k_ *Kernels) LogitsScreenVerifyBF16(part_val cuda.DevPtr, part_idx cuda.De
 	slot_ := &k_.kLogitsScreenVerifyBF16
 	slot_.p.SetPtr(0, part_val)
 	slot_.p.SetPtr(1, part_idx)
-	slot_.p.SetPtr(2, exact)
-	slot_.p.SetPtr(3, a)
-	slot_.p.SetPtr(4, c)
-	slot_.p.SetPtr(5, part_lo)
-	slot_.p.SetPtr(6, W)
-	slot_.p.SetPtr(7, x)
-	slot_.p.SetPtr(8, norm_w)
-	slot_.p.SetI32(9, xnorm)
-	slot_.p.SetF32(10, eps)
-	slot_.p.SetI32(11, n)
-	slot_.p.SetI32(12, cols)
+	slot_.p.SetPtr(2, out)
+	slot_.p.SetPtr(3, ctr)
+	slot_.p.SetPtr(4, done)
+	slot_.p.SetPtr(5, exact)
+	slot_.p.SetPtr(6, a)
+	slot_.p.SetPtr(7, c)
+	slot_.p.SetPtr(8, part_lo)
+	slot_.p.SetPtr(9, W)
+	slot_.p.SetPtr(10, x)
+	slot_.p.SetPtr(11, norm_w)
+	slot_.p.SetI32(12, xnorm)
+	slot_.p.SetF32(13, eps)
+	slot_.p.SetI32(14, n)
+	slot_.p.SetI32(15, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_verify_bf16: %w", err_)
 	}
@@ -4335,7 +4313,7 @@ func geomLogitsScreenVerifyF16(xnorm, n, cols int) ([3]int, int) {
 // LogitsScreenVerifyF16 launches logits_screen_verify_f16 (kernels/logits_screen.cu): logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums).
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenVerifyF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_verify_f16", geom_, shmem_)
 	if err_ != nil {
@@ -4344,17 +4322,20 @@ func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.Dev
 	slot_ := &k_.kLogitsScreenVerifyF16
 	slot_.p.SetPtr(0, part_val)
 	slot_.p.SetPtr(1, part_idx)
-	slot_.p.SetPtr(2, exact)
-	slot_.p.SetPtr(3, a)
-	slot_.p.SetPtr(4, c)
-	slot_.p.SetPtr(5, part_lo)
-	slot_.p.SetPtr(6, W)
-	slot_.p.SetPtr(7, x)
-	slot_.p.SetPtr(8, norm_w)
-	slot_.p.SetI32(9, xnorm)
-	slot_.p.SetF32(10, eps)
-	slot_.p.SetI32(11, n)
-	slot_.p.SetI32(12, cols)
+	slot_.p.SetPtr(2, out)
+	slot_.p.SetPtr(3, ctr)
+	slot_.p.SetPtr(4, done)
+	slot_.p.SetPtr(5, exact)
+	slot_.p.SetPtr(6, a)
+	slot_.p.SetPtr(7, c)
+	slot_.p.SetPtr(8, part_lo)
+	slot_.p.SetPtr(9, W)
+	slot_.p.SetPtr(10, x)
+	slot_.p.SetPtr(11, norm_w)
+	slot_.p.SetI32(12, xnorm)
+	slot_.p.SetF32(13, eps)
+	slot_.p.SetI32(14, n)
+	slot_.p.SetI32(15, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_verify_f16: %w", err_)
 	}

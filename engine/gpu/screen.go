@@ -214,8 +214,8 @@ func (g *Model) screenCopy(cc *Cache, top cuda.DevPtr) (x, norm cuda.DevPtr, xno
 
 // screenedToken ends a greedy step through the screen: the copy's
 // products, each argmax chunk's largest lower bound, the candidates' exact
-// logits and their argmax into the argmax partials, and argmax_final,
-// which ends the step as ever.
+// logits and their argmax into the argmax partials, whose last block ends
+// the step as argmax_partial's does.
 func (g *Model) screenedToken(cc *Cache) error {
 	c := &g.cfg
 	s := &cc.s
@@ -228,10 +228,7 @@ func (g *Model) screenedToken(cc *Cache) error {
 	if g.out.typ == gguf.TypeF16 {
 		verify = g.k.LogitsScreenVerifyF16
 	}
-	if err := verify(s.amaxVal, s.amaxIdx, 0, s.screenA, g.scr.c, s.screenLo, g.out.ptr, x, norm, xnorm, c.NormEps, n, cols); err != nil {
-		return err
-	}
-	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, n)
+	return verify(s.amaxVal, s.amaxIdx, s.token, s.ctr, s.amaxDone, 0, s.screenA, g.scr.c, s.screenLo, g.out.ptr, x, norm, xnorm, c.NormEps, n, cols)
 }
 
 // screenTopBlocks is how many blocks logits_screen_top launches over n

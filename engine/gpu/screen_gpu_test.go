@@ -14,9 +14,8 @@ import (
 )
 
 // TestGPUKernelLogitsScreen: the screened argmax (matvec_q8_0 on
-// screenRow's copy, logits_screen_bound, logits_screen_verify,
-// argmax_final) must pick the token argmax_partial and argmax_final pick
-// from matvec_bf16's or _f16's full logits, with the norm fused and
+// screenRow's copy, logits_screen_bound, logits_screen_verify, whose
+// last block picks it) must pick the token argmax_partial picks from matvec_bf16's or _f16's full logits, with the norm fused and
 // without, on random rows and on rows made to tie or nearly tie with the
 // winner; every candidate's exact logit must be the full kernel's to the
 // bit, and with every row a candidate (c = +Inf) every row's. The
@@ -167,6 +166,8 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	normW := ktUniform(r, cols, 0.5, 1.5)
 	dnorm := ktUpload(t, v, normW, 0)
 	parts := (rows + kernels.ArgmaxChunk - 1) / kernels.ArgmaxChunk
+	done := v.alloc(t, 4) // the argmax blocks' count, zero between launches
+	ktPut(t, v, done, []int32{0})
 	full := func(wt *model.Tensor, dx cuda.DevPtr) ([]float32, int32) {
 		dw, _ := ktWeights(t, v, wt, 0, false)
 		y := v.alloc(t, 4*rows)
@@ -176,8 +177,7 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 		}
 		ktMust(t, mv(y, dw, dx, int32(rows), int32(cols), 0, dnorm, xnorm, eps, (rows+7)/8))
 		pv, pi, out := v.alloc(t, 4*parts), v.alloc(t, 4*parts), v.alloc(t, 4)
-		ktMust(t, v.k.ArgMaxPartial(pv, pi, y, int32(rows)))
-		ktMust(t, v.k.ArgMaxFinal(out, 0, pv, pi, int32(rows)))
+		ktMust(t, v.k.ArgMaxPartial(pv, pi, out, 0, done, y, int32(rows)))
 		return ktGet[float32](t, v, y, rows), ktGet[int32](t, v, out, 1)[0]
 	}
 	dx := ktUpload(t, v, x, 0)
@@ -217,8 +217,10 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	if typ == gguf.TypeF16 {
 		verify = v.k.LogitsScreenVerifyF16
 	}
-	ktMust(t, verify(pv, pi, exact, a, dc, lo, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	ktMust(t, v.k.ArgMaxFinal(out, 0, pv, pi, int32(rows)))
+	ktMust(t, verify(pv, pi, out, 0, done, exact, a, dc, lo, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	if d := ktGet[int32](t, v, done, 1)[0]; d != 0 {
+		t.Fatalf("verify: done %d after the launch, want 0", d)
+	}
 	got := ktGet[int32](t, v, out, 1)[0]
 	ex := ktGet[float32](t, v, exact, rows)
 	cands := 0
@@ -279,14 +281,14 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	// exact logits and without, so that the second launch starts from the
 	// done the first left.
 	tb := screenTopBlocks(rows)
-	list, done := v.alloc(t, 2*tb*K*4), v.alloc(t, 8)
-	ktPut(t, v, done, []int32{0, 0})
+	list, tdone := v.alloc(t, 2*tb*K*4), v.alloc(t, 8)
+	ktPut(t, v, tdone, []int32{0, 0})
 	top1, top2 := v.alloc(t, 2*K*4), v.alloc(t, 2*K*4)
 	v.poison(t, top1, 2*K, unwritten)
 	v.poison(t, top2, 2*K, unwritten)
-	ktMust(t, topv(top1, list, done, outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	ktMust(t, topv(top2, list, done, 0, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	if d := ktGet[int32](t, v, done, 2); d[0] != 0 || d[1] != 0 {
+	ktMust(t, topv(top1, list, tdone, outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	ktMust(t, topv(top2, list, tdone, 0, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	if d := ktGet[int32](t, v, tdone, 2); d[0] != 0 || d[1] != 0 {
 		t.Fatalf("top: done %v after the launches, want 0 0", d)
 	}
 	tops := ktGet[float32](t, v, outv, rows)

@@ -80,14 +80,11 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	if !a.deviceToken {
 		return nil
 	}
-	if a.draw { // sample_draw ends the step as argmax_final does
+	if a.draw { // sample_draw ends the step as the argmax does
 		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw, 0)
 	}
-	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
-		return err
-	}
-	// argmax_final also ends the step: token, pos, t_kv and step advance.
-	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, int32(c.NVocab))
+	// The argmax's last block also ends the step: token, pos, t_kv and step advance.
+	return g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.token, s.ctr, s.amaxDone, s.logits, int32(c.NVocab))
 }
 
 // logitsTopK writes step a's logits (unless omitted), applies the

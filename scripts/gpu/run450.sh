@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Session 80 (`bash scripts/gpu/run450.sh`), for an H200 only:
+# docs/perf.md's current table (lib.sh full_table) with step 135's bench,
+# compared with run410's JSON, which steps 127-135 have not had. ~7
+# minutes (less on a machine that kept run449's models). carry ["bin"];
+# binaries as for run449.sh (bin/p: 255bf1b).
+set -u
+source scripts/gpu/lib.sh
+start_run
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
+echo "$gpu"
+case $gpu in *H200*) ;; *) echo "not an H200: no table"; exit 0 ;; esac
+synth p "0.8b 9b" "bf16 q8_0 q4_k q5_k q6_k"
+wait_synth
+full_table p
+el compare
+./bin/p/bench -compare docs/results/h200-run410.json "$(ls -t /tmp/table/bench-*.json | head -1)" 2>&1 | tail -70
+el done
