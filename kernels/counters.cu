@@ -7,7 +7,7 @@
 // at the end of each step. Kernels read them through their
 // `v, const int* dv` parameter pairs. During a step t_kv = pos + 1 (the keys
 // include the token being decoded). The last block of argmax_partial
-// (argmax.cu) or of logits_screen_verify, or sample_draw, ends each
+// (argmax.cu) or of logits_screen_verify, or the draw (draw.cu), ends each
 // device-counter step: it writes the token and moves pos, t_kv and step by
 // one (memra_end_step). counters_set starts the counters (prime).
 #include "common.cuh"

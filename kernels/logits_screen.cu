@@ -253,7 +253,8 @@ __device__ __forceinline__ float memra_screen_exact(const void* W, long long r, 
 // to 0 for the next launch. The keys are topk_select's and no two alike,
 // so the blocks' timing moves pairs in the list but changes no choice.
 template <int R>
-__device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, int* done, unsigned int mine, const float (&v)[R]) {
+__device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, int* done, unsigned int mine, const float (&v)[R], int* out,
+                                                       int* ctr, memra_draw* draw) {
     constexpr int K = MEMRA_TOPK_MAX, T = MEMRA_MV_THREADS;
     float* list_v = list;
     int* list_i = reinterpret_cast<int*>(list + (long long)gridDim.x * K);
@@ -337,6 +338,10 @@ __device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, 
         reinterpret_cast<int*>(top + K)[rank] = rank < held ? ki[threadIdx.x] : -1;
     }
     if (threadIdx.x == 0) done[0] = done[1] = 0;
+    if (draw) {
+        __syncthreads(); // the top k's stores seen by the drawing warp
+        if (threadIdx.x < 32) memra_draw_pick(out, ctr, top, draw, nullptr);
+    }
 }
 
 // Each warp takes its 32 threads' rows j at a time (j = 0..31); their
@@ -348,7 +353,8 @@ __device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, 
 // largest of the chunks' lower bounds in lim, and the candidates' argmax
 // goes to the partials.
 template <int KIND, bool TOP>
-__device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, int* out, int* ctr, float* exact, float* top, float* list, int* done,
+__device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, int* out, int* ctr, memra_draw* draw, float* exact, float* top,
+                                                    float* list, int* done,
                                                     const float* a, const float* c, const float* lim, const void* W, const float* x,
                                                     const float* norm_w, int xnorm, float eps, int n, int cols) {
     constexpr int R = (TOP ? MEMRA_SCREEN_TOP_CHUNK : MEMRA_ARGMAX_CHUNK) / MEMRA_MV_THREADS;
@@ -411,7 +417,7 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
         float v[R];
 #pragma unroll
         for (int j = 0; j < R; j++) v[j] = sums[j * MEMRA_MV_THREADS + threadIdx.x];
-        memra_screen_top_merge<R>(top, list, done, mine, v);
+        memra_screen_top_merge<R>(top, list, done, mine, v, out, ctr, draw);
     } else {
         memra_argmax_put_last(part_val, part_idx, bv, bi, out, ctr, done, n);
     }
@@ -427,7 +433,7 @@ logits_screen_verify_bf16(float* part_val, int* part_idx, int* out, int* ctr, in
                           const float* part_lo, const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_BF16, false>(part_val, part_idx, out, ctr, exact, nullptr, nullptr, done, a, c, part_lo, W, x, norm_w, xnorm,
+    memra_screen_verify<MEMRA_MV_BF16, false>(part_val, part_idx, out, ctr, nullptr, exact, nullptr, nullptr, done, a, c, part_lo, W, x, norm_w, xnorm,
                                               eps, n, cols);
 }
 
@@ -436,29 +442,33 @@ logits_screen_verify_f16(float* part_val, int* part_idx, int* out, int* ctr, int
                          const float* part_lo, const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_F16, false>(part_val, part_idx, out, ctr, exact, nullptr, nullptr, done, a, c, part_lo, W, x, norm_w, xnorm,
+    memra_screen_verify<MEMRA_MV_F16, false>(part_val, part_idx, out, ctr, nullptr, exact, nullptr, nullptr, done, a, c, part_lo, W, x, norm_w, xnorm,
                                              eps, n, cols);
 }
 
 // top: [k] f32 values, then [k] int32 ids: the full logits' top k =
-// MEMRA_TOPK_MAX, as topk_select over them writes it; list: [blocks*k]
+// MEMRA_TOPK_MAX, as topk_select over them writes it; out, ctr, draw: when
+// draw is not null, the last block's first warp draws the step's token
+// from top as topk_select's last pass would; list: [blocks*k]
 // f32, then [blocks*k] int32 (blocks = gridDim.x), the blocks' best; done:
 // [2] int32, zero before the launch and after it; exact: null, or [n] f32
 // that gets each row's exact logit where its upper bound reaches the
 // threshold, else -Inf (the tests'); part_top: logits_screen_bound's, whose
 // k-th largest is the threshold.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_top_bf16(float* top, float* list, int* done, float* exact, const float* a, const float* c, const float* part_top, const void* W,
-                       const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
+logits_screen_top_bf16(float* top, int* out, int* ctr, memra_draw* draw, float* list, int* done, float* exact, const float* a, const float* c,
+                       const float* part_top, const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, nullptr, nullptr, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, out, ctr, draw, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n,
+                                             cols);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_top_f16(float* top, float* list, int* done, float* exact, const float* a, const float* c, const float* part_top, const void* W,
-                      const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
+logits_screen_top_f16(float* top, int* out, int* ctr, memra_draw* draw, float* list, int* done, float* exact, const float* a, const float* c,
+                      const float* part_top, const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, nullptr, nullptr, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
+    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, out, ctr, draw, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n,
+                                            cols);
 }

@@ -1799,7 +1799,7 @@ func TestGPUKernelTopK(t *testing.T) {
 			top := v.alloc(t, 2*K*4)
 			v.poison(t, scratch, 2*2*pairs+guard, ktNaN)
 			v.poison(t, top, 2*K, ktNaN)
-			ktMust(t, topK(v.k, top, scratch, dx, tc.n))
+			ktMust(t, topK(v.k, top, scratch, dx, tc.n, drawArgs{}))
 			got := ktGet[float32](t, v, top, K)
 			gotIDs := ktGet[int32](t, v, top.Add(4*K), K)
 			ktCheckPoison(t, "scratch guard", ktGet[float32](t, v, scratch.Add(uint64(2*2*pairs)*4), guard), ktNaN)
@@ -1922,9 +1922,11 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 	}
 }
 
-// TestGPUKernelSampleDraw: sample_draw picks the token the host sampler
-// picks (sample.Sampler.SampleTop, same options and seed) from the same top
-// k, draw after draw, and its trace shows why bit for bit: the random
+// TestGPUKernelSampleDraw: the draw at the end of topk_select's last pass
+// (one block over 3,000 logits) picks the token the host sampler picks
+// (sample.Sampler.SampleTop, same options and seed) from the same top k,
+// which must be the host's, draw after draw, and its trace shows why bit
+// for bit: the random
 // number is sample.Uniform's and the candidates kept and their
 // probabilities are sample.Filter's on the whole logits, every float64
 // equal. Logits: uniform, with ties, NaNs inside the top k under a finite
@@ -1957,6 +1959,7 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 		out := v.alloc(t, 4)
 		top := v.alloc(t, 2*K*4)
 		trace := v.alloc(t, (2+K)*8)
+		dx := v.alloc(t, 3000*4)
 		var last int32
 		spread, zeros, draws := 0, 0, 0
 		seen := map[int32]bool{}
@@ -1987,10 +1990,15 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 				}
 			}
 			ids, vals := ktTopK(x, K)
-			ktPut(t, v, top, vals)
-			ktPut(t, v, top.Add(4*K), ids)
+			ktPut(t, v, dx, x)
 			want, err := host.SampleTop(ids[:o.TopK], vals[:o.TopK])
-			ktMust(t, v.k.SampleDraw(out, ctr, top, params, trace))
+			ktMust(t, v.k.TopKSelect(top, top.Add(4*K), dx, 0, int32(len(x)), out, ctr, params, trace))
+			gotV, gotI := ktGet[float32](t, v, top, K), ktGet[int32](t, v, top.Add(4*K), K)
+			for j := range K {
+				if gotI[j] != ids[j] || math.Float32bits(gotV[j]) != math.Float32bits(vals[j]) {
+					t.Fatalf("case %d step %d: top rank %d (%d, %v), the host's (%d, %v)", ci, step, j, gotI[j], gotV[j], ids[j], vals[j])
+				}
+			}
 			got := ktGet[int32](t, v, out, 1)[0]
 			if step%10 == 1 {
 				tok := ktGet[int32](t, v, ctr, 1)[0]

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "96bc01993e23759e508db6cd0ef20df0674fff7a4cc9ab0c0093c091f25fb166"
+const specHash = "5e7d3c20c530e18e14b04e68ef2c8f3fa6aede835ed2904ce00ad9b5cc855af7"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -154,7 +154,6 @@ type Kernels struct {
 	kLogitsScreenTopBF16       kernelSlot // logits_screen_top_bf16
 	kLogitsScreenTopF16        kernelSlot // logits_screen_top_f16
 	kTopKSelect                kernelSlot // topk_select
-	kSampleDraw                kernelSlot // sample_draw
 	kRepeatPenalty             kernelSlot // repeat_penalty
 	kCountersSet               kernelSlot // counters_set
 }
@@ -302,10 +301,9 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"logits_screen_bound", "logits_screen.cu", 10, &ks.kLogitsScreenBound},
 		{"logits_screen_verify_bf16", "logits_screen.cu", 16, &ks.kLogitsScreenVerifyBF16},
 		{"logits_screen_verify_f16", "logits_screen.cu", 16, &ks.kLogitsScreenVerifyF16},
-		{"logits_screen_top_bf16", "logits_screen.cu", 14, &ks.kLogitsScreenTopBF16},
-		{"logits_screen_top_f16", "logits_screen.cu", 14, &ks.kLogitsScreenTopF16},
-		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
-		{"sample_draw", "draw.cu", 5, &ks.kSampleDraw},
+		{"logits_screen_top_bf16", "logits_screen.cu", 17, &ks.kLogitsScreenTopBF16},
+		{"logits_screen_top_f16", "logits_screen.cu", 17, &ks.kLogitsScreenTopF16},
+		{"topk_select", "topk.cu", 9, &ks.kTopKSelect},
 		{"repeat_penalty", "penalty.cu", 5, &ks.kRepeatPenalty},
 		{"counters_set", "counters.cu", 4, &ks.kCountersSet},
 	} {
@@ -4347,10 +4345,10 @@ func geomLogitsScreenTopBF16(xnorm, n, cols int) ([3]int, int) {
 	return [3]int{(n + 2047) / 2048, 1, 1}, xnorm * cols * 4
 }
 
-// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null).
+// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null); when draw != 0, the last block then draws: draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step (trace, when not 0, gets the random number and the kept probabilities).
 //
 // Grid ((n+2047)/2048, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenTopBF16(top cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenTopBF16(top cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, draw cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopBF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_bf16", geom_, shmem_)
 	if err_ != nil {
@@ -4358,19 +4356,22 @@ func (k_ *Kernels) LogitsScreenTopBF16(top cuda.DevPtr, list cuda.DevPtr, done c
 	}
 	slot_ := &k_.kLogitsScreenTopBF16
 	slot_.p.SetPtr(0, top)
-	slot_.p.SetPtr(1, list)
-	slot_.p.SetPtr(2, done)
-	slot_.p.SetPtr(3, exact)
-	slot_.p.SetPtr(4, a)
-	slot_.p.SetPtr(5, c)
-	slot_.p.SetPtr(6, part_top)
-	slot_.p.SetPtr(7, W)
-	slot_.p.SetPtr(8, x)
-	slot_.p.SetPtr(9, norm_w)
-	slot_.p.SetI32(10, xnorm)
-	slot_.p.SetF32(11, eps)
-	slot_.p.SetI32(12, n)
-	slot_.p.SetI32(13, cols)
+	slot_.p.SetPtr(1, out)
+	slot_.p.SetPtr(2, ctr)
+	slot_.p.SetPtr(3, draw)
+	slot_.p.SetPtr(4, list)
+	slot_.p.SetPtr(5, done)
+	slot_.p.SetPtr(6, exact)
+	slot_.p.SetPtr(7, a)
+	slot_.p.SetPtr(8, c)
+	slot_.p.SetPtr(9, part_top)
+	slot_.p.SetPtr(10, W)
+	slot_.p.SetPtr(11, x)
+	slot_.p.SetPtr(12, norm_w)
+	slot_.p.SetI32(13, xnorm)
+	slot_.p.SetF32(14, eps)
+	slot_.p.SetI32(15, n)
+	slot_.p.SetI32(16, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_top_bf16: %w", err_)
 	}
@@ -4385,7 +4386,7 @@ func geomLogitsScreenTopF16(xnorm, n, cols int) ([3]int, int) {
 // LogitsScreenTopF16 launches logits_screen_top_f16 (kernels/logits_screen.cu): logits_screen_top_bf16 for an f16 logits matrix.
 //
 // Grid ((n+2047)/2048, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenTopF16(top cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenTopF16(top cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, draw cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_f16", geom_, shmem_)
 	if err_ != nil {
@@ -4393,19 +4394,22 @@ func (k_ *Kernels) LogitsScreenTopF16(top cuda.DevPtr, list cuda.DevPtr, done cu
 	}
 	slot_ := &k_.kLogitsScreenTopF16
 	slot_.p.SetPtr(0, top)
-	slot_.p.SetPtr(1, list)
-	slot_.p.SetPtr(2, done)
-	slot_.p.SetPtr(3, exact)
-	slot_.p.SetPtr(4, a)
-	slot_.p.SetPtr(5, c)
-	slot_.p.SetPtr(6, part_top)
-	slot_.p.SetPtr(7, W)
-	slot_.p.SetPtr(8, x)
-	slot_.p.SetPtr(9, norm_w)
-	slot_.p.SetI32(10, xnorm)
-	slot_.p.SetF32(11, eps)
-	slot_.p.SetI32(12, n)
-	slot_.p.SetI32(13, cols)
+	slot_.p.SetPtr(1, out)
+	slot_.p.SetPtr(2, ctr)
+	slot_.p.SetPtr(3, draw)
+	slot_.p.SetPtr(4, list)
+	slot_.p.SetPtr(5, done)
+	slot_.p.SetPtr(6, exact)
+	slot_.p.SetPtr(7, a)
+	slot_.p.SetPtr(8, c)
+	slot_.p.SetPtr(9, part_top)
+	slot_.p.SetPtr(10, W)
+	slot_.p.SetPtr(11, x)
+	slot_.p.SetPtr(12, norm_w)
+	slot_.p.SetI32(13, xnorm)
+	slot_.p.SetF32(14, eps)
+	slot_.p.SetI32(15, n)
+	slot_.p.SetI32(16, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_top_f16: %w", err_)
 	}
@@ -4417,10 +4421,10 @@ func geomTopKSelect(n int) ([3]int, int) {
 	return [3]int{(n + 4095) / 4096, 1, 1}, 0
 }
 
-// TopKSelect launches topk_select (kernels/topk.cu): per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i.
+// TopKSelect launches topk_select (kernels/topk.cu): per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i; when draw != 0 (the last pass, one block), then draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step (trace, when not 0, gets the random number and the kept probabilities).
 //
 // Grid ((n+4095)/4096, 1, 1), block (1024, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) TopKSelect(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.DevPtr, in_i cuda.DevPtr, n int32) error {
+func (k_ *Kernels) TopKSelect(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.DevPtr, in_i cuda.DevPtr, n int32, out cuda.DevPtr, ctr cuda.DevPtr, draw cuda.DevPtr, trace cuda.DevPtr) error {
 	geom_, shmem_ := geomTopKSelect(int(n))
 	grid_, shared_, err_ := launchGeometry("topk_select", geom_, shmem_)
 	if err_ != nil {
@@ -4432,34 +4436,12 @@ func (k_ *Kernels) TopKSelect(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.De
 	slot_.p.SetPtr(2, in_v)
 	slot_.p.SetPtr(3, in_i)
 	slot_.p.SetI32(4, n)
+	slot_.p.SetPtr(5, out)
+	slot_.p.SetPtr(6, ctr)
+	slot_.p.SetPtr(7, draw)
+	slot_.p.SetPtr(8, trace)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{1024, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("topk_select: %w", err_)
-	}
-	return nil
-}
-
-// geomSampleDraw is sample_draw's grid and dynamic shared memory, from the spec.
-func geomSampleDraw() ([3]int, int) {
-	return [3]int{1, 1, 1}, 0
-}
-
-// SampleDraw launches sample_draw (kernels/draw.cu): draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step.
-//
-// Grid (1, 1, 1), block (32, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr, p cuda.DevPtr, trace cuda.DevPtr) error {
-	geom_, shmem_ := geomSampleDraw()
-	grid_, shared_, err_ := launchGeometry("sample_draw", geom_, shmem_)
-	if err_ != nil {
-		return err_
-	}
-	slot_ := &k_.kSampleDraw
-	slot_.p.SetPtr(0, out)
-	slot_.p.SetPtr(1, ctr)
-	slot_.p.SetPtr(2, top)
-	slot_.p.SetPtr(3, p)
-	slot_.p.SetPtr(4, trace)
-	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
-		return fmt.Errorf("sample_draw: %w", err_)
 	}
 	return nil
 }

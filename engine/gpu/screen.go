@@ -188,9 +188,10 @@ func (g *Model) screened(a stepArgs) bool {
 
 // screenedTop says whether step a's top k (the host's or the draw's)
 // comes through the screen: not with the penalty, which reads every
-// logit. Its logits scratch is then not written.
+// logit, nor for a device token picked by the argmax, which reads them
+// too. Its logits scratch is then not written.
 func (g *Model) screenedTop(a stepArgs) bool {
-	return g.scr.on() && (a.topK || a.draw) && !a.penalty && !g.omit.logits
+	return g.scr.on() && (a.topK || a.draw) && (a.draw || !a.deviceToken) && !a.penalty && !g.omit.logits
 }
 
 // screenCopy runs the copy's products (the norm fused as the logits'
@@ -239,8 +240,8 @@ func screenTopBlocks(n int) int { return (n + kernels.ScreenTopChunk - 1) / kern
 // the screen: the copy's products, each chunk's largest lower bounds, then
 // the exact logits of the candidates (upper bound at least the k-th
 // largest of those), whose top k is the full logits', selected in the same
-// launch.
-func (g *Model) screenedTopK(cc *Cache) error {
+// launch, which also draws from it where d has the draw's buffers.
+func (g *Model) screenedTopK(cc *Cache, d drawArgs) error {
 	c := &g.cfg
 	s := &cc.s
 	x, norm, xnorm, err := g.screenCopy(cc, s.screenTop)
@@ -251,7 +252,7 @@ func (g *Model) screenedTopK(cc *Cache) error {
 	if g.out.typ == gguf.TypeF16 {
 		top = g.k.LogitsScreenTopF16
 	}
-	return top(s.top, s.screenList, s.screenDone, 0, s.screenA, g.scr.c, s.screenTop, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
+	return top(s.top, d.out, d.ctr, d.p, s.screenList, s.screenDone, 0, s.screenA, g.scr.c, s.screenTop, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
 }
 
 // ScreenBytes reports, when decode steps screen the logits, the logits

@@ -286,8 +286,8 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	top1, top2 := v.alloc(t, 2*K*4), v.alloc(t, 2*K*4)
 	v.poison(t, top1, 2*K, unwritten)
 	v.poison(t, top2, 2*K, unwritten)
-	ktMust(t, topv(top1, list, tdone, outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	ktMust(t, topv(top2, list, tdone, 0, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	ktMust(t, topv(top1, 0, 0, 0, list, tdone, outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	ktMust(t, topv(top2, 0, 0, 0, list, tdone, 0, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
 	if d := ktGet[int32](t, v, tdone, 2); d[0] != 0 || d[1] != 0 {
 		t.Fatalf("top: done %v after the launches, want 0 0", d)
 	}

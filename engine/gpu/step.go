@@ -70,26 +70,29 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	if g.screened(a) {
 		return g.screenedToken(cc)
 	}
+	// A drawn step's token is drawn by the launch that selects its top k,
+	// which then ends the step as the argmax does.
+	var d drawArgs
+	if a.draw {
+		d = drawArgs{out: s.token, ctr: s.ctr, p: s.draw}
+	}
 	if g.screenedTop(a) {
-		if err := g.screenedTopK(cc); err != nil {
-			return err
-		}
-	} else if err := g.logitsTopK(cc, a); err != nil {
+		return g.screenedTopK(cc, d)
+	}
+	if err := g.logitsTopK(cc, a, d); err != nil {
 		return err
 	}
-	if !a.deviceToken {
+	if !a.deviceToken || a.draw {
 		return nil
-	}
-	if a.draw { // sample_draw ends the step as the argmax does
-		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw, 0)
 	}
 	// The argmax's last block also ends the step: token, pos, t_kv and step advance.
 	return g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.token, s.ctr, s.amaxDone, s.logits, int32(c.NVocab))
 }
 
 // logitsTopK writes step a's logits (unless omitted), applies the
-// penalty to them, and selects their top k where a wants it.
-func (g *Model) logitsTopK(cc *Cache, a stepArgs) error {
+// penalty to them, and selects their top k where a wants it (drawing from
+// it where d has the draw's).
+func (g *Model) logitsTopK(cc *Cache, a stepArgs, d drawArgs) error {
 	c := &g.cfg
 	s := &cc.s
 	if !g.omit.logits {
@@ -106,7 +109,7 @@ func (g *Model) logitsTopK(cc *Cache, a stepArgs) error {
 		}
 	}
 	if a.topK || a.draw {
-		return topK(g.k, s.top, s.topScratch, s.logits, c.NVocab)
+		return topK(g.k, s.top, s.topScratch, s.logits, c.NVocab, d)
 	}
 	return nil
 }

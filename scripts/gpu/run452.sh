@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Session 80, steps 135 and 136 (`bash scripts/gpu/run451.sh`). Step 135:
-# a sampled step's top k selected inside the screen's top kernel (each
-# block's candidates' best 64 appended to a list, the last block merging
-# them) in place of a vocabulary of logits and topk_select's two launches.
-# Step 136: the argmax's end of the step (argmax_final) done by the last
-# block of argmax_partial or logits_screen_verify, one launch fewer a
-# greedy step. p = step 136 (with 135), q = step 135 alone (255bf1b), m =
-# main before them (b9dd470). p's argmax, screen, top-k, counters, draw,
+# Session 80, steps 135-137 (`bash scripts/gpu/run452.sh`).
+# Step 135: a sampled step's top k selected inside the screen's top
+# kernel (each block's candidates' best 64 appended to a list, the last
+# block merging them) in place of a vocabulary of logits and topk_select's
+# two launches. Step 136: the argmax's end of the step (argmax_final) done
+# by the last block of argmax_partial or logits_screen_verify, one launch
+# fewer a greedy step. Step 137: the draw done by the launch that selects
+# the top k (topk_select's last pass, the top kernel's last block),
+# sample_draw gone, one launch fewer a sampled step.
+# p = step 137 (with 135 and 136), q = step 135 alone (255bf1b), m = main
+# before them (b9dd470). p's argmax, screen, top-k, counters, draw,
 # end-to-end, sampled, session, penalty, profile and graph==eager tests;
-# then graph and sampled decode of the 0.8B and 9B bf16 and the 0.8B q8_0
-# at 1k: p, q, m, and p with -full-logits, alternated twice. Also
-# BenchmarkGPUGraphReadback: what the token's 4-byte read-back between
-# replays costs the stream.
+# BenchmarkGPUGraphReadback (what the token's 4-byte read-back between
+# replays costs the stream); then graph and sampled decode of the 0.8B and
+# 9B bf16 and the 0.8B q8_0 at 1k: p, q, m, and p with -full-logits,
+# alternated twice.
 # Prediction: 135: sampled rows ~1% over m's on the 0.8B, ~0.2% on the
 # 9B; 136: greedy rows ~+0.2% on the 0.8B (one node of 172-173), within
-# noise on the 9B. ~5 minutes. carry ["bin"]; binaries: `bash
-# scripts/gpu/bins.sh p=STEP136:memra,bench,engine_gpu.test
-# q=255bf1b:bench m=b9dd470:bench`.
+# noise on the 9B; 137: sampled rows ~+0.2% more on the 0.8B (p against
+# q: the greedy rows show 136, the sampled ones 137). ~5 minutes.
+# carry ["bin"]; binaries: `bash scripts/gpu/bins.sh
+# p=STEP137:memra,bench,engine_gpu.test q=255bf1b:bench m=b9dd470:bench`.
 set -u
 source scripts/gpu/lib.sh
 start_run
