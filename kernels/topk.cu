@@ -153,7 +153,7 @@ topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n,
         out_v[blockIdx.x * MEMRA_TOPK_MAX + rank] = empty ? 0.0f : kv[threadIdx.x];
         out_i[blockIdx.x * MEMRA_TOPK_MAX + rank] = empty ? -1 : ki[threadIdx.x];
     }
-    if (draw) {
+    if (draw && gridDim.x == 1) { // one block's answer, or every block would draw
         __syncthreads(); // the answer's stores seen by the drawing warp
         if (threadIdx.x < 32) memra_draw_pick(out, ctr, out_v, draw, trace);
     }

@@ -950,7 +950,9 @@ func TestGPUSessionTop(t *testing.T) {
 	spec := gpuTinySpec(gguf.TypeBF16, false, 12)
 	spec.NVocab = 9000 // three topk_select blocks: two passes inside the graph, through the cache's scratch
 	m := modeltest.Load(t, spec)
-	g := loadModel(t, e, m, Options{})
+	// The full logits' path (a screened DecodeTop runs no topk_select:
+	// TestGPUScreenedEqualsFull checks it against this one).
+	g := loadModel(t, e, m, Options{FullLogits: true})
 	const n = 140 // crosses the 64- and 128-key buckets
 	s, err := g.NewSession(n)
 	if err != nil {
