@@ -5,9 +5,7 @@
 // on the device, writes the token into the device counters and ends the
 // step there (memra_counters, see common.cuh). Two passes keep it deterministic
 // and wide: argmax_partial gives each block a fixed chunk of 8192 logits, and
-// the block that finishes last reduces the partials in a fixed tree
-// (memra_argmax_finish), so that the step's end costs no launch of its own:
-// a graph node is ~1.2 us even with nothing to do (docs/perf.md step 136).
+// argmax_final (one block) reduces the partials in a fixed tree.
 // Order: larger value wins; equal values -> lower index wins; NaN never wins
 // (an all-NaN vector yields MEMRA_NO_TOKEN, and 0 in the counters: see
 // memra_end_step). Both kernels derive the partial count from n, so they
@@ -60,52 +58,9 @@ __device__ __forceinline__ void memra_argmax_put(float* part_val, int* part_idx,
     }
 }
 
-// The partials' winner and the end of the step: out[0] gets the token
-// (MEMRA_NO_TOKEN when every logit is NaN) and ctr, when not null, the
-// end of a device-counter step (memra_end_step). One block runs it, the
-// partials written by the blocks of its own grid (read from the L2).
-__device__ __forceinline__ void memra_argmax_finish(int* out, int* ctr, const float* part_val, const int* part_idx, int n) {
-    const int parts = memra_argmax_parts(n);
-    float bv = -INFINITY;
-    int bi = 0x7fffffff;
-    for (int p = threadIdx.x; p < parts; p += MEMRA_ARGMAX_THREADS) {
-        const float v = __ldcg(part_val + p);
-        const int i = __ldcg(part_idx + p);
-        if (memra_better(v, i, bv, bi)) {
-            bv = v;
-            bi = i;
-        }
-    }
-    memra_argmax_block(&bv, &bi);
-    if (threadIdx.x == 0) {
-        memra_end_step(out, ctr, (bi == 0x7fffffff) ? MEMRA_NO_TOKEN : bi);
-    }
-}
-
-// memra_argmax_put, then, where out is not null, memra_argmax_finish by the
-// block that finishes last (counted in done, which it sets back to 0 for
-// the next launch).
-__device__ __forceinline__ void memra_argmax_put_last(float* part_val, int* part_idx, float v, int i, int* out, int* ctr, int* done, int n) {
-    memra_argmax_put(part_val, part_idx, v, i);
-    if (!out) return;
-    __shared__ int last;
-    if (threadIdx.x == 0) {
-        __threadfence(); // the partial visible before the count
-        last = atomicAdd(done, 1) == (int)gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    memra_argmax_finish(out, ctr, part_val, part_idx, n);
-    if (threadIdx.x == 0) *done = 0;
-}
-
-// part_val: [(n+8191)/8192] f32; part_idx: same, int32; logits: [n] f32;
-// out: null (the partials only), or [1] int32 that gets the token, with
-// ctr (null or one memra_counters) the end of a device-counter step and
-// done ([1] int32, zero before and after) the blocks' count.
+// part_val: [(n+8191)/8192] f32; part_idx: same, int32; logits: [n] f32
 extern "C" __global__ void __launch_bounds__(MEMRA_ARGMAX_THREADS)
-argmax_partial(float* part_val, int* part_idx, int* out, int* ctr, int* done, const float* logits, int n) {
+argmax_partial(float* part_val, int* part_idx, const float* logits, int n) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     const int start = blockIdx.x * MEMRA_ARGMAX_CHUNK;
@@ -119,5 +74,29 @@ argmax_partial(float* part_val, int* part_idx, int* out, int* ctr, int* done, co
             bi = i;
         }
     }
-    memra_argmax_put_last(part_val, part_idx, bv, bi, out, ctr, done, n);
+    memra_argmax_put(part_val, part_idx, bv, bi);
+}
+
+// out: [1] int32 (the token read back by the host, MEMRA_NO_TOKEN when every
+// logit is NaN); ctr: null or one
+// memra_counters, which then gets token = the winner and pos, t_kv and step
+// one higher (the end of a device-counter step: one launch fewer than a
+// kernel of its own); part_*: from argmax_partial with the same n
+extern "C" __global__ void __launch_bounds__(MEMRA_ARGMAX_THREADS)
+argmax_final(int* out, int* ctr, const float* part_val, const int* part_idx, int n) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    const int parts = memra_argmax_parts(n);
+    float bv = -INFINITY;
+    int bi = 0x7fffffff;
+    for (int p = threadIdx.x; p < parts; p += MEMRA_ARGMAX_THREADS) {
+        if (memra_better(part_val[p], part_idx[p], bv, bi)) {
+            bv = part_val[p];
+            bi = part_idx[p];
+        }
+    }
+    memra_argmax_block(&bv, &bi);
+    if (threadIdx.x == 0) {
+        memra_end_step(out, ctr, (bi == 0x7fffffff) ? MEMRA_NO_TOKEN : bi);
+    }
 }

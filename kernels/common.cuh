@@ -34,7 +34,7 @@
 #define MEMRA_TOPK_THREADS 1024   // top-k: one block sorts a slice
 #define MEMRA_TOPK_SLICE 4096     // (value, id) pairs a top-k block sorts
 #define MEMRA_TOPK_MAX 64         // survivors a top-k block keeps: the largest k served
-#define MEMRA_DRAW_THREADS 32     // the draw (draw.cu): one warp, the exps a lane each
+#define MEMRA_DRAW_THREADS 32     // sample_draw: one warp, the exps a lane each
 #define MEMRA_PENALTY_THREADS 256 // repeat_penalty: one block over the window
 #define MEMRA_PENALTY_MAX_WINDOW 4096 // the longest repetition window the device keeps
 #define MEMRA_Q8_LANE_PAIRS 64    // matvec_q8_0_wide: a row's scales in the order of its 64 lane pairs (matvec.cu)
@@ -48,7 +48,7 @@
 
 // Device counters of the device-counter decode path (DecodeStepDC and the
 // captured graphs). One struct of int32 in device memory, byte offsets:
-//   0 token  the input token of the next step (memra_end_step writes it)
+//   0 token  the input token of the next step (argmax_final writes it)
 //   4 pos    the position of that token = its KV cache slot = its rope position
 //   8 t_kv   keys visible to attention during the step (= pos + 1)
 //  12 step   steps taken since counters_set (diagnostics)
@@ -66,7 +66,7 @@ __device__ __forceinline__ int memra_load_or(int v, const int* dv) {
     return dv ? *dv : v;
 }
 
-// The end of a device-counter step (argmax's last block, the draw): out[0] and
+// The end of a device-counter step (argmax_final, sample_draw): out[0] and
 // the counters' token get the picked token, and pos, t_kv and step move on
 // by one. ctr may be null (the picked token only). A step with no token to
 // pick (every logit NaN: weights or activations that are not finite) passes

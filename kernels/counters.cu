@@ -6,10 +6,9 @@
 // step}, int32 at byte offsets 0, 4, 8, 12) and are advanced on the device
 // at the end of each step. Kernels read them through their
 // `v, const int* dv` parameter pairs. During a step t_kv = pos + 1 (the keys
-// include the token being decoded). The last block of argmax_partial
-// (argmax.cu) or of logits_screen_verify, or the draw (draw.cu), ends each
+// include the token being decoded). argmax_final (argmax.cu) ends each
 // device-counter step: it writes the token and moves pos, t_kv and step by
-// one (memra_end_step). counters_set starts the counters (prime).
+// one. counters_set starts the counters (prime).
 #include "common.cuh"
 
 // ctr: one memra_counters (16 bytes)

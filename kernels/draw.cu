@@ -2,7 +2,7 @@
 //
 // Why it looks like this: when the host draws, every sampled step waits for
 // its top k to come back before the next step can be queued. Drawn here, the
-// token goes into the device counters as argmax's does, and sampled
+// token goes into the device counters as argmax_final's does, and sampled
 // generation runs graph replays back to back with 4 bytes read back per
 // token, as greedy generation does. The host must still pick the same token
 // (engine/sample: Sampler.SampleTop, the path without the device draw), so
@@ -13,8 +13,6 @@
 // product that feeds an addition is an explicit fma, so contraction cannot
 // differ. The random
 // number is draw `index` of splitmix64's stream for `seed` (sample.Uniform).
-// It has no launch of its own: the launch that selects the top k runs it
-// (topk_select's last pass, logits_screen_top's last block).
 #include "common.cuh"
 
 // The sampling parameters, in device memory (engine/gpu writes them before
@@ -78,25 +76,24 @@ __device__ __forceinline__ double memra_draw_sum(const double* w, int n) {
     return s;
 }
 
-// The draw, by the block's first warp (threads 0..31, all of them), at the
-// end of the launch that wrote top (topk_select's last pass, or
-// logits_screen_top's last block, after a barrier): a launch of its own
-// cost a graph node, ~1.2 us with this little to do (docs/perf.md step
-// 137). out: [1] int32, the token (MEMRA_NO_TOKEN when every logit is NaN,
-// where the host's Sample fails); ctr: null or one memra_counters, which
-// then gets token = out[0] (0 for MEMRA_NO_TOKEN) and pos, t_kv, step + 1
-// (memra_end_step, as argmax's); top: [MEMRA_TOPK_MAX] f32 values then
-// [MEMRA_TOPK_MAX] int32 ids, best first; p: one memra_draw, whose index
-// is advanced; trace: null, or [2 + MEMRA_TOPK_MAX] f64 that gets the
-// random number, the candidates kept and their final probabilities (what
-// the host's Filter returns), for the tests to compare bit for bit.
-__device__ __forceinline__ void memra_draw_pick(int* out, int* ctr, const float* top, memra_draw* p, double* trace) {
-    static_assert(MEMRA_DRAW_THREADS == 32, "one warp draws");
+// out: [1] int32, the token (MEMRA_NO_TOKEN when every logit is NaN, where
+// the host's Sample fails); ctr: null or one memra_counters, which then gets
+// token = out[0] (0 for MEMRA_NO_TOKEN) and pos, t_kv, step + 1
+// (argmax_final's end of a device-counter step); top: [MEMRA_TOPK_MAX] f32
+// values then [MEMRA_TOPK_MAX] int32 ids, best first (topk_select's last
+// pass); p: one memra_draw, whose index is advanced; trace: null, or
+// [2 + MEMRA_TOPK_MAX] f64 that gets the random number, the candidates kept
+// and their final probabilities (what the host's Filter returns), for the
+// tests to compare bit for bit.
+extern "C" __global__ void __launch_bounds__(MEMRA_DRAW_THREADS)
+sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
     __shared__ double w[MEMRA_TOPK_MAX];
     __shared__ double sum;
     __shared__ int n;
     const int* ids = reinterpret_cast<const int*>(top + MEMRA_TOPK_MAX);
-    const int lane = threadIdx.x & 31;
+    const int lane = threadIdx.x;
     // The candidates: the top k up to the first NaN (topk_select sorts NaNs
     // after every number, and the host drops them). None: every logit is
     // NaN. The warp looks at 32 at a time; the ballot is the same in every lane.

@@ -13,9 +13,8 @@
 // loads kw*32 + lane + j*128 in order through memra_mv_dot, each warp's
 // butterfly, then warps kw = 0..3 added to 0 in order (memra_mv_rows with
 // KW = 4). The candidates' best by argmax_partial's order (larger value,
-// then lower index; NaN never wins) goes to its partials, which the last
-// block reduces as argmax_partial's does: the token is the full logits'
-// argmax.
+// then lower index; NaN never wins) goes to its partials, which
+// argmax_final reduces as before: the token is the full logits' argmax.
 // Bounds are rounded outward (__fadd_ru, __fsub_rd, __fmul_ru); a row
 // whose bound is not finite (an input or weight that is not, a sum that
 // overflowed) is a candidate that raises no lower bound.
@@ -253,8 +252,7 @@ __device__ __forceinline__ float memra_screen_exact(const void* W, long long r, 
 // to 0 for the next launch. The keys are topk_select's and no two alike,
 // so the blocks' timing moves pairs in the list but changes no choice.
 template <int R>
-__device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, int* done, unsigned int mine, const float (&v)[R], int* out,
-                                                       int* ctr, memra_draw* draw) {
+__device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, int* done, unsigned int mine, const float (&v)[R]) {
     constexpr int K = MEMRA_TOPK_MAX, T = MEMRA_MV_THREADS;
     float* list_v = list;
     int* list_i = reinterpret_cast<int*>(list + (long long)gridDim.x * K);
@@ -338,10 +336,6 @@ __device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, 
         reinterpret_cast<int*>(top + K)[rank] = rank < held ? ki[threadIdx.x] : -1;
     }
     if (threadIdx.x == 0) done[0] = done[1] = 0;
-    if (draw) {
-        __syncthreads(); // the top k's stores seen by the drawing warp
-        if (threadIdx.x < 32) memra_draw_pick(out, ctr, top, draw, nullptr);
-    }
 }
 
 // Each warp takes its 32 threads' rows j at a time (j = 0..31); their
@@ -353,8 +347,7 @@ __device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, 
 // largest of the chunks' lower bounds in lim, and the candidates' argmax
 // goes to the partials.
 template <int KIND, bool TOP>
-__device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, int* out, int* ctr, memra_draw* draw, float* exact, float* top,
-                                                    float* list, int* done,
+__device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_idx, float* exact, float* top, float* list, int* done,
                                                     const float* a, const float* c, const float* lim, const void* W, const float* x,
                                                     const float* norm_w, int xnorm, float eps, int n, int cols) {
     constexpr int R = (TOP ? MEMRA_SCREEN_TOP_CHUNK : MEMRA_ARGMAX_CHUNK) / MEMRA_MV_THREADS;
@@ -417,58 +410,53 @@ __device__ __forceinline__ void memra_screen_verify(float* part_val, int* part_i
         float v[R];
 #pragma unroll
         for (int j = 0; j < R; j++) v[j] = sums[j * MEMRA_MV_THREADS + threadIdx.x];
-        memra_screen_top_merge<R>(top, list, done, mine, v, out, ctr, draw);
+        memra_screen_top_merge<R>(top, list, done, mine, v);
     } else {
-        memra_argmax_put_last(part_val, part_idx, bv, bi, out, ctr, done, n);
+        memra_argmax_put(part_val, part_idx, bv, bi);
     }
 }
 
-// part_val, part_idx, out, ctr, done: argmax_partial's (the candidates'
-// argmax a chunk, then the token and the step's end by the last block);
-// exact: null, or [n] f32 that gets each candidate's logit (the tests');
-// part_lo: logits_screen_bound's; W: [n][cols] bf16 or f16, the logits
-// matrix; cols % 32 == 0, W and x 16-byte aligned (the 16-byte path).
+// part_val, part_idx: argmax_partial's, for argmax_final; exact: null, or
+// [n] f32 that gets each candidate's logit (the tests'); part_lo:
+// logits_screen_bound's; W: [n][cols] bf16 or f16, the logits matrix;
+// cols % 32 == 0, W and x 16-byte aligned (the 16-byte path).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_verify_bf16(float* part_val, int* part_idx, int* out, int* ctr, int* done, float* exact, const float* a, const float* c,
-                          const float* part_lo, const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
+logits_screen_verify_bf16(float* part_val, int* part_idx, float* exact, const float* a, const float* c, const float* part_lo,
+                          const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_BF16, false>(part_val, part_idx, out, ctr, nullptr, exact, nullptr, nullptr, done, a, c, part_lo, W, x, norm_w, xnorm,
-                                              eps, n, cols);
+    memra_screen_verify<MEMRA_MV_BF16, false>(part_val, part_idx, exact, nullptr, nullptr, nullptr, a, c, part_lo, W, x, norm_w, xnorm, eps, n,
+                                              cols);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_verify_f16(float* part_val, int* part_idx, int* out, int* ctr, int* done, float* exact, const float* a, const float* c,
-                         const float* part_lo, const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
+logits_screen_verify_f16(float* part_val, int* part_idx, float* exact, const float* a, const float* c, const float* part_lo,
+                         const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_F16, false>(part_val, part_idx, out, ctr, nullptr, exact, nullptr, nullptr, done, a, c, part_lo, W, x, norm_w, xnorm,
-                                             eps, n, cols);
+    memra_screen_verify<MEMRA_MV_F16, false>(part_val, part_idx, exact, nullptr, nullptr, nullptr, a, c, part_lo, W, x, norm_w, xnorm, eps, n,
+                                             cols);
 }
 
 // top: [k] f32 values, then [k] int32 ids: the full logits' top k =
-// MEMRA_TOPK_MAX, as topk_select over them writes it; out, ctr, draw: when
-// draw is not null, the last block's first warp draws the step's token
-// from top as topk_select's last pass would; list: [blocks*k]
+// MEMRA_TOPK_MAX, as topk_select over them writes it; list: [blocks*k]
 // f32, then [blocks*k] int32 (blocks = gridDim.x), the blocks' best; done:
 // [2] int32, zero before the launch and after it; exact: null, or [n] f32
 // that gets each row's exact logit where its upper bound reaches the
 // threshold, else -Inf (the tests'); part_top: logits_screen_bound's, whose
 // k-th largest is the threshold.
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_top_bf16(float* top, int* out, int* ctr, memra_draw* draw, float* list, int* done, float* exact, const float* a, const float* c,
-                       const float* part_top, const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
+logits_screen_top_bf16(float* top, float* list, int* done, float* exact, const float* a, const float* c, const float* part_top, const void* W,
+                       const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, out, ctr, draw, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n,
-                                             cols);
+    memra_screen_verify<MEMRA_MV_BF16, true>(nullptr, nullptr, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
-logits_screen_top_f16(float* top, int* out, int* ctr, memra_draw* draw, float* list, int* done, float* exact, const float* a, const float* c,
-                      const float* part_top, const void* W, const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
+logits_screen_top_f16(float* top, float* list, int* done, float* exact, const float* a, const float* c, const float* part_top, const void* W,
+                      const float* x, const float* norm_w, int xnorm, float eps, int n, int cols) {
     memra_grid_wait();
     memra_grid_launch_dependents();
-    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, out, ctr, draw, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n,
-                                            cols);
+    memra_screen_verify<MEMRA_MV_F16, true>(nullptr, nullptr, exact, top, list, done, a, c, part_top, W, x, norm_w, xnorm, eps, n, cols);
 }

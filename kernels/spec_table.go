@@ -48,11 +48,10 @@ func blocksFor(n string, per int) string { return fmt.Sprintf("(%s+%d)/%d", n, p
 // sampled step's top k). The verify's blocks are argmax chunks, the top's
 // ScreenTopChunk rows.
 func screenKernel(kind, typ, doc string) Kernel {
-	out := []Param{param("part_val", Ptr), param("part_idx", Ptr), param("out", Ptr), param("ctr", Ptr), param("done", Ptr), param("exact", Ptr)}
+	out := []Param{param("part_val", Ptr), param("part_idx", Ptr), param("exact", Ptr)}
 	lim, chunk := param("part_lo", Ptr), ArgmaxChunk
 	if kind == "top" {
-		out = []Param{param("top", Ptr), param("out", Ptr), param("ctr", Ptr), param("draw", Ptr), param("list", Ptr), param("done", Ptr), param("exact", Ptr)}
-		lim, chunk = param("part_top", Ptr), ScreenTopChunk
+		out, lim, chunk = []Param{param("top", Ptr), param("list", Ptr), param("done", Ptr), param("exact", Ptr)}, param("part_top", Ptr), ScreenTopChunk
 	}
 	return Kernel{
 		Name: "logits_screen_" + kind + "_" + typ, File: "logits_screen.cu", Doc: doc,
@@ -69,11 +68,7 @@ const (
 	TopKMax   = 64
 )
 
-// drawDoc is what the draw (draw.cu's memra_draw_pick, run by the launch
-// that selects the top k) does.
-const drawDoc = "draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step (trace, when not 0, gets the random number and the kept probabilities)"
-
-// The sampling parameters the draw reads (struct memra_draw, draw.cu):
+// The sampling parameters sample_draw reads (struct memra_draw, draw.cu):
 // DrawParamsBytes in device memory, fields at these byte offsets. Seed and
 // Index are uint64, K int32, the rest float32.
 const (
@@ -150,7 +145,7 @@ var attnHeadDims = []int{64, 128, 256}
 // int32 {token, pos, t_kv, step} at byte offsets 0, 4, 8, 12.
 const CountersBytes = 16
 
-// NoToken is what the argmax and the draw write as the step's token
+// NoToken is what argmax_final and sample_draw write as the step's token
 // (out[0], the 4 bytes read back) when every logit is NaN; the counters'
 // token then gets 0 (MEMRA_NO_TOKEN, common.cuh's memra_end_step).
 const NoToken = -1
@@ -942,9 +937,15 @@ func Spec() []Kernel {
 		},
 		Kernel{
 			Name: "argmax_partial", File: "argmax.cu",
-			Doc:    fmt.Sprintf("per %d-logit chunk: the largest value and its lowest index; when out != 0, the last block (counted in done, which it zeroes) reduces them to out[0] (NoToken when every logit is NaN) and, when ctr != 0, ends the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1", ArgmaxChunk),
-			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("out", Ptr), param("ctr", Ptr), param("done", Ptr), param("logits", Ptr), param("n", I32)},
+			Doc:    fmt.Sprintf("per %d-logit chunk: the largest value and its lowest index", ArgmaxChunk),
+			Params: []Param{param("part_val", Ptr), param("part_idx", Ptr), param("logits", Ptr), param("n", I32)},
 			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one},
+		},
+		Kernel{
+			Name: "argmax_final", File: "argmax.cu",
+			Doc:    "reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1",
+			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("part_val", Ptr), param("part_idx", Ptr), param("n", I32)},
+			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
 			Name: "logits_screen_bound", File: "logits_screen.cu",
@@ -953,15 +954,21 @@ func Spec() []Kernel {
 				param("eps", F32), param("n", I32), param("cols", I32)},
 			Block: [3]int{mvThreads, 1, 1}, Grid: [3]string{blocksFor("n", ArgmaxChunk), one, one}, Shared: "xnorm * cols * 4",
 		},
-		screenKernel("verify", "bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, their argmax into argmax_partial's partials (each candidate's logit into exact when not null), and the token and the step's end as argmax_partial's last block ends it"),
+		screenKernel("verify", "bf16", "per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null)"),
 		screenKernel("verify", "f16", "logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums)"),
-		screenKernel("top", "bf16", "the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null); when draw != 0, the last block then draws: "+drawDoc),
+		screenKernel("top", "bf16", "the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null)"),
 		screenKernel("top", "f16", "logits_screen_top_bf16 for an f16 logits matrix"),
 		Kernel{
 			Name: "topk_select", File: "topk.cu",
-			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i; when draw != 0 (the last pass, one block), then " + drawDoc,
-			Params: []Param{param("out_v", Ptr), param("out_i", Ptr), param("in_v", Ptr), param("in_i", Ptr), param("n", I32), param("out", Ptr), param("ctr", Ptr), param("draw", Ptr), param("trace", Ptr)},
+			Doc:    "per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i",
+			Params: []Param{param("out_v", Ptr), param("out_i", Ptr), param("in_v", Ptr), param("in_i", Ptr), param("n", I32)},
 			Block:  [3]int{topkThreads, 1, 1}, Grid: [3]string{blocksFor("n", TopKSlice), one, one},
+		},
+		Kernel{
+			Name: "sample_draw", File: "draw.cu",
+			Doc:    "draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step",
+			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("top", Ptr), param("p", Ptr), param("trace", Ptr)},
+			Block:  [3]int{drawThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
 			Name: "repeat_penalty", File: "penalty.cu",

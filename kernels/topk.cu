@@ -104,12 +104,9 @@ __device__ __forceinline__ unsigned long long memra_topk_boundary(const unsigned
 
 // out_v, out_i: [gridDim.x][MEMRA_TOPK_MAX] f32, int32: each slice's best in
 // order (value 0, id -1 past the slice's end); in_v: [n] f32; in_i: [n]
-// int32 ids, or null for ids 0..n-1 (the logits themselves). draw: null,
-// or (the last pass, one block, out_i = out_v + MEMRA_TOPK_MAX) one
-// memra_draw, and the block's first warp then draws from the answer
-// (memra_draw_pick's out, ctr, p and trace).
+// int32 ids, or null for ids 0..n-1 (the logits themselves).
 extern "C" __global__ void __launch_bounds__(MEMRA_TOPK_THREADS)
-topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n, int* out, int* ctr, memra_draw* draw, double* trace) {
+topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     constexpr int PER = MEMRA_TOPK_SLICE / MEMRA_TOPK_THREADS;
@@ -152,9 +149,5 @@ topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n,
         const bool empty = ki[threadIdx.x] < 0;
         out_v[blockIdx.x * MEMRA_TOPK_MAX + rank] = empty ? 0.0f : kv[threadIdx.x];
         out_i[blockIdx.x * MEMRA_TOPK_MAX + rank] = empty ? -1 : ki[threadIdx.x];
-    }
-    if (draw && gridDim.x == 1) { // one block's answer, or every block would draw
-        __syncthreads(); // the answer's stores seen by the drawing warp
-        if (threadIdx.x < 32) memra_draw_pick(out, ctr, out_v, draw, trace);
     }
 }

@@ -333,30 +333,7 @@ func BenchmarkGPUGraphReadback(b *testing.B) {
 	e, k, _ := benchEngine(b)
 	const n = 16
 	x := randomDevice(b, e, 3*256*4, 7)
-	var g cuda.GraphExec
-	err := e.Do(func() error {
-		if err := e.BeginCapture(); err != nil {
-			return err
-		}
-		var lerr error
-		for range n {
-			if lerr = k.SwiGLU(x, x.Add(1024), x.Add(2048), 256); lerr != nil {
-				break
-			}
-		}
-		graph, err := e.EndCapture()
-		if err == nil {
-			defer e.DestroyGraph(graph)
-		}
-		if lerr != nil || err != nil {
-			return errors.Join(lerr, err)
-		}
-		g, err = e.Instantiate(graph)
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := captureChain(b, e, n, func(int) error { return k.SwiGLU(x, x.Add(1024), x.Add(2048), 256) })
 	defer e.DestroyGraphExec(g)
 	pinned, err := e.HostAlloc(8)
 	if err != nil {
@@ -393,6 +370,17 @@ func BenchmarkGPUGraphReadback(b *testing.B) {
 // bytes > 0, the bytes each node moves).
 func graphChain(b *testing.B, e *cuda.Engine, n, bytes int, launch func(i int) error) {
 	b.Helper()
+	x := captureChain(b, e, n, launch)
+	defer e.DestroyGraphExec(x)
+	if bytes > 0 {
+		b.SetBytes(int64(n * bytes))
+	}
+	timeOps(b, e, func() error { return e.GraphLaunch(x) }, n, "µs/node")
+}
+
+// captureChain captures launch(0..n-1) as one graph and instantiates it.
+func captureChain(b *testing.B, e *cuda.Engine, n int, launch func(i int) error) cuda.GraphExec {
+	b.Helper()
 	var x cuda.GraphExec
 	err := e.Do(func() error {
 		if err := e.BeginCapture(); err != nil {
@@ -417,11 +405,7 @@ func graphChain(b *testing.B, e *cuda.Engine, n, bytes int, launch func(i int) e
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.DestroyGraphExec(x)
-	if bytes > 0 {
-		b.SetBytes(int64(n * bytes))
-	}
-	timeOps(b, e, func() error { return e.GraphLaunch(x) }, n, "µs/node")
+	return x
 }
 
 // benchMatrix uploads a rows × cols matrix of type typ in its device layout

@@ -38,7 +38,6 @@ type scratch struct {
 	// head
 	logits           cuda.DevPtr // [n_vocab] f32
 	amaxVal, amaxIdx cuda.DevPtr // argmax partials
-	amaxDone         cuda.DevPtr // [1] int32: the argmax blocks finished, zero between launches
 	screenA          cuda.DevPtr // [n_vocab] the logits' 8-bit copy's products (screen.go)
 	screenLo         cuda.DevPtr // [argmax parts] each chunk's largest lower bound
 	screenTop        cuda.DevPtr // [argmax parts][m ≤ TopKMax] each chunk's m largest, for the top k
@@ -290,7 +289,6 @@ func (g *Model) cacheBufs(cc *Cache) []cacheBuf {
 	parts := argmaxParts(c.NVocab)
 	add(&s.amaxVal, f(parts), bufScratch)
 	add(&s.amaxIdx, f(parts), bufScratch)
-	add(&s.amaxDone, 4, bufScratch)
 	if g.scr.on() {
 		add(&s.screenA, f(c.NVocab), bufScratch)
 		add(&s.screenLo, f(parts), bufScratch)
@@ -367,11 +365,8 @@ func (cc *Cache) Reset() error {
 		if err := e.MemsetD32Async(cc.s.ctr, 0, kernels.CountersBytes/4); err != nil {
 			return err
 		}
-		// The argmax's and the top kernel's last blocks leave their counts
-		// zero for the next launch; a new cache starts them so.
-		if err := e.MemsetD32Async(cc.s.amaxDone, 0, 1); err != nil {
-			return err
-		}
+		// The top kernel's last block leaves these zero for the next; a
+		// new cache starts them so.
 		if cc.s.screenDone != 0 {
 			if err := e.MemsetD32Async(cc.s.screenDone, 0, 2); err != nil {
 				return err

@@ -114,7 +114,7 @@ type GraphDecodeState struct {
 // graphKey keys a GraphDecodeState's graphs.
 type graphKey struct {
 	b       Bucket
-	draw    bool // ends with the top k and its draw instead of argmax
+	draw    bool // ends with the top-k and sample_draw instead of argmax
 	penalty bool // repeat_penalty on the logits first
 }
 
@@ -479,7 +479,7 @@ func (g *Model) checkContinue(gs *GraphDecodeState, n int) error {
 }
 
 // queueToken queues the read-back of the last step's token (4 bytes, the
-// out[0] of the argmax or the draw, which the counters' token equals
+// out[0] of argmax_final or sample_draw, which the counters' token equals
 // but for kernels.NoToken) as token i: into pinned slot i%2, with event i%2
 // recorded behind it.
 func (g *Model) queueToken(cc *Cache, i int) error {

@@ -1595,7 +1595,7 @@ func TestGPUKernelElementwise(t *testing.T) {
 	}
 }
 
-// TestGPUKernelArgmax checks argmax_partial, its last block's token too, against
+// TestGPUKernelArgmax checks argmax_partial + argmax_final against
 // sample.Argmax (exact: a comparison, no arithmetic) at the vocabulary size of
 // qwen35 (248320 = 30 chunks of 8192 and a partial one) and small sizes, with
 // ties in different chunks, in one thread's stride and in neighbouring
@@ -1666,27 +1666,17 @@ func TestGPUKernelArgmax(t *testing.T) {
 			if tc.name == "all-nan" {
 				wantOut = kernels.NoToken
 			}
-			done := v.alloc(t, 4)
-			ktPut(t, v, done, []int32{0})
-			// The partials alone (out null), then the token by the last
-			// block, without and with the counters.
-			for _, mode := range []string{"partials", "token", "token+ctr"} {
-				useCtr := mode == "token+ctr"
+			for _, useCtr := range []bool{false, true} {
 				v.poison(t, dval, parts+guard, ktNaN)
 				v.poison(t, didx, parts+guard, ktNaN)
 				v.poison(t, dout, 4, ktNaN)
 				ktSetCounters(t, v, ctr, -5, 10, 11, 3)
-				dout0, dctr := dout, cuda.DevPtr(0)
-				if mode == "partials" {
-					dout0 = 0
-				}
+				ktMust(t, v.k.ArgMaxPartial(dval, didx, dx, int32(tc.n)))
+				dctr := cuda.DevPtr(0)
 				if useCtr {
 					dctr = ctr
 				}
-				ktMust(t, v.k.ArgMaxPartial(dval, didx, dout0, dctr, done, dx, int32(tc.n)))
-				if d := ktGet[int32](t, v, done, 1)[0]; d != 0 {
-					t.Fatalf("%s: done %d after the launch, want 0", mode, d)
-				}
+				ktMust(t, v.k.ArgMaxFinal(dout, dctr, dval, didx, int32(tc.n)))
 				vals := ktGet[float32](t, v, dval, parts+guard)
 				idxs := ktGet[int32](t, v, didx, parts+guard)
 				ktCheckPoison(t, "part_val guard", vals[parts:], ktNaN)
@@ -1703,12 +1693,8 @@ func TestGPUKernelArgmax(t *testing.T) {
 					}
 				}
 				out := ktGet[int32](t, v, dout, 4)
-				if mode == "partials" {
-					if uint32(out[0]) != ktNaN {
-						t.Fatalf("partials only: out[0] written: %d", out[0])
-					}
-				} else if out[0] != wantOut {
-					t.Fatalf("%s: argmax %d, want %d", mode, out[0], wantOut)
+				if out[0] != wantOut {
+					t.Fatalf("ctr %v: argmax %d, want %d", useCtr, out[0], wantOut)
 				}
 				for j := 1; j < 4; j++ {
 					if uint32(out[j]) != ktNaN {
@@ -1721,7 +1707,7 @@ func TestGPUKernelArgmax(t *testing.T) {
 					wc = [4]int32{want, 11, 12, 4}
 				}
 				if c[kernels.CounterToken/4] != wc[0] || c[kernels.CounterPos/4] != wc[1] || c[kernels.CounterTKV/4] != wc[2] || c[kernels.CounterStep/4] != wc[3] {
-					t.Fatalf("%s: counters %v, want token %d pos %d t_kv %d step %d", mode, c, wc[0], wc[1], wc[2], wc[3])
+					t.Fatalf("ctr %v: counters %v, want token %d pos %d t_kv %d step %d", useCtr, c, wc[0], wc[1], wc[2], wc[3])
 				}
 			}
 		})
@@ -1799,7 +1785,7 @@ func TestGPUKernelTopK(t *testing.T) {
 			top := v.alloc(t, 2*K*4)
 			v.poison(t, scratch, 2*2*pairs+guard, ktNaN)
 			v.poison(t, top, 2*K, ktNaN)
-			ktMust(t, topK(v.k, top, scratch, dx, tc.n, drawArgs{}))
+			ktMust(t, topK(v.k, top, scratch, dx, tc.n))
 			got := ktGet[float32](t, v, top, K)
 			gotIDs := ktGet[int32](t, v, top.Add(4*K), K)
 			ktCheckPoison(t, "scratch guard", ktGet[float32](t, v, scratch.Add(uint64(2*2*pairs)*4), guard), ktNaN)
@@ -1820,7 +1806,7 @@ func TestGPUKernelTopK(t *testing.T) {
 }
 
 // TestGPUKernelCounters checks counters_set (token, pos, t_kv as given,
-// step 0) at the byte offsets kernels.Counter* name (the argmax's advance
+// step 0) at the byte offsets kernels.Counter* name (argmax_final's advance
 // is in TestGPUKernelArgmax).
 func TestGPUKernelCounters(t *testing.T) {
 	v := ktGPU(t)
@@ -1922,11 +1908,9 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 	}
 }
 
-// TestGPUKernelSampleDraw: the draw at the end of topk_select's last pass
-// (one block over 3,000 logits) picks the token the host sampler picks
-// (sample.Sampler.SampleTop, same options and seed) from the same top k,
-// which must be the host's, draw after draw, and its trace shows why bit
-// for bit: the random
+// TestGPUKernelSampleDraw: sample_draw picks the token the host sampler
+// picks (sample.Sampler.SampleTop, same options and seed) from the same top
+// k, draw after draw, and its trace shows why bit for bit: the random
 // number is sample.Uniform's and the candidates kept and their
 // probabilities are sample.Filter's on the whole logits, every float64
 // equal. Logits: uniform, with ties, NaNs inside the top k under a finite
@@ -1935,7 +1919,7 @@ func TestGPUKernelAttnPrep(t *testing.T) {
 // model.ErrNaNLogits, neither drawing) at some steps; the options range over
 // the filters, and a temperature of 0.001 sends finite differences below
 // exp's range. The kernel must also advance its draw index and end the
-// device-counter step as the argmax does.
+// device-counter step as argmax_final does.
 func TestGPUKernelSampleDraw(t *testing.T) {
 	v := ktGPU(t)
 	const K, steps = kernels.TopKMax, 120
@@ -1959,7 +1943,6 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 		out := v.alloc(t, 4)
 		top := v.alloc(t, 2*K*4)
 		trace := v.alloc(t, (2+K)*8)
-		dx := v.alloc(t, 3000*4)
 		var last int32
 		spread, zeros, draws := 0, 0, 0
 		seen := map[int32]bool{}
@@ -1990,15 +1973,10 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 				}
 			}
 			ids, vals := ktTopK(x, K)
-			ktPut(t, v, dx, x)
+			ktPut(t, v, top, vals)
+			ktPut(t, v, top.Add(4*K), ids)
 			want, err := host.SampleTop(ids[:o.TopK], vals[:o.TopK])
-			ktMust(t, v.k.TopKSelect(top, top.Add(4*K), dx, 0, int32(len(x)), out, ctr, params, trace))
-			gotV, gotI := ktGet[float32](t, v, top, K), ktGet[int32](t, v, top.Add(4*K), K)
-			for j := range K {
-				if gotI[j] != ids[j] || math.Float32bits(gotV[j]) != math.Float32bits(vals[j]) {
-					t.Fatalf("case %d step %d: top rank %d (%d, %v), the host's (%d, %v)", ci, step, j, gotI[j], gotV[j], ids[j], vals[j])
-				}
-			}
+			ktMust(t, v.k.SampleDraw(out, ctr, top, params, trace))
 			got := ktGet[int32](t, v, out, 1)[0]
 			if step%10 == 1 {
 				tok := ktGet[int32](t, v, ctr, 1)[0]

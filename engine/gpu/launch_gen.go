@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "5e7d3c20c530e18e14b04e68ef2c8f3fa6aede835ed2904ce00ad9b5cc855af7"
+const specHash = "ec3f6337aed1f5c38a2b98faf48f9c2e4a8767520c963cafdff25fe7e7015a07"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -148,12 +148,14 @@ type Kernels struct {
 	kAdd                       kernelSlot // add
 	kSigmoidMul                kernelSlot // sigmoid_mul
 	kArgMaxPartial             kernelSlot // argmax_partial
+	kArgMaxFinal               kernelSlot // argmax_final
 	kLogitsScreenBound         kernelSlot // logits_screen_bound
 	kLogitsScreenVerifyBF16    kernelSlot // logits_screen_verify_bf16
 	kLogitsScreenVerifyF16     kernelSlot // logits_screen_verify_f16
 	kLogitsScreenTopBF16       kernelSlot // logits_screen_top_bf16
 	kLogitsScreenTopF16        kernelSlot // logits_screen_top_f16
 	kTopKSelect                kernelSlot // topk_select
+	kSampleDraw                kernelSlot // sample_draw
 	kRepeatPenalty             kernelSlot // repeat_penalty
 	kCountersSet               kernelSlot // counters_set
 }
@@ -297,13 +299,15 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"swiglu", "elementwise.cu", 4, &ks.kSwiGLU},
 		{"add", "elementwise.cu", 3, &ks.kAdd},
 		{"sigmoid_mul", "elementwise.cu", 5, &ks.kSigmoidMul},
-		{"argmax_partial", "argmax.cu", 7, &ks.kArgMaxPartial},
+		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
+		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
 		{"logits_screen_bound", "logits_screen.cu", 10, &ks.kLogitsScreenBound},
-		{"logits_screen_verify_bf16", "logits_screen.cu", 16, &ks.kLogitsScreenVerifyBF16},
-		{"logits_screen_verify_f16", "logits_screen.cu", 16, &ks.kLogitsScreenVerifyF16},
-		{"logits_screen_top_bf16", "logits_screen.cu", 17, &ks.kLogitsScreenTopBF16},
-		{"logits_screen_top_f16", "logits_screen.cu", 17, &ks.kLogitsScreenTopF16},
-		{"topk_select", "topk.cu", 9, &ks.kTopKSelect},
+		{"logits_screen_verify_bf16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyBF16},
+		{"logits_screen_verify_f16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyF16},
+		{"logits_screen_top_bf16", "logits_screen.cu", 14, &ks.kLogitsScreenTopBF16},
+		{"logits_screen_top_f16", "logits_screen.cu", 14, &ks.kLogitsScreenTopF16},
+		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
+		{"sample_draw", "draw.cu", 5, &ks.kSampleDraw},
 		{"repeat_penalty", "penalty.cu", 5, &ks.kRepeatPenalty},
 		{"counters_set", "counters.cu", 4, &ks.kCountersSet},
 	} {
@@ -4212,10 +4216,10 @@ func geomArgMaxPartial(n int) ([3]int, int) {
 	return [3]int{(n + 8191) / 8192, 1, 1}, 0
 }
 
-// ArgMaxPartial launches argmax_partial (kernels/argmax.cu): per 8192-logit chunk: the largest value and its lowest index; when out != 0, the last block (counted in done, which it zeroes) reduces them to out[0] (NoToken when every logit is NaN) and, when ctr != 0, ends the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1.
+// ArgMaxPartial launches argmax_partial (kernels/argmax.cu): per 8192-logit chunk: the largest value and its lowest index.
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) ArgMaxPartial(part_val cuda.DevPtr, part_idx cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, done cuda.DevPtr, logits cuda.DevPtr, n int32) error {
+func (k_ *Kernels) ArgMaxPartial(part_val cuda.DevPtr, part_idx cuda.DevPtr, logits cuda.DevPtr, n int32) error {
 	geom_, shmem_ := geomArgMaxPartial(int(n))
 	grid_, shared_, err_ := launchGeometry("argmax_partial", geom_, shmem_)
 	if err_ != nil {
@@ -4224,13 +4228,36 @@ func (k_ *Kernels) ArgMaxPartial(part_val cuda.DevPtr, part_idx cuda.DevPtr, out
 	slot_ := &k_.kArgMaxPartial
 	slot_.p.SetPtr(0, part_val)
 	slot_.p.SetPtr(1, part_idx)
-	slot_.p.SetPtr(2, out)
-	slot_.p.SetPtr(3, ctr)
-	slot_.p.SetPtr(4, done)
-	slot_.p.SetPtr(5, logits)
-	slot_.p.SetI32(6, n)
+	slot_.p.SetPtr(2, logits)
+	slot_.p.SetI32(3, n)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("argmax_partial: %w", err_)
+	}
+	return nil
+}
+
+// geomArgMaxFinal is argmax_final's grid and dynamic shared memory, from the spec.
+func geomArgMaxFinal(n int) ([3]int, int) {
+	return [3]int{1, 1, 1}, 0
+}
+
+// ArgMaxFinal launches argmax_final (kernels/argmax.cu): reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1.
+//
+// Grid (1, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.DevPtr, part_idx cuda.DevPtr, n int32) error {
+	geom_, shmem_ := geomArgMaxFinal(int(n))
+	grid_, shared_, err_ := launchGeometry("argmax_final", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kArgMaxFinal
+	slot_.p.SetPtr(0, out)
+	slot_.p.SetPtr(1, ctr)
+	slot_.p.SetPtr(2, part_val)
+	slot_.p.SetPtr(3, part_idx)
+	slot_.p.SetI32(4, n)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("argmax_final: %w", err_)
 	}
 	return nil
 }
@@ -4271,10 +4298,10 @@ func geomLogitsScreenVerifyBF16(xnorm, n, cols int) ([3]int, int) {
 	return [3]int{(n + 8191) / 8192, 1, 1}, xnorm * cols * 4
 }
 
-// LogitsScreenVerifyBF16 launches logits_screen_verify_bf16 (kernels/logits_screen.cu): per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, their argmax into argmax_partial's partials (each candidate's logit into exact when not null), and the token and the step's end as argmax_partial's last block ends it.
+// LogitsScreenVerifyBF16 launches logits_screen_verify_bf16 (kernels/logits_screen.cu): per argmax chunk: the exact bf16 logits (matvec_bf16's sums) of the rows whose upper bound a_r + c_r·|x'|_1 reaches the largest lower bound, and their argmax into argmax_partial's partials (each candidate's logit into exact when not null).
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenVerifyBF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenVerifyBF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenVerifyBF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_verify_bf16", geom_, shmem_)
 	if err_ != nil {
@@ -4283,20 +4310,17 @@ func (k_ *Kernels) LogitsScreenVerifyBF16(part_val cuda.DevPtr, part_idx cuda.De
 	slot_ := &k_.kLogitsScreenVerifyBF16
 	slot_.p.SetPtr(0, part_val)
 	slot_.p.SetPtr(1, part_idx)
-	slot_.p.SetPtr(2, out)
-	slot_.p.SetPtr(3, ctr)
-	slot_.p.SetPtr(4, done)
-	slot_.p.SetPtr(5, exact)
-	slot_.p.SetPtr(6, a)
-	slot_.p.SetPtr(7, c)
-	slot_.p.SetPtr(8, part_lo)
-	slot_.p.SetPtr(9, W)
-	slot_.p.SetPtr(10, x)
-	slot_.p.SetPtr(11, norm_w)
-	slot_.p.SetI32(12, xnorm)
-	slot_.p.SetF32(13, eps)
-	slot_.p.SetI32(14, n)
-	slot_.p.SetI32(15, cols)
+	slot_.p.SetPtr(2, exact)
+	slot_.p.SetPtr(3, a)
+	slot_.p.SetPtr(4, c)
+	slot_.p.SetPtr(5, part_lo)
+	slot_.p.SetPtr(6, W)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetPtr(8, norm_w)
+	slot_.p.SetI32(9, xnorm)
+	slot_.p.SetF32(10, eps)
+	slot_.p.SetI32(11, n)
+	slot_.p.SetI32(12, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_verify_bf16: %w", err_)
 	}
@@ -4311,7 +4335,7 @@ func geomLogitsScreenVerifyF16(xnorm, n, cols int) ([3]int, int) {
 // LogitsScreenVerifyF16 launches logits_screen_verify_f16 (kernels/logits_screen.cu): logits_screen_verify_bf16 for an f16 logits matrix (matvec_f16's sums).
 //
 // Grid ((n+8191)/8192, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_lo cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenVerifyF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_verify_f16", geom_, shmem_)
 	if err_ != nil {
@@ -4320,20 +4344,17 @@ func (k_ *Kernels) LogitsScreenVerifyF16(part_val cuda.DevPtr, part_idx cuda.Dev
 	slot_ := &k_.kLogitsScreenVerifyF16
 	slot_.p.SetPtr(0, part_val)
 	slot_.p.SetPtr(1, part_idx)
-	slot_.p.SetPtr(2, out)
-	slot_.p.SetPtr(3, ctr)
-	slot_.p.SetPtr(4, done)
-	slot_.p.SetPtr(5, exact)
-	slot_.p.SetPtr(6, a)
-	slot_.p.SetPtr(7, c)
-	slot_.p.SetPtr(8, part_lo)
-	slot_.p.SetPtr(9, W)
-	slot_.p.SetPtr(10, x)
-	slot_.p.SetPtr(11, norm_w)
-	slot_.p.SetI32(12, xnorm)
-	slot_.p.SetF32(13, eps)
-	slot_.p.SetI32(14, n)
-	slot_.p.SetI32(15, cols)
+	slot_.p.SetPtr(2, exact)
+	slot_.p.SetPtr(3, a)
+	slot_.p.SetPtr(4, c)
+	slot_.p.SetPtr(5, part_lo)
+	slot_.p.SetPtr(6, W)
+	slot_.p.SetPtr(7, x)
+	slot_.p.SetPtr(8, norm_w)
+	slot_.p.SetI32(9, xnorm)
+	slot_.p.SetF32(10, eps)
+	slot_.p.SetI32(11, n)
+	slot_.p.SetI32(12, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_verify_f16: %w", err_)
 	}
@@ -4345,10 +4366,10 @@ func geomLogitsScreenTopBF16(xnorm, n, cols int) ([3]int, int) {
 	return [3]int{(n + 2047) / 2048, 1, 1}, xnorm * cols * 4
 }
 
-// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null); when draw != 0, the last block then draws: draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step (trace, when not 0, gets the random number and the kept probabilities).
+// LogitsScreenTopBF16 launches logits_screen_top_bf16 (kernels/logits_screen.cu): the full logits' top 64 into top, as topk_select writes it: the exact bf16 logits (logits_screen_verify's sums) of the rows whose upper bound reaches the 64th largest of logits_screen_bound's part_top, each block's best 64 of them appended to list, and the last block (counted in done, which it zeroes) merging them (each row's exact logit or -Inf into exact when not null).
 //
 // Grid ((n+2047)/2048, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenTopBF16(top cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, draw cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenTopBF16(top cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopBF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_bf16", geom_, shmem_)
 	if err_ != nil {
@@ -4356,22 +4377,19 @@ func (k_ *Kernels) LogitsScreenTopBF16(top cuda.DevPtr, out cuda.DevPtr, ctr cud
 	}
 	slot_ := &k_.kLogitsScreenTopBF16
 	slot_.p.SetPtr(0, top)
-	slot_.p.SetPtr(1, out)
-	slot_.p.SetPtr(2, ctr)
-	slot_.p.SetPtr(3, draw)
-	slot_.p.SetPtr(4, list)
-	slot_.p.SetPtr(5, done)
-	slot_.p.SetPtr(6, exact)
-	slot_.p.SetPtr(7, a)
-	slot_.p.SetPtr(8, c)
-	slot_.p.SetPtr(9, part_top)
-	slot_.p.SetPtr(10, W)
-	slot_.p.SetPtr(11, x)
-	slot_.p.SetPtr(12, norm_w)
-	slot_.p.SetI32(13, xnorm)
-	slot_.p.SetF32(14, eps)
-	slot_.p.SetI32(15, n)
-	slot_.p.SetI32(16, cols)
+	slot_.p.SetPtr(1, list)
+	slot_.p.SetPtr(2, done)
+	slot_.p.SetPtr(3, exact)
+	slot_.p.SetPtr(4, a)
+	slot_.p.SetPtr(5, c)
+	slot_.p.SetPtr(6, part_top)
+	slot_.p.SetPtr(7, W)
+	slot_.p.SetPtr(8, x)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	slot_.p.SetI32(12, n)
+	slot_.p.SetI32(13, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_top_bf16: %w", err_)
 	}
@@ -4386,7 +4404,7 @@ func geomLogitsScreenTopF16(xnorm, n, cols int) ([3]int, int) {
 // LogitsScreenTopF16 launches logits_screen_top_f16 (kernels/logits_screen.cu): logits_screen_top_bf16 for an f16 logits matrix.
 //
 // Grid ((n+2047)/2048, 1, 1), block (256, 1, 1), dynamic shared xnorm * cols * 4 bytes.
-func (k_ *Kernels) LogitsScreenTopF16(top cuda.DevPtr, out cuda.DevPtr, ctr cuda.DevPtr, draw cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
+func (k_ *Kernels) LogitsScreenTopF16(top cuda.DevPtr, list cuda.DevPtr, done cuda.DevPtr, exact cuda.DevPtr, a cuda.DevPtr, c cuda.DevPtr, part_top cuda.DevPtr, W cuda.DevPtr, x cuda.DevPtr, norm_w cuda.DevPtr, xnorm int32, eps float32, n int32, cols int32) error {
 	geom_, shmem_ := geomLogitsScreenTopF16(int(xnorm), int(n), int(cols))
 	grid_, shared_, err_ := launchGeometry("logits_screen_top_f16", geom_, shmem_)
 	if err_ != nil {
@@ -4394,22 +4412,19 @@ func (k_ *Kernels) LogitsScreenTopF16(top cuda.DevPtr, out cuda.DevPtr, ctr cuda
 	}
 	slot_ := &k_.kLogitsScreenTopF16
 	slot_.p.SetPtr(0, top)
-	slot_.p.SetPtr(1, out)
-	slot_.p.SetPtr(2, ctr)
-	slot_.p.SetPtr(3, draw)
-	slot_.p.SetPtr(4, list)
-	slot_.p.SetPtr(5, done)
-	slot_.p.SetPtr(6, exact)
-	slot_.p.SetPtr(7, a)
-	slot_.p.SetPtr(8, c)
-	slot_.p.SetPtr(9, part_top)
-	slot_.p.SetPtr(10, W)
-	slot_.p.SetPtr(11, x)
-	slot_.p.SetPtr(12, norm_w)
-	slot_.p.SetI32(13, xnorm)
-	slot_.p.SetF32(14, eps)
-	slot_.p.SetI32(15, n)
-	slot_.p.SetI32(16, cols)
+	slot_.p.SetPtr(1, list)
+	slot_.p.SetPtr(2, done)
+	slot_.p.SetPtr(3, exact)
+	slot_.p.SetPtr(4, a)
+	slot_.p.SetPtr(5, c)
+	slot_.p.SetPtr(6, part_top)
+	slot_.p.SetPtr(7, W)
+	slot_.p.SetPtr(8, x)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetI32(10, xnorm)
+	slot_.p.SetF32(11, eps)
+	slot_.p.SetI32(12, n)
+	slot_.p.SetI32(13, cols)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("logits_screen_top_f16: %w", err_)
 	}
@@ -4421,10 +4436,10 @@ func geomTopKSelect(n int) ([3]int, int) {
 	return [3]int{(n + 4095) / 4096, 1, 1}, 0
 }
 
-// TopKSelect launches topk_select (kernels/topk.cu): per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i; when draw != 0 (the last pass, one block), then draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step (trace, when not 0, gets the random number and the kept probabilities).
+// TopKSelect launches topk_select (kernels/topk.cu): per 4096-pair slice of (in_v, in_i or the index): its 64 best (value descending, NaN last, ties by lower id) to out_v, out_i.
 //
 // Grid ((n+4095)/4096, 1, 1), block (1024, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) TopKSelect(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.DevPtr, in_i cuda.DevPtr, n int32, out cuda.DevPtr, ctr cuda.DevPtr, draw cuda.DevPtr, trace cuda.DevPtr) error {
+func (k_ *Kernels) TopKSelect(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.DevPtr, in_i cuda.DevPtr, n int32) error {
 	geom_, shmem_ := geomTopKSelect(int(n))
 	grid_, shared_, err_ := launchGeometry("topk_select", geom_, shmem_)
 	if err_ != nil {
@@ -4436,12 +4451,34 @@ func (k_ *Kernels) TopKSelect(out_v cuda.DevPtr, out_i cuda.DevPtr, in_v cuda.De
 	slot_.p.SetPtr(2, in_v)
 	slot_.p.SetPtr(3, in_i)
 	slot_.p.SetI32(4, n)
-	slot_.p.SetPtr(5, out)
-	slot_.p.SetPtr(6, ctr)
-	slot_.p.SetPtr(7, draw)
-	slot_.p.SetPtr(8, trace)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{1024, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("topk_select: %w", err_)
+	}
+	return nil
+}
+
+// geomSampleDraw is sample_draw's grid and dynamic shared memory, from the spec.
+func geomSampleDraw() ([3]int, int) {
+	return [3]int{1, 1, 1}, 0
+}
+
+// SampleDraw launches sample_draw (kernels/draw.cu): draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step.
+//
+// Grid (1, 1, 1), block (32, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr, p cuda.DevPtr, trace cuda.DevPtr) error {
+	geom_, shmem_ := geomSampleDraw()
+	grid_, shared_, err_ := launchGeometry("sample_draw", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kSampleDraw
+	slot_.p.SetPtr(0, out)
+	slot_.p.SetPtr(1, ctr)
+	slot_.p.SetPtr(2, top)
+	slot_.p.SetPtr(3, p)
+	slot_.p.SetPtr(4, trace)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("sample_draw: %w", err_)
 	}
 	return nil
 }

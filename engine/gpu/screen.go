@@ -188,10 +188,9 @@ func (g *Model) screened(a stepArgs) bool {
 
 // screenedTop says whether step a's top k (the host's or the draw's)
 // comes through the screen: not with the penalty, which reads every
-// logit, nor for a device token picked by the argmax, which reads them
-// too. Its logits scratch is then not written.
+// logit. Its logits scratch is then not written.
 func (g *Model) screenedTop(a stepArgs) bool {
-	return g.scr.on() && (a.topK || a.draw) && (a.draw || !a.deviceToken) && !a.penalty && !g.omit.logits
+	return g.scr.on() && (a.topK || a.draw) && !a.penalty && !g.omit.logits
 }
 
 // screenCopy runs the copy's products (the norm fused as the logits'
@@ -215,8 +214,8 @@ func (g *Model) screenCopy(cc *Cache, top cuda.DevPtr) (x, norm cuda.DevPtr, xno
 
 // screenedToken ends a greedy step through the screen: the copy's
 // products, each argmax chunk's largest lower bound, the candidates' exact
-// logits and their argmax into the argmax partials, whose last block ends
-// the step as argmax_partial's does.
+// logits and their argmax into the argmax partials, and argmax_final,
+// which ends the step as ever.
 func (g *Model) screenedToken(cc *Cache) error {
 	c := &g.cfg
 	s := &cc.s
@@ -229,7 +228,10 @@ func (g *Model) screenedToken(cc *Cache) error {
 	if g.out.typ == gguf.TypeF16 {
 		verify = g.k.LogitsScreenVerifyF16
 	}
-	return verify(s.amaxVal, s.amaxIdx, s.token, s.ctr, s.amaxDone, 0, s.screenA, g.scr.c, s.screenLo, g.out.ptr, x, norm, xnorm, c.NormEps, n, cols)
+	if err := verify(s.amaxVal, s.amaxIdx, 0, s.screenA, g.scr.c, s.screenLo, g.out.ptr, x, norm, xnorm, c.NormEps, n, cols); err != nil {
+		return err
+	}
+	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, n)
 }
 
 // screenTopBlocks is how many blocks logits_screen_top launches over n
@@ -240,8 +242,8 @@ func screenTopBlocks(n int) int { return (n + kernels.ScreenTopChunk - 1) / kern
 // the screen: the copy's products, each chunk's largest lower bounds, then
 // the exact logits of the candidates (upper bound at least the k-th
 // largest of those), whose top k is the full logits', selected in the same
-// launch, which also draws from it where d has the draw's buffers.
-func (g *Model) screenedTopK(cc *Cache, d drawArgs) error {
+// launch.
+func (g *Model) screenedTopK(cc *Cache) error {
 	c := &g.cfg
 	s := &cc.s
 	x, norm, xnorm, err := g.screenCopy(cc, s.screenTop)
@@ -252,7 +254,7 @@ func (g *Model) screenedTopK(cc *Cache, d drawArgs) error {
 	if g.out.typ == gguf.TypeF16 {
 		top = g.k.LogitsScreenTopF16
 	}
-	return top(s.top, d.out, d.ctr, d.p, s.screenList, s.screenDone, 0, s.screenA, g.scr.c, s.screenTop, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
+	return top(s.top, s.screenList, s.screenDone, 0, s.screenA, g.scr.c, s.screenTop, g.out.ptr, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
 }
 
 // ScreenBytes reports, when decode steps screen the logits, the logits

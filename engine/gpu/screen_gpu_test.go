@@ -14,8 +14,9 @@ import (
 )
 
 // TestGPUKernelLogitsScreen: the screened argmax (matvec_q8_0 on
-// screenRow's copy, logits_screen_bound, logits_screen_verify, whose
-// last block picks it) must pick the token argmax_partial picks from matvec_bf16's or _f16's full logits, with the norm fused and
+// screenRow's copy, logits_screen_bound, logits_screen_verify,
+// argmax_final) must pick the token argmax_partial and argmax_final pick
+// from matvec_bf16's or _f16's full logits, with the norm fused and
 // without, on random rows and on rows made to tie or nearly tie with the
 // winner; every candidate's exact logit must be the full kernel's to the
 // bit, and with every row a candidate (c = +Inf) every row's. The
@@ -155,38 +156,6 @@ func TestGPUKernelLogitsScreen(t *testing.T) {
 	})
 }
 
-// ktScreenDraw draws five tokens through screenTop (a top kernel's launch
-// with out, ctr and params) and through topk_select over logits, the
-// full kernel's, each from its own counters and parameters, and fails
-// where a token, the counters or the advanced draw index differ.
-func ktScreenDraw(t *testing.T, v *ktEnv, logits []float32, screenTop func(top, out, ctr, params cuda.DevPtr), seed uint64) {
-	t.Helper()
-	const K = kernels.TopKMax
-	sm := Sampling{TopK: 40, Temperature: 1.3, TopP: 0.9, MinP: 0.01, Seed: seed}
-	ktMust(t, sm.check(len(logits)))
-	n := len(logits)
-	dl := ktUpload(t, v, logits, 0)
-	scratch := v.alloc(t, 2*2*topKScratchPairs(n)*4)
-	type side struct{ top, out, ctr, params cuda.DevPtr }
-	mk := func() side {
-		return side{v.alloc(t, 2*K*4), v.alloc(t, 4), ktCounters(t, v, -1, 10, 11, 0), ktUpload(t, v, sm.params(0), 0)}
-	}
-	s, f := mk(), mk()
-	for d := range 5 {
-		screenTop(s.top, s.out, s.ctr, s.params)
-		ktMust(t, topK(v.k, f.top, scratch, dl, n, drawArgs{out: f.out, ctr: f.ctr, p: f.params}))
-		so, fo := ktGet[int32](t, v, s.out, 1)[0], ktGet[int32](t, v, f.out, 1)[0]
-		sc, fc := ktGet[int32](t, v, s.ctr, kernels.CountersBytes/4), ktGet[int32](t, v, f.ctr, kernels.CountersBytes/4)
-		sp, fp := ktGet[byte](t, v, s.params, len(sm.params(0))), ktGet[byte](t, v, f.params, len(sm.params(0)))
-		if so != fo || !slices.Equal(sc, fc) || !slices.Equal(sp, fp) {
-			t.Fatalf("draw %d: screened token %d, counters %v, params %x; full %d, %v, %x", d, so, sc, sp, fo, fc, fp)
-		}
-		if want := int32(11 + d); sc[kernels.CounterPos/4] != want {
-			t.Fatalf("draw %d: counters' pos %d, want %d", d, sc[kernels.CounterPos/4], want)
-		}
-	}
-}
-
 // ktScreenCase runs one TestGPUKernelLogitsScreen case.
 // screens: the rows and x' have finite bounds, so most rows must be left
 // out.
@@ -198,8 +167,6 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	normW := ktUniform(r, cols, 0.5, 1.5)
 	dnorm := ktUpload(t, v, normW, 0)
 	parts := (rows + kernels.ArgmaxChunk - 1) / kernels.ArgmaxChunk
-	done := v.alloc(t, 4) // the argmax blocks' count, zero between launches
-	ktPut(t, v, done, []int32{0})
 	full := func(wt *model.Tensor, dx cuda.DevPtr) ([]float32, int32) {
 		dw, _ := ktWeights(t, v, wt, 0, false)
 		y := v.alloc(t, 4*rows)
@@ -209,7 +176,8 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 		}
 		ktMust(t, mv(y, dw, dx, int32(rows), int32(cols), 0, dnorm, xnorm, eps, (rows+7)/8))
 		pv, pi, out := v.alloc(t, 4*parts), v.alloc(t, 4*parts), v.alloc(t, 4)
-		ktMust(t, v.k.ArgMaxPartial(pv, pi, out, 0, done, y, int32(rows)))
+		ktMust(t, v.k.ArgMaxPartial(pv, pi, y, int32(rows)))
+		ktMust(t, v.k.ArgMaxFinal(out, 0, pv, pi, int32(rows)))
 		return ktGet[float32](t, v, y, rows), ktGet[int32](t, v, out, 1)[0]
 	}
 	dx := ktUpload(t, v, x, 0)
@@ -249,10 +217,8 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	if typ == gguf.TypeF16 {
 		verify = v.k.LogitsScreenVerifyF16
 	}
-	ktMust(t, verify(pv, pi, out, 0, done, exact, a, dc, lo, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	if d := ktGet[int32](t, v, done, 1)[0]; d != 0 {
-		t.Fatalf("verify: done %d after the launch, want 0", d)
-	}
+	ktMust(t, verify(pv, pi, exact, a, dc, lo, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	ktMust(t, v.k.ArgMaxFinal(out, 0, pv, pi, int32(rows)))
 	got := ktGet[int32](t, v, out, 1)[0]
 	ex := ktGet[float32](t, v, exact, rows)
 	cands := 0
@@ -313,8 +279,8 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	// exact logits and without, so that the second launch starts from the
 	// done the first left.
 	tb := screenTopBlocks(rows)
-	list, tdone := v.alloc(t, 2*tb*K*4), v.alloc(t, 8)
-	ktPut(t, v, tdone, []int32{0, 0})
+	list, done := v.alloc(t, 2*tb*K*4), v.alloc(t, 8)
+	ktPut(t, v, done, []int32{0, 0})
 	top1, top2 := v.alloc(t, 2*K*4), v.alloc(t, 2*K*4)
 	v.poison(t, top1, 2*K, unwritten)
 	v.poison(t, top2, 2*K, unwritten)
@@ -322,10 +288,10 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	// the first launch's pairs where the second wrote its own would
 	// show.
 	v.poison(t, list, 2*tb*K, unwritten)
-	ktMust(t, topv(top1, 0, 0, 0, list, tdone, outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	ktMust(t, topv(top1, list, done, outv, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
 	v.poison(t, list, 2*tb*K, unwritten)
-	ktMust(t, topv(top2, 0, 0, 0, list, tdone, 0, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	if d := ktGet[int32](t, v, tdone, 2); d[0] != 0 || d[1] != 0 {
+	ktMust(t, topv(top2, list, done, 0, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
+	if d := ktGet[int32](t, v, done, 2); d[0] != 0 || d[1] != 0 {
 		t.Fatalf("top: done %v after the launches, want 0 0", d)
 	}
 	tops := ktGet[float32](t, v, outv, rows)
@@ -358,12 +324,6 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 	if all && tcands != rows {
 		t.Fatalf("top: %d candidates with every c infinite, want all %d rows", tcands, rows)
 	}
-	// The draw at the end of the top kernel's last block: the token, the
-	// counters and the draw index that topk_select's last pass over the
-	// full logits leaves, draw after draw (the filters on).
-	ktScreenDraw(t, v, logits, func(top, out, ctr, params cuda.DevPtr) {
-		ktMust(t, topv(top, out, ctr, params, list, tdone, 0, a, dc, ptop, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	}, seed)
 	// Where the rows and x' have finite bounds the screen must leave most
 	// rows out (random rows: under 1% for the argmax, 1-7% for the top k in
 	// run444), or a whole-vocabulary fallback would pass every check above.

@@ -70,29 +70,29 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 	if g.screened(a) {
 		return g.screenedToken(cc)
 	}
-	// A drawn step's token is drawn by the launch that selects its top k,
-	// which then ends the step as the argmax does.
-	var d drawArgs
-	if a.draw {
-		d = drawArgs{out: s.token, ctr: s.ctr, p: s.draw}
-	}
 	if g.screenedTop(a) {
-		return g.screenedTopK(cc, d)
-	}
-	if err := g.logitsTopK(cc, a, d); err != nil {
+		if err := g.screenedTopK(cc); err != nil {
+			return err
+		}
+	} else if err := g.logitsTopK(cc, a); err != nil {
 		return err
 	}
-	if !a.deviceToken || a.draw {
+	if !a.deviceToken {
 		return nil
 	}
-	// The argmax's last block also ends the step: token, pos, t_kv and step advance.
-	return g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.token, s.ctr, s.amaxDone, s.logits, int32(c.NVocab))
+	if a.draw { // sample_draw ends the step as argmax_final does
+		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw, 0)
+	}
+	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
+		return err
+	}
+	// argmax_final also ends the step: token, pos, t_kv and step advance.
+	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, int32(c.NVocab))
 }
 
 // logitsTopK writes step a's logits (unless omitted), applies the
-// penalty to them, and selects their top k where a wants it (drawing from
-// it where d has the draw's).
-func (g *Model) logitsTopK(cc *Cache, a stepArgs, d drawArgs) error {
+// penalty to them, and selects their top k where a wants it.
+func (g *Model) logitsTopK(cc *Cache, a stepArgs) error {
 	c := &g.cfg
 	s := &cc.s
 	if !g.omit.logits {
@@ -109,7 +109,7 @@ func (g *Model) logitsTopK(cc *Cache, a stepArgs, d drawArgs) error {
 		}
 	}
 	if a.topK || a.draw {
-		return topK(g.k, s.top, s.topScratch, s.logits, c.NVocab, d)
+		return topK(g.k, s.top, s.topScratch, s.logits, c.NVocab)
 	}
 	return nil
 }

@@ -13,30 +13,24 @@ func topKBlocks(n int) int { return (n + kernels.TopKSlice - 1) / kernels.TopKSl
 // the largest.
 func topKScratchPairs(n int) int { return topKBlocks(n) * kernels.TopKMax }
 
-// drawArgs are the device draw's buffers for the launch that selects a
-// step's top k and then draws from it (draw.cu): the token's out[0], the
-// counters (0: none) and the memra_draw parameters. Zero: no draw.
-type drawArgs struct{ out, ctr, p cuda.DevPtr }
-
 // topK launches the top-k passes over logits [n] f32: topk_select until one
 // block is left, which writes top ([TopKMax] f32 values, then [TopKMax]
-// int32 ids, best first) and draws from it where d has the draw's buffers.
-// scratch holds two buffers of topKScratchPairs(n) pairs, [pairs] f32 then
-// [pairs] int32 each, used in turn. A 248k vocabulary takes two passes (61
-// blocks, then one over their 3,904 survivors).
-func topK(k *Kernels, top, scratch, logits cuda.DevPtr, n int, d drawArgs) error {
+// int32 ids, best first). scratch holds two buffers of topKScratchPairs(n)
+// pairs, [pairs] f32 then [pairs] int32 each, used in turn. A 248k
+// vocabulary takes two passes (61 blocks, then one over their 3,904
+// survivors).
+func topK(k *Kernels, top, scratch, logits cuda.DevPtr, n int) error {
 	pairs := uint64(topKScratchPairs(n))
 	bufs := [2]cuda.DevPtr{scratch, scratch.Add(8 * pairs)}
 	inV, inI := logits, cuda.DevPtr(0)
 	for pass := 0; ; pass++ {
 		out, room := bufs[pass%2], pairs
 		last := topKBlocks(n) == 1
-		var draw drawArgs
 		if last {
-			out, room, draw = top, kernels.TopKMax, d
+			out, room = top, kernels.TopKMax
 		}
 		outI := out.Add(4 * room)
-		if err := k.TopKSelect(out, outI, inV, inI, int32(n), draw.out, draw.ctr, draw.p, 0); err != nil {
+		if err := k.TopKSelect(out, outI, inV, inI, int32(n)); err != nil {
 			return err
 		}
 		if last {

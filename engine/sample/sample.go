@@ -221,7 +221,7 @@ func candidates(ids []int32, logit func(i int) float32, o *Options) []Candidate 
 	// would be ∞ − ∞ = NaN for an infinite one (an overflow): a +∞ logit then
 	// takes all the probability (with its ties), and logits all −∞ are
 	// equal. For finite ones this is exp's own result, bit for bit
-	// (TestExpZeroIsOne); kernels/draw.cu's draw does the same.
+	// (TestExpZeroIsOne); kernels/draw.cu's sample_draw does the same.
 	T := float64(o.Temperature)
 	maxL := float64(logit(0))
 	cands := make([]Candidate, len(ids))

@@ -474,7 +474,7 @@ func TestSampleInfiniteLogits(t *testing.T) {
 }
 
 // TestExpZeroIsOne: the best logit's weight is 1 without calling exp
-// (candidates, and kernels/draw.cu's draw); both computed exp(0)
+// (candidates, and kernels/draw.cu's sample_draw); both computed exp(0)
 // before, so finite logits draw the tokens they drew only because exp(0) is
 // exactly 1.
 func TestExpZeroIsOne(t *testing.T) {
@@ -527,7 +527,7 @@ func TestFilterSemantics(t *testing.T) {
 
 // TestSampleInverseCDF: a draw takes the first candidate whose cumulative
 // probability exceeds u, and every pick, even one with a single candidate,
-// takes the next u of the seed's stream (as kernels/draw.cu's draw
+// takes the next u of the seed's stream (as kernels/draw.cu's sample_draw
 // advances its index). With seed 0 the stream is splitmix64's published
 // first outputs (TestUniformIsSplitMix64): u ≈ 0xe220…/2^64 = 0.8833,
 // 0x6e78…/2^64 = 0.4315, 0x06c4…/2^64 = 0.0264, 0xf88b…/2^64 = 0.9709.

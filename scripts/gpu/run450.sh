@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Session 80 (`bash scripts/gpu/run450.sh`), for an H200 only:
-# docs/perf.md's current table (lib.sh full_table) with step 135's bench,
-# compared with run410's JSON, which steps 127-135 have not had. ~7
-# minutes (less on a machine that kept run449's models). carry ["bin"];
-# binaries as for run449.sh (bin/p: 255bf1b).
+# docs/perf.md's current table (lib.sh full_table) with step 137's bench,
+# compared with run410's JSON, which steps 127-137 have not had. ~7
+# minutes (less on a machine that kept run452's models). carry ["bin"];
+# binaries as for run452.sh (bin/p: e7652e5).
 set -u
 source scripts/gpu/lib.sh
 start_run
