@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Session 80, step 138 (`bash scripts/gpu/run453.sh`): the token read back
+# Session 80, PREPARED, NOT RUN (nine failed starts, then the device time
+# was spent), step 138 (`bash scripts/gpu/run453.sh`): the token read back
 # with no copy between replays. argmax_final and sample_draw also write
 # the token into a ring of two int32 in mapped pinned host memory, at the
 # step's position & 1, and ContinueGraph records only an event behind each
 # replay (run452's BenchmarkGPUGraphReadback: the 4-byte copy cost the
-# stream 7-8 us a replay). p = step 138, m = main before it (2252187, step
-# 135). p's argmax, draw, graph==eager, run-ahead, sampled, penalty,
-# screen and session tests, BenchmarkGPUGraphReadback; then graph and
-# sampled decode of the 0.8B bf16 and q8_0 at 1k, p and m alternated three
-# times (the 9B left out for the little device time left: +0.15% there
-# would sit inside the noise).
-# Prediction: 7-8 us a token less: ~+1% on the 0.8B rows. ~3 minutes. carry ["bin"]; binaries: `bash scripts/gpu/bins.sh
-# p=7e10e61:memra,bench,engine_gpu.test m=2252187:bench`.
+# stream 7-8 us a replay). p = main with patches/readback.patch (step 138;
+# 7e10e61 before it left main unrun), m = main. p's argmax, draw,
+# graph==eager, run-ahead, sampled, penalty, screen and session tests,
+# BenchmarkGPUGraphReadback; then graph and sampled decode of the 0.8B
+# bf16 and q8_0 at 1k, p and m alternated three times (the 9B left out:
+# +0.15% there would sit inside the noise).
+# Prediction: 7-8 us a token less: ~+1% on the 0.8B rows. ~3 minutes.
+# carry ["bin"]; binaries (nvcc for the patched fatbin: README.md):
+# `BINS_ARCHS=90 bash scripts/gpu/bins.sh
+# p=main+scripts/gpu/patches/readback.patch:memra,bench,engine_gpu.test
+# m=main:bench`.
 set -u
 source scripts/gpu/lib.sh
 start_run
