@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Session 80 (`bash scripts/gpu/run450.sh`), for an H200 only:
-# docs/perf.md's current table (lib.sh full_table) with step 137's bench,
-# compared with run410's JSON, which steps 127-137 have not had. ~7
-# minutes (less on a machine that kept run452's models). carry ["bin"];
-# binaries as for run452.sh (bin/p: e7652e5).
+# Session 80, PREPARED, NOT RUN (no H200 came; the one machine was an H100)
+# (`bash scripts/gpu/run450.sh`), for an H200 only:
+# docs/perf.md's current table (lib.sh full_table) with main's bench,
+# compared with run410's JSON, which steps 127-135 have not had. ~7
+# minutes. carry ["bin"]; binaries: `bash scripts/gpu/bins.sh
+# p=main:memra,bench` (main after step 135).
 set -u
 source scripts/gpu/lib.sh
 start_run

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 80, PREPARED, NOT RUN (nine failed starts, then the device time
-# was spent), step 138 (`bash scripts/gpu/run453.sh`): the token read back
+# Session 80, PREPARED, NOT RUN (five failed starts and two refusals,
+# then too little device time left), step 138 (`bash scripts/gpu/run453.sh`): the token read back
 # with no copy between replays. argmax_final and sample_draw also write
 # the token into a ring of two int32 in mapped pinned host memory, at the
 # step's position & 1, and ContinueGraph records only an event behind each
