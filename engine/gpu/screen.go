@@ -188,9 +188,11 @@ func (g *Model) screened(a stepArgs) bool {
 
 // screenedTop says whether step a's top k (the host's or the draw's)
 // comes through the screen: not with the penalty, which reads every
-// logit. Its logits scratch is then not written.
+// logit, nor where the argmax then picks the token from the logits
+// (a device token without the draw). Its logits scratch is then not
+// written.
 func (g *Model) screenedTop(a stepArgs) bool {
-	return g.scr.on() && (a.topK || a.draw) && !a.penalty && !g.omit.logits
+	return g.scr.on() && (a.topK || a.draw) && (a.draw || !a.deviceToken) && !a.penalty && !g.omit.logits
 }
 
 // screenCopy runs the copy's products (the norm fused as the logits'

@@ -184,3 +184,35 @@ func BenchmarkScreenRow(b *testing.B) {
 		screenRow(gguf.TypeBF16, src, dst)
 	}
 }
+
+// TestScreenedTopPaths: which steps end through the screen. A step whose
+// top k the screen selects writes no logits, so none that then reads them
+// (the penalty, the argmax of a device token without the draw) may take
+// that path, and none takes it without the copy or with the logits left
+// out.
+func TestScreenedTopPaths(t *testing.T) {
+	on := &Model{scr: screen{q: dtensor{ptr: 1}}}
+	for _, tc := range []struct {
+		name        string
+		g           *Model
+		a           stepArgs
+		greedy, top bool
+	}{
+		{"greedy device token", on, stepArgs{deviceToken: true}, true, false},
+		{"device draw", on, stepArgs{deviceToken: true, draw: true}, false, true},
+		{"host top k", on, stepArgs{topK: true}, false, true},
+		{"host logits", on, stepArgs{}, false, false},
+		{"top k and the argmax", on, stepArgs{deviceToken: true, topK: true}, false, false},
+		{"draw with the penalty", on, stepArgs{deviceToken: true, draw: true, penalty: true}, false, false},
+		{"greedy with the penalty", on, stepArgs{deviceToken: true, penalty: true}, false, false},
+		{"no copy", &Model{}, stepArgs{deviceToken: true, draw: true}, false, false},
+		{"logits left out", &Model{scr: on.scr, omit: stepOmit{logits: true}}, stepArgs{topK: true}, false, false},
+	} {
+		if got := tc.g.screened(tc.a); got != tc.greedy {
+			t.Errorf("%s: screened %v, want %v", tc.name, got, tc.greedy)
+		}
+		if got := tc.g.screenedTop(tc.a); got != tc.top {
+			t.Errorf("%s: screenedTop %v, want %v", tc.name, got, tc.top)
+		}
+	}
+}
