@@ -7,7 +7,9 @@
 # replay (run452's BenchmarkGPUGraphReadback: the 4-byte copy cost the
 # stream 7-8 us a replay). p = main with patches/readback.patch (step 138;
 # 7e10e61 before it left main unrun), m = main. p's argmax, draw,
-# graph==eager, run-ahead, sampled, penalty, screen and session tests,
+# graph==eager, run-ahead, sampled, penalty, screen kernel and end-to-end
+# (step 135 as main has it: run452 tested it with steps 136-137 beside it)
+# and session tests,
 # BenchmarkGPUGraphReadback; then graph and sampled decode of the 0.8B
 # bf16 and q8_0 at 1k, p and m alternated three times (the 9B left out:
 # +0.15% there would sit inside the noise).
@@ -22,7 +24,7 @@ start_run
 nvidia-smi --query-gpu=name --format=csv,noheader
 synth p "0.8b" "bf16 q8_0"
 el "tests (p)"
-(cd engine/gpu && timeout 200 "$R/bin/p/engine_gpu.test" -test.run 'Argmax|SampleDraw|GraphEqualsEager|RunsAhead|Sampled|Penalty|ScreenedEqualsFull|SessionTop|Synthetic|Continue' -test.v 2>&1 |
+(cd engine/gpu && timeout 200 "$R/bin/p/engine_gpu.test" -test.run 'Argmax|SampleDraw|GraphEqualsEager|RunsAhead|Sampled|Penalty|LogitsScreen|ScreenedEqualsFull|ScreenedTop|SessionTop|Synthetic|Continue' -test.v 2>&1 |
   grep -E '^(--- |ok|FAIL|PASS)|panic|_test.go' | grep -v '^    --- PASS')
 el "readback (p)"
 (cd engine/gpu && timeout 60 "$R/bin/p/engine_gpu.test" -test.run XXX -test.bench GraphReadback -test.benchtime 3000x -test.count 2 2>&1 | grep -E 'Benchmark|FAIL|panic')
