@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 80, PREPARED, NOT RUN (five failed starts and two refusals,
-# then too little device time left), step 138 (`bash scripts/gpu/run453.sh`): the token read back
+# Session 80 prepared it (five failed starts and two refusals, then too
+# little device time left); session 81 ran it. Step 138 (`bash scripts/gpu/run453.sh`): the token read back
 # with no copy between replays. argmax_final and sample_draw also write
 # the token into a ring of two int32 in mapped pinned host memory, at the
 # step's position & 1, and ContinueGraph records only an event behind each
@@ -17,7 +17,9 @@
 # carry ["bin"]; binaries (nvcc for the patched fatbin: README.md):
 # `BINS_ARCHS=90 bash scripts/gpu/bins.sh
 # p=main+scripts/gpu/patches/readback.patch:memra,bench,engine_gpu.test
-# m=main:bench`.
+# r=main+scripts/gpu/patches/topkkeep.patch:engine_gpu.test m=main:bench`.
+# Session 81 added r: topk_select's keep and rank passes shared with the
+# screen's merge (a refactor: its top-k, screen and sampled tests).
 set -u
 source scripts/gpu/lib.sh
 start_run
@@ -25,6 +27,9 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 synth p "0.8b" "bf16 q8_0"
 el "tests (p)"
 (cd engine/gpu && timeout 200 "$R/bin/p/engine_gpu.test" -test.run 'Argmax|SampleDraw|GraphEqualsEager|RunsAhead|Sampled|Penalty|LogitsScreen|ScreenedEqualsFull|ScreenedTop|SessionTop|Synthetic|Continue' -test.v 2>&1 |
+  grep -E '^(--- |ok|FAIL|PASS)|panic|_test.go' | grep -v '^    --- PASS')
+el "tests (r: topkkeep.patch)"
+(cd engine/gpu && timeout 150 "$R/bin/r/engine_gpu.test" -test.run 'TopK|LogitsScreen|ScreenedEqualsFull|ScreenedTop|SessionTop|Sampled' -test.v 2>&1 |
   grep -E '^(--- |ok|FAIL|PASS)|panic|_test.go' | grep -v '^    --- PASS')
 el "readback (p)"
 (cd engine/gpu && timeout 60 "$R/bin/p/engine_gpu.test" -test.run XXX -test.bench GraphReadback -test.benchtime 3000x -test.count 2 2>&1 | grep -E 'Benchmark|FAIL|panic')
