@@ -77,13 +77,13 @@ argmax_partial(float* part_val, int* part_idx, const float* logits, int n) {
     memra_argmax_put(part_val, part_idx, bv, bi);
 }
 
-// out: [1] int32 (the token read back by the host, MEMRA_NO_TOKEN when every
-// logit is NaN); ctr: null or one
+// out: [1] int32 (the token, MEMRA_NO_TOKEN when every logit is NaN); ring:
+// null, or the host's ring of tokens (memra_end_step); ctr: null or one
 // memra_counters, which then gets token = the winner and pos, t_kv and step
 // one higher (the end of a device-counter step: one launch fewer than a
 // kernel of its own); part_*: from argmax_partial with the same n
 extern "C" __global__ void __launch_bounds__(MEMRA_ARGMAX_THREADS)
-argmax_final(int* out, int* ctr, const float* part_val, const int* part_idx, int n) {
+argmax_final(int* out, int* ring, int* ctr, const float* part_val, const int* part_idx, int n) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     const int parts = memra_argmax_parts(n);
@@ -97,6 +97,6 @@ argmax_final(int* out, int* ctr, const float* part_val, const int* part_idx, int
     }
     memra_argmax_block(&bv, &bi);
     if (threadIdx.x == 0) {
-        memra_end_step(out, ctr, (bi == 0x7fffffff) ? MEMRA_NO_TOKEN : bi);
+        memra_end_step(out, ring, ctr, (bi == 0x7fffffff) ? MEMRA_NO_TOKEN : bi);
     }
 }

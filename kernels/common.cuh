@@ -72,10 +72,17 @@ __device__ __forceinline__ int memra_load_or(int v, const int* dv) {
 // pick (every logit NaN: weights or activations that are not finite) passes
 // MEMRA_NO_TOKEN: out[0], which the host reads back, says so, while the
 // counters get token 0, which the next step's embedding lookup can read.
-__device__ __forceinline__ void memra_end_step(int* out, int* ctr, int tok) {
+// ring: null, or [2] int32 in host memory mapped for the device
+// (engine/cuda HostAllocMapped), which with ctr gets the token at
+// [pos & 1], pos the step's own: graph decode reads it there once the
+// replay is done, with no copy queued between replays (a 4-byte copy cost
+// the stream 7-8 us a token: docs/perf.md step 138), while the next
+// replay writes the other place.
+__device__ __forceinline__ void memra_end_step(int* out, int* ring, int* ctr, int tok) {
     out[0] = tok;
     if (ctr) {
         memra_counters* c = reinterpret_cast<memra_counters*>(ctr);
+        if (ring) ring[c->pos & 1] = tok;
         c->token = tok == MEMRA_NO_TOKEN ? 0 : tok;
         c->pos += 1;
         c->t_kv += 1;

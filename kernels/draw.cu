@@ -84,9 +84,9 @@ __device__ __forceinline__ double memra_draw_sum(const double* w, int n) {
 // pass); p: one memra_draw, whose index is advanced; trace: null, or
 // [2 + MEMRA_TOPK_MAX] f64 that gets the random number, the candidates kept
 // and their final probabilities (what the host's Filter returns), for the
-// tests to compare bit for bit.
+// tests to compare bit for bit; ring: as argmax_final's.
 extern "C" __global__ void __launch_bounds__(MEMRA_DRAW_THREADS)
-sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) {
+sample_draw(int* out, int* ring, int* ctr, const float* top, memra_draw* p, double* trace) {
     memra_grid_wait();
     memra_grid_launch_dependents();
     __shared__ double w[MEMRA_TOPK_MAX];
@@ -106,7 +106,7 @@ sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) 
         }
     }
     if (k == 0) {
-        if (lane == 0) memra_end_step(out, ctr, MEMRA_NO_TOKEN);
+        if (lane == 0) memra_end_step(out, ring, ctr, MEMRA_NO_TOKEN);
         return;
     }
     // Softmax weights at the temperature, the best logit subtracted. The
@@ -167,5 +167,5 @@ sample_draw(int* out, int* ctr, const float* top, memra_draw* p, double* trace) 
             }
         }
     }
-    memra_end_step(out, ctr, tok);
+    memra_end_step(out, ring, ctr, tok);
 }

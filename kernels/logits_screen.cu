@@ -312,29 +312,12 @@ __device__ __forceinline__ void memra_screen_top_merge(float* top, float* list, 
         __syncthreads(); // every thread has read the best so far
         if (threadIdx.x == 0) kept = 0;
         __syncthreads();
-#pragma unroll
-        for (int j = 0; j <= R; j++) {
-            if (mk[j] >= b) {
-                const int at = atomicAdd(&kept, 1);
-                kk[at] = mk[j];
-                kv[at] = mv[j];
-                ki[at] = mi[j];
-            }
-        }
+        memra_topk_keep<R + 1>(&kept, kk, kv, ki, mk, mv, mi, b);
         __syncthreads();
         held = min(pairs, K);
     }
     __syncthreads(); // every thread has read total before done is reset
-    if (threadIdx.x < K) {
-        int rank = threadIdx.x;
-        if (rank < held) {
-            const unsigned long long mine_k = kk[threadIdx.x];
-            rank = 0;
-            for (int j = 0; j < held; j++) rank += kk[j] > mine_k;
-        }
-        top[rank] = rank < held ? kv[threadIdx.x] : 0.0f;
-        reinterpret_cast<int*>(top + K)[rank] = rank < held ? ki[threadIdx.x] : -1;
-    }
+    memra_topk_place(top, reinterpret_cast<int*>(top + K), kk, kv, ki, held);
     if (threadIdx.x == 0) done[0] = done[1] = 0;
 }
 

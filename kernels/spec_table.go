@@ -943,8 +943,8 @@ func Spec() []Kernel {
 		},
 		Kernel{
 			Name: "argmax_final", File: "argmax.cu",
-			Doc:    "reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1",
-			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("part_val", Ptr), param("part_idx", Ptr), param("n", I32)},
+			Doc:    "reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1, and, when ring != 0, ring[pos & 1] = out[0] (the step's pos)",
+			Params: []Param{param("out", Ptr), param("ring", Ptr), param("ctr", Ptr), param("part_val", Ptr), param("part_idx", Ptr), param("n", I32)},
 			Block:  [3]int{argmaxThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{
@@ -966,8 +966,8 @@ func Spec() []Kernel {
 		},
 		Kernel{
 			Name: "sample_draw", File: "draw.cu",
-			Doc:    "draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step",
-			Params: []Param{param("out", Ptr), param("ctr", Ptr), param("top", Ptr), param("p", Ptr), param("trace", Ptr)},
+			Doc:    "draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step as argmax_final does (ring too)",
+			Params: []Param{param("out", Ptr), param("ring", Ptr), param("ctr", Ptr), param("top", Ptr), param("p", Ptr), param("trace", Ptr)},
 			Block:  [3]int{drawThreads, 1, 1}, Grid: [3]string{one, one, one},
 		},
 		Kernel{

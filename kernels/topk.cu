@@ -102,6 +102,46 @@ __device__ __forceinline__ unsigned long long memra_topk_boundary(const unsigned
     return prefix;
 }
 
+// Stages the keys at or above the boundary b, with their values and ids, in
+// kk, kv, ki, in any order; *kept (0 before, shared) ends as their count.
+// With keys that differ at most MEMRA_TOPK_MAX reach a boundary from
+// memra_topk_boundary; more only where ids repeat, which no caller passes
+// and which the check keeps inside the arrays.
+template <int PER>
+__device__ __forceinline__ void memra_topk_keep(int* kept, unsigned long long* kk, float* kv, int* ki,
+                                                const unsigned long long (&key)[PER], const float (&val)[PER],
+                                                const int (&id)[PER], unsigned long long b) {
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        if (key[j] >= b) {
+            const int at = atomicAdd(kept, 1);
+            if (at >= MEMRA_TOPK_MAX) continue;
+            kk[at] = key[j];
+            kv[at] = val[j];
+            ki[at] = id[j];
+        }
+    }
+}
+
+// Writes the held pairs staged by memra_topk_keep to out_v, out_i in key
+// order, best first (a pair's place is how many held keys beat it: the
+// keys differ), and value 0, id -1 for an empty slot and past the held
+// ones. Threads 0..MEMRA_TOPK_MAX-1 each place one.
+__device__ __forceinline__ void memra_topk_place(float* out_v, int* out_i, const unsigned long long* kk,
+                                                 const float* kv, const int* ki, int held) {
+    if (threadIdx.x >= MEMRA_TOPK_MAX) return;
+    int rank = threadIdx.x;
+    bool full = false;
+    if (rank < held) {
+        const unsigned long long mine = kk[threadIdx.x];
+        rank = 0;
+        for (int j = 0; j < held; j++) rank += kk[j] > mine;
+        full = ki[threadIdx.x] >= 0;
+    }
+    out_v[rank] = full ? kv[threadIdx.x] : 0.0f;
+    out_i[rank] = full ? ki[threadIdx.x] : -1;
+}
+
 // out_v, out_i: [gridDim.x][MEMRA_TOPK_MAX] f32, int32: each slice's best in
 // order (value 0, id -1 past the slice's end); in_v: [n] f32; in_i: [n]
 // int32 ids, or null for ids 0..n-1 (the logits themselves).
@@ -127,27 +167,11 @@ topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n)
         key[j] = memra_topk_key(val[j], id[j], s);
     }
     const unsigned long long prefix = memra_topk_boundary<MEMRA_TOPK_THREADS, PER>(key);
-    // Keep the keys at or above the boundary (exactly MEMRA_TOPK_MAX: the
-    // keys differ), in any order, then place each by its rank.
+    // Exactly MEMRA_TOPK_MAX keys reach the boundary (the keys differ).
     if (threadIdx.x == 0) kept = 0;
     __syncthreads();
-#pragma unroll
-    for (int j = 0; j < PER; j++) {
-        if (key[j] >= prefix) {
-            const int at = atomicAdd(&kept, 1);
-            if (at >= MEMRA_TOPK_MAX) continue; // only if ids repeat within a slice, which no caller passes
-            kk[at] = key[j];
-            kv[at] = val[j];
-            ki[at] = id[j];
-        }
-    }
+    memra_topk_keep<PER>(&kept, kk, kv, ki, key, val, id, prefix);
     __syncthreads();
-    if (threadIdx.x < MEMRA_TOPK_MAX) {
-        const unsigned long long mine = kk[threadIdx.x];
-        int rank = 0;
-        for (int j = 0; j < MEMRA_TOPK_MAX; j++) rank += kk[j] > mine;
-        const bool empty = ki[threadIdx.x] < 0;
-        out_v[blockIdx.x * MEMRA_TOPK_MAX + rank] = empty ? 0.0f : kv[threadIdx.x];
-        out_i[blockIdx.x * MEMRA_TOPK_MAX + rank] = empty ? -1 : ki[threadIdx.x];
-    }
+    memra_topk_place(out_v + blockIdx.x * MEMRA_TOPK_MAX, out_i + blockIdx.x * MEMRA_TOPK_MAX, kk, kv, ki, MEMRA_TOPK_MAX);
 }
+

@@ -186,6 +186,7 @@ type procs struct {
 	cuMemFree                                   uintptr // cuMemFree_v2, CUDA 3.2 ABI
 	cuMemHostAlloc                              uintptr // cuMemHostAlloc, CUDA 2.2 ABI
 	cuMemFreeHost                               uintptr // cuMemFreeHost, CUDA 2.0 ABI
+	cuMemHostGetDevicePointer                   uintptr // cuMemHostGetDevicePointer_v2, CUDA 3.2 ABI
 	cuMemcpyHtoDAsync                           uintptr // cuMemcpyHtoDAsync_v2, CUDA 3.2 ABI
 	cuMemcpyDtoHAsync                           uintptr // cuMemcpyDtoHAsync_v2, CUDA 3.2 ABI
 	cuMemcpyDtoDAsync                           uintptr // cuMemcpyDtoDAsync_v2, CUDA 3.2 ABI
@@ -254,6 +255,7 @@ func driverABI() []abiEntry {
 		{"cuMemFree", "cuMemFree_v2", 3020, false, 1},
 		{"cuMemHostAlloc", "cuMemHostAlloc", 2020, false, 3},
 		{"cuMemFreeHost", "cuMemFreeHost", 2000, false, 1},
+		{"cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer_v2", 3020, false, 3},
 		{"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", 3020, false, 4},
 		{"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", 3020, false, 4},
 		{"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", 3020, false, 4},
@@ -319,6 +321,7 @@ func (d *driver) resolve() error {
 		{"cuMemFree", 3020, false, &d.p.cuMemFree},
 		{"cuMemHostAlloc", 2020, false, &d.p.cuMemHostAlloc},
 		{"cuMemFreeHost", 2000, false, &d.p.cuMemFreeHost},
+		{"cuMemHostGetDevicePointer", 3020, false, &d.p.cuMemHostGetDevicePointer},
 		{"cuMemcpyHtoDAsync", 3020, false, &d.p.cuMemcpyHtoDAsync},
 		{"cuMemcpyDtoHAsync", 3020, false, &d.p.cuMemcpyDtoHAsync},
 		{"cuMemcpyDtoDAsync", 3020, false, &d.p.cuMemcpyDtoDAsync},
@@ -651,6 +654,17 @@ func (d *driver) cuMemFreeHost(ptr unsafe.Pointer) error {
 	}
 	r, _, _ := purego.SyscallN(d.p.cuMemFreeHost, uintptr(ptr))
 	return d.check("cuMemFreeHost", r)
+}
+
+// cuMemHostGetDevicePointer gives the device address of mapped page-locked host memory.
+//
+// C: CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags); CUDA 3.2 ABI.
+func (d *driver) cuMemHostGetDevicePointer(pdptr *DevPtr, p unsafe.Pointer, Flags uint32) error {
+	if d.p.cuMemHostGetDevicePointer == 0 {
+		return unresolved("cuMemHostGetDevicePointer")
+	}
+	r, _, _ := purego.SyscallN(d.p.cuMemHostGetDevicePointer, uintptr(unsafe.Pointer(pdptr)), uintptr(p), uintptr(Flags))
+	return d.check("cuMemHostGetDevicePointer", r)
 }
 
 // cuMemcpyHtoDAsync copies host to device on a stream.

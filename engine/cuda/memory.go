@@ -276,20 +276,44 @@ type HostBuf struct {
 	e   *Engine
 	ptr unsafe.Pointer
 	n   uint64
+	dev DevPtr // the kernels' address of it (HostAllocMapped), else 0
 }
 
 // HostAlloc allocates bytes of page-locked host memory. Refused during capture.
 func (e *Engine) HostAlloc(bytes uint64) (*HostBuf, error) {
+	return e.hostAlloc(bytes, false)
+}
+
+// HostAllocMapped is HostAlloc of memory that kernels can also address
+// (DevPtr): their stores land in host memory, which the host may read once
+// an event recorded behind the kernel has completed, with no copy queued
+// between them. Refused during capture.
+func (e *Engine) HostAllocMapped(bytes uint64) (*HostBuf, error) {
+	return e.hostAlloc(bytes, true)
+}
+
+func (e *Engine) hostAlloc(bytes uint64, mapped bool) (*HostBuf, error) {
 	if bytes == 0 {
 		return nil, errors.New("cuda: host alloc of 0 bytes")
 	}
 	h := &HostBuf{e: e, n: bytes}
+	flags := uint32(memHostAllocPortable)
+	if mapped {
+		flags |= memHostAllocDeviceMap
+	}
 	err := e.Do(func() error {
 		if err := e.refuse("HostAlloc"); err != nil {
 			return err
 		}
-		if err := e.d.cuMemHostAlloc(&h.ptr, bytes, memHostAllocPortable); err != nil {
+		if err := e.d.cuMemHostAlloc(&h.ptr, bytes, flags); err != nil {
 			return fmt.Errorf("cuda: pinned host alloc %s: %w", sizeString(bytes), err)
+		}
+		if mapped {
+			if err := e.d.cuMemHostGetDevicePointer(&h.dev, h.ptr, 0); err != nil {
+				_ = e.d.cuMemFreeHost(h.ptr)
+				h.ptr = nil
+				return fmt.Errorf("cuda: device address of mapped host memory (%s): %w", sizeString(bytes), err)
+			}
 		}
 		e.hosts[h.ptr] = bytes
 		return nil
@@ -298,6 +322,15 @@ func (e *Engine) HostAlloc(bytes uint64) (*HostBuf, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// DevPtr is the kernels' address of a buffer from HostAllocMapped; 0 for
+// HostAlloc's, and after Free.
+func (h *HostBuf) DevPtr() DevPtr {
+	if h.ptr == nil {
+		return 0
+	}
+	return h.dev
 }
 
 // Bytes is the buffer's memory; nil after Free.

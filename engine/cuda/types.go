@@ -184,10 +184,11 @@ func (s CaptureStatus) String() string {
 
 // Flags.
 const (
-	streamNonBlocking    = 1 // CU_STREAM_NON_BLOCKING: no implicit sync with the legacy stream
-	eventDefault         = 0 // CU_EVENT_DEFAULT: timing enabled
-	eventDisableTiming   = 2 // CU_EVENT_DISABLE_TIMING: a marker to wait on, cheaper to record
-	memHostAllocPortable = 1 // CU_MEMHOSTALLOC_PORTABLE
+	streamNonBlocking     = 1 // CU_STREAM_NON_BLOCKING: no implicit sync with the legacy stream
+	eventDefault          = 0 // CU_EVENT_DEFAULT: timing enabled
+	eventDisableTiming    = 2 // CU_EVENT_DISABLE_TIMING: a marker to wait on, cheaper to record
+	memHostAllocPortable  = 1 // CU_MEMHOSTALLOC_PORTABLE
+	memHostAllocDeviceMap = 2 // CU_MEMHOSTALLOC_DEVICEMAP: kernels may address it (HostAllocMapped)
 )
 
 // graphExecUpdate results (CUgraphExecUpdateResult), for error messages.

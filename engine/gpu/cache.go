@@ -89,8 +89,9 @@ type Cache struct {
 
 	logitsHost   []float32     // a view of logitsPinned
 	logitsPinned *cuda.HostBuf // pinned [n_vocab] f32: the logits read back each step
-	tokenHost    *cuda.HostBuf // pinned [2] int32: graph tokens read back, alternating
-	tokenRead    [2]cuda.Event // recorded behind each read into tokenHost
+	tokenHost    *cuda.HostBuf // pinned [2] int32 mapped for the kernels: the token of the step at position p in [p&1]
+	tokenRead    [2]cuda.Event // recorded behind the replays whose tokens are read back, alternating
+	tokenAt      [2]int        // the position of the step whose token each read waits for
 	topPinned    *cuda.HostBuf // pinned copy of scratch.top, read back by Session.DecodeTop
 	topVals      []float32     // views of topPinned: [kernels.TopKMax] logits
 	topIDs       []int32       // and their ids
@@ -176,9 +177,9 @@ func (g *Model) NewCache(capacity int) (*Cache, error) {
 	}
 	g.fusedViews(&cc.s)
 	g.chunkViews(cc)
-	if cc.tokenHost, err = g.e.HostAlloc(8); err != nil {
+	if cc.tokenHost, err = g.e.HostAllocMapped(8); err != nil {
 		cc.Close()
-		return nil, fmt.Errorf("gpu: cache: pinned token buffer: %w", err)
+		return nil, fmt.Errorf("gpu: cache: mapped pinned token ring: %w", err)
 	}
 	if cc.ch.ids != 0 {
 		if cc.ch.idsHost, err = g.e.HostAlloc(4 * uint64(capacity)); err != nil {
@@ -569,10 +570,12 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 	if err := e.CopyHtoD(cc.s.ctr, cuda.AsBytes(ctr)); err != nil {
 		return cc.lose(err)
 	}
-	// The token ContinueGraph reads back first (queueToken) is the step's.
+	// The token ContinueGraph reads back first (queueToken) is the step's,
+	// as if the step at n-1 had picked it.
 	if err := e.CopyHtoD(cc.s.token, cuda.AsBytes(ctr[kernels.CounterToken/4:][:1])); err != nil {
 		return cc.lose(err)
 	}
+	cuda.HostSlice[int32](cc.tokenHost, 0, 2)[(n-1)&1] = tok // (-1)&1 is 1
 	cc.n, cc.ctrAt = n, n
 	return nil
 }

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -478,31 +477,28 @@ func (g *Model) checkContinue(gs *GraphDecodeState, n int) error {
 	return nil
 }
 
-// queueToken queues the read-back of the last step's token (4 bytes, the
-// out[0] of argmax_final or sample_draw, which the counters' token equals
-// but for kernels.NoToken) as token i: into pinned slot i%2, with event i%2
-// recorded behind it.
+// queueToken queues the read-back of the last step's token as token i:
+// event i%2 recorded behind that step, whose argmax_final or sample_draw
+// wrote the token (the counters' token but for kernels.NoToken) into the
+// mapped ring's place for its position, cc.n-1. No copy is queued: a
+// 4-byte one cost the stream 7-8 µs between replays (docs/perf.md step
+// 138). The next replay writes the ring's other place, and the one after
+// it is queued only once token i has been read.
 func (g *Model) queueToken(cc *Cache, i int) error {
-	hb := cc.tokenHost.Bytes()[4*(i%2):][:4]
-	err := g.e.Do(func() error {
-		if err := g.e.CopyDtoHAsync(hb, cc.s.token); err != nil {
-			return err
-		}
-		return g.e.Record(cc.tokenRead[i%2])
-	})
-	if err != nil {
+	cc.tokenAt[i%2] = cc.n - 1
+	if err := g.e.Do(func() error { return g.e.Record(cc.tokenRead[i%2]) }); err != nil {
 		return fmt.Errorf("gpu: read token: %w", err)
 	}
 	return nil
 }
 
-// awaitToken waits for token i's read-back (queueToken) and returns it, or
-// model.ErrNaNLogits where the step had no token to pick.
+// awaitToken waits for token i's step (queueToken) and returns the token,
+// or model.ErrNaNLogits where the step had no token to pick.
 func (g *Model) awaitToken(cc *Cache, i int) (int32, error) {
 	if err := g.e.EventSynchronize(cc.tokenRead[i%2]); err != nil {
 		return 0, fmt.Errorf("gpu: read token: %w", err)
 	}
-	tok := int32(binary.LittleEndian.Uint32(cc.tokenHost.Bytes()[4*(i%2):]))
+	tok := cuda.HostSlice[int32](cc.tokenHost, 0, 2)[cc.tokenAt[i%2]&1]
 	if tok == kernels.NoToken {
 		if len(g.opt.Omit) > 0 {
 			// A step with parts left out (bench -omit) reads buffers no

@@ -1305,8 +1305,9 @@ func TestGPUNaNWeights(t *testing.T) {
 }
 
 // TestGPUFillSyntheticToken: after Cache.FillSynthetic(n, tok, ...) graph
-// generation goes on from tok: ContinueGraph's first token, read back from
-// the step's out[0], is tok, whatever the state's previous run left there.
+// generation goes on from tok: ContinueGraph's first token, read from the
+// token ring's place for position n-1, is tok, whatever the state's
+// previous run left there, at either parity and at n = 0.
 func TestGPUFillSyntheticToken(t *testing.T) {
 	e := decodeEngine(t)
 	g := loadModel(t, e, modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11)), Options{})
@@ -1318,16 +1319,19 @@ func TestGPUFillSyntheticToken(t *testing.T) {
 	if _, err := g.GenerateGraph(gs, []int32{5, 77, 300}, 4); err != nil {
 		t.Fatal(err)
 	}
-	for _, tok := range []int32{123, 7} {
-		if err := gs.Cache().FillSynthetic(40, tok, 1); err != nil {
+	for _, tc := range []struct {
+		n   int
+		tok int32
+	}{{40, 123}, {41, 7}, {0, 9}} {
+		if err := gs.Cache().FillSynthetic(tc.n, tc.tok, 1); err != nil {
 			t.Fatal(err)
 		}
 		got, err := g.ContinueGraph(gs, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got[0] != tok || gs.Cache().Len() != 42 {
-			t.Errorf("after FillSynthetic(40, %d): tokens %v, cache %d; want %d first and 42", tok, got, gs.Cache().Len(), tok)
+		if got[0] != tc.tok || gs.Cache().Len() != tc.n+2 {
+			t.Errorf("after FillSynthetic(%d, %d): tokens %v, cache %d; want %d first and %d", tc.n, tc.tok, got, gs.Cache().Len(), tc.tok, tc.n+2)
 		}
 	}
 }

@@ -1666,17 +1666,20 @@ func TestGPUKernelArgmax(t *testing.T) {
 			if tc.name == "all-nan" {
 				wantOut = kernels.NoToken
 			}
+			ring := ktRing(t, v)
 			for _, useCtr := range []bool{false, true} {
 				v.poison(t, dval, parts+guard, ktNaN)
 				v.poison(t, didx, parts+guard, ktNaN)
 				v.poison(t, dout, 4, ktNaN)
 				ktSetCounters(t, v, ctr, -5, 10, 11, 3)
+				rs := cuda.HostSlice[int32](ring, 0, 2)
+				rs[0], rs[1] = int32(ktNaN), int32(ktNaN)
 				ktMust(t, v.k.ArgMaxPartial(dval, didx, dx, int32(tc.n)))
 				dctr := cuda.DevPtr(0)
 				if useCtr {
 					dctr = ctr
 				}
-				ktMust(t, v.k.ArgMaxFinal(dout, dctr, dval, didx, int32(tc.n)))
+				ktMust(t, v.k.ArgMaxFinal(dout, ring.DevPtr(), dctr, dval, didx, int32(tc.n)))
 				vals := ktGet[float32](t, v, dval, parts+guard)
 				idxs := ktGet[int32](t, v, didx, parts+guard)
 				ktCheckPoison(t, "part_val guard", vals[parts:], ktNaN)
@@ -1709,8 +1712,34 @@ func TestGPUKernelArgmax(t *testing.T) {
 				if c[kernels.CounterToken/4] != wc[0] || c[kernels.CounterPos/4] != wc[1] || c[kernels.CounterTKV/4] != wc[2] || c[kernels.CounterStep/4] != wc[3] {
 					t.Fatalf("ctr %v: counters %v, want token %d pos %d t_kv %d step %d", useCtr, c, wc[0], wc[1], wc[2], wc[3])
 				}
+				ktCheckRing(t, ring, useCtr, 10, wantOut)
 			}
 		})
+	}
+}
+
+// ktRing is a mapped pinned ring of two tokens (Cache.tokenHost's kind),
+// freed with the test.
+func ktRing(t *testing.T, v *ktEnv) *cuda.HostBuf {
+	t.Helper()
+	ring, err := v.e.HostAllocMapped(8)
+	ktMust(t, err)
+	t.Cleanup(func() { ring.Free() })
+	return ring
+}
+
+// ktCheckRing checks a ring poisoned with ktNaN after a step that ended at
+// position pos: with the counters, the token at [pos&1] and the other place
+// untouched; without, neither place written.
+func ktCheckRing(t *testing.T, ring *cuda.HostBuf, useCtr bool, pos int, want int32) {
+	t.Helper()
+	rs := cuda.HostSlice[int32](ring, 0, 2)
+	w := [2]int32{int32(ktNaN), int32(ktNaN)}
+	if useCtr {
+		w[pos&1] = want
+	}
+	if rs[0] != w[0] || rs[1] != w[1] {
+		t.Fatalf("ctr %v: token ring %v, want %v", useCtr, rs, w)
 	}
 }
 
@@ -1941,6 +1970,7 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 		params := ktUpload(t, v, sm.params(0), 0)
 		ctr := ktCounters(t, v, -1, 10, 11, 0)
 		out := v.alloc(t, 4)
+		ring := ktRing(t, v)
 		top := v.alloc(t, 2*K*4)
 		trace := v.alloc(t, (2+K)*8)
 		var last int32
@@ -1976,8 +2006,11 @@ func TestGPUKernelSampleDraw(t *testing.T) {
 			ktPut(t, v, top, vals)
 			ktPut(t, v, top.Add(4*K), ids)
 			want, err := host.SampleTop(ids[:o.TopK], vals[:o.TopK])
-			ktMust(t, v.k.SampleDraw(out, ctr, top, params, trace))
+			rs := cuda.HostSlice[int32](ring, 0, 2)
+			rs[0], rs[1] = int32(ktNaN), int32(ktNaN)
+			ktMust(t, v.k.SampleDraw(out, ring.DevPtr(), ctr, top, params, trace))
 			got := ktGet[int32](t, v, out, 1)[0]
+			ktCheckRing(t, ring, true, 10+step, got) // the counters start at pos 10
 			if step%10 == 1 {
 				tok := ktGet[int32](t, v, ctr, 1)[0]
 				if !errors.Is(err, model.ErrNaNLogits) || got != kernels.NoToken || tok != 0 {

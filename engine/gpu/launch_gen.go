@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "ec3f6337aed1f5c38a2b98faf48f9c2e4a8767520c963cafdff25fe7e7015a07"
+const specHash = "70bb8183afe5d3d520c5c7af34c10840bc4ce94fd64fe7edb34df7f53ac448da"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -300,14 +300,14 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"add", "elementwise.cu", 3, &ks.kAdd},
 		{"sigmoid_mul", "elementwise.cu", 5, &ks.kSigmoidMul},
 		{"argmax_partial", "argmax.cu", 4, &ks.kArgMaxPartial},
-		{"argmax_final", "argmax.cu", 5, &ks.kArgMaxFinal},
+		{"argmax_final", "argmax.cu", 6, &ks.kArgMaxFinal},
 		{"logits_screen_bound", "logits_screen.cu", 10, &ks.kLogitsScreenBound},
 		{"logits_screen_verify_bf16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyBF16},
 		{"logits_screen_verify_f16", "logits_screen.cu", 13, &ks.kLogitsScreenVerifyF16},
 		{"logits_screen_top_bf16", "logits_screen.cu", 14, &ks.kLogitsScreenTopBF16},
 		{"logits_screen_top_f16", "logits_screen.cu", 14, &ks.kLogitsScreenTopF16},
 		{"topk_select", "topk.cu", 5, &ks.kTopKSelect},
-		{"sample_draw", "draw.cu", 5, &ks.kSampleDraw},
+		{"sample_draw", "draw.cu", 6, &ks.kSampleDraw},
 		{"repeat_penalty", "penalty.cu", 5, &ks.kRepeatPenalty},
 		{"counters_set", "counters.cu", 4, &ks.kCountersSet},
 	} {
@@ -4241,10 +4241,10 @@ func geomArgMaxFinal(n int) ([3]int, int) {
 	return [3]int{1, 1, 1}, 0
 }
 
-// ArgMaxFinal launches argmax_final (kernels/argmax.cu): reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1.
+// ArgMaxFinal launches argmax_final (kernels/argmax.cu): reduce the argmax partials to out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step: token = out[0] (0 for NoToken), pos, t_kv, step + 1, and, when ring != 0, ring[pos & 1] = out[0] (the step's pos).
 //
 // Grid (1, 1, 1), block (256, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.DevPtr, part_idx cuda.DevPtr, n int32) error {
+func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ring cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.DevPtr, part_idx cuda.DevPtr, n int32) error {
 	geom_, shmem_ := geomArgMaxFinal(int(n))
 	grid_, shared_, err_ := launchGeometry("argmax_final", geom_, shmem_)
 	if err_ != nil {
@@ -4252,10 +4252,11 @@ func (k_ *Kernels) ArgMaxFinal(out cuda.DevPtr, ctr cuda.DevPtr, part_val cuda.D
 	}
 	slot_ := &k_.kArgMaxFinal
 	slot_.p.SetPtr(0, out)
-	slot_.p.SetPtr(1, ctr)
-	slot_.p.SetPtr(2, part_val)
-	slot_.p.SetPtr(3, part_idx)
-	slot_.p.SetI32(4, n)
+	slot_.p.SetPtr(1, ring)
+	slot_.p.SetPtr(2, ctr)
+	slot_.p.SetPtr(3, part_val)
+	slot_.p.SetPtr(4, part_idx)
+	slot_.p.SetI32(5, n)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("argmax_final: %w", err_)
 	}
@@ -4462,10 +4463,10 @@ func geomSampleDraw() ([3]int, int) {
 	return [3]int{1, 1, 1}, 0
 }
 
-// SampleDraw launches sample_draw (kernels/draw.cu): draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step.
+// SampleDraw launches sample_draw (kernels/draw.cu): draw a token from the top k (temperature, top-p, min-p; NaNs dropped; splitmix64 draw p.index, then p.index+1) into out[0] (NoToken when every logit is NaN) and, when ctr != 0, end the device-counter step as argmax_final does (ring too).
 //
 // Grid (1, 1, 1), block (32, 1, 1), dynamic shared 0 bytes.
-func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr, p cuda.DevPtr, trace cuda.DevPtr) error {
+func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ring cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr, p cuda.DevPtr, trace cuda.DevPtr) error {
 	geom_, shmem_ := geomSampleDraw()
 	grid_, shared_, err_ := launchGeometry("sample_draw", geom_, shmem_)
 	if err_ != nil {
@@ -4473,10 +4474,11 @@ func (k_ *Kernels) SampleDraw(out cuda.DevPtr, ctr cuda.DevPtr, top cuda.DevPtr,
 	}
 	slot_ := &k_.kSampleDraw
 	slot_.p.SetPtr(0, out)
-	slot_.p.SetPtr(1, ctr)
-	slot_.p.SetPtr(2, top)
-	slot_.p.SetPtr(3, p)
-	slot_.p.SetPtr(4, trace)
+	slot_.p.SetPtr(1, ring)
+	slot_.p.SetPtr(2, ctr)
+	slot_.p.SetPtr(3, top)
+	slot_.p.SetPtr(4, p)
+	slot_.p.SetPtr(5, trace)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{32, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("sample_draw: %w", err_)
 	}

@@ -233,7 +233,7 @@ func (g *Model) screenedToken(cc *Cache) error {
 	if err := verify(s.amaxVal, s.amaxIdx, 0, s.screenA, g.scr.c, s.screenLo, g.out.ptr, x, norm, xnorm, c.NormEps, n, cols); err != nil {
 		return err
 	}
-	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, n)
+	return g.k.ArgMaxFinal(s.token, cc.tokenHost.DevPtr(), s.ctr, s.amaxVal, s.amaxIdx, n)
 }
 
 // screenTopBlocks is how many blocks logits_screen_top launches over n

@@ -177,7 +177,7 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 		ktMust(t, mv(y, dw, dx, int32(rows), int32(cols), 0, dnorm, xnorm, eps, (rows+7)/8))
 		pv, pi, out := v.alloc(t, 4*parts), v.alloc(t, 4*parts), v.alloc(t, 4)
 		ktMust(t, v.k.ArgMaxPartial(pv, pi, y, int32(rows)))
-		ktMust(t, v.k.ArgMaxFinal(out, 0, pv, pi, int32(rows)))
+		ktMust(t, v.k.ArgMaxFinal(out, 0, 0, pv, pi, int32(rows)))
 		return ktGet[float32](t, v, y, rows), ktGet[int32](t, v, out, 1)[0]
 	}
 	dx := ktUpload(t, v, x, 0)
@@ -218,7 +218,7 @@ func ktScreenCase(t *testing.T, v *ktEnv, typ gguf.Type, rows, cols int, xnorm i
 		verify = v.k.LogitsScreenVerifyF16
 	}
 	ktMust(t, verify(pv, pi, exact, a, dc, lo, dw, dx, dnorm, xnorm, eps, int32(rows), int32(cols)))
-	ktMust(t, v.k.ArgMaxFinal(out, 0, pv, pi, int32(rows)))
+	ktMust(t, v.k.ArgMaxFinal(out, 0, 0, pv, pi, int32(rows)))
 	got := ktGet[int32](t, v, out, 1)[0]
 	ex := ktGet[float32](t, v, exact, rows)
 	cands := 0

@@ -81,13 +81,13 @@ func (g *Model) enqueue(cc *Cache, a stepArgs) error {
 		return nil
 	}
 	if a.draw { // sample_draw ends the step as argmax_final does
-		return g.k.SampleDraw(s.token, s.ctr, s.top, s.draw, 0)
+		return g.k.SampleDraw(s.token, cc.tokenHost.DevPtr(), s.ctr, s.top, s.draw, 0)
 	}
 	if err := g.k.ArgMaxPartial(s.amaxVal, s.amaxIdx, s.logits, int32(c.NVocab)); err != nil {
 		return err
 	}
 	// argmax_final also ends the step: token, pos, t_kv and step advance.
-	return g.k.ArgMaxFinal(s.token, s.ctr, s.amaxVal, s.amaxIdx, int32(c.NVocab))
+	return g.k.ArgMaxFinal(s.token, cc.tokenHost.DevPtr(), s.ctr, s.amaxVal, s.amaxIdx, int32(c.NVocab))
 }
 
 // logitsTopK writes step a's logits (unless omitted), applies the
