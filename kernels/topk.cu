@@ -174,4 +174,3 @@ topk_select(float* out_v, int* out_i, const float* in_v, const int* in_i, int n)
     __syncthreads();
     memra_topk_place(out_v + blockIdx.x * MEMRA_TOPK_MAX, out_i + blockIdx.x * MEMRA_TOPK_MAX, kk, kv, ki, MEMRA_TOPK_MAX);
 }
-
