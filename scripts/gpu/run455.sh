@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 81 (`bash scripts/gpu/run455.sh`), step 139: the replays' tokens
+# Session 81, PREPARED, NOT RUN (its calls got a failed start, then a
+# refusal with too little device time left) (`bash scripts/gpu/run455.sh`), step 139: the replays' tokens
 # polled in the mapped ring, no event between replays. p = main with
 # patches/poll.patch, m = main (step 138). p's StreamIdle, PollToken,
 # graph, sampled, penalty, run-ahead, NaN and session tests and the gate
