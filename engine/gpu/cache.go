@@ -43,7 +43,7 @@ type scratch struct {
 	screenTop        cuda.DevPtr // [argmax parts][m ≤ TopKMax] each chunk's m largest, for the top k
 	screenList       cuda.DevPtr // [top blocks·TopKMax] f32, then as many int32: the top kernel's blocks' best (screenTopBlocks)
 	screenDone       cuda.DevPtr // [2] int32: the top kernel's finished blocks and list length, zero between launches
-	token            cuda.DevPtr // [1] int32, argmax output
+	token            cuda.DevPtr // [1] int32: argmax_final's and sample_draw's out[0], which the host no longer reads (the ring has the token)
 	ctr              cuda.DevPtr // struct memra_counters (kernels.CountersBytes)
 	// top-k for sampling (topk.cu): the passes' survivors, two buffers of
 	// topKScratchPairs pairs ([pairs] f32 then [pairs] int32 each), and the
@@ -373,10 +373,6 @@ func (cc *Cache) Reset() error {
 				return err
 			}
 		}
-		// The token read back (queueToken) equals the counters' token.
-		if err := e.MemsetD32Async(cc.s.token, 0, 1); err != nil {
-			return err
-		}
 		return e.Synchronize()
 	})
 	if err == nil {
@@ -570,11 +566,8 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 	if err := e.CopyHtoD(cc.s.ctr, cuda.AsBytes(ctr)); err != nil {
 		return cc.lose(err)
 	}
-	// The token ContinueGraph reads back first (queueToken) is the step's,
-	// as if the step at n-1 had picked it.
-	if err := e.CopyHtoD(cc.s.token, cuda.AsBytes(ctr[kernels.CounterToken/4:][:1])); err != nil {
-		return cc.lose(err)
-	}
+	// The token ContinueGraph reads first (queueToken) is the step's, in
+	// the ring's place for position n-1, as if that step had picked it.
 	cuda.HostSlice[int32](cc.tokenHost, 0, 2)[(n-1)&1] = tok // (-1)&1 is 1
 	cc.n, cc.ctrAt = n, n
 	return nil
