@@ -6,8 +6,9 @@
 # start_run unpacks (lib.sh); pass carry ["bin"] to the device call. Each
 # +PATCH (a path from the repository root) is applied to REV in turn and,
 # where they touch kernels/, the fatbin rebuilt (nvcc needed: README.md);
-# :BIN,... packs only those of memra, gate, bench and engine_gpu.test (all
-# four without it). E.g., for run343.sh,
+# :BIN,... packs only those of memra, gate, bench, engine_gpu.test and
+# engine_cuda.test (the first four without it; go tool mage cuda:bins
+# builds all five). E.g., for run343.sh,
 #   bash scripts/gpu/bins.sh main=main:memra,bench \
 #     kql=main+scripts/gpu/patches/kq-loops.patch+scripts/gpu/patches/kq-nobreak.patch
 # Work prepared without a GPU is kept on main as such patches: branches do

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Session 81, PREPARED, NOT RUN (its calls got a failed start, then a
-# refusal with too little device time left) (`bash scripts/gpu/run455.sh`), step 139: the replays' tokens
+# Session 81 prepared it (its calls got a failed start, then a refusal
+# with too little device time left); session 82 ran it on an H100 asked
+# for as nvidia-h200 (`bash scripts/gpu/run455.sh`, log
+# docs/results/h100-run455-log.txt). Step 139: the replays' tokens
 # polled in the mapped ring, no event between replays. p = main with
 # patches/poll.patch, m = main (step 138). p's StreamIdle, PollToken,
 # graph, sampled, penalty, run-ahead, NaN and session tests and the gate
 # on the 0.8B bf16; then the 0.8B bf16 and q8_0 at 1k, m p p m m p p m,
 # 5 reps each (run454's rows spread by +-0.05%).
 # Prediction: ~1.9 us a token less, ~+0.25% on the 0.8B graph rows.
+# Result: within +-0.1%, not taken (docs/perf.md step 139).
 # carry ["bin"]; binaries: `bash scripts/gpu/bins.sh
 # p=main+scripts/gpu/patches/poll.patch:memra,bench,gate,engine_gpu.test,engine_cuda.test m=main:bench`
-# (engine_cuda.test only if bins.sh builds it; else the cuda test is left out).
+# (at a0ed9f4, before the patch moved to patches/poll/poll.patch when it
+# was not taken).
 set -u
 source scripts/gpu/lib.sh
 start_run
