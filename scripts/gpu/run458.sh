@@ -1,31 +1,49 @@
 #!/usr/bin/env bash
 # Session 82, PREPARED, NOT RUN (its calls got no machine, then too little
-# device time was left) (`bash scripts/gpu/run458.sh`), any GPU: `bench -profile`
-# timing the greedy graph's own step (gpu.Model.ProfileGraphStep) instead
-# of an eager one, whose 16-bit logits are read whole where the graph's
-# go through step 132's screen (run457's bf16 profile showed a 171.5 us
-# LM head that no graph step runs). p = main + patches/profgraph.patch:
-# its profile tests (TestGPUProfileGraphStep: the profiled step is
-# DecodeStepDC's, its launches the graph's nodes, its bytes an eager
-# step's with ScreenBytes' in place of the matrix), the eager profile's
-# tests, then bench -profile 8 on the 0.8B bf16 and q8_0 at 1k (~1 minute).
+# device time was left) (`bash scripts/gpu/run458.sh`), any GPU; on an
+# H200 also run450's table, so that one call does both.
+# 1. `bench -profile` timing the greedy graph's own step
+#    (gpu.Model.ProfileGraphStep) instead of an eager one, whose 16-bit
+#    logits are read whole where the graph's go through step 132's screen
+#    (run457's bf16 profile showed a 171.5 us LM head that no graph step
+#    runs). p = main + patches/profgraph.patch: its profile tests
+#    (TestGPUProfileGraphStep: the profiled step is DecodeStepDC's, its
+#    launches the graph's nodes, its bytes an eager step's with
+#    ScreenBytes' in place of the matrix), the eager profile's tests, then
+#    bench -profile 8 on the 0.8B bf16 and q8_0 at 1k (~1 minute), and
+#    -compare against run457's eager profile of main (the step profiles
+#    named as unpaired, the rows' ratios the same machine kind's).
+# 2. On an H200 only: docs/perf.md's table command (lib.sh full_table) on
+#    main (m) compared with run410's JSON, which steps 127-138 have not had
+#    (~5 minutes; run450.sh's, which no H200 has run).
 # carry ["bin"]; binaries: `bash scripts/gpu/bins.sh
-# p=main+scripts/gpu/patches/profgraph.patch:memra,bench,engine_gpu.test`.
+# p=main+scripts/gpu/patches/profgraph.patch:memra,bench,engine_gpu.test m=main:bench`.
 set -u
 source scripts/gpu/lib.sh
 start_run
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-synth p "0.8b" "bf16 q8_0"
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
+echo "$gpu"
+presets="0.8b" types="bf16 q8_0"
+case $gpu in *H200*) presets="0.8b 9b" types="bf16 q8_0 q4_k q5_k q6_k" ;; esac
+synth p "$presets" "$types"
 el "tests (p)"
 (cd engine/gpu && timeout 200 "$R/bin/p/engine_gpu.test" -test.run 'Profile|EarlyLoads|CountersOutOfStep' -test.v 2>&1 |
   grep -E '^(--- |ok|FAIL|PASS)|panic|profile_gpu_test' | grep -v '^    --- PASS')
 wait_synth
-el "profile"
+el "profile (p)"
 mkdir -p /tmp/prof
 timeout 200 ./bin/p/bench -model "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf" -ctx 1024 -reps 3 -tokens 64 -profile 8 -out /tmp/prof \
   > /tmp/prof/stdout.txt 2> /tmp/prof/stderr.txt
 echo "bench rc $?"
 grep -E '\| (graph|sampled|eager) \|' /tmp/prof/stdout.txt | cut -d'|' -f2,4,5,6,9,13
 grep -A18 '^## Kernel time per graph step' /tmp/prof/stdout.txt
+./bin/p/bench -compare docs/results/h100-run457-profile.json "$(ls -t /tmp/prof/bench-*.json | head -1)" 2>&1 | grep -E 'geomean|not compared'
 tar czf "$OUT/prof.tgz" -C /tmp prof
+case $gpu in
+*H200*)
+  full_table m
+  el compare
+  ./bin/m/bench -compare docs/results/h200-run410.json "$(ls -t /tmp/table/bench-*.json | head -1)" 2>&1 | tail -70
+  ;;
+esac
 el done
