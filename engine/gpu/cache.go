@@ -568,7 +568,14 @@ func (cc *Cache) FillSynthetic(n int, tok int32, seed uint64) error {
 	}
 	// The token ContinueGraph reads first (queueToken) is the step's, in
 	// the ring's place for position n-1, as if that step had picked it.
-	cuda.HostSlice[int32](cc.tokenHost, 0, 2)[(n-1)&1] = tok // (-1)&1 is 1
+	*cc.tokenPlace(n - 1) = tok
 	cc.n, cc.ctrAt = n, n
 	return nil
+}
+
+// tokenPlace is the token ring's place for the step at position pos:
+// argmax_final and sample_draw store its token at pos & 1 (pos -1,
+// FillSynthetic's n = 0, at 1).
+func (cc *Cache) tokenPlace(pos int) *int32 {
+	return &cuda.HostSlice[int32](cc.tokenHost, 0, 2)[pos&1]
 }

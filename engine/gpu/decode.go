@@ -498,7 +498,7 @@ func (g *Model) awaitToken(cc *Cache, i int) (int32, error) {
 	if err := g.e.EventSynchronize(cc.tokenRead[i%2]); err != nil {
 		return 0, fmt.Errorf("gpu: read token: %w", err)
 	}
-	tok := cuda.HostSlice[int32](cc.tokenHost, 0, 2)[cc.tokenAt[i%2]&1]
+	tok := *cc.tokenPlace(cc.tokenAt[i%2])
 	if tok == kernels.NoToken {
 		if len(g.opt.Omit) > 0 {
 			// A step with parts left out (bench -omit) reads buffers no
