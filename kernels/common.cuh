@@ -70,14 +70,14 @@ __device__ __forceinline__ int memra_load_or(int v, const int* dv) {
 // the counters' token get the picked token, and pos, t_kv and step move on
 // by one. ctr may be null (the picked token only). A step with no token to
 // pick (every logit NaN: weights or activations that are not finite) passes
-// MEMRA_NO_TOKEN: out[0], which the host reads back, says so, while the
-// counters get token 0, which the next step's embedding lookup can read.
+// MEMRA_NO_TOKEN: out[0] and the ring's place say so, while the counters
+// get token 0, which the next step's embedding lookup can read.
 // ring: null, or [2] int32 in host memory mapped for the device
 // (engine/cuda HostAllocMapped), which with ctr gets the token at
-// [pos & 1], pos the step's own: graph decode reads it there once the
-// replay is done, with no copy queued between replays (a 4-byte copy cost
-// the stream 7-8 us a token: docs/perf.md step 138), while the next
-// replay writes the other place.
+// [pos & 1], pos the step's own: graph decode reads the token there, not
+// in out[0], once the replay is done, with no copy queued between replays
+// (a 4-byte copy cost the stream 7-8 us a token: docs/perf.md step 138),
+// while the next replay writes the other place.
 __device__ __forceinline__ void memra_end_step(int* out, int* ring, int* ctr, int tok) {
     out[0] = tok;
     if (ctr) {
