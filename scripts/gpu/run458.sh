@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 82, PREPARED, NOT RUN (its calls got no machine, then too little
-# device time was left) (`bash scripts/gpu/run458.sh`), any GPU; on an
-# H200 also run450's table, so that one call does both.
+# Session 83 (`bash scripts/gpu/run458.sh`; prepared in session 82, whose
+# calls got no machine), any GPU; on an H200 also run450's table, so that
+# one call does both.
 # 1. `bench -profile` timing the greedy graph's own step
 #    (gpu.Model.ProfileGraphStep) instead of an eager one, whose 16-bit
 #    logits are read whole where the graph's go through step 132's screen
@@ -12,7 +12,10 @@
 #    ScreenBytes' in place of the matrix), the eager profile's tests, then
 #    bench -profile 8 on the 0.8B bf16 and q8_0 at 1k (~1 minute), and
 #    -compare against run457's eager profile of main (the step profiles
-#    named as unpaired, the rows' ratios the same machine kind's).
+#    named as unpaired, the rows' ratios the same machine kind's). The
+#    graph tests also run: they are the first GPU run of dcb407c
+#    (Cache.tokenPlace, the token ring's index for FillSynthetic and
+#    awaitToken).
 # 2. On an H200 only: docs/perf.md's table command (lib.sh full_table) on
 #    main (m) compared with run410's JSON, which steps 127-138 have not had
 #    (~5 minutes; run450.sh's, which no H200 has run).
@@ -27,7 +30,7 @@ presets="0.8b" types="bf16 q8_0"
 case $gpu in *H200*) presets="0.8b 9b" types="bf16 q8_0 q4_k q5_k q6_k" ;; esac
 synth p "$presets" "$types"
 el "tests (p)"
-(cd engine/gpu && timeout 200 "$R/bin/p/engine_gpu.test" -test.run 'Profile|EarlyLoads|CountersOutOfStep' -test.v 2>&1 |
+(cd engine/gpu && timeout 300 "$R/bin/p/engine_gpu.test" -test.run 'Profile|EarlyLoads|CountersOutOfStep|GraphEqualsEager|GraphStopRunsAhead|GraphSampled|GraphPenalty|FillSynthetic|ScreenedEqualsFull' -test.v 2>&1 |
   grep -E '^(--- |ok|FAIL|PASS)|panic|profile_gpu_test' | grep -v '^    --- PASS')
 wait_synth
 el "profile (p)"
