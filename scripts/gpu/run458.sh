@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 83 (`bash scripts/gpu/run458.sh`; prepared in session 82, whose
-# calls got no machine), any GPU; on an H200 also run450's table, so that
-# one call does both.
+# PREPARED, NOT RUN (`bash scripts/gpu/run458.sh`): session 82's last
+# calls and all 21 of session 83's got no machine. Any GPU; on an H200
+# also run450's table, so that one call does both.
 # 1. `bench -profile` timing the greedy graph's own step
 #    (gpu.Model.ProfileGraphStep) instead of an eager one, whose 16-bit
 #    logits are read whole where the graph's go through step 132's screen
