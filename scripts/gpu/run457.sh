@@ -24,13 +24,7 @@ case $gpu in
 *)
   synth p "0.8b" "bf16 q8_0"
   wait_synth
-  el "profile"
-  mkdir -p /tmp/prof
-  timeout 200 ./bin/p/bench -model "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf" -ctx 1024 -reps 3 -tokens 64 -profile 8 -out /tmp/prof \
-    > /tmp/prof/stdout.txt 2> /tmp/prof/stderr.txt
-  echo "bench rc $?"
-  grep -E '\| (graph|sampled|eager) \|' /tmp/prof/stdout.txt | cut -d'|' -f2,4,5,6,9,13
-  tar czf "$OUT/prof.tgz" -C /tmp prof
+  profile08 p
   ;;
 esac
 el done

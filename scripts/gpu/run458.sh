@@ -33,15 +33,9 @@ el "tests (p)"
 (cd engine/gpu && timeout 300 "$R/bin/p/engine_gpu.test" -test.run 'Profile|EarlyLoads|CountersOutOfStep|GraphEqualsEager|GraphStopRunsAhead|GraphSampled|GraphPenalty|FillSynthetic|ScreenedEqualsFull' -test.v 2>&1 |
   grep -E '^(--- |ok|FAIL|PASS)|panic|profile_gpu_test' | grep -v '^    --- PASS')
 wait_synth
-el "profile (p)"
-mkdir -p /tmp/prof
-timeout 200 ./bin/p/bench -model "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf" -ctx 1024 -reps 3 -tokens 64 -profile 8 -out /tmp/prof \
-  > /tmp/prof/stdout.txt 2> /tmp/prof/stderr.txt
-echo "bench rc $?"
-grep -E '\| (graph|sampled|eager) \|' /tmp/prof/stdout.txt | cut -d'|' -f2,4,5,6,9,13
+profile08 p
 grep -A18 '^## Kernel time per graph step' /tmp/prof/stdout.txt
 ./bin/p/bench -compare docs/results/h100-run457-profile.json "$(ls -t /tmp/prof/bench-*.json | head -1)" 2>&1 | grep -E 'geomean|not compared'
-tar czf "$OUT/prof.tgz" -C /tmp prof
 case $gpu in
 *H200*)
   full_table m
