@@ -63,6 +63,7 @@ func TestClosedCacheOrModelRefused(t *testing.T) {
 			"DecodeStep":         func() error { _, err := g.DecodeStep(cc, 1); return err },
 			"DecodeStepDC":       func() error { return g.DecodeStepDC(cc) },
 			"ProfileStep":        func() error { _, err := g.ProfileStep(cc, 1); return err },
+			"ProfileGraphStep":   func() error { _, err := g.ProfileGraphStep(cc); return err },
 			"Reset":              cc.Reset,
 			"FillSynthetic":      func() error { return cc.FillSynthetic(1, 1, 1) },
 			"ContinueGraph":      func() error { _, err := g.ContinueGraph(gs, 2); return err },
@@ -123,13 +124,14 @@ func TestGenerateGraphAtContextLength(t *testing.T) {
 	}
 }
 
-// TestCountersOutOfStepRefused: DecodeStepDC and ContinueGraph take the
-// token, position and t_kv from the device counters, so they refuse a cache
-// whose counters are not at its length, before the device (the model has
-// no engine here: a call that got that far would panic). After Reset the
-// counters are zero, t_kv 0 for a step that needs 1; after eager steps
-// they still point at an earlier position, whose KV row the step would
-// overwrite while Len counted a new one. Both ran without a word.
+// TestCountersOutOfStepRefused: DecodeStepDC, ContinueGraph and
+// ProfileGraphStep take the token, position and t_kv from the device
+// counters, so they refuse a cache whose counters are not at its length,
+// before the device (the model has no engine here: a call that got that
+// far would panic). After Reset the counters are zero, t_kv 0 for a step
+// that needs 1; after eager steps they still point at an earlier position,
+// whose KV row the step would overwrite while Len counted a new one. The
+// first two ran without a word before they checked.
 func TestCountersOutOfStepRefused(t *testing.T) {
 	g := &Model{cfg: model.Config{NVocab: 8}, weights: &cuda.Arena{}}
 	for _, c := range []struct {
@@ -147,6 +149,9 @@ func TestCountersOutOfStepRefused(t *testing.T) {
 		if _, err := g.ContinueGraph(gs, 2); err == nil || !strings.Contains(err.Error(), "device counters are not at the cache's 3 tokens") {
 			t.Errorf("%s: ContinueGraph: %v, want the counters refused", c.what, err)
 		}
+		if _, err := g.ProfileGraphStep(cc); err == nil || !strings.Contains(err.Error(), "device counters are not at the cache's 3 tokens") {
+			t.Errorf("%s: ProfileGraphStep: %v, want the counters refused", c.what, err)
+		}
 		if out, err := g.ContinueGraph(gs, 0); err != nil || len(out) != 0 {
 			t.Errorf("%s: ContinueGraph of 0 tokens (reads no counter): %v, %v", c.what, out, err)
 		}
@@ -155,8 +160,9 @@ func TestCountersOutOfStepRefused(t *testing.T) {
 	cc := &Cache{g: g, arena: &cuda.Arena{}, n: 3, capacity: 8, ctrAt: 3}
 	gs := &GraphDecodeState{g: g, cache: cc}
 	for name, call := range map[string]func() error{
-		"DecodeStepDC":  func() error { return g.DecodeStepDC(cc) },
-		"ContinueGraph": func() error { _, err := g.ContinueGraph(gs, 2); return err },
+		"DecodeStepDC":     func() error { return g.DecodeStepDC(cc) },
+		"ContinueGraph":    func() error { _, err := g.ContinueGraph(gs, 2); return err },
+		"ProfileGraphStep": func() error { _, err := g.ProfileGraphStep(cc); return err },
 	} {
 		var err error
 		reached := func() (reached bool) {

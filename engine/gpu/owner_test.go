@@ -38,6 +38,7 @@ func TestCacheOfAnotherModelRefused(t *testing.T) {
 		"checkStep":         func() error { return a.checkStep(cc, 500) },
 		"DecodeStep":        func() error { _, err := a.DecodeStep(cc, 500); return err },
 		"ProfileStep":       func() error { _, err := a.ProfileStep(cc, 500); return err },
+		"ProfileGraphStep":  func() error { _, err := a.ProfileGraphStep(cc); return err },
 		"DecodeStepDC":      func() error { return a.DecodeStepDC(cc) },
 		"GenerateGraph":     func() error { _, err := a.GenerateGraph(gs, []int32{1}, 2); return err },
 		"ContinueGraph":     func() error { _, err := a.ContinueGraph(gs, 2); return err },
@@ -105,6 +106,7 @@ func TestLostCacheRefused(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"DecodeStep":         func() error { _, err := g.DecodeStep(cc, 500); return err },
 		"ProfileStep":        func() error { _, err := g.ProfileStep(cc, 500); return err },
+		"ProfileGraphStep":   func() error { _, err := g.ProfileGraphStep(cc); return err },
 		"DecodeStepDC":       func() error { return g.DecodeStepDC(cc) },
 		"ContinueGraph":      func() error { _, err := g.ContinueGraph(gs, 2); return err },
 		"ContinueGraphFunc":  func() error { return g.ContinueGraphFunc(gs, 2, func(int32) error { return nil }) },

@@ -54,16 +54,16 @@ func (s launchShape) String() string {
 	return fmt.Sprintf("%d %s", s.n, s.unit)
 }
 
-// note describes the next kernel launch for ProfileStep and ProfilePrefill;
-// outside a profile it does nothing.
+// note describes the next kernel launch for ProfileStep, ProfileGraphStep
+// and ProfilePrefill; outside a profile it does nothing.
 func (g *Model) note(sh launchShape, weights, cache uint64) {
 	if g.prof != nil {
 		*g.prof = launchNote{sh, weights, cache}
 	}
 }
 
-// maxProfiledLaunches bounds the timing events of ProfileStep and
-// ProfilePrefill (a decode step of the 9B preset launches 228 kernels, a
+// maxProfiledLaunches bounds the timing events of ProfileStep,
+// ProfileGraphStep and ProfilePrefill (a decode step of the 9B preset launches 228 kernels, a
 // prefill chunk of 8 tokens of its Q4_K file 360: run392). Since chunks
 // hold 32 tokens (perf.md step 127) a model whose FFN gate and up are
 // separate launches makes a SwiGLU launch a token a layer, 1,024 a chunk
@@ -88,6 +88,37 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 	ls, err := g.profileLaunches(cc, 1, func() error { return g.enqueue(cc, a) })
 	if err != nil {
 		return nil, fmt.Errorf("gpu: profiled step at %d: %w", pos, err)
+	}
+	return ls, nil
+}
+
+// ProfileGraphStep times the kernels of the step that greedy graph decode
+// replays, as ProfileStep times an eager step's: the device-counter step
+// (DecodeStepDC), which picks the next token on the device, through the
+// logits screen where the model has one (a 16-bit logits matrix: the
+// eager step writes every logit instead, perf.md step 132). The device
+// counters must be at the cache's length (FillSynthetic, GenerateGraph and
+// device-counter steps leave them there); the step advances them and the
+// cache as a replay would, timed or not.
+func (g *Model) ProfileGraphStep(cc *Cache) ([]Launch, error) {
+	if err := g.owns(cc); err != nil {
+		return nil, err
+	}
+	if err := cc.full(); err != nil {
+		return nil, err
+	}
+	if err := cc.countersAtLen(); err != nil {
+		return nil, err
+	}
+	pos := cc.n
+	a := cc.dcArgs(g.BucketKey(pos + 1))
+	// The kernels take the position from the counters; the launch notes
+	// (the keys attn_split reads) from here.
+	a.pos = int32(pos)
+	ls, err := g.profileLaunches(cc, 1, func() error { return g.enqueue(cc, a) })
+	cc.ctrAt = cc.n // the counters went on with the cache if the step ran
+	if err != nil {
+		return nil, fmt.Errorf("gpu: profiled graph step at %d: %w", pos, err)
 	}
 	return ls, nil
 }

@@ -78,6 +78,92 @@ func TestGPUProfileStep(t *testing.T) {
 	t.Logf("%d launches, %.1f µs of kernel time", len(launches), checkLaunchTimes(t, launches)*1e6)
 }
 
+// TestGPUProfileGraphStep checks ProfileGraphStep on the tiny qwen35 preset
+// with a screened bf16 logits matrix (vocab 3,000, screened as in
+// TestGPUScreenedEqualsFull): the step it runs is the graph's
+// device-counter step (a cache that took it and one that took DecodeStepDC
+// go on alike: a device-counter step each, reading the token the first
+// picked, then the same logits at an eager step, bit for bit), it launches
+// as many kernels as a greedy graph has nodes, and its bytes are an eager
+// step's at the same position but for the logits: the copy and its
+// coefficients in place of the matrix (ScreenBytes).
+func TestGPUProfileGraphStep(t *testing.T) {
+	e := decodeEngine(t)
+	spec := gpuTinySpec(gguf.TypeBF16, false, 14)
+	spec.NVocab = 3000
+	m := modeltest.Load(t, spec)
+	g := loadModel(t, e, m, Options{})
+	full, screened := g.ScreenBytes()
+	if screened == 0 {
+		t.Fatal("the bf16 logits matrix is not screened: the case no longer tests the screened step")
+	}
+	const n, tok = 5, 17
+	var cs [3]*Cache
+	for i := range cs {
+		c, err := g.NewCache(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.FillSynthetic(n, tok, 3); err != nil {
+			t.Fatal(err)
+		}
+		cs[i] = c
+	}
+	a, b, c := cs[0], cs[1], cs[2]
+	launches, err := g.ProfileGraphStep(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DecodeStepDC(b); err != nil {
+		t.Fatal(err)
+	}
+	eager, err := g.ProfileStep(c, tok) // the token FillSynthetic left in the counters
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logits [2][]float32
+	for i, cc := range []*Cache{a, b} {
+		if cc.Len() != n+1 {
+			t.Fatalf("cache %d holds %d tokens after one step from %d", i, cc.Len(), n)
+		}
+		if err := g.DecodeStepDC(cc); err != nil {
+			t.Fatalf("cache %d: a device-counter step after the first: %v", i, err)
+		}
+		l, err := g.DecodeStep(cc, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits[i] = append([]float32(nil), l...)
+	}
+	for i := range logits[0] {
+		if math.Float32bits(logits[0][i]) != math.Float32bits(logits[1][i]) {
+			t.Fatalf("logit %d two steps after the profiled step: %v, after DecodeStepDC: %v", i, logits[0][i], logits[1][i])
+		}
+	}
+
+	gs := g.NewGraphDecodeState()
+	defer gs.Close()
+	if _, err := g.GenerateGraph(gs, []int32{5, 900, 17}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if len(launches) != gs.Nodes {
+		t.Fatalf("%d launches profiled, want the greedy graph's %d nodes", len(launches), gs.Nodes)
+	}
+	sum := func(ls []Launch) (w, c uint64) {
+		for _, l := range ls {
+			w, c = w+l.Weights, c+l.Cache
+		}
+		return w, c
+	}
+	gw, gc := sum(launches)
+	ew, ec := sum(eager)
+	if gw != ew-full+screened || gc != ec {
+		t.Errorf("the graph step counts %d weight and %d cache bytes, want %d (eager %d − %d + %d) and %d", gw, gc, ew-full+screened, ew, full, screened, ec)
+	}
+	t.Logf("%d launches, %.1f µs of kernel time", len(launches), checkLaunchTimes(t, launches)*1e6)
+}
+
 // checkLaunchTimes checks a profile's launches: spec kernels, none with a
 // negative time (a tiny kernel may read 0 at the events' ~0.5 µs
 // resolution), a positive total, which it returns in seconds.

@@ -210,6 +210,11 @@ func (g *Model) screenCopy(cc *Cache, top cuda.DevPtr) (x, norm cuda.DevPtr, xno
 	if !g.fusesNorm() {
 		x, norm, xnorm = s.xn, 0, 0
 	}
+	// The coefficients, ScreenBytes' part beside the copy; not counted,
+	// as ScreenBytes does not count them: the candidates' rows that the
+	// next launch reads, and the norm weight that this launch and the next
+	// read again where they fuse the norm.
+	g.note(launchShape{}, 4*uint64(g.scr.q.rows), 0)
 	err = g.k.LogitsScreenBound(s.screenLo, top, s.screenA, g.scr.c, x, norm, xnorm, c.NormEps, int32(c.NVocab), int32(c.NEmbd))
 	return x, norm, xnorm, err
 }

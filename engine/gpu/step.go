@@ -171,8 +171,9 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 		}
 	}
 	if !g.omit.attnSplit {
-		// The eager step's keys (a profiled step is eager; a graph's
-		// counters are on the device).
+		// The keys up to the step's position (a.pos: a device-counter
+		// step's kernels read it from the counters, and ProfileGraphStep
+		// sets it for this note).
 		g.note(launchShape{n: a.bucket.NSplits, unit: "splits"}, 0, uint64(a.pos+1)*kvHeads)
 		if err := g.attnSplit(cc, s, kv, a); err != nil {
 			return err

@@ -93,7 +93,7 @@ type config struct {
 	compareTo  string   // NEW.json (positional, compare-only mode, for -compare and -peer)
 	peer       []string // llama-bench reports (-peer)
 	jsonOut    bool     // print JSON to stdout
-	profile    int      // profiled eager steps per context (0: none)
+	profile    int      // profiled graph steps per context (0: none)
 	omit       []string // step parts left out (gpu.Options.Omit)
 	tokenFeed  bool     // prime one step per token (gpu.Options.TokenFeed)
 	eager      bool     // launch each prefill chunk from the host (gpu.Options.EagerChunks)
@@ -159,7 +159,7 @@ func parseArgs(av []string, w io.Writer) (config, error) {
 	compare := fs.String("compare", "", "`OLD.json` to compare against: with a NEW.json argument compares files only (no GPU), else compares the fresh run")
 	fs.Var(&peer, "peer", "llama-bench `REPORTS` (-o json or jsonl; comma-separated) of the same GGUF files: print memra's graph tok/s against llama.cpp's")
 	jsonOut := fs.Bool("json", false, "print the JSON report to stdout (the Markdown table and any comparison then go to stderr); with -compare OLD.json NEW.json, the comparison as JSON")
-	profile := fs.Int("profile", 0, "also time every kernel of `N` eager steps per context (graph-replayed, one event per kernel) and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context. Where the model primes prompts in chunks, the same for a prompt's first N chunks (as many as the cache holds), per chunk")
+	profile := fs.Int("profile", 0, "also time every kernel of `N` decode steps per context (the greedy graph's step, captured with an event behind every kernel and replayed), and print, per kernel and shape, its share of a step and the weight, KV and state bytes it moves against the copy bandwidth; the caches hold max(N, -tokens) tokens past the largest context. Where the model primes prompts in chunks, the same for a prompt's first N chunks (as many as the cache holds), per chunk")
 	fs.Var(&omit, "omit", "leave the step `PARTS` out of every step (comma-separated: "+strings.Join(gpu.StepParts(), ", ")+
 		"; gdn and attn name their three kernels), to measure what they cost inside a graph against a run without -omit; the tokens are then meaningless")
 	fatbin := fs.String("fatbin", "", "load the kernels from `FILE` instead of those built into bench: another build of kernels/*.cu, e.g. by another nvcc (cp -r kernels /tmp/k && go run ./kernels/internal/build -dir /tmp/k -nvcc NVCC writes /tmp/k/memra.fatbin); run bench without it, then with it and -compare OUT/latest.json, on the same machine (a -fatbin run leaves latest.* alone)")

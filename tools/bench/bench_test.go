@@ -788,11 +788,12 @@ func TestProfileShares(t *testing.T) {
 			t.Errorf("kernel %d: %+v, want %+v", i, k, w)
 		}
 	}
+	p.Path = "graph"
 	rep := &Report{Models: []ModelReport{{Model: "m", KV: "f16", Profile: []Profile{p}}}}
 	var b bytes.Buffer
 	rep.profileTables(&b)
 	wantContains(t, "profile table", b.String(), []string{
-		"## Kernel time per step: m f16 @ctx 1k (2 steps, 50.0 µs of kernels per step)",
+		"## Kernel time per graph step: m f16 @ctx 1k (2 steps, 50.0 µs of kernels per step)",
 		"| matvec_bf16 | 7168×1024 | 1 | 32.0 | 64.0 | 16.00 | 0.50 | 10 |",
 		"| gdn_delta | 16 heads | 1 | 5.0 | 10.0 | 2.00 | 0.40 | 8 |",
 		"| embed_bf16 | 1 row of 1000×1024 | 1 | 3.0 | 6.0 | 0.00 | 0.00 | 0 |",

@@ -328,10 +328,11 @@ func TestReportFileErrors(t *testing.T) {
 }
 
 // TestCompareKernels: -compare pairs the -profile tables of a model in both
-// reports, step tables by context (a context only one report profiled has
-// no pair) and prefill tables by chunk length, kernels by name and shape,
-// each pair's largest change in time first (ties in the new table's
-// order, a kernel only the old one has after them), and writes them as a
+// reports, step tables by context and step (a context only one report
+// profiled, or an eager step's table against a graph step's, has no pair)
+// and prefill tables by chunk length, kernels by name and shape, each
+// pair's largest change in time first (ties in the new table's order, a
+// kernel only the old one has after them), and writes them as a
 // table and as JSON.
 func TestCompareKernels(t *testing.T) {
 	ks := func(kv ...any) []KernelShare {
@@ -343,17 +344,17 @@ func TestCompareKernels(t *testing.T) {
 	}
 	row := Row{Model: "m", KV: "f16", Context: 1024, Path: "graph", TokS: Stat{Median: 100}}
 	old := &Report{Models: []ModelReport{{Model: "m", KV: "f16", Rows: []Row{row},
-		Profile:        []Profile{{Context: 1024, Kernels: ks("a", "1×2", 10.0, "b", "", 5.0, "c", "", 2.0)}},
+		Profile:        []Profile{{Context: 1024, Path: "graph", Kernels: ks("a", "1×2", 10.0, "b", "", 5.0, "c", "", 2.0)}},
 		PrefillProfile: &Profile{Tokens: 8, Kernels: ks("x", "4×4", 100.0)}}}}
 	cur := &Report{Models: []ModelReport{{Model: "m", KV: "f16", Rows: []Row{row},
-		Profile:        []Profile{{Context: 1024, Kernels: ks("a", "1×2", 8.0, "b", "", 6.0, "d", "", 1.0)}, {Context: 64, Kernels: ks("a", "1×2", 7.0)}},
+		Profile:        []Profile{{Context: 1024, Path: "graph", Kernels: ks("a", "1×2", 8.0, "b", "", 6.0, "d", "", 1.0)}, {Context: 64, Path: "graph", Kernels: ks("a", "1×2", 7.0)}},
 		PrefillProfile: &Profile{Tokens: 8, Kernels: ks("x", "4×4", 90.0)}}}}
 	c := compareReports(old, cur)
 	want := []kernelRatio{
-		{"m", "f16", "step @ctx 1k", "a", "1×2", 10, 8},
-		{"m", "f16", "step @ctx 1k", "c", "", 2, 0},
-		{"m", "f16", "step @ctx 1k", "b", "", 5, 6},
-		{"m", "f16", "step @ctx 1k", "d", "", 0, 1},
+		{"m", "f16", "graph step @ctx 1k", "a", "1×2", 10, 8},
+		{"m", "f16", "graph step @ctx 1k", "c", "", 2, 0},
+		{"m", "f16", "graph step @ctx 1k", "b", "", 5, 6},
+		{"m", "f16", "graph step @ctx 1k", "d", "", 0, 1},
 		{"m", "f16", "prefill chunk of 8", "x", "4×4", 100, 90},
 	}
 	if len(c.Kernels) != len(want) {
@@ -368,14 +369,32 @@ func TestCompareKernels(t *testing.T) {
 	c.print(&b, "old.json", "new.json")
 	wantContains(t, "compare table", b.String(), []string{
 		"| model | kv | of | kernel | shape | old µs | new µs | new − old | new/old |",
-		"| m | f16 | step @ctx 1k | a | 1×2 | 10.0 | 8.0 | -2.0 | 0.800 |",
-		"| m | f16 | step @ctx 1k | c |  | 2.0 | – | -2.0 | — |",
-		"| m | f16 | step @ctx 1k | d |  | – | 1.0 | +1.0 | — |",
+		"| m | f16 | graph step @ctx 1k | a | 1×2 | 10.0 | 8.0 | -2.0 | 0.800 |",
+		"| m | f16 | graph step @ctx 1k | c |  | 2.0 | – | -2.0 | — |",
+		"| m | f16 | graph step @ctx 1k | d |  | – | 1.0 | +1.0 | — |",
 		"| m | f16 | prefill chunk of 8 | x | 4×4 | 100.0 | 90.0 | -10.0 | 0.900 |",
 	})
 	cj, js := compareJSON(t, c)
 	if len(cj.Kernels) != len(want) || cj.Kernels[4] != (kernelJSON{"m", "f16", "prefill chunk of 8", "x", "4×4", 100, 90}) {
 		t.Errorf("compare -json kernels: %s", js)
+	}
+	// An eager step's profile (reports before session 82) against a graph
+	// step's at the same context: other kernels, no pair.
+	// It is named as such, in the text and the JSON.
+	old.Models[0].Profile[0].Path = ""
+	c = compareReports(old, cur)
+	if k := c.Kernels; len(k) != 1 || k[0].Of != "prefill chunk of 8" {
+		t.Errorf("an eager step's profile paired with a graph step's: %+v", k)
+	}
+	const unpaired = "m f16 @ctx 1k (old eager, new graph)"
+	if len(c.StepsUnpaired) != 1 || c.StepsUnpaired[0] != unpaired {
+		t.Errorf("unpaired step profiles %q, want [%q]", c.StepsUnpaired, unpaired)
+	}
+	b.Reset()
+	c.print(&b, "old.json", "new.json")
+	wantContains(t, "compare table", b.String(), []string{"step profiles not compared, each of another step", unpaired})
+	if cj, js := compareJSON(t, c); len(cj.StepsUnpaired) != 1 || cj.StepsUnpaired[0] != unpaired {
+		t.Errorf("compare -json steps_unpaired: %s", js)
 	}
 	// Chunks of another length, or no profile on one side: no pair.
 	cur.Models[0].PrefillProfile.Tokens = 4

@@ -676,21 +676,24 @@ func (b *bencher) model(j job, kv string, mr *ModelReport) error {
 	return nil
 }
 
-// profile times every kernel of c.profile eager steps from a synthetic
-// context (gpu.Model.ProfileStep) and adds the per-kernel shares to mr.
+// profile times every kernel of c.profile greedy graph steps from a
+// synthetic context (gpu.Model.ProfileGraphStep: the step the graph rows
+// replay, not the eager one, whose logits differ from it since the screen,
+// docs/perf.md step 132) and adds the per-kernel shares to mr.
 func (b *bencher) profile(g *gpu.Model, cc *gpu.Cache, ctx int, tok int32, mr *ModelReport) error {
 	if err := cc.FillSynthetic(ctx, tok, 1); err != nil {
 		return err
 	}
 	var all []gpu.Launch
 	for range b.c.profile {
-		ls, err := g.ProfileStep(cc, tok)
+		ls, err := g.ProfileGraphStep(cc)
 		if err != nil {
 			return err
 		}
 		all = append(all, ls...)
 	}
 	p := newProfile(ctx, b.c.profile, all, b.rep.Copy.BWRW)
+	p.Path = "graph"
 	mr.Profile = append(mr.Profile, p)
 	b.logf("%s %s ctx %6d profile: %.1f µs of kernels per step, %d (kernel, shape) rows", mr.Model, mr.KV, ctx, p.TotalUs, len(p.Kernels))
 	return nil

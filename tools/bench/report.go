@@ -173,12 +173,15 @@ type ModelReport struct {
 	Error     string   `json:"error,omitempty"`
 }
 
-// Profile is where an eager step's GPU time goes at one context (-profile):
-// every kernel timed alone (gpu.Model.ProfileStep), averaged over Steps;
+// Profile is where a decode step's GPU time goes at one context
+// (-profile): every kernel timed alone, averaged over Steps, of the greedy
+// graph's step (gpu.Model.ProfileGraphStep; Path "graph") or, in reports
+// before session 82, of an eager step (gpu.Model.ProfileStep; Path empty);
 // or a prefill chunk's (gpu.Model.ProfilePrefill), Steps chunks of Tokens
 // tokens each.
 type Profile struct {
 	Context int           `json:"context"`
+	Path    string        `json:"path,omitempty"` // a decode profile's step: "graph", or "" for eager
 	Steps   int           `json:"steps"`
 	Tokens  int           `json:"tokens,omitempty"` // a prefill chunk's tokens; 0: decode steps
 	TotalUs float64       `json:"total_us"`         // kernel time per step (chunk)
@@ -457,8 +460,8 @@ func (rep *Report) markdown(w io.Writer) {
 func (rep *Report) profileTables(w io.Writer) {
 	for _, m := range rep.Models {
 		for _, p := range m.Profile {
-			fmt.Fprintf(w, "\n## Kernel time per step: %s %s @ctx %s (%d steps, %.1f µs of kernels per step)\n\n",
-				m.Model, m.KV, ctxName(p.Context), p.Steps, p.TotalUs)
+			fmt.Fprintf(w, "\n## Kernel time per %s step: %s %s @ctx %s (%d steps, %.1f µs of kernels per step)\n\n",
+				p.stepName(), m.Model, m.KV, ctxName(p.Context), p.Steps, p.TotalUs)
 			p.table(w, "step")
 		}
 		if p := m.PrefillProfile; p != nil {
@@ -568,18 +571,19 @@ type primeRatio struct {
 // and this one's lacks.
 type kernelRatio struct {
 	Model, KV     string
-	Of            string // "step @ctx 1k", "prefill chunk of 8"
+	Of            string // "graph step @ctx 1k", "eager step @ctx 1k", "prefill chunk of 8"
 	Kernel, Shape string
 	OldUs, NewUs  float64 // per step (chunk)
 }
 
 // comparison matches rows by (model, kv, context, path), models by (model,
-// kv) for their priming and load, and their -profile tables by context (or
-// chunk) and kernel.
+// kv) for their priming and load, and their -profile tables by context and
+// step (or chunk) and kernel.
 type comparison struct {
 	Rows                   []ratio
 	Prime                  []primeRatio
 	Kernels                []kernelRatio
+	StepsUnpaired          []string // step profiles of one context but another step: "m f16 @ctx 1k (old eager, new graph)"
 	OnlyOld, OnlyNew       []string
 	OmitOld, OmitNew       []string // the reports' -omit parts, if any
 	FatbinOld, FatbinNew   string   // the reports' -fatbin, if any
@@ -637,17 +641,30 @@ func compareReports(old, cur *Report) comparison {
 	sort.Strings(c.OnlyOld)
 	sort.Strings(c.OnlyNew)
 	c.Prime = comparePrime(old, cur)
-	c.Kernels = compareKernels(old, cur)
+	c.Kernels, c.StepsUnpaired = compareKernels(old, cur)
 	return c
 }
 
+// stepName is the decode step a Profile timed: "graph" or "eager".
+func (p *Profile) stepName() string {
+	if p.Path == "" {
+		return "eager"
+	}
+	return p.Path
+}
+
 // compareKernels pairs the -profile tables of the models in both reports
-// (by model and kv): step tables of one context, prefill tables of one
-// chunk length; within a pair, kernels by name and shape, the largest
-// change in time first.
-func compareKernels(old, cur *Report) []kernelRatio {
+// (by model and kv): step tables of one context and step, prefill tables of
+// one chunk length; within a pair, kernels by name and shape, the largest
+// change in time first. It also returns the step tables of one context
+// left unpaired because they timed another step: an eager step's kernels
+// are not a graph step's (a 16-bit logits matrix is read whole in one and
+// screened in the other), and reports before session 82 profiled eager
+// steps.
+func compareKernels(old, cur *Report) ([]kernelRatio, []string) {
 	oldModels := old.modelsByKey()
 	var out []kernelRatio
+	var unpaired []string
 	pair := func(m *ModelReport, of string, o, n *Profile) {
 		type key struct{ kernel, shape string }
 		at := map[key]int{}
@@ -675,18 +692,29 @@ func compareKernels(old, cur *Report) []kernelRatio {
 			continue
 		}
 		for j := range m.Profile {
+			n := &m.Profile[j]
+			var other *Profile
+			paired := false
 			for k := range o.Profile {
-				if o.Profile[k].Context == m.Profile[j].Context {
-					pair(m, "step @ctx "+ctxName(m.Profile[j].Context), &o.Profile[k], &m.Profile[j])
+				if o.Profile[k].Context != n.Context {
+					continue
+				}
+				if o.Profile[k].Path == n.Path {
+					pair(m, n.stepName()+" step @ctx "+ctxName(n.Context), &o.Profile[k], n)
+					paired = true
 					break
 				}
+				other = &o.Profile[k]
+			}
+			if !paired && other != nil {
+				unpaired = append(unpaired, fmt.Sprintf("%s %s @ctx %s (old %s, new %s)", m.Model, m.KV, ctxName(n.Context), other.stepName(), n.stepName()))
 			}
 		}
 		if p, q := o.PrefillProfile, m.PrefillProfile; p != nil && q != nil && p.Tokens == q.Tokens {
 			pair(m, fmt.Sprintf("prefill chunk of %d", q.Tokens), p, q)
 		}
 	}
-	return out
+	return out, unpaired
 }
 
 // modelsByKey indexes the report's models by key, as the comparisons pair
@@ -815,12 +843,15 @@ type comparisonJSON struct {
 	Prime []primeJSON `json:"prime,omitempty"`
 	// Kernels: the kernels of the -profile tables both reports took.
 	Kernels []kernelJSON `json:"kernels,omitempty"`
+	// StepsUnpaired: step profiles of one context left unpaired, each of
+	// another step ("m f16 @ctx 1k (old eager, new graph)").
+	StepsUnpaired []string `json:"steps_unpaired,omitempty"`
 }
 
 type kernelJSON struct {
 	Model  string  `json:"model"`
 	KV     string  `json:"kv"`
-	Of     string  `json:"of"` // "step @ctx 1k", "prefill chunk of 8"
+	Of     string  `json:"of"` // "graph step @ctx 1k", "eager step @ctx 1k", "prefill chunk of 8"
 	Kernel string  `json:"kernel"`
 	Shape  string  `json:"shape,omitempty"`
 	OldUs  float64 `json:"old_us"` // per step (chunk); 0: not in the old profile
@@ -890,6 +921,7 @@ func (c comparison) json(oldName, newName string) ([]byte, error) {
 	if g, n := c.primeGeomean(); n > 0 {
 		out.Geomean["prime"] = g
 	}
+	out.StepsUnpaired = c.StepsUnpaired
 	for _, k := range c.Kernels {
 		out.Kernels = append(out.Kernels, kernelJSON(k))
 	}
@@ -959,6 +991,10 @@ func (c comparison) print(w io.Writer, oldName, newName string) {
 	}
 	c.printPrime(w)
 	c.printKernels(w)
+	if len(c.StepsUnpaired) > 0 {
+		fmt.Fprintf(w, "step profiles not compared, each of another step (an eager step reads a 16-bit logits matrix whole, a graph step screens it): %s\n",
+			strings.Join(c.StepsUnpaired, ", "))
+	}
 	if len(c.OnlyOld) > 0 {
 		fmt.Fprintf(w, "only in old %s\n", groupKeys(c.OnlyOld))
 	}
