@@ -132,18 +132,24 @@ full_table() {
   tar czf "$OUT/table.tgz" -C /tmp table
 }
 
-# profile08 BIN: bench -profile 8 on the 0.8B bf16 and q8_0 at 1k (synth
-# them first; ~1 minute) into /tmp/prof, its decode rows printed, the
-# folder tarred into $OUT/prof.tgz (run457's; run458's adds its greps).
-profile08() {
-  el "profile ($1)"
+# profile_at BIN "MODELS": bench -profile 8 at 1k on the models (M/NAME.gguf
+# for each NAME, e.g. "0.8b-bf16 9b-q8_0"; synth them first) into /tmp/prof,
+# its decode rows printed, the folder tarred into $OUT/prof.tgz.
+profile_at() {
+  el "profile ($1: $2)"
   mkdir -p /tmp/prof
-  timeout 200 "./bin/$1/bench" -model "$M/0.8b-bf16.gguf,$M/0.8b-q8_0.gguf" -ctx 1024 -reps 3 -tokens 64 -profile 8 -out /tmp/prof \
+  local ms="" n
+  for n in $2; do ms="$ms,$M/$n.gguf"; done
+  timeout 300 "./bin/$1/bench" -model "${ms#,}" -ctx 1024 -reps 3 -tokens 64 -profile 8 -out /tmp/prof \
     > /tmp/prof/stdout.txt 2> /tmp/prof/stderr.txt
   echo "bench rc $?"
   grep -E '\| (graph|sampled|eager) \|' /tmp/prof/stdout.txt | cut -d'|' -f2,4,5,6,9,13
   tar czf "$OUT/prof.tgz" -C /tmp prof
 }
+
+# profile08 BIN: profile_at on the 0.8B bf16 and q8_0 (~1 minute; run457's
+# and run458's).
+profile08() { profile_at "$1" "0.8b-bf16 0.8b-q8_0"; }
 
 # ncu_ring K...: ncu on the second launch of each pring form K (pchain
 # -nine 2 -ncu K/x8, which launches that form alone; bin/pchain.cubin

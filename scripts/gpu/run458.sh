@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN (`bash scripts/gpu/run458.sh`): session 82's last
-# calls and all 21 of session 83's got no machine. Any GPU; on an H200
-# also run450's table, so that one call does both.
+# Session 84 (`bash scripts/gpu/run458.sh`), asked for as nvidia-h100-x1
+# after 17 calls that got no machine; it ran on an H100, so no table (log
+# docs/results/h100-run458-log.txt, profile
+# docs/results/h100-run458-profile.md with its JSON). Prepared in session
+# 82; session 82's last calls and all 21 of session 83's got no machine.
 # 1. `bench -profile` timing the greedy graph's own step
 #    (gpu.Model.ProfileGraphStep) instead of an eager one, whose 16-bit
 #    logits are read whole where the graph's go through step 132's screen
