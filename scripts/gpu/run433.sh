@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 77, PREPARED, NOT RUN (the session's device time ran out): step
+# Session 77, prepared and never run as such: run434.sh (session 78) ran it
+# as it stood and is the record (the session's device time ran out): step
 # 131's narrowed form on any GPU (`bash scripts/gpu/run433.sh`). In run432
 # the lanes' own token order slowed the q8_0 laid kernels (the 9B's 4096 x
 # 12288 down projection +5-6%) and the q8_0 kernels reading x from global

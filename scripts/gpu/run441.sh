@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 78, PREPARED, NOT RUN (the session's device time ran out), for
+# Session 78, prepared and never run as such: run442.sh (session 79) ran
+# its work and is the record (the session's device time ran out), for
 # any GPU (`bash scripts/gpu/run441.sh`). Step 132's copy of the logits
 # matrix is built on the host before the layers upload, which added about
 # 0.3 s to the 0.8B bf16's load and 1 s to the 9B's (run438). ovl = main +

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Session 80, PREPARED, NOT RUN (no H200 came; the one machine was an H100)
+# Session 80, prepared and never run as such: run458.sh took it as its
+# H200 part (it ran on an H100, session 84), and run460.sh carries it now;
+# still not run on an H200 (no H200 came; the one machine was an H100)
 # (`bash scripts/gpu/run450.sh`), for an H200 only:
 # docs/perf.md's current table (lib.sh full_table) with main's bench,
 # compared with run410's JSON, which steps 127-135 have not had. ~7
