@@ -378,7 +378,7 @@ func TestCompareKernels(t *testing.T) {
 	if len(cj.Kernels) != len(want) || cj.Kernels[4] != (kernelJSON{"m", "f16", "prefill chunk of 8", "x", "4×4", 100, 90}) {
 		t.Errorf("compare -json kernels: %s", js)
 	}
-	// An eager step's profile (reports before session 82) against a graph
+	// An eager step's profile (reports before session 84) against a graph
 	// step's at the same context: other kernels, no pair.
 	// It is named as such, in the text and the JSON.
 	old.Models[0].Profile[0].Path = ""

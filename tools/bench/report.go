@@ -176,7 +176,7 @@ type ModelReport struct {
 // Profile is where a decode step's GPU time goes at one context
 // (-profile): every kernel timed alone, averaged over Steps, of the greedy
 // graph's step (gpu.Model.ProfileGraphStep; Path "graph") or, in reports
-// before session 82, of an eager step (gpu.Model.ProfileStep; Path empty);
+// before session 84, of an eager step (gpu.Model.ProfileStep; Path empty);
 // or a prefill chunk's (gpu.Model.ProfilePrefill), Steps chunks of Tokens
 // tokens each.
 type Profile struct {
@@ -659,7 +659,7 @@ func (p *Profile) stepName() string {
 // change in time first. It also returns the step tables of one context
 // left unpaired because they timed another step: an eager step's kernels
 // are not a graph step's (a 16-bit logits matrix is read whole in one and
-// screened in the other), and reports before session 82 profiled eager
+// screened in the other), and reports before session 84 profiled eager
 // steps.
 func compareKernels(old, cur *Report) ([]kernelRatio, []string) {
 	oldModels := old.modelsByKey()
