@@ -13,6 +13,7 @@ type cuKernel struct {
 	File         string
 	Params       []Param
 	LaunchBounds string // the __launch_bounds__ argument as written ("" when absent)
+	Cluster      string // the cluster shape's macro, as written ("" when absent)
 }
 
 // token kinds of the tiny C scanner
@@ -100,7 +101,7 @@ func cuTokens(src string) ([]cuToken, error) {
 	return toks, nil
 }
 
-// parseKernels finds every `extern "C" __global__ void [__launch_bounds__(X)] name(params)`.
+// parseKernels finds every `extern "C" __global__ void [__launch_bounds__(X)] [MEMRA_*_CLUSTER] name(params)`.
 func parseKernels(file, src string) ([]cuKernel, error) {
 	toks, err := cuTokens(src)
 	if err != nil {
@@ -144,6 +145,13 @@ func parseKernels(file, src string) ([]cuKernel, error) {
 				return nil, err
 			}
 			k.LaunchBounds = strings.Join(parts, "")
+		}
+		// A cluster shape's macro (MEMRA_GDN_CLUSTER: __cluster_dims__ on
+		// sm_90, nothing before it) may follow, not followed by "(".
+		if j+1 < len(toks) && toks[j].kind == tIdent && strings.HasPrefix(toks[j].text, "MEMRA_") &&
+			strings.HasSuffix(toks[j].text, "_CLUSTER") && toks[j+1].text != "(" {
+			k.Cluster = toks[j].text
+			j++
 		}
 		if j >= len(toks) || toks[j].kind != tIdent {
 			return nil, fmt.Errorf("%s: extern \"C\" kernel without a name", file)

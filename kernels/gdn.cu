@@ -8,8 +8,10 @@
 // Row sums are xor-butterfly warp reductions (fixed order). Every warp
 // normalises its own copy of q and k (128 values, cheaper than a barrier).
 // The causal conv is its own kernel because its state update must happen
-// exactly once per channel, and the gated RMSNorm that follows needs whole
-// heads (rmsnorm_gated in rmsnorm.cu), which this grid splits over blocks.
+// exactly once per channel. The gated RMSNorm that follows needs whole
+// heads, which this grid splits over blocks: on sm_90 gdn_delta_normed makes
+// a head's blocks a cluster and normalises in the same launch; before it
+// rmsnorm_gated (rmsnorm.cu) follows gdn_delta.
 //
 // gdn_conv, per channel c of C = 2K + V (K = H_k*128, V = H_v*128):
 //   window = [state[c][0..K-2] (oldest -> newest), x[c]]
@@ -189,22 +191,17 @@ __device__ __forceinline__ void memra_delta_rows(float4 (&M)[RPW], float4*& mrow
     for (int r = 0; r < RPW; r++) M[r] = mrow[r * (S / 4)];
 }
 
-// state: [H_v][128][128] f32 (updated); o: [H_v][128] f32; q, k: [H_k][128] f32; v: [H_v][128] f32;
-// b, a, ssm_a, dt_bias: [H_v] f32. All pointers 16-byte aligned.
-extern "C" __global__ void __launch_bounds__(MEMRA_GDN_THREADS)
-gdn_delta(float* state, float* o, const float* q, const float* k, const float* v,
-          const float* b, const float* a, const float* ssm_a, const float* dt_bias,
-          int h_k, int h_v, int head_map, float l2_eps) {
-    memra_grid_wait();
-    memra_grid_launch_dependents();
+// One token of the delta rule for a block's rows, after the grid wait:
+// the state's rows M loaded and updated (the caller stores them at mrow),
+// s[r] = o[h][j0 + r] on every lane. gdn_delta and gdn_delta_normed both
+// run it.
+template <int RPW>
+__device__ __forceinline__ void memra_delta_step(float4 (&M)[RPW], float4*& mrow, float (&s)[RPW], int& j0, float* state, const float* q,
+                                                 const float* k, const float* v, const float* b, const float* a, const float* ssm_a,
+                                                 const float* dt_bias, int h, int h_k, int h_v, int head_map, float l2_eps) {
     constexpr int S = MEMRA_GDN_S;
-    constexpr int RPW = MEMRA_GDN_ROWS / (MEMRA_GDN_THREADS / 32); // rows per warp
-    const int h = blockIdx.x;
-    if (h >= h_v) return;
     const int lane = threadIdx.x & 31;
-    int hk, j0;
-    float4* mrow;
-    float4 M[RPW];
+    int hk;
     // Issue the state loads first: they are the traffic that matters.
     memra_delta_rows<RPW>(M, mrow, hk, j0, state, h, h_k, h_v, head_map);
 
@@ -218,13 +215,111 @@ gdn_delta(float* state, float* o, const float* q, const float* k, const float* v
     for (int r = 0; r < RPW; r++) vj[r] = v[(long long)h * S + j0 + r];
     const float bh = b[h], ah = a[h], sa = ssm_a[h], dt = dt_bias[h];
 
-    float s[RPW];
     memra_delta_apply<RPW>(M, s, memra_delta_prep(qv, kv, bh, ah, sa, dt, l2_eps), vj);
+}
+
+// state: [H_v][128][128] f32 (updated); o: [H_v][128] f32; q, k: [H_k][128] f32; v: [H_v][128] f32;
+// b, a, ssm_a, dt_bias: [H_v] f32. All pointers 16-byte aligned.
+extern "C" __global__ void __launch_bounds__(MEMRA_GDN_THREADS)
+gdn_delta(float* state, float* o, const float* q, const float* k, const float* v,
+          const float* b, const float* a, const float* ssm_a, const float* dt_bias,
+          int h_k, int h_v, int head_map, float l2_eps) {
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    constexpr int RPW = MEMRA_GDN_ROWS / (MEMRA_GDN_THREADS / 32); // rows per warp
+    const int h = blockIdx.x;
+    if (h >= h_v) return;
+    float4 M[RPW];
+    float4* mrow;
+    float s[RPW];
+    int j0;
+    memra_delta_step<RPW>(M, mrow, s, j0, state, q, k, v, b, a, ssm_a, dt_bias, h, h_k, h_v, head_map, l2_eps);
 #pragma unroll
     for (int r = 0; r < RPW; r++) {
-        mrow[r * (S / 4)] = M[r];
-        if (lane == 0) o[(long long)h * S + j0 + r] = s[r];
+        mrow[r * (MEMRA_GDN_S / 4)] = M[r];
+        if ((threadIdx.x & 31) == 0) o[(long long)h * MEMRA_GDN_S + j0 + r] = s[r];
     }
+}
+
+// gdn_delta_normed is gdn_delta and then rmsnorm_gated (rmsnorm.cu) on its
+// output, in one launch: on[h] = rmsnorm(o[h]) * norm_w * silu(z[h]), o
+// not stored. The gated norm needs a whole head, which gdn_delta's grid
+// splits over its 8 blocks in y; here those 8 blocks are a cluster (sm_90),
+// and each lane stores one of its warp's 4 outputs into one of the 8
+// blocks' shared memory (distributed shared memory), so that after one
+// cluster barrier every block holds its head's 128 outputs and no block
+// reads another's memory: each may exit when it is done. Each warp then
+// normalises the head from its block's copy, the sum of squares
+// rmsnorm_gated's: squares of 32 outputs a warp summed in memra_warp_sum's
+// butterfly, the partials added in warp order (rmsnorm_gated's other four
+// warps, past the head's 128 outputs, add zeros), the inverse and the
+// products in its order; so on and the state are the two kernels' bits
+// (engine/gpu's TestGPUKernelGDNDeltaNormed). One node a DeltaNet layer
+// fewer in a step's graph. w and silu(z) are read before the wait as
+// rmsnorm_gated reads them (z is two kernels back: the input projection,
+// then gdn_conv). Before sm_90 (no clusters) it traps; the engine runs the
+// two kernels there.
+// on, z: [H_v][128] f32; norm_w: [128] f32; the rest as gdn_delta's.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MEMRA_GDN_CLUSTER __cluster_dims__(1, MEMRA_GDN_S / MEMRA_GDN_ROWS, 1)
+#else
+#define MEMRA_GDN_CLUSTER
+#endif
+extern "C" __global__ void __launch_bounds__(MEMRA_GDN_THREADS) MEMRA_GDN_CLUSTER
+gdn_delta_normed(float* state, float* on, const float* q, const float* k, const float* v,
+                 const float* b, const float* a, const float* ssm_a, const float* dt_bias, const float* norm_w, const float* z,
+                 int h_k, int h_v, int head_map, float l2_eps, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    constexpr int S = MEMRA_GDN_S;
+    constexpr int RPW = MEMRA_GDN_ROWS / (MEMRA_GDN_THREADS / 32);
+    static_assert(RPW * (S / MEMRA_GDN_ROWS) == 32, "a warp's lanes are its rows times the cluster's blocks");
+    static_assert(S == 128 && MEMRA_NORM_THREADS == 256, "rmsnorm_gated's sum: 4 warps of outputs, 4 of zeros");
+    __shared__ float os[S]; // the head's outputs, one copy a block
+    const int lane = threadIdx.x & 31;
+    const int h = blockIdx.x; // grid.x is h_v (the spec), so every block of a cluster arrives
+    const int jw = blockIdx.y * MEMRA_GDN_ROWS + (threadIdx.x >> 5) * RPW; // the warp's first row
+    const bool mine = lane < RPW;
+    const float wj = mine ? __ldg(norm_w + jw + lane) : 0.0f;
+    const float sj = mine ? memra_silu(__ldcg(z + (long long)h * S + jw + lane)) : 0.0f;
+    memra_grid_wait();
+    memra_grid_launch_dependents();
+    float4 M[RPW];
+    float4* mrow;
+    float s[RPW];
+    int j0;
+    memra_delta_step<RPW>(M, mrow, s, j0, state, q, k, v, b, a, ssm_a, dt_bias, h, h_k, h_v, head_map, l2_eps);
+    // Lane L sends row L % RPW to the block of cluster rank L / RPW.
+    float sv = s[0];
+#pragma unroll
+    for (int r = 1; r < RPW; r++)
+        if (lane % RPW == r) sv = s[r];
+    const unsigned int local = (unsigned int)__cvta_generic_to_shared(os + j0 + lane % RPW);
+    unsigned int remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(lane / RPW));
+    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(sv) : "memory");
+    // The barrier's arrive orders the thread's writes before it GPU-wide
+    // (ptxas 11.8 puts MEMBAR.ALL.GPU there: PTX 7.8 has no cluster-scoped
+    // .release), so the state's rows are stored after it, not waited on.
+    asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+#pragma unroll
+    for (int r = 0; r < RPW; r++) mrow[r * (S / 4)] = M[r];
+    float sq[S / 32];
+#pragma unroll
+    for (int w = 0; w < S / 32; w++) {
+        const float x = os[w * 32 + lane];
+        float ss = 0.0f;
+        ss += x * x;
+        sq[w] = ss;
+    }
+    memra_warp_sums<S / 32>(sq);
+    float t = 0.0f;
+#pragma unroll
+    for (int w = 0; w < S / 32; w++) t += sq[w];
+    const float inv = 1.0f / sqrtf(t / (float)S + eps);
+    if (mine) on[(long long)h * S + j0 + lane] = os[j0 + lane] * inv * wj * sj;
+#else
+    __trap();
+#endif
 }
 
 // The prompt chunk's forms (engine/gpu prefill.go): n tokens in one launch,

@@ -903,6 +903,14 @@ func Spec() []Kernel {
 			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", fmt.Sprintf("%d/%d", GDNState, gdnRows), one},
 		},
 		Kernel{
+			Name: "gdn_delta_normed", File: "gdn.cu",
+			Doc: "gdn_delta then rmsnorm_gated on its output in one launch, a head's 8 blocks a cluster (sm_90 only): on = rmsnorm(o) * norm_w * silu(z), o not stored",
+			Params: []Param{param("state", Ptr), param("on", Ptr), param("q", Ptr), param("k", Ptr), param("v", Ptr), param("b", Ptr),
+				param("a", Ptr), param("ssm_a", Ptr), param("dt_bias", Ptr), param("norm_w", Ptr), param("z", Ptr), param("h_k", I32),
+				param("h_v", I32), param("head_map", I32), param("l2_eps", F32), param("eps", F32)},
+			Block: [3]int{gdnThreads, 1, 1}, Grid: [3]string{"h_v", fmt.Sprintf("%d/%d", GDNState, gdnRows), one},
+		},
+		Kernel{
 			Name: "gdn_conv_chunk", File: "gdn.cu",
 			Doc: "gdn_conv for the n tokens of a prompt chunk, x_t and y_t strided, each token's sum gdn_conv's",
 			Params: []Param{param("y", Ptr), param("state", Ptr), param("x", Ptr), param("w", Ptr), param("channels", I32),

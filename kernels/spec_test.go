@@ -339,13 +339,20 @@ func TestSpecGridsCoverTheirWork(t *testing.T) {
 			}
 		}
 	}
-	k := spec["gdn_delta"]
-	e, err := parser.ParseExpr(k.Grid[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if y, err := evalExpr(e, nil); err != nil || y*gdnRows != GDNState {
-		t.Errorf("gdn_delta: grid.y %q = %d (%v) blocks of %d state rows, want %d rows", k.Grid[1], y, err, gdnRows, GDNState)
+	// gdn_delta_normed's cluster (MEMRA_GDN_CLUSTER, gdn.cu) is a head's
+	// blocks in y: its grid.y must be exactly that, and grid.x the heads.
+	for _, name := range []string{"gdn_delta", "gdn_delta_normed"} {
+		k := spec[name]
+		e, err := parser.ParseExpr(k.Grid[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if y, err := evalExpr(e, nil); err != nil || y*gdnRows != GDNState {
+			t.Errorf("%s: grid.y %q = %d (%v) blocks of %d state rows, want %d rows", name, k.Grid[1], y, err, gdnRows, GDNState)
+		}
+		if k.Grid[0] != "h_v" {
+			t.Errorf("%s: grid.x %q, want h_v (a block column a head)", name, k.Grid[0])
+		}
 	}
 }
 
@@ -436,7 +443,7 @@ extern "C" __global__ void plain(const int* p) {}`
 // predecessor on sm_90.
 func TestKernelsWaitForTheirPredecessor(t *testing.T) {
 	kernels, cus := sourceKernels(t)
-	name := regexp.MustCompile(`__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(`)
+	name := regexp.MustCompile(`__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(?:MEMRA_\w+_CLUSTER\s+)?(\w+)\s*\(`)
 	mv := regexp.MustCompile(`^memra_mv(?:t|b|bt|t_mix)?<[^;]*;$`)
 	for _, n := range cus {
 		b, err := os.ReadFile(n)
@@ -515,7 +522,7 @@ func TestSASSWaitBeforeTrigger(t *testing.T) {
 }
 
 // earlyLoads are the kernels that load before memra_grid_wait().
-var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "attn_prep_f16": true, "attn_prep_fp8": true,
+var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "gdn_delta_normed": true, "attn_prep_f16": true, "attn_prep_fp8": true,
 	"rmsnorm_gated_chunk": true, "attn_prep_f16_chunk": true, "attn_prep_fp8_chunk": true}
 
 func init() {

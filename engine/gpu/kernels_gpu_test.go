@@ -1535,6 +1535,58 @@ func TestGPUKernelGDNDelta(t *testing.T) {
 	}
 }
 
+// TestGPUKernelGDNDeltaNormed checks gdn_delta_normed (sm_90 only) against
+// the two kernels it fuses, gdn_delta then rmsnorm_gated, on the same random
+// inputs over 4 steps of carried state: the normed output and the state must
+// be their bits exactly (the kernel takes their arithmetic in their order;
+// TestGPUKernelGDNDelta and TestGPUKernelRMSNormGated hold those to the CPU
+// reference), and the guards past both stay untouched. Before sm_90 the
+// kernel traps and the engine never launches it, so the test skips there.
+func TestGPUKernelGDNDeltaNormed(t *testing.T) {
+	v := ktGPU(t)
+	if v.e.Info().Major < 9 {
+		t.Skipf("gdn_delta_normed needs sm_90 (clusters); this GPU is sm_%d%d", v.e.Info().Major, v.e.Info().Minor)
+	}
+	const S, steps, eps, guard = 128, 4, 1e-6, 16
+	for i, tc := range []struct{ hk, hv, headMap int }{{2, 4, 0}, {2, 4, 1}, {16, 16, 0}, {16, 32, 0}, {16, 32, 1}} {
+		t.Run(fmt.Sprintf("hk%d-hv%d-map%d", tc.hk, tc.hv, tc.headMap), func(t *testing.T) {
+			r := ktRand(uint64(740 + i))
+			state := ktUniform(r, tc.hv*S*S, -0.3, 0.3)
+			ssmA := ktUniform(r, tc.hv, -2, -0.1)
+			dtBias := ktUniform(r, tc.hv, -1, 1)
+			w := ktUniform(r, S, 0.5, 1.5)
+			two, one := ktUpload(t, v, state, guard*4), ktUpload(t, v, state, guard*4)
+			v.poison(t, two.Add(uint64(len(state)*4)), guard, ktNaN)
+			v.poison(t, one.Add(uint64(len(state)*4)), guard, ktNaN)
+			dA, dDt, dw := ktUpload(t, v, ssmA, 0), ktUpload(t, v, dtBias, 0), ktUpload(t, v, w, 0)
+			n := tc.hv * S
+			do, want, got := v.alloc(t, n*4), v.alloc(t, (n+guard)*4), v.alloc(t, (n+guard)*4)
+			for step := range steps {
+				q := ktUniform(r, tc.hk*S, -1, 1)
+				k := ktUniform(r, tc.hk*S, -1, 1)
+				vv := ktUniform(r, n, -1, 1)
+				z := ktUniform(r, n, -4, 4)
+				b := ktUniform(r, tc.hv, -3, 3)
+				a := ktUniform(r, tc.hv, -2, 2)
+				dq, dk, dv, dz := ktUpload(t, v, q, 0), ktUpload(t, v, k, 0), ktUpload(t, v, vv, 0), ktUpload(t, v, z, 0)
+				db, da := ktUpload(t, v, b, 0), ktUpload(t, v, a, 0)
+				v.poison(t, want, n+guard, ktNaN)
+				v.poison(t, got, n+guard, ktNaN)
+				ktMust(t, v.k.GDNDelta(two, do, dq, dk, dv, db, da, dA, dDt, int32(tc.hk), int32(tc.hv), int32(tc.headMap), model.L2NormEps))
+				ktMust(t, v.k.RMSNormGated(want, do, dw, dz, int32(tc.hv), S, eps))
+				ktMust(t, v.k.GDNDeltaNormed(one, got, dq, dk, dv, db, da, dA, dDt, dw, dz, int32(tc.hk), int32(tc.hv), int32(tc.headMap),
+					model.L2NormEps, eps))
+				wantOn, gotOn := ktGet[float32](t, v, want, n+guard), ktGet[float32](t, v, got, n+guard)
+				ktCheckPoison(t, "on guard", gotOn[n:], ktNaN)
+				ktCheckBits(t, fmt.Sprintf("step %d on", step), gotOn[:n], wantOn[:n])
+				wantSt, gotSt := ktGet[float32](t, v, two, len(state)+guard), ktGet[float32](t, v, one, len(state)+guard)
+				ktCheckPoison(t, "state guard", gotSt[len(state):], ktNaN)
+				ktCheckBits(t, fmt.Sprintf("step %d state", step), gotSt[:len(state)], wantSt[:len(state)])
+			}
+		})
+	}
+}
+
 // TestGPUKernelElementwise checks swiglu (also in place, out = gate), add and
 // sigmoid_mul (with the gate rows strided, as for the q|gate projection).
 // add is one IEEE add: bit-exact. swiglu and sigmoid_mul differ from

@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "70bb8183afe5d3d520c5c7af34c10840bc4ce94fd64fe7edb34df7f53ac448da"
+const specHash = "cca8918d0cd64f8547c929f0cb2bc9ac72a0562166497262b17a43a0ad1c9a64"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -142,6 +142,7 @@ type Kernels struct {
 	kAttnCombineChunk          kernelSlot // attn_combine_chunk
 	kGDNConv                   kernelSlot // gdn_conv
 	kGDNDelta                  kernelSlot // gdn_delta
+	kGDNDeltaNormed            kernelSlot // gdn_delta_normed
 	kGDNConvChunk              kernelSlot // gdn_conv_chunk
 	kGDNDeltaChunk             kernelSlot // gdn_delta_chunk
 	kSwiGLU                    kernelSlot // swiglu
@@ -294,6 +295,7 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"attn_combine_chunk", "attention.cu", 13, &ks.kAttnCombineChunk},
 		{"gdn_conv", "gdn.cu", 6, &ks.kGDNConv},
 		{"gdn_delta", "gdn.cu", 13, &ks.kGDNDelta},
+		{"gdn_delta_normed", "gdn.cu", 16, &ks.kGDNDeltaNormed},
 		{"gdn_conv_chunk", "gdn.cu", 9, &ks.kGDNConvChunk},
 		{"gdn_delta_chunk", "gdn.cu", 17, &ks.kGDNDeltaChunk},
 		{"swiglu", "elementwise.cu", 4, &ks.kSwiGLU},
@@ -4064,6 +4066,43 @@ func (k_ *Kernels) GDNDelta(state cuda.DevPtr, o cuda.DevPtr, q cuda.DevPtr, k c
 	slot_.p.SetF32(12, l2_eps)
 	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
 		return fmt.Errorf("gdn_delta: %w", err_)
+	}
+	return nil
+}
+
+// geomGDNDeltaNormed is gdn_delta_normed's grid and dynamic shared memory, from the spec.
+func geomGDNDeltaNormed(h_k, h_v, head_map int) ([3]int, int) {
+	return [3]int{h_v, 128 / 16, 1}, 0
+}
+
+// GDNDeltaNormed launches gdn_delta_normed (kernels/gdn.cu): gdn_delta then rmsnorm_gated on its output in one launch, a head's 8 blocks a cluster (sm_90 only): on = rmsnorm(o) * norm_w * silu(z), o not stored.
+//
+// Grid (h_v, 128/16, 1), block (128, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) GDNDeltaNormed(state cuda.DevPtr, on cuda.DevPtr, q cuda.DevPtr, k cuda.DevPtr, v cuda.DevPtr, b cuda.DevPtr, a cuda.DevPtr, ssm_a cuda.DevPtr, dt_bias cuda.DevPtr, norm_w cuda.DevPtr, z cuda.DevPtr, h_k int32, h_v int32, head_map int32, l2_eps float32, eps float32) error {
+	geom_, shmem_ := geomGDNDeltaNormed(int(h_k), int(h_v), int(head_map))
+	grid_, shared_, err_ := launchGeometry("gdn_delta_normed", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kGDNDeltaNormed
+	slot_.p.SetPtr(0, state)
+	slot_.p.SetPtr(1, on)
+	slot_.p.SetPtr(2, q)
+	slot_.p.SetPtr(3, k)
+	slot_.p.SetPtr(4, v)
+	slot_.p.SetPtr(5, b)
+	slot_.p.SetPtr(6, a)
+	slot_.p.SetPtr(7, ssm_a)
+	slot_.p.SetPtr(8, dt_bias)
+	slot_.p.SetPtr(9, norm_w)
+	slot_.p.SetPtr(10, z)
+	slot_.p.SetI32(11, h_k)
+	slot_.p.SetI32(12, h_v)
+	slot_.p.SetI32(13, head_map)
+	slot_.p.SetF32(14, l2_eps)
+	slot_.p.SetF32(15, eps)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{128, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("gdn_delta_normed: %w", err_)
 	}
 	return nil
 }

@@ -288,9 +288,11 @@ func TestGPUProfileStepBytes(t *testing.T) {
 // TestGPUEarlyLoadsFollowNoWriter pins the launch order that lets kernels
 // read before their wait what kernels two or more back wrote (kernels/gdn.cu,
 // spec_test.go's earlyLoads): in a step of the tiny qwen35 preset,
-// rmsnorm_gated (which reads the gate z early) follows gdn_delta, never the
-// input projection that writes z; every gdn_conv follows a matvec (its conv
-// state was written by itself, a step ago); and the step opens with embed,
+// rmsnorm_gated (which reads the gate z early) follows gdn_delta, and
+// gdn_delta_normed (sm_90's two in one, which reads z early too) follows
+// gdn_conv, never the input projection that writes z; every gdn_conv
+// follows a matvec (its conv state was written by itself, a step ago); and
+// the step opens with embed,
 // so no early reader of the step counter directly follows argmax_final,
 // which advanced it at the end of the previous step.
 func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
@@ -318,12 +320,18 @@ func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 		switch {
 		case l.Kernel == "rmsnorm_gated" && prev != "gdn_delta":
 			t.Errorf("launch %d: rmsnorm_gated follows %s, want gdn_delta", i+1, prev)
+		case l.Kernel == "gdn_delta_normed" && prev != "gdn_conv":
+			t.Errorf("launch %d: gdn_delta_normed follows %s, want gdn_conv", i+1, prev)
 		case l.Kernel == "gdn_conv" && !strings.HasPrefix(prev, "matvec_"):
 			t.Errorf("launch %d: gdn_conv follows %s, want the input projection", i+1, prev)
 		}
 		seen[l.Kernel]++
 	}
-	for _, k := range []string{"gdn_conv", "rmsnorm_gated"} {
+	norm := "rmsnorm_gated" // the gated norm's launch: its own before sm_90
+	if g.hopper {
+		norm = "gdn_delta_normed"
+	}
+	for _, k := range []string{"gdn_conv", norm} {
 		if seen[k] == 0 {
 			t.Errorf("no %s in the step: the tiny preset no longer has Gated DeltaNet layers", k)
 		}

@@ -267,7 +267,7 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 
 // gdnKernels runs the Gated DeltaNet between the mixer's projections: the
 // causal conv, the delta rule and the gated output norm, on the step's
-// activations s.
+// activations s. On sm_90 the last two are one launch (gdn_delta_normed).
 func (g *Model) gdnKernels(cc *Cache, s *scratch, L *layerWeights) error {
 	c := &g.cfg
 	st := cc.gdn[L.gdnIndex]
@@ -279,8 +279,16 @@ func (g *Model) gdnKernels(cc *Cache, s *scratch, L *layerWeights) error {
 		}
 	}
 	K := uint64(c.SSMKeyDim()) * 4
+	stateBytes := 2 * uint64(c.SSMNumVHeads) * kernels.GDNState * kernels.GDNState * 4
+	if g.hopper && !g.omit.gdnDelta && !g.omit.gdnNorm {
+		// The delta rule and the gated norm as one launch, a head's blocks
+		// a cluster (sm_90): one node a layer fewer, the same bits.
+		g.note(launchShape{n: c.SSMNumVHeads, unit: "heads"}, L.a.ggufBytes()+L.dt.ggufBytes()+L.ssmNorm.ggufBytes(), stateBytes)
+		return g.k.GDNDeltaNormed(st.state, s.on, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr, L.ssmNorm.ptr, s.z,
+			int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, model.L2NormEps, c.NormEps)
+	}
 	if !g.omit.gdnDelta {
-		g.note(launchShape{n: c.SSMNumVHeads, unit: "heads"}, L.a.ggufBytes()+L.dt.ggufBytes(), 2*uint64(c.SSMNumVHeads)*kernels.GDNState*kernels.GDNState*4)
+		g.note(launchShape{n: c.SSMNumVHeads, unit: "heads"}, L.a.ggufBytes()+L.dt.ggufBytes(), stateBytes)
 		if err := g.k.GDNDelta(st.state, s.o, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr,
 			int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, model.L2NormEps); err != nil {
 			return err
