@@ -673,6 +673,9 @@ func TestGPUModelAgainstCPU(t *testing.T) {
 // captured graph with fewer nodes (each small kernel exactly one per layer of
 // its kind), the groups gdn and attn their three kernels, and the parts add
 // up to leaving them all out; an unknown part is an error naming the parts.
+// On sm_90 gdn-delta and gdn-norm are one launch (gdn_delta_normed): each
+// alone leaves the node count as it is (the other's own kernel runs
+// instead), and the two together drop one node a DeltaNet layer.
 func TestGPUOmitParts(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
@@ -689,9 +692,16 @@ func TestGPUOmitParts(t *testing.T) {
 	all := nodes()
 	nAttn := m.NumAttention()
 	nGDN := m.NLayer - nAttn
+	fused := e.Info().Major >= 9 // gdn_delta_normed: the delta rule and the gated norm one launch
 	dropped := 0
 	for _, p := range StepParts() {
 		d := all - nodes(p)
+		if fused && (p == partGDNDelta || p == partGDNNorm) {
+			if d != 0 {
+				t.Errorf("omit %s on sm_90 dropped %d nodes, want 0 (the other's own kernel runs instead)", p, d)
+			}
+			continue
+		}
 		if d <= 0 {
 			t.Errorf("omit %s: %d nodes, the whole step %d", p, all-d, all)
 		}
@@ -700,8 +710,17 @@ func TestGPUOmitParts(t *testing.T) {
 		}
 		dropped += d
 	}
-	if d := all - nodes("gdn", "attn"); d != 3*m.NLayer {
-		t.Errorf("omit gdn, attn dropped %d nodes, want 3 per layer", d)
+	gdnKernels := 3
+	if fused {
+		d := all - nodes(partGDNDelta, partGDNNorm)
+		if d != nGDN {
+			t.Errorf("omit gdn-delta, gdn-norm on sm_90 dropped %d nodes, want one per DeltaNet layer", d)
+		}
+		dropped += d
+		gdnKernels = 2
+	}
+	if d := all - nodes("gdn", "attn"); d != gdnKernels*nGDN+3*nAttn {
+		t.Errorf("omit gdn, attn dropped %d nodes, want %d per DeltaNet layer and 3 per attention layer", d, gdnKernels)
 	}
 	if rest := nodes(StepParts()...); rest != all-dropped {
 		t.Errorf("omitting every part leaves %d nodes, want %d - %d", rest, all, dropped)
