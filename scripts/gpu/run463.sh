@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN (`bash scripts/gpu/run463.sh`): main after step 140 on
-# any GPU: every engine/gpu GPU test and four gates (step 140 changes every
-# sm_90 decode step; ~8 minutes on an H100). carry ["bin"]; binaries: `bash
-# scripts/gpu/bins.sh m=main` (the committed fatbin). run461 is the H200
-# table.
+# Session 85 (`bash scripts/gpu/run463.sh`, asked for as nvidia-h200, ran on
+# an H100; log docs/results/h100-run463-log.txt, with the failing test's
+# lines from its gputest.txt appended): main after step 140 (5833663) on any
+# GPU: every engine/gpu GPU test and four gates (step 140 changes every sm_90
+# decode step; 323 s on the H100). carry ["bin"]; binaries: `bash
+# scripts/gpu/bins.sh m=main` at 5833663 (the committed fatbin). Every test
+# and gate passed but TestGPUOmitParts, whose node counts did not know the
+# fused launch; its mend ran in run464. run461 is the H200 table.
 set -u
 source scripts/gpu/lib.sh
 start_run
