@@ -226,9 +226,11 @@ gdn_delta(float* state, float* o, const float* q, const float* k, const float* v
           int h_k, int h_v, int head_map, float l2_eps) {
     memra_grid_wait();
     memra_grid_launch_dependents();
+    constexpr int S = MEMRA_GDN_S;
     constexpr int RPW = MEMRA_GDN_ROWS / (MEMRA_GDN_THREADS / 32); // rows per warp
     const int h = blockIdx.x;
     if (h >= h_v) return;
+    const int lane = threadIdx.x & 31;
     float4 M[RPW];
     float4* mrow;
     float s[RPW];
@@ -236,8 +238,8 @@ gdn_delta(float* state, float* o, const float* q, const float* k, const float* v
     memra_delta_step<RPW>(M, mrow, s, j0, state, q, k, v, b, a, ssm_a, dt_bias, h, h_k, h_v, head_map, l2_eps);
 #pragma unroll
     for (int r = 0; r < RPW; r++) {
-        mrow[r * (MEMRA_GDN_S / 4)] = M[r];
-        if ((threadIdx.x & 31) == 0) o[(long long)h * MEMRA_GDN_S + j0 + r] = s[r];
+        mrow[r * (S / 4)] = M[r];
+        if (lane == 0) o[(long long)h * S + j0 + r] = s[r];
     }
 }
 

@@ -436,8 +436,8 @@ extern "C" __global__ void plain(const int* p) {}`
 // memra_mvt_mix, which makes a block one of two memra_mvt), and the batch
 // kernels' one call of memra_mvb or memra_mvbt, whose rings copy weights
 // first.
-// gdn_conv, rmsnorm_gated and attn_prep (and their chunk forms) load
-// before their wait what kernels at least two back wrote, and the attention
+// gdn_conv, rmsnorm_gated, gdn_delta_normed and attn_prep (and their chunk
+// forms) load before their wait what kernels at least two back wrote, and the attention
 // splits prefetch their first keys (gdn.cu says why that is safe); they must
 // still wait before their first plain (L1) load. A kernel without the wait would race its
 // predecessor on sm_90.
