@@ -267,7 +267,8 @@ func (g *Model) deltaNet(cc *Cache, L *layerWeights) error {
 
 // gdnKernels runs the Gated DeltaNet between the mixer's projections: the
 // causal conv, the delta rule and the gated output norm, on the step's
-// activations s. On sm_90 the last two are one launch (gdn_delta_normed).
+// activations s. On sm_90 the last two are one launch (gdn_delta_normed)
+// where the output projection that follows is not a K-quant's.
 func (g *Model) gdnKernels(cc *Cache, s *scratch, L *layerWeights) error {
 	c := &g.cfg
 	st := cc.gdn[L.gdnIndex]
@@ -280,9 +281,12 @@ func (g *Model) gdnKernels(cc *Cache, s *scratch, L *layerWeights) error {
 	}
 	K := uint64(c.SSMKeyDim()) * 4
 	stateBytes := 2 * uint64(c.SSMNumVHeads) * kernels.GDNState * kernels.GDNState * 4
-	if g.hopper && !g.omit.gdnDelta && !g.omit.gdnNorm {
+	if g.hopper && !tiled(L.ssmOut.typ) && !g.omit.gdnDelta && !g.omit.gdnNorm {
 		// The delta rule and the gated norm as one launch, a head's blocks
-		// a cluster (sm_90): one node a layer fewer, the same bits.
+		// a cluster (sm_90): one node a layer fewer, the same bits. Only
+		// before a CUDA-core output projection: before a tiled (K-quant)
+		// one the 0.8B decoded 3-4% slower with it (Q5_K, Q6_K; run468),
+		// where the 16-bit and q8_0 models gained 0.3-1.4% (run462).
 		g.note(launchShape{n: c.SSMNumVHeads, unit: "heads"}, L.a.ggufBytes()+L.dt.ggufBytes()+L.ssmNorm.ggufBytes(), stateBytes)
 		return g.k.GDNDeltaNormed(st.state, s.on, s.y, s.y.Add(K), s.y.Add(2*K), s.b, s.a, L.a.ptr, L.dt.ptr, L.ssmNorm.ptr, s.z,
 			int32(c.SSMGroupCount), int32(c.SSMNumVHeads), 0, model.L2NormEps, c.NormEps)
