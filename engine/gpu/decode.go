@@ -76,22 +76,32 @@ func (cc *Cache) dcArgs(b Bucket) stepArgs {
 // FillSynthetic and device-counter steps leave them there; a cache after
 // Reset, or after host-path steps, is refused.
 func (g *Model) DecodeStepDC(cc *Cache) error {
-	if err := g.owns(cc); err != nil {
+	a, err := g.dcStep(cc)
+	if err != nil {
 		return err
 	}
-	if err := cc.full(); err != nil {
-		return err
-	}
-	if err := cc.countersAtLen(); err != nil {
-		return err
-	}
-	a := cc.dcArgs(g.BucketKey(cc.n + 1))
 	if err := g.e.Do(func() error { return g.enqueue(cc, a) }); err != nil {
 		return cc.lose(fmt.Errorf("gpu: device-counter step at %d: %w", cc.n, err))
 	}
 	cc.n++
 	cc.ctrAt = cc.n
 	return nil
+}
+
+// dcStep checks that cc can take a device-counter step here (g's cache,
+// room for a token, its counters at its length) and returns that step's
+// arguments; DecodeStepDC and ProfileGraphStep both enqueue them.
+func (g *Model) dcStep(cc *Cache) (stepArgs, error) {
+	if err := g.owns(cc); err != nil {
+		return stepArgs{}, err
+	}
+	if err := cc.full(); err != nil {
+		return stepArgs{}, err
+	}
+	if err := cc.countersAtLen(); err != nil {
+		return stepArgs{}, err
+	}
+	return cc.dcArgs(g.BucketKey(cc.n + 1)), nil
 }
 
 // GraphDecodeState owns the sequence cache of graph generation and one

@@ -101,17 +101,11 @@ func (g *Model) ProfileStep(cc *Cache, token int32) ([]Launch, error) {
 // device-counter steps leave them there); the step advances them and the
 // cache as a replay would, timed or not.
 func (g *Model) ProfileGraphStep(cc *Cache) ([]Launch, error) {
-	if err := g.owns(cc); err != nil {
-		return nil, err
-	}
-	if err := cc.full(); err != nil {
-		return nil, err
-	}
-	if err := cc.countersAtLen(); err != nil {
+	a, err := g.dcStep(cc)
+	if err != nil {
 		return nil, err
 	}
 	pos := cc.n
-	a := cc.dcArgs(g.BucketKey(pos + 1))
 	// The kernels take the position from the counters; the launch notes
 	// (the keys attn_split reads) from here.
 	a.pos = int32(pos)
