@@ -13,7 +13,6 @@ type cuKernel struct {
 	File         string
 	Params       []Param
 	LaunchBounds string // the __launch_bounds__ argument as written ("" when absent)
-	Cluster      string // the cluster shape's macro, as written ("" when absent)
 }
 
 // token kinds of the tiny C scanner
@@ -150,7 +149,6 @@ func parseKernels(file, src string) ([]cuKernel, error) {
 		// sm_90, nothing before it) may follow, not followed by "(".
 		if j+1 < len(toks) && toks[j].kind == tIdent && strings.HasPrefix(toks[j].text, "MEMRA_") &&
 			strings.HasSuffix(toks[j].text, "_CLUSTER") && toks[j+1].text != "(" {
-			k.Cluster = toks[j].text
 			j++
 		}
 		if j >= len(toks) || toks[j].kind != tIdent {
