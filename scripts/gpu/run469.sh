@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN (`bash scripts/gpu/run469.sh`): main with step 140's
+# Session 86 (`bash scripts/gpu/run469.sh`, asked for as nvidia-h200, ran
+# on an H100; log docs/results/h100-run469-log.txt): main with step 140's
 # launch only before CUDA-core output projections (after run468). carry
-# ["bin"]; binaries: `bash scripts/gpu/bins.sh o=1e89bb7:bench
+# ["bin"]; binaries, at 9ac22d6: `bash scripts/gpu/bins.sh o=1e89bb7:bench
 # m=main:memra,gate,bench,engine_gpu.test`.
 # The tests the rule touches (decode against the CPU for every type, graph
 # against eager, omit, early loads, profiles, the fused kernel), a gate on a
