@@ -134,9 +134,9 @@ type Options struct {
 // each with the RMSNorm and SwiGLU kernels that run beside them where the
 // matvec cannot fuse them. On sm_90 the delta rule and the gated norm are
 // one launch (gdn_delta_normed) before a 16-bit, f32 or q8_0 output
-// projection: omitting either alone runs the other's
-// kernel of its own in its place (gdn_delta, rmsnorm_gated), so the step
-// keeps its node count, and only both together drop that launch.
+// projection: omitting either alone runs the other's kernel of its own in
+// its place (gdn_delta, rmsnorm_gated), so the step keeps its node count,
+// and only both together drop that launch.
 const (
 	partEmbed       = "embed"
 	partGDNConv     = "gdn-conv"
