@@ -213,11 +213,19 @@ __device__ __forceinline__ void memra_attn_put_split(float* part_ms, float* part
     }
 }
 
-template <int DH, int EPL, bool FP8>
+// Where memra_attn_split takes q and the step's own K/V row from: the
+// split kernels read q from its buffer and every row from the cache.
+// attn_prep_split.cu's memra_attn_own prepares both in the block instead.
+struct memra_attn_cached {
+    static constexpr bool OWN = false;
+};
+
+template <int DH, int EPL, bool FP8, class SRC = memra_attn_cached>
 __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc, const float* q,
                                                  const void* kc, const void* vc, const float* ks, const float* vs,
                                                  int n_head, int n_kv, int capacity, int n_splits, int hpb,
-                                                 int t_kv, const int* dt_kv, float scale, int bz, int gz) {
+                                                 int t_kv, const int* dt_kv, float scale, int bz, int gz,
+                                                 const SRC& src = SRC()) {
     using Geo = memra_attn_geom<DH, EPL>;
     constexpr int LPK = Geo::LPK, PD = Geo::PD, G = Geo::G, NW = Geo::NW, NSG = Geo::NSG, NK = Geo::NK;
     constexpr int EB = FP8 ? 1 : 2; // bytes per cached element
@@ -250,11 +258,16 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
     // q lives in shared memory: a trip reads each head's slice once for its
     // NK keys, and the registers go to the keys in flight.
     __shared__ __align__(16) float sm_q[G][DH];
-    for (int i = threadIdx.x; i < G * DH; i += NW * 32) {
-        const int r = i / DH;
-        sm_q[r][i % DH] = (r < nh) ? q[(long long)h0 * DH + i] : 0.0f;
+    long long own = -1; // the cache row that src holds, if any
+    if constexpr (SRC::OWN) {
+        own = src.template prepare<G>(sm_q, h0, nh, g, k0, k1);
+    } else {
+        for (int i = threadIdx.x; i < G * DH; i += NW * 32) {
+            const int r = i / DH;
+            sm_q[r][i % DH] = (r < nh) ? q[(long long)h0 * DH + i] : 0.0f;
+        }
+        __syncthreads();
     }
-    __syncthreads();
     float m[G], l[G], acc[G][PD];
 #pragma unroll
     for (int r = 0; r < G; r++) {
@@ -286,6 +299,12 @@ __device__ __forceinline__ void memra_attn_split(float* part_ms, float* part_acc
             const float vsc = FP8 ? __ldg(vs + row) : 1.0f;
             memra_attn_load<DH, EPL, FP8>(kf[i], kb + row * DH * EB, ksc, sl);
             memra_attn_load<DH, EPL, FP8>(vf[i], vb + row * DH * EB, vsc, sl);
+            if constexpr (SRC::OWN) {
+                // The step's own row: the cache's may not hold it yet (its
+                // store is another block's), so what was loaded is
+                // replaced, not used.
+                if (row == own) src.template load<LPK, EPL, Geo::NL>(kf[i], vf[i], sl);
+            }
         }
         // Keys past k1 score -inf through the addend of the scale's FMA (for
         // the others x * scale2 + 0: the product's own rounding).

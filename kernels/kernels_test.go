@@ -56,7 +56,8 @@ func TestManifestKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := map[string]bool{}
-	rotates := map[string]bool{"rope_neox": true, "attn_prep_f16": true, "attn_prep_fp8": true, "attn_prep_f16_chunk": true, "attn_prep_fp8_chunk": true}
+	rotates := map[string]bool{"rope_neox": true, "attn_prep_f16": true, "attn_prep_fp8": true, "attn_prep_f16_chunk": true, "attn_prep_fp8_chunk": true,
+		"attn_prep_split_f16_d64": true, "attn_prep_split_f16_d128": true, "attn_prep_split_f16_d256": true}
 	for _, k := range Spec() {
 		spec[k.Name] = true
 		info, ok := m.Kernels[k.Name]
@@ -85,7 +86,7 @@ func TestManifestKernels(t *testing.T) {
 
 // TestAttnSplitResidency: the host sizes attention grids for
 // AttnSplitBlocksPerSM blocks an SM, which holds only where every vector
-// split kernel's registers allow it (65,536 registers an SM, allocated per
+// split kernel's registers (attn_prep_split's too) allow it (65,536 registers an SM, allocated per
 // warp in units of 256); the tensor-core splits must fit exactly
 // AttnSplitMMABlocksPerSM, which the docs' wave counts assume. The block
 // size itself is checked against each kernel's __launch_bounds__ by
@@ -139,7 +140,8 @@ func TestAttnSplitShared(t *testing.T) {
 }
 
 // attnSplitKernels returns the build's manifest and the spec's attention
-// split kernels (the vector ones only, with vecOnly); none is a failure.
+// split kernels (the vector ones only, attn_prep_split's among them, with
+// vecOnly); none is a failure.
 func attnSplitKernels(t *testing.T, vecOnly bool) (ManifestInfo, []Kernel) {
 	t.Helper()
 	m, err := Manifest()
@@ -148,7 +150,7 @@ func attnSplitKernels(t *testing.T, vecOnly bool) (ManifestInfo, []Kernel) {
 	}
 	var ks []Kernel
 	for _, k := range Spec() {
-		if k.Family == "attn_split" && (!vecOnly || k.Variant["vec"] == 1) {
+		if k.Family == "attn_split" && (!vecOnly || k.Variant["vec"] == 1) || vecOnly && k.Family == "attn_prep_split" {
 			ks = append(ks, k)
 		}
 	}

@@ -27,6 +27,8 @@
 #include "attn_prep.cu"
 // After attention.cu: it reuses its prefetch before the wait and its partials.
 #include "attention_mma.cu"
+// After attention.cu and attn_prep.cu: it runs the split with attn_prep's head functions.
+#include "attn_prep_split.cu"
 // After matvec_q4k.cu and matvec_q6k.cu: it reuses their tiles and their steps' helpers.
 #include "matvec_batch_kq.cu"
 // After matvec_q4k.cu and matvec_q6k.cu: it runs their tiles with one slot.

@@ -249,6 +249,25 @@ func attnSplitChunkKernel(headDim int, fp8 bool) Kernel {
 	}
 }
 
+// attnPrepSplitKernel is the decode step's attn_prep_f16 and vector f16
+// split of a head dim as one launch (attn_prep_split.cu): the split's grid,
+// the position of the row it prepares from dpos as attn_prep takes it.
+func attnPrepSplitKernel(headDim int) Kernel {
+	return Kernel{
+		Name: fmt.Sprintf("attn_prep_split_f16_d%d", headDim), File: "attn_prep_split.cu",
+		Doc: fmt.Sprintf("attn_prep_f16 then attn_split_vec_f16_d%d in one launch: each block prepares its q heads, and the step's own k and v where its keys hold them; the last split's first block of each KV head stores them", headDim),
+		Params: []Param{param("part_ms", Ptr), param("part_acc", Ptr), param("qg", Ptr), param("q_stride", I32), param("q_norm", Ptr),
+			param("kraw", Ptr), param("k_norm", Ptr), param("vtok", Ptr), param("kc", Ptr), param("vc", Ptr), param("n_head", I32),
+			param("n_kv", I32), param("n_rot", I32), param("capacity", I32), param("n_splits", I32), param("hpb", I32),
+			param("t_kv", I32), param("dt_kv", Ptr), param("pos", I32), param("dpos", Ptr), param("base", F32), param("eps", F32),
+			param("scale", F32)},
+		Block:   [3]int{AttnSplitThreads, 1, 1},
+		Grid:    [3]string{"n_kv", "n_splits", "(n_head/n_kv+hpb-1)/hpb"},
+		Family:  "attn_prep_split",
+		Variant: map[string]int{"head_dim": headDim},
+	}
+}
+
 // AttnHeadsPerBlock is G, the query heads one attention split block serves
 // (attention.cu memra_attn_geom): a lane holds PD dims of q and of the
 // accumulator per head, and G*PD stays within the registers the kernel's
@@ -869,6 +888,9 @@ func Spec() []Kernel {
 	// one table lookup whichever unit runs it.
 	for _, fp8 := range []bool{false, true} {
 		ks = append(ks, attnSplitKernel(attnMMAHeadDim, fp8, true, true))
+	}
+	for _, d := range attnHeadDims {
+		ks = append(ks, attnPrepSplitKernel(d))
 	}
 
 	ks = append(ks,

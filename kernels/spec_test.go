@@ -535,6 +535,11 @@ func init() {
 		earlyLoads[fmt.Sprintf("attn_split_chunk_f16_d%d", dh)], earlyLoads[fmt.Sprintf("attn_split_chunk_fp8_d%d", dh)] = true, true
 	}
 	earlyLoads["attn_split_mma_f16_d256"], earlyLoads["attn_split_mma_fp8_d256"] = true, true
+	// attn_prep and the vector split in one launch: the split's prefetch
+	// and attn_prep's position, angles and norm weights.
+	for _, dh := range []int{64, 128, 256} {
+		earlyLoads[fmt.Sprintf("attn_prep_split_f16_d%d", dh)] = true
+	}
 }
 
 // TestKernelsTriggerAfterTheirWait: a kernel that reads before its wait

@@ -673,9 +673,11 @@ func TestGPUModelAgainstCPU(t *testing.T) {
 // captured graph with fewer nodes (each small kernel exactly one per layer of
 // its kind), the groups gdn and attn their three kernels, and the parts add
 // up to leaving them all out; an unknown part is an error naming the parts.
-// On sm_90 gdn-delta and gdn-norm are one launch (gdn_delta_normed): each
-// alone leaves the node count as it is (the other's own kernel runs
-// instead), and the two together drop one node a DeltaNet layer.
+// On sm_90 gdn-delta and gdn-norm are one launch (gdn_delta_normed), and
+// over the tiny model's f16 cache attn-prep and attn-split are
+// (attn_prep_split): each alone leaves the node count as it is (the
+// other's own kernel runs instead), and the two together drop one node a
+// layer of their kind.
 func TestGPUOmitParts(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
@@ -696,9 +698,9 @@ func TestGPUOmitParts(t *testing.T) {
 	dropped := 0
 	for _, p := range StepParts() {
 		d := all - nodes(p)
-		if fused && (p == partGDNDelta || p == partGDNNorm) {
+		if fused && (p == partGDNDelta || p == partGDNNorm) || p == partAttnPrep || p == partAttnSplit {
 			if d != 0 {
-				t.Errorf("omit %s on sm_90 dropped %d nodes, want 0 (the other's own kernel runs instead)", p, d)
+				t.Errorf("omit %s dropped %d nodes, want 0 (the other's own kernel runs instead of their one launch)", p, d)
 			}
 			continue
 		}
@@ -719,8 +721,13 @@ func TestGPUOmitParts(t *testing.T) {
 		dropped += d
 		gdnKernels = 2
 	}
-	if d := all - nodes("gdn", "attn"); d != gdnKernels*nGDN+3*nAttn {
-		t.Errorf("omit gdn, attn dropped %d nodes, want %d per DeltaNet layer and 3 per attention layer", d, gdnKernels)
+	if d := all - nodes(partAttnPrep, partAttnSplit); d != nAttn {
+		t.Errorf("omit attn-prep, attn-split dropped %d nodes, want one per attention layer", d)
+	} else {
+		dropped += d
+	}
+	if d := all - nodes("gdn", "attn"); d != gdnKernels*nGDN+2*nAttn {
+		t.Errorf("omit gdn, attn dropped %d nodes, want %d per DeltaNet layer and 2 per attention layer", d, gdnKernels)
 	}
 	if rest := nodes(StepParts()...); rest != all-dropped {
 		t.Errorf("omitting every part leaves %d nodes, want %d - %d", rest, all, dropped)

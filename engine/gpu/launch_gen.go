@@ -9,7 +9,7 @@ import (
 
 // specHash is launch.SpecHash of the kernel spec this file was generated
 // from; a test compares it with the current kernels.Spec().
-const specHash = "cca8918d0cd64f8547c929f0cb2bc9ac72a0562166497262b17a43a0ad1c9a64"
+const specHash = "6c33bc02428f842639b95ae52d7c97a0c985caa4c4f841be75f14a8713d6cb76"
 
 // Kernels holds every kernel of the spec: its function handle and a
 // preallocated parameter block. A launch stores its arguments in the block
@@ -138,6 +138,9 @@ type Kernels struct {
 	kAttnSplitChunkFP8D256     kernelSlot // attn_split_chunk_fp8_d256
 	kAttnSplitMMAF16D256       kernelSlot // attn_split_mma_f16_d256
 	kAttnSplitMMAFP8D256       kernelSlot // attn_split_mma_fp8_d256
+	kAttnPrepSplitF16D64       kernelSlot // attn_prep_split_f16_d64
+	kAttnPrepSplitF16D128      kernelSlot // attn_prep_split_f16_d128
+	kAttnPrepSplitF16D256      kernelSlot // attn_prep_split_f16_d256
 	kAttnCombine               kernelSlot // attn_combine
 	kAttnCombineChunk          kernelSlot // attn_combine_chunk
 	kGDNConv                   kernelSlot // gdn_conv
@@ -291,6 +294,9 @@ func loadKernels(e *cuda.Engine, mod cuda.Module) (*Kernels, error) {
 		{"attn_split_chunk_fp8_d256", "attention.cu", 18, &ks.kAttnSplitChunkFP8D256},
 		{"attn_split_mma_f16_d256", "attention_mma.cu", 13, &ks.kAttnSplitMMAF16D256},
 		{"attn_split_mma_fp8_d256", "attention_mma.cu", 15, &ks.kAttnSplitMMAFP8D256},
+		{"attn_prep_split_f16_d64", "attn_prep_split.cu", 23, &ks.kAttnPrepSplitF16D64},
+		{"attn_prep_split_f16_d128", "attn_prep_split.cu", 23, &ks.kAttnPrepSplitF16D128},
+		{"attn_prep_split_f16_d256", "attn_prep_split.cu", 23, &ks.kAttnPrepSplitF16D256},
 		{"attn_combine", "attention.cu", 8, &ks.kAttnCombine},
 		{"attn_combine_chunk", "attention.cu", 13, &ks.kAttnCombineChunk},
 		{"gdn_conv", "gdn.cu", 6, &ks.kGDNConv},
@@ -3946,6 +3952,138 @@ func (k_ *Kernels) AttnSplitMMAFP8D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr
 	return nil
 }
 
+// geomAttnPrepSplitF16D64 is attn_prep_split_f16_d64's grid and dynamic shared memory, from the spec.
+func geomAttnPrepSplitF16D64(q_stride, n_head, n_kv, n_rot, capacity, n_splits, hpb, t_kv, pos int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
+}
+
+// AttnPrepSplitF16D64 launches attn_prep_split_f16_d64 (kernels/attn_prep_split.cu): attn_prep_f16 then attn_split_vec_f16_d64 in one launch: each block prepares its q heads, and the step's own k and v where its keys hold them; the last split's first block of each KV head stores them.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnPrepSplitF16D64(part_ms cuda.DevPtr, part_acc cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_norm cuda.DevPtr, kraw cuda.DevPtr, k_norm cuda.DevPtr, vtok cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, n_rot int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, pos int32, dpos cuda.DevPtr, base float32, eps float32, scale float32) error {
+	geom_, shmem_ := geomAttnPrepSplitF16D64(int(q_stride), int(n_head), int(n_kv), int(n_rot), int(capacity), int(n_splits), int(hpb), int(t_kv), int(pos))
+	grid_, shared_, err_ := launchGeometry("attn_prep_split_f16_d64", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnPrepSplitF16D64
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, qg)
+	slot_.p.SetI32(3, q_stride)
+	slot_.p.SetPtr(4, q_norm)
+	slot_.p.SetPtr(5, kraw)
+	slot_.p.SetPtr(6, k_norm)
+	slot_.p.SetPtr(7, vtok)
+	slot_.p.SetPtr(8, kc)
+	slot_.p.SetPtr(9, vc)
+	slot_.p.SetI32(10, n_head)
+	slot_.p.SetI32(11, n_kv)
+	slot_.p.SetI32(12, n_rot)
+	slot_.p.SetI32(13, capacity)
+	slot_.p.SetI32(14, n_splits)
+	slot_.p.SetI32(15, hpb)
+	slot_.p.SetI32(16, t_kv)
+	slot_.p.SetPtr(17, dt_kv)
+	slot_.p.SetI32(18, pos)
+	slot_.p.SetPtr(19, dpos)
+	slot_.p.SetF32(20, base)
+	slot_.p.SetF32(21, eps)
+	slot_.p.SetF32(22, scale)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_prep_split_f16_d64: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnPrepSplitF16D128 is attn_prep_split_f16_d128's grid and dynamic shared memory, from the spec.
+func geomAttnPrepSplitF16D128(q_stride, n_head, n_kv, n_rot, capacity, n_splits, hpb, t_kv, pos int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
+}
+
+// AttnPrepSplitF16D128 launches attn_prep_split_f16_d128 (kernels/attn_prep_split.cu): attn_prep_f16 then attn_split_vec_f16_d128 in one launch: each block prepares its q heads, and the step's own k and v where its keys hold them; the last split's first block of each KV head stores them.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnPrepSplitF16D128(part_ms cuda.DevPtr, part_acc cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_norm cuda.DevPtr, kraw cuda.DevPtr, k_norm cuda.DevPtr, vtok cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, n_rot int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, pos int32, dpos cuda.DevPtr, base float32, eps float32, scale float32) error {
+	geom_, shmem_ := geomAttnPrepSplitF16D128(int(q_stride), int(n_head), int(n_kv), int(n_rot), int(capacity), int(n_splits), int(hpb), int(t_kv), int(pos))
+	grid_, shared_, err_ := launchGeometry("attn_prep_split_f16_d128", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnPrepSplitF16D128
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, qg)
+	slot_.p.SetI32(3, q_stride)
+	slot_.p.SetPtr(4, q_norm)
+	slot_.p.SetPtr(5, kraw)
+	slot_.p.SetPtr(6, k_norm)
+	slot_.p.SetPtr(7, vtok)
+	slot_.p.SetPtr(8, kc)
+	slot_.p.SetPtr(9, vc)
+	slot_.p.SetI32(10, n_head)
+	slot_.p.SetI32(11, n_kv)
+	slot_.p.SetI32(12, n_rot)
+	slot_.p.SetI32(13, capacity)
+	slot_.p.SetI32(14, n_splits)
+	slot_.p.SetI32(15, hpb)
+	slot_.p.SetI32(16, t_kv)
+	slot_.p.SetPtr(17, dt_kv)
+	slot_.p.SetI32(18, pos)
+	slot_.p.SetPtr(19, dpos)
+	slot_.p.SetF32(20, base)
+	slot_.p.SetF32(21, eps)
+	slot_.p.SetF32(22, scale)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_prep_split_f16_d128: %w", err_)
+	}
+	return nil
+}
+
+// geomAttnPrepSplitF16D256 is attn_prep_split_f16_d256's grid and dynamic shared memory, from the spec.
+func geomAttnPrepSplitF16D256(q_stride, n_head, n_kv, n_rot, capacity, n_splits, hpb, t_kv, pos int) ([3]int, int) {
+	return [3]int{n_kv, n_splits, (n_head/n_kv + hpb - 1) / hpb}, 0
+}
+
+// AttnPrepSplitF16D256 launches attn_prep_split_f16_d256 (kernels/attn_prep_split.cu): attn_prep_f16 then attn_split_vec_f16_d256 in one launch: each block prepares its q heads, and the step's own k and v where its keys hold them; the last split's first block of each KV head stores them.
+//
+// Grid (n_kv, n_splits, (n_head/n_kv+hpb-1)/hpb), block (256, 1, 1), dynamic shared 0 bytes.
+func (k_ *Kernels) AttnPrepSplitF16D256(part_ms cuda.DevPtr, part_acc cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_norm cuda.DevPtr, kraw cuda.DevPtr, k_norm cuda.DevPtr, vtok cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, n_rot int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, pos int32, dpos cuda.DevPtr, base float32, eps float32, scale float32) error {
+	geom_, shmem_ := geomAttnPrepSplitF16D256(int(q_stride), int(n_head), int(n_kv), int(n_rot), int(capacity), int(n_splits), int(hpb), int(t_kv), int(pos))
+	grid_, shared_, err_ := launchGeometry("attn_prep_split_f16_d256", geom_, shmem_)
+	if err_ != nil {
+		return err_
+	}
+	slot_ := &k_.kAttnPrepSplitF16D256
+	slot_.p.SetPtr(0, part_ms)
+	slot_.p.SetPtr(1, part_acc)
+	slot_.p.SetPtr(2, qg)
+	slot_.p.SetI32(3, q_stride)
+	slot_.p.SetPtr(4, q_norm)
+	slot_.p.SetPtr(5, kraw)
+	slot_.p.SetPtr(6, k_norm)
+	slot_.p.SetPtr(7, vtok)
+	slot_.p.SetPtr(8, kc)
+	slot_.p.SetPtr(9, vc)
+	slot_.p.SetI32(10, n_head)
+	slot_.p.SetI32(11, n_kv)
+	slot_.p.SetI32(12, n_rot)
+	slot_.p.SetI32(13, capacity)
+	slot_.p.SetI32(14, n_splits)
+	slot_.p.SetI32(15, hpb)
+	slot_.p.SetI32(16, t_kv)
+	slot_.p.SetPtr(17, dt_kv)
+	slot_.p.SetI32(18, pos)
+	slot_.p.SetPtr(19, dpos)
+	slot_.p.SetF32(20, base)
+	slot_.p.SetF32(21, eps)
+	slot_.p.SetF32(22, scale)
+	if err_ := k_.e.LaunchParamsPDL(slot_.fn, grid_, [3]uint32{256, 1, 1}, shared_, slot_.p); err_ != nil {
+		return fmt.Errorf("attn_prep_split_f16_d256: %w", err_)
+	}
+	return nil
+}
+
 // geomAttnCombine is attn_combine's grid and dynamic shared memory, from the spec.
 func geomAttnCombine(n_head, head_dim, n_splits, gate_stride int) ([3]int, int) {
 	return [3]int{n_head, (head_dim + 31) / 32, 1}, n_splits * 4
@@ -4955,4 +5093,33 @@ func (k_ *Kernels) AttnSplitChunk(v AttnSplitChunkVariant, part_ms cuda.DevPtr, 
 		return k_.AttnSplitChunkFP8D256(part_ms, part_acc, q, kc, vc, ks, vs, n_head, n_kv, capacity, n_splits, hpb, t_kv, scale, n_tok, q_tok, ms_tok, acc_tok)
 	}
 	return fmt.Errorf("attn_split_chunk: no kernel for variant %+v", v)
+}
+
+// AttnPrepSplitVariant selects one kernel of the attn_prep_split family (kernels.Kernel.Variant).
+type AttnPrepSplitVariant struct {
+	HeadDim int // head_dim
+}
+
+// AttnPrepSplitVariants lists the variants the spec builds, in spec order.
+func AttnPrepSplitVariants() []AttnPrepSplitVariant {
+	return []AttnPrepSplitVariant{
+		{HeadDim: 64},
+		{HeadDim: 128},
+		{HeadDim: 256},
+	}
+}
+
+// AttnPrepSplit launches the attn_prep_split kernel of variant v: the table a captured graph's
+// bucket picks its kernel from. Parameters only some variants take are ignored
+// by the others.
+func (k_ *Kernels) AttnPrepSplit(v AttnPrepSplitVariant, part_ms cuda.DevPtr, part_acc cuda.DevPtr, qg cuda.DevPtr, q_stride int32, q_norm cuda.DevPtr, kraw cuda.DevPtr, k_norm cuda.DevPtr, vtok cuda.DevPtr, kc cuda.DevPtr, vc cuda.DevPtr, n_head int32, n_kv int32, n_rot int32, capacity int32, n_splits int32, hpb int32, t_kv int32, dt_kv cuda.DevPtr, pos int32, dpos cuda.DevPtr, base float32, eps float32, scale float32) error {
+	switch v {
+	case AttnPrepSplitVariant{HeadDim: 64}:
+		return k_.AttnPrepSplitF16D64(part_ms, part_acc, qg, q_stride, q_norm, kraw, k_norm, vtok, kc, vc, n_head, n_kv, n_rot, capacity, n_splits, hpb, t_kv, dt_kv, pos, dpos, base, eps, scale)
+	case AttnPrepSplitVariant{HeadDim: 128}:
+		return k_.AttnPrepSplitF16D128(part_ms, part_acc, qg, q_stride, q_norm, kraw, k_norm, vtok, kc, vc, n_head, n_kv, n_rot, capacity, n_splits, hpb, t_kv, dt_kv, pos, dpos, base, eps, scale)
+	case AttnPrepSplitVariant{HeadDim: 256}:
+		return k_.AttnPrepSplitF16D256(part_ms, part_acc, qg, q_stride, q_norm, kraw, k_norm, vtok, kc, vc, n_head, n_kv, n_rot, capacity, n_splits, hpb, t_kv, dt_kv, pos, dpos, base, eps, scale)
+	}
+	return fmt.Errorf("attn_prep_split: no kernel for variant %+v", v)
 }

@@ -136,7 +136,9 @@ type Options struct {
 // one launch (gdn_delta_normed) before a 16-bit, f32 or q8_0 output
 // projection: omitting either alone runs the other's kernel of its own in
 // its place (gdn_delta, rmsnorm_gated), so the step keeps its node count,
-// and only both together drop that launch.
+// and only both together drop that launch. On any GPU, q/k norm + RoPE +
+// KV store and the splits are one launch (attn_prep_split) over an f16
+// cache with the vector CUDA-core splits, under the same rule.
 const (
 	partEmbed       = "embed"
 	partGDNConv     = "gdn-conv"

@@ -253,10 +253,14 @@ func TestGPUProfileStepBytes(t *testing.T) {
 			nAttn, nGDN := uint64(cfg.NumAttention()), uint64(cfg.NLayer-cfg.NumAttention())
 			row := nAttn * uint64(cfg.NHeadKV) * 2 * vec // one position's K and V in every attention layer
 			wantCache := map[string]uint64{              // by kernel family
-				"attn_prep":  row,             // the new position written
-				"attn_split": row * (pos + 1), // every position read, the new one too
-				"gdn_delta":  nGDN * 2 * uint64(cfg.SSMNumVHeads) * 128 * 128 * 4,
-				"gdn_conv":   nGDN * 2 * uint64(cfg.SSMConvChannels()*(cfg.SSMConvKernel-1)) * 4,
+				"gdn_delta": nGDN * 2 * uint64(cfg.SSMNumVHeads) * 128 * 128 * 4,
+				"gdn_conv":  nGDN * 2 * uint64(cfg.SSMConvChannels()*(cfg.SSMConvKernel-1)) * 4,
+			}
+			if tc.fp8 {
+				wantCache["attn_prep"] = row              // the new position written
+				wantCache["attn_split"] = row * (pos + 1) // every position read, the new one too
+			} else {
+				wantCache["attn_prep_split"] = row * (pos + 2) // both, one launch over an f16 cache
 			}
 			var gotW uint64
 			gotCache := map[string]uint64{}
@@ -264,8 +268,8 @@ func TestGPUProfileStepBytes(t *testing.T) {
 				gotW += l.Weights
 				if l.Cache > 0 {
 					fam := l.Kernel
-					for f := range wantCache {
-						if strings.HasPrefix(l.Kernel, f) {
+					for f := range wantCache { // the longest family the name opens with
+						if strings.HasPrefix(l.Kernel, f) && (fam == l.Kernel || len(f) > len(fam)) {
 							fam = f
 						}
 					}
@@ -291,7 +295,9 @@ func TestGPUProfileStepBytes(t *testing.T) {
 // rmsnorm_gated (which reads the gate z early) follows gdn_delta, and
 // gdn_delta_normed (sm_90's two in one, which reads z early too) follows
 // gdn_conv, never the input projection that writes z; every gdn_conv
-// follows a matvec (its conv state was written by itself, a step ago); and
+// follows a matvec (its conv state was written by itself, a step ago);
+// attn_prep_split (which reads the step counter early) follows the q|k|v
+// projection; and
 // the step opens with embed,
 // so no early reader of the step counter directly follows argmax_final,
 // which advanced it at the end of the previous step.
@@ -324,6 +330,8 @@ func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 			t.Errorf("launch %d: gdn_delta_normed follows %s, want gdn_conv", i+1, prev)
 		case l.Kernel == "gdn_conv" && !strings.HasPrefix(prev, "matvec_"):
 			t.Errorf("launch %d: gdn_conv follows %s, want the input projection", i+1, prev)
+		case strings.HasPrefix(l.Kernel, "attn_prep_split_") && !strings.HasPrefix(prev, "matvec_"):
+			t.Errorf("launch %d: %s follows %s, want the q|k|v projection", i+1, l.Kernel, prev)
 		}
 		seen[l.Kernel]++
 	}
@@ -331,7 +339,7 @@ func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 	if g.hopper {
 		norm = "gdn_delta_normed"
 	}
-	for _, k := range []string{"gdn_conv", norm} {
+	for _, k := range []string{"gdn_conv", norm, fmt.Sprintf("attn_prep_split_f16_d%d", m.Config.HeadDimK)} {
 		if seen[k] == 0 {
 			t.Errorf("no %s in the step: the tiny preset no longer has Gated DeltaNet layers", k)
 		}

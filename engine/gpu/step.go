@@ -156,7 +156,17 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 	// q/k norms, RoPE and the KV store in one launch (attn_prep.cu).
 	capacity := int32(cc.capacity)
 	kvHeads := uint64(c.NHeadKV) * 2 * g.kvVecBytes() // one position's K and V vectors
-	if !g.omit.attnPrep {
+	if g.prepInSplit(a.bucket) {
+		// And that launch inside the split's (attn_prep_split.cu): one
+		// node a layer fewer, the same bits.
+		hpb, scale := g.splitGeom(a.bucket)
+		g.note(launchShape{n: a.bucket.NSplits, unit: "splits"}, L.qNorm.ggufBytes()+L.kNorm.ggufBytes(), uint64(a.pos+2)*kvHeads)
+		if err := g.k.AttnPrepSplit(AttnPrepSplitVariant{HeadDim: c.HeadDimK}, s.partMS, s.partAcc, s.qg, qStride, L.qNorm.ptr, s.kraw,
+			L.kNorm.ptr, s.v, kv.k, kv.v, nh, nkv, int32(c.NRot), capacity, int32(a.bucket.NSplits), int32(hpb), a.pos+1, a.dtkv,
+			a.pos, a.dpos, c.RopeBase, c.NormEps, scale); err != nil {
+			return err
+		}
+	} else if !g.omit.attnPrep {
 		g.note(launchShape{}, L.qNorm.ggufBytes()+L.kNorm.ggufBytes(), kvHeads)
 		var err error
 		if g.opt.KVFP8 {
@@ -170,7 +180,7 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 			return err
 		}
 	}
-	if !g.omit.attnSplit {
+	if !g.omit.attnSplit && !g.prepInSplit(a.bucket) {
 		// The keys up to the step's position (a.pos: a device-counter
 		// step's kernels read it from the counters, and ProfileGraphStep
 		// sets it for this note).
@@ -183,6 +193,14 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 		return nil
 	}
 	return g.k.AttnCombine(s.attn, s.partMS, s.partAcc, gate, nh, dh, int32(a.bucket.NSplits), 2*dh)
+}
+
+// prepInSplit reports whether the bucket's step prepares its token inside
+// the split launch (attn_prep_split.cu): over an f16 cache with the vector
+// CUDA-core splits, and only where neither part is omitted. A function of
+// the bucket, so eager and graph steps run the same kernels.
+func (g *Model) prepInSplit(b Bucket) bool {
+	return !g.opt.KVFP8 && b.FAVec && !g.attnSplitMMA(b) && !g.omit.attnPrep && !g.omit.attnSplit
 }
 
 // attnSplit launches the split kernel of the bucket's variant, through the
