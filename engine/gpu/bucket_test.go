@@ -116,6 +116,53 @@ func TestSplitHeadsBounds(t *testing.T) {
 	}
 }
 
+// TestPrepInSplit checks which buckets prepare the token inside the split
+// launch: over an f16 cache with the vector CUDA-core splits where a split
+// block serves one q head (splitGeom's hpb), never where either part is
+// omitted. Shapes: the 0.8B and 9B synth presets' attention (8 and 16 q
+// heads over 2 and 4 KV heads, head dim 256) on an H100's or H200's 132 SMs,
+// where run474 measured the rule's sides (perf.md step 143).
+func TestPrepInSplit(t *testing.T) {
+	model := func(nHead, nKV int, fp8 bool, omit stepOmit) *Model {
+		g := &Model{hopper: true, sms: 132, omit: omit}
+		g.cfg.NHead, g.cfg.NHeadKV, g.cfg.HeadDimK = nHead, nKV, 256
+		g.opt.KVFP8 = fp8
+		g.maxSplits = maxSplits(splitWave(g.sms), nKV)
+		return g
+	}
+	vec := func(n int) Bucket { return Bucket{FAVec: true, NSplits: n} }
+	for _, c := range []struct {
+		name       string
+		nHead, nKV int
+		fp8        bool
+		omit       stepOmit
+		b          Bucket
+		want       bool
+		wantHPB    int
+	}{
+		{"0.8B at 64", 8, 2, false, stepOmit{}, vec(1), true, 1},
+		{"0.8B at 1k", 8, 2, false, stepOmit{}, vec(17), true, 1},
+		{"0.8B at 2k", 8, 2, false, stepOmit{}, vec(33), true, 1},
+		{"0.8B past 2k", 8, 2, false, stepOmit{}, vec(34), false, 2},
+		{"0.8B at 4k", 8, 2, false, stepOmit{}, vec(65), false, 2},
+		{"0.8B at the cap", 8, 2, false, stepOmit{}, vec(132), false, 4},
+		{"9B at 64", 16, 4, false, stepOmit{}, vec(1), true, 1},
+		{"9B at 1k", 16, 4, false, stepOmit{}, vec(17), false, 2},
+		{"0.8B at 1k, e4m3", 8, 2, true, stepOmit{}, vec(17), false, 1},
+		{"0.8B at 1k, scalar", 8, 2, false, stepOmit{}, Bucket{NSplits: 17}, false, 1},
+		{"0.8B at 1k, attn-prep omitted", 8, 2, false, stepOmit{attnPrep: true}, vec(17), false, 1},
+		{"0.8B at 1k, attn-split omitted", 8, 2, false, stepOmit{attnSplit: true}, vec(17), false, 1},
+	} {
+		g := model(c.nHead, c.nKV, c.fp8, c.omit)
+		if hpb, _ := g.splitGeom(c.b); hpb != c.wantHPB {
+			t.Errorf("%s: %d q heads a split block, want %d", c.name, hpb, c.wantHPB)
+		}
+		if got := g.prepInSplit(c.b); got != c.want {
+			t.Errorf("%s, bucket %v: prepInSplit %v, want %v", c.name, c.b, got, c.want)
+		}
+	}
+}
+
 // TestAttnSplitMMA checks which buckets take the tensor-core split: by
 // default head dim 256's vector buckets at the split cap over an FP8 cache
 // only; MEMRA_ATTN_MMA's values override it, never outside head dim 256's

@@ -138,7 +138,8 @@ type Options struct {
 // its place (gdn_delta, rmsnorm_gated), so the step keeps its node count,
 // and only both together drop that launch. On any GPU, q/k norm + RoPE +
 // KV store and the splits are one launch (attn_prep_split) over an f16
-// cache with the vector CUDA-core splits, under the same rule.
+// cache with the vector CUDA-core splits where a split block serves one q
+// head (the 0.8B up to 2k of context), under the same rule.
 const (
 	partEmbed       = "embed"
 	partGDNConv     = "gdn-conv"
@@ -259,6 +260,7 @@ type Model struct {
 	// embedding table one row of it): what the L2 window is weighed against.
 	stepBytes uint64
 	maxSplits int
+	sms       int // the GPU's SMs, which the splits' geometry fills (splitGeom)
 	// mvBlocks caps each matvec grid at the blocks the GPU holds at once
 	// (SMs × resident blocks per SM with the launch's dynamic shared
 	// memory): each block then loops over row units and pays its prologue
@@ -356,7 +358,8 @@ func Load(e *cuda.Engine, m *model.Model, opt Options, progress func(done, total
 		return nil, fmt.Errorf("gpu: load kernels from %s: %w", from, err)
 	}
 	g := &Model{e: e, mod: mod, k: k, cfg: m.Config, opt: opt, omit: omit, attnMMA: mma, hopper: e.Info().Major >= 9}
-	g.maxSplits = maxSplits(splitWave(e.Info().SMs), m.NHeadKV)
+	g.sms = e.Info().SMs
+	g.maxSplits = maxSplits(splitWave(g.sms), m.NHeadKV)
 	if g.blockShared, g.sharedCapped, err = blockShared(e); err != nil {
 		_ = e.UnloadModule(mod)
 		return nil, fmt.Errorf("gpu: %w", err)

@@ -197,10 +197,18 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 
 // prepInSplit reports whether the bucket's step prepares its token inside
 // the split launch (attn_prep_split.cu): over an f16 cache with the vector
-// CUDA-core splits, and only where neither part is omitted. A function of
+// CUDA-core splits, where each split block serves one q head, and only
+// where neither part is omitted. A block prepares its q heads one after
+// another after its wait: with one head a block the launch saved pays (0.8B
+// at 1k +0.5% to +0.9% on an H100), with two or four it does not (0.8B at
+// 4k -0.5% to -0.9%, at 8k -1.1% to -2.4%; perf.md step 143). A function of
 // the bucket, so eager and graph steps run the same kernels.
 func (g *Model) prepInSplit(b Bucket) bool {
-	return !g.opt.KVFP8 && b.FAVec && !g.attnSplitMMA(b) && !g.omit.attnPrep && !g.omit.attnSplit
+	if g.opt.KVFP8 || !b.FAVec || g.attnSplitMMA(b) || g.omit.attnPrep || g.omit.attnSplit {
+		return false
+	}
+	hpb, _ := g.splitGeom(b)
+	return hpb == 1
 }
 
 // attnSplit launches the split kernel of the bucket's variant, through the
@@ -229,7 +237,7 @@ func (g *Model) attnQ(s *scratch) (qStride int32, gate cuda.DevPtr) {
 // bucket's kernel) and score scale, 1/sqrt(head_dim).
 func (g *Model) splitGeom(b Bucket) (hpb int, scale float32) {
 	c := &g.cfg
-	hpb = splitHeads(b.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, b.FAVec), splitWave(g.e.Info().SMs))
+	hpb = splitHeads(b.NSplits, c.NHead, c.NHeadKV, kernels.AttnHeadsPerBlock(c.HeadDimK, b.FAVec), splitWave(g.sms))
 	return hpb, float32(1 / math.Sqrt(float64(c.HeadDimK)))
 }
 
