@@ -177,6 +177,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 	}{
 		{"qwen35-f32", gguf.TypeF32, false, "qwen35"},
 		{"qwen35-bf16-tied", gguf.TypeBF16, true, "qwen35"},
+		{"qwen35-bf16-two-launch", gguf.TypeBF16, false, "qwen35"}, // attn_prep and the split apart
 		{"qwen35-f16", gguf.TypeF16, false, "qwen35"},
 		{"qwen35-q8_0", gguf.TypeQ8_0, false, "qwen35"},
 		{"qwen35-q4_k", gguf.TypeQ4_K, false, "qwen35"},
@@ -213,6 +214,15 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 			}
 			defer cb.Close()
 			g := loadModel(t, e, m, Options{})
+			if tc.name == "qwen35-bf16-two-launch" {
+				// As on a GPU of one SM: two q heads a split block, so the
+				// f16 cache's steps run attn_prep and the split as two
+				// launches (prepInSplit), as the 0.8B past 2k does.
+				g.sms = 1
+				if g.prepInSplit(g.BucketKey(1)) {
+					t.Fatal("one SM: the step still prepares the token inside the split")
+				}
+			}
 			cc, err := g.NewCache(256)
 			if err != nil {
 				t.Fatal(err)
