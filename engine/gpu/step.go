@@ -200,8 +200,8 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 // CUDA-core splits, where each split block serves one q head, and only
 // where neither part is omitted. A block prepares its q heads one after
 // another after its wait: with one head a block the launch saved pays (0.8B
-// at 1k +0.5% to +0.9% on an H100), with two or four it does not (0.8B at
-// 4k -0.5% to -0.9%, at 8k -1.1% to -2.4%; perf.md step 143). A function of
+// at 1k +0.4% to +0.9% on an H100), with two or four it does not (0.8B at
+// 4k -0.5% to -0.8%, at 8k -1.1% to -2.3%; perf.md step 143). A function of
 // the bucket, so eager and graph steps run the same kernels.
 func (g *Model) prepInSplit(b Bucket) bool {
 	if g.opt.KVFP8 || !b.FAVec || g.attnSplitMMA(b) || g.omit.attnPrep || g.omit.attnSplit {
