@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN (`bash scripts/gpu/run472.sh`; session 86's device time
-# ran out in failed starts): step 143's two forms against main on one
+# Prepared in session 86 (`bash scripts/gpu/run472.sh`; its device time ran
+# out in failed starts); it ran in session 87 as run473.sh's half for a card
+# that is not an H200 (log docs/results/h100-run473-log.txt), with main's m
+# for o. Step 143's two forms against main on one
 # machine (run470 and run471 ran them on two H100s). carry ["bin"];
 # binaries: `BINS_ARCHS=90 bash scripts/gpu/bins.sh o=9ac22d6:bench
 # a=9ac22d6+scripts/gpu/patches/attn/prepsplit.patch:bench
