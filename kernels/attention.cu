@@ -159,7 +159,9 @@ __device__ __forceinline__ void memra_attn_load(float* f, const void* row, float
 // every row but the current token's (a chunk's tokens', in a chunk launch)
 // was written a step or more ago, and those (attn_prep, the kernel just
 // before) are only prefetched: a prefetch moves lines into L2, the point of
-// coherence, so the loads after the wait read what attn_prep wrote.
+// coherence, so the loads after the wait read what attn_prep wrote. In
+// attn_prep_split the current row is this launch's own store, and the
+// blocks that read it replace what they load with their own copy.
 template <int DH, bool FP8>
 __device__ __forceinline__ void memra_attn_before_wait(const void* kc, const void* vc, const float* ks, const float* vs, int capacity,
                                                        int n_splits, int t_kv, const int* dt_kv, int bz) {

@@ -12,7 +12,10 @@
 // the row they load. One block a KV head (the last split's first) stores
 // the row in the cache for the steps that follow. The f16 vector layout
 // only: over an e4m3 cache the scales are per row and the tensor-core
-// splits run at the split cap, where prep's node costs little.
+// splits run at the split cap, where prep's node costs little. The engine
+// takes it only where a split block serves one q head (prepInSplit): a
+// block prepares its heads one after another, and with two or four that
+// cost more on the path than the launch saved (docs/perf.md step 143).
 #include "common.cuh"
 
 // What a thread knows before the wait: the position (the step counter),
@@ -53,8 +56,10 @@ struct memra_attn_own {
 
     // q heads h0 .. h0+nh-1 into sm_q (rows past nh zero); where the block's
     // keys [k0, k1) of KV head g hold the position, or the block stores
-    // the row, k and v prepared. Returns the cache row the block holds
-    // (g·capacity + p), or -1. Block-uniform; ends after a barrier.
+    // the row, k and v prepared. Returns the cache row whose loads the
+    // block's keys replace with its own copy (g·capacity + p), or -1 (a
+    // block that only stores the row gets -1). Block-uniform; ends after a
+    // barrier.
     template <int G>
     __device__ __forceinline__ long long prepare(float (*sm_q)[DH], int h0, int nh, int g, int k0, int k1) const {
         const int p = e.q.p;

@@ -70,8 +70,8 @@ func BucketKey(tKV, headDim, nKVHeads, sms int) (faVec bool, nSplits int) {
 }
 
 // BucketKey is the package BucketKey with this model's head dim, KV heads
-// and GPU.
+// and GPU (the SMs it loaded with, g.sms, as splitGeom takes them).
 func (g *Model) BucketKey(tKV int) Bucket {
-	v, n := BucketKey(tKV, g.cfg.HeadDimK, g.cfg.NHeadKV, g.e.Info().SMs)
+	v, n := BucketKey(tKV, g.cfg.HeadDimK, g.cfg.NHeadKV, g.sms)
 	return Bucket{FAVec: v, NSplits: n}
 }

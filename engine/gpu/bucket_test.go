@@ -123,8 +123,8 @@ func TestSplitHeadsBounds(t *testing.T) {
 // heads over 2 and 4 KV heads, head dim 256) on an H100's or H200's 132 SMs,
 // where run474 measured the rule's sides (perf.md step 143).
 func TestPrepInSplit(t *testing.T) {
-	model := func(nHead, nKV int, fp8 bool, omit stepOmit) *Model {
-		g := &Model{hopper: true, sms: 132, omit: omit}
+	model := func(nHead, nKV int, fp8 bool, omit stepOmit, mma string) *Model {
+		g := &Model{hopper: true, sms: 132, omit: omit, attnMMA: mma}
 		g.cfg.NHead, g.cfg.NHeadKV, g.cfg.HeadDimK = nHead, nKV, 256
 		g.opt.KVFP8 = fp8
 		g.maxSplits = maxSplits(splitWave(g.sms), nKV)
@@ -136,24 +136,26 @@ func TestPrepInSplit(t *testing.T) {
 		nHead, nKV int
 		fp8        bool
 		omit       stepOmit
+		mma        string // MEMRA_ATTN_MMA
 		b          Bucket
 		want       bool
 		wantHPB    int
 	}{
-		{"0.8B at 64", 8, 2, false, stepOmit{}, vec(1), true, 1},
-		{"0.8B at 1k", 8, 2, false, stepOmit{}, vec(17), true, 1},
-		{"0.8B at 2k", 8, 2, false, stepOmit{}, vec(33), true, 1},
-		{"0.8B past 2k", 8, 2, false, stepOmit{}, vec(34), false, 2},
-		{"0.8B at 4k", 8, 2, false, stepOmit{}, vec(65), false, 2},
-		{"0.8B at the cap", 8, 2, false, stepOmit{}, vec(132), false, 4},
-		{"9B at 64", 16, 4, false, stepOmit{}, vec(1), true, 1},
-		{"9B at 1k", 16, 4, false, stepOmit{}, vec(17), false, 2},
-		{"0.8B at 1k, e4m3", 8, 2, true, stepOmit{}, vec(17), false, 1},
-		{"0.8B at 1k, scalar", 8, 2, false, stepOmit{}, Bucket{NSplits: 17}, false, 1},
-		{"0.8B at 1k, attn-prep omitted", 8, 2, false, stepOmit{attnPrep: true}, vec(17), false, 1},
-		{"0.8B at 1k, attn-split omitted", 8, 2, false, stepOmit{attnSplit: true}, vec(17), false, 1},
+		{"0.8B at 64", 8, 2, false, stepOmit{}, "", vec(1), true, 1},
+		{"0.8B at 1k", 8, 2, false, stepOmit{}, "", vec(17), true, 1},
+		{"0.8B at 2k", 8, 2, false, stepOmit{}, "", vec(33), true, 1},
+		{"0.8B past 2k", 8, 2, false, stepOmit{}, "", vec(34), false, 2},
+		{"0.8B at 4k", 8, 2, false, stepOmit{}, "", vec(65), false, 2},
+		{"0.8B at the cap", 8, 2, false, stepOmit{}, "", vec(132), false, 4},
+		{"9B at 64", 16, 4, false, stepOmit{}, "", vec(1), true, 1},
+		{"9B at 1k", 16, 4, false, stepOmit{}, "", vec(17), false, 2},
+		{"0.8B at 1k, e4m3", 8, 2, true, stepOmit{}, "", vec(17), false, 1},
+		{"0.8B at 1k, scalar", 8, 2, false, stepOmit{}, "", Bucket{NSplits: 17}, false, 1},
+		{"0.8B at 1k, attn-prep omitted", 8, 2, false, stepOmit{attnPrep: true}, "", vec(17), false, 1},
+		{"0.8B at 1k, attn-split omitted", 8, 2, false, stepOmit{attnSplit: true}, "", vec(17), false, 1},
+		{"0.8B at 1k, tensor-core splits", 8, 2, false, stepOmit{}, mmaAll, vec(17), false, 1},
 	} {
-		g := model(c.nHead, c.nKV, c.fp8, c.omit)
+		g := model(c.nHead, c.nKV, c.fp8, c.omit, c.mma)
 		if hpb, _ := g.splitGeom(c.b); hpb != c.wantHPB {
 			t.Errorf("%s: %d q heads a split block, want %d", c.name, hpb, c.wantHPB)
 		}

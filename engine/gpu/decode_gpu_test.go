@@ -177,7 +177,7 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 	}{
 		{"qwen35-f32", gguf.TypeF32, false, "qwen35"},
 		{"qwen35-bf16-tied", gguf.TypeBF16, true, "qwen35"},
-		{"qwen35-bf16-two-launch", gguf.TypeBF16, false, "qwen35"}, // attn_prep and the split apart
+		{"qwen35-bf16-four-sms", gguf.TypeBF16, false, "qwen35"}, // attn_prep inside the split, then apart
 		{"qwen35-f16", gguf.TypeF16, false, "qwen35"},
 		{"qwen35-q8_0", gguf.TypeQ8_0, false, "qwen35"},
 		{"qwen35-q4_k", gguf.TypeQ4_K, false, "qwen35"},
@@ -214,14 +214,8 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 			}
 			defer cb.Close()
 			g := loadModel(t, e, m, Options{})
-			if tc.name == "qwen35-bf16-two-launch" {
-				// As on a GPU of one SM: two q heads a split block, so the
-				// f16 cache's steps run attn_prep and the split as two
-				// launches (prepInSplit), as the 0.8B past 2k does.
-				g.sms = 1
-				if g.prepInSplit(g.BucketKey(1)) {
-					t.Fatal("one SM: the step still prepares the token inside the split")
-				}
+			if tc.name == "qwen35-bf16-four-sms" {
+				fourSMs(t, g, 150)
 			}
 			cc, err := g.NewCache(256)
 			if err != nil {
@@ -268,59 +262,92 @@ func TestGPUDecodeMatchesCPU(t *testing.T) {
 	}
 }
 
+// fourSMs makes g split attention as on a GPU of four SMs (a wave of 8
+// split blocks): the tiny model's blocks (2 KV heads of 2 q heads) then
+// serve one q head up to 2 splits and two from 3, so its f16 steps prepare
+// the token inside the split launch up to 128 keys and in attn_prep of its
+// own past them (prepInSplit), as the 0.8B does past 2k on 132 SMs. It
+// checks that steps up to tKV keys take both paths.
+func fourSMs(t *testing.T, g *Model, tKV int) {
+	t.Helper()
+	g.sms, g.maxSplits = 4, maxSplits(splitWave(4), g.cfg.NHeadKV)
+	if !g.prepInSplit(g.BucketKey(1)) || g.prepInSplit(g.BucketKey(tKV)) {
+		t.Fatalf("four SMs: prepInSplit at 1 and %d keys %v, %v, want true, false",
+			tKV, g.prepInSplit(g.BucketKey(1)), g.prepInSplit(g.BucketKey(tKV)))
+	}
+}
+
 // TestGPUGraphEqualsEager is the gate in miniature: GenerateGraph's tokens
 // must equal eager DecodeStep + host argmax bit for bit, across buckets, with
-// the KV cache in f16 and in FP8.
+// the KV cache in f16 and in FP8, and (four SMs) across buckets that prepare
+// the token inside the split launch and buckets that do not.
 func TestGPUGraphEqualsEager(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
+	type run struct {
+		fp8     bool
+		p       int
+		fourSMs bool
+	}
+	runs := []run{{false, 100, true}}
 	for _, fp8 := range []bool{false, true} {
 		for _, p := range []int{1, 64, 100} {
-			t.Run(fmt.Sprintf("fp8=%v/P=%d", fp8, p), func(t *testing.T) {
-				g := loadModel(t, e, m, Options{KVFP8: fp8})
-				const n = 200
-				prompt := make([]int32, p)
-				for i := range prompt {
-					prompt[i] = int32(100 + (i*7)%900)
-				}
-				buckets := map[Bucket]bool{}
-				eager := eagerStream(t, g, prompt, n, func(l int) { buckets[g.BucketKey(l+1)] = true })
-				gs := g.NewGraphDecodeState()
-				defer gs.Close()
-				graph, err := g.GenerateGraph(gs, prompt, n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(graph) != n {
-					t.Fatalf("graph produced %d tokens, want %d", len(graph), n)
-				}
-				for i := range eager {
-					if eager[i] != graph[i] {
-						t.Fatalf("step %d: eager %d graph %d", i, eager[i], graph[i])
-					}
-				}
-				if len(buckets) < 2 {
-					t.Fatalf("crossed %d buckets, want ≥ 2", len(buckets))
-				}
-				// One capture per bucket crossed: fewer would be steps run
-				// without their graph (which match eager by construction).
-				captured := gs.Buckets()
-				if gs.Captures != len(buckets) || len(captured) != len(buckets) {
-					t.Fatalf("%d captures of buckets %v for %d buckets crossed", gs.Captures, captured, len(buckets))
-				}
-				for _, b := range captured {
-					if !buckets[b] {
-						t.Fatalf("captured bucket %v, not crossed by the eager steps", b)
-					}
-				}
-				distinct := map[int32]bool{}
-				for _, tk := range eager {
-					distinct[tk] = true
-				}
-				t.Logf("%d tokens identical, %d distinct, buckets %d, captures %d, nodes/graph %d",
-					n, len(distinct), len(buckets), gs.Captures, gs.Nodes)
-			})
+			runs = append(runs, run{fp8, p, false})
 		}
+	}
+	for _, r := range runs {
+		fp8, p := r.fp8, r.p
+		name := fmt.Sprintf("fp8=%v/P=%d", fp8, p)
+		if r.fourSMs {
+			name += "/four-SMs"
+		}
+		t.Run(name, func(t *testing.T) {
+			g := loadModel(t, e, m, Options{KVFP8: fp8})
+			if r.fourSMs {
+				fourSMs(t, g, p+200)
+			}
+			const n = 200
+			prompt := make([]int32, p)
+			for i := range prompt {
+				prompt[i] = int32(100 + (i*7)%900)
+			}
+			buckets := map[Bucket]bool{}
+			eager := eagerStream(t, g, prompt, n, func(l int) { buckets[g.BucketKey(l+1)] = true })
+			gs := g.NewGraphDecodeState()
+			defer gs.Close()
+			graph, err := g.GenerateGraph(gs, prompt, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(graph) != n {
+				t.Fatalf("graph produced %d tokens, want %d", len(graph), n)
+			}
+			for i := range eager {
+				if eager[i] != graph[i] {
+					t.Fatalf("step %d: eager %d graph %d", i, eager[i], graph[i])
+				}
+			}
+			if len(buckets) < 2 {
+				t.Fatalf("crossed %d buckets, want ≥ 2", len(buckets))
+			}
+			// One capture per bucket crossed: fewer would be steps run
+			// without their graph (which match eager by construction).
+			captured := gs.Buckets()
+			if gs.Captures != len(buckets) || len(captured) != len(buckets) {
+				t.Fatalf("%d captures of buckets %v for %d buckets crossed", gs.Captures, captured, len(buckets))
+			}
+			for _, b := range captured {
+				if !buckets[b] {
+					t.Fatalf("captured bucket %v, not crossed by the eager steps", b)
+				}
+			}
+			distinct := map[int32]bool{}
+			for _, tk := range eager {
+				distinct[tk] = true
+			}
+			t.Logf("%d tokens identical, %d distinct, buckets %d, captures %d, nodes/graph %d",
+				n, len(distinct), len(buckets), gs.Captures, gs.Nodes)
+		})
 	}
 }
 

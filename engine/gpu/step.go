@@ -156,7 +156,8 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 	// q/k norms, RoPE and the KV store in one launch (attn_prep.cu).
 	capacity := int32(cc.capacity)
 	kvHeads := uint64(c.NHeadKV) * 2 * g.kvVecBytes() // one position's K and V vectors
-	if g.prepInSplit(a.bucket) {
+	fused := g.prepInSplit(a.bucket)
+	if fused {
 		// And that launch inside the split's (attn_prep_split.cu): one
 		// node a layer fewer, the same bits.
 		hpb, scale := g.splitGeom(a.bucket)
@@ -180,7 +181,7 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 			return err
 		}
 	}
-	if !g.omit.attnSplit && !g.prepInSplit(a.bucket) {
+	if !g.omit.attnSplit && !fused {
 		// The keys up to the step's position (a.pos: a device-counter
 		// step's kernels read it from the counters, and ProfileGraphStep
 		// sets it for this note).
