@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # PREPARED, NOT RUN (session 87's device time ran out in failed starts).
 # Session 87 (`bash scripts/gpu/run475.sh`, asked for as nvidia-h200): step
-# 143's fused launch only where a split block serves one q head (c8bb1d0,
+# 143's fused launch only where a split block serves one q head (b9ebf6a,
 # r) against main before the step (33c5442, m) and with the launch at every
 # bucket (f86fc07, n), after run474 had n lose past 2k. carry ["bin"];
 # binaries: `bash scripts/gpu/bins.sh m=33c5442:memra,bench n=f86fc07:bench
-# r=c8bb1d0:gate,bench,engine_gpu.test`. The GPU tests the rule touches, a
+# r=b9ebf6a:gate,bench,engine_gpu.test`. The GPU tests the rule touches, a
 # gate whose steps cross from the fused buckets to the unfused ones (0.8B
 # bf16 from 2,048 tokens: 32 to 34 splits), then m, n and r once each
 # (failed starts had left ~300 s of device time), graph rows of the 0.8B
