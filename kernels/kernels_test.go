@@ -150,7 +150,8 @@ func attnSplitKernels(t *testing.T, vecOnly bool) (ManifestInfo, []Kernel) {
 	}
 	var ks []Kernel
 	for _, k := range Spec() {
-		if k.Family == "attn_split" && (!vecOnly || k.Variant["vec"] == 1) || vecOnly && k.Family == "attn_prep_split" {
+		vecSplit := k.Family == "attn_split" && k.Variant["vec"] == 1 || k.Family == "attn_prep_split"
+		if vecOnly && vecSplit || !vecOnly && k.Family == "attn_split" {
 			ks = append(ks, k)
 		}
 	}

@@ -527,19 +527,16 @@ var earlyLoads = map[string]bool{"gdn_conv": true, "rmsnorm_gated": true, "gdn_d
 
 func init() {
 	// Every attention split kernel prefetches its first keys (attention.cu),
-	// the chunk forms too.
+	// the chunk forms too; attn_prep_split (attn_prep and the vector split
+	// in one launch) that and attn_prep's position, angles and norm weights.
 	for _, dh := range []int{64, 128, 256} {
 		for _, k := range []string{"f16", "vec_f16", "fp8", "vec_fp8"} {
 			earlyLoads[fmt.Sprintf("attn_split_%s_d%d", k, dh)] = true
 		}
 		earlyLoads[fmt.Sprintf("attn_split_chunk_f16_d%d", dh)], earlyLoads[fmt.Sprintf("attn_split_chunk_fp8_d%d", dh)] = true, true
-	}
-	earlyLoads["attn_split_mma_f16_d256"], earlyLoads["attn_split_mma_fp8_d256"] = true, true
-	// attn_prep and the vector split in one launch: the split's prefetch
-	// and attn_prep's position, angles and norm weights.
-	for _, dh := range []int{64, 128, 256} {
 		earlyLoads[fmt.Sprintf("attn_prep_split_f16_d%d", dh)] = true
 	}
+	earlyLoads["attn_split_mma_f16_d256"], earlyLoads["attn_split_mma_fp8_d256"] = true, true
 }
 
 // TestKernelsTriggerAfterTheirWait: a kernel that reads before its wait
