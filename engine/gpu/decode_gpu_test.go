@@ -710,11 +710,12 @@ func TestGPUModelAgainstCPU(t *testing.T) {
 // captured graph with fewer nodes (each small kernel exactly one per layer of
 // its kind), the groups gdn and attn their three kernels, and the parts add
 // up to leaving them all out; an unknown part is an error naming the parts.
-// On sm_90 gdn-delta and gdn-norm are one launch (gdn_delta_normed), and
-// over the tiny model's f16 cache attn-prep and attn-split are
-// (attn_prep_split): each alone leaves the node count as it is (the
-// other's own kernel runs instead), and the two together drop one node a
-// layer of their kind.
+// Where the model fuses them, gdn-delta and gdn-norm are one launch
+// (gdn_delta_normed, sm_90), and so are attn-prep and attn-split
+// (attn_prep_split, prepInSplit: at the tiny model's few keys on any GPU of
+// two or more SMs): each alone leaves the node count as it is (the other's
+// own kernel runs instead), and the two together drop one node a layer of
+// their kind.
 func TestGPUOmitParts(t *testing.T) {
 	e := decodeEngine(t)
 	m := modeltest.Load(t, gpuTinySpec(gguf.TypeBF16, false, 11))
@@ -731,11 +732,15 @@ func TestGPUOmitParts(t *testing.T) {
 	all := nodes()
 	nAttn := m.NumAttention()
 	nGDN := m.NLayer - nAttn
-	fused := e.Info().Major >= 9 // gdn_delta_normed: the delta rule and the gated norm one launch
+	// Whether the steps fuse, as the model decides it: gdnKernels' rule
+	// (bf16's output projection is not tiled) and prepInSplit's at the
+	// steps' one bucket (at most 7 keys).
+	g := loadModel(t, e, m, Options{})
+	fused, prepFused := g.hopper, g.prepInSplit(g.BucketKey(7))
 	dropped := 0
 	for _, p := range StepParts() {
 		d := all - nodes(p)
-		if fused && (p == partGDNDelta || p == partGDNNorm) || p == partAttnPrep || p == partAttnSplit {
+		if fused && (p == partGDNDelta || p == partGDNNorm) || prepFused && (p == partAttnPrep || p == partAttnSplit) {
 			if d != 0 {
 				t.Errorf("omit %s dropped %d nodes, want 0 (the other's own kernel runs instead of their one launch)", p, d)
 			}
@@ -758,13 +763,17 @@ func TestGPUOmitParts(t *testing.T) {
 		dropped += d
 		gdnKernels = 2
 	}
-	if d := all - nodes(partAttnPrep, partAttnSplit); d != nAttn {
-		t.Errorf("omit attn-prep, attn-split dropped %d nodes, want one per attention layer", d)
-	} else {
-		dropped += d
+	attnKernels := 3
+	if prepFused {
+		if d := all - nodes(partAttnPrep, partAttnSplit); d != nAttn {
+			t.Errorf("omit attn-prep, attn-split dropped %d nodes, want one per attention layer", d)
+		} else {
+			dropped += d
+		}
+		attnKernels = 2
 	}
-	if d := all - nodes("gdn", "attn"); d != gdnKernels*nGDN+2*nAttn {
-		t.Errorf("omit gdn, attn dropped %d nodes, want %d per DeltaNet layer and 2 per attention layer", d, gdnKernels)
+	if d := all - nodes("gdn", "attn"); d != gdnKernels*nGDN+attnKernels*nAttn {
+		t.Errorf("omit gdn, attn dropped %d nodes, want %d per DeltaNet layer and %d per attention layer", d, gdnKernels, attnKernels)
 	}
 	if rest := nodes(StepParts()...); rest != all-dropped {
 		t.Errorf("omitting every part leaves %d nodes, want %d - %d", rest, all, dropped)

@@ -256,11 +256,11 @@ func TestGPUProfileStepBytes(t *testing.T) {
 				"gdn_delta": nGDN * 2 * uint64(cfg.SSMNumVHeads) * 128 * 128 * 4,
 				"gdn_conv":  nGDN * 2 * uint64(cfg.SSMConvChannels()*(cfg.SSMConvKernel-1)) * 4,
 			}
-			if tc.fp8 {
+			if g.prepInSplit(g.BucketKey(pos + 1)) {
+				wantCache["attn_prep_split"] = row * (pos + 2) // both, one launch over an f16 cache
+			} else {
 				wantCache["attn_prep"] = row              // the new position written
 				wantCache["attn_split"] = row * (pos + 1) // every position read, the new one too
-			} else {
-				wantCache["attn_prep_split"] = row * (pos + 2) // both, one launch over an f16 cache
 			}
 			var gotW uint64
 			gotCache := map[string]uint64{}
@@ -344,8 +344,9 @@ func TestGPUEarlyLoadsFollowNoWriter(t *testing.T) {
 			t.Errorf("no %s in the step: the tiny preset no longer has Gated DeltaNet layers", k)
 		}
 	}
-	if k := fmt.Sprintf("attn_prep_split_f16_d%d", m.Config.HeadDimK); seen[k] == 0 {
-		t.Errorf("no %s in the step: its bucket no longer prepares the token inside the split (prepInSplit)", k)
+	// The profiled step, at position 1, reads 2 keys.
+	if k, want := fmt.Sprintf("attn_prep_split_f16_d%d", m.Config.HeadDimK), g.prepInSplit(g.BucketKey(2)); (seen[k] > 0) != want {
+		t.Errorf("%d launches of %s in the step, where prepInSplit says %v", seen[k], k, want)
 	}
 }
 
