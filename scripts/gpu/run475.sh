@@ -2,11 +2,11 @@
 # Session 88 (`bash scripts/gpu/run475.sh`, asked for as nvidia-h200):
 # prepared in session 87, whose device time ran out in failed starts. Step
 # 143's fused launch only where a split block serves one q head (r: main
-# at fb1c15d, the rule of 44d3663 and the test mends of b9ebf6a) against
+# at 2263c43: the rule of 44d3663, the test mends of b9ebf6a and 2263c43) against
 # main before the step (33c5442, m) and with the launch at every bucket
 # (f86fc07, n), after run474 had n lose past 2k. carry ["bin"]; binaries:
 # `bash scripts/gpu/bins.sh m=33c5442:memra,bench n=f86fc07:bench
-# r=fb1c15d:memra,gate,bench,engine_gpu.test`.
+# r=2263c43:memra,gate,bench,engine_gpu.test`.
 # Everywhere: the GPU tests the rule touches, a gate whose steps cross from
 # the fused buckets to the unfused ones (0.8B bf16 from 2,048 tokens: 32 to
 # 34 splits), a q8_0 gate. On an H200 then run461's table on r (main),
