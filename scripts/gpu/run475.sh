@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Session 88 (`bash scripts/gpu/run475.sh`, asked for as nvidia-h200):
-# prepared in session 87, whose device time ran out in failed starts. Step
+# Session 88 (`bash scripts/gpu/run475.sh`, asked for as nvidia-h200; it
+# came as an H100, log docs/results/h100-run475-log.txt with the two calls
+# typed inline after it): prepared in session 87, whose device time ran
+# out in failed starts. Step
 # 143's fused launch only where a split block serves one q head (r: main
 # at 2263c43: the rule of 44d3663, the test mends of b9ebf6a and 2263c43) against
 # main before the step (33c5442, m) and with the launch at every bucket

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Session 88 (`bash scripts/gpu/run476.sh`, asked for as nvidia-h200): step
+# Session 88 (`bash scripts/gpu/run476.sh`, asked for as nvidia-h200; it
+# came as an H100, log docs/results/h100-run476-log.txt, perf.md step 144).
+# As it ran, its synth calls named bin/x/memra, which the binaries below
+# lack, so its gates and benches found no models; calls typed inline on the
+# same machine (in the log) made them with bench's own synth and ran the
+# rest. Step
 # 144, attn_prep_split preparing all of a block's heads at once (one block
 # reduction of G + 1 sums, three barriers whatever the heads), against main
 # (m, 1847233). y: the kernel alone (main's rule: fused only at one q head a
 # block); x: the kernel with the fused launch at every f16 vector bucket
-# (the rule run474 made). carry ["bin"]; binaries: `BINS_ARCHS=90 bash
+# (without the rule run474 led to). carry ["bin"]; binaries: `BINS_ARCHS=90 bash
 # scripts/gpu/bins.sh m=1847233:bench
 # y=1847233+scripts/gpu/patches/attn/prepsplit-heads.patch:bench,engine_gpu.test
 # x=1847233+scripts/gpu/patches/attn/prepsplit-heads.patch+scripts/gpu/patches/attn/prepsplit-everybucket.patch:gate,bench,engine_gpu.test`.
