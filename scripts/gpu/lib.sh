@@ -19,8 +19,11 @@ el() { echo "[t+$(( $(date +%s) - T0 ))s] $*"; }
 
 # synth BIN "PRESETS" "TYPES": start memra synth for every preset and type
 # (models M/PRESET-TYPE.gguf) in the background; their pids go to SYNTH.
+# BIN must hold memra (bins.sh NAME=REV:memra,...): run476 named one that
+# did not, and every later step found no models.
 synth() {
   SYNTH=""
+  [ -x "./bin/$1/memra" ] || { el "synth: no bin/$1/memra: no models made (bins.sh $1=REV:memra,...)"; return 1; }
   for p in $2; do for t in $3; do
     [ -s "$M/$p-$t.gguf" ] && continue
     "./bin/$1/memra" synth --arch qwen35 --preset "$p" --type "$t" -o "$M/$p-$t.gguf" > "$M/$p-$t.log" 2>&1 & SYNTH="$SYNTH $!"
@@ -66,6 +69,7 @@ attn_tests() {
 
 # gate BIN MODEL P N FP8: one Phase-3 gate line.
 gate() {
+  [ -s "$2" ] || { echo "gate $(basename "$2" .gguf): no model file $2"; return 1; }
   echo "gate $(basename "$2" .gguf) P=$3 N=$4 fp8=$5: $(MEMRA_KV_FP8=$5 timeout 150 "./bin/$1/gate" "$2" "$3" "$4" 2>/dev/null | grep -E 'gate (PASS|FAIL)|MISMATCH' | head -3 | tr '\n' ' ')"
 }
 
