@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# PREPARED, NOT RUN: session 88's one call got no machine (a failed start of
+# 161 s), leaving 379 s of device time, too little for the ~330 s it takes.
 # Session 88 (`bash scripts/gpu/run477.sh`, asked for as nvidia-h200): docs/
 # perf.md's table command on main after steps 143 and 144. On an H200 it is
 # run461's: the table compared with run410's, then the graph-step profiles
