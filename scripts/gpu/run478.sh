@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 88 (`bash scripts/gpu/run478.sh`, asked for as nvidia-h200): the
+# Session 88 (`bash scripts/gpu/run478.sh`, asked for as nvidia-h200; it
+# came as an H100, log docs/results/h100-run478-log.txt): the
 # 0.8B half of docs/perf.md's table command on main (the five 0.8B types at
 # its five contexts), compared with run467's rows of the same models
 # (session 85's main on an H100), since run477's whole table no longer fit
