@@ -199,11 +199,12 @@ func (g *Model) attnKernels(cc *Cache, s *scratch, L *layerWeights, a stepArgs, 
 // prepInSplit reports whether the bucket's step prepares its token inside
 // the split launch (attn_prep_split.cu): over an f16 cache with the vector
 // CUDA-core splits, where each split block serves one q head, and only
-// where neither part is omitted. A block prepares its q heads one after
-// another after its wait: with one head a block the launch saved pays (0.8B
-// at 1k +0.4% to +0.9% on an H100), with two or four it does not (0.8B at
-// 4k -0.5% to -0.8%, at 8k -1.1% to -2.3%; perf.md step 143). A function of
-// the bucket, so eager and graph steps run the same kernels.
+// where neither part is omitted. Each block prepares its q heads after its
+// wait, on the path of every block: with one head a block the launch saved
+// pays (0.8B at 1k +0.4% to +0.9% on an H100), with two or four it does not
+// (0.8B at 4k -0.5% to -0.8%, at 8k -1.1% to -2.3%; perf.md step 143), nor
+// with a block's heads prepared at once (step 144). A function of the
+// bucket, so eager and graph steps run the same kernels.
 func (g *Model) prepInSplit(b Bucket) bool {
 	if g.opt.KVFP8 || !b.FAVec || g.attnSplitMMA(b) || g.omit.attnPrep || g.omit.attnSplit {
 		return false
