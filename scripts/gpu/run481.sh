@@ -4,7 +4,7 @@
 # uniform maps this script's own choice missed, in
 # docs/results/h100-run481-log.txt; docs/perf.md step 145): step
 # 145 again, the split made uniform without shrinking the L1. Run479's one
-# split for all (carveout 100: 228 KB of shared memory, ~23 KB of L1) lost
+# split for all (carveout 100: 228 KB of shared memory, ~28 KB of L1) lost
 # 4-6.5%, which may be the small L1 and not the common split. Here each
 # kernel gets its own carveout (MEMRA_CARVEOUT_MAP), chosen so that every
 # decode kernel of a model takes the largest split the driver gives any of
