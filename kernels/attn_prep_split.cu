@@ -13,9 +13,11 @@
 // the row in the cache for the steps that follow. The f16 vector layout
 // only: over an e4m3 cache the scales are per row and the tensor-core
 // splits run at the split cap, where prep's node costs little. The engine
-// takes it only where a split block serves one q head (prepInSplit): a
-// block prepares its heads one after another, and with two or four that
-// cost more on the path than the launch saved (docs/perf.md step 143).
+// takes it only where a split block serves one q head (prepInSplit): each
+// block's preparation runs after its wait, on the path of every block, and
+// with two or four heads a block that cost more than the launch saved,
+// whether the heads are prepared in turn or at once (docs/perf.md steps
+// 143 and 144).
 #include "common.cuh"
 
 // What a thread knows before the wait: the position (the step counter),
