@@ -15,9 +15,10 @@
 # m=d7a5248:memra,bench t2=d7a5248+scripts/gpu/patches/launch/trigger16.patch:memra,bench,gate,engine_gpu.test
 # t3=d7a5248+scripts/gpu/patches/launch/trigger-loop.patch:memra,bench,gate`.
 # m, t2 and t3 in turn twice (graph rows of the 0.8B bf16, q8_0 and Q4_K and
-# the 9B q8_0 at 1k), greedy tokens of m, t2 and t3 compared, three gates
-# of t2 and the 9B q8_0's of t3, and t2's GPU tests that run482 did not reach (the mixed launch, the
-# early loads, the omitted parts): t2's 16-bit and K-quant kernels are
+# the 9B q8_0 at 1k), greedy tokens of m and t2 compared (of t3 on the
+# q8_0 models), three gates of t2 and the 9B q8_0's of t3, and t2's GPU
+# tests of the mixed launch and the early loads, which run482's ran out of
+# time before, and of the omitted parts: t2's 16-bit and K-quant kernels are
 # run482's t's instruction for instruction, its q8_0 kernels main's
 # (cuobjdump of both cubins, sm_90), and run482 ran t's matvec, decode and
 # graph tests.
