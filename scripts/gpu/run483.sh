@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN: session 90's five calls for it got no machine (failed
-# starts, a refusal) and the last was refused with 156 s of device time
-# left; it takes ~250 s with the start.
-# Session 90 (`bash scripts/gpu/run483.sh`, asked for as nvidia-h200): step
+# Prepared in session 90, whose five calls for it got no machine; ran in
+# session 91 (`bash scripts/gpu/run483.sh`, asked for as nvidia-h100-x1, on
+# an H100; log docs/results/h100-run483-log.txt, perf.md step 148): step
 # 147's second form (scripts/gpu/patches/launch/trigger16.patch): the
 # 16-bit matvecs and the K-quants' ring trigger their dependents just after
 # their wait, the q8_0 kernels keep the trigger at a block's last unit
