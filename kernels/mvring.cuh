@@ -125,7 +125,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
     for (int k = 0; k < (S > 1 ? S - 1 : 1); k++) issue();
     typename T::keep kept = {};
     memra_grid_wait();
-    memra_grid_launch_dependents(); // just after the wait: +1.6-2.1% on the 0.8B Q4_K (perf.md step 147)
+    memra_grid_launch_dependents(); // just after the wait: +1.6-2.1% on the 0.8B Q4_K (perf.md steps 147-148)
     stage();
     int cs = 0; // the byte in the ring of the item being summed
     for (int unit = blk; unit < units; unit += nblk) {

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# PREPARED, NOT RUN: session 91's five calls for it got no machine (two
+# failed starts, two refusals inside refusal windows, and the last answered
+# that no machine is lent at present); it needs ~700 s in two calls.
 # Session 91 (`bash scripts/gpu/run484.sh`): docs/perf.md's table command on
 # main after step 148 (the f16/bf16 matvecs and the K-quants' ring release
 # their successor just after their wait), run477's form. On an H200 it is
