@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # PREPARED, NOT RUN: session 91's five calls for it got no machine (two
-# failed starts, two refusals inside refusal windows, and the last answered
-# that no machine is lent at present); it needs ~700 s in two calls.
+# failed starts, two refusals inside refusal windows, and one answered that
+# no machine was lent at present), nor did three more after loans resumed
+# (failed starts, its rot part after run485.sh); it needs ~700 s in two calls.
 # Session 91 (`bash scripts/gpu/run484.sh`): docs/perf.md's table command on
 # main after step 148 (the f16/bf16 matvecs and the K-quants' ring release
 # their successor just after their wait), run477's form. On an H200 it is

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN: no machine was lent for the rest of session 91.
+# PREPARED, NOT RUN: session 91's four calls for it got no machine (three
+# failed starts, then a refusal inside a refusal window).
 # Session 91: does a one-wave q8_0 grid lose with the early trigger on its
 # own? (perf.md step 148 leaves it open: run482 moved every q8_0 grid at
 # once, and run483's third form, the looping grids only, lost 1.4-2.0%.)
