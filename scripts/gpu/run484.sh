@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN: session 91's five calls for it got no machine (two
-# failed starts, two refusals inside refusal windows, and one answered that
-# no machine was lent at present), nor did three more after loans resumed
-# (failed starts, its rot part after run485.sh); it needs ~700 s in two calls.
+# Ran in session 92 (logs docs/results/h100-run484-log.txt, the table
+# h100-run484.json; perf.md step 149) after session 91's calls got none.
 # Session 91 (`bash scripts/gpu/run484.sh`): docs/perf.md's table command on
 # main after step 148 (the f16/bf16 matvecs and the K-quants' ring release
 # their successor just after their wait), run477's form. On an H200 it is

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN: session 91's four calls for it got no machine (three
-# failed starts, then a refusal inside a refusal window).
+# Ran in session 92 (log docs/results/h100-run485-log.txt; perf.md step 149)
+# after session 91's four calls for it got no machine.
 # Session 91: does a one-wave q8_0 grid lose with the early trigger on its
 # own? (perf.md step 148 leaves it open: run482 moved every q8_0 grid at
 # once, and run483's third form, the looping grids only, lost 1.4-2.0%.)
