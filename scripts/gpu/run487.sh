@@ -7,9 +7,12 @@
 # (q6-cols.patch on 938a714): the Q6_K decode kernels trigger just after
 # their wait for rows of 4,096 columns or more, else at a block's last unit.
 # m and c in turn twice at 1k on the 0.8B and 9B Q6_K, tokens, one gate of
-# each file. ~140 s with the start. carry ["bin"]; binaries: `BINS_ARCHS=90
-# bash scripts/gpu/bins.sh m=938a714:memra,bench,gate
-# c=938a714+scripts/gpu/patches/launch/q6-cols.patch:memra,bench,gate`.
+# each file, then every engine/gpu GPU test of c, so that a gain lands
+# without another call (the fatbin rebuilt for every architecture and
+# sassdiffed against c's measured sm_90 code). ~480 s with the start.
+# carry ["bin"]; binaries: `BINS_ARCHS=90 bash scripts/gpu/bins.sh
+# m=938a714:memra,bench,gate
+# c=938a714+scripts/gpu/patches/launch/q6-cols.patch:memra,bench,gate,engine_gpu.test`.
 set -u
 source scripts/gpu/lib.sh
 start_run
@@ -23,4 +26,5 @@ tokens_cmp m c "0.8b-q6_k 9b-q6_k"
 el gates
 gate c "$M/0.8b-q6_k.gguf" 64 256 0
 gate c "$M/9b-q6_k.gguf" 64 128 0
+gpu_tests c
 el done
