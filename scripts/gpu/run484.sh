@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ran in session 92 (logs docs/results/h100-run484-log.txt, the table
-# h100-run484.json; perf.md step 149) after session 91's calls got none.
+# h100-run484.json; perf.md step 149) after session 91's calls got none,
+# its m built from 938a714 (08f55d1's code; only a comment differs).
 # Session 91 (`bash scripts/gpu/run484.sh`): docs/perf.md's table command on
 # main after step 148 (the f16/bf16 matvecs and the K-quants' ring release
 # their successor just after their wait), run477's form. On an H200 it is

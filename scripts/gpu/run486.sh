@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ran in session 92 (log docs/results/h100-run486-log.txt; perf.md step 150).
 # Session 92: run484's rotation (this session, an H100) found step 148 cost
-# the 0.8B Q6_K 3.7-4.6% at 1k (o = d7a5248 1,510.5/1,513.7 tok/s, m =
+# the 0.8B Q6_K 4.2% at 1k (o = d7a5248 1,510.5/1,513.7 tok/s, m =
 # 938a714 1,455.4/1,440.4) while the 9B Q6_K gained 2.8% and the 0.8B Q5_K
 # 4.2%. Is it Q6_K's own kernels' early trigger? a (q6-last.patch): the
 # Q6_K decode kernels (matvec_q6_k, matvec_q6_k_wide) release their
