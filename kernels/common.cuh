@@ -325,12 +325,12 @@ __device__ __forceinline__ bool memra_aligned16(const void* p) {
 // (spec_test.go checks that each kernel starts with it). Reading weights,
 // which no kernel writes, may come first. memra_grid_launch_dependents() lets
 // the next kernel launch once every block of this one has called it (or
-// exited). Most kernels call it just after their wait, the f16/bf16 and
-// K-quant matvecs included; the q8_0 and f32 matvecs and the prefill's
-// batched CUDA-core ones call it at each block's last unit, after their
+// exited). Most kernels call it just after their wait, the decode's f16/bf16
+// and K-quant matvecs included; the q8_0 and f32 matvecs and all the
+// prefill's batched ones call it at each block's last unit, after their
 // weight stream (a tuning choice: calling it early lost 2.5-2.8% of q8_0
-// decode, perf.md step 147). Both are no-ops before sm_90 and without the
-// launch attribute.
+// decode, perf.md step 147, and 2.8-5.4% of the 9B K-quants' priming, step
+// 151). Both are no-ops before sm_90 and without the launch attribute.
 __device__ __forceinline__ void memra_grid_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");

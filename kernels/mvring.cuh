@@ -92,7 +92,11 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 // last tile (at last), never stored. One commit group per item (empty past
 // the last) keeps cp.async.wait_group counting items. The block is blk of
 // nblk: blockIdx.x of gridDim.x, or a share of the grid (matvec_mix.cu).
-template <int KW, int S, class T, class Stage, class Zero, class Step, class Put>
+// ET: a block releases the grid's successor just after the wait (the
+// decode's kernels: +1.6-2.1% on the 0.8B Q4_K, perf.md steps 147-148), or
+// else at its last unit (the prefill's, matvec_batch_kq.cu: with the early
+// trigger the 9B K-quants primed 2.8-5.4% more slowly, step 151).
+template <int KW, int S, class T, bool ET = true, class Stage, class Zero, class Step, class Put>
 __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows, int cols, unsigned char* rings, Stage stage, Zero zero,
                                                Step step, Put put, unsigned int blk, unsigned int nblk) {
     static_assert(S >= 1, "a ring needs a slot");
@@ -125,7 +129,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
     for (int k = 0; k < (S > 1 ? S - 1 : 1); k++) issue();
     typename T::keep kept = {};
     memra_grid_wait();
-    memra_grid_launch_dependents(); // just after the wait: +1.6-2.1% on the 0.8B Q4_K (perf.md steps 147-148)
+    if (ET) memra_grid_launch_dependents();
     stage();
     int cs = 0; // the byte in the ring of the item being summed
     for (int unit = blk; unit < units; unit += nblk) {
@@ -148,6 +152,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
                 cs = cs + T::BYTES == S * T::BYTES ? 0 : cs + T::BYTES;
             }
         }
+        if (!ET && unit + (int)nblk >= units) memra_grid_launch_dependents(); // this block's last unit
         put(unit);
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
