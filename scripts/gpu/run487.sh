@@ -9,9 +9,9 @@
 # (before step 151), m = main after it (REV below), d = m +
 # q6-cols.patch (the Q6_K decode kernels early for rows of 4,096 columns or
 # more, else at the last unit). o m d in turn twice at 1k on the 0.8B and
-# 9B Q6_K and the 9B Q4_K and Q5_K (the Q6_K files' decode: d against m;
-# every file's priming: m against o, from each pass's JSON by bench
-# -compare), tokens, gates. Then `run487.sh tests`, typed at once on the
+# 9B Q6_K, the 9B Q4_K and Q5_K, and the 0.8B Q5_K, whose priming step 151
+# gave up 1.2%: the Q6_K files' decode d against m, every file's priming m
+# against o (each pass's JSON, by bench -compare); tokens, gates. Then `run487.sh tests`, typed at once on the
 # warm machine: every engine/gpu GPU test of d, so that a gain lands
 # without another call (the fatbin rebuilt for every architecture and
 # sassdiffed against d's measured sm_90 code). ~250 s and ~350 s. carry
@@ -31,16 +31,18 @@ echo "$gpu"
 synth m "0.8b 9b" "q6_k"
 first=$SYNTH
 synth m "9b" "q4_k q5_k"
-SYNTH="$first $SYNTH"
+second=$SYNTH
+synth m "0.8b" "q5_k"
+SYNTH="$first $second $SYNTH"
 wait_synth
-bench_rotation "$M/0.8b-q6_k.gguf,$M/9b-q6_k.gguf,$M/9b-q4_k.gguf,$M/9b-q5_k.gguf" 1024 o m d o m d
+bench_rotation "$M/0.8b-q6_k.gguf,$M/9b-q6_k.gguf,$M/9b-q4_k.gguf,$M/9b-q5_k.gguf,$M/0.8b-q5_k.gguf" 1024 o m d o m d
 el priming
 os=($(ls -dtr /tmp/bn/o-* | tail -2)) ms=($(ls -dtr /tmp/bn/m-* | tail -2)) ds=($(ls -dtr /tmp/bn/d-* | tail -2))
 for i in 0 1; do
   echo "pass $((i + 1)): m against o"
-  ./bin/m/bench -compare "${os[$i]}/latest.json" "${ms[$i]}/latest.json" 2>&1 | grep -A7 '^| model | kv | P old'
+  ./bin/m/bench -compare "${os[$i]}/latest.json" "${ms[$i]}/latest.json" 2>&1 | grep -A8 '^| model | kv | P old'
   echo "pass $((i + 1)): d against m"
-  ./bin/m/bench -compare "${ms[$i]}/latest.json" "${ds[$i]}/latest.json" 2>&1 | grep -A7 '^| model | kv | P old'
+  ./bin/m/bench -compare "${ms[$i]}/latest.json" "${ds[$i]}/latest.json" 2>&1 | grep -A8 '^| model | kv | P old'
 done
 el tokens
 tokens_cmp m d "0.8b-q6_k 9b-q6_k"
