@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN: session 92's device time ran out (perf.md steps 150-151).
+# Ran in session 93 (log docs/results/h100-run487-log.txt; perf.md step 152).
 # Session 92. Step 151 put the prefill's ring kernels (matvec_batch_kq.cu)
 # back at a block's last unit, untimed (its code is run484's o's, by
 # sassdiff: run484 had the 9B K-quants priming 2.8-5.4% faster so); and
