@@ -709,7 +709,8 @@ func braceBody(src string, open int) (string, int) {
 // MatvecKernels' RowsPerBlock, which must be (8 warps / KW) * R of the
 // template arguments each kernel instantiates: memra_mv<KIND, R, KW, U>
 // (matvec.cu; its LS argument must be LaneScales) or memra_mvt<KW, S, T>
-// (mvring.cuh, R = one 16-row tile),
+// (mvring.cuh, R = one 16-row tile; a fourth argument, where one is given,
+// is the trigger rule ET, 0 to 2, which sizes nothing),
 // and sizes their shared memory from Ring, which must be S, with tiles of
 // tileBytes, which must be T's: kquant.cuh's MEMRA_Q4T_BYTES for memra_q4t,
 // MEMRA_Q5T_BYTES for memra_q5t, MEMRA_Q6T_BYTES for memra_q6t,
@@ -717,7 +718,7 @@ func braceBody(src string, open int) (string, int) {
 // MEMRA_Q40T_BYTES for memra_q40t, MEMRA_IQ4NLT_BYTES for memra_iq4nlt.
 func TestMatvecUnitsMatchTemplates(t *testing.T) {
 	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)((?:, \w+)*)>`)
-	tc := regexp.MustCompile(`memra_mvt<(\d+), (\d+), (\w+)>`)
+	tc := regexp.MustCompile(`memra_mvt<(\d+), (\d+), (\w+)(?:, [0-2])?>`)
 	kq, err := os.ReadFile("kquant.cuh")
 	if err != nil {
 		t.Fatal(err)
@@ -1005,8 +1006,8 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 	}
 	covered := map[string]bool{}
 	// The K-quant kernels: memra_mvbt<KW, slots, T>, the decode kernel's
-	// memra_mvt<KW, slots, T>: the same KW and tile type.
-	mvtArgs := regexp.MustCompile(`memra_mvt<(\d+), \d+, (\w+)>`)
+	// memra_mvt<KW, slots, T[, ET]>: the same KW and tile type.
+	mvtArgs := regexp.MustCompile(`memra_mvt<(\d+), \d+, (\w+)(?:, [0-2])?>`)
 	mvbtArgs := regexp.MustCompile(`memra_mvbt<(\d+), MEMRA_MVBK_SLOTS, (\w+)>`)
 	for _, bk := range MatvecBatchKernels() {
 		if !bk.TensorCore {
