@@ -326,13 +326,13 @@ __device__ __forceinline__ bool memra_aligned16(const void* p) {
 // which no kernel writes, may come first. memra_grid_launch_dependents() lets
 // the next kernel launch once every block of this one has called it (or
 // exited). Most kernels call it just after their wait, the decode's f16/bf16
-// and K-quant matvecs included (Q6_K's only on rows of 4,096 columns or
-// more); the q8_0 and f32 matvecs and all the prefill's batched ones call it
-// at each block's last unit, after their weight stream (a tuning choice:
-// calling it early lost 2.5-2.8% of q8_0 decode, perf.md step 147, 2.8-5.4%
-// of the 9B K-quants' priming, step 151, and without it the 0.8B Q6_K
-// decodes 3.5-3.7% faster, step 152). Both are no-ops before sm_90 and
-// without the launch attribute.
+// and K-quant matvecs included (Q6_K's own only on rows of 4,096 columns or
+// more; the mixed launch's Q6_K part always); the q8_0 and f32 matvecs and
+// all the prefill's batched ones call it at each block's last unit, after
+// their weight stream (a tuning choice: calling it early lost 2.5-2.8% of
+// q8_0 decode, perf.md step 147, 2.8-5.4% of the 9B K-quants' priming, step
+// 151, and without it the 0.8B Q6_K decodes 3.5-3.7% faster, step 152).
+// Both are no-ops before sm_90 and without the launch attribute.
 __device__ __forceinline__ void memra_grid_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
