@@ -325,14 +325,11 @@ __device__ __forceinline__ bool memra_aligned16(const void* p) {
 // (spec_test.go checks that each kernel starts with it). Reading weights,
 // which no kernel writes, may come first. memra_grid_launch_dependents() lets
 // the next kernel launch once every block of this one has called it (or
-// exited). Most kernels call it just after their wait, the decode's f16/bf16
-// and K-quant matvecs included (Q6_K's own only on rows of 4,096 columns or
-// more; the mixed launch's Q6_K part always); the q8_0 and f32 matvecs and
-// all the prefill's batched ones call it at each block's last unit, after
-// their weight stream (a tuning choice: calling it early lost 2.5-2.8% of
-// q8_0 decode, perf.md step 147, 2.8-5.4% of the 9B K-quants' priming, step
-// 151, and without it the 0.8B Q6_K decodes 3.5-3.7% faster, step 152).
-// Both are no-ops before sm_90 and without the launch attribute.
+// exited). Most kernels call it just after their wait; the decode's
+// matvecs and the prefill's ring ones choose by memra_release (below), the
+// prefill's CUDA-core batched ones (matvec_batch.cu) call it at each
+// block's last unit. Both are no-ops before sm_90 and without the launch
+// attribute.
 __device__ __forceinline__ void memra_grid_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -343,6 +340,26 @@ __device__ __forceinline__ void memra_grid_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" :::);
 #endif
+}
+
+// When a matvec's block releases the grid's successor: just after its wait
+// (EARLY) or at its last unit, after its weight stream (LAST); WIDE is
+// EARLY on rows of 4,096 columns or more, else LAST. The grids take one
+// wave (step 9), so the successor's blocks take only the room this grid
+// leaves, and which wins is measured, not derived: EARLY in the decode's
+// f16/bf16 matvecs (0.8B bf16 graph decode +1.9%, perf.md step 147) and
+// ring kernels (0.8B Q4_K +1.6-2.1%, steps 147-148); LAST in the q8_0 ones
+// (early lost 2.5-2.8%, step 147), the f32 one (not measured) and the
+// prefill's ring ones (matvec_batch_kq.cu; early, the 9B K-quants primed
+// 2.8-5.4% more slowly, step 151); WIDE in Q6_K's own (with EARLY its 0.8B
+// file lost 4.2% where the 9B gained 2.8%, steps 149-150; with WIDE the
+// 0.8B +3.5-3.7% and the 9B unchanged, step 152), whose part of the mixed
+// launch keeps EARLY. It moves an instruction, not arithmetic.
+enum memra_release : int { MEMRA_RELEASE_LAST, MEMRA_RELEASE_EARLY, MEMRA_RELEASE_WIDE };
+
+template <memra_release REL>
+__device__ __forceinline__ bool memra_release_early(int cols) {
+    return REL == MEMRA_RELEASE_EARLY || (REL == MEMRA_RELEASE_WIDE && cols >= 4096);
 }
 
 // Hint the L2 to fetch the 128-byte line holding p (no fault, no result).

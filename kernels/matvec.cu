@@ -343,7 +343,7 @@ __device__ __forceinline__ void memra_mv_unit_rows(const unsigned char* rowp[R],
 // read-only path), else it is the block's normalised copy in shared memory;
 // one function for both let the compiler use generic loads for x, and the
 // two instantiations each get the load they need.
-template <int KIND, int R, int KW, int U, bool TB, bool PF, int HL, bool XG, bool LS, bool ET>
+template <int KIND, int R, int KW, int U, bool TB, bool PF, int HL, bool XG, bool LS, memra_release REL>
 __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const unsigned short* S, const float* x, int rows,
                                               int cols, int mode, memra_mv_batch<R, HL>& head) {
     using Geo = memra_mv_geom<KIND, R, KW>;
@@ -453,7 +453,7 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
                 for (int i = 0; i < R; i++) acc[i] += memra_mv_elem<KIND, LS>(rowp[i], srow[i], c, ls.tp) * xc;
             }
         }
-        if (!ET && unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
+        if (!memra_release_early<REL>(cols) && unit + (int)gridDim.x >= units) memra_grid_launch_dependents(); // this block's last unit
 #pragma unroll
         for (int i = 0; i < R; i++) acc[i] = memra_warp_sum(acc[i]);
         if (KW > 1) {
@@ -518,13 +518,10 @@ __device__ __forceinline__ void memra_mv_rows(float* y, const void* W, const uns
 // kernels read their scales in lane order, which the head does not, and a
 // whole-unit q8_0 head lost (step 70).
 //
-// ET releases the successor (memra_grid_launch_dependents) just after the
-// grid wait instead of at each block's last unit. The grids take one wave
-// (step 9), so the successor's blocks take only the room this grid leaves:
-// on in the f16/bf16 kernels (0.8B bf16 graph decode +1.9%, perf.md step
-// 147), off in the q8_0 ones, which lost 2.5-2.8% with it, and in the f32
-// one, not measured. It moves an instruction, not arithmetic.
-template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0, bool LS = false, bool ET = false>
+// REL: when a block releases the successor (common.cuh's memra_release):
+// EARLY in the f16/bf16 kernels, LAST in the q8_0 and f32 ones.
+template <int KIND, int R, int KW, int U, bool TB = false, bool PF = false, int HL = 0, bool LS = false,
+          memra_release REL = MEMRA_RELEASE_LAST>
 __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned short* S, const float* x, int rows, int cols,
                                          int mode, const float* norm_w, int xnorm, float eps) {
     using Geo = memra_mv_geom<KIND, R, KW>;
@@ -555,12 +552,12 @@ __device__ __forceinline__ void memra_mv(float* y, const void* W, const unsigned
         }
     }
     memra_grid_wait();
-    if (ET) memra_grid_launch_dependents();
+    if (memra_release_early<REL>(cols)) memra_grid_launch_dependents();
     if (xnorm) {
         memra_mv_input(memra_xs, x, norm_w, cols, eps);
-        memra_mv_rows<KIND, R, KW, U, TB, PF, H, false, LS, ET>(y, W, S, memra_xs, rows, cols, mode, head);
+        memra_mv_rows<KIND, R, KW, U, TB, PF, H, false, LS, REL>(y, W, S, memra_xs, rows, cols, mode, head);
     } else {
-        memra_mv_rows<KIND, R, KW, U, TB, PF, H, true, LS, ET>(y, W, S, x, rows, cols, mode, head);
+        memra_mv_rows<KIND, R, KW, U, TB, PF, H, true, LS, REL>(y, W, S, x, rows, cols, mode, head);
     }
 }
 
@@ -587,22 +584,22 @@ matvec_f32(float* y, const void* W, const float* x, int rows, int cols, int mode
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 4)
 matvec_f16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_F16, 4, 4, 2, false, false, 1, false, true>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_F16, 4, 4, 2, false, false, 1, false, MEMRA_RELEASE_EARLY>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_f16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_F16, 4, 8, 4, false, false, 2, false, true>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_F16, 4, 8, 4, false, false, 2, false, MEMRA_RELEASE_EARLY>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 4)
 matvec_bf16(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_BF16, 4, 4, 2, false, false, 1, false, true>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_BF16, 4, 4, 2, false, false, 1, false, MEMRA_RELEASE_EARLY>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS)
 matvec_bf16_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mv<MEMRA_MV_BF16, 4, 8, 4, false, false, 2, false, true>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mv<MEMRA_MV_BF16, 4, 8, 4, false, false, 2, false, MEMRA_RELEASE_EARLY>(y, W, nullptr, x, rows, cols, mode, norm_w, xnorm, eps);
 }
 
 // y: [rows] f32 (mode 2: [rows/2]); W: [rows][cols] int8 quants; S: [rows][cols/32] f16 scales

@@ -248,7 +248,7 @@ __device__ __forceinline__ void memra_mvbt_n(float* y, const unsigned char* W, c
     const int lane = threadIdx.x & 31, lc = lane & 3, hl = (lane >> 2) & 1;
     const memra_kq_in in = memra_kq_lane_in(memra_mvb_pass(xk, xk_stride), xk_stride, cols, n, lane, memra_kq_batch<T>::boff(lc, hl));
     memra_mvbk_acc acc;
-    memra_mvt_loop<KW, S, T, 0>(
+    memra_mvt_loop<KW, S, T, MEMRA_RELEASE_LAST>(
         W, rows, cols, reinterpret_cast<unsigned char*>(memra_rings),
         [&]() {
             if (threadIdx.x < n) unscale[threadIdx.x] = memra_mvb_pass(xk, xk_stride)[(long long)threadIdx.x * xk_stride + cols + cols / 32];

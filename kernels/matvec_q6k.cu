@@ -341,18 +341,21 @@ using memra_iq4nlt = memra_nibt<memra_iq4nlt_sb, MEMRA_IQ4NLT_BYTES>;
 // the IQ4 kernels': with one operand a sub-block (step 108) ptxas 11.8 held
 // the wide kernel to 64 registers on sm_80-89 and spilled 4 bytes; with it
 // none spill and the sm_90 loop is 418 instructions (79 registers). Both
-// release their successor early only on rows of 4,096 columns or more (ET
-// 2, memra_mvt_loop): the 0.8B's rows of 1,024-3,584 decode faster with it
-// at a block's last unit, the 9B's not (perf.md steps 150, 152).
+// release their successor early only on rows of 4,096 columns or more
+// (MEMRA_RELEASE_WIDE, common.cuh): the 0.8B's rows of 1,024-3,584 decode
+// faster with it at a block's last unit, the 9B's not (perf.md steps 150,
+// 152).
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q6_k(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm, float eps) {
-    memra_mvt<4, 2, memra_q6t, 2>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mvt<4, 2, memra_q6t, MEMRA_RELEASE_WIDE>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm,
+                                                   eps);
 }
 
 extern "C" __global__ void __launch_bounds__(MEMRA_MV_THREADS, 1)
 matvec_q6_k_wide(float* y, const void* W, const float* x, int rows, int cols, int mode, const float* norm_w, int xnorm,
                  float eps) {
-    memra_mvt<8, 2, memra_q6t, 2>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm, eps);
+    memra_mvt<8, 2, memra_q6t, MEMRA_RELEASE_WIDE>(y, reinterpret_cast<const unsigned char*>(W), x, rows, cols, mode, norm_w, xnorm,
+                                                   eps);
 }
 
 // Q3_K (ktile.Q3K), on Q6_K's geometry and rules (gpu.MatvecWide): not

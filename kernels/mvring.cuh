@@ -92,15 +92,8 @@ __device__ __forceinline__ void memra_tile_put(float* y, float (*red)[16], float
 // last tile (at last), never stored. One commit group per item (empty past
 // the last) keeps cp.async.wait_group counting items. The block is blk of
 // nblk: blockIdx.x of gridDim.x, or a share of the grid (matvec_mix.cu).
-// ET: a block releases the grid's successor just after the wait (1: the
-// decode's kernels, +1.6-2.1% on the 0.8B Q4_K, perf.md steps 147-148), at
-// its last unit (0: the prefill's, matvec_batch_kq.cu: with the early
-// trigger the 9B K-quants primed 2.8-5.4% more slowly, step 151), or just
-// after the wait for rows of 4,096 columns or more and else at the last
-// unit (2: Q6_K's decode, whose 0.8B file lost 4.2% with 1 where the 9B
-// gained 2.8%, steps 149-150; with 2 the 0.8B Q6_K +3.5-3.7% and the 9B
-// unchanged, step 152).
-template <int KW, int S, class T, int ET = 1, class Stage, class Zero, class Step, class Put>
+// REL: when a block releases the grid's successor (common.cuh).
+template <int KW, int S, class T, memra_release REL = MEMRA_RELEASE_EARLY, class Stage, class Zero, class Step, class Put>
 __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows, int cols, unsigned char* rings, Stage stage, Zero zero,
                                                Step step, Put put, unsigned int blk, unsigned int nblk) {
     static_assert(S >= 1, "a ring needs a slot");
@@ -133,7 +126,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
     for (int k = 0; k < (S > 1 ? S - 1 : 1); k++) issue();
     typename T::keep kept = {};
     memra_grid_wait();
-    const bool early = ET == 1 || (ET == 2 && cols >= 4096);
+    const bool early = memra_release_early<REL>(cols);
     if (early) memra_grid_launch_dependents();
     stage();
     int cs = 0; // the byte in the ring of the item being summed
@@ -169,7 +162,7 @@ __device__ __forceinline__ void memra_mvt_loop(const unsigned char* W, int rows,
 // * 4 bytes of split x, cols/32 f32 run sums (filled when T::XSUM), then
 // each warp's ring of S tile slots. The block is blk of nblk
 // (memra_mvt_loop).
-template <int KW, int S, class T, int ET = 1>
+template <int KW, int S, class T, memra_release REL = MEMRA_RELEASE_EARLY>
 __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, const float* x, int rows, int cols, int mode,
                                           const float* norm_w, int xnorm, float eps, unsigned int blk = blockIdx.x,
                                           unsigned int nblk = gridDim.x) {
@@ -179,7 +172,7 @@ __device__ __forceinline__ void memra_mvt(float* y, const unsigned char* W, cons
     const int lane = threadIdx.x & 31;
     float* xsum = reinterpret_cast<float*>(memra_xsplit + cols / 4);
     float unscale, acc[2];
-    memra_mvt_loop<KW, S, T, ET>(
+    memra_mvt_loop<KW, S, T, REL>(
         W, rows, cols, reinterpret_cast<unsigned char*>(xsum + cols / 32),
         [&]() { unscale = memra_stage_x(memra_xsplit, T::XSUM ? xsum : nullptr, x, norm_w, cols, xnorm, eps); },
         [&]() { acc[0] = acc[1] = 0.0f; },

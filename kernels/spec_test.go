@@ -705,12 +705,16 @@ func braceBody(src string, open int) (string, int) {
 	return src[open+1:], len(src)
 }
 
+// mvtCall finds a decode ring kernel's memra_mvt<KW, S, T[, REL]> call:
+// KW, S and T's name (REL, when a block releases its successor, sizes
+// nothing).
+var mvtCall = regexp.MustCompile(`memra_mvt<(\d+), (\d+), (\w+)(?:, MEMRA_RELEASE_[A-Z]+)?>`)
+
 // TestMatvecUnitsMatchTemplates: the host sizes matvec grids from
 // MatvecKernels' RowsPerBlock, which must be (8 warps / KW) * R of the
 // template arguments each kernel instantiates: memra_mv<KIND, R, KW, U>
 // (matvec.cu; its LS argument must be LaneScales) or memra_mvt<KW, S, T>
-// (mvring.cuh, R = one 16-row tile; a fourth argument, where one is given,
-// is the trigger rule ET, 0 to 2, which sizes nothing),
+// (mvring.cuh, R = one 16-row tile; mvtCall),
 // and sizes their shared memory from Ring, which must be S, with tiles of
 // tileBytes, which must be T's: kquant.cuh's MEMRA_Q4T_BYTES for memra_q4t,
 // MEMRA_Q5T_BYTES for memra_q5t, MEMRA_Q6T_BYTES for memra_q6t,
@@ -718,7 +722,6 @@ func braceBody(src string, open int) (string, int) {
 // MEMRA_Q40T_BYTES for memra_q40t, MEMRA_IQ4NLT_BYTES for memra_iq4nlt.
 func TestMatvecUnitsMatchTemplates(t *testing.T) {
 	args := regexp.MustCompile(`memra_mv<\w+, (\d+), (\d+), (\d+)((?:, \w+)*)>`)
-	tc := regexp.MustCompile(`memra_mvt<(\d+), (\d+), (\w+)(?:, [0-2])?>`)
 	kq, err := os.ReadFile("kquant.cuh")
 	if err != nil {
 		t.Fatal(err)
@@ -740,7 +743,7 @@ func TestMatvecUnitsMatchTemplates(t *testing.T) {
 		body, _ := braceBody(src, at+open)
 		var r, kw int
 		if mk.TensorCore {
-			m := tc.FindStringSubmatch(body)
+			m := mvtCall.FindStringSubmatch(body)
 			if m == nil {
 				t.Errorf("%s: no memra_mvt<KW, S, T> call in its body", mk.Name)
 				continue
@@ -1006,8 +1009,7 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 	}
 	covered := map[string]bool{}
 	// The K-quant kernels: memra_mvbt<KW, slots, T>, the decode kernel's
-	// memra_mvt<KW, slots, T[, ET]>: the same KW and tile type.
-	mvtArgs := regexp.MustCompile(`memra_mvt<(\d+), \d+, (\w+)(?:, [0-2])?>`)
+	// memra_mvt<KW, slots, T[, REL]>: the same KW and tile type.
 	mvbtArgs := regexp.MustCompile(`memra_mvbt<(\d+), MEMRA_MVBK_SLOTS, (\w+)>`)
 	for _, bk := range MatvecBatchKernels() {
 		if !bk.TensorCore {
@@ -1025,12 +1027,12 @@ func TestMatvecBatchMatchesDecode(t *testing.T) {
 				continue
 			}
 			covered[of] = true
-			d := mvtArgs.FindStringSubmatch(body(mk.File(), of))
+			d := mvtCall.FindStringSubmatch(body(mk.File(), of))
 			if d == nil {
 				t.Fatalf("%s: no memra_mvt<KW, S, T> call in its body", of)
 			}
-			if d[1] != m[1] || d[2] != m[2] {
-				t.Errorf("%s: memra_mvbt<KW %s, %s>, but %s is memra_mvt<KW %s, %s>", bk.Name, m[1], m[2], of, d[1], d[2])
+			if d[1] != m[1] || d[3] != m[2] {
+				t.Errorf("%s: memra_mvbt<KW %s, %s>, but %s is memra_mvt<KW %s, %s>", bk.Name, m[1], m[2], of, d[1], d[3])
 			}
 			if mk.GgmlType != bk.GgmlType || mk.Wide != bk.Wide {
 				t.Errorf("%s: type %d wide %v, but %s is type %d wide %v", bk.Name, bk.GgmlType, bk.Wide, of, mk.GgmlType, mk.Wide)

@@ -12,6 +12,10 @@
 # tokens; a gate; the mixed launch's GPU tests of x. ~200 s. carry ["bin"];
 # binaries: `BINS_ARCHS=90 bash scripts/gpu/bins.sh o=000567f:memra,bench
 # m=REV:memra,bench,gate x=REV+scripts/gpu/patches/launch/q6-mix.patch:memra,bench,gate,engine_gpu.test`.
+# Session 94 named the release rules (memra_release, kernels/common.cuh;
+# the same machine code): the patch now passes MEMRA_RELEASE_WIDE and
+# builds on main only from that commit on, REV = main. Session 94 got no
+# machine for it: the device tool stopped lending after two failed starts.
 set -u
 source scripts/gpu/lib.sh
 start_run
